@@ -1,0 +1,22 @@
+#include "bench/registry.hpp"
+
+#include "bench/benchmarks.hpp"
+
+namespace tagflow::bench {
+
+const std::vector<BenchEntry>& benchmarks() {
+  static const std::vector<BenchEntry> entries = {
+      {"codec", "MessagePack: tensors as one binary blob vs as arrays of floats", run_codec_bench,
+       false},
+  };
+  return entries;
+}
+
+const BenchEntry* find_benchmark(const std::string& name) {
+  for (const BenchEntry& entry : benchmarks()) {
+    if (entry.name == name) return &entry;
+  }
+  return nullptr;
+}
+
+}  // namespace tagflow::bench

@@ -1,0 +1,42 @@
+// Timing helpers for benchmarks: repeat a body until a minimum wall time has passed and report
+// the best of several such trials, so that one slow trial on a shared machine does not count.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+
+namespace tagflow::bench {
+
+struct TimingOptions {
+  double min_seconds_per_trial = 0.2;
+  int trials = 3;
+};
+
+/// Seconds per call of `body`, best of `options.trials` trials of at least
+/// `options.min_seconds_per_trial` each. `body` must do the same work on every call.
+template <class Body>
+double seconds_per_call(Body&& body, const TimingOptions& options = {}) {
+  using clock = std::chrono::steady_clock;
+  double best = 1e300;
+  for (int trial = 0; trial < options.trials; ++trial) {
+    std::int64_t calls = 0;
+    const auto start = clock::now();
+    double elapsed = 0.0;
+    do {
+      body();
+      ++calls;
+      elapsed = std::chrono::duration<double>(clock::now() - start).count();
+    } while (elapsed < options.min_seconds_per_trial);
+    best = std::min(best, elapsed / static_cast<double>(calls));
+  }
+  return best;
+}
+
+/// Keeps the compiler from optimizing away a value a benchmark computes.
+template <class T>
+inline void do_not_optimize(const T& value) {
+  asm volatile("" : : "r,m"(value) : "memory");
+}
+
+}  // namespace tagflow::bench

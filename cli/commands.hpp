@@ -1,0 +1,29 @@
+// The subcommands of the `tagflow` executable. Each add_*_command registers one subcommand (its
+// options, help and callback) on the application. A callback that fails prints its error and
+// throws CLI::RuntimeError(exit_code), which main() turns into the process's exit status.
+#pragma once
+
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace tagflow::cli {
+
+void add_doctor_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
+
+/// Path of the tagflow-torch executable that holds every LibTorch command: $TAGFLOW_TORCH if set,
+/// else `tagflow-torch` beside the running executable.
+std::string torch_executable_path();
+
+/// Replaces this process with `tagflow-torch ARGS...`; returns only on failure (after printing
+/// why), with the exit code to use.
+int exec_torch_command(int argc, char** argv);
+
+/// The cluster file used when a command is given none: configs/local.yaml in the current
+/// directory, else in the source tree this binary was built from.
+std::string default_config_path();
+
+}  // namespace tagflow::cli

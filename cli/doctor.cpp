@@ -1,0 +1,156 @@
+#include "cli/doctor.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <iomanip>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+
+#include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/doctor_checks.hpp"
+
+namespace tagflow::cli {
+namespace {
+
+const std::regex kTcpEndpoint(R"(^tcp://([^:/]+):([0-9]{1,5})$)");
+
+bool is_port_key(const std::string& key) {
+  return key == "port" || (key.size() > 5 && key.compare(key.size() - 5, 5, "_port") == 0);
+}
+
+void add_port(std::vector<ConfiguredPort>& out, const std::string& where, const std::string& host,
+              long value, const YAML::Node& node, const std::string& path) {
+  if (value < 1 || value > 65535) {
+    throw std::runtime_error(path + ":" + std::to_string(node.Mark().line + 1) + ": key '" + where +
+                             "': port " + std::to_string(value) + " is outside 1..65535");
+  }
+  out.push_back(ConfiguredPort{where, host, static_cast<std::uint16_t>(value)});
+}
+
+void walk(const YAML::Node& node, const std::string& where, const std::string& key,
+          const std::string& path, std::vector<ConfiguredPort>& out) {
+  if (node.IsMap()) {
+    for (const auto& entry : node) {
+      const std::string child_key = entry.first.as<std::string>();
+      walk(entry.second, where.empty() ? child_key : where + "." + child_key, child_key, path, out);
+    }
+  } else if (node.IsSequence()) {
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      walk(node[i], where + "[" + std::to_string(i) + "]", key, path, out);
+    }
+  } else if (node.IsScalar()) {
+    std::smatch match;
+    const std::string& text = node.Scalar();
+    if (is_port_key(key)) {
+      long value = 0;
+      if (!YAML::convert<long>::decode(node, value)) {
+        throw std::runtime_error(path + ":" + std::to_string(node.Mark().line + 1) + ": key '" +
+                                 where + "': expected a port number, got '" + text + "'");
+      }
+      add_port(out, where, "127.0.0.1", value, node, path);
+    } else if (std::regex_match(text, match, kTcpEndpoint)) {
+      std::string host = match[1];
+      if (host == "*" || host == "localhost") host = "127.0.0.1";
+      add_port(out, where, host, std::stol(match[2]), node, path);
+    }
+  }
+}
+
+const char* status_word(CheckStatus status) {
+  switch (status) {
+    case CheckStatus::ok:
+      return "ok";
+    case CheckStatus::warn:
+      return "warn";
+    case CheckStatus::fail:
+      return "FAIL";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::vector<ConfiguredPort> collect_config_ports(const std::string& config_path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(config_path);
+  } catch (const YAML::BadFile&) {
+    throw std::runtime_error(config_path + ": cannot open the cluster file");
+  } catch (const YAML::ParserException& e) {
+    throw std::runtime_error(config_path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+  std::vector<ConfiguredPort> ports;
+  walk(root, "", "", config_path, ports);
+  return ports;
+}
+
+bool tcp_port_is_free(const std::string& host, std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  if (::inet_pton(AF_INET, host.c_str(), &address.sin_addr) != 1) {
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  }
+  // No SO_REUSEADDR: a port in TIME_WAIT after a crashed run counts as taken, as it would for
+  // the cluster that tries to bind it next.
+  const bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+  ::close(fd);
+  return free;
+}
+
+std::vector<Check> run_doctor(const DoctorOptions& options) {
+  std::vector<Check> checks;
+  checks.push_back(check_caf());
+  checks.push_back(check_zeromq());
+  checks.push_back(check_msgpack());
+  for (Check& c : check_libtorch(options.torch_probe)) checks.push_back(std::move(c));
+  checks.push_back(check_prometheus_cpp());
+  checks.push_back(check_prometheus_server());
+  checks.push_back(check_cores());
+  for (Check& c : check_ports(options.config_path)) checks.push_back(std::move(c));
+  return checks;
+}
+
+bool doctor_passed(const std::vector<Check>& checks) {
+  for (const Check& c : checks) {
+    if (c.required && c.status == CheckStatus::fail) return false;
+  }
+  return true;
+}
+
+std::string render_doctor_table(const std::vector<Check>& checks) {
+  std::size_t width = 0;
+  for (const Check& c : checks) width = std::max(width, c.name.size());
+  std::ostringstream out;
+  for (const Check& c : checks) {
+    out << std::left << std::setw(5) << status_word(c.status) << " "
+        << std::setw(static_cast<int>(width)) << c.name << "  " << c.detail << "\n";
+  }
+  out << (doctor_passed(checks) ? "doctor: everything required is in place"
+                                : "doctor: a required piece is missing or broken (FAIL above)")
+      << "\n";
+  return out.str();
+}
+
+std::string render_doctor_json(const std::vector<Check>& checks) {
+  nlohmann::json report;
+  report["passed"] = doctor_passed(checks);
+  report["checks"] = nlohmann::json::array();
+  for (const Check& c : checks) {
+    report["checks"].push_back({{"name", c.name},
+                                {"status", status_word(c.status)},
+                                {"detail", c.detail},
+                                {"required", c.required}});
+  }
+  return report.dump(2) + "\n";
+}
+
+}  // namespace tagflow::cli

@@ -1,0 +1,53 @@
+// tagflow doctor: a check of this machine that users run when something is off.
+//
+// Each check exercises the real library (an actor round trip for CAF, a CURVE key pair and a
+// socket pair for ZeroMQ, a round trip for MessagePack, a metric rendered by prometheus-cpp, a
+// matrix product in a LibTorch process) rather than only reading a version macro.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tagflow::cli {
+
+enum class CheckStatus { ok, warn, fail };
+
+/// One line of the doctor's report. `fail` on a `required` check makes the doctor exit non-zero.
+struct Check {
+  std::string name;
+  CheckStatus status = CheckStatus::ok;
+  std::string detail;
+  bool required = true;
+};
+
+/// A TCP port that a cluster file asks for, and where in the file it was found.
+struct ConfiguredPort {
+  std::string where;  // e.g. "coordinator.address" or "nodes[2].metrics_port"
+  std::string host;
+  std::uint16_t port = 0;
+};
+
+/// Collects every port a cluster file names: integer values of keys named `port` or ending in
+/// `_port`, and `tcp://host:port` strings. Throws std::runtime_error with file and line on a file
+/// that does not parse.
+std::vector<ConfiguredPort> collect_config_ports(const std::string& config_path);
+
+/// True when nothing listens on host:port (a TCP bind there succeeds).
+bool tcp_port_is_free(const std::string& host, std::uint16_t port);
+
+struct DoctorOptions {
+  std::string config_path;  // cluster file whose ports are checked
+  std::string torch_probe;  // path of the tagflow-torch executable
+};
+
+/// Runs every check. Never throws: a check that cannot run reports `fail` with the reason.
+std::vector<Check> run_doctor(const DoctorOptions& options);
+
+/// True when no required check failed.
+bool doctor_passed(const std::vector<Check>& checks);
+
+std::string render_doctor_table(const std::vector<Check>& checks);
+std::string render_doctor_json(const std::vector<Check>& checks);
+
+}  // namespace tagflow::cli

@@ -1,0 +1,22 @@
+// The individual checks behind `tagflow doctor` (see doctor.hpp). Each returns one Check and
+// never throws.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cli/doctor.hpp"
+
+namespace tagflow::cli {
+
+Check check_caf();
+Check check_zeromq();
+Check check_msgpack();
+Check check_prometheus_cpp();
+/// Runs `tagflow-torch probe` and reads its JSON: LibTorch version and the BLAS it loaded.
+std::vector<Check> check_libtorch(const std::string& torch_probe);
+Check check_cores();
+Check check_prometheus_server();
+std::vector<Check> check_ports(const std::string& config_path);
+
+}  // namespace tagflow::cli

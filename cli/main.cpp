@@ -1,0 +1,45 @@
+// `tagflow`: the command users run. LibTorch commands live in the tagflow-torch executable
+// (cli/torch_main.cpp) so that commands which need no LibTorch start in milliseconds.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "bench/registry.hpp"
+#include "cli/commands.hpp"
+#include "tagflow/build_info.hpp"
+
+namespace {
+
+/// True when argv names a command that lives in tagflow-torch.
+bool is_torch_command(int argc, char** argv) {
+  if (argc < 3) return false;
+  const std::string command = argv[1];
+  if (command == "bench") {
+    const tagflow::bench::BenchEntry* entry = tagflow::bench::find_benchmark(argv[2]);
+    return entry != nullptr && entry->torch;
+  }
+  return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (is_torch_command(argc, argv)) return tagflow::cli::exec_torch_command(argc, argv);
+
+  CLI::App app{"tagflow: distributed reinforcement learning on deterministic reactors", "tagflow"};
+  app.set_version_flag("--version", std::string("tagflow ") + tagflow::build_info::kVersion + " (" +
+                                        tagflow::build_info::kBuildType + ", " +
+                                        tagflow::build_info::kCompiler + ")");
+  app.require_subcommand(1);
+  tagflow::cli::add_doctor_command(app);
+  tagflow::cli::add_bench_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::cerr << "tagflow: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,27 @@
+// `tagflow-torch`: the LibTorch half of the tagflow CLI. `tagflow` hands it the commands that need
+// LibTorch, so that only those pay LibTorch's start-up cost (~1.5 s loading its libraries).
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/torch_probe.hpp"
+#include "tagflow/build_info.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"tagflow-torch: the LibTorch commands of tagflow (normally run through tagflow)",
+               "tagflow-torch"};
+  app.set_version_flag("--version", std::string("tagflow-torch ") + tagflow::build_info::kVersion);
+  app.require_subcommand(1);
+  int exit_code = 0;
+  app.add_subcommand("probe", "Print LibTorch's version and BLAS backend as JSON (for doctor)")
+      ->callback([&exit_code] { exit_code = tagflow::cli::run_torch_probe(); });
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::cerr << "tagflow-torch: " << e.what() << "\n";
+    return 1;
+  }
+  return exit_code;
+}
