@@ -69,9 +69,14 @@ const char* status_word(CheckStatus status) {
     case CheckStatus::warn:
       return "warn";
     case CheckStatus::fail:
-      return "FAIL";
+      return "fail";
   }
   return "?";
+}
+
+/// The table shouts failures so that they stand out among many "ok" lines.
+std::string table_word(CheckStatus status) {
+  return status == CheckStatus::fail ? "FAIL" : status_word(status);
 }
 
 }  // namespace
@@ -131,7 +136,7 @@ std::string render_doctor_table(const std::vector<Check>& checks) {
   for (const Check& c : checks) width = std::max(width, c.name.size());
   std::ostringstream out;
   for (const Check& c : checks) {
-    out << std::left << std::setw(5) << status_word(c.status) << " "
+    out << std::left << std::setw(5) << table_word(c.status) << " "
         << std::setw(static_cast<int>(width)) << c.name << "  " << c.detail << "\n";
   }
   out << (doctor_passed(checks) ? "doctor: everything required is in place"

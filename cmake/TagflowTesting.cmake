@@ -16,6 +16,7 @@ set_property(GLOBAL PROPERTY TAGFLOW_TORCH_TEST_LIBS "")
 
 function(_tagflow_test_common target)
   tagflow_set_warnings(${target})
+  target_include_directories(${target} PRIVATE ${CMAKE_SOURCE_DIR})
   target_compile_definitions(${target} PRIVATE
     TAGFLOW_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
     TAGFLOW_BIN_DIR="${CMAKE_BINARY_DIR}/bin")

@@ -1,0 +1,56 @@
+// Tests of bench/registry.hpp and of `tagflow bench` as users run it. These check the shape of
+// what every benchmark reports, never its speed: performance is judged by running the benchmarks.
+#include "bench/registry.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "tests/support/run_command.hpp"
+
+namespace tagflow::bench {
+namespace {
+
+using testing::run_command;
+using testing::tagflow_binary;
+
+TEST(BenchRegistry, NamesAreUniqueAndEachEntryCanRun) {
+  std::set<std::string> names;
+  for (const BenchEntry& entry : benchmarks()) {
+    EXPECT_TRUE(names.insert(entry.name).second) << entry.name;
+    EXPECT_EQ(static_cast<bool>(entry.run), !entry.torch) << entry.name;
+    EXPECT_FALSE(entry.description.empty()) << entry.name;
+  }
+  EXPECT_EQ(find_benchmark("no-such-benchmark"), nullptr);
+}
+
+TEST(BenchCommand, QuickCodecRunWritesTheDocumentedJson) {
+  const std::string path = ::testing::TempDir() + "codec_bench.json";
+  std::filesystem::remove(path);
+  const auto result = run_command(tagflow_binary() + " bench codec --quick --json " + path);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("pack: blob/array"), std::string::npos) << result.output;
+  std::ifstream in(path);
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  EXPECT_EQ(doc["benchmark"], "codec");
+  ASSERT_FALSE(doc["results"].empty());
+  for (const auto& r : doc["results"]) {
+    EXPECT_TRUE(r["name"].is_string());
+    EXPECT_GT(r["value"].get<double>(), 0.0);
+    EXPECT_EQ(r["unit"], "GB/s");
+  }
+  EXPECT_TRUE(doc["ratios"].contains("pack: blob/array"));
+}
+
+TEST(BenchCommand, UnknownBenchmarkIsAnErrorThatListsTheKnownOnes) {
+  const auto result = run_command(tagflow_binary() + " bench nope 2>&1");
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.output.find("unknown benchmark 'nope'"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("codec"), std::string::npos) << result.output;
+}
+
+}  // namespace
+}  // namespace tagflow::bench

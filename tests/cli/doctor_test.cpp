@@ -1,0 +1,147 @@
+// Tests of cli/doctor.hpp: the port scan of a cluster file, the verdict, and the real doctor
+// run against this machine (which scripts/setup prepared: OpenBLAS and CURVE must be found).
+#include "cli/doctor.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include <gtest/gtest.h>
+
+#include "tests/support/run_command.hpp"
+
+namespace tagflow::cli {
+namespace {
+
+using testing::run_command;
+using testing::tagflow_binary;
+
+std::string write_temp_file(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+/// A listening TCP socket on 127.0.0.1 at a kernel-chosen port; closed on destruction.
+class Listener {
+ public:
+  Listener() : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+    EXPECT_EQ(::listen(fd_, 1), 0);
+    socklen_t length = sizeof(address);
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
+    port_ = ntohs(address.sin_port);
+  }
+  ~Listener() { ::close(fd_); }
+  Listener(const Listener&) = delete;
+  Listener& operator=(const Listener&) = delete;
+  std::uint16_t port() const { return port_; }
+
+ private:
+  int fd_;
+  std::uint16_t port_ = 0;
+};
+
+TEST(DoctorPorts, CollectsPortKeysAndTcpEndpointsWithTheirPlace) {
+  const std::string path = write_temp_file("ports.yaml",
+                                           "coordinator:\n"
+                                           "  address: tcp://127.0.0.1:7600\n"
+                                           "  metrics_port: 9460\n"
+                                           "nodes:\n"
+                                           "  - {name: a, port: 7001}\n"
+                                           "  - {name: b, data_port: 7002, note: tcp-ish}\n");
+  const std::vector<ConfiguredPort> ports = collect_config_ports(path);
+  ASSERT_EQ(ports.size(), 4U);
+  EXPECT_EQ(ports[0].where, "coordinator.address");
+  EXPECT_EQ(ports[0].port, 7600);
+  EXPECT_EQ(ports[1].where, "coordinator.metrics_port");
+  EXPECT_EQ(ports[2].where, "nodes[0].port");
+  EXPECT_EQ(ports[3].where, "nodes[1].data_port");
+  EXPECT_EQ(ports[3].port, 7002);
+}
+
+TEST(DoctorPorts, RejectsAnOutOfRangePortNamingFileLineAndKey) {
+  const std::string path =
+      write_temp_file("bad_port.yaml", "coordinator:\n  metrics_port: 70000\n");
+  try {
+    collect_config_ports(path);
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(path + ":2:"), std::string::npos) << message;
+    EXPECT_NE(message.find("coordinator.metrics_port"), std::string::npos) << message;
+  }
+}
+
+TEST(DoctorPorts, ReportsAYamlSyntaxErrorWithItsLine) {
+  const std::string path = write_temp_file("broken.yaml", "a: 1\nb: [unclosed\n");
+  EXPECT_THROW(collect_config_ports(path), std::runtime_error);
+}
+
+TEST(DoctorPorts, SeesAPortThatSomethingListensOnAsTaken) {
+  Listener listener;
+  EXPECT_FALSE(tcp_port_is_free("127.0.0.1", listener.port()));
+}
+
+TEST(DoctorVerdict, FailsOnlyOnARequiredFailure) {
+  std::vector<Check> checks = {{"a", CheckStatus::ok, "", true},
+                               {"b", CheckStatus::warn, "", true},
+                               {"c", CheckStatus::fail, "", false}};
+  EXPECT_TRUE(doctor_passed(checks));
+  checks.push_back({"d", CheckStatus::fail, "", true});
+  EXPECT_FALSE(doctor_passed(checks));
+}
+
+TEST(DoctorCommand, FindsOpenBlasAndCurveOnThisMachine) {
+  const auto result = run_command(tagflow_binary() + " doctor --json");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const nlohmann::json report = nlohmann::json::parse(result.output);
+  EXPECT_TRUE(report["passed"].get<bool>());
+  std::map<std::string, nlohmann::json> by_name;
+  for (const auto& check : report["checks"]) by_name[check["name"]] = check;
+  for (const char* name : {"CAF", "ZeroMQ", "MessagePack", "LibTorch", "BLAS", "prometheus-cpp"}) {
+    ASSERT_TRUE(by_name.count(name)) << name;
+    EXPECT_EQ(by_name[name]["status"], "ok") << name << ": " << by_name[name]["detail"];
+  }
+  EXPECT_NE(by_name["ZeroMQ"]["detail"].get<std::string>().find("CURVE available"),
+            std::string::npos);
+  EXPECT_NE(by_name["BLAS"]["detail"].get<std::string>().find("openblas"), std::string::npos);
+}
+
+TEST(DoctorCommand, ReportsATakenPortFromTheGivenConfig) {
+  Listener listener;
+  const std::string path = write_temp_file(
+      "taken.yaml",
+      "coordinator:\n  address: tcp://127.0.0.1:" + std::to_string(listener.port()) + "\n");
+  const auto result = run_command(tagflow_binary() + " doctor --json --config " + path);
+  ASSERT_EQ(result.exit_code, 0) << result.output;  // a taken port warns; it is not missing
+  const nlohmann::json report = nlohmann::json::parse(result.output);
+  bool found = false;
+  for (const auto& check : report["checks"]) {
+    if (check["name"] == "port " + std::to_string(listener.port())) {
+      found = true;
+      EXPECT_EQ(check["status"], "warn");
+      EXPECT_NE(check["detail"].get<std::string>().find("TAKEN"), std::string::npos);
+    }
+  }
+  EXPECT_TRUE(found) << result.output;
+}
+
+TEST(DoctorCommand, ExitsNonZeroWhenLibTorchCannotRun) {
+  const auto result =
+      run_command("TAGFLOW_TORCH=/nonexistent/tagflow-torch " + tagflow_binary() + " doctor");
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_NE(result.output.find("FAIL"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("LibTorch"), std::string::npos) << result.output;
+}
+
+}  // namespace
+}  // namespace tagflow::cli
