@@ -1,0 +1,171 @@
+// Table: a replay table of transitions with FIFO eviction, a selector, a rate limiter and
+// checkpoints. The pure core that the replay server node wraps; it knows nothing of sockets.
+//
+// Contract
+//   - Capacity: at most max_items items and, when max_bytes > 0, at most max_bytes bytes of
+//     stored data (observation frames plus per-item fields). Inserting into a full table evicts
+//     the oldest items first (FIFO), whatever the selector.
+//   - Keys: insert returns a key; keys increase in insertion order and are never reused. Priority
+//     updates for keys already evicted (or never issued) are ignored and not counted.
+//   - Priorities: finite and ≥ 0, else std::invalid_argument. A priority-0 item is never
+//     sampled by the prioritized selector.
+//   - Lazy writing (PAL): an insert reserves its slot under the table's mutex, copies the
+//     transition's bytes with no lock held, then commits under the mutex; only then can the item be
+//     sampled. Samplers copy observation frames outside the mutex too, holding a reference that
+//     keeps the frame from being reused meanwhile, so a sample never sees a torn item.
+//   - Waiting: insert() and sample() block until the rate limiter allows them, the timeout
+//     passes (kTimedOut) or close() is called (kClosed). try_insert()/try_sample() never wait.
+//     close() wakes every waiter; calls after close() return kClosed. The destructor closes;
+//     destroying a table while other threads still call it is a programmer error.
+//   - Checkpoints: save_checkpoint() writes every committed item, its priority, its key and the
+//     rate limiter counters to `path` atomically (temporary file in the same directory, fsync,
+//     rename) while holding the mutex (inserts and samples wait meanwhile). load_checkpoint()
+//     rebuilds an identical table; priorities come back bit-exact. I/O errors and malformed
+//     files throw std::runtime_error naming the path.
+//
+// Thread-safety: every public method may be called from any number of threads at once.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "rl/replay/frame_store.hpp"
+#include "rl/replay/item.hpp"
+#include "rl/replay/rate_limiter.hpp"
+#include "rl/replay/replay_status.hpp"
+#include "rl/replay/sampled_batch.hpp"
+#include "rl/replay/selector.hpp"
+
+namespace tagflow::replay {
+
+/// Pass as a timeout to wait without limit.
+inline constexpr std::chrono::milliseconds kWaitForever = std::chrono::milliseconds::max();
+
+struct TableConfig {
+  std::string name = "replay";
+  TransitionSpec spec;
+  std::size_t max_items = 1 << 20;
+  /// 0: no byte limit.
+  std::size_t max_bytes = 0;
+  SelectorKind selector = SelectorKind::kUniform;
+  /// α: the prioritized selector samples item i with probability p_i^α / Σ p^α.
+  double priority_exponent = 0.6;
+  RateLimiterConfig rate_limiter;
+  std::uint64_t seed = 1;
+};
+
+/// A snapshot of a table's counters.
+struct TableInfo {
+  std::size_t size = 0;       // committed items
+  std::size_t bytes = 0;      // stored bytes (frames + per-item fields)
+  std::uint64_t inserts = 0;  // items ever inserted (rate limiter counter)
+  std::uint64_t sampled_items = 0;
+  std::uint64_t evictions = 0;
+  std::uint64_t next_key = 0;
+  std::size_t frames = 0;           // observation frames stored
+  std::uint64_t shared_frames = 0;  // observations stored once for two uses (TableWriter)
+  double total_priority = 0.0;      // Σ p^α (prioritized selector only)
+};
+
+class TableWriter;
+
+class Table {
+ public:
+  /// Throws std::invalid_argument on an invalid config (max_items 0 or above 2^30, negative α,
+  /// rate limiter errors, a byte limit too small for one item).
+  explicit Table(TableConfig config);
+  ~Table();
+  Table(const Table&) = delete;
+  Table& operator=(const Table&) = delete;
+
+  [[nodiscard]] const TableConfig& config() const { return config_; }
+
+  /// Inserts one transition with `priority`; writes its key to `*key` when non-null.
+  [[nodiscard]] ReplayStatus insert(const Transition& transition, double priority,
+                                    std::chrono::milliseconds timeout = kWaitForever,
+                                    ItemKey* key = nullptr);
+  [[nodiscard]] ReplayStatus try_insert(const Transition& transition, double priority,
+                                        ItemKey* key = nullptr);
+
+  /// Draws request.batch_size items (with replacement) into `out`.
+  [[nodiscard]] ReplayStatus sample(const SampleRequest& request, SampledBatch& out,
+                                    std::chrono::milliseconds timeout = kWaitForever);
+  [[nodiscard]] ReplayStatus try_sample(const SampleRequest& request, SampledBatch& out);
+
+  /// Sets the priority of each live key (keys[i] gets priorities[i]); ignores evicted or unknown
+  /// keys. Returns the number applied. Throws std::invalid_argument on a size mismatch or an
+  /// invalid priority (nothing is applied then).
+  std::size_t update_priorities(const std::vector<ItemKey>& keys,
+                                const std::vector<double>& priorities);
+
+  /// Wakes and fails every waiting call; later calls return kClosed. Idempotent.
+  void close();
+  [[nodiscard]] bool closed() const;
+  [[nodiscard]] std::size_t size() const;
+  [[nodiscard]] TableInfo info() const;
+  /// The current priority of a live item, or a negative value when `key` is not live.
+  [[nodiscard]] double priority(ItemKey key) const;
+
+  void save_checkpoint(const std::string& path) const;
+  [[nodiscard]] static std::unique_ptr<Table> load_checkpoint(const std::string& path);
+
+ private:
+  friend class TableWriter;
+  friend class TableCheckpoint;
+
+  enum class SlotState : std::uint8_t { kEmpty, kWriting, kReady };
+  struct Slot {
+    ItemKey key = 0;
+    SlotState state = SlotState::kEmpty;
+    FrameId observation = kNoFrame;
+    FrameId next_observation = kNoFrame;
+    float reward = 0.0F;
+    std::uint8_t done = 0;
+    std::uint32_t times_sampled = 0;
+    double priority = 0.0;
+  };
+
+  ReplayStatus insert_impl(const Transition& transition, double priority,
+                           std::chrono::milliseconds timeout, bool wait, ItemKey* key,
+                           FrameId* shared_observation);
+  ReplayStatus sample_impl(const SampleRequest& request, SampledBatch& out,
+                           std::chrono::milliseconds timeout, bool wait);
+  template <class Ready>
+  bool wait_until(std::unique_lock<std::mutex>& lock, std::chrono::milliseconds timeout, bool wait,
+                  Ready ready);
+  void validate(const Transition& transition) const;
+  bool make_room(std::unique_lock<std::mutex>& lock, std::size_t new_bytes,
+                 std::chrono::steady_clock::time_point deadline, bool wait, bool forever);
+  void evict_oldest();
+  [[nodiscard]] std::size_t slot_of(ItemKey key) const { return key % config_.max_items; }
+
+  const TableConfig config_;
+  const std::size_t observation_bytes_;
+  const std::size_t action_bytes_;
+  const std::size_t item_bytes_;  // per-item fields, frames excluded
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;     // guarded by mutex_: any state a waiter checks changed
+  bool closed_ = false;                 // guarded by mutex_
+  std::vector<Slot> slots_;             // guarded by mutex_ (contents of kWriting slots: writer)
+  std::vector<std::uint8_t> actions_;   // slot-major action bytes; a slot's row is written by
+                                        // its inserter while kWriting, read under mutex_
+  FrameStore frames_;                   // bookkeeping guarded by mutex_, see frame_store.hpp
+  std::unique_ptr<Selector> selector_;  // guarded by mutex_
+  RateLimiter limiter_;                 // guarded by mutex_
+  ReplayRng rng_;                       // guarded by mutex_
+  ItemKey oldest_key_ = 0;              // guarded by mutex_: keys [oldest_key_, next_key_) live
+  ItemKey next_key_ = 0;                // guarded by mutex_
+  std::size_t committed_ = 0;           // guarded by mutex_
+  std::size_t bytes_ = 0;               // guarded by mutex_
+  std::uint64_t evictions_ = 0;         // guarded by mutex_
+  std::uint64_t shared_frames_ = 0;     // guarded by mutex_
+};
+
+}  // namespace tagflow::replay
