@@ -14,6 +14,7 @@ namespace tagflow::envs {
 
 class EnvBatch;
 class StepWorkers;
+struct BatchRequest;
 
 /// When a finished episode starts over.
 ///  - kNextStep (Gymnasium 1.x default, EnvPool): the step after a terminated/truncated step
@@ -83,7 +84,8 @@ class VectorEnv {
 
  private:
   void init();
-  void run_range(std::size_t begin, std::size_t end);
+  BatchRequest request();
+  void run(bool reset_phase, const BatchRequest& request);
 
   VectorEnvOptions options_;
   std::unique_ptr<EnvBatch> batch_;
@@ -97,11 +99,6 @@ class VectorEnv {
   std::vector<std::uint8_t> truncated_;
   std::vector<std::int32_t> episode_steps_;
   std::vector<std::uint8_t> needs_reset_;
-  // The request being served by run_range.
-  enum class Phase { kReset, kStep } phase_ = Phase::kStep;
-  bool reseed_ = true;
-  const std::int64_t* discrete_actions_ = nullptr;
-  const float* box_actions_ = nullptr;
 };
 
 }  // namespace tagflow::envs

@@ -1,0 +1,58 @@
+#include "rl/envs/registry.hpp"
+
+#include <functional>
+#include <stdexcept>
+
+#include "rl/envs/cartpole.hpp"
+#include "rl/envs/env_batch.hpp"
+
+namespace tagflow::envs {
+namespace {
+
+struct Factory {
+  EnvEntry entry;
+  std::function<std::unique_ptr<Env>()> make;
+  std::function<std::unique_ptr<EnvBatch>(std::size_t)> make_batch;
+};
+
+template <typename E>
+Factory single(const std::string& id, const std::string& description) {
+  return {{id, description, false},
+          [] { return std::make_unique<E>(); },
+          [](std::size_t n) { return std::make_unique<EnvBatchOf<E>>(n); }};
+}
+
+const std::vector<Factory>& factories() {
+  static const std::vector<Factory> all = {
+      single<CartPole>("CartPole-v1", "pole balancing on a cart (Gymnasium classic control)"),
+  };
+  return all;
+}
+
+const Factory& find(const std::string& id) {
+  std::string known;
+  for (const Factory& f : factories()) {
+    if (f.entry.id == id && !f.entry.multi_agent) return f;
+    if (!f.entry.multi_agent) known += (known.empty() ? "" : ", ") + f.entry.id;
+  }
+  throw std::invalid_argument("unknown env '" + id + "' (known: " + known + ")");
+}
+
+}  // namespace
+
+const std::vector<EnvEntry>& registered_envs() {
+  static const std::vector<EnvEntry> entries = [] {
+    std::vector<EnvEntry> out;
+    for (const Factory& f : factories()) out.push_back(f.entry);
+    return out;
+  }();
+  return entries;
+}
+
+std::unique_ptr<Env> make_env(const std::string& id) { return find(id).make(); }
+
+std::unique_ptr<EnvBatch> make_env_batch(const std::string& id, std::size_t n) {
+  return find(id).make_batch(n);
+}
+
+}  // namespace tagflow::envs
