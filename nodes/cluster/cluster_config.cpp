@@ -1,0 +1,235 @@
+#include "nodes/cluster/cluster_config.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "nodes/cluster/cluster_validation.hpp"
+#include "nodes/cluster/yaml_reader.hpp"
+
+namespace tagflow::cluster {
+namespace {
+
+NodeKind parse_kind(const YamlReader& node) {
+  const std::string kind = node.string("kind");
+  if (kind == "sampler") return NodeKind::sampler;
+  if (kind == "replay") return NodeKind::replay;
+  if (kind == "learner") return NodeKind::learner;
+  if (kind == "inference") return NodeKind::inference;
+  node.fail("kind",
+            "unknown node kind '" + kind + "' (known: sampler, replay, learner, inference)");
+}
+
+std::chrono::milliseconds to_ms(std::chrono::nanoseconds d) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(d);
+}
+
+void parse_hosts(const YamlReader& top, ClusterConfig& config) {
+  if (!top.has("hosts")) {
+    config.hosts["local"] = HostConfig{"local", "127.0.0.1"};
+    return;
+  }
+  const YamlReader hosts = top.map("hosts");
+  for (const auto& entry : hosts.node()) {
+    const std::string name = entry.first.Scalar();
+    const YamlReader host = hosts.map(name);
+    host.only_keys({"address"});
+    config.hosts[name] = HostConfig{name, host.string("address")};
+  }
+}
+
+std::string check_host(const YamlReader& reader, const ClusterConfig& config) {
+  const std::string host = reader.string_or("host", config.hosts.begin()->first);
+  if (config.hosts.count(host) == 0) reader.fail("host", "no host '" + host + "' under hosts");
+  return host;
+}
+
+void parse_coordinator(const YamlReader& top, ClusterConfig& config) {
+  CoordinatorConfig& c = config.coordinator;
+  c.host = config.hosts.begin()->first;
+  if (!top.has("coordinator")) return;
+  const YamlReader reader = top.map("coordinator");
+  c.line = top.line_of("coordinator");
+  reader.only_keys({"host", "port", "metrics_port", "heartbeat_interval", "heartbeat_timeout"});
+  c.host = check_host(reader, config);
+  c.port = reader.port_or("port", c.port);
+  c.metrics_port = reader.port_or("metrics_port", 0);
+  if (reader.has("heartbeat_interval"))
+    c.heartbeat_interval = to_ms(reader.duration("heartbeat_interval"));
+  if (reader.has("heartbeat_timeout"))
+    c.heartbeat_timeout = to_ms(reader.duration("heartbeat_timeout"));
+  if (c.heartbeat_timeout <= c.heartbeat_interval) {
+    reader.fail("heartbeat_timeout", "must be longer than heartbeat_interval");
+  }
+}
+
+void parse_nodes(const YamlReader& top, ClusterConfig& config) {
+  const YamlReader nodes = top.map("nodes");
+  for (const auto& entry : nodes.node()) {
+    const std::string name = entry.first.Scalar();
+    if (!std::regex_match(name, std::regex("[a-z][a-z0-9_]*"))) {
+      nodes.fail(name, "node names are lower-case letters, digits and '_', starting with a letter");
+    }
+    const YamlReader node = nodes.map(name);
+    node.only_keys({"kind", "replicas", "host", "data_port", "metrics_port", "params"});
+    NodeConfig n;
+    n.name = name;
+    n.line = nodes.line_of(name);
+    n.kind = parse_kind(node);
+    n.replicas = static_cast<int>(node.integer_or("replicas", 1, 1, 1024));
+    n.host = check_host(node, config);
+    n.data_port = node.port_or("data_port", 0);
+    if (n.data_port == 0) node.fail("data_port", "missing (required)");
+    n.metrics_port = node.port_or("metrics_port", 0);
+    if (node.has("params")) {
+      const YamlReader params = node.map("params");
+      for (const auto& param : params.node()) {
+        const std::string key = param.first.Scalar();
+        std::ostringstream text;
+        text << param.second;
+        n.params[key] = text.str();
+        n.param_lines[key] = line_of(param.first);
+      }
+    }
+    config.nodes.push_back(std::move(n));
+  }
+  if (config.nodes.empty()) top.fail("nodes", "a cluster needs at least one node");
+}
+
+void split_endpoint(const YamlReader& item, const std::string& key, std::string& node,
+                    std::string& port) {
+  const std::string text = item.string(key);
+  const auto dot = text.find('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 == text.size()) {
+    item.fail(key, "expected NODE.PORT, got '" + text + "'");
+  }
+  node = text.substr(0, dot);
+  port = text.substr(dot + 1);
+}
+
+void parse_connections(const YamlReader& top, const std::string& file, ClusterConfig& config) {
+  if (!top.has("connections")) return;
+  const YAML::Node list = top.raw("connections");
+  if (!list.IsSequence()) top.fail("connections", "expected a list of {from, to, after}");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const YamlReader item(list[i], file, "connections[" + std::to_string(i) + "]");
+    item.only_keys({"from", "to", "after"});
+    ConnectionConfig c;
+    split_endpoint(item, "from", c.from_node, c.from_port);
+    split_endpoint(item, "to", c.to_node, c.to_port);
+    if (item.has("after")) c.after = item.duration("after");
+    c.line = line_of(list[i]);
+    config.connections.push_back(std::move(c));
+  }
+}
+
+void parse_stop(const YamlReader& top, ClusterConfig& config) {
+  const YamlReader stop = top.map("stop");
+  stop.only_keys({"env_steps", "seconds", "target_return"});
+  if (stop.has("env_steps")) config.stop.env_steps = stop.integer("env_steps", 1, 1L << 62);
+  if (stop.has("seconds")) {
+    config.stop.seconds = stop.number("seconds");
+    if (!(*config.stop.seconds > 0)) stop.fail("seconds", "must be positive");
+  }
+  if (stop.has("target_return")) config.stop.target_return = stop.number("target_return");
+  if (!config.stop.env_steps && !config.stop.seconds && !config.stop.target_return) {
+    top.fail("stop", "give at least one of env_steps, seconds, target_return");
+  }
+}
+
+}  // namespace
+
+ConfigError::ConfigError(std::string file, int line, std::string key, const std::string& message)
+    : std::runtime_error(file + ":" + std::to_string(line) + ": " + key + ": " + message),
+      file_(std::move(file)),
+      line_(line),
+      key_(std::move(key)) {}
+
+const char* to_string(Mode mode) { return mode == Mode::reactor ? "reactor" : "actor"; }
+
+const char* to_string(NodeKind kind) {
+  switch (kind) {
+    case NodeKind::sampler:
+      return "sampler";
+    case NodeKind::replay:
+      return "replay";
+    case NodeKind::learner:
+      return "learner";
+    case NodeKind::inference:
+      return "inference";
+  }
+  return "?";
+}
+
+const NodeConfig* ClusterConfig::find_node(const std::string& node_name) const {
+  for (const NodeConfig& n : nodes) {
+    if (n.name == node_name) return &n;
+  }
+  return nullptr;
+}
+
+std::optional<std::chrono::nanoseconds> parse_duration(const std::string& text) {
+  static const std::regex pattern(R"(^\s*([0-9]+(\.[0-9]+)?)\s*(ns|us|ms|s|m)?\s*$)");
+  std::smatch match;
+  if (!std::regex_match(text, match, pattern)) return std::nullopt;
+  const double value = std::stod(match[1]);
+  const std::string unit = match[3];
+  if (unit.empty() && value != 0.0) return std::nullopt;  // only 0 may omit its unit
+  const double scale = unit == "ns"   ? 1.0
+                       : unit == "us" ? 1e3
+                       : unit == "ms" ? 1e6
+                       : unit == "m"  ? 60e9
+                                      : 1e9;
+  return std::chrono::nanoseconds(static_cast<std::int64_t>(std::llround(value * scale)));
+}
+
+ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::string& file) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::ParserException& e) {
+    throw ConfigError(file, e.mark.line + 1, "(syntax)", e.msg);
+  }
+  const YamlReader top(root, file, "");
+  top.only_keys({"cluster", "mode", "seed", "hosts", "coordinator", "nodes", "connections", "stop",
+                 "monitoring", "security"});
+  ClusterConfig config;
+  config.file = file;
+  config.name = top.string("cluster");
+  const std::string mode = top.string_or("mode", "reactor");
+  if (mode != "reactor" && mode != "actor") top.fail("mode", "expected reactor or actor");
+  config.mode = mode == "reactor" ? Mode::reactor : Mode::actor;
+  config.seed = static_cast<std::uint64_t>(top.integer_or("seed", 0, 0, 1L << 62));
+  parse_hosts(top, config);
+  parse_coordinator(top, config);
+  parse_nodes(top, config);
+  parse_connections(top, file, config);
+  parse_stop(top, config);
+  if (top.has("monitoring")) {
+    const YamlReader monitoring = top.map("monitoring");
+    monitoring.only_keys({"bind"});
+    config.monitoring.bind = monitoring.string_or("bind", config.monitoring.bind);
+  }
+  if (top.has("security")) {
+    const YamlReader security = top.map("security");
+    security.only_keys({"curve", "keys_dir"});
+    config.security.curve = security.boolean_or("curve", false);
+    config.security.keys_dir = security.string_or("keys_dir", "");
+    if (config.security.curve && config.security.keys_dir.empty()) {
+      security.fail("keys_dir", "curve: true needs keys_dir (make one with tagflow keys generate)");
+    }
+  }
+  validate_topology(config);
+  return config;
+}
+
+ClusterConfig load_cluster_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(path, 0, "(file)", "cannot open the cluster file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_cluster_config(text.str(), path);
+}
+
+}  // namespace tagflow::cluster

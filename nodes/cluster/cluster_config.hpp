@@ -1,0 +1,127 @@
+// ClusterConfig: one cluster file (YAML) as typed values, validated before anything starts.
+//
+// The file format is documented in configs/README.md. load_cluster_config() either returns a
+// config that passed every check below or throws ConfigError naming the file, the line and the
+// dotted key of the first problem:
+//   - unknown keys (at every level, so a typo never silently falls back to a default);
+//   - wrong types (a string where a number belongs, a negative count, a malformed duration);
+//   - node kinds and connection endpoints that do not exist (node name, or the port of its kind);
+//   - a cycle of connections without an `after` delay;
+//   - two endpoints on the same host:port (ports of replicas count: port, port+1, ...).
+// The structs are plain values; nothing here starts a process or opens a socket.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tagflow::cluster {
+
+/// A problem in a cluster file, located by file, 1-based line and dotted key.
+class ConfigError : public std::runtime_error {
+ public:
+  ConfigError(std::string file, int line, std::string key, const std::string& message);
+  const std::string& file() const { return file_; }
+  int line() const { return line_; }
+  const std::string& key() const { return key_; }
+
+ private:
+  std::string file_;
+  int line_;
+  std::string key_;
+};
+
+enum class Mode { reactor, actor };
+enum class NodeKind { sampler, replay, learner, inference };
+
+const char* to_string(Mode mode);
+const char* to_string(NodeKind kind);
+
+struct HostConfig {
+  std::string name;
+  std::string address;  // where other hosts reach it, e.g. 127.0.0.1
+};
+
+struct CoordinatorConfig {
+  std::string host;  // a key of ClusterConfig::hosts
+  std::uint16_t port = 7600;
+  std::uint16_t metrics_port = 0;  // 0: no metrics endpoint
+  std::chrono::milliseconds heartbeat_interval{200};
+  std::chrono::milliseconds heartbeat_timeout{2000};
+  int line = 0;
+};
+
+/// A node group: `replicas` processes of one kind, named NAME (1 replica) or NAME-0, NAME-1, ...
+/// Replica i listens on data_port + i and serves metrics on metrics_port + i.
+struct NodeConfig {
+  std::string name;
+  NodeKind kind = NodeKind::sampler;
+  int replicas = 1;
+  std::string host;
+  std::uint16_t data_port = 0;
+  std::uint16_t metrics_port = 0;  // 0: no metrics endpoint
+  /// Kind-specific parameters (env id, batch size, learning rate...), kept as YAML text per key
+  /// so each node kind parses its own; the line of each key is kept for its error messages.
+  std::map<std::string, std::string> params;
+  std::map<std::string, int> param_lines;
+  int line = 0;  // of the node's name in the file
+};
+
+/// `from: NODE.PORT` → `to: NODE.PORT`, with an optional logical delay (`after`).
+struct ConnectionConfig {
+  std::string from_node, from_port, to_node, to_port;
+  std::optional<std::chrono::nanoseconds> after;  // none: zero-delay (same tag)
+  int line = 0;
+};
+
+struct StopConfig {
+  std::optional<std::int64_t> env_steps;
+  std::optional<double> seconds;
+  std::optional<double> target_return;
+};
+
+struct SecurityConfig {
+  bool curve = false;
+  std::string keys_dir;  // tagflow keys generate DIR; relative to the cluster file
+};
+
+struct MonitoringConfig {
+  std::string bind = "127.0.0.1";
+};
+
+struct ClusterConfig {
+  std::string file;
+  std::string name;
+  Mode mode = Mode::reactor;
+  std::uint64_t seed = 0;
+  std::map<std::string, HostConfig> hosts;
+  CoordinatorConfig coordinator;
+  std::vector<NodeConfig> nodes;  // in file order
+  std::vector<ConnectionConfig> connections;
+  StopConfig stop;
+  MonitoringConfig monitoring;
+  SecurityConfig security;
+
+  /// The node group called `name`, or nullptr.
+  const NodeConfig* find_node(const std::string& name) const;
+};
+
+/// Reads and validates a cluster file. Throws ConfigError (file, line, key) on any problem,
+/// including a file that cannot be read or is not YAML.
+ClusterConfig load_cluster_config(const std::string& path);
+
+/// Same, from YAML text; `file` is only used in error messages.
+ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::string& file);
+
+/// Parses "250ms", "2s", "1.5s", "10us", "100ns", "1m". Returns nullopt on anything else.
+std::optional<std::chrono::nanoseconds> parse_duration(const std::string& text);
+
+/// The input and output port names of a node kind (what connections may name).
+const std::vector<std::string>& input_ports(NodeKind kind);
+const std::vector<std::string>& output_ports(NodeKind kind);
+
+}  // namespace tagflow::cluster

@@ -1,0 +1,146 @@
+#include "nodes/cluster/cluster_validation.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+
+namespace tagflow::cluster {
+namespace {
+
+bool contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+void check_endpoints(const ClusterConfig& config) {
+  for (std::size_t i = 0; i < config.connections.size(); ++i) {
+    const ConnectionConfig& c = config.connections[i];
+    const std::string key = "connections[" + std::to_string(i) + "]";
+    const NodeConfig* from = config.find_node(c.from_node);
+    if (from == nullptr) {
+      throw ConfigError(config.file, c.line, key + ".from", "no node '" + c.from_node + "'");
+    }
+    const NodeConfig* to = config.find_node(c.to_node);
+    if (to == nullptr) {
+      throw ConfigError(config.file, c.line, key + ".to", "no node '" + c.to_node + "'");
+    }
+    if (!contains(output_ports(from->kind), c.from_port)) {
+      throw ConfigError(config.file, c.line, key + ".from",
+                        std::string(to_string(from->kind)) + " '" + from->name +
+                            "' has no output port '" + c.from_port +
+                            "' (outputs: " + join(output_ports(from->kind)) + ")");
+    }
+    if (!contains(input_ports(to->kind), c.to_port)) {
+      throw ConfigError(config.file, c.line, key + ".to",
+                        std::string(to_string(to->kind)) + " '" + to->name +
+                            "' has no input port '" + c.to_port +
+                            "' (inputs: " + join(input_ports(to->kind)) + ")");
+    }
+  }
+}
+
+/// A node's outputs may depend on its inputs at the same tag, so a loop of connections without
+/// `after` would ask every node on it to wait for itself.
+void check_zero_delay_cycles(const ClusterConfig& config) {
+  std::map<std::string, std::vector<const ConnectionConfig*>> edges;
+  for (const ConnectionConfig& c : config.connections) {
+    if (!c.after) edges[c.from_node].push_back(&c);
+  }
+  enum class Mark { unvisited, active, done };
+  std::map<std::string, Mark> marks;
+  std::vector<const ConnectionConfig*> path;
+  std::function<void(const std::string&)> visit = [&](const std::string& node) {
+    marks[node] = Mark::active;
+    for (const ConnectionConfig* edge : edges[node]) {
+      path.push_back(edge);
+      if (marks[edge->to_node] == Mark::active) {
+        std::string cycle;
+        auto start = std::find_if(path.begin(), path.end(), [&](const ConnectionConfig* e) {
+          return e->from_node == edge->to_node;
+        });
+        for (auto it = start; it != path.end(); ++it) {
+          cycle += (*it)->from_node + "." + (*it)->from_port + " -> " + (*it)->to_node + "." +
+                   (*it)->to_port + "; ";
+        }
+        throw ConfigError(config.file, edge->line, "connections",
+                          "cycle without a delay: " + cycle +
+                              "give one of these connections an `after` delay (after: 0 is one "
+                              "microstep)");
+      }
+      if (marks[edge->to_node] == Mark::unvisited) visit(edge->to_node);
+      path.pop_back();
+    }
+    marks[node] = Mark::done;
+  };
+  for (const NodeConfig& n : config.nodes) {
+    if (marks[n.name] == Mark::unvisited) visit(n.name);
+  }
+}
+
+void check_port_clashes(const ClusterConfig& config) {
+  // (address, port) -> who uses it
+  std::map<std::pair<std::string, int>, std::string> used;
+  auto claim = [&](const std::string& host, int port, const std::string& who, int line,
+                   const std::string& key) {
+    if (port == 0) return;
+    const std::string address = config.hosts.at(host).address;
+    const auto [it, inserted] = used.emplace(std::make_pair(address, port), who);
+    if (!inserted) {
+      throw ConfigError(config.file, line, key,
+                        "port " + std::to_string(port) + " on " + address + " is used by both " +
+                            it->second + " and " + who);
+    }
+  };
+  const CoordinatorConfig& c = config.coordinator;
+  claim(c.host, c.port, "coordinator", c.line, "coordinator.port");
+  claim(c.host, c.metrics_port, "coordinator metrics", c.line, "coordinator.metrics_port");
+  for (const NodeConfig& n : config.nodes) {
+    for (int i = 0; i < n.replicas; ++i) {
+      const std::string who = n.replicas == 1 ? n.name : n.name + "-" + std::to_string(i);
+      if (n.data_port + i > 65535 || (n.metrics_port != 0 && n.metrics_port + i > 65535)) {
+        throw ConfigError(config.file, n.line, "nodes." + n.name, "replica ports run past 65535");
+      }
+      claim(n.host, n.data_port + i, who + " data", n.line, "nodes." + n.name + ".data_port");
+      if (n.metrics_port != 0) {
+        claim(n.host, n.metrics_port + i, who + " metrics", n.line,
+              "nodes." + n.name + ".metrics_port");
+      }
+    }
+  }
+}
+
+}  // namespace
+
+const std::vector<std::string>& input_ports(NodeKind kind) {
+  static const std::map<NodeKind, std::vector<std::string>> ports = {
+      {NodeKind::sampler, {"actions", "weights"}},
+      {NodeKind::replay, {"transitions", "priorities"}},
+      {NodeKind::learner, {"batches"}},
+      {NodeKind::inference, {"observations", "weights"}},
+  };
+  return ports.at(kind);
+}
+
+const std::vector<std::string>& output_ports(NodeKind kind) {
+  static const std::map<NodeKind, std::vector<std::string>> ports = {
+      {NodeKind::sampler, {"transitions", "observations"}},
+      {NodeKind::replay, {"batches"}},
+      {NodeKind::learner, {"priorities", "weights"}},
+      {NodeKind::inference, {"actions"}},
+  };
+  return ports.at(kind);
+}
+
+void validate_topology(const ClusterConfig& config) {
+  check_endpoints(config);
+  check_zero_delay_cycles(config);
+  check_port_clashes(config);
+}
+
+}  // namespace tagflow::cluster

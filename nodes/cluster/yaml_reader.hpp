@@ -1,0 +1,50 @@
+// YamlReader: typed access to one YAML map of a cluster file, with errors that name the file,
+// the line and the dotted key (ConfigError). Internal to nodes/cluster.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <initializer_list>
+#include <string>
+
+#include "nodes/cluster/cluster_config.hpp"
+
+namespace tagflow::cluster {
+
+class YamlReader {
+ public:
+  /// `node` must be a map; otherwise throws ConfigError at `path`.
+  YamlReader(YAML::Node node, std::string file, std::string path);
+
+  /// Throws ConfigError on the first key that is not in `known`.
+  void only_keys(std::initializer_list<const char*> known) const;
+
+  bool has(const std::string& key) const;
+  std::string string(const std::string& key) const;
+  std::string string_or(const std::string& key, const std::string& fallback) const;
+  long integer(const std::string& key, long min, long max) const;
+  long integer_or(const std::string& key, long fallback, long min, long max) const;
+  double number(const std::string& key) const;
+  bool boolean_or(const std::string& key, bool fallback) const;
+  std::chrono::nanoseconds duration(const std::string& key) const;
+  std::uint16_t port_or(const std::string& key, std::uint16_t fallback) const;
+
+  /// A reader for the map under `key` (which must exist and be a map).
+  YamlReader map(const std::string& key) const;
+  YAML::Node raw(const std::string& key) const { return node_[key]; }
+  const YAML::Node& node() const { return node_; }
+
+  std::string path_of(const std::string& key) const;
+  int line_of(const std::string& key) const;
+  [[noreturn]] void fail(const std::string& key, const std::string& message) const;
+
+ private:
+  YAML::Node node_;
+  std::string file_;
+  std::string path_;
+};
+
+/// 1-based line of a node (0 when yaml-cpp has no mark for it).
+int line_of(const YAML::Node& node);
+
+}  // namespace tagflow::cluster

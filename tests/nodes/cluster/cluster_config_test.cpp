@@ -1,0 +1,166 @@
+// Tests of nodes/cluster/cluster_config.hpp: the shipped configs load, and every class of mistake
+// in a cluster file is refused with its file, line and key.
+#include "nodes/cluster/cluster_config.hpp"
+
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+namespace tagflow::cluster {
+namespace {
+
+constexpr const char* kValid = R"(cluster: t
+seed: 3
+nodes:
+  sampler: {kind: sampler, replicas: 2, data_port: 7000, metrics_port: 9000}
+  replay: {kind: replay, data_port: 7100}
+  learner: {kind: learner, data_port: 7200, params: {batch_size: 64}}
+connections:
+  - {from: sampler.transitions, to: replay.transitions}
+  - {from: replay.batches, to: learner.batches}
+  - {from: learner.priorities, to: replay.priorities, after: 0}
+stop: {env_steps: 1000}
+)";
+
+/// Parses `text` and returns the ConfigError it must raise.
+ConfigError error_of(const std::string& text) {
+  try {
+    parse_cluster_config(text, "c.yaml");
+  } catch (const ConfigError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected a ConfigError for:\n" << text;
+  return ConfigError("", 0, "", "");
+}
+
+/// `text` with the first occurrence of `from` replaced by `to`.
+std::string with(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+TEST(ClusterConfig, ShippedConfigsLoad) {
+  const std::filesystem::path dir = std::filesystem::path(TAGFLOW_SOURCE_DIR) / "configs";
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".yaml") continue;
+    SCOPED_TRACE(entry.path().string());
+    EXPECT_NO_THROW(load_cluster_config(entry.path().string()));
+    ++count;
+  }
+  EXPECT_GE(count, 1);
+}
+
+TEST(ClusterConfig, LocalConfigDescribesTheDemoCluster) {
+  const ClusterConfig config =
+      load_cluster_config(std::string(TAGFLOW_SOURCE_DIR) + "/configs/local.yaml");
+  EXPECT_EQ(config.mode, Mode::reactor);
+  ASSERT_NE(config.find_node("sampler"), nullptr);
+  EXPECT_EQ(config.find_node("sampler")->replicas, 2);
+  EXPECT_EQ(config.find_node("learner")->kind, NodeKind::learner);
+  EXPECT_EQ(config.find_node("sampler")->params.at("env"), "CartPole-v1");
+  ASSERT_TRUE(config.stop.target_return.has_value());
+  EXPECT_DOUBLE_EQ(*config.stop.target_return, 475.0);
+}
+
+TEST(ClusterConfig, ReadsEveryFieldOfAValidFile) {
+  const ClusterConfig config = parse_cluster_config(kValid, "c.yaml");
+  EXPECT_EQ(config.name, "t");
+  EXPECT_EQ(config.seed, 3U);
+  EXPECT_EQ(config.hosts.at("local").address, "127.0.0.1");
+  ASSERT_EQ(config.nodes.size(), 3U);
+  EXPECT_EQ(config.nodes[0].name, "sampler");
+  EXPECT_EQ(config.nodes[0].metrics_port, 9000);
+  EXPECT_EQ(config.nodes[2].params.at("batch_size"), "64");
+  ASSERT_EQ(config.connections.size(), 3U);
+  EXPECT_FALSE(config.connections[0].after.has_value());
+  EXPECT_EQ(config.connections[2].after, std::chrono::nanoseconds(0));
+  EXPECT_EQ(config.stop.env_steps, 1000);
+}
+
+TEST(ClusterConfig, UnknownKeyIsNamedWithItsLine) {
+  const ConfigError e = error_of(with(kValid, "replicas: 2", "replica: 2"));
+  EXPECT_EQ(e.line(), 4);
+  EXPECT_EQ(e.key(), "nodes.sampler.replica");
+  EXPECT_NE(std::string(e.what()).find("c.yaml:4:"), std::string::npos) << e.what();
+}
+
+TEST(ClusterConfig, UnknownTopLevelKeyIsRefused) {
+  const ConfigError e = error_of(std::string(kValid) + "stopp: {seconds: 1}\n");
+  EXPECT_EQ(e.key(), "stopp");
+  EXPECT_EQ(e.line(), 12);
+}
+
+TEST(ClusterConfig, WrongTypesAreRefused) {
+  EXPECT_EQ(error_of(with(kValid, "replicas: 2", "replicas: two")).key(), "nodes.sampler.replicas");
+  EXPECT_EQ(error_of(with(kValid, "replicas: 2", "replicas: 0")).key(), "nodes.sampler.replicas");
+  EXPECT_EQ(error_of(with(kValid, "seed: 3", "seed: [1]")).key(), "seed");
+  EXPECT_EQ(error_of(with(kValid, "after: 0", "after: soon")).key(), "connections[2].after");
+  EXPECT_EQ(error_of(with(kValid, "kind: replay", "kind: buffer")).key(), "nodes.replay.kind");
+  EXPECT_EQ(error_of(with(kValid, "data_port: 7100", "data_port: 70000")).key(),
+            "nodes.replay.data_port");
+}
+
+TEST(ClusterConfig, DanglingConnectionsAreRefused) {
+  const ConfigError unknown_node =
+      error_of(with(kValid, "to: learner.batches", "to: lerner.batches"));
+  EXPECT_EQ(unknown_node.key(), "connections[1].to");
+  EXPECT_EQ(unknown_node.line(), 9);
+  const ConfigError unknown_port =
+      error_of(with(kValid, "from: replay.batches", "from: replay.samples"));
+  EXPECT_EQ(unknown_port.key(), "connections[1].from");
+  EXPECT_NE(std::string(unknown_port.what()).find("outputs: batches"), std::string::npos);
+  EXPECT_EQ(error_of(with(kValid, "from: sampler.transitions", "from: sampler")).key(),
+            "connections[0].from");
+}
+
+TEST(ClusterConfig, ZeroDelayCycleIsRefusedAndNamed) {
+  const ConfigError e = error_of(with(kValid, ", after: 0}", "}"));
+  EXPECT_EQ(e.key(), "connections");
+  const std::string message = e.what();
+  EXPECT_NE(message.find("cycle without a delay"), std::string::npos) << message;
+  EXPECT_NE(message.find("learner.priorities -> replay.priorities"), std::string::npos) << message;
+  EXPECT_NE(message.find("replay.batches -> learner.batches"), std::string::npos) << message;
+}
+
+TEST(ClusterConfig, PortClashesAreRefusedIncludingReplicaPorts) {
+  // sampler-1 takes 7001 because sampler has two replicas from 7000.
+  const ConfigError replica = error_of(with(kValid, "data_port: 7100", "data_port: 7001"));
+  EXPECT_EQ(replica.key(), "nodes.replay.data_port");
+  EXPECT_NE(std::string(replica.what()).find("sampler-1 data"), std::string::npos)
+      << replica.what();
+  const ConfigError metrics = error_of(with(kValid, "data_port: 7200", "data_port: 9000"));
+  EXPECT_NE(std::string(metrics.what()).find("sampler-0 metrics"), std::string::npos)
+      << metrics.what();
+}
+
+TEST(ClusterConfig, MissingPiecesAreRefused) {
+  EXPECT_EQ(error_of(with(kValid, "cluster: t\n", "")).key(), "cluster");
+  EXPECT_EQ(error_of(with(kValid, "stop: {env_steps: 1000}", "stop: {}")).key(), "stop");
+  EXPECT_EQ(error_of(with(kValid, "data_port: 7200, ", "")).key(), "nodes.learner.data_port");
+  EXPECT_EQ(error_of("cluster: t\nstop: {seconds: 1}\n").key(), "nodes");
+}
+
+TEST(ClusterConfig, SyntaxErrorsAndMissingFilesAreConfigErrors) {
+  EXPECT_EQ(error_of("cluster: [t\n").key(), "(syntax)");
+  EXPECT_THROW(load_cluster_config("/nonexistent/cluster.yaml"), ConfigError);
+}
+
+TEST(ClusterConfig, CurveNeedsAKeysDirectory) {
+  EXPECT_EQ(error_of(std::string(kValid) + "security: {curve: true}\n").key(), "security.keys_dir");
+}
+
+TEST(Duration, ParsesUnitsAndRefusesNonsense) {
+  EXPECT_EQ(parse_duration("250ms"), std::chrono::milliseconds(250));
+  EXPECT_EQ(parse_duration("1.5s"), std::chrono::milliseconds(1500));
+  EXPECT_EQ(parse_duration("10us"), std::chrono::microseconds(10));
+  EXPECT_EQ(parse_duration("0"), std::chrono::nanoseconds(0));
+  EXPECT_EQ(parse_duration("2m"), std::chrono::seconds(120));
+  EXPECT_FALSE(parse_duration("5").has_value());
+  EXPECT_FALSE(parse_duration("-1s").has_value());
+  EXPECT_FALSE(parse_duration("1 fortnight").has_value());
+}
+
+}  // namespace
+}  // namespace tagflow::cluster
