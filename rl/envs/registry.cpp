@@ -3,8 +3,11 @@
 #include <functional>
 #include <stdexcept>
 
+#include "rl/envs/acrobot.hpp"
 #include "rl/envs/cartpole.hpp"
 #include "rl/envs/env_batch.hpp"
+#include "rl/envs/mountain_car.hpp"
+#include "rl/envs/pendulum.hpp"
 
 namespace tagflow::envs {
 namespace {
@@ -25,6 +28,11 @@ Factory single(const std::string& id, const std::string& description) {
 const std::vector<Factory>& factories() {
   static const std::vector<Factory> all = {
       single<CartPole>("CartPole-v1", "pole balancing on a cart (Gymnasium classic control)"),
+      single<MountainCar>("MountainCar-v0",
+                          "drive up a hill with momentum (Gymnasium classic control)"),
+      single<Acrobot>("Acrobot-v1", "swing a two-link arm up (Gymnasium classic control)"),
+      single<Pendulum>("Pendulum-v1",
+                       "swing a pendulum upright, continuous torque (Gymnasium classic control)"),
   };
   return all;
 }
