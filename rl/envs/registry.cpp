@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "rl/envs/acrobot.hpp"
+#include "rl/envs/blackjack.hpp"
 #include "rl/envs/cartpole.hpp"
 #include "rl/envs/env_batch.hpp"
 #include "rl/envs/mountain_car.hpp"
@@ -31,6 +32,9 @@ const std::vector<Factory>& factories() {
       single<MountainCar>("MountainCar-v0",
                           "drive up a hill with momentum (Gymnasium classic control)"),
       single<Acrobot>("Acrobot-v1", "swing a two-link arm up (Gymnasium classic control)"),
+      single<Blackjack>(
+          "Blackjack-v1",
+          "card game against a dealer (Gymnasium toy text; natural=False, sab=False)"),
       single<Pendulum>("Pendulum-v1",
                        "swing a pendulum upright, continuous torque (Gymnasium classic control)"),
   };
