@@ -1,0 +1,19 @@
+// AssemblyError: what Environment::assemble() throws when the program is not a valid reactor
+// program: a type mismatch, two writers to one port, a cycle with no delay, a reaction effect the
+// reaction's reactor does not own, a bad bank or multiport width, or a change after assembly.
+//
+// Contract: what() names every port and reaction involved by their full names
+// ("pong.out", "ping.receive"), so a user can find the declaration from the message alone.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace tagflow::reactors {
+
+class AssemblyError : public std::logic_error {
+ public:
+  explicit AssemblyError(const std::string& what) : std::logic_error(what) {}
+};
+
+}  // namespace tagflow::reactors

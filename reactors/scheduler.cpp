@@ -1,0 +1,264 @@
+#include "reactors/scheduler.hpp"
+
+#include <stdexcept>
+
+#include "reactors/reactor.hpp"
+
+namespace tagflow::reactors {
+namespace {
+
+// The state word: phase (32 bits) | level (16 bits) | next claim index (16 bits).
+constexpr std::uint64_t kIdleLevel = 0xFFFF;       // no work published: wait
+constexpr std::uint64_t kTerminateLevel = 0xFFFE;  // the run is over: exit
+constexpr std::uint64_t kMaxLevels = 0xFFFD;
+constexpr std::uint64_t kMaxReactionsPerLevel = 0xFFFF;
+constexpr int kSpinsBeforePark = 4000;
+
+constexpr std::uint64_t make_state(std::uint64_t phase, std::uint64_t level) {
+  return (phase << 32) | (level << 16);
+}
+constexpr std::uint64_t level_of(std::uint64_t state) { return (state >> 16) & 0xFFFF; }
+constexpr std::uint64_t index_of(std::uint64_t state) { return state & 0xFFFF; }
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+}  // namespace
+
+Scheduler::Scheduler() = default;
+
+Scheduler::~Scheduler() {
+  for (std::thread& thread : threads_) {
+    if (thread.joinable()) thread.join();
+  }
+}
+
+void Scheduler::configure(const SchedulerOptions& options,
+                          std::vector<std::vector<Reaction*>> levels,
+                          std::vector<EventSource*> sources, std::vector<EventSource*> physical,
+                          std::vector<LifecycleTrigger*> startup,
+                          std::vector<LifecycleTrigger*> shutdown) {
+  if (levels.size() > kMaxLevels) throw std::length_error("too many reaction levels");
+  options_ = options;
+  if (options_.workers == 0) options_.workers = 1;
+  level_count_ = levels.size();
+  levels_ = std::make_unique<Level[]>(level_count_ == 0 ? 1 : level_count_);
+  for (std::size_t i = 0; i < level_count_; ++i) {
+    if (levels[i].size() > kMaxReactionsPerLevel) {
+      throw std::length_error("too many reactions in one level");
+    }
+    levels_[i].slots = std::make_unique<Reaction*[]>(levels[i].size());
+  }
+  sources_ = std::move(sources);
+  physical_ = std::move(physical);
+  due_.reserve(sources_.size());
+  startup_ = std::move(startup);
+  shutdown_ = std::move(shutdown);
+  stop_tag_ = options_.timeout_tag;
+  grant_.store(options_.initial_grant);
+  state_.store(make_state(0, kIdleLevel), std::memory_order_relaxed);
+}
+
+void Scheduler::grant(Tag tag) {
+  if (grant_.raise_to(tag)) external_.notify_all();
+}
+
+void Scheduler::request_stop() {
+  stop_now_.store(true, std::memory_order_release);
+  external_.notify_all();
+}
+
+void Scheduler::request_stop_at(Tag tag) {
+  requested_stop_.lower_to(tag);
+  external_.notify_all();
+}
+
+void Scheduler::run() {
+  running_.store(true, std::memory_order_release);
+  if (options_.workers == 1) {
+    run_single_threaded();
+  } else {
+    threads_.reserve(options_.workers - 1);
+    for (unsigned i = 1; i < options_.workers; ++i)
+      threads_.emplace_back([this] { worker_loop(); });
+    if (!publish_next_work()) {
+      publish_state(++phase_, kTerminateLevel, true);
+    }
+    worker_loop();
+    for (std::thread& thread : threads_) thread.join();
+    threads_.clear();
+  }
+  for (EventSource* source : sources_) source->clear();
+  finished_.store(true, std::memory_order_release);
+  running_.store(false, std::memory_order_release);
+  // Events that raced with the end: drain and drop, so that queued values are released.
+  for (EventSource* source : physical_) source->drain_external(current_);
+  for (EventSource* source : physical_) source->clear();
+}
+
+void Scheduler::run_single_threaded() {
+  // The same level schedule as worker_loop(), without claims or wake-ups.
+  for (;;) {
+    advance_tag();
+    for (std::size_t level = 0; level < level_count_; ++level) {
+      Level& queue = levels_[level];
+      const std::uint32_t count = queue.count.load(std::memory_order_relaxed);
+      for (std::uint32_t i = 0; i < count; ++i) queue.slots[i]->body_();
+    }
+    if (!complete_tag()) return;
+  }
+}
+
+void Scheduler::publish_state(std::uint64_t phase, std::uint64_t level, bool wake) {
+  state_.store(make_state(phase, level), std::memory_order_release);
+  if (wake) work_.notify_all();
+}
+
+bool Scheduler::publish_next_work() {
+  for (;;) {
+    if (in_tag_) {
+      for (std::size_t level = next_level_; level < level_count_; ++level) {
+        const std::uint32_t count = levels_[level].count.load(std::memory_order_relaxed);
+        if (count == 0) continue;
+        next_level_ = level + 1;
+        completed_.store(0, std::memory_order_relaxed);
+        publish_state(++phase_, level, true);
+        return true;
+      }
+      // No level left: park the workers on an idle state before the level queues are reused.
+      publish_state(++phase_, kIdleLevel, false);
+      if (!complete_tag()) return false;
+    }
+    advance_tag();
+    next_level_ = 0;
+  }
+}
+
+void Scheduler::worker_loop() {
+  for (;;) {
+    std::uint64_t state = state_.load(std::memory_order_acquire);
+    const std::uint64_t level = level_of(state);
+    if (level == kTerminateLevel) return;
+    if (level != kIdleLevel) {
+      const std::uint64_t index = index_of(state);
+      const std::uint32_t count = levels_[level].count.load(std::memory_order_relaxed);
+      if (index < count) {
+        if (state_.compare_exchange_weak(state, state + 1, std::memory_order_acq_rel,
+                                         std::memory_order_acquire)) {
+          levels_[level].slots[index]->body_();
+          if (completed_.fetch_add(1, std::memory_order_acq_rel) + 1 == count) {
+            if (!publish_next_work()) {
+              publish_state(++phase_, kTerminateLevel, true);
+              return;
+            }
+          }
+        }
+        continue;
+      }
+    }
+    wait_for_state_change(state);
+  }
+}
+
+void Scheduler::wait_for_state_change(std::uint64_t seen) {
+  for (int i = 0; i < kSpinsBeforePark; ++i) {
+    if (state_.load(std::memory_order_acquire) != seen) return;
+    cpu_relax();
+  }
+  for (;;) {
+    const std::uint32_t epoch = work_.epoch();
+    if (state_.load(std::memory_order_acquire) != seen) return;
+    work_.wait(epoch);
+  }
+}
+
+bool Scheduler::complete_tag() {
+  for (std::size_t level = 0; level < level_count_; ++level) {
+    levels_[level].count.store(0, std::memory_order_relaxed);
+  }
+  in_tag_ = false;
+  if (options_.hooks.tag_complete) options_.hooks.tag_complete(current_);
+  return !final_tag_;
+}
+
+Tag Scheduler::earliest_event() {
+  Tag best = Tag::forever();
+  due_.clear();
+  for (EventSource* source : sources_) {
+    const Tag tag = source->next_event_tag();
+    if (tag < best) {
+      best = tag;
+      due_.clear();
+      due_.push_back(source);
+    } else if (tag == best && !tag.is_forever()) {
+      due_.push_back(source);
+    }
+  }
+  earliest_ = best;
+  return best;
+}
+
+void Scheduler::apply_stop_requests() {
+  const Tag floor = started_ ? current_.next_microstep() : options_.start_tag;
+  if (stop_now_.exchange(false, std::memory_order_acq_rel)) {
+    if (options_.hooks.stop_requested) {
+      options_.hooks.stop_requested(floor);
+    } else if (floor < stop_tag_) {
+      stop_tag_ = floor;
+    }
+  }
+  const Tag requested = requested_stop_.load();
+  if (requested < stop_tag_) stop_tag_ = requested < floor ? floor : requested;
+}
+
+void Scheduler::advance_tag() {
+  Tag next;
+  for (;;) {
+    const std::uint32_t epoch = external_.epoch();  // read before checking the conditions
+    const Tag floor = started_ ? current_ : options_.start_tag.predecessor();
+    for (EventSource* source : physical_) source->drain_external(floor);
+    apply_stop_requests();
+    next = earliest_event();                   // also collects the sources due at it
+    if (!started_) next = options_.start_tag;  // timers with no offset fire at the start tag
+    if (stop_tag_ < next) next = stop_tag_;
+    if (next.is_forever() && !options_.keepalive) {
+      stop_tag_ = started_ ? current_.next_microstep() : options_.start_tag;
+      next = stop_tag_;
+    }
+    if (options_.hooks.next_event_tag && next != last_announced_) {
+      last_announced_ = next;
+      options_.hooks.next_event_tag(next);
+    }
+    if (next.is_forever() || (options_.tag_barrier && grant_.load() < next)) {
+      external_.wait(epoch);
+      continue;
+    }
+    if (!options_.fast) {
+      const std::int64_t wait_ns = next.time_ns() - physical_time_ns();
+      if (wait_ns > 0) {
+        external_.wait(epoch, wait_ns);
+        continue;
+      }
+    }
+    break;
+  }
+  current_ = next;
+  ++sequence_;
+  in_tag_ = true;
+  if (earliest_ == next) {
+    for (EventSource* source : due_) source->fire(next);
+  }
+  if (!started_) {
+    started_ = true;
+    for (LifecycleTrigger* trigger : startup_) trigger->trigger();
+  }
+  if (next == stop_tag_) {
+    final_tag_ = true;
+    for (LifecycleTrigger* trigger : shutdown_) trigger->trigger();
+  }
+}
+
+}  // namespace tagflow::reactors

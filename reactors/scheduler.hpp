@@ -1,0 +1,150 @@
+// Scheduler: runs an assembled reactor program tag by tag, level by level, on its workers.
+//
+// Levels are computed once at assembly. At each tag, the reactions triggered at one level run in
+// parallel; the level ends when an atomic completion counter reaches the number of reactions
+// queued at it, and the worker that completes the last one advances to the next level or tag
+// itself (there is no scheduler thread). Workers claim reactions with a compare-and-swap on one
+// 64-bit state word (phase, level, next index); idle workers spin briefly, then park on a futex.
+// On the per-tag path there is no mutex, no condition variable and no heap allocation: queues
+// for each level are preallocated (a level holds at most its own reactions), and reactions are
+// deduplicated per tag by an atomic sequence number.
+//
+// With one worker, run() executes the same schedule on the caller's thread (single-thread mode).
+// In fast mode logical time runs ahead of physical time; otherwise each tag waits until physical
+// time reaches its time (real-time mode), waking early for physical actions.
+//
+// Contract: created and configured by Environment; run() once. enqueue(), current_tag(),
+// and sequence() are for reactions on worker threads.
+// notify_external(), grant() and request_stop*() are thread-safe and lock-free.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "reactors/atomic_tag.hpp"
+#include "reactors/federation.hpp"
+#include "reactors/parker.hpp"
+#include "reactors/reaction.hpp"
+#include "reactors/tag.hpp"
+
+namespace tagflow::reactors {
+
+class EventSource;
+class LifecycleTrigger;
+
+struct SchedulerOptions {
+  unsigned workers = 1;
+  bool fast = true;
+  bool keepalive = false;
+  Tag start_tag;
+  Tag timeout_tag = Tag::forever();
+  bool tag_barrier = false;
+  Tag initial_grant = Tag::never();
+  FederationHooks hooks;
+};
+
+class Scheduler {
+ public:
+  Scheduler();
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  /// Installs the assembled program: reactions per level, event sources (physical ones also in
+  /// `physical`), the startup and shutdown triggers. Called once by Environment.
+  void configure(const SchedulerOptions& options, std::vector<std::vector<Reaction*>> levels,
+                 std::vector<EventSource*> sources, std::vector<EventSource*> physical,
+                 std::vector<LifecycleTrigger*> startup, std::vector<LifecycleTrigger*> shutdown);
+  /// Runs to completion; blocks the caller (which acts as worker 0).
+  void run();
+
+  // ---- for reactions (worker threads), lock-free ----
+  void enqueue(Reaction& reaction) noexcept {
+    const std::uint64_t sequence = sequence_;
+    if (reaction.queued_sequence_.exchange(sequence, std::memory_order_relaxed) == sequence) {
+      return;
+    }
+    Level& level = levels_[reaction.level_];
+    const std::uint32_t slot = level.count.fetch_add(1, std::memory_order_relaxed);
+    level.slots[slot] = &reaction;
+  }
+  [[nodiscard]] Tag current_tag() const { return current_; }
+  [[nodiscard]] std::uint64_t sequence() const { return sequence_; }
+  [[nodiscard]] std::int64_t start_time_ns() const { return options_.start_tag.time_ns(); }
+  // ---- any thread, lock-free ----
+  /// Wakes the scheduler when it waits for external events (physical actions call this).
+  void notify_external() { external_.notify_all(); }
+  void grant(Tag tag);
+  /// Stops at the tag after the one running (or being waited for) when the scheduler next
+  /// advances; with hooks.stop_requested set, calls it with that tag instead.
+  void request_stop();
+  /// Stops at `tag`, or at the next tag if `tag` has already started. The earliest request wins.
+  void request_stop_at(Tag tag);
+  [[nodiscard]] std::uint64_t late_events() const {
+    return late_events_.load(std::memory_order_relaxed);
+  }
+  void count_late_event() { late_events_.fetch_add(1, std::memory_order_relaxed); }
+  [[nodiscard]] bool running() const { return running_.load(std::memory_order_acquire); }
+  /// True once run() has returned (physical actions refuse events from then on).
+  [[nodiscard]] bool finished() const { return finished_.load(std::memory_order_acquire); }
+  /// Completed tags, for tests and summaries (valid after run()).
+  [[nodiscard]] std::uint64_t tags_processed() const { return sequence_; }
+
+ private:
+  struct Level {
+    std::unique_ptr<Reaction*[]> slots;
+    std::atomic<std::uint32_t> count{0};
+  };
+  void worker_loop();
+  void wait_for_state_change(std::uint64_t seen);
+  void run_single_threaded();
+  /// Called by the worker that completed the last reaction of the current level: publishes the
+  /// next non-empty level, advancing tags as needed. Returns false when the run is over.
+  bool publish_next_work();
+  /// Moves to the next tag (waiting for grants or physical time as needed) and fires its events.
+  void advance_tag();
+  /// Tag complete: hooks, level reset. Returns false after the final tag.
+  bool complete_tag();
+  [[nodiscard]] Tag earliest_event();
+  void apply_stop_requests();
+  void publish_state(std::uint64_t phase, std::uint64_t level, bool wake);
+
+  SchedulerOptions options_;
+  std::unique_ptr<Level[]> levels_;
+  std::size_t level_count_ = 0;
+  std::vector<EventSource*> sources_;
+  std::vector<EventSource*> physical_;
+  std::vector<EventSource*> due_;
+  std::vector<LifecycleTrigger*> startup_;
+  std::vector<LifecycleTrigger*> shutdown_;
+  std::vector<std::thread> threads_;
+
+  // Owned by the advancing worker (handed over through state_'s release/acquire).
+  Tag current_ = Tag::never();
+  std::uint64_t sequence_ = 0;
+  Tag stop_tag_ = Tag::forever();
+  Tag last_announced_ = Tag::never();
+  Tag earliest_ = Tag::forever();  // the tag of due_
+  std::size_t next_level_ = 0;
+  std::uint64_t phase_ = 0;
+  bool in_tag_ = false;
+  bool final_tag_ = false;
+  bool started_ = false;
+
+  // Shared.
+  std::atomic<std::uint64_t> state_{0};  // phase:32 | level:16 | next claim index:16
+  std::atomic<std::uint32_t> completed_{0};
+  Parker work_;      // workers wait here for a new phase
+  Parker external_;  // the advancing worker waits here for grants, physical events, stops
+  AtomicTag grant_;
+  AtomicTag requested_stop_{Tag::forever()};
+  std::atomic<bool> stop_now_{false};
+  std::atomic<bool> running_{false};
+  std::atomic<bool> finished_{false};
+  std::atomic<std::uint64_t> late_events_{0};
+};
+
+}  // namespace tagflow::reactors
