@@ -4,11 +4,13 @@
 #include <stdexcept>
 
 #include "rl/envs/acrobot.hpp"
+#include "rl/envs/atari_preprocessing.hpp"
 #include "rl/envs/blackjack.hpp"
 #include "rl/envs/cartpole.hpp"
 #include "rl/envs/env_batch.hpp"
 #include "rl/envs/mountain_car.hpp"
 #include "rl/envs/pendulum.hpp"
+#include "rl/envs/pixel_pong.hpp"
 
 namespace tagflow::envs {
 namespace {
@@ -37,6 +39,12 @@ const std::vector<Factory>& factories() {
           "card game against a dealer (Gymnasium toy text; natural=False, sab=False)"),
       single<Pendulum>("Pendulum-v1",
                        "swing a pendulum upright, continuous torque (Gymnasium classic control)"),
+      single<PixelPong>(
+          "PixelPongNoFrameskip-v0",
+          "Pong-like game, raw 210x160x3 RGB frames, one frame per step (Atari stand-in)"),
+      single<PixelPongAtari>(
+          "PixelPong-v0",
+          "PixelPong with Atari preprocessing: noop starts, frame skip 4, 84x84 grey, stack 4"),
   };
   return all;
 }
