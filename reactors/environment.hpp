@@ -82,13 +82,13 @@ class Environment {
   void connect(PortBase& from, PortBase& to, std::optional<Duration> after = std::nullopt);
   /// Connects from[i] to to[i] for every i (multiports, Bank::ports()); widths must match.
   template <class From, class To>
-  void connect_each(From& from, To& to, std::optional<Duration> after = std::nullopt) {
+  void connect_each(From&& from, To&& to, std::optional<Duration> after = std::nullopt) {
     if (from.size() != to.size()) width_mismatch(from.size(), to.size());
     for (std::size_t i = 0; i < from.size(); ++i) connect(from[i], to[i], after);
   }
   /// Connects one output to every port of `to`.
   template <class To>
-  void connect_broadcast(PortBase& from, To& to, std::optional<Duration> after = std::nullopt) {
+  void connect_broadcast(PortBase& from, To&& to, std::optional<Duration> after = std::nullopt) {
     for (std::size_t i = 0; i < to.size(); ++i) connect(from, to[i], after);
   }
 
