@@ -11,6 +11,7 @@
 #include "rl/envs/mountain_car.hpp"
 #include "rl/envs/pendulum.hpp"
 #include "rl/envs/pixel_pong.hpp"
+#include "rl/envs/traffic_junction.hpp"
 
 namespace tagflow::envs {
 namespace {
@@ -19,13 +20,28 @@ struct Factory {
   EnvEntry entry;
   std::function<std::unique_ptr<Env>()> make;
   std::function<std::unique_ptr<EnvBatch>(std::size_t)> make_batch;
+  std::function<std::unique_ptr<MultiAgentEnv>()> make_multi;
 };
 
 template <typename E>
 Factory single(const std::string& id, const std::string& description) {
   return {{id, description, false},
           [] { return std::make_unique<E>(); },
-          [](std::size_t n) { return std::make_unique<EnvBatchOf<E>>(n); }};
+          [](std::size_t n) { return std::make_unique<EnvBatchOf<E>>(n); },
+          nullptr};
+}
+
+Factory traffic_junction(int agents, bool full_observable) {
+  TrafficJunctionOptions options;
+  options.num_agents = agents;
+  options.full_observable = full_observable;
+  const std::string id =
+      "TrafficJunction" + std::to_string(agents) + (full_observable ? "-v1" : "-v0");
+  const std::string what = std::to_string(agents) + " cars at a 4-way junction (ma-gym), " +
+                           (full_observable ? "every agent sees all views" : "3x3 views");
+  return {{id, what, true}, nullptr, nullptr, [options, id] {
+            return std::make_unique<TrafficJunction>(options, id);
+          }};
 }
 
 const std::vector<Factory>& factories() {
@@ -45,6 +61,10 @@ const std::vector<Factory>& factories() {
       single<PixelPongAtari>(
           "PixelPong-v0",
           "PixelPong with Atari preprocessing: noop starts, frame skip 4, 84x84 grey, stack 4"),
+      traffic_junction(4, true),
+      traffic_junction(10, true),
+      traffic_junction(4, false),
+      traffic_junction(10, false),
   };
   return all;
 }
@@ -70,6 +90,16 @@ const std::vector<EnvEntry>& registered_envs() {
 }
 
 std::unique_ptr<Env> make_env(const std::string& id) { return find(id).make(); }
+
+std::unique_ptr<MultiAgentEnv> make_multi_agent_env(const std::string& id) {
+  std::string known;
+  for (const Factory& f : factories()) {
+    if (!f.entry.multi_agent) continue;
+    if (f.entry.id == id) return f.make_multi();
+    known += (known.empty() ? "" : ", ") + f.entry.id;
+  }
+  throw std::invalid_argument("unknown multi-agent env '" + id + "' (known: " + known + ")");
+}
 
 std::unique_ptr<EnvBatch> make_env_batch(const std::string& id, std::size_t n) {
   return find(id).make_batch(n);
