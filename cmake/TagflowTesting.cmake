@@ -9,7 +9,8 @@
 # ports, processes or many threads). TORCH tests are linked into one executable, tagflow_torch_tests,
 # run as one ctest entry, because every process that loads LibTorch pays about 1.5 s at start-up.
 #
-# Every test sees TAGFLOW_SOURCE_DIR and TAGFLOW_BIN_DIR (where the tagflow binaries are) as macros.
+# Every test sees TAGFLOW_SOURCE_DIR, TAGFLOW_BIN_DIR (where the tagflow binaries are) and
+# TAGFLOW_HAS_TORCH (0 in presets that leave LibTorch out, such as asan and tsan) as macros.
 
 set_property(GLOBAL PROPERTY TAGFLOW_TORCH_TEST_SOURCES "")
 set_property(GLOBAL PROPERTY TAGFLOW_TORCH_TEST_LIBS "")
@@ -19,7 +20,8 @@ function(_tagflow_test_common target)
   target_include_directories(${target} PRIVATE ${CMAKE_SOURCE_DIR})
   target_compile_definitions(${target} PRIVATE
     TAGFLOW_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
-    TAGFLOW_BIN_DIR="${CMAKE_BINARY_DIR}/bin")
+    TAGFLOW_BIN_DIR="${CMAKE_BINARY_DIR}/bin"
+    TAGFLOW_HAS_TORCH=$<BOOL:${TAGFLOW_BUILD_TORCH}>)
   set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
 endfunction()
 
