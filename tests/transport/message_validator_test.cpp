@@ -1,0 +1,65 @@
+#include "transport/message_validator.hpp"
+
+#include <gtest/gtest.h>
+
+namespace tagflow::transport {
+namespace {
+
+class MessageValidatorTest : public ::testing::Test {
+ protected:
+  MessageValidatorTest() : validator_(ValidationPolicy{HeaderLimits{}, 1000}) {
+    validator_.allow_port("a", 1);
+    header_.from = "a";
+    header_.port = 1;
+    header_.tag = {10, 0};
+    header_.sizes = {100, 200};
+  }
+  MessageValidator validator_;
+  WireHeader header_;
+};
+
+TEST_F(MessageValidatorTest, AcceptsAMessageThatMatchesItsHeader) {
+  EXPECT_EQ(validator_.validate("a", header_, {100, 200}), DropReason::kNone);
+}
+
+TEST_F(MessageValidatorTest, RefusesFrameCountAndSizeMismatches) {
+  EXPECT_EQ(validator_.validate("a", header_, {100}), DropReason::kFrameCountMismatch);
+  EXPECT_EQ(validator_.validate("a", header_, {100, 201}), DropReason::kSizeMismatch);
+}
+
+TEST_F(MessageValidatorTest, RefusesMessagesAboveTheCapEvenWhenSizesMatch) {
+  header_.sizes = {600, 600};
+  EXPECT_EQ(validator_.validate("a", header_, {600, 600}), DropReason::kMessageTooLarge);
+}
+
+TEST_F(MessageValidatorTest, RefusesUnknownPeersPortsAndSpoofedSenders) {
+  EXPECT_EQ(validator_.validate("b", header_, {100, 200}), DropReason::kUnknownPeer);
+  header_.port = 2;
+  EXPECT_EQ(validator_.validate("a", header_, {100, 200}), DropReason::kUnknownPort);
+  header_.from = "b";
+  EXPECT_EQ(validator_.validate("b", header_, {100, 200}), DropReason::kUnknownPeer);
+}
+
+TEST_F(MessageValidatorTest, RefusesTagsAtOrBeforeTheCompletedTag) {
+  validator_.set_completed_tag({10, 0});
+  EXPECT_EQ(validator_.validate("a", header_, {100, 200}), DropReason::kTagInPast);
+  header_.tag = {10, 1};
+  EXPECT_EQ(validator_.validate("a", header_, {100, 200}), DropReason::kNone);
+}
+
+TEST_F(MessageValidatorTest, CompletedTagNeverMovesBackwards) {
+  validator_.set_completed_tag({20, 0});
+  validator_.set_completed_tag({5, 0});
+  EXPECT_EQ(validator_.completed_tag(), (WireTag{20, 0}));
+}
+
+TEST_F(MessageValidatorTest, AbsentMessagesCarryNoPayload) {
+  header_.kind = MessageKind::kPortAbsent;
+  header_.sizes.clear();
+  EXPECT_EQ(validator_.validate("a", header_, {}), DropReason::kNone);
+  header_.sizes = {1};
+  EXPECT_EQ(validator_.validate("a", header_, {1}), DropReason::kFrameCountMismatch);
+}
+
+}  // namespace
+}  // namespace tagflow::transport

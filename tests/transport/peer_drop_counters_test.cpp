@@ -1,0 +1,32 @@
+#include "transport/peer_drop_counters.hpp"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace tagflow::transport {
+namespace {
+
+TEST(PeerDropCounters, CountsPerPeerAndPerReason) {
+  PeerDropCounters drops;
+  drops.record("a", DropReason::kMalformedHeader);
+  drops.record("a", DropReason::kMalformedHeader);
+  drops.record("a", DropReason::kTagInPast);
+  drops.record("b", DropReason::kUnknownPort);
+  EXPECT_EQ(drops.count("a", DropReason::kMalformedHeader), 2U);
+  EXPECT_EQ(drops.count("a", DropReason::kTagInPast), 1U);
+  EXPECT_EQ(drops.total("a"), 3U);
+  EXPECT_EQ(drops.total("b"), 1U);
+  EXPECT_EQ(drops.total("c"), 0U);
+  EXPECT_EQ(drops.total(), 4U);
+}
+
+TEST(PeerDropCounters, InventedIdentitiesShareOneBoundedEntry) {
+  PeerDropCounters drops;
+  for (int i = 0; i < 1000; ++i) drops.record("peer-" + std::to_string(i), DropReason::kNoFrames);
+  EXPECT_EQ(drops.total(), 1000U);
+  EXPECT_EQ(drops.total("(other)"), 1000U - PeerDropCounters::kMaxPeers);
+}
+
+}  // namespace
+}  // namespace tagflow::transport

@@ -1,0 +1,137 @@
+#include "transport/wire_header.hpp"
+
+#include <string>
+
+#include <gtest/gtest.h>
+#include <msgpack.hpp>
+
+namespace tagflow::transport {
+namespace {
+
+WireHeader sample_header() {
+  WireHeader header;
+  header.tag = {1'500'000, 3};
+  header.from = "sampler-0";
+  header.port = 7;
+  header.kind = MessageKind::kPortValue;
+  header.sizes = {16, 28224};
+  return header;
+}
+
+template <class Fill>
+std::string packed(Fill fill) {
+  msgpack::sbuffer buffer;
+  msgpack::packer<msgpack::sbuffer> packer(buffer);
+  fill(packer);
+  return std::string(buffer.data(), buffer.size());
+}
+
+TEST(WireHeader, EncodedHeaderDecodesToTheSameFields) {
+  const WireHeader header = sample_header();
+  const std::string frame = encode_header(header);
+  const DecodedHeader decoded = decode_header(frame.data(), frame.size());
+  ASSERT_EQ(decoded.error, DropReason::kNone);
+  EXPECT_EQ(decoded.header.version, kWireVersion);
+  EXPECT_EQ(decoded.header.tag, header.tag);
+  EXPECT_EQ(decoded.header.from, "sampler-0");
+  EXPECT_EQ(decoded.header.port, 7U);
+  EXPECT_EQ(decoded.header.kind, MessageKind::kPortValue);
+  EXPECT_EQ(decoded.header.sizes, header.sizes);
+}
+
+TEST(WireHeader, NegativeTimesAndForeverRoundTrip) {
+  WireHeader header = sample_header();
+  header.tag = {-5, 0};
+  std::string frame = encode_header(header);
+  EXPECT_EQ(decode_header(frame.data(), frame.size()).header.tag, header.tag);
+  header.tag = kForever;
+  frame = encode_header(header);
+  EXPECT_EQ(decode_header(frame.data(), frame.size()).header.tag, kForever);
+}
+
+TEST(WireHeader, EveryTruncationOfAValidFrameIsRefused) {
+  const std::string frame = encode_header(sample_header());
+  for (std::size_t length = 0; length < frame.size(); ++length) {
+    EXPECT_NE(decode_header(frame.data(), length).error, DropReason::kNone) << length;
+  }
+}
+
+TEST(WireHeader, TrailingBytesAreRefused) {
+  std::string frame = encode_header(sample_header());
+  frame.push_back('\0');
+  EXPECT_EQ(decode_header(frame.data(), frame.size()).error, DropReason::kMalformedHeader);
+}
+
+TEST(WireHeader, OtherVersionIsRefusedAsBadVersion) {
+  WireHeader header = sample_header();
+  header.version = 2;
+  const std::string frame = encode_header(header);
+  EXPECT_EQ(decode_header(frame.data(), frame.size()).error, DropReason::kBadVersion);
+}
+
+TEST(WireHeader, FrameAboveTheHeaderCapIsRefusedBeforeParsing) {
+  const std::string frame(2048, 'x');
+  EXPECT_EQ(decode_header(frame.data(), frame.size()).error, DropReason::kHeaderTooLarge);
+}
+
+TEST(WireHeader, ClaimedHugeArrayIsRefusedWithoutAllocating) {
+  // A map whose "sizes" claims 2^32-1 entries in 20 bytes: must fail on the limit, not allocate.
+  const std::string frame = packed([](auto& p) {
+    p.pack_map(1);
+    p.pack_str(5);
+    p.pack_str_body("sizes", 5);
+    p.pack_array(0xFFFFFFFFU);
+  });
+  EXPECT_NE(decode_header(frame.data(), frame.size()).error, DropReason::kNone);
+}
+
+TEST(WireHeader, TooManyPayloadSizesAreRefused) {
+  WireHeader header = sample_header();
+  header.sizes.assign(17, 1);
+  const std::string frame = encode_header(header);
+  EXPECT_NE(decode_header(frame.data(), frame.size()).error, DropReason::kNone);
+}
+
+TEST(WireHeader, MissingDuplicatedOrUnknownFieldsAreRefused) {
+  const std::string missing = packed([](auto& p) {
+    p.pack_map(1);
+    p.pack_str(1);
+    p.pack_str_body("v", 1);
+    p.pack_uint32(1);
+  });
+  EXPECT_EQ(decode_header(missing.data(), missing.size()).error, DropReason::kMalformedHeader);
+  const std::string duplicated = packed([](auto& p) {
+    p.pack_map(2);
+    for (int i = 0; i < 2; ++i) {
+      p.pack_str(1);
+      p.pack_str_body("v", 1);
+      p.pack_uint32(1);
+    }
+  });
+  EXPECT_EQ(decode_header(duplicated.data(), duplicated.size()).error,
+            DropReason::kMalformedHeader);
+  const std::string not_a_map = packed([](auto& p) { p.pack_array(0); });
+  EXPECT_EQ(decode_header(not_a_map.data(), not_a_map.size()).error, DropReason::kMalformedHeader);
+}
+
+TEST(WireHeader, UnknownKindIsRefused) {
+  std::string frame = encode_header(sample_header());
+  // The kind is packed as a positive fixint right after the key "kind".
+  const std::size_t at = frame.find("kind") + 4;
+  ASSERT_LT(at, frame.size());
+  frame[at] = 9;
+  EXPECT_EQ(decode_header(frame.data(), frame.size()).error, DropReason::kUnknownKind);
+}
+
+TEST(WireTag, DelaysFollowTheConnectionRules) {
+  const WireTag tag{100, 2};
+  EXPECT_EQ(delayed(tag, std::nullopt), tag);
+  EXPECT_EQ(delayed(tag, 0), (WireTag{100, 3}));
+  EXPECT_EQ(delayed(tag, 50), (WireTag{150, 0}));
+  EXPECT_EQ(delayed(kForever, 50), kForever);
+  EXPECT_EQ(previous_tag(WireTag{100, 0}).time_ns, 99);
+  EXPECT_EQ(next_microstep(previous_tag(tag)), tag);
+}
+
+}  // namespace
+}  // namespace tagflow::transport

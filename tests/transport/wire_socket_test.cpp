@@ -1,0 +1,162 @@
+#include "transport/wire_socket.hpp"
+
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace tagflow::transport {
+namespace {
+
+struct Link {
+  zmq::context_t context;
+  zmq::socket_t receiver{context, zmq::socket_type::router};
+  zmq::socket_t sender{context, zmq::socket_type::dealer};
+
+  explicit Link(const std::string& transport, const std::string& sender_id = "a") {
+    configure_receiver(receiver, ValidationPolicy{});
+    receiver.bind(transport == "tcp" ? "tcp://127.0.0.1:*" : "inproc://wire-socket-test");
+    sender.set(zmq::sockopt::routing_id, sender_id);
+    sender.connect(receiver.get(zmq::sockopt::last_endpoint));
+  }
+};
+
+WireHeader header_at(std::int64_t time) {
+  WireHeader header;
+  header.from = "a";
+  header.port = 1;
+  header.tag = {time, 0};
+  return header;
+}
+
+TEST(WireSocket, PayloadFramesArriveIntactWithTheirHeader) {
+  Link link("tcp");
+  MessageValidator validator;
+  validator.allow_port("a", 1);
+  PeerDropCounters drops;
+  std::vector<std::uint8_t> big(100'000);
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<std::uint8_t>(i * 7);
+  const std::string small = "hello";
+  ASSERT_TRUE(send_wire_message(
+      link.sender, header_at(5),
+      {Payload::copy_of(big.data(), big.size()), Payload::copy_of(small.data(), small.size())}));
+  const ReceiveResult result = receive_wire_message(link.receiver, validator, drops);
+  ASSERT_TRUE(result.received);
+  ASSERT_EQ(result.error, DropReason::kNone);
+  EXPECT_EQ(result.message.peer, "a");
+  EXPECT_EQ(result.message.header.tag, (WireTag{5, 0}));
+  ASSERT_EQ(result.message.payloads.size(), 2U);
+  ASSERT_EQ(result.message.payloads[0].size(), big.size());
+  EXPECT_EQ(std::memcmp(result.message.payloads[0].data(), big.data(), big.size()), 0);
+  EXPECT_EQ(result.message.payloads[1].to_string(), "hello");
+  EXPECT_EQ(drops.total(), 0U);
+}
+
+TEST(WireSocket, InprocPayloadIsHandedOverWithoutCopying) {
+  Link link("inproc");
+  MessageValidator validator;
+  validator.allow_port("a", 1);
+  PeerDropCounters drops;
+  auto bytes = std::make_shared<std::vector<char>>(4096, 'x');
+  Payload payload{bytes, bytes->data(), bytes->size()};
+  ASSERT_TRUE(send_wire_message(link.sender, header_at(1), {payload}));
+  const ReceiveResult result = receive_wire_message(link.receiver, validator, drops);
+  ASSERT_EQ(result.error, DropReason::kNone);
+  ASSERT_EQ(result.message.payloads.size(), 1U);
+  EXPECT_EQ(result.message.payloads[0].data(), bytes->data());
+}
+
+TEST(WireSocket, MalformedSprayIsDroppedAndCountedWhileValidMessagesGetThrough) {
+  Link link("tcp");
+  zmq::socket_t spray(link.context, zmq::socket_type::dealer);
+  spray.set(zmq::sockopt::routing_id, "sprayer");
+  spray.connect(link.receiver.get(zmq::sockopt::last_endpoint));
+  MessageValidator validator(ValidationPolicy{HeaderLimits{}, 1 << 20});
+  validator.allow_port("a", 1);
+  validator.set_completed_tag({0, 0});
+  PeerDropCounters drops;
+
+  std::mt19937 random(42);
+  const std::string valid_header = encode_header(header_at(9));
+  constexpr int kGarbage = 300;
+  for (int i = 0; i < kGarbage; ++i) {
+    std::string junk(random() % 64, '\0');
+    for (char& c : junk) c = static_cast<char>(random());
+    switch (i % 5) {
+      case 0:
+        spray.send(zmq::buffer(junk), zmq::send_flags::none);
+        break;
+      case 1:  // a valid header that lies about its sizes
+        spray.send(zmq::buffer(valid_header), zmq::send_flags::sndmore);
+        spray.send(zmq::buffer(junk), zmq::send_flags::none);
+        break;
+      case 2: {  // a correct header from a spoofed sender
+        const std::string spoof = encode_header(header_at(9 + i));
+        spray.send(zmq::buffer(spoof), zmq::send_flags::none);
+        break;
+      }
+      case 3:  // a truncated header
+        spray.send(zmq::buffer(valid_header.substr(0, valid_header.size() / 2)),
+                   zmq::send_flags::none);
+        break;
+      default:  // too many frames
+        for (int f = 0; f < 40; ++f) spray.send(zmq::buffer(junk), zmq::send_flags::sndmore);
+        spray.send(zmq::buffer(junk), zmq::send_flags::none);
+    }
+    if (i % 30 == 0) {
+      const std::string value = std::to_string(i);
+      ASSERT_TRUE(send_wire_message(link.sender, header_at(100 + i),
+                                    {Payload::copy_of(value.data(), value.size())}));
+    }
+  }
+  int valid = 0;
+  int dropped = 0;
+  while (valid + dropped < kGarbage + kGarbage / 30) {
+    const ReceiveResult result = receive_wire_message(link.receiver, validator, drops);
+    ASSERT_TRUE(result.received);
+    if (result.error != DropReason::kNone) {
+      EXPECT_EQ(result.message.peer, "sprayer");
+      ++dropped;
+      continue;
+    }
+    EXPECT_EQ(result.message.peer, "a");
+    EXPECT_EQ(result.message.header.tag.time_ns, 100 + valid * 30);
+    EXPECT_EQ(result.message.payloads.at(0).to_string(), std::to_string(valid * 30));
+    ++valid;
+  }
+  EXPECT_EQ(valid, kGarbage / 30);
+  EXPECT_EQ(dropped, kGarbage);
+  EXPECT_EQ(drops.total("sprayer"), static_cast<std::uint64_t>(kGarbage));
+  EXPECT_EQ(drops.total("a"), 0U);
+}
+
+TEST(WireSocket, FrameAboveMaxMessageSizeDisconnectsTheSenderInsteadOfArriving) {
+  Link link("tcp");
+  ValidationPolicy small{HeaderLimits{}, 4096};
+  zmq::socket_t receiver(link.context, zmq::socket_type::router);
+  configure_receiver(receiver, small);
+  receiver.bind("tcp://127.0.0.1:*");
+  zmq::socket_t big_sender(link.context, zmq::socket_type::dealer);
+  big_sender.set(zmq::sockopt::routing_id, "big");
+  big_sender.connect(receiver.get(zmq::sockopt::last_endpoint));
+  zmq::socket_t good_sender(link.context, zmq::socket_type::dealer);
+  good_sender.set(zmq::sockopt::routing_id, "a");
+  good_sender.connect(receiver.get(zmq::sockopt::last_endpoint));
+  MessageValidator validator(small);
+  validator.allow_port("a", 1);
+  PeerDropCounters drops;
+  const std::string huge(1 << 20, 'h');
+  big_sender.send(zmq::buffer(huge), zmq::send_flags::none);
+  ASSERT_TRUE(send_wire_message(good_sender, header_at(3), {}));
+  const ReceiveResult result = receive_wire_message(receiver, validator, drops);
+  ASSERT_EQ(result.error, DropReason::kNone);
+  EXPECT_EQ(result.message.peer, "a");
+  receiver.set(zmq::sockopt::rcvtimeo, 200);
+  EXPECT_FALSE(receive_wire_message(receiver, validator, drops).received);
+}
+
+}  // namespace
+}  // namespace tagflow::transport

@@ -1,0 +1,60 @@
+// DropReason: why a received message was refused. Every value names one check of
+// transport/WIRE.md §3; the names are used as the `reason` label of the drop counters.
+#pragma once
+
+#include <cstdint>
+
+namespace tagflow::transport {
+
+enum class DropReason : std::uint8_t {
+  kNone = 0,
+  kNoFrames,
+  kHeaderTooLarge,
+  kMalformedHeader,
+  kBadVersion,
+  kUnknownKind,
+  kTooManyFrames,
+  kFrameCountMismatch,
+  kSizeMismatch,
+  kMessageTooLarge,
+  kUnknownPeer,
+  kUnknownPort,
+  kTagInPast,
+};
+
+inline constexpr int kDropReasonCount = 13;
+
+/// A short snake_case name, stable, for logs and metric labels.
+inline const char* drop_reason_name(DropReason reason) {
+  switch (reason) {
+    case DropReason::kNone:
+      return "none";
+    case DropReason::kNoFrames:
+      return "no_frames";
+    case DropReason::kHeaderTooLarge:
+      return "header_too_large";
+    case DropReason::kMalformedHeader:
+      return "malformed_header";
+    case DropReason::kBadVersion:
+      return "bad_version";
+    case DropReason::kUnknownKind:
+      return "unknown_kind";
+    case DropReason::kTooManyFrames:
+      return "too_many_frames";
+    case DropReason::kFrameCountMismatch:
+      return "frame_count_mismatch";
+    case DropReason::kSizeMismatch:
+      return "size_mismatch";
+    case DropReason::kMessageTooLarge:
+      return "message_too_large";
+    case DropReason::kUnknownPeer:
+      return "unknown_peer";
+    case DropReason::kUnknownPort:
+      return "unknown_port";
+    case DropReason::kTagInPast:
+      return "tag_in_past";
+  }
+  return "unknown";
+}
+
+}  // namespace tagflow::transport

@@ -1,0 +1,53 @@
+// MessageValidator: the receiving side's checks on a decoded data message (WIRE.md §3).
+//
+// It knows which peers may send which ports, the per-message byte cap, and the receiver's
+// completed tag (a message at or before it would be in the past). validate() never throws and
+// never touches payload bytes, only their sizes. Not thread-safe: configure it, then use it from
+// the one thread that receives (set_completed_tag included).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "transport/drop_reason.hpp"
+#include "transport/wire_header.hpp"
+#include "transport/wire_tag.hpp"
+
+namespace tagflow::transport {
+
+struct ValidationPolicy {
+  HeaderLimits header_limits;
+  /// Sum of payload frame sizes allowed in one message; also set as ZMQ_MAXMSGSIZE on the
+  /// receiving socket so ZeroMQ itself refuses any larger frame before allocating it.
+  std::size_t max_message_bytes = std::size_t{64} << 20;
+};
+
+class MessageValidator {
+ public:
+  explicit MessageValidator(ValidationPolicy policy = {});
+
+  const ValidationPolicy& policy() const { return policy_; }
+
+  /// Accepts messages from federate `from` on `port`.
+  void allow_port(const std::string& from, std::uint32_t port);
+  /// Messages with a tag at or before `tag` are refused as kTagInPast. Tags only move forward:
+  /// an earlier tag than the current one is ignored.
+  void set_completed_tag(const WireTag& tag);
+  const WireTag& completed_tag() const { return completed_; }
+
+  /// Checks `header` (already decoded) against the policy and the sizes of the payload frames
+  /// that followed it. `peer` is the sender as the socket identified it.
+  [[nodiscard]] DropReason validate(const std::string& peer, const WireHeader& header,
+                                    const std::vector<std::size_t>& frame_sizes) const;
+
+ private:
+  ValidationPolicy policy_;
+  std::map<std::string, std::set<std::uint32_t>> ports_;
+  WireTag completed_ = kNever;
+};
+
+}  // namespace tagflow::transport

@@ -1,0 +1,58 @@
+#include "transport/peer_drop_counters.hpp"
+
+#include <spdlog/spdlog.h>
+
+namespace tagflow::transport {
+namespace {
+
+/// Printable form of a peer identity that may hold any bytes.
+std::string printable(const std::string& peer) {
+  std::string out;
+  for (char c : peer) {
+    out += (c >= 0x20 && c < 0x7f) ? c : '?';
+    if (out.size() >= 64) break;
+  }
+  return out.empty() ? "(anonymous)" : out;
+}
+
+}  // namespace
+
+void PeerDropCounters::record(const std::string& peer, DropReason reason) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  std::string key = printable(peer);
+  if (counts_.count(key) == 0 && counts_.size() >= kMaxPeers) key = "(other)";
+  auto [it, inserted] = counts_.try_emplace(key, Counts{});
+  ++it->second[static_cast<std::size_t>(reason)];
+  if (inserted) {
+    spdlog::warn(
+        "transport: dropped a message from peer '{}': {} (further drops from this peer "
+        "are counted, not logged)",
+        key, drop_reason_name(reason));
+  }
+}
+
+std::uint64_t PeerDropCounters::count(const std::string& peer, DropReason reason) const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = counts_.find(printable(peer));
+  return it == counts_.end() ? 0 : it->second[static_cast<std::size_t>(reason)];
+}
+
+std::uint64_t PeerDropCounters::total(const std::string& peer) const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = counts_.find(printable(peer));
+  if (it == counts_.end()) return 0;
+  std::uint64_t sum = 0;
+  for (std::uint64_t n : it->second) sum += n;
+  return sum;
+}
+
+std::uint64_t PeerDropCounters::total() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  std::uint64_t sum = 0;
+  for (const auto& entry : counts_) {
+    for (std::uint64_t n : entry.second) sum += n;
+  }
+  return sum;
+}
+
+}  // namespace tagflow::transport

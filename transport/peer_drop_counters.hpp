@@ -1,0 +1,38 @@
+// PeerDropCounters: how many received messages were dropped, per peer and per reason.
+//
+// The first drop from a peer is logged (spdlog warning naming the peer and the reason); later
+// ones are only counted, so a peer spraying garbage cannot flood the log. At most kMaxPeers
+// distinct peers are tracked by name; further ones share the "(other)" entry, so memory stays
+// bounded whatever identities a peer invents. Thread-safe: one internal mutex guards the table
+// (drops are rare, so the lock is off the normal receive path).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "transport/drop_reason.hpp"
+
+namespace tagflow::transport {
+
+class PeerDropCounters {
+ public:
+  static constexpr std::size_t kMaxPeers = 256;
+
+  /// Counts one dropped message from `peer`; logs it when it is that peer's first drop.
+  void record(const std::string& peer, DropReason reason);
+
+  [[nodiscard]] std::uint64_t count(const std::string& peer, DropReason reason) const;
+  [[nodiscard]] std::uint64_t total(const std::string& peer) const;
+  [[nodiscard]] std::uint64_t total() const;
+
+ private:
+  using Counts = std::array<std::uint64_t, kDropReasonCount>;
+  mutable std::mutex mutex_;
+  std::map<std::string, Counts> counts_;  // guarded by mutex_
+};
+
+}  // namespace tagflow::transport

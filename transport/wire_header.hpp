@@ -1,0 +1,57 @@
+// WireHeader: the first frame of every data message between federates (transport/WIRE.md).
+//
+// encode_header packs a header as a MessagePack map; decode_header parses untrusted bytes. The
+// decoder never throws and never allocates on a size the peer merely claims: the frame is refused
+// above HeaderLimits::max_header_bytes before parsing, MessagePack's own unpack limits bound every
+// array, map and string, and the payload sizes are checked against the caps later, by
+// MessageValidator, before any payload is touched.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "transport/drop_reason.hpp"
+#include "transport/wire_tag.hpp"
+
+namespace tagflow::transport {
+
+inline constexpr std::uint32_t kWireVersion = 1;
+
+/// What a data message carries. Values are part of the wire format: never renumber.
+enum class MessageKind : std::uint8_t {
+  kPortValue = 1,   ///< a value written to an output port, delivered at `tag`
+  kPortAbsent = 2,  ///< the port has no value at `tag` (no payload frames)
+};
+
+struct WireHeader {
+  std::uint32_t version = kWireVersion;
+  WireTag tag;
+  std::string from;  ///< sending federate id
+  std::uint32_t port = 0;
+  MessageKind kind = MessageKind::kPortValue;
+  std::vector<std::uint64_t> sizes;  ///< byte size of each payload frame, in order
+};
+
+struct HeaderLimits {
+  std::size_t max_header_bytes = 1024;
+  std::size_t max_payload_frames = 16;
+  std::size_t max_federate_id_chars = 64;
+};
+
+/// Packs `header` into its MessagePack frame.
+[[nodiscard]] std::string encode_header(const WireHeader& header);
+
+struct DecodedHeader {
+  DropReason error = DropReason::kNone;  ///< kNone when `header` is valid
+  WireHeader header;
+};
+
+/// Parses one header frame. Returns an error (kHeaderTooLarge, kMalformedHeader,
+/// kBadVersion, ...) for anything that is not a well-formed header of a known version.
+[[nodiscard]] DecodedHeader decode_header(const void* data, std::size_t size,
+                                          const HeaderLimits& limits = {});
+
+}  // namespace tagflow::transport

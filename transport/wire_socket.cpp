@@ -1,0 +1,109 @@
+#include "transport/wire_socket.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+namespace tagflow::transport {
+namespace {
+
+/// Called by ZeroMQ (possibly on its I/O thread) when it no longer needs a payload's bytes.
+void release_payload(void* /*data*/, void* hint) {
+  delete static_cast<std::shared_ptr<const void>*>(
+      hint);  // NOLINT(cppcoreguidelines-owning-memory)
+}
+
+/// Reads and discards the remaining frames of a multipart message.
+void drain(zmq::socket_t& socket) {
+  zmq::message_t frame;
+  while (socket.get(zmq::sockopt::rcvmore) != 0) {
+    if (!socket.recv(frame, zmq::recv_flags::none)) return;
+  }
+}
+
+}  // namespace
+
+Payload Payload::copy_of(const void* bytes, std::size_t size) {
+  auto buffer = std::shared_ptr<char[]>(new char[size == 0 ? 1 : size]);
+  if (size > 0) std::memcpy(buffer.get(), bytes, size);
+  Payload payload;
+  payload.data = buffer.get();
+  payload.size = size;
+  payload.owner = std::shared_ptr<const void>(buffer, buffer.get());
+  return payload;
+}
+
+bool send_wire_message(zmq::socket_t& socket, WireHeader header,
+                       const std::vector<Payload>& payloads, zmq::send_flags flags) {
+  header.sizes.clear();
+  for (const Payload& payload : payloads) header.sizes.push_back(payload.size);
+  const std::string encoded = encode_header(header);
+  const zmq::send_flags more = flags | zmq::send_flags::sndmore;
+  if (!socket.send(zmq::buffer(encoded), payloads.empty() ? flags : more)) return false;
+  // Once the first frame is queued the remaining frames of the message are accepted at once
+  // (ZeroMQ queues multipart messages atomically), so only the first send can report EAGAIN.
+  for (std::size_t i = 0; i < payloads.size(); ++i) {
+    const Payload& payload = payloads[i];
+    auto* keep_alive = new std::shared_ptr<const void>(payload.owner);  // freed by release_payload
+    zmq::message_t frame(const_cast<void*>(payload.data), payload.size, release_payload,
+                         keep_alive);
+    socket.send(frame, i + 1 == payloads.size() ? zmq::send_flags::none : zmq::send_flags::sndmore);
+  }
+  return true;
+}
+
+void configure_receiver(zmq::socket_t& socket, const ValidationPolicy& policy) {
+  const std::size_t biggest_frame =
+      std::max(policy.max_message_bytes, policy.header_limits.max_header_bytes);
+  socket.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(biggest_frame));
+}
+
+ReceiveResult receive_wire_message(zmq::socket_t& router, const MessageValidator& validator,
+                                   PeerDropCounters& drops, zmq::recv_flags flags) {
+  ReceiveResult result;
+  zmq::message_t identity;
+  if (!router.recv(identity, flags)) return result;
+  result.received = true;
+  result.message.peer = identity.to_string();
+  const ValidationPolicy& policy = validator.policy();
+
+  if (router.get(zmq::sockopt::rcvmore) == 0) {
+    result.error = DropReason::kNoFrames;
+    drops.record(result.message.peer, result.error);
+    return result;
+  }
+  zmq::message_t header_frame;
+  (void)router.recv(header_frame, zmq::recv_flags::none);
+  DecodedHeader decoded =
+      decode_header(header_frame.data(), header_frame.size(), policy.header_limits);
+  if (decoded.error != DropReason::kNone) {
+    drain(router);
+    result.error = decoded.error;
+    drops.record(result.message.peer, result.error);
+    return result;
+  }
+  std::vector<std::size_t> sizes;
+  while (router.get(zmq::sockopt::rcvmore) != 0) {
+    if (result.message.payloads.size() >= policy.header_limits.max_payload_frames) {
+      drain(router);
+      result.error = DropReason::kTooManyFrames;
+      drops.record(result.message.peer, result.error);
+      result.message.payloads.clear();
+      return result;
+    }
+    zmq::message_t frame;
+    (void)router.recv(frame, zmq::recv_flags::none);
+    sizes.push_back(frame.size());
+    result.message.payloads.push_back(std::move(frame));
+  }
+  result.error = validator.validate(result.message.peer, decoded.header, sizes);
+  if (result.error != DropReason::kNone) {
+    drops.record(result.message.peer, result.error);
+    result.message.payloads.clear();
+    return result;
+  }
+  result.message.header = std::move(decoded.header);
+  return result;
+}
+
+}  // namespace tagflow::transport

@@ -1,0 +1,64 @@
+// Sending and receiving data messages over ZeroMQ (WIRE.md §1–§3).
+//
+// A data message is multipart: [header][payload 0]...[payload n-1]. send_wire_message hands each
+// payload to ZeroMQ without copying it (zmq_msg_init_data): the Payload's owner is kept alive
+// until ZeroMQ has finished with the bytes, on whichever I/O thread that happens. Receivers use a
+// ROUTER socket; senders a DEALER whose routing id is their federate id (the peer name used for
+// drop counting). receive_wire_message reads one whole multipart message, decodes and validates
+// it, and returns either the message or the reason it was dropped (already counted); it never
+// throws on bad bytes. Sockets are not thread-safe: call these from the socket's own thread.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "transport/message_validator.hpp"
+#include "transport/peer_drop_counters.hpp"
+#include "transport/wire_header.hpp"
+
+namespace tagflow::transport {
+
+/// Immutable bytes with shared ownership; `owner` keeps `data` alive.
+struct Payload {
+  std::shared_ptr<const void> owner;
+  const void* data = nullptr;
+  std::size_t size = 0;
+
+  /// A payload that owns a copy of `bytes` (for small values and tests).
+  static Payload copy_of(const void* bytes, std::size_t size);
+};
+
+/// Sends header + payloads as one multipart message; header.sizes is filled from `payloads`.
+/// Returns false when the socket would block (with zmq::send_flags::dontwait) and nothing was
+/// sent. Throws zmq::error_t on socket errors.
+bool send_wire_message(zmq::socket_t& socket, WireHeader header,
+                       const std::vector<Payload>& payloads,
+                       zmq::send_flags flags = zmq::send_flags::none);
+
+/// Sets the options a receiving socket needs: ZMQ_MAXMSGSIZE from the policy, so ZeroMQ drops
+/// the connection of a peer that sends a larger frame instead of allocating for it.
+void configure_receiver(zmq::socket_t& socket, const ValidationPolicy& policy);
+
+struct ReceivedMessage {
+  std::string peer;  ///< the sender's routing id
+  WireHeader header;
+  std::vector<zmq::message_t> payloads;
+};
+
+struct ReceiveResult {
+  bool received = false;  ///< false: nothing was waiting (dontwait) or the call was interrupted
+  DropReason error = DropReason::kNone;
+  ReceivedMessage message;  ///< valid when received && error == kNone
+};
+
+/// Receives one message from a ROUTER socket (identity frame first), validates it and counts a
+/// drop in `drops` when it fails.
+ReceiveResult receive_wire_message(zmq::socket_t& router, const MessageValidator& validator,
+                                   PeerDropCounters& drops,
+                                   zmq::recv_flags flags = zmq::recv_flags::none);
+
+}  // namespace tagflow::transport

@@ -1,0 +1,51 @@
+// ZapAuthenticator: the ZAP handler that admits only allow-listed CURVE client keys.
+//
+// Without a ZAP handler, a CURVE server admits any client that knows the server's public key.
+// This object binds inproc://zeromq.zap.01 in the given context and answers every CURVE
+// handshake of that context's sockets: 200 for a client public key in the allow-list, 400
+// otherwise (logged once per refused key, and counted). Non-CURVE mechanisms are refused too.
+// Construct it before any CURVE server socket of the context accepts a connection and destroy it
+// before the context. Only one may exist per context (the endpoint is fixed by ZeroMQ).
+// Thread-safety: it runs its own thread; refused_count() may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <thread>
+
+#include <zmq.hpp>
+
+namespace tagflow::transport {
+
+class ZapAuthenticator {
+ public:
+  /// `allowed_public_keys` are Z85 client public keys.
+  ZapAuthenticator(zmq::context_t& context, std::set<std::string> allowed_public_keys);
+  ~ZapAuthenticator();
+  ZapAuthenticator(const ZapAuthenticator&) = delete;
+  ZapAuthenticator& operator=(const ZapAuthenticator&) = delete;
+
+  [[nodiscard]] std::uint64_t refused_count() const {
+    return refused_.load(std::memory_order_relaxed);
+  }
+  [[nodiscard]] std::uint64_t accepted_count() const {
+    return accepted_.load(std::memory_order_relaxed);
+  }
+
+ private:
+  void run();
+  void answer(zmq::socket_t& handler);
+
+  zmq::context_t& context_;
+  const std::set<std::string> allowed_;
+  zmq::socket_t handler_;  // REP on the ZAP endpoint; used only by thread_ after construction
+  std::string stop_endpoint_;
+  std::set<std::string> logged_;            // keys already reported; used only by thread_
+  std::atomic<std::uint64_t> refused_{0};   // relaxed: a statistic
+  std::atomic<std::uint64_t> accepted_{0};  // relaxed: a statistic
+  std::thread thread_;
+};
+
+}  // namespace tagflow::transport
