@@ -8,6 +8,11 @@ const std::vector<BenchEntry>& benchmarks() {
   static const std::vector<BenchEntry> entries = {
       {"codec", "MessagePack: tensors as one binary blob vs as arrays of floats", run_codec_bench,
        false},
+      {"learner",
+       "LibTorch DQN: updates/s (CartPole net, 1350-64-2 MARL policy), inference latency", nullptr,
+       true},
+      {"reactors", "Reactor runtime vs CAF 0.17 actors: ping-pong, broadcast + gather (int, 10 MB)",
+       run_reactors_bench, false},
   };
   return entries;
 }

@@ -125,7 +125,8 @@ bool Scheduler::publish_next_work() {
         if (count == 0) continue;
         next_level_ = level + 1;
         completed_.store(0, std::memory_order_relaxed);
-        publish_state(++phase_, level, true);
+        // The publishing worker claims work itself next; wake the others only if there is more.
+        publish_state(++phase_, level, count > 1);
         return true;
       }
       // No level left: park the workers on an idle state before the level queues are reused.
