@@ -1,0 +1,163 @@
+// The federation door: a tag-advance barrier released by grants from another thread, NET and
+// LTC hooks, values injected at a tag, and stop requests routed to the federation.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "reactors/reactors.hpp"
+
+namespace tagflow::reactors {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr std::int64_t kMs = 1000000;
+
+class Federate : public Reactor {
+ public:
+  Timer tick{"tick", this, milliseconds(0), milliseconds(1)};
+  PhysicalAction<int> network{"network", this};
+  std::vector<Tag> ticks;
+  std::vector<std::pair<Tag, int>> received;
+  Federate(std::string name, Environment& env) : Reactor(std::move(name), env) {
+    reaction("tick").triggers(tick).body([this] { ticks.push_back(tag()); });
+    reaction("receive").triggers(network).body(
+        [this] { received.emplace_back(tag(), network.get()); });
+  }
+};
+
+// What the hooks saw, readable from the test thread.
+struct Observed {
+  std::atomic<std::int64_t> net_time{-1};
+  std::atomic<std::int64_t> completed_time{-1};
+  std::atomic<int> completed_count{0};
+};
+
+FederationHooks observing(Observed& observed) {
+  FederationHooks hooks;
+  hooks.next_event_tag = [&observed](Tag next) {
+    observed.net_time.store(next.is_forever() ? -2 : next.time_ns());
+  };
+  hooks.tag_complete = [&observed](Tag done) {
+    observed.completed_time.store(done.time_ns());
+    observed.completed_count.fetch_add(1);
+  };
+  return hooks;
+}
+
+void wait_until(const std::atomic<std::int64_t>& value, std::int64_t expected) {
+  while (value.load() != expected) std::this_thread::yield();
+}
+
+class FederationWorkers : public ::testing::TestWithParam<unsigned> {};
+
+TEST_P(FederationWorkers, BarrierHoldsTagsAboveTheGrantUntilAnotherThreadGrants) {
+  EnvironmentConfig config;
+  config.workers = GetParam();
+  config.start_time_ns = 0;
+  config.timeout = milliseconds(5);
+  Environment env(config);
+  auto& federate = env.add<Federate>("federate");
+  Observed observed;
+  env.enable_tag_barrier();
+  env.set_federation_hooks(observing(observed));
+  std::thread coordinator([&] {
+    for (std::int64_t t = 0; t <= 5; ++t) {
+      wait_until(observed.net_time, t * kMs);  // NET(t): it wants t and is held there
+      EXPECT_EQ(observed.completed_time.load(), t == 0 ? -1 : (t - 1) * kMs)
+          << "a tag above the grant was processed";
+      env.grant(Tag(t * kMs, 0));                    // TAG(t)
+      wait_until(observed.completed_time, t * kMs);  // LTC(t)
+    }
+  });
+  env.run();
+  coordinator.join();
+  EXPECT_EQ(federate.ticks.size(), 6U);
+  EXPECT_EQ(observed.completed_count.load(), 6);
+}
+
+TEST_P(FederationWorkers, InjectedValueBelowTheGrantIsProcessedAtItsTag) {
+  EnvironmentConfig config;
+  config.workers = GetParam();
+  config.start_time_ns = 0;
+  config.timeout = milliseconds(3);
+  Environment env(config);
+  auto& federate = env.add<Federate>("federate");
+  Observed observed;
+  env.enable_tag_barrier(Tag(1 * kMs, 0));
+  env.set_federation_hooks(observing(observed));
+  std::thread network([&] {
+    wait_until(observed.net_time, 2 * kMs);  // held at 2 ms by the grant
+    // A message at (1 ms, 5): below the held tag, above the last completed one.
+    EXPECT_TRUE(federate.network.schedule_at(Tag(1 * kMs, 5), 99));
+    wait_until(observed.completed_time, 1 * kMs);
+    env.grant(Tag(3 * kMs, 0).predecessor());  // PTAG(3 ms): everything below 3 ms
+    wait_until(observed.net_time, 3 * kMs);
+    EXPECT_EQ(observed.completed_time.load(), 2 * kMs);
+    env.grant(Tag(3 * kMs, 0));
+  });
+  env.run();
+  network.join();
+  ASSERT_EQ(federate.received.size(), 1U);
+  EXPECT_EQ(federate.received[0], std::make_pair(Tag(1 * kMs, 5), 99));
+  EXPECT_EQ(federate.ticks.size(), 4U);
+  EXPECT_EQ(env.late_events(), 0U);
+}
+
+INSTANTIATE_TEST_SUITE_P(Workers, FederationWorkers, ::testing::Values(1U, 2U));
+
+TEST(Federation, StopRequestIsProposedToTheFederationWhichDecidesTheStopTag) {
+  class Stopper : public Reactor {
+   public:
+    Timer tick{"tick", this, milliseconds(0), milliseconds(1)};
+    std::vector<Tag> ticks;
+    Tag shutdown_tag;
+    Stopper(std::string name, Environment& env) : Reactor(std::move(name), env) {
+      reaction("tick").triggers(tick).body([this] {
+        ticks.push_back(tag());
+        if (ticks.size() == 2) request_stop();
+      });
+      reaction("end").triggers(shutdown()).body([this] { shutdown_tag = tag(); });
+    }
+  };
+  EnvironmentConfig config;
+  config.start_time_ns = 0;
+  Environment env(config);
+  auto& stopper = env.add<Stopper>("stopper");
+  std::vector<Tag> proposed;
+  FederationHooks hooks;
+  hooks.stop_requested = [&](Tag tag) {
+    proposed.push_back(tag);
+    env.stop_at(Tag(3 * kMs, 0));  // the coordinator grants a later stop tag
+  };
+  env.set_federation_hooks(hooks);
+  env.run();
+  ASSERT_EQ(proposed.size(), 1U);
+  EXPECT_EQ(proposed[0], Tag(1 * kMs, 1));
+  EXPECT_EQ(stopper.shutdown_tag, Tag(3 * kMs, 0));
+  EXPECT_EQ(stopper.ticks.size(), 4U);
+}
+
+TEST(Federation, EveryProcessedTagIsAnnouncedThenCompletedInOrder) {
+  EnvironmentConfig config;
+  config.start_time_ns = 0;
+  config.timeout = milliseconds(3);
+  config.workers = 2;
+  Environment env(config);
+  env.add<Federate>("federate");
+  std::vector<Tag> nets;
+  std::vector<Tag> ltcs;
+  FederationHooks hooks;
+  hooks.next_event_tag = [&](Tag tag) { nets.push_back(tag); };
+  hooks.tag_complete = [&](Tag tag) { ltcs.push_back(tag); };
+  env.set_federation_hooks(hooks);
+  env.run();
+  const std::vector<Tag> expected{Tag(0, 0), Tag(1 * kMs, 0), Tag(2 * kMs, 0), Tag(3 * kMs, 0)};
+  EXPECT_EQ(nets, expected);
+  EXPECT_EQ(ltcs, expected);
+}
+
+}  // namespace
+}  // namespace tagflow::reactors
