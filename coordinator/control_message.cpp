@@ -1,0 +1,284 @@
+#include "coordinator/control_message.hpp"
+
+#include <exception>
+
+#include <msgpack.hpp>
+
+namespace tagflow::coordinator {
+namespace {
+
+using Packer = msgpack::packer<msgpack::sbuffer>;
+
+void pack_string(Packer& packer, const std::string& text) {
+  packer.pack_str(static_cast<std::uint32_t>(text.size()));
+  packer.pack_str_body(text.data(), static_cast<std::uint32_t>(text.size()));
+}
+
+void pack_tag(Packer& packer, const WireTag& tag) {
+  packer.pack_array(2);
+  packer.pack_int64(tag.time_ns);
+  packer.pack_uint32(tag.microstep);
+}
+
+bool read_string(const msgpack::object& object, std::string& out) {
+  if (object.type != msgpack::type::STR) return false;
+  out.assign(object.via.str.ptr, object.via.str.size);
+  return true;
+}
+
+bool read_u64(const msgpack::object& object, std::uint64_t& out) {
+  if (object.type != msgpack::type::POSITIVE_INTEGER) return false;
+  out = object.via.u64;
+  return true;
+}
+
+bool read_i64(const msgpack::object& object, std::int64_t& out) {
+  if (object.type == msgpack::type::NEGATIVE_INTEGER) {
+    out = object.via.i64;
+    return true;
+  }
+  if (object.type != msgpack::type::POSITIVE_INTEGER || object.via.u64 > INT64_MAX) return false;
+  out = static_cast<std::int64_t>(object.via.u64);
+  return true;
+}
+
+bool read_tag(const msgpack::object& object, WireTag& out) {
+  if (object.type != msgpack::type::ARRAY || object.via.array.size != 2) return false;
+  std::uint64_t microstep = 0;
+  if (!read_i64(object.via.array.ptr[0], out.time_ns)) return false;
+  if (!read_u64(object.via.array.ptr[1], microstep) || microstep > UINT32_MAX) return false;
+  out.microstep = static_cast<std::uint32_t>(microstep);
+  return true;
+}
+
+/// Reads an array of 2-element arrays [string, second] with `read_second`.
+template <class Second, class Read>
+bool read_pairs(const msgpack::object& object, std::vector<std::pair<std::string, Second>>& out,
+                Read read_second) {
+  if (object.type != msgpack::type::ARRAY) return false;
+  for (std::uint32_t i = 0; i < object.via.array.size; ++i) {
+    const msgpack::object& item = object.via.array.ptr[i];
+    if (item.type != msgpack::type::ARRAY || item.via.array.size != 2) return false;
+    std::pair<std::string, Second> pair;
+    if (!read_string(item.via.array.ptr[0], pair.first)) return false;
+    if (!read_second(item.via.array.ptr[1], pair.second)) return false;
+    out.push_back(std::move(pair));
+  }
+  return true;
+}
+
+bool read_delay(const msgpack::object& object, ConnectionDelay& out) {
+  if (object.type == msgpack::type::NIL) {
+    out = std::nullopt;
+    return true;
+  }
+  std::int64_t delay = 0;
+  if (!read_i64(object, delay) || delay < 0) return false;
+  out = delay;
+  return true;
+}
+
+bool read_join(const msgpack::object* field, std::uint32_t count, ControlMessage& m) {
+  std::uint64_t version = 0;
+  if (count != 6 || !read_u64(field[1], version) || !read_string(field[2], m.federate)) {
+    return false;
+  }
+  m.version = static_cast<std::uint32_t>(version);
+  std::vector<std::pair<std::string, ConnectionDelay>> upstreams;
+  if (!read_pairs(field[3], upstreams, read_delay)) return false;
+  for (auto& [id, delay] : upstreams) m.upstreams.push_back({id, delay});
+  if (field[4].type != msgpack::type::ARRAY) return false;
+  for (std::uint32_t i = 0; i < field[4].via.array.size; ++i) {
+    std::string id;
+    if (!read_string(field[4].via.array.ptr[i], id)) return false;
+    m.downstreams.push_back(std::move(id));
+  }
+  std::string endpoint;
+  if (!read_string(field[5], endpoint)) return false;
+  m.endpoints.emplace_back(m.federate, std::move(endpoint));
+  return true;
+}
+
+bool read_fields(const msgpack::object* field, std::uint32_t count, ControlMessage& m) {
+  switch (m.type) {
+    case ControlType::kJoin:
+      return read_join(field, count, m);
+    case ControlType::kRefused:
+      return count == 2 && read_string(field[1], m.text);
+    case ControlType::kStart:
+      return count == 3 && read_tag(field[1], m.tag) &&
+             read_pairs(field[2], m.endpoints, read_string);
+    case ControlType::kNextEvent:
+    case ControlType::kCompleted:
+    case ControlType::kStopRequest:
+    case ControlType::kStopReply:
+    case ControlType::kStopGranted:
+      return count == 2 && read_tag(field[1], m.tag);
+    case ControlType::kGrant:
+    case ControlType::kProvisional:
+      return count == 3 && read_tag(field[1], m.tag) && read_pairs(field[2], m.counts, read_u64);
+    case ControlType::kInTransit:
+      return count == 3 && read_string(field[1], m.federate) && read_tag(field[2], m.tag);
+    case ControlType::kResign:
+    case ControlType::kHeartbeat:
+    case ControlType::kFinished:
+      return count == 1;
+    case ControlType::kFailed:
+      return count == 3 && read_string(field[1], m.federate) && read_string(field[2], m.text);
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string encode_control(const ControlMessage& m) {
+  msgpack::sbuffer buffer(64);
+  Packer packer(buffer);
+  const auto type = static_cast<std::uint8_t>(m.type);
+  switch (m.type) {
+    case ControlType::kJoin:
+      packer.pack_array(6);
+      packer.pack_uint8(type);
+      packer.pack_uint32(m.version);
+      pack_string(packer, m.federate);
+      packer.pack_array(static_cast<std::uint32_t>(m.upstreams.size()));
+      for (const UpstreamLink& link : m.upstreams) {
+        packer.pack_array(2);
+        pack_string(packer, link.federate);
+        if (link.delay.has_value()) {
+          packer.pack_int64(*link.delay);
+        } else {
+          packer.pack_nil();
+        }
+      }
+      packer.pack_array(static_cast<std::uint32_t>(m.downstreams.size()));
+      for (const std::string& id : m.downstreams) pack_string(packer, id);
+      pack_string(packer, m.endpoints.empty() ? std::string() : m.endpoints.front().second);
+      break;
+    case ControlType::kRefused:
+      packer.pack_array(2);
+      packer.pack_uint8(type);
+      pack_string(packer, m.text);
+      break;
+    case ControlType::kStart:
+      packer.pack_array(3);
+      packer.pack_uint8(type);
+      pack_tag(packer, m.tag);
+      packer.pack_array(static_cast<std::uint32_t>(m.endpoints.size()));
+      for (const auto& [id, endpoint] : m.endpoints) {
+        packer.pack_array(2);
+        pack_string(packer, id);
+        pack_string(packer, endpoint);
+      }
+      break;
+    case ControlType::kNextEvent:
+    case ControlType::kCompleted:
+    case ControlType::kStopRequest:
+    case ControlType::kStopReply:
+    case ControlType::kStopGranted:
+      packer.pack_array(2);
+      packer.pack_uint8(type);
+      pack_tag(packer, m.tag);
+      break;
+    case ControlType::kGrant:
+    case ControlType::kProvisional:
+      packer.pack_array(3);
+      packer.pack_uint8(type);
+      pack_tag(packer, m.tag);
+      packer.pack_array(static_cast<std::uint32_t>(m.counts.size()));
+      for (const auto& [id, count] : m.counts) {
+        packer.pack_array(2);
+        pack_string(packer, id);
+        packer.pack_uint64(count);
+      }
+      break;
+    case ControlType::kInTransit:
+      packer.pack_array(3);
+      packer.pack_uint8(type);
+      pack_string(packer, m.federate);
+      pack_tag(packer, m.tag);
+      break;
+    case ControlType::kResign:
+    case ControlType::kHeartbeat:
+    case ControlType::kFinished:
+      packer.pack_array(1);
+      packer.pack_uint8(type);
+      break;
+    case ControlType::kFailed:
+      packer.pack_array(3);
+      packer.pack_uint8(type);
+      pack_string(packer, m.federate);
+      pack_string(packer, m.text);
+      break;
+  }
+  return std::string(buffer.data(), buffer.size());
+}
+
+std::optional<ControlMessage> decode_control(const void* data, std::size_t size,
+                                             const ControlLimits& limits) {
+  if (data == nullptr || size == 0 || size > limits.max_frame_bytes) return std::nullopt;
+  const msgpack::unpack_limit unpack_limits(limits.max_federates, 0, limits.max_string_chars, 0, 0,
+                                            4);
+  try {
+    std::size_t offset = 0;
+    const msgpack::object_handle handle = msgpack::unpack(static_cast<const char*>(data), size,
+                                                          offset, nullptr, nullptr, unpack_limits);
+    const msgpack::object& root = handle.get();
+    if (offset != size || root.type != msgpack::type::ARRAY || root.via.array.size == 0) {
+      return std::nullopt;
+    }
+    std::uint64_t type = 0;
+    if (!read_u64(root.via.array.ptr[0], type) || type < 1 || type > 15) return std::nullopt;
+    ControlMessage message;
+    message.type = static_cast<ControlType>(type);
+    if (!read_fields(root.via.array.ptr, root.via.array.size, message)) return std::nullopt;
+    return message;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+const char* control_type_name(ControlType type) {
+  switch (type) {
+    case ControlType::kJoin:
+      return "JOIN";
+    case ControlType::kRefused:
+      return "REFUSED";
+    case ControlType::kStart:
+      return "START";
+    case ControlType::kNextEvent:
+      return "NET";
+    case ControlType::kCompleted:
+      return "LTC";
+    case ControlType::kGrant:
+      return "TAG";
+    case ControlType::kProvisional:
+      return "PTAG";
+    case ControlType::kInTransit:
+      return "IN_TRANSIT";
+    case ControlType::kStopRequest:
+      return "STOP_REQUEST";
+    case ControlType::kStopReply:
+      return "STOP_REPLY";
+    case ControlType::kStopGranted:
+      return "STOP_GRANTED";
+    case ControlType::kResign:
+      return "RESIGN";
+    case ControlType::kHeartbeat:
+      return "HEARTBEAT";
+    case ControlType::kFailed:
+      return "FAILED";
+    case ControlType::kFinished:
+      return "FINISHED";
+  }
+  return "?";
+}
+
+ControlMessage make_tag_message(ControlType type, const WireTag& tag) {
+  ControlMessage message;
+  message.type = type;
+  message.tag = tag;
+  return message;
+}
+
+}  // namespace tagflow::coordinator

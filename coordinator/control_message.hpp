@@ -1,0 +1,83 @@
+// ControlMessage: one message of the coordinator protocol (coordinator/PROTOCOL.md).
+//
+// Every control message is a single ZeroMQ frame holding a MessagePack array whose first element
+// is the ControlType. Only the fields a type uses are encoded (PROTOCOL.md lists them per type).
+// decode_control never throws: malformed or oversized input yields std::nullopt, and every
+// container is bounded before MessagePack allocates for it.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "transport/wire_tag.hpp"
+
+namespace tagflow::coordinator {
+
+using transport::ConnectionDelay;
+using transport::WireTag;
+
+inline constexpr std::uint32_t kProtocolVersion = 1;
+
+/// Values are part of the protocol: never renumber.
+enum class ControlType : std::uint8_t {
+  kJoin = 1,          ///< F→C: version, federate, upstreams, downstreams, data endpoint
+  kRefused = 2,       ///< C→F: text (why the join was refused)
+  kStart = 3,         ///< C→F: tag (start tag), endpoints of every federate
+  kNextEvent = 4,     ///< F→C: tag (NET)
+  kCompleted = 5,     ///< F→C: tag (LTC)
+  kGrant = 6,         ///< C→F: tag (TAG), counts
+  kProvisional = 7,   ///< C→F: tag (PTAG), counts
+  kInTransit = 8,     ///< F→C: federate (destination), tag
+  kStopRequest = 9,   ///< F→C proposes tag; C→F asks for a proposal at least tag
+  kStopReply = 10,    ///< F→C: tag (its proposal)
+  kStopGranted = 11,  ///< C→F: tag (the stop tag)
+  kResign = 12,       ///< F→C: leaving cleanly after its last tag
+  kHeartbeat = 13,    ///< both ways, on the heartbeat connection
+  kFailed = 14,       ///< C→F: federate (who failed), text (why); the run is over
+  kFinished = 15,     ///< C→F: every federate resigned; the run is over
+};
+
+struct UpstreamLink {
+  std::string federate;
+  ConnectionDelay delay;  ///< minimum delay of the connections from `federate`
+  friend bool operator==(const UpstreamLink& a, const UpstreamLink& b) {
+    return a.federate == b.federate && a.delay == b.delay;
+  }
+};
+
+struct ControlMessage {
+  ControlType type = ControlType::kHeartbeat;
+  WireTag tag;
+  std::string federate;
+  std::string text;
+  std::uint32_t version = kProtocolVersion;
+  std::vector<UpstreamLink> upstreams;
+  std::vector<std::string> downstreams;
+  /// kJoin: one entry, this federate's data endpoint; kStart: every federate's.
+  std::vector<std::pair<std::string, std::string>> endpoints;
+  /// kGrant/kProvisional: per upstream, how many data messages with a tag <= `tag` it has sent
+  /// to this federate since the start.
+  std::vector<std::pair<std::string, std::uint64_t>> counts;
+};
+
+struct ControlLimits {
+  std::size_t max_frame_bytes = 64 * 1024;
+  std::size_t max_federates = 1024;
+  std::size_t max_string_chars = 256;
+};
+
+[[nodiscard]] std::string encode_control(const ControlMessage& message);
+[[nodiscard]] std::optional<ControlMessage> decode_control(const void* data, std::size_t size,
+                                                           const ControlLimits& limits = {});
+
+/// Short upper-case name ("NET", "TAG", ...) for logs.
+[[nodiscard]] const char* control_type_name(ControlType type);
+
+// Shorthands for the messages built most often.
+ControlMessage make_tag_message(ControlType type, const WireTag& tag);
+
+}  // namespace tagflow::coordinator

@@ -1,0 +1,311 @@
+#include "coordinator/coordinator.hpp"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+
+#include "transport/curve_keys.hpp"
+
+namespace tagflow::coordinator {
+namespace {
+
+constexpr const char* kHeartbeatSuffix = "#hb";
+constexpr std::size_t kMaxBatch = 256;  // messages handled before grants are recomputed
+
+bool is_heartbeat_identity(const std::string& identity) {
+  const std::size_t n = std::char_traits<char>::length(kHeartbeatSuffix);
+  return identity.size() > n && identity.compare(identity.size() - n, n, kHeartbeatSuffix) == 0;
+}
+
+std::string describe_links(const std::vector<UpstreamLink>& ups,
+                           const std::vector<std::string>& downs) {
+  std::ostringstream out;
+  out << "upstreams [";
+  for (const UpstreamLink& u : ups) {
+    out << " " << u.federate << "(" << (u.delay ? std::to_string(*u.delay) + "ns" : "no delay")
+        << ")";
+  }
+  out << " ], downstreams [";
+  for (const std::string& d : downs) out << " " << d;
+  out << " ]";
+  return out.str();
+}
+
+bool same_links(std::vector<UpstreamLink> a, std::vector<UpstreamLink> b) {
+  const auto by_id = [](const UpstreamLink& x, const UpstreamLink& y) {
+    return x.federate < y.federate;
+  };
+  std::sort(a.begin(), a.end(), by_id);
+  std::sort(b.begin(), b.end(), by_id);
+  return a == b;
+}
+
+}  // namespace
+
+Coordinator::Coordinator(FederationSpec spec)
+    : spec_(std::move(spec)),
+      context_(1),
+      router_(context_, zmq::socket_type::router),
+      grants_(spec_),
+      members_(spec_.federates.size()),
+      stop_waiting_(spec_.federates.size(), false) {
+  router_.set(zmq::sockopt::linger, 1000);
+  router_.set(zmq::sockopt::maxmsgsize, std::int64_t{64 * 1024});
+  router_.set(zmq::sockopt::router_mandatory, false);
+  if (spec_.keys_dir) {
+    std::set<std::string> allowed;
+    for (const FederateSpec& f : spec_.federates) {
+      allowed.insert(transport::read_key_pair(*spec_.keys_dir, f.id, true).public_key);
+    }
+    zap_ = std::make_unique<transport::ZapAuthenticator>(context_, std::move(allowed));
+    transport::make_curve_server(router_, transport::read_key_pair(*spec_.keys_dir, "coordinator"));
+  }
+}
+
+Coordinator::~Coordinator() {
+  router_.close();
+  zap_.reset();
+}
+
+std::uint64_t Coordinator::refused_handshakes() const { return zap_ ? zap_->refused_count() : 0; }
+
+std::string Coordinator::bind(const std::string& endpoint) {
+  router_.bind(endpoint.empty() ? spec_.address : endpoint);
+  return router_.get(zmq::sockopt::last_endpoint);
+}
+
+void Coordinator::send(const std::string& identity, const ControlMessage& message) {
+  const std::string frame = encode_control(message);
+  router_.send(zmq::buffer(identity), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+  router_.send(zmq::buffer(frame), zmq::send_flags::dontwait);
+}
+
+void Coordinator::broadcast(const ControlMessage& message) {
+  for (const Member& m : members_) {
+    if (m.joined && !m.resigned) send(m.identity, message);
+  }
+}
+
+void Coordinator::refuse(const std::string& identity, const std::string& why) {
+  spdlog::error("coordinator: refused '{}': {}", identity, why);
+  ControlMessage refusal;
+  refusal.type = ControlType::kRefused;
+  refusal.text = why;
+  send(identity, refusal);
+}
+
+void Coordinator::handle_join(const std::string& identity, const ControlMessage& join) {
+  if (join.version != kProtocolVersion) {
+    refuse(identity, "protocol version " + std::to_string(join.version) + " is not supported (" +
+                         std::to_string(kProtocolVersion) + " is)");
+    return;
+  }
+  const std::size_t index = grants_.index_of(join.federate);
+  if (index == grants_.size()) {
+    std::string known;
+    for (const FederateSpec& f : spec_.federates) known += " " + f.id;
+    refuse(identity,
+           "unknown federate id '" + join.federate + "' (this federation has:" + known + ")");
+    return;
+  }
+  if (identity != join.federate) {
+    refuse(identity,
+           "federate '" + join.federate + "' must connect with routing id '" + join.federate + "'");
+    return;
+  }
+  Member& member = members_[index];
+  if (member.joined) {
+    refuse(identity, "federate '" + join.federate + "' has already joined");
+    return;
+  }
+  const FederateSpec& expected = spec_.federates[index];
+  std::vector<std::string> downs = join.downstreams;
+  std::vector<std::string> expected_downs = expected.downstreams;
+  std::sort(downs.begin(), downs.end());
+  std::sort(expected_downs.begin(), expected_downs.end());
+  if (!same_links(join.upstreams, expected.upstreams) || downs != expected_downs) {
+    refuse(identity, "neighbour structure of '" + join.federate +
+                         "' disagrees with the federation: it declared " +
+                         describe_links(join.upstreams, join.downstreams) + ", expected " +
+                         describe_links(expected.upstreams, expected.downstreams));
+    return;
+  }
+  member.joined = true;
+  member.identity = identity;
+  member.endpoint = join.endpoints.empty() ? std::string() : join.endpoints.front().second;
+  member.last_seen = Clock::now();
+  ++joined_count_;
+  spdlog::info("coordinator: '{}' joined ({}/{})", join.federate, joined_count_, members_.size());
+  if (joined_count_ == members_.size()) {
+    ControlMessage start = make_tag_message(ControlType::kStart, spec_.start_tag);
+    for (std::size_t i = 0; i < members_.size(); ++i) {
+      start.endpoints.emplace_back(grants_.id_of(i), members_[i].endpoint);
+    }
+    broadcast(start);
+    started_ = true;
+    spdlog::info("coordinator: all federates joined; start tag {}", spec_.start_tag.time_ns);
+  }
+}
+
+void Coordinator::handle_stop(std::size_t federate, const ControlMessage& message) {
+  if (stop_granted_) return;
+  const bool first = !stop_proposal_.has_value();
+  stop_proposal_ = first ? message.tag : std::max(*stop_proposal_, message.tag);
+  if (first) {
+    ControlMessage ask = make_tag_message(ControlType::kStopRequest, message.tag);
+    for (std::size_t i = 0; i < members_.size(); ++i) {
+      if (i == federate || members_[i].resigned) continue;
+      stop_waiting_[i] = true;
+      send(members_[i].identity, ask);
+    }
+  }
+  stop_waiting_[federate] = false;
+  if (std::none_of(stop_waiting_.begin(), stop_waiting_.end(), [](bool w) { return w; })) {
+    stop_granted_ = true;
+    broadcast(make_tag_message(ControlType::kStopGranted, *stop_proposal_));
+  }
+}
+
+void Coordinator::handle(const std::string& identity, const zmq::message_t& frame) {
+  ++stats_.messages_handled;
+  const std::optional<ControlMessage> decoded = decode_control(frame.data(), frame.size());
+  if (!decoded) {
+    drops_.record(identity, transport::DropReason::kMalformedHeader);
+    return;
+  }
+  const ControlMessage& message = *decoded;
+  if (is_heartbeat_identity(identity)) {
+    const std::string id = identity.substr(0, identity.size() - 3);
+    const std::size_t index = grants_.index_of(id);
+    if (index == grants_.size() || message.type != ControlType::kHeartbeat) return;
+    if (members_[index].joined) members_[index].last_seen = Clock::now();
+    send(identity, message);
+    return;
+  }
+  if (message.type == ControlType::kJoin) {
+    handle_join(identity, message);
+    return;
+  }
+  const std::size_t index = grants_.index_of(identity);
+  if (index == grants_.size() || !members_[index].joined || members_[index].resigned) {
+    drops_.record(identity, transport::DropReason::kUnknownPeer);
+    return;
+  }
+  members_[index].last_seen = Clock::now();
+  switch (message.type) {
+    case ControlType::kNextEvent:
+      grants_.on_next_event(index, message.tag);
+      break;
+    case ControlType::kCompleted:
+      grants_.on_completed(index, message.tag);
+      break;
+    case ControlType::kInTransit: {
+      const std::size_t destination = grants_.index_of(message.federate);
+      if (destination == grants_.size() ||
+          !grants_.on_in_transit(index, destination, message.tag)) {
+        drops_.record(identity, transport::DropReason::kUnknownPeer);
+      }
+      break;
+    }
+    case ControlType::kStopRequest:
+    case ControlType::kStopReply:
+      handle_stop(index, message);
+      break;
+    case ControlType::kResign:
+      grants_.on_resigned(index);
+      members_[index].resigned = true;
+      ++resigned_count_;
+      spdlog::info("coordinator: '{}' resigned", identity);
+      if (stop_proposal_ && !stop_granted_ && stop_waiting_[index]) {
+        handle_stop(index, make_tag_message(ControlType::kStopReply, *stop_proposal_));
+      }
+      break;
+    case ControlType::kHeartbeat:
+      break;
+    default:
+      drops_.record(identity, transport::DropReason::kUnknownKind);
+      break;
+  }
+}
+
+void Coordinator::send_grants() {
+  for (GrantDecision& grant : grants_.take_new_grants()) {
+    ControlMessage message = make_tag_message(
+        grant.provisional ? ControlType::kProvisional : ControlType::kGrant, grant.tag);
+    message.counts = std::move(grant.counts);
+    send(members_[grant.federate].identity, message);
+    ++stats_.grants_sent;
+  }
+}
+
+std::size_t Coordinator::find_silent(Clock::time_point now) const {
+  for (std::size_t i = 0; i < members_.size(); ++i) {
+    const Member& m = members_[i];
+    if (m.joined && !m.resigned && now - m.last_seen > spec_.heartbeat_timeout) return i;
+  }
+  return members_.size();
+}
+
+CoordinatorResult Coordinator::fail(std::vector<std::string> who, const std::string& why) {
+  CoordinatorResult result = stats_;
+  result.ok = false;
+  result.failed = std::move(who);
+  result.error = why;
+  ControlMessage failed;
+  failed.type = ControlType::kFailed;
+  failed.federate = result.failed.empty() ? std::string() : result.failed.front();
+  failed.text = why;
+  broadcast(failed);
+  spdlog::error("coordinator: {}", why);
+  return result;
+}
+
+CoordinatorResult Coordinator::run() {
+  const Clock::time_point join_deadline = Clock::now() + spec_.join_timeout;
+  const auto tick = std::max(std::chrono::milliseconds(1), spec_.heartbeat_timeout / 8);
+  zmq::pollitem_t item{router_.handle(), 0, ZMQ_POLLIN, 0};
+  while (true) {
+    zmq::poll(&item, 1, tick);
+    zmq::message_t identity;
+    zmq::message_t frame;
+    for (std::size_t handled = 0; handled < kMaxBatch; ++handled) {
+      if (!router_.recv(identity, zmq::recv_flags::dontwait)) break;
+      if (router_.get(zmq::sockopt::rcvmore) == 0) continue;
+      (void)router_.recv(frame, zmq::recv_flags::none);
+      while (router_.get(zmq::sockopt::rcvmore) != 0) (void)router_.recv(frame);
+      handle(identity.to_string(), frame);
+    }
+    if (started_) send_grants();
+    if (resigned_count_ == members_.size()) {
+      CoordinatorResult result = stats_;
+      result.ok = true;
+      spdlog::info("coordinator: every federate resigned; run finished");
+      return result;
+    }
+    const Clock::time_point now = Clock::now();
+    const std::size_t silent = find_silent(now);
+    if (silent < members_.size()) {
+      const std::string id = grants_.id_of(silent);
+      return fail({id}, "federate '" + id + "' failed: no message or heartbeat for more than " +
+                            std::to_string(spec_.heartbeat_timeout.count()) + " ms");
+    }
+    if (!started_ && now > join_deadline) {
+      std::vector<std::string> missing;
+      std::string names;
+      for (std::size_t i = 0; i < members_.size(); ++i) {
+        if (members_[i].joined) continue;
+        missing.push_back(grants_.id_of(i));
+        names += " '" + grants_.id_of(i) + "'";
+      }
+      return fail(missing, "federate(s)" + names + " never joined within " +
+                               std::to_string(spec_.join_timeout.count()) + " ms");
+    }
+    if (stop_requested_.load(std::memory_order_relaxed)) {
+      return fail({}, "coordinator stopped before the run finished");
+    }
+  }
+}
+
+}  // namespace tagflow::coordinator

@@ -1,0 +1,93 @@
+// Coordinator: the federation's control plane, one single-threaded event loop over a ROUTER
+// socket (PROTOCOL.md). It admits federates, sends the start tag, turns NET/LTC/in-transit
+// reports into TAG/PTAG grants (GrantCalculator), runs the stop negotiation, and declares a
+// federate failed when it is silent past the heartbeat timeout. It never relays payloads.
+//
+// Use: construct with a valid FederationSpec, bind() (returns the bound endpoint, useful with
+// port 0 / `*`), then run(), which returns when every federate resigned (ok), when a federate
+// failed or never joined (error naming it), or when stop() was called from another thread.
+// Errors at construction (unreadable keys) throw transport::CurveKeyError. Thread-safety: all
+// methods except stop() belong to the thread that calls run().
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "coordinator/control_message.hpp"
+#include "coordinator/federation_spec.hpp"
+#include "coordinator/grant_calculator.hpp"
+#include "transport/peer_drop_counters.hpp"
+#include "transport/zap_authenticator.hpp"
+
+namespace tagflow::coordinator {
+
+struct CoordinatorResult {
+  bool ok = false;
+  std::string error;                ///< empty when ok
+  std::vector<std::string> failed;  ///< federates declared failed or missing
+  std::uint64_t grants_sent = 0;
+  std::uint64_t messages_handled = 0;
+};
+
+class Coordinator {
+ public:
+  explicit Coordinator(FederationSpec spec);
+  ~Coordinator();
+  Coordinator(const Coordinator&) = delete;
+  Coordinator& operator=(const Coordinator&) = delete;
+
+  /// Binds spec.address (or `endpoint` when given); returns the endpoint actually bound.
+  std::string bind(const std::string& endpoint = "");
+  /// Runs the event loop until the run ends (see the class comment).
+  CoordinatorResult run();
+  /// Asks run() to return (with an error) at its next wake-up. Thread-safe.
+  void stop() { stop_requested_.store(true, std::memory_order_relaxed); }
+
+  /// Refused handshakes so far (CURVE/ZAP), for tests and metrics.
+  [[nodiscard]] std::uint64_t refused_handshakes() const;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Member {
+    bool joined = false;
+    bool resigned = false;
+    std::string identity;  // routing id of the control connection
+    std::string endpoint;  // data endpoint
+    Clock::time_point last_seen;
+  };
+
+  void handle(const std::string& identity, const zmq::message_t& frame);
+  void handle_join(const std::string& identity, const ControlMessage& join);
+  void handle_stop(std::size_t federate, const ControlMessage& message);
+  void refuse(const std::string& identity, const std::string& why);
+  void send(const std::string& identity, const ControlMessage& message);
+  void broadcast(const ControlMessage& message);
+  void send_grants();
+  /// The first member silent past the timeout, or size() when none.
+  std::size_t find_silent(Clock::time_point now) const;
+  CoordinatorResult fail(std::vector<std::string> who, const std::string& why);
+
+  FederationSpec spec_;
+  zmq::context_t context_;
+  std::unique_ptr<transport::ZapAuthenticator> zap_;
+  zmq::socket_t router_;
+  GrantCalculator grants_;
+  std::vector<Member> members_;
+  std::size_t joined_count_ = 0;
+  std::size_t resigned_count_ = 0;
+  bool started_ = false;
+  std::optional<WireTag> stop_proposal_;
+  std::vector<bool> stop_waiting_;
+  bool stop_granted_ = false;
+  transport::PeerDropCounters drops_;
+  CoordinatorResult stats_;
+  std::atomic<bool> stop_requested_{false};  // relaxed: polled by run()
+};
+
+}  // namespace tagflow::coordinator

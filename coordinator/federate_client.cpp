@@ -1,0 +1,185 @@
+#include "coordinator/federate_client.hpp"
+
+#include <algorithm>
+
+#include "transport/curve_keys.hpp"
+
+namespace tagflow::coordinator {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void secure(zmq::socket_t& socket, const FederateOptions& options) {
+  if (!options.keys_dir) return;
+  const transport::CurveKeyPair mine = transport::read_key_pair(*options.keys_dir, options.id);
+  const transport::CurveKeyPair server =
+      transport::read_key_pair(*options.keys_dir, "coordinator", true);
+  transport::make_curve_client(socket, mine, server.public_key);
+}
+
+}  // namespace
+
+FederateOptions FederateOptions::from_spec(const FederationSpec& spec, const std::string& id) {
+  const FederateSpec* federate = spec.find(id);
+  if (federate == nullptr) {
+    throw FederationConfigError("federate '" + id + "' is not in the federation");
+  }
+  FederateOptions options;
+  options.id = id;
+  options.coordinator_endpoint = spec.address;
+  options.upstreams = federate->upstreams;
+  options.downstreams = federate->downstreams;
+  options.heartbeat_timeout = spec.heartbeat_timeout;
+  options.keys_dir = spec.keys_dir;
+  return options;
+}
+
+FederateClient::FederateClient(zmq::context_t& context, FederateOptions options)
+    : options_(std::move(options)), context_(context), socket_(context, zmq::socket_type::dealer) {
+  socket_.set(zmq::sockopt::routing_id, options_.id);
+  socket_.set(zmq::sockopt::linger, 1000);
+  secure(socket_, options_);
+  socket_.connect(options_.coordinator_endpoint);
+  zmq::socket_t heartbeat(context_, zmq::socket_type::dealer);
+  heartbeat.set(zmq::sockopt::routing_id, options_.id + "#hb");
+  heartbeat.set(zmq::sockopt::linger, 0);
+  secure(heartbeat, options_);
+  heartbeat.connect(options_.coordinator_endpoint);
+  heartbeat_thread_ = std::thread(&FederateClient::heartbeat_loop, this, std::move(heartbeat));
+}
+
+FederateClient::~FederateClient() {
+  stopping_.store(true, std::memory_order_relaxed);
+  heartbeat_thread_.join();
+}
+
+void FederateClient::heartbeat_loop(zmq::socket_t heartbeat) {
+  const auto interval = std::max(std::chrono::milliseconds(1), options_.heartbeat_timeout / 4);
+  const std::string beat = encode_control(ControlMessage{});
+  Clock::time_point last_reply = Clock::now();
+  bool heard = false;  // a coordinator that never answered is the join timeout's business
+  Clock::time_point next_beat = Clock::now();
+  zmq::pollitem_t item{heartbeat.handle(), 0, ZMQ_POLLIN, 0};
+  while (!stopping_.load(std::memory_order_relaxed)) {
+    const Clock::time_point now = Clock::now();
+    if (now >= next_beat) {
+      heartbeat.send(zmq::buffer(beat), zmq::send_flags::dontwait);
+      next_beat = now + interval;
+    }
+    zmq::poll(&item, 1, std::min(interval, std::chrono::milliseconds(50)));
+    zmq::message_t reply;
+    while (heartbeat.recv(reply, zmq::recv_flags::dontwait)) {
+      last_reply = Clock::now();
+      heard = true;
+    }
+    if (heard && Clock::now() - last_reply > options_.heartbeat_timeout) {
+      coordinator_lost_.store(true, std::memory_order_release);
+    }
+  }
+}
+
+void FederateClient::check_coordinator() const {
+  if (coordinator_lost_.load(std::memory_order_acquire)) {
+    throw FederationError("federate '" + options_.id + "': the coordinator at " +
+                          options_.coordinator_endpoint + " did not answer heartbeats for " +
+                          std::to_string(options_.heartbeat_timeout.count()) + " ms");
+  }
+}
+
+void FederateClient::send(const ControlMessage& message) {
+  const std::string frame = encode_control(message);
+  socket_.send(zmq::buffer(frame), zmq::send_flags::none);
+}
+
+ControlMessage FederateClient::join(std::chrono::milliseconds timeout) {
+  ControlMessage join;
+  join.type = ControlType::kJoin;
+  join.federate = options_.id;
+  join.upstreams = options_.upstreams;
+  join.downstreams = options_.downstreams;
+  join.endpoints = {{options_.id, options_.data_endpoint}};
+  send(join);
+  const Clock::time_point deadline = Clock::now() + timeout;
+  while (!start_) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      throw FederationError("federate '" + options_.id + "': no START from the coordinator at " +
+                            options_.coordinator_endpoint + " within " +
+                            std::to_string(timeout.count()) +
+                            " ms (is it running, and are the CURVE keys right?)");
+    }
+    poll(std::min(left, std::chrono::milliseconds(100)));
+  }
+  return *start_;
+}
+
+void FederateClient::send_next_event(const WireTag& tag) {
+  send(make_tag_message(ControlType::kNextEvent, tag));
+}
+
+void FederateClient::send_completed(const WireTag& tag) {
+  send(make_tag_message(ControlType::kCompleted, tag));
+}
+
+void FederateClient::send_in_transit(const std::string& destination, const WireTag& tag) {
+  ControlMessage message = make_tag_message(ControlType::kInTransit, tag);
+  message.federate = destination;
+  send(message);
+}
+
+void FederateClient::send_stop_request(const WireTag& proposal) {
+  send(make_tag_message(ControlType::kStopRequest, proposal));
+}
+
+void FederateClient::resign() {
+  ControlMessage message;
+  message.type = ControlType::kResign;
+  send(message);
+}
+
+bool FederateClient::poll(std::chrono::milliseconds timeout) {
+  zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
+  zmq::poll(&item, 1, timeout);
+  bool any = false;
+  zmq::message_t frame;
+  while (socket_.recv(frame, zmq::recv_flags::dontwait)) {
+    any = true;
+    const std::optional<ControlMessage> message = decode_control(frame.data(), frame.size());
+    if (message) apply(*message);
+  }
+  check_coordinator();
+  return any;
+}
+
+void FederateClient::apply(const ControlMessage& message) {
+  switch (message.type) {
+    case ControlType::kStart:
+      start_ = message;
+      break;
+    case ControlType::kRefused:
+      throw FederationError("federate '" + options_.id +
+                            "': the coordinator refused to admit it: " + message.text);
+    case ControlType::kGrant:
+      if (message.tag > granted_) {
+        granted_ = message.tag;
+        for (const auto& [id, count] : message.counts) counts_[id] = count;
+      }
+      break;
+    case ControlType::kProvisional:
+      provisional_ = std::max(provisional_, message.tag);
+      break;
+    case ControlType::kStopRequest:
+      send(make_tag_message(ControlType::kStopReply, std::max(message.tag, stop_floor_)));
+      break;
+    case ControlType::kStopGranted:
+      stop_tag_ = message.tag;
+      break;
+    case ControlType::kFailed:
+      throw FederationError("federate '" + options_.id + "': the run failed: " + message.text);
+    default:
+      break;
+  }
+}
+
+}  // namespace tagflow::coordinator

@@ -1,0 +1,101 @@
+// FederateClient: the federate's side of the coordinator protocol (PROTOCOL.md), sockets only.
+//
+// It owns the control DEALER (routing id = federate id) and a heartbeat thread with its own
+// DEALER (routing id = id + "#hb") that sends HEARTBEAT every timeout/4 and declares the
+// coordinator lost when no reply came for a whole timeout. join() sends JOIN and waits for START;
+// the send_* methods report NET, LTC, messages in transit, stop requests and the resignation;
+// poll() applies incoming grants, stop messages and failures to the client's state. A runtime
+// (FederateRuntime, or a reactor binding) drives it from one thread.
+//
+// Errors: REFUSED, FAILED (another federate died), a lost coordinator and join timeouts throw
+// FederationError with a message naming the federate concerned. Thread-safety: every method
+// belongs to one thread; the heartbeat thread shares only an atomic flag.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "coordinator/control_message.hpp"
+#include "coordinator/federation_spec.hpp"
+
+namespace tagflow::coordinator {
+
+class FederationError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct FederateOptions {
+  std::string id;
+  std::string coordinator_endpoint;
+  std::vector<UpstreamLink> upstreams;
+  std::vector<std::string> downstreams;
+  std::string data_endpoint;  ///< where this federate receives data (sent in JOIN)
+  std::chrono::milliseconds heartbeat_timeout{2000};
+  std::optional<std::string> keys_dir;  ///< CURVE client (keys of `id`) when set
+
+  /// The options of federate `id` as the spec describes it; throws FederationConfigError when
+  /// `id` is not in the spec.
+  static FederateOptions from_spec(const FederationSpec& spec, const std::string& id);
+};
+
+class FederateClient {
+ public:
+  FederateClient(zmq::context_t& context, FederateOptions options);
+  ~FederateClient();
+  FederateClient(const FederateClient&) = delete;
+  FederateClient& operator=(const FederateClient&) = delete;
+
+  /// JOIN, then wait for START (returned: start tag and every federate's data endpoint).
+  ControlMessage join(std::chrono::milliseconds timeout);
+
+  void send_next_event(const WireTag& tag);
+  void send_completed(const WireTag& tag);
+  void send_in_transit(const std::string& destination, const WireTag& tag);
+  void send_stop_request(const WireTag& proposal);
+  void resign();
+
+  /// Waits up to `timeout` for control messages and applies them; true if any arrived.
+  bool poll(std::chrono::milliseconds timeout);
+
+  zmq::socket_t& socket() { return socket_; }
+  const FederateOptions& options() const { return options_; }
+  const WireTag& granted() const { return granted_; }
+  const WireTag& provisional() const { return provisional_; }
+  /// Per upstream, data messages with tag <= granted() it has sent to this federate.
+  const std::map<std::string, std::uint64_t>& granted_counts() const { return counts_; }
+  const std::optional<WireTag>& stop_tag() const { return stop_tag_; }
+  /// The smallest stop tag this federate can accept (its next unprocessed tag); used to answer
+  /// the coordinator's stop requests.
+  void set_stop_floor(const WireTag& tag) { stop_floor_ = tag; }
+
+ private:
+  void send(const ControlMessage& message);
+  void apply(const ControlMessage& message);
+  void heartbeat_loop(zmq::socket_t heartbeat);
+  void check_coordinator() const;
+
+  FederateOptions options_;
+  zmq::context_t& context_;
+  zmq::socket_t socket_;
+  WireTag granted_ = transport::kNever;
+  WireTag provisional_ = transport::kNever;
+  std::map<std::string, std::uint64_t> counts_;
+  std::optional<WireTag> stop_tag_;
+  WireTag stop_floor_ = transport::kNever;
+  std::optional<ControlMessage> start_;
+  std::atomic<bool> coordinator_lost_{false};  // set by the heartbeat thread (release/acquire)
+  std::atomic<bool> stopping_{false};          // tells the heartbeat thread to end
+  std::thread heartbeat_thread_;
+};
+
+}  // namespace tagflow::coordinator

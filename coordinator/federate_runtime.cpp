@@ -1,0 +1,188 @@
+#include "coordinator/federate_runtime.hpp"
+
+#include <algorithm>
+#include <array>
+#include <set>
+
+#include "transport/curve_keys.hpp"
+#include "transport/wire_socket.hpp"
+
+namespace tagflow::coordinator {
+
+using transport::kForever;
+using transport::kNever;
+
+FederateRuntime::FederateRuntime(const FederationSpec& spec, std::string id,
+                                 FederatedProgram& program, std::string data_bind)
+    : spec_(spec),
+      id_(std::move(id)),
+      program_(program),
+      context_(1),
+      data_(context_, zmq::socket_type::router) {
+  const FederateSpec* me = spec_.find(id_);
+  if (me == nullptr) throw FederationConfigError("federate '" + id_ + "' is not in the federation");
+  transport::configure_receiver(data_, validator_.policy());
+  data_.set(zmq::sockopt::linger, 0);
+  if (spec_.keys_dir) {
+    std::set<std::string> allowed;
+    for (const UpstreamLink& up : me->upstreams) {
+      allowed.insert(transport::read_key_pair(*spec_.keys_dir, up.federate, true).public_key);
+    }
+    zap_ = std::make_unique<transport::ZapAuthenticator>(context_, std::move(allowed));
+    transport::make_curve_server(data_, transport::read_key_pair(*spec_.keys_dir, id_));
+  }
+  data_.bind(data_bind);
+  data_endpoint_ = data_.get(zmq::sockopt::last_endpoint);
+  for (const auto& [upstream, port] : program_.input_ports()) {
+    validator_.allow_port(upstream, port);
+  }
+  for (const UpstreamLink& up : me->upstreams) processed_[up.federate] = 0;
+}
+
+FederateRuntime::~FederateRuntime() {
+  outputs_.clear();
+  data_.close();
+  zap_.reset();
+}
+
+WireTag FederateRuntime::next_tag() {
+  WireTag next = program_.next_local_event();
+  if (!pending_.empty()) next = std::min(next, pending_.begin()->first);
+  return next;
+}
+
+void FederateRuntime::receive_data() {
+  while (true) {
+    transport::ReceiveResult result =
+        transport::receive_wire_message(data_, validator_, drops_, zmq::recv_flags::dontwait);
+    if (!result.received) return;
+    if (result.error != transport::DropReason::kNone) {
+      ++summary_.messages_dropped;
+      continue;
+    }
+    ++summary_.messages_received;
+    transport::ReceivedMessage& message = result.message;
+    InputMessage input;
+    input.from = message.header.from;
+    input.port = message.header.port;
+    for (const zmq::message_t& frame : message.payloads) {
+      input.bytes.append(static_cast<const char*>(frame.data()), frame.size());
+    }
+    received_[input.from].push_back(message.header.tag);
+    pending_[message.header.tag].push_back(std::move(input));
+  }
+}
+
+void FederateRuntime::update_safe_tag(const FederateClient& client) {
+  const WireTag& granted = client.granted();
+  if (granted <= safe_) return;
+  for (const auto& [upstream, expected] : client.granted_counts()) {
+    const std::deque<WireTag>& tags = received_[upstream];
+    const auto arrived = static_cast<std::uint64_t>(
+        std::upper_bound(tags.begin(), tags.end(), granted) - tags.begin());
+    if (processed_[upstream] + arrived < expected) return;  // still in flight
+  }
+  safe_ = granted;
+}
+
+void FederateRuntime::react_at(const WireTag& tag, FederateClient& client) {
+  std::vector<InputMessage> inputs;
+  const auto at = pending_.find(tag);
+  if (at != pending_.end()) {
+    inputs = std::move(at->second);
+    pending_.erase(at);
+  }
+  std::stable_sort(inputs.begin(), inputs.end(), [](const InputMessage& a, const InputMessage& b) {
+    return std::tie(a.from, a.port) < std::tie(b.from, b.port);
+  });
+  for (auto& [upstream, tags] : received_) {
+    while (!tags.empty() && tags.front() <= tag) {
+      tags.pop_front();
+      ++processed_[upstream];
+    }
+  }
+  Outbox out;
+  program_.react(tag, inputs, out);
+  for (Outbox::Output& output : out.outputs()) {
+    const FederateSpec* destination = spec_.find(output.to);
+    const auto socket = outputs_.find(output.to);
+    if (destination == nullptr || socket == outputs_.end()) {
+      throw FederationError("federate '" + id_ + "' sent to '" + output.to +
+                            "', which is not one of its downstreams");
+    }
+    ConnectionDelay delay;
+    for (const UpstreamLink& link : destination->upstreams) {
+      if (link.federate == id_) delay = link.delay;
+    }
+    transport::WireHeader header;
+    header.tag = transport::delayed(tag, delay);
+    header.from = id_;
+    header.port = output.port;
+    // Reported before it is sent: the coordinator must know of it before this federate's LTC.
+    client.send_in_transit(output.to, header.tag);
+    transport::send_wire_message(
+        socket->second, header,
+        {transport::Payload::copy_of(output.bytes.data(), output.bytes.size())});
+    ++summary_.messages_sent;
+  }
+  client.send_completed(tag);
+  validator_.set_completed_tag(tag);
+  ++summary_.tags_processed;
+  summary_.last_tag = tag;
+}
+
+void FederateRuntime::connect_outputs(const ControlMessage& start) {
+  const FederateSpec* me = spec_.find(id_);
+  for (const std::string& down : me->downstreams) {
+    std::string endpoint;
+    for (const auto& [id, address] : start.endpoints) {
+      if (id == down) endpoint = address;
+    }
+    zmq::socket_t socket(context_, zmq::socket_type::dealer);
+    socket.set(zmq::sockopt::routing_id, id_);
+    socket.set(zmq::sockopt::sndhwm, 0);  // never block a reaction on a slow downstream
+    socket.set(zmq::sockopt::linger, 2000);
+    if (spec_.keys_dir) {
+      transport::make_curve_client(
+          socket, transport::read_key_pair(*spec_.keys_dir, id_),
+          transport::read_key_pair(*spec_.keys_dir, down, true).public_key);
+    }
+    socket.connect(endpoint);
+    outputs_.emplace(down, std::move(socket));
+  }
+}
+
+FederateRunSummary FederateRuntime::run(std::chrono::milliseconds join_timeout) {
+  FederateOptions options = FederateOptions::from_spec(spec_, id_);
+  options.data_endpoint = data_endpoint_;
+  FederateClient client(context_, options);
+  const ControlMessage start = client.join(join_timeout);
+  connect_outputs(start);
+  validator_.set_completed_tag(transport::previous_tag(start.tag));
+  WireTag last_net = kNever;
+  std::array<zmq::pollitem_t, 2> items{
+      {{client.socket().handle(), 0, ZMQ_POLLIN, 0}, {data_.handle(), 0, ZMQ_POLLIN, 0}}};
+  while (true) {
+    receive_data();
+    update_safe_tag(client);
+    const WireTag next = next_tag();
+    client.set_stop_floor(next);
+    if (client.stop_tag() && next > *client.stop_tag()) break;
+    if (next == kForever && safe_ == kForever) break;
+    if (next <= safe_) {
+      react_at(next, client);
+      continue;
+    }
+    if (next != last_net) {
+      client.send_next_event(next);
+      last_net = next;
+    }
+    zmq::poll(items.data(), items.size(), std::chrono::milliseconds(50));
+    client.poll(std::chrono::milliseconds(0));
+  }
+  client.resign();
+  summary_.messages_dropped = drops_.total();
+  return summary_;
+}
+
+}  // namespace tagflow::coordinator

@@ -1,0 +1,67 @@
+#include "coordinator/control_message.hpp"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace tagflow::coordinator {
+namespace {
+
+ControlMessage round_trip(const ControlMessage& message) {
+  const std::string frame = encode_control(message);
+  const std::optional<ControlMessage> decoded = decode_control(frame.data(), frame.size());
+  EXPECT_TRUE(decoded.has_value()) << control_type_name(message.type);
+  return decoded.value_or(ControlMessage{});
+}
+
+TEST(ControlMessage, JoinCarriesNeighboursDelaysAndEndpoint) {
+  ControlMessage join;
+  join.type = ControlType::kJoin;
+  join.federate = "sink";
+  join.upstreams = {{"left", std::nullopt}, {"right", 1'000'000}, {"zero", 0}};
+  join.downstreams = {"a", "b"};
+  join.endpoints = {{"sink", "tcp://127.0.0.1:5555"}};
+  const ControlMessage decoded = round_trip(join);
+  EXPECT_EQ(decoded.type, ControlType::kJoin);
+  EXPECT_EQ(decoded.federate, "sink");
+  EXPECT_EQ(decoded.upstreams, join.upstreams);
+  EXPECT_EQ(decoded.downstreams, join.downstreams);
+  EXPECT_EQ(decoded.endpoints, join.endpoints);
+  EXPECT_EQ(decoded.version, kProtocolVersion);
+}
+
+TEST(ControlMessage, GrantsCarryTheirTagAndMessageCounts) {
+  ControlMessage grant = make_tag_message(ControlType::kProvisional, {42, 7});
+  grant.counts = {{"left", 3}, {"right", 0}};
+  const ControlMessage decoded = round_trip(grant);
+  EXPECT_EQ(decoded.type, ControlType::kProvisional);
+  EXPECT_EQ(decoded.tag, (WireTag{42, 7}));
+  EXPECT_EQ(decoded.counts, grant.counts);
+}
+
+TEST(ControlMessage, EveryTypeRoundTrips) {
+  for (int t = 1; t <= 15; ++t) {
+    ControlMessage message = make_tag_message(static_cast<ControlType>(t), {-3, 1});
+    message.federate = "f";
+    message.text = "why";
+    const ControlMessage decoded = round_trip(message);
+    EXPECT_EQ(decoded.type, message.type);
+  }
+}
+
+TEST(ControlMessage, GarbageTruncationsAndUnknownTypesAreRejected) {
+  const std::string frame = encode_control(make_tag_message(ControlType::kNextEvent, {5, 0}));
+  for (std::size_t n = 0; n < frame.size(); ++n) {
+    EXPECT_FALSE(decode_control(frame.data(), n).has_value()) << n;
+  }
+  std::string wrong_type = frame;
+  wrong_type[1] = 99;
+  EXPECT_FALSE(decode_control(wrong_type.data(), wrong_type.size()).has_value());
+  const std::string big(100'000, '\x92');
+  EXPECT_FALSE(decode_control(big.data(), big.size()).has_value());
+  const std::string claims_huge_array = "\xdd\xff\xff\xff\xff";
+  EXPECT_FALSE(decode_control(claims_huge_array.data(), claims_huge_array.size()).has_value());
+}
+
+}  // namespace
+}  // namespace tagflow::coordinator

@@ -1,0 +1,76 @@
+#include "coordinator/federation_spec.hpp"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace tagflow::coordinator {
+namespace {
+
+constexpr const char* kDiamond = R"(
+cluster: test
+federation:
+  coordinator: tcp://127.0.0.1:7700
+  heartbeat_timeout: 500ms
+  federates:
+    source: {downstreams: [left, right]}
+    left:   {upstreams: [source], downstreams: [sink]}
+    right:  {upstreams: [{id: source, after: 0}], downstreams: [sink]}
+    sink:   {upstreams: [{id: left, after: 1ms}, right]}
+)";
+
+TEST(FederationSpec, ParsesFederatesNeighboursAndDelays) {
+  const FederationSpec spec = parse_federation_spec(kDiamond);
+  EXPECT_EQ(spec.address, "tcp://127.0.0.1:7700");
+  EXPECT_EQ(spec.heartbeat_timeout.count(), 500);
+  ASSERT_EQ(spec.federates.size(), 4U);
+  const FederateSpec* sink = spec.find("sink");
+  ASSERT_NE(sink, nullptr);
+  ASSERT_EQ(sink->upstreams.size(), 2U);
+  EXPECT_EQ(sink->upstreams[0].federate, "left");
+  EXPECT_EQ(sink->upstreams[0].delay, ConnectionDelay(1'000'000));
+  EXPECT_EQ(sink->upstreams[1].delay, std::nullopt);
+  EXPECT_EQ(spec.find("right")->upstreams[0].delay, ConnectionDelay(0));
+  EXPECT_FALSE(spec.keys_dir.has_value());
+}
+
+TEST(FederationSpec, InconsistentNeighboursAreRejectedByName) {
+  std::string text = kDiamond;
+  text.replace(text.find("downstreams: [left, right]"), 26, "downstreams: [left]");
+  try {
+    (void)parse_federation_spec(text, "cluster.yaml");
+    FAIL() << "accepted an inconsistent federation";
+  } catch (const FederationConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("cluster.yaml"), std::string::npos) << what;
+    EXPECT_NE(what.find("'right'"), std::string::npos) << what;
+  }
+}
+
+TEST(FederationSpec, BadValuesNameTheFileLineAndKey) {
+  std::string text = kDiamond;
+  text.replace(text.find("500ms"), 5, "soon");
+  try {
+    (void)parse_federation_spec(text, "cluster.yaml");
+    FAIL();
+  } catch (const FederationConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("cluster.yaml:5"), std::string::npos) << what;
+    EXPECT_NE(what.find("heartbeat_timeout"), std::string::npos) << what;
+  }
+  EXPECT_THROW((void)parse_federation_spec("cluster: x\n"), FederationConfigError);
+  EXPECT_THROW((void)load_federation_spec("/nonexistent/cluster.yaml"), FederationConfigError);
+}
+
+TEST(FederationSpec, DurationsAcceptTheUsualUnits) {
+  EXPECT_EQ(parse_duration_ns("0"), 0);
+  EXPECT_EQ(parse_duration_ns("5ns"), 5);
+  EXPECT_EQ(parse_duration_ns("10us"), 10'000);
+  EXPECT_EQ(parse_duration_ns("250ms"), 250'000'000);
+  EXPECT_EQ(parse_duration_ns("2s"), 2'000'000'000);
+  EXPECT_THROW((void)parse_duration_ns("-1ms"), std::invalid_argument);
+  EXPECT_THROW((void)parse_duration_ns("3h"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace tagflow::coordinator
