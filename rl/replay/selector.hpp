@@ -37,6 +37,11 @@ class Selector {
   virtual void insert(std::size_t slot, double priority) = 0;
   /// Changes the priority of a present slot. Non-prioritized selectors ignore it.
   virtual void update(std::size_t slot, double priority) = 0;
+  /// update() for `count` slots at once (the prioritized selector recomputes each affected tree
+  /// node once).
+  virtual void update_batch(const std::size_t* slots, const double* priorities, std::size_t count) {
+    for (std::size_t i = 0; i < count; ++i) update(slots[i], priorities[i]);
+  }
   /// Makes `slot` unselectable.
   virtual void remove(std::size_t slot) = 0;
   /// Number of selectable items.

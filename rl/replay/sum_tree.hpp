@@ -5,8 +5,8 @@
 // per group of K consecutive nodes of level l, up to a top level of at most K nodes. Each level
 // keeps
 //   - `totals`: the exact value of every node as double (a leaf's priority; an inner node's sum
-//     of its K children, always recomputed from the children in a fixed order, never adjusted by
-//     differences), K siblings side by side;
+//     of its K children, always recomputed from the children by a fixed pairwise order, never
+//     adjusted by differences), K siblings side by side;
 //   - `prefix`: for every group of K siblings, their running sums in type Prefix. With K = 16 and
 //     float, one group is 64 bytes, one cache line (aligned), so choosing a child reads one line.
 // Memory is proportional to capacity: each level is rounded up to a multiple of K only (no
@@ -76,9 +76,10 @@ class KarySumTree {
     std::size_t nodes = 0;
     std::vector<double> totals;                       // nodes rounded up to a multiple of K
     std::unique_ptr<Prefix[], AlignedDelete> prefix;  // one aligned line per K siblings
+    std::vector<std::uint8_t> marks;                  // per group, scratch for set_batch
   };
 
-  void recompute_group(std::size_t level, std::size_t group);
+  void recompute_group(std::size_t level, std::size_t group, int first);
   static std::size_t choose_child(const Prefix* group, double& fraction);
 
   std::size_t capacity_;

@@ -123,26 +123,38 @@ class Table {
   struct Slot {
     ItemKey key = 0;
     SlotState state = SlotState::kEmpty;
+    // A later live item uses this item's next_observation frame as its observation.
+    bool next_shared = false;
+    std::uint8_t done = 0;
+    float reward = 0.0F;
+    std::uint32_t times_sampled = 0;
     FrameId observation = kNoFrame;
     FrameId next_observation = kNoFrame;
-    float reward = 0.0F;
-    std::uint8_t done = 0;
-    std::uint32_t times_sampled = 0;
     double priority = 0.0;
+  };
+  // The part of a TableWriter the table reads and updates under mutex_.
+  struct Stream {
+    FrameId frame = kNoFrame;  // held reference: the last next_observation stored
+    ItemKey key = 0;           // the item that stored it
   };
 
   ReplayStatus insert_impl(const Transition& transition, double priority,
                            std::chrono::milliseconds timeout, bool wait, ItemKey* key,
-                           FrameId* shared_observation);
+                           Stream* stream);
   ReplayStatus sample_impl(const SampleRequest& request, SampledBatch& out,
                            std::chrono::milliseconds timeout, bool wait);
   template <class Ready>
   bool wait_until(std::unique_lock<std::mutex>& lock, std::chrono::milliseconds timeout, bool wait,
-                  Ready ready);
+                  Ready ready) const;
   void validate(const Transition& transition) const;
-  bool make_room(std::unique_lock<std::mutex>& lock, std::size_t new_bytes,
-                 std::chrono::steady_clock::time_point deadline, bool wait, bool forever);
+  // Whether evicting committed items (oldest first) can make room for one more item of
+  // `new_bytes` without waiting for an item still being written.
+  [[nodiscard]] bool room_ready(std::size_t new_bytes) const;
+  void make_room(std::size_t new_bytes);
   void evict_oldest();
+  [[nodiscard]] std::size_t freed_bytes(const Slot& slot) const;
+  [[nodiscard]] bool live(ItemKey key) const;
+  void release_stream(Stream& stream);
   [[nodiscard]] std::size_t slot_of(ItemKey key) const { return key % config_.max_items; }
 
   const TableConfig config_;
@@ -151,21 +163,37 @@ class Table {
   const std::size_t item_bytes_;  // per-item fields, frames excluded
 
   mutable std::mutex mutex_;
-  std::condition_variable changed_;     // guarded by mutex_: any state a waiter checks changed
-  bool closed_ = false;                 // guarded by mutex_
-  std::vector<Slot> slots_;             // guarded by mutex_ (contents of kWriting slots: writer)
-  std::vector<std::uint8_t> actions_;   // slot-major action bytes; a slot's row is written by
-                                        // its inserter while kWriting, read under mutex_
-  FrameStore frames_;                   // bookkeeping guarded by mutex_, see frame_store.hpp
+  mutable std::condition_variable changed_;  // any state a waiter checks changed
+  bool closed_ = false;                      // guarded by mutex_
+  mutable int checkpointing_ = 0;            // guarded by mutex_: saves running; no new inserts
+  std::vector<Slot> slots_;                  // guarded by mutex_
+  // Slot-major action rows. A row is written by its inserter, without the lock, while its slot
+  // is kWriting; read under mutex_ once kReady.
+  std::vector<std::uint8_t> actions_;
+  FrameStore frames_;                   // bookkeeping guarded by mutex_; bytes see frame_store.hpp
   std::unique_ptr<Selector> selector_;  // guarded by mutex_
   RateLimiter limiter_;                 // guarded by mutex_
   ReplayRng rng_;                       // guarded by mutex_
   ItemKey oldest_key_ = 0;              // guarded by mutex_: keys [oldest_key_, next_key_) live
   ItemKey next_key_ = 0;                // guarded by mutex_
-  std::size_t committed_ = 0;           // guarded by mutex_
+  std::size_t committed_ = 0;           // guarded by mutex_: live items in state kReady
   std::size_t bytes_ = 0;               // guarded by mutex_
   std::uint64_t evictions_ = 0;         // guarded by mutex_
   std::uint64_t shared_frames_ = 0;     // guarded by mutex_
 };
+
+// Waits on changed_ until ready() holds (true) or the timeout passes (false); `wait` false: no
+// waiting at all.
+template <class Ready>
+inline bool Table::wait_until(std::unique_lock<std::mutex>& lock, std::chrono::milliseconds timeout,
+                              bool wait, Ready ready) const {
+  if (ready()) return true;
+  if (!wait) return false;
+  if (timeout == kWaitForever) {
+    changed_.wait(lock, ready);
+    return true;
+  }
+  return changed_.wait_for(lock, timeout, ready);
+}
 
 }  // namespace tagflow::replay

@@ -36,7 +36,7 @@ class TableWriter {
 
  private:
   Table& table_;
-  FrameId previous_ = kNoFrame;  // a frame this writer holds a reference to
+  Table::Stream stream_;  // guarded by the table's mutex while a call runs
 };
 
 }  // namespace tagflow::replay

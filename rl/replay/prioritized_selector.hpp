@@ -1,0 +1,44 @@
+// PrioritizedSelector: item i drawn with probability p_i^α / Σ_j p_j^α (Schaul et al. 2016),
+// by stratified sampling over a SumTree (sum_tree.hpp): a batch of n draws takes one draw from
+// each of n equal slices of the total mass.
+//
+// A priority of 0 is never drawn, whatever α (0^0 counts as 0 here, not 1). Priorities after the
+// exponent are clamped to the tree's [kMinPriority, kMaxPriority]. Contract and thread-safety as
+// Selector (selector.hpp).
+#pragma once
+
+#include <vector>
+
+#include "rl/replay/selector.hpp"
+#include "rl/replay/sum_tree.hpp"
+
+namespace tagflow::replay {
+
+class PrioritizedSelector final : public Selector {
+ public:
+  /// Throws std::invalid_argument when `priority_exponent` is negative or not finite.
+  PrioritizedSelector(std::size_t capacity, double priority_exponent);
+
+  void insert(std::size_t slot, double priority) override;
+  void update(std::size_t slot, double priority) override;
+  void update_batch(const std::size_t* slots, const double* priorities, std::size_t count) override;
+  void remove(std::size_t slot) override;
+  [[nodiscard]] std::size_t size() const override { return size_; }
+  [[nodiscard]] bool can_select() const override { return size_ > 0 && tree_.total() > 0.0; }
+  void select(std::size_t batch_size, ReplayRng& rng, std::vector<std::size_t>& slots,
+              std::vector<double>& probabilities) override;
+
+  /// Σ p^α over present items.
+  [[nodiscard]] double total() const { return tree_.total(); }
+
+ private:
+  [[nodiscard]] double scaled(double priority) const;
+
+  SumTree tree_;
+  double exponent_;
+  std::size_t size_ = 0;
+  std::vector<double> uniforms_;  // scratch
+  std::vector<double> scaled_;    // scratch
+};
+
+}  // namespace tagflow::replay

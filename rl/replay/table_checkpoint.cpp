@@ -1,0 +1,285 @@
+// Table checkpoints: a binary file written atomically (temporary file, fsync, rename).
+//
+// Layout (host byte order; a checkpoint is read back on the same kind of machine):
+//   "TFREPLAY", u32 version
+//   config: name, observation spec, action spec, max_items, max_bytes, selector, α,
+//           rate limiter (min size, samples per insert, error buffer), seed
+//   counters: inserts, sampled items, evictions, shared frames, random generator state
+//   u64 oldest key, u64 next key, then for every key in between, oldest first:
+//     f64 priority, u32 times sampled, f32 reward, u8 done, u8 next_shared, action bytes,
+//     observation frame, next observation frame
+//   where a frame is its u32 index in order of first appearance, followed by its bytes the
+//   first time only (frames shared between items are written once)
+//   "TFEND" and the item count again.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+#include "rl/replay/table.hpp"
+
+namespace tagflow::replay {
+namespace {
+
+constexpr char kMagic[8] = {'T', 'F', 'R', 'E', 'P', 'L', 'A', 'Y'};
+constexpr char kTrailer[5] = {'T', 'F', 'E', 'N', 'D'};
+constexpr std::uint32_t kVersion = 1;
+
+struct FileCloser {
+  void operator()(std::FILE* file) const { std::fclose(file); }
+};
+using File = std::unique_ptr<std::FILE, FileCloser>;
+
+class Writer {
+ public:
+  Writer(std::FILE* file, const std::string& path) : file_(file), path_(path) {}
+  void bytes(const void* data, std::size_t size) {
+    if (size > 0 && std::fwrite(data, 1, size, file_) != size) {
+      throw std::runtime_error("replay checkpoint: cannot write " + path_ + ": " +
+                               std::strerror(errno));
+    }
+  }
+  template <class T>
+  void value(T v) {
+    bytes(&v, sizeof v);
+  }
+  void string(const std::string& s) {
+    value(static_cast<std::uint64_t>(s.size()));
+    bytes(s.data(), s.size());
+  }
+  void field(const FieldSpec& spec) {
+    value(static_cast<std::uint8_t>(spec.dtype));
+    value(static_cast<std::uint64_t>(spec.shape.size()));
+    for (std::int64_t dim : spec.shape) value(dim);
+  }
+
+ private:
+  std::FILE* file_;
+  const std::string& path_;
+};
+
+class Reader {
+ public:
+  Reader(std::FILE* file, const std::string& path) : file_(file), path_(path) {}
+  void bytes(void* data, std::size_t size) {
+    if (size > 0 && std::fread(data, 1, size, file_) != size) fail("truncated file");
+  }
+  template <class T>
+  T value() {
+    T v{};
+    bytes(&v, sizeof v);
+    return v;
+  }
+  std::string string() {
+    const auto size = value<std::uint64_t>();
+    if (size > (std::uint64_t{1} << 20)) fail("string too long");
+    std::string s(size, '\0');
+    bytes(s.data(), size);
+    return s;
+  }
+  FieldSpec field() {
+    FieldSpec spec;
+    const auto dtype = value<std::uint8_t>();
+    if (dtype > static_cast<std::uint8_t>(DType::kFloat64)) fail("unknown dtype");
+    spec.dtype = static_cast<DType>(dtype);
+    const auto rank = value<std::uint64_t>();
+    if (rank > 16) fail("rank above 16");
+    for (std::uint64_t i = 0; i < rank; ++i) spec.shape.push_back(value<std::int64_t>());
+    return spec;
+  }
+  [[noreturn]] void fail(const std::string& what) const {
+    throw std::runtime_error("replay checkpoint " + path_ + ": " + what);
+  }
+
+ private:
+  std::FILE* file_;
+  const std::string& path_;
+};
+
+}  // namespace
+
+class TableCheckpoint {
+ public:
+  static void write(const Table& table, Writer& out);
+  static std::unique_ptr<Table> read(Reader& in);
+};
+
+void TableCheckpoint::write(const Table& t, Writer& out) {
+  const TableConfig& c = t.config_;
+  out.bytes(kMagic, sizeof kMagic);
+  out.value(kVersion);
+  out.string(c.name);
+  out.field(c.spec.observation);
+  out.field(c.spec.action);
+  out.value(static_cast<std::uint64_t>(c.max_items));
+  out.value(static_cast<std::uint64_t>(c.max_bytes));
+  out.value(static_cast<std::uint8_t>(c.selector));
+  out.value(c.priority_exponent);
+  out.value(static_cast<std::uint64_t>(c.rate_limiter.min_size_to_sample));
+  out.value(c.rate_limiter.samples_per_insert);
+  out.value(c.rate_limiter.error_buffer);
+  out.value(c.seed);
+  out.value(t.limiter_.inserts());
+  out.value(t.limiter_.sampled_items());
+  out.value(t.evictions_);
+  out.value(t.shared_frames_);
+  std::ostringstream rng;
+  rng << t.rng_;
+  out.string(rng.str());
+  out.value(t.oldest_key_);
+  out.value(t.next_key_);
+
+  std::unordered_map<FrameId, std::uint32_t> written;
+  const auto frame = [&](FrameId id) {
+    const auto [it, fresh] = written.emplace(id, static_cast<std::uint32_t>(written.size()));
+    out.value(it->second);
+    if (fresh) out.bytes(t.frames_.data(id), t.observation_bytes_);
+  };
+  for (ItemKey key = t.oldest_key_; key < t.next_key_; ++key) {
+    const std::size_t index = t.slot_of(key);
+    const Table::Slot& slot = t.slots_[index];
+    out.value(slot.priority);
+    out.value(slot.times_sampled);
+    out.value(slot.reward);
+    out.value(slot.done);
+    out.value(static_cast<std::uint8_t>(slot.next_shared ? 1 : 0));
+    out.bytes(t.actions_.data() + index * t.action_bytes_, t.action_bytes_);
+    frame(slot.observation);
+    frame(slot.next_observation);
+  }
+  out.bytes(kTrailer, sizeof kTrailer);
+  out.value(t.next_key_ - t.oldest_key_);
+}
+
+std::unique_ptr<Table> TableCheckpoint::read(Reader& in) {
+  char magic[sizeof kMagic];
+  in.bytes(magic, sizeof magic);
+  if (std::memcmp(magic, kMagic, sizeof kMagic) != 0) in.fail("not a replay checkpoint");
+  if (in.value<std::uint32_t>() != kVersion) in.fail("unsupported version");
+  TableConfig c;
+  c.name = in.string();
+  c.spec.observation = in.field();
+  c.spec.action = in.field();
+  c.max_items = in.value<std::uint64_t>();
+  c.max_bytes = in.value<std::uint64_t>();
+  const auto selector = in.value<std::uint8_t>();
+  if (selector > static_cast<std::uint8_t>(SelectorKind::kLifo)) in.fail("unknown selector");
+  c.selector = static_cast<SelectorKind>(selector);
+  c.priority_exponent = in.value<double>();
+  c.rate_limiter.min_size_to_sample = in.value<std::uint64_t>();
+  c.rate_limiter.samples_per_insert = in.value<double>();
+  c.rate_limiter.error_buffer = in.value<double>();
+  c.seed = in.value<std::uint64_t>();
+  std::unique_ptr<Table> table;
+  try {
+    table = std::make_unique<Table>(c);
+  } catch (const std::invalid_argument& error) {
+    in.fail(std::string("invalid table config: ") + error.what());
+  }
+  Table& t = *table;
+  const auto inserts = in.value<std::uint64_t>();
+  const auto sampled = in.value<std::uint64_t>();
+  t.limiter_.restore(inserts, sampled);
+  t.evictions_ = in.value<std::uint64_t>();
+  t.shared_frames_ = in.value<std::uint64_t>();
+  std::istringstream rng(in.string());
+  rng >> t.rng_;
+  if (!rng) in.fail("bad random generator state");
+  t.oldest_key_ = in.value<std::uint64_t>();
+  t.next_key_ = in.value<std::uint64_t>();
+  if (t.next_key_ < t.oldest_key_ || t.next_key_ - t.oldest_key_ > c.max_items) {
+    in.fail("item count above max_items");
+  }
+
+  std::vector<FrameId> frames;
+  const auto frame = [&]() {
+    const auto index = in.value<std::uint32_t>();
+    if (index < frames.size()) {
+      t.frames_.retain(frames[index]);
+      return frames[index];
+    }
+    if (index != frames.size()) in.fail("frame index out of order");
+    const FrameId id = t.frames_.allocate();
+    in.bytes(t.frames_.data(id), t.observation_bytes_);
+    frames.push_back(id);
+    return id;
+  };
+  for (ItemKey key = t.oldest_key_; key < t.next_key_; ++key) {
+    const std::size_t index = t.slot_of(key);
+    Table::Slot& slot = t.slots_[index];
+    slot.key = key;
+    slot.priority = in.value<double>();
+    if (!(slot.priority >= 0.0) || slot.priority > 1e300) in.fail("invalid priority");
+    slot.times_sampled = in.value<std::uint32_t>();
+    slot.reward = in.value<float>();
+    slot.done = in.value<std::uint8_t>() != 0 ? 1 : 0;
+    slot.next_shared = in.value<std::uint8_t>() != 0;
+    in.bytes(t.actions_.data() + index * t.action_bytes_, t.action_bytes_);
+    slot.observation = frame();
+    slot.next_observation = frame();
+    slot.state = Table::SlotState::kReady;
+    t.selector_->insert(index, slot.priority);
+    t.bytes_ += t.freed_bytes(slot);
+    ++t.committed_;
+  }
+  char trailer[sizeof kTrailer];
+  in.bytes(trailer, sizeof trailer);
+  if (std::memcmp(trailer, kTrailer, sizeof kTrailer) != 0 ||
+      in.value<std::uint64_t>() != t.next_key_ - t.oldest_key_) {
+    in.fail("bad trailer");
+  }
+  return table;
+}
+
+void Table::save_checkpoint(const std::string& path) const {
+  std::unique_lock<std::mutex> lock(mutex_);
+  ++checkpointing_;
+  // Inserts already reserved finish (they never wait on anything); new ones wait for the save.
+  changed_.wait(lock, [&] { return committed_ == next_key_ - oldest_key_; });
+  const auto done = [&] {
+    --checkpointing_;
+    changed_.notify_all();
+  };
+  const std::string temporary = path + ".tmp";
+  try {
+    File file(std::fopen(temporary.c_str(), "wb"));
+    if (!file) {
+      throw std::runtime_error("replay checkpoint: cannot create " + temporary + ": " +
+                               std::strerror(errno));
+    }
+    Writer writer(file.get(), temporary);
+    TableCheckpoint::write(*this, writer);
+    if (std::fflush(file.get()) != 0 || ::fsync(fileno(file.get())) != 0) {
+      throw std::runtime_error("replay checkpoint: cannot flush " + temporary + ": " +
+                               std::strerror(errno));
+    }
+    file.reset();
+    if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+      throw std::runtime_error("replay checkpoint: cannot rename " + temporary + " to " + path +
+                               ": " + std::strerror(errno));
+    }
+  } catch (...) {
+    std::remove(temporary.c_str());
+    done();
+    throw;
+  }
+  done();
+}
+
+std::unique_ptr<Table> Table::load_checkpoint(const std::string& path) {
+  File file(std::fopen(path.c_str(), "rb"));
+  if (!file) {
+    throw std::runtime_error("replay checkpoint: cannot open " + path + ": " +
+                             std::strerror(errno));
+  }
+  Reader reader(file.get(), path);
+  return TableCheckpoint::read(reader);
+}
+
+}  // namespace tagflow::replay
