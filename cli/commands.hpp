@@ -13,6 +13,7 @@ namespace tagflow::cli {
 
 void add_doctor_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_monitoring_command(CLI::App& app);
 void add_env_command(CLI::App& app);
 
 /// Path of the tagflow-torch executable that holds every LibTorch command: $TAGFLOW_TORCH if set,

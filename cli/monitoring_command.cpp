@@ -1,0 +1,71 @@
+// `tagflow monitoring ...`: the Prometheus side of a cluster (monitoring/README.md).
+//   prometheus-config [FILE]   prints a prometheus.yml scraping every metrics endpoint of FILE
+//   metrics                    prints the metric catalogue as a Markdown table
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.hpp"
+#include "monitoring/metric_catalogue.hpp"
+#include "monitoring/scrape_config.hpp"
+#include "nodes/cluster/cluster_config.hpp"
+
+namespace tagflow::cli {
+namespace {
+
+struct PrometheusConfigOptions {
+  std::string config_path;
+  std::string scrape_interval = "5s";
+  std::string job_name;
+};
+
+void print_prometheus_config(const PrometheusConfigOptions& options) {
+  const std::string path =
+      options.config_path.empty() ? default_config_path() : options.config_path;
+  const auto interval = cluster::parse_duration(options.scrape_interval);
+  if (!interval || *interval < std::chrono::milliseconds(1) ||
+      *interval % std::chrono::milliseconds(1) != std::chrono::nanoseconds(0)) {
+    std::cerr << "tagflow monitoring prometheus-config: --scrape-interval '"
+              << options.scrape_interval
+              << "' is not a duration of whole milliseconds (5s, 500ms)\n";
+    throw CLI::RuntimeError(2);
+  }
+  try {
+    const cluster::ClusterConfig config = cluster::load_cluster_config(path);
+    monitoring::ScrapeConfigOptions scrape;
+    scrape.scrape_interval = std::chrono::duration_cast<std::chrono::milliseconds>(*interval);
+    scrape.job_name = options.job_name;
+    std::cout << monitoring::prometheus_scrape_config(config, scrape);
+  } catch (const cluster::ConfigError& e) {
+    std::cerr << "tagflow monitoring prometheus-config: " << e.what() << "\n";
+    throw CLI::RuntimeError(2);
+  }
+}
+
+}  // namespace
+
+void add_monitoring_command(CLI::App& app) {
+  auto* command = app.add_subcommand(
+      "monitoring", "Prometheus and Grafana for a cluster: scrape config, metric catalogue");
+  command->require_subcommand(1);
+
+  auto options = std::make_shared<PrometheusConfigOptions>();
+  auto* config = command->add_subcommand(
+      "prometheus-config",
+      "Print a Prometheus configuration (prometheus.yml) whose targets are every metrics endpoint "
+      "of the cluster: the coordinator and each replica of each node group with a metrics_port");
+  config->add_option("file", options->config_path, "Cluster file")
+      ->default_str("configs/local.yaml");
+  config
+      ->add_option("--scrape-interval", options->scrape_interval,
+                   "How often Prometheus scrapes each process (e.g. 1s, 5s, 500ms)")
+      ->capture_default_str();
+  config->add_option("--job", options->job_name, "Scrape job name (default: tagflow-CLUSTER)");
+  config->callback([options] { print_prometheus_config(*options); });
+
+  auto* metrics = command->add_subcommand(
+      "metrics", "Print the metric catalogue: every family a tagflow process exports");
+  metrics->callback([] { std::cout << monitoring::catalogue_markdown(); });
+}
+
+}  // namespace tagflow::cli

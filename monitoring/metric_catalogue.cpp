@@ -1,0 +1,217 @@
+#include "monitoring/metric_catalogue.hpp"
+
+#include <sstream>
+#include <stdexcept>
+
+namespace tagflow::monitoring {
+namespace {
+
+using K = ProcessKind;
+
+const std::vector<K> kAll = {K::coordinator, K::sampler, K::replay, K::learner, K::inference};
+const std::vector<K> kNodes = {K::sampler, K::replay, K::learner, K::inference};
+
+MetricSpec counter(Metric id, std::string name, std::string help, std::string unit,
+                   std::vector<std::string> labels, std::vector<K> exporters) {
+  return {id,
+          std::move(name),
+          std::move(help),
+          MetricType::counter,
+          std::move(unit),
+          std::move(labels),
+          {},
+          std::move(exporters)};
+}
+
+MetricSpec gauge(Metric id, std::string name, std::string help, std::string unit,
+                 std::vector<std::string> labels, std::vector<K> exporters) {
+  return {id,
+          std::move(name),
+          std::move(help),
+          MetricType::gauge,
+          std::move(unit),
+          std::move(labels),
+          {},
+          std::move(exporters)};
+}
+
+MetricSpec histogram(Metric id, std::string name, std::string help, std::string unit,
+                     std::vector<double> buckets, std::vector<K> exporters) {
+  return {id, std::move(name),    std::move(help),     MetricType::histogram, std::move(unit),
+          {}, std::move(buckets), std::move(exporters)};
+}
+
+MetricSpec collected(MetricSpec spec) {
+  spec.source = MetricSource::process_collector;
+  return spec;
+}
+
+std::vector<MetricSpec> make_catalogue() {
+  const std::vector<std::string> peer = {"peer"};
+  std::vector<MetricSpec> c = {
+      gauge(Metric::build_info, "tagflow_build_info",
+            "Always 1; the version label is the tagflow version of this process.", "", {"version"},
+            kAll),
+      counter(Metric::transport_messages_sent, "tagflow_transport_messages_sent_total",
+              "Messages sent to a peer process.", "", peer, kAll),
+      counter(Metric::transport_messages_received, "tagflow_transport_messages_received_total",
+              "Valid messages received from a peer process.", "", peer, kAll),
+      counter(Metric::transport_sent_bytes, "tagflow_transport_sent_bytes_total",
+              "Bytes sent to a peer process (header and payload frames).", "bytes", peer, kAll),
+      counter(Metric::transport_received_bytes, "tagflow_transport_received_bytes_total",
+              "Bytes of valid messages received from a peer process.", "bytes", peer, kAll),
+      counter(Metric::transport_invalid_messages, "tagflow_transport_invalid_messages_total",
+              "Invalid messages received and dropped, by peer and reason (the names of "
+              "transport/drop_reason.hpp: bad_version, size_mismatch, unknown_port, ...).",
+              "", {"peer", "reason"}, kAll),
+      counter(Metric::env_steps, "tagflow_env_steps_total",
+              "Environment steps taken (one per environment per step).", "", {}, {K::sampler}),
+      counter(Metric::episodes, "tagflow_episodes_total",
+              "Episodes finished (terminated or truncated).", "", {}, {K::sampler}),
+      gauge(Metric::episode_return_mean, "tagflow_episode_return_mean",
+            "Mean undiscounted return of the last 100 episodes finished by this process.", "", {},
+            {K::sampler}),
+      gauge(Metric::weights_version, "tagflow_weights_version",
+            "Version of the policy weights this process holds (the learner: the newest it made).",
+            "", {}, {K::sampler, K::learner, K::inference}),
+      counter(Metric::replay_transitions_inserted, "tagflow_replay_transitions_inserted_total",
+              "Transitions inserted into a replay table.", "", {"table"}, {K::replay}),
+      counter(Metric::replay_transitions_sampled, "tagflow_replay_transitions_sampled_total",
+              "Transitions sampled from a replay table (counted once per time sampled).", "",
+              {"table"}, {K::replay}),
+      counter(Metric::replay_priority_updates, "tagflow_replay_priority_updates_total",
+              "Priority updates applied to items of a replay table.", "", {"table"}, {K::replay}),
+      gauge(Metric::replay_transitions, "tagflow_replay_transitions",
+            "Transitions currently stored in a replay table.", "", {"table"}, {K::replay}),
+      gauge(Metric::replay_bytes, "tagflow_replay_bytes",
+            "Bytes of transition data currently stored in a replay table.", "bytes", {"table"},
+            {K::replay}),
+      counter(Metric::learner_updates, "tagflow_learner_updates_total",
+              "Gradient updates applied by the learner.", "", {}, {K::learner}),
+      gauge(Metric::learner_loss, "tagflow_learner_loss", "Loss of the latest gradient update.", "",
+            {}, {K::learner}),
+      gauge(Metric::learner_policy_lag, "tagflow_learner_policy_lag_versions",
+            "Weights versions between the learner's newest weights and the weights that acted "
+            "for the transitions of its latest batch (mean over the batch).",
+            "", {}, {K::learner}),
+      histogram(Metric::learner_update_duration, "tagflow_learner_update_duration_seconds",
+                "Wall time of one gradient update (forward, backward, optimizer step).", "seconds",
+                latency_buckets(), {K::learner}),
+      counter(Metric::inference_requests, "tagflow_inference_requests_total",
+              "Action requests answered (one per observation).", "", {}, {K::inference}),
+      histogram(Metric::inference_batch_size, "tagflow_inference_batch_size",
+                "Observations per forward pass of the inference server.", "", batch_size_buckets(),
+                {K::inference}),
+      histogram(Metric::inference_request_duration, "tagflow_inference_request_duration_seconds",
+                "Time from a request's arrival to its reply being sent.", "seconds",
+                latency_buckets(), {K::inference}),
+      counter(Metric::coordinator_tag_advances, "tagflow_coordinator_tag_advances_total",
+              "Tag advance grants sent (TAG and PTAG).", "", {}, {K::coordinator}),
+      histogram(Metric::coordinator_grant_latency, "tagflow_coordinator_grant_latency_seconds",
+                "Time from a federate's next-event-tag request to the grant that answers it.",
+                "seconds", latency_buckets(), {K::coordinator}),
+      counter(Metric::coordinator_heartbeats, "tagflow_coordinator_heartbeats_total",
+              "Heartbeats received from a federate.", "", peer, {K::coordinator}),
+      gauge(Metric::coordinator_federates, "tagflow_coordinator_federates",
+            "Federates joined and not failed.", "", {}, {K::coordinator}),
+      counter(Metric::coordinator_federate_failures, "tagflow_coordinator_federate_failures_total",
+              "Federates declared failed (silent for longer than the heartbeat timeout).", "", {},
+              {K::coordinator}),
+      collected(counter(Metric::process_cpu_seconds, "process_cpu_seconds_total",
+                        "Total user and system CPU time spent in seconds.", "seconds", {}, kAll)),
+      collected(gauge(Metric::process_resident_memory, "process_resident_memory_bytes",
+                      "Resident memory size in bytes.", "bytes", {}, kAll)),
+      collected(gauge(Metric::process_virtual_memory, "process_virtual_memory_bytes",
+                      "Virtual memory size in bytes.", "bytes", {}, kAll)),
+      collected(gauge(Metric::process_open_fds, "process_open_fds",
+                      "Number of open file descriptors.", "", {}, kAll)),
+      collected(gauge(Metric::process_start_time, "process_start_time_seconds",
+                      "Start time of the process since unix epoch in seconds.", "seconds", {},
+                      kAll)),
+      gauge(Metric::up, "up",
+            "Written by Prometheus for each target: 1 if the last scrape succeeded, else 0.", "",
+            {}, kAll),
+  };
+  c.back().source = MetricSource::scrape;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    if (static_cast<std::size_t>(c[i].id) != i) {
+      throw std::logic_error("metric catalogue out of Metric order at " + c[i].name);
+    }
+  }
+  return c;
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+}  // namespace
+
+const char* to_string(MetricType type) {
+  switch (type) {
+    case MetricType::counter:
+      return "counter";
+    case MetricType::gauge:
+      return "gauge";
+    case MetricType::histogram:
+      return "histogram";
+  }
+  return "untyped";
+}
+
+bool MetricSpec::exported_by(ProcessKind kind) const {
+  for (ProcessKind k : exporters) {
+    if (k == kind) return true;
+  }
+  return false;
+}
+
+const std::vector<double>& latency_buckets() {
+  static const std::vector<double> buckets = {1e-5,   2.5e-5, 5e-5, 1e-4,  2.5e-4, 5e-4, 1e-3,
+                                              2.5e-3, 5e-3,   0.01, 0.025, 0.05,   0.1,  0.25,
+                                              0.5,    1.0,    2.5,  5.0,   10.0};
+  return buckets;
+}
+
+const std::vector<double>& batch_size_buckets() {
+  static const std::vector<double> buckets = {1,   2,   4,   8,    16,   32,  64,
+                                              128, 256, 512, 1024, 2048, 4096};
+  return buckets;
+}
+
+const std::vector<MetricSpec>& catalogue() {
+  static const std::vector<MetricSpec> specs = make_catalogue();
+  return specs;
+}
+
+const MetricSpec& spec(Metric metric) { return catalogue().at(static_cast<std::size_t>(metric)); }
+
+std::optional<Metric> find_metric(const std::string& name) {
+  for (const MetricSpec& s : catalogue()) {
+    if (s.name == name) return s.id;
+    if (s.type != MetricType::histogram) continue;
+    for (const char* suffix : {"_bucket", "_sum", "_count"}) {
+      if (name == s.name + suffix) return s.id;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string catalogue_markdown() {
+  std::ostringstream out;
+  out << "| family | type | unit | labels | exported by | help |\n"
+      << "|---|---|---|---|---|---|\n";
+  for (const MetricSpec& s : catalogue()) {
+    std::vector<std::string> kinds;
+    for (ProcessKind k : s.exporters) kinds.emplace_back(to_string(k));
+    if (s.exporters.size() == 5) kinds = {"all"};
+    const char* note = s.source == MetricSource::scrape ? " (by Prometheus)" : "";
+    out << "| `" << s.name << "` | " << to_string(s.type) << " | " << s.unit << " | "
+        << join(s.labels) << " | " << join(kinds) << note << " | " << s.help << " |\n";
+  }
+  return out.str();
+}
+
+}  // namespace tagflow::monitoring

@@ -1,0 +1,81 @@
+// ProcessMetrics: the one metric registry of a tagflow process.
+//
+// Owns a prometheus-cpp Registry holding exactly the catalogue families (metric_catalogue.hpp)
+// that this process's kind exports, each with the constant labels node/kind/mode of this process,
+// plus a ProcessCollector for the process_* families. Families without per-series labels are
+// created at construction, so they are exported (as 0) before the first update.
+//
+// Usage: look a series up once and keep the reference; updating it is a lock-free atomic.
+//
+//   ProcessMetrics metrics({"sampler-0", ProcessKind::sampler, cluster::Mode::reactor});
+//   prometheus::Counter& steps = metrics.counter(Metric::env_steps);
+//   prometheus::Counter& sent = metrics.counter(Metric::transport_messages_sent, {{"peer",
+//   "replay"}}); steps.Increment(num_envs);
+//
+// Errors (programmer errors, std::logic_error): asking for a family of another type, a family
+// this kind does not export, a process-collector or scrape family, or labels whose names differ
+// from the catalogue's. Label values are free text.
+// Lifetime: returned references stay valid as long as the ProcessMetrics object.
+// Thread-safety: every method may be called from any thread (series lookup takes the family's
+// mutex; updates are atomics). Not copyable or movable.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/metric_family.h>
+#include <prometheus/registry.h>
+
+#include "monitoring/metric_catalogue.hpp"
+#include "monitoring/process_collector.hpp"
+
+namespace tagflow::monitoring {
+
+using Labels = std::map<std::string, std::string>;
+
+class ProcessMetrics {
+ public:
+  /// Throws std::invalid_argument when identity.node is empty.
+  explicit ProcessMetrics(ProcessIdentity identity);
+  ProcessMetrics(const ProcessMetrics&) = delete;
+  ProcessMetrics& operator=(const ProcessMetrics&) = delete;
+
+  const ProcessIdentity& identity() const { return identity_; }
+
+  /// The series of `metric` with these per-series labels (created on first use).
+  [[nodiscard]] prometheus::Counter& counter(Metric metric, const Labels& labels = {});
+  [[nodiscard]] prometheus::Gauge& gauge(Metric metric, const Labels& labels = {});
+  [[nodiscard]] prometheus::Histogram& histogram(Metric metric, const Labels& labels = {});
+
+  /// True when this process's kind exports `metric` through this registry.
+  bool registers(Metric metric) const;
+
+  /// What an Exposer serves: the registry and the process collector.
+  std::vector<std::weak_ptr<prometheus::Collectable>> collectables() const;
+
+  /// Every family with its current values, as a scrape would see it.
+  std::vector<prometheus::MetricFamily> collect() const;
+
+  /// collect() in the Prometheus text exposition format (what /metrics returns).
+  std::string text() const;
+
+ private:
+  const MetricSpec& checked(Metric metric, MetricType type, const Labels& labels) const;
+
+  ProcessIdentity identity_;
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::shared_ptr<ProcessCollector> process_collector_;
+  // Indexed by Metric; null where this kind does not export the family. Written only in the
+  // constructor, so reading them needs no lock.
+  std::vector<prometheus::Family<prometheus::Counter>*> counters_;
+  std::vector<prometheus::Family<prometheus::Gauge>*> gauges_;
+  std::vector<prometheus::Family<prometheus::Histogram>*> histograms_;
+};
+
+}  // namespace tagflow::monitoring

@@ -1,0 +1,50 @@
+#include "monitoring/scrape_targets.hpp"
+
+namespace tagflow::monitoring {
+namespace {
+
+std::string host_address(const cluster::ClusterConfig& config, const std::string& host) {
+  const auto it = config.hosts.find(host);
+  if (it != config.hosts.end() && !it->second.address.empty()) return it->second.address;
+  if (host.empty() && !config.hosts.empty()) return config.hosts.begin()->second.address;
+  return host.empty() ? std::string("127.0.0.1") : host;
+}
+
+}  // namespace
+
+std::string ScrapeTarget::address() const {
+  const bool ipv6 = host.find(':') != std::string::npos;
+  return (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+std::string replica_name(const cluster::NodeConfig& node, int index) {
+  return node.replicas == 1 ? node.name : node.name + "-" + std::to_string(index);
+}
+
+std::vector<ScrapeTarget> scrape_targets(const cluster::ClusterConfig& config) {
+  std::vector<ScrapeTarget> targets;
+  if (config.coordinator.metrics_port != 0) {
+    targets.push_back({"coordinator", "coordinator", ProcessKind::coordinator,
+                       host_address(config, config.coordinator.host),
+                       config.coordinator.metrics_port});
+  }
+  for (const cluster::NodeConfig& node : config.nodes) {
+    if (node.metrics_port == 0) continue;
+    for (int i = 0; i < node.replicas; ++i) {
+      targets.push_back({replica_name(node, i), node.name, process_kind(node.kind),
+                         host_address(config, node.host),
+                         static_cast<std::uint16_t>(node.metrics_port + i)});
+    }
+  }
+  return targets;
+}
+
+std::optional<ScrapeTarget> find_scrape_target(const cluster::ClusterConfig& config,
+                                               const std::string& process) {
+  for (ScrapeTarget& target : scrape_targets(config)) {
+    if (target.process == process) return target;
+  }
+  return std::nullopt;
+}
+
+}  // namespace tagflow::monitoring

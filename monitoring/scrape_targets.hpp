@@ -1,0 +1,42 @@
+// Scrape targets: the metrics endpoints of a cluster, as the cluster file places them.
+//
+// One target per process that has a metrics port: the coordinator (coordinator.metrics_port) and
+// replica i of every node group (metrics_port + i), in file order, coordinator first. A process
+// finds its own endpoint with find_scrape_target(config, its name) and listens on
+// config.monitoring.bind at target.port; Prometheus scrapes target.address():
+// the host's address from `hosts`.
+// Pure functions over a validated ClusterConfig; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "monitoring/process_identity.hpp"
+#include "nodes/cluster/cluster_config.hpp"
+
+namespace tagflow::monitoring {
+
+struct ScrapeTarget {
+  std::string process;  // coordinator, replay, sampler-0, ...: the `node` label
+  std::string group;    // the node group (or "coordinator") it belongs to
+  ProcessKind kind = ProcessKind::coordinator;
+  std::string host;  // reachable address of its host
+  std::uint16_t port = 0;
+
+  /// host:port ([host]:port for IPv6).
+  std::string address() const;
+};
+
+/// Name of replica `index` of a node group: NAME with one replica, else NAME-INDEX.
+std::string replica_name(const cluster::NodeConfig& node, int index);
+
+/// Every metrics endpoint of the cluster (groups without metrics_port have none).
+std::vector<ScrapeTarget> scrape_targets(const cluster::ClusterConfig& config);
+
+/// The endpoint of the process called `process`; nullopt when it has none or does not exist.
+std::optional<ScrapeTarget> find_scrape_target(const cluster::ClusterConfig& config,
+                                               const std::string& process);
+
+}  // namespace tagflow::monitoring
