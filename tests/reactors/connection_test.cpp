@@ -148,5 +148,30 @@ TEST(Connection, MultiportReactionSeesOnlyThePresentChannels) {
   EXPECT_EQ(gather.presence[1], (std::vector<bool>{false, false, true}));
 }
 
+TEST(Connection, SourceInputIsReadAfterItsWriterWithoutTriggering) {
+  class Sampler : public Reactor {
+   public:
+    Input<int> in{"in", this};
+    Timer tick{"tick", this};
+    std::vector<std::pair<bool, int>> samples;
+    Sampler(std::string name, Environment& env) : Reactor(std::move(name), env) {
+      // Triggered by its timer only; `in` is a source, so the writer runs first at each tag.
+      reaction("sample").triggers(tick).sources(in).body(
+          [this] { samples.emplace_back(in.is_present(), in.get()); });
+    }
+  };
+  EnvironmentConfig config = at_zero();
+  config.workers = 2;
+  Environment env(config);
+  auto& emitter = env.add<Emitter>("emitter", std::vector<int>{6, 9});
+  auto& sampler = env.add<Sampler>("sampler");
+  env.connect(emitter.out, sampler.in);
+  env.run();
+  // Only the timer's tag (0, 0) runs the sampler; emitter's second value at (0, 1) does not.
+  ASSERT_EQ(sampler.samples.size(), 1U);
+  EXPECT_EQ(sampler.samples[0], std::make_pair(true, 6));
+  EXPECT_EQ(sampler.reactions()[0]->level(), 1U);
+}
+
 }  // namespace
 }  // namespace tagflow::reactors

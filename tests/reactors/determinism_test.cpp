@@ -41,7 +41,7 @@ class Source : public Traced {
   Output<long> out{"out", this};
   Source(std::string name, Environment& env) : Traced(std::move(name), env) {
     reaction("emit").triggers(tick).effects(out).body([this] {
-      state_ = state_ * 31 + 7;
+      state_ = (state_ * 31 + 7) % 1000003;
       out.set(state_ % 1000);
       record("emit", state_ % 1000);
     });
@@ -63,7 +63,7 @@ class Stage : public Traced {
   Stage(std::string name, Environment& env, std::size_t index)
       : Traced(std::move(name), env, index) {
     reaction("work").triggers(in).effects(out, later).body([this] {
-      acc_ = acc_ * 3 + in.get() + static_cast<long>(bank_index());
+      acc_ = (acc_ * 3 + in.get() + static_cast<long>(bank_index())) % 1000003;
       out.set(acc_ % 997);
       later.schedule(acc_ % 13, microseconds(static_cast<long>(bank_index()) * 100));
       record("work", acc_ % 997);
@@ -87,7 +87,7 @@ class Sink : public Traced {
     reaction("gather").triggers(in).effects(feedback).body([this] {
       long sum = 0;
       for (std::size_t i = 0; i < in.size(); ++i) {
-        if (in[i].is_present()) sum = sum * 7 + in[i].get() + static_cast<long>(i);
+        if (in[i].is_present()) sum = (sum * 7 + in[i].get() + static_cast<long>(i)) % 1000003;
       }
       feedback.set(sum % 100);
       record("gather", sum);
