@@ -1,10 +1,10 @@
 // AtomicTag: a Tag shared between threads, with a lock-free read and monotonic updates.
 //
-// Contract: load() never blocks and never sees a torn tag (it is a sequence lock over relaxed
-// atomics: a reader retries while a writer is mid-update). raise_to(t) sets the value to
-// max(value, t); writers serialize on the sequence word (a short spin), so it is meant for rare
-// events (grants, stop requests), not for a per-tag path. Thread-safe for any number of readers
-// and writers.
+// Contract: load() never blocks and never sees a torn tag (it is a sequence lock over atomic
+// fields, release-stored and acquire-loaded: a reader retries while a writer is mid-update).
+// raise_to(t) / lower_to(t) set it to max / min(value, t); writers serialize on the sequence word (a short
+// spin), so it is meant for rare events (grants, stop requests), not for a per-tag path.
+// Thread-safe for any number of readers and writers.
 #pragma once
 
 #include <atomic>
@@ -22,9 +22,10 @@ class AtomicTag {
     for (;;) {
       const std::uint64_t before = sequence_.load(std::memory_order_acquire);
       if ((before & 1U) != 0) continue;  // a writer is mid-update
-      const Tag value(time_.load(std::memory_order_relaxed),
-                      microstep_.load(std::memory_order_relaxed));
-      std::atomic_thread_fence(std::memory_order_acquire);
+      // Acquire loads of the fields: if one reads a writer's (release) store, the writer's odd
+      // sequence store happens-before the re-check below, so the re-check fails.
+      const Tag value(time_.load(std::memory_order_acquire),
+                      microstep_.load(std::memory_order_acquire));
       if (sequence_.load(std::memory_order_relaxed) == before) return value;
     }
   }
@@ -42,7 +43,7 @@ class AtomicTag {
     std::uint64_t even = sequence_.load(std::memory_order_relaxed);
     for (;;) {
       even &= ~std::uint64_t{1};
-      if (sequence_.compare_exchange_weak(even, even + 1, std::memory_order_acquire,
+      if (sequence_.compare_exchange_weak(even, even + 1, std::memory_order_acq_rel,
                                           std::memory_order_relaxed)) {
         break;
       }
@@ -57,8 +58,8 @@ class AtomicTag {
     return change;
   }
   void store_fields(Tag tag) {
-    time_.store(tag.time_ns(), std::memory_order_relaxed);
-    microstep_.store(tag.microstep(), std::memory_order_relaxed);
+    time_.store(tag.time_ns(), std::memory_order_release);
+    microstep_.store(tag.microstep(), std::memory_order_release);
   }
 
   std::atomic<std::uint64_t> sequence_{0};
