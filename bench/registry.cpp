@@ -6,6 +6,8 @@ namespace tagflow::bench {
 
 const std::vector<BenchEntry>& benchmarks() {
   static const std::vector<BenchEntry> entries = {
+      {"monitoring", "Prometheus metrics: cost of an update, of a series lookup, of a scrape",
+       run_monitoring_bench, false},
       {"codec", "MessagePack: tensors as one binary blob vs as arrays of floats", run_codec_bench,
        false},
       {"learner",
