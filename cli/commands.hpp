@@ -13,6 +13,8 @@ namespace tagflow::cli {
 
 void add_doctor_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_coordinator_command(CLI::App& app);
+void add_keys_command(CLI::App& app);
 void add_monitoring_command(CLI::App& app);
 void add_env_command(CLI::App& app);
 

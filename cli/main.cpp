@@ -33,6 +33,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   tagflow::cli::add_doctor_command(app);
   tagflow::cli::add_bench_command(app);
+  tagflow::cli::add_coordinator_command(app);
+  tagflow::cli::add_keys_command(app);
   tagflow::cli::add_monitoring_command(app);
   tagflow::cli::add_env_command(app);
   try {

@@ -162,7 +162,11 @@ FederateRunSummary FederateRuntime::run(std::chrono::milliseconds join_timeout) 
   WireTag last_net = kNever;
   std::array<zmq::pollitem_t, 2> items{
       {{client.socket().handle(), 0, ZMQ_POLLIN, 0}, {data_.handle(), 0, ZMQ_POLLIN, 0}}};
+  std::uint64_t iteration = 0;
   while (true) {
+    // Control messages (FAILED, stop) and a lost coordinator are noticed even by a federate
+    // that never has to wait for a grant.
+    if (++iteration % 16 == 0) client.poll(std::chrono::milliseconds(0));
     receive_data();
     update_safe_tag(client);
     const WireTag next = next_tag();

@@ -18,8 +18,8 @@ namespace tagflow::coordinator::testing {
 
 class ChildProcess {
  public:
-  /// Starts argv[0] with `args`; stderr goes to `stderr_file` (if not empty).
-  ChildProcess(const std::vector<std::string>& args, const std::string& stderr_file = "") {
+  /// Starts argv[0] with `args`; stdout and stderr go to `output_file` (if not empty).
+  ChildProcess(const std::vector<std::string>& args, const std::string& output_file = "") {
     std::vector<char*> argv;
     for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -28,9 +28,12 @@ class ChildProcess {
     if (pid_ == 0) {
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (::getppid() != parent) ::_exit(127);
-      if (!stderr_file.empty()) {
-        const int fd = ::open(stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd >= 0) ::dup2(fd, 2);
+      if (!output_file.empty()) {
+        const int fd = ::open(output_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) {
+          ::dup2(fd, 1);
+          ::dup2(fd, 2);
+        }
       }
       ::execv(argv[0], argv.data());
       ::_exit(127);

@@ -1,0 +1,224 @@
+// The coordinator event loop against real federate clients (DEALER sockets) in threads.
+#include "coordinator/coordinator.hpp"
+
+#include <filesystem>
+#include <future>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "coordinator/federate_client.hpp"
+#include "transport/curve_keys.hpp"
+
+namespace tagflow::coordinator {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr const char* kChain = R"(
+federation:
+  coordinator: tcp://127.0.0.1:*
+  heartbeat_timeout: 400ms
+  join_timeout: 10s
+  federates:
+    a: {downstreams: [b]}
+    b: {upstreams: [{id: a, after: 10ns}]}
+)";
+
+/// A coordinator running on its own thread for the duration of a test.
+class RunningCoordinator {
+ public:
+  explicit RunningCoordinator(FederationSpec spec) : coordinator_(std::move(spec)) {
+    endpoint_ = coordinator_.bind("tcp://127.0.0.1:*");
+    thread_ = std::thread([this] { result_.set_value(coordinator_.run()); });
+    future_ = result_.get_future();
+  }
+  ~RunningCoordinator() {
+    coordinator_.stop();
+    thread_.join();
+  }
+  const std::string& endpoint() const { return endpoint_; }
+  Coordinator& coordinator() { return coordinator_; }
+  /// The run's result, waiting at most `limit` (a guard against hangs, not a timing check).
+  std::optional<CoordinatorResult> result(std::chrono::milliseconds limit) {
+    if (future_.wait_for(limit) != std::future_status::ready) return std::nullopt;
+    return future_.get();
+  }
+
+ private:
+  Coordinator coordinator_;
+  std::string endpoint_;
+  std::promise<CoordinatorResult> result_;
+  std::future<CoordinatorResult> future_;
+  std::thread thread_;
+};
+
+FederateOptions options_for(const FederationSpec& spec, const std::string& id,
+                            const std::string& endpoint) {
+  FederateOptions options = FederateOptions::from_spec(spec, id);
+  options.coordinator_endpoint = endpoint;
+  options.data_endpoint = "tcp://127.0.0.1:1";
+  return options;
+}
+
+/// Polls `client` until `done()` holds; false after `limit`.
+template <class Done>
+bool poll_until(FederateClient& client, Done done, std::chrono::milliseconds limit = 10s) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    client.poll(20ms);
+  }
+  return true;
+}
+
+TEST(Coordinator, UnknownFederateIsRefusedWithAClearError) {
+  const FederationSpec spec = parse_federation_spec(kChain);
+  RunningCoordinator running(spec);
+  zmq::context_t context;
+  FederateOptions options = options_for(spec, "a", running.endpoint());
+  options.id = "ghost";
+  FederateClient ghost(context, options);
+  try {
+    ghost.join(10s);
+    FAIL() << "an unknown federate was admitted";
+  } catch (const FederationError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown federate id 'ghost'"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Coordinator, DisagreeingNeighbourStructureIsRefused) {
+  const FederationSpec spec = parse_federation_spec(kChain);
+  RunningCoordinator running(spec);
+  zmq::context_t context;
+  FederateOptions options = options_for(spec, "b", running.endpoint());
+  options.upstreams[0].delay = 20;  // the others say 10 ns
+  FederateClient b(context, options);
+  try {
+    b.join(10s);
+    FAIL() << "a federate with the wrong neighbour structure was admitted";
+  } catch (const FederationError& e) {
+    EXPECT_NE(std::string(e.what()).find("neighbour structure of 'b' disagrees"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Coordinator, FederatesStartTogetherGetGrantsAndFinishByResigning) {
+  const FederationSpec spec = parse_federation_spec(kChain);
+  RunningCoordinator running(spec);
+  zmq::context_t context;
+  FederateClient a(context, options_for(spec, "a", running.endpoint()));
+  FederateClient b(context, options_for(spec, "b", running.endpoint()));
+  auto joined_b = std::async(std::launch::async, [&] { return b.join(10s); });
+  const ControlMessage start = a.join(10s);
+  EXPECT_EQ(joined_b.get().tag, start.tag);
+  ASSERT_EQ(start.endpoints.size(), 2U);
+
+  a.send_next_event({0, 0});
+  ASSERT_TRUE(poll_until(a, [&] { return a.granted() == transport::kForever; }));
+  b.send_next_event({5, 0});
+  ASSERT_TRUE(poll_until(b, [&] { return b.granted() >= WireTag{5, 0}; }));
+  EXPECT_EQ(b.granted(), transport::previous_tag({10, 0}));
+
+  a.send_in_transit("b", {20, 0});
+  a.send_completed({10, 0});
+  a.send_next_event({30, 0});
+  b.send_completed({5, 0});
+  b.send_next_event({20, 0});
+  ASSERT_TRUE(poll_until(b, [&] { return b.granted() >= WireTag{20, 0}; }));
+  EXPECT_EQ(b.granted_counts().at("a"), 1U);
+
+  a.resign();
+  b.resign();
+  const auto result = running.result(10s);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_TRUE(result->ok) << result->error;
+  EXPECT_GE(result->grants_sent, 3U);
+}
+
+TEST(Coordinator, StopIsGrantedAtTheLargestProposal) {
+  const FederationSpec spec = parse_federation_spec(kChain);
+  RunningCoordinator running(spec);
+  zmq::context_t context;
+  FederateClient a(context, options_for(spec, "a", running.endpoint()));
+  FederateClient b(context, options_for(spec, "b", running.endpoint()));
+  auto joined_b = std::async(std::launch::async, [&] { return b.join(10s); });
+  a.join(10s);
+  joined_b.get();
+  b.set_stop_floor({70, 0});  // b is already at 70
+  a.send_stop_request({50, 0});
+  ASSERT_TRUE(poll_until(b, [&] { return b.stop_tag().has_value(); }));
+  ASSERT_TRUE(poll_until(a, [&] { return a.stop_tag().has_value(); }));
+  EXPECT_EQ(*a.stop_tag(), (WireTag{70, 0}));
+  EXPECT_EQ(*b.stop_tag(), (WireTag{70, 0}));
+}
+
+TEST(Coordinator, SilentFederateIsDeclaredFailedAndItsNeighbourIsTold) {
+  const FederationSpec spec = parse_federation_spec(kChain);
+  RunningCoordinator running(spec);
+  zmq::context_t context;
+  auto a = std::make_unique<FederateClient>(context, options_for(spec, "a", running.endpoint()));
+  FederateClient b(context, options_for(spec, "b", running.endpoint()));
+  auto joined_b = std::async(std::launch::async, [&] { return b.join(10s); });
+  a->join(10s);
+  joined_b.get();
+  a.reset();  // a vanishes: no resign, no more heartbeats
+  try {
+    poll_until(
+        b, [] { return false; }, 10s);
+    FAIL() << "b was never told that a failed";
+  } catch (const FederationError& e) {
+    EXPECT_NE(std::string(e.what()).find("'a' failed"), std::string::npos) << e.what();
+  }
+  const auto result = running.result(10s);
+  ASSERT_TRUE(result.has_value()) << "the coordinator hangs after a failure";
+  EXPECT_FALSE(result->ok);
+  EXPECT_EQ(result->failed, std::vector<std::string>{"a"});
+  EXPECT_NE(result->error.find("'a'"), std::string::npos);
+}
+
+TEST(Coordinator, FederateThatNeverJoinsEndsTheRunWithItsName) {
+  FederationSpec spec = parse_federation_spec(kChain);
+  spec.join_timeout = 300ms;
+  RunningCoordinator running(spec);
+  zmq::context_t context;
+  FederateClient a(context, options_for(spec, "a", running.endpoint()));
+  EXPECT_THROW(a.join(10s), FederationError);
+  const auto result = running.result(10s);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(result->failed, std::vector<std::string>{"b"});
+  EXPECT_NE(result->error.find("never joined"), std::string::npos);
+}
+
+TEST(Coordinator, WrongCurveKeyIsRefusedAndTheRightOneAdmitted) {
+  const auto keys = std::filesystem::temp_directory_path() /
+                    ("tagflow-coordinator-keys-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(keys);
+  for (const char* name : {"coordinator", "a", "b"}) {
+    transport::write_key_pair(keys, name, transport::generate_curve_key_pair());
+  }
+  transport::write_key_pair(keys / "intruder", "a", transport::generate_curve_key_pair());
+  FederationSpec spec = parse_federation_spec(kChain);
+  spec.keys_dir = keys.string();
+  RunningCoordinator running(spec);
+  zmq::context_t context;
+  {
+    FederateOptions wrong = options_for(spec, "a", running.endpoint());
+    wrong.keys_dir = (keys / "intruder").string();
+    std::filesystem::copy_file(keys / "coordinator.pub", keys / "intruder" / "coordinator.pub");
+    FederateClient intruder(context, wrong);
+    EXPECT_THROW(intruder.join(1s), FederationError);
+  }
+  EXPECT_GE(running.coordinator().refused_handshakes(), 1U);
+  FederateClient a(context, options_for(spec, "a", running.endpoint()));
+  FederateClient b(context, options_for(spec, "b", running.endpoint()));
+  auto joined_b = std::async(std::launch::async, [&] { return b.join(10s); });
+  EXPECT_NO_THROW(a.join(10s));
+  EXPECT_NO_THROW(joined_b.get());
+  std::filesystem::remove_all(keys);
+}
+
+}  // namespace
+}  // namespace tagflow::coordinator

@@ -1,0 +1,88 @@
+// `tagflow coordinator` as its own process with federates in their own processes: a federate
+// killed mid-run is reported, naming it, by the coordinator and by its neighbours, and every
+// process ends (no hang, no orphan).
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <zmq.hpp>
+
+#include "child_process.hpp"
+#include "pipeline_program.hpp"
+
+namespace tagflow::coordinator {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::ChildProcess;
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// A loopback TCP endpoint with a port that was free a moment ago.
+std::string free_endpoint() {
+  zmq::context_t context;
+  zmq::socket_t probe(context, zmq::socket_type::router);
+  probe.set(zmq::sockopt::linger, 0);
+  probe.bind("tcp://127.0.0.1:*");
+  return probe.get(zmq::sockopt::last_endpoint);
+}
+
+bool wait_for_text(const fs::path& file, const std::string& text, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (read_file(file).find(text) == std::string::npos) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // polling a log file
+  }
+  return true;
+}
+
+TEST(FederationFailure, KilledFederateIsReportedByNameAndEveryProcessEnds) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("tagflow-failure-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path config = dir / "cluster.yaml";
+  std::ofstream(config) << testing::pipeline_config(free_endpoint(), "500ms");
+
+  ChildProcess coordinator({TAGFLOW_BIN_DIR "/tagflow", "coordinator", "--config", config.string()},
+                           (dir / "coordinator.log").string());
+  std::vector<std::unique_ptr<ChildProcess>> federates;
+  const std::vector<std::string> ids = {"source", "left", "right", "sink"};
+  for (const std::string& id : ids) {
+    federates.push_back(std::make_unique<ChildProcess>(
+        std::vector<std::string>{TAGFLOW_BIN_DIR "/tagflow_test_federate", config.string(), id,
+                                 "1000000", "1", "200", (dir / (id + ".trace")).string(),
+                                 (dir / (id + ".endpoint")).string()},
+        (dir / (id + ".log")).string()));
+  }
+  // Once every federate joined the run is under way; a million events at up to 200 us each
+  // would take minutes, so it is still going when `left` is killed.
+  ASSERT_TRUE(
+      wait_for_text(dir / "coordinator.log", "all federates joined", std::chrono::seconds(30)))
+      << read_file(dir / "coordinator.log");
+  federates[1]->kill();
+
+  const std::optional<int> coordinator_status = coordinator.wait(std::chrono::seconds(20));
+  ASSERT_TRUE(coordinator_status.has_value()) << "the coordinator hangs after a failure";
+  EXPECT_EQ(*coordinator_status, 1);
+  const std::string log = read_file(dir / "coordinator.log");
+  EXPECT_NE(log.find("federate 'left' failed"), std::string::npos) << log;
+  for (std::size_t i : {0U, 2U, 3U}) {
+    const std::optional<int> status = federates[i]->wait(std::chrono::seconds(20));
+    ASSERT_TRUE(status.has_value()) << ids[i] << " outlived the failed run";
+    EXPECT_EQ(*status, 3) << ids[i];
+    EXPECT_NE(read_file(dir / (ids[i] + ".log")).find("'left'"), std::string::npos)
+        << ids[i] << ": " << read_file(dir / (ids[i] + ".log"));
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tagflow::coordinator
