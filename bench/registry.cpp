@@ -10,6 +10,8 @@ const std::vector<BenchEntry>& benchmarks() {
        run_monitoring_bench, false},
       {"codec", "MessagePack: tensors as one binary blob vs as arrays of floats", run_codec_bench,
        false},
+      {"envs", "Environment steps per second: single env, vector env, plain loop", run_envs_bench,
+       false},
       {"federation", "Coordinated tags/s over TCP loopback, 2/4/8 federates, chain and fan-out/in",
        run_federation_bench, false},
       {"learner",

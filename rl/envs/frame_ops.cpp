@@ -47,8 +47,10 @@ void AreaResizer::resize(const std::uint8_t* in, std::uint8_t* out) const {
     float* dst = rows_.data() + static_cast<std::size_t>(o) * row_len;
     std::fill(dst, dst + row_len, 0.0F);
     for (const Tap& t : row_taps_[static_cast<std::size_t>(o)]) {
-      const std::uint8_t* src = in + static_cast<std::size_t>(t.index) * row_len;
-      for (int k = 0; k < row_len; ++k) dst[k] += t.weight * static_cast<float>(src[k]);
+      const std::uint8_t* __restrict src = in + static_cast<std::size_t>(t.index) * row_len;
+      float* __restrict acc = dst;
+      const float w = t.weight;
+      for (int k = 0; k < row_len; ++k) acc[k] += w * static_cast<float>(src[k]);
     }
   }
   for (int r = 0; r < out_height_; ++r) {
@@ -60,7 +62,8 @@ void AreaResizer::resize(const std::uint8_t* in, std::uint8_t* out) const {
         for (const Tap& t : col_taps_[static_cast<std::size_t>(c)]) {
           sum += t.weight * src[t.index * channels_ + ch];
         }
-        dst[c * channels_ + ch] = static_cast<std::uint8_t>(std::clamp(std::lround(sum), 0L, 255L));
+        // sum is in [0, 255]: adding 0.5 and truncating rounds to nearest.
+        dst[c * channels_ + ch] = static_cast<std::uint8_t>(std::min(sum + 0.5F, 255.0F));
       }
     }
   }
