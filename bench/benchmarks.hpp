@@ -12,5 +12,6 @@ BenchReport run_federation_bench(const BenchOptions& options);
 /// Defined in the tagflow-torch executable (LibTorch), not in tagflow_bench.
 BenchReport run_learner_bench(const BenchOptions& options);
 BenchReport run_reactors_bench(const BenchOptions& options);
+BenchReport run_replay_bench(const BenchOptions& options);
 
 }  // namespace tagflow::bench

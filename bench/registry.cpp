@@ -19,6 +19,8 @@ const std::vector<BenchEntry>& benchmarks() {
        true},
       {"reactors", "Reactor runtime vs CAF 0.17 actors: ping-pong, broadcast + gather (int, 10 MB)",
        run_reactors_bench, false},
+      {"replay", "Prioritized replay: K-ary vs binary sum tree (insert, sample, update), table",
+       run_replay_bench, false},
   };
   return entries;
 }
