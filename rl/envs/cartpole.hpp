@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 
 #include "rl/envs/env.hpp"
 
@@ -44,5 +45,35 @@ class CartPole final : public Env {
  private:
   std::array<double, 4> state_{};
 };
+
+// Defined here so that a batch of CartPoles (EnvBatchOf<CartPole>) inlines the step.
+inline StepResult CartPole::step_impl(const Action& action, void* observation) {
+  const double x = state_[0];
+  const double x_dot = state_[1];
+  const double theta = state_[2];
+  const double theta_dot = state_[3];
+  const double force = action.index == 1 ? kForceMag : -kForceMag;
+  const double cos_theta = std::cos(theta);
+  const double sin_theta = std::sin(theta);
+  const double temp = (force + kPoleMassLength * (theta_dot * theta_dot) * sin_theta) / kTotalMass;
+  const double theta_acc = (kGravity * sin_theta - cos_theta * temp) /
+                           (kLength * (4.0 / 3.0 - kMassPole * cos_theta * cos_theta / kTotalMass));
+  const double x_acc = temp - kPoleMassLength * theta_acc * cos_theta / kTotalMass;
+  state_[0] = x + kTau * x_dot;
+  state_[1] = x_dot + kTau * x_acc;
+  state_[2] = theta + kTau * theta_dot;
+  state_[3] = theta_dot + kTau * theta_acc;
+  observe_impl(observation);
+  StepResult result;
+  result.reward = 1.0F;
+  result.terminated = state_[0] < -kXThreshold || state_[0] > kXThreshold ||
+                      state_[2] < -kThetaThreshold || state_[2] > kThetaThreshold;
+  return result;
+}
+
+inline void CartPole::observe_impl(void* observation) const {
+  auto* out = static_cast<float*>(observation);
+  for (std::size_t i = 0; i < state_.size(); ++i) out[i] = static_cast<float>(state_[i]);
+}
 
 }  // namespace tagflow::envs
