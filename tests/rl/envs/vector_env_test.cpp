@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "rl/envs/cartpole.hpp"
+#include "rl/envs/pendulum.hpp"
+#include "rl/envs/pixel_pong.hpp"
 
 namespace tagflow::envs {
 namespace {
@@ -135,6 +137,41 @@ TEST(VectorEnv, FactoryPathMatchesTheRegisteredPath) {
     ASSERT_EQ(std::vector<float>(fast.rewards().begin(), fast.rewards().end()),
               std::vector<float>(generic.rewards().begin(), generic.rewards().end()));
   }
+}
+
+TEST(VectorEnv, BoxActionsGoToTheirEnvs) {
+  VectorEnv venv("Pendulum-v1", {2, 9, 1, AutoresetMode::kNextStep});
+  venv.reset();
+  Pendulum a;
+  Pendulum b;
+  std::vector<float> oa(3);
+  std::vector<float> ob(3);
+  a.reset(9, oa);
+  b.reset(10, ob);
+  const std::vector<float> torques = {2.0F, -1.5F};
+  venv.step(torques);
+  const StepResult ra = a.step(Action::box(Span<const float>(&torques[0], 1)), oa);
+  const StepResult rb = b.step(Action::box(Span<const float>(&torques[1], 1)), ob);
+  EXPECT_EQ(row(venv.observations(), 0, 3), oa);
+  EXPECT_EQ(row(venv.observations(), 1, 3), ob);
+  EXPECT_FLOAT_EQ(venv.rewards()[0], ra.reward);
+  EXPECT_FLOAT_EQ(venv.rewards()[1], rb.reward);
+  EXPECT_THROW(venv.step(std::vector<float>{1.0F}), std::invalid_argument);
+  EXPECT_THROW(venv.step(std::vector<std::int64_t>{0, 0}), std::invalid_argument);
+}
+
+TEST(VectorEnv, PixelFramesComeAsBytes) {
+  VectorEnv venv("PixelPongNoFrameskip-v0", {3, 0, 2, AutoresetMode::kNextStep});
+  venv.reset();
+  venv.step(std::vector<std::int64_t>{0, 1, 2});
+  const Span<const std::uint8_t> frames = venv.observations_u8();
+  ASSERT_EQ(frames.size(), 3U * 100800U);
+  PixelPong single;
+  std::vector<std::uint8_t> frame(100800);
+  single.reset(1, frame);
+  (void)single.step(Action::discrete(1), frame);
+  EXPECT_TRUE(std::equal(frame.begin(), frame.end(), frames.begin() + 100800));
+  EXPECT_THROW((void)venv.observations(), std::logic_error);
 }
 
 TEST(VectorEnv, BuffersKeepTheirAddressesAcrossSteps) {
