@@ -41,7 +41,7 @@ class KarySumTree {
  public:
   static constexpr int kArity = K;
   static constexpr double kMinPriority = 1e-30;
-  static constexpr double kMaxPriority = 1e30;
+  static constexpr double kMaxPriority = 1e25;  // 2^30 leaves sum below FLT_MAX
 
   /// A tree of `capacity` leaves, all 0. Throws std::invalid_argument when capacity is 0.
   explicit KarySumTree(std::size_t capacity);
