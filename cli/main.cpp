@@ -12,6 +12,7 @@ namespace {
 
 /// True when argv names a command that lives in tagflow-torch.
 bool is_torch_command(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "train") return true;  // `tagflow train ...`
   if (argc < 3) return false;
   const std::string command = argv[1];
   if (command == "bench") {
@@ -31,6 +32,9 @@ int main(int argc, char** argv) {
                                         tagflow::build_info::kBuildType + ", " +
                                         tagflow::build_info::kCompiler + ")");
   app.require_subcommand(1);
+  // Listed for --help only: main() hands `tagflow train ...` to tagflow-torch before parsing.
+  app.add_subcommand("train",
+                     "Train a policy in one process with LibTorch (DQN on CartPole-v1, ...)");
   tagflow::cli::add_doctor_command(app);
   tagflow::cli::add_bench_command(app);
   tagflow::cli::add_coordinator_command(app);

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/torch_commands.hpp"
 #include "cli/torch_probe.hpp"
 #include "tagflow/build_info.hpp"
 
@@ -15,6 +16,8 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   app.add_subcommand("probe", "Print LibTorch's version and BLAS backend as JSON (for doctor)")
       ->callback([&exit_code] { exit_code = tagflow::cli::run_torch_probe(); });
+  tagflow::cli::add_train_command(app);
+  tagflow::cli::add_torch_bench_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,6 +1,7 @@
 #include "rl/learning/dqn_learner.hpp"
 
 #include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
 
 #include <cmath>
 #include <cstring>
@@ -148,7 +149,7 @@ UpdateResult DqnLearner::update(const TransitionBatch& batch) {
 }
 
 void DqnLearner::q_values(const float* observations, std::int64_t batch, float* out) const {
-  const at::NoGradGuard no_grad;
+  const c10::InferenceMode inference;
   const at::Tensor q =
       impl_->online.forward(borrow_matrix(observations, batch, impl_->config.network.input_size));
   std::memcpy(out, q.contiguous().data_ptr<float>(), static_cast<std::size_t>(q.numel()) * 4);
@@ -206,6 +207,11 @@ void DqnLearner::restore(const LearnerState& state) {
   copy_into(m.adam_v, state.adam_v);
   m.adam_t = state.adam_step;
   m.updates = state.updates;
+}
+
+void DqnLearner::set_learning_rate(double learning_rate) {
+  if (!(learning_rate > 0.0)) throw std::invalid_argument("learning rate must be > 0");
+  impl_->config.learning_rate = learning_rate;
 }
 
 std::int64_t DqnLearner::updates() const { return impl_->updates; }

@@ -77,6 +77,9 @@ class DqnLearner {
   /// Throws LearnerStateError when `state` was made for another network shape.
   void restore(const LearnerState& state);
 
+  /// Changes Adam's learning rate from the next update on (schedules). Must be > 0.
+  void set_learning_rate(double learning_rate);
+
   [[nodiscard]] std::int64_t updates() const;
   [[nodiscard]] const DqnConfig& config() const;
 

@@ -34,6 +34,7 @@ void NStepAccumulator::emit_front(const std::vector<float>& next_observation, bo
   transition.action = pending_.front().action;
   transition.reward = static_cast<float>(ret);
   transition.discount = terminated ? 0.0F : static_cast<float>(discount);
+  transition.horizon = static_cast<int>(pending_.size());
   transition.next_observation = next_observation;
   out->push_back(std::move(transition));
   pending_.pop_front();

@@ -17,6 +17,7 @@ struct NStepTransition {
   std::int64_t action = 0;
   float reward = 0.0F;    // discounted sum of up to n rewards
   float discount = 0.0F;  // γ^k to bootstrap with, or 0 when the episode terminated
+  int horizon = 0;        // k: the number of rewards summed (1..n)
   std::vector<float> next_observation;
 };
 

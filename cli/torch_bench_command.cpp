@@ -1,0 +1,50 @@
+// `tagflow bench NAME` for the LibTorch benchmarks (the `torch` entries of bench/registry.cpp),
+// run inside tagflow-torch. Same options and output as the tagflow side (cli/bench_command.cpp).
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+
+#include "bench/benchmarks.hpp"
+#include "cli/torch_commands.hpp"
+
+namespace tagflow::cli {
+namespace {
+
+const std::map<std::string, std::function<bench::BenchReport(const bench::BenchOptions&)>>&
+torch_benchmarks() {
+  static const std::map<std::string, std::function<bench::BenchReport(const bench::BenchOptions&)>>
+      entries = {{"learner", bench::run_learner_bench}};
+  return entries;
+}
+
+}  // namespace
+
+void add_torch_bench_command(CLI::App& app) {
+  auto* command = app.add_subcommand("bench", "Run a LibTorch benchmark (see tagflow bench)");
+  auto name = std::make_shared<std::string>();
+  auto json_path = std::make_shared<std::string>();
+  auto options = std::make_shared<bench::BenchOptions>();
+  command->add_option("name", *name, "Benchmark to run")->required();
+  command->add_option("--json", *json_path, "Also write the report as JSON to this file");
+  command->add_flag("--quick", options->quick,
+                    "Very short run that exercises every path (figures not meant to be quoted)");
+  command->callback([name, json_path, options] {
+    const auto entry = torch_benchmarks().find(*name);
+    if (entry == torch_benchmarks().end()) {
+      std::cerr << "tagflow bench: '" << *name << "' is not a LibTorch benchmark; known:";
+      for (const auto& [known, run] : torch_benchmarks()) std::cerr << " " << known;
+      std::cerr << "\n";
+      throw CLI::RuntimeError(2);
+    }
+    set_torch_threads(1);
+    std::cout << blas_startup_line() << "\n";
+    const bench::BenchReport report = entry->second(*options);
+    std::cout << report.table();
+    if (!json_path->empty()) report.write_json(*json_path);
+  });
+}
+
+}  // namespace tagflow::cli

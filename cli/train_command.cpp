@@ -1,0 +1,172 @@
+// `tagflow train` (run by tagflow-torch): single-process training with a progress line, a final
+// greedy evaluation and a run summary JSON.
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/torch_commands.hpp"
+#include "rl/learning/dqn_trainer.hpp"
+#include "rl/learning/learner_checkpoint.hpp"
+#include "rl/learning/torchscript_policy.hpp"
+
+namespace tagflow::cli {
+namespace {
+
+struct TrainOptions {
+  learning::TrainConfig config;
+  std::string algo = "dqn";
+  std::string summary_path;
+  std::string policy_path;
+  std::string weights_path;
+  int threads = 1;
+  bool quiet = false;
+};
+
+void print_progress(const learning::TrainProgress& p) {
+  std::printf(
+      "step %8lld  steps/s %7.0f  updates/s %7.0f  return(last 20) %6.1f  eps %.3f  loss %.4f",
+      static_cast<long long>(p.env_steps), p.steps_per_second, p.updates_per_second,
+      p.recent_return, p.epsilon, p.loss);
+  if (p.last_eval_return >= 0.0) std::printf("  eval %.1f", p.last_eval_return);
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+nlohmann::json summary_json(const learning::TrainSummary& s, const TrainOptions& options) {
+  return {{"env", s.env_id},
+          {"algo", options.algo},
+          {"seed", s.seed},
+          {"mean_return", s.mean_return},
+          {"min_return", s.min_return},
+          {"max_return", s.max_return},
+          {"eval_episodes", s.eval_returns.size()},
+          {"eval_returns", s.eval_returns},
+          {"env_steps", s.env_steps},
+          {"updates", s.updates},
+          {"episodes", s.episodes},
+          {"seconds", s.seconds},
+          {"digest", s.digest},
+          {"policy", s.policy},
+          {"network", s.network.to_string()},
+          {"torch_threads", options.threads}};
+}
+
+void run_train(const TrainOptions& options) {
+  if (options.algo != "dqn") {
+    std::cerr << "tagflow train: unknown --algo '" << options.algo << "' (known: dqn)\n";
+    throw CLI::RuntimeError(2);
+  }
+  set_torch_threads(options.threads);
+  std::cout << blas_startup_line() << "\n";
+  if (!options.quiet) {
+    std::cout << "training " << options.algo << " on " << options.config.env_id << ", seed "
+              << options.config.seed << ", " << options.config.total_env_steps << " env steps, "
+              << options.threads << " torch thread(s)\n";
+  }
+  learning::TrainSummary summary;
+  try {
+    summary = learning::train_dqn(options.config,
+                                  options.quiet ? learning::ProgressCallback{} : print_progress);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "tagflow train: " << e.what() << "\n";
+    throw CLI::RuntimeError(2);
+  }
+  const nlohmann::json doc = summary_json(summary, options);
+  std::cout << "mean_return " << summary.mean_return << " over " << summary.eval_returns.size()
+            << " episodes (min " << summary.min_return << ", max " << summary.max_return << ")"
+            << ", env_steps " << summary.env_steps << ", " << summary.seconds << " s, policy "
+            << summary.policy << ", digest " << summary.digest << "\n";
+  try {
+    if (!options.summary_path.empty()) {
+      learning::write_file_atomically(options.summary_path, doc.dump(2) + "\n");
+    }
+    if (!options.policy_path.empty()) {
+      learning::export_torchscript(summary.network, summary.weights.values, options.policy_path);
+    }
+    if (!options.weights_path.empty()) {
+      const std::vector<std::uint8_t> bytes = learning::encode_weights(summary.weights);
+      learning::write_file_atomically(options.weights_path,
+                                      std::string(bytes.begin(), bytes.end()));
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "tagflow train: " << e.what() << "\n";
+    throw CLI::RuntimeError(1);
+  }
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app) {
+  auto options = std::make_shared<TrainOptions>();
+  learning::TrainConfig& c = options->config;
+  auto* command = app.add_subcommand(
+      "train",
+      "Train a policy in one process (no cluster): progress line, greedy evaluation at the end, "
+      "run summary JSON. Same seed => same digest.");
+  command->add_option("--env", c.env_id, "Environment id")->capture_default_str();
+  command->add_option("--algo", options->algo, "Algorithm (dqn)")->capture_default_str();
+  command->add_option("--seed", c.seed, "Seed of the env, replay, exploration and weights")
+      ->capture_default_str();
+  command->add_option("--summary", options->summary_path, "Write the run summary JSON here");
+  command->add_option("--steps", c.total_env_steps, "Environment steps to train for")
+      ->capture_default_str();
+  command->add_option("--learning-rate", c.dqn.learning_rate, "Adam learning rate")
+      ->capture_default_str();
+  command->add_option("--batch-size", c.batch_size, "Minibatch size")->capture_default_str();
+  command->add_option("--hidden", c.dqn.network.hidden_sizes, "Hidden layer sizes")
+      ->capture_default_str();
+  command->add_option("--learning-starts", c.learning_starts, "Env steps before the first update")
+      ->capture_default_str();
+  command->add_option("--train-every", c.train_every, "Env steps between training rounds")
+      ->capture_default_str();
+  command->add_option("--updates-per-round", c.updates_per_round, "Updates per training round")
+      ->capture_default_str();
+  command
+      ->add_option("--target-sync", c.dqn.target_sync_interval, "Updates between hard target syncs")
+      ->capture_default_str();
+  command->add_option("--tau", c.dqn.target_tau, "Soft target update rate (0: hard syncs)")
+      ->capture_default_str();
+  command->add_option("--gamma", c.gamma, "Discount")->capture_default_str();
+  command->add_option("--epsilon-end", c.epsilon.end, "Final exploration rate")
+      ->capture_default_str();
+  command->add_option("--epsilon-steps", c.epsilon.decay_steps, "Env steps of epsilon decay")
+      ->capture_default_str();
+  command
+      ->add_option("--final-lr-fraction", c.final_learning_rate_fraction,
+                   "Learning rate at the end as a fraction of the initial one")
+      ->capture_default_str();
+  command->add_option("--max-grad-norm", c.dqn.max_grad_norm, "Gradient clipping norm")
+      ->capture_default_str();
+  command
+      ->add_option("--eval-every", c.eval_every, "Env steps between interval evaluations (0: none)")
+      ->capture_default_str();
+  command
+      ->add_option("--eval-interval-episodes", c.eval_interval_episodes,
+                   "Episodes per interval evaluation")
+      ->capture_default_str();
+  command->add_flag("--keep-best,!--keep-final", c.keep_best,
+                    "Return the best interval-evaluated weights instead of the final ones");
+  command->add_flag("--stop-at-threshold,!--no-stop-at-threshold", c.stop_at_threshold,
+                    "Stop once an interval evaluation reaches the env's reward threshold");
+  command->add_option("--n-step", c.n_step, "n-step returns")->capture_default_str();
+  command->add_flag("--prioritized", c.prioritized, "Prioritized replay (else uniform)");
+  command->add_option("--eval-episodes", c.eval_episodes, "Final evaluation episodes")
+      ->capture_default_str();
+  command->add_option("--save-policy", options->policy_path,
+                      "Export the trained policy as a TorchScript module file");
+  command->add_option(
+      "--save-weights", options->weights_path,
+      "Write the trained weights as a weights buffer (rl/learning/weights_buffer.hpp)");
+  command
+      ->add_option("--threads", options->threads,
+                   "LibTorch intra-op threads (1 keeps runs bit-reproducible)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  command->add_flag("--quiet", options->quiet, "No progress lines");
+  command->callback([options] { run_train(*options); });
+}
+
+}  // namespace tagflow::cli

@@ -1,0 +1,60 @@
+// `tagflow train` as users run it: handed to tagflow-torch, prints progress and a summary,
+// writes the run summary JSON, reproduces its digest.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/run_command.hpp"
+
+namespace tagflow::cli {
+namespace {
+
+using testing::run_command;
+using testing::tagflow_binary;
+
+nlohmann::json train(const std::string& name, const std::string& extra) {
+  const std::string path = ::testing::TempDir() + name;
+  std::filesystem::remove(path);
+  const auto result = run_command(tagflow_binary() +
+                                  " train --env CartPole-v1 --algo dqn --seed 5 --steps 2000"
+                                  " --hidden 32 --learning-starts 300 --train-every 50"
+                                  " --updates-per-round 10 --eval-episodes 3 --summary " +
+                                  path + " " + extra + " 2>&1");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("BLAS: "), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("mean_return "), std::string::npos) << result.output;
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+TEST(TrainCommand, WritesTheRunSummaryAndReproducesItsDigest) {
+  const nlohmann::json first = train("train_a.json", "");
+  const nlohmann::json second = train("train_b.json", "--quiet");
+  for (const char* key : {"mean_return", "env_steps", "seconds", "digest", "eval_returns"}) {
+    EXPECT_TRUE(first.contains(key)) << key;
+  }
+  EXPECT_EQ(first["env_steps"], 2000);
+  EXPECT_EQ(first["eval_returns"].size(), 3U);
+  EXPECT_EQ(first["digest"].get<std::string>().size(), 16U);
+  EXPECT_EQ(first["digest"], second["digest"]);
+  EXPECT_EQ(first["mean_return"], second["mean_return"]);
+}
+
+TEST(TrainCommand, UnknownAlgorithmOrEnvironmentIsAClearError) {
+  const auto algo = run_command(tagflow_binary() + " train --algo ppo 2>&1");
+  EXPECT_EQ(algo.exit_code, 2) << algo.output;
+  EXPECT_NE(algo.output.find("unknown --algo 'ppo'"), std::string::npos) << algo.output;
+  const auto env = run_command(tagflow_binary() + " train --env Nope-v0 --steps 10 2>&1");
+  EXPECT_EQ(env.exit_code, 2) << env.output;
+  EXPECT_NE(env.output.find("Nope-v0"), std::string::npos) << env.output;
+}
+
+TEST(TrainCommand, TopLevelHelpListsTrain) {
+  const auto help = run_command(tagflow_binary() + " --help 2>&1");
+  EXPECT_NE(help.output.find("train"), std::string::npos) << help.output;
+}
+
+}  // namespace
+}  // namespace tagflow::cli
