@@ -130,9 +130,11 @@ TYPED_TEST(SumTreeTest, ClampsTinyAndHugePrioritiesButKeepsZero) {
 }
 
 // The precision claim: 10^8 priority updates (release build; 10^7 under sanitizers, which slow
-// every access by 5–20×) over a wide dynamic range, with a quarter of the leaves at 0 at any time.
-// Every 10^6 updates a 4096-draw batch must contain no zero-priority leaf, and at the end the tree
-// must be bit-identical to one built from scratch from the same leaves: no accumulated rounding.
+// every access by 5–20×) over a wide dynamic range, with about a quarter of the leaves at 0 at any
+// time. Updates come in batches of 256 as a learner sends them (set_batch), every eighth batch as
+// 256 single set() calls. Every 10^6 updates a 4096-draw batch must contain no zero-priority leaf,
+// and at the end the tree must be bit-identical to one built from scratch from the same leaves:
+// no accumulated rounding.
 TEST(SumTreePrecision, HundredMillionUpdatesNeverSampleAZeroAndLeaveNoDrift) {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   constexpr std::uint64_t kUpdates = 10'000'000;
@@ -140,32 +142,48 @@ TEST(SumTreePrecision, HundredMillionUpdatesNeverSampleAZeroAndLeaveNoDrift) {
   constexpr std::uint64_t kUpdates = 100'000'000;
 #endif
   constexpr std::size_t kLeaves = 4096;
+  constexpr std::size_t kUpdateBatch = 256;
   constexpr std::uint64_t kCheckEvery = 1'000'000;
-  constexpr std::size_t kBatch = 4096;
+  constexpr std::size_t kDraws = 4096;
   SumTree tree(kLeaves);
   std::vector<double> values(kLeaves, 0.0);
-  std::vector<double> uniforms(kBatch);
-  std::vector<std::size_t> drawn(kBatch);
+  std::vector<std::size_t> leaves(kUpdateBatch);
+  std::vector<double> priorities(kUpdateBatch);
+  std::vector<double> uniforms(kDraws);
+  std::vector<std::size_t> drawn(kDraws);
   SplitMix rng{42};
   std::uint64_t zero_draws = 0;
-  for (std::uint64_t update = 1; update <= kUpdates; ++update) {
-    const std::uint64_t r = rng.next();
-    const std::size_t leaf = r % kLeaves;
-    // Leaves 0 mod 4 are mostly 0; the others span 1e-12 .. 1e12.
-    double value = 0.0;
-    if (leaf % 4 != 0 || (r >> 40) % 1000 == 0) {
-      value = static_cast<double>((r >> 20) % 1000 + 1) * 1e-12;
-      if ((r >> 32) % 3 == 1) value *= 1e12;
-      if ((r >> 32) % 3 == 2) value *= 1e24;
+  std::uint64_t checks = 0;
+  std::uint64_t next_check = kCheckEvery;
+  for (std::uint64_t done = 0, batch = 0; done < kUpdates; done += kUpdateBatch, ++batch) {
+    for (std::size_t i = 0; i < kUpdateBatch; ++i) {
+      const std::uint64_t r = rng.next();
+      const std::size_t leaf = r % kLeaves;
+      // Leaves 0 mod 4 are mostly 0; the others span 1e-12 .. 1e15.
+      double value = 0.0;
+      if (leaf % 4 != 0 || (r >> 40) % 1000 == 0) {
+        value = static_cast<double>((r >> 20) % 1000 + 1) * 1e-12;
+        if ((r >> 32) % 3 == 1) value *= 1e12;
+        if ((r >> 32) % 3 == 2) value *= 1e24;
+      }
+      leaves[i] = leaf;
+      priorities[i] = value;
+      values[leaf] = value;
     }
-    tree.set(leaf, value);
-    values[leaf] = value;
-    if (update % kCheckEvery == 0) {
+    if (batch % 8 == 0) {
+      for (std::size_t i = 0; i < kUpdateBatch; ++i) tree.set(leaves[i], priorities[i]);
+    } else {
+      tree.set_batch(leaves.data(), priorities.data(), kUpdateBatch);
+    }
+    if (done + kUpdateBatch >= next_check) {
+      next_check += kCheckEvery;
+      ++checks;
       for (double& u : uniforms) u = rng.unit();
-      tree.sample_stratified(uniforms.data(), kBatch, drawn.data());
+      tree.sample_stratified(uniforms.data(), kDraws, drawn.data());
       for (std::size_t d : drawn) zero_draws += values[d] == 0.0 ? 1 : 0;
     }
   }
+  EXPECT_EQ(checks, kUpdates / kCheckEvery);
   EXPECT_EQ(zero_draws, 0U);
   SumTree fresh(kLeaves);
   fresh.assign(values);
