@@ -7,9 +7,10 @@
 
 namespace tagflow::envs {
 
-/// Luma of an RGB pixel, ITU-R BT.601 weights, rounded: (299 R + 587 G + 114 B) / 1000.
+/// Luma of an RGB pixel, ITU-R BT.601 weights (0.299, 0.587, 0.114) in 16-bit fixed point,
+/// rounded to nearest.
 inline std::uint8_t rgb_to_grey(std::uint8_t r, std::uint8_t g, std::uint8_t b) noexcept {
-  return static_cast<std::uint8_t>((299U * r + 587U * g + 114U * b + 500U) / 1000U);
+  return static_cast<std::uint8_t>((19595U * r + 38470U * g + 7471U * b + 32768U) >> 16);
 }
 
 /// Converts an H×W×3 frame into an H×W grey image.

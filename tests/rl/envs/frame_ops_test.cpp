@@ -8,10 +8,11 @@ namespace tagflow::envs {
 namespace {
 
 TEST(FrameOps, GreyIsBt601Luma) {
+  EXPECT_EQ(rgb_to_grey(0, 255, 0), 150);  // 149.685
   EXPECT_EQ(rgb_to_grey(0, 0, 0), 0);
   EXPECT_EQ(rgb_to_grey(255, 255, 255), 255);
-  EXPECT_EQ(rgb_to_grey(144, 72, 17), 87);   // 43.056 + 42.264 + 1.938 = 87.258
-  EXPECT_EQ(rgb_to_grey(92, 186, 92), 147);  // 27.508 + 109.182 + 10.488 = 147.178
+  EXPECT_EQ(rgb_to_grey(144, 72, 17), 87);   // 0.299·144 + 0.587·72 + 0.114·17 = 87.26
+  EXPECT_EQ(rgb_to_grey(92, 186, 92), 147);  // 0.299·92 + 0.587·186 + 0.114·92 = 147.18
 }
 
 TEST(AreaResizer, KeepsAConstantImageConstant) {
