@@ -31,6 +31,9 @@ TEST(DashboardQueries, FindsMetricNamesButNotFunctionsLabelsOrKeywords) {
   EXPECT_EQ(metric_names_in(R"(sum(rate(a_total[5m])) / sum(rate(b_total[5m])) or vector(0))"),
             (std::set<std::string>{"a_total", "b_total"}));
   EXPECT_EQ(metric_names_in("sum by (kind) (1 - up{c=\"x\"})"), (std::set<std::string>{"up"}));
+  EXPECT_EQ(metric_names_in("histogram_quantile(0.99, x_bucket) > 1e-5 and on(node) y:rate5m"),
+            (std::set<std::string>{"x_bucket", "y:rate5m"}));
+  EXPECT_EQ(metric_names_in(R"(count(m{a="}{[\"]"}) without(b))"), (std::set<std::string>{"m"}));
 }
 
 TEST(Dashboard, EveryPanelQueryUsesOnlyCatalogueFamilies) {
