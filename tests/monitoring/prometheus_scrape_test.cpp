@@ -184,6 +184,9 @@ TEST(PrometheusScrape, ScrapesEveryEndpointAndAnswersEveryDashboardQuery) {
   }
   for (const Process& p : processes) EXPECT_EQ(kind_of[p.name], to_string(p.kind)) << p.name;
   EXPECT_EQ(api.result("up{group=\"sampler\"}").size(), 2U);
+  // honor_labels: the processes' own node/kind/mode labels are kept, never renamed exported_*.
+  EXPECT_TRUE(api.result("{__name__=~\".+\", exported_node=~\".+\"}").empty());
+  EXPECT_FALSE(api.result("{__name__=~\"tagflow_.+\", node=\"sampler-1\"}").empty());
 
   // 4b. Every catalogue family, from exactly the processes whose kind exports it.
   for (const MetricSpec& s : catalogue()) {
