@@ -1,0 +1,80 @@
+// A reactor program for the federation tests: `source` emits a value every millisecond, `mid`
+// transforms it, `sink` gathers the raw value and the transformed one one millisecond later.
+// It runs either in one Environment or split over three processes (one federate each) with
+// ReactorFederate; the traces must be identical.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+
+#include "coordinator/reactor_federate.hpp"
+#include "reactors/reactors.hpp"
+
+namespace tagflow::coordinator::testing {
+
+/// The federation section for the three-federate split.
+std::string reactor_pipeline_config(const std::string& address);
+
+/// Sleeps up to `max_us` microseconds (timing noise that must not change any result).
+class Jitter {
+ public:
+  explicit Jitter(int max_us);
+  void operator()();
+
+ private:
+  int max_us_;
+  std::mt19937 random_;
+};
+
+class Source : public reactors::Reactor {
+ public:
+  reactors::Output<std::string> out{"out", this};
+  reactors::Timer tick{"tick", this, std::chrono::milliseconds(0), std::chrono::milliseconds(1)};
+  Source(std::string name, reactors::Environment& env, std::uint64_t seed, int max_sleep_us);
+  std::string trace;
+
+ private:
+  std::uint64_t seed_;
+  std::uint64_t count_ = 0;
+  Jitter jitter_;
+};
+
+class Mid : public reactors::Reactor {
+ public:
+  reactors::Input<std::string> in{"in", this};
+  reactors::Output<std::string> out{"out", this};
+  Mid(std::string name, reactors::Environment& env, int max_sleep_us);
+  std::string trace;
+
+ private:
+  Jitter jitter_;
+};
+
+class Sink : public reactors::Reactor {
+ public:
+  reactors::Input<std::string> direct{"direct", this};
+  reactors::Input<std::string> processed{"processed", this};
+  Sink(std::string name, reactors::Environment& env, int max_sleep_us);
+  std::string trace;
+
+ private:
+  Jitter jitter_;
+};
+
+/// Logical run length for `events` source events.
+inline std::chrono::milliseconds reactor_pipeline_timeout(int events) {
+  return std::chrono::milliseconds(events);
+}
+
+/// Runs the whole program in one environment; returns the traces by federate id.
+std::map<std::string, std::string> run_reactor_pipeline_in_one_process(int events,
+                                                                       std::uint64_t seed);
+
+/// Runs federate `id` of the split program (joins, runs, resigns); returns its trace.
+std::string run_reactor_pipeline_federate(const FederationSpec& spec, const std::string& id,
+                                          int events, std::uint64_t seed, int max_sleep_us);
+
+}  // namespace tagflow::coordinator::testing

@@ -1,0 +1,27 @@
+// tagflow_test_reactor_federate: runs one federate of the reactor pipeline (reactor_pipeline.hpp)
+// in its own process.
+//   tagflow_test_reactor_federate CONFIG ID EVENTS SEED MAX_SLEEP_US TRACE_FILE
+// Exit status: 0 after a clean run, 3 on a federation error (message on stderr), 2 on bad usage.
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "reactor_pipeline.hpp"
+
+int main(int argc, char** argv) {
+  using namespace tagflow::coordinator;
+  if (argc != 7) {
+    std::cerr << "usage: tagflow_test_reactor_federate CONFIG ID EVENTS SEED MAX_SLEEP_US TRACE\n";
+    return 2;
+  }
+  try {
+    const FederationSpec spec = load_federation_spec(argv[1]);
+    const std::string trace = testing::run_reactor_pipeline_federate(
+        spec, argv[2], std::stoi(argv[3]), std::stoull(argv[4]), std::stoi(argv[5]));
+    std::ofstream(argv[6]) << trace;
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "tagflow_test_reactor_federate " << argv[2] << ": " << e.what() << "\n";
+    return 3;
+  }
+}
