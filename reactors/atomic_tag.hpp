@@ -2,8 +2,8 @@
 //
 // Contract: load() never blocks and never sees a torn tag (it is a sequence lock over atomic
 // fields, release-stored and acquire-loaded: a reader retries while a writer is mid-update).
-// raise_to(t) / lower_to(t) set it to max / min(value, t); writers serialize on the sequence word (a short
-// spin), so it is meant for rare events (grants, stop requests), not for a per-tag path.
+// raise_to(t) / lower_to(t) set it to max / min(value, t); writers serialize on the sequence word
+// (a short spin), so it is meant for rare events (grants, stop requests), not for a per-tag path.
 // Thread-safe for any number of readers and writers.
 #pragma once
 
