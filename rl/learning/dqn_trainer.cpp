@@ -26,6 +26,7 @@ constexpr double kMinPriority = 1e-6;
 // Seeds of the evaluation episodes: far from the training episodes' seeds.
 constexpr std::uint64_t kIntervalEvalSeed = 1000003;
 constexpr std::uint64_t kFinalEvalSeed = 2000003;
+constexpr std::uint64_t kConfirmEvalSeed = 3000017;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -255,15 +256,23 @@ TrainSummary train_dqn(TrainConfig config, const ProgressCallback& progress) {
       last_eval =
           evaluate_greedy(config.env_id, config.dqn.network, current, config.eval_interval_episodes,
                           kIntervalEvalSeed + static_cast<std::uint64_t>(step));
+      // A policy at the threshold must also reach it in every episode of a second evaluation
+      // on other episodes before it counts as solved; its score is the mean over both.
+      bool solved = false;
+      if (spec.reward_threshold && last_eval >= *spec.reward_threshold) {
+        std::vector<double> returns;
+        const double confirmation = evaluate_greedy(
+            config.env_id, config.dqn.network, current, config.eval_interval_episodes,
+            kConfirmEvalSeed + static_cast<std::uint64_t>(step), &returns);
+        solved = *std::min_element(returns.begin(), returns.end()) >= *spec.reward_threshold;
+        last_eval = 0.5 * (last_eval + confirmation);
+      }
       if (config.keep_best && last_eval >= best_eval) {
         best_eval = last_eval;
         best_weights = current;
         summary.policy = "best@" + std::to_string(step);
       }
-      if (config.stop_at_threshold && spec.reward_threshold &&
-          last_eval >= *spec.reward_threshold) {
-        break;
-      }
+      if (config.stop_at_threshold && solved) break;
     }
     if ((step & 255) == 0 && seconds_since(last_report) >= config.progress_interval_seconds) {
       emit_progress(step);

@@ -8,7 +8,9 @@
 //   3. once learning_starts steps ran, every train_every steps do updates_per_round updates on
 //      sampled minibatches (prioritized: with importance weights, then new priorities);
 //   4. every eval_every steps (when > 0) evaluate the greedy policy on eval_interval_episodes
-//      episodes and remember the best weights (keep_best).
+//      episodes and remember the best weights (keep_best). A policy whose mean reaches the
+//      env's reward threshold is evaluated again on as many other episodes; it counts as solved
+//      (and stop_at_threshold ends training) only if every one of those reaches the threshold.
 // At the end the policy (the final weights, or the best evaluated ones with keep_best) is
 // evaluated greedily on eval_episodes fresh episodes.
 //
@@ -65,8 +67,8 @@ struct TrainConfig {
   std::int64_t eval_every = 2560;
   int eval_interval_episodes = 20;
   bool keep_best = true;
-  /// Stop early once an interval evaluation reaches the env's reward threshold, e.g. 475 for
-  /// CartPole-v1 (the final evaluation still runs).
+  /// Stop early once a policy is solved (see step 4 above; the threshold is 475 for
+  /// CartPole-v1). The final evaluation still runs.
   bool stop_at_threshold = true;
   /// Seconds between progress callbacks.
   double progress_interval_seconds = 2.0;
