@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <iomanip>
-#include <regex>
 #include <sstream>
 #include <stdexcept>
 
@@ -18,7 +17,21 @@
 namespace tagflow::cli {
 namespace {
 
-const std::regex kTcpEndpoint(R"(^tcp://([^:/]+):([0-9]{1,5})$)");
+/// Splits "tcp://HOST:PORT" (PORT of 1 to 5 digits); false for anything else.
+bool split_tcp_endpoint(const std::string& text, std::string& host, long& port) {
+  const std::string scheme = "tcp://";
+  if (text.compare(0, scheme.size(), scheme) != 0) return false;
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon <= scheme.size()) return false;
+  host = text.substr(scheme.size(), colon - scheme.size());
+  const std::string digits = text.substr(colon + 1);
+  if (host.find_first_of(":/") != std::string::npos || digits.empty() || digits.size() > 5 ||
+      digits.find_first_not_of("0123456789") != std::string::npos) {
+    return false;
+  }
+  port = std::stol(digits);
+  return true;
+}
 
 bool is_port_key(const std::string& key) {
   return key == "port" || (key.size() > 5 && key.compare(key.size() - 5, 5, "_port") == 0);
@@ -45,8 +58,9 @@ void walk(const YAML::Node& node, const std::string& where, const std::string& k
       walk(node[i], where + "[" + std::to_string(i) + "]", key, path, out);
     }
   } else if (node.IsScalar()) {
-    std::smatch match;
     const std::string& text = node.Scalar();
+    std::string host;
+    long endpoint_port = 0;
     if (is_port_key(key)) {
       long value = 0;
       if (!YAML::convert<long>::decode(node, value)) {
@@ -54,10 +68,9 @@ void walk(const YAML::Node& node, const std::string& where, const std::string& k
                                  where + "': expected a port number, got '" + text + "'");
       }
       add_port(out, where, "127.0.0.1", value, node, path);
-    } else if (std::regex_match(text, match, kTcpEndpoint)) {
-      std::string host = match[1];
+    } else if (split_tcp_endpoint(text, host, endpoint_port)) {
       if (host == "*" || host == "localhost") host = "127.0.0.1";
-      add_port(out, where, host, std::stol(match[2]), node, path);
+      add_port(out, where, host, endpoint_port, node, path);
     }
   }
 }

@@ -17,10 +17,6 @@ std::string ScrapeTarget::address() const {
   return (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
-std::string replica_name(const cluster::NodeConfig& node, int index) {
-  return node.replicas == 1 ? node.name : node.name + "-" + std::to_string(index);
-}
-
 std::vector<ScrapeTarget> scrape_targets(const cluster::ClusterConfig& config) {
   std::vector<ScrapeTarget> targets;
   if (config.coordinator.metrics_port != 0) {

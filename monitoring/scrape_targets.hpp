@@ -29,8 +29,8 @@ struct ScrapeTarget {
   std::string address() const;
 };
 
-/// Name of replica `index` of a node group: NAME with one replica, else NAME-INDEX.
-std::string replica_name(const cluster::NodeConfig& node, int index);
+/// Replica names come from cluster::replica_name (nodes/cluster/cluster_config.hpp).
+using cluster::replica_name;
 
 /// Every metrics endpoint of the cluster (groups without metrics_port have none).
 std::vector<ScrapeTarget> scrape_targets(const cluster::ClusterConfig& config);

@@ -1,8 +1,8 @@
 #include "nodes/cluster/cluster_config.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include "nodes/cluster/cluster_validation.hpp"
@@ -19,6 +19,16 @@ NodeKind parse_kind(const YamlReader& node) {
   if (kind == "inference") return NodeKind::inference;
   node.fail("kind",
             "unknown node kind '" + kind + "' (known: sampler, replay, learner, inference)");
+}
+
+/// [a-z][a-z0-9_]*
+bool is_node_name(const std::string& name) {
+  if (name.empty() || !std::islower(static_cast<unsigned char>(name[0]))) return false;
+  for (const char c : name) {
+    const auto u = static_cast<unsigned char>(c);
+    if (!std::islower(u) && !std::isdigit(u) && c != '_') return false;
+  }
+  return true;
 }
 
 std::chrono::milliseconds to_ms(std::chrono::nanoseconds d) {
@@ -68,7 +78,7 @@ void parse_nodes(const YamlReader& top, ClusterConfig& config) {
   const YamlReader nodes = top.map("nodes");
   for (const auto& entry : nodes.node()) {
     const std::string name = entry.first.Scalar();
-    if (!std::regex_match(name, std::regex("[a-z][a-z0-9_]*"))) {
+    if (!is_node_name(name)) {
       nodes.fail(name, "node names are lower-case letters, digits and '_', starting with a letter");
     }
     const YamlReader node = nodes.map(name);
@@ -170,18 +180,43 @@ const NodeConfig* ClusterConfig::find_node(const std::string& node_name) const {
 }
 
 std::optional<std::chrono::nanoseconds> parse_duration(const std::string& text) {
-  static const std::regex pattern(R"(^\s*([0-9]+(\.[0-9]+)?)\s*(ns|us|ms|s|m)?\s*$)");
-  std::smatch match;
-  if (!std::regex_match(text, match, pattern)) return std::nullopt;
-  const double value = std::stod(match[1]);
-  const std::string unit = match[3];
-  if (unit.empty() && value != 0.0) return std::nullopt;  // only 0 may omit its unit
-  const double scale = unit == "ns"   ? 1.0
-                       : unit == "us" ? 1e3
-                       : unit == "ms" ? 1e6
-                       : unit == "m"  ? 60e9
-                                      : 1e9;
-  return std::chrono::nanoseconds(static_cast<std::int64_t>(std::llround(value * scale)));
+  // NUMBER [UNIT] with optional blanks around; NUMBER is digits with an optional fraction.
+  std::size_t i = 0;
+  const auto skip_blanks = [&] {
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  };
+  const auto digits = [&] {
+    const std::size_t from = i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    return i > from;
+  };
+  skip_blanks();
+  const std::size_t number_start = i;
+  if (!digits()) return std::nullopt;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    if (!digits()) return std::nullopt;
+  }
+  const double value = std::stod(text.substr(number_start, i - number_start));
+  skip_blanks();
+  const std::size_t unit_start = i;
+  while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
+  const std::string unit = text.substr(unit_start, i - unit_start);
+  skip_blanks();
+  if (i != text.size()) return std::nullopt;
+  static const std::map<std::string, double> kScale = {
+      {"ns", 1.0}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}};
+  if (unit.empty()) {
+    if (value != 0.0) return std::nullopt;  // only 0 may omit its unit
+    return std::chrono::nanoseconds(0);
+  }
+  const auto scale = kScale.find(unit);
+  if (scale == kScale.end()) return std::nullopt;
+  return std::chrono::nanoseconds(static_cast<std::int64_t>(std::llround(value * scale->second)));
+}
+
+std::string replica_name(const NodeConfig& node, int index) {
+  return node.replicas == 1 ? node.name : node.name + "-" + std::to_string(index);
 }
 
 ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::string& file) {

@@ -120,6 +120,9 @@ ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::stri
 /// Parses "250ms", "2s", "1.5s", "10us", "100ns", "1m". Returns nullopt on anything else.
 std::optional<std::chrono::nanoseconds> parse_duration(const std::string& text);
 
+/// The process name of replica `index` of a node group: NAME for a single replica, else NAME-i.
+std::string replica_name(const NodeConfig& node, int index);
+
 /// The input and output port names of a node kind (what connections may name).
 const std::vector<std::string>& input_ports(NodeKind kind);
 const std::vector<std::string>& output_ports(NodeKind kind);

@@ -102,7 +102,7 @@ void check_port_clashes(const ClusterConfig& config) {
   claim(c.host, c.metrics_port, "coordinator metrics", c.line, "coordinator.metrics_port");
   for (const NodeConfig& n : config.nodes) {
     for (int i = 0; i < n.replicas; ++i) {
-      const std::string who = n.replicas == 1 ? n.name : n.name + "-" + std::to_string(i);
+      const std::string who = replica_name(n, i);
       if (n.data_port + i > 65535 || (n.metrics_port != 0 && n.metrics_port + i > 65535)) {
         throw ConfigError(config.file, n.line, "nodes." + n.name, "replica ports run past 65535");
       }
