@@ -13,6 +13,13 @@ namespace {
 /// True when argv names a command that lives in tagflow-torch.
 bool is_torch_command(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "train") return true;  // `tagflow train ...`
+  if (argc >= 2 && std::string(argv[1]) == "up") {  // `tagflow up FILE --placement single`
+    for (int i = 2; i < argc; ++i) {
+      const std::string arg = argv[i];
+      if (arg == "--placement=single") return true;
+      if (arg == "--placement" && i + 1 < argc && std::string(argv[i + 1]) == "single") return true;
+    }
+  }
   if (argc < 3) return false;
   const std::string command = argv[1];
   if (command == "bench") {

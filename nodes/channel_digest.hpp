@@ -1,0 +1,41 @@
+// ChannelDigests: a running 64-bit hash per output channel of a node reactor, over the tag and
+// the encoded bytes of every value it sent, in tag order.
+//
+// Each channel has exactly one writer (the reactor that owns the output), so the sequence each
+// hash sees depends only on logical time, never on worker threads: the cluster folds the
+// channel hashes in connection order into the run's digest (ARCHITECTURE §8).
+// Not thread-safe on its own: one channel is written only by its owner's reactions.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "nodes/messages.hpp"
+#include "reactors/tag.hpp"
+
+namespace tagflow::nodes {
+
+class ChannelDigests {
+ public:
+  explicit ChannelDigests(std::size_t channels = 0)
+      : hashes_(channels, 14695981039346656037ULL), counts_(channels, 0) {}
+
+  void record(std::size_t channel, reactors::Tag tag, const Bytes& bytes) {
+    Bytes header(12);
+    const std::int64_t time = tag.time_ns();
+    const std::uint32_t micro = tag.microstep();
+    for (int i = 0; i < 8; ++i) header[i] = static_cast<std::uint8_t>(time >> (8 * i));
+    for (int i = 0; i < 4; ++i) header[8 + i] = static_cast<std::uint8_t>(micro >> (8 * i));
+    hashes_[channel] = fnv1a64(bytes, fnv1a64(header, hashes_[channel]));
+    ++counts_[channel];
+  }
+  [[nodiscard]] std::uint64_t hash(std::size_t channel) const { return hashes_[channel]; }
+  [[nodiscard]] std::uint64_t count(std::size_t channel) const { return counts_[channel]; }
+  [[nodiscard]] std::size_t size() const { return hashes_.size(); }
+
+ private:
+  std::vector<std::uint64_t> hashes_;
+  std::vector<std::uint64_t> counts_;
+};
+
+}  // namespace tagflow::nodes

@@ -1,0 +1,49 @@
+#include "nodes/inference/inference_reactor.hpp"
+
+#include <stdexcept>
+
+namespace tagflow::nodes {
+
+InferenceReactor::InferenceReactor(std::string name, reactors::Environment& env,
+                                   const InferenceConfig& config, const InferencePortWidths& widths)
+    : reactors::Reactor(std::move(name), env),
+      observations("observations", this, widths.observations),
+      weights("weights", this, widths.weights),
+      actions("actions", this, widths.actions),
+      server_(config),
+      actions_digest_(widths.actions) {
+  if (widths.observations != widths.actions) {
+    throw std::invalid_argument("inference " + this->name() + ": " +
+                                std::to_string(widths.observations) + " observation channels but " +
+                                std::to_string(widths.actions) +
+                                " action channels (each requester needs its answer channel)");
+  }
+  if (widths.weights > 0) {
+    reaction("load_weights").triggers(weights).body([this] {
+      for (std::size_t c = 0; c < weights.size(); ++c) {
+        if (weights[c].is_present()) server_.on_weights(*weights[c].get());
+      }
+      weights_version.store(server_.weights_version(), std::memory_order_relaxed);
+    });
+  }
+  if (widths.observations == 0) return;
+  reaction("serve").triggers(observations).effects(actions).body([this] {
+    requests_.clear();
+    channels_.clear();
+    for (std::size_t c = 0; c < observations.size(); ++c) {
+      if (!observations[c].is_present()) continue;
+      requests_.push_back(*observations[c].get());
+      channels_.push_back(c);
+    }
+    std::vector<ActionBatchMessage> answers = server_.serve(requests_);
+    for (std::size_t i = 0; i < answers.size(); ++i) {
+      const std::size_t c = channels_[i];
+      const Bytes bytes = encode(answers[i]);
+      actions[c].set(reactors::make_shared_value<ActionBatchMessage>(std::move(answers[i])));
+      actions_digest_.record(c, tag(), bytes);
+    }
+    rows_served.store(static_cast<std::int64_t>(server_.rows_served()), std::memory_order_relaxed);
+  });
+}
+
+}  // namespace tagflow::nodes

@@ -1,0 +1,48 @@
+// InferenceReactor: the reactor binding of InferenceServer (links LibTorch).
+//
+// Ports (configs/README.md): inputs `observations`, `weights`; output `actions`. Multiports
+// whose width is the number of connected peer replicas. The request arriving on observations
+// channel c is answered on actions channel c: the cluster wires both in the same replica order.
+//
+// Per-tag protocol (logical time only):
+//   1. `weights` load first (declaration order), so requests at the same tag use them.
+//   2. All requests present at a tag form one batch (forward passes of at most max_batch rows);
+//      each answer goes out at that tag on its channel. Batching is per tag, never per wall-clock
+//      wait, so the actions do not depend on timing; max_wait is not used in reactor mode.
+// Thread-safety: one reaction at a time (reactor runtime); counters are atomics.
+#pragma once
+
+#include <atomic>
+
+#include "nodes/channel_digest.hpp"
+#include "nodes/inference/inference_server.hpp"
+#include "reactors/reactors.hpp"
+
+namespace tagflow::nodes {
+
+struct InferencePortWidths {
+  std::size_t observations = 0, weights = 0, actions = 0;
+};
+
+class InferenceReactor : public reactors::Reactor {
+ public:
+  reactors::InputMultiport<reactors::Shared<ObservationBatchMessage>> observations;
+  reactors::InputMultiport<reactors::Shared<WeightsMessage>> weights;
+  reactors::OutputMultiport<reactors::Shared<ActionBatchMessage>> actions;
+
+  /// Throws std::invalid_argument when observations and actions have different widths.
+  InferenceReactor(std::string name, reactors::Environment& env, const InferenceConfig& config,
+                   const InferencePortWidths& widths);
+
+  [[nodiscard]] const ChannelDigests& actions_digest() const { return actions_digest_; }
+  std::atomic<std::int64_t> rows_served{0};
+  std::atomic<std::uint64_t> weights_version{0};
+
+ private:
+  InferenceServer server_;
+  ChannelDigests actions_digest_;
+  std::vector<ObservationBatchMessage> requests_;
+  std::vector<std::size_t> channels_;
+};
+
+}  // namespace tagflow::nodes

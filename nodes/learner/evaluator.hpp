@@ -1,0 +1,35 @@
+// Evaluator: the greedy policy's mean return over a fixed set of evaluation episodes — how the
+// cluster decides a `stop: target_return` deterministically (same weights ⇒ same answer).
+//
+// Episode i is env `env` reset with seed + i and played greedily (argmax of MlpForward over the
+// given flat weights, MlpSpec layout) to its end (terminated or time limit). Torch-free.
+// Errors: std::invalid_argument for weights of the wrong length or an unsupported env.
+// Not thread-safe (it owns its envs).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nodes/sampler/mlp_forward.hpp"
+#include "rl/envs/vector_env.hpp"
+
+namespace tagflow::nodes {
+
+class Evaluator {
+ public:
+  Evaluator(const std::string& env, const std::vector<int>& hidden, int episodes,
+            std::uint64_t seed);
+
+  [[nodiscard]] double mean_return(const std::vector<float>& weights);
+  [[nodiscard]] int episodes() const { return episodes_; }
+
+ private:
+  int episodes_;
+  std::uint64_t seed_;
+  std::unique_ptr<envs::VectorEnv> env_;
+  std::unique_ptr<MlpForward> policy_;
+};
+
+}  // namespace tagflow::nodes

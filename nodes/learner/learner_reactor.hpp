@@ -1,0 +1,67 @@
+// LearnerReactor: the reactor binding of LearnerServer (links LibTorch).
+//
+// Ports (configs/README.md): input `batches`; outputs `priorities`, `weights`. Multiports whose
+// width is the number of connected peer replicas; values are Shared messages.
+//
+// Per-tag protocol (logical time and counts only):
+//   1. At startup the initial weights (version 0) go out on every `weights` channel, so every
+//      policy copy starts from the learner's network.
+//   2. Each list on `batches` (channels in order, batches in list order) is one DQN update per
+//      batch; the priorities of all of them go out as one update on every `priorities` channel
+//      and the newest published weights on every `weights` channel, at the same tag (the
+//      connections' `after` delays place them later).
+//   3. Every eval_every updates, when a target return is set, the greedy policy plays the
+//      evaluation episodes (Evaluator); a mean at or above the target requests the stop.
+// Thread-safety: one reaction at a time (reactor runtime); counters are atomics.
+#pragma once
+
+#include <atomic>
+#include <optional>
+
+#include "nodes/channel_digest.hpp"
+#include "nodes/learner/evaluator.hpp"
+#include "nodes/learner/learner_server.hpp"
+#include "nodes/replay/replay_reactor.hpp"
+#include "reactors/reactors.hpp"
+
+namespace tagflow::nodes {
+
+struct LearnerPortWidths {
+  std::size_t batches = 0, priorities = 0, weights = 0;
+};
+
+class LearnerReactor : public reactors::Reactor {
+ public:
+  reactors::InputMultiport<reactors::Shared<SampleBatchList>> batches;
+  reactors::OutputMultiport<reactors::Shared<PriorityUpdateMessage>> priorities;
+  reactors::OutputMultiport<reactors::Shared<WeightsMessage>> weights;
+
+  /// `evaluator` and `target_return` set: evaluate every eval_every updates and stop at target.
+  LearnerReactor(std::string name, reactors::Environment& env, const LearnerConfig& config,
+                 const LearnerPortWidths& widths, std::unique_ptr<Evaluator> evaluator,
+                 std::optional<double> target_return);
+
+  [[nodiscard]] LearnerServer& server() { return server_; }
+  [[nodiscard]] const ChannelDigests& priorities_digest() const { return priorities_digest_; }
+  [[nodiscard]] const ChannelDigests& weights_digest() const { return weights_digest_; }
+  /// Mean return of every evaluation so far, in order (read after the run).
+  [[nodiscard]] const std::vector<double>& evaluations() const { return evaluations_; }
+  /// True once an evaluation reached the target return.
+  [[nodiscard]] bool target_reached() const { return target_reached_; }
+  std::atomic<std::int64_t> updates{0};
+  std::atomic<double> last_evaluation{0.0};
+
+ private:
+  void send_weights(const WeightsMessage& message);
+  void maybe_evaluate();
+
+  LearnerServer server_;
+  std::unique_ptr<Evaluator> evaluator_;
+  std::optional<double> target_return_;
+  ChannelDigests priorities_digest_;
+  ChannelDigests weights_digest_;
+  std::vector<double> evaluations_;
+  bool target_reached_ = false;  // no update after the evaluation that reached the target
+};
+
+}  // namespace tagflow::nodes

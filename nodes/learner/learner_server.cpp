@@ -1,0 +1,65 @@
+#include "nodes/learner/learner_server.hpp"
+
+#include <stdexcept>
+
+namespace tagflow::nodes {
+
+LearnerConfig LearnerConfig::from_params(const NodeParams& params, std::uint64_t seed,
+                                         int observation_size, int num_actions) {
+  params.check_known({"algo", "hidden", "learning_rate", "gamma", "target_update", "double_dqn",
+                      "max_grad_norm", "publish_every", "eval_every", "eval_episodes"});
+  const std::string algo = params.get_string("algo", "dqn");
+  if (algo != "dqn") params.fail("algo", "only dqn is supported, got '" + algo + "'");
+  LearnerConfig c;
+  c.dqn.network = {observation_size, params.get_sizes("hidden", {64, 64}), num_actions};
+  c.dqn.learning_rate = params.get_double("learning_rate", 1e-3, 1e-9, 1.0);
+  c.gamma = params.get_double("gamma", 0.99, 0.0, 1.0);
+  c.dqn.target_sync_interval = params.get_int("target_update", 500, 1);
+  c.dqn.double_dqn = params.get_bool("double_dqn", true);
+  c.dqn.max_grad_norm = params.get_double("max_grad_norm", 10.0, 0.0, 1e9);
+  c.publish_every = params.get_int("publish_every", 1, 1);
+  c.eval_every = params.get_int("eval_every", 1000, 1);
+  c.eval_episodes = static_cast<int>(params.get_int("eval_episodes", 20, 1));
+  c.dqn.seed = seed;
+  c.dqn.validate();
+  return c;
+}
+
+LearnerServer::LearnerServer(const LearnerConfig& config) : config_(config), learner_(config.dqn) {}
+
+LearnerOutput LearnerServer::on_batch(const SampleBatchMessage& b) {
+  const int obs_size = config_.dqn.network.input_size;
+  if (static_cast<int>(b.observation_size) != obs_size) {
+    throw std::invalid_argument("learner: batch observation size " +
+                                std::to_string(b.observation_size) + ", network input " +
+                                std::to_string(obs_size));
+  }
+  const std::size_t n = b.rows();
+  batch_.size = static_cast<std::int64_t>(n);
+  batch_.observations = b.observations;
+  batch_.actions = b.actions;
+  batch_.rewards = b.rewards;
+  batch_.next_observations = b.next_observations;
+  batch_.importance_weights = b.importance_weights;
+  batch_.discounts.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    batch_.discounts[i] = b.terminated[i] != 0 ? 0.0F : static_cast<float>(config_.gamma);
+  }
+  learning::UpdateResult result = learner_.update(batch_);
+  LearnerOutput out;
+  out.loss = result.loss;
+  out.priorities.keys = b.keys;
+  out.priorities.priorities = std::move(result.priorities);
+  if (result.updates % config_.publish_every == 0) out.weights = weights();
+  return out;
+}
+
+WeightsMessage LearnerServer::weights() const {
+  const learning::WeightsBuffer buffer = learner_.weights();
+  WeightsMessage m;
+  m.version = static_cast<std::uint64_t>(learner_.updates());
+  m.values = buffer.values;
+  return m;
+}
+
+}  // namespace tagflow::nodes

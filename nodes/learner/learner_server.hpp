@@ -1,0 +1,60 @@
+// LearnerServer: the learner node's logic — one DQN update (rl/learning's DqnLearner) per
+// minibatch from replay, new priorities back to replay, and the online weights for samplers and
+// inference servers every publish_every updates. No threads, no sockets, no clock.
+//
+// Links LibTorch (through tagflow_learning); only learner and inference processes do.
+// Errors: ParamError for a bad param (naming it); std::invalid_argument for a batch whose
+// observation size does not match the network. Not thread-safe: one caller at a time.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "nodes/messages.hpp"
+#include "nodes/node_params.hpp"
+#include "rl/learning/dqn_learner.hpp"
+
+namespace tagflow::nodes {
+
+struct LearnerConfig {
+  learning::DqnConfig dqn;
+  double gamma = 0.99;
+  std::int64_t publish_every = 1;  // updates between weight broadcasts
+  std::int64_t eval_every = 1000;  // updates between evaluations (stop: target_return)
+  int eval_episodes = 20;
+
+  /// Reads algo (dqn), hidden, learning_rate, gamma, target_update, double_dqn,
+  /// max_grad_norm, publish_every, eval_every, eval_episodes; the network's input/output sizes come
+  /// from the env.
+  static LearnerConfig from_params(const NodeParams& params, std::uint64_t seed,
+                                   int observation_size, int num_actions);
+};
+
+struct LearnerOutput {
+  PriorityUpdateMessage priorities;
+  std::optional<WeightsMessage> weights;  // set every publish_every updates
+  double loss = 0.0;
+};
+
+class LearnerServer {
+ public:
+  explicit LearnerServer(const LearnerConfig& config);
+
+  [[nodiscard]] LearnerOutput on_batch(const SampleBatchMessage& batch);
+  /// The current online weights (version = updates so far).
+  [[nodiscard]] WeightsMessage weights() const;
+  [[nodiscard]] std::int64_t updates() const { return learner_.updates(); }
+  [[nodiscard]] const LearnerConfig& config() const { return config_; }
+  /// Greedy action of the online network (evaluation episodes).
+  [[nodiscard]] std::int64_t greedy_action(const float* observation) const {
+    return learner_.greedy_action(observation);
+  }
+
+ private:
+  LearnerConfig config_;
+  learning::DqnLearner learner_;
+  learning::TransitionBatch batch_;
+};
+
+}  // namespace tagflow::nodes

@@ -1,0 +1,250 @@
+#include "nodes/messages.hpp"
+
+#include <cstring>
+#include <stdexcept>
+
+namespace tagflow::nodes {
+namespace {
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the wire format is little-endian");
+
+constexpr std::uint8_t kFormat = 1;
+
+// Magics: "TFtr", "TFsb", "TFpu", "TFwt", "TFob", "TFac".
+constexpr std::uint32_t magic(char a, char b, char c, char d) {
+  return static_cast<std::uint32_t>(static_cast<std::uint8_t>(a)) |
+         static_cast<std::uint32_t>(static_cast<std::uint8_t>(b)) << 8U |
+         static_cast<std::uint32_t>(static_cast<std::uint8_t>(c)) << 16U |
+         static_cast<std::uint32_t>(static_cast<std::uint8_t>(d)) << 24U;
+}
+constexpr std::uint32_t kTransitions = magic('T', 'F', 't', 'r');
+constexpr std::uint32_t kSampleBatch = magic('T', 'F', 's', 'b');
+constexpr std::uint32_t kPriorities = magic('T', 'F', 'p', 'u');
+constexpr std::uint32_t kWeights = magic('T', 'F', 'w', 't');
+constexpr std::uint32_t kObservations = magic('T', 'F', 'o', 'b');
+constexpr std::uint32_t kActions = magic('T', 'F', 'a', 'c');
+
+class Writer {
+ public:
+  Writer(std::uint32_t type) {
+    scalar(type);
+    scalar(kFormat);
+  }
+  template <class T>
+  void scalar(T value) {
+    const auto* p = reinterpret_cast<const std::uint8_t*>(&value);
+    bytes_.insert(bytes_.end(), p, p + sizeof(T));
+  }
+  // A block: u64 element count, then the raw elements.
+  template <class T>
+  void block(const std::vector<T>& values) {
+    scalar(static_cast<std::uint64_t>(values.size()));
+    const auto* p = reinterpret_cast<const std::uint8_t*>(values.data());
+    bytes_.insert(bytes_.end(), p, p + values.size() * sizeof(T));
+  }
+  Bytes take() { return std::move(bytes_); }
+
+ private:
+  Bytes bytes_;
+};
+
+class Reader {
+ public:
+  Reader(const Bytes& bytes, std::uint32_t type, std::string* error)
+      : bytes_(bytes), error_(error) {
+    std::uint32_t got_type = 0;
+    std::uint8_t format = 0;
+    if (!scalar(got_type) || !scalar(format)) return;
+    if (got_type != type) fail("wrong message type");
+    if (ok_ && format != kFormat) fail("unknown format " + std::to_string(format));
+  }
+  template <class T>
+  bool scalar(T& value) {
+    if (!ok_) return false;
+    if (bytes_.size() - pos_ < sizeof(T)) return fail("truncated message");
+    std::memcpy(&value, bytes_.data() + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return true;
+  }
+  template <class T>
+  bool block(std::vector<T>& values, const char* name) {
+    std::uint64_t count = 0;
+    if (!scalar(count)) return false;
+    if (count > (bytes_.size() - pos_) / sizeof(T)) {
+      return fail(std::string("truncated block '") + name + "'");
+    }
+    values.resize(count);
+    std::memcpy(values.data(), bytes_.data() + pos_, count * sizeof(T));
+    pos_ += count * sizeof(T);
+    return true;
+  }
+  bool fail(const std::string& message) {
+    if (ok_ && error_ != nullptr) *error_ = message;
+    ok_ = false;
+    return false;
+  }
+  // True when everything was read, nothing is left over and `consistent` holds.
+  bool finish(bool consistent, const char* what) {
+    if (!ok_) return false;
+    if (pos_ != bytes_.size()) return fail("trailing bytes");
+    if (!consistent) return fail(std::string("inconsistent sizes: ") + what);
+    return true;
+  }
+
+ private:
+  const Bytes& bytes_;
+  std::string* error_;
+  std::size_t pos_ = 0;
+  bool ok_ = true;
+};
+
+bool rows_match(std::size_t rows, std::size_t width, std::size_t elements) {
+  return rows * width == elements;
+}
+
+bool consistent(const TransitionsMessage& m) {
+  const std::size_t n = m.actions.size();
+  return m.rewards.size() == n && m.terminated.size() == n &&
+         rows_match(n, m.observation_size, m.observations.size()) &&
+         rows_match(n, m.observation_size, m.next_observations.size());
+}
+
+bool consistent(const SampleBatchMessage& m) {
+  const std::size_t n = m.keys.size();
+  return m.actions.size() == n && m.rewards.size() == n && m.terminated.size() == n &&
+         m.importance_weights.size() == n &&
+         rows_match(n, m.observation_size, m.observations.size()) &&
+         rows_match(n, m.observation_size, m.next_observations.size());
+}
+
+bool consistent(const ObservationBatchMessage& m) {
+  return m.observation_size > 0 && m.observations.size() % m.observation_size == 0;
+}
+
+void require(bool ok, const char* what) {
+  if (!ok) throw std::invalid_argument(std::string("encode: inconsistent sizes in ") + what);
+}
+
+}  // namespace
+
+Bytes encode(const TransitionsMessage& m) {
+  require(consistent(m), "TransitionsMessage");
+  Writer w(kTransitions);
+  w.scalar(m.observation_size);
+  w.block(m.observations);
+  w.block(m.actions);
+  w.block(m.rewards);
+  w.block(m.terminated);
+  w.block(m.next_observations);
+  return w.take();
+}
+
+bool decode(const Bytes& bytes, TransitionsMessage& out, std::string* error) {
+  Reader r(bytes, kTransitions, error);
+  r.scalar(out.observation_size);
+  r.block(out.observations, "observations");
+  r.block(out.actions, "actions");
+  r.block(out.rewards, "rewards");
+  r.block(out.terminated, "terminated");
+  r.block(out.next_observations, "next_observations");
+  return r.finish(consistent(out), "transitions");
+}
+
+Bytes encode(const SampleBatchMessage& m) {
+  require(consistent(m), "SampleBatchMessage");
+  Writer w(kSampleBatch);
+  w.scalar(m.observation_size);
+  w.block(m.keys);
+  w.block(m.observations);
+  w.block(m.actions);
+  w.block(m.rewards);
+  w.block(m.terminated);
+  w.block(m.next_observations);
+  w.block(m.importance_weights);
+  return w.take();
+}
+
+bool decode(const Bytes& bytes, SampleBatchMessage& out, std::string* error) {
+  Reader r(bytes, kSampleBatch, error);
+  r.scalar(out.observation_size);
+  r.block(out.keys, "keys");
+  r.block(out.observations, "observations");
+  r.block(out.actions, "actions");
+  r.block(out.rewards, "rewards");
+  r.block(out.terminated, "terminated");
+  r.block(out.next_observations, "next_observations");
+  r.block(out.importance_weights, "importance_weights");
+  return r.finish(consistent(out), "sample batch");
+}
+
+Bytes encode(const PriorityUpdateMessage& m) {
+  require(m.keys.size() == m.priorities.size(), "PriorityUpdateMessage");
+  Writer w(kPriorities);
+  w.block(m.keys);
+  w.block(m.priorities);
+  return w.take();
+}
+
+bool decode(const Bytes& bytes, PriorityUpdateMessage& out, std::string* error) {
+  Reader r(bytes, kPriorities, error);
+  r.block(out.keys, "keys");
+  r.block(out.priorities, "priorities");
+  return r.finish(out.keys.size() == out.priorities.size(), "priority update");
+}
+
+Bytes encode(const WeightsMessage& m) {
+  Writer w(kWeights);
+  w.scalar(m.version);
+  w.block(m.values);
+  return w.take();
+}
+
+bool decode(const Bytes& bytes, WeightsMessage& out, std::string* error) {
+  Reader r(bytes, kWeights, error);
+  r.scalar(out.version);
+  r.block(out.values, "values");
+  return r.finish(true, "weights");
+}
+
+Bytes encode(const ObservationBatchMessage& m) {
+  require(consistent(m), "ObservationBatchMessage");
+  Writer w(kObservations);
+  w.scalar(m.source);
+  w.scalar(m.observation_size);
+  w.block(m.observations);
+  return w.take();
+}
+
+bool decode(const Bytes& bytes, ObservationBatchMessage& out, std::string* error) {
+  Reader r(bytes, kObservations, error);
+  r.scalar(out.source);
+  r.scalar(out.observation_size);
+  r.block(out.observations, "observations");
+  return r.finish(consistent(out), "observation batch");
+}
+
+Bytes encode(const ActionBatchMessage& m) {
+  Writer w(kActions);
+  w.scalar(m.source);
+  w.scalar(m.weights_version);
+  w.block(m.actions);
+  return w.take();
+}
+
+bool decode(const Bytes& bytes, ActionBatchMessage& out, std::string* error) {
+  Reader r(bytes, kActions, error);
+  r.scalar(out.source);
+  r.scalar(out.weights_version);
+  r.block(out.actions, "actions");
+  return r.finish(true, "action batch");
+}
+
+std::uint64_t fnv1a64(const Bytes& bytes, std::uint64_t hash) {
+  for (const std::uint8_t b : bytes) {
+    hash ^= b;
+    hash *= 1099511628211ULL;
+  }
+  return hash;
+}
+
+}  // namespace tagflow::nodes

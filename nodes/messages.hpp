@@ -1,0 +1,103 @@
+// The values that cross connections between node kinds, and their byte encoding.
+//
+// Every message is a plain value type (copy freely, no references into anyone's memory). The
+// encoding is explicit and fixed so the transport can carry a message as raw bytes: a 4-byte
+// type magic, a format byte, then u32/u64 counts in little-endian order and each array as one
+// raw block of float32 / int64 / uint8 / uint64 elements (no per-element packing). Endianness:
+// the machine's, which must be little-endian (checked at compile time).
+//
+// decode_*() never throws on bad bytes: it returns false and describes the problem in *error
+// (wrong magic, truncated block, inconsistent counts, trailing bytes). encode_*() throws
+// std::invalid_argument when the value itself is inconsistent (array lengths that do not match
+// its counts), which is a programmer error.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tagflow::nodes {
+
+/// sampler.transitions → replay.transitions: one step of every env of a sampler (rows where an
+/// env was not stepped are left out). `terminated` is 1 when the episode ended in a terminal
+/// state (no bootstrap); time-limit truncations are 0 and next_observations holds the last
+/// observation of the episode.
+struct TransitionsMessage {
+  std::uint32_t observation_size = 0;
+  std::vector<float> observations;  // rows × observation_size
+  std::vector<std::int64_t> actions;
+  std::vector<float> rewards;
+  std::vector<std::uint8_t> terminated;
+  std::vector<float> next_observations;  // rows × observation_size
+
+  [[nodiscard]] std::size_t rows() const { return actions.size(); }
+};
+
+/// replay.batches → learner.batches: one minibatch with the replay keys it came from.
+struct SampleBatchMessage {
+  std::uint32_t observation_size = 0;
+  std::vector<std::uint64_t> keys;
+  std::vector<float> observations;
+  std::vector<std::int64_t> actions;
+  std::vector<float> rewards;
+  std::vector<std::uint8_t> terminated;
+  std::vector<float> next_observations;
+  std::vector<float> importance_weights;  // one per row (1 for uniform replay)
+
+  [[nodiscard]] std::size_t rows() const { return keys.size(); }
+};
+
+/// learner.priorities → replay.priorities: new priorities for sampled keys.
+struct PriorityUpdateMessage {
+  std::vector<std::uint64_t> keys;
+  std::vector<float> priorities;
+};
+
+/// learner.weights → sampler.weights / inference.weights: the online network's flat parameters
+/// (MlpSpec layout) and the number of updates that produced them.
+struct WeightsMessage {
+  std::uint64_t version = 0;
+  std::vector<float> values;
+};
+
+/// sampler.observations → inference.observations: the current observation of each env of one
+/// sampler, for which it wants greedy actions.
+struct ObservationBatchMessage {
+  std::uint32_t source = 0;  // the sampler replica index; actions come back with it
+  std::uint32_t observation_size = 0;
+  std::vector<float> observations;  // rows × observation_size
+
+  [[nodiscard]] std::size_t rows() const {
+    return observation_size == 0 ? 0 : observations.size() / observation_size;
+  }
+};
+
+/// inference.actions → sampler.actions: greedy actions for one ObservationBatchMessage.
+struct ActionBatchMessage {
+  std::uint32_t source = 0;
+  std::uint64_t weights_version = 0;  // the weights that chose them
+  std::vector<std::int64_t> actions;
+};
+
+using Bytes = std::vector<std::uint8_t>;
+
+[[nodiscard]] Bytes encode(const TransitionsMessage& message);
+[[nodiscard]] Bytes encode(const SampleBatchMessage& message);
+[[nodiscard]] Bytes encode(const PriorityUpdateMessage& message);
+[[nodiscard]] Bytes encode(const WeightsMessage& message);
+[[nodiscard]] Bytes encode(const ObservationBatchMessage& message);
+[[nodiscard]] Bytes encode(const ActionBatchMessage& message);
+
+[[nodiscard]] bool decode(const Bytes& bytes, TransitionsMessage& out, std::string* error);
+[[nodiscard]] bool decode(const Bytes& bytes, SampleBatchMessage& out, std::string* error);
+[[nodiscard]] bool decode(const Bytes& bytes, PriorityUpdateMessage& out, std::string* error);
+[[nodiscard]] bool decode(const Bytes& bytes, WeightsMessage& out, std::string* error);
+[[nodiscard]] bool decode(const Bytes& bytes, ObservationBatchMessage& out, std::string* error);
+[[nodiscard]] bool decode(const Bytes& bytes, ActionBatchMessage& out, std::string* error);
+
+/// FNV-1a 64 over bytes, continuing from `hash` (digests of everything that crossed a
+/// connection are built from the encodings).
+[[nodiscard]] std::uint64_t fnv1a64(const Bytes& bytes,
+                                    std::uint64_t hash = 14695981039346656037ULL);
+
+}  // namespace tagflow::nodes

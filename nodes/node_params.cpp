@@ -1,0 +1,106 @@
+#include "nodes/node_params.hpp"
+
+#include <cmath>
+#include <cstdlib>
+
+#include "nodes/cluster/cluster_config.hpp"
+
+namespace tagflow::nodes {
+
+NodeParams::NodeParams(std::string node, std::map<std::string, std::string> values,
+                       std::map<std::string, int> lines)
+    : node_(std::move(node)), values_(std::move(values)), lines_(std::move(lines)) {}
+
+void NodeParams::check_known(const std::vector<std::string>& known) const {
+  for (const auto& [name, value] : values_) {
+    bool found = false;
+    for (const auto& k : known) found = found || k == name;
+    if (!found) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      fail(name, "unknown param (known: " + list + ")");
+    }
+  }
+}
+
+void NodeParams::fail(const std::string& name, const std::string& message) const {
+  std::string where = "node '" + node_ + "': param '" + name + "'";
+  const auto line = lines_.find(name);
+  if (line != lines_.end()) where += " (line " + std::to_string(line->second) + ")";
+  throw ParamError(where + ": " + message);
+}
+
+std::string NodeParams::get_string(const std::string& name, const std::string& fallback) const {
+  const auto it = values_.find(name);
+  return it == values_.end() ? fallback : it->second;
+}
+
+std::int64_t NodeParams::get_int(const std::string& name, std::int64_t fallback,
+                                 std::int64_t minimum) const {
+  const auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  char* end = nullptr;
+  const long long value = std::strtoll(it->second.c_str(), &end, 10);
+  if (it->second.empty() || *end != '\0')
+    fail(name, "expected an integer, got '" + it->second + "'");
+  if (value < minimum) fail(name, "must be at least " + std::to_string(minimum));
+  return value;
+}
+
+double NodeParams::get_double(const std::string& name, double fallback, double minimum,
+                              double maximum) const {
+  const auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  char* end = nullptr;
+  const double value = std::strtod(it->second.c_str(), &end);
+  if (it->second.empty() || *end != '\0' || !std::isfinite(value)) {
+    fail(name, "expected a number, got '" + it->second + "'");
+  }
+  if (value < minimum || value > maximum) {
+    fail(name, "must be in [" + std::to_string(minimum) + ", " + std::to_string(maximum) + "]");
+  }
+  return value;
+}
+
+bool NodeParams::get_bool(const std::string& name, bool fallback) const {
+  const auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  if (it->second == "true") return true;
+  if (it->second == "false") return false;
+  fail(name, "expected true or false, got '" + it->second + "'");
+}
+
+std::vector<int> NodeParams::get_sizes(const std::string& name,
+                                       const std::vector<int>& fallback) const {
+  const auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  std::vector<int> sizes;
+  std::string digits;
+  const std::string text = it->second + ",";
+  for (const char c : text) {
+    if (c >= '0' && c <= '9') {
+      digits += c;
+    } else if (c == ',' || c == ']') {
+      if (digits.empty()) continue;
+      const long value = std::strtol(digits.c_str(), nullptr, 10);
+      if (value <= 0 || value > 1 << 20) fail(name, "sizes must be in [1, 2^20]");
+      sizes.push_back(static_cast<int>(value));
+      digits.clear();
+    } else if (c != ' ' && c != '[') {
+      fail(name, "expected sizes such as \"64,64\", got '" + it->second + "'");
+    }
+  }
+  if (sizes.empty()) fail(name, "expected at least one size");
+  return sizes;
+}
+
+std::chrono::nanoseconds NodeParams::get_duration(const std::string& name,
+                                                  std::chrono::nanoseconds fallback) const {
+  const auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  const auto value = cluster::parse_duration(it->second);
+  if (!value) fail(name, "expected a duration such as 1ms, got '" + it->second + "'");
+  return *value;
+}
+
+}  // namespace tagflow::nodes

@@ -1,0 +1,43 @@
+#include "nodes/replay/replay_reactor.hpp"
+
+namespace tagflow::nodes {
+
+ReplayReactor::ReplayReactor(std::string name, reactors::Environment& env,
+                             const ReplayConfig& config, const ReplayPortWidths& widths)
+    : reactors::Reactor(std::move(name), env),
+      transitions("transitions", this, widths.transitions),
+      priorities("priorities", this, widths.priorities),
+      batches("batches", this, widths.batches),
+      server_(config),
+      batches_digest_(widths.batches) {
+  if (widths.priorities > 0) {
+    reaction("update_priorities").triggers(priorities).body([this] {
+      for (std::size_t c = 0; c < priorities.size(); ++c) {
+        if (priorities[c].is_present()) server_.update(*priorities[c].get());
+      }
+    });
+  }
+  if (widths.transitions > 0) {
+    reaction("insert_and_sample").triggers(transitions).effects(batches).body([this] {
+      for (std::size_t c = 0; c < transitions.size(); ++c) {
+        if (transitions[c].is_present()) server_.insert(*transitions[c].get());
+      }
+      inserts.store(static_cast<std::int64_t>(server_.inserts()), std::memory_order_relaxed);
+      SampleBatchList due = server_.due_batches();
+      if (due.empty()) return;
+      batches_sent.fetch_add(static_cast<std::int64_t>(due.size()), std::memory_order_relaxed);
+      Bytes bytes;
+      for (const auto& b : due) {
+        const Bytes one = encode(b);
+        bytes.insert(bytes.end(), one.begin(), one.end());
+      }
+      const auto shared = reactors::make_shared_value<SampleBatchList>(std::move(due));
+      for (std::size_t c = 0; c < batches.size(); ++c) {
+        batches[c].set(shared);
+        batches_digest_.record(c, tag(), bytes);
+      }
+    });
+  }
+}
+
+}  // namespace tagflow::nodes

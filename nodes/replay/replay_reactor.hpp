@@ -1,0 +1,48 @@
+// ReplayReactor: the reactor binding of ReplayServer.
+//
+// Ports (configs/README.md): inputs `transitions`, `priorities`; output `batches`. Multiports
+// whose width is the number of connected peer replicas; values are Shared messages. A value on
+// `batches` is the list of minibatches the rate limiter allowed at that tag (often empty: then
+// nothing is sent).
+//
+// Per-tag protocol (logical time and counts only):
+//   1. `priorities` are applied first (declaration order), so a batch sampled at the same tag
+//      sees them.
+//   2. `transitions` are inserted channel by channel in channel order, then the due minibatches
+//      (count-based rate limit, see replay_server.hpp) are sent on every `batches` channel.
+// Thread-safety: one reaction at a time (reactor runtime); counters are atomics.
+#pragma once
+
+#include <atomic>
+
+#include "nodes/channel_digest.hpp"
+#include "nodes/replay/replay_server.hpp"
+#include "reactors/reactors.hpp"
+
+namespace tagflow::nodes {
+
+using SampleBatchList = std::vector<SampleBatchMessage>;
+
+struct ReplayPortWidths {
+  std::size_t transitions = 0, priorities = 0, batches = 0;
+};
+
+class ReplayReactor : public reactors::Reactor {
+ public:
+  reactors::InputMultiport<reactors::Shared<TransitionsMessage>> transitions;
+  reactors::InputMultiport<reactors::Shared<PriorityUpdateMessage>> priorities;
+  reactors::OutputMultiport<reactors::Shared<SampleBatchList>> batches;
+
+  ReplayReactor(std::string name, reactors::Environment& env, const ReplayConfig& config,
+                const ReplayPortWidths& widths);
+
+  [[nodiscard]] const ChannelDigests& batches_digest() const { return batches_digest_; }
+  std::atomic<std::int64_t> inserts{0};
+  std::atomic<std::int64_t> batches_sent{0};
+
+ private:
+  ReplayServer server_;
+  ChannelDigests batches_digest_;
+};
+
+}  // namespace tagflow::nodes

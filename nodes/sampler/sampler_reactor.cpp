@@ -1,0 +1,73 @@
+#include "nodes/sampler/sampler_reactor.hpp"
+
+namespace tagflow::nodes {
+
+SamplerReactor::SamplerReactor(std::string name, reactors::Environment& env,
+                               const SamplerConfig& config, const SamplerPortWidths& widths,
+                               std::chrono::nanoseconds round_period)
+    : reactors::Reactor(std::move(name), env),
+      actions("actions", this, widths.actions),
+      weights("weights", this, widths.weights),
+      transitions("transitions", this, widths.transitions),
+      observations("observations", this, widths.observations),
+      server_(config),
+      round_("round", this, reactors::Duration::zero(), round_period),
+      transitions_digest_(widths.transitions),
+      observations_digest_(widths.observations) {
+  if (widths.weights > 0) {
+    reaction("load_weights").triggers(weights).body([this] {
+      for (std::size_t c = 0; c < weights.size(); ++c) {
+        if (weights[c].is_present()) server_.on_weights(*weights[c].get());
+      }
+    });
+  }
+  if (server_.config().local_policy) {
+    reaction("act_locally").triggers(round_).effects(transitions).body([this] {
+      send_transitions(server_.step_local());
+    });
+    return;
+  }
+  reaction("request_actions").triggers(round_).effects(observations).body([this] {
+    if (waiting_) return;
+    const auto message =
+        reactors::make_shared_value<ObservationBatchMessage>(server_.observations());
+    const Bytes bytes = encode(*message);
+    for (std::size_t c = 0; c < observations.size(); ++c) {
+      observations[c].set(message);
+      observations_digest_.record(c, tag(), bytes);
+    }
+    waiting_ = observations.size() > 0;
+  });
+  if (widths.actions > 0) {
+    reaction("step_envs").triggers(actions).effects(transitions).body([this] {
+      for (std::size_t c = 0; c < actions.size(); ++c) {
+        if (!actions[c].is_present()) continue;
+        waiting_ = false;
+        send_transitions(server_.step(actions[c].get()->actions));
+      }
+    });
+  }
+}
+
+void SamplerReactor::send_transitions(const TransitionsMessage& message) {
+  const auto shared = reactors::make_shared_value<TransitionsMessage>(message);
+  const Bytes bytes = encode(message);
+  for (std::size_t c = 0; c < transitions.size(); ++c) {
+    transitions[c].set(shared);
+    transitions_digest_.record(c, tag(), bytes);
+  }
+  publish_stats();
+  if (step_limit_ >= 0 && server_.env_steps() >= step_limit_) request_stop();
+}
+
+void SamplerReactor::publish_stats() {
+  env_steps.store(server_.env_steps(), std::memory_order_relaxed);
+  const std::vector<double> returns = server_.take_finished_returns();
+  if (!returns.empty()) {
+    returns_.insert(returns_.end(), returns.begin(), returns.end());
+    last_return.store(returns.back(), std::memory_order_relaxed);
+    episodes.fetch_add(static_cast<std::int64_t>(returns.size()), std::memory_order_relaxed);
+  }
+}
+
+}  // namespace tagflow::nodes

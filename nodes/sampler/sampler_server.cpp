@@ -1,0 +1,135 @@
+#include "nodes/sampler/sampler_server.hpp"
+
+#include <stdexcept>
+
+namespace tagflow::nodes {
+
+SamplerConfig SamplerConfig::from_params(const NodeParams& params, std::uint64_t seed,
+                                         std::uint32_t index) {
+  params.check_known({"env", "num_envs", "policy", "hidden", "epsilon_start", "epsilon_end",
+                      "epsilon_decay_steps"});
+  SamplerConfig c;
+  c.env = params.get_string("env", c.env);
+  c.num_envs = static_cast<std::size_t>(params.get_int("num_envs", 8, 1));
+  const std::string policy = params.get_string("policy", "inference");
+  if (policy != "local" && policy != "inference") {
+    params.fail("policy", "expected local or inference, got '" + policy + "'");
+  }
+  c.local_policy = policy == "local";
+  c.hidden = params.get_sizes("hidden", c.hidden);
+  c.epsilon_start = params.get_double("epsilon_start", c.epsilon_start, 0.0, 1.0);
+  c.epsilon_end = params.get_double("epsilon_end", c.epsilon_end, 0.0, 1.0);
+  c.epsilon_decay_steps = params.get_int("epsilon_decay_steps", c.epsilon_decay_steps, 0);
+  c.seed = seed;
+  c.index = index;
+  return c;
+}
+
+SamplerServer::SamplerServer(const SamplerConfig& config)
+    : config_(config), rng_(config.seed * 0x9E3779B97F4A7C15ULL + 0x5a3) {
+  envs::VectorEnvOptions options;
+  options.num_envs = config.num_envs;
+  options.seed = config.seed;
+  options.autoreset = envs::AutoresetMode::kSameStep;
+  env_ = std::make_unique<envs::VectorEnv>(config.env, options);
+  const envs::EnvSpec& spec = env_->spec();
+  if (spec.action_space.kind != envs::Space::Kind::kDiscrete ||
+      spec.observation_space.dtype != envs::DType::kFloat32) {
+    throw std::invalid_argument("sampler: env " + config.env +
+                                " needs discrete actions and float32 observations");
+  }
+  observation_size_ = spec.observation_space.size();
+  num_actions_ = spec.action_space.n;
+  std::vector<int> sizes{static_cast<int>(observation_size_)};
+  sizes.insert(sizes.end(), config.hidden.begin(), config.hidden.end());
+  sizes.push_back(static_cast<int>(num_actions_));
+  policy_ = std::make_unique<MlpForward>(sizes);
+  actions_.assign(config.num_envs, 0);
+  episode_returns_.assign(config.num_envs, 0.0);
+  env_->reset();
+}
+
+ObservationBatchMessage SamplerServer::observations() const {
+  ObservationBatchMessage m;
+  m.source = config_.index;
+  m.observation_size = static_cast<std::uint32_t>(observation_size_);
+  const auto obs = env_->observations();
+  m.observations.assign(obs.begin(), obs.end());
+  return m;
+}
+
+double SamplerServer::epsilon() const {
+  if (config_.epsilon_decay_steps <= 0 || env_steps_ >= config_.epsilon_decay_steps) {
+    return config_.epsilon_end;
+  }
+  const double fraction =
+      static_cast<double>(env_steps_) / static_cast<double>(config_.epsilon_decay_steps);
+  return config_.epsilon_start + (config_.epsilon_end - config_.epsilon_start) * fraction;
+}
+
+TransitionsMessage SamplerServer::step(const std::vector<std::int64_t>& greedy) {
+  const std::size_t n = config_.num_envs;
+  if (greedy.size() != n) {
+    throw std::invalid_argument("sampler: expected " + std::to_string(n) + " actions, got " +
+                                std::to_string(greedy.size()));
+  }
+  const double eps = epsilon();
+  for (std::size_t i = 0; i < n; ++i) {
+    // Two draws per env and step whatever the outcome, so the stream stays aligned.
+    const double u = static_cast<double>(rng_() >> 11U) * 0x1.0p-53;
+    const auto random_action =
+        static_cast<std::int64_t>(rng_() % static_cast<std::uint64_t>(num_actions_));
+    if (greedy[i] < 0 || greedy[i] >= num_actions_) {
+      throw std::invalid_argument("sampler: action out of range");
+    }
+    actions_[i] = u < eps ? random_action : greedy[i];
+  }
+  TransitionsMessage t;
+  t.observation_size = static_cast<std::uint32_t>(observation_size_);
+  const auto before = env_->observations();
+  t.observations.assign(before.begin(), before.end());
+  env_->step(envs::Span<const std::int64_t>(actions_.data(), actions_.size()));
+  const auto after = env_->observations();
+  const auto finals = env_->final_observations();
+  const auto rewards = env_->rewards();
+  const auto terminated = env_->terminated();
+  const auto truncated = env_->truncated();
+  t.actions = actions_;
+  t.rewards.assign(rewards.begin(), rewards.end());
+  t.terminated.assign(terminated.begin(), terminated.end());
+  t.next_observations.assign(after.begin(), after.end());
+  for (std::size_t i = 0; i < n; ++i) {
+    episode_returns_[i] += static_cast<double>(rewards[i]);
+    if (terminated[i] != 0 || truncated[i] != 0) {
+      std::copy_n(finals.begin() + static_cast<std::ptrdiff_t>(i * observation_size_),
+                  observation_size_,
+                  t.next_observations.begin() + static_cast<std::ptrdiff_t>(i * observation_size_));
+      finished_.push_back(episode_returns_[i]);
+      episode_returns_[i] = 0.0;
+      ++episodes_;
+    }
+  }
+  env_steps_ += static_cast<std::int64_t>(n);
+  return t;
+}
+
+TransitionsMessage SamplerServer::step_local() {
+  std::vector<std::int64_t> greedy(config_.num_envs);
+  const auto obs = env_->observations();
+  policy_->greedy(obs.data(), static_cast<std::int64_t>(config_.num_envs), greedy.data());
+  return step(greedy);
+}
+
+void SamplerServer::on_weights(const WeightsMessage& weights) {
+  if (weights.version < weights_version_ && weights_version_ != 0) return;
+  policy_->load(weights.values);
+  weights_version_ = weights.version;
+}
+
+std::vector<double> SamplerServer::take_finished_returns() {
+  std::vector<double> out;
+  out.swap(finished_);
+  return out;
+}
+
+}  // namespace tagflow::nodes

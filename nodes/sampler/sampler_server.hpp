@@ -1,0 +1,83 @@
+// SamplerServer: the sampler node's logic — a vector env acting ε-greedily, either with a local
+// policy copy (MlpForward over the learner's latest weights) or with greedy actions an inference
+// server chose for the observations it was sent. No threads, no sockets: a binding calls it.
+//
+// One round: observations() → (inference or local) greedy actions → step(greedy) draws the
+// ε-greedy actions from the sampler's own seeded generator, steps every env (autoreset in the
+// same step, so every row is a real transition) and returns the transitions. Everything depends
+// only on the seed and the sequence of calls, never on time.
+//
+// Supported envs: discrete actions and float32 observations (CartPole, Acrobot, MountainCar...).
+// Errors: ParamError for a bad param (naming it), std::invalid_argument for an unsupported env
+// or actions/weights of the wrong size. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "nodes/messages.hpp"
+#include "nodes/node_params.hpp"
+#include "nodes/sampler/mlp_forward.hpp"
+#include "rl/envs/vector_env.hpp"
+
+namespace tagflow::nodes {
+
+struct SamplerConfig {
+  std::string env = "CartPole-v1";
+  std::size_t num_envs = 8;
+  bool local_policy = false;        // params policy: local | inference
+  std::vector<int> hidden{64, 64};  // the learner's hidden sizes (local policy)
+  double epsilon_start = 1.0;
+  double epsilon_end = 0.05;
+  std::int64_t epsilon_decay_steps = 10000;  // counted in this sampler's env steps
+  std::uint64_t seed = 0;
+  std::uint32_t index = 0;  // replica index: tags its observation batches
+
+  /// Reads params env, num_envs, policy, hidden, epsilon_start, epsilon_end, epsilon_decay_steps.
+  static SamplerConfig from_params(const NodeParams& params, std::uint64_t seed,
+                                   std::uint32_t index);
+};
+
+class SamplerServer {
+ public:
+  explicit SamplerServer(const SamplerConfig& config);
+
+  /// The current observation of every env, tagged with this sampler's index.
+  [[nodiscard]] ObservationBatchMessage observations() const;
+  /// ε-greedy over `greedy` (one action per env), one step of every env, the transitions.
+  [[nodiscard]] TransitionsMessage step(const std::vector<std::int64_t>& greedy);
+  /// Greedy actions from the local policy copy, then step().
+  [[nodiscard]] TransitionsMessage step_local();
+  /// Loads newer weights into the local copy (older or equal versions are ignored).
+  void on_weights(const WeightsMessage& weights);
+
+  [[nodiscard]] const SamplerConfig& config() const { return config_; }
+  [[nodiscard]] std::size_t observation_size() const { return observation_size_; }
+  [[nodiscard]] std::int64_t num_actions() const { return num_actions_; }
+  [[nodiscard]] std::int64_t env_steps() const { return env_steps_; }
+  [[nodiscard]] std::int64_t episodes() const { return episodes_; }
+  [[nodiscard]] std::uint64_t weights_version() const { return weights_version_; }
+  [[nodiscard]] double epsilon() const;
+  /// Returns of finished episodes since the last call, in completion order.
+  [[nodiscard]] std::vector<double> take_finished_returns();
+
+ private:
+  SamplerConfig config_;
+  std::unique_ptr<envs::VectorEnv> env_;
+  std::size_t observation_size_ = 0;
+  std::int64_t num_actions_ = 0;
+  std::unique_ptr<MlpForward> policy_;
+  std::uint64_t weights_version_ = 0;
+  std::mt19937_64 rng_;
+  std::vector<std::int64_t> actions_;
+  std::vector<double> episode_returns_;
+  std::vector<double> finished_;
+  std::int64_t env_steps_ = 0;
+  std::int64_t episodes_ = 0;
+};
+
+}  // namespace tagflow::nodes

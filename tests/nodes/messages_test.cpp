@@ -1,0 +1,116 @@
+#include "nodes/messages.hpp"
+
+#include <gtest/gtest.h>
+
+namespace tagflow::nodes {
+namespace {
+
+TransitionsMessage two_transitions() {
+  TransitionsMessage t;
+  t.observation_size = 2;
+  t.observations = {1, 2, 3, 4};
+  t.actions = {0, 1};
+  t.rewards = {1.0F, 0.5F};
+  t.terminated = {0, 1};
+  t.next_observations = {5, 6, 7, 8};
+  return t;
+}
+
+TEST(Messages, TransitionsSurviveARoundTrip) {
+  const TransitionsMessage t = two_transitions();
+  TransitionsMessage back;
+  std::string error;
+  ASSERT_TRUE(decode(encode(t), back, &error)) << error;
+  EXPECT_EQ(back.observation_size, 2U);
+  EXPECT_EQ(back.observations, t.observations);
+  EXPECT_EQ(back.actions, t.actions);
+  EXPECT_EQ(back.rewards, t.rewards);
+  EXPECT_EQ(back.terminated, t.terminated);
+  EXPECT_EQ(back.next_observations, t.next_observations);
+}
+
+TEST(Messages, EncodingIsRawBlocksOfTheElements) {
+  const TransitionsMessage t = two_transitions();
+  // magic 4 + format 1 + size 4 + five blocks of (8-byte count + elements).
+  const std::size_t expected = 4 + 1 + 4 + (8 + 16) + (8 + 16) + (8 + 8) + (8 + 2) + (8 + 16);
+  EXPECT_EQ(encode(t).size(), expected);
+}
+
+TEST(Messages, SampleBatchWeightsAndPrioritiesSurviveARoundTrip) {
+  SampleBatchMessage b;
+  b.observation_size = 1;
+  b.keys = {7, 9};
+  b.observations = {1, 2};
+  b.actions = {1, 0};
+  b.rewards = {1, 1};
+  b.terminated = {0, 0};
+  b.next_observations = {2, 3};
+  b.importance_weights = {1.0F, 0.25F};
+  SampleBatchMessage back;
+  ASSERT_TRUE(decode(encode(b), back, nullptr));
+  EXPECT_EQ(back.keys, b.keys);
+  EXPECT_EQ(back.importance_weights, b.importance_weights);
+
+  PriorityUpdateMessage p{{7, 9}, {0.5F, 2.0F}};
+  PriorityUpdateMessage p_back;
+  ASSERT_TRUE(decode(encode(p), p_back, nullptr));
+  EXPECT_EQ(p_back.keys, p.keys);
+  EXPECT_EQ(p_back.priorities, p.priorities);
+
+  WeightsMessage w{42, {0.1F, -0.2F, 0.3F}};
+  WeightsMessage w_back;
+  ASSERT_TRUE(decode(encode(w), w_back, nullptr));
+  EXPECT_EQ(w_back.version, 42U);
+  EXPECT_EQ(w_back.values, w.values);
+
+  ObservationBatchMessage o{3, 2, {1, 2, 3, 4}};
+  ObservationBatchMessage o_back;
+  ASSERT_TRUE(decode(encode(o), o_back, nullptr));
+  EXPECT_EQ(o_back.source, 3U);
+  EXPECT_EQ(o_back.rows(), 2U);
+
+  ActionBatchMessage a{3, 17, {1, 0}};
+  ActionBatchMessage a_back;
+  ASSERT_TRUE(decode(encode(a), a_back, nullptr));
+  EXPECT_EQ(a_back.weights_version, 17U);
+  EXPECT_EQ(a_back.actions, a.actions);
+}
+
+TEST(Messages, EveryTruncationIsRejectedWithAReason) {
+  const Bytes bytes = encode(two_transitions());
+  for (std::size_t size = 0; size < bytes.size(); ++size) {
+    const Bytes cut(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(size));
+    TransitionsMessage out;
+    std::string error;
+    EXPECT_FALSE(decode(cut, out, &error)) << size;
+    EXPECT_FALSE(error.empty()) << size;
+  }
+}
+
+TEST(Messages, WrongTypeTrailingBytesAndInconsistentCountsAreRejected) {
+  std::string error;
+  WeightsMessage w;
+  EXPECT_FALSE(decode(encode(two_transitions()), w, &error));
+  EXPECT_EQ(error, "wrong message type");
+
+  Bytes longer = encode(WeightsMessage{1, {1.0F}});
+  longer.push_back(0);
+  EXPECT_FALSE(decode(longer, w, &error));
+  EXPECT_EQ(error, "trailing bytes");
+
+  // A hand-made transitions message whose rewards block is one short.
+  TransitionsMessage bad = two_transitions();
+  bad.rewards.pop_back();
+  EXPECT_THROW((void)encode(bad), std::invalid_argument);
+}
+
+TEST(Messages, DigestDependsOnEveryByte) {
+  const Bytes a = encode(WeightsMessage{1, {1.0F, 2.0F}});
+  Bytes b = a;
+  b.back() ^= 1U;
+  EXPECT_NE(fnv1a64(a), fnv1a64(b));
+  EXPECT_EQ(fnv1a64(a), fnv1a64(a));
+}
+
+}  // namespace
+}  // namespace tagflow::nodes

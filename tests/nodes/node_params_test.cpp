@@ -1,0 +1,51 @@
+#include "nodes/node_params.hpp"
+
+#include <gtest/gtest.h>
+
+namespace tagflow::nodes {
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ParamError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(NodeParams, TypedGettersReadValuesAndFallBackToDefaults) {
+  const NodeParams p("learner", {{"batch_size", "64"},
+                                 {"lr", "0.001"},
+                                 {"hidden", "[32, 16]"},
+                                 {"double_dqn", "false"},
+                                 {"max_wait", "2ms"}});
+  EXPECT_EQ(p.get_int("batch_size", 1), 64);
+  EXPECT_EQ(p.get_int("missing", 5), 5);
+  EXPECT_DOUBLE_EQ(p.get_double("lr", 1.0, 0.0, 1.0), 0.001);
+  EXPECT_EQ(p.get_sizes("hidden", {}), (std::vector<int>{32, 16}));
+  EXPECT_FALSE(p.get_bool("double_dqn", true));
+  EXPECT_EQ(p.get_duration("max_wait", std::chrono::nanoseconds(0)), std::chrono::milliseconds(2));
+}
+
+TEST(NodeParams, ErrorsNameTheNodeTheParamAndItsLine) {
+  const NodeParams p("replay", {{"capacity", "lots"}, {"selektor", "uniform"}},
+                     {{"capacity", 30}, {"selektor", 31}});
+  EXPECT_EQ(error_of([&] { (void)p.get_int("capacity", 1); }),
+            "node 'replay': param 'capacity' (line 30): expected an integer, got 'lots'");
+  const std::string unknown = error_of([&] { p.check_known({"capacity", "selector"}); });
+  EXPECT_NE(unknown.find("param 'selektor' (line 31): unknown param"), std::string::npos)
+      << unknown;
+}
+
+TEST(NodeParams, RangesAreChecked) {
+  const NodeParams p("s", {{"n", "-1"}, {"x", "2.5"}, {"h", "64,x"}, {"b", "yes"}});
+  EXPECT_NE(error_of([&] { (void)p.get_int("n", 1, 0); }).find("at least 0"), std::string::npos);
+  EXPECT_NE(error_of([&] { (void)p.get_double("x", 0, 0, 1); }).find("must be in"),
+            std::string::npos);
+  EXPECT_FALSE(error_of([&] { (void)p.get_sizes("h", {}); }).empty());
+  EXPECT_FALSE(error_of([&] { (void)p.get_bool("b", true); }).empty());
+}
+
+}  // namespace
+}  // namespace tagflow::nodes
