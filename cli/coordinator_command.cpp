@@ -5,25 +5,45 @@
 
 #include <CLI/CLI.hpp>
 
+#include <yaml-cpp/yaml.h>
+
 #include "cli/commands.hpp"
 #include "coordinator/coordinator.hpp"
+#include "nodes/cluster/federation_plan.hpp"
 #include "transport/curve_keys.hpp"
 
 namespace tagflow::cli {
+namespace {
+
+/// A cluster file (nodes + connections, configs/README.md) or a bare federation description
+/// (a `federation:` section, coordinator/PROTOCOL.md §0, as used for non-RL reactor programs).
+coordinator::FederationSpec load_spec(const std::string& path) {
+  bool bare_federation = false;
+  try {
+    bare_federation = static_cast<bool>(YAML::LoadFile(path)["federation"]);
+  } catch (const YAML::Exception&) {
+    // Not readable or not YAML: the cluster loader reports it with file and line.
+  }
+  if (bare_federation) return coordinator::load_federation_spec(path);
+  return cluster::federation_spec(cluster::load_cluster_config(path));
+}
+
+}  // namespace
 
 void add_coordinator_command(CLI::App& app) {
   auto* command = app.add_subcommand(
       "coordinator",
-      "Run the federation coordinator of a cluster file's `federation:` section (reactor mode)");
+      "Run the federation coordinator of a cluster file (reactor mode): one federate per node "
+      "replica, or the federates of a `federation:` section");
   auto config = std::make_shared<std::string>();
   auto endpoint = std::make_shared<std::string>();
   command->add_option("--config", *config, "Cluster YAML file")->required();
   command->add_option(
       "--bind", *endpoint,
-      "Endpoint to bind instead of federation.coordinator (e.g. tcp://0.0.0.0:7600)");
+      "Endpoint to bind instead of the configured coordinator address (e.g. tcp://0.0.0.0:7600)");
   command->callback([config, endpoint] {
     try {
-      coordinator::Coordinator coordinator(coordinator::load_federation_spec(*config));
+      coordinator::Coordinator coordinator(load_spec(*config));
       const std::string bound = coordinator.bind(*endpoint);
       std::cout << "tagflow coordinator: listening on " << bound << std::endl;
       const coordinator::CoordinatorResult result = coordinator.run();
@@ -33,6 +53,9 @@ void add_coordinator_command(CLI::App& app) {
       }
       std::cout << "tagflow coordinator: run finished (" << result.grants_sent << " grants, "
                 << result.messages_handled << " messages)" << std::endl;
+    } catch (const cluster::ConfigError& e) {
+      std::cerr << "tagflow coordinator: " << e.what() << "\n";
+      throw CLI::RuntimeError(2);
     } catch (const coordinator::FederationConfigError& e) {
       std::cerr << "tagflow coordinator: " << e.what() << "\n";
       throw CLI::RuntimeError(2);

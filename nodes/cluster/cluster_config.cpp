@@ -61,7 +61,8 @@ void parse_coordinator(const YamlReader& top, ClusterConfig& config) {
   if (!top.has("coordinator")) return;
   const YamlReader reader = top.map("coordinator");
   c.line = top.line_of("coordinator");
-  reader.only_keys({"host", "port", "metrics_port", "heartbeat_interval", "heartbeat_timeout"});
+  reader.only_keys(
+      {"host", "port", "metrics_port", "heartbeat_interval", "heartbeat_timeout", "join_timeout"});
   c.host = check_host(reader, config);
   c.port = reader.port_or("port", c.port);
   c.metrics_port = reader.port_or("metrics_port", 0);
@@ -69,6 +70,7 @@ void parse_coordinator(const YamlReader& top, ClusterConfig& config) {
     c.heartbeat_interval = to_ms(reader.duration("heartbeat_interval"));
   if (reader.has("heartbeat_timeout"))
     c.heartbeat_timeout = to_ms(reader.duration("heartbeat_timeout"));
+  if (reader.has("join_timeout")) c.join_timeout = to_ms(reader.duration("join_timeout"));
   if (c.heartbeat_timeout <= c.heartbeat_interval) {
     reader.fail("heartbeat_timeout", "must be longer than heartbeat_interval");
   }

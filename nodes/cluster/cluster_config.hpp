@@ -52,6 +52,7 @@ struct CoordinatorConfig {
   std::uint16_t metrics_port = 0;  // 0: no metrics endpoint
   std::chrono::milliseconds heartbeat_interval{200};
   std::chrono::milliseconds heartbeat_timeout{2000};
+  std::chrono::milliseconds join_timeout{30000};  // every federate must have joined by then
   int line = 0;
 };
 

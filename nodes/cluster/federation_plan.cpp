@@ -1,0 +1,69 @@
+#include "nodes/cluster/federation_plan.hpp"
+
+#include <filesystem>
+#include <map>
+
+namespace tagflow::cluster {
+namespace {
+
+using coordinator::ConnectionDelay;
+
+/// The smaller of two delays: no delay (same tag) < after 0 (next microstep) < after d.
+ConnectionDelay min_delay(const ConnectionDelay& a, const ConnectionDelay& b) {
+  if (!a.has_value() || !b.has_value()) return std::nullopt;
+  return std::min(*a, *b);
+}
+
+std::vector<std::string> replicas_of(const NodeConfig& node) {
+  std::vector<std::string> names;
+  for (int i = 0; i < node.replicas; ++i) names.push_back(replica_name(node, i));
+  return names;
+}
+
+}  // namespace
+
+coordinator::FederationSpec federation_spec(const ClusterConfig& config) {
+  coordinator::FederationSpec spec;
+  spec.address = "tcp://" + config.hosts.at(config.coordinator.host).address + ":" +
+                 std::to_string(config.coordinator.port);
+  spec.heartbeat_timeout = config.coordinator.heartbeat_timeout;
+  spec.join_timeout = config.coordinator.join_timeout;
+  if (config.security.curve) {
+    std::filesystem::path keys = config.security.keys_dir;
+    if (keys.is_relative()) keys = std::filesystem::path(config.file).parent_path() / keys;
+    spec.keys_dir = keys.string();
+  }
+
+  // upstream federate -> downstream federate -> minimum delay, in file order of the nodes.
+  std::map<std::string, std::map<std::string, ConnectionDelay>> links;
+  for (const ConnectionConfig& c : config.connections) {
+    const ConnectionDelay delay =
+        c.after ? ConnectionDelay(c.after->count()) : ConnectionDelay(std::nullopt);
+    for (const std::string& from : replicas_of(*config.find_node(c.from_node))) {
+      for (const std::string& to : replicas_of(*config.find_node(c.to_node))) {
+        if (from == to) continue;
+        auto& link = links[from];
+        const auto existing = link.find(to);
+        link[to] = existing == link.end() ? delay : min_delay(existing->second, delay);
+      }
+    }
+  }
+  for (const NodeConfig& node : config.nodes) {
+    for (const std::string& id : replicas_of(node)) {
+      coordinator::FederateSpec federate;
+      federate.id = id;
+      for (const auto& [to, delay] : links[id]) federate.downstreams.push_back(to);
+      spec.federates.push_back(std::move(federate));
+    }
+  }
+  for (coordinator::FederateSpec& federate : spec.federates) {
+    for (const auto& [from, downstreams] : links) {
+      const auto link = downstreams.find(federate.id);
+      if (link != downstreams.end()) federate.upstreams.push_back({from, link->second});
+    }
+  }
+  spec.validate();
+  return spec;
+}
+
+}  // namespace tagflow::cluster

@@ -1,0 +1,20 @@
+// The federation a cluster file runs as in reactor mode (coordinator/PROTOCOL.md §0).
+//
+// One federate per node replica, named by replica_name() (sampler-0, sampler-1, replay, ...).
+// Every connection `a.x -> b.y` makes each replica of `a` an upstream of each replica of `b`;
+// when several connections join the same two replicas, the link carries their minimum delay
+// (no delay < after 0 < after d). The coordinator address comes from coordinator.host/port, the
+// heartbeat and join timeouts from coordinator.*_timeout, and CURVE keys from security.keys_dir
+// (relative to the cluster file) when security.curve is on.
+#pragma once
+
+#include "coordinator/federation_spec.hpp"
+#include "nodes/cluster/cluster_config.hpp"
+
+namespace tagflow::cluster {
+
+/// A validated FederationSpec for `config` (throws coordinator::FederationConfigError only on an
+/// internal inconsistency: a ClusterConfig that loaded is always consistent).
+[[nodiscard]] coordinator::FederationSpec federation_spec(const ClusterConfig& config);
+
+}  // namespace tagflow::cluster
