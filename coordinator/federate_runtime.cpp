@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <array>
-#include <set>
 
+#include "coordinator/data_socket.hpp"
 #include "transport/curve_keys.hpp"
 #include "transport/wire_socket.hpp"
 
@@ -21,16 +21,7 @@ FederateRuntime::FederateRuntime(const FederationSpec& spec, std::string id,
       data_(context_, zmq::socket_type::router) {
   const FederateSpec* me = spec_.find(id_);
   if (me == nullptr) throw FederationConfigError("federate '" + id_ + "' is not in the federation");
-  transport::configure_receiver(data_, validator_.policy());
-  data_.set(zmq::sockopt::linger, 0);
-  if (spec_.keys_dir) {
-    std::set<std::string> allowed;
-    for (const UpstreamLink& up : me->upstreams) {
-      allowed.insert(transport::read_key_pair(*spec_.keys_dir, up.federate, true).public_key);
-    }
-    zap_ = std::make_unique<transport::ZapAuthenticator>(context_, std::move(allowed));
-    transport::make_curve_server(data_, transport::read_key_pair(*spec_.keys_dir, id_));
-  }
+  zap_ = prepare_data_socket(context_, data_, validator_.policy(), spec_, *me);
   data_.bind(data_bind);
   data_endpoint_ = data_.get(zmq::sockopt::last_endpoint);
   for (const auto& [upstream, port] : program_.input_ports()) {

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <array>
-#include <set>
 
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "coordinator/data_socket.hpp"
 #include "transport/curve_keys.hpp"
 #include "transport/wire_socket.hpp"
 
@@ -27,16 +27,7 @@ ReactorFederate::ReactorFederate(const FederationSpec& spec, std::string id)
     : spec_(spec), id_(std::move(id)), context_(1), data_(context_, zmq::socket_type::router) {
   const FederateSpec* me = spec_.find(id_);
   if (me == nullptr) throw FederationConfigError("federate '" + id_ + "' is not in the federation");
-  transport::configure_receiver(data_, validator_.policy());
-  data_.set(zmq::sockopt::linger, 0);
-  if (spec_.keys_dir) {
-    std::set<std::string> allowed;
-    for (const UpstreamLink& up : me->upstreams) {
-      allowed.insert(transport::read_key_pair(*spec_.keys_dir, up.federate, true).public_key);
-    }
-    zap_ = std::make_unique<transport::ZapAuthenticator>(context_, std::move(allowed));
-    transport::make_curve_server(data_, transport::read_key_pair(*spec_.keys_dir, id_));
-  }
+  zap_ = prepare_data_socket(context_, data_, validator_.policy(), spec_, *me);
   data_.bind("tcp://127.0.0.1:*");
   for (const UpstreamLink& up : me->upstreams) completed_[up.federate] = 0;
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
