@@ -1,0 +1,43 @@
+// The typed actor interface of each node kind in actor mode (CAF 0.17 typed actors): which
+// messages a node actor accepts, checked at compile time for every send through these handles.
+//
+// Every node actor accepts the control protocol of actors/control_messages.hpp (Offer, Credit,
+// Leave, StopRun) and, from the process that hosts it, (connect_atom, port, peer): "link your
+// `port` to `peer`" — for an output port the actor offers it to the peer; for an input port it
+// subscribes by granting the peer credit (samplers do this for weights, so a sampler that joins
+// late asks for weights itself). The data messages are those of nodes/messages.hpp.
+//
+// Implementations: nodes/<kind>/<kind>_actor.hpp. Handles are cheap to copy and thread-safe.
+#pragma once
+
+#include <string>
+
+#include <caf/typed_actor.hpp>
+
+#include "actors/message_types.hpp"
+
+namespace tagflow::actors {
+
+using NodeActor = caf::typed_actor<caf::reacts_to<Offer>, caf::reacts_to<Credit>,
+                                   caf::reacts_to<Leave>, caf::reacts_to<StopRun>,
+                                   caf::reacts_to<connect_atom, std::string, caf::actor>>;
+
+/// Steps its envs whenever its transitions links hold credit; asks inference for actions or
+/// acts with its local policy copy. leave_atom: leave the cluster (Leave to every peer, quit).
+using SamplerActor = NodeActor::extend<caf::reacts_to<nodes::ActionBatchMessage>,
+                                       caf::reacts_to<nodes::WeightsMessage>,
+                                       caf::reacts_to<step_atom>, caf::reacts_to<leave_atom>>;
+
+/// Inserts transitions, sends the minibatches its rate limit allows, applies priorities.
+using ReplayActor = NodeActor::extend<caf::reacts_to<nodes::TransitionsMessage>,
+                                      caf::reacts_to<nodes::PriorityUpdateMessage>>;
+
+/// One update per minibatch; priorities back to replay; weights to inference and samplers.
+using LearnerActor = NodeActor::extend<caf::reacts_to<nodes::SampleBatchMessage>>;
+
+/// Answers observation batches with greedy actions; loads weights.
+using InferenceActor =
+    NodeActor::extend<caf::reacts_to<nodes::ObservationBatchMessage>,
+                      caf::reacts_to<nodes::WeightsMessage>, caf::reacts_to<flush_atom>>;
+
+}  // namespace tagflow::actors

@@ -1,0 +1,60 @@
+// PeerSet: the peers one node actor knows, for the parts of the protocol that are not per port:
+// forwarding a StopRun to everyone once, forgetting a replica that left, and telling samplers
+// (which may come and go) from the fixed nodes (whose loss ends the run).
+//
+// Value type; not thread-safe (an actor's own state).
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/actor_addr.hpp>
+
+namespace tagflow::actors {
+
+class PeerSet {
+ public:
+  struct Peer {
+    caf::actor handle;
+    bool sampler = false;
+  };
+
+  /// Adds `peer` if new; returns true if it was new.
+  bool add(const caf::actor& peer, bool sampler) {
+    if (find(peer.address()) != peers_.end()) return false;
+    peers_.push_back(Peer{peer, sampler});
+    return true;
+  }
+  /// Forgets `peer`; returns true if it was known.
+  bool remove(const caf::actor_addr& peer) {
+    const auto it = find(peer);
+    if (it == peers_.end()) return false;
+    peers_.erase(it);
+    return true;
+  }
+  [[nodiscard]] bool is_sampler(const caf::actor_addr& peer) const {
+    const auto it = std::find_if(peers_.begin(), peers_.end(),
+                                 [&](const Peer& p) { return p.handle.address() == peer; });
+    return it != peers_.end() && it->sampler;
+  }
+  [[nodiscard]] bool contains(const caf::actor_addr& peer) const {
+    return std::any_of(peers_.begin(), peers_.end(),
+                       [&](const Peer& p) { return p.handle.address() == peer; });
+  }
+  [[nodiscard]] long samplers() const {
+    return static_cast<long>(
+        std::count_if(peers_.begin(), peers_.end(), [](const Peer& p) { return p.sampler; }));
+  }
+  [[nodiscard]] const std::vector<Peer>& all() const { return peers_; }
+
+ private:
+  std::vector<Peer>::iterator find(const caf::actor_addr& peer) {
+    return std::find_if(peers_.begin(), peers_.end(),
+                        [&](const Peer& p) { return p.handle.address() == peer; });
+  }
+  std::vector<Peer> peers_;
+};
+
+}  // namespace tagflow::actors
