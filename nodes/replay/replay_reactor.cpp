@@ -1,5 +1,7 @@
 #include "nodes/replay/replay_reactor.hpp"
 
+#include <cstdio>
+
 namespace tagflow::nodes {
 
 ReplayReactor::ReplayReactor(std::string name, reactors::Environment& env,
@@ -8,7 +10,7 @@ ReplayReactor::ReplayReactor(std::string name, reactors::Environment& env,
       transitions("transitions", this, widths.transitions),
       priorities("priorities", this, widths.priorities),
       batches("batches", this, widths.batches),
-      server_(config),
+      server_(config, this->name()),
       batches_digest_(widths.batches) {
   if (widths.priorities > 0) {
     reaction("update_priorities").triggers(priorities).body([this] {
@@ -35,6 +37,21 @@ ReplayReactor::ReplayReactor(std::string name, reactors::Environment& env,
       for (std::size_t c = 0; c < batches.size(); ++c) {
         batches[c].set(shared);
         batches_digest_.record(c, tag(), bytes);
+      }
+    });
+  }
+  // Checkpoint at stop, after the last tag's inserts (declaration order). A reaction must not
+  // throw, so a failed checkpoint is reported on stderr.
+  if (!server_.config().checkpoint_dir.empty()) {
+    reaction("checkpoint_at_stop").triggers(shutdown()).body([this] {
+      try {
+        (void)server_.checkpoint();
+      } catch (const CheckpointError& e) {
+        std::fprintf(stderr, "replay %s: %s\n", this->name().c_str(), e.what());
+      }
+      if (!server_.last_checkpoint_error().empty()) {
+        std::fprintf(stderr, "replay %s: an automatic checkpoint failed: %s\n",
+                     this->name().c_str(), server_.last_checkpoint_error().c_str());
       }
     });
   }

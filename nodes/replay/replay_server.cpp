@@ -1,15 +1,102 @@
 #include "nodes/replay/replay_server.hpp"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <stdexcept>
 
 #include "rl/replay/table.hpp"
 
 namespace tagflow::nodes {
+namespace {
+
+// The footer after the table's checkpoint bytes (layout in replay_server.hpp).
+constexpr char kFooterMagic[8] = {'T', 'F', 'R', 'S', 'E', 'R', 'V', 'R'};
+constexpr char kFooterEnd[8] = {'T', 'F', 'R', 'S', 'V', 'E', 'N', 'D'};
+constexpr std::uint32_t kFooterVersion = 1;
+constexpr std::size_t kFooterSize = 64;
+constexpr std::size_t kHashedFooterBytes = 48;  // magic .. credits: covered by the hash
+constexpr std::uint64_t kFnvOffset = 14695981039346656037ULL;
+constexpr std::uint64_t kFnvPrime = 1099511628211ULL;
+
+struct Footer {
+  std::uint32_t observation_size = 0;
+  std::uint64_t table_bytes = 0;
+  std::uint64_t inserts = 0;
+  std::uint64_t batches = 0;
+  double credits = 0.0;
+  std::uint64_t hash = 0;
+};
+
+std::uint64_t fnv1a(const unsigned char* data, std::size_t size, std::uint64_t hash) {
+  for (std::size_t i = 0; i < size; ++i) hash = (hash ^ data[i]) * kFnvPrime;
+  return hash;
+}
+
+template <class T>
+void put(unsigned char* out, std::size_t offset, T value) {
+  std::memcpy(out + offset, &value, sizeof value);
+}
+template <class T>
+T get(const unsigned char* in, std::size_t offset) {
+  T value{};
+  std::memcpy(&value, in + offset, sizeof value);
+  return value;
+}
+
+void encode_footer(const Footer& f, unsigned char* out) {
+  std::memcpy(out, kFooterMagic, 8);
+  put(out, 8, kFooterVersion);
+  put(out, 12, f.observation_size);
+  put(out, 16, f.table_bytes);
+  put(out, 24, f.inserts);
+  put(out, 32, f.batches);
+  put(out, 40, f.credits);
+  put(out, 48, f.hash);
+  std::memcpy(out + 56, kFooterEnd, 8);
+}
+
+struct FileCloser {
+  void operator()(std::FILE* file) const { std::fclose(file); }
+};
+using File = std::unique_ptr<std::FILE, FileCloser>;
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+  throw CheckpointError("replay checkpoint " + path + ": " + what);
+}
+
+// FNV-1a of the first `bytes` bytes of `file` (read from its start).
+std::uint64_t hash_prefix(std::FILE* file, std::uint64_t bytes, const std::string& path) {
+  if (std::fseek(file, 0, SEEK_SET) != 0) fail(path, std::string("seek: ") + std::strerror(errno));
+  std::vector<unsigned char> buffer(1 << 20);
+  std::uint64_t hash = kFnvOffset;
+  while (bytes > 0) {
+    const std::size_t want =
+        static_cast<std::size_t>(std::min<std::uint64_t>(bytes, buffer.size()));
+    if (std::fread(buffer.data(), 1, want, file) != want) fail(path, "truncated file");
+    hash = fnv1a(buffer.data(), want, hash);
+    bytes -= want;
+  }
+  return hash;
+}
+
+std::uint64_t file_size(std::FILE* file, const std::string& path) {
+  if (::fseeko(file, 0, SEEK_END) != 0) fail(path, std::string("seek: ") + std::strerror(errno));
+  const off_t size = ::ftello(file);
+  if (size < 0) fail(path, std::string("size: ") + std::strerror(errno));
+  return static_cast<std::uint64_t>(size);
+}
+
+}  // namespace
 
 ReplayConfig ReplayConfig::from_params(const NodeParams& params, std::uint64_t seed) {
   params.check_known({"capacity", "selector", "priority_exponent", "importance_beta", "min_size",
-                      "samples_per_insert", "batch_size", "max_batches_per_call"});
+                      "samples_per_insert", "batch_size", "max_batches_per_call", "checkpoint_dir",
+                      "checkpoint_every", "restore"});
   ReplayConfig c;
   c.capacity = static_cast<std::size_t>(params.get_int("capacity", 50000, 1));
   const std::string selector = params.get_string("selector", "uniform");
@@ -25,28 +112,41 @@ ReplayConfig ReplayConfig::from_params(const NodeParams& params, std::uint64_t s
   c.max_batches_per_call = static_cast<std::size_t>(params.get_int("max_batches_per_call", 4, 1));
   if (c.min_size < c.batch_size) params.fail("min_size", "must be at least batch_size");
   if (c.capacity < c.min_size) params.fail("capacity", "must be at least min_size");
+  c.checkpoint_dir = params.get_string("checkpoint_dir", "");
+  c.checkpoint_every = static_cast<std::uint64_t>(params.get_int("checkpoint_every", 0, 0));
+  c.restore = params.get_bool("restore", false);
+  if (c.checkpoint_dir.empty() && c.checkpoint_every > 0) {
+    params.fail("checkpoint_every", "needs checkpoint_dir");
+  }
+  if (c.checkpoint_dir.empty() && c.restore) params.fail("restore", "needs checkpoint_dir");
   c.seed = seed;
   return c;
 }
 
-ReplayServer::ReplayServer(const ReplayConfig& config) : config_(config) {}
+ReplayServer::ReplayServer(const ReplayConfig& config, std::string replica)
+    : config_(config), replica_(std::move(replica)) {
+  const std::string path = checkpoint_path();
+  if (config_.restore && !path.empty() && std::filesystem::exists(path)) restore_from(path);
+}
+
 ReplayServer::~ReplayServer() = default;
 
+void ReplayServer::create_table(std::uint32_t observation_size) {
+  replay::TableConfig tc;
+  tc.spec.observation = {replay::DType::kFloat32, {static_cast<std::int64_t>(observation_size)}};
+  tc.spec.action = {replay::DType::kInt64, {}};
+  tc.max_items = config_.capacity;
+  tc.selector =
+      config_.prioritized ? replay::SelectorKind::kPrioritized : replay::SelectorKind::kUniform;
+  tc.priority_exponent = config_.priority_exponent;
+  tc.rate_limiter = {1, 0.0, 0.0};  // the server limits by its own counts
+  tc.seed = config_.seed;
+  table_ = std::make_unique<replay::Table>(tc);
+  observation_size_ = observation_size;
+}
+
 void ReplayServer::insert(const TransitionsMessage& t) {
-  if (!table_) {
-    replay::TableConfig tc;
-    tc.spec.observation = {replay::DType::kFloat32,
-                           {static_cast<std::int64_t>(t.observation_size)}};
-    tc.spec.action = {replay::DType::kInt64, {}};
-    tc.max_items = config_.capacity;
-    tc.selector =
-        config_.prioritized ? replay::SelectorKind::kPrioritized : replay::SelectorKind::kUniform;
-    tc.priority_exponent = config_.priority_exponent;
-    tc.rate_limiter = {1, 0.0, 0.0};  // the server limits by its own counts
-    tc.seed = config_.seed;
-    table_ = std::make_unique<replay::Table>(tc);
-    observation_size_ = t.observation_size;
-  }
+  if (!table_) create_table(t.observation_size);
   if (t.observation_size != observation_size_) {
     throw std::invalid_argument("replay: observation size " + std::to_string(t.observation_size) +
                                 " differs from the table's " + std::to_string(observation_size_));
@@ -67,6 +167,16 @@ void ReplayServer::insert(const TransitionsMessage& t) {
     }
     ++inserts_;
     if (table_->size() >= config_.min_size) credits_ += config_.samples_per_insert;
+  }
+  if (config_.checkpoint_every > 0 &&
+      inserts_ - last_checkpoint_inserts_ >= config_.checkpoint_every) {
+    try {
+      (void)checkpoint();
+      checkpoint_error_.clear();
+    } catch (const CheckpointError& e) {
+      checkpoint_error_ = e.what();
+      last_checkpoint_inserts_ = inserts_;  // try again after the next checkpoint_every
+    }
   }
 }
 
@@ -107,5 +217,120 @@ void ReplayServer::update(const PriorityUpdateMessage& update) {
 }
 
 std::size_t ReplayServer::size() const { return table_ ? table_->size() : 0; }
+
+std::string ReplayServer::checkpoint_path() const {
+  if (config_.checkpoint_dir.empty()) return {};
+  return (std::filesystem::path(config_.checkpoint_dir) / (replica_ + ".ckpt")).string();
+}
+
+std::optional<std::string> ReplayServer::checkpoint() {
+  const std::string path = checkpoint_path();
+  if (path.empty()) {
+    throw CheckpointError("replay " + replica_ + ": checkpoint requested but no checkpoint_dir");
+  }
+  return checkpoint_to(path);
+}
+
+std::optional<std::string> ReplayServer::checkpoint_to(const std::string& path) {
+  if (!table_) return std::nullopt;
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  if (ec) fail(path, "cannot create directory " + parent.string() + ": " + ec.message());
+  // 1. The table writes its part to `partial` (itself atomically). 2. The footer is appended
+  // and flushed. 3. `partial` is renamed over `path`.
+  const std::string partial = path + ".partial";
+  try {
+    table_->save_checkpoint(partial);
+    File file(std::fopen(partial.c_str(), "r+b"));
+    if (!file) fail(partial, std::string("cannot reopen: ") + std::strerror(errno));
+    Footer f;
+    f.observation_size = observation_size_;
+    f.table_bytes = file_size(file.get(), partial);
+    f.inserts = inserts_;
+    f.batches = batches_;
+    f.credits = credits_;
+    unsigned char footer[kFooterSize];
+    encode_footer(f, footer);
+    f.hash = fnv1a(footer, kHashedFooterBytes, hash_prefix(file.get(), f.table_bytes, partial));
+    encode_footer(f, footer);
+    if (::fseeko(file.get(), 0, SEEK_END) != 0 ||
+        std::fwrite(footer, 1, kFooterSize, file.get()) != kFooterSize ||
+        std::fflush(file.get()) != 0 || ::fsync(fileno(file.get())) != 0) {
+      fail(partial, std::string("cannot write the footer: ") + std::strerror(errno));
+    }
+    file.reset();
+    if (std::rename(partial.c_str(), path.c_str()) != 0) {
+      fail(path, "cannot rename " + partial + ": " + std::strerror(errno));
+    }
+  } catch (const std::runtime_error& e) {
+    std::remove(partial.c_str());
+    if (dynamic_cast<const CheckpointError*>(&e) != nullptr) throw;
+    throw CheckpointError(e.what());
+  }
+  ++checkpoints_written_;
+  last_checkpoint_inserts_ = inserts_;
+  return path;
+}
+
+void ReplayServer::restore_from(const std::string& path) {
+  File file(std::fopen(path.c_str(), "rb"));
+  if (!file) fail(path, std::string("cannot open: ") + std::strerror(errno));
+  const std::uint64_t size = file_size(file.get(), path);
+  if (size < kFooterSize) {
+    fail(path, "truncated (" + std::to_string(size) + " bytes, shorter than the footer)");
+  }
+  unsigned char footer[kFooterSize];
+  if (::fseeko(file.get(), static_cast<off_t>(size - kFooterSize), SEEK_SET) != 0 ||
+      std::fread(footer, 1, kFooterSize, file.get()) != kFooterSize) {
+    fail(path, "cannot read the footer");
+  }
+  if (std::memcmp(footer, kFooterMagic, 8) != 0 || std::memcmp(footer + 56, kFooterEnd, 8) != 0) {
+    fail(path, "no replay server footer (truncated, or not a replay node checkpoint)");
+  }
+  if (get<std::uint32_t>(footer, 8) != kFooterVersion) fail(path, "unsupported version");
+  Footer f;
+  f.observation_size = get<std::uint32_t>(footer, 12);
+  f.table_bytes = get<std::uint64_t>(footer, 16);
+  f.inserts = get<std::uint64_t>(footer, 24);
+  f.batches = get<std::uint64_t>(footer, 32);
+  f.credits = get<double>(footer, 40);
+  f.hash = get<std::uint64_t>(footer, 48);
+  if (f.table_bytes != size - kFooterSize) {
+    fail(path, "truncated: the footer counts " + std::to_string(f.table_bytes) +
+                   " table bytes, the file holds " + std::to_string(size - kFooterSize));
+  }
+  if (fnv1a(footer, kHashedFooterBytes, hash_prefix(file.get(), f.table_bytes, path)) != f.hash) {
+    fail(path, "corrupt (checksum mismatch)");
+  }
+  file.reset();
+  std::unique_ptr<replay::Table> table;
+  try {
+    table = replay::Table::load_checkpoint(path);  // reads up to the table's own trailer
+  } catch (const std::runtime_error& e) {
+    throw CheckpointError(e.what());
+  }
+  const replay::TableConfig& tc = table->config();
+  const bool prioritized = tc.selector == replay::SelectorKind::kPrioritized;
+  if (tc.max_items != config_.capacity || prioritized != config_.prioritized ||
+      tc.priority_exponent != config_.priority_exponent) {
+    fail(path, "written with capacity " + std::to_string(tc.max_items) + ", selector " +
+                   (prioritized ? "prioritized" : "uniform") + ", priority_exponent " +
+                   std::to_string(tc.priority_exponent) + "; the replay params differ");
+  }
+  const replay::FieldSpec& obs = tc.spec.observation;
+  if (obs.dtype != replay::DType::kFloat32 || obs.shape.size() != 1 ||
+      obs.shape[0] != static_cast<std::int64_t>(f.observation_size) ||
+      tc.spec.action.dtype != replay::DType::kInt64 || !tc.spec.action.shape.empty() ||
+      !std::isfinite(f.credits)) {
+    fail(path, "not a replay node table (observation or action layout)");
+  }
+  table_ = std::move(table);
+  observation_size_ = f.observation_size;
+  inserts_ = f.inserts;
+  batches_ = f.batches;
+  credits_ = f.credits;
+  last_checkpoint_inserts_ = inserts_;
+}
 
 }  // namespace tagflow::nodes
