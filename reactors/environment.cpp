@@ -73,6 +73,7 @@ void Environment::set_federation_hooks(FederationHooks hooks) {
 void Environment::grant(Tag tag) { scheduler_.grant(tag); }
 void Environment::request_stop() { scheduler_.request_stop(); }
 void Environment::stop_at(Tag tag) { scheduler_.request_stop_at(tag); }
+void Environment::stop_without_grant() { scheduler_.stop_without_grant(); }
 
 void Environment::bind_connections() {
   for (const PendingConnection& c : connections_) {

@@ -108,6 +108,10 @@ class Environment {
   void request_stop();
   /// Stops at `tag` (or at the next tag if `tag` has passed). Any thread.
   void stop_at(Tag tag);
+  /// Stops at the next microstep without asking the federation and without waiting for a grant:
+  /// for a federation that failed. Any thread. (request_stop() without hooks.stop_requested is
+  /// local too and does not wait for a grant either.)
+  void stop_without_grant();
 
   [[nodiscard]] const EnvironmentConfig& config() const { return config_; }
   /// True from a successful assemble() on.

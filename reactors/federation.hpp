@@ -11,6 +11,10 @@
 // 3. If `next` is above the grant, the scheduler does not process it: it waits (parked, no
 //    spinning) until Environment::grant(g) raises the grant to >= next (TAG), an earlier event
 //    arrives through a physical action (a received message), or a stop is requested.
+//    Ordering rule: schedule every received value with a tag <= g BEFORE calling grant(g), from
+//    the same thread. The scheduler reads the grant before it collects physical events, so a
+//    value scheduled before its grant is always seen by the tag it belongs to. A grant() given
+//    before run() (after enable_tag_barrier) is kept.
 // 4. After every processed tag it calls hooks.tag_complete(tag) (send LTC).
 // 5. Received port values enter through PhysicalAction<T>::schedule_at(tag, value) from the
 //    network thread, at the tag carried by the message; a reaction of the receiving reactor
@@ -20,7 +24,12 @@
 // 6. A PTAG(g) ("no message below g") is grant(g.predecessor()).
 // 7. Stop: with hooks.stop_requested set, Environment::request_stop() (from a reaction or any
 //    thread) does not stop locally; it calls hooks.stop_requested(proposed tag) and the
-//    federation later calls Environment::stop_at(granted tag).
+//    federation later calls Environment::stop_at(granted tag), which is processed under the
+//    barrier like any tag. Between the two, no tag at or past the proposed one is processed (a
+//    federate must not run past a stop tag that may still be granted); the hook is called again
+//    (same proposal) for every later request_stop(), e.g. to answer another federate's. Without
+//    that hook, request_stop() is local: the stop tag runs without waiting for a grant.
+//    Environment::stop_without_grant() does the same even with the hook (a failed federation).
 //
 // Contract: the hooks run on whichever worker thread is advancing time, between tags, while no
 // reaction runs. They must be quick and must not block or call into the environment except

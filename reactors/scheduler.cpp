@@ -58,7 +58,8 @@ void Scheduler::configure(const SchedulerOptions& options,
   startup_ = std::move(startup);
   shutdown_ = std::move(shutdown);
   stop_tag_ = options_.timeout_tag;
-  grant_.store(options_.initial_grant);
+  // raise, not store: a grant() given between assembly and run() must not be lost.
+  grant_.raise_to(options_.initial_grant);
   state_.store(make_state(0, kIdleLevel), std::memory_order_relaxed);
 }
 
@@ -71,8 +72,14 @@ void Scheduler::request_stop() {
   external_.notify_all();
 }
 
+void Scheduler::stop_without_grant() {
+  abort_.store(true, std::memory_order_release);
+  external_.notify_all();
+}
+
 void Scheduler::request_stop_at(Tag tag) {
   requested_stop_.lower_to(tag);
+  stop_decided_.store(true, std::memory_order_release);
   external_.notify_all();
 }
 
@@ -204,11 +211,21 @@ Tag Scheduler::earliest_event() {
 
 void Scheduler::apply_stop_requests() {
   const Tag floor = started_ ? current_.next_microstep() : options_.start_tag;
+  if (abort_.load(std::memory_order_acquire) && floor <= stop_tag_) {
+    stop_tag_ = floor;
+    local_stop_ = true;
+  }
   if (stop_now_.exchange(false, std::memory_order_acq_rel)) {
     if (options_.hooks.stop_requested) {
+      // Proposed: process nothing at or past the proposal until the federation decides.
+      if (!stop_held_) {
+        stop_held_ = true;
+        hold_from_ = floor;
+      }
       options_.hooks.stop_requested(floor);
-    } else if (floor < stop_tag_) {
+    } else if (floor <= stop_tag_) {
       stop_tag_ = floor;
+      local_stop_ = true;
     }
   }
   const Tag requested = requested_stop_.load();
@@ -219,6 +236,14 @@ void Scheduler::advance_tag() {
   Tag next;
   for (;;) {
     const std::uint32_t epoch = external_.epoch();  // read before checking the conditions
+    // The grant is read BEFORE the physical events are drained. Whoever grants g has first
+    // scheduled every value with a tag <= g (federation.hpp step 3); reading the grant first
+    // (acquire) makes those values visible to the drain below. Reading it after the drain would
+    // let a value and its grant both arrive in between: the tag would run without the value,
+    // which would then be late.
+    const Tag granted = options_.tag_barrier ? grant_.load() : Tag::forever();
+    // Read before apply_stop_requests(): a decision seen here has its stop tag visible there.
+    const bool stop_decided = stop_decided_.load(std::memory_order_acquire);
     const Tag floor = started_ ? current_ : options_.start_tag.predecessor();
     for (EventSource* source : physical_) source->drain_external(floor);
     apply_stop_requests();
@@ -233,7 +258,11 @@ void Scheduler::advance_tag() {
       last_announced_ = next;
       options_.hooks.next_event_tag(next);
     }
-    if (next.is_forever() || (options_.tag_barrier && grant_.load() < next)) {
+    // A stop decided locally (request_stop() without a federation to ask, stop_without_grant())
+    // ends the run at its stop tag without waiting for a grant: nothing is committed to others.
+    const bool unbarred = local_stop_ && next == stop_tag_;
+    const bool held = stop_held_ && !stop_decided && !unbarred && hold_from_ <= next;
+    if (next.is_forever() || held || (!unbarred && granted < next)) {
       external_.wait(epoch);
       continue;
     }

@@ -82,7 +82,12 @@ class Scheduler {
   /// advances; with hooks.stop_requested set, calls it with that tag instead.
   void request_stop();
   /// Stops at `tag`, or at the next tag if `tag` has already started. The earliest request wins.
+  /// Also ends the hold of a stop proposed to the federation (hooks.stop_requested): from the
+  /// proposal on, no tag at or past the proposed one is processed until this is called.
   void request_stop_at(Tag tag);
+  /// Stops at the tag after the one running without asking the federation and without waiting
+  /// for a grant (the federation has failed or is being left).
+  void stop_without_grant();
   [[nodiscard]] std::uint64_t late_events() const {
     return late_events_.load(std::memory_order_relaxed);
   }
@@ -133,6 +138,9 @@ class Scheduler {
   bool in_tag_ = false;
   bool final_tag_ = false;
   bool started_ = false;
+  bool local_stop_ = false;  // stop_tag_ was set locally: the final tag needs no grant
+  bool stop_held_ = false;   // a stop was proposed to the federation: hold at hold_from_
+  Tag hold_from_ = Tag::forever();
 
   // Shared.
   std::atomic<std::uint64_t> state_{0};  // phase:32 | level:16 | next claim index:16
@@ -142,6 +150,8 @@ class Scheduler {
   AtomicTag grant_;
   AtomicTag requested_stop_{Tag::forever()};
   std::atomic<bool> stop_now_{false};
+  std::atomic<bool> abort_{false};
+  std::atomic<bool> stop_decided_{false};  // request_stop_at() was called (release/acquire)
   std::atomic<bool> running_{false};
   std::atomic<bool> finished_{false};
   std::atomic<std::uint64_t> late_events_{0};

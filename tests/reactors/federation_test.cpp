@@ -106,6 +106,93 @@ TEST_P(FederationWorkers, InjectedValueBelowTheGrantIsProcessedAtItsTag) {
   EXPECT_EQ(env.late_events(), 0U);
 }
 
+TEST_P(FederationWorkers, ValueScheduledJustBeforeItsGrantIsNeverLate) {
+  // The network thread schedules the value of tag t and grants t as soon as t - 1 completes,
+  // i.e. while the scheduler may be between collecting physical events and checking the grant.
+  constexpr int kTags = 3000;
+  EnvironmentConfig config;
+  config.workers = GetParam();
+  config.start_time_ns = 0;
+  config.timeout = milliseconds(kTags + 1);
+  Environment env(config);
+  auto& federate = env.add<Federate>("federate");
+  Observed observed;
+  env.enable_tag_barrier(Tag(0, 0));
+  env.set_federation_hooks(observing(observed));
+  std::thread network([&] {
+    for (int t = 1; t <= kTags; ++t) {
+      wait_until(observed.completed_time, (t - 1) * kMs);
+      EXPECT_TRUE(federate.network.schedule_at(Tag(t * kMs, 0), t));
+      env.grant(Tag(t * kMs, 0));
+    }
+    wait_until(observed.completed_time, kTags * kMs);
+    env.grant(Tag::forever());
+  });
+  env.run();
+  network.join();
+  EXPECT_EQ(env.late_events(), 0U);
+  ASSERT_EQ(federate.received.size(), static_cast<std::size_t>(kTags));
+  for (int t = 1; t <= kTags; ++t) {
+    EXPECT_EQ(federate.received[t - 1], std::make_pair(Tag(t * kMs, 0), t)) << "tag " << t;
+    if (federate.received[t - 1].first != Tag(t * kMs, 0)) break;
+  }
+}
+
+TEST_P(FederationWorkers, GrantGivenBetweenAssemblyAndRunIsKept) {
+  EnvironmentConfig config;
+  config.workers = GetParam();
+  config.start_time_ns = 0;
+  config.timeout = milliseconds(3);
+  Environment env(config);
+  auto& federate = env.add<Federate>("federate");
+  env.enable_tag_barrier();
+  env.assemble();
+  env.grant(Tag::forever());  // before run(): nobody else will ever grant
+  env.run();
+  EXPECT_EQ(federate.ticks.size(), 4U);
+}
+
+TEST_P(FederationWorkers, LocalStopRequestEndsTheRunWithoutAGrant) {
+  EnvironmentConfig config;
+  config.workers = GetParam();
+  config.start_time_ns = 0;
+  Environment env(config);
+  auto& federate = env.add<Federate>("federate");
+  Observed observed;
+  env.enable_tag_barrier(Tag(2 * kMs, 0));
+  env.set_federation_hooks(observing(observed));
+  std::thread stopper([&] {
+    wait_until(observed.net_time, 3 * kMs);  // held at 3 ms: no grant will come
+    env.request_stop();
+  });
+  env.run();
+  stopper.join();
+  EXPECT_EQ(federate.ticks.size(), 3U);  // 0, 1 and 2 ms; the stop tag (2 ms, 1) has no tick
+  EXPECT_EQ(observed.completed_time.load(), 2 * kMs);
+}
+
+TEST_P(FederationWorkers, StopWithoutGrantEndsARunWhoseStopIsUpToTheFederation) {
+  EnvironmentConfig config;
+  config.workers = GetParam();
+  config.start_time_ns = 0;
+  Environment env(config);
+  auto& federate = env.add<Federate>("federate");
+  Observed observed;
+  FederationHooks hooks = observing(observed);
+  std::atomic<int> proposals{0};
+  hooks.stop_requested = [&proposals](Tag) { proposals.fetch_add(1); };
+  env.enable_tag_barrier(Tag(1 * kMs, 0));
+  env.set_federation_hooks(hooks);
+  std::thread stopper([&] {
+    wait_until(observed.net_time, 2 * kMs);
+    env.stop_without_grant();  // the federation failed: leave now
+  });
+  env.run();
+  stopper.join();
+  EXPECT_EQ(proposals.load(), 0);
+  EXPECT_EQ(federate.ticks.size(), 2U);
+}
+
 INSTANTIATE_TEST_SUITE_P(Workers, FederationWorkers, ::testing::Values(1U, 2U));
 
 TEST(Federation, StopRequestIsProposedToTheFederationWhichDecidesTheStopTag) {
@@ -138,6 +225,41 @@ TEST(Federation, StopRequestIsProposedToTheFederationWhichDecidesTheStopTag) {
   EXPECT_EQ(proposed[0], Tag(1 * kMs, 1));
   EXPECT_EQ(stopper.shutdown_tag, Tag(3 * kMs, 0));
   EXPECT_EQ(stopper.ticks.size(), 4U);
+}
+
+TEST(Federation, AProposedStopHoldsEveryTagFromTheProposalOnUntilTheFederationDecides) {
+  class Stopper : public Reactor {
+   public:
+    Timer tick{"tick", this, milliseconds(0), milliseconds(1)};
+    std::atomic<int> ticks{0};
+    Tag shutdown_tag;
+    Stopper(std::string name, Environment& env) : Reactor(std::move(name), env) {
+      reaction("tick").triggers(tick).body([this] {
+        if (ticks.fetch_add(1) + 1 == 2) request_stop();  // at 1 ms: proposes (1 ms, 1)
+      });
+      reaction("end").triggers(shutdown()).body([this] { shutdown_tag = tag(); });
+    }
+  };
+  EnvironmentConfig config;
+  config.start_time_ns = 0;
+  config.workers = 2;
+  Environment env(config);
+  auto& stopper = env.add<Stopper>("stopper");
+  std::atomic<std::int64_t> proposed{-1};
+  FederationHooks hooks;
+  hooks.stop_requested = [&](Tag tag) { proposed.store(tag.time_ns() * 10 + tag.microstep()); };
+  env.enable_tag_barrier(Tag::forever());  // granted: only the hold can keep it at (1 ms, 1)
+  env.set_federation_hooks(hooks);
+  std::thread federation([&] {
+    wait_until(proposed, 1 * kMs * 10 + 1);
+    std::this_thread::sleep_for(milliseconds(20));  // room to run ahead, if it could
+    EXPECT_EQ(stopper.ticks.load(), 2) << "a tag past the proposed stop ran before the decision";
+    env.stop_at(Tag(4 * kMs, 0));  // the decided stop tag is later than the proposal
+  });
+  env.run();
+  federation.join();
+  EXPECT_EQ(stopper.ticks.load(), 5);  // 0..4 ms
+  EXPECT_EQ(stopper.shutdown_tag, Tag(4 * kMs, 0));
 }
 
 TEST(Federation, EveryProcessedTagIsAnnouncedThenCompletedInOrder) {
