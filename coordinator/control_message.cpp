@@ -112,8 +112,13 @@ bool read_fields(const msgpack::object* field, std::uint32_t count, ControlMessa
     case ControlType::kCompleted:
     case ControlType::kStopRequest:
     case ControlType::kStopReply:
-    case ControlType::kStopGranted:
       return count == 2 && read_tag(field[1], m.tag);
+    case ControlType::kStopGranted:
+      if (count == 2 && read_tag(field[1], m.tag)) {
+        m.proposal = m.tag;  // sent without the earliest proposal
+        return true;
+      }
+      return count == 3 && read_tag(field[1], m.tag) && read_tag(field[2], m.proposal);
     case ControlType::kGrant:
     case ControlType::kProvisional:
       return count == 3 && read_tag(field[1], m.tag) && read_pairs(field[2], m.counts, read_u64);
@@ -175,10 +180,15 @@ std::string encode_control(const ControlMessage& m) {
     case ControlType::kCompleted:
     case ControlType::kStopRequest:
     case ControlType::kStopReply:
-    case ControlType::kStopGranted:
       packer.pack_array(2);
       packer.pack_uint8(type);
       pack_tag(packer, m.tag);
+      break;
+    case ControlType::kStopGranted:
+      packer.pack_array(3);
+      packer.pack_uint8(type);
+      pack_tag(packer, m.tag);
+      pack_tag(packer, m.proposal);
       break;
     case ControlType::kGrant:
     case ControlType::kProvisional:

@@ -34,7 +34,7 @@ enum class ControlType : std::uint8_t {
   kInTransit = 8,     ///< F→C: federate (destination), tag
   kStopRequest = 9,   ///< F→C proposes tag; C→F asks for a proposal at least tag
   kStopReply = 10,    ///< F→C: tag (its proposal)
-  kStopGranted = 11,  ///< C→F: tag (the stop tag)
+  kStopGranted = 11,  ///< C→F: tag (the stop tag), proposal (the earliest proposal)
   kResign = 12,       ///< F→C: leaving cleanly after its last tag
   kHeartbeat = 13,    ///< both ways, on the heartbeat connection
   kFailed = 14,       ///< C→F: federate (who failed), text (why); the run is over
@@ -52,6 +52,8 @@ struct UpstreamLink {
 struct ControlMessage {
   ControlType type = ControlType::kHeartbeat;
   WireTag tag;
+  /// kStopGranted: the earliest stop tag proposed in the negotiation (the digest cutoff).
+  WireTag proposal;
   std::string federate;
   std::string text;
   std::uint32_t version = kProtocolVersion;

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "monitoring/process_metrics.hpp"
 #include "transport/curve_keys.hpp"
 
 namespace tagflow::coordinator {
@@ -67,6 +68,19 @@ Coordinator::Coordinator(FederationSpec spec)
 Coordinator::~Coordinator() {
   router_.close();
   zap_.reset();
+}
+
+void Coordinator::set_metrics(monitoring::ProcessMetrics* metrics) {
+  if (metrics == nullptr) return;
+  using monitoring::Metric;
+  metrics_.tag_advances = &metrics->counter(Metric::coordinator_tag_advances);
+  metrics_.grant_latency = &metrics->histogram(Metric::coordinator_grant_latency);
+  metrics_.federates = &metrics->gauge(Metric::coordinator_federates);
+  metrics_.failures = &metrics->counter(Metric::coordinator_federate_failures);
+  for (std::size_t i = 0; i < members_.size(); ++i) {
+    members_[i].heartbeats =
+        &metrics->counter(Metric::coordinator_heartbeats, {{"peer", grants_.id_of(i)}});
+  }
 }
 
 std::uint64_t Coordinator::refused_handshakes() const { return zap_ ? zap_->refused_count() : 0; }
@@ -137,6 +151,7 @@ void Coordinator::handle_join(const std::string& identity, const ControlMessage&
   member.endpoint = join.endpoints.empty() ? std::string() : join.endpoints.front().second;
   member.last_seen = Clock::now();
   ++joined_count_;
+  if (metrics_.federates != nullptr) metrics_.federates->Increment();
   spdlog::info("coordinator: '{}' joined ({}/{})", join.federate, joined_count_, members_.size());
   if (joined_count_ == members_.size()) {
     ControlMessage start = make_tag_message(ControlType::kStart, spec_.start_tag);
@@ -153,6 +168,7 @@ void Coordinator::handle_stop(std::size_t federate, const ControlMessage& messag
   if (stop_granted_) return;
   const bool first = !stop_proposal_.has_value();
   stop_proposal_ = first ? message.tag : std::max(*stop_proposal_, message.tag);
+  earliest_proposal_ = first ? message.tag : std::min(*earliest_proposal_, message.tag);
   if (first) {
     ControlMessage ask = make_tag_message(ControlType::kStopRequest, message.tag);
     for (std::size_t i = 0; i < members_.size(); ++i) {
@@ -164,7 +180,9 @@ void Coordinator::handle_stop(std::size_t federate, const ControlMessage& messag
   stop_waiting_[federate] = false;
   if (std::none_of(stop_waiting_.begin(), stop_waiting_.end(), [](bool w) { return w; })) {
     stop_granted_ = true;
-    broadcast(make_tag_message(ControlType::kStopGranted, *stop_proposal_));
+    ControlMessage granted = make_tag_message(ControlType::kStopGranted, *stop_proposal_);
+    granted.proposal = *earliest_proposal_;
+    broadcast(granted);
   }
 }
 
@@ -181,6 +199,7 @@ void Coordinator::handle(const std::string& identity, const zmq::message_t& fram
     const std::size_t index = grants_.index_of(id);
     if (index == grants_.size() || message.type != ControlType::kHeartbeat) return;
     if (members_[index].joined) members_[index].last_seen = Clock::now();
+    if (members_[index].heartbeats != nullptr) members_[index].heartbeats->Increment();
     send(identity, message);
     return;
   }
@@ -197,6 +216,9 @@ void Coordinator::handle(const std::string& identity, const zmq::message_t& fram
   switch (message.type) {
     case ControlType::kNextEvent:
       grants_.on_next_event(index, message.tag);
+      if (metrics_.grant_latency != nullptr && !members_[index].waiting_since) {
+        members_[index].waiting_since = Clock::now();
+      }
       break;
     case ControlType::kCompleted:
       grants_.on_completed(index, message.tag);
@@ -235,8 +257,15 @@ void Coordinator::send_grants() {
     ControlMessage message = make_tag_message(
         grant.provisional ? ControlType::kProvisional : ControlType::kGrant, grant.tag);
     message.counts = std::move(grant.counts);
-    send(members_[grant.federate].identity, message);
+    Member& member = members_[grant.federate];
+    send(member.identity, message);
     ++stats_.grants_sent;
+    if (metrics_.tag_advances != nullptr) metrics_.tag_advances->Increment();
+    if (member.waiting_since) {
+      const std::chrono::duration<double> waited = Clock::now() - *member.waiting_since;
+      metrics_.grant_latency->Observe(waited.count());
+      member.waiting_since.reset();
+    }
   }
 }
 
@@ -288,6 +317,10 @@ CoordinatorResult Coordinator::run() {
     const std::size_t silent = find_silent(now);
     if (silent < members_.size()) {
       const std::string id = grants_.id_of(silent);
+      if (metrics_.failures != nullptr) {
+        metrics_.failures->Increment();
+        metrics_.federates->Decrement();
+      }
       return fail({id}, "federate '" + id + "' failed: no message or heartbeat for more than " +
                             std::to_string(spec_.heartbeat_timeout.count()) + " ms");
     }

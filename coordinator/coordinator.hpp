@@ -8,6 +8,10 @@
 // failed or never joined (error naming it), or when stop() was called from another thread.
 // Errors at construction (unreadable keys) throw transport::CurveKeyError. Thread-safety: all
 // methods except stop() belong to the thread that calls run().
+// Metrics: with set_metrics() (before run(); the ProcessMetrics must outlive the coordinator) it
+// updates tagflow_coordinator_tag_advances_total (TAG and PTAG sent), _grant_latency_seconds
+// (a federate's NET received → the grant that answers it sent), _heartbeats_total{peer},
+// _federates (joined and not failed) and _federate_failures_total.
 #pragma once
 
 #include <atomic>
@@ -24,6 +28,15 @@
 #include "coordinator/grant_calculator.hpp"
 #include "transport/peer_drop_counters.hpp"
 #include "transport/zap_authenticator.hpp"
+
+namespace prometheus {
+class Counter;
+class Gauge;
+class Histogram;
+}  // namespace prometheus
+namespace tagflow::monitoring {
+class ProcessMetrics;
+}
 
 namespace tagflow::coordinator {
 
@@ -49,6 +62,9 @@ class Coordinator {
   /// Asks run() to return (with an error) at its next wake-up. Thread-safe.
   void stop() { stop_requested_.store(true, std::memory_order_relaxed); }
 
+  /// Exports the coordinator families into `metrics` (not owned). Call before run().
+  void set_metrics(monitoring::ProcessMetrics* metrics);
+
   /// Refused handshakes so far (CURVE/ZAP), for tests and metrics.
   [[nodiscard]] std::uint64_t refused_handshakes() const;
 
@@ -60,6 +76,14 @@ class Coordinator {
     std::string identity;  // routing id of the control connection
     std::string endpoint;  // data endpoint
     Clock::time_point last_seen;
+    std::optional<Clock::time_point> waiting_since;  // a NET not yet answered by a grant
+    prometheus::Counter* heartbeats = nullptr;       // with metrics
+  };
+  struct Metrics {
+    prometheus::Counter* tag_advances = nullptr;
+    prometheus::Histogram* grant_latency = nullptr;
+    prometheus::Gauge* federates = nullptr;
+    prometheus::Counter* failures = nullptr;
   };
 
   void handle(const std::string& identity, const zmq::message_t& frame);
@@ -82,10 +106,12 @@ class Coordinator {
   std::size_t joined_count_ = 0;
   std::size_t resigned_count_ = 0;
   bool started_ = false;
-  std::optional<WireTag> stop_proposal_;
+  std::optional<WireTag> stop_proposal_;      // the latest proposal: the stop tag
+  std::optional<WireTag> earliest_proposal_;  // the earliest: relayed as the cutoff
   std::vector<bool> stop_waiting_;
   bool stop_granted_ = false;
   transport::PeerDropCounters drops_;
+  Metrics metrics_;  // all null without set_metrics()
   CoordinatorResult stats_;
   std::atomic<bool> stop_requested_{false};  // relaxed: polled by run()
 };

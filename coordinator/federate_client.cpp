@@ -132,6 +132,10 @@ void FederateClient::send_stop_request(const WireTag& proposal) {
   send(make_tag_message(ControlType::kStopRequest, proposal));
 }
 
+void FederateClient::send_stop_reply(const WireTag& proposal) {
+  send(make_tag_message(ControlType::kStopReply, proposal));
+}
+
 void FederateClient::resign() {
   ControlMessage message;
   message.type = ControlType::kResign;
@@ -170,10 +174,15 @@ void FederateClient::apply(const ControlMessage& message) {
       provisional_ = std::max(provisional_, message.tag);
       break;
     case ControlType::kStopRequest:
-      send(make_tag_message(ControlType::kStopReply, std::max(message.tag, stop_floor_)));
+      if (options_.answer_stop_requests) {
+        send_stop_reply(std::max(message.tag, stop_floor_));
+      } else {
+        stop_request_ = std::max(message.tag, stop_request_.value_or(message.tag));
+      }
       break;
     case ControlType::kStopGranted:
       stop_tag_ = message.tag;
+      stop_proposal_ = message.proposal;
       break;
     case ControlType::kFailed:
       throw FederationError("federate '" + options_.id + "': the run failed: " + message.text);

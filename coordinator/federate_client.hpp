@@ -42,6 +42,9 @@ struct FederateOptions {
   std::string data_endpoint;  ///< where this federate receives data (sent in JOIN)
   std::chrono::milliseconds heartbeat_timeout{2000};
   std::optional<std::string> keys_dir;  ///< CURVE client (keys of `id`) when set
+  /// True: poll() answers the coordinator's STOP_REQUEST itself, with max(tag, stop floor).
+  /// False: it keeps the request for take_stop_request() and the runtime answers.
+  bool answer_stop_requests = true;
 
   /// The options of federate `id` as the spec describes it; throws FederationConfigError when
   /// `id` is not in the spec.
@@ -62,6 +65,7 @@ class FederateClient {
   void send_completed(const WireTag& tag);
   void send_in_transit(const std::string& destination, const WireTag& tag);
   void send_stop_request(const WireTag& proposal);
+  void send_stop_reply(const WireTag& proposal);
   void resign();
 
   /// Waits up to `timeout` for control messages and applies them; true if any arrived.
@@ -74,6 +78,15 @@ class FederateClient {
   /// Per upstream, data messages with tag <= granted() it has sent to this federate.
   const std::map<std::string, std::uint64_t>& granted_counts() const { return counts_; }
   const std::optional<WireTag>& stop_tag() const { return stop_tag_; }
+  /// The earliest proposal of the stop negotiation (with stop_tag(), from STOP_GRANTED).
+  const std::optional<WireTag>& stop_proposal() const { return stop_proposal_; }
+  /// A STOP_REQUEST of the coordinator not answered yet (answer_stop_requests = false); taking
+  /// it clears it.
+  std::optional<WireTag> take_stop_request() {
+    std::optional<WireTag> request = stop_request_;
+    stop_request_.reset();
+    return request;
+  }
   /// The smallest stop tag this federate can accept (its next unprocessed tag); used to answer
   /// the coordinator's stop requests.
   void set_stop_floor(const WireTag& tag) { stop_floor_ = tag; }
@@ -91,6 +104,8 @@ class FederateClient {
   WireTag provisional_ = transport::kNever;
   std::map<std::string, std::uint64_t> counts_;
   std::optional<WireTag> stop_tag_;
+  std::optional<WireTag> stop_proposal_;
+  std::optional<WireTag> stop_request_;
   WireTag stop_floor_ = transport::kNever;
   std::optional<ControlMessage> start_;
   std::atomic<bool> coordinator_lost_{false};  // set by the heartbeat thread (release/acquire)

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "coordinator/data_socket.hpp"
+#include "monitoring/process_metrics.hpp"
 #include "transport/curve_keys.hpp"
 #include "transport/wire_socket.hpp"
 
@@ -23,14 +24,48 @@ WireTag to_wire_tag(const reactors::Tag& tag) { return {tag.time_ns(), tag.micro
 
 }  // namespace
 
-ReactorFederate::ReactorFederate(const FederationSpec& spec, std::string id)
-    : spec_(spec), id_(std::move(id)), context_(1), data_(context_, zmq::socket_type::router) {
+ReactorFederate::ReactorFederate(const FederationSpec& spec, std::string id,
+                                 ReactorFederateOptions options)
+    : spec_(spec),
+      id_(std::move(id)),
+      options_(std::move(options)),
+      context_(1),
+      data_(context_, zmq::socket_type::router) {
   const FederateSpec* me = spec_.find(id_);
   if (me == nullptr) throw FederationConfigError("federate '" + id_ + "' is not in the federation");
   zap_ = prepare_data_socket(context_, data_, validator_.policy(), spec_, *me);
-  data_.bind("tcp://127.0.0.1:*");
+  try {
+    data_.bind(options_.bind_endpoint);
+  } catch (const zmq::error_t& e) {
+    throw FederationError("federate '" + id_ + "': cannot listen for data on " +
+                          options_.bind_endpoint + ": " + e.what());
+  }
+  data_endpoint_ = data_.get(zmq::sockopt::last_endpoint);
   for (const UpstreamLink& up : me->upstreams) completed_[up.federate] = 0;
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  setup_metrics();
+}
+
+void ReactorFederate::setup_metrics() {
+  monitoring::ProcessMetrics* metrics = options_.metrics;
+  if (metrics == nullptr) return;
+  using monitoring::Metric;
+  const FederateSpec& me = *spec_.find(id_);
+  for (const std::string& down : me.downstreams) {
+    sent_metrics_[down] = {&metrics->counter(Metric::transport_messages_sent, {{"peer", down}}),
+                           &metrics->counter(Metric::transport_sent_bytes, {{"peer", down}})};
+  }
+  for (const UpstreamLink& up : me.upstreams) {
+    received_metrics_[up.federate] = {
+        &metrics->counter(Metric::transport_messages_received, {{"peer", up.federate}}),
+        &metrics->counter(Metric::transport_received_bytes, {{"peer", up.federate}})};
+  }
+  drops_.set_observer([metrics](const std::string& peer, transport::DropReason reason) {
+    metrics
+        ->counter(Metric::transport_invalid_messages,
+                  {{"peer", peer}, {"reason", transport::drop_reason_name(reason)}})
+        .Increment();
+  });
 }
 
 ReactorFederate::~ReactorFederate() {
@@ -43,7 +78,9 @@ ReactorFederate::~ReactorFederate() {
 
 WireTag ReactorFederate::join(std::chrono::milliseconds timeout) {
   FederateOptions options = FederateOptions::from_spec(spec_, id_);
-  options.data_endpoint = data_.get(zmq::sockopt::last_endpoint);
+  options.data_endpoint =
+      options_.advertised_endpoint.empty() ? data_endpoint_ : options_.advertised_endpoint;
+  options.answer_stop_requests = false;  // answered with the scheduler's floor (handle_stop)
   client_ = std::make_unique<FederateClient>(context_, options);
   const ControlMessage start = client_->join(timeout);
   for (const std::string& down : spec_.find(id_)->downstreams) {
@@ -105,7 +142,9 @@ void ReactorFederate::drain_commands() {
     switch (command.kind) {
       case Command::kNet:
         client_->send_next_event(command.tag);
-        scheduler_started_ = true;
+        break;
+      case Command::kStop:
+        propose_stop(command.tag);
         break;
       case Command::kLtc:
         client_->send_completed(command.tag);
@@ -125,9 +164,13 @@ void ReactorFederate::drain_commands() {
         header.from = id_;
         header.port = command.port;
         client_->send_in_transit(command.to, command.tag);
-        transport::send_wire_message(
-            socket->second, header,
-            {transport::Payload::copy_of(command.bytes.data(), command.bytes.size())});
+        const std::size_t size = command.bytes.size();
+        transport::send_wire_message(socket->second, header,
+                                     {transport::Payload::copy_of(command.bytes.data(), size)});
+        if (const auto counters = sent_metrics_.find(command.to); counters != sent_metrics_.end()) {
+          counters->second.messages->Increment();
+          counters->second.bytes->Increment(static_cast<double>(size));
+        }
         break;
       }
     }
@@ -147,15 +190,18 @@ void ReactorFederate::receive_data() {
     for (const zmq::message_t& frame : result.message.payloads) {
       bytes.append(static_cast<const char*>(frame.data()), frame.size());
     }
+    if (const auto counters = received_metrics_.find(header.from);
+        counters != received_metrics_.end()) {
+      counters->second.messages->Increment();
+      counters->second.bytes->Increment(static_cast<double>(bytes.size()));
+    }
     received_[header.from].push_back(header.tag);
     input->second->schedule_at(to_reactor_tag(header.tag), std::move(bytes));
   }
 }
 
 void ReactorFederate::update_grant(reactors::Environment& env) {
-  // Environment::run() sets the scheduler's grant to the initial one when it starts, so a grant
-  // given earlier would be lost: wait for the scheduler's first NET, sent once it runs.
-  if (!scheduler_started_) return;
+  // Called after receive_data(): every value counted here was scheduled before the grant.
   const WireTag granted = client_->granted();
   if (granted > granted_to_env_) {
     for (const auto& [upstream, expected] : client_->granted_counts()) {
@@ -166,6 +212,32 @@ void ReactorFederate::update_grant(reactors::Environment& env) {
     }
     granted_to_env_ = granted;
     env.grant(to_reactor_tag(granted));
+  }
+}
+
+void ReactorFederate::propose_stop(const WireTag& floor) {
+  if (stop_tag_) return;  // decided already
+  if (asked_) {
+    client_->send_stop_reply(std::max(*asked_, floor));
+    asked_.reset();
+  } else if (!proposed_) {
+    client_->send_stop_request(floor);
+  }
+  proposed_ = true;
+}
+
+void ReactorFederate::handle_stop(reactors::Environment& env) {
+  if (const std::optional<WireTag> asked = client_->take_stop_request()) {
+    // Another federate proposed a stop: ask the scheduler for its floor (it calls the
+    // stop_requested hook at its next advance and holds there); the reply goes in propose_stop.
+    asked_ = asked;
+    env.request_stop();
+  }
+  if (!stop_applied_ && client_->stop_tag()) {
+    stop_applied_ = true;
+    stop_tag_ = client_->stop_tag();
+    stop_proposal_ = client_->stop_proposal();
+    env.stop_at(to_reactor_tag(*stop_tag_));
   }
 }
 
@@ -180,14 +252,13 @@ void ReactorFederate::network_loop(reactors::Environment& env) {
       receive_data();
       client_->poll(std::chrono::milliseconds(0));
       update_grant(env);
-      if (const auto& stop = client_->stop_tag()) env.stop_at(to_reactor_tag(*stop));
+      handle_stop(env);
     }
     drain_commands();  // the last tag's outputs and LTC
   } catch (const std::exception& e) {
     error_ = e.what();
-    // The run is over: stop, and lift the barrier so the scheduler can reach the stop tag.
-    env.request_stop();
-    env.grant(reactors::Tag::forever());
+    // The run is over: stop now, without waiting for grants or a stop decision.
+    env.stop_without_grant();
   }
 }
 
@@ -200,6 +271,9 @@ void ReactorFederate::run(reactors::Environment& env) {
   hooks.tag_complete = [this](reactors::Tag tag) {
     push({Command::kLtc, to_wire_tag(tag), {}, 0, {}});
   };
+  hooks.stop_requested = [this](reactors::Tag proposed) {
+    push({Command::kStop, to_wire_tag(proposed), {}, 0, {}});
+  };
   env.enable_tag_barrier(reactors::Tag::never());
   env.set_federation_hooks(std::move(hooks));
   env.assemble();
@@ -209,6 +283,16 @@ void ReactorFederate::run(reactors::Environment& env) {
   network.join();
   if (!error_.empty()) throw FederationError(error_);
   client_->resign();
+}
+
+std::optional<reactors::Tag> ReactorFederate::stop_proposal() const {
+  if (!stop_proposal_) return std::nullopt;
+  return to_reactor_tag(*stop_proposal_);
+}
+
+std::optional<reactors::Tag> ReactorFederate::granted_stop_tag() const {
+  if (!stop_tag_) return std::nullopt;
+  return to_reactor_tag(*stop_tag_);
 }
 
 NetworkReceiver::NetworkReceiver(std::string name, reactors::Environment& env,

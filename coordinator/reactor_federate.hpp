@@ -1,9 +1,9 @@
 // ReactorFederate: runs a reactor program (reactors/) as one federate — the binding of the
 // coordinator protocol and the data plane to the scheduler's federation door
-// (reactors/federation.hpp, PROTOCOL.md §3).
+// (reactors/federation.hpp, PROTOCOL.md §3, §5).
 //
 // Use, in this order:
-//   ReactorFederate federate(spec, "mid");
+//   ReactorFederate federate(spec, "mid", {.bind_endpoint = "tcp://10.0.0.5:7611"});
 //   const WireTag start = federate.join();          // blocks until every federate joined
 //   config.start_time_ns = start.time_ns; config.timeout = ...;  // same timeout everywhere
 //   Environment env(config);  ...declare reactors...
@@ -11,22 +11,33 @@
 //   auto& tx = env.add<NetworkSender>("to_sink", federate, "sink", 1);          // outputs
 //   env.connect(rx.out, local.in); env.connect(local.out, tx.in);
 //   federate.run(env);                               // runs, then resigns
+//   federate.stop_proposal();                        // the cutoff, if a stop was negotiated
 //
-// A network thread owns every socket. The scheduler's hooks (NET, LTC) and NetworkSender's
-// reactions only append commands to a queue the network thread drains in order, so every
-// IN_TRANSIT report and data message of a tag precedes that tag's LTC. Received values enter
-// through PhysicalAction::schedule_at at the tag they carry; TAG(g) becomes env.grant(g) once
-// the data messages the grant counts have all arrived; PTAG(g) becomes grant(g.predecessor()).
-// The run ends at the environment's stop tag (set the same `timeout` in every federate); a
-// FAILED from the coordinator, or a lost coordinator, stops the environment and run() throws
-// FederationError naming the federate. Thread-safety: construct, join, declare and run from one
-// thread; send() is called by NetworkSender from worker threads.
+// A network thread owns every socket. The scheduler's hooks (NET, LTC, stop proposals) and
+// NetworkSender's reactions only append commands to a queue the network thread drains in order,
+// so every IN_TRANSIT report and data message of a tag precedes that tag's LTC. Received values
+// enter through PhysicalAction::schedule_at at the tag they carry; TAG(g) becomes env.grant(g)
+// once the data messages the grant counts have all arrived (values first, then the grant:
+// federation.hpp step 3).
+// Stop (PROTOCOL.md §5): env.request_stop() in any federate sends STOP_REQUEST with the tag it
+// proposes (the next microstep); a STOP_REQUEST forwarded by the coordinator is answered with
+// max(its tag, this federate's next unstarted tag), obtained from the scheduler the same way.
+// From its proposal on, a federate processes no tag at or past it until STOP_GRANTED(s) arrives;
+// then every federate stops at s. Without a negotiation the run ends at the environment's own
+// stop tag (set the same `timeout` everywhere). A FAILED from the coordinator, or a lost
+// coordinator, stops the environment without waiting for grants and run() throws
+// FederationError naming the federate.
+// Metrics (options.metrics): tagflow_transport_{messages,sent_bytes}_... per downstream peer,
+// _received_... per upstream peer, and tagflow_transport_invalid_messages_total{peer, reason}.
+// Thread-safety: construct, join, declare and run from one thread; send() is called by
+// NetworkSender from worker threads; the ProcessMetrics must outlive the federate.
 #pragma once
 
 #include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -40,11 +51,27 @@
 #include "transport/peer_drop_counters.hpp"
 #include "transport/zap_authenticator.hpp"
 
+namespace tagflow::monitoring {
+class ProcessMetrics;
+}
+namespace prometheus {
+class Counter;
+}
+
 namespace tagflow::coordinator {
+
+struct ReactorFederateOptions {
+  /// Where the data socket listens (a node: its data_port on its host's address).
+  std::string bind_endpoint = "tcp://127.0.0.1:*";
+  /// The endpoint sent to the others in JOIN; empty: the bound endpoint.
+  std::string advertised_endpoint;
+  /// Per-peer transport families when set (not owned).
+  monitoring::ProcessMetrics* metrics = nullptr;
+};
 
 class ReactorFederate {
  public:
-  ReactorFederate(const FederationSpec& spec, std::string id);
+  ReactorFederate(const FederationSpec& spec, std::string id, ReactorFederateOptions options = {});
   ~ReactorFederate();
   ReactorFederate(const ReactorFederate&) = delete;
   ReactorFederate& operator=(const ReactorFederate&) = delete;
@@ -62,10 +89,21 @@ class ReactorFederate {
   void run(reactors::Environment& env);
 
   const transport::PeerDropCounters& drops() const { return drops_; }
+  /// The endpoint the data socket is bound to.
+  const std::string& data_endpoint() const { return data_endpoint_; }
+  /// After run(): the earliest stop tag proposed in the stop negotiation (the digest cutoff,
+  /// contract §3), or nullopt when the run ended at its own stop tag without one.
+  std::optional<reactors::Tag> stop_proposal() const;
+  /// After run(): the stop tag the coordinator granted, or nullopt.
+  std::optional<reactors::Tag> granted_stop_tag() const;
 
  private:
+  struct PeerCounters {
+    prometheus::Counter* messages = nullptr;
+    prometheus::Counter* bytes = nullptr;
+  };
   struct Command {
-    enum Kind { kNet, kLtc, kSend } kind;
+    enum Kind { kNet, kLtc, kSend, kStop } kind;
     WireTag tag;
     std::string to;
     std::uint32_t port = 0;
@@ -76,23 +114,35 @@ class ReactorFederate {
   void drain_commands();
   void receive_data();
   void update_grant(reactors::Environment& env);
+  void handle_stop(reactors::Environment& env);
+  void propose_stop(const WireTag& floor);
+  void setup_metrics();
 
   const FederationSpec& spec_;
   std::string id_;
+  ReactorFederateOptions options_;
   zmq::context_t context_;
   std::unique_ptr<transport::ZapAuthenticator> zap_;
   zmq::socket_t data_;
+  std::string data_endpoint_;
   std::unique_ptr<FederateClient> client_;
   std::map<std::string, zmq::socket_t> outputs_;
   std::map<std::pair<std::string, std::uint32_t>, reactors::PhysicalAction<std::string>*> inputs_;
   transport::MessageValidator validator_;
   transport::PeerDropCounters drops_;
-  std::map<std::string, std::deque<WireTag>> received_;  // per upstream, tags not yet completed
-  std::map<std::string, std::uint64_t> completed_;       // per upstream, messages completed
+  std::map<std::string, std::deque<WireTag>> received_;   // per upstream, tags not yet completed
+  std::map<std::string, std::uint64_t> completed_;        // per upstream, messages completed
+  std::map<std::string, PeerCounters> sent_metrics_;      // per downstream (options_.metrics)
+  std::map<std::string, PeerCounters> received_metrics_;  // per upstream (options_.metrics)
   WireTag granted_to_env_ = transport::kNever;
-  bool scheduler_started_ = false;  // the scheduler announced its first NET
-  int wake_fd_ = -1;                // eventfd: commands are waiting
-  std::mutex mutex_;                // guards commands_
+  // Stop negotiation, network thread only.
+  std::optional<WireTag> asked_;     // a forwarded STOP_REQUEST waiting for the scheduler's floor
+  bool proposed_ = false;            // this federate sent its own STOP_REQUEST
+  bool stop_applied_ = false;        // STOP_GRANTED was passed to env.stop_at
+  std::optional<WireTag> stop_tag_;  // set by the network thread before done_ is read
+  std::optional<WireTag> stop_proposal_;  // idem
+  int wake_fd_ = -1;                      // eventfd: commands are waiting
+  std::mutex mutex_;                      // guards commands_
   std::deque<Command> commands_;
   std::atomic<bool> done_{false};  // env.run() returned (release/acquire)
   std::string error_;              // set by the network thread before done_ is read

@@ -18,17 +18,20 @@ std::string printable(const std::string& peer) {
 }  // namespace
 
 void PeerDropCounters::record(const std::string& peer, DropReason reason) {
-  const std::lock_guard<std::mutex> lock(mutex_);
   std::string key = printable(peer);
-  if (counts_.count(key) == 0 && counts_.size() >= kMaxPeers) key = "(other)";
-  auto [it, inserted] = counts_.try_emplace(key, Counts{});
-  ++it->second[static_cast<std::size_t>(reason)];
-  if (inserted) {
-    spdlog::warn(
-        "transport: dropped a message from peer '{}': {} (further drops from this peer "
-        "are counted, not logged)",
-        key, drop_reason_name(reason));
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (counts_.count(key) == 0 && counts_.size() >= kMaxPeers) key = "(other)";
+    auto [it, inserted] = counts_.try_emplace(key, Counts{});
+    ++it->second[static_cast<std::size_t>(reason)];
+    if (inserted) {
+      spdlog::warn(
+          "transport: dropped a message from peer '{}': {} (further drops from this peer "
+          "are counted, not logged)",
+          key, drop_reason_name(reason));
+    }
   }
+  if (observer_) observer_(key, reason);
 }
 
 std::uint64_t PeerDropCounters::count(const std::string& peer, DropReason reason) const {

@@ -4,12 +4,15 @@
 // ones are only counted, so a peer spraying garbage cannot flood the log. At most kMaxPeers
 // distinct peers are tracked by name; further ones share the "(other)" entry, so memory stays
 // bounded whatever identities a peer invents. Thread-safe: one internal mutex guards the table
-// (drops are rare, so the lock is off the normal receive path).
+// (drops are rare, so the lock is off the normal receive path). An observer set with
+// set_observer() sees every drop with the peer name it was counted under (for metrics); it is
+// called outside the lock, on the thread that recorded the drop.
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -24,6 +27,10 @@ class PeerDropCounters {
 
   /// Counts one dropped message from `peer`; logs it when it is that peer's first drop.
   void record(const std::string& peer, DropReason reason);
+  /// Called for every later drop with its (bounded) peer name and reason. Set before use.
+  void set_observer(std::function<void(const std::string& peer, DropReason reason)> observer) {
+    observer_ = std::move(observer);
+  }
 
   [[nodiscard]] std::uint64_t count(const std::string& peer, DropReason reason) const;
   [[nodiscard]] std::uint64_t total(const std::string& peer) const;
@@ -32,7 +39,8 @@ class PeerDropCounters {
  private:
   using Counts = std::array<std::uint64_t, kDropReasonCount>;
   mutable std::mutex mutex_;
-  std::map<std::string, Counts> counts_;  // guarded by mutex_
+  std::map<std::string, Counts> counts_;                          // guarded by mutex_
+  std::function<void(const std::string&, DropReason)> observer_;  // set before use
 };
 
 }  // namespace tagflow::transport

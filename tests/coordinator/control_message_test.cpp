@@ -39,6 +39,14 @@ TEST(ControlMessage, GrantsCarryTheirTagAndMessageCounts) {
   EXPECT_EQ(decoded.counts, grant.counts);
 }
 
+TEST(ControlMessage, StopGrantedCarriesTheStopTagAndTheEarliestProposal) {
+  ControlMessage granted = make_tag_message(ControlType::kStopGranted, {9'000'000, 0});
+  granted.proposal = {5'000'000, 1};
+  const ControlMessage decoded = round_trip(granted);
+  EXPECT_EQ(decoded.tag, (WireTag{9'000'000, 0}));
+  EXPECT_EQ(decoded.proposal, (WireTag{5'000'000, 1}));
+}
+
 TEST(ControlMessage, EveryTypeRoundTrips) {
   for (int t = 1; t <= 15; ++t) {
     ControlMessage message = make_tag_message(static_cast<ControlType>(t), {-3, 1});

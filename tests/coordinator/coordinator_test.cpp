@@ -3,12 +3,14 @@
 
 #include <filesystem>
 #include <future>
+#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include "coordinator/federate_client.hpp"
+#include "monitoring/process_metrics.hpp"
 #include "transport/curve_keys.hpp"
 
 namespace tagflow::coordinator {
@@ -29,7 +31,9 @@ federation:
 /// A coordinator running on its own thread for the duration of a test.
 class RunningCoordinator {
  public:
-  explicit RunningCoordinator(FederationSpec spec) : coordinator_(std::move(spec)) {
+  explicit RunningCoordinator(FederationSpec spec, monitoring::ProcessMetrics* metrics = nullptr)
+      : coordinator_(std::move(spec)) {
+    coordinator_.set_metrics(metrics);
     endpoint_ = coordinator_.bind("tcp://127.0.0.1:*");
     thread_ = std::thread([this] { result_.set_value(coordinator_.run()); });
     future_ = result_.get_future();
@@ -105,9 +109,21 @@ TEST(Coordinator, DisagreeingNeighbourStructureIsRefused) {
   }
 }
 
+/// The value of the first sample of family `name` whose labels include `label` (any when
+/// empty); -1 when none.
+double sample(const std::string& text, const std::string& name, const std::string& label = "") {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(name + "{", 0) != 0 || line.find(label) == std::string::npos) continue;
+    return std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return -1;
+}
+
 TEST(Coordinator, FederatesStartTogetherGetGrantsAndFinishByResigning) {
   const FederationSpec spec = parse_federation_spec(kChain);
-  RunningCoordinator running(spec);
+  monitoring::ProcessMetrics metrics({"coordinator", monitoring::ProcessKind::coordinator});
+  RunningCoordinator running(spec, &metrics);
   zmq::context_t context;
   FederateClient a(context, options_for(spec, "a", running.endpoint()));
   FederateClient b(context, options_for(spec, "b", running.endpoint()));
@@ -136,6 +152,18 @@ TEST(Coordinator, FederatesStartTogetherGetGrantsAndFinishByResigning) {
   ASSERT_TRUE(result.has_value());
   EXPECT_TRUE(result->ok) << result->error;
   EXPECT_GE(result->grants_sent, 3U);
+
+  const std::string text = metrics.text();
+  EXPECT_EQ(sample(text, "tagflow_coordinator_tag_advances_total"),
+            static_cast<double>(result->grants_sent));
+  // Grants that answered a NET (the first ones answer the start tag, before any NET).
+  const double answered = sample(text, "tagflow_coordinator_grant_latency_seconds_count");
+  EXPECT_GE(answered, 1);
+  EXPECT_LE(answered, static_cast<double>(result->grants_sent));
+  EXPECT_GE(sample(text, "tagflow_coordinator_heartbeats_total", "peer=\"a\""), 1);
+  EXPECT_GE(sample(text, "tagflow_coordinator_heartbeats_total", "peer=\"b\""), 1);
+  EXPECT_EQ(sample(text, "tagflow_coordinator_federates"), 2);
+  EXPECT_EQ(sample(text, "tagflow_coordinator_federate_failures_total"), 0);
 }
 
 TEST(Coordinator, StopIsGrantedAtTheLargestProposal) {
@@ -153,11 +181,14 @@ TEST(Coordinator, StopIsGrantedAtTheLargestProposal) {
   ASSERT_TRUE(poll_until(a, [&] { return a.stop_tag().has_value(); }));
   EXPECT_EQ(*a.stop_tag(), (WireTag{70, 0}));
   EXPECT_EQ(*b.stop_tag(), (WireTag{70, 0}));
+  EXPECT_EQ(a.stop_proposal(), std::optional(WireTag{50, 0}));  // the earliest: the cutoff
+  EXPECT_EQ(b.stop_proposal(), std::optional(WireTag{50, 0}));
 }
 
 TEST(Coordinator, SilentFederateIsDeclaredFailedAndItsNeighbourIsTold) {
   const FederationSpec spec = parse_federation_spec(kChain);
-  RunningCoordinator running(spec);
+  monitoring::ProcessMetrics metrics({"coordinator", monitoring::ProcessKind::coordinator});
+  RunningCoordinator running(spec, &metrics);
   zmq::context_t context;
   auto a = std::make_unique<FederateClient>(context, options_for(spec, "a", running.endpoint()));
   FederateClient b(context, options_for(spec, "b", running.endpoint()));
@@ -177,6 +208,9 @@ TEST(Coordinator, SilentFederateIsDeclaredFailedAndItsNeighbourIsTold) {
   EXPECT_FALSE(result->ok);
   EXPECT_EQ(result->failed, std::vector<std::string>{"a"});
   EXPECT_NE(result->error.find("'a'"), std::string::npos);
+  const std::string text = metrics.text();
+  EXPECT_EQ(sample(text, "tagflow_coordinator_federate_failures_total"), 1);
+  EXPECT_EQ(sample(text, "tagflow_coordinator_federates"), 1);
 }
 
 TEST(Coordinator, FederateThatNeverJoinsEndsTheRunWithItsName) {

@@ -60,10 +60,11 @@ Source::Source(std::string name, reactors::Environment& env, std::uint64_t seed,
   });
 }
 
-Mid::Mid(std::string name, reactors::Environment& env, int max_sleep_us)
-    : Reactor(std::move(name), env), jitter_(max_sleep_us) {
+Mid::Mid(std::string name, reactors::Environment& env, int max_sleep_us, int stop_after)
+    : Reactor(std::move(name), env), jitter_(max_sleep_us), stop_after_(stop_after) {
   reaction("transform").triggers(in).effects(out).body([this] {
     jitter_();
+    if (++count_ == stop_after_) request_stop();
     const std::uint64_t x = std::stoull(in.get());
     const std::string value = std::to_string((x * 3 + 1) % 1'000'003);
     trace += tag_text(tag()) + " " + in.get() + "->" + value + "\n";
@@ -93,9 +94,10 @@ std::map<std::string, std::string> run_reactor_pipeline_in_one_process(int event
   return {{"source", source.trace}, {"mid", mid.trace}, {"sink", sink.trace}};
 }
 
-std::string run_reactor_pipeline_federate(const FederationSpec& spec, const std::string& id,
-                                          int events, std::uint64_t seed, int max_sleep_us) {
-  ReactorFederate federate(spec, id);
+FederateOutcome run_reactor_pipeline_federate(const FederationSpec& spec, const std::string& id,
+                                              int events, std::uint64_t seed, int max_sleep_us,
+                                              int mid_stop_after, ReactorFederateOptions options) {
+  ReactorFederate federate(spec, id, std::move(options));
   const WireTag start = federate.join();
   reactors::EnvironmentConfig config = config_for(events);
   config.start_time_ns = start.time_ns;
@@ -109,7 +111,7 @@ std::string run_reactor_pipeline_federate(const FederationSpec& spec, const std:
     env.connect(source.out, to_sink.in);
     trace = &source.trace;
   } else if (id == "mid") {
-    auto& mid = env.add<Mid>("mid", max_sleep_us);
+    auto& mid = env.add<Mid>("mid", max_sleep_us, mid_stop_after);
     auto& from_source = env.add<NetworkReceiver>("from_source", federate, "source", 1);
     auto& to_sink = env.add<NetworkSender>("to_sink", federate, "sink", 2);
     env.connect(from_source.out, mid.in);
@@ -124,7 +126,7 @@ std::string run_reactor_pipeline_federate(const FederationSpec& spec, const std:
     trace = &sink.trace;
   }
   federate.run(env);
-  return *trace;
+  return {*trace, env.late_events(), federate.stop_proposal(), federate.granted_stop_tag()};
 }
 
 }  // namespace tagflow::coordinator::testing

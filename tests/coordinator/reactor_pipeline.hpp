@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -46,11 +47,14 @@ class Mid : public reactors::Reactor {
  public:
   reactors::Input<std::string> in{"in", this};
   reactors::Output<std::string> out{"out", this};
-  Mid(std::string name, reactors::Environment& env, int max_sleep_us);
+  /// With `stop_after` > 0, requests a stop after that many values.
+  Mid(std::string name, reactors::Environment& env, int max_sleep_us, int stop_after = 0);
   std::string trace;
 
  private:
   Jitter jitter_;
+  int stop_after_;
+  int count_ = 0;
 };
 
 class Sink : public reactors::Reactor {
@@ -73,8 +77,18 @@ inline std::chrono::milliseconds reactor_pipeline_timeout(int events) {
 std::map<std::string, std::string> run_reactor_pipeline_in_one_process(int events,
                                                                        std::uint64_t seed);
 
-/// Runs federate `id` of the split program (joins, runs, resigns); returns its trace.
-std::string run_reactor_pipeline_federate(const FederationSpec& spec, const std::string& id,
-                                          int events, std::uint64_t seed, int max_sleep_us);
+struct FederateOutcome {
+  std::string trace;
+  std::uint64_t late_events = 0;
+  std::optional<reactors::Tag> stop_proposal;
+  std::optional<reactors::Tag> stop_tag;
+};
+
+/// Runs federate `id` of the split program (joins, runs, resigns). With `mid_stop_after` > 0,
+/// `mid` requests a stop after that many values.
+FederateOutcome run_reactor_pipeline_federate(const FederationSpec& spec, const std::string& id,
+                                              int events, std::uint64_t seed, int max_sleep_us,
+                                              int mid_stop_after = 0,
+                                              ReactorFederateOptions options = {});
 
 }  // namespace tagflow::coordinator::testing

@@ -1,7 +1,8 @@
 // tagflow_test_reactor_federate: runs one federate of the reactor pipeline (reactor_pipeline.hpp)
 // in its own process.
 //   tagflow_test_reactor_federate CONFIG ID EVENTS SEED MAX_SLEEP_US TRACE_FILE
-// Exit status: 0 after a clean run, 3 on a federation error (message on stderr), 2 on bad usage.
+// Exit status: 0 after a clean run, 3 on a federation error (message on stderr), 4 when a message
+// arrived late (after its tag had started), 2 on bad usage.
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -16,9 +17,14 @@ int main(int argc, char** argv) {
   }
   try {
     const FederationSpec spec = load_federation_spec(argv[1]);
-    const std::string trace = testing::run_reactor_pipeline_federate(
+    const testing::FederateOutcome outcome = testing::run_reactor_pipeline_federate(
         spec, argv[2], std::stoi(argv[3]), std::stoull(argv[4]), std::stoi(argv[5]));
-    std::ofstream(argv[6]) << trace;
+    std::ofstream(argv[6]) << outcome.trace;
+    if (outcome.late_events != 0) {
+      std::cerr << "tagflow_test_reactor_federate " << argv[2] << ": " << outcome.late_events
+                << " late events (messages that arrived after their tag had started)\n";
+      return 4;
+    }
     return 0;
   } catch (const std::exception& e) {
     std::cerr << "tagflow_test_reactor_federate " << argv[2] << ": " << e.what() << "\n";

@@ -1,6 +1,8 @@
 #include "transport/peer_drop_counters.hpp"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -26,6 +28,19 @@ TEST(PeerDropCounters, InventedIdentitiesShareOneBoundedEntry) {
   for (int i = 0; i < 1000; ++i) drops.record("peer-" + std::to_string(i), DropReason::kNoFrames);
   EXPECT_EQ(drops.total(), 1000U);
   EXPECT_EQ(drops.total("(other)"), 1000U - PeerDropCounters::kMaxPeers);
+}
+
+TEST(PeerDropCounters, ObserverSeesEveryDropUnderItsBoundedPeerName) {
+  PeerDropCounters drops;
+  std::vector<std::pair<std::string, DropReason>> seen;
+  drops.set_observer(
+      [&seen](const std::string& peer, DropReason reason) { seen.emplace_back(peer, reason); });
+  for (int i = 0; i < 300; ++i) drops.record("peer-" + std::to_string(i), DropReason::kNoFrames);
+  drops.record("peer-0", DropReason::kTagInPast);
+  ASSERT_EQ(seen.size(), 301U);
+  EXPECT_EQ(seen[0], std::make_pair(std::string("peer-0"), DropReason::kNoFrames));
+  EXPECT_EQ(seen[299].first, "(other)");
+  EXPECT_EQ(seen[300], std::make_pair(std::string("peer-0"), DropReason::kTagInPast));
 }
 
 }  // namespace
