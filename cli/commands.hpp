@@ -17,6 +17,9 @@ void add_coordinator_command(CLI::App& app);
 void add_keys_command(CLI::App& app);
 void add_monitoring_command(CLI::App& app);
 void add_env_command(CLI::App& app);
+/// `up FILE [--mode M] [--host NAME] [--summary PATH] [--log-dir DIR] [--quiet]`: a cluster as
+/// processes (cli/launch/cluster_launcher.hpp); `--placement single` goes to tagflow-torch.
+void add_up_command(CLI::App& app);
 
 /// Path of the tagflow-torch executable that holds every LibTorch command: $TAGFLOW_TORCH if set,
 /// else `tagflow-torch` beside the running executable.

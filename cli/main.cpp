@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   tagflow::cli::add_keys_command(app);
   tagflow::cli::add_monitoring_command(app);
   tagflow::cli::add_env_command(app);
+  tagflow::cli::add_up_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
       ->callback([&exit_code] { exit_code = tagflow::cli::run_torch_probe(); });
   tagflow::cli::add_train_command(app);
   tagflow::cli::add_torch_bench_command(app);
-  tagflow::cli::add_up_command(app);
+  tagflow::cli::add_up_single_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

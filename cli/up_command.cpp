@@ -1,103 +1,74 @@
-// `tagflow up FILE --placement single [--summary PATH] [--workers N]`: the whole cluster file in
-// this process as one reactor program (nodes/single/single_process_cluster.hpp). `tagflow up`
-// hands the command to tagflow-torch when --placement single is given.
+// `tagflow up FILE [--mode reactor|actor] [--host NAME] [--summary PATH] [--log-dir DIR]
+// [--quiet]`: runs a cluster file as the processes it describes (cli/launch/cluster_launcher.hpp).
+// `--placement single` never reaches this command: main() hands it to tagflow-torch, which runs
+// the whole file in one process (cli/launch/up_single_command.cpp).
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
-#include "cli/torch_commands.hpp"
-#include "nodes/cluster/cluster_config.hpp"
-#include "nodes/node_params.hpp"
-#include "nodes/single/single_process_cluster.hpp"
-#include "rl/learning/learner_checkpoint.hpp"
+#include "cli/commands.hpp"
+#include "cli/launch/cluster_launcher.hpp"
 
 namespace tagflow::cli {
 namespace {
 
-struct UpOptions {
-  std::string file;
-  std::string placement = "single";
-  std::string summary_path;
-  unsigned workers = 1;
-  bool quiet = false;
+struct UpArguments {
+  LaunchOptions launch;
+  std::string placement = "process";
+  std::string mode;
 };
 
-void run_up(const UpOptions& options) {
-  if (options.placement != "single") {
-    std::cerr << "tagflow up: placement '" << options.placement
-              << "' is not available here (only --placement single runs in one process)\n";
+std::string own_executable() {
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  return error ? std::string("tagflow") : self.string();
+}
+
+void run_up(UpArguments& arguments) {
+  if (arguments.placement != "process") {
+    std::cerr << "tagflow up: unknown placement '" << arguments.placement
+              << "' (process: the processes the file describes; single: one process)\n";
     throw CLI::RuntimeError(2);
   }
-  cluster::ClusterConfig config;
-  try {
-    config = cluster::load_cluster_config(options.file);
-  } catch (const cluster::ConfigError& e) {
-    std::cerr << "tagflow up: " << e.what() << "\n";
-    throw CLI::RuntimeError(2);
+  if (!arguments.mode.empty()) {
+    arguments.launch.mode =
+        arguments.mode == "actor" ? cluster::Mode::actor : cluster::Mode::reactor;
   }
-  if (config.mode != cluster::Mode::reactor) {
-    std::cerr << "tagflow up: " << options.file
-              << ": mode actor is not available with --placement single\n";
-    throw CLI::RuntimeError(2);
-  }
-  set_torch_threads(1);  // the learner's sums in one order: the digest is the same every run
-  nodes::SingleProcessOptions run_options;
-  run_options.workers = options.workers;
-  run_options.progress = !options.quiet;
-  nodes::RunSummary summary;
-  try {
-    std::cerr << "tagflow up: " << config.name << " (" << options.file << "), placement single, "
-              << run_options.workers << " worker(s)\n";
-    summary = nodes::run_single_process_cluster(config, run_options);
-  } catch (const cluster::ConfigError& e) {
-    std::cerr << "tagflow up: " << e.what() << "\n";
-    throw CLI::RuntimeError(2);
-  } catch (const nodes::ParamError& e) {
-    std::cerr << "tagflow up: " << options.file << ": " << e.what() << "\n";
-    throw CLI::RuntimeError(2);
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "tagflow up: " << e.what() << "\n";
-    throw CLI::RuntimeError(2);
-  }
-  std::cout << "stop " << summary.stop_reason << ": mean_return " << summary.mean_return
-            << ", env_steps " << summary.env_steps << ", updates " << summary.updates << ", "
-            << summary.seconds << " s, digest " << summary.digest_hex() << "\n";
-  if (!options.summary_path.empty()) {
-    try {
-      learning::write_file_atomically(options.summary_path, summary.to_json() + "\n");
-    } catch (const std::exception& e) {
-      std::cerr << "tagflow up: " << e.what() << "\n";
-      throw CLI::RuntimeError(1);
-    }
-  }
-  if (config.stop.target_return && summary.mean_return < *config.stop.target_return) {
-    std::cerr << "tagflow up: stopped (" << summary.stop_reason << ") before reaching the target "
-              << "return " << *config.stop.target_return << "\n";
-    throw CLI::RuntimeError(3);
-  }
+  arguments.launch.tagflow = own_executable();
+  const int code = launch_cluster(arguments.launch);
+  if (code != 0) throw CLI::RuntimeError(code);
 }
 
 }  // namespace
 
 void add_up_command(CLI::App& app) {
-  auto options = std::make_shared<UpOptions>();
+  auto arguments = std::make_shared<UpArguments>();
   auto* command = app.add_subcommand(
       "up",
-      "Run a cluster file; --placement single runs every node in this process as one "
-      "deterministic reactor program and prints the run's digest");
-  command->add_option("file", options->file, "Cluster file (configs/README.md)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  command->add_option("--placement", options->placement, "single: all nodes in this process")
+      "Run a cluster file: the coordinator and this host's node processes, a live progress "
+      "line, and the run summary with its digest at the end (--placement single: every node in "
+      "one process)");
+  command->add_option("file", arguments->launch.file, "Cluster file (configs/README.md)")
+      ->required();
+  command
+      ->add_option("--placement", arguments->placement,
+                   "process: one process per node replica or `process:` group; single: the "
+                   "whole cluster in one process (runs in tagflow-torch)")
       ->capture_default_str();
-  command->add_option("--summary", options->summary_path, "Write the run summary JSON here");
-  command->add_option("--workers", options->workers, "Reactor worker threads")
-      ->capture_default_str()
-      ->check(CLI::Range(1U, 64U));
-  command->add_flag("--quiet", options->quiet, "No progress line");
-  command->callback([options] { run_up(*options); });
+  command->add_option("--mode", arguments->mode, "Override the file's mode")
+      ->check(CLI::IsMember({"reactor", "actor"}));
+  command->add_option("--host", arguments->launch.host,
+                      "Start only the processes of this host of the file (multi-host clusters)");
+  command->add_option("--summary", arguments->launch.summary_path,
+                      "Also write the run summary JSON here");
+  command->add_option("--log-dir", arguments->launch.log_dir,
+                      "Logs, result files and pids of the processes (default "
+                      "runs/CLUSTER-TIMESTAMP)");
+  command->add_flag("--quiet", arguments->launch.quiet, "No progress line");
+  command->callback([arguments] { run_up(*arguments); });
 }
 
 }  // namespace tagflow::cli

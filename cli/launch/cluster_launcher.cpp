@@ -1,0 +1,229 @@
+#include "cli/launch/cluster_launcher.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "cli/launch/launch_plan.hpp"
+#include "cli/launch/process_supervisor.hpp"
+#include "cli/launch/progress_reporter.hpp"
+#include "cli/launch/run_report.hpp"
+#include "monitoring/scrape_targets.hpp"
+
+namespace tagflow::cli {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kExitFailed = 1;
+constexpr int kExitBadFile = 2;
+constexpr int kExitInterrupted = 130;
+constexpr int kNodeExitBadConfig = 2;    // `tagflow node`: bad config, param or process
+constexpr int kNodeExitFederation = 4;   // `tagflow node`: another federate failed
+constexpr auto kStopGrace = 3s;          // SIGTERM → SIGKILL
+constexpr auto kStragglerTimeout = 60s;  // after a clean exit, the others must follow
+constexpr std::size_t kTailLines = 12;
+const char* const kStragglers = "(stragglers)";  // the pseudo exit of processes that hung
+
+volatile std::sig_atomic_t g_signal = 0;
+
+void on_signal(int signal) { g_signal = signal; }
+
+/// Installs the SIGINT/SIGTERM handlers for the launcher's lifetime and restores the old ones.
+class SignalGuard {
+ public:
+  SignalGuard() {
+    g_signal = 0;
+    struct sigaction action {};
+    action.sa_handler = on_signal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = 0;  // no SA_RESTART: a blocking poll returns at once
+    ::sigaction(SIGINT, &action, &old_int_);
+    ::sigaction(SIGTERM, &action, &old_term_);
+  }
+  ~SignalGuard() {
+    ::sigaction(SIGINT, &old_int_, nullptr);
+    ::sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  SignalGuard(const SignalGuard&) = delete;
+  SignalGuard& operator=(const SignalGuard&) = delete;
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
+bool failed(const ChildExit& exit) { return exit.signaled || exit.exit_code != 0; }
+
+std::string how(const ChildExit& exit) {
+  if (exit.signaled) return "killed by signal " + std::to_string(exit.signal);
+  return "exit code " + std::to_string(exit.exit_code);
+}
+
+/// The failure that started it: a process that died on its own, rather than one that exited 4
+/// because another federate failed, or the coordinator reporting it.
+const ChildExit& root_cause(const std::vector<ChildExit>& exits) {
+  for (const ChildExit& exit : exits) {
+    if (failed(exit) && exit.name != "coordinator" && exit.exit_code != kNodeExitFederation) {
+      return exit;
+    }
+  }
+  for (const ChildExit& exit : exits) {
+    if (failed(exit)) return exit;
+  }
+  return exits.front();
+}
+
+void write_pids(const std::string& log_dir, const ProcessSupervisor& supervisor,
+                const std::vector<ChildSpec>& specs) {
+  std::ofstream out(std::filesystem::path(log_dir) / "pids");
+  for (const ChildSpec& spec : specs) {
+    const pid_t pid = supervisor.pid_of(spec.name);
+    if (pid > 0) out << spec.name << " " << pid << "\n";
+  }
+}
+
+void print_failure(const ChildExit& cause, const ProcessSupervisor& supervisor,
+                   const std::string& log_dir) {
+  if (cause.name == kStragglers) return;  // supervise() said what happened
+  const std::string what = cause.name == "coordinator" ? "the coordinator" : "node " + cause.name;
+  std::cerr << "tagflow up: " << what << " failed (" << how(cause) << ")\n";
+  const std::vector<std::string> lines = supervisor.tail(cause.name);
+  if (!lines.empty()) {
+    std::cerr << "tagflow up: last lines of "
+              << (std::filesystem::path(log_dir) / (cause.name + ".log")).string() << ":\n";
+    for (const std::string& line : lines) std::cerr << "  | " << line << "\n";
+  }
+  if (cause.name != "coordinator") {  // the coordinator names the federate it declared dead
+    const std::string prefix = "tagflow coordinator: ";
+    for (std::string line : supervisor.tail("coordinator")) {
+      if (line.find("failed") == std::string::npos) continue;
+      if (line.rfind(prefix, 0) == 0) line.erase(0, prefix.size());
+      std::cerr << "tagflow up: the coordinator reports: " << line << "\n";
+    }
+  }
+}
+
+/// Supervises the started children until they all exited, one failed, or a signal arrived.
+/// Returns the exits seen; `interrupted` tells whether a signal ended it.
+std::vector<ChildExit> supervise(ProcessSupervisor& supervisor, bool& interrupted) {
+  std::vector<ChildExit> exits;
+  std::optional<Clock::time_point> first_clean_exit;
+  while (supervisor.running() > 0) {
+    if (g_signal != 0) {
+      interrupted = true;
+      return exits;
+    }
+    std::optional<ChildExit> exit = supervisor.wait_for_exit(100ms);
+    if (!exit) {
+      if (first_clean_exit && Clock::now() - *first_clean_exit > kStragglerTimeout) {
+        std::cerr << "tagflow up: " << exits.front().name << " finished but "
+                  << supervisor.running() << " process(es) did not stop within "
+                  << kStragglerTimeout.count() << " s\n";
+        exits.push_back(ChildExit{kStragglers, 1, false, 0});
+        return exits;
+      }
+      continue;
+    }
+    exits.push_back(*exit);
+    if (failed(*exit)) return exits;
+    if (!first_clean_exit) first_clean_exit = Clock::now();
+  }
+  return exits;
+}
+
+/// After a failure: lets the others wind down on their own for `window` (so the coordinator can
+/// name the dead federate), adding their exits to `exits`, then stops what is left (those exits,
+/// caused by the launcher, are not added: they are no cause).
+void wind_down(ProcessSupervisor& supervisor, std::vector<ChildExit>& exits,
+               std::chrono::milliseconds window) {
+  const auto deadline = Clock::now() + window;
+  while (supervisor.running() > 0 && Clock::now() < deadline && g_signal == 0) {
+    if (auto exit = supervisor.wait_for_exit(50ms)) exits.push_back(*exit);
+  }
+  supervisor.stop_all(kStopGrace);
+}
+
+}  // namespace
+
+int launch_cluster(const LaunchOptions& options) {
+  cluster::ClusterConfig config;
+  LaunchPlan plan;
+  try {
+    config = cluster::load_cluster_config(options.file);
+    plan = make_launch_plan(config, options.file, options.mode, options.host);
+  } catch (const cluster::ConfigError& e) {
+    std::cerr << "tagflow up: " << e.what() << "\n";
+    return kExitBadFile;
+  } catch (const LaunchError& e) {
+    std::cerr << "tagflow up: " << e.what() << "\n";
+    return kExitBadFile;
+  }
+  if (!plan.coordinator && plan.processes.empty()) {
+    std::cerr << "tagflow up: " << options.file << ": nothing runs on " << describe(plan) << "\n";
+    return kExitBadFile;
+  }
+  std::string log_dir = options.log_dir;
+  if (log_dir.empty()) {  // a new directory per run, even for two runs in the same second
+    const std::string stem = default_log_dir(config.name, std::chrono::system_clock::now());
+    log_dir = stem;
+    for (int n = 2; std::filesystem::exists(log_dir); ++n) log_dir = stem + "-" + std::to_string(n);
+  }
+  std::error_code error;
+  std::filesystem::create_directories(log_dir, error);
+  if (error) {
+    std::cerr << "tagflow up: cannot create the log directory " << log_dir << ": "
+              << error.message() << "\n";
+    return kExitFailed;
+  }
+  std::cerr << "tagflow up: " << config.name << " (" << options.file << "), mode "
+            << cluster::to_string(plan.mode) << ", placement process\n"
+            << "tagflow up: " << describe(plan) << "\n"
+            << "tagflow up: logs in " << log_dir << "/\n";
+
+  const SignalGuard signals;
+  ProcessSupervisor supervisor(kTailLines);
+  const std::vector<ChildSpec> specs = child_specs(plan, options.tagflow, log_dir);
+  try {
+    for (const ChildSpec& spec : specs) {
+      supervisor.start(spec);
+      write_pids(log_dir, supervisor, specs);
+    }
+  } catch (const std::runtime_error& e) {
+    supervisor.stop_all(kStopGrace);
+    std::cerr << "tagflow up: " << e.what() << "\n";
+    return kExitFailed;
+  }
+
+  ProgressReporter reporter(monitoring::scrape_targets(config), ::isatty(STDERR_FILENO) == 1);
+  if (!options.quiet) reporter.start();
+  bool interrupted = false;
+  std::vector<ChildExit> exits = supervise(supervisor, interrupted);
+  const bool run_failed = !exits.empty() && failed(exits.back());
+  if (run_failed && !interrupted) {
+    const auto window = plan.coordinator ? config.coordinator.heartbeat_timeout + 1s
+                                         : std::chrono::milliseconds(1s);
+    wind_down(supervisor, exits, std::min<std::chrono::milliseconds>(window, 10s));
+  }
+  reporter.stop();
+  if (interrupted || g_signal != 0) {
+    std::cerr << "tagflow up: " << ::strsignal(g_signal) << ": stopping " << supervisor.running()
+              << " process(es)\n";
+    supervisor.stop_all(kStopGrace);
+    return kExitInterrupted;
+  }
+  if (run_failed) {
+    const ChildExit& cause = root_cause(exits);
+    print_failure(cause, supervisor, log_dir);
+    return !cause.signaled && cause.exit_code == kNodeExitBadConfig ? kExitBadFile : kExitFailed;
+  }
+  return report_run(config, plan, log_dir, options.summary_path);
+}
+
+}  // namespace tagflow::cli

@@ -1,0 +1,131 @@
+#include "cli/launch/launch_plan.hpp"
+
+#include <ctime>
+#include <filesystem>
+
+namespace tagflow::cli {
+namespace {
+
+bool is_loopback(const std::string& address) {
+  return address.rfind("127.", 0) == 0 || address == "::1" || address == "localhost";
+}
+
+std::string host_names(const cluster::ClusterConfig& config) {
+  std::string names;
+  for (const auto& [name, host] : config.hosts) names += (names.empty() ? "" : ", ") + name;
+  return names;
+}
+
+std::vector<std::string> chosen_hosts(const cluster::ClusterConfig& config,
+                                      const std::string& cluster_file, const std::string& host) {
+  if (!host.empty()) {
+    if (config.hosts.count(host) == 0) {
+      throw LaunchError(cluster_file + ": no host '" + host + "' (hosts: " + host_names(config) +
+                        ")");
+    }
+    return {host};
+  }
+  std::vector<std::string> hosts;
+  for (const auto& [name, entry] : config.hosts) {
+    if (config.hosts.size() > 1 && !is_loopback(entry.address)) {
+      throw LaunchError(cluster_file + ": the cluster spans hosts " + host_names(config) +
+                        "; run `tagflow up " + cluster_file +
+                        " --host NAME` on each of them (NAME: the host this machine plays)");
+    }
+    hosts.push_back(name);
+  }
+  return hosts;
+}
+
+bool contains(const std::vector<std::string>& list, const std::string& value) {
+  for (const std::string& item : list) {
+    if (item == value) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+LaunchPlan make_launch_plan(const cluster::ClusterConfig& config, const std::string& cluster_file,
+                            std::optional<cluster::Mode> mode, const std::string& host) {
+  LaunchPlan plan;
+  plan.cluster_file = std::filesystem::absolute(cluster_file).lexically_normal().string();
+  plan.mode = mode.value_or(config.mode);
+  plan.mode_overridden = mode.has_value();
+  plan.hosts = chosen_hosts(config, cluster_file, host);
+  plan.coordinator =
+      plan.mode == cluster::Mode::reactor && contains(plan.hosts, config.coordinator.host);
+  const std::vector<cluster::ProcessPlan> all = cluster::plan_processes(config);
+  plan.cluster_processes = all.size();
+  for (const cluster::ProcessPlan& process : all) {
+    if (contains(plan.hosts, process.host)) plan.processes.push_back(process);
+  }
+  return plan;
+}
+
+std::string result_path(const std::string& log_dir, const std::string& process) {
+  return (std::filesystem::path(log_dir) / (process + ".json")).string();
+}
+
+std::vector<ChildSpec> child_specs(const LaunchPlan& plan, const std::string& tagflow,
+                                   const std::string& log_dir) {
+  const std::filesystem::path dir(log_dir);
+  std::vector<ChildSpec> specs;
+  if (plan.coordinator) {
+    specs.push_back(ChildSpec{"coordinator",
+                              {tagflow, "coordinator", "--config", plan.cluster_file},
+                              (dir / "coordinator.log").string()});
+  }
+  for (const cluster::ProcessPlan& process : plan.processes) {
+    ChildSpec spec{process.name,
+                   {tagflow, "node", "--config", plan.cluster_file, "--name", process.name,
+                    "--result", result_path(log_dir, process.name), "--quiet"},
+                   (dir / (process.name + ".log")).string()};
+    if (plan.mode_overridden) {
+      spec.argv.push_back("--mode");
+      spec.argv.push_back(cluster::to_string(plan.mode));
+    }
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+std::string default_log_dir(const std::string& cluster, std::chrono::system_clock::time_point now) {
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+  std::tm local{};
+  ::localtime_r(&seconds, &local);
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &local);
+  return (std::filesystem::path("runs") / (cluster + "-" + stamp)).string();
+}
+
+std::string describe(const LaunchPlan& plan) {
+  std::string text = plan.hosts.size() == 1 ? "host " + plan.hosts.front() : "hosts ";
+  if (plan.hosts.size() > 1) {
+    for (std::size_t i = 0; i < plan.hosts.size(); ++i) {
+      text += (i == 0 ? "" : ", ") + plan.hosts[i];
+    }
+  }
+  text += ":";
+  bool first = true;
+  auto add = [&](const std::string& name) {
+    text += (first ? " " : ", ") + name;
+    first = false;
+  };
+  if (plan.coordinator) add("coordinator");
+  for (const cluster::ProcessPlan& process : plan.processes) {
+    std::string entry = process.name;
+    if (process.replicas.size() > 1 || process.replicas.front() != process.name) {
+      entry += " [";
+      for (std::size_t i = 0; i < process.replicas.size(); ++i) {
+        entry += (i == 0 ? "" : " ") + process.replicas[i];
+      }
+      entry += "]";
+    }
+    add(entry);
+  }
+  if (first) text += " nothing to run";
+  return text;
+}
+
+}  // namespace tagflow::cli

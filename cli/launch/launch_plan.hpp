@@ -1,0 +1,65 @@
+// LaunchPlan: what `tagflow up` starts on this machine, derived from a validated cluster file.
+//
+// - hosts: the hosts this launcher plays. `--host NAME` plays one host of the file (a multi-host
+//   cluster is the same file run with `--host` on each machine); without it a file with one host
+//   plays that host, and a file whose hosts all have loopback addresses (127.x, ::1, localhost)
+//   plays all of them on this machine. Any other multi-host file needs `--host` (LaunchError).
+// - the coordinator: started in reactor mode when its host is played here (actor mode has none);
+// - processes: every process of cluster::plan_processes() whose host is played here, in file
+//   order, each run as `tagflow node --config FILE --name P --result DIR/P.json --quiet
+//   [--mode M]` with its output in DIR/P.log (the coordinator's in DIR/coordinator.log).
+//
+// Pure functions over values (no processes, no file system) except default_log_dir(), which reads
+// nothing either: it only formats the name. Errors: LaunchError with a message for the user.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cli/launch/process_supervisor.hpp"
+#include "nodes/cluster/cluster_config.hpp"
+#include "nodes/cluster/process_plan.hpp"
+
+namespace tagflow::cli {
+
+class LaunchError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct LaunchPlan {
+  std::string cluster_file;  // as the children get it (absolute)
+  cluster::Mode mode = cluster::Mode::reactor;
+  bool mode_overridden = false;                 // --mode was given: passed on to every node
+  std::vector<std::string> hosts;               // the hosts played here
+  bool coordinator = false;                     // start the coordinator here
+  std::vector<cluster::ProcessPlan> processes;  // this machine's, in file order
+  std::size_t cluster_processes = 0;            // processes of the whole cluster
+
+  /// True when every process of the cluster runs here (the summary can cover the whole run).
+  bool whole_cluster() const { return processes.size() == cluster_processes; }
+};
+
+/// The plan for `host` ("" = choose as described above). Throws LaunchError for an unknown host
+/// or a multi-host file without --host.
+LaunchPlan make_launch_plan(const cluster::ClusterConfig& config, const std::string& cluster_file,
+                            std::optional<cluster::Mode> mode, const std::string& host);
+
+/// The child processes of `plan`: the coordinator first (when it runs here), then the nodes.
+/// `tagflow` is the path of the tagflow executable; logs and results go to `log_dir`.
+std::vector<ChildSpec> child_specs(const LaunchPlan& plan, const std::string& tagflow,
+                                   const std::string& log_dir);
+
+/// Where a node's result JSON goes: DIR/PROCESS.json.
+std::string result_path(const std::string& log_dir, const std::string& process);
+
+/// runs/CLUSTER-YYYYMMDD-HHMMSS (local time).
+std::string default_log_dir(const std::string& cluster, std::chrono::system_clock::time_point now);
+
+/// The plan in one line: "host local: coordinator, sampler-0, sampler-1, replay, ...".
+std::string describe(const LaunchPlan& plan);
+
+}  // namespace tagflow::cli

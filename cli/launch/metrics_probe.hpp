@@ -1,0 +1,47 @@
+// MetricsProbe: reads a few metric families from a process's Prometheus endpoint, for the
+// launcher's progress line (`tagflow up`).
+//
+// http_get() is a minimal HTTP/1.0 client: one blocking socket, a deadline covering connect, send
+// and receive, no redirects, no keep-alive, no chunked encoding (HTTP/1.0 responses have none).
+// parse_exposition() reads the Prometheus text exposition format (version 0.0.4) and sums, per
+// family name, the values of every series of that name (labels are ignored). probe_metrics() is
+// both together.
+//
+// Errors are values: an unreachable, slow or non-200 endpoint gives nullopt / answered = false;
+// malformed lines of the text are skipped. Nothing here throws on network input.
+// Thread-safety: free functions without shared state; callable from any thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tagflow::cli {
+
+/// The body of `GET http://HOST:PORT/PATH` when the server answers 200 within `timeout`, else
+/// nullopt. HOST is a name or a numeric IPv4/IPv6 address (without brackets). Bodies larger than
+/// `max_bytes` count as a failure.
+[[nodiscard]] std::optional<std::string> http_get(const std::string& host, std::uint16_t port,
+                                                  const std::string& path,
+                                                  std::chrono::milliseconds timeout,
+                                                  std::size_t max_bytes = 8U << 20U);
+
+/// For each name in `names` that has at least one sample in `text`, the sum of its samples'
+/// values. A sample's name must match exactly (`tagflow_env_steps_total`, not a prefix).
+[[nodiscard]] std::map<std::string, double> parse_exposition(const std::string& text,
+                                                             const std::vector<std::string>& names);
+
+struct ProbeResult {
+  bool answered = false;                 // the endpoint returned 200
+  std::map<std::string, double> values;  // parse_exposition() of its body
+};
+
+/// One scrape of http://HOST:PORT/metrics.
+[[nodiscard]] ProbeResult probe_metrics(const std::string& host, std::uint16_t port,
+                                        const std::vector<std::string>& names,
+                                        std::chrono::milliseconds timeout);
+
+}  // namespace tagflow::cli

@@ -1,0 +1,49 @@
+// ProgressReporter: a thread that scrapes a cluster's metrics endpoints and keeps one progress
+// line on stderr while `tagflow up` runs.
+//
+// Every period it probes each target (metrics_probe.hpp, a short timeout per target), folds the
+// round into a ProgressLine and prints it: on a terminal as one line rewritten in place ("\r",
+// at most 4 times per second), otherwise as a new line at most once per second (so logs and pipes
+// still show progress without being flooded).
+//
+// Ownership: owns its thread; stop() (or the destructor) joins it and ends the line with a
+// newline. Thread-safety: start() and stop() from the owning thread only. While it runs, the
+// owner must not write to stderr (stop it first), or the lines interleave.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "monitoring/scrape_targets.hpp"
+
+namespace tagflow::cli {
+
+class ProgressReporter {
+ public:
+  /// `targets`: the node endpoints to scrape (the coordinator's is skipped). `terminal`: whether
+  /// stderr is a terminal (decides the period and "\r" versus newlines).
+  ProgressReporter(std::vector<monitoring::ScrapeTarget> targets, bool terminal);
+  ~ProgressReporter();
+  ProgressReporter(const ProgressReporter&) = delete;
+  ProgressReporter& operator=(const ProgressReporter&) = delete;
+
+  void start();
+  void stop();
+
+ private:
+  void run();
+
+  std::vector<monitoring::ScrapeTarget> targets_;
+  bool terminal_;
+  std::chrono::milliseconds period_;
+  std::thread thread_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;  // guarded by mutex_
+  bool printed_ = false;   // written by the thread; read by stop() after join
+};
+
+}  // namespace tagflow::cli

@@ -1,0 +1,102 @@
+#include "cli/launch/run_report.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include "nodes/process_result.hpp"
+#include "nodes/run_combine.hpp"
+
+namespace tagflow::cli {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;
+constexpr int kExitBeforeTarget = 3;
+
+nodes::ProcessResult read_result(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path + ": no result file (the node exited 0 without one)");
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return nodes::ProcessResult::from_json(text.str());
+  } catch (const std::exception& e) {
+    throw std::runtime_error(path + ": " + e.what());
+  }
+}
+
+/// What this host's processes did, when the digest cannot be computed here.
+void print_host_report(const LaunchPlan& plan, const std::vector<nodes::ProcessResult>& results) {
+  std::int64_t env_steps = 0;
+  std::string stop_reason;
+  double seconds = 0.0;
+  for (const nodes::ProcessResult& result : results) {
+    if (stop_reason.empty()) stop_reason = result.stop_reason;
+    seconds = std::max(seconds, result.seconds);
+    for (const nodes::ReplicaResult& replica : result.replicas) {
+      if (replica.kind == "sampler") env_steps += replica.count;
+      std::cout << "  " << replica.name << ": " << replica.count << " " << replica.unit << "\n";
+    }
+  }
+  std::cout << "stop " << (stop_reason.empty() ? "(by another host)" : stop_reason)
+            << ": this host ran " << plan.processes.size() << " of " << plan.cluster_processes
+            << " processes, env_steps " << env_steps << ", " << seconds << " s\n";
+  std::cerr << "tagflow up: no digest here: it needs the result files of every host's processes\n";
+}
+
+}  // namespace
+
+void write_text_atomically(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) throw std::runtime_error("cannot write " + temporary);
+  }
+  std::error_code error;
+  std::filesystem::rename(temporary, path, error);
+  if (error) throw std::runtime_error("cannot write " + path + ": " + error.message());
+}
+
+int report_run(const cluster::ClusterConfig& config, const LaunchPlan& plan,
+               const std::string& log_dir, const std::string& summary_path) {
+  std::vector<nodes::ProcessResult> results;
+  nodes::RunSummary summary;
+  try {
+    for (const cluster::ProcessPlan& process : plan.processes) {
+      results.push_back(read_result(result_path(log_dir, process.name)));
+    }
+    if (!plan.whole_cluster()) {
+      print_host_report(plan, results);
+      return kExitOk;
+    }
+    summary = nodes::combine_results(config, results, "process");
+  } catch (const std::exception& e) {
+    std::cerr << "tagflow up: " << e.what() << "\n";
+    return kExitFailed;
+  }
+  std::cout << "stop " << summary.stop_reason << ": mean_return " << summary.mean_return
+            << ", env_steps " << summary.env_steps << ", updates " << summary.updates << ", "
+            << summary.seconds << " s, digest " << summary.digest_hex() << std::endl;
+  try {
+    const std::string json = summary.to_json() + "\n";
+    write_text_atomically((std::filesystem::path(log_dir) / "summary.json").string(), json);
+    if (!summary_path.empty()) write_text_atomically(summary_path, json);
+  } catch (const std::exception& e) {
+    std::cerr << "tagflow up: " << e.what() << "\n";
+    return kExitFailed;
+  }
+  if (config.stop.target_return && summary.mean_return < *config.stop.target_return) {
+    std::cerr << "tagflow up: stopped (" << summary.stop_reason << ") before reaching the target "
+              << "return " << *config.stop.target_return << "\n";
+    return kExitBeforeTarget;
+  }
+  return kExitOk;
+}
+
+}  // namespace tagflow::cli

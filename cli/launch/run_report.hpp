@@ -1,0 +1,29 @@
+// report_run: the end of a normal `tagflow up` run (every child exited 0).
+//
+// Reads the result file of each process this launcher ran (DIR/P.json, nodes/process_result.hpp)
+// and, when this machine ran the whole cluster, combines them (nodes::combine_results, placement
+// "process") into the run summary: one line on stdout
+//   stop target_return: mean_return 482.3, env_steps 57344, updates 3456, 41.2 s, digest 0123...
+// and the JSON in DIR/summary.json and at `summary_path` (when not empty), each written through a
+// temporary file and a rename. When other hosts run part of the cluster (`--host`), the digest
+// needs their results too: it reports this host's processes (env steps, stop reason) instead and
+// writes no summary.
+//
+// Returns the launcher's exit code: 0 (target reached or none set), 3 (stopped before the target
+// return), 1 (a result file missing or unreadable, or the summary could not be written; printed).
+#pragma once
+
+#include <string>
+
+#include "cli/launch/launch_plan.hpp"
+#include "nodes/cluster/cluster_config.hpp"
+
+namespace tagflow::cli {
+
+[[nodiscard]] int report_run(const cluster::ClusterConfig& config, const LaunchPlan& plan,
+                             const std::string& log_dir, const std::string& summary_path);
+
+/// Writes `text` to `path` through PATH.tmp and a rename. Throws std::runtime_error.
+void write_text_atomically(const std::string& path, const std::string& text);
+
+}  // namespace tagflow::cli

@@ -1,0 +1,104 @@
+// `tagflow up FILE --placement single [--summary PATH] [--workers N]`: the whole cluster file in
+// this process as one reactor program (nodes/single/single_process_cluster.hpp), in tagflow-torch.
+// `tagflow up` (cli/up_command.cpp) hands the command over when --placement single is given;
+// every other placement is the multi-process launcher of the plain tagflow binary.
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/torch_commands.hpp"
+#include "nodes/cluster/cluster_config.hpp"
+#include "nodes/node_params.hpp"
+#include "nodes/single/single_process_cluster.hpp"
+#include "rl/learning/learner_checkpoint.hpp"
+
+namespace tagflow::cli {
+namespace {
+
+struct UpOptions {
+  std::string file;
+  std::string placement = "single";
+  std::string summary_path;
+  unsigned workers = 1;
+  bool quiet = false;
+};
+
+void run_up(const UpOptions& options) {
+  if (options.placement != "single") {
+    std::cerr << "tagflow up: placement '" << options.placement
+              << "' is not available here (only --placement single runs in one process)\n";
+    throw CLI::RuntimeError(2);
+  }
+  cluster::ClusterConfig config;
+  try {
+    config = cluster::load_cluster_config(options.file);
+  } catch (const cluster::ConfigError& e) {
+    std::cerr << "tagflow up: " << e.what() << "\n";
+    throw CLI::RuntimeError(2);
+  }
+  if (config.mode != cluster::Mode::reactor) {
+    std::cerr << "tagflow up: " << options.file
+              << ": mode actor is not available with --placement single\n";
+    throw CLI::RuntimeError(2);
+  }
+  set_torch_threads(1);  // the learner's sums in one order: the digest is the same every run
+  nodes::SingleProcessOptions run_options;
+  run_options.workers = options.workers;
+  run_options.progress = !options.quiet;
+  nodes::RunSummary summary;
+  try {
+    std::cerr << "tagflow up: " << config.name << " (" << options.file << "), placement single, "
+              << run_options.workers << " worker(s)\n";
+    summary = nodes::run_single_process_cluster(config, run_options);
+  } catch (const cluster::ConfigError& e) {
+    std::cerr << "tagflow up: " << e.what() << "\n";
+    throw CLI::RuntimeError(2);
+  } catch (const nodes::ParamError& e) {
+    std::cerr << "tagflow up: " << options.file << ": " << e.what() << "\n";
+    throw CLI::RuntimeError(2);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "tagflow up: " << e.what() << "\n";
+    throw CLI::RuntimeError(2);
+  }
+  std::cout << "stop " << summary.stop_reason << ": mean_return " << summary.mean_return
+            << ", env_steps " << summary.env_steps << ", updates " << summary.updates << ", "
+            << summary.seconds << " s, digest " << summary.digest_hex() << "\n";
+  if (!options.summary_path.empty()) {
+    try {
+      learning::write_file_atomically(options.summary_path, summary.to_json() + "\n");
+    } catch (const std::exception& e) {
+      std::cerr << "tagflow up: " << e.what() << "\n";
+      throw CLI::RuntimeError(1);
+    }
+  }
+  if (config.stop.target_return && summary.mean_return < *config.stop.target_return) {
+    std::cerr << "tagflow up: stopped (" << summary.stop_reason << ") before reaching the target "
+              << "return " << *config.stop.target_return << "\n";
+    throw CLI::RuntimeError(3);
+  }
+}
+
+}  // namespace
+
+void add_up_single_command(CLI::App& app) {
+  auto options = std::make_shared<UpOptions>();
+  auto* command = app.add_subcommand(
+      "up",
+      "Run a cluster file; --placement single runs every node in this process as one "
+      "deterministic reactor program and prints the run's digest");
+  command->add_option("file", options->file, "Cluster file (configs/README.md)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  command->add_option("--placement", options->placement, "single: all nodes in this process")
+      ->capture_default_str();
+  command->add_option("--summary", options->summary_path, "Write the run summary JSON here");
+  command->add_option("--workers", options->workers, "Reactor worker threads")
+      ->capture_default_str()
+      ->check(CLI::Range(1U, 64U));
+  command->add_flag("--quiet", options->quiet, "No progress line");
+  command->callback([options] { run_up(*options); });
+}
+
+}  // namespace tagflow::cli

@@ -1,0 +1,197 @@
+// Tests of cli/launch/cluster_launcher.hpp's supervision with stand-in processes: the launcher runs
+// a shell script in place of the tagflow executable, and each stand-in does what a file of the
+// test tells it (fail, crash, report a dead federate) or sleeps. So these tests check what the
+// launcher does when a node fails, crashes or is interrupted — the error, the exit code, no process
+// left — without running a cluster (tests/cli/up_command_test.cpp runs real ones).
+#include "cli/launch/cluster_launcher.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+namespace tagflow::cli {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+// Plays `tagflow coordinator ...` and `tagflow node ... --name P ...`: runs $BEHAVIOUR_DIR/P
+// when it exists, then sleeps (a node that runs until it is stopped).
+constexpr const char* kStandIn = R"(#!/bin/sh
+name=coordinator
+while [ $# -gt 0 ]; do
+  if [ "$1" = "--name" ]; then name=$2; fi
+  shift
+done
+echo "stand-in $name started"
+if [ -f "$TAGFLOW_TEST_BEHAVIOUR_DIR/$name" ]; then . "$TAGFLOW_TEST_BEHAVIOUR_DIR/$name"; fi
+exec sleep 60
+)";
+
+// Two samplers, a replay; the coordinator detects a silent federate after 200 ms.
+constexpr const char* kCluster = R"(cluster: stand-ins
+hosts:
+  local: {address: 127.0.0.1}
+coordinator: {host: local, port: 47600, heartbeat_interval: 50ms, heartbeat_timeout: 200ms}
+nodes:
+  sampler: {kind: sampler, replicas: 2, host: local, data_port: 47610}
+  replay: {kind: replay, host: local, data_port: 47620}
+connections:
+  - {from: sampler.transitions, to: replay.transitions}
+stop: {env_steps: 100}
+)";
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::map<std::string, pid_t> recorded_pids(const fs::path& log_dir) {
+  std::map<std::string, pid_t> pids;
+  std::ifstream in(log_dir / "pids");
+  std::string name;
+  pid_t pid = 0;
+  while (in >> name >> pid) pids[name] = pid;
+  return pids;
+}
+
+bool alive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const auto close = line.rfind(')');
+  return close != std::string::npos && line.size() > close + 2 && line[close + 2] != 'Z';
+}
+
+class ClusterLauncher : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) /
+           ("cluster_launcher_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "behaviour");
+    std::ofstream(dir_ / "tagflow") << kStandIn;
+    fs::permissions(dir_ / "tagflow", fs::perms::owner_all);
+    std::ofstream(dir_ / "cluster.yaml") << kCluster;
+    ::setenv("TAGFLOW_TEST_BEHAVIOUR_DIR", (dir_ / "behaviour").c_str(), 1);
+    options_.file = (dir_ / "cluster.yaml").string();
+    options_.log_dir = (dir_ / "logs").string();
+    options_.quiet = true;
+    options_.tagflow = (dir_ / "tagflow").string();
+  }
+  void behave(const std::string& process, const std::string& script) {
+    std::ofstream(dir_ / "behaviour" / process) << script << "\n";
+  }
+  /// Runs the launcher; returns its exit code and puts what it printed on stderr in `err`.
+  int launch(std::string& err) {
+    ::testing::internal::CaptureStderr();
+    const int code = launch_cluster(options_);
+    err = ::testing::internal::GetCapturedStderr();
+    return code;
+  }
+  void expect_no_process_left() {
+    const auto pids = recorded_pids(options_.log_dir);
+    EXPECT_EQ(pids.size(), 4U);  // coordinator, sampler-0, sampler-1, replay
+    for (const auto& [name, pid] : pids) EXPECT_FALSE(alive(pid)) << name << " outlived the run";
+  }
+
+  fs::path dir_;
+  LaunchOptions options_;
+};
+
+TEST_F(ClusterLauncher, ANodeThatExitsNonZeroEndsTheRunNamingItWithItsLastLines) {
+  behave("sampler-1", "echo 'sampler-1: out of luck' >&2; exit 3");
+  std::string err;
+  EXPECT_EQ(launch(err), 1);
+  EXPECT_NE(err.find("tagflow up: node sampler-1 failed (exit code 3)"), std::string::npos) << err;
+  EXPECT_NE(err.find("last lines of " + options_.log_dir +
+                     "/sampler-1.log:\n"
+                     "  | stand-in sampler-1 started\n"
+                     "  | sampler-1: out of luck\n"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(read_file(fs::path(options_.log_dir) / "sampler-1.log").find("out of luck"),
+            std::string::npos);
+  expect_no_process_left();
+}
+
+TEST_F(ClusterLauncher, ANodeKilledByASignalIsTheCauseNotTheFederatesThatFollowIt) {
+  // sampler-0 dies; the others then fail as federates would (exit 4: another federate failed)
+  // and the coordinator names the dead federate, as the real ones do.
+  behave("sampler-0", "kill -9 $$");
+  behave("replay", "sleep 0.3; echo 'tagflow node replay: federate sampler-0 failed' >&2; exit 4");
+  behave("coordinator",
+         "sleep 0.2; echo 'tagflow coordinator: run failed: federate sampler-0 failed "
+         "(no heartbeat for 200 ms)' >&2; exit 1");
+  std::string err;
+  EXPECT_EQ(launch(err), 1);
+  EXPECT_NE(err.find("tagflow up: node sampler-0 failed (killed by signal 9)"), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("tagflow up: the coordinator reports: run failed: federate sampler-0 failed "
+                     "(no heartbeat for 200 ms)"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(err.find("node replay failed"), std::string::npos) << err;
+  expect_no_process_left();
+}
+
+TEST_F(ClusterLauncher, ANodeRefusingItsParamsExitsTwoLikeABadFile) {
+  behave("replay",
+         "echo 'tagflow node replay: cluster.yaml:8: nodes.replay.params: bad' >&2; exit 2");
+  std::string err;
+  EXPECT_EQ(launch(err), 2);
+  EXPECT_NE(err.find("tagflow up: node replay failed (exit code 2)"), std::string::npos) << err;
+  EXPECT_NE(err.find("cluster.yaml:8: nodes.replay.params: bad"), std::string::npos) << err;
+  expect_no_process_left();
+}
+
+TEST_F(ClusterLauncher, SigtermStopsEveryProcessAndExits130) {
+  behave("replay", "trap '' TERM");  // ignores SIGTERM: only the SIGKILL after the grace ends it
+  auto code = std::async(std::launch::async, [this] { return launch_cluster(options_); });
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (recorded_pids(options_.log_dir).size() < 4 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_EQ(recorded_pids(options_.log_dir).size(), 4U);
+  ::kill(::getpid(), SIGTERM);  // the launcher's handler is installed while it runs
+  EXPECT_EQ(code.get(), 130);
+  expect_no_process_left();
+}
+
+TEST_F(ClusterLauncher, TheLogDirectoryHoldsEveryProcessLog) {
+  behave("coordinator", "exit 5");
+  std::string err;
+  EXPECT_EQ(launch(err), 1);
+  EXPECT_NE(err.find("tagflow up: the coordinator failed (exit code 5)"), std::string::npos) << err;
+  EXPECT_NE(err.find("tagflow up: host local: coordinator, sampler-0, sampler-1, replay"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("tagflow up: logs in " + options_.log_dir + "/"), std::string::npos) << err;
+  for (const std::string name : {"coordinator", "sampler-0", "sampler-1", "replay"}) {
+    EXPECT_TRUE(fs::exists(fs::path(options_.log_dir) / (name + ".log"))) << name;
+  }
+}
+
+TEST_F(ClusterLauncher, ABadClusterFileExitsTwoBeforeStartingAnything) {
+  std::ofstream(dir_ / "cluster.yaml") << "cluster: broken\nnodes:\n  sampler: {kind: toaster}\n";
+  std::string err;
+  EXPECT_EQ(launch(err), 2);
+  EXPECT_NE(err.find("cluster.yaml:3"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(options_.log_dir));
+}
+
+}  // namespace
+}  // namespace tagflow::cli

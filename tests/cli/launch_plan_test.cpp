@@ -1,0 +1,147 @@
+// Tests of cli/launch/launch_plan.hpp: which host a launcher plays, whether it starts the
+// coordinator, and the command lines of its children.
+#include "cli/launch/launch_plan.hpp"
+
+#include <gtest/gtest.h>
+
+namespace tagflow::cli {
+namespace {
+
+/// A cluster of two samplers and a replay; `hosts` is the YAML of its hosts section and
+/// `sampler_host` / `replay_host` / `coordinator_host` place its parts.
+cluster::ClusterConfig two_part_cluster(const std::string& hosts, const std::string& sampler_host,
+                                        const std::string& replay_host,
+                                        const std::string& coordinator_host,
+                                        const std::string& extra = "") {
+  const std::string text =
+      "cluster: plan-test\n"
+      "hosts:\n" +
+      hosts + "coordinator: {host: " + coordinator_host +
+      ", port: 7600}\n"
+      "nodes:\n"
+      "  sampler: {kind: sampler, replicas: 2, host: " +
+      sampler_host +
+      ", data_port: 7610, metrics_port: 9470}\n"
+      "  replay: {kind: replay, host: " +
+      replay_host + ", data_port: 7620" + extra +
+      "}\n"
+      "connections:\n"
+      "  - {from: sampler.transitions, to: replay.transitions}\n"
+      "stop: {env_steps: 100}\n";
+  return cluster::parse_cluster_config(text, "plan-test.yaml");
+}
+
+const std::string kLoopbackHosts = "  a: {address: 127.0.0.1}\n  b: {address: 127.0.0.2}\n";
+const std::string kNetworkHosts = "  a: {address: 10.1.0.1}\n  b: {address: 10.1.0.2}\n";
+
+std::vector<std::string> names(const LaunchPlan& plan) {
+  std::vector<std::string> result;
+  for (const auto& process : plan.processes) result.push_back(process.name);
+  return result;
+}
+
+TEST(LaunchPlan, OneHostRunsTheCoordinatorAndEveryProcess) {
+  const auto config =
+      two_part_cluster("  local: {address: 127.0.0.1}\n", "local", "local", "local");
+  const LaunchPlan plan = make_launch_plan(config, "plan-test.yaml", std::nullopt, "");
+  EXPECT_EQ(plan.hosts, std::vector<std::string>{"local"});
+  EXPECT_TRUE(plan.coordinator);
+  EXPECT_EQ(names(plan), (std::vector<std::string>{"sampler-0", "sampler-1", "replay"}));
+  EXPECT_TRUE(plan.whole_cluster());
+  EXPECT_EQ(describe(plan), "host local: coordinator, sampler-0, sampler-1, replay");
+}
+
+TEST(LaunchPlan, HostNameStartsOnlyThatHostsProcesses) {
+  const auto config = two_part_cluster(kNetworkHosts, "a", "b", "b");
+  const LaunchPlan a = make_launch_plan(config, "plan-test.yaml", std::nullopt, "a");
+  EXPECT_FALSE(a.coordinator);
+  EXPECT_EQ(names(a), (std::vector<std::string>{"sampler-0", "sampler-1"}));
+  EXPECT_FALSE(a.whole_cluster());
+  const LaunchPlan b = make_launch_plan(config, "plan-test.yaml", std::nullopt, "b");
+  EXPECT_TRUE(b.coordinator);
+  EXPECT_EQ(names(b), std::vector<std::string>{"replay"});
+  EXPECT_EQ(describe(b), "host b: coordinator, replay");
+}
+
+TEST(LaunchPlan, HostsOnLoopbackAddressesAllRunHereWithoutHostName) {
+  const auto config = two_part_cluster(kLoopbackHosts, "a", "b", "b");
+  const LaunchPlan plan = make_launch_plan(config, "plan-test.yaml", std::nullopt, "");
+  EXPECT_EQ(plan.hosts, (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(plan.coordinator);
+  EXPECT_TRUE(plan.whole_cluster());
+}
+
+TEST(LaunchPlan, HostsOnTheNetworkNeedAHostName) {
+  const auto config = two_part_cluster(kNetworkHosts, "a", "b", "b");
+  try {
+    (void)make_launch_plan(config, "plan-test.yaml", std::nullopt, "");
+    FAIL() << "expected a LaunchError";
+  } catch (const LaunchError& e) {
+    EXPECT_NE(std::string(e.what()).find("--host NAME"), std::string::npos) << e.what();
+  }
+}
+
+TEST(LaunchPlan, AnUnknownHostIsAnErrorListingTheHosts) {
+  const auto config = two_part_cluster(kNetworkHosts, "a", "b", "b");
+  try {
+    (void)make_launch_plan(config, "plan-test.yaml", std::nullopt, "c");
+    FAIL() << "expected a LaunchError";
+  } catch (const LaunchError& e) {
+    EXPECT_EQ(std::string(e.what()), "plan-test.yaml: no host 'c' (hosts: a, b)");
+  }
+}
+
+TEST(LaunchPlan, ActorModeStartsNoCoordinator) {
+  const auto config =
+      two_part_cluster("  local: {address: 127.0.0.1}\n", "local", "local", "local");
+  const LaunchPlan plan = make_launch_plan(config, "plan-test.yaml", cluster::Mode::actor, "");
+  EXPECT_FALSE(plan.coordinator);
+  EXPECT_EQ(plan.mode, cluster::Mode::actor);
+  EXPECT_EQ(plan.processes.size(), 3U);
+}
+
+TEST(LaunchPlan, ChildrenRunTheCoordinatorAndTagflowNodeWithResultsAndLogsInTheLogDir) {
+  const auto config =
+      two_part_cluster("  local: {address: 127.0.0.1}\n", "local", "local", "local");
+  const LaunchPlan plan = make_launch_plan(config, "/etc/plan-test.yaml", std::nullopt, "");
+  const std::vector<ChildSpec> specs = child_specs(plan, "/opt/tagflow", "/tmp/run");
+  ASSERT_EQ(specs.size(), 4U);
+  EXPECT_EQ(specs[0].name, "coordinator");
+  EXPECT_EQ(specs[0].argv, (std::vector<std::string>{"/opt/tagflow", "coordinator", "--config",
+                                                     "/etc/plan-test.yaml"}));
+  EXPECT_EQ(specs[0].log_path, "/tmp/run/coordinator.log");
+  EXPECT_EQ(specs[3].name, "replay");
+  EXPECT_EQ(specs[3].argv, (std::vector<std::string>{
+                               "/opt/tagflow", "node", "--config", "/etc/plan-test.yaml", "--name",
+                               "replay", "--result", "/tmp/run/replay.json", "--quiet"}));
+  EXPECT_EQ(specs[3].log_path, "/tmp/run/replay.log");
+}
+
+TEST(LaunchPlan, AModeGivenOnTheCommandLineIsPassedToEveryNode) {
+  const auto config =
+      two_part_cluster("  local: {address: 127.0.0.1}\n", "local", "local", "local");
+  const LaunchPlan plan = make_launch_plan(config, "/c.yaml", cluster::Mode::reactor, "");
+  for (const ChildSpec& spec : child_specs(plan, "tagflow", "/tmp/run")) {
+    if (spec.name == "coordinator") continue;
+    ASSERT_GE(spec.argv.size(), 2U);
+    EXPECT_EQ(spec.argv[spec.argv.size() - 2], "--mode");
+    EXPECT_EQ(spec.argv.back(), "reactor");
+  }
+}
+
+TEST(LaunchPlan, ProcessGroupsAreStartedAsOneChild) {
+  const auto config = two_part_cluster("  local: {address: 127.0.0.1}\n", "local", "local", "local",
+                                       ", process: sink");
+  const LaunchPlan plan = make_launch_plan(config, "/c.yaml", std::nullopt, "");
+  EXPECT_EQ(names(plan), (std::vector<std::string>{"sampler-0", "sampler-1", "sink"}));
+  EXPECT_EQ(describe(plan), "host local: coordinator, sampler-0, sampler-1, sink [replay]");
+}
+
+TEST(DefaultLogDir, NamesTheClusterAndTheLocalTime) {
+  const std::string dir = default_log_dir("local-cartpole", std::chrono::system_clock::now());
+  ASSERT_EQ(dir.rfind("runs/local-cartpole-", 0), 0U) << dir;
+  EXPECT_EQ(dir.size(), std::string("runs/local-cartpole-20260101-120000").size()) << dir;
+}
+
+}  // namespace
+}  // namespace tagflow::cli
