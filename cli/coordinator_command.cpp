@@ -1,7 +1,10 @@
 // `tagflow coordinator --config FILE`: runs the federation coordinator (coordinator/PROTOCOL.md)
-// until every federate resigned (exit 0) or the run failed (exit 1, naming the federate).
+// until every federate resigned (exit 0) or the run failed (exit 1, naming the federate). With a
+// cluster file whose coordinator has a metrics_port, it serves its metrics there (on
+// monitoring.bind) with node=coordinator, kind=coordinator.
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 
@@ -9,6 +12,8 @@
 
 #include "cli/commands.hpp"
 #include "coordinator/coordinator.hpp"
+#include "monitoring/metrics_endpoint.hpp"
+#include "monitoring/process_metrics.hpp"
 #include "nodes/cluster/federation_plan.hpp"
 #include "transport/curve_keys.hpp"
 
@@ -17,15 +22,24 @@ namespace {
 
 /// A cluster file (nodes + connections, configs/README.md) or a bare federation description
 /// (a `federation:` section, coordinator/PROTOCOL.md §0, as used for non-RL reactor programs).
-coordinator::FederationSpec load_spec(const std::string& path) {
+struct LoadedSpec {
+  coordinator::FederationSpec spec;
+  std::optional<cluster::ClusterConfig> cluster;  // when the file is a cluster file
+};
+
+/// A cluster file (nodes + connections, configs/README.md) or a bare federation description
+/// (a `federation:` section, coordinator/PROTOCOL.md §0, as used for non-RL reactor programs).
+LoadedSpec load_spec(const std::string& path) {
   bool bare_federation = false;
   try {
     bare_federation = static_cast<bool>(YAML::LoadFile(path)["federation"]);
   } catch (const YAML::Exception&) {
     // Not readable or not YAML: the cluster loader reports it with file and line.
   }
-  if (bare_federation) return coordinator::load_federation_spec(path);
-  return cluster::federation_spec(cluster::load_cluster_config(path));
+  if (bare_federation) return {coordinator::load_federation_spec(path), std::nullopt};
+  cluster::ClusterConfig config = cluster::load_cluster_config(path);
+  coordinator::FederationSpec spec = cluster::federation_spec(config);
+  return {std::move(spec), std::move(config)};
 }
 
 }  // namespace
@@ -43,7 +57,18 @@ void add_coordinator_command(CLI::App& app) {
       "Endpoint to bind instead of the configured coordinator address (e.g. tcp://0.0.0.0:7600)");
   command->callback([config, endpoint] {
     try {
-      coordinator::Coordinator coordinator(load_spec(*config));
+      LoadedSpec loaded = load_spec(*config);
+      monitoring::ProcessMetrics metrics(
+          {"coordinator", monitoring::ProcessKind::coordinator,
+           loaded.cluster ? loaded.cluster->mode : cluster::Mode::reactor});
+      coordinator::Coordinator coordinator(std::move(loaded.spec));
+      std::unique_ptr<monitoring::MetricsEndpoint> endpoint_http;
+      if (loaded.cluster && loaded.cluster->coordinator.metrics_port != 0) {
+        coordinator.set_metrics(&metrics);
+        endpoint_http = std::make_unique<monitoring::MetricsEndpoint>(
+            metrics, loaded.cluster->monitoring.bind, loaded.cluster->coordinator.metrics_port);
+        std::cout << "tagflow coordinator: metrics on " << endpoint_http->url() << std::endl;
+      }
       const std::string bound = coordinator.bind(*endpoint);
       std::cout << "tagflow coordinator: listening on " << bound << std::endl;
       const coordinator::CoordinatorResult result = coordinator.run();
@@ -60,6 +85,9 @@ void add_coordinator_command(CLI::App& app) {
       std::cerr << "tagflow coordinator: " << e.what() << "\n";
       throw CLI::RuntimeError(2);
     } catch (const transport::CurveKeyError& e) {
+      std::cerr << "tagflow coordinator: " << e.what() << "\n";
+      throw CLI::RuntimeError(2);
+    } catch (const monitoring::MonitoringError& e) {
       std::cerr << "tagflow coordinator: " << e.what() << "\n";
       throw CLI::RuntimeError(2);
     } catch (const zmq::error_t& e) {
