@@ -4,9 +4,13 @@
 // Each channel has exactly one writer (the reactor that owns the output), so the sequence each
 // hash sees depends only on logical time, never on worker threads: the cluster folds the
 // channel hashes in connection order into the run's digest (ARCHITECTURE §8).
-// Not thread-safe on its own: one channel is written only by its owner's reactions.
+// The digest covers only what was sent at tags before the run's cutoff (the earliest stop
+// proposal, nodes/README.md), which is known only after the run: each channel keeps the hash and
+// count after every record (24 bytes per value sent) so hash_before()/count_before() can answer
+// for any cutoff. Not thread-safe on its own: one channel is written only by its owner's reactions.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -18,7 +22,7 @@ namespace tagflow::nodes {
 class ChannelDigests {
  public:
   explicit ChannelDigests(std::size_t channels = 0)
-      : hashes_(channels, 14695981039346656037ULL), counts_(channels, 0) {}
+      : hashes_(channels, kInitial), counts_(channels, 0), history_(channels) {}
 
   void record(std::size_t channel, reactors::Tag tag, const Bytes& bytes) {
     Bytes header(12);
@@ -28,14 +32,40 @@ class ChannelDigests {
     for (int i = 0; i < 4; ++i) header[8 + i] = static_cast<std::uint8_t>(micro >> (8 * i));
     hashes_[channel] = fnv1a64(bytes, fnv1a64(header, hashes_[channel]));
     ++counts_[channel];
+    history_[channel].push_back({tag, hashes_[channel], counts_[channel]});
+  }
+  /// The hash over the values sent at tags < cutoff.
+  [[nodiscard]] std::uint64_t hash_before(std::size_t channel, reactors::Tag cutoff) const {
+    const Entry* e = last_before(channel, cutoff);
+    return e == nullptr ? kInitial : e->hash;
+  }
+  /// The number of values sent at tags < cutoff.
+  [[nodiscard]] std::uint64_t count_before(std::size_t channel, reactors::Tag cutoff) const {
+    const Entry* e = last_before(channel, cutoff);
+    return e == nullptr ? 0 : e->count;
   }
   [[nodiscard]] std::uint64_t hash(std::size_t channel) const { return hashes_[channel]; }
   [[nodiscard]] std::uint64_t count(std::size_t channel) const { return counts_[channel]; }
   [[nodiscard]] std::size_t size() const { return hashes_.size(); }
 
  private:
+  static constexpr std::uint64_t kInitial = 14695981039346656037ULL;
+  struct Entry {
+    reactors::Tag tag;
+    std::uint64_t hash;
+    std::uint64_t count;
+  };
+  const Entry* last_before(std::size_t channel, reactors::Tag cutoff) const {
+    const std::vector<Entry>& h = history_[channel];
+    const auto it =
+        std::lower_bound(h.begin(), h.end(), cutoff,
+                         [](const Entry& e, const reactors::Tag& t) { return e.tag < t; });
+    return it == h.begin() ? nullptr : &*(it - 1);
+  }
+
   std::vector<std::uint64_t> hashes_;
   std::vector<std::uint64_t> counts_;
+  std::vector<std::vector<Entry>> history_;  // per channel, in tag order
 };
 
 }  // namespace tagflow::nodes

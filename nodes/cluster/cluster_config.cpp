@@ -31,6 +31,15 @@ bool is_node_name(const std::string& name) {
   return true;
 }
 
+bool is_process_name(const std::string& name) {
+  if (name.empty() || !std::isalpha(static_cast<unsigned char>(name[0]))) return false;
+  for (const char c : name) {
+    const auto u = static_cast<unsigned char>(c);
+    if (!std::isalnum(u) && c != '_' && c != '-') return false;
+  }
+  return true;
+}
+
 std::chrono::milliseconds to_ms(std::chrono::nanoseconds d) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(d);
 }
@@ -84,7 +93,7 @@ void parse_nodes(const YamlReader& top, ClusterConfig& config) {
       nodes.fail(name, "node names are lower-case letters, digits and '_', starting with a letter");
     }
     const YamlReader node = nodes.map(name);
-    node.only_keys({"kind", "replicas", "host", "data_port", "metrics_port", "params"});
+    node.only_keys({"kind", "replicas", "host", "data_port", "metrics_port", "params", "process"});
     NodeConfig n;
     n.name = name;
     n.line = nodes.line_of(name);
@@ -94,6 +103,15 @@ void parse_nodes(const YamlReader& top, ClusterConfig& config) {
     n.data_port = node.port_or("data_port", 0);
     if (n.data_port == 0) node.fail("data_port", "missing (required)");
     n.metrics_port = node.port_or("metrics_port", 0);
+    if (node.has("process")) {
+      n.process = node.string("process");
+      n.process_line = node.line_of("process");
+      if (!is_process_name(n.process)) {
+        node.fail("process",
+                  "process names are letters, digits, '_' and '-', starting with a letter; got '" +
+                      n.process + "'");
+      }
+    }
     if (node.has("params")) {
       const YamlReader params = node.map("params");
       for (const auto& param : params.node()) {

@@ -7,7 +7,10 @@
 //   - wrong types (a string where a number belongs, a negative count, a malformed duration);
 //   - node kinds and connection endpoints that do not exist (node name, or the port of its kind);
 //   - a cycle of connections without an `after` delay;
-//   - two endpoints on the same host:port (ports of replicas count: port, port+1, ...).
+//   - two endpoints on the same host:port (ports of replicas count: port, port+1, ...);
+//   - a connection between two groups of different replica counts, both above one (the link
+//     plan pairs equal counts i→i and fans one replica out to / in from many);
+//   - a `process` shared by groups on different hosts, or named like another group's replica.
 // The structs are plain values; nothing here starts a process or opens a socket.
 #pragma once
 
@@ -70,6 +73,10 @@ struct NodeConfig {
   std::map<std::string, std::string> params;
   std::map<std::string, int> param_lines;
   int line = 0;  // of the node's name in the file
+  /// `process: NAME`: every replica of every group with the same value runs in one OS process
+  /// called NAME (nodes/cluster/process_plan.hpp). Empty: each replica is its own process.
+  std::string process;
+  int process_line = 0;
 };
 
 /// `from: NODE.PORT` → `to: NODE.PORT`, with an optional logical delay (`after`).

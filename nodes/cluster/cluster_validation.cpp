@@ -45,6 +45,48 @@ void check_endpoints(const ClusterConfig& config) {
   }
 }
 
+/// The link plan (link_plan.hpp) pairs equal replica counts i→i and fans one replica out to (or
+/// in from) many; any other shape has no agreed channel order.
+void check_link_shapes(const ClusterConfig& config) {
+  for (std::size_t i = 0; i < config.connections.size(); ++i) {
+    const ConnectionConfig& c = config.connections[i];
+    const int from = config.find_node(c.from_node)->replicas;
+    const int to = config.find_node(c.to_node)->replicas;
+    if (from == to || from == 1 || to == 1) continue;
+    throw ConfigError(config.file, c.line, "connections[" + std::to_string(i) + "]",
+                      "connects " + std::to_string(from) + " replicas of '" + c.from_node +
+                          "' to " + std::to_string(to) + " of '" + c.to_node +
+                          "'; connect equal replica counts or one replica to many");
+  }
+}
+
+/// Groups sharing a `process` run in one OS process: one host, and a name no other group's
+/// replica already has.
+void check_processes(const ClusterConfig& config) {
+  std::map<std::string, const NodeConfig*> first_of_process;
+  for (const NodeConfig& node : config.nodes) {
+    if (node.process.empty()) continue;
+    const std::string key = "nodes." + node.name + ".process";
+    const auto [first, inserted] = first_of_process.emplace(node.process, &node);
+    if (!inserted && first->second->host != node.host) {
+      throw ConfigError(config.file, node.process_line, key,
+                        "process '" + node.process + "' would hold '" + first->second->name +
+                            "' on host " + first->second->host + " and '" + node.name +
+                            "' on host " + node.host + "; a process runs on one host");
+    }
+    for (const NodeConfig& other : config.nodes) {
+      if (&other == &node || other.process == node.process) continue;
+      for (int r = 0; r < other.replicas; ++r) {
+        if (replica_name(other, r) != node.process) continue;
+        throw ConfigError(config.file, node.process_line, key,
+                          "process name '" + node.process +
+                              "' is already the name of a replica of '" + other.name +
+                              "'; pick another name");
+      }
+    }
+  }
+}
+
 /// A node's outputs may depend on its inputs at the same tag, so a loop of connections without
 /// `after` would ask every node on it to wait for itself.
 void check_zero_delay_cycles(const ClusterConfig& config) {
@@ -139,8 +181,10 @@ const std::vector<std::string>& output_ports(NodeKind kind) {
 
 void validate_topology(const ClusterConfig& config) {
   check_endpoints(config);
+  check_link_shapes(config);
   check_zero_delay_cycles(config);
   check_port_clashes(config);
+  check_processes(config);
 }
 
 }  // namespace tagflow::cluster

@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <map>
 
+#include "nodes/cluster/link_plan.hpp"
+
 namespace tagflow::cluster {
 namespace {
 
@@ -34,19 +36,16 @@ coordinator::FederationSpec federation_spec(const ClusterConfig& config) {
     spec.keys_dir = keys.string();
   }
 
-  // upstream federate -> downstream federate -> minimum delay, in file order of the nodes.
+  // upstream federate -> downstream federate -> minimum delay, from the link plan (the same
+  // replica pairs every placement connects).
   std::map<std::string, std::map<std::string, ConnectionDelay>> links;
-  for (const ConnectionConfig& c : config.connections) {
+  for (const Link& l : plan_links(config).links) {
+    if (l.from.replica == l.to.replica) continue;
     const ConnectionDelay delay =
-        c.after ? ConnectionDelay(c.after->count()) : ConnectionDelay(std::nullopt);
-    for (const std::string& from : replicas_of(*config.find_node(c.from_node))) {
-      for (const std::string& to : replicas_of(*config.find_node(c.to_node))) {
-        if (from == to) continue;
-        auto& link = links[from];
-        const auto existing = link.find(to);
-        link[to] = existing == link.end() ? delay : min_delay(existing->second, delay);
-      }
-    }
+        l.after ? ConnectionDelay(l.after->count()) : ConnectionDelay(std::nullopt);
+    auto& link = links[l.from.replica];
+    const auto existing = link.find(l.to.replica);
+    link[l.to.replica] = existing == link.end() ? delay : min_delay(existing->second, delay);
   }
   for (const NodeConfig& node : config.nodes) {
     for (const std::string& id : replicas_of(node)) {

@@ -1,5 +1,6 @@
 #include "nodes/inference/inference_reactor.hpp"
 
+#include <chrono>
 #include <stdexcept>
 
 namespace tagflow::nodes {
@@ -24,6 +25,7 @@ InferenceReactor::InferenceReactor(std::string name, reactors::Environment& env,
         if (weights[c].is_present()) server_.on_weights(*weights[c].get());
       }
       weights_version.store(server_.weights_version(), std::memory_order_relaxed);
+      if (metrics_ != nullptr) metrics_->set_weights_version(server_.weights_version());
     });
   }
   if (widths.observations == 0) return;
@@ -35,7 +37,14 @@ InferenceReactor::InferenceReactor(std::string name, reactors::Environment& env,
       requests_.push_back(*observations[c].get());
       channels_.push_back(c);
     }
+    const auto started = std::chrono::steady_clock::now();
     std::vector<ActionBatchMessage> answers = server_.serve(requests_);
+    if (metrics_ != nullptr) {
+      std::size_t rows = 0;
+      for (const auto& r : requests_) rows += r.rows();
+      metrics_->add_inference_batch(
+          rows, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    }
     for (std::size_t i = 0; i < answers.size(); ++i) {
       const std::size_t c = channels_[i];
       const Bytes bytes = encode(answers[i]);

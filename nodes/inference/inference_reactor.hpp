@@ -16,6 +16,7 @@
 
 #include "nodes/channel_digest.hpp"
 #include "nodes/inference/inference_server.hpp"
+#include "nodes/node_metrics.hpp"
 #include "reactors/reactors.hpp"
 
 namespace tagflow::nodes {
@@ -37,12 +38,15 @@ class InferenceReactor : public reactors::Reactor {
   [[nodiscard]] const ChannelDigests& actions_digest() const { return actions_digest_; }
   std::atomic<std::int64_t> rows_served{0};
   std::atomic<std::uint64_t> weights_version{0};
+  /// Updates `metrics` (an inference server's NodeMetrics, outliving the run) from now on.
+  void set_metrics(NodeMetrics* metrics) { metrics_ = metrics; }
 
  private:
   InferenceServer server_;
   ChannelDigests actions_digest_;
   std::vector<ObservationBatchMessage> requests_;
   std::vector<std::size_t> channels_;
+  NodeMetrics* metrics_ = nullptr;
 };
 
 }  // namespace tagflow::nodes

@@ -1,5 +1,7 @@
 #include "nodes/learner/learner_reactor.hpp"
 
+#include <chrono>
+
 namespace tagflow::nodes {
 
 LearnerReactor::LearnerReactor(std::string name, reactors::Environment& env,
@@ -17,16 +19,26 @@ LearnerReactor::LearnerReactor(std::string name, reactors::Environment& env,
       weights_digest_(widths.weights) {
   reaction("initial_weights").triggers(startup()).effects(weights).body([this] {
     send_weights(server_.weights());
+    record_weights_hash();
   });
   if (widths.batches == 0) return;
   reaction("update").triggers(batches).effects(priorities, weights).body([this] {
     PriorityUpdateMessage all;
     std::optional<WeightsMessage> newest;
+    bool updated = false;
     for (std::size_t c = 0; c < batches.size(); ++c) {
       if (!batches[c].is_present()) continue;
       for (const SampleBatchMessage& batch : *batches[c].get()) {
         if (target_reached_) break;
+        const auto started = std::chrono::steady_clock::now();
         LearnerOutput out = server_.on_batch(batch);
+        if (metrics_ != nullptr) {
+          metrics_->add_learner_update(
+              out.loss,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+          metrics_->set_weights_version(static_cast<std::uint64_t>(server_.updates()));
+        }
+        updated = true;
         all.keys.insert(all.keys.end(), out.priorities.keys.begin(), out.priorities.keys.end());
         all.priorities.insert(all.priorities.end(), out.priorities.priorities.begin(),
                               out.priorities.priorities.end());
@@ -44,7 +56,21 @@ LearnerReactor::LearnerReactor(std::string name, reactors::Environment& env,
       }
     }
     if (newest) send_weights(*newest);
+    if (updated) record_weights_hash();
   });
+}
+
+void LearnerReactor::record_weights_hash() {
+  weights_hashes_.emplace_back(tag(), fnv1a64(encode(server_.weights())));
+}
+
+std::uint64_t LearnerReactor::weights_hash_before(reactors::Tag cutoff) const {
+  std::uint64_t hash = weights_hashes_.empty() ? 0 : weights_hashes_.front().second;
+  for (const auto& [at, h] : weights_hashes_) {
+    if (!(at < cutoff)) break;
+    hash = h;
+  }
+  return hash;
 }
 
 void LearnerReactor::send_weights(const WeightsMessage& message) {

@@ -21,6 +21,7 @@
 #include "nodes/channel_digest.hpp"
 #include "nodes/learner/evaluator.hpp"
 #include "nodes/learner/learner_server.hpp"
+#include "nodes/node_metrics.hpp"
 #include "nodes/replay/replay_reactor.hpp"
 #include "reactors/reactors.hpp"
 
@@ -48,12 +49,18 @@ class LearnerReactor : public reactors::Reactor {
   [[nodiscard]] const std::vector<double>& evaluations() const { return evaluations_; }
   /// True once an evaluation reached the target return.
   [[nodiscard]] bool target_reached() const { return target_reached_; }
+  /// FNV-1a of the encoded online weights as they were after the last tag < cutoff (the
+  /// initial weights when no update came before it). Read after the run.
+  [[nodiscard]] std::uint64_t weights_hash_before(reactors::Tag cutoff) const;
+  /// Updates `metrics` (a learner's NodeMetrics, outliving the run) from now on.
+  void set_metrics(NodeMetrics* metrics) { metrics_ = metrics; }
   std::atomic<std::int64_t> updates{0};
   std::atomic<double> last_evaluation{0.0};
 
  private:
   void send_weights(const WeightsMessage& message);
   void maybe_evaluate();
+  void record_weights_hash();
 
   LearnerServer server_;
   std::unique_ptr<Evaluator> evaluator_;
@@ -62,6 +69,8 @@ class LearnerReactor : public reactors::Reactor {
   ChannelDigests weights_digest_;
   std::vector<double> evaluations_;
   bool target_reached_ = false;  // no update after the evaluation that reached the target
+  NodeMetrics* metrics_ = nullptr;
+  std::vector<std::pair<reactors::Tag, std::uint64_t>> weights_hashes_;  // in tag order
 };
 
 }  // namespace tagflow::nodes

@@ -15,7 +15,10 @@ ReplayReactor::ReplayReactor(std::string name, reactors::Environment& env,
   if (widths.priorities > 0) {
     reaction("update_priorities").triggers(priorities).body([this] {
       for (std::size_t c = 0; c < priorities.size(); ++c) {
-        if (priorities[c].is_present()) server_.update(*priorities[c].get());
+        if (!priorities[c].is_present()) continue;
+        server_.update(*priorities[c].get());
+        if (metrics_ != nullptr)
+          metrics_->add_replay_priority_updates(priorities[c].get()->keys.size());
       }
     });
   }
@@ -24,8 +27,18 @@ ReplayReactor::ReplayReactor(std::string name, reactors::Environment& env,
       for (std::size_t c = 0; c < transitions.size(); ++c) {
         if (transitions[c].is_present()) server_.insert(*transitions[c].get());
       }
-      inserts.store(static_cast<std::int64_t>(server_.inserts()), std::memory_order_relaxed);
+      const auto inserted = static_cast<std::int64_t>(server_.inserts());
+      if (metrics_ != nullptr) {
+        metrics_->add_replay_inserted(static_cast<std::uint64_t>(inserted - inserts.load()));
+      }
+      inserts.store(inserted, std::memory_order_relaxed);
       SampleBatchList due = server_.due_batches();
+      if (metrics_ != nullptr) {
+        std::uint64_t rows = 0;
+        for (const auto& b : due) rows += b.rows();
+        metrics_->add_replay_sampled(rows);
+        metrics_->set_replay_size(server_.size(), 0);
+      }
       if (due.empty()) return;
       batches_sent.fetch_add(static_cast<std::int64_t>(due.size()), std::memory_order_relaxed);
       Bytes bytes;

@@ -16,6 +16,7 @@
 #include <atomic>
 
 #include "nodes/channel_digest.hpp"
+#include "nodes/node_metrics.hpp"
 #include "nodes/replay/replay_server.hpp"
 #include "reactors/reactors.hpp"
 
@@ -39,10 +40,13 @@ class ReplayReactor : public reactors::Reactor {
   [[nodiscard]] const ChannelDigests& batches_digest() const { return batches_digest_; }
   std::atomic<std::int64_t> inserts{0};
   std::atomic<std::int64_t> batches_sent{0};
+  /// Updates `metrics` (a replay's NodeMetrics, outliving the run) from now on.
+  void set_metrics(NodeMetrics* metrics) { metrics_ = metrics; }
 
  private:
   ReplayServer server_;
   ChannelDigests batches_digest_;
+  NodeMetrics* metrics_ = nullptr;
 };
 
 }  // namespace tagflow::nodes

@@ -17,7 +17,9 @@ SamplerReactor::SamplerReactor(std::string name, reactors::Environment& env,
   if (widths.weights > 0) {
     reaction("load_weights").triggers(weights).body([this] {
       for (std::size_t c = 0; c < weights.size(); ++c) {
-        if (weights[c].is_present()) server_.on_weights(*weights[c].get());
+        if (!weights[c].is_present()) continue;
+        server_.on_weights(*weights[c].get());
+        if (metrics_ != nullptr) metrics_->set_weights_version(weights[c].get()->version);
       }
     });
   }
@@ -57,12 +59,20 @@ void SamplerReactor::send_transitions(const TransitionsMessage& message) {
     transitions_digest_.record(c, tag(), bytes);
   }
   publish_stats();
-  if (step_limit_ >= 0 && server_.env_steps() >= step_limit_) request_stop();
+  if (step_limit_ >= 0 && server_.env_steps() >= step_limit_) {
+    step_limit_reached_ = true;
+    request_stop();
+  }
 }
 
 void SamplerReactor::publish_stats() {
   env_steps.store(server_.env_steps(), std::memory_order_relaxed);
   const std::vector<double> returns = server_.take_finished_returns();
+  if (metrics_ != nullptr) {
+    metrics_->add_env_steps(server_.env_steps() - steps_reported_);
+    steps_reported_ = server_.env_steps();
+    metrics_->add_episodes(returns);
+  }
   if (!returns.empty()) {
     returns_.insert(returns_.end(), returns.begin(), returns.end());
     last_return.store(returns.back(), std::memory_order_relaxed);

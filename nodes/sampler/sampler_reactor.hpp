@@ -22,6 +22,7 @@
 
 #include "nodes/channel_digest.hpp"
 #include "nodes/messages.hpp"
+#include "nodes/node_metrics.hpp"
 #include "nodes/sampler/sampler_server.hpp"
 #include "reactors/reactors.hpp"
 
@@ -44,6 +45,10 @@ class SamplerReactor : public reactors::Reactor {
   [[nodiscard]] SamplerServer& server() { return server_; }
   /// Requests the stop once this sampler has made `steps` env steps (the `env_steps` stop).
   void set_step_limit(std::int64_t steps) { step_limit_ = steps; }
+  /// True once the step limit was reached (and the stop requested).
+  [[nodiscard]] bool step_limit_reached() const { return step_limit_reached_; }
+  /// Updates `metrics` (a sampler's NodeMetrics, outliving the run) from now on.
+  void set_metrics(NodeMetrics* metrics) { metrics_ = metrics; }
   [[nodiscard]] const ChannelDigests& transitions_digest() const { return transitions_digest_; }
   [[nodiscard]] const ChannelDigests& observations_digest() const { return observations_digest_; }
   /// Env steps so far and the sum/count of finished episode returns (read from any thread).
@@ -64,6 +69,9 @@ class SamplerReactor : public reactors::Reactor {
   std::vector<double> returns_;
   bool waiting_ = false;
   std::int64_t step_limit_ = -1;
+  bool step_limit_reached_ = false;
+  NodeMetrics* metrics_ = nullptr;
+  std::int64_t steps_reported_ = 0;
 };
 
 }  // namespace tagflow::nodes

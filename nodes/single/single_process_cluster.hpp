@@ -23,7 +23,7 @@
 #include <optional>
 
 #include "nodes/cluster/cluster_config.hpp"
-#include "nodes/single/run_summary.hpp"
+#include "nodes/run_summary.hpp"
 
 namespace tagflow::nodes {
 

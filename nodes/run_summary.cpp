@@ -1,4 +1,4 @@
-#include "nodes/single/run_summary.hpp"
+#include "nodes/run_summary.hpp"
 
 #include <cstdio>
 #include <nlohmann/json.hpp>

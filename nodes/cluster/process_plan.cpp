@@ -1,0 +1,42 @@
+#include "nodes/cluster/process_plan.hpp"
+
+#include <map>
+
+namespace tagflow::cluster {
+
+std::vector<ProcessPlan> plan_processes(const ClusterConfig& config) {
+  std::vector<ProcessPlan> plans;
+  std::map<std::string, std::size_t> by_name;
+  for (const NodeConfig& node : config.nodes) {
+    const bool torch = node.kind == NodeKind::learner || node.kind == NodeKind::inference;
+    for (int i = 0; i < node.replicas; ++i) {
+      const std::string replica = replica_name(node, i);
+      const std::string name = node.process.empty() ? replica : node.process;
+      auto [it, inserted] = by_name.emplace(name, plans.size());
+      if (inserted) plans.push_back(ProcessPlan{name, node.host, {}, false});
+      ProcessPlan& plan = plans[it->second];
+      plan.replicas.push_back(replica);
+      plan.needs_torch = plan.needs_torch || torch;
+    }
+  }
+  return plans;
+}
+
+const ProcessPlan* find_process(const std::vector<ProcessPlan>& plans, const std::string& name) {
+  for (const ProcessPlan& plan : plans) {
+    if (plan.name == name) return &plan;
+  }
+  return nullptr;
+}
+
+std::pair<const NodeConfig*, int> find_replica(const ClusterConfig& config,
+                                               const std::string& replica) {
+  for (const NodeConfig& node : config.nodes) {
+    for (int i = 0; i < node.replicas; ++i) {
+      if (replica_name(node, i) == replica) return {&node, i};
+    }
+  }
+  return {nullptr, -1};
+}
+
+}  // namespace tagflow::cluster

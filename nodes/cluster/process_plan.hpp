@@ -1,0 +1,35 @@
+// ProcessPlan: which replicas of a cluster file share one OS process (`process:` key).
+//
+// Every replica of every node group with the same `process` value runs in one process called by
+// that value; a group without the key gives each of its replicas its own process, named by the
+// replica name (sampler-0, replay, ...). The grouping is a placement choice only: in reactor mode
+// every replica stays one federate, so it changes neither tags nor the digest.
+// Plain values; plan_processes() never throws for a config that loaded (load_cluster_config
+// already checked hosts and names).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "nodes/cluster/cluster_config.hpp"
+
+namespace tagflow::cluster {
+
+struct ProcessPlan {
+  std::string name;                   // the `process` value, or the replica name
+  std::string host;                   // a key of ClusterConfig::hosts
+  std::vector<std::string> replicas;  // replica names, in file order
+  bool needs_torch = false;           // hosts a learner or an inference replica
+};
+
+/// Every process of the cluster, in file order of their first replica.
+std::vector<ProcessPlan> plan_processes(const ClusterConfig& config);
+
+/// The process called `name`, or nullptr.
+const ProcessPlan* find_process(const std::vector<ProcessPlan>& plans, const std::string& name);
+
+/// The node group and index of replica `replica`, or {nullptr, -1}.
+std::pair<const NodeConfig*, int> find_replica(const ClusterConfig& config,
+                                               const std::string& replica);
+
+}  // namespace tagflow::cluster
