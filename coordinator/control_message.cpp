@@ -108,8 +108,12 @@ bool read_fields(const msgpack::object* field, std::uint32_t count, ControlMessa
     case ControlType::kStart:
       return count == 3 && read_tag(field[1], m.tag) &&
              read_pairs(field[2], m.endpoints, read_string);
-    case ControlType::kNextEvent:
     case ControlType::kCompleted:
+      if (count == 3) {
+        return read_tag(field[1], m.tag) && read_pairs(field[2], m.in_transit, read_tag);
+      }
+      return count == 2 && read_tag(field[1], m.tag);
+    case ControlType::kNextEvent:
     case ControlType::kStopRequest:
     case ControlType::kStopReply:
       return count == 2 && read_tag(field[1], m.tag);
@@ -176,8 +180,20 @@ std::string encode_control(const ControlMessage& m) {
         pack_string(packer, endpoint);
       }
       break;
-    case ControlType::kNextEvent:
     case ControlType::kCompleted:
+      packer.pack_array(m.in_transit.empty() ? 2 : 3);
+      packer.pack_uint8(type);
+      pack_tag(packer, m.tag);
+      if (!m.in_transit.empty()) {
+        packer.pack_array(static_cast<std::uint32_t>(m.in_transit.size()));
+        for (const auto& [destination, tag] : m.in_transit) {
+          packer.pack_array(2);
+          pack_string(packer, destination);
+          pack_tag(packer, tag);
+        }
+      }
+      break;
+    case ControlType::kNextEvent:
     case ControlType::kStopRequest:
     case ControlType::kStopReply:
       packer.pack_array(2);

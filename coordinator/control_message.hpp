@@ -21,6 +21,8 @@ using transport::ConnectionDelay;
 using transport::WireTag;
 
 inline constexpr std::uint32_t kProtocolVersion = 1;
+/// In-transit reports one LTC may carry (so that an LTC frame stays far below the frame limit).
+inline constexpr std::size_t kMaxInTransitPerLtc = 128;
 
 /// Values are part of the protocol: never renumber.
 enum class ControlType : std::uint8_t {
@@ -28,7 +30,7 @@ enum class ControlType : std::uint8_t {
   kRefused = 2,       ///< C→F: text (why the join was refused)
   kStart = 3,         ///< C→F: tag (start tag), endpoints of every federate
   kNextEvent = 4,     ///< F→C: tag (NET)
-  kCompleted = 5,     ///< F→C: tag (LTC)
+  kCompleted = 5,     ///< F→C: tag (LTC), optionally the messages sent in transit since the last
   kGrant = 6,         ///< C→F: tag (TAG), counts
   kProvisional = 7,   ///< C→F: tag (PTAG), counts
   kInTransit = 8,     ///< F→C: federate (destination), tag
@@ -61,6 +63,10 @@ struct ControlMessage {
   std::vector<std::string> downstreams;
   /// kJoin: one entry, this federate's data endpoint; kStart: every federate's.
   std::vector<std::pair<std::string, std::string>> endpoints;
+  /// kCompleted: (destination, arrival tag) of every data message sent since the previous LTC
+  /// and not reported by IN_TRANSIT (applied before the completed tag). At most
+  /// kMaxInTransitPerLtc entries.
+  std::vector<std::pair<std::string, WireTag>> in_transit;
   /// kGrant/kProvisional: per upstream, how many data messages with a tag <= `tag` it has sent
   /// to this federate since the start.
   std::vector<std::pair<std::string, std::uint64_t>> counts;

@@ -221,6 +221,12 @@ void Coordinator::handle(const std::string& identity, const zmq::message_t& fram
       }
       break;
     case ControlType::kCompleted:
+      for (const auto& [destination_id, tag] : message.in_transit) {
+        const std::size_t destination = grants_.index_of(destination_id);
+        if (destination == grants_.size() || !grants_.on_in_transit(index, destination, tag)) {
+          drops_.record(identity, transport::DropReason::kUnknownPeer);
+        }
+      }
       grants_.on_completed(index, message.tag);
       break;
     case ControlType::kInTransit: {

@@ -122,6 +122,13 @@ void FederateClient::send_completed(const WireTag& tag) {
   send(make_tag_message(ControlType::kCompleted, tag));
 }
 
+void FederateClient::send_completed(const WireTag& tag,
+                                    std::vector<std::pair<std::string, WireTag>> in_transit) {
+  ControlMessage message = make_tag_message(ControlType::kCompleted, tag);
+  message.in_transit = std::move(in_transit);
+  send(message);
+}
+
 void FederateClient::send_in_transit(const std::string& destination, const WireTag& tag) {
   ControlMessage message = make_tag_message(ControlType::kInTransit, tag);
   message.federate = destination;

@@ -63,6 +63,9 @@ class FederateClient {
 
   void send_next_event(const WireTag& tag);
   void send_completed(const WireTag& tag);
+  /// LTC(tag) carrying the in-transit reports of the messages sent since the previous LTC
+  /// (at most kMaxInTransitPerLtc; send the rest as IN_TRANSIT first).
+  void send_completed(const WireTag& tag, std::vector<std::pair<std::string, WireTag>> in_transit);
   void send_in_transit(const std::string& destination, const WireTag& tag);
   void send_stop_request(const WireTag& proposal);
   void send_stop_reply(const WireTag& proposal);

@@ -109,17 +109,28 @@ void FederateRuntime::react_at(const WireTag& tag, FederateClient& client) {
     header.tag = transport::delayed(tag, delay);
     header.from = id_;
     header.port = output.port;
-    // Reported before it is sent: the coordinator must know of it before this federate's LTC.
-    client.send_in_transit(output.to, header.tag);
+    // Reported with the LTC that follows (PROTOCOL.md §3.2): until then the coordinator's view
+    // of this federate (LTC below this tag) keeps every grant that could cover it from being
+    // given.
+    if (in_transit_.size() == kMaxInTransitPerLtc) flush_completed(client);
+    in_transit_.emplace_back(output.to, header.tag);
     transport::send_wire_message(
         socket->second, header,
         {transport::Payload::copy_of(output.bytes.data(), output.bytes.size())});
     ++summary_.messages_sent;
   }
-  client.send_completed(tag);
+  completed_ = tag;
+  if (++unreported_ >= kTagsPerLtc) flush_completed(client);
   validator_.set_completed_tag(tag);
   ++summary_.tags_processed;
   summary_.last_tag = tag;
+}
+
+void FederateRuntime::flush_completed(FederateClient& client) {
+  if (unreported_ == 0 && in_transit_.empty()) return;
+  client.send_completed(completed_, std::move(in_transit_));
+  in_transit_.clear();
+  unreported_ = 0;
 }
 
 void FederateRuntime::connect_outputs(const ControlMessage& start) {
@@ -168,6 +179,7 @@ FederateRunSummary FederateRuntime::run(std::chrono::milliseconds join_timeout) 
       react_at(next, client);
       continue;
     }
+    flush_completed(client);  // about to wait: report everything done so far
     if (next != last_net) {
       client.send_next_event(next);
       last_net = next;
@@ -175,6 +187,7 @@ FederateRunSummary FederateRuntime::run(std::chrono::milliseconds join_timeout) 
     zmq::poll(items.data(), items.size(), std::chrono::milliseconds(50));
     client.poll(std::chrono::milliseconds(0));
   }
+  flush_completed(client);
   client.resign();
   summary_.messages_dropped = drops_.total();
   return summary_;

@@ -5,9 +5,11 @@
 //
 // The loop (PROTOCOL.md §3): next = min(program's next local event, earliest received input);
 // if next <= the safe tag (the latest TAG whose data messages have all arrived, by the counts in
-// the grant), react at next, send outputs (each reported IN_TRANSIT before it is sent), then
-// LTC(next); otherwise send NET(next) once and wait for control or data messages. It resigns when
-// nothing remains (next and the grant are both forever) or past the stop tag.
+// the grant), react at next and send its outputs; otherwise send NET(next) once and wait for
+// control or data messages. LTCs are batched: one LTC, carrying the in-transit reports of every
+// output sent since the previous one, goes out before the federate waits, after kTagsPerLtc
+// tags, and before it resigns. It resigns when nothing remains (next and the grant are both
+// forever) or past the stop tag.
 // Errors: FederationError from the client (refusal, failure of another federate, lost
 // coordinator); a program's exception propagates after the federate's sockets are closed.
 // Thread-safety: run() blocks the calling thread; the program is called only from it.
@@ -96,6 +98,8 @@ class FederateRuntime {
   void receive_data();
   void update_safe_tag(const FederateClient& client);
   void react_at(const WireTag& tag, FederateClient& client);
+  /// Sends LTC(completed_) with the unreported in-transit messages, if there is anything new.
+  void flush_completed(FederateClient& client);
   void connect_outputs(const ControlMessage& start);
 
   const FederationSpec& spec_;
@@ -112,6 +116,11 @@ class FederateRuntime {
   std::map<std::string, std::deque<WireTag>> received_;  // per upstream, unprocessed tags
   std::map<std::string, std::uint64_t> processed_;       // per upstream, processed count
   WireTag safe_ = transport::kNever;
+  /// Tags completed before one LTC is sent anyway (a federate that never waits still reports).
+  static constexpr int kTagsPerLtc = 16;
+  WireTag completed_ = transport::kNever;  // the latest tag completed
+  int unreported_ = 0;                     // completed tags not yet reported by an LTC
+  std::vector<std::pair<std::string, WireTag>> in_transit_;  // sent, not yet reported
   FederateRunSummary summary_;
 };
 

@@ -147,7 +147,8 @@ void ReactorFederate::drain_commands() {
         propose_stop(command.tag);
         break;
       case Command::kLtc:
-        client_->send_completed(command.tag);
+        completed_tag_ = command.tag;
+        ltc_pending_ = true;
         validator_.set_completed_tag(command.tag);
         for (auto& [upstream, tags] : received_) {
           while (!tags.empty() && tags.front() <= command.tag) {
@@ -163,7 +164,9 @@ void ReactorFederate::drain_commands() {
         header.tag = command.tag;
         header.from = id_;
         header.port = command.port;
-        client_->send_in_transit(command.to, command.tag);
+        // Reported with the LTC that follows (PROTOCOL.md §3.2).
+        if (in_transit_.size() == kMaxInTransitPerLtc) flush_completed();
+        in_transit_.emplace_back(command.to, command.tag);
         const std::size_t size = command.bytes.size();
         transport::send_wire_message(socket->second, header,
                                      {transport::Payload::copy_of(command.bytes.data(), size)});
@@ -175,6 +178,14 @@ void ReactorFederate::drain_commands() {
       }
     }
   }
+  flush_completed();  // one LTC per batch, with this batch's in-transit reports
+}
+
+void ReactorFederate::flush_completed() {
+  if (!ltc_pending_ && in_transit_.empty()) return;
+  client_->send_completed(completed_tag_, std::move(in_transit_));
+  in_transit_.clear();
+  ltc_pending_ = false;
 }
 
 void ReactorFederate::receive_data() {

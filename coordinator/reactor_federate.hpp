@@ -14,8 +14,9 @@
 //   federate.stop_proposal();                        // the cutoff, if a stop was negotiated
 //
 // A network thread owns every socket. The scheduler's hooks (NET, LTC, stop proposals) and
-// NetworkSender's reactions only append commands to a queue the network thread drains in order,
-// so every IN_TRANSIT report and data message of a tag precedes that tag's LTC. Received values
+// NetworkSender's reactions only append commands to a queue the network thread drains in order;
+// the LTCs of one drained batch become one LTC carrying the in-transit reports of the batch's
+// data messages (PROTOCOL.md §3.2). Received values
 // enter through PhysicalAction::schedule_at at the tag they carry; TAG(g) becomes env.grant(g)
 // once the data messages the grant counts have all arrived (values first, then the grant:
 // federation.hpp step 3).
@@ -112,6 +113,7 @@ class ReactorFederate {
   void push(Command command);
   void network_loop(reactors::Environment& env);
   void drain_commands();
+  void flush_completed();
   void receive_data();
   void update_grant(reactors::Environment& env);
   void handle_stop(reactors::Environment& env);
@@ -135,6 +137,11 @@ class ReactorFederate {
   std::map<std::string, PeerCounters> sent_metrics_;      // per downstream (options_.metrics)
   std::map<std::string, PeerCounters> received_metrics_;  // per upstream (options_.metrics)
   WireTag granted_to_env_ = transport::kNever;
+  // LTC batching (network thread): the latest completed tag, whether it is unreported, and the
+  // in-transit reports of the data messages sent since the previous LTC.
+  WireTag completed_tag_ = transport::kNever;
+  bool ltc_pending_ = false;
+  std::vector<std::pair<std::string, WireTag>> in_transit_;
   // Stop negotiation, network thread only.
   std::optional<WireTag> asked_;     // a forwarded STOP_REQUEST waiting for the scheduler's floor
   bool proposed_ = false;            // this federate sent its own STOP_REQUEST

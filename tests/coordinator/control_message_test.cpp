@@ -47,6 +47,15 @@ TEST(ControlMessage, StopGrantedCarriesTheStopTagAndTheEarliestProposal) {
   EXPECT_EQ(decoded.proposal, (WireTag{5'000'000, 1}));
 }
 
+TEST(ControlMessage, CompletedMayCarryTheMessagesSentInTransit) {
+  ControlMessage ltc = make_tag_message(ControlType::kCompleted, {7, 1});
+  ltc.in_transit = {{"b", {8, 0}}, {"c", {1'000'007, 0}}};
+  const ControlMessage decoded = round_trip(ltc);
+  EXPECT_EQ(decoded.tag, (WireTag{7, 1}));
+  EXPECT_EQ(decoded.in_transit, ltc.in_transit);
+  EXPECT_TRUE(round_trip(make_tag_message(ControlType::kCompleted, {7, 1})).in_transit.empty());
+}
+
 TEST(ControlMessage, EveryTypeRoundTrips) {
   for (int t = 1; t <= 15; ++t) {
     ControlMessage message = make_tag_message(static_cast<ControlType>(t), {-3, 1});

@@ -166,6 +166,29 @@ TEST(Coordinator, FederatesStartTogetherGetGrantsAndFinishByResigning) {
   EXPECT_EQ(sample(text, "tagflow_coordinator_federate_failures_total"), 0);
 }
 
+TEST(Coordinator, InTransitReportsCarriedByAnLtcCountInTheGrant) {
+  const FederationSpec spec = parse_federation_spec(kChain);
+  RunningCoordinator running(spec);
+  zmq::context_t context;
+  FederateClient a(context, options_for(spec, "a", running.endpoint()));
+  FederateClient b(context, options_for(spec, "b", running.endpoint()));
+  auto joined_b = std::async(std::launch::async, [&] { return b.join(10s); });
+  a.join(10s);
+  joined_b.get();
+  a.send_next_event({0, 0});
+  b.send_next_event({20, 0});
+  // a completed 0..10 and sent two messages to b (arriving at 10 and 20, after the 10 ns delay).
+  a.send_completed({10, 0}, {{"b", {10, 0}}, {"b", {20, 0}}});
+  a.send_next_event({30, 0});
+  ASSERT_TRUE(poll_until(b, [&] { return b.granted() >= WireTag{20, 0}; }));
+  EXPECT_EQ(b.granted_counts().at("a"), 2U);
+  a.resign();
+  b.resign();
+  const auto result = running.result(10s);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_TRUE(result->ok) << result->error;
+}
+
 TEST(Coordinator, StopIsGrantedAtTheLargestProposal) {
   const FederationSpec spec = parse_federation_spec(kChain);
   RunningCoordinator running(spec);
