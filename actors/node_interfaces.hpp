@@ -40,4 +40,16 @@ using InferenceActor =
     NodeActor::extend<caf::reacts_to<nodes::ObservationBatchMessage>,
                       caf::reacts_to<nodes::WeightsMessage>, caf::reacts_to<flush_atom>>;
 
+/// Every message any node actor accepts from a peer: the handle through which a node actor
+/// sends to a peer whose kind it learns only at run time (an actor that Offered, or granted a
+/// Credit). Typed actors may send only to typed handles; the receiver still handles only its own
+/// interface, and the protocol sends each peer only what its kind accepts.
+using PeerActor = NodeActor::extend<
+    caf::reacts_to<nodes::TransitionsMessage>, caf::reacts_to<nodes::SampleBatchMessage>,
+    caf::reacts_to<nodes::PriorityUpdateMessage>, caf::reacts_to<nodes::WeightsMessage>,
+    caf::reacts_to<nodes::ObservationBatchMessage>, caf::reacts_to<nodes::ActionBatchMessage>>;
+
+/// `peer` as a PeerActor handle.
+inline PeerActor as_peer(const caf::actor& peer) { return caf::actor_cast<PeerActor>(peer); }
+
 }  // namespace tagflow::actors

@@ -1,0 +1,115 @@
+#include "actors/actor_cluster.hpp"
+
+#include <cstdio>
+#include <map>
+
+#include <caf/send.hpp>
+
+#include "actors/actor_system_setup.hpp"
+#include "actors/message_types.hpp"
+#include "actors/replica_host.hpp"
+#include "nodes/run_combine.hpp"
+
+namespace tagflow::actors {
+namespace {
+
+// The live line of reactor mode's single placement, from the replicas' reports.
+class ProgressPrinter {
+ public:
+  explicit ProgressPrinter(std::vector<HostedReplica>& replicas) : replicas_(replicas) {}
+  void tick(double elapsed) {
+    std::int64_t steps = 0, updates = 0;
+    double recent = 0.0, evaluation = 0.0;
+    std::uint64_t version = 0;
+    int samplers = 0;
+    for (const HostedReplica& r : replicas_) {
+      switch (r.group->kind) {
+        case cluster::NodeKind::sampler:
+          steps += r.report->count.load();
+          recent += r.report->last_return.load();
+          samplers += r.report->done.load() ? 0 : 1;
+          break;
+        case cluster::NodeKind::learner:
+          updates = r.report->count.load();
+          evaluation = r.report->last_evaluation.load();
+          version = r.report->weights_version.load();
+          break;
+        default:
+          break;
+      }
+    }
+    const double dt = elapsed - last_elapsed_;
+    std::fprintf(stderr,
+                 "\r%7.1fs  env steps %9lld (%8.0f/s)  updates %7lld (%6.0f/s)  return %6.1f"
+                 "  eval %6.1f  weights v%llu  samplers %d   ",
+                 elapsed, static_cast<long long>(steps),
+                 dt > 0 ? static_cast<double>(steps - last_steps_) / dt : 0.0,
+                 static_cast<long long>(updates),
+                 dt > 0 ? static_cast<double>(updates - last_updates_) / dt : 0.0,
+                 samplers > 0 ? recent / samplers : 0.0, evaluation,
+                 static_cast<unsigned long long>(version), samplers);
+    std::fflush(stderr);
+    printed_ = true;
+    last_steps_ = steps;
+    last_updates_ = updates;
+    last_elapsed_ = elapsed;
+  }
+  void finish() {
+    if (printed_) std::fputs("\n", stderr);
+  }
+
+ private:
+  std::vector<HostedReplica>& replicas_;
+  std::int64_t last_steps_ = 0, last_updates_ = 0;
+  double last_elapsed_ = 0.0;
+  bool printed_ = false;
+};
+
+}  // namespace
+
+nodes::RunSummary run_actor_cluster(const cluster::ClusterConfig& config,
+                                    const ActorClusterOptions& options) {
+  const nodes::ClusterFacts facts = nodes::ClusterFacts::of(config);
+  const cluster::LinkPlan links = cluster::plan_links(config);
+  const std::vector<WiringStep> wiring = plan_wiring(config, links);
+
+  auto system_config = make_actor_system_config({false, options.worker_threads});
+  caf::actor_system system{*system_config};
+  ReplicaHost host(system, config, facts, options.torch);
+  std::map<std::string, caf::actor> by_name;
+  try {
+    for (const cluster::NodeConfig& node : config.nodes) {
+      for (int i = 0; i < node.replicas; ++i) {
+        const HostedReplica& r = host.spawn(cluster::replica_name(node, i));
+        by_name[r.name] = r.handle;
+      }
+    }
+  } catch (...) {
+    for (const HostedReplica& r : host.replicas()) caf::anon_send(r.handle, StopRun{""});
+    throw;
+  }
+  for (const WiringStep& step : wiring) host.wire(step, by_name.at(step.peer));
+
+  ProgressPrinter printer(host.replicas());
+  WaitOptions wait;
+  wait.seconds = config.stop.seconds;
+  if (options.progress) wait.on_tick = [&printer](double elapsed) { printer.tick(elapsed); };
+  nodes::ProcessResult result;
+  result.process = config.name;
+  result.mode = "actor";
+  result.seconds = host.wait(wait);
+  if (options.progress) printer.finish();
+  system.await_all_actors_done();
+  result.replicas = host.results(links);
+  for (const HostedReplica& r : host.replicas()) {
+    std::lock_guard<std::mutex> lock(r.report->mutex);
+    if (!r.report->stop_reason.empty() && result.stop_reason.empty()) {
+      result.stop_reason = r.report->stop_reason;
+    }
+  }
+  nodes::RunSummary summary = nodes::combine_results(config, {result}, "single");
+  summary.mode = "actor";
+  return summary;
+}
+
+}  // namespace tagflow::actors
