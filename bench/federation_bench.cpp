@@ -8,7 +8,9 @@
 // the source's first tag to the sink's last), start-up excluded; the source may run ahead, so
 // this is pipelined throughput. `cycle_2_federates` is lock-step instead (a loop with one 1 us
 // delay): the inverse is the latency of a coordinated 2-federate tag. A raw ZeroMQ DEALER/ROUTER
-// round trip over TCP loopback, measured in the same run, is the ceiling.
+// round trip over TCP loopback, measured in the same run, is the ceiling. `*_cpu` is the CPU time
+// of the whole process (every federate, the coordinator and the ZeroMQ I/O threads) per tag: on
+// a shared machine it varies much less than the rates, which depend on the CPU left over.
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -16,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include <sys/resource.h>
 #include <zmq.hpp>
 
 #include "bench/benchmarks.hpp"
@@ -102,9 +105,25 @@ FederationSpec make_spec(Shape shape, int federates) {
   return spec;
 }
 
+/// CPU time (user + system) this process has used so far, in seconds.
+double process_cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6;
+  };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+struct FederationRun {
+  double tags_per_second = 0;
+  double cpu_us_per_tag = 0;  // CPU of every thread (federates, coordinator, ZeroMQ I/O) per tag
+};
+
 /// Tags per second through a federation of `federates`: from the first tag processed anywhere
 /// to the last tag processed by the last federate.
-double run_federation(Shape shape, int federates, int tags) {
+FederationRun run_federation(Shape shape, int federates, int tags) {
+  const double cpu_before = process_cpu_seconds();
   FederationSpec spec = make_spec(shape, federates);
   coordinator::Coordinator coordinator_process(spec);
   spec.address = coordinator_process.bind("tcp://127.0.0.1:*");
@@ -132,7 +151,8 @@ double run_federation(Shape shape, int federates, int tags) {
   }
   const double seconds =
       std::chrono::duration<double>(sink.last_ - programs.front()->first_).count();
-  return static_cast<double>(tags - 1) / seconds;
+  const double cpu = process_cpu_seconds() - cpu_before;  // includes joining and start-up
+  return {static_cast<double>(tags - 1) / seconds, cpu * 1e6 / tags};
 }
 
 /// Microseconds per DEALER -> ROUTER -> DEALER round trip of 16 bytes over TCP loopback.
@@ -179,12 +199,15 @@ BenchReport run_federation_bench(const BenchOptions& options) {
     for (const int n : {2, 4, 8}) {
       const std::string name = std::string(shape == Shape::kChain ? "chain_" : "fan_out_in_") +
                                std::to_string(n) + "_federates";
-      report.add(name, run_federation(shape, n, tags), "tags/s");
+      const FederationRun run = run_federation(shape, n, tags);
+      report.add(name, run.tags_per_second, "tags/s");
+      report.add(name + "_cpu", run.cpu_us_per_tag, "us/tag");
     }
   }
   // Lock-step: f0 -> f1 without delay, f1 -> f0 after 1 us, so no tag can start before the
   // previous one went round the loop: each tag costs two coordinated hops.
-  report.add("cycle_2_federates", run_federation(Shape::kCycle, 2, options.quick ? 200 : 5000),
+  report.add("cycle_2_federates",
+             run_federation(Shape::kCycle, 2, options.quick ? 200 : 5000).tags_per_second,
              "tags/s");
   report.add("two_federate_tag", 1e6 / report.value("cycle_2_federates"), "us");
   report.add_ratio("two_federate_tag/raw_round_trip", "two_federate_tag", "raw_zmq_round_trip");
