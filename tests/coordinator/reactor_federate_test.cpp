@@ -93,7 +93,7 @@ std::vector<std::string> lines_of(const std::string& text) {
 /// Runs the three federates as threads of this process with a coordinator; returns outcomes.
 std::map<std::string, testing::FederateOutcome> run_in_threads(
     int events, int mid_stop_after, CoordinatorResult& result,
-    std::map<std::string, ReactorFederateOptions> options = {}) {
+    std::map<std::string, ReactorFederateOptions> options = {}, int source_max_sleep_us = 100) {
   FederationSpec spec =
       parse_federation_spec(testing::reactor_pipeline_config("tcp://127.0.0.1:*"));
   Coordinator coordinator(spec);
@@ -104,10 +104,11 @@ std::map<std::string, testing::FederateOutcome> run_in_threads(
   std::mutex mutex;
   std::vector<std::thread> federates;
   for (const std::string& id : kFederates) {
-    federates.emplace_back([&, id] {
+    federates.emplace_back([&, id, federate_options = options[id]] {
       try {
+        const int max_sleep_us = id == "source" ? source_max_sleep_us : 100;
         testing::FederateOutcome outcome = testing::run_reactor_pipeline_federate(
-            spec, id, events, kSeed, 100, mid_stop_after, options[id]);
+            spec, id, events, kSeed, max_sleep_us, mid_stop_after, federate_options);
         const std::lock_guard<std::mutex> lock(mutex);
         outcomes[id] = std::move(outcome);
       } catch (const std::exception& e) {
@@ -127,9 +128,10 @@ TEST(ReactorFederate, StopRequestedByOneFederateStopsEveryFederateAtTheSameTag) 
       testing::run_reactor_pipeline_in_one_process(kEvents, kSeed);
   CoordinatorResult result;
   // `mid` requests a stop at its 30th value (tag 29 ms): it proposes (29 ms, 1). The run would
-  // otherwise last 100 s of logical time, so the source (never waiting for grants) is still
-  // running when the request reaches it, and holds until the stop tag is decided.
-  const auto outcomes = run_in_threads(100'000, 30, result);
+  // otherwise last 100 s of logical time, so the source (never waiting for grants, but sleeping
+  // up to 2 ms per tag) is still running when the request reaches it, and holds until the stop
+  // tag is decided.
+  const auto outcomes = run_in_threads(100'000, 30, result, {}, 2000);
   EXPECT_TRUE(result.ok) << result.error;
   ASSERT_EQ(outcomes.size(), kFederates.size());
   const std::optional<reactors::Tag> stop = outcomes.at("mid").stop_tag;
