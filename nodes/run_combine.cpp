@@ -28,6 +28,7 @@ RunSummary combine_results(const cluster::ClusterConfig& config,
   RunSummary summary;
   summary.mode = results.empty() ? cluster::to_string(config.mode) : results.front().mode;
   summary.placement = std::move(placement);
+  summary.digest_reproducible = summary.mode != "actor";
   for (const ProcessResult& p : results) summary.seconds = std::max(summary.seconds, p.seconds);
 
   std::uint64_t digest = 14695981039346656037ULL;

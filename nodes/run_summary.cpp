@@ -22,6 +22,7 @@ std::string RunSummary::to_json() const {
   j["updates"] = updates;
   j["weights_version"] = weights_version;
   j["digest"] = digest_hex();
+  j["digest_reproducible"] = digest_reproducible;
   j["evaluations"] = evaluations;
   nlohmann::ordered_json per_node = nlohmann::ordered_json::object();
   for (const NodeThroughput& n : nodes) {

@@ -1,7 +1,7 @@
 // RunSummary: what a cluster run reports at its end (`tagflow up --summary PATH`).
 // A value type; to_json() gives the documented JSON object:
 //   {"mode", "placement", "stop_reason", "mean_return", "env_steps", "seconds", "updates",
-//    "weights_version", "digest" (16 hex digits), "evaluations": [...],
+//    "weights_version", "digest" (16 hex digits), "digest_reproducible", "evaluations": [...],
 //    "nodes": {NAME: {"kind", "unit", "count", "per_second"}}}
 #pragma once
 
@@ -29,6 +29,8 @@ struct RunSummary {
   std::int64_t updates = 0;
   std::uint64_t weights_version = 0;
   std::uint64_t digest = 0;
+  /// False in actor mode: results depend on message arrival order, so the digest varies.
+  bool digest_reproducible = true;
   std::vector<double> evaluations;
   std::vector<NodeThroughput> nodes;
   /// Episode returns of all samplers in (sampler, completion) order; not part of the JSON.

@@ -8,6 +8,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "actors/actor_cluster.hpp"
+#include "actors/torch_replica_spawner.hpp"
 #include "cli/torch_commands.hpp"
 #include "nodes/cluster/cluster_config.hpp"
 #include "nodes/node_params.hpp"
@@ -21,6 +23,7 @@ struct UpOptions {
   std::string file;
   std::string placement = "single";
   std::string summary_path;
+  std::string mode;  // --mode reactor|actor: overrides the file's mode
   unsigned workers = 1;
   bool quiet = false;
 };
@@ -38,10 +41,8 @@ void run_up(const UpOptions& options) {
     std::cerr << "tagflow up: " << e.what() << "\n";
     throw CLI::RuntimeError(2);
   }
-  if (config.mode != cluster::Mode::reactor) {
-    std::cerr << "tagflow up: " << options.file
-              << ": mode actor is not available with --placement single\n";
-    throw CLI::RuntimeError(2);
+  if (!options.mode.empty()) {
+    config.mode = options.mode == "actor" ? cluster::Mode::actor : cluster::Mode::reactor;
   }
   set_torch_threads(1);  // the learner's sums in one order: the digest is the same every run
   nodes::SingleProcessOptions run_options;
@@ -51,7 +52,14 @@ void run_up(const UpOptions& options) {
   try {
     std::cerr << "tagflow up: " << config.name << " (" << options.file << "), placement single, "
               << run_options.workers << " worker(s)\n";
-    summary = nodes::run_single_process_cluster(config, run_options);
+    if (config.mode == cluster::Mode::actor) {  // every replica a CAF actor (actors/README.md)
+      actors::ActorClusterOptions actor_options;
+      actor_options.progress = !options.quiet;
+      actor_options.torch = actors::torch_replica_spawner();
+      summary = actors::run_actor_cluster(config, actor_options);
+    } else {
+      summary = nodes::run_single_process_cluster(config, run_options);
+    }
   } catch (const cluster::ConfigError& e) {
     std::cerr << "tagflow up: " << e.what() << "\n";
     throw CLI::RuntimeError(2);
@@ -64,7 +72,8 @@ void run_up(const UpOptions& options) {
   }
   std::cout << "stop " << summary.stop_reason << ": mean_return " << summary.mean_return
             << ", env_steps " << summary.env_steps << ", updates " << summary.updates << ", "
-            << summary.seconds << " s, digest " << summary.digest_hex() << "\n";
+            << summary.seconds << " s, digest " << summary.digest_hex()
+            << (summary.digest_reproducible ? "" : " (actor mode: not reproducible)") << "\n";
   if (!options.summary_path.empty()) {
     try {
       learning::write_file_atomically(options.summary_path, summary.to_json() + "\n");
@@ -94,6 +103,8 @@ void add_up_single_command(CLI::App& app) {
   command->add_option("--placement", options->placement, "single: all nodes in this process")
       ->capture_default_str();
   command->add_option("--summary", options->summary_path, "Write the run summary JSON here");
+  command->add_option("--mode", options->mode, "Override the file's mode")
+      ->check(CLI::IsMember({"reactor", "actor"}));
   command->add_option("--workers", options->workers, "Reactor worker threads")
       ->capture_default_str()
       ->check(CLI::Range(1U, 64U));
