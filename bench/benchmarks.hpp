@@ -6,6 +6,7 @@
 namespace tagflow::bench {
 
 BenchReport run_monitoring_bench(const BenchOptions& options);
+BenchReport run_actors_bench(const BenchOptions& options);
 BenchReport run_codec_bench(const BenchOptions& options);
 BenchReport run_envs_bench(const BenchOptions& options);
 BenchReport run_federation_bench(const BenchOptions& options);

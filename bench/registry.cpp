@@ -8,6 +8,8 @@ const std::vector<BenchEntry>& benchmarks() {
   static const std::vector<BenchEntry> entries = {
       {"monitoring", "Prometheus metrics: cost of an update, of a series lookup, of a scrape",
        run_monitoring_bench, false},
+      {"actors", "Actor mode: sampler→consumer messages/s by credit window, local and over TCP",
+       run_actors_bench, false},
       {"codec", "MessagePack: tensors as one binary blob vs as arrays of floats", run_codec_bench,
        false},
       {"envs", "Environment steps per second: single env, vector env, plain loop", run_envs_bench,
