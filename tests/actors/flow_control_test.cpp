@@ -6,11 +6,14 @@
 #include <algorithm>
 #include <chrono>
 #include <future>
+#include <sstream>
 #include <thread>
 
 #include "actors/actor_system_setup.hpp"
 #include "actors/credit_ledger.hpp"
 #include "actors/node_interfaces.hpp"
+#include "monitoring/process_metrics.hpp"
+#include "nodes/node_metrics.hpp"
 #include "nodes/replay/replay_actor.hpp"
 #include "nodes/sampler/sampler_actor.hpp"
 
@@ -101,6 +104,51 @@ TEST_F(ActorFlow, SlowConsumerMailboxNeverHoldsMoreThanItsCreditWindow) {
   EXPECT_LE(report->count.load(), static_cast<std::int64_t>((60 + window) * 8));
   EXPECT_GE(report->count.load(), 60 * 8);
   EXPECT_EQ(report->stop_reason, "test");
+}
+
+// The value of the first series of `family` in the Prometheus text (-1 when absent).
+double metric_value(const std::string& text, const std::string& family) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(family, 0) == 0 && (line[family.size()] == '{' || line[family.size()] == ' ')) {
+      return std::stod(line.substr(line.rfind(' ') + 1));
+    }
+  }
+  return -1;
+}
+
+TEST_F(ActorFlow, SamplerAndReplayActorsUpdateTheReactorModeMetricFamilies) {
+  monitoring::ProcessMetrics sampler_metrics(
+      {"sampler-0", monitoring::ProcessKind::sampler, cluster::Mode::actor});
+  monitoring::ProcessMetrics replay_metrics(
+      {"replay", monitoring::ProcessKind::replay, cluster::Mode::actor});
+  nodes::NodeMetrics sampler_node(sampler_metrics, cluster::NodeKind::sampler);
+  nodes::NodeMetrics replay_node(replay_metrics, cluster::NodeKind::replay);
+  nodes::ReplayConfig replay_config;
+  replay_config.min_size = 64;
+  replay_config.batch_size = 32;
+  std::promise<ConsumerResult> done;
+  auto result = done.get_future();
+  auto learner = system.spawn<SlowConsumer<nodes::SampleBatchMessage>>(
+      2U, std::size_t{20}, std::chrono::milliseconds(0), &done);
+  auto replay_report = std::make_shared<ReplicaReport>("replay", "replay");
+  auto replay =
+      nodes::spawn_replay_actor(system, replay_config, {"replay", 0, replay_report, &replay_node});
+  auto report = std::make_shared<ReplicaReport>("sampler-0", "sampler");
+  auto sampler = nodes::spawn_sampler_actor(system, local_sampler(0),
+                                            {"sampler-0", -1, report, &sampler_node});
+  caf::anon_send(sampler, connect_atom::value, std::string("transitions"),
+                 caf::actor_cast<caf::actor>(replay));
+  caf::anon_send(replay, connect_atom::value, std::string("batches"), learner);
+  result.get();
+  system.await_all_actors_done();
+  EXPECT_EQ(metric_value(sampler_metrics.text(), "tagflow_env_steps_total"),
+            static_cast<double>(report->count.load()));
+  EXPECT_GT(metric_value(sampler_metrics.text(), "tagflow_env_steps_total"), 0);
+  EXPECT_EQ(metric_value(replay_metrics.text(), "tagflow_replay_transitions_inserted_total"),
+            static_cast<double>(replay_report->count.load()));
+  EXPECT_GE(metric_value(replay_metrics.text(), "tagflow_replay_transitions_sampled_total"),
+            20.0 * 32);
 }
 
 TEST_F(ActorFlow, UnlimitedCreditLetsTheMailboxGrowPastTheWindow) {
