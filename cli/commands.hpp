@@ -17,6 +17,12 @@ void add_coordinator_command(CLI::App& app);
 void add_keys_command(CLI::App& app);
 void add_monitoring_command(CLI::App& app);
 void add_env_command(CLI::App& app);
+/// `node --config FILE --name PROCESS ...`: one process of a cluster (nodes/README.md).
+void add_node_command(CLI::App& app);
+/// True when argv is `node ... --config FILE --name P ...` and process P hosts a learner or an
+/// inference replica (main() then hands the command to tagflow-torch). False on any doubt: the
+/// command itself reports a bad file or name.
+bool node_needs_torch(int argc, char** argv);
 /// `up FILE [--mode M] [--host NAME] [--summary PATH] [--log-dir DIR] [--quiet]`: a cluster as
 /// processes (cli/launch/cluster_launcher.hpp); `--placement single` goes to tagflow-torch.
 void add_up_command(CLI::App& app);

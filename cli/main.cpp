@@ -20,6 +20,8 @@ bool is_torch_command(int argc, char** argv) {
       if (arg == "--placement" && i + 1 < argc && std::string(argv[i + 1]) == "single") return true;
     }
   }
+  if (argc >= 2 && std::string(argv[1]) == "node")
+    return tagflow::cli::node_needs_torch(argc, argv);
   if (argc < 3) return false;
   const std::string command = argv[1];
   if (command == "bench") {
@@ -48,6 +50,7 @@ int main(int argc, char** argv) {
   tagflow::cli::add_keys_command(app);
   tagflow::cli::add_monitoring_command(app);
   tagflow::cli::add_env_command(app);
+  tagflow::cli::add_node_command(app);
   tagflow::cli::add_up_command(app);
   try {
     app.parse(argc, argv);

@@ -21,6 +21,9 @@ void add_torch_bench_command(CLI::App& app);
 /// `up FILE --placement single [--summary PATH] [--workers N]`: a cluster file in one process.
 void add_up_single_command(CLI::App& app);
 
+/// `node --config FILE --name PROCESS ...` for processes with learner or inference replicas.
+void add_node_command(CLI::App& app);
+
 /// Sets LibTorch's intra-op threads (and OpenBLAS's, when OpenBLAS is the BLAS) to `threads`.
 void set_torch_threads(int threads);
 

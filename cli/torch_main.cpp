@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   tagflow::cli::add_train_command(app);
   tagflow::cli::add_torch_bench_command(app);
   tagflow::cli::add_up_single_command(app);
+  tagflow::cli::add_node_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

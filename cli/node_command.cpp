@@ -1,0 +1,171 @@
+// `tagflow node --config FILE --name PROCESS [--mode reactor|actor] [--result PATH] [--join]
+// [--quiet]`: runs the replicas of one process of a cluster file (nodes/README.md) until the
+// cluster stops. Built into both executables: `tagflow` runs processes of samplers and replays
+// and hands the others (learner, inference) to `tagflow-torch` (cli/main.cpp), whose build of
+// this file (TAGFLOW_NODE_COMMAND_TORCH) can create every kind.
+// Exit codes: 0 the cluster stopped normally; 2 bad file, param or process name; 4 federation
+// failure (the message names the federate); 1 anything else. Errors go to stderr as one line
+// starting `tagflow node PROCESS:`.
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+
+#include "actors/actor_process.hpp"
+#include "coordinator/federate_client.hpp"
+#include "coordinator/federation_spec.hpp"
+#include "nodes/cluster/process_plan.hpp"
+#include "nodes/federated/federated_process.hpp"
+
+#ifdef TAGFLOW_NODE_COMMAND_TORCH
+#include "actors/torch_replica_spawner.hpp"
+#include "cli/torch_commands.hpp"
+#include "nodes/torch_replicas.hpp"
+#else
+#include "cli/commands.hpp"
+#endif
+
+namespace tagflow::cli {
+namespace {
+
+struct NodeOptions {
+  std::string config;
+  std::string name;
+  std::string mode;
+  std::string result;
+  bool join = false;
+  bool quiet = false;
+};
+
+[[noreturn]] void fail(const NodeOptions& o, const std::string& message, int code) {
+  std::cerr << "tagflow node " << o.name << ": " << message << std::endl;
+  throw CLI::RuntimeError(code);
+}
+
+void run_node(const NodeOptions& o) {
+  cluster::ClusterConfig config;
+  try {
+    config = cluster::load_cluster_config(o.config);
+  } catch (const cluster::ConfigError& e) {
+    fail(o, e.what(), 2);
+  }
+  if (o.mode == "actor") config.mode = cluster::Mode::actor;
+  if (o.mode == "reactor") config.mode = cluster::Mode::reactor;
+  const std::vector<cluster::ProcessPlan> plans = cluster::plan_processes(config);
+  const cluster::ProcessPlan* plan = cluster::find_process(plans, o.name);
+  cluster::ProcessPlan joining{o.name, "", {o.name}, false};  // --join: a sampler GROUP-K
+  if (plan == nullptr && o.join && config.mode == cluster::Mode::actor) plan = &joining;
+  if (plan == nullptr) {
+    std::string known;
+    for (const auto& p : plans) known += (known.empty() ? "" : ", ") + p.name;
+    fail(o, "no process '" + o.name + "' in " + o.config + " (processes: " + known + ")", 2);
+  }
+  if (config.mode == cluster::Mode::actor) {  // the replicas as CAF actors (actors/README.md)
+    actors::ActorProcessOptions actor_options;
+    actor_options.join = o.join;
+    actor_options.quiet = o.quiet;
+#ifdef TAGFLOW_NODE_COMMAND_TORCH
+    actor_options.torch = actors::torch_replica_spawner();
+#endif
+    nodes::ProcessResult result;
+    try {
+      result = actors::run_actor_process(config, *plan, actor_options);
+    } catch (const cluster::ConfigError& e) {
+      fail(o, e.what(), 2);
+    } catch (const std::invalid_argument& e) {
+      fail(o, e.what(), 2);
+    } catch (const std::exception& e) {
+      fail(o, e.what(), 1);
+    }
+    if (!o.result.empty()) {
+      std::ofstream out(o.result);
+      out << result.to_json() << "\n";
+      if (!out) fail(o, "cannot write the result to " + o.result, 1);
+    }
+    return;
+  }
+  if (o.join) fail(o, "--join is for actor mode only", 2);
+
+  nodes::FederatedProcessOptions options;
+#ifdef TAGFLOW_NODE_COMMAND_TORCH
+  options.factory = nodes::make_replica;
+#else
+  options.factory = nodes::make_torch_free_replica;
+#endif
+  if (!o.quiet) {
+    options.log = [name = o.name](const std::string& line) {
+      std::cerr << "tagflow node " + name + ": " + line + "\n";
+    };
+  }
+  nodes::ProcessResult result;
+  try {
+    result = nodes::run_federated_process(config, *plan, options);
+  } catch (const cluster::ConfigError& e) {
+    fail(o, e.what(), 2);
+  } catch (const std::invalid_argument& e) {  // ParamError, an unknown env, ...
+    fail(o, e.what(), 2);
+  } catch (const coordinator::FederationError& e) {
+    fail(o, e.what(), 4);
+  } catch (const coordinator::FederationConfigError& e) {
+    fail(o, e.what(), 2);
+  } catch (const std::exception& e) {
+    fail(o, e.what(), 1);
+  }
+  if (!o.result.empty()) {
+    std::ofstream out(o.result);
+    out << result.to_json() << "\n";
+    if (!out) fail(o, "cannot write the result to " + o.result, 1);
+  }
+  if (!o.quiet) {
+    std::cerr << "tagflow node " << o.name << ": stopped ("
+              << (result.stop_reason.empty() ? "by another process" : result.stop_reason)
+              << ") after " << result.seconds << " s" << std::endl;
+  }
+}
+
+}  // namespace
+
+#ifndef TAGFLOW_NODE_COMMAND_TORCH
+bool node_needs_torch(int argc, char** argv) {
+  std::string config, name;
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (arg == "--config" && has_value)
+      config = argv[++i];
+    else if (arg.rfind("--config=", 0) == 0)
+      config = arg.substr(9);
+    else if (arg == "--name" && has_value)
+      name = argv[++i];
+    else if (arg.rfind("--name=", 0) == 0)
+      name = arg.substr(7);
+  }
+  if (config.empty() || name.empty()) return false;
+  try {
+    const auto plans = cluster::plan_processes(cluster::load_cluster_config(config));
+    const cluster::ProcessPlan* plan = cluster::find_process(plans, name);
+    return plan != nullptr && plan->needs_torch;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+#endif
+
+void add_node_command(CLI::App& app) {
+  auto* command = app.add_subcommand(
+      "node",
+      "Run one process of a cluster file (its replicas, as federates) until the cluster stops");
+  auto o = std::make_shared<NodeOptions>();
+  command->add_option("--config", o->config, "Cluster YAML file")->required();
+  command->add_option("--name", o->name, "Process name (a `process:` value or a replica name)")
+      ->required();
+  command->add_option("--mode", o->mode, "Override the file's mode")
+      ->check(CLI::IsMember({"reactor", "actor"}));
+  command->add_option("--result", o->result, "Write the process result JSON here at a normal end");
+  command->add_flag("--join", o->join, "Join a running cluster (actor mode)");
+  command->add_flag("--quiet", o->quiet, "Print errors only");
+  command->callback([o] { run_node(*o); });
+}
+
+}  // namespace tagflow::cli
