@@ -89,24 +89,64 @@ void write_pids(const std::string& log_dir, const ProcessSupervisor& supervisor,
   }
 }
 
-void print_failure(const ChildExit& cause, const ProcessSupervisor& supervisor,
-                   const std::string& log_dir) {
-  if (cause.name == kStragglers) return;  // supervise() said what happened
-  const std::string what = cause.name == "coordinator" ? "the coordinator" : "node " + cause.name;
-  std::cerr << "tagflow up: " << what << " failed (" << how(cause) << ")\n";
-  const std::vector<std::string> lines = supervisor.tail(cause.name);
-  if (!lines.empty()) {
-    std::cerr << "tagflow up: last lines of "
-              << (std::filesystem::path(log_dir) / (cause.name + ".log")).string() << ":\n";
-    for (const std::string& line : lines) std::cerr << "  | " << line << "\n";
-  }
-  if (cause.name != "coordinator") {  // the coordinator names the federate it declared dead
-    const std::string prefix = "tagflow coordinator: ";
-    for (std::string line : supervisor.tail("coordinator")) {
-      if (line.find("failed") == std::string::npos) continue;
-      if (line.rfind(prefix, 0) == 0) line.erase(0, prefix.size());
-      std::cerr << "tagflow up: the coordinator reports: " << line << "\n";
+/// The coordinator's own error line ("tagflow coordinator: run failed: federate 'X' failed: ..."),
+/// without its prefix; empty when it printed none.
+std::string coordinator_report(const ProcessSupervisor& supervisor) {
+  const std::string prefix = "tagflow coordinator: ";
+  for (const std::string& line : supervisor.tail("coordinator")) {
+    if (line.rfind(prefix, 0) == 0 && line.find("failed") != std::string::npos) {
+      return line.substr(prefix.size());
     }
+  }
+  return "";
+}
+
+/// The process hosting the federate the coordinator declared dead in `report`, or "".
+std::string declared_dead(const std::string& report, const LaunchPlan& plan) {
+  const std::string marker = "federate '";
+  const auto at = report.find(marker);
+  if (at == std::string::npos) return "";
+  const auto end = report.find('\'', at + marker.size());
+  if (end == std::string::npos) return "";
+  const std::string federate = report.substr(at + marker.size(), end - at - marker.size());
+  for (const cluster::ProcessPlan& process : plan.processes) {
+    for (const std::string& replica : process.replicas) {
+      if (replica == federate) return process.name;
+    }
+  }
+  return "";
+}
+
+void print_tail(const std::string& name, const ProcessSupervisor& supervisor,
+                const std::string& log_dir) {
+  const std::vector<std::string> lines = supervisor.tail(name);
+  if (lines.empty()) return;
+  std::cerr << "tagflow up: last lines of "
+            << (std::filesystem::path(log_dir) / (name + ".log")).string() << ":\n";
+  for (const std::string& line : lines) std::cerr << "  | " << line << "\n";
+}
+
+/// Names the process that failed and shows the end of its log. When the first exits are only
+/// federates that stopped because another one failed (exit 4) or the coordinator, and the
+/// coordinator declared one of this host's federates dead (silent: hung, or stopped), that one is
+/// named instead.
+void print_failure(const ChildExit& cause, const ProcessSupervisor& supervisor,
+                   const LaunchPlan& plan, const std::string& log_dir) {
+  if (cause.name == kStragglers) return;  // supervise() said what happened
+  const std::string report = coordinator_report(supervisor);
+  const bool consequence =
+      cause.name == "coordinator" || (!cause.signaled && cause.exit_code == kNodeExitFederation);
+  const std::string dead = consequence ? declared_dead(report, plan) : "";
+  if (!dead.empty() && dead != cause.name) {
+    std::cerr << "tagflow up: node " << dead << " failed (declared dead by the coordinator)\n";
+    print_tail(dead, supervisor, log_dir);
+  } else {
+    const std::string what = cause.name == "coordinator" ? "the coordinator" : "node " + cause.name;
+    std::cerr << "tagflow up: " << what << " failed (" << how(cause) << ")\n";
+    print_tail(cause.name, supervisor, log_dir);
+  }
+  if (!report.empty() && (cause.name != "coordinator" || !dead.empty())) {
+    std::cerr << "tagflow up: the coordinator reports: " << report << "\n";
   }
 }
 
@@ -220,7 +260,7 @@ int launch_cluster(const LaunchOptions& options) {
   }
   if (run_failed) {
     const ChildExit& cause = root_cause(exits);
-    print_failure(cause, supervisor, log_dir);
+    print_failure(cause, supervisor, plan, log_dir);
     return !cause.signaled && cause.exit_code == kNodeExitBadConfig ? kExitBadFile : kExitFailed;
   }
   return report_run(config, plan, log_dir, options.summary_path);

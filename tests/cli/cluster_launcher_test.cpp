@@ -147,6 +147,27 @@ TEST_F(ClusterLauncher, ANodeKilledByASignalIsTheCauseNotTheFederatesThatFollowI
   expect_no_process_left();
 }
 
+TEST_F(ClusterLauncher, AHungNodeDeclaredDeadByTheCoordinatorIsTheOneNamed) {
+  // replay hangs (it keeps sleeping); the coordinator declares it dead and the samplers stop
+  // because of it (exit 4): the error names replay, not the first process that exited.
+  behave("coordinator",
+         "sleep 0.2; echo \"tagflow coordinator: run failed: federate 'replay' failed: no message "
+         "or heartbeat for more than 200 ms\" >&2; exit 1");
+  behave("sampler-0", "sleep 0.1; echo 'federate replay failed' >&2; exit 4");
+  behave("sampler-1", "sleep 0.1; exit 4");
+  std::string err;
+  EXPECT_EQ(launch(err), 1);
+  EXPECT_NE(err.find("tagflow up: node replay failed (declared dead by the coordinator)\n"
+                     "tagflow up: last lines of " +
+                     options_.log_dir + "/replay.log:\n  | stand-in replay started\n"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("tagflow up: the coordinator reports: run failed: federate 'replay' failed"),
+            std::string::npos)
+      << err;
+  expect_no_process_left();
+}
+
 TEST_F(ClusterLauncher, ANodeRefusingItsParamsExitsTwoLikeABadFile) {
   behave("replay",
          "echo 'tagflow node replay: cluster.yaml:8: nodes.replay.params: bad' >&2; exit 2");
