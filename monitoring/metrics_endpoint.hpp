@@ -1,15 +1,20 @@
-// MetricsEndpoint: the one HTTP endpoint of a process, serving its ProcessMetrics on /metrics.
+// MetricsEndpoint: the HTTP endpoint of a process (or of one replica), serving its ProcessMetrics
+// on /metrics in the Prometheus text exposition format (version 0.0.4).
 //
-// Wraps prometheus-cpp's Exposer (civetweb). Create exactly one per process, after the
-// ProcessMetrics it serves, with the address and port of this process from the cluster file
+// A small HTTP/1.1 server of its own on one thread: it answers `GET /metrics` (and `GET /`, a
+// pointer to it) with `Connection: close`, one connection at a time, each read bounded by an
+// 8 KiB request and a 2 s timeout, so a slow or hostile client cannot hold it. prometheus-cpp's
+// Exposer (civetweb) is not used: it refuses to start in processes that link Debian's LibTorch
+// (learner and inference), and it blocks about 2 s on shutdown after a scrape.
+//
+// Create one per ProcessMetrics, with the address and port of this process from the cluster file
 // (monitoring.bind, metrics_port + replica index; see scrape_targets.hpp). Port 0 lets the kernel
 // choose; port() tells which.
 //
 // Errors: the constructor throws MonitoringError naming the address when it cannot listen (port
-// taken, address not local). The endpoint holds the metrics only weakly: scrapes after the
-// ProcessMetrics is gone return an empty page.
-// Shutdown: the destructor blocks for up to about 2 s once a scrape has been served (civetweb
-// waits for its keep-alive connections). Destroy it once, at process exit, off any hot path.
+// taken, address not local or not resolvable). The endpoint holds the metrics only weakly:
+// scrapes after the ProcessMetrics is gone return an empty page. Shutdown is immediate (the
+// destructor wakes the server thread and joins it).
 // Thread-safety: const methods may be called from any thread. Not copyable or movable.
 #pragma once
 
@@ -17,9 +22,11 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace prometheus {
-class Exposer;
+class Collectable;
 }
 
 namespace tagflow::monitoring {
@@ -46,9 +53,16 @@ class MetricsEndpoint {
   std::string url() const;
 
  private:
+  void serve();
+  void answer(int connection) const;
+  std::string page() const;
+
   std::string bind_address_;
   std::uint16_t port_ = 0;
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::vector<std::weak_ptr<prometheus::Collectable>> collectables_;
+  int listen_fd_ = -1;
+  int wake_fd_ = -1;  // eventfd: the destructor asks the server thread to end
+  std::thread thread_;
 };
 
 }  // namespace tagflow::monitoring

@@ -1,6 +1,12 @@
-// Tests of monitoring/metrics_endpoint.hpp over real HTTP on loopback. Each endpoint that served
-// a scrape takes about 2 s to shut down (civetweb), so this file keeps to one such scrape.
+// Tests of monitoring/metrics_endpoint.hpp over real HTTP on loopback.
 #include "monitoring/metrics_endpoint.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <memory>
 
 #include <gtest/gtest.h>
 
@@ -37,6 +43,82 @@ TEST(MetricsEndpoint, RefusesAPortThatIsAlreadyTakenWithAnErrorNamingIt) {
     ADD_FAILURE() << "a second endpoint bound " << taken;
   } catch (const MonitoringError& e) {
     EXPECT_NE(std::string(e.what()).find(taken), std::string::npos) << e.what();
+  }
+}
+
+/// A raw loopback connection to `port` (or -1).
+int connect_to(std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(port);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+TEST(MetricsEndpoint, AnswersOtherPathsWith404AndOtherMethodsWith405) {
+  ProcessMetrics metrics({"learner", ProcessKind::learner, cluster::Mode::reactor});
+  const MetricsEndpoint endpoint(metrics, "127.0.0.1", 0);
+  EXPECT_EQ(tagflow::testing::http_get(endpoint.port(), "/nothing").status, 404);
+  EXPECT_EQ(tagflow::testing::http_get(endpoint.port(), "/metrics?x=1").status, 200);
+
+  const int fd = connect_to(endpoint.port());
+  ASSERT_GE(fd, 0);
+  const std::string post = "POST /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+  ASSERT_EQ(::send(fd, post.data(), post.size(), 0), static_cast<ssize_t>(post.size()));
+  std::string reply(256, '\0');
+  const ssize_t n = ::recv(fd, reply.data(), reply.size(), MSG_WAITALL);
+  ::close(fd);
+  ASSERT_GT(n, 0);
+  EXPECT_EQ(reply.rfind("HTTP/1.1 405", 0), 0U) << reply;
+}
+
+TEST(MetricsEndpoint, KeepsServingAfterAClientThatStallsOrSendsGarbage) {
+  ProcessMetrics metrics({"inference", ProcessKind::inference, cluster::Mode::actor});
+  const MetricsEndpoint endpoint(metrics, "127.0.0.1", 0);
+  // A client that sends half a request line and then nothing, and one that sends 64 KiB of
+  // garbage without a line end: each is cut off (timeout, size cap), and a real scrape after
+  // them is answered.
+  const int stalled = connect_to(endpoint.port());
+  ASSERT_GE(stalled, 0);
+  ASSERT_EQ(::send(stalled, "GET /met", 8, 0), 8);
+  const int garbage = connect_to(endpoint.port());
+  ASSERT_GE(garbage, 0);
+  const std::string junk(65536, 'x');
+  (void)::send(garbage, junk.data(), junk.size(), MSG_NOSIGNAL);
+  const auto response = tagflow::testing::http_get(endpoint.port(), "/metrics", 10000);
+  EXPECT_EQ(response.status, 200);
+  EXPECT_NE(
+      response.body.find("tagflow_inference_requests_total{kind=\"inference\",mode=\"actor\""),
+      std::string::npos)
+      << response.body;
+  ::close(stalled);
+  ::close(garbage);
+}
+
+TEST(MetricsEndpoint, ServesAnEmptyPageOnceItsMetricsAreGone) {
+  auto metrics = std::make_unique<ProcessMetrics>(
+      ProcessIdentity{"replay", ProcessKind::replay, cluster::Mode::reactor});
+  const MetricsEndpoint endpoint(*metrics, "127.0.0.1", 0);
+  EXPECT_NE(tagflow::testing::http_get(endpoint.port(), "/metrics").body.find("tagflow_"),
+            std::string::npos);
+  metrics.reset();
+  const auto response = tagflow::testing::http_get(endpoint.port(), "/metrics");
+  EXPECT_EQ(response.status, 200);
+  EXPECT_EQ(response.body.find("tagflow_"), std::string::npos) << response.body;
+}
+
+TEST(MetricsEndpoint, RefusesAnAddressItCannotResolveNamingIt) {
+  ProcessMetrics metrics({"sampler-0", ProcessKind::sampler, cluster::Mode::reactor});
+  try {
+    const MetricsEndpoint endpoint(metrics, "no-such-host.invalid", 0);
+    ADD_FAILURE() << "listened on an unresolvable address";
+  } catch (const MonitoringError& e) {
+    EXPECT_NE(std::string(e.what()).find("no-such-host.invalid"), std::string::npos) << e.what();
   }
 }
 
