@@ -1,6 +1,7 @@
 // A shortened local cluster run as separate `tagflow node` processes plus `tagflow coordinator`
 // (real processes, real sockets) gives the digest of `tagflow up --placement single` on the same
-// file, whatever the grouping of replicas into processes.
+// file, whatever the grouping of replicas into processes; a killed sampler ends every other
+// process with exit 4 and an error naming it.
 //
 // The file is configs/local.yaml stopping at 2400 env steps, with its `after: 0` connections
 // made `after: 1ms`: a loop whose only delay is one microstep needs PTAG across federates, which
@@ -133,6 +134,10 @@ class FederatedCluster : public ::testing::Test {
     fs::create_directories(dir_);
   }
 
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(dir_);  // keep the logs of a failed run
+  }
+
   /// Runs the file as coordinator + one `tagflow node` per process; returns the combined digest.
   std::string run_processes(const std::string& text, const std::string& name) {
     const fs::path file = dir_ / (name + ".yaml");
@@ -210,6 +215,46 @@ TEST_F(FederatedCluster, OneProcessPerReplicaAndOtherGroupingsGiveTheSingleProce
                 std::string("    kind: ") + kind + "\n    process: everything\n");
   }
   EXPECT_EQ(run_processes(one, "one"), single);
+}
+
+TEST_F(FederatedCluster, AKilledSamplerEndsTheOthersWithExitFourNamingIt) {
+  std::string text = cluster_file(base_);
+  replace_all(text, "env_steps: 2400", "env_steps: 1000000000");
+  const fs::path file = dir_ / "killed.yaml";
+  std::ofstream(file) << text;
+  const std::string bin = testing::tagflow_binary();
+  std::map<std::string, pid_t> pids;
+  pids["coordinator"] =
+      spawn({bin, "coordinator", "--config", file.string()}, dir_ / "killed-coordinator.log");
+  for (const char* p : {"sampler-0", "sampler-1", "replay", "learner", "inference"}) {
+    pids[p] = spawn({bin, "node", "--config", file.string(), "--name", p},
+                    dir_ / (std::string("killed-") + p + ".log"));
+  }
+  // Kill sampler-1 once the federation runs (every process has reported joining).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  const auto all_joined = [&] {
+    for (const char* p : {"sampler-0", "sampler-1", "replay", "learner", "inference"}) {
+      if (read(dir_ / (std::string("killed-") + p + ".log")).find("joined") == std::string::npos)
+        return false;
+    }
+    return true;
+  };
+  while (!all_joined() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // polling the logs
+  }
+  ASSERT_TRUE(all_joined()) << read(dir_ / "killed-coordinator.log");
+  ::kill(pids["sampler-1"], SIGKILL);
+  std::vector<pid_t> all;
+  for (const auto& [name, pid] : pids) all.push_back(pid);
+  const std::map<pid_t, int> codes = wait_all(all, std::chrono::seconds(60));
+  for (const char* p : {"sampler-0", "replay", "learner", "inference"}) {
+    const std::string log = read(dir_ / (std::string("killed-") + p + ".log"));
+    EXPECT_EQ(codes.at(pids[p]), 4) << p << ":\n" << log;
+    EXPECT_NE(log.find("tagflow node " + std::string(p) + ":"), std::string::npos) << log;
+    EXPECT_NE(log.find("sampler-1"), std::string::npos) << p << ":\n" << log;
+  }
+  EXPECT_EQ(codes.at(pids["coordinator"]), 1);
+  EXPECT_NE(read(dir_ / "killed-coordinator.log").find("sampler-1"), std::string::npos);
 }
 
 TEST_F(FederatedCluster, AnUnknownProcessNameExitsTwoNamingIt) {
