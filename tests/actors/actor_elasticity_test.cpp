@@ -1,6 +1,6 @@
-// Elasticity across processes: a cluster in actor mode runs as separate processes; a sampler
-// joins it mid-run and leaves on SIGTERM; the learner keeps updating after it left and the run
-// ends normally (stop: seconds), every process exiting 0.
+// Elasticity across processes: a cluster in actor mode runs as separate `tagflow node` processes;
+// a sampler joins it mid-run (`--join`) and leaves on SIGTERM; the learner keeps updating after it
+// left and the run ends normally (stop: seconds), every process exiting 0.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -120,10 +120,11 @@ TEST(ActorElasticity, SamplerJoinsAndLeavesWhileTheLearnerKeepsGoing) {
              "  - {from: learner.priorities, to: replay.priorities, after: 0}\n"
              "  - {from: learner.weights, to: inference.weights, after: 0}\n"
              "stop: {seconds: 20}\n";
-  const std::string helper = std::string(TAGFLOW_BIN_DIR) + "/../tests/actor_node_helper";
+  const std::string tagflow = std::string(TAGFLOW_BIN_DIR) + "/tagflow";
   const std::string config = (dir / "cluster.yaml").string();
   const auto node = [&](const std::string& name, bool join) {
-    std::vector<std::string> args{helper, config, name, (dir / (name + ".json")).string()};
+    std::vector<std::string> args{tagflow,  "node", "--config", config,
+                                  "--name", name,   "--result", (dir / (name + ".json")).string()};
     if (join) args.push_back("--join");
     return args;
   };
