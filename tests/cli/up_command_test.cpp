@@ -311,6 +311,36 @@ TEST_F(TagflowUp, AnActorModeRunEndsWithTheSummaryOfItsProcesses) {
   EXPECT_NE(out.find("(actor mode: not reproducible)"), std::string::npos) << out;
 }
 
+TEST_F(TagflowUp, TwoLaunchersPlayingHostsAAndBRunOneClusterTogether) {
+  // The multi-host walk-through on one machine: the same file, `--host a` and `--host b` at once.
+  // Actor mode, as the reactor-mode processes do not finish a run yet (see above).
+  if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the learner and inference processes need tagflow-torch";
+  write("split.yaml",
+        shortened_local(base_port_, "env_steps: 2400",
+                        "  a: {address: 127.0.0.1}\n  b: {address: 127.0.0.1}\n", "a", "b"));
+  const Launched b = launch({"up", path("split.yaml"), "--mode", "actor", "--host", "b",
+                             "--log-dir", path("logs-b"), "--quiet"},
+                            dir_, "b");
+  const Launched a = launch({"up", path("split.yaml"), "--mode", "actor", "--host", "a",
+                             "--log-dir", path("logs-a"), "--quiet"},
+                            dir_, "a");
+  EXPECT_EQ(wait_exit(a.pid, 150s), 0) << read_file(a.err);
+  EXPECT_EQ(wait_exit(b.pid, 150s), 0) << read_file(b.err);
+  const std::string out_a = read_file(a.out);
+  const std::string out_b = read_file(b.out);
+  EXPECT_NE(out_a.find("this host ran 3 of 5 processes"), std::string::npos) << out_a;
+  EXPECT_NE(out_b.find("this host ran 2 of 5 processes"), std::string::npos) << out_b;
+  EXPECT_NE(out_b.find("  learner: "), std::string::npos) << out_b;
+  for (const std::string process : {"sampler-0", "sampler-1", "inference"}) {
+    EXPECT_TRUE(fs::exists(dir_ / "logs-a" / (process + ".json"))) << process;
+    EXPECT_FALSE(fs::exists(dir_ / "logs-b" / (process + ".log"))) << process;
+  }
+  for (const std::string process : {"replay", "learner"}) {
+    EXPECT_TRUE(fs::exists(dir_ / "logs-b" / (process + ".json"))) << process;
+    EXPECT_FALSE(fs::exists(dir_ / "logs-a" / (process + ".log"))) << process;
+  }
+}
+
 TEST_F(TagflowUp, AKilledSamplerEndsTheRunWithAnErrorNamingItAndNoProcessLeft) {
   if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the learner and inference processes need tagflow-torch";
   write("long.yaml", shortened_local(base_port_, "env_steps: 100000000"));
