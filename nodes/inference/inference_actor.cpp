@@ -72,6 +72,13 @@ class InferenceActorImpl : public actors::InferenceActor::base {
     };
   }
 
+  // Terminated actors that still hold each other's handles would keep each other alive:
+  // drop every peer handle on exit.
+  void on_exit() override {
+    peers_ = {};
+    requesters_ = {};
+  }
+
  private:
   caf::actor_addr sender_address() {
     return current_sender() ? current_sender()->address() : caf::actor_addr{};

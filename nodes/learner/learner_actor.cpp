@@ -44,6 +44,14 @@ class LearnerActorImpl : public actors::LearnerActor::base {
     };
   }
 
+  // Terminated actors that still hold each other's handles would keep each other alive:
+  // drop every peer handle on exit.
+  void on_exit() override {
+    priorities_.downstreams().clear();
+    weights_.downstreams().clear();
+    peers_ = {};
+  }
+
  private:
   caf::actor_addr sender_address() {
     return current_sender() ? current_sender()->address() : caf::actor_addr{};

@@ -84,6 +84,14 @@ class ReplayActorImpl : public actors::ReplayActor::base {
     };
   }
 
+  // Terminated actors that still hold each other's handles would keep each other alive:
+  // drop every peer handle on exit.
+  void on_exit() override {
+    batches_.downstreams().clear();
+    peers_ = {};
+    withheld_ = {};
+  }
+
  private:
   caf::actor_addr sender_address() {
     return current_sender() ? current_sender()->address() : caf::actor_addr{};

@@ -75,6 +75,14 @@ class SamplerActorImpl : public actors::SamplerActor::base {
     };
   }
 
+  // Terminated actors that still hold each other's handles would keep each other alive:
+  // drop every peer handle on exit.
+  void on_exit() override {
+    transitions_.downstreams().clear();
+    observations_.downstreams().clear();
+    peers_ = {};
+  }
+
  private:
   // One round, if credits allow: request actions (inference) or step (local policy).
   void try_round() {
