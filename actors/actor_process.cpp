@@ -107,8 +107,7 @@ nodes::ProcessResult run_actor_process(const cluster::ClusterConfig& config,
   };
 
   // One ProcessMetrics per replica (labels node = replica name), served on metrics_port + i.
-  // An endpoint that cannot start is reported and the replica runs without it: in processes that
-  // link Debian's LibTorch, civetweb refuses to start (actors/README.md).
+  // An endpoint that cannot start (its port taken) is reported and the replica runs without it.
   std::vector<std::unique_ptr<monitoring::ProcessMetrics>> metrics;
   std::vector<std::unique_ptr<nodes::NodeMetrics>> node_metrics;
   std::vector<std::unique_ptr<monitoring::MetricsEndpoint>> endpoints;
