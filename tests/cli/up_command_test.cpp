@@ -239,12 +239,11 @@ std::string digest_of(const fs::path& summary) {
   return json.at("digest").get<std::string>();
 }
 
-// Disabled until the reactor-mode node processes finish a run: today the samplers drop the
-// inference server's actions as `tag_in_past` and the federation stalls after its start tag, so
-// the first run hits the 150 s limit (the launcher is not involved: every process is running and
-// the coordinator has granted the start). Actor mode runs end to end
-// (AnActorModeRunEndsWithTheSummaryOfItsProcesses). Enable it
-// when `tagflow up` on this file finishes in reactor mode.
+// Disabled while the reactor-mode node processes stall intermittently on local.yaml's
+// sampler <-> inference loop (`after: 0` across processes: an answer dropped as `tag_in_past`,
+// nodes/README.md). When a run finishes, its digest equals the single placement's (measured by
+// hand: f1202c976e3a33c1 for this file in both placements), but one run in two or three stalls
+// and hits the 150 s limit. Enable it once that is fixed.
 TEST_F(TagflowUp, DISABLED_ProcessesGiveTheDigestOfTheSingleProcessPlacementRunAfterRun) {
   if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the learner and inference processes need tagflow-torch";
   write("short.yaml", shortened_local(base_port_, "env_steps: 2400"));
@@ -313,7 +312,7 @@ TEST_F(TagflowUp, AnActorModeRunEndsWithTheSummaryOfItsProcesses) {
 
 TEST_F(TagflowUp, TwoLaunchersPlayingHostsAAndBRunOneClusterTogether) {
   // The multi-host walk-through on one machine: the same file, `--host a` and `--host b` at once.
-  // Actor mode, as the reactor-mode processes do not finish a run yet (see above).
+  // Actor mode: the summary of each host covers its own processes only.
   if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the learner and inference processes need tagflow-torch";
   write("split.yaml",
         shortened_local(base_port_, "env_steps: 2400",
