@@ -141,6 +141,9 @@ void ReactorFederate::drain_commands() {
   for (Command& command : batch) {
     switch (command.kind) {
       case Command::kNet:
+        // Report the data messages sent so far first: a NET above a data message the
+        // coordinator does not know of would let it grant the receiver past that message.
+        flush_completed();
         client_->send_next_event(command.tag);
         break;
       case Command::kStop:

@@ -15,8 +15,8 @@
 //
 // A network thread owns every socket. The scheduler's hooks (NET, LTC, stop proposals) and
 // NetworkSender's reactions only append commands to a queue the network thread drains in order;
-// the LTCs of one drained batch become one LTC carrying the in-transit reports of the batch's
-// data messages (PROTOCOL.md §3.2). Received values
+// data messages are reported in transit by the LTC that follows them, sent before the next NET
+// and at the end of each drained batch (PROTOCOL.md §3.2). Received values
 // enter through PhysicalAction::schedule_at at the tag they carry; TAG(g) becomes env.grant(g)
 // once the data messages the grant counts have all arrived (values first, then the grant:
 // federation.hpp step 3).

@@ -231,5 +231,107 @@ TEST(ReactorFederate, ListensOnItsConfiguredEndpointAndCountsTrafficAndDropsPerP
             5);
 }
 
+// A loop across two federates whose only delay is `after 0` (one microstep): a -> b without
+// delay, b -> a after 0. Every tick of `a` comes back to it at the next microstep.
+constexpr const char* kLoop = R"(
+federation:
+  coordinator: tcp://127.0.0.1:*
+  heartbeat_timeout: 10s
+  join_timeout: 20s
+  federates:
+    a: {upstreams: [{id: b, after: 0}], downstreams: [b]}
+    b: {upstreams: [a], downstreams: [a]}
+)";
+
+class Ticker : public reactors::Reactor {
+ public:
+  reactors::Timer tick{"tick", this, std::chrono::milliseconds(0), std::chrono::milliseconds(1)};
+  reactors::Output<std::string> out{"out", this};
+  reactors::Input<std::string> back{"back", this};
+  std::string trace;
+  Ticker(std::string name, reactors::Environment& env) : Reactor(std::move(name), env) {
+    reaction("emit").triggers(tick).effects(out).body([this] { out.set(std::to_string(n_++)); });
+    reaction("log").triggers(back).body([this] {
+      trace += std::to_string(tag().time_ns()) + "." + std::to_string(tag().microstep()) + " " +
+               back.get() + "\n";
+    });
+  }
+
+ private:
+  int n_ = 0;
+};
+
+class Echo : public reactors::Reactor {
+ public:
+  reactors::Input<std::string> in{"in", this};
+  reactors::Output<std::string> out{"out", this};
+  Echo(std::string name, reactors::Environment& env) : Reactor(std::move(name), env) {
+    reaction("echo").triggers(in).effects(out).body([this] { out.set(in.get() + "!"); });
+  }
+};
+
+reactors::EnvironmentConfig loop_config() {
+  reactors::EnvironmentConfig config;
+  config.workers = 2;
+  config.start_time_ns = 0;
+  config.timeout = std::chrono::milliseconds(200);
+  return config;
+}
+
+TEST(ReactorFederate, LoopWithAnAfterZeroDelayAcrossFederatesMatchesOneEnvironment) {
+  std::string expected;
+  {
+    reactors::Environment env(loop_config());
+    auto& ticker = env.add<Ticker>("ticker");
+    auto& echo = env.add<Echo>("echo");
+    env.connect(ticker.out, echo.in);
+    env.connect(echo.out, ticker.back, std::chrono::nanoseconds(0));
+    env.run();
+    expected = ticker.trace;
+  }
+  ASSERT_NE(expected.find("\n1000000.1 1!\n"), std::string::npos) << expected;
+  for (int run = 0; run < 3; ++run) {
+    FederationSpec spec = parse_federation_spec(kLoop);
+    Coordinator coordinator(spec);
+    spec.address = coordinator.bind("tcp://127.0.0.1:*");
+    CoordinatorResult result;
+    std::thread loop([&] { result = coordinator.run(); });
+    std::string trace;
+    std::uint64_t late_a = 0;
+    std::uint64_t late_b = 0;
+    std::thread b_thread([&] {
+      ReactorFederate federate(spec, "b");
+      federate.join();
+      reactors::Environment env(loop_config());
+      auto& echo = env.add<Echo>("echo");
+      auto& from_a = env.add<NetworkReceiver>("from_a", federate, "a", 1);
+      auto& to_a = env.add<NetworkSender>("to_a", federate, "a", 1);
+      env.connect(from_a.out, echo.in);
+      env.connect(echo.out, to_a.in);
+      federate.run(env);
+      late_b = env.late_events();
+    });
+    {
+      ReactorFederate federate(spec, "a");
+      federate.join();
+      reactors::Environment env(loop_config());
+      auto& ticker = env.add<Ticker>("ticker");
+      auto& to_b = env.add<NetworkSender>("to_b", federate, "b", 1);
+      auto& from_b = env.add<NetworkReceiver>("from_b", federate, "b", 1);
+      env.connect(ticker.out, to_b.in);
+      env.connect(from_b.out, ticker.back);
+      federate.run(env);
+      trace = ticker.trace;
+      late_a = env.late_events();
+    }
+    b_thread.join();
+    loop.join();
+    EXPECT_TRUE(result.ok) << result.error;
+    EXPECT_EQ(late_a, 0U) << "run " << run;
+    EXPECT_EQ(late_b, 0U) << "run " << run;
+    EXPECT_EQ(trace, expected) << "run " << run;
+  }
+}
+
 }  // namespace
 }  // namespace tagflow::coordinator
