@@ -1,6 +1,7 @@
 #include "coordinator/coordinator.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 #include <sstream>
 
@@ -8,6 +9,7 @@
 
 #include "monitoring/process_metrics.hpp"
 #include "transport/curve_keys.hpp"
+#include "transport/drop_reason.hpp"
 
 namespace tagflow::coordinator {
 namespace {
@@ -78,9 +80,35 @@ void Coordinator::set_metrics(monitoring::ProcessMetrics* metrics) {
   metrics_.federates = &metrics->gauge(Metric::coordinator_federates);
   metrics_.failures = &metrics->counter(Metric::coordinator_federate_failures);
   for (std::size_t i = 0; i < members_.size(); ++i) {
-    members_[i].heartbeats =
-        &metrics->counter(Metric::coordinator_heartbeats, {{"peer", grants_.id_of(i)}});
+    const monitoring::Labels peer{{"peer", grants_.id_of(i)}};
+    members_[i].heartbeats = &metrics->counter(Metric::coordinator_heartbeats, peer);
+    members_[i].sent = &metrics->counter(Metric::transport_messages_sent, peer);
+    members_[i].sent_bytes = &metrics->counter(Metric::transport_sent_bytes, peer);
+    members_[i].received = &metrics->counter(Metric::transport_messages_received, peer);
+    members_[i].received_bytes = &metrics->counter(Metric::transport_received_bytes, peer);
   }
+  // Dropped control messages by sender and reason. A sender that is no federate of the spec is
+  // labelled "unknown", so a stranger cannot grow the number of series.
+  drops_.set_observer([this, metrics](const std::string& identity, transport::DropReason reason) {
+    const std::size_t index = member_of(identity);
+    const std::string peer = index < members_.size() ? grants_.id_of(index) : "unknown";
+    metrics
+        ->counter(Metric::transport_invalid_messages,
+                  {{"peer", peer}, {"reason", transport::drop_reason_name(reason)}})
+        .Increment();
+  });
+}
+
+std::size_t Coordinator::member_of(const std::string& identity) const {
+  return grants_.index_of(is_heartbeat_identity(identity)
+                              ? identity.substr(0, identity.size() - std::strlen(kHeartbeatSuffix))
+                              : identity);
+}
+
+void Coordinator::count_received(std::size_t index, std::size_t bytes) {
+  if (index >= members_.size() || members_[index].received == nullptr) return;
+  members_[index].received->Increment();
+  members_[index].received_bytes->Increment(static_cast<double>(bytes));
 }
 
 std::uint64_t Coordinator::refused_handshakes() const { return zap_ ? zap_->refused_count() : 0; }
@@ -94,6 +122,11 @@ void Coordinator::send(const std::string& identity, const ControlMessage& messag
   const std::string frame = encode_control(message);
   router_.send(zmq::buffer(identity), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
   router_.send(zmq::buffer(frame), zmq::send_flags::dontwait);
+  const std::size_t index = member_of(identity);
+  if (index < members_.size() && members_[index].sent != nullptr) {
+    members_[index].sent->Increment();
+    members_[index].sent_bytes->Increment(static_cast<double>(frame.size()));
+  }
 }
 
 void Coordinator::broadcast(const ControlMessage& message) {
@@ -194,6 +227,7 @@ void Coordinator::handle(const std::string& identity, const zmq::message_t& fram
     return;
   }
   const ControlMessage& message = *decoded;
+  count_received(member_of(identity), frame.size());
   if (is_heartbeat_identity(identity)) {
     const std::string id = identity.substr(0, identity.size() - 3);
     const std::size_t index = grants_.index_of(id);

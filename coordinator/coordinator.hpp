@@ -78,6 +78,10 @@ class Coordinator {
     Clock::time_point last_seen;
     std::optional<Clock::time_point> waiting_since;  // a NET not yet answered by a grant
     prometheus::Counter* heartbeats = nullptr;       // with metrics
+    prometheus::Counter* sent = nullptr;             // transport families, per peer
+    prometheus::Counter* sent_bytes = nullptr;
+    prometheus::Counter* received = nullptr;
+    prometheus::Counter* received_bytes = nullptr;
   };
   struct Metrics {
     prometheus::Counter* tag_advances = nullptr;
@@ -91,6 +95,10 @@ class Coordinator {
   void handle_stop(std::size_t federate, const ControlMessage& message);
   void refuse(const std::string& identity, const std::string& why);
   void send(const std::string& identity, const ControlMessage& message);
+  /// The member a routing id belongs to (control or heartbeat connection), or size() if none.
+  std::size_t member_of(const std::string& identity) const;
+  /// Counts a valid control message received from member `index` (with metrics).
+  void count_received(std::size_t index, std::size_t bytes);
   void broadcast(const ControlMessage& message);
   void send_grants();
   /// The first member silent past the timeout, or size() when none.

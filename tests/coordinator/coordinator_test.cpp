@@ -146,6 +146,18 @@ TEST(Coordinator, FederatesStartTogetherGetGrantsAndFinishByResigning) {
   ASSERT_TRUE(poll_until(b, [&] { return b.granted() >= WireTag{20, 0}; }));
   EXPECT_EQ(b.granted_counts().at("a"), 1U);
 
+  // A stranger's garbage is dropped and counted under peer "unknown", whatever its routing id.
+  zmq::socket_t stranger(context, zmq::socket_type::dealer);
+  stranger.set(zmq::sockopt::routing_id, "stranger-1234");
+  stranger.set(zmq::sockopt::linger, 0);
+  stranger.connect(running.endpoint());
+  stranger.send(zmq::str_buffer("junk"), zmq::send_flags::none);
+  const auto dropped = [&] {
+    return sample(metrics.text(), "tagflow_transport_invalid_messages_total", "peer=\"unknown\"");
+  };
+  for (int i = 0; i < 500 && dropped() < 1; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(dropped(), 1);
+
   a.resign();
   b.resign();
   const auto result = running.result(10s);
@@ -164,6 +176,15 @@ TEST(Coordinator, FederatesStartTogetherGetGrantsAndFinishByResigning) {
   EXPECT_GE(sample(text, "tagflow_coordinator_heartbeats_total", "peer=\"b\""), 1);
   EXPECT_EQ(sample(text, "tagflow_coordinator_federates"), 2);
   EXPECT_EQ(sample(text, "tagflow_coordinator_federate_failures_total"), 0);
+  // Control traffic per peer: a sent JOIN, 2 NETs, an LTC (carrying its in-transit report) and
+  // RESIGN besides its heartbeats, and got START and at least one grant.
+  const double heartbeats_a = sample(text, "tagflow_coordinator_heartbeats_total", "peer=\"a\"");
+  EXPECT_GE(sample(text, "tagflow_transport_messages_received_total", "peer=\"a\""),
+            heartbeats_a + 5);
+  EXPECT_GE(sample(text, "tagflow_transport_messages_sent_total", "peer=\"a\""), heartbeats_a + 2);
+  EXPECT_GT(sample(text, "tagflow_transport_received_bytes_total", "peer=\"b\""),
+            sample(text, "tagflow_transport_messages_received_total", "peer=\"b\""));
+  EXPECT_GT(sample(text, "tagflow_transport_sent_bytes_total", "peer=\"b\""), 0);
 }
 
 TEST(Coordinator, InTransitReportsCarriedByAnLtcCountInTheGrant) {
