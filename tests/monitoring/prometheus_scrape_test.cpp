@@ -1,13 +1,16 @@
-// Integration test: Debian's real `prometheus` scrapes a cluster's metrics endpoints.
+// Integration test: Debian's real `prometheus` scrapes a real cluster.
 //
-// 1. Writes a cluster file whose metrics ports are free loopback ports (sampler has 2 replicas).
-// 2. Generates prometheus.yml with `tagflow monitoring prometheus-config --scrape-interval 1s`.
-// 3. Starts one tagflow_test_metrics_exporter per process (the real ProcessMetrics and
-//    MetricsEndpoint, with synthetic values) and a Prometheus with its own storage directory.
+// 1. Writes a cluster file (DQN on CartPole-v1: 2 samplers, replay, learner, inference) whose
+//    data and metrics ports are free loopback ports.
+// 2. Generates prometheus.yml with `tagflow monitoring prometheus-config --scrape-interval 1s` and
+//    starts Prometheus with its own storage directory.
+// 3. Runs the cluster with `tagflow up` (coordinator and one process per replica), and sprays
+//    malformed frames at the replay's data socket so the error panels have something to show.
 // 4. Asserts through /api/v1/query that every target is up with its labels, that every catalogue
-//    family exists with the node/kind/mode of the processes that export it, that every dashboard
-//    panel query is accepted and returns data, and that `promtool check metrics` passes on every
-//    endpoint. Every child is stopped and reaped at the end (and dies with this process).
+//    family exists on exactly the processes that export it, that every dashboard panel query is
+//    accepted and returns data, and that `promtool check metrics` passes on every endpoint.
+// A second test runs the same cluster in actor mode and checks each node's endpoint directly.
+// Every child is stopped and reaped at the end (and dies with this process).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -25,7 +28,9 @@
 
 #include <gtest/gtest.h>
 
+#include <zmq.hpp>
 #include "monitoring/metric_catalogue.hpp"
+
 #include "tests/monitoring/child_process.hpp"
 #include "tests/monitoring/dashboard_queries.hpp"
 #include "tests/monitoring/http_get.hpp"
@@ -106,63 +111,106 @@ struct Process {
   std::uint16_t port;
 };
 
-TEST(PrometheusScrape, ScrapesEveryEndpointAndAnswersEveryDashboardQuery) {
-  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) /
-                                    ("tagflow_prometheus_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir / "data");
+/// A short real cluster on free loopback ports; `ports_base` .. +5 are the metrics ports
+/// (coordinator, sampler-0, sampler-1, replay, learner, inference), +6 .. +11 the data ports.
+struct TestCluster {
+  std::filesystem::path dir;
+  std::string file;
+  std::uint16_t base = 0;
+  std::vector<Process> processes;
 
-  // 1. Cluster file: metrics on base..base+5, data ports on base+6..base+11.
-  const std::uint16_t base = free_port_run(12);
+  TestCluster(const std::string& name, const std::string& mode) {
+    dir = std::filesystem::path(::testing::TempDir()) /
+          ("tagflow_" + name + "_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir / "data");
+    base = free_port_run(12);
+    auto port = [this](int offset) { return std::to_string(base + offset); };
+    file = (dir / "cluster.yaml").string();
+    std::ofstream(file) << "cluster: " << name << "\nmode: " << mode << "\nseed: 3\n"
+                        << "coordinator: {port: " << port(6) << ", metrics_port: " << port(0)
+                        << "}\n"
+                        << "nodes:\n"
+                        << "  sampler: {kind: sampler, replicas: 2, data_port: " << port(7)
+                        << ", metrics_port: " << port(1)
+                        << ", params: {env: CartPole-v1, num_envs: 4, policy: inference}}\n"
+                        << "  replay: {kind: replay, data_port: " << port(9)
+                        << ", metrics_port: " << port(3)
+                        << ", params: {capacity: 20000, selector: prioritized, min_size: 200, "
+                           "samples_per_insert: 8, batch_size: 32}}\n"
+                        << "  learner: {kind: learner, data_port: " << port(10)
+                        << ", metrics_port: " << port(4) << ", params: {hidden: \"32,32\"}}\n"
+                        << "  inference: {kind: inference, data_port: " << port(11)
+                        << ", metrics_port: " << port(5) << "}\n"
+                        << "connections:\n"
+                        << "  - {from: sampler.observations, to: inference.observations}\n"
+                        << "  - {from: inference.actions, to: sampler.actions, after: 0}\n"
+                        << "  - {from: sampler.transitions, to: replay.transitions}\n"
+                        << "  - {from: replay.batches, to: learner.batches}\n"
+                        << "  - {from: learner.priorities, to: replay.priorities, after: 0}\n"
+                        << "  - {from: learner.weights, to: inference.weights, after: 0}\n"
+                        << "stop: {seconds: 300}\n";
+    processes = {{"coordinator", ProcessKind::coordinator, base},
+                 {"sampler-0", ProcessKind::sampler, static_cast<std::uint16_t>(base + 1)},
+                 {"sampler-1", ProcessKind::sampler, static_cast<std::uint16_t>(base + 2)},
+                 {"replay", ProcessKind::replay, static_cast<std::uint16_t>(base + 3)},
+                 {"learner", ProcessKind::learner, static_cast<std::uint16_t>(base + 4)},
+                 {"inference", ProcessKind::inference, static_cast<std::uint16_t>(base + 5)}};
+  }
+  ~TestCluster() { std::filesystem::remove_all(dir); }
+  TestCluster(const TestCluster&) = delete;
+  TestCluster& operator=(const TestCluster&) = delete;
+
+  std::uint16_t replay_data_port() const { return static_cast<std::uint16_t>(base + 9); }
+
+  /// `tagflow up FILE` as a child (its stderr in DIR/up.log).
+  std::unique_ptr<ChildProcess> start(const std::string& mode) const {
+    return std::make_unique<ChildProcess>(
+        std::vector<std::string>{tagflow::testing::tagflow_binary(), "up", file, "--mode", mode,
+                                 "--log-dir", (dir / "logs").string(), "--quiet"},
+        (dir / "up.log").string());
+  }
+
+  /// The launcher's output and the node logs, for failure messages.
+  std::string logs() const {
+    std::string text;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+      if (entry.path().extension() != ".log") continue;
+      std::ifstream in(entry.path());
+      std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (content.size() > 3000) content = content.substr(content.size() - 3000);
+      text += "== " + entry.path().string() + "\n" + content + "\n";
+    }
+    return text;
+  }
+};
+
+/// Sends malformed frames to a node's data socket from a raw DEALER (peer id "sprayer").
+void spray_malformed_frames(std::uint16_t port) {
+  zmq::context_t context;
+  zmq::socket_t socket(context, zmq::socket_type::dealer);
+  socket.set(zmq::sockopt::routing_id, "sprayer");
+  socket.set(zmq::sockopt::linger, 1000);
+  socket.connect("tcp://127.0.0.1:" + std::to_string(port));
+  const std::string junk = "not a tagflow header";
+  for (int i = 0; i < 20; ++i) {
+    socket.send(zmq::buffer(junk), zmq::send_flags::sndmore);
+    socket.send(zmq::buffer(junk), zmq::send_flags::none);
+  }
+}
+
+TEST(PrometheusScrape, ScrapesARealClusterAndAnswersEveryDashboardQuery) {
+  if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "needs the learner and inference (LibTorch)";
+  const TestCluster cluster("scrape-test", "reactor");
   const std::uint16_t prometheus_port = free_port_run(1);
-  auto port = [base](int offset) { return std::to_string(base + offset); };
-  const std::string cluster_file = (dir / "cluster.yaml").string();
-  std::ofstream(cluster_file) << "cluster: scrape-test\nmode: reactor\n"
-                              << "coordinator: {port: " << port(6) << ", metrics_port: " << port(0)
-                              << "}\n"
-                              << "nodes:\n"
-                              << "  sampler: {kind: sampler, replicas: 2, data_port: " << port(7)
-                              << ", metrics_port: " << port(1) << "}\n"
-                              << "  replay: {kind: replay, data_port: " << port(9)
-                              << ", metrics_port: " << port(3) << "}\n"
-                              << "  learner: {kind: learner, data_port: " << port(10)
-                              << ", metrics_port: " << port(4) << "}\n"
-                              << "  inference: {kind: inference, data_port: " << port(11)
-                              << ", metrics_port: " << port(5) << "}\n"
-                              << "connections:\n"
-                              << "  - {from: sampler.observations, to: inference.observations}\n"
-                              << "  - {from: inference.actions, to: sampler.actions, after: 0}\n"
-                              << "  - {from: sampler.transitions, to: replay.transitions}\n"
-                              << "  - {from: replay.batches, to: learner.batches}\n"
-                              << "  - {from: learner.priorities, to: replay.priorities, after: 0}\n"
-                              << "  - {from: learner.weights, to: inference.weights, after: 0}\n"
-                              << "stop: {seconds: 10}\n";
-  const std::vector<Process> processes = {
-      {"coordinator", ProcessKind::coordinator, static_cast<std::uint16_t>(base)},
-      {"sampler-0", ProcessKind::sampler, static_cast<std::uint16_t>(base + 1)},
-      {"sampler-1", ProcessKind::sampler, static_cast<std::uint16_t>(base + 2)},
-      {"replay", ProcessKind::replay, static_cast<std::uint16_t>(base + 3)},
-      {"learner", ProcessKind::learner, static_cast<std::uint16_t>(base + 4)},
-      {"inference", ProcessKind::inference, static_cast<std::uint16_t>(base + 5)}};
+  const std::filesystem::path& dir = cluster.dir;
 
-  // 2. prometheus.yml from the real command.
+  // prometheus.yml from the real command, then Prometheus, then the cluster.
   const std::string prometheus_config = (dir / "prometheus.yml").string();
   const auto generated = tagflow::testing::run_command(
-      tagflow::testing::tagflow_binary() + " monitoring prometheus-config " + cluster_file +
+      tagflow::testing::tagflow_binary() + " monitoring prometheus-config " + cluster.file +
       " --scrape-interval 1s > " + prometheus_config + " 2>&1");
   ASSERT_EQ(generated.exit_code, 0) << generated.output;
-
-  // 3. Exporters, then Prometheus.
-  std::vector<std::unique_ptr<ChildProcess>> exporters;
-  for (const Process& p : processes) {
-    exporters.push_back(std::make_unique<ChildProcess>(
-        std::vector<std::string>{TAGFLOW_TEST_EXPORTER, cluster_file, p.name},
-        (dir / (p.name + ".log")).string()));
-  }
-  for (std::size_t i = 0; i < processes.size(); ++i) {
-    ASSERT_EQ(exporters[i]->read_line(10s), "ready " + std::to_string(processes[i].port))
-        << processes[i].name << " did not start; see " << (dir / (processes[i].name + ".log"));
-  }
   ChildProcess prometheus(
       {"/usr/bin/prometheus", "--config.file=" + prometheus_config,
        "--storage.tsdb.path=" + (dir / "data").string(),
@@ -171,10 +219,13 @@ TEST(PrometheusScrape, ScrapesEveryEndpointAndAnswersEveryDashboardQuery) {
   ASSERT_TRUE(wait_until(30s, [&] { return http_get(prometheus_port, "/-/ready").status == 200; }))
       << "Prometheus not ready; see " << (dir / "prometheus.log");
   const PrometheusApi api(prometheus_port);
+  const auto up = cluster.start("reactor");
+  const std::vector<Process>& processes = cluster.processes;
 
-  // 4a. Every target up, labelled from the cluster file.
-  ASSERT_TRUE(wait_until(30s, [&] { return api.result("up == 1").size() == processes.size(); }))
-      << api.query("up").dump();
+  // Every target up, labelled from the cluster file.
+  ASSERT_TRUE(wait_until(90s, [&] { return api.result("up == 1").size() == processes.size(); }))
+      << api.query("up").dump() << "\n"
+      << cluster.logs();
   std::map<std::string, std::string> kind_of;
   for (const auto& series : api.result("up")) {
     const auto& labels = series.at("metric");
@@ -186,9 +237,19 @@ TEST(PrometheusScrape, ScrapesEveryEndpointAndAnswersEveryDashboardQuery) {
   EXPECT_EQ(api.result("up{group=\"sampler\"}").size(), 2U);
   // honor_labels: the processes' own node/kind/mode labels are kept, never renamed exported_*.
   EXPECT_TRUE(api.result("{__name__=~\".+\", exported_node=~\".+\"}").empty());
-  EXPECT_FALSE(api.result("{__name__=~\"tagflow_.+\", node=\"sampler-1\"}").empty());
 
-  // 4b. Every catalogue family, from exactly the processes whose kind exports it.
+  // The cluster learns: wait for learner updates and answered inference requests, then spray.
+  ASSERT_TRUE(wait_until(120s, [&] {
+    return !api.result("tagflow_learner_updates_total > 0").empty() &&
+           !api.result("tagflow_inference_requests_total > 0").empty() &&
+           !api.result("tagflow_replay_priority_updates_total > 0").empty();
+  })) << cluster.logs();
+  spray_malformed_frames(cluster.replay_data_port());
+  ASSERT_TRUE(wait_until(30s, [&] {
+    return !api.result("tagflow_transport_invalid_messages_total{node=\"replay\"} > 0").empty();
+  })) << api.query("tagflow_transport_invalid_messages_total").dump();
+
+  // Every catalogue family, from exactly the processes whose kind exports it.
   for (const MetricSpec& s : catalogue()) {
     if (s.source == MetricSource::scrape) continue;
     const std::string series = s.type == MetricType::histogram ? s.name + "_count" : s.name;
@@ -196,6 +257,8 @@ TEST(PrometheusScrape, ScrapesEveryEndpointAndAnswersEveryDashboardQuery) {
     for (const Process& p : processes) {
       if (s.exported_by(p.kind)) expected.insert(p.name);
     }
+    // Per-peer error counts appear only where something was dropped: here, the replay.
+    if (s.name == "tagflow_transport_invalid_messages_total") expected = {"replay"};
     std::set<std::string> found;
     for (const auto& r : api.result("count by (node, kind, mode) (" + series + ")")) {
       const auto& labels = r.at("metric");
@@ -207,10 +270,9 @@ TEST(PrometheusScrape, ScrapesEveryEndpointAndAnswersEveryDashboardQuery) {
     EXPECT_EQ(found, expected) << series;
   }
 
-  // 4c. Every dashboard query is valid PromQL and returns data once counters have two samples.
-  // (Waits until every target has been scraped at least twice, so rate() has two samples.)
-  ASSERT_TRUE(wait_until(
-      30s, [&] { return api.result("count_over_time(up[1m]) >= 2").size() == processes.size(); }));
+  // Every dashboard query is valid PromQL and returns data (after a few more scrapes, so rate()
+  // has samples on both sides of the spray).
+  ::sleep(4);
   const auto queries = tagflow::testing::dashboard_queries(tagflow::testing::load_dashboard());
   for (const auto& q : queries) {
     const std::string promql = tagflow::testing::substitute_variables(q.expr, "scrape-test", "1m");
@@ -225,7 +287,7 @@ TEST(PrometheusScrape, ScrapesEveryEndpointAndAnswersEveryDashboardQuery) {
   // A query naming another cluster finds nothing: the cluster label really filters.
   EXPECT_TRUE(api.result("tagflow_env_steps_total{cluster=~\"other\"}").empty());
 
-  // 4d. promtool accepts what every endpoint serves.
+  // promtool accepts what every endpoint serves.
   for (const Process& p : processes) {
     const auto page = http_get(p.port, "/metrics");
     ASSERT_EQ(page.status, 200) << p.name;
@@ -235,12 +297,43 @@ TEST(PrometheusScrape, ScrapesEveryEndpointAndAnswersEveryDashboardQuery) {
     EXPECT_EQ(check.exit_code, 0) << p.name << ":\n" << check.output;
   }
 
-  // Stop everything in parallel (each exporter's endpoint takes ~2 s to close), then reap.
+  // Ctrl-C semantics: the launcher stops every process and exits 130.
   prometheus.request_stop();
-  for (auto& exporter : exporters) exporter->request_stop();
-  for (auto& exporter : exporters) EXPECT_EQ(exporter->terminate(), 0);
+  const int status = up->terminate(30s);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << status << "\n" << cluster.logs();
   prometheus.terminate();
-  std::filesystem::remove_all(dir);
+}
+
+TEST(PrometheusScrape, ActorModeNodesExportTheSameFamiliesLabelledActor) {
+  if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "needs the learner and inference (LibTorch)";
+  const TestCluster cluster("actor-scrape-test", "actor");
+  const auto up = cluster.start("actor");
+  // Every node endpoint serves its kind's families with mode="actor" once the learner learns.
+  const std::string learner_updates =
+      "tagflow_learner_updates_total{kind=\"learner\",mode=\"actor\"";
+  ASSERT_TRUE(wait_until(120s, [&] {
+    const auto page = http_get(cluster.processes[4].port, "/metrics");
+    const std::size_t at = page.body.find(learner_updates);
+    if (at == std::string::npos) return false;
+    const std::size_t value = page.body.find("} ", at);
+    return value != std::string::npos && std::atof(page.body.c_str() + value + 2) > 0.0;
+  })) << cluster.logs();
+  for (const Process& p : cluster.processes) {
+    if (p.kind == ProcessKind::coordinator) continue;  // actor mode runs without a coordinator
+    const auto page = http_get(p.port, "/metrics");
+    ASSERT_EQ(page.status, 200) << p.name << "\n" << cluster.logs();
+    for (const MetricSpec& s : catalogue()) {
+      if (s.source == MetricSource::scrape || !s.exported_by(p.kind)) continue;
+      if (s.name.rfind("tagflow_transport_", 0) == 0) continue;  // per-peer: reactor transport
+      if (!s.labels.empty()) continue;  // per-table families appear with their first series
+      EXPECT_NE(page.body.find("\n" + s.name), std::string::npos) << p.name << ": " << s.name;
+    }
+    EXPECT_NE(page.body.find("mode=\"actor\",node=\"" + p.name + "\""), std::string::npos)
+        << p.name << "\n"
+        << page.body.substr(0, 2000);
+  }
+  const int status = up->terminate(30s);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << status << "\n" << cluster.logs();
 }
 
 }  // namespace
