@@ -68,7 +68,8 @@ class ReplayActorImpl : public actors::ReplayActor::base {
           } else {
             send(actors::as_peer(peer), Credit{"transitions", 1});
           }
-          if (options_.metrics != nullptr) options_.metrics->set_replay_size(server_.size(), 0);
+          if (options_.metrics != nullptr)
+            options_.metrics->set_replay_size(server_.size(), server_.stored_bytes());
           pump();
         },
         [this](const PriorityUpdateMessage& update) {

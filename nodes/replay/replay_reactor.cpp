@@ -37,7 +37,7 @@ ReplayReactor::ReplayReactor(std::string name, reactors::Environment& env,
         std::uint64_t rows = 0;
         for (const auto& b : due) rows += b.rows();
         metrics_->add_replay_sampled(rows);
-        metrics_->set_replay_size(server_.size(), 0);
+        metrics_->set_replay_size(server_.size(), server_.stored_bytes());
       }
       if (due.empty()) return;
       batches_sent.fetch_add(static_cast<std::int64_t>(due.size()), std::memory_order_relaxed);

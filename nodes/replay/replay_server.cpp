@@ -218,6 +218,8 @@ void ReplayServer::update(const PriorityUpdateMessage& update) {
 
 std::size_t ReplayServer::size() const { return table_ ? table_->size() : 0; }
 
+std::size_t ReplayServer::stored_bytes() const { return table_ ? table_->info().bytes : 0; }
+
 std::string ReplayServer::checkpoint_path() const {
   if (config_.checkpoint_dir.empty()) return {};
   return (std::filesystem::path(config_.checkpoint_dir) / (replica_ + ".ckpt")).string();

@@ -102,6 +102,8 @@ class ReplayServer {
 
   [[nodiscard]] const ReplayConfig& config() const { return config_; }
   [[nodiscard]] std::size_t size() const;
+  /// Bytes the table stores (frames and per-item fields), as replay::TableInfo::bytes.
+  [[nodiscard]] std::size_t stored_bytes() const;
   [[nodiscard]] std::uint64_t inserts() const { return inserts_; }
   [[nodiscard]] std::uint64_t batches_sampled() const { return batches_; }
   [[nodiscard]] double credits() const { return credits_; }

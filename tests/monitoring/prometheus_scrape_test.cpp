@@ -242,7 +242,8 @@ TEST(PrometheusScrape, ScrapesARealClusterAndAnswersEveryDashboardQuery) {
   ASSERT_TRUE(wait_until(120s, [&] {
     return !api.result("tagflow_learner_updates_total > 0").empty() &&
            !api.result("tagflow_inference_requests_total > 0").empty() &&
-           !api.result("tagflow_replay_priority_updates_total > 0").empty();
+           !api.result("tagflow_replay_priority_updates_total > 0").empty() &&
+           !api.result("tagflow_replay_bytes > 0").empty();
   })) << cluster.logs();
   spray_malformed_frames(cluster.replay_data_port());
   ASSERT_TRUE(wait_until(30s, [&] {
