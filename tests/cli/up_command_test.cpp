@@ -239,12 +239,7 @@ std::string digest_of(const fs::path& summary) {
   return json.at("digest").get<std::string>();
 }
 
-// Disabled while the reactor-mode node processes stall intermittently on local.yaml's
-// sampler <-> inference loop (`after: 0` across processes: an answer dropped as `tag_in_past`,
-// nodes/README.md). When a run finishes, its digest equals the single placement's (measured by
-// hand: f1202c976e3a33c1 for this file in both placements), but one run in two or three stalls
-// and hits the 150 s limit. Enable it once that is fixed.
-TEST_F(TagflowUp, DISABLED_ProcessesGiveTheDigestOfTheSingleProcessPlacementRunAfterRun) {
+TEST_F(TagflowUp, ProcessesGiveTheDigestOfTheSingleProcessPlacementRunAfterRun) {
   if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the learner and inference processes need tagflow-torch";
   write("short.yaml", shortened_local(base_port_, "env_steps: 2400"));
   ASSERT_EQ(run({"up", path("short.yaml"), "--summary", path("first.json"), "--log-dir",
