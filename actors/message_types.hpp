@@ -22,13 +22,14 @@ namespace tagflow::nodes {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, TransitionsMessage& x) {
-  return f(caf::meta::type_name("tagflow.Transitions"), x.observation_size, x.observations,
-           x.actions, x.rewards, x.terminated, x.next_observations);
+  return f(caf::meta::type_name("tagflow.Transitions"), x.observation_size, x.weights_version,
+           x.observations, x.actions, x.rewards, x.terminated, x.next_observations);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, SampleBatchMessage& x) {
   return f(caf::meta::type_name("tagflow.SampleBatch"), x.observation_size, x.keys, x.observations,
-           x.actions, x.rewards, x.terminated, x.next_observations, x.importance_weights);
+           x.actions, x.rewards, x.terminated, x.next_observations, x.importance_weights,
+           x.weights_versions);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, PriorityUpdateMessage& x) {

@@ -1,5 +1,6 @@
 #include "nodes/messages.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -8,7 +9,7 @@ namespace {
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the wire format is little-endian");
 
-constexpr std::uint8_t kFormat = 1;
+constexpr std::uint8_t kFormat = 2;  // 2: weights versions in transitions and batches
 
 // Magics: "TFtr", "TFsb", "TFpu", "TFwt", "TFob", "TFac".
 constexpr std::uint32_t magic(char a, char b, char c, char d) {
@@ -112,7 +113,7 @@ bool consistent(const TransitionsMessage& m) {
 bool consistent(const SampleBatchMessage& m) {
   const std::size_t n = m.keys.size();
   return m.actions.size() == n && m.rewards.size() == n && m.terminated.size() == n &&
-         m.importance_weights.size() == n &&
+         m.importance_weights.size() == n && m.weights_versions.size() == n &&
          rows_match(n, m.observation_size, m.observations.size()) &&
          rows_match(n, m.observation_size, m.next_observations.size());
 }
@@ -127,10 +128,19 @@ void require(bool ok, const char* what) {
 
 }  // namespace
 
+double policy_lag(std::uint64_t newest, const SampleBatchMessage& batch) {
+  if (batch.weights_versions.empty()) return 0.0;
+  double sum = 0.0;
+  for (const std::uint64_t v : batch.weights_versions) sum += static_cast<double>(v);
+  const double mean = sum / static_cast<double>(batch.weights_versions.size());
+  return std::max(0.0, static_cast<double>(newest) - mean);
+}
+
 Bytes encode(const TransitionsMessage& m) {
   require(consistent(m), "TransitionsMessage");
   Writer w(kTransitions);
   w.scalar(m.observation_size);
+  w.scalar(m.weights_version);
   w.block(m.observations);
   w.block(m.actions);
   w.block(m.rewards);
@@ -142,6 +152,7 @@ Bytes encode(const TransitionsMessage& m) {
 bool decode(const Bytes& bytes, TransitionsMessage& out, std::string* error) {
   Reader r(bytes, kTransitions, error);
   r.scalar(out.observation_size);
+  r.scalar(out.weights_version);
   r.block(out.observations, "observations");
   r.block(out.actions, "actions");
   r.block(out.rewards, "rewards");
@@ -161,6 +172,7 @@ Bytes encode(const SampleBatchMessage& m) {
   w.block(m.terminated);
   w.block(m.next_observations);
   w.block(m.importance_weights);
+  w.block(m.weights_versions);
   return w.take();
 }
 
@@ -174,6 +186,7 @@ bool decode(const Bytes& bytes, SampleBatchMessage& out, std::string* error) {
   r.block(out.terminated, "terminated");
   r.block(out.next_observations, "next_observations");
   r.block(out.importance_weights, "importance_weights");
+  r.block(out.weights_versions, "weights_versions");
   return r.finish(consistent(out), "sample batch");
 }
 

@@ -24,7 +24,8 @@ namespace tagflow::nodes {
 /// observation of the episode.
 struct TransitionsMessage {
   std::uint32_t observation_size = 0;
-  std::vector<float> observations;  // rows × observation_size
+  std::uint64_t weights_version = 0;  // the weights that chose the greedy actions (0: none yet)
+  std::vector<float> observations;    // rows × observation_size
   std::vector<std::int64_t> actions;
   std::vector<float> rewards;
   std::vector<std::uint8_t> terminated;
@@ -42,7 +43,8 @@ struct SampleBatchMessage {
   std::vector<float> rewards;
   std::vector<std::uint8_t> terminated;
   std::vector<float> next_observations;
-  std::vector<float> importance_weights;  // one per row (1 for uniform replay)
+  std::vector<float> importance_weights;        // one per row (1 for uniform replay)
+  std::vector<std::uint64_t> weights_versions;  // per row: the weights that acted for it
 
   [[nodiscard]] std::size_t rows() const { return keys.size(); }
 };
@@ -80,6 +82,10 @@ struct ActionBatchMessage {
 };
 
 using Bytes = std::vector<std::uint8_t>;
+
+/// Weights versions between `newest` and the mean version that acted for the rows of `batch`
+/// (the learner's policy lag; 0 for an empty batch or one from the future).
+[[nodiscard]] double policy_lag(std::uint64_t newest, const SampleBatchMessage& batch);
 
 [[nodiscard]] Bytes encode(const TransitionsMessage& message);
 [[nodiscard]] Bytes encode(const SampleBatchMessage& message);

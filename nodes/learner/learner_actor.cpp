@@ -79,8 +79,10 @@ class LearnerActorImpl : public actors::LearnerActor::base {
     if (auto peer = caf::actor_cast<caf::actor>(current_sender()))
       send(actors::as_peer(peer), Credit{"batches", 1});
     const auto started = std::chrono::steady_clock::now();
+    const auto newest_version = static_cast<std::uint64_t>(server_.updates());
     LearnerOutput out = server_.on_batch(batch);
     if (options_.metrics != nullptr) {
+      options_.metrics->set_policy_lag(policy_lag(newest_version, batch));
       options_.metrics->add_learner_update(
           out.loss,
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());

@@ -31,8 +31,10 @@ LearnerReactor::LearnerReactor(std::string name, reactors::Environment& env,
       for (const SampleBatchMessage& batch : *batches[c].get()) {
         if (target_reached_) break;
         const auto started = std::chrono::steady_clock::now();
+        const auto newest_version = static_cast<std::uint64_t>(server_.updates());
         LearnerOutput out = server_.on_batch(batch);
         if (metrics_ != nullptr) {
+          metrics_->set_policy_lag(policy_lag(newest_version, batch));
           metrics_->add_learner_update(
               out.loss,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -134,7 +135,8 @@ ReplayServer::~ReplayServer() = default;
 void ReplayServer::create_table(std::uint32_t observation_size) {
   replay::TableConfig tc;
   tc.spec.observation = {replay::DType::kFloat32, {static_cast<std::int64_t>(observation_size)}};
-  tc.spec.action = {replay::DType::kInt64, {}};
+  // The action slot holds the action and the weights version that chose it (two int64).
+  tc.spec.action = {replay::DType::kInt64, {2}};
   tc.max_items = config_.capacity;
   tc.selector =
       config_.prioritized ? replay::SelectorKind::kPrioritized : replay::SelectorKind::kUniform;
@@ -155,12 +157,13 @@ void ReplayServer::insert(const TransitionsMessage& t) {
   const auto* obs = reinterpret_cast<const std::uint8_t*>(t.observations.data());
   const auto* next = reinterpret_cast<const std::uint8_t*>(t.next_observations.data());
   for (std::size_t row = 0; row < t.rows(); ++row) {
-    replay::Transition item{
-        {obs + row * width, width},
-        {reinterpret_cast<const std::uint8_t*>(&t.actions[row]), sizeof(std::int64_t)},
-        t.rewards[row],
-        t.terminated[row] != 0,
-        {next + row * width, width}};
+    const std::array<std::int64_t, 2> action{t.actions[row],
+                                             static_cast<std::int64_t>(t.weights_version)};
+    replay::Transition item{{obs + row * width, width},
+                            {reinterpret_cast<const std::uint8_t*>(action.data()), sizeof(action)},
+                            t.rewards[row],
+                            t.terminated[row] != 0,
+                            {next + row * width, width}};
     // New items get priority 1 (or the table's running maximum would need tracking).
     if (table_->try_insert(item, 1.0) != replay::ReplayStatus::kOk) {
       throw std::logic_error("replay: insert refused");
@@ -200,8 +203,13 @@ std::vector<SampleBatchMessage> ReplayServer::due_batches() {
     const float* no = sampled.next_observations_as<float>();
     m.observations.assign(o, o + n * observation_size_);
     m.next_observations.assign(no, no + n * observation_size_);
-    const std::int64_t* a = sampled.actions_as<std::int64_t>();
-    m.actions.assign(a, a + n);
+    const std::int64_t* a = sampled.actions_as<std::int64_t>();  // (action, version) per row
+    m.actions.resize(n);
+    m.weights_versions.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      m.actions[i] = a[2 * i];
+      m.weights_versions[i] = static_cast<std::uint64_t>(a[2 * i + 1]);
+    }
     m.rewards = sampled.rewards;
     m.terminated = sampled.dones;
     m.importance_weights = sampled.weights;
@@ -323,8 +331,8 @@ void ReplayServer::restore_from(const std::string& path) {
   const replay::FieldSpec& obs = tc.spec.observation;
   if (obs.dtype != replay::DType::kFloat32 || obs.shape.size() != 1 ||
       obs.shape[0] != static_cast<std::int64_t>(f.observation_size) ||
-      tc.spec.action.dtype != replay::DType::kInt64 || !tc.spec.action.shape.empty() ||
-      !std::isfinite(f.credits)) {
+      tc.spec.action.dtype != replay::DType::kInt64 ||
+      tc.spec.action.shape != std::vector<std::int64_t>{2} || !std::isfinite(f.credits)) {
     fail(path, "not a replay node table (observation or action layout)");
   }
   table_ = std::move(table);

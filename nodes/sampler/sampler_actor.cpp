@@ -46,7 +46,7 @@ class SamplerActorImpl : public actors::SamplerActor::base {
                                                  std::memory_order_relaxed);
           if (options_.metrics != nullptr)
             options_.metrics->set_weights_version(actions.weights_version);
-          send_transitions(server_.step(actions.actions));
+          send_transitions(server_.step(actions.actions, actions.weights_version));
           schedule_round();
         },
         [this](const WeightsMessage& weights) {

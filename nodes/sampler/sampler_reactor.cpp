@@ -45,7 +45,8 @@ SamplerReactor::SamplerReactor(std::string name, reactors::Environment& env,
       for (std::size_t c = 0; c < actions.size(); ++c) {
         if (!actions[c].is_present()) continue;
         waiting_ = false;
-        send_transitions(server_.step(actions[c].get()->actions));
+        send_transitions(
+            server_.step(actions[c].get()->actions, actions[c].get()->weights_version));
       }
     });
   }

@@ -67,7 +67,8 @@ double SamplerServer::epsilon() const {
   return config_.epsilon_start + (config_.epsilon_end - config_.epsilon_start) * fraction;
 }
 
-TransitionsMessage SamplerServer::step(const std::vector<std::int64_t>& greedy) {
+TransitionsMessage SamplerServer::step(const std::vector<std::int64_t>& greedy,
+                                       std::uint64_t acting_version) {
   const std::size_t n = config_.num_envs;
   if (greedy.size() != n) {
     throw std::invalid_argument("sampler: expected " + std::to_string(n) + " actions, got " +
@@ -86,6 +87,7 @@ TransitionsMessage SamplerServer::step(const std::vector<std::int64_t>& greedy) 
   }
   TransitionsMessage t;
   t.observation_size = static_cast<std::uint32_t>(observation_size_);
+  t.weights_version = acting_version;
   const auto before = env_->observations();
   t.observations.assign(before.begin(), before.end());
   env_->step(envs::Span<const std::int64_t>(actions_.data(), actions_.size()));
@@ -117,7 +119,7 @@ TransitionsMessage SamplerServer::step_local() {
   std::vector<std::int64_t> greedy(config_.num_envs);
   const auto obs = env_->observations();
   policy_->greedy(obs.data(), static_cast<std::int64_t>(config_.num_envs), greedy.data());
-  return step(greedy);
+  return step(greedy, weights_version_);
 }
 
 void SamplerServer::on_weights(const WeightsMessage& weights) {

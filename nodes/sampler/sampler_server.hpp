@@ -48,8 +48,11 @@ class SamplerServer {
 
   /// The current observation of every env, tagged with this sampler's index.
   [[nodiscard]] ObservationBatchMessage observations() const;
-  /// ε-greedy over `greedy` (one action per env), one step of every env, the transitions.
-  [[nodiscard]] TransitionsMessage step(const std::vector<std::int64_t>& greedy);
+  /// ε-greedy over `greedy` (one action per env), one step of every env, the transitions;
+  /// `acting_version` is the weights version that chose `greedy` (carried to the learner, which
+  /// reports its policy lag).
+  [[nodiscard]] TransitionsMessage step(const std::vector<std::int64_t>& greedy,
+                                        std::uint64_t acting_version = 0);
   /// Greedy actions from the local policy copy, then step().
   [[nodiscard]] TransitionsMessage step_local();
   /// Loads newer weights into the local copy (older or equal versions are ignored).

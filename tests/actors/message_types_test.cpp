@@ -84,6 +84,7 @@ TEST_F(TwoSystems, EveryRegisteredMessageTypeRoundTripsOverTcpLoopback) {
   b.terminated = {1, 0};
   b.next_observations = {0.75f, 1.f};
   b.importance_weights = {0.9f, 1.f};
+  b.weights_versions = {12, 1ULL << 33};
   const auto b2 = round_trip(b);
   EXPECT_EQ(b2.observation_size, 1U);
   EXPECT_EQ(b2.keys, b.keys);
@@ -93,6 +94,7 @@ TEST_F(TwoSystems, EveryRegisteredMessageTypeRoundTripsOverTcpLoopback) {
   EXPECT_EQ(b2.terminated, b.terminated);
   EXPECT_EQ(b2.next_observations, b.next_observations);
   EXPECT_EQ(b2.importance_weights, b.importance_weights);
+  EXPECT_EQ(b2.weights_versions, b.weights_versions);
 
   nodes::PriorityUpdateMessage p{{3, 4, 5}, {0.1f, 0.2f, 0.3f}};
   const auto p2 = round_trip(p);

@@ -243,7 +243,8 @@ TEST(PrometheusScrape, ScrapesARealClusterAndAnswersEveryDashboardQuery) {
     return !api.result("tagflow_learner_updates_total > 0").empty() &&
            !api.result("tagflow_inference_requests_total > 0").empty() &&
            !api.result("tagflow_replay_priority_updates_total > 0").empty() &&
-           !api.result("tagflow_replay_bytes > 0").empty();
+           !api.result("tagflow_replay_bytes > 0").empty() &&
+           !api.result("tagflow_learner_policy_lag_versions > 0").empty();
   })) << cluster.logs();
   spray_malformed_frames(cluster.replay_data_port());
   ASSERT_TRUE(wait_until(30s, [&] {

@@ -8,6 +8,7 @@ namespace {
 TransitionsMessage two_transitions() {
   TransitionsMessage t;
   t.observation_size = 2;
+  t.weights_version = 17;
   t.observations = {1, 2, 3, 4};
   t.actions = {0, 1};
   t.rewards = {1.0F, 0.5F};
@@ -22,6 +23,7 @@ TEST(Messages, TransitionsSurviveARoundTrip) {
   std::string error;
   ASSERT_TRUE(decode(encode(t), back, &error)) << error;
   EXPECT_EQ(back.observation_size, 2U);
+  EXPECT_EQ(back.weights_version, t.weights_version);
   EXPECT_EQ(back.observations, t.observations);
   EXPECT_EQ(back.actions, t.actions);
   EXPECT_EQ(back.rewards, t.rewards);
@@ -31,8 +33,8 @@ TEST(Messages, TransitionsSurviveARoundTrip) {
 
 TEST(Messages, EncodingIsRawBlocksOfTheElements) {
   const TransitionsMessage t = two_transitions();
-  // magic 4 + format 1 + size 4 + five blocks of (8-byte count + elements).
-  const std::size_t expected = 4 + 1 + 4 + (8 + 16) + (8 + 16) + (8 + 8) + (8 + 2) + (8 + 16);
+  // magic 4 + format 1 + size 4 + weights version 8 + five blocks of (8-byte count + elements).
+  const std::size_t expected = 4 + 1 + 4 + 8 + (8 + 16) + (8 + 16) + (8 + 8) + (8 + 2) + (8 + 16);
   EXPECT_EQ(encode(t).size(), expected);
 }
 
@@ -46,10 +48,17 @@ TEST(Messages, SampleBatchWeightsAndPrioritiesSurviveARoundTrip) {
   b.terminated = {0, 0};
   b.next_observations = {2, 3};
   b.importance_weights = {1.0F, 0.25F};
+  b.weights_versions = {30, 34};
   SampleBatchMessage back;
   ASSERT_TRUE(decode(encode(b), back, nullptr));
   EXPECT_EQ(back.keys, b.keys);
   EXPECT_EQ(back.importance_weights, b.importance_weights);
+  EXPECT_EQ(back.weights_versions, b.weights_versions);
+  // The learner's policy lag: newest 40 against the mean acting version 32.
+  EXPECT_DOUBLE_EQ(policy_lag(40, b), 8.0);
+  EXPECT_DOUBLE_EQ(policy_lag(20, b), 0.0);
+  b.weights_versions.pop_back();  // one version per row, or the batch is inconsistent
+  EXPECT_THROW((void)encode(b), std::invalid_argument);
 
   PriorityUpdateMessage p{{7, 9}, {0.5F, 2.0F}};
   PriorityUpdateMessage p_back;

@@ -18,6 +18,7 @@ SampleBatchMessage batch_of(std::size_t rows, float reward) {
     b.rewards.push_back(reward);
     b.terminated.push_back(1);
     b.importance_weights.push_back(1.0F);
+    b.weights_versions.push_back(0);
   }
   return b;
 }

@@ -11,6 +11,7 @@ namespace {
 TransitionsMessage numbered(int first, int rows) {
   TransitionsMessage t;
   t.observation_size = 2;
+  t.weights_version = static_cast<std::uint64_t>(1000 + first);
   for (int i = first; i < first + rows; ++i) {
     t.observations.push_back(static_cast<float>(i));
     t.observations.push_back(-static_cast<float>(i));
@@ -76,6 +77,7 @@ TEST(ReplayServer, SampledRowsAreWholeInsertedTransitions) {
       EXPECT_EQ(b.terminated[row], i % 2);
       EXPECT_EQ(b.next_observations[row * 2], static_cast<float>(i + 1));
       EXPECT_EQ(b.importance_weights[row], 1.0F);
+      EXPECT_EQ(b.weights_versions[row], 1000U);  // the version that acted, kept per row
     }
   }
 }
