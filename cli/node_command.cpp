@@ -43,6 +43,14 @@ struct NodeOptions {
   throw CLI::RuntimeError(code);
 }
 
+/// Writes the process result JSON to --result, when given.
+void write_result(const NodeOptions& o, const nodes::ProcessResult& result) {
+  if (o.result.empty()) return;
+  std::ofstream out(o.result);
+  out << result.to_json() << "\n";
+  if (!out) fail(o, "cannot write the result to " + o.result, 1);
+}
+
 void run_node(const NodeOptions& o) {
   cluster::ClusterConfig config;
   try {
@@ -78,11 +86,7 @@ void run_node(const NodeOptions& o) {
     } catch (const std::exception& e) {
       fail(o, e.what(), 1);
     }
-    if (!o.result.empty()) {
-      std::ofstream out(o.result);
-      out << result.to_json() << "\n";
-      if (!out) fail(o, "cannot write the result to " + o.result, 1);
-    }
+    write_result(o, result);
     return;
   }
   if (o.join) fail(o, "--join is for actor mode only", 2);
@@ -112,11 +116,7 @@ void run_node(const NodeOptions& o) {
   } catch (const std::exception& e) {
     fail(o, e.what(), 1);
   }
-  if (!o.result.empty()) {
-    std::ofstream out(o.result);
-    out << result.to_json() << "\n";
-    if (!out) fail(o, "cannot write the result to " + o.result, 1);
-  }
+  write_result(o, result);
   if (!o.quiet) {
     std::cerr << "tagflow node " << o.name << ": stopped ("
               << (result.stop_reason.empty() ? "by another process" : result.stop_reason)
