@@ -178,7 +178,10 @@ void FederateClient::apply(const ControlMessage& message) {
       }
       break;
     case ControlType::kProvisional:
-      provisional_ = std::max(provisional_, message.tag);
+      if (message.tag > provisional_) {
+        provisional_ = message.tag;
+        for (const auto& [id, count] : message.counts) provisional_counts_[id] = count;
+      }
       break;
     case ControlType::kStopRequest:
       if (options_.answer_stop_requests) {

@@ -78,6 +78,10 @@ class FederateClient {
   const FederateOptions& options() const { return options_; }
   const WireTag& granted() const { return granted_; }
   const WireTag& provisional() const { return provisional_; }
+  /// Per upstream, data messages with tag < provisional() it has sent to this federate.
+  const std::map<std::string, std::uint64_t>& provisional_counts() const {
+    return provisional_counts_;
+  }
   /// Per upstream, data messages with tag <= granted() it has sent to this federate.
   const std::map<std::string, std::uint64_t>& granted_counts() const { return counts_; }
   const std::optional<WireTag>& stop_tag() const { return stop_tag_; }
@@ -106,6 +110,7 @@ class FederateClient {
   WireTag granted_ = transport::kNever;
   WireTag provisional_ = transport::kNever;
   std::map<std::string, std::uint64_t> counts_;
+  std::map<std::string, std::uint64_t> provisional_counts_;
   std::optional<WireTag> stop_tag_;
   std::optional<WireTag> stop_proposal_;
   std::optional<WireTag> stop_request_;

@@ -94,6 +94,34 @@ const FederateSpec* FederationSpec::find(const std::string& id) const {
   return nullptr;
 }
 
+bool FederationSpec::zero_delay_cycle_link(const std::string& from, const std::string& to) const {
+  const auto undelayed = [this](const std::string& up, const std::string& down) {
+    const FederateSpec* target = find(down);
+    if (target == nullptr) return false;
+    for (const UpstreamLink& link : target->upstreams) {
+      if (link.federate == up && !link.delay.has_value()) return true;
+    }
+    return false;
+  };
+  if (!undelayed(from, to)) return false;
+  // Depth-first search from `to` along undelayed links, looking for `from`.
+  std::vector<std::string> stack{to};
+  std::vector<std::string> seen{to};
+  while (!stack.empty()) {
+    const std::string at = stack.back();
+    stack.pop_back();
+    if (at == from) return true;
+    const FederateSpec* here = find(at);
+    if (here == nullptr) continue;
+    for (const std::string& down : here->downstreams) {
+      if (!undelayed(at, down) || std::find(seen.begin(), seen.end(), down) != seen.end()) continue;
+      seen.push_back(down);
+      stack.push_back(down);
+    }
+  }
+  return false;
+}
+
 void FederationSpec::validate() const {
   if (federates.empty()) throw FederationConfigError("federation: no federates listed");
   std::set<std::string> seen;

@@ -40,6 +40,9 @@ struct FederationSpec {
   std::vector<FederateSpec> federates;
 
   [[nodiscard]] const FederateSpec* find(const std::string& id) const;
+  /// True when `to` lists `from` as an upstream with no delay and `from` is reachable from `to`
+  /// along connections with no delay: the link is on a zero-delay cycle (PROTOCOL.md §4.5).
+  [[nodiscard]] bool zero_delay_cycle_link(const std::string& from, const std::string& to) const;
   /// Throws FederationConfigError naming the first inconsistency.
   void validate() const;
 };

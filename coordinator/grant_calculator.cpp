@@ -100,9 +100,12 @@ std::vector<WireTag> GrantCalculator::send_bounds(const std::vector<bool>& exclu
   for (std::size_t u = 0; u < n; ++u) {
     const State& s = federates_[u];
     if (s.resigned) continue;
+    // An excluded federate (a member of the zero-delay cycle being checked for PTAG) counts with
+    // neither its NET nor the messages in transit to it: what it sends at the tag in question is
+    // an output of the cycle, which the federate waits for inside the tag (§3.7).
     WireTag own = excluded[u] ? kForever : s.next_event;
     for (const Inbound& in : s.inbound) {
-      if (!in.in_transit.empty()) own = std::min(own, in.in_transit.front());
+      if (!excluded[u] && !in.in_transit.empty()) own = std::min(own, in.in_transit.front());
     }
     tentative[u] = std::max(next_microstep(s.completed), own);
     if (s.completed == kNever) tentative[u] = own;

@@ -108,6 +108,72 @@ void ReactorFederate::bind_input(const std::string& from, std::uint32_t port,
                                  reactors::PhysicalAction<std::string>& action) {
   inputs_[{from, port}] = &action;
   validator_.allow_port(from, port);
+  if (cycle_link_from(from)) cycle_input_without_wait_ = true;
+}
+
+bool ReactorFederate::cycle_link_from(const std::string& from) const {
+  return spec_.zero_delay_cycle_link(from, id_);
+}
+
+std::size_t ReactorFederate::bind_cycle_input(const std::string& from, std::uint32_t port,
+                                              reactors::PhysicalAction<std::string>& action,
+                                              reactors::Reaction& deliver) {
+  validator_.allow_port(from, port);
+  cycle_delivers_.push_back(&deliver);
+  return cycle_inputs_.add(from, port, action);
+}
+
+void ReactorFederate::bind_output(const std::string& to, std::uint32_t port,
+                                  reactors::Reaction& sender) {
+  if (!spec_.zero_delay_cycle_link(id_, to)) return;
+  CycleOutput output;
+  output.to = to;
+  output.port = port;
+  output.sender = &sender;
+  cycle_outputs_.push_back(std::move(output));
+}
+
+std::optional<std::string> ReactorFederate::await_cycle_input(std::size_t index,
+                                                              const reactors::Tag& tag,
+                                                              std::size_t level) {
+  const WireTag at = to_wire_tag(tag);
+  if (!cycle_inputs_.known(index, at)) {
+    // Whatever this federate sends on the cycle before this reaction is settled: tell the
+    // downstreams now, since what they send back may be what this reaction waits for.
+    push({Command::kAbsent, at, {}, 0, {}, level});
+  }
+  return cycle_inputs_.take(index, at);
+}
+
+void ReactorFederate::send_absents(const WireTag& tag, std::size_t below_level) {
+  for (CycleOutput& output : cycle_outputs_) {
+    if (output.level >= below_level || output.status_through >= tag) continue;
+    const auto socket = outputs_.find(output.to);
+    if (socket == outputs_.end()) continue;
+    output.status_through = tag;
+    transport::WireHeader header;
+    header.tag = tag;
+    header.from = id_;
+    header.port = output.port;
+    header.kind = transport::MessageKind::kPortAbsent;
+    if (in_transit_.size() == kMaxInTransitPerLtc) flush_completed();
+    in_transit_.emplace_back(output.to, tag);  // counted by grants like a data message
+    transport::send_wire_message(socket->second, header, {});
+  }
+}
+
+void ReactorFederate::order_cycle_ports(reactors::Environment& env) {
+  if (cycle_delivers_.empty() || cycle_outputs_.empty()) return;
+  if (env.assembled()) {
+    throw FederationError("federate '" + id_ +
+                          "': its environment was assembled before run(); a zero-delay cycle "
+                          "across federates needs run() to order its network ports first");
+  }
+  // Own cycle outputs first, so that this federate never waits for a cycle input before it has
+  // sent what does not depend on it (hints that would make a cycle are skipped).
+  for (reactors::Reaction* deliver : cycle_delivers_) {
+    for (const CycleOutput& output : cycle_outputs_) env.order_before(*output.sender, *deliver);
+  }
 }
 
 void ReactorFederate::push(Command command) {
@@ -149,7 +215,12 @@ void ReactorFederate::drain_commands() {
       case Command::kStop:
         propose_stop(command.tag);
         break;
+      case Command::kAbsent:
+        send_absents(command.tag, command.level);
+        break;
       case Command::kLtc:
+        // Every cycle output not written at the completed tag is absent there.
+        send_absents(command.tag, static_cast<std::size_t>(-1));
         completed_tag_ = command.tag;
         ltc_pending_ = true;
         validator_.set_completed_tag(command.tag);
@@ -173,6 +244,11 @@ void ReactorFederate::drain_commands() {
         const std::size_t size = command.bytes.size();
         transport::send_wire_message(socket->second, header,
                                      {transport::Payload::copy_of(command.bytes.data(), size)});
+        for (CycleOutput& output : cycle_outputs_) {
+          if (output.to == command.to && output.port == command.port) {
+            output.status_through = std::max(output.status_through, command.tag);
+          }
+        }
         if (const auto counters = sent_metrics_.find(command.to); counters != sent_metrics_.end()) {
           counters->second.messages->Increment();
           counters->second.bytes->Increment(static_cast<double>(size));
@@ -198,8 +274,15 @@ void ReactorFederate::receive_data() {
     if (!result.received) return;
     if (result.error != transport::DropReason::kNone) continue;
     const transport::WireHeader& header = result.message.header;
+    const std::optional<std::size_t> cycle_input = cycle_inputs_.find(header.from, header.port);
     const auto input = inputs_.find({header.from, header.port});
-    if (input == inputs_.end()) continue;
+    if (!cycle_input && input == inputs_.end()) continue;
+    // Values and ABSENTs alike count towards the grants' message counts.
+    received_[header.from].push_back(header.tag);
+    if (header.kind == transport::MessageKind::kPortAbsent) {
+      if (cycle_input) cycle_inputs_.on_arrival(*cycle_input, header.tag, std::nullopt);
+      continue;
+    }
     std::string bytes;
     for (const zmq::message_t& frame : result.message.payloads) {
       bytes.append(static_cast<const char*>(frame.data()), frame.size());
@@ -209,24 +292,46 @@ void ReactorFederate::receive_data() {
       counters->second.messages->Increment();
       counters->second.bytes->Increment(static_cast<double>(bytes.size()));
     }
-    received_[header.from].push_back(header.tag);
-    input->second->schedule_at(to_reactor_tag(header.tag), std::move(bytes));
+    if (cycle_input) {
+      cycle_inputs_.on_arrival(*cycle_input, header.tag, std::move(bytes));
+    } else {
+      input->second->schedule_at(to_reactor_tag(header.tag), std::move(bytes));
+    }
   }
+}
+
+bool ReactorFederate::counts_met(const std::map<std::string, std::uint64_t>& counts,
+                                 const WireTag& through) {
+  for (const auto& [upstream, expected] : counts) {
+    const std::deque<WireTag>& tags = received_[upstream];
+    const auto arrived = static_cast<std::uint64_t>(
+        std::upper_bound(tags.begin(), tags.end(), through) - tags.begin());
+    if (completed_[upstream] + arrived < expected) return false;  // data still in flight
+  }
+  return true;
 }
 
 void ReactorFederate::update_grant(reactors::Environment& env) {
   // Called after receive_data(): every value counted here was scheduled before the grant.
   const WireTag granted = client_->granted();
-  if (granted > granted_to_env_) {
-    for (const auto& [upstream, expected] : client_->granted_counts()) {
-      const std::deque<WireTag>& tags = received_[upstream];
-      const auto arrived = static_cast<std::uint64_t>(
-          std::upper_bound(tags.begin(), tags.end(), granted) - tags.begin());
-      if (completed_[upstream] + arrived < expected) return;  // data still in flight
+  if (granted > tag_applied_ && counts_met(client_->granted_counts(), granted)) {
+    tag_applied_ = granted;
+    cycle_inputs_.known_through(granted);
+    if (granted > granted_to_env_) {
+      granted_to_env_ = granted;
+      env.grant(to_reactor_tag(granted));
     }
-    granted_to_env_ = granted;
-    env.grant(to_reactor_tag(granted));
   }
+  // PTAG(g): nothing more arrives below g; at g only the cycle's outputs may. The tag may run,
+  // its cycle inputs' deliver reactions waiting inside it for their status (§3.7).
+  const WireTag provisional = client_->provisional();
+  if (cycle_input_without_wait_ || provisional <= granted_to_env_) return;
+  const WireTag below = transport::previous_tag(provisional);
+  if (!counts_met(client_->provisional_counts(), below)) return;
+  cycle_inputs_.known_through(below);
+  cycle_inputs_.provisional(provisional);  // the deliver reactions run at g, before the grant
+  granted_to_env_ = provisional;
+  env.grant(to_reactor_tag(provisional));
 }
 
 void ReactorFederate::propose_stop(const WireTag& floor) {
@@ -271,6 +376,7 @@ void ReactorFederate::network_loop(reactors::Environment& env) {
     drain_commands();  // the last tag's outputs and LTC
   } catch (const std::exception& e) {
     error_ = e.what();
+    cycle_inputs_.abort();  // a deliver reaction waiting for a cycle input gives up
     // The run is over: stop now, without waiting for grants or a stop decision.
     env.stop_without_grant();
   }
@@ -290,7 +396,9 @@ void ReactorFederate::run(reactors::Environment& env) {
   };
   env.enable_tag_barrier(reactors::Tag::never());
   env.set_federation_hooks(std::move(hooks));
+  order_cycle_ports(env);
   env.assemble();
+  for (CycleOutput& output : cycle_outputs_) output.level = output.sender->level();
   std::thread network([this, &env] { network_loop(env); });
   env.run();
   done_.store(true, std::memory_order_release);
@@ -313,14 +421,29 @@ NetworkReceiver::NetworkReceiver(std::string name, reactors::Environment& env,
                                  ReactorFederate& federate, const std::string& from,
                                  std::uint32_t port)
     : Reactor(std::move(name), env) {
-  federate.bind_input(from, port, received);
-  reaction("deliver").triggers(received).effects(out).body([this] { out.set(received.get()); });
+  reactors::Reaction& deliver = reaction("deliver").triggers(received).effects(out);
+  if (!federate.cycle_link_from(from)) {
+    federate.bind_input(from, port, received);
+    deliver.body([this] { out.set(received.get()); });
+    return;
+  }
+  // On a zero-delay cycle: the value (or its absence) comes from the federate, maybe later in
+  // the tag; the action only makes this reaction run at the tag.
+  const std::size_t index = federate.bind_cycle_input(from, port, received, deliver);
+  deliver.body([this, &federate, &deliver, index] {
+    if (std::optional<std::string> value =
+            federate.await_cycle_input(index, tag(), deliver.level())) {
+      out.set(std::move(*value));
+    }
+  });
 }
 
 NetworkSender::NetworkSender(std::string name, reactors::Environment& env,
                              ReactorFederate& federate, std::string to, std::uint32_t port)
     : Reactor(std::move(name), env) {
-  reaction("send").triggers(in).body(
+  reactors::Reaction& sender = reaction("send").triggers(in);
+  federate.bind_output(to, port, sender);
+  sender.body(
       [this, &federate, to = std::move(to), port] { federate.send(to, port, tag(), in.get()); });
 }
 

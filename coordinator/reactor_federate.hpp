@@ -28,6 +28,16 @@
 // stop tag (set the same `timeout` everywhere). A FAILED from the coordinator, or a lost
 // coordinator, stops the environment without waiting for grants and run() throws
 // FederationError naming the federate.
+// Zero-delay cycles across federates (PROTOCOL.md §3.7): a NetworkReceiver on a link of such a
+// cycle delivers through CycleInputs — under PTAG(g) the federate runs g, and the receiver's
+// reaction waits inside the tag until a value or an ABSENT with tag g (or a TAG >= g) arrived.
+// A NetworkSender on such a link sends ABSENT(port, g) at every tag g it did not write: before
+// any cycle receiver of the federate waits (for senders ordered before it) and when the tag
+// completes. run() orders every cycle sender before every cycle receiver that does not feed it
+// (Environment::order_before), so a federate sends what it can before it waits. ABSENTs go over
+// the data path and are reported in transit like data messages. An input on such a link bound
+// with bind_input() (not NetworkReceiver) cannot wait inside a tag: the federate then ignores
+// PTAG, as before.
 // Metrics (options.metrics): tagflow_transport_{messages,sent_bytes}_... per downstream peer,
 // _received_... per upstream peer, and tagflow_transport_invalid_messages_total{peer, reason}.
 // Thread-safety: construct, join, declare and run from one thread; send() is called by
@@ -43,6 +53,7 @@
 #include <thread>
 #include <vector>
 
+#include "coordinator/cycle_inputs.hpp"
 #include "coordinator/federate_client.hpp"
 #include "reactors/action.hpp"
 #include "reactors/environment.hpp"
@@ -83,6 +94,22 @@ class ReactorFederate {
   /// Delivers values from upstream `from` on `port` into `action` (at the tag they carry).
   void bind_input(const std::string& from, std::uint32_t port,
                   reactors::PhysicalAction<std::string>& action);
+  /// True when the link from upstream `from` is on a zero-delay cycle across federates.
+  [[nodiscard]] bool cycle_link_from(const std::string& from) const;
+  /// A NetworkReceiver's input on a zero-delay cycle link, delivered by `deliver` through
+  /// await_cycle_input(); returns the index to pass there.
+  std::size_t bind_cycle_input(const std::string& from, std::uint32_t port,
+                               reactors::PhysicalAction<std::string>& action,
+                               reactors::Reaction& deliver);
+  /// A NetworkSender's output to (to, port), sent by `sender`; on a zero-delay cycle link its
+  /// unwritten tags are announced with ABSENT.
+  void bind_output(const std::string& to, std::uint32_t port, reactors::Reaction& sender);
+  /// In the deliver reaction (at `level`) of cycle input `index` at `tag`: sends ABSENT for the
+  /// cycle outputs ordered before `level` that were not written at `tag`, then waits until the
+  /// input's status at `tag` is known. Returns the value, or nullopt when absent (or the run
+  /// failed). Called from worker threads.
+  std::optional<std::string> await_cycle_input(std::size_t index, const reactors::Tag& tag,
+                                               std::size_t level);
   /// Sends `bytes` to input `port` of downstream `to`, sent at `tag` (the connection's delay
   /// is added). Thread-safe; called from reactions.
   void send(const std::string& to, std::uint32_t port, const reactors::Tag& tag, std::string bytes);
@@ -104,11 +131,19 @@ class ReactorFederate {
     prometheus::Counter* bytes = nullptr;
   };
   struct Command {
-    enum Kind { kNet, kLtc, kSend, kStop } kind;
+    enum Kind { kNet, kLtc, kSend, kStop, kAbsent } kind;
     WireTag tag;
     std::string to;
     std::uint32_t port = 0;
     std::string bytes;
+    std::size_t level = 0;  // kAbsent: cycle outputs whose sender's level is below this one
+  };
+  struct CycleOutput {
+    std::string to;
+    std::uint32_t port = 0;
+    reactors::Reaction* sender = nullptr;
+    std::size_t level = 0;                       // the sender's level, known after assembly
+    WireTag status_through = transport::kNever;  // latest tag sent a value or ABSENT at
   };
   void push(Command command);
   void network_loop(reactors::Environment& env);
@@ -116,6 +151,10 @@ class ReactorFederate {
   void flush_completed();
   void receive_data();
   void update_grant(reactors::Environment& env);
+  [[nodiscard]] bool counts_met(const std::map<std::string, std::uint64_t>& counts,
+                                const WireTag& through);
+  void send_absents(const WireTag& tag, std::size_t below_level);
+  void order_cycle_ports(reactors::Environment& env);
   void handle_stop(reactors::Environment& env);
   void propose_stop(const WireTag& floor);
   void setup_metrics();
@@ -136,7 +175,13 @@ class ReactorFederate {
   std::map<std::string, std::uint64_t> completed_;        // per upstream, messages completed
   std::map<std::string, PeerCounters> sent_metrics_;      // per downstream (options_.metrics)
   std::map<std::string, PeerCounters> received_metrics_;  // per upstream (options_.metrics)
-  WireTag granted_to_env_ = transport::kNever;
+  WireTag granted_to_env_ = transport::kNever;  // the highest grant given to env (TAG or PTAG)
+  WireTag tag_applied_ = transport::kNever;     // the highest TAG applied
+  // Zero-delay cycle ports (§3.7). cycle_outputs_ is the network thread's after run() starts.
+  CycleInputs cycle_inputs_;
+  std::vector<reactors::Reaction*> cycle_delivers_;
+  std::vector<CycleOutput> cycle_outputs_;
+  bool cycle_input_without_wait_ = false;  // bind_input() on a cycle link: PTAG is not used
   // LTC batching (network thread): the latest completed tag, whether it is unreported, and the
   // in-transit reports of the data messages sent since the previous LTC.
   WireTag completed_tag_ = transport::kNever;

@@ -139,6 +139,11 @@ void Environment::check_effects() const {
   }
 }
 
+void Environment::order_before(Reaction& first, Reaction& second) {
+  check_declaring("order " + first.full_name() + " before " + second.full_name());
+  ordering_hints_.emplace_back(&first, &second);
+}
+
 void Environment::assemble() {
   if (phase_ != Phase::kDeclaring) return;
   bind_connections();
@@ -158,7 +163,9 @@ void Environment::assemble() {
       if (element->kind() == ElementKind::kOutput) static_cast<PortBase*>(element)->finalize();
     }
   }
-  levels_ = ReactionGraph(reactors_).levels();
+  ReactionGraph graph(reactors_);
+  for (const auto& [first, second] : ordering_hints_) graph.add_ordering_hint(*first, *second);
+  levels_ = graph.levels();
   for (Reactor* reactor : reactors_) {
     for (TriggerBase* element : reactor->elements()) element->scheduler_ = &scheduler_;
   }

@@ -98,6 +98,11 @@ class Environment {
   /// Raises the grant (TAG). Thread-safe; wakes the scheduler.
   void grant(Tag tag);
 
+  /// Runs `first` before `second` whenever both run at one tag, unless `second` already leads
+  /// to `first` through the program's dependencies (then the hint is skipped: it never makes a
+  /// cycle). Hints are applied at assembly in the order given. Declaring phase only.
+  void order_before(Reaction& first, Reaction& second);
+
   /// Validates the program and computes the levels. Idempotent; throws AssemblyError.
   void assemble();
   /// Assembles if needed and runs to the end. Throws std::logic_error when called twice.
@@ -150,6 +155,7 @@ class Environment {
   std::vector<Reactor*> reactors_;
   std::vector<PendingConnection> connections_;
   std::vector<std::unique_ptr<EventSource>> delayed_connections_;
+  std::vector<std::pair<Reaction*, Reaction*>> ordering_hints_;
   std::vector<std::vector<Reaction*>> levels_;
   bool tag_barrier_ = false;
   Tag initial_grant_ = Tag::never();

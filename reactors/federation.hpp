@@ -21,7 +21,12 @@
 //    forwards the value to local ports. A message whose tag is not above the last started tag
 //    is late (a protocol violation): it is delivered at the next microstep and counted in
 //    Environment::late_events().
-// 6. A PTAG(g) ("no message below g") is grant(g.predecessor()).
+// 6. A PTAG(g) ("no message below g; at g only outputs of the zero-delay cycle") is
+//    grant(g.predecessor()), unless every input that may still carry a value at g is received
+//    by a reaction that waits, inside the tag, until the value or its absence is known: then it
+//    may be grant(g). The scheduler does not know the difference; the federation layer
+//    (coordinator/reactor_federate.hpp, PROTOCOL.md §3.7) schedules those inputs at g before
+//    the grant and orders their reactions with Environment::order_before.
 // 7. Stop: with hooks.stop_requested set, Environment::request_stop() (from a reaction or any
 //    thread) does not stop locally; it calls hooks.stop_requested(proposed tag) and the
 //    federation later calls Environment::stop_at(granted tag), which is processed under the

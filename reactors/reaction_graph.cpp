@@ -43,6 +43,41 @@ ReactionGraph::ReactionGraph(const std::vector<Reactor*>& reactors) {
   }
 }
 
+std::size_t ReactionGraph::index_of(const Reaction& reaction) const {
+  const auto found = std::find(reactions_.begin(), reactions_.end(), &reaction);
+  if (found == reactions_.end()) {
+    throw AssemblyError("ordering hint names reaction " + reaction.full_name() +
+                        ", which is not part of this program");
+  }
+  return static_cast<std::size_t>(found - reactions_.begin());
+}
+
+bool ReactionGraph::leads_to(std::size_t from, std::size_t to) const {
+  std::vector<bool> seen(reactions_.size(), false);
+  std::vector<std::size_t> stack{from};
+  seen[from] = true;
+  while (!stack.empty()) {
+    const std::size_t at = stack.back();
+    stack.pop_back();
+    if (at == to) return true;
+    for (const Edge& e : edges_[at]) {
+      if (!seen[e.to]) {
+        seen[e.to] = true;
+        stack.push_back(e.to);
+      }
+    }
+  }
+  return false;
+}
+
+bool ReactionGraph::add_ordering_hint(const Reaction& first, const Reaction& second) {
+  const std::size_t from = index_of(first);
+  const std::size_t to = index_of(second);
+  if (from == to || leads_to(to, from)) return false;
+  edges_[from].push_back(Edge{to, "(ordering hint)"});
+  return true;
+}
+
 std::vector<std::vector<Reaction*>> ReactionGraph::levels() {
   const std::size_t n = reactions_.size();
   std::vector<std::size_t> in_degree(n, 0);
