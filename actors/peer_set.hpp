@@ -19,13 +19,24 @@ class PeerSet {
   struct Peer {
     caf::actor handle;
     bool sampler = false;
+    std::string name;  // its replica name, when it told it (Offer.from); else empty
   };
 
-  /// Adds `peer` if new; returns true if it was new.
-  bool add(const caf::actor& peer, bool sampler) {
-    if (find(peer.address()) != peers_.end()) return false;
-    peers_.push_back(Peer{peer, sampler});
+  /// Adds `peer` if new; returns true if it was new. A known peer without a name takes `name`.
+  bool add(const caf::actor& peer, bool sampler, const std::string& name = "") {
+    const auto it = find(peer.address());
+    if (it != peers_.end()) {
+      if (it->name.empty()) it->name = name;
+      return false;
+    }
+    peers_.push_back(Peer{peer, sampler, name});
     return true;
+  }
+  /// The name `peer` told, or "" (unknown peer, or it never told).
+  [[nodiscard]] std::string name_of(const caf::actor_addr& peer) const {
+    const auto it = std::find_if(peers_.begin(), peers_.end(),
+                                 [&](const Peer& p) { return p.handle.address() == peer; });
+    return it == peers_.end() ? std::string() : it->name;
   }
   /// Forgets `peer`; returns true if it was known.
   bool remove(const caf::actor_addr& peer) {

@@ -105,6 +105,10 @@ std::vector<MetricSpec> make_catalogue() {
       histogram(Metric::inference_request_duration, "tagflow_inference_request_duration_seconds",
                 "Time from a request's arrival to its reply being sent.", "seconds",
                 latency_buckets(), {K::inference}),
+      gauge(Metric::actor_members, "tagflow_actor_members",
+            "Actor mode: 1 for each sampler linked to this node (label peer: its replica name), "
+            "0 once it left or died. Samplers that joined a running cluster show up here.",
+            "", peer, {K::replay, K::learner, K::inference}),
       counter(Metric::coordinator_tag_advances, "tagflow_coordinator_tag_advances_total",
               "Tag advance grants sent (TAG and PTAG).", "", {}, {K::coordinator}),
       histogram(Metric::coordinator_grant_latency, "tagflow_coordinator_grant_latency_seconds",

@@ -65,6 +65,7 @@ enum class Metric {
   inference_requests,
   inference_batch_size,
   inference_request_duration,
+  actor_members,
   coordinator_tag_advances,
   coordinator_grant_latency,
   coordinator_heartbeats,

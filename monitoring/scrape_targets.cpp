@@ -43,4 +43,22 @@ std::optional<ScrapeTarget> find_scrape_target(const cluster::ClusterConfig& con
   return std::nullopt;
 }
 
+std::optional<ScrapeTarget> sampler_scrape_target(const cluster::ClusterConfig& config,
+                                                  const std::string& replica) {
+  const auto dash = replica.rfind('-');
+  if (dash == std::string::npos || dash + 1 == replica.size()) return std::nullopt;
+  const std::string digits = replica.substr(dash + 1);
+  if (digits.size() > 5 || digits.find_first_not_of("0123456789") != std::string::npos) {
+    return std::nullopt;
+  }
+  const cluster::NodeConfig* group = config.find_node(replica.substr(0, dash));
+  if (group == nullptr || group->kind != cluster::NodeKind::sampler || group->metrics_port == 0) {
+    return std::nullopt;
+  }
+  const long port = group->metrics_port + std::stol(digits);
+  if (port > 65535) return std::nullopt;
+  return ScrapeTarget{replica, group->name, ProcessKind::sampler, host_address(config, group->host),
+                      static_cast<std::uint16_t>(port)};
+}
+
 }  // namespace tagflow::monitoring

@@ -107,6 +107,11 @@ void NodeMetrics::set_policy_lag(double versions) {
   policy_lag_->Set(versions);
 }
 
+void NodeMetrics::set_sampler_member(const std::string& sampler, bool in) {
+  if (kind_ == NodeKind::sampler) throw std::logic_error("NodeMetrics: a sampler has no members");
+  metrics_.gauge(Metric::actor_members, {{"peer", sampler}}).Set(in ? 1.0 : 0.0);
+}
+
 void NodeMetrics::add_inference_batch(std::size_t rows, double seconds) {
   require(NodeKind::inference, "add_inference_batch");
   requests_->Increment(static_cast<double>(rows));

@@ -14,6 +14,8 @@
 //              tagflow_weights_version;
 //   inference: tagflow_inference_requests_total, _batch_size, _request_duration_seconds,
 //              tagflow_weights_version.
+// Actor-mode bindings of replay, learner and inference also mark the samplers linked to them
+// (tagflow_actor_members{peer}, set_sampler_member): how the launcher finds joined samplers.
 // Calling a method of another kind is a programmer error (std::logic_error). Metrics never
 // influence a run: they read counts and wall-clock durations, nothing feeds back.
 // Thread-safety: the counters and gauges are atomics; the return window is guarded by a mutex,
@@ -23,6 +25,7 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "monitoring/process_metrics.hpp"
@@ -57,6 +60,8 @@ class NodeMetrics {
   // learner
   void add_learner_update(double loss, double seconds);
   void set_policy_lag(double versions);
+  // replay, learner, inference (actor mode): `sampler` is linked to this node (in) or left (out)
+  void set_sampler_member(const std::string& sampler, bool in);
   // inference: one forward pass of `rows` observations that took `seconds` of wall time
   void add_inference_batch(std::size_t rows, double seconds);
 

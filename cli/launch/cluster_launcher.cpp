@@ -241,8 +241,11 @@ int launch_cluster(const LaunchOptions& options) {
     return kExitFailed;
   }
 
-  ProgressReporter reporter(monitoring::scrape_targets(config), ::isatty(STDERR_FILENO) == 1);
-  if (!options.quiet) reporter.start();
+  ProgressReporter reporter(monitoring::scrape_targets(config), ::isatty(STDERR_FILENO) == 1,
+                            !options.quiet);
+  const bool actor_mode = plan.mode == cluster::Mode::actor;
+  if (actor_mode) reporter.follow_joined_samplers(config);  // samplers may join (--join)
+  if (!options.quiet || actor_mode) reporter.start();
   bool interrupted = false;
   std::vector<ChildExit> exits = supervise(supervisor, interrupted);
   const bool run_failed = !exits.empty() && failed(exits.back());
@@ -263,7 +266,7 @@ int launch_cluster(const LaunchOptions& options) {
     print_failure(cause, supervisor, plan, log_dir);
     return !cause.signaled && cause.exit_code == kNodeExitBadConfig ? kExitBadFile : kExitFailed;
   }
-  return report_run(config, plan, log_dir, options.summary_path);
+  return report_run(config, plan, log_dir, options.summary_path, reporter.joined_samplers());
 }
 
 }  // namespace tagflow::cli

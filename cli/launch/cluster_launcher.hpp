@@ -14,7 +14,9 @@
 //      - SIGINT or SIGTERM reached the launcher: every child is stopped;
 //   4. report: the nodes' result files (DIR/P.json) are combined (nodes/run_combine.hpp) into the
 //      run summary: stop reason, mean return, env steps, seconds and digest on stdout, the JSON in
-//      DIR/summary.json and at --summary.
+//      DIR/summary.json and at --summary. In actor mode the samplers that joined while it ran
+//      (`tagflow node --join`, found through the nodes' metrics: sampler_roster.hpp) are in the
+//      progress line while they are in, and their env steps in the summary.
 //
 // Exit codes (as `--placement single`): 0 the run ended and reached the target return (or had
 // none); 3 it stopped before the target; 2 a bad cluster file, host or node param; 1 a process

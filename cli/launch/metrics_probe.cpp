@@ -201,6 +201,63 @@ std::map<std::string, double> parse_exposition(const std::string& text,
   return sums;
 }
 
+std::map<std::string, double> parse_label_values(const std::string& text, const std::string& name,
+                                                 const std::string& label) {
+  std::map<std::string, double> sums;
+  std::size_t line_start = 0;
+  while (line_start < text.size()) {
+    std::size_t line_end = text.find('\n', line_start);
+    if (line_end == std::string::npos) line_end = text.size();
+    const std::string line = text.substr(line_start, line_end - line_start);
+    line_start = line_end + 1;
+    if (line.compare(0, name.size() + 1, name + "{") != 0) continue;
+    // label="value" pairs up to the closing brace; values may hold ',', '}' and escapes.
+    std::size_t i = name.size() + 1;
+    std::optional<std::string> found;
+    bool closed = false;
+    while (i < line.size() && !closed) {
+      while (i < line.size() && (line[i] == ',' || is_space(line[i]))) ++i;
+      if (i < line.size() && line[i] == '}') {
+        closed = true;
+        break;
+      }
+      const std::size_t equals = line.find('=', i);
+      if (equals == std::string::npos || equals + 1 >= line.size() || line[equals + 1] != '"') {
+        break;
+      }
+      const std::string key = line.substr(i, equals - i);
+      std::string value;
+      bool terminated = false;
+      for (i = equals + 2; i < line.size(); ++i) {
+        if (line[i] == '\\' && i + 1 < line.size()) {
+          ++i;
+          value += line[i] == 'n' ? '\n' : line[i];
+        } else if (line[i] == '"') {
+          terminated = true;
+          ++i;
+          break;
+        } else {
+          value += line[i];
+        }
+      }
+      if (!terminated) break;
+      if (key == label) found = value;
+    }
+    if (!closed || !found) continue;
+    ++i;
+    while (i < line.size() && is_space(line[i])) ++i;
+    std::size_t value_end = i;
+    while (value_end < line.size() && !is_space(line[value_end])) ++value_end;
+    const std::string token = line.substr(i, value_end - i);
+    if (token.empty()) continue;
+    char* end = nullptr;
+    const double value = std::strtod(token.c_str(), &end);
+    if (end != token.c_str() + token.size()) continue;
+    sums[*found] += value;
+  }
+  return sums;
+}
+
 ProbeResult probe_metrics(const std::string& host, std::uint16_t port,
                           const std::vector<std::string>& names,
                           std::chrono::milliseconds timeout) {
@@ -209,6 +266,7 @@ ProbeResult probe_metrics(const std::string& host, std::uint16_t port,
   if (!body) return result;
   result.answered = true;
   result.values = parse_exposition(*body, names);
+  result.members = parse_label_values(*body, kActorMembersFamily, "peer");
   return result;
 }
 

@@ -34,9 +34,19 @@ namespace tagflow::cli {
 [[nodiscard]] std::map<std::string, double> parse_exposition(const std::string& text,
                                                              const std::vector<std::string>& names);
 
+/// For the samples of family `name` in `text`, the sum of their values per value of label
+/// `label` (samples without that label are skipped). Escaped label values are unescaped.
+[[nodiscard]] std::map<std::string, double> parse_label_values(const std::string& text,
+                                                               const std::string& name,
+                                                               const std::string& label);
+
+/// The family through which actor-mode nodes list the samplers linked to them (label peer).
+inline constexpr const char* kActorMembersFamily = "tagflow_actor_members";
+
 struct ProbeResult {
-  bool answered = false;                 // the endpoint returned 200
-  std::map<std::string, double> values;  // parse_exposition() of its body
+  bool answered = false;                  // the endpoint returned 200
+  std::map<std::string, double> values;   // parse_exposition() of its body
+  std::map<std::string, double> members;  // tagflow_actor_members by peer (actor-mode nodes)
 };
 
 /// One scrape of http://HOST:PORT/metrics.

@@ -61,6 +61,7 @@ std::string ProgressLine::update(Clock::time_point now, const std::vector<Proces
   const double updates_per_second = rate(now, round, kUpdates, updates_);
 
   int samplers = 0;
+  int joined = 0;
   int samplers_answering = 0;
   double return_sum = 0.0;
   int returns = 0;
@@ -75,6 +76,7 @@ std::string ProgressLine::update(Clock::time_point now, const std::vector<Proces
     }
     if (sample.kind != monitoring::ProcessKind::sampler) continue;
     ++samplers;
+    if (sample.joined) ++joined;
     if (!sample.probe.answered) continue;
     ++samplers_answering;
     const auto episodes = value_of(sample.probe, kEpisodes);
@@ -94,6 +96,7 @@ std::string ProgressLine::update(Clock::time_point now, const std::vector<Proces
   line += " | weights ";
   line += version ? "v" + fixed(*version, 0) : std::string("-");
   line += " | samplers " + std::to_string(samplers_answering) + "/" + std::to_string(samplers);
+  if (joined > 0) line += " (" + std::to_string(joined) + " joined)";
   return line;
 }
 

@@ -8,8 +8,9 @@
 // - return: the mean of `tagflow_episode_return_mean` over the samplers that answered and have
 //   finished an episode (`tagflow_episodes_total` > 0); "-" before the first episode;
 // - weights: the newest `tagflow_weights_version` a learner reports (else any process);
-// - samplers N/M: how many of the M sampler endpoints answered this round (actor mode's
-//   elasticity shows here).
+// - samplers N/M: how many of the M sampler endpoints answered this round; M counts the samplers
+//   of the file and the samplers that joined and are still in (actor mode's elasticity shows
+//   here), and " (J joined)" follows when J > 0 of them joined (cli/launch/sampler_roster.hpp).
 // A process that did not answer is left out of the round; its counter is compared again when it
 // answers (so a missed scrape never gives a negative or doubled rate).
 //
@@ -32,6 +33,7 @@ struct ProcessSample {
   std::string process;  // sampler-0, learner, ...
   monitoring::ProcessKind kind = monitoring::ProcessKind::sampler;
   ProbeResult probe;
+  bool joined = false;  // a sampler that joined the running cluster (not a process of the file)
 };
 
 class ProgressLine {

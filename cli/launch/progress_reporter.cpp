@@ -1,6 +1,7 @@
 #include "cli/launch/progress_reporter.hpp"
 
 #include <iostream>
+#include <utility>
 
 #include "cli/launch/metrics_probe.hpp"
 #include "cli/launch/progress_line.hpp"
@@ -14,8 +15,9 @@ constexpr auto kProbeTimeout = 200ms;
 
 }  // namespace
 
-ProgressReporter::ProgressReporter(std::vector<monitoring::ScrapeTarget> targets, bool terminal)
-    : terminal_(terminal), period_(terminal ? 250ms : 1000ms) {
+ProgressReporter::ProgressReporter(std::vector<monitoring::ScrapeTarget> targets, bool terminal,
+                                   bool print)
+    : terminal_(terminal), print_(print), period_(terminal ? 250ms : 1000ms) {
   for (monitoring::ScrapeTarget& target : targets) {
     if (target.kind != monitoring::ProcessKind::coordinator) targets_.push_back(std::move(target));
   }
@@ -40,6 +42,15 @@ void ProgressReporter::stop() {
   if (terminal_ && printed_) std::cerr << "\n" << std::flush;
 }
 
+void ProgressReporter::follow_joined_samplers(const cluster::ClusterConfig& config) {
+  if (!thread_.joinable()) roster_.emplace(config, targets_);
+}
+
+std::vector<JoinedSampler> ProgressReporter::joined_samplers() const {
+  if (!roster_ || thread_.joinable()) return {};
+  return roster_->joined();
+}
+
 void ProgressReporter::run() {
   ProgressLine line(ProgressLine::Clock::now());
   std::unique_lock<std::mutex> lock(mutex_);
@@ -53,9 +64,19 @@ void ProgressReporter::run() {
           target.process, target.kind,
           probe_metrics(target.host, target.port, ProgressLine::families(), kProbeTimeout)});
     }
+    if (roster_) {
+      for (const monitoring::ScrapeTarget& target : roster_->update_members(round)) {
+        ProcessSample sample{
+            target.process, target.kind,
+            probe_metrics(target.host, target.port, ProgressLine::families(), kProbeTimeout), true};
+        roster_->record(sample);
+        round.push_back(std::move(sample));
+      }
+    }
     const std::string text = line.update(ProgressLine::Clock::now(), round);
     lock.lock();
     if (stopping_) return;  // the owner may be printing already
+    if (!print_) continue;
     if (terminal_) {
       std::cerr << "\r" << text << "\x1b[K" << std::flush;
     } else {

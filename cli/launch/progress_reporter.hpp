@@ -6,17 +6,25 @@
 // at most 4 times per second), otherwise as a new line at most once per second (so logs and pipes
 // still show progress without being flooded).
 //
+// With follow_joined_samplers() it also follows samplers that join the running cluster (actor
+// mode, cli/launch/sampler_roster.hpp): their endpoints join the rounds while they are in, and
+// joined_samplers() tells, after stop(), what each one did (for the run summary). It then runs
+// even when it prints nothing (`print` false, `tagflow up --quiet`).
+//
 // Ownership: owns its thread; stop() (or the destructor) joins it and ends the line with a
-// newline. Thread-safety: start() and stop() from the owning thread only. While it runs, the
-// owner must not write to stderr (stop it first), or the lines interleave.
+// newline. Thread-safety: start(), stop(), follow_joined_samplers() (before start) and
+// joined_samplers() (after stop) from the owning thread only. While it prints, the owner must not
+// write to stderr (stop it first), or the lines interleave.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
+#include "cli/launch/sampler_roster.hpp"
 #include "monitoring/scrape_targets.hpp"
 
 namespace tagflow::cli {
@@ -25,7 +33,7 @@ class ProgressReporter {
  public:
   /// `targets`: the node endpoints to scrape (the coordinator's is skipped). `terminal`: whether
   /// stderr is a terminal (decides the period and "\r" versus newlines).
-  ProgressReporter(std::vector<monitoring::ScrapeTarget> targets, bool terminal);
+  ProgressReporter(std::vector<monitoring::ScrapeTarget> targets, bool terminal, bool print = true);
   ~ProgressReporter();
   ProgressReporter(const ProgressReporter&) = delete;
   ProgressReporter& operator=(const ProgressReporter&) = delete;
@@ -33,11 +41,18 @@ class ProgressReporter {
   void start();
   void stop();
 
+  /// Before start(): also follow samplers that join, with the endpoints of `config`.
+  void follow_joined_samplers(const cluster::ClusterConfig& config);
+  /// After stop(): every sampler that joined while it ran, with its last counts.
+  [[nodiscard]] std::vector<JoinedSampler> joined_samplers() const;
+
  private:
   void run();
 
   std::vector<monitoring::ScrapeTarget> targets_;
   bool terminal_;
+  bool print_;
+  std::optional<SamplerRoster> roster_;  // used by the thread while it runs
   std::chrono::milliseconds period_;
   std::thread thread_;
   std::mutex mutex_;

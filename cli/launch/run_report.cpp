@@ -30,8 +30,29 @@ nodes::ProcessResult read_result(const std::string& path) {
 }
 
 /// What this host's processes did, when the digest cannot be computed here.
-void print_host_report(const LaunchPlan& plan, const std::vector<nodes::ProcessResult>& results) {
+void print_joined(const std::vector<JoinedSampler>& joined) {
+  for (const JoinedSampler& sampler : joined) {
+    std::cout << "  " << sampler.name << " (joined): " << sampler.env_steps
+              << " env_steps (last seen)\n";
+  }
+}
+
+/// The joined samplers' steps into the summary, each as a node of its own.
+void add_joined(nodes::RunSummary& summary, const std::vector<JoinedSampler>& joined) {
+  for (const JoinedSampler& sampler : joined) {
+    summary.env_steps += sampler.env_steps;
+    const double per_second =
+        summary.seconds > 0 ? static_cast<double>(sampler.env_steps) / summary.seconds : 0.0;
+    summary.nodes.push_back(
+        nodes::NodeThroughput{sampler.name, "sampler", "env_steps", sampler.env_steps, per_second});
+  }
+}
+
+void print_host_report(const LaunchPlan& plan, const std::vector<nodes::ProcessResult>& results,
+                       const std::vector<JoinedSampler>& joined) {
   std::int64_t env_steps = 0;
+  for (const JoinedSampler& sampler : joined) env_steps += sampler.env_steps;
+  print_joined(joined);
   std::string stop_reason;
   double seconds = 0.0;
   for (const nodes::ProcessResult& result : results) {
@@ -64,7 +85,8 @@ void write_text_atomically(const std::string& path, const std::string& text) {
 }
 
 int report_run(const cluster::ClusterConfig& config, const LaunchPlan& plan,
-               const std::string& log_dir, const std::string& summary_path) {
+               const std::string& log_dir, const std::string& summary_path,
+               const std::vector<JoinedSampler>& joined) {
   std::vector<nodes::ProcessResult> results;
   nodes::RunSummary summary;
   try {
@@ -72,14 +94,16 @@ int report_run(const cluster::ClusterConfig& config, const LaunchPlan& plan,
       results.push_back(read_result(result_path(log_dir, process.name)));
     }
     if (!plan.whole_cluster()) {
-      print_host_report(plan, results);
+      print_host_report(plan, results, joined);
       return kExitOk;
     }
     summary = nodes::combine_results(config, results, "process");
+    add_joined(summary, joined);
   } catch (const std::exception& e) {
     std::cerr << "tagflow up: " << e.what() << "\n";
     return kExitFailed;
   }
+  print_joined(joined);
   std::cout << "stop " << summary.stop_reason << ": mean_return " << summary.mean_return
             << ", env_steps " << summary.env_steps << ", updates " << summary.updates << ", "
             << summary.seconds << " s, digest " << summary.digest_hex()

@@ -9,19 +9,26 @@
 // needs their results too: it reports this host's processes (env steps, stop reason) instead and
 // writes no summary.
 //
+// Samplers that joined the running cluster (`joined`, actor mode: cli/launch/sampler_roster.hpp)
+// have no result file here: their last counts seen by the launcher are added to the env steps and
+// listed as nodes of the summary (kind sampler, unit env_steps), and printed on stdout.
+//
 // Returns the launcher's exit code: 0 (target reached or none set), 3 (stopped before the target
 // return), 1 (a result file missing or unreadable, or the summary could not be written; printed).
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "cli/launch/launch_plan.hpp"
+#include "cli/launch/sampler_roster.hpp"
 #include "nodes/cluster/cluster_config.hpp"
 
 namespace tagflow::cli {
 
 [[nodiscard]] int report_run(const cluster::ClusterConfig& config, const LaunchPlan& plan,
-                             const std::string& log_dir, const std::string& summary_path);
+                             const std::string& log_dir, const std::string& summary_path,
+                             const std::vector<JoinedSampler>& joined = {});
 
 /// Writes `text` to `path` through PATH.tmp and a rename. Throws std::runtime_error.
 void write_text_atomically(const std::string& path, const std::string& text);

@@ -37,7 +37,9 @@ class ReplayActorImpl : public actors::ReplayActor::base {
           auto peer = caf::actor_cast<caf::actor>(current_sender());
           if (!peer || done_) return;
           const bool sampler = offer.port == "transitions";
-          if (peers_.add(peer, sampler)) monitor(peer);
+          if (peers_.add(peer, sampler, offer.from)) monitor(peer);
+          if (sampler && options_.metrics != nullptr)
+            options_.metrics->set_sampler_member(offer.from, true);
           options_.report->peers.store(peers_.samplers(), std::memory_order_relaxed);
           send(actors::as_peer(peer), Credit{offer.port, actors::kDefaultCreditWindow});
         },
@@ -119,6 +121,9 @@ class ReplayActorImpl : public actors::ReplayActor::base {
   }
 
   void forget(const caf::actor_addr& peer) {
+    const std::string name = peers_.name_of(peer);
+    if (peers_.is_sampler(peer) && !name.empty() && options_.metrics != nullptr)
+      options_.metrics->set_sampler_member(name, false);
     peers_.remove(peer);
     batches_.remove(peer);
     demonitor(peer);

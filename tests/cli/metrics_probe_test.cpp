@@ -61,6 +61,23 @@ TEST(ParseExposition, AFamilyThatIsAbsentIsLeftOut) {
   EXPECT_TRUE(parse_exposition("", {"tagflow_env_steps_total"}).empty());
 }
 
+TEST(ParseLabelValues, SumsOneFamilyPerValueOfOneLabel) {
+  const std::string text =
+      "# TYPE tagflow_actor_members gauge\n"
+      "tagflow_actor_members{kind=\"replay\",mode=\"actor\",node=\"replay\",peer=\"sampler-0\"} 1\n"
+      "tagflow_actor_members{peer=\"sampler-2\",node=\"a,b}\\\"c\"} 0\n"
+      "tagflow_actor_members{peer=\"sampler-0\"} 1\n"
+      "tagflow_actor_members_other{peer=\"sampler-9\"} 1\n"
+      "tagflow_actor_members{node=\"replay\"} 1\n"     // no peer label: skipped
+      "tagflow_actor_members{peer=\"sampler-3\"} x\n"  // not a number: skipped
+      "tagflow_actor_members{peer=\"sampler-4} 1\n";   // unterminated: skipped
+  const auto members = parse_label_values(text, "tagflow_actor_members", "peer");
+  ASSERT_EQ(members.size(), 2U);
+  EXPECT_DOUBLE_EQ(members.at("sampler-0"), 2.0);
+  EXPECT_DOUBLE_EQ(members.at("sampler-2"), 0.0);
+  EXPECT_TRUE(parse_label_values("", "tagflow_actor_members", "peer").empty());
+}
+
 /// A loopback port nothing listens on (bound, then closed again).
 std::uint16_t closed_port() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -117,6 +134,8 @@ TEST(MetricsProbe, ReadsTheFamiliesOfARealMetricsEndpoint) {
   EXPECT_DOUBLE_EQ(result.values.at("tagflow_episode_return_mean"), 87.25);
   EXPECT_DOUBLE_EQ(result.values.at("tagflow_weights_version"), 31.0);
   EXPECT_EQ(result.values.count("tagflow_learner_updates_total"), 0U);  // not a sampler family
+
+  EXPECT_TRUE(result.members.empty());  // no sampler is linked to a sampler
 
   // Another path than /metrics is not a 200.
   EXPECT_FALSE(http_get("127.0.0.1", endpoint.port(), "/nothing-here", 2s).has_value());

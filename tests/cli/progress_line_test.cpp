@@ -95,5 +95,17 @@ TEST(FormatRate, UsesThreeSignificantFiguresWithSuffixes) {
   EXPECT_EQ(format_rate(1.5e6), "1.50M");
 }
 
+TEST(ProgressLine, JoinedSamplersCountWhileTheyAreInAndAreNamedAsJoined) {
+  const auto start = ProgressLine::Clock::now();
+  ProgressLine line(start);
+  ProcessSample joined = sampler("sampler-2", 100, 0, 0, 0);
+  joined.joined = true;
+  const std::string in = line.update(start + 1s, {sampler("sampler-0", 100, 0, 0, 0), joined});
+  EXPECT_NE(in.find("samplers 2/2 (1 joined)"), std::string::npos) << in;
+  const std::string left = line.update(start + 2s, {sampler("sampler-0", 200, 0, 0, 0)});
+  EXPECT_NE(left.find("samplers 1/1"), std::string::npos) << left;
+  EXPECT_EQ(left.find("joined"), std::string::npos) << left;
+}
+
 }  // namespace
 }  // namespace tagflow::cli
