@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "actors/credit_ledger.hpp"
-#include "actors/peer_set.hpp"
+#include "actors/node_actor_base.hpp"
 
 namespace tagflow::nodes {
 namespace {
@@ -14,28 +14,26 @@ using actors::Leave;
 using actors::Offer;
 using actors::StopRun;
 
-class LearnerActorImpl : public actors::LearnerActor::base {
+class LearnerActorImpl : public actors::NodeActorBase<actors::LearnerActor> {
  public:
   LearnerActorImpl(caf::actor_config& cfg, const LearnerConfig& config, LearnerActorOptions options)
-      : actors::LearnerActor::base(cfg),
+      : NodeActorBase(cfg, options.name, options.report, options.metrics),
         server_(config),
         options_(std::move(options)),
-        latest_(server_.weights()) {
-    set_down_handler([this](caf::down_msg& down) { on_down(down); });
-  }
+        latest_(server_.weights()) {}
 
   behavior_type make_behavior() override {
     return {
         [this](actors::connect_atom, const std::string& port, const caf::actor& peer) {
           if (port != "priorities" && port != "weights") return;
-          if (peers_.add(peer, false)) monitor(peer);
-          send(actors::as_peer(peer), Offer{port, options_.name});
+          add_peer(peer, false);
+          send_to(peer, Offer{port, replica_name()});
         },
         [this](const Offer& offer) {
-          auto peer = caf::actor_cast<caf::actor>(current_sender());
-          if (!peer || done_ || offer.port != "batches") return;
-          if (peers_.add(peer, false)) monitor(peer);
-          send(actors::as_peer(peer), Credit{"batches", actors::kDefaultCreditWindow});
+          auto peer = sender_handle();
+          if (!peer || done() || offer.port != "batches") return;
+          add_peer(peer, false, offer.from);
+          send_to(peer, Credit{"batches", actors::kDefaultCreditWindow});
         },
         [this](const Credit& credit) { on_credit(credit); },
         [this](const SampleBatchMessage& batch) { on_batch(batch); },
@@ -44,40 +42,26 @@ class LearnerActorImpl : public actors::LearnerActor::base {
     };
   }
 
-  // Terminated actors that still hold each other's handles would keep each other alive:
-  // drop every peer handle on exit.
-  void on_exit() override {
-    priorities_.downstreams().clear();
-    weights_.downstreams().clear();
-    peers_ = {};
-  }
-
  private:
-  caf::actor_addr sender_address() {
-    return current_sender() ? current_sender()->address() : caf::actor_addr{};
-  }
-
   void on_credit(const Credit& credit) {
-    auto peer = caf::actor_cast<caf::actor>(current_sender());
-    if (!peer || done_) return;
+    auto peer = sender_handle();
+    if (!peer || done()) return;
     if (credit.port == "priorities") {
       priorities_.add_credit(peer, credit.amount);
       flush_priorities();
     } else if (credit.port == "weights") {
       // A Credit from an actor this learner never offered weights to is a sampler subscribing.
-      if (peers_.add(peer, true)) monitor(peer);
+      add_peer(peer, true);
       const bool added = weights_.add_credit(peer, credit.amount);
       for (auto& d : weights_.downstreams()) {
         if (d.handle.address() == peer.address() && (added || d.dirty)) send_weights(d);
       }
-      options_.report->peers.store(peers_.samplers(), std::memory_order_relaxed);
     }
   }
 
   void on_batch(const SampleBatchMessage& batch) {
-    if (done_) return;
-    if (auto peer = caf::actor_cast<caf::actor>(current_sender()))
-      send(actors::as_peer(peer), Credit{"batches", 1});
+    if (done()) return;
+    if (auto peer = sender_handle()) send_to(peer, Credit{"batches", 1});
     const auto started = std::chrono::steady_clock::now();
     const auto newest_version = static_cast<std::uint64_t>(server_.updates());
     LearnerOutput out = server_.on_batch(batch);
@@ -109,7 +93,7 @@ class LearnerActorImpl : public actors::LearnerActor::base {
     }
     --d.credits;
     d.dirty = false;
-    send(actors::as_peer(d.handle), latest_);
+    send_to(d.handle, latest_);
   }
 
   void flush_priorities() {
@@ -119,7 +103,7 @@ class LearnerActorImpl : public actors::LearnerActor::base {
     }
     for (auto& d : priorities_.downstreams()) {
       --d.credits;
-      send(actors::as_peer(d.handle), pending_);
+      send_to(d.handle, pending_);
     }
     if (!priorities_.empty()) pending_ = PriorityUpdateMessage{};
   }
@@ -142,35 +126,18 @@ class LearnerActorImpl : public actors::LearnerActor::base {
     }
   }
 
-  void forget(const caf::actor_addr& peer) {
-    peers_.remove(peer);
+  void forget_peer_state(const caf::actor_addr& peer) override {
     priorities_.remove(peer);
     weights_.remove(peer);
-    demonitor(peer);
-    options_.report->peers.store(peers_.samplers(), std::memory_order_relaxed);
   }
 
-  void on_down(const caf::down_msg& down) {
-    if (!peers_.contains(down.source)) return;
-    const bool sampler = peers_.is_sampler(down.source);
-    forget(down.source);
-    if (!sampler) stop_run("");
+  void drop_peer_handles() override {
+    priorities_.downstreams().clear();
+    weights_.downstreams().clear();
   }
 
-  void stop_run(const std::string& reason) {
-    if (done_) return;
-    const caf::actor_addr from = sender_address();
-    for (const auto& p : peers_.all()) {
-      if (p.handle.address() != from) send(actors::as_peer(p.handle), StopRun{reason});
-    }
-    done_ = true;
-    {
-      std::lock_guard<std::mutex> lock(options_.report->mutex);
-      options_.report->stop_reason = reason;
-      options_.report->final_weights = server_.weights();
-    }
-    options_.report->done.store(true);
-    quit();
+  void record_results(actors::ReplicaReport& report) override {
+    report.final_weights = server_.weights();
   }
 
   LearnerServer server_;
@@ -179,8 +146,6 @@ class LearnerActorImpl : public actors::LearnerActor::base {
   PriorityUpdateMessage pending_;
   actors::CreditLedger priorities_{"priorities"};
   actors::CreditLedger weights_{"weights"};
-  actors::PeerSet peers_;
-  bool done_ = false;
 };
 
 }  // namespace

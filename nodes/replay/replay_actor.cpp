@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "actors/credit_ledger.hpp"
-#include "actors/peer_set.hpp"
+#include "actors/node_actor_base.hpp"
 
 namespace tagflow::nodes {
 namespace {
@@ -15,42 +15,38 @@ using actors::Leave;
 using actors::Offer;
 using actors::StopRun;
 
-class ReplayActorImpl : public actors::ReplayActor::base {
+class ReplayActorImpl : public actors::NodeActorBase<actors::ReplayActor> {
  public:
   ReplayActorImpl(caf::actor_config& cfg, const ReplayConfig& config, ReplayActorOptions options)
-      : actors::ReplayActor::base(cfg), server_(config), options_(std::move(options)) {
+      : NodeActorBase(cfg, options.name, options.report, options.metrics),
+        server_(config),
+        options_(std::move(options)) {
     if (options_.max_owed_batches == 0) {
       options_.max_owed_batches = 2 * server_.config().max_batches_per_call;
     }
-    set_down_handler([this](caf::down_msg& down) { on_down(down); });
   }
 
   behavior_type make_behavior() override {
     return {
         [this](actors::connect_atom, const std::string& port, const caf::actor& peer) {
           if (port != "batches") return;
-          peers_.add(peer, false);
-          monitor(peer);
-          send(actors::as_peer(peer), Offer{port, options_.name});
+          add_peer(peer, false);
+          send_to(peer, Offer{port, replica_name()});
         },
         [this](const Offer& offer) {
-          auto peer = caf::actor_cast<caf::actor>(current_sender());
-          if (!peer || done_) return;
-          const bool sampler = offer.port == "transitions";
-          if (peers_.add(peer, sampler, offer.from)) monitor(peer);
-          if (sampler && options_.metrics != nullptr)
-            options_.metrics->set_sampler_member(offer.from, true);
-          options_.report->peers.store(peers_.samplers(), std::memory_order_relaxed);
-          send(actors::as_peer(peer), Credit{offer.port, actors::kDefaultCreditWindow});
+          auto peer = sender_handle();
+          if (!peer || done()) return;
+          add_peer(peer, offer.port == "transitions", offer.from);
+          send_to(peer, Credit{offer.port, actors::kDefaultCreditWindow});
         },
         [this](const Credit& credit) {
-          auto peer = caf::actor_cast<caf::actor>(current_sender());
-          if (!peer || done_ || credit.port != "batches") return;
+          auto peer = sender_handle();
+          if (!peer || done() || credit.port != "batches") return;
           batches_.add_credit(peer, credit.amount);
           pump();
         },
         [this](const TransitionsMessage& transitions) {
-          if (done_) return;
+          if (done()) return;
           server_.insert(transitions);
           if (options_.metrics != nullptr)
             options_.metrics->add_replay_inserted(transitions.rows());
@@ -64,42 +60,29 @@ class ReplayActorImpl : public actors::ReplayActor::base {
               owed_.push_back(std::move(b));
             }
           }
-          auto peer = caf::actor_cast<caf::actor>(current_sender());
+          auto peer = sender_handle();
           if (owed_.size() > options_.max_owed_batches) {
             withheld_.push_back(peer);
           } else {
-            send(actors::as_peer(peer), Credit{"transitions", 1});
+            send_to(peer, Credit{"transitions", 1});
           }
           if (options_.metrics != nullptr)
             options_.metrics->set_replay_size(server_.size(), server_.stored_bytes());
           pump();
         },
         [this](const PriorityUpdateMessage& update) {
-          if (done_) return;
+          if (done()) return;
           server_.update(update);
           if (options_.metrics != nullptr)
             options_.metrics->add_replay_priority_updates(update.keys.size());
-          if (auto peer = caf::actor_cast<caf::actor>(current_sender()))
-            send(actors::as_peer(peer), Credit{"priorities", 1});
+          if (auto peer = sender_handle()) send_to(peer, Credit{"priorities", 1});
         },
         [this](const Leave&) { forget(sender_address()); },
         [this](const StopRun& stop) { stop_run(stop.reason); },
     };
   }
 
-  // Terminated actors that still hold each other's handles would keep each other alive:
-  // drop every peer handle on exit.
-  void on_exit() override {
-    batches_.downstreams().clear();
-    peers_ = {};
-    withheld_ = {};
-  }
-
  private:
-  caf::actor_addr sender_address() {
-    return current_sender() ? current_sender()->address() : caf::actor_addr{};
-  }
-
   // Owed minibatches to learners with credit (round robin), then held-back sampler credits.
   void pump() {
     bool sent = true;
@@ -109,59 +92,34 @@ class ReplayActorImpl : public actors::ReplayActor::base {
         if (owed_.empty()) break;
         if (d.credits == 0) continue;
         --d.credits;
-        send(actors::as_peer(d.handle), std::move(owed_.front()));
+        send_to(d.handle, std::move(owed_.front()));
         owed_.pop_front();
         sent = true;
       }
     }
     while (!withheld_.empty() && owed_.size() <= options_.max_owed_batches) {
-      send(actors::as_peer(withheld_.front()), Credit{"transitions", 1});
+      send_to(withheld_.front(), Credit{"transitions", 1});
       withheld_.pop_front();
     }
   }
 
-  void forget(const caf::actor_addr& peer) {
-    const std::string name = peers_.name_of(peer);
-    if (peers_.is_sampler(peer) && !name.empty() && options_.metrics != nullptr)
-      options_.metrics->set_sampler_member(name, false);
-    peers_.remove(peer);
+  void forget_peer_state(const caf::actor_addr& peer) override {
     batches_.remove(peer);
-    demonitor(peer);
     for (auto it = withheld_.begin(); it != withheld_.end();) {
       it = it->address() == peer ? withheld_.erase(it) : it + 1;
     }
-    options_.report->peers.store(peers_.samplers(), std::memory_order_relaxed);
   }
 
-  void on_down(const caf::down_msg& down) {
-    if (!peers_.contains(down.source)) return;
-    const bool sampler = peers_.is_sampler(down.source);
-    forget(down.source);
-    if (!sampler) stop_run("");  // the learner is gone: nothing consumes the batches
-  }
-
-  void stop_run(const std::string& reason) {
-    if (done_) return;
-    const caf::actor_addr from = sender_address();
-    for (const auto& p : peers_.all()) {
-      if (p.handle.address() != from) send(actors::as_peer(p.handle), StopRun{reason});
-    }
-    done_ = true;
-    {
-      std::lock_guard<std::mutex> lock(options_.report->mutex);
-      options_.report->stop_reason = reason;
-    }
-    options_.report->done.store(true);
-    quit();
+  void drop_peer_handles() override {
+    batches_.downstreams().clear();
+    withheld_ = {};
   }
 
   ReplayServer server_;
   ReplayActorOptions options_;
   actors::CreditLedger batches_{"batches"};
-  actors::PeerSet peers_;
   std::deque<SampleBatchMessage> owed_;  // sampled, waiting for learner credit
   std::deque<caf::actor> withheld_;      // samplers owed one transitions credit
-  bool done_ = false;
 };
 
 }  // namespace

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "actors/credit_ledger.hpp"
-#include "actors/peer_set.hpp"
+#include "actors/node_actor_base.hpp"
 
 namespace tagflow::nodes {
 namespace {
@@ -14,33 +14,32 @@ using actors::Leave;
 using actors::Offer;
 using actors::StopRun;
 
-class SamplerActorImpl : public actors::SamplerActor::base {
+class SamplerActorImpl : public actors::NodeActorBase<actors::SamplerActor> {
  public:
   SamplerActorImpl(caf::actor_config& cfg, const SamplerConfig& config, SamplerActorOptions options)
-      : actors::SamplerActor::base(cfg), server_(config), options_(std::move(options)) {
-    set_down_handler([this](caf::down_msg& down) { on_down(down); });
-  }
+      : NodeActorBase(cfg, options.name, options.report, options.metrics),
+        server_(config),
+        options_(std::move(options)) {}
 
   behavior_type make_behavior() override {
     return {
         [this](actors::connect_atom, const std::string& port, const caf::actor& peer) {
-          peers_.add(peer, false);
-          monitor(peer);
+          add_peer(peer, false);
           if (port == "transitions" || port == "observations") {
-            send(actors::as_peer(peer), Offer{port, options_.name});
+            send_to(peer, Offer{port, replica_name()});
           } else if (port == "weights") {
-            send(actors::as_peer(peer), Credit{"weights", 1});
+            send_to(peer, Credit{"weights", 1});
           }
         },
         [this](const Credit& credit) {
-          auto peer = caf::actor_cast<caf::actor>(current_sender());
-          if (!peer || done_) return;
+          auto peer = sender_handle();
+          if (!peer || done()) return;
           if (credit.port == "transitions") transitions_.add_credit(peer, credit.amount);
           if (credit.port == "observations") observations_.add_credit(peer, credit.amount);
           if (!step_pending_) try_round();
         },
         [this](const ActionBatchMessage& actions) {
-          if (done_) return;
+          if (done()) return;
           waiting_ = false;
           options_.report->weights_version.store(actions.weights_version,
                                                  std::memory_order_relaxed);
@@ -50,7 +49,7 @@ class SamplerActorImpl : public actors::SamplerActor::base {
           schedule_round();
         },
         [this](const WeightsMessage& weights) {
-          if (done_) return;
+          if (done()) return;
           server_.on_weights(weights);
           if (server_.config().local_policy) {
             options_.report->weights_version.store(server_.weights_version(),
@@ -58,35 +57,23 @@ class SamplerActorImpl : public actors::SamplerActor::base {
             if (options_.metrics != nullptr)
               options_.metrics->set_weights_version(server_.weights_version());
           }
-          if (auto peer = caf::actor_cast<caf::actor>(current_sender()))
-            send(actors::as_peer(peer), Credit{"weights", 1});
+          if (auto peer = sender_handle()) send_to(peer, Credit{"weights", 1});
         },
         [this](actors::step_atom) {
           step_pending_ = false;
           try_round();
         },
-        [this](actors::leave_atom) {
-          for (const auto& p : peers_.all()) send(actors::as_peer(p.handle), Leave{options_.name});
-          finish("left");
-        },
+        [this](actors::leave_atom) { leave(); },
         [this](const Leave&) { forget(sender_address()); },
         [](const Offer&) {},  // nobody offers a sampler anything: its inputs are subscribed
         [this](const StopRun& stop) { stop_run(stop.reason); },
     };
   }
 
-  // Terminated actors that still hold each other's handles would keep each other alive:
-  // drop every peer handle on exit.
-  void on_exit() override {
-    transitions_.downstreams().clear();
-    observations_.downstreams().clear();
-    peers_ = {};
-  }
-
  private:
   // One round, if credits allow: request actions (inference) or step (local policy).
   void try_round() {
-    if (done_ || waiting_ || !transitions_.all_have_credit()) return;
+    if (done() || waiting_ || !transitions_.all_have_credit()) return;
     if (server_.config().local_policy) {
       send_transitions(server_.step_local());
       schedule_round();
@@ -95,21 +82,21 @@ class SamplerActorImpl : public actors::SamplerActor::base {
     for (auto& d : observations_.downstreams()) {
       if (d.credits == 0) continue;
       --d.credits;
-      send(actors::as_peer(d.handle), server_.observations());
+      send_to(d.handle, server_.observations());
       waiting_ = true;
       return;
     }
   }
 
   void schedule_round() {
-    if (done_ || step_pending_) return;
+    if (done() || step_pending_) return;
     step_pending_ = true;
     send(this, actors::step_atom::value);
   }
 
   void send_transitions(const TransitionsMessage& message) {
     for (auto& d : transitions_.downstreams()) {
-      if (transitions_.try_spend(d.handle.address())) send(actors::as_peer(d.handle), message);
+      if (transitions_.try_spend(d.handle.address())) send_to(d.handle, message);
     }
     auto& report = *options_.report;
     report.count.store(server_.env_steps(), std::memory_order_relaxed);
@@ -131,51 +118,23 @@ class SamplerActorImpl : public actors::SamplerActor::base {
     }
   }
 
-  caf::actor_addr sender_address() {
-    return current_sender() ? current_sender()->address() : caf::actor_addr{};
-  }
-
-  void forget(const caf::actor_addr& peer) {
-    peers_.remove(peer);
+  void forget_peer_state(const caf::actor_addr& peer) override {
     transitions_.remove(peer);
     observations_.remove(peer);
-    demonitor(peer);
   }
 
-  void on_down(const caf::down_msg& down) {
-    if (!peers_.contains(down.source)) return;
-    forget(down.source);
-    stop_run("");  // a node this sampler feeds is gone: the run is over for it
-  }
-
-  void stop_run(const std::string& reason) {
-    if (done_) return;
-    const caf::actor_addr from = sender_address();
-    for (const auto& p : peers_.all()) {
-      if (p.handle.address() != from) send(actors::as_peer(p.handle), StopRun{reason});
-    }
-    finish(reason);
-  }
-
-  void finish(const std::string& reason) {
-    done_ = true;
-    {
-      std::lock_guard<std::mutex> lock(options_.report->mutex);
-      options_.report->stop_reason = reason;
-    }
-    options_.report->done.store(true);
-    quit();
+  void drop_peer_handles() override {
+    transitions_.downstreams().clear();
+    observations_.downstreams().clear();
   }
 
   SamplerServer server_;
   SamplerActorOptions options_;
   actors::CreditLedger transitions_{"transitions"};
   actors::CreditLedger observations_{"observations"};
-  actors::PeerSet peers_;
   bool waiting_ = false;             // observations sent, actions not back yet
   bool step_pending_ = false;        // a step message to self is queued
   std::int64_t steps_reported_ = 0;  // env steps already added to the metrics
-  bool done_ = false;
 };
 
 }  // namespace
