@@ -9,7 +9,9 @@ namespace {
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the wire format is little-endian");
 
-constexpr std::uint8_t kFormat = 2;  // 2: weights versions in transitions and batches
+// 2: weights versions in transitions and batches; 3: an observation type byte (float32 or uint8
+// observation blocks) after the observation size.
+constexpr std::uint8_t kFormat = 3;
 
 // Magics: "TFtr", "TFsb", "TFpu", "TFwt", "TFob", "TFac".
 constexpr std::uint32_t magic(char a, char b, char c, char d) {
@@ -42,6 +44,15 @@ class Writer {
     scalar(static_cast<std::uint64_t>(values.size()));
     const auto* p = reinterpret_cast<const std::uint8_t*>(values.data());
     bytes_.insert(bytes_.end(), p, p + values.size() * sizeof(T));
+  }
+  // An observation block of the message's type (the other type's array is empty).
+  void observations(ObservationType type, const std::vector<float>& f32,
+                    const std::vector<std::uint8_t>& u8) {
+    if (type == ObservationType::kUInt8) {
+      block(u8);
+    } else {
+      block(f32);
+    }
   }
   Bytes take() { return std::move(bytes_); }
 
@@ -79,6 +90,21 @@ class Reader {
     pos_ += count * sizeof(T);
     return true;
   }
+  bool observation_type(ObservationType& type) {
+    std::uint8_t raw = 0;
+    if (!scalar(raw)) return false;
+    if (raw > static_cast<std::uint8_t>(ObservationType::kUInt8)) {
+      return fail("unknown observation type " + std::to_string(raw));
+    }
+    type = static_cast<ObservationType>(raw);
+    return true;
+  }
+  bool observations(ObservationType type, std::vector<float>& f32, std::vector<std::uint8_t>& u8,
+                    const char* name) {
+    f32.clear();
+    u8.clear();
+    return type == ObservationType::kUInt8 ? block(u8, name) : block(f32, name);
+  }
   bool fail(const std::string& message) {
     if (ok_ && error_ != nullptr) *error_ = message;
     ok_ = false;
@@ -103,23 +129,35 @@ bool rows_match(std::size_t rows, std::size_t width, std::size_t elements) {
   return rows * width == elements;
 }
 
+// Both observation arrays of the message's type hold `rows` rows; the other type's are empty.
+template <class M>
+bool observations_consistent(const M& m, std::size_t rows) {
+  const bool pixels = m.observation_type == ObservationType::kUInt8;
+  const std::size_t used = pixels ? m.observations_u8.size() : m.observations.size();
+  const std::size_t used_next = pixels ? m.next_observations_u8.size() : m.next_observations.size();
+  const std::size_t unused = pixels ? m.observations.size() + m.next_observations.size()
+                                    : m.observations_u8.size() + m.next_observations_u8.size();
+  return unused == 0 && rows_match(rows, m.observation_size, used) &&
+         rows_match(rows, m.observation_size, used_next);
+}
+
 bool consistent(const TransitionsMessage& m) {
   const std::size_t n = m.actions.size();
-  return m.rewards.size() == n && m.terminated.size() == n &&
-         rows_match(n, m.observation_size, m.observations.size()) &&
-         rows_match(n, m.observation_size, m.next_observations.size());
+  return m.rewards.size() == n && m.terminated.size() == n && observations_consistent(m, n);
 }
 
 bool consistent(const SampleBatchMessage& m) {
   const std::size_t n = m.keys.size();
   return m.actions.size() == n && m.rewards.size() == n && m.terminated.size() == n &&
          m.importance_weights.size() == n && m.weights_versions.size() == n &&
-         rows_match(n, m.observation_size, m.observations.size()) &&
-         rows_match(n, m.observation_size, m.next_observations.size());
+         observations_consistent(m, n);
 }
 
 bool consistent(const ObservationBatchMessage& m) {
-  return m.observation_size > 0 && m.observations.size() % m.observation_size == 0;
+  const bool pixels = m.observation_type == ObservationType::kUInt8;
+  const std::size_t used = pixels ? m.observations_u8.size() : m.observations.size();
+  const std::size_t unused = pixels ? m.observations.size() : m.observations_u8.size();
+  return m.observation_size > 0 && used % m.observation_size == 0 && unused == 0;
 }
 
 void require(bool ok, const char* what) {
@@ -127,6 +165,10 @@ void require(bool ok, const char* what) {
 }
 
 }  // namespace
+
+const char* observation_type_name(ObservationType type) {
+  return type == ObservationType::kUInt8 ? "uint8" : "float32";
+}
 
 double policy_lag(std::uint64_t newest, const SampleBatchMessage& batch) {
   if (batch.weights_versions.empty()) return 0.0;
@@ -140,24 +182,27 @@ Bytes encode(const TransitionsMessage& m) {
   require(consistent(m), "TransitionsMessage");
   Writer w(kTransitions);
   w.scalar(m.observation_size);
+  w.scalar(static_cast<std::uint8_t>(m.observation_type));
   w.scalar(m.weights_version);
-  w.block(m.observations);
+  w.observations(m.observation_type, m.observations, m.observations_u8);
   w.block(m.actions);
   w.block(m.rewards);
   w.block(m.terminated);
-  w.block(m.next_observations);
+  w.observations(m.observation_type, m.next_observations, m.next_observations_u8);
   return w.take();
 }
 
 bool decode(const Bytes& bytes, TransitionsMessage& out, std::string* error) {
   Reader r(bytes, kTransitions, error);
   r.scalar(out.observation_size);
+  r.observation_type(out.observation_type);
   r.scalar(out.weights_version);
-  r.block(out.observations, "observations");
+  r.observations(out.observation_type, out.observations, out.observations_u8, "observations");
   r.block(out.actions, "actions");
   r.block(out.rewards, "rewards");
   r.block(out.terminated, "terminated");
-  r.block(out.next_observations, "next_observations");
+  r.observations(out.observation_type, out.next_observations, out.next_observations_u8,
+                 "next_observations");
   return r.finish(consistent(out), "transitions");
 }
 
@@ -165,12 +210,13 @@ Bytes encode(const SampleBatchMessage& m) {
   require(consistent(m), "SampleBatchMessage");
   Writer w(kSampleBatch);
   w.scalar(m.observation_size);
+  w.scalar(static_cast<std::uint8_t>(m.observation_type));
   w.block(m.keys);
-  w.block(m.observations);
+  w.observations(m.observation_type, m.observations, m.observations_u8);
   w.block(m.actions);
   w.block(m.rewards);
   w.block(m.terminated);
-  w.block(m.next_observations);
+  w.observations(m.observation_type, m.next_observations, m.next_observations_u8);
   w.block(m.importance_weights);
   w.block(m.weights_versions);
   return w.take();
@@ -179,12 +225,14 @@ Bytes encode(const SampleBatchMessage& m) {
 bool decode(const Bytes& bytes, SampleBatchMessage& out, std::string* error) {
   Reader r(bytes, kSampleBatch, error);
   r.scalar(out.observation_size);
+  r.observation_type(out.observation_type);
   r.block(out.keys, "keys");
-  r.block(out.observations, "observations");
+  r.observations(out.observation_type, out.observations, out.observations_u8, "observations");
   r.block(out.actions, "actions");
   r.block(out.rewards, "rewards");
   r.block(out.terminated, "terminated");
-  r.block(out.next_observations, "next_observations");
+  r.observations(out.observation_type, out.next_observations, out.next_observations_u8,
+                 "next_observations");
   r.block(out.importance_weights, "importance_weights");
   r.block(out.weights_versions, "weights_versions");
   return r.finish(consistent(out), "sample batch");
@@ -224,7 +272,8 @@ Bytes encode(const ObservationBatchMessage& m) {
   Writer w(kObservations);
   w.scalar(m.source);
   w.scalar(m.observation_size);
-  w.block(m.observations);
+  w.scalar(static_cast<std::uint8_t>(m.observation_type));
+  w.observations(m.observation_type, m.observations, m.observations_u8);
   return w.take();
 }
 
@@ -232,7 +281,14 @@ bool decode(const Bytes& bytes, ObservationBatchMessage& out, std::string* error
   Reader r(bytes, kObservations, error);
   r.scalar(out.source);
   r.scalar(out.observation_size);
-  r.block(out.observations, "observations");
+  r.observation_type(out.observation_type);
+  if (out.observation_type == ObservationType::kUInt8) {
+    out.observations.clear();
+    r.block(out.observations_u8, "observations");
+  } else {
+    out.observations_u8.clear();
+    r.block(out.observations, "observations");
+  }
   return r.finish(consistent(out), "observation batch");
 }
 

@@ -6,6 +6,11 @@
 // raw block of float32 / int64 / uint8 / uint64 elements (no per-element packing). Endianness:
 // the machine's, which must be little-endian (checked at compile time).
 //
+// Observations come in two element types (ObservationType): float32 vectors (CartPole) in the
+// `observations` arrays, or uint8 pixel frames (PixelPong-v0) in the `*_u8` arrays — the array
+// of the other type stays empty. Frames stay uint8 on the wire and in replay (a quarter of the
+// bytes of float32); only the code that feeds a network converts them (network_input.hpp).
+//
 // decode_*() never throws on bad bytes: it returns false and describes the problem in *error
 // (wrong magic, truncated block, inconsistent counts, trailing bytes). encode_*() throws
 // std::invalid_argument when the value itself is inconsistent (array lengths that do not match
@@ -17,6 +22,11 @@
 #include <vector>
 
 namespace tagflow::nodes {
+
+/// Element type of a message's observation arrays (one byte on the wire).
+enum class ObservationType : std::uint8_t { kFloat32 = 0, kUInt8 = 1 };
+
+[[nodiscard]] const char* observation_type_name(ObservationType type);
 
 /// sampler.transitions → replay.transitions: one step of every env of a sampler (rows where an
 /// env was not stepped are left out). `terminated` is 1 when the episode ended in a terminal
@@ -30,6 +40,10 @@ struct TransitionsMessage {
   std::vector<float> rewards;
   std::vector<std::uint8_t> terminated;
   std::vector<float> next_observations;  // rows × observation_size
+  // kUInt8: the observations are in these instead (the float arrays stay empty).
+  ObservationType observation_type = ObservationType::kFloat32;
+  std::vector<std::uint8_t> observations_u8{};
+  std::vector<std::uint8_t> next_observations_u8{};
 
   [[nodiscard]] std::size_t rows() const { return actions.size(); }
 };
@@ -45,6 +59,10 @@ struct SampleBatchMessage {
   std::vector<float> next_observations;
   std::vector<float> importance_weights;        // one per row (1 for uniform replay)
   std::vector<std::uint64_t> weights_versions;  // per row: the weights that acted for it
+  // kUInt8: the observations are in these instead (the float arrays stay empty).
+  ObservationType observation_type = ObservationType::kFloat32;
+  std::vector<std::uint8_t> observations_u8{};
+  std::vector<std::uint8_t> next_observations_u8{};
 
   [[nodiscard]] std::size_t rows() const { return keys.size(); }
 };
@@ -68,9 +86,14 @@ struct ObservationBatchMessage {
   std::uint32_t source = 0;  // the sampler replica index; actions come back with it
   std::uint32_t observation_size = 0;
   std::vector<float> observations;  // rows × observation_size
+  // kUInt8: the observations are in this instead (`observations` stays empty).
+  ObservationType observation_type = ObservationType::kFloat32;
+  std::vector<std::uint8_t> observations_u8{};
 
   [[nodiscard]] std::size_t rows() const {
-    return observation_size == 0 ? 0 : observations.size() / observation_size;
+    const std::size_t elements =
+        observation_type == ObservationType::kUInt8 ? observations_u8.size() : observations.size();
+    return observation_size == 0 ? 0 : elements / observation_size;
   }
 };
 

@@ -30,7 +30,7 @@ class LearnerBinding : public ReplicaBinding {
     std::unique_ptr<Evaluator> evaluator;
     if (s.config->stop.target_return) {
       evaluator = std::make_unique<Evaluator>(env_id_, config.dqn.network.hidden_sizes,
-                                              config.eval_episodes, seed_);
+                                              config.eval_episodes, seed_, config.eval_max_steps);
     }
     reactor_ =
         &env.add<LearnerReactor>(s.name, config,
@@ -74,7 +74,7 @@ class LearnerBinding : public ReplicaBinding {
     } else {
       const LearnerConfig& config = reactor_->server().config();
       Evaluator final_evaluation(env_id_, config.dqn.network.hidden_sizes, config.eval_episodes,
-                                 seed_);
+                                 seed_, config.eval_max_steps);
       r.mean_return = final_evaluation.mean_return(weights.values);
     }
     append_channels(r.channels, "priorities", reactor_->priorities_digest(), cutoff);

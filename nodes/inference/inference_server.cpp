@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "nodes/network_input.hpp"
 #include "rl/learning/torchscript_policy.hpp"
 
 namespace tagflow::nodes {
@@ -116,7 +117,14 @@ std::vector<ActionBatchMessage> InferenceServer::serve(
                                   std::to_string(r.observation_size) + ", network input " +
                                   std::to_string(width));
     }
-    stacked_.insert(stacked_.end(), r.observations.begin(), r.observations.end());
+    if (r.observation_type == ObservationType::kUInt8) {
+      const std::size_t at = stacked_.size();
+      stacked_.resize(at + r.observations_u8.size());
+      pixels_to_network_input(r.observations_u8.data(), r.observations_u8.size(),
+                              stacked_.data() + at);
+    } else {
+      stacked_.insert(stacked_.end(), r.observations.begin(), r.observations.end());
+    }
   }
   const std::size_t rows = stacked_.size() / width;
   actions_.resize(rows);

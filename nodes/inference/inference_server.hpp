@@ -14,6 +14,9 @@
 //     for bindings that run on wall time (actor mode). Requests are held until max_wait has passed
 //     since the oldest one or max_batch rows are queued; times are whatever clock the caller uses.
 //
+// Pixel requests (uint8 observations) are scaled to [0, 1] floats as they are stacked
+// (network_input.hpp): the forward pass is the only place they become floats.
+//
 // TorchScript: with `torchscript: PATH` the server answers with that module (contract in
 // rl/learning/torchscript_policy.hpp) and ignores weights messages (counted in
 // weights_ignored()); answers carry weights_version 0. The module is checked at start on one

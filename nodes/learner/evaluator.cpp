@@ -2,22 +2,27 @@
 
 #include <stdexcept>
 
+#include "nodes/network_input.hpp"
+
 namespace tagflow::nodes {
 
 Evaluator::Evaluator(const std::string& env, const std::vector<int>& hidden, int episodes,
-                     std::uint64_t seed)
-    : episodes_(episodes), seed_(seed) {
+                     std::uint64_t seed, std::int64_t max_steps)
+    : episodes_(episodes), seed_(seed), max_steps_(max_steps) {
   if (episodes <= 0) throw std::invalid_argument("evaluator: episodes must be positive");
+  if (max_steps < 0) throw std::invalid_argument("evaluator: max_steps must not be negative");
   envs::VectorEnvOptions options;
   options.num_envs = static_cast<std::size_t>(episodes);
   options.seed = seed;
   env_ = std::make_unique<envs::VectorEnv>(env, options);
   const envs::EnvSpec& spec = env_->spec();
+  const envs::DType dtype = spec.observation_space.dtype;
   if (spec.action_space.kind != envs::Space::Kind::kDiscrete ||
-      spec.observation_space.dtype != envs::DType::kFloat32) {
+      (dtype != envs::DType::kFloat32 && dtype != envs::DType::kUInt8)) {
     throw std::invalid_argument("evaluator: env " + env +
-                                " needs discrete actions and float32 observations");
+                                " needs discrete actions and float32 or uint8 observations");
   }
+  pixels_ = dtype == envs::DType::kUInt8;
   std::vector<int> sizes{static_cast<int>(spec.observation_space.size())};
   sizes.insert(sizes.end(), hidden.begin(), hidden.end());
   sizes.push_back(static_cast<int>(spec.action_space.n));
@@ -32,9 +37,17 @@ double Evaluator::mean_return(const std::vector<float>& weights) {
   std::vector<bool> done(n, false);
   std::vector<std::int64_t> actions(n, 0);
   std::size_t remaining = n;
-  while (remaining > 0) {
-    const auto obs = env_->observations();
-    policy_->greedy(obs.data(), static_cast<std::int64_t>(n), actions.data());
+  for (std::int64_t step = 0; remaining > 0 && (max_steps_ == 0 || step < max_steps_); ++step) {
+    const float* input = nullptr;
+    if (pixels_) {
+      const auto pixels = env_->observations_u8();
+      input_.resize(pixels.size());
+      pixels_to_network_input(pixels.data(), pixels.size(), input_.data());
+      input = input_.data();
+    } else {
+      input = env_->observations().data();
+    }
+    policy_->greedy(input, static_cast<std::int64_t>(n), actions.data());
     env_->step(envs::Span<const std::int64_t>(actions.data(), n));
     const auto rewards = env_->rewards();
     const auto terminated = env_->terminated();

@@ -2,12 +2,15 @@
 
 #include <stdexcept>
 
+#include "nodes/network_input.hpp"
+
 namespace tagflow::nodes {
 
 LearnerConfig LearnerConfig::from_params(const NodeParams& params, std::uint64_t seed,
                                          int observation_size, int num_actions) {
   params.check_known({"algo", "hidden", "learning_rate", "gamma", "target_update", "double_dqn",
-                      "max_grad_norm", "publish_every", "eval_every", "eval_episodes"});
+                      "max_grad_norm", "publish_every", "eval_every", "eval_episodes",
+                      "eval_max_steps"});
   const std::string algo = params.get_string("algo", "dqn");
   if (algo != "dqn") params.fail("algo", "only dqn is supported, got '" + algo + "'");
   LearnerConfig c;
@@ -20,6 +23,7 @@ LearnerConfig LearnerConfig::from_params(const NodeParams& params, std::uint64_t
   c.publish_every = params.get_int("publish_every", 1, 1);
   c.eval_every = params.get_int("eval_every", 1000, 1);
   c.eval_episodes = static_cast<int>(params.get_int("eval_episodes", 20, 1));
+  c.eval_max_steps = params.get_int("eval_max_steps", 0, 0);
   c.dqn.seed = seed;
   c.dqn.validate();
   return c;
@@ -36,10 +40,13 @@ LearnerOutput LearnerServer::on_batch(const SampleBatchMessage& b) {
   }
   const std::size_t n = b.rows();
   batch_.size = static_cast<std::int64_t>(n);
-  batch_.observations = b.observations;
+  const std::size_t elements = n * static_cast<std::size_t>(obs_size);
+  assign_network_input(b.observation_type, b.observations, b.observations_u8, elements,
+                       batch_.observations);
   batch_.actions = b.actions;
   batch_.rewards = b.rewards;
-  batch_.next_observations = b.next_observations;
+  assign_network_input(b.observation_type, b.next_observations, b.next_observations_u8, elements,
+                       batch_.next_observations);
   batch_.importance_weights = b.importance_weights;
   batch_.discounts.resize(n);
   for (std::size_t i = 0; i < n; ++i) {

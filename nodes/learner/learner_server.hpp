@@ -2,6 +2,9 @@
 // minibatch from replay, new priorities back to replay, and the online weights for samplers and
 // inference servers every publish_every updates. No threads, no sockets, no clock.
 //
+// Batch assembly: uint8 (pixel) batches become floats in [0, 1] here, just before the update
+// (network_input.hpp); replay and the wire keep the bytes.
+//
 // Links LibTorch (through tagflow_learning); only learner and inference processes do.
 // Errors: ParamError for a bad param (naming it); std::invalid_argument for a batch whose
 // observation size does not match the network. Not thread-safe: one caller at a time.
@@ -23,10 +26,11 @@ struct LearnerConfig {
   std::int64_t publish_every = 1;  // updates between weight broadcasts
   std::int64_t eval_every = 1000;  // updates between evaluations (stop: target_return)
   int eval_episodes = 20;
+  std::int64_t eval_max_steps = 0;  // steps per evaluation episode; 0: to the episode's end
 
   /// Reads algo (dqn), hidden, learning_rate, gamma, target_update, double_dqn,
-  /// max_grad_norm, publish_every, eval_every, eval_episodes; the network's input/output sizes come
-  /// from the env.
+  /// max_grad_norm, publish_every, eval_every, eval_episodes, eval_max_steps; the network's
+  /// input/output sizes come from the env.
   static LearnerConfig from_params(const NodeParams& params, std::uint64_t seed,
                                    int observation_size, int num_actions);
 };

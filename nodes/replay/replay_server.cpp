@@ -85,6 +85,10 @@ std::uint64_t hash_prefix(std::FILE* file, std::uint64_t bytes, const std::strin
   return hash;
 }
 
+replay::DType replay_dtype(ObservationType type) {
+  return type == ObservationType::kUInt8 ? replay::DType::kUInt8 : replay::DType::kFloat32;
+}
+
 std::uint64_t file_size(std::FILE* file, const std::string& path) {
   if (::fseeko(file, 0, SEEK_END) != 0) fail(path, std::string("seek: ") + std::strerror(errno));
   const off_t size = ::ftello(file);
@@ -132,9 +136,9 @@ ReplayServer::ReplayServer(const ReplayConfig& config, std::string replica)
 
 ReplayServer::~ReplayServer() = default;
 
-void ReplayServer::create_table(std::uint32_t observation_size) {
+void ReplayServer::create_table(std::uint32_t observation_size, ObservationType type) {
   replay::TableConfig tc;
-  tc.spec.observation = {replay::DType::kFloat32, {static_cast<std::int64_t>(observation_size)}};
+  tc.spec.observation = {replay_dtype(type), {static_cast<std::int64_t>(observation_size)}};
   // The action slot holds the action and the weights version that chose it (two int64).
   tc.spec.action = {replay::DType::kInt64, {2}};
   tc.max_items = config_.capacity;
@@ -145,17 +149,23 @@ void ReplayServer::create_table(std::uint32_t observation_size) {
   tc.seed = config_.seed;
   table_ = std::make_unique<replay::Table>(tc);
   observation_size_ = observation_size;
+  observation_type_ = type;
 }
 
 void ReplayServer::insert(const TransitionsMessage& t) {
-  if (!table_) create_table(t.observation_size);
-  if (t.observation_size != observation_size_) {
-    throw std::invalid_argument("replay: observation size " + std::to_string(t.observation_size) +
-                                " differs from the table's " + std::to_string(observation_size_));
+  if (!table_) create_table(t.observation_size, t.observation_type);
+  if (t.observation_size != observation_size_ || t.observation_type != observation_type_) {
+    throw std::invalid_argument(
+        "replay: observations of size " + std::to_string(t.observation_size) + " (" +
+        observation_type_name(t.observation_type) + ") differ from the table's " +
+        std::to_string(observation_size_) + " (" + observation_type_name(observation_type_) + ")");
   }
-  const std::size_t width = observation_size_ * sizeof(float);
-  const auto* obs = reinterpret_cast<const std::uint8_t*>(t.observations.data());
-  const auto* next = reinterpret_cast<const std::uint8_t*>(t.next_observations.data());
+  const bool pixels = observation_type_ == ObservationType::kUInt8;
+  const std::size_t width = observation_size_ * (pixels ? 1 : sizeof(float));
+  const auto* obs = pixels ? t.observations_u8.data()
+                           : reinterpret_cast<const std::uint8_t*>(t.observations.data());
+  const auto* next = pixels ? t.next_observations_u8.data()
+                            : reinterpret_cast<const std::uint8_t*>(t.next_observations.data());
   for (std::size_t row = 0; row < t.rows(); ++row) {
     const std::array<std::int64_t, 2> action{t.actions[row],
                                              static_cast<std::int64_t>(t.weights_version)};
@@ -197,12 +207,18 @@ std::vector<SampleBatchMessage> ReplayServer::due_batches() {
     ++batches_;
     SampleBatchMessage m;
     m.observation_size = observation_size_;
+    m.observation_type = observation_type_;
     m.keys = sampled.keys;
     const std::size_t n = sampled.keys.size();
-    const float* o = sampled.observations_as<float>();
-    const float* no = sampled.next_observations_as<float>();
-    m.observations.assign(o, o + n * observation_size_);
-    m.next_observations.assign(no, no + n * observation_size_);
+    if (observation_type_ == ObservationType::kUInt8) {
+      m.observations_u8 = sampled.observations;
+      m.next_observations_u8 = sampled.next_observations;
+    } else {
+      const float* o = sampled.observations_as<float>();
+      const float* no = sampled.next_observations_as<float>();
+      m.observations.assign(o, o + n * observation_size_);
+      m.next_observations.assign(no, no + n * observation_size_);
+    }
     const std::int64_t* a = sampled.actions_as<std::int64_t>();  // (action, version) per row
     m.actions.resize(n);
     m.weights_versions.resize(n);
@@ -329,7 +345,9 @@ void ReplayServer::restore_from(const std::string& path) {
                    std::to_string(tc.priority_exponent) + "; the replay params differ");
   }
   const replay::FieldSpec& obs = tc.spec.observation;
-  if (obs.dtype != replay::DType::kFloat32 || obs.shape.size() != 1 ||
+  const bool known_dtype =
+      obs.dtype == replay::DType::kFloat32 || obs.dtype == replay::DType::kUInt8;
+  if (!known_dtype || obs.shape.size() != 1 ||
       obs.shape[0] != static_cast<std::int64_t>(f.observation_size) ||
       tc.spec.action.dtype != replay::DType::kInt64 ||
       tc.spec.action.shape != std::vector<std::int64_t>{2} || !std::isfinite(f.credits)) {
@@ -337,6 +355,8 @@ void ReplayServer::restore_from(const std::string& path) {
   }
   table_ = std::move(table);
   observation_size_ = f.observation_size;
+  observation_type_ =
+      obs.dtype == replay::DType::kUInt8 ? ObservationType::kUInt8 : ObservationType::kFloat32;
   inserts_ = f.inserts;
   batches_ = f.batches;
   credits_ = f.credits;

@@ -19,8 +19,12 @@
 // 64-byte footer: "TFRSERVR", u32 version, u64 table bytes, u64 FNV-1a hash of those bytes,
 // u64 inserts, u64 batches, f64 credits, u32 observation size, "TFRSVEND".
 //
+// Observations are stored in the element type they arrive in: float32 rows, or uint8 pixel
+// frames kept as bytes (a quarter of the memory of the same frames as float32); the table's
+// dtype is fixed by the first insert and recorded in its checkpoint.
+//
 // Errors: ParamError for a bad param (naming it); std::invalid_argument for transitions whose
-// observation size does not match the first ones; CheckpointError (with the path) when a
+// observation size or type does not match the first ones; CheckpointError (with the path) when a
 // checkpoint cannot be written or read — a truncated, corrupt or foreign file, or one written
 // with another capacity/selector/priority_exponent. Not thread-safe (the table is, but the
 // credit counters are not): one caller at a time.
@@ -102,6 +106,8 @@ class ReplayServer {
 
   [[nodiscard]] const ReplayConfig& config() const { return config_; }
   [[nodiscard]] std::size_t size() const;
+  /// The element type of the stored observations (set by the first insert or a restore).
+  [[nodiscard]] ObservationType observation_type() const { return observation_type_; }
   /// Bytes the table stores (frames and per-item fields), as replay::TableInfo::bytes.
   [[nodiscard]] std::size_t stored_bytes() const;
   [[nodiscard]] std::uint64_t inserts() const { return inserts_; }
@@ -112,12 +118,13 @@ class ReplayServer {
   [[nodiscard]] const std::string& last_checkpoint_error() const { return checkpoint_error_; }
 
  private:
-  void create_table(std::uint32_t observation_size);
+  void create_table(std::uint32_t observation_size, ObservationType type);
 
   ReplayConfig config_;
   std::string replica_;
   std::unique_ptr<replay::Table> table_;
   std::uint32_t observation_size_ = 0;
+  ObservationType observation_type_ = ObservationType::kFloat32;
   std::uint64_t inserts_ = 0;
   std::uint64_t batches_ = 0;
   double credits_ = 0.0;

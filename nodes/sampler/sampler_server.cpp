@@ -1,8 +1,21 @@
 #include "nodes/sampler/sampler_server.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
+#include "nodes/network_input.hpp"
+
 namespace tagflow::nodes {
+namespace {
+
+// Row i of `rows` (rows of `width` elements) over row i of `into`.
+template <class T>
+void copy_row(envs::Span<const T> rows, std::size_t i, std::size_t width, std::vector<T>& into) {
+  std::copy_n(rows.begin() + static_cast<std::ptrdiff_t>(i * width), width,
+              into.begin() + static_cast<std::ptrdiff_t>(i * width));
+}
+
+}  // namespace
 
 SamplerConfig SamplerConfig::from_params(const NodeParams& params, std::uint64_t seed,
                                          std::uint32_t index) {
@@ -34,10 +47,12 @@ SamplerServer::SamplerServer(const SamplerConfig& config)
   env_ = std::make_unique<envs::VectorEnv>(config.env, options);
   const envs::EnvSpec& spec = env_->spec();
   if (spec.action_space.kind != envs::Space::Kind::kDiscrete ||
-      spec.observation_space.dtype != envs::DType::kFloat32) {
+      (spec.observation_space.dtype != envs::DType::kFloat32 &&
+       spec.observation_space.dtype != envs::DType::kUInt8)) {
     throw std::invalid_argument("sampler: env " + config.env +
-                                " needs discrete actions and float32 observations");
+                                " needs discrete actions and float32 or uint8 observations");
   }
+  observation_type_ = observation_type_of(spec.observation_space.dtype);
   observation_size_ = spec.observation_space.size();
   num_actions_ = spec.action_space.n;
   std::vector<int> sizes{static_cast<int>(observation_size_)};
@@ -53,8 +68,14 @@ ObservationBatchMessage SamplerServer::observations() const {
   ObservationBatchMessage m;
   m.source = config_.index;
   m.observation_size = static_cast<std::uint32_t>(observation_size_);
-  const auto obs = env_->observations();
-  m.observations.assign(obs.begin(), obs.end());
+  m.observation_type = observation_type_;
+  if (observation_type_ == ObservationType::kUInt8) {
+    const auto obs = env_->observations_u8();
+    m.observations_u8.assign(obs.begin(), obs.end());
+  } else {
+    const auto obs = env_->observations();
+    m.observations.assign(obs.begin(), obs.end());
+  }
   return m;
 }
 
@@ -88,24 +109,38 @@ TransitionsMessage SamplerServer::step(const std::vector<std::int64_t>& greedy,
   TransitionsMessage t;
   t.observation_size = static_cast<std::uint32_t>(observation_size_);
   t.weights_version = acting_version;
-  const auto before = env_->observations();
-  t.observations.assign(before.begin(), before.end());
+  t.observation_type = observation_type_;
+  const bool pixels = observation_type_ == ObservationType::kUInt8;
+  if (pixels) {
+    const auto before = env_->observations_u8();
+    t.observations_u8.assign(before.begin(), before.end());
+  } else {
+    const auto before = env_->observations();
+    t.observations.assign(before.begin(), before.end());
+  }
   env_->step(envs::Span<const std::int64_t>(actions_.data(), actions_.size()));
-  const auto after = env_->observations();
-  const auto finals = env_->final_observations();
+  if (pixels) {
+    const auto after = env_->observations_u8();
+    t.next_observations_u8.assign(after.begin(), after.end());
+  } else {
+    const auto after = env_->observations();
+    t.next_observations.assign(after.begin(), after.end());
+  }
   const auto rewards = env_->rewards();
   const auto terminated = env_->terminated();
   const auto truncated = env_->truncated();
   t.actions = actions_;
   t.rewards.assign(rewards.begin(), rewards.end());
   t.terminated.assign(terminated.begin(), terminated.end());
-  t.next_observations.assign(after.begin(), after.end());
   for (std::size_t i = 0; i < n; ++i) {
     episode_returns_[i] += static_cast<double>(rewards[i]);
     if (terminated[i] != 0 || truncated[i] != 0) {
-      std::copy_n(finals.begin() + static_cast<std::ptrdiff_t>(i * observation_size_),
-                  observation_size_,
-                  t.next_observations.begin() + static_cast<std::ptrdiff_t>(i * observation_size_));
+      // The row's next observation is the episode's last one, not the reset that followed.
+      if (pixels) {
+        copy_row(env_->final_observations_u8(), i, observation_size_, t.next_observations_u8);
+      } else {
+        copy_row(env_->final_observations(), i, observation_size_, t.next_observations);
+      }
       finished_.push_back(episode_returns_[i]);
       episode_returns_[i] = 0.0;
       ++episodes_;
@@ -117,8 +152,16 @@ TransitionsMessage SamplerServer::step(const std::vector<std::int64_t>& greedy,
 
 TransitionsMessage SamplerServer::step_local() {
   std::vector<std::int64_t> greedy(config_.num_envs);
-  const auto obs = env_->observations();
-  policy_->greedy(obs.data(), static_cast<std::int64_t>(config_.num_envs), greedy.data());
+  const float* input = nullptr;
+  if (observation_type_ == ObservationType::kUInt8) {
+    const auto obs = env_->observations_u8();
+    policy_input_.resize(obs.size());
+    pixels_to_network_input(obs.data(), obs.size(), policy_input_.data());
+    input = policy_input_.data();
+  } else {
+    input = env_->observations().data();
+  }
+  policy_->greedy(input, static_cast<std::int64_t>(config_.num_envs), greedy.data());
   return step(greedy, weights_version_);
 }
 

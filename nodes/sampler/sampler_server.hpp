@@ -7,7 +7,9 @@
 // same step, so every row is a real transition) and returns the transitions. Everything depends
 // only on the seed and the sequence of calls, never on time.
 //
-// Supported envs: discrete actions and float32 observations (CartPole, Acrobot, MountainCar...).
+// Supported envs: discrete actions with float32 observations (CartPole, Acrobot, MountainCar...)
+// or uint8 pixel observations (PixelPong-v0), which the messages carry as bytes; the local
+// policy copy scales them to [0, 1] floats for its forward pass (network_input.hpp).
 // Errors: ParamError for a bad param (naming it), std::invalid_argument for an unsupported env
 // or actions/weights of the wrong size. Not thread-safe.
 #pragma once
@@ -60,6 +62,7 @@ class SamplerServer {
 
   [[nodiscard]] const SamplerConfig& config() const { return config_; }
   [[nodiscard]] std::size_t observation_size() const { return observation_size_; }
+  [[nodiscard]] ObservationType observation_type() const { return observation_type_; }
   [[nodiscard]] std::int64_t num_actions() const { return num_actions_; }
   [[nodiscard]] std::int64_t env_steps() const { return env_steps_; }
   [[nodiscard]] std::int64_t episodes() const { return episodes_; }
@@ -72,7 +75,9 @@ class SamplerServer {
   SamplerConfig config_;
   std::unique_ptr<envs::VectorEnv> env_;
   std::size_t observation_size_ = 0;
+  ObservationType observation_type_ = ObservationType::kFloat32;
   std::int64_t num_actions_ = 0;
+  std::vector<float> policy_input_;  // pixel observations as floats for the local policy
   std::unique_ptr<MlpForward> policy_;
   std::uint64_t weights_version_ = 0;
   std::mt19937_64 rng_;

@@ -33,8 +33,10 @@ TEST(Messages, TransitionsSurviveARoundTrip) {
 
 TEST(Messages, EncodingIsRawBlocksOfTheElements) {
   const TransitionsMessage t = two_transitions();
-  // magic 4 + format 1 + size 4 + weights version 8 + five blocks of (8-byte count + elements).
-  const std::size_t expected = 4 + 1 + 4 + 8 + (8 + 16) + (8 + 16) + (8 + 8) + (8 + 2) + (8 + 16);
+  // magic 4 + format 1 + size 4 + observation type 1 + weights version 8 + five blocks of
+  // (8-byte count + elements).
+  const std::size_t expected =
+      4 + 1 + 4 + 1 + 8 + (8 + 16) + (8 + 16) + (8 + 8) + (8 + 2) + (8 + 16);
   EXPECT_EQ(encode(t).size(), expected);
 }
 
@@ -111,6 +113,84 @@ TEST(Messages, WrongTypeTrailingBytesAndInconsistentCountsAreRejected) {
   TransitionsMessage bad = two_transitions();
   bad.rewards.pop_back();
   EXPECT_THROW((void)encode(bad), std::invalid_argument);
+}
+
+TransitionsMessage two_pixel_transitions() {
+  TransitionsMessage t;
+  t.observation_size = 3;
+  t.observation_type = ObservationType::kUInt8;
+  t.observations_u8 = {0, 1, 2, 253, 254, 255};
+  t.actions = {2, 0};
+  t.rewards = {0.0F, -1.0F};
+  t.terminated = {0, 1};
+  t.next_observations_u8 = {7, 8, 9, 10, 11, 12};
+  return t;
+}
+
+TEST(Messages, PixelTransitionsTravelAsOneBytePerValue) {
+  const TransitionsMessage t = two_pixel_transitions();
+  const Bytes bytes = encode(t);
+  // As above, with 6-byte observation blocks instead of float ones.
+  EXPECT_EQ(bytes.size(), 4 + 1 + 4 + 1 + 8 + (8 + 6) + (8 + 16) + (8 + 8) + (8 + 2) + (8 + 6));
+  TransitionsMessage back;
+  back.observations = {1.0F};  // decode replaces whatever was there
+  std::string error;
+  ASSERT_TRUE(decode(bytes, back, &error)) << error;
+  EXPECT_EQ(back.observation_type, ObservationType::kUInt8);
+  EXPECT_EQ(back.observations_u8, t.observations_u8);
+  EXPECT_EQ(back.next_observations_u8, t.next_observations_u8);
+  EXPECT_TRUE(back.observations.empty());
+  EXPECT_TRUE(back.next_observations.empty());
+  EXPECT_EQ(back.rows(), 2U);
+}
+
+TEST(Messages, PixelBatchesAndRequestsSurviveARoundTrip) {
+  SampleBatchMessage b;
+  b.observation_size = 2;
+  b.observation_type = ObservationType::kUInt8;
+  b.keys = {4};
+  b.observations_u8 = {10, 20};
+  b.actions = {1};
+  b.rewards = {1};
+  b.terminated = {0};
+  b.next_observations_u8 = {30, 40};
+  b.importance_weights = {1};
+  b.weights_versions = {3};
+  SampleBatchMessage b_back;
+  ASSERT_TRUE(decode(encode(b), b_back, nullptr));
+  EXPECT_EQ(b_back.observation_type, ObservationType::kUInt8);
+  EXPECT_EQ(b_back.observations_u8, b.observations_u8);
+  EXPECT_EQ(b_back.next_observations_u8, b.next_observations_u8);
+
+  ObservationBatchMessage o;
+  o.source = 1;
+  o.observation_size = 2;
+  o.observation_type = ObservationType::kUInt8;
+  o.observations_u8 = {1, 2, 3, 4, 5, 6};
+  ObservationBatchMessage o_back;
+  ASSERT_TRUE(decode(encode(o), o_back, nullptr));
+  EXPECT_EQ(o_back.observations_u8, o.observations_u8);
+  EXPECT_EQ(o_back.rows(), 3U);
+}
+
+TEST(Messages, ObservationsOfTheOtherTypeOrAnUnknownTypeAreRejected) {
+  TransitionsMessage both = two_pixel_transitions();
+  both.observations = {1, 2, 3, 4, 5, 6};  // float rows as well as pixel rows
+  EXPECT_THROW((void)encode(both), std::invalid_argument);
+
+  // The observation type byte follows magic (4), format (1) and observation size (4).
+  Bytes bytes = encode(two_pixel_transitions());
+  bytes[9] = 7;
+  TransitionsMessage out;
+  std::string error;
+  EXPECT_FALSE(decode(bytes, out, &error));
+  EXPECT_EQ(error, "unknown observation type 7");
+
+  // A format-2 peer (no observation type byte) is refused by name.
+  bytes = encode(two_transitions());
+  bytes[4] = 2;
+  EXPECT_FALSE(decode(bytes, out, &error));
+  EXPECT_EQ(error, "unknown format 2");
 }
 
 TEST(Messages, DigestDependsOnEveryByte) {
