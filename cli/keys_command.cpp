@@ -1,15 +1,69 @@
-// `tagflow keys generate DIR [--name NAME]...`: writes CURVE key pairs (transport/WIRE.md §5).
+// `tagflow keys generate DIR [--config FILE] [--name NAME]...`: writes CURVE key pairs
+// (transport/WIRE.md §5).
+//
+// --config takes a cluster file (configs/README.md) or a bare `federation:` file. For a cluster
+// file it writes a pair for the coordinator and one for every federate of every process of the
+// cluster (nodes/cluster/process_plan.hpp): in reactor mode each replica of a process is its own
+// federate and reads the key named by the replica (sampler-0, replay, ...), so a process that
+// groups several replicas needs one pair per replica. For a `federation:` file it writes the
+// coordinator's pair and one per federate listed there. --name adds pairs by name (names already
+// listed are written once); with neither option it writes the coordinator's pair. Errors: exit 2
+// for a file that does not load, 1 for an existing key without --force or a write failure.
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
 #include <iostream>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
 #include "coordinator/federation_spec.hpp"
+#include "nodes/cluster/cluster_config.hpp"
+#include "nodes/cluster/process_plan.hpp"
 #include "transport/curve_keys.hpp"
 
 namespace tagflow::cli {
+namespace {
+
+/// One key pair to write and, for a cluster file, where its owner runs.
+struct KeyOwner {
+  std::string name;
+  std::string where;  // "process trainer on host b", or empty
+};
+
+/// Whether `path` is a bare federation file (a top-level `federation:` and no `nodes:`). A file
+/// that is not YAML at all is left to the cluster loader, which names the line.
+bool is_federation_file(const std::string& path) {
+  try {
+    const YAML::Node root = YAML::LoadFile(path);
+    return root.IsMap() && root["federation"] && !root["nodes"];
+  } catch (const YAML::Exception&) {
+    return false;
+  }
+}
+
+std::vector<KeyOwner> owners_in(const std::string& path) {
+  std::vector<KeyOwner> owners{{"coordinator", ""}};
+  if (is_federation_file(path)) {
+    for (const auto& federate : coordinator::load_federation_spec(path).federates) {
+      owners.push_back({federate.id, ""});
+    }
+    return owners;
+  }
+  const cluster::ClusterConfig config = cluster::load_cluster_config(path);
+  owners.front().where = "host " + config.coordinator.host;
+  for (const cluster::ProcessPlan& process : cluster::plan_processes(config)) {
+    for (const std::string& replica : process.replicas) {
+      owners.push_back({replica, "process " + process.name + " on host " + process.host});
+    }
+  }
+  return owners;
+}
+
+}  // namespace
 
 void add_keys_command(CLI::App& app) {
   auto* keys = app.add_subcommand("keys", "CURVE keys for encrypted federations");
@@ -23,33 +77,40 @@ void add_keys_command(CLI::App& app) {
   generate->add_option("dir", *dir, "Directory to write the keys into")->required();
   generate->add_option("--name", *names, "Key pair names (repeatable)");
   generate->add_option("--config", *config,
-                       "Cluster file: one pair per federate of its federation section");
+                       "Cluster file (one pair per federate of each of its processes, plus the "
+                       "coordinator) or a bare federation file");
   generate->add_flag("--force", "Overwrite existing key files");
   generate->callback([dir, names, config, generate] {
-    std::vector<std::string> wanted = *names;
+    std::vector<KeyOwner> wanted;
     try {
-      if (!config->empty()) {
-        for (const auto& federate : coordinator::load_federation_spec(*config).federates) {
-          wanted.push_back(federate.id);
-        }
+      if (!config->empty()) wanted = owners_in(*config);
+      for (const std::string& name : *names) {
+        const bool listed = std::any_of(wanted.begin(), wanted.end(),
+                                        [&](const KeyOwner& o) { return o.name == name; });
+        if (!listed) wanted.push_back({name, ""});
       }
-      if (wanted.empty() || !config->empty()) wanted.insert(wanted.begin(), "coordinator");
+      if (wanted.empty()) wanted.push_back({"coordinator", ""});
       const bool force = generate->count("--force") > 0;
-      for (const std::string& name : wanted) {
-        const std::filesystem::path secret = std::filesystem::path(*dir) / (name + ".key");
+      for (const KeyOwner& owner : wanted) {
+        const std::filesystem::path secret = std::filesystem::path(*dir) / (owner.name + ".key");
         if (!force && std::filesystem::exists(secret)) {
           std::cerr << "tagflow keys: " << secret.string()
                     << " exists; pass --force to overwrite it\n";
           throw CLI::RuntimeError(1);
         }
-        transport::write_key_pair(*dir, name, transport::generate_curve_key_pair());
-        std::cout << "wrote " << (std::filesystem::path(*dir) / (name + ".pub")).string() << " and "
-                  << secret.string() << "\n";
+        transport::write_key_pair(*dir, owner.name, transport::generate_curve_key_pair());
+        std::cout << "wrote " << (std::filesystem::path(*dir) / (owner.name + ".pub")).string()
+                  << " and " << secret.string();
+        if (!owner.where.empty()) std::cout << " (" << owner.where << ")";
+        std::cout << "\n";
       }
     } catch (const transport::CurveKeyError& e) {
       std::cerr << "tagflow keys: " << e.what() << "\n";
       throw CLI::RuntimeError(1);
     } catch (const coordinator::FederationConfigError& e) {
+      std::cerr << "tagflow keys: " << e.what() << "\n";
+      throw CLI::RuntimeError(2);
+    } catch (const cluster::ConfigError& e) {
       std::cerr << "tagflow keys: " << e.what() << "\n";
       throw CLI::RuntimeError(2);
     }

@@ -1,0 +1,141 @@
+// `tagflow keys generate DIR --config FILE` with a cluster file (one pair per federate of each
+// process, plus the coordinator) and with a bare federation file; run through the command's own
+// CLI11 definition.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.hpp"
+#include "nodes/cluster/cluster_config.hpp"
+#include "nodes/cluster/federation_plan.hpp"
+#include "transport/curve_keys.hpp"
+
+namespace tagflow::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int exit_code = 0;
+  std::string out;
+  std::string err;
+};
+
+Result keys(std::vector<std::string> args) {
+  CLI::App app("tagflow");
+  add_keys_command(app);
+  args.insert(args.begin(), {"tagflow", "keys", "generate"});
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  Result r;
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError& e) {
+    r.exit_code = e.get_exit_code();
+  }
+  r.out = ::testing::internal::GetCapturedStdout();
+  r.err = ::testing::internal::GetCapturedStderr();
+  return r;
+}
+
+class KeysGenerate : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("tagflow-keys-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+    return (dir_ / name).string();
+  }
+
+  fs::path dir_;
+};
+
+// configs/two-host.yaml with replay and learner grouped into one process, `trainer`.
+std::string grouped_two_host() {
+  std::ifstream in(std::string(TAGFLOW_SOURCE_DIR) + "/configs/two-host.yaml");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const std::string kind : {"    kind: replay\n", "    kind: learner\n"}) {
+    const auto at = text.find(kind);
+    EXPECT_NE(at, std::string::npos) << "configs/two-host.yaml no longer has " << kind;
+    if (at != std::string::npos) text.insert(at + kind.size(), "    process: trainer\n");
+  }
+  return text;
+}
+
+TEST_F(KeysGenerate, AClusterFileGetsAPairForEveryFederateItsProcessesRunAndTheCoordinator) {
+  const std::string file = write("two-host.yaml", grouped_two_host());
+  const std::string out = (dir_ / "keys").string();
+  const Result r = keys({out, "--config", file});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Exactly the keys the federation of this file reads: every federate's and the coordinator's.
+  const auto spec = cluster::federation_spec(cluster::load_cluster_config(file));
+  std::vector<std::string> expected{"coordinator"};
+  for (const auto& federate : spec.federates) expected.push_back(federate.id);
+  EXPECT_EQ(expected.size(), 6U);  // coordinator, sampler-0, sampler-1, inference, replay, learner
+  for (const std::string& name : expected) {
+    const transport::CurveKeyPair pair = transport::read_key_pair(out, name);
+    EXPECT_TRUE(transport::is_valid_z85_key(pair.secret_key)) << name;
+  }
+  std::size_t files = 0;
+  for (const auto& entry : fs::directory_iterator(out)) files += entry.is_regular_file() ? 1 : 0;
+  EXPECT_EQ(files, 2 * expected.size());
+  // Each line says which process and host needs the secret key.
+  EXPECT_NE(r.out.find("learner.key (process trainer on host b)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sampler-1.key (process sampler-1 on host a)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("coordinator.key (host b)"), std::string::npos) << r.out;
+}
+
+TEST_F(KeysGenerate, ABareFederationFileStillWorks) {
+  const std::string file = write("federation.yaml",
+                                 "federation:\n  federates:\n"
+                                 "    a: {downstreams: [b]}\n    b: {upstreams: [a]}\n");
+  const std::string out = (dir_ / "keys").string();
+  const Result r = keys({out, "--config", file, "--name", "extra"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* name : {"coordinator", "a", "b", "extra"}) {
+    EXPECT_TRUE(transport::is_valid_z85_key(transport::read_key_pair(out, name).secret_key))
+        << name;
+  }
+}
+
+TEST_F(KeysGenerate, ABadClusterFileExitsTwoNamingTheKey) {
+  std::string text = grouped_two_host();
+  text.replace(text.find("replicas: 2"), 11, "replicas: two");
+  const std::string file = write("bad.yaml", text);
+  const Result r = keys({(dir_ / "keys").string(), "--config", file});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("bad.yaml"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("replicas"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "keys" / "coordinator.key"));  // nothing written
+}
+
+TEST_F(KeysGenerate, ExistingKeysNeedForce) {
+  const std::string file = write("two-host.yaml", grouped_two_host());
+  const std::string out = (dir_ / "keys").string();
+  ASSERT_EQ(keys({out, "--config", file}).exit_code, 0);
+  const std::string before = transport::read_key_pair(out, "replay").secret_key;
+  const Result again = keys({out, "--config", file});
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_NE(again.err.find("--force"), std::string::npos) << again.err;
+  EXPECT_EQ(transport::read_key_pair(out, "replay").secret_key, before);
+  ASSERT_EQ(keys({out, "--config", file, "--force"}).exit_code, 0);
+  EXPECT_NE(transport::read_key_pair(out, "replay").secret_key, before);
+}
+
+}  // namespace
+}  // namespace tagflow::cli
