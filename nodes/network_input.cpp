@@ -46,6 +46,16 @@ const float* network_input(ObservationType type, const std::vector<float>& float
   return scratch.data();
 }
 
+const float* network_input(const envs::VectorEnv& env, std::vector<float>& scratch) {
+  if (observation_type_of(env.spec().observation_space.dtype) == ObservationType::kFloat32) {
+    return env.observations().data();
+  }
+  const auto pixels = env.observations_u8();
+  scratch.resize(pixels.size());
+  pixels_to_network_input(pixels.data(), pixels.size(), scratch.data());
+  return scratch.data();
+}
+
 void assign_network_input(ObservationType type, const std::vector<float>& floats,
                           const std::vector<std::uint8_t>& pixels, std::size_t elements,
                           std::vector<float>& out) {

@@ -17,6 +17,7 @@
 
 #include "nodes/messages.hpp"
 #include "rl/envs/space.hpp"
+#include "rl/envs/vector_env.hpp"
 
 namespace tagflow::nodes {
 
@@ -36,6 +37,10 @@ void pixels_to_network_input(const std::uint8_t* pixels, std::size_t count, floa
 [[nodiscard]] const float* network_input(ObservationType type, const std::vector<float>& floats,
                                          const std::vector<std::uint8_t>& pixels,
                                          std::size_t elements, std::vector<float>& scratch);
+
+/// The current observations of `env` as network input: its float32 observations themselves, or
+/// its uint8 observations converted into `scratch` (std::invalid_argument for other dtypes).
+[[nodiscard]] const float* network_input(const envs::VectorEnv& env, std::vector<float>& scratch);
 
 /// As network_input(), into `out` (resized to `elements`), for consumers that keep the floats.
 void assign_network_input(ObservationType type, const std::vector<float>& floats,

@@ -22,7 +22,6 @@ Evaluator::Evaluator(const std::string& env, const std::vector<int>& hidden, int
     throw std::invalid_argument("evaluator: env " + env +
                                 " needs discrete actions and float32 or uint8 observations");
   }
-  pixels_ = dtype == envs::DType::kUInt8;
   std::vector<int> sizes{static_cast<int>(spec.observation_space.size())};
   sizes.insert(sizes.end(), hidden.begin(), hidden.end());
   sizes.push_back(static_cast<int>(spec.action_space.n));
@@ -38,16 +37,7 @@ double Evaluator::mean_return(const std::vector<float>& weights) {
   std::vector<std::int64_t> actions(n, 0);
   std::size_t remaining = n;
   for (std::int64_t step = 0; remaining > 0 && (max_steps_ == 0 || step < max_steps_); ++step) {
-    const float* input = nullptr;
-    if (pixels_) {
-      const auto pixels = env_->observations_u8();
-      input_.resize(pixels.size());
-      pixels_to_network_input(pixels.data(), pixels.size(), input_.data());
-      input = input_.data();
-    } else {
-      input = env_->observations().data();
-    }
-    policy_->greedy(input, static_cast<std::int64_t>(n), actions.data());
+    policy_->greedy(network_input(*env_, input_), static_cast<std::int64_t>(n), actions.data());
     env_->step(envs::Span<const std::int64_t>(actions.data(), n));
     const auto rewards = env_->rewards();
     const auto terminated = env_->terminated();

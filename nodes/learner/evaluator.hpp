@@ -35,7 +35,6 @@ class Evaluator {
   std::int64_t max_steps_;
   std::unique_ptr<envs::VectorEnv> env_;
   std::unique_ptr<MlpForward> policy_;
-  bool pixels_ = false;
   std::vector<float> input_;  // pixel observations as network input
 };
 

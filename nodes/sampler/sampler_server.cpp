@@ -15,6 +15,18 @@ void copy_row(envs::Span<const T> rows, std::size_t i, std::size_t width, std::v
               into.begin() + static_cast<std::ptrdiff_t>(i * width));
 }
 
+// The current observations of `env` into the array of `type` (the other one stays empty).
+void copy_observations(const envs::VectorEnv& env, ObservationType type, std::vector<float>& floats,
+                       std::vector<std::uint8_t>& pixels) {
+  if (type == ObservationType::kUInt8) {
+    const auto current = env.observations_u8();
+    pixels.assign(current.begin(), current.end());
+  } else {
+    const auto current = env.observations();
+    floats.assign(current.begin(), current.end());
+  }
+}
+
 }  // namespace
 
 SamplerConfig SamplerConfig::from_params(const NodeParams& params, std::uint64_t seed,
@@ -69,13 +81,7 @@ ObservationBatchMessage SamplerServer::observations() const {
   m.source = config_.index;
   m.observation_size = static_cast<std::uint32_t>(observation_size_);
   m.observation_type = observation_type_;
-  if (observation_type_ == ObservationType::kUInt8) {
-    const auto obs = env_->observations_u8();
-    m.observations_u8.assign(obs.begin(), obs.end());
-  } else {
-    const auto obs = env_->observations();
-    m.observations.assign(obs.begin(), obs.end());
-  }
+  copy_observations(*env_, observation_type_, m.observations, m.observations_u8);
   return m;
 }
 
@@ -111,21 +117,9 @@ TransitionsMessage SamplerServer::step(const std::vector<std::int64_t>& greedy,
   t.weights_version = acting_version;
   t.observation_type = observation_type_;
   const bool pixels = observation_type_ == ObservationType::kUInt8;
-  if (pixels) {
-    const auto before = env_->observations_u8();
-    t.observations_u8.assign(before.begin(), before.end());
-  } else {
-    const auto before = env_->observations();
-    t.observations.assign(before.begin(), before.end());
-  }
+  copy_observations(*env_, observation_type_, t.observations, t.observations_u8);
   env_->step(envs::Span<const std::int64_t>(actions_.data(), actions_.size()));
-  if (pixels) {
-    const auto after = env_->observations_u8();
-    t.next_observations_u8.assign(after.begin(), after.end());
-  } else {
-    const auto after = env_->observations();
-    t.next_observations.assign(after.begin(), after.end());
-  }
+  copy_observations(*env_, observation_type_, t.next_observations, t.next_observations_u8);
   const auto rewards = env_->rewards();
   const auto terminated = env_->terminated();
   const auto truncated = env_->truncated();
@@ -152,16 +146,8 @@ TransitionsMessage SamplerServer::step(const std::vector<std::int64_t>& greedy,
 
 TransitionsMessage SamplerServer::step_local() {
   std::vector<std::int64_t> greedy(config_.num_envs);
-  const float* input = nullptr;
-  if (observation_type_ == ObservationType::kUInt8) {
-    const auto obs = env_->observations_u8();
-    policy_input_.resize(obs.size());
-    pixels_to_network_input(obs.data(), obs.size(), policy_input_.data());
-    input = policy_input_.data();
-  } else {
-    input = env_->observations().data();
-  }
-  policy_->greedy(input, static_cast<std::int64_t>(config_.num_envs), greedy.data());
+  policy_->greedy(network_input(*env_, policy_input_), static_cast<std::int64_t>(config_.num_envs),
+                  greedy.data());
   return step(greedy, weights_version_);
 }
 
