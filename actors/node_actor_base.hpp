@@ -13,7 +13,13 @@
 //     the ReplicaReport (plus what record_results() adds: the learner's final weights), quit.
 //     Runs once; later calls do nothing. leave() is the same with Leave and reason "left";
 //   - on exit every peer handle is dropped (drop_peer_handles() for the kind's own): terminated
-//     actors holding each other's handles would keep each other alive.
+//     actors holding each other's handles would keep each other alive;
+//   - traffic (actors/peer_traffic.hpp): send_to() counts every message sent to a peer;
+//     accept() checks a data message before the kind handles it — from a known peer (else
+//     invalid, unknown_peer) and consistent (else invalid, size_mismatch) — and counts it
+//     received; count_received() counts a control message from a peer; reject() counts what the
+//     kind refuses (unknown_kind: a message it never expects; unknown_port: a port it has not).
+//     Messages of the hosting process (connect, leave, step: no peer sender) are not traffic.
 //
 // Ownership: shares the ReplicaReport with the host; the NodeMetrics (optional) must outlive the
 // actor. Thread-safety: an actor's state, touched only from its own message handlers (CAF runs
@@ -28,8 +34,10 @@
 #include <caf/actor_cast.hpp>
 #include <caf/system_messages.hpp>
 
+#include "actors/message_bytes.hpp"
 #include "actors/node_interfaces.hpp"
 #include "actors/peer_set.hpp"
+#include "actors/peer_traffic.hpp"
 #include "actors/replica_report.hpp"
 #include "nodes/node_metrics.hpp"
 
@@ -43,7 +51,8 @@ class NodeActorBase : public Interface::base {
       : Interface::base(cfg),
         name_(std::move(name)),
         report_(std::move(report)),
-        metrics_(metrics) {
+        metrics_(metrics),
+        traffic_(metrics == nullptr ? nullptr : &metrics->process_metrics()) {
     this->set_down_handler([this](caf::down_msg& down) { on_down(down); });
   }
 
@@ -68,10 +77,47 @@ class NodeActorBase : public Interface::base {
     return this->current_sender() ? this->current_sender()->address() : caf::actor_addr{};
   }
 
-  /// Sends `message` to `peer` through the PeerActor interface.
+  /// Sends `message` to `peer` through the PeerActor interface, counted as sent to it.
   template <class Message>
   void send_to(const caf::actor& peer, Message&& message) {
+    traffic_.sent(peers_.name_of(peer.address()), message_bytes(message));
     this->send(as_peer(peer), std::forward<Message>(message));
+  }
+
+  /// True when the current data message may be handled (see the header comment).
+  template <class Message>
+  [[nodiscard]] bool accept(const Message& message) {
+    const caf::actor_addr from = sender_address();
+    if (!peers_.contains(from)) {
+      traffic_.invalid(PeerTraffic::kUnknownPeer, transport::DropReason::kUnknownPeer);
+      return false;
+    }
+    const std::string peer = peers_.name_of(from);
+    if (!consistent(message)) {
+      traffic_.invalid(peer, transport::DropReason::kSizeMismatch);
+      return false;
+    }
+    traffic_.received(peer, message_bytes(message));
+    return true;
+  }
+
+  /// Counts a control message received from a peer (nothing when the sender is no peer).
+  template <class Message>
+  void count_received(const Message& message) {
+    const caf::actor_addr from = sender_address();
+    if (peers_.contains(from)) traffic_.received(peers_.name_of(from), message_bytes(message));
+  }
+
+  /// True when the current message comes from a known peer; else it is counted invalid.
+  [[nodiscard]] bool from_peer() {
+    if (peers_.contains(sender_address())) return true;
+    traffic_.invalid(PeerTraffic::kUnknownPeer, transport::DropReason::kUnknownPeer);
+    return false;
+  }
+
+  /// Counts the current message as invalid for `reason` and drops it.
+  void reject(transport::DropReason reason) {
+    traffic_.invalid(peers_.name_of(sender_address()), reason);
   }
 
   /// Adds `peer` (monitored when new); `name` is what it told (Offer.from), or "". Returns true
@@ -104,6 +150,17 @@ class NodeActorBase : public Interface::base {
       if (p.handle.address() != from) send_to(p.handle, StopRun{reason});
     }
     finish(reason);
+  }
+
+  /// The handlers of Leave and StopRun from a peer (or StopRun from the host): counted, then the
+  /// peer is forgotten / the run stops.
+  void on_leave(const Leave& leave) {
+    count_received(leave);
+    forget(sender_address());
+  }
+  void on_stop_run(const StopRun& stop) {
+    count_received(stop);
+    stop_run(stop.reason);
   }
 
   /// Leave to every peer, then quit with reason "left" (a joined sampler leaving).
@@ -142,6 +199,7 @@ class NodeActorBase : public Interface::base {
   std::string name_;
   std::shared_ptr<ReplicaReport> report_;
   nodes::NodeMetrics* metrics_;
+  PeerTraffic traffic_;
   PeerSet peers_;
   bool done_ = false;
 };

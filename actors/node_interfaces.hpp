@@ -2,10 +2,11 @@
 // messages a node actor accepts, checked at compile time for every send through these handles.
 //
 // Every node actor accepts the control protocol of actors/control_messages.hpp (Offer, Credit,
-// Leave, StopRun) and, from the process that hosts it, (connect_atom, port, peer): "link your
-// `port` to `peer`" — for an output port the actor offers it to the peer; for an input port it
-// subscribes by granting the peer credit (samplers do this for weights, so a sampler that joins
-// late asks for weights itself). The data messages are those of nodes/messages.hpp.
+// Leave, StopRun) and, from the process that hosts it, (connect_atom, port, peer name, peer):
+// "link your `port` to `peer`" (without the name, (connect_atom, port, peer), the peer's traffic is
+// counted under peer="unknown") — for an output port the actor offers it to the peer; for an input
+// port it subscribes by granting the peer credit (samplers do this for weights, so a sampler that
+// joins late asks for weights itself). The data messages are those of nodes/messages.hpp.
 //
 // Implementations: nodes/<kind>/<kind>_actor.hpp. Handles are cheap to copy and thread-safe.
 #pragma once
@@ -18,9 +19,11 @@
 
 namespace tagflow::actors {
 
-using NodeActor = caf::typed_actor<caf::reacts_to<Offer>, caf::reacts_to<Credit>,
-                                   caf::reacts_to<Leave>, caf::reacts_to<StopRun>,
-                                   caf::reacts_to<connect_atom, std::string, caf::actor>>;
+using NodeActor =
+    caf::typed_actor<caf::reacts_to<Offer>, caf::reacts_to<Credit>, caf::reacts_to<Leave>,
+                     caf::reacts_to<StopRun>,
+                     caf::reacts_to<connect_atom, std::string, std::string, caf::actor>,
+                     caf::reacts_to<connect_atom, std::string, caf::actor>>;
 
 /// Steps its envs whenever its transitions links hold credit; asks inference for actions or
 /// acts with its local policy copy. leave_atom: leave the cluster (Leave to every peer, quit).

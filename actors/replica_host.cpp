@@ -50,7 +50,7 @@ HostedReplica* ReplicaHost::find(const std::string& name) {
 void ReplicaHost::wire(const WiringStep& step, const caf::actor& peer) {
   HostedReplica* r = find(step.initiator);
   if (r == nullptr) throw std::logic_error("wiring step for a replica not hosted here");
-  caf::anon_send(r->handle, connect_atom::value, step.port, peer);
+  caf::anon_send(r->handle, connect_atom::value, step.port, step.peer, peer);
 }
 
 double ReplicaHost::wait(const WaitOptions& options) {

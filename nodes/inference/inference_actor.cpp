@@ -26,26 +26,28 @@ class InferenceActorImpl : public actors::NodeActorBase<actors::InferenceActor> 
 
   behavior_type make_behavior() override {
     return {
+        [](actors::connect_atom, const std::string&, const std::string&, const caf::actor&) {},
         [](actors::connect_atom, const std::string&, const caf::actor&) {},
         [this](const Offer& offer) {
           auto peer = sender_handle();
           if (!peer || done()) return;
           add_peer(peer, offer.port == "observations", offer.from);
-          send_to(peer, Credit{offer.port, 1});
+          count_received(offer);
+          send_to(peer, Credit{offer.port, 1, replica_name()});
         },
-        [](const Credit&) {},
+        [this](const Credit&) { reject(transport::DropReason::kUnknownKind); },
         [this](const WeightsMessage& weights) {
-          if (done()) return;
+          if (!accept(weights) || done()) return;
           server_.on_weights(weights);
           options_.report->weights_version.store(server_.weights_version(),
                                                  std::memory_order_relaxed);
           if (options_.metrics != nullptr)
             options_.metrics->set_weights_version(server_.weights_version());
-          if (auto peer = sender_handle()) send_to(peer, Credit{"weights", 1});
+          if (auto peer = sender_handle()) send_to(peer, Credit{"weights", 1, replica_name()});
         },
         [this](const ObservationBatchMessage& request) {
           auto peer = sender_handle();
-          if (!peer || done()) return;
+          if (!peer || !accept(request) || done()) return;
           rows_waiting_ += request.rows();
           requests_.push_back(request);
           requesters_.push_back(peer);
@@ -61,8 +63,8 @@ class InferenceActorImpl : public actors::NodeActorBase<actors::InferenceActor> 
           flush_pending_ = false;
           serve();
         },
-        [this](const Leave&) { forget(sender_address()); },
-        [this](const StopRun& stop) { stop_run(stop.reason); },
+        [this](const Leave& leave) { on_leave(leave); },
+        [this](const StopRun& stop) { on_stop_run(stop); },
     };
   }
 
@@ -78,7 +80,7 @@ class InferenceActorImpl : public actors::NodeActorBase<actors::InferenceActor> 
     }
     for (std::size_t i = 0; i < answers.size(); ++i) {
       send_to(requesters_[i], std::move(answers[i]));
-      send_to(requesters_[i], Credit{"observations", 1});
+      send_to(requesters_[i], Credit{"observations", 1, replica_name()});
     }
     options_.report->count.store(static_cast<std::int64_t>(server_.rows_served()),
                                  std::memory_order_relaxed);

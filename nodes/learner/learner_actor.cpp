@@ -24,44 +24,58 @@ class LearnerActorImpl : public actors::NodeActorBase<actors::LearnerActor> {
 
   behavior_type make_behavior() override {
     return {
+        [this](actors::connect_atom, const std::string& port, const std::string& peer_name,
+               const caf::actor& peer) { connect(port, peer_name, peer); },
         [this](actors::connect_atom, const std::string& port, const caf::actor& peer) {
-          if (port != "priorities" && port != "weights") return;
-          add_peer(peer, false);
-          send_to(peer, Offer{port, replica_name()});
+          connect(port, "", peer);
         },
         [this](const Offer& offer) {
           auto peer = sender_handle();
-          if (!peer || done() || offer.port != "batches") return;
+          if (!peer || done()) return;
+          if (offer.port != "batches") return reject(transport::DropReason::kUnknownPort);
           add_peer(peer, false, offer.from);
-          send_to(peer, Credit{"batches", actors::kDefaultCreditWindow});
+          count_received(offer);
+          send_to(peer, Credit{"batches", actors::kDefaultCreditWindow, replica_name()});
         },
         [this](const Credit& credit) { on_credit(credit); },
         [this](const SampleBatchMessage& batch) { on_batch(batch); },
-        [this](const Leave&) { forget(sender_address()); },
-        [this](const StopRun& stop) { stop_run(stop.reason); },
+        [this](const Leave& leave) { on_leave(leave); },
+        [this](const StopRun& stop) { on_stop_run(stop); },
     };
   }
 
  private:
+  // The host links `port` to `peer` (actors/node_interfaces.hpp).
+  void connect(const std::string& port, const std::string& peer_name, const caf::actor& peer) {
+    if (port != "priorities" && port != "weights") return;
+    add_peer(peer, false, peer_name);
+    send_to(peer, Offer{port, replica_name()});
+  }
+
   void on_credit(const Credit& credit) {
     auto peer = sender_handle();
     if (!peer || done()) return;
     if (credit.port == "priorities") {
+      if (!from_peer()) return;
+      count_received(credit);
       priorities_.add_credit(peer, credit.amount);
       flush_priorities();
     } else if (credit.port == "weights") {
       // A Credit from an actor this learner never offered weights to is a sampler subscribing.
-      add_peer(peer, true);
+      add_peer(peer, true, credit.from);
+      count_received(credit);
       const bool added = weights_.add_credit(peer, credit.amount);
       for (auto& d : weights_.downstreams()) {
         if (d.handle.address() == peer.address() && (added || d.dirty)) send_weights(d);
       }
+    } else {
+      reject(transport::DropReason::kUnknownPort);
     }
   }
 
   void on_batch(const SampleBatchMessage& batch) {
-    if (done()) return;
-    if (auto peer = sender_handle()) send_to(peer, Credit{"batches", 1});
+    if (!accept(batch) || done()) return;
+    if (auto peer = sender_handle()) send_to(peer, Credit{"batches", 1, replica_name()});
     const auto started = std::chrono::steady_clock::now();
     const auto newest_version = static_cast<std::uint64_t>(server_.updates());
     LearnerOutput out = server_.on_batch(batch);

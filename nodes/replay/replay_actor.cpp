@@ -28,25 +28,28 @@ class ReplayActorImpl : public actors::NodeActorBase<actors::ReplayActor> {
 
   behavior_type make_behavior() override {
     return {
+        [this](actors::connect_atom, const std::string& port, const std::string& peer_name,
+               const caf::actor& peer) { connect(port, peer_name, peer); },
         [this](actors::connect_atom, const std::string& port, const caf::actor& peer) {
-          if (port != "batches") return;
-          add_peer(peer, false);
-          send_to(peer, Offer{port, replica_name()});
+          connect(port, "", peer);
         },
         [this](const Offer& offer) {
           auto peer = sender_handle();
           if (!peer || done()) return;
           add_peer(peer, offer.port == "transitions", offer.from);
-          send_to(peer, Credit{offer.port, actors::kDefaultCreditWindow});
+          count_received(offer);
+          send_to(peer, Credit{offer.port, actors::kDefaultCreditWindow, replica_name()});
         },
         [this](const Credit& credit) {
           auto peer = sender_handle();
-          if (!peer || done() || credit.port != "batches") return;
+          if (!peer || done() || !from_peer()) return;
+          count_received(credit);
+          if (credit.port != "batches") return reject(transport::DropReason::kUnknownPort);
           batches_.add_credit(peer, credit.amount);
           pump();
         },
         [this](const TransitionsMessage& transitions) {
-          if (done()) return;
+          if (!accept(transitions) || done()) return;
           server_.insert(transitions);
           if (options_.metrics != nullptr)
             options_.metrics->add_replay_inserted(transitions.rows());
@@ -64,25 +67,32 @@ class ReplayActorImpl : public actors::NodeActorBase<actors::ReplayActor> {
           if (owed_.size() > options_.max_owed_batches) {
             withheld_.push_back(peer);
           } else {
-            send_to(peer, Credit{"transitions", 1});
+            send_to(peer, Credit{"transitions", 1, replica_name()});
           }
           if (options_.metrics != nullptr)
             options_.metrics->set_replay_size(server_.size(), server_.stored_bytes());
           pump();
         },
         [this](const PriorityUpdateMessage& update) {
-          if (done()) return;
+          if (!accept(update) || done()) return;
           server_.update(update);
           if (options_.metrics != nullptr)
             options_.metrics->add_replay_priority_updates(update.keys.size());
-          if (auto peer = sender_handle()) send_to(peer, Credit{"priorities", 1});
+          if (auto peer = sender_handle()) send_to(peer, Credit{"priorities", 1, replica_name()});
         },
-        [this](const Leave&) { forget(sender_address()); },
-        [this](const StopRun& stop) { stop_run(stop.reason); },
+        [this](const Leave& leave) { on_leave(leave); },
+        [this](const StopRun& stop) { on_stop_run(stop); },
     };
   }
 
  private:
+  // The host links `port` to `peer` (actors/node_interfaces.hpp).
+  void connect(const std::string& port, const std::string& peer_name, const caf::actor& peer) {
+    if (port != "batches") return;
+    add_peer(peer, false, peer_name);
+    send_to(peer, Offer{port, replica_name()});
+  }
+
   // Owed minibatches to learners with credit (round robin), then held-back sampler credits.
   void pump() {
     bool sent = true;
@@ -98,7 +108,7 @@ class ReplayActorImpl : public actors::NodeActorBase<actors::ReplayActor> {
       }
     }
     while (!withheld_.empty() && owed_.size() <= options_.max_owed_batches) {
-      send_to(withheld_.front(), Credit{"transitions", 1});
+      send_to(withheld_.front(), Credit{"transitions", 1, replica_name()});
       withheld_.pop_front();
     }
   }

@@ -23,23 +23,26 @@ class SamplerActorImpl : public actors::NodeActorBase<actors::SamplerActor> {
 
   behavior_type make_behavior() override {
     return {
+        [this](actors::connect_atom, const std::string& port, const std::string& peer_name,
+               const caf::actor& peer) { connect(port, peer_name, peer); },
         [this](actors::connect_atom, const std::string& port, const caf::actor& peer) {
-          add_peer(peer, false);
-          if (port == "transitions" || port == "observations") {
-            send_to(peer, Offer{port, replica_name()});
-          } else if (port == "weights") {
-            send_to(peer, Credit{"weights", 1});
-          }
+          connect(port, "", peer);
         },
         [this](const Credit& credit) {
           auto peer = sender_handle();
-          if (!peer || done()) return;
-          if (credit.port == "transitions") transitions_.add_credit(peer, credit.amount);
-          if (credit.port == "observations") observations_.add_credit(peer, credit.amount);
+          if (!peer || done() || !from_peer()) return;
+          count_received(credit);
+          if (credit.port == "transitions") {
+            transitions_.add_credit(peer, credit.amount);
+          } else if (credit.port == "observations") {
+            observations_.add_credit(peer, credit.amount);
+          } else {
+            reject(transport::DropReason::kUnknownPort);
+          }
           if (!step_pending_) try_round();
         },
         [this](const ActionBatchMessage& actions) {
-          if (done()) return;
+          if (!accept(actions) || done()) return;
           waiting_ = false;
           options_.report->weights_version.store(actions.weights_version,
                                                  std::memory_order_relaxed);
@@ -49,7 +52,7 @@ class SamplerActorImpl : public actors::NodeActorBase<actors::SamplerActor> {
           schedule_round();
         },
         [this](const WeightsMessage& weights) {
-          if (done()) return;
+          if (!accept(weights) || done()) return;
           server_.on_weights(weights);
           if (server_.config().local_policy) {
             options_.report->weights_version.store(server_.weights_version(),
@@ -57,20 +60,31 @@ class SamplerActorImpl : public actors::NodeActorBase<actors::SamplerActor> {
             if (options_.metrics != nullptr)
               options_.metrics->set_weights_version(server_.weights_version());
           }
-          if (auto peer = sender_handle()) send_to(peer, Credit{"weights", 1});
+          if (auto peer = sender_handle()) send_to(peer, Credit{"weights", 1, replica_name()});
         },
         [this](actors::step_atom) {
           step_pending_ = false;
           try_round();
         },
         [this](actors::leave_atom) { leave(); },
-        [this](const Leave&) { forget(sender_address()); },
-        [](const Offer&) {},  // nobody offers a sampler anything: its inputs are subscribed
-        [this](const StopRun& stop) { stop_run(stop.reason); },
+        [this](const Leave& leave) { on_leave(leave); },
+        // Nobody offers a sampler anything: its inputs are subscribed.
+        [this](const Offer&) { reject(transport::DropReason::kUnknownKind); },
+        [this](const StopRun& stop) { on_stop_run(stop); },
     };
   }
 
  private:
+  // The host links `port` to `peer` (actors/node_interfaces.hpp).
+  void connect(const std::string& port, const std::string& peer_name, const caf::actor& peer) {
+    add_peer(peer, false, peer_name);
+    if (port == "transitions" || port == "observations") {
+      send_to(peer, Offer{port, replica_name()});
+    } else if (port == "weights") {
+      send_to(peer, Credit{"weights", 1, replica_name()});
+    }
+  }
+
   // One round, if credits allow: request actions (inference) or step (local policy).
   void try_round() {
     if (done() || waiting_ || !transitions_.all_have_credit()) return;

@@ -95,7 +95,8 @@ TEST_F(ActorFlow, SlowConsumerMailboxNeverHoldsMoreThanItsCreditWindow) {
       window, std::size_t{60}, std::chrono::milliseconds(3), &done);
   auto report = std::make_shared<ReplicaReport>("sampler-0", "sampler");
   auto sampler = nodes::spawn_sampler_actor(system, local_sampler(0), {"sampler-0", -1, report});
-  caf::anon_send(sampler, connect_atom::value, std::string("transitions"), consumer);
+  caf::anon_send(sampler, connect_atom::value, std::string("transitions"), std::string("replay"),
+                 consumer);
   const ConsumerResult r = result.get();
   system.await_all_actors_done();
   EXPECT_EQ(r.received, 60U);
@@ -137,9 +138,10 @@ TEST_F(ActorFlow, SamplerAndReplayActorsUpdateTheReactorModeMetricFamilies) {
   auto report = std::make_shared<ReplicaReport>("sampler-0", "sampler");
   auto sampler = nodes::spawn_sampler_actor(system, local_sampler(0),
                                             {"sampler-0", -1, report, &sampler_node});
-  caf::anon_send(sampler, connect_atom::value, std::string("transitions"),
+  caf::anon_send(sampler, connect_atom::value, std::string("transitions"), std::string("replay"),
                  caf::actor_cast<caf::actor>(replay));
-  caf::anon_send(replay, connect_atom::value, std::string("batches"), learner);
+  caf::anon_send(replay, connect_atom::value, std::string("batches"), std::string("learner"),
+                 learner);
   result.get();
   system.await_all_actors_done();
   EXPECT_EQ(metric_value(sampler_metrics.text(), "tagflow_env_steps_total"),
@@ -160,7 +162,8 @@ TEST_F(ActorFlow, UnlimitedCreditLetsTheMailboxGrowPastTheWindow) {
       1U << 30, std::size_t{40}, std::chrono::milliseconds(5), &done);
   auto report = std::make_shared<ReplicaReport>("sampler-0", "sampler");
   auto sampler = nodes::spawn_sampler_actor(system, local_sampler(0), {"sampler-0", -1, report});
-  caf::anon_send(sampler, connect_atom::value, std::string("transitions"), consumer);
+  caf::anon_send(sampler, connect_atom::value, std::string("transitions"), std::string("replay"),
+                 consumer);
   const ConsumerResult r = result.get();
   system.await_all_actors_done();
   EXPECT_GT(r.max_mailbox, 4U * 4U);
@@ -186,10 +189,11 @@ TEST_F(ActorFlow, ReplayHoldsSamplersBackWhileItsLearnerIsSlow) {
     sampler_reports.push_back(std::make_shared<ReplicaReport>("sampler", "sampler"));
     auto sampler = nodes::spawn_sampler_actor(
         system, local_sampler(i), {"sampler-" + std::to_string(i), -1, sampler_reports.back()});
-    caf::anon_send(sampler, connect_atom::value, std::string("transitions"),
+    caf::anon_send(sampler, connect_atom::value, std::string("transitions"), std::string("replay"),
                    caf::actor_cast<caf::actor>(replay));
   }
-  caf::anon_send(replay, connect_atom::value, std::string("batches"), learner);
+  caf::anon_send(replay, connect_atom::value, std::string("batches"), std::string("learner"),
+                 learner);
   const ConsumerResult r = result.get();
   system.await_all_actors_done();
   EXPECT_EQ(r.received, consumed);

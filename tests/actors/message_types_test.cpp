@@ -122,9 +122,10 @@ TEST_F(TwoSystems, EveryRegisteredMessageTypeRoundTripsOverTcpLoopback) {
   const auto offer = round_trip(Offer{"transitions", "sampler-3"});
   EXPECT_EQ(offer.port, "transitions");
   EXPECT_EQ(offer.from, "sampler-3");
-  const auto credit = round_trip(Credit{"batches", 7});
+  const auto credit = round_trip(Credit{"batches", 7, "learner"});
   EXPECT_EQ(credit.port, "batches");
   EXPECT_EQ(credit.amount, 7U);
+  EXPECT_EQ(credit.from, "learner");
   EXPECT_EQ(round_trip(Leave{"sampler-9"}).from, "sampler-9");
   EXPECT_EQ(round_trip(StopRun{"target_return"}).reason, "target_return");
 
