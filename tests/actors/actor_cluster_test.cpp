@@ -4,33 +4,17 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "actors/torch_replica_spawner.hpp"
+#include "tests/support/cluster_files.hpp"
 
 namespace tagflow::actors {
 namespace {
 
-std::string local_yaml() {
-  std::ifstream in(std::string(TAGFLOW_SOURCE_DIR) + "/configs/local.yaml");
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-void replace(std::string& text, const std::string& from, const std::string& to) {
-  const auto at = text.find(from);
-  ASSERT_NE(at, std::string::npos) << "configs/local.yaml no longer contains: " << from;
-  text.replace(at, from.size(), to);
-}
-
 cluster::ClusterConfig shortened(std::int64_t env_steps) {
-  std::string text = local_yaml();
-  replace(text, "mode: reactor", "mode: actor");
-  replace(text, "target_return: 475", "env_steps: " + std::to_string(env_steps));
-  replace(text, "min_size: 1000", "min_size: 200");
-  return cluster::parse_cluster_config(text, "short-local.yaml");
+  testing::LocalClusterOptions options;
+  options.mode = "actor";
+  options.stop = "env_steps: " + std::to_string(env_steps);
+  return cluster::parse_cluster_config(testing::local_cluster_yaml(options), "short-local.yaml");
 }
 
 TEST(ActorCluster, ShortenedLocalClusterRunsToItsEnvStepsStopInActorMode) {

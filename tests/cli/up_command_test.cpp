@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/launch/metrics_probe.hpp"
+#include "tests/support/cluster_files.hpp"
 
 namespace tagflow::cli {
 namespace {
@@ -62,38 +64,27 @@ int free_port_range() {
   return -1;
 }
 
-void replace(std::string& text, const std::string& from, const std::string& to) {
-  const auto at = text.find(from);
-  ASSERT_NE(at, std::string::npos) << "configs/local.yaml no longer contains: " << from;
-  text.replace(at, from.size(), to);
-}
-
 /// configs/local.yaml on free ports, stopping after `env_steps` (learning from 200 items on);
 /// `hosts` replaces its hosts section when not empty (then `sampler_host`/`learning_host` place
 /// the acting and the learning nodes).
 std::string shortened_local(int base, const std::string& stop, const std::string& hosts = "",
                             const std::string& acting_host = "",
                             const std::string& learning_host = "") {
-  std::string text = read_file(std::string(TAGFLOW_SOURCE_DIR) + "/configs/local.yaml");
-  const std::vector<std::string> ports{"7600", "9460", "7610", "9470", "7620",
-                                       "9480", "7630", "9490", "7640", "9500"};
+  testing::LocalClusterOptions options;
+  options.stop = stop;
+  const std::vector<int>& ports = testing::local_cluster_ports();
   const std::vector<int> offsets{0, 1, 2, 4, 6, 7, 8, 9, 10, 11};  // samplers take two ports each
-  for (std::size_t i = 0; i < ports.size(); ++i) {
-    replace(text, ": " + ports[i], ": " + std::to_string(base + offsets[i]));
-  }
-  replace(text, "target_return: 475", stop);
-  replace(text, "min_size: 1000", "min_size: 200");
-  if (!hosts.empty()) {
-    replace(text, "  local: {address: 127.0.0.1}\n", hosts);
-    replace(text, "  host: local\n  port:", "  host: " + learning_host + "\n  port:");
-    for (const std::string node : {"sampler", "replay", "learner", "inference"}) {
-      const std::string host =
-          node == "sampler" || node == "inference" ? acting_host : learning_host;
-      replace(text, "kind: " + node + "\n", "kind: " + node + "\n    host: " + host + "\n");
-    }
-    for (int i = 0; i < 4; ++i) replace(text, "    host: local\n", "");
-  }
-  return text;
+  options.port = [base, ports, offsets](int port) {
+    const auto at = std::find(ports.begin(), ports.end(), port);
+    return base + offsets[static_cast<std::size_t>(at - ports.begin())];
+  };
+  options.hosts = hosts;
+  options.host = {{"coordinator", learning_host},
+                  {"replay", learning_host},
+                  {"learner", learning_host},
+                  {"sampler", acting_host},
+                  {"inference", acting_host}};
+  return testing::local_cluster_yaml(options);
 }
 
 struct Launched {

@@ -25,6 +25,7 @@
 
 #include "nodes/cluster/process_plan.hpp"
 #include "nodes/run_combine.hpp"
+#include "tests/support/cluster_files.hpp"
 #include "tests/support/run_command.hpp"
 
 namespace tagflow::nodes {
@@ -37,17 +38,6 @@ std::string read(const fs::path& path) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-void replace_all(std::string& text, const std::string& from, const std::string& to) {
-  std::size_t at = 0;
-  int count = 0;
-  while ((at = text.find(from, at)) != std::string::npos) {
-    text.replace(at, from.size(), to);
-    at += to.size();
-    ++count;
-  }
-  ASSERT_GT(count, 0) << "configs/local.yaml no longer contains: " << from;
 }
 
 bool port_free(int port) {
@@ -74,18 +64,17 @@ int free_port_block() {
   return 0;
 }
 
-/// The shortened local.yaml with ports moved to a free block; `extra(text)` edits it further.
-std::string cluster_file(int base) {
-  std::string text = read(fs::path(TAGFLOW_SOURCE_DIR) / "configs/local.yaml");
-  replace_all(text, "target_return: 475", "env_steps: 2400");
-  replace_all(text, "  seconds: 900\n", "");
-  replace_all(text, "min_size: 1000", "min_size: 200");
-  replace_all(text, "after: 0}", "after: 1ms}");
-  for (const int port : {7600, 7610, 7620, 7630, 7640, 9460, 9470, 9480, 9490, 9500}) {
-    replace_all(text, ": " + std::to_string(port), ": " + std::to_string(port - 7600 + base));
-  }
-  return text;
+/// The shortened local.yaml (2400 env steps, `after: 1ms` loops, no seconds limit) with its
+/// ports moved to the free block at `base`; tests edit the options further.
+testing::LocalClusterOptions shortened(int base) {
+  testing::LocalClusterOptions options;
+  options.keep_seconds_limit = false;
+  options.loop_after = "1ms";
+  options.port = [base](int port) { return port - 7600 + base; };
+  return options;
 }
+
+std::string cluster_file(int base) { return testing::local_cluster_yaml(shortened(base)); }
 
 /// Starts `args` with stdout/stderr into `log`; returns the pid.
 pid_t spawn(const std::vector<std::string>& args, const fs::path& log) {
@@ -202,24 +191,22 @@ TEST_F(FederatedCluster, OneProcessPerReplicaAndOtherGroupingsGiveTheSingleProce
   EXPECT_EQ(run_processes(text, "each"), single);
 
   // replay + learner in one process, the samplers in another, inference alone.
-  std::string grouped = text;
-  replace_all(grouped, "    kind: replay\n", "    kind: replay\n    process: trainer\n");
-  replace_all(grouped, "    kind: learner\n", "    kind: learner\n    process: trainer\n");
-  replace_all(grouped, "    kind: sampler\n", "    kind: sampler\n    process: actors\n");
-  EXPECT_EQ(run_processes(grouped, "grouped"), single);
+  testing::LocalClusterOptions grouped = shortened(base_);
+  grouped.process = {{"replay", "trainer"}, {"learner", "trainer"}, {"sampler", "actors"}};
+  EXPECT_EQ(run_processes(testing::local_cluster_yaml(grouped), "grouped"), single);
 
   // Everything in one process (still one federate per replica).
-  std::string one = text;
+  testing::LocalClusterOptions one = shortened(base_);
   for (const char* kind : {"sampler", "replay", "learner", "inference"}) {
-    replace_all(one, std::string("    kind: ") + kind + "\n",
-                std::string("    kind: ") + kind + "\n    process: everything\n");
+    one.process[kind] = "everything";
   }
-  EXPECT_EQ(run_processes(one, "one"), single);
+  EXPECT_EQ(run_processes(testing::local_cluster_yaml(one), "one"), single);
 }
 
 TEST_F(FederatedCluster, AKilledSamplerEndsTheOthersWithExitFourNamingIt) {
-  std::string text = cluster_file(base_);
-  replace_all(text, "env_steps: 2400", "env_steps: 1000000000");
+  testing::LocalClusterOptions endless = shortened(base_);
+  endless.stop = "env_steps: 1000000000";
+  const std::string text = testing::local_cluster_yaml(endless);
   const fs::path file = dir_ / "killed.yaml";
   std::ofstream(file) << text;
   const std::string bin = testing::tagflow_binary();
@@ -269,8 +256,9 @@ TEST_F(FederatedCluster, AnUnknownProcessNameExitsTwoNamingIt) {
 }
 
 TEST_F(FederatedCluster, ABadParamExitsTwoBeforeJoining) {
-  std::string text = cluster_file(base_);
-  replace_all(text, "max_batch: 64", "max_batch: 0");
+  testing::LocalClusterOptions bad = shortened(base_);
+  bad.params["inference"] = "max_batch: 0";
+  const std::string text = testing::local_cluster_yaml(bad);
   const fs::path file = dir_ / "bad.yaml";
   std::ofstream(file) << text;
   const auto run = testing::run_command(testing::tagflow_binary() + " node --config " +

@@ -2,36 +2,25 @@
 // configs/local.yaml acts with the scripted policy, not with the learner's weights.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "nodes/node_params.hpp"
 #include "nodes/single/single_process_cluster.hpp"
 #include "rl/learning/torchscript_policy.hpp"
 #include "tests/rl/learning/learning_test_util.hpp"
+#include "tests/support/cluster_files.hpp"
 
 namespace tagflow::nodes {
 namespace {
 
 using learning::testing::ScratchDir;
 
-void replace(std::string& text, const std::string& from, const std::string& to) {
-  const auto at = text.find(from);
-  ASSERT_NE(at, std::string::npos) << "configs/local.yaml no longer contains: " << from;
-  text.replace(at, from.size(), to);
-}
-
 // local.yaml for `env_steps` steps with greedy samplers (ε = 0) and inference params added.
 cluster::ClusterConfig greedy_cluster(std::int64_t env_steps, const std::string& inference) {
-  std::ifstream in(std::string(TAGFLOW_SOURCE_DIR) + "/configs/local.yaml");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  std::string text = buffer.str();
-  replace(text, "target_return: 475", "env_steps: " + std::to_string(env_steps));
-  replace(text, "min_size: 1000", "min_size: 200");
-  replace(text, "epsilon_start: 1.0, epsilon_end: 0.04", "epsilon_start: 0.0, epsilon_end: 0.0");
-  replace(text, "max_wait: 1ms", "max_wait: 1ms, " + inference);
-  return cluster::parse_cluster_config(text, "torchscript-local.yaml");
+  testing::LocalClusterOptions options;
+  options.stop = "env_steps: " + std::to_string(env_steps);
+  options.params["sampler"] = "epsilon_start: 0.0, epsilon_end: 0.0";
+  options.params["inference"] = inference;
+  return cluster::parse_cluster_config(testing::local_cluster_yaml(options),
+                                       "torchscript-local.yaml");
 }
 
 // A CartPole policy (4 → 8 → `actions`) whose scores are its output biases: it always picks

@@ -4,33 +4,24 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "nodes/replay/replay_server.hpp"
 #include "nodes/single/single_process_cluster.hpp"
 #include "tests/rl/learning/learning_test_util.hpp"
+#include "tests/support/cluster_files.hpp"
 
 namespace tagflow::nodes {
 namespace {
 
 using learning::testing::ScratchDir;
 
-void replace(std::string& text, const std::string& from, const std::string& to) {
-  const auto at = text.find(from);
-  ASSERT_NE(at, std::string::npos) << "configs/local.yaml no longer contains: " << from;
-  text.replace(at, from.size(), to);
-}
-
 // local.yaml stopping after `env_steps`, learning from 200 items on, with replay params added.
 cluster::ClusterConfig with_replay_params(std::int64_t env_steps, const std::string& extra) {
-  std::ifstream in(std::string(TAGFLOW_SOURCE_DIR) + "/configs/local.yaml");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  std::string text = buffer.str();
-  replace(text, "target_return: 475", "env_steps: " + std::to_string(env_steps));
-  replace(text, "min_size: 1000", "min_size: 200, " + extra);
-  return cluster::parse_cluster_config(text, "checkpoint-local.yaml");
+  testing::LocalClusterOptions options;
+  options.stop = "env_steps: " + std::to_string(env_steps);
+  options.params["replay"] = extra;
+  return cluster::parse_cluster_config(testing::local_cluster_yaml(options),
+                                       "checkpoint-local.yaml");
 }
 
 ReplayConfig local_replay(const std::string& dir) {

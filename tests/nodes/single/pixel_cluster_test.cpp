@@ -6,6 +6,7 @@
 
 #include "nodes/replay/replay_server.hpp"
 #include "nodes/single/single_process_cluster.hpp"
+#include "tests/support/cluster_files.hpp"
 
 namespace tagflow::nodes {
 namespace {
@@ -41,15 +42,8 @@ std::string pixel_cluster_yaml(const std::string& checkpoint_dir) {
          "  inference:\n"
          "    kind: inference\n"
          "    host: local\n"
-         "    data_port: 7794\n"
-         "connections:\n"
-         "  - {from: sampler.observations, to: inference.observations}\n"
-         "  - {from: inference.actions, to: sampler.actions, after: 0}\n"
-         "  - {from: sampler.transitions, to: replay.transitions}\n"
-         "  - {from: replay.batches, to: learner.batches}\n"
-         "  - {from: learner.priorities, to: replay.priorities, after: 0}\n"
-         "  - {from: learner.weights, to: inference.weights, after: 0}\n"
-         "stop: {env_steps: 200}\n";
+         "    data_port: 7794\n" +
+         testing::kLocalClusterConnections + "stop: {env_steps: 200}\n";
 }
 
 TEST(PixelCluster, FramesStayBytesInReplayAndTheLearnerTrainsOnThem) {

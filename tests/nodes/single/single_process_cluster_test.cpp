@@ -4,34 +4,19 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <numeric>
-#include <sstream>
 
 #include "nodes/node_params.hpp"
+#include "tests/support/cluster_files.hpp"
 
 namespace tagflow::nodes {
 namespace {
 
-std::string local_yaml() {
-  std::ifstream in(std::string(TAGFLOW_SOURCE_DIR) + "/configs/local.yaml");
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-void replace(std::string& text, const std::string& from, const std::string& to) {
-  const auto at = text.find(from);
-  ASSERT_NE(at, std::string::npos) << "configs/local.yaml no longer contains: " << from;
-  text.replace(at, from.size(), to);
-}
-
 // local.yaml stopping after `env_steps` env steps, learning from 200 items on.
 cluster::ClusterConfig shortened(std::int64_t env_steps) {
-  std::string text = local_yaml();
-  replace(text, "target_return: 475", "env_steps: " + std::to_string(env_steps));
-  replace(text, "min_size: 1000", "min_size: 200");
-  return cluster::parse_cluster_config(text, "short-local.yaml");
+  testing::LocalClusterOptions options;
+  options.stop = "env_steps: " + std::to_string(env_steps);
+  return cluster::parse_cluster_config(testing::local_cluster_yaml(options), "short-local.yaml");
 }
 
 SingleProcessOptions workers(unsigned n) {
@@ -92,9 +77,10 @@ TEST(SingleProcessCluster, ReturnImprovesOverTheFirstEpisodes) {
 }
 
 TEST(SingleProcessCluster, BadParamsAreNamedErrors) {
-  std::string text = local_yaml();
-  replace(text, "max_batch: 64", "max_batch: 0");
-  const cluster::ClusterConfig bad_param = cluster::parse_cluster_config(text, "bad.yaml");
+  testing::LocalClusterOptions options;
+  options.params["inference"] = "max_batch: 0";
+  const cluster::ClusterConfig bad_param =
+      cluster::parse_cluster_config(testing::local_cluster_yaml(options), "bad.yaml");
   try {
     (void)run_single_process_cluster(bad_param, workers(1));
     FAIL() << "max_batch: 0 accepted";
