@@ -23,6 +23,9 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -326,9 +329,41 @@ TEST(PrometheusScrape, ActorModeNodesExportTheSameFamiliesLabelledActor) {
     ASSERT_EQ(page.status, 200) << p.name << "\n" << cluster.logs();
     for (const MetricSpec& s : catalogue()) {
       if (s.source == MetricSource::scrape || !s.exported_by(p.kind)) continue;
-      if (s.name.rfind("tagflow_transport_", 0) == 0) continue;  // per-peer: reactor transport
-      if (!s.labels.empty()) continue;  // per-table families appear with their first series
+      if (!s.labels.empty()) continue;  // per-table and per-peer families: below
       EXPECT_NE(page.body.find("\n" + s.name), std::string::npos) << p.name << ": " << s.name;
+    }
+    // Per peer, both ways: messages and payload bytes to and from at least two other replicas
+    // (every node talks to at least two; the second may take a moment, e.g. the learner hears
+    // from inference only after its first weights), each series above 0, none from a stranger.
+    const std::vector<std::string> families{
+        "tagflow_transport_messages_sent_total", "tagflow_transport_messages_received_total",
+        "tagflow_transport_sent_bytes_total", "tagflow_transport_received_bytes_total"};
+    const auto peer_lines = [](const std::string& body, const std::string& family) {
+      std::vector<std::string> found;
+      std::istringstream lines(body);
+      for (std::string line; std::getline(lines, line);) {
+        if (line.rfind(family + "{", 0) == 0 && line.find("peer=\"") != std::string::npos) {
+          found.push_back(line);
+        }
+      }
+      return found;
+    };
+    std::string body;
+    EXPECT_TRUE(wait_until(30s,
+                           [&] {
+                             body = http_get(p.port, "/metrics").body;
+                             for (const std::string& family : families) {
+                               if (peer_lines(body, family).size() < 2) return false;
+                             }
+                             return true;
+                           }))
+        << p.name << ": fewer than 2 peers in a transport family\n"
+        << body.substr(0, 3000);
+    for (const std::string& family : families) {
+      for (const std::string& line : peer_lines(body, family)) {
+        EXPECT_GT(std::atof(line.c_str() + line.rfind(' ') + 1), 0.0) << p.name << ": " << line;
+        EXPECT_EQ(line.find("peer=\"unknown\""), std::string::npos) << p.name << ": " << line;
+      }
     }
     EXPECT_NE(page.body.find("mode=\"actor\",node=\"" + p.name + "\""), std::string::npos)
         << p.name << "\n"
