@@ -184,6 +184,7 @@ class FederatedCluster : public ::testing::Test {
 };
 
 TEST_F(FederatedCluster, OneProcessPerReplicaAndOtherGroupingsGiveTheSingleProcessDigest) {
+  if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the learner and inference processes need tagflow-torch";
   const std::string text = cluster_file(base_);
   const std::string single = run_single(text);
   ASSERT_EQ(single.size(), 16U);
@@ -204,6 +205,7 @@ TEST_F(FederatedCluster, OneProcessPerReplicaAndOtherGroupingsGiveTheSingleProce
 }
 
 TEST_F(FederatedCluster, AKilledSamplerEndsTheOthersWithExitFourNamingIt) {
+  if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the learner and inference processes need tagflow-torch";
   testing::LocalClusterOptions endless = shortened(base_);
   endless.stop = "env_steps: 1000000000";
   const std::string text = testing::local_cluster_yaml(endless);
@@ -256,6 +258,7 @@ TEST_F(FederatedCluster, AnUnknownProcessNameExitsTwoNamingIt) {
 }
 
 TEST_F(FederatedCluster, ABadParamExitsTwoBeforeJoining) {
+  if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the learner and inference processes need tagflow-torch";
   testing::LocalClusterOptions bad = shortened(base_);
   bad.params["inference"] = "max_batch: 0";
   const std::string text = testing::local_cluster_yaml(bad);
