@@ -23,13 +23,14 @@ namespace tagflow::nodes {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, TransitionsMessage& x) {
   return f(caf::meta::type_name("tagflow.Transitions"), x.observation_size, x.weights_version,
-           x.observations, x.actions, x.rewards, x.terminated, x.next_observations);
+           x.observations, x.actions, x.rewards, x.terminated, x.next_observations,
+           x.observation_type, x.observations_u8, x.next_observations_u8);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, SampleBatchMessage& x) {
   return f(caf::meta::type_name("tagflow.SampleBatch"), x.observation_size, x.keys, x.observations,
            x.actions, x.rewards, x.terminated, x.next_observations, x.importance_weights,
-           x.weights_versions);
+           x.weights_versions, x.observation_type, x.observations_u8, x.next_observations_u8);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, PriorityUpdateMessage& x) {
@@ -42,7 +43,7 @@ typename Inspector::result_type inspect(Inspector& f, WeightsMessage& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ObservationBatchMessage& x) {
   return f(caf::meta::type_name("tagflow.ObservationBatch"), x.source, x.observation_size,
-           x.observations);
+           x.observations, x.observation_type, x.observations_u8);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ActionBatchMessage& x) {

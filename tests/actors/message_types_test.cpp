@@ -132,6 +132,42 @@ TEST_F(TwoSystems, EveryRegisteredMessageTypeRoundTripsOverTcpLoopback) {
   EXPECT_EQ(types_seen_, kMessageTypeCount) << "a registered type has no round trip here";
 }
 
+TEST_F(TwoSystems, PixelMessagesRoundTripWithTheirUint8Frames) {
+  nodes::TransitionsMessage t;
+  t.observation_size = 3;
+  t.observation_type = nodes::ObservationType::kUInt8;
+  t.observations_u8 = {0, 128, 255};
+  t.next_observations_u8 = {1, 2, 3};
+  t.actions = {2};
+  t.rewards = {1.f};
+  t.terminated = {0};
+  const auto t2 = round_trip(t);
+  EXPECT_EQ(t2.observation_type, nodes::ObservationType::kUInt8);
+  EXPECT_EQ(t2.observations_u8, t.observations_u8);
+  EXPECT_EQ(t2.next_observations_u8, t.next_observations_u8);
+
+  nodes::SampleBatchMessage b;
+  b.observation_size = 2;
+  b.observation_type = nodes::ObservationType::kUInt8;
+  b.keys = {9};
+  b.observations_u8 = {7, 8};
+  b.next_observations_u8 = {9, 10};
+  const auto b2 = round_trip(b);
+  EXPECT_EQ(b2.observation_type, nodes::ObservationType::kUInt8);
+  EXPECT_EQ(b2.observations_u8, b.observations_u8);
+  EXPECT_EQ(b2.next_observations_u8, b.next_observations_u8);
+
+  nodes::ObservationBatchMessage o;
+  o.source = 1;
+  o.observation_size = 2;
+  o.observation_type = nodes::ObservationType::kUInt8;
+  o.observations_u8 = {11, 12, 13, 14};
+  const auto o2 = round_trip(o);
+  EXPECT_EQ(o2.observation_type, nodes::ObservationType::kUInt8);
+  EXPECT_EQ(o2.observations_u8, o.observations_u8);
+  EXPECT_EQ(o2.rows(), 2U);
+}
+
 TEST_F(TwoSystems, EmptyMessagesRoundTrip) {
   const auto t = round_trip(nodes::TransitionsMessage{});
   EXPECT_EQ(t.rows(), 0U);
