@@ -65,13 +65,15 @@ TEST(Configs, TheTwoHostClusterSplitsActingFromLearning) {
   }
 }
 
-TEST(Configs, TheAtariClusterRunsPixelPongBehindAtariPreprocessingForAFixedTime) {
+TEST(Configs, TheAtariClusterRunsPixelPongBehindAtariPreprocessingForAFixedNumberOfSteps) {
   const ClusterConfig config =
       load_cluster_config(std::string(TAGFLOW_SOURCE_DIR) + "/configs/atari.yaml");
   const NodeConfig* sampler = config.find_node("sampler");
   ASSERT_NE(sampler, nullptr);
   EXPECT_EQ(sampler->params.at("env"), "PixelPong-v0");
-  EXPECT_TRUE(config.stop.seconds.has_value());
+  ASSERT_TRUE(config.stop.env_steps.has_value());
+  EXPECT_GT(*config.stop.env_steps, 0);
+  EXPECT_FALSE(config.stop.target_return.has_value());
 }
 
 }  // namespace
