@@ -250,9 +250,7 @@ void Coordinator::handle(const std::string& identity, const zmq::message_t& fram
   switch (message.type) {
     case ControlType::kNextEvent:
       grants_.on_next_event(index, message.tag);
-      if (metrics_.grant_latency != nullptr && message.tag <= grants_.last_grant(index)) {
-        metrics_.grant_latency->Observe(0.0);  // a grant sent ahead (§4.4) answered it already
-      } else if (metrics_.grant_latency != nullptr && !members_[index].waiting_since) {
+      if (metrics_.grant_latency != nullptr && !members_[index].waiting_since) {
         members_[index].waiting_since = Clock::now();
       }
       break;

@@ -10,9 +10,8 @@
 // methods except stop() belong to the thread that calls run().
 // Metrics: with set_metrics() (before run(); the ProcessMetrics must outlive the coordinator) it
 // updates tagflow_coordinator_tag_advances_total (TAG and PTAG sent), _grant_latency_seconds
-// (a federate's NET received → the grant that answers it sent; 0 for a NET that a grant sent ahead
-// already covers), _heartbeats_total{peer}, _federates (joined and not failed) and
-// _federate_failures_total.
+// (a federate's NET received → the grant that answers it sent), _heartbeats_total{peer},
+// _federates (joined and not failed) and _federate_failures_total.
 #pragma once
 
 #include <atomic>

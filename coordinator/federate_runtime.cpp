@@ -28,7 +28,6 @@ FederateRuntime::FederateRuntime(const FederationSpec& spec, std::string id,
     validator_.allow_port(upstream, port);
   }
   for (const UpstreamLink& up : me->upstreams) processed_[up.federate] = 0;
-  on_zero_delay_cycle_ = spec_.on_zero_delay_cycle(id_);
 }
 
 FederateRuntime::~FederateRuntime() {
@@ -181,11 +180,7 @@ FederateRunSummary FederateRuntime::run(std::chrono::milliseconds join_timeout) 
       continue;
     }
     flush_completed(client);  // about to wait: report everything done so far
-    // A tag that only a received message asks for needs no NET: its sender reported the message
-    // in transit, which gets this federate its grant (PROTOCOL.md §3.3). Members of a zero-delay
-    // cycle still send it (their PTAG rule reads the NET).
-    const bool asked_by_input = pending_.count(next) != 0 && !on_zero_delay_cycle_;
-    if (next != last_net && !asked_by_input) {
+    if (next != last_net) {
       client.send_next_event(next);
       last_net = next;
     }

@@ -113,7 +113,6 @@ class FederateRuntime {
   transport::MessageValidator validator_;
   transport::PeerDropCounters drops_;
   std::map<WireTag, std::vector<InputMessage>> pending_;
-  bool on_zero_delay_cycle_ = false;
   std::map<std::string, std::deque<WireTag>> received_;  // per upstream, unprocessed tags
   std::map<std::string, std::uint64_t> processed_;       // per upstream, processed count
   WireTag safe_ = transport::kNever;

@@ -42,7 +42,6 @@ ReactorFederate::ReactorFederate(const FederationSpec& spec, std::string id,
   }
   data_endpoint_ = data_.get(zmq::sockopt::last_endpoint);
   for (const UpstreamLink& up : me->upstreams) completed_[up.federate] = 0;
-  on_zero_delay_cycle_ = spec_.on_zero_delay_cycle(id_);
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   setup_metrics();
 }
@@ -178,15 +177,10 @@ void ReactorFederate::order_cycle_ports(reactors::Environment& env) {
 }
 
 void ReactorFederate::push(Command command) {
-  bool was_empty = false;
   {
     const std::lock_guard<std::mutex> lock(mutex_);
-    was_empty = commands_.empty();
     commands_.push_back(std::move(command));
   }
-  // One wake-up per batch: the network thread reads the eventfd before it takes the whole
-  // queue, so a command pushed onto a non-empty queue is taken with the ones before it.
-  if (!was_empty) return;
   const std::uint64_t one = 1;
   (void)!::write(wake_fd_, &one, sizeof one);
 }
@@ -216,9 +210,7 @@ void ReactorFederate::drain_commands() {
         // Report the data messages sent so far first: a NET above a data message the
         // coordinator does not know of would let it grant the receiver past that message.
         flush_completed();
-        // A tag only a received message asks for needs no NET: the sender's in-transit report
-        // gets this federate its grant (PROTOCOL.md §3.3); zero-delay cycle members send it.
-        if (!asked_by_input(command.tag)) client_->send_next_event(command.tag);
+        client_->send_next_event(command.tag);
         break;
       case Command::kStop:
         propose_stop(command.tag);
@@ -266,13 +258,6 @@ void ReactorFederate::drain_commands() {
     }
   }
   flush_completed();  // one LTC per batch, with this batch's in-transit reports
-}
-
-bool ReactorFederate::asked_by_input(const WireTag& tag) const {
-  if (on_zero_delay_cycle_) return false;
-  return std::any_of(received_.begin(), received_.end(), [&](const auto& entry) {
-    return std::binary_search(entry.second.begin(), entry.second.end(), tag);
-  });
 }
 
 void ReactorFederate::flush_completed() {

@@ -149,7 +149,6 @@ class ReactorFederate {
   void network_loop(reactors::Environment& env);
   void drain_commands();
   void flush_completed();
-  [[nodiscard]] bool asked_by_input(const WireTag& tag) const;
   void receive_data();
   void update_grant(reactors::Environment& env);
   [[nodiscard]] bool counts_met(const std::map<std::string, std::uint64_t>& counts,
@@ -182,7 +181,6 @@ class ReactorFederate {
   CycleInputs cycle_inputs_;
   std::vector<reactors::Reaction*> cycle_delivers_;
   std::vector<CycleOutput> cycle_outputs_;
-  bool on_zero_delay_cycle_ = false;       // FederationSpec::on_zero_delay_cycle(id_)
   bool cycle_input_without_wait_ = false;  // bind_input() on a cycle link: PTAG is not used
   // LTC batching (network thread): the latest completed tag, whether it is unreported, and the
   // in-transit reports of the data messages sent since the previous LTC.

@@ -174,27 +174,6 @@ TEST(GrantCalculator, CycleMemberGetsProvisionalGrantWithACycleMessageInTransitA
   EXPECT_EQ(b->counts[0].second, 0U);
 }
 
-TEST(GrantCalculator, MessageInTransitGetsItsReceiverAGrantWithoutANewNet) {
-  GrantCalculator calc(spec_of({"a", "b"}, {{"a", "b", std::nullopt}}));
-  calc.on_next_event(0, {3, 0});
-  calc.on_next_event(1, {1, 0});
-  const auto first = grant_for(calc.take_new_grants(), 1);
-  ASSERT_TRUE(first.has_value());
-  EXPECT_EQ(first->tag, transport::previous_tag({3, 0}));
-  // b completes 1 and sends no new NET: its NET (1) is stale from now on.
-  calc.on_completed(1, {1, 0});
-  EXPECT_FALSE(grant_for(calc.take_new_grants(), 1).has_value()) << "nothing asks for more";
-  // a sends b a message at 5: b is granted past it at once, carrying the count.
-  ASSERT_TRUE(calc.on_in_transit(0, 1, {5, 0}));
-  calc.on_completed(0, {5, 0});
-  calc.on_next_event(0, {9, 0});
-  const auto second = grant_for(calc.take_new_grants(), 1);
-  ASSERT_TRUE(second.has_value());
-  EXPECT_EQ(second->tag, transport::previous_tag({9, 0}));
-  ASSERT_EQ(second->counts.size(), 1U);
-  EXPECT_EQ(second->counts[0].second, 1U);
-}
-
 TEST(GrantCalculator, ProvisionalGrantWaitsForOutsideUpstreams) {
   GrantCalculator calc(
       spec_of({"a", "b", "src"},
