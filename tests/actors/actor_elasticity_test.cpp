@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nodes/process_result.hpp"
+#include "tests/support/cluster_files.hpp"
 
 namespace {
 
@@ -134,16 +135,8 @@ TEST(ActorElasticity, SamplerJoinsAndLeavesWhileTheLearnerKeepsGoingAndTheLaunch
              port(5) + ", metrics_port: " + port(15) +
              ", params: {hidden: \"32,32\", eval_every: 100000}}\n"
              "  inference: {kind: inference, host: local, process: core, data_port: " +
-             port(6) + ", metrics_port: " + port(16) +
-             ", params: {max_wait: 1ms}}\n"
-             "connections:\n"
-             "  - {from: sampler.observations, to: inference.observations}\n"
-             "  - {from: inference.actions, to: sampler.actions, after: 0}\n"
-             "  - {from: sampler.transitions, to: replay.transitions}\n"
-             "  - {from: replay.batches, to: learner.batches}\n"
-             "  - {from: learner.priorities, to: replay.priorities, after: 0}\n"
-             "  - {from: learner.weights, to: inference.weights, after: 0}\n"
-             "stop: {seconds: 20}\n";
+             port(6) + ", metrics_port: " + port(16) + ", params: {max_wait: 1ms}}\n" +
+             tagflow::testing::kLocalClusterConnections + "stop: {seconds: 20}\n";
   const std::string tagflow = std::string(TAGFLOW_BIN_DIR) + "/tagflow";
   const std::string config = (dir / "cluster.yaml").string();
   const fs::path logs = dir / "logs";
