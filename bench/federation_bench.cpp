@@ -155,10 +155,14 @@ FederationRun run_federation(Shape shape, int federates, int tags) {
   return {static_cast<double>(tags - 1) / seconds, cpu * 1e6 / tags};
 }
 
-/// Microseconds per DEALER -> ROUTER -> DEALER round trip of 16 bytes over TCP loopback.
-double raw_round_trip_us(int round_trips) {
-  zmq::context_t context;
-  zmq::socket_t router(context, zmq::socket_type::router);
+/// Microseconds per DEALER -> ROUTER -> DEALER round trip of 16 bytes over TCP loopback. With
+/// `shared_context`, both ends share one ZeroMQ context and so one I/O thread; otherwise each end
+/// has its own, as two processes (and every federate and the coordinator) do.
+double raw_round_trip_us(int round_trips, bool shared_context) {
+  zmq::context_t echo_context;
+  zmq::context_t own_context;
+  zmq::context_t& context = shared_context ? echo_context : own_context;
+  zmq::socket_t router(echo_context, zmq::socket_type::router);
   router.bind("tcp://127.0.0.1:*");
   const std::string endpoint = router.get(zmq::sockopt::last_endpoint);
   std::thread echo([&] {
@@ -192,8 +196,10 @@ double raw_round_trip_us(int round_trips) {
 BenchReport run_federation_bench(const BenchOptions& options) {
   const int tags = options.quick ? 500 : 20000;
   BenchReport report("federation");
-  const double raw_us = raw_round_trip_us(options.quick ? 500 : 10000);
+  const double raw_us = raw_round_trip_us(options.quick ? 500 : 10000, false);
   report.add("raw_zmq_round_trip", raw_us, "us");
+  report.add("raw_zmq_round_trip_shared_context",
+             raw_round_trip_us(options.quick ? 500 : 10000, true), "us");
   report.add("raw_zmq_round_trips", 1e6 / raw_us, "round trips/s");
   for (const Shape shape : {Shape::kChain, Shape::kFanOutIn}) {
     for (const int n : {2, 4, 8}) {
@@ -206,11 +212,13 @@ BenchReport run_federation_bench(const BenchOptions& options) {
   }
   // Lock-step: f0 -> f1 without delay, f1 -> f0 after 1 us, so no tag can start before the
   // previous one went round the loop: each tag costs two coordinated hops.
-  report.add("cycle_2_federates",
-             run_federation(Shape::kCycle, 2, options.quick ? 200 : 5000).tags_per_second,
-             "tags/s");
+  const FederationRun cycle = run_federation(Shape::kCycle, 2, options.quick ? 200 : 5000);
+  report.add("cycle_2_federates", cycle.tags_per_second, "tags/s");
+  report.add("cycle_2_federates_cpu", cycle.cpu_us_per_tag, "us/tag");
   report.add("two_federate_tag", 1e6 / report.value("cycle_2_federates"), "us");
   report.add_ratio("two_federate_tag/raw_round_trip", "two_federate_tag", "raw_zmq_round_trip");
+  report.add_ratio("two_federate_tag/raw_round_trip_shared_context", "two_federate_tag",
+                   "raw_zmq_round_trip_shared_context");
   report.add_ratio("chain_8/chain_2", "chain_8_federates", "chain_2_federates");
   report.add_ratio("fan_out_in_8/chain_8", "fan_out_in_8_federates", "chain_8_federates");
   return report;

@@ -109,6 +109,11 @@ bool read_fields(const msgpack::object* field, std::uint32_t count, ControlMessa
       return count == 3 && read_tag(field[1], m.tag) &&
              read_pairs(field[2], m.endpoints, read_string);
     case ControlType::kCompleted:
+      if (count == 4) {
+        m.next.emplace();
+        return read_tag(field[1], m.tag) && read_pairs(field[2], m.in_transit, read_tag) &&
+               read_tag(field[3], *m.next);
+      }
       if (count == 3) {
         return read_tag(field[1], m.tag) && read_pairs(field[2], m.in_transit, read_tag);
       }
@@ -181,10 +186,10 @@ std::string encode_control(const ControlMessage& m) {
       }
       break;
     case ControlType::kCompleted:
-      packer.pack_array(m.in_transit.empty() ? 2 : 3);
+      packer.pack_array(m.next ? 4 : m.in_transit.empty() ? 2 : 3);
       packer.pack_uint8(type);
       pack_tag(packer, m.tag);
-      if (!m.in_transit.empty()) {
+      if (!m.in_transit.empty() || m.next) {
         packer.pack_array(static_cast<std::uint32_t>(m.in_transit.size()));
         for (const auto& [destination, tag] : m.in_transit) {
           packer.pack_array(2);
@@ -192,6 +197,7 @@ std::string encode_control(const ControlMessage& m) {
           pack_tag(packer, tag);
         }
       }
+      if (m.next) pack_tag(packer, *m.next);
       break;
     case ControlType::kNextEvent:
     case ControlType::kStopRequest:

@@ -20,7 +20,7 @@ namespace tagflow::coordinator {
 using transport::ConnectionDelay;
 using transport::WireTag;
 
-inline constexpr std::uint32_t kProtocolVersion = 1;
+inline constexpr std::uint32_t kProtocolVersion = 2;
 /// In-transit reports one LTC may carry (so that an LTC frame stays far below the frame limit).
 inline constexpr std::size_t kMaxInTransitPerLtc = 128;
 
@@ -30,7 +30,7 @@ enum class ControlType : std::uint8_t {
   kRefused = 2,       ///< C→F: text (why the join was refused)
   kStart = 3,         ///< C→F: tag (start tag), endpoints of every federate
   kNextEvent = 4,     ///< F→C: tag (NET)
-  kCompleted = 5,     ///< F→C: tag (LTC), optionally the messages sent in transit since the last
+  kCompleted = 5,     ///< F→C: tag (LTC), optionally in transit since the last and the next tag
   kGrant = 6,         ///< C→F: tag (TAG), counts
   kProvisional = 7,   ///< C→F: tag (PTAG), counts
   kInTransit = 8,     ///< F→C: federate (destination), tag
@@ -67,6 +67,8 @@ struct ControlMessage {
   /// and not reported by IN_TRANSIT (applied before the completed tag). At most
   /// kMaxInTransitPerLtc entries.
   std::vector<std::pair<std::string, WireTag>> in_transit;
+  /// kCompleted: the federate's next tag as of this LTC (a NET sent with it, PROTOCOL.md §3.2).
+  std::optional<WireTag> next;
   /// kGrant/kProvisional: per upstream, how many data messages with a tag <= `tag` it has sent
   /// to this federate since the start.
   std::vector<std::pair<std::string, std::uint64_t>> counts;

@@ -250,9 +250,7 @@ void Coordinator::handle(const std::string& identity, const zmq::message_t& fram
   switch (message.type) {
     case ControlType::kNextEvent:
       grants_.on_next_event(index, message.tag);
-      if (metrics_.grant_latency != nullptr && !members_[index].waiting_since) {
-        members_[index].waiting_since = Clock::now();
-      }
+      time_grant(index, message.tag);
       break;
     case ControlType::kCompleted:
       for (const auto& [destination_id, tag] : message.in_transit) {
@@ -261,7 +259,8 @@ void Coordinator::handle(const std::string& identity, const zmq::message_t& fram
           drops_.record(identity, transport::DropReason::kUnknownPeer);
         }
       }
-      grants_.on_completed(index, message.tag);
+      grants_.on_completed(index, message.tag, message.next);
+      if (message.next) time_grant(index, *message.next);
       break;
     case ControlType::kInTransit: {
       const std::size_t destination = grants_.index_of(message.federate);
@@ -289,6 +288,15 @@ void Coordinator::handle(const std::string& identity, const zmq::message_t& fram
     default:
       drops_.record(identity, transport::DropReason::kUnknownKind);
       break;
+  }
+}
+
+void Coordinator::time_grant(std::size_t index, const WireTag& next) {
+  if (metrics_.grant_latency == nullptr) return;
+  if (next <= grants_.last_grant(index)) {
+    metrics_.grant_latency->Observe(0.0);  // granted already (ahead of it, §4.4)
+  } else if (!members_[index].waiting_since) {
+    members_[index].waiting_since = Clock::now();
   }
 }
 

@@ -10,8 +10,9 @@
 // methods except stop() belong to the thread that calls run().
 // Metrics: with set_metrics() (before run(); the ProcessMetrics must outlive the coordinator) it
 // updates tagflow_coordinator_tag_advances_total (TAG and PTAG sent), _grant_latency_seconds
-// (a federate's NET received → the grant that answers it sent), _heartbeats_total{peer},
-// _federates (joined and not failed) and _federate_failures_total.
+// (a federate's next tag received, in a NET or an LTC → the grant that covers it sent; 0 when a
+// grant covers it already), _heartbeats_total{peer}, _federates (joined and not failed) and
+// _federate_failures_total.
 #pragma once
 
 #include <atomic>
@@ -101,6 +102,8 @@ class Coordinator {
   void count_received(std::size_t index, std::size_t bytes);
   void broadcast(const ControlMessage& message);
   void send_grants();
+  /// Starts timing the grant latency of `next`, the next tag of federate `index`.
+  void time_grant(std::size_t index, const WireTag& next);
   /// The first member silent past the timeout, or size() when none.
   std::size_t find_silent(Clock::time_point now) const;
   CoordinatorResult fail(std::vector<std::string> who, const std::string& why);

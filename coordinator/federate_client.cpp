@@ -123,9 +123,11 @@ void FederateClient::send_completed(const WireTag& tag) {
 }
 
 void FederateClient::send_completed(const WireTag& tag,
-                                    std::vector<std::pair<std::string, WireTag>> in_transit) {
+                                    std::vector<std::pair<std::string, WireTag>> in_transit,
+                                    std::optional<WireTag> next) {
   ControlMessage message = make_tag_message(ControlType::kCompleted, tag);
   message.in_transit = std::move(in_transit);
+  message.next = next;
   send(message);
 }
 

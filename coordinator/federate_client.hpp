@@ -64,8 +64,10 @@ class FederateClient {
   void send_next_event(const WireTag& tag);
   void send_completed(const WireTag& tag);
   /// LTC(tag) carrying the in-transit reports of the messages sent since the previous LTC
-  /// (at most kMaxInTransitPerLtc; send the rest as IN_TRANSIT first).
-  void send_completed(const WireTag& tag, std::vector<std::pair<std::string, WireTag>> in_transit);
+  /// (at most kMaxInTransitPerLtc; send the rest as IN_TRANSIT first) and, when given, the
+  /// federate's next tag: a NET sent in the same frame (PROTOCOL.md §3.2).
+  void send_completed(const WireTag& tag, std::vector<std::pair<std::string, WireTag>> in_transit,
+                      std::optional<WireTag> next = std::nullopt);
   void send_in_transit(const std::string& destination, const WireTag& tag);
   void send_stop_request(const WireTag& proposal);
   void send_stop_reply(const WireTag& proposal);

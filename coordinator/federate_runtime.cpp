@@ -21,6 +21,13 @@ FederateRuntime::FederateRuntime(const FederationSpec& spec, std::string id,
       data_(context_, zmq::socket_type::router) {
   const FederateSpec* me = spec_.find(id_);
   if (me == nullptr) throw FederationConfigError("federate '" + id_ + "' is not in the federation");
+  if (spec_.on_zero_delay_cycle(id_)) {
+    throw FederationConfigError(
+        "federate '" + id_ +
+        "' is on a zero-delay cycle across federates, which FederateRuntime cannot run (its "
+        "programs react to a whole tag at once); give a connection of the cycle a delay, or run "
+        "it as a reactor program with ReactorFederate");
+  }
   zap_ = prepare_data_socket(context_, data_, validator_.policy(), spec_, *me);
   data_.bind(data_bind);
   data_endpoint_ = data_.get(zmq::sockopt::last_endpoint);
@@ -112,7 +119,7 @@ void FederateRuntime::react_at(const WireTag& tag, FederateClient& client) {
     // Reported with the LTC that follows (PROTOCOL.md §3.2): until then the coordinator's view
     // of this federate (LTC below this tag) keeps every grant that could cover it from being
     // given.
-    if (in_transit_.size() == kMaxInTransitPerLtc) flush_completed(client);
+    if (in_transit_.size() == kMaxInTransitPerLtc) flush_completed(client, std::nullopt);
     in_transit_.emplace_back(output.to, header.tag);
     transport::send_wire_message(
         socket->second, header,
@@ -120,17 +127,33 @@ void FederateRuntime::react_at(const WireTag& tag, FederateClient& client) {
     ++summary_.messages_sent;
   }
   completed_ = tag;
-  if (++unreported_ >= kTagsPerLtc) flush_completed(client);
+  if (++unreported_ >= kTagsPerLtc) flush_completed(client, next_tag());
   validator_.set_completed_tag(tag);
   ++summary_.tags_processed;
   summary_.last_tag = tag;
 }
 
-void FederateRuntime::flush_completed(FederateClient& client) {
+void FederateRuntime::flush_completed(FederateClient& client, std::optional<WireTag> next) {
   if (unreported_ == 0 && in_transit_.empty()) return;
-  client.send_completed(completed_, std::move(in_transit_));
+  // A completed tag without the next one leaves the coordinator no next tag (PROTOCOL.md §3.2).
+  if (next) {
+    announced_ = *next;
+  } else if (unreported_ != 0) {
+    announced_ = kNever;
+  }
+  client.send_completed(completed_, std::move(in_transit_), next);
   in_transit_.clear();
   unreported_ = 0;
+}
+
+void FederateRuntime::announce(FederateClient& client, const WireTag& next) {
+  if (next == announced_) return;
+  // A tag that only a received message asks for, below the next tag the coordinator has: the
+  // sender's in-transit report already lowers this federate's bound to it and gets it its grant
+  // (PROTOCOL.md §3.3). (No member of a zero-delay cycle gets here; their PTAG rule reads it.)
+  if (next < announced_ && pending_.count(next) != 0) return;
+  client.send_next_event(next);
+  announced_ = next;
 }
 
 void FederateRuntime::connect_outputs(const ControlMessage& start) {
@@ -161,7 +184,6 @@ FederateRunSummary FederateRuntime::run(std::chrono::milliseconds join_timeout) 
   const ControlMessage start = client.join(join_timeout);
   connect_outputs(start);
   validator_.set_completed_tag(transport::previous_tag(start.tag));
-  WireTag last_net = kNever;
   std::array<zmq::pollitem_t, 2> items{
       {{client.socket().handle(), 0, ZMQ_POLLIN, 0}, {data_.handle(), 0, ZMQ_POLLIN, 0}}};
   std::uint64_t iteration = 0;
@@ -179,15 +201,12 @@ FederateRunSummary FederateRuntime::run(std::chrono::milliseconds join_timeout) 
       react_at(next, client);
       continue;
     }
-    flush_completed(client);  // about to wait: report everything done so far
-    if (next != last_net) {
-      client.send_next_event(next);
-      last_net = next;
-    }
+    flush_completed(client, next);  // about to wait: report everything done so far
+    announce(client, next);
     zmq::poll(items.data(), items.size(), std::chrono::milliseconds(50));
     client.poll(std::chrono::milliseconds(0));
   }
-  flush_completed(client);
+  flush_completed(client, std::nullopt);
   client.resign();
   summary_.messages_dropped = drops_.total();
   return summary_;

@@ -7,17 +7,22 @@
 // if next <= the safe tag (the latest TAG whose data messages have all arrived, by the counts in
 // the grant), react at next and send its outputs; otherwise send NET(next) once and wait for
 // control or data messages. LTCs are batched: one LTC, carrying the in-transit reports of every
-// output sent since the previous one, goes out before the federate waits, after kTagsPerLtc
-// tags, and before it resigns. It resigns when nothing remains (next and the grant are both
-// forever) or past the stop tag.
-// Errors: FederationError from the client (refusal, failure of another federate, lost
-// coordinator); a program's exception propagates after the federate's sockets are closed.
+// output sent since the previous one and the next tag, goes out before the federate waits, after
+// kTagsPerLtc tags, and before it resigns. It resigns when nothing remains (next and the grant
+// are both forever) or past the stop tag.
+// A program reacts to a whole tag at once, so it cannot wait inside a tag for an input still to
+// come: a federate on a zero-delay cycle across federates (which needs PTAG, PROTOCOL.md §3.7)
+// is refused at construction; ReactorFederate runs those.
+// Errors: FederationConfigError at construction; FederationError from the client (refusal,
+// failure of another federate, lost coordinator); a program's exception propagates after the
+// federate's sockets are closed.
 // Thread-safety: run() blocks the calling thread; the program is called only from it.
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -98,8 +103,11 @@ class FederateRuntime {
   void receive_data();
   void update_safe_tag(const FederateClient& client);
   void react_at(const WireTag& tag, FederateClient& client);
-  /// Sends LTC(completed_) with the unreported in-transit messages, if there is anything new.
-  void flush_completed(FederateClient& client);
+  /// Sends LTC(completed_) with the unreported in-transit messages, if there is anything new,
+  /// and `next` (this federate's next tag) in the same frame when given.
+  void flush_completed(FederateClient& client, std::optional<WireTag> next);
+  /// Sends NET(next) unless the coordinator knows it already or needs no NET for it.
+  void announce(FederateClient& client, const WireTag& next);
   void connect_outputs(const ControlMessage& start);
 
   const FederationSpec& spec_;
@@ -116,6 +124,9 @@ class FederateRuntime {
   std::map<std::string, std::deque<WireTag>> received_;  // per upstream, unprocessed tags
   std::map<std::string, std::uint64_t> processed_;       // per upstream, processed count
   WireTag safe_ = transport::kNever;
+  /// The next tag the coordinator has from this federate (NET or carried by an LTC); kNever
+  /// once an LTC went without one.
+  WireTag announced_ = transport::kNever;
   /// Tags completed before one LTC is sent anyway (a federate that never waits still reports).
   static constexpr int kTagsPerLtc = 16;
   WireTag completed_ = transport::kNever;  // the latest tag completed

@@ -122,6 +122,14 @@ bool FederationSpec::zero_delay_cycle_link(const std::string& from, const std::s
   return false;
 }
 
+bool FederationSpec::on_zero_delay_cycle(const std::string& id) const {
+  const FederateSpec* me = find(id);
+  if (me == nullptr) return false;
+  return std::any_of(me->upstreams.begin(), me->upstreams.end(), [&](const UpstreamLink& link) {
+    return zero_delay_cycle_link(link.federate, id);
+  });
+}
+
 void FederationSpec::validate() const {
   if (federates.empty()) throw FederationConfigError("federation: no federates listed");
   std::set<std::string> seen;

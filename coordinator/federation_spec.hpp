@@ -43,6 +43,8 @@ struct FederationSpec {
   /// True when `to` lists `from` as an upstream with no delay and `from` is reachable from `to`
   /// along connections with no delay: the link is on a zero-delay cycle (PROTOCOL.md §4.5).
   [[nodiscard]] bool zero_delay_cycle_link(const std::string& from, const std::string& to) const;
+  /// True when some upstream link of `id` is a zero-delay cycle link.
+  [[nodiscard]] bool on_zero_delay_cycle(const std::string& id) const;
   /// Throws FederationConfigError naming the first inconsistency.
   void validate() const;
 };

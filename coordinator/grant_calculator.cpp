@@ -60,10 +60,15 @@ void GrantCalculator::on_next_event(std::size_t federate, const WireTag& tag) {
   federates_[federate].next_event = tag;
 }
 
-void GrantCalculator::on_completed(std::size_t federate, const WireTag& tag) {
+void GrantCalculator::on_completed(std::size_t federate, const WireTag& tag,
+                                   const std::optional<WireTag>& next) {
   State& state = federates_[federate];
+  if (next) state.next_event = *next;
   if (tag <= state.completed) return;
   state.completed = tag;
+  // Its NET bounded its events when it was sent; tags it processed since, inside its grant, may
+  // have scheduled earlier ones. Without a next tag in the LTC, nothing after it is known.
+  if (!next) state.next_event = std::min(state.next_event, tag);
   for (Inbound& in : state.inbound) {
     while (!in.in_transit.empty() && in.in_transit.front() <= tag) {
       in.in_transit.pop_front();
@@ -164,16 +169,31 @@ std::vector<GrantDecision> GrantCalculator::take_new_grants() {
   const std::vector<WireTag> bounds = send_bounds(std::vector<bool>(federates_.size(), false));
   for (std::size_t f = 0; f < federates_.size(); ++f) {
     State& state = federates_[f];
-    // Only a federate waiting for a tag beyond what it holds is granted anything.
-    if (state.resigned || state.next_event <= state.granted) continue;
-    if (state.completed != kNever && state.next_event <= state.completed) continue;
+    // Only a federate that will want a tag beyond what it holds is granted anything: one waiting
+    // on its NET, or one a data message is in transit to. The second is granted without waiting
+    // for the NET the message will cause, which saves a round trip per hop (§4.4).
+    // A NET at or below what the federate holds is stale (a grant sent ahead answered it
+    // already); so are messages below its grant.
+    if (state.resigned) continue;
+    const WireTag held = std::max(state.granted, state.completed);
+    bool waiting = state.next_event > held;
+    WireTag wanted = waiting ? state.next_event : kForever;
+    for (const Inbound& in : state.inbound) {
+      const auto above = std::upper_bound(in.in_transit.begin(), in.in_transit.end(), held);
+      if (above == in.in_transit.end()) continue;
+      waiting = true;
+      wanted = std::min(wanted, *above);
+    }
+    if (!waiting) continue;
     const WireTag earliest = incoming_from(bounds, f);
     const WireTag grant = earliest == kForever ? kForever : previous_tag(earliest);
-    if (grant >= state.next_event) {
+    if (grant >= wanted) {
       state.granted = grant;
       grants.push_back({f, grant, false, counts_up_to(f, grant)});
       continue;
     }
+    if (state.next_event <= state.granted) continue;
+    if (state.completed != kNever && state.next_event <= state.completed) continue;
     if (!state.in_zero_delay_cycle || state.provisional >= state.next_event) continue;
     if (earliest != state.next_event) continue;
     // Would anything reach f at its NET if the members of its zero-delay cycle sent nothing? If

@@ -5,16 +5,18 @@
 // computes, for every federate, the earliest tag at which a message could still reach it (EIMT):
 // a shortest-path pass over the federation graph where a federate u may still send from
 //   B(u) = max(LTC(u)+, min(NET(u), in-transit tags to u, min over upstreams v of B(v) ⊕ d(v,u)))
-// and EIMT(f) = min over upstreams u of B(u) ⊕ d(u,f). A federate waiting on NET n gets
-// TAG(g) with g = the tag just before EIMT(f) once g >= n; if only its own outputs can still
-// reach it at n through the zero-delay cycle it belongs to (the NETs of that cycle's members
-// ignored, as Lingua Franca's RTI does), it gets PTAG(n) instead. Grants never go backwards.
-// Not thread-safe: owned by the coordinator's single event loop.
+// and EIMT(f) = min over upstreams u of B(u) ⊕ d(u,f). A federate waiting on NET n (or with a
+// data message in transit to it at n, without waiting for its NET) gets TAG(g) with g = the tag
+// just before EIMT(f) once g >= n; a NET at or below its grant or LTC is stale; if only its own
+// outputs can still reach it at n through the zero-delay cycle it belongs to (the NETs of that
+// cycle's members ignored, as Lingua Franca's RTI does), it gets PTAG(n) instead. Grants never go
+// backwards. Not thread-safe: owned by the coordinator's single event loop.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,7 +42,10 @@ class GrantCalculator {
   [[nodiscard]] const std::string& id_of(std::size_t index) const { return federates_[index].id; }
 
   void on_next_event(std::size_t federate, const WireTag& tag);
-  void on_completed(std::size_t federate, const WireTag& tag);
+  /// LTC(tag), with the federate's next tag when the LTC carries one. A later completed tag
+  /// without one makes its NET stale: it may send right after `tag` until its next NET.
+  void on_completed(std::size_t federate, const WireTag& tag,
+                    const std::optional<WireTag>& next = std::nullopt);
   /// `sender` is about to send a data message that arrives at `destination` with `tag`.
   /// Returns false (and ignores it) when `destination` is not a downstream of `sender`.
   bool on_in_transit(std::size_t sender, std::size_t destination, const WireTag& tag);

@@ -42,6 +42,7 @@ ReactorFederate::ReactorFederate(const FederationSpec& spec, std::string id,
   }
   data_endpoint_ = data_.get(zmq::sockopt::last_endpoint);
   for (const UpstreamLink& up : me->upstreams) completed_[up.federate] = 0;
+  on_zero_delay_cycle_ = spec_.on_zero_delay_cycle(id_);
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   setup_metrics();
 }
@@ -156,7 +157,7 @@ void ReactorFederate::send_absents(const WireTag& tag, std::size_t below_level) 
     header.from = id_;
     header.port = output.port;
     header.kind = transport::MessageKind::kPortAbsent;
-    if (in_transit_.size() == kMaxInTransitPerLtc) flush_completed();
+    if (in_transit_.size() == kMaxInTransitPerLtc) flush_completed(std::nullopt);
     in_transit_.emplace_back(output.to, tag);  // counted by grants like a data message
     transport::send_wire_message(socket->second, header, {});
   }
@@ -177,10 +178,15 @@ void ReactorFederate::order_cycle_ports(reactors::Environment& env) {
 }
 
 void ReactorFederate::push(Command command) {
+  bool was_empty = false;
   {
     const std::lock_guard<std::mutex> lock(mutex_);
+    was_empty = commands_.empty();
     commands_.push_back(std::move(command));
   }
+  // One wake-up per batch: the network thread reads the eventfd before it takes the whole
+  // queue, so a command pushed onto a non-empty queue is taken with the ones before it.
+  if (!was_empty) return;
   const std::uint64_t one = 1;
   (void)!::write(wake_fd_, &one, sizeof one);
 }
@@ -207,10 +213,7 @@ void ReactorFederate::drain_commands() {
   for (Command& command : batch) {
     switch (command.kind) {
       case Command::kNet:
-        // Report the data messages sent so far first: a NET above a data message the
-        // coordinator does not know of would let it grant the receiver past that message.
-        flush_completed();
-        client_->send_next_event(command.tag);
+        announce(command.tag);
         break;
       case Command::kStop:
         propose_stop(command.tag);
@@ -239,7 +242,7 @@ void ReactorFederate::drain_commands() {
         header.from = id_;
         header.port = command.port;
         // Reported with the LTC that follows (PROTOCOL.md §3.2).
-        if (in_transit_.size() == kMaxInTransitPerLtc) flush_completed();
+        if (in_transit_.size() == kMaxInTransitPerLtc) flush_completed(std::nullopt);
         in_transit_.emplace_back(command.to, command.tag);
         const std::size_t size = command.bytes.size();
         transport::send_wire_message(socket->second, header,
@@ -257,12 +260,41 @@ void ReactorFederate::drain_commands() {
       }
     }
   }
-  flush_completed();  // one LTC per batch, with this batch's in-transit reports
+  // No LTC at the end of the batch: the scheduler announces its next tag right after every tag
+  // it completes (reactors/federation.hpp step 2), and announce() sends both in one frame.
 }
 
-void ReactorFederate::flush_completed() {
-  if (!ltc_pending_ && in_transit_.empty()) return;
-  client_->send_completed(completed_tag_, std::move(in_transit_));
+void ReactorFederate::announce(const WireTag& next) {
+  // The data messages sent so far are reported first, in the same frame: a NET above a data
+  // message the coordinator does not know of would let it grant the receiver past it.
+  if (ltc_pending_ || !in_transit_.empty()) {
+    flush_completed(next);
+    return;
+  }
+  if (next == announced_) return;
+  // A tag that only a received message asks for, below the next tag the coordinator has: the
+  // sender's in-transit report already lowers this federate's bound to it and gets it its grant
+  // (PROTOCOL.md §3.3). Members of a zero-delay cycle still send it: their PTAG rule reads it.
+  if (next < announced_ && asked_by_input(next) && !on_zero_delay_cycle_) return;
+  client_->send_next_event(next);
+  announced_ = next;
+}
+
+bool ReactorFederate::asked_by_input(const WireTag& tag) const {
+  return std::any_of(received_.begin(), received_.end(), [&](const auto& entry) {
+    return std::binary_search(entry.second.begin(), entry.second.end(), tag);
+  });
+}
+
+void ReactorFederate::flush_completed(std::optional<WireTag> next) {
+  if (!ltc_pending_ && in_transit_.empty() && !next) return;
+  // A completed tag without the next one leaves the coordinator no next tag (PROTOCOL.md §3.2).
+  if (next) {
+    announced_ = *next;
+  } else if (ltc_pending_) {
+    announced_ = transport::kNever;
+  }
+  client_->send_completed(completed_tag_, std::move(in_transit_), next);
   in_transit_.clear();
   ltc_pending_ = false;
 }
@@ -374,6 +406,7 @@ void ReactorFederate::network_loop(reactors::Environment& env) {
       handle_stop(env);
     }
     drain_commands();  // the last tag's outputs and LTC
+    flush_completed(std::nullopt);
   } catch (const std::exception& e) {
     error_ = e.what();
     cycle_inputs_.abort();  // a deliver reaction waiting for a cycle input gives up

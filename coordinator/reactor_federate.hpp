@@ -15,8 +15,9 @@
 //
 // A network thread owns every socket. The scheduler's hooks (NET, LTC, stop proposals) and
 // NetworkSender's reactions only append commands to a queue the network thread drains in order;
-// data messages are reported in transit by the LTC that follows them, sent before the next NET
-// and at the end of each drained batch (PROTOCOL.md §3.2). Received values
+// data messages are reported in transit by the LTC that follows them, which goes in one frame
+// with the NET the scheduler announces right after it (PROTOCOL.md §3.2). A NET for a tag only a
+// received message asks for is not sent (§3.3). Received values
 // enter through PhysicalAction::schedule_at at the tag they carry; TAG(g) becomes env.grant(g)
 // once the data messages the grant counts have all arrived (values first, then the grant:
 // federation.hpp step 3).
@@ -148,7 +149,11 @@ class ReactorFederate {
   void push(Command command);
   void network_loop(reactors::Environment& env);
   void drain_commands();
-  void flush_completed();
+  /// NET(next), or the pending LTC with `next` in the same frame (PROTOCOL.md §3.2).
+  void announce(const WireTag& next);
+  [[nodiscard]] bool asked_by_input(const WireTag& tag) const;
+  /// Sends the pending LTC and in-transit reports, with `next` as the next tag when given.
+  void flush_completed(std::optional<WireTag> next);
   void receive_data();
   void update_grant(reactors::Environment& env);
   [[nodiscard]] bool counts_met(const std::map<std::string, std::uint64_t>& counts,
@@ -181,12 +186,16 @@ class ReactorFederate {
   CycleInputs cycle_inputs_;
   std::vector<reactors::Reaction*> cycle_delivers_;
   std::vector<CycleOutput> cycle_outputs_;
+  bool on_zero_delay_cycle_ = false;       // FederationSpec::on_zero_delay_cycle(id_)
   bool cycle_input_without_wait_ = false;  // bind_input() on a cycle link: PTAG is not used
   // LTC batching (network thread): the latest completed tag, whether it is unreported, and the
   // in-transit reports of the data messages sent since the previous LTC.
   WireTag completed_tag_ = transport::kNever;
   bool ltc_pending_ = false;
   std::vector<std::pair<std::string, WireTag>> in_transit_;
+  // The next tag the coordinator has from this federate (NET or carried by an LTC); kNever once
+  // an LTC went without one.
+  WireTag announced_ = transport::kNever;
   // Stop negotiation, network thread only.
   std::optional<WireTag> asked_;     // a forwarded STOP_REQUEST waiting for the scheduler's floor
   bool proposed_ = false;            // this federate sent its own STOP_REQUEST

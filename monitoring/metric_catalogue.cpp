@@ -112,7 +112,8 @@ std::vector<MetricSpec> make_catalogue() {
       counter(Metric::coordinator_tag_advances, "tagflow_coordinator_tag_advances_total",
               "Tag advance grants sent (TAG and PTAG).", "", {}, {K::coordinator}),
       histogram(Metric::coordinator_grant_latency, "tagflow_coordinator_grant_latency_seconds",
-                "Time from a federate's next-event-tag request to the grant that answers it.",
+                "Time from a federate's next tag (a NET, or the next tag an LTC carries) to the "
+                "grant that covers it; 0 when a grant covered it already.",
                 "seconds", latency_buckets(), {K::coordinator}),
       counter(Metric::coordinator_heartbeats, "tagflow_coordinator_heartbeats_total",
               "Heartbeats received from a federate.", "", peer, {K::coordinator}),

@@ -54,6 +54,21 @@ TEST(ControlMessage, CompletedMayCarryTheMessagesSentInTransit) {
   EXPECT_EQ(decoded.tag, (WireTag{7, 1}));
   EXPECT_EQ(decoded.in_transit, ltc.in_transit);
   EXPECT_TRUE(round_trip(make_tag_message(ControlType::kCompleted, {7, 1})).in_transit.empty());
+  EXPECT_FALSE(decoded.next.has_value());
+}
+
+TEST(ControlMessage, CompletedMayCarryTheNextTagWithOrWithoutMessagesInTransit) {
+  ControlMessage ltc = make_tag_message(ControlType::kCompleted, {7, 1});
+  ltc.next = WireTag{9, 0};
+  ControlMessage decoded = round_trip(ltc);
+  EXPECT_EQ(decoded.tag, (WireTag{7, 1}));
+  EXPECT_TRUE(decoded.in_transit.empty());
+  EXPECT_EQ(decoded.next, (WireTag{9, 0}));
+  ltc.in_transit = {{"b", {8, 0}}};
+  ltc.next = transport::kForever;
+  decoded = round_trip(ltc);
+  EXPECT_EQ(decoded.in_transit, ltc.in_transit);
+  EXPECT_EQ(decoded.next, transport::kForever);
 }
 
 TEST(ControlMessage, EveryTypeRoundTrips) {

@@ -88,7 +88,7 @@ TEST(GrantCalculator, MessagesInTransitHoldBackTheReceiversDownstreams) {
   const auto grant = grant_for(calc.take_new_grants(), 2);
   ASSERT_TRUE(grant.has_value());
   EXPECT_EQ(grant->tag, (WireTag{3, 1}));  // b may send at (3, 1) + 1 microstep
-  calc.on_completed(1, {3, 1});
+  calc.on_completed(1, {3, 1}, WireTag{50, 0});  // b's next tag is 50 again
   calc.on_next_event(2, {10, 0});
   EXPECT_EQ(calc.earliest_incoming(2), (WireTag{50, 1}));
 }
@@ -172,6 +172,75 @@ TEST(GrantCalculator, CycleMemberGetsProvisionalGrantWithACycleMessageInTransitA
   // The grant counts only messages below 5: the one at 5 is waited for inside the tag.
   ASSERT_EQ(b->counts.size(), 1U);
   EXPECT_EQ(b->counts[0].second, 0U);
+}
+
+TEST(GrantCalculator, MessageInTransitGetsItsReceiverAGrantWithoutANewNet) {
+  GrantCalculator calc(spec_of({"a", "b"}, {{"a", "b", std::nullopt}}));
+  calc.on_next_event(0, {3, 0});
+  calc.on_next_event(1, {1, 0});
+  const auto first = grant_for(calc.take_new_grants(), 1);
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->tag, transport::previous_tag({3, 0}));
+  // b completes 1 and sends no new NET: its NET (1) is stale from now on.
+  calc.on_completed(1, {1, 0});
+  EXPECT_FALSE(grant_for(calc.take_new_grants(), 1).has_value()) << "nothing asks for more";
+  // a sends b a message at 5: b is granted past it at once, carrying the count.
+  ASSERT_TRUE(calc.on_in_transit(0, 1, {5, 0}));
+  calc.on_completed(0, {5, 0});
+  calc.on_next_event(0, {9, 0});
+  const auto second = grant_for(calc.take_new_grants(), 1);
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->tag, transport::previous_tag({9, 0}));
+  ASSERT_EQ(second->counts.size(), 1U);
+  EXPECT_EQ(second->counts[0].second, 1U);
+}
+
+TEST(GrantCalculator, AnLtcWithoutTheNextTagLeavesTheFederateFreeToSendRightAfterIt) {
+  // u -> a -> b without delays. a announced 10, but the input at 5 may schedule an earlier event
+  // of its own (its grant lets it run that without asking): only a next tag sent with the LTC
+  // says what a will do after 5.
+  GrantCalculator calc(spec_of({"u", "a", "b"}, {{"u", "a", std::nullopt},
+                                                 {"a", "b", std::nullopt}}));
+  calc.on_next_event(0, {5, 0});
+  calc.on_next_event(1, {10, 0});
+  calc.on_next_event(2, {8, 0});
+  (void)calc.take_new_grants();
+  ASSERT_TRUE(calc.on_in_transit(0, 1, {5, 0}));
+  calc.on_completed(0, {5, 0}, kForever);
+  const auto a = grant_for(calc.take_new_grants(), 1);
+  ASSERT_TRUE(a.has_value()) << "a has a message in transit to it";
+  EXPECT_EQ(a->tag, kForever);
+  EXPECT_FALSE(grant_for(calc.take_new_grants(), 2).has_value());
+
+  calc.on_completed(1, {5, 0});  // without the next tag
+  EXPECT_FALSE(grant_for(calc.take_new_grants(), 2).has_value())
+      << "a may send at (5, 1): its NET of 10 no longer bounds it";
+  calc.on_completed(1, {5, 0}, WireTag{7, 0});  // its event at 7 (the tag is not new)
+  EXPECT_FALSE(grant_for(calc.take_new_grants(), 2).has_value()) << "a may send at 7";
+  calc.on_completed(1, {7, 0}, kForever);
+  const auto b = grant_for(calc.take_new_grants(), 2);
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->tag, kForever);
+}
+
+TEST(GrantCalculator, TheNextTagInAnLtcReleasesACycleWithoutAnotherNet) {
+  // sampler -> inference without delay, inference -> sampler after 1 ms, learner -> inference
+  // after 1 ms. Inference completes 0 with the weights at 1 ms on their way to it and sends no
+  // NET for 1 ms (an input asks for it): the next tag in its LTC is what lets the sampler go on.
+  GrantCalculator calc(spec_of({"sampler", "inference", "learner"},
+                               {{"sampler", "inference", std::nullopt},
+                                {"inference", "sampler", 1'000'000},
+                                {"learner", "inference", 1'000'000}}));
+  for (std::size_t f = 0; f < 3; ++f) calc.on_next_event(f, {0, 0});
+  (void)calc.take_new_grants();
+  calc.on_completed(0, {0, 0}, WireTag{1'000'000, 0});
+  ASSERT_TRUE(calc.on_in_transit(2, 1, {1'000'000, 0}));
+  calc.on_completed(2, {0, 0}, kForever);
+  (void)calc.take_new_grants();
+  calc.on_completed(1, {0, 0}, kForever);
+  const auto sampler = grant_for(calc.take_new_grants(), 0);
+  ASSERT_TRUE(sampler.has_value());
+  EXPECT_GE(sampler->tag, (WireTag{1'000'000, 0}));
 }
 
 TEST(GrantCalculator, ProvisionalGrantWaitsForOutsideUpstreams) {
