@@ -8,9 +8,11 @@
 // the source's first tag to the sink's last), start-up excluded; the source may run ahead, so
 // this is pipelined throughput. `cycle_2_federates` is lock-step instead (a loop with one 1 us
 // delay): the inverse is the latency of a coordinated 2-federate tag. A raw ZeroMQ DEALER/ROUTER
-// round trip over TCP loopback, measured in the same run, is the ceiling. `*_cpu` is the CPU time
-// of the whole process (every federate, the coordinator and the ZeroMQ I/O threads) per tag: on
-// a shared machine it varies much less than the rates, which depend on the CPU left over.
+// round trip over TCP loopback is the ceiling: with a context per end (as processes have) and
+// with one shared context (one I/O thread for both ends), measured in rounds alternating with
+// the cycle, medians reported. `*_cpu` is the CPU time of the whole process (every federate, the
+// coordinator and the ZeroMQ I/O threads) per tag.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -191,16 +193,36 @@ double raw_round_trip_us(int round_trips, bool shared_context) {
   return seconds * 1e6 / round_trips;
 }
 
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
 }  // namespace
 
 BenchReport run_federation_bench(const BenchOptions& options) {
   const int tags = options.quick ? 500 : 20000;
   BenchReport report("federation");
-  const double raw_us = raw_round_trip_us(options.quick ? 500 : 10000, false);
-  report.add("raw_zmq_round_trip", raw_us, "us");
-  report.add("raw_zmq_round_trip_shared_context",
-             raw_round_trip_us(options.quick ? 500 : 10000, true), "us");
-  report.add("raw_zmq_round_trips", 1e6 / raw_us, "round trips/s");
+  // Latency: the raw round trips and the lock-step cycle (f0 -> f1 without delay, f1 -> f0 after
+  // 1 us, so no tag can start before the previous one went round the loop: each tag costs two
+  // coordinated hops) are measured in alternating rounds, so that each round's figures see the
+  // same machine; the medians over the rounds are reported. On a shared VM one run of either
+  // varies by 2x from minute to minute.
+  const int rounds = options.quick ? 1 : 7;
+  std::vector<double> raw;
+  std::vector<double> raw_shared;
+  std::vector<double> cycle_rate;
+  std::vector<double> cycle_cpu;
+  for (int round = 0; round < rounds; ++round) {
+    raw.push_back(raw_round_trip_us(options.quick ? 500 : 2000, false));
+    raw_shared.push_back(raw_round_trip_us(options.quick ? 500 : 2000, true));
+    const FederationRun cycle = run_federation(Shape::kCycle, 2, options.quick ? 200 : 1000);
+    cycle_rate.push_back(cycle.tags_per_second);
+    cycle_cpu.push_back(cycle.cpu_us_per_tag);
+  }
+  report.add("raw_zmq_round_trip", median(raw), "us");
+  report.add("raw_zmq_round_trip_shared_context", median(raw_shared), "us");
+  report.add("raw_zmq_round_trips", 1e6 / median(raw), "round trips/s");
   for (const Shape shape : {Shape::kChain, Shape::kFanOutIn}) {
     for (const int n : {2, 4, 8}) {
       const std::string name = std::string(shape == Shape::kChain ? "chain_" : "fan_out_in_") +
@@ -210,11 +232,8 @@ BenchReport run_federation_bench(const BenchOptions& options) {
       report.add(name + "_cpu", run.cpu_us_per_tag, "us/tag");
     }
   }
-  // Lock-step: f0 -> f1 without delay, f1 -> f0 after 1 us, so no tag can start before the
-  // previous one went round the loop: each tag costs two coordinated hops.
-  const FederationRun cycle = run_federation(Shape::kCycle, 2, options.quick ? 200 : 5000);
-  report.add("cycle_2_federates", cycle.tags_per_second, "tags/s");
-  report.add("cycle_2_federates_cpu", cycle.cpu_us_per_tag, "us/tag");
+  report.add("cycle_2_federates", median(cycle_rate), "tags/s");
+  report.add("cycle_2_federates_cpu", median(cycle_cpu), "us/tag");
   report.add("two_federate_tag", 1e6 / report.value("cycle_2_federates"), "us");
   report.add_ratio("two_federate_tag/raw_round_trip", "two_federate_tag", "raw_zmq_round_trip");
   report.add_ratio("two_federate_tag/raw_round_trip_shared_context", "two_federate_tag",

@@ -101,6 +101,7 @@ void FederateRuntime::react_at(const WireTag& tag, FederateClient& client) {
   }
   Outbox out;
   program_.react(tag, inputs, out);
+  std::vector<std::pair<zmq::socket_t*, transport::WireHeader>> headers;
   for (Outbox::Output& output : out.outputs()) {
     const FederateSpec* destination = spec_.find(output.to);
     const auto socket = outputs_.find(output.to);
@@ -116,18 +117,26 @@ void FederateRuntime::react_at(const WireTag& tag, FederateClient& client) {
     header.tag = transport::delayed(tag, delay);
     header.from = id_;
     header.port = output.port;
-    // Reported with the LTC that follows (PROTOCOL.md §3.2): until then the coordinator's view
-    // of this federate (LTC below this tag) keeps every grant that could cover it from being
-    // given.
+    // Reported with this tag's LTC or a later one (PROTOCOL.md §3.2): until then the
+    // coordinator's view of this federate (LTC below this tag) keeps every grant that could
+    // cover it from being given.
     if (in_transit_.size() == kMaxInTransitPerLtc) flush_completed(client, std::nullopt);
     in_transit_.emplace_back(output.to, header.tag);
-    transport::send_wire_message(
-        socket->second, header,
-        {transport::Payload::copy_of(output.bytes.data(), output.bytes.size())});
-    ++summary_.messages_sent;
+    headers.emplace_back(&socket->second, header);
   }
   completed_ = tag;
-  if (++unreported_ >= kTagsPerLtc) flush_completed(client, next_tag());
+  ++unreported_;
+  // A federate about to wait reports the tag (with its next tag) before it sends the tag's data:
+  // a receiver needs both, and the report's way to it, through the coordinator's grant, is one
+  // hop longer than the data's.
+  const WireTag next = next_tag();
+  if (next > safe_ || unreported_ >= kTagsPerLtc) flush_completed(client, next);
+  for (std::size_t i = 0; i < headers.size(); ++i) {
+    const std::string& bytes = out.outputs()[i].bytes;
+    transport::send_wire_message(*headers[i].first, headers[i].second,
+                                 {transport::Payload::copy_of(bytes.data(), bytes.size())});
+    ++summary_.messages_sent;
+  }
   validator_.set_completed_tag(tag);
   ++summary_.tags_processed;
   summary_.last_tag = tag;
@@ -203,7 +212,14 @@ FederateRunSummary FederateRuntime::run(std::chrono::milliseconds join_timeout) 
     }
     flush_completed(client, next);  // about to wait: report everything done so far
     announce(client, next);
-    zmq::poll(items.data(), items.size(), std::chrono::milliseconds(50));
+    // Every data message is reported in transit and the coordinator has this federate's next
+    // tag, so a data message arriving now is followed by a grant that covers it (PROTOCOL.md
+    // §4.4): unless the current grant still waits for data, only a control message can let this
+    // federate go on, and waking for the data first would cost a wake-up per tag. Data is read
+    // after every wake-up (at the latest after the poll's timeout).
+    const bool grant_has_its_data = safe_ == client.granted();
+    const bool control_only = grant_has_its_data && announced_ != kNever;
+    zmq::poll(items.data(), control_only ? 1 : items.size(), std::chrono::milliseconds(50));
     client.poll(std::chrono::milliseconds(0));
   }
   flush_completed(client, std::nullopt);
