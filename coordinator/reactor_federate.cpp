@@ -107,9 +107,15 @@ WireTag ReactorFederate::join(std::chrono::milliseconds timeout) {
 
 void ReactorFederate::bind_input(const std::string& from, std::uint32_t port,
                                  reactors::PhysicalAction<std::string>& action) {
+  if (cycle_link_from(from)) {
+    throw FederationConfigError(
+        "federate '" + id_ + "': the input from '" + from +
+        "' is on a zero-delay cycle across federates, and an input bound with bind_input() "
+        "cannot wait inside a tag for its value or ABSENT; receive it with a NetworkReceiver, or "
+        "give a connection of the cycle a delay");
+  }
   inputs_[{from, port}] = &action;
   validator_.allow_port(from, port);
-  if (cycle_link_from(from)) cycle_input_without_wait_ = true;
 }
 
 bool ReactorFederate::cycle_link_from(const std::string& from) const {
@@ -357,7 +363,7 @@ void ReactorFederate::update_grant(reactors::Environment& env) {
   // PTAG(g): nothing more arrives below g; at g only the cycle's outputs may. The tag may run,
   // its cycle inputs' deliver reactions waiting inside it for their status (§3.7).
   const WireTag provisional = client_->provisional();
-  if (cycle_input_without_wait_ || provisional <= granted_to_env_) return;
+  if (provisional <= granted_to_env_) return;
   const WireTag below = transport::previous_tag(provisional);
   if (!counts_met(client_->provisional_counts(), below)) return;
   cycle_inputs_.known_through(below);

@@ -36,9 +36,8 @@
 // any cycle receiver of the federate waits (for senders ordered before it) and when the tag
 // completes. run() orders every cycle sender before every cycle receiver that does not feed it
 // (Environment::order_before), so a federate sends what it can before it waits. ABSENTs go over
-// the data path and are reported in transit like data messages. An input on such a link bound
-// with bind_input() (not NetworkReceiver) cannot wait inside a tag: the federate then ignores
-// PTAG, as before.
+// the data path and are reported in transit like data messages. An input on such a link cannot
+// be bound with bind_input(), which cannot wait inside a tag: it throws FederationConfigError.
 // Metrics (options.metrics): tagflow_transport_{messages,sent_bytes}_... per downstream peer,
 // _received_... per upstream peer, and tagflow_transport_invalid_messages_total{peer, reason}.
 // Thread-safety: construct, join, declare and run from one thread; send() is called by
@@ -93,6 +92,7 @@ class ReactorFederate {
   /// JOIN and wait for START; returns the start tag.
   WireTag join(std::chrono::milliseconds timeout = std::chrono::seconds(30));
   /// Delivers values from upstream `from` on `port` into `action` (at the tag they carry).
+  /// Throws FederationConfigError when the link is on a zero-delay cycle (NetworkReceiver).
   void bind_input(const std::string& from, std::uint32_t port,
                   reactors::PhysicalAction<std::string>& action);
   /// True when the link from upstream `from` is on a zero-delay cycle across federates.
@@ -187,7 +187,6 @@ class ReactorFederate {
   std::vector<reactors::Reaction*> cycle_delivers_;
   std::vector<CycleOutput> cycle_outputs_;
   bool on_zero_delay_cycle_ = false;       // FederationSpec::on_zero_delay_cycle(id_)
-  bool cycle_input_without_wait_ = false;  // bind_input() on a cycle link: PTAG is not used
   // LTC batching (network thread): the latest completed tag, whether it is unreported, and the
   // in-transit reports of the data messages sent since the previous LTC.
   WireTag completed_tag_ = transport::kNever;

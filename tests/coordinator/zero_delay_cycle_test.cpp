@@ -263,6 +263,20 @@ std::size_t lines(const std::string& text) {
   return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
 }
 
+TEST(ZeroDelayCycle, AnInputThatCannotWaitInsideATagIsRefusedOnTheCycle) {
+  const FederationSpec spec = parse_federation_spec(cycle_spec(false));
+  ReactorFederate federate(spec, "a");
+  reactors::Environment env(config(1));
+  auto& relay = env.add<Relay>("relay", 0);
+  reactors::PhysicalAction<std::string> received("received", &relay);
+  try {
+    federate.bind_input("b", 1, received);
+    FAIL() << "bind_input() accepted an input on a zero-delay cycle";
+  } catch (const FederationConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("NetworkReceiver"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ZeroDelayCycle, OneEnvironmentReferenceHasValuesAndAbsencesOnTheCycle) {
   // 41 ticks (0..40 ms); every 4th writes nothing, so b sees 31 values.
   const std::map<std::string, std::string> two = run_in_one_environment(false);
