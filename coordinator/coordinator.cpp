@@ -347,8 +347,12 @@ CoordinatorResult Coordinator::run() {
     zmq::poll(&item, 1, tick);
     zmq::message_t identity;
     zmq::message_t frame;
+    bool caught_up = false;  // every message that had arrived is handled
     for (std::size_t handled = 0; handled < kMaxBatch; ++handled) {
-      if (!router_.recv(identity, zmq::recv_flags::dontwait)) break;
+      if (!router_.recv(identity, zmq::recv_flags::dontwait)) {
+        caught_up = true;
+        break;
+      }
       if (router_.get(zmq::sockopt::rcvmore) == 0) continue;
       (void)router_.recv(frame, zmq::recv_flags::none);
       while (router_.get(zmq::sockopt::rcvmore) != 0) (void)router_.recv(frame);
@@ -362,7 +366,13 @@ CoordinatorResult Coordinator::run() {
       return result;
     }
     const Clock::time_point now = Clock::now();
-    const std::size_t silent = find_silent(now);
+    // A federate's heartbeats may wait unread behind a backlog: a coordinator that has not caught
+    // up calls no one silent, unless it has been behind for a whole heartbeat timeout (a flood
+    // must not hide a death for ever).
+    if (caught_up) behind_since_.reset();
+    if (!caught_up && !behind_since_) behind_since_ = now;
+    const bool may_judge = caught_up || now - *behind_since_ > spec_.heartbeat_timeout;
+    const std::size_t silent = may_judge ? find_silent(now) : members_.size();
     if (silent < members_.size()) {
       const std::string id = grants_.id_of(silent);
       if (metrics_.failures != nullptr) {

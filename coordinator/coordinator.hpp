@@ -125,6 +125,7 @@ class Coordinator {
   Metrics metrics_;  // all null without set_metrics()
   CoordinatorResult stats_;
   std::atomic<bool> stop_requested_{false};  // relaxed: polled by run()
+  std::optional<Clock::time_point> behind_since_;  // messages were left unread since then
 };
 
 }  // namespace tagflow::coordinator

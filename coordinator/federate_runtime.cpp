@@ -39,6 +39,12 @@ FederateRuntime::FederateRuntime(const FederationSpec& spec, std::string id,
 
 FederateRuntime::~FederateRuntime() {
   outputs_.clear();
+  // Unread data left on the socket when its receive queue is full keeps libzmq's context from
+  // terminating (its I/O thread cannot hand the queue the end marker): read it away first. The
+  // bound keeps a peer that still sends from holding the federate here.
+  zmq::message_t unread;
+  for (int i = 0; i < 100000 && data_.recv(unread, zmq::recv_flags::dontwait); ++i) {
+  }
   data_.close();
   zap_.reset();
 }
@@ -49,11 +55,14 @@ WireTag FederateRuntime::next_tag() {
   return next;
 }
 
-void FederateRuntime::receive_data() {
-  while (true) {
+bool FederateRuntime::receive_data() {
+  // At most a batch per call: a federate far behind a fast upstream goes back to its tags and its
+  // control messages (a FAILED, a stop) between batches instead of decoding the whole backlog.
+  // What is left wakes the next poll, or comes with the grant that needs it.
+  for (int i = 0; i < kMaxReceivedPerCall; ++i) {
     transport::ReceiveResult result =
         transport::receive_wire_message(data_, validator_, drops_, zmq::recv_flags::dontwait);
-    if (!result.received) return;
+    if (!result.received) return false;
     if (result.error != transport::DropReason::kNone) {
       ++summary_.messages_dropped;
       continue;
@@ -69,6 +78,7 @@ void FederateRuntime::receive_data() {
     received_[input.from].push_back(message.header.tag);
     pending_[message.header.tag].push_back(std::move(input));
   }
+  return true;  // more may be waiting
 }
 
 void FederateRuntime::update_safe_tag(const FederateClient& client) {
@@ -199,8 +209,8 @@ FederateRunSummary FederateRuntime::run(std::chrono::milliseconds join_timeout) 
   while (true) {
     // Control messages (FAILED, stop) and a lost coordinator are noticed even by a federate
     // that never has to wait for a grant.
-    if (++iteration % 16 == 0) client.poll(std::chrono::milliseconds(0));
-    receive_data();
+    const bool backlog = receive_data();
+    if (++iteration % 16 == 0 || backlog) client.poll(std::chrono::milliseconds(0));
     update_safe_tag(client);
     const WireTag next = next_tag();
     client.set_stop_floor(next);
@@ -224,6 +234,9 @@ FederateRunSummary FederateRuntime::run(std::chrono::milliseconds join_timeout) 
   }
   flush_completed(client, std::nullopt);
   client.resign();
+  // What arrived while it waited for control messages only is read (and garbage counted) too.
+  for (int batch = 0; batch < 16 && receive_data(); ++batch) {
+  }
   summary_.messages_dropped = drops_.total();
   return summary_;
 }

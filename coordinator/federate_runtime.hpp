@@ -100,7 +100,8 @@ class FederateRuntime {
 
  private:
   WireTag next_tag();
-  void receive_data();
+  /// Reads at most kMaxReceivedPerCall data messages; true when it stopped at that bound.
+  bool receive_data();
   void update_safe_tag(const FederateClient& client);
   void react_at(const WireTag& tag, FederateClient& client);
   /// Sends LTC(completed_) with the unreported in-transit messages, if there is anything new,
@@ -127,6 +128,8 @@ class FederateRuntime {
   /// The next tag the coordinator has from this federate (NET or carried by an LTC); kNever
   /// once an LTC went without one.
   WireTag announced_ = transport::kNever;
+  /// Data messages receive_data() reads per call.
+  static constexpr int kMaxReceivedPerCall = 1024;
   /// Tags completed before one LTC is sent anyway (a federate that never waits still reports).
   static constexpr int kTagsPerLtc = 16;
   WireTag completed_ = transport::kNever;  // the latest tag completed
