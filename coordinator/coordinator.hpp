@@ -124,7 +124,7 @@ class Coordinator {
   transport::PeerDropCounters drops_;
   Metrics metrics_;  // all null without set_metrics()
   CoordinatorResult stats_;
-  std::atomic<bool> stop_requested_{false};  // relaxed: polled by run()
+  std::atomic<bool> stop_requested_{false};        // relaxed: polled by run()
   std::optional<Clock::time_point> behind_since_;  // messages were left unread since then
 };
 

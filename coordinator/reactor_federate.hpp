@@ -186,7 +186,7 @@ class ReactorFederate {
   CycleInputs cycle_inputs_;
   std::vector<reactors::Reaction*> cycle_delivers_;
   std::vector<CycleOutput> cycle_outputs_;
-  bool on_zero_delay_cycle_ = false;       // FederationSpec::on_zero_delay_cycle(id_)
+  bool on_zero_delay_cycle_ = false;  // FederationSpec::on_zero_delay_cycle(id_)
   // LTC batching (network thread): the latest completed tag, whether it is unreported, and the
   // in-transit reports of the data messages sent since the previous LTC.
   WireTag completed_tag_ = transport::kNever;

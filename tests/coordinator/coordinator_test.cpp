@@ -234,10 +234,11 @@ TEST(Coordinator, TheNextTagAnLtcCarriesActsAsItsNet) {
   b.send_next_event({25, 0});
   // Without a next tag a's LTC leaves it free to send right after 10: b waits.
   a.send_completed({10, 0}, {{"b", {20, 0}}});
-  EXPECT_FALSE(poll_until(b, [&] { return b.granted() >= WireTag{25, 0}; }, 300ms));
+  const auto granted_25 = [&] { return b.granted() >= WireTag{25, 0}; };
+  EXPECT_FALSE(poll_until(b, granted_25, 300ms));
   // The same LTC tag again, now with a's next tag (30): b may go up to just before 40.
   a.send_completed({10, 0}, {}, WireTag{30, 0});
-  ASSERT_TRUE(poll_until(b, [&] { return b.granted() >= WireTag{25, 0}; }));
+  ASSERT_TRUE(poll_until(b, granted_25));
   EXPECT_EQ(b.granted(), transport::previous_tag({40, 0}));
   EXPECT_EQ(b.granted_counts().at("a"), 1U);
   chain.finish();

@@ -87,7 +87,7 @@ TEST(GrantCalculator, MessagesInTransitHoldBackTheReceiversDownstreams) {
   calc.on_resigned(0);
   const auto grant = grant_for(calc.take_new_grants(), 2);
   ASSERT_TRUE(grant.has_value());
-  EXPECT_EQ(grant->tag, (WireTag{3, 1}));  // b may send at (3, 1) + 1 microstep
+  EXPECT_EQ(grant->tag, (WireTag{3, 1}));        // b may send at (3, 1) + 1 microstep
   calc.on_completed(1, {3, 1}, WireTag{50, 0});  // b's next tag is 50 again
   calc.on_next_event(2, {10, 0});
   EXPECT_EQ(calc.earliest_incoming(2), (WireTag{50, 1}));
@@ -199,8 +199,8 @@ TEST(GrantCalculator, AnLtcWithoutTheNextTagLeavesTheFederateFreeToSendRightAfte
   // u -> a -> b without delays. a announced 10, but the input at 5 may schedule an earlier event
   // of its own (its grant lets it run that without asking): only a next tag sent with the LTC
   // says what a will do after 5.
-  GrantCalculator calc(spec_of({"u", "a", "b"}, {{"u", "a", std::nullopt},
-                                                 {"a", "b", std::nullopt}}));
+  GrantCalculator calc(
+      spec_of({"u", "a", "b"}, {{"u", "a", std::nullopt}, {"a", "b", std::nullopt}}));
   calc.on_next_event(0, {5, 0});
   calc.on_next_event(1, {10, 0});
   calc.on_next_event(2, {8, 0});
@@ -227,10 +227,10 @@ TEST(GrantCalculator, TheNextTagInAnLtcReleasesACycleWithoutAnotherNet) {
   // sampler -> inference without delay, inference -> sampler after 1 ms, learner -> inference
   // after 1 ms. Inference completes 0 with the weights at 1 ms on their way to it and sends no
   // NET for 1 ms (an input asks for it): the next tag in its LTC is what lets the sampler go on.
-  GrantCalculator calc(spec_of({"sampler", "inference", "learner"},
-                               {{"sampler", "inference", std::nullopt},
-                                {"inference", "sampler", 1'000'000},
-                                {"learner", "inference", 1'000'000}}));
+  GrantCalculator calc(
+      spec_of({"sampler", "inference", "learner"}, {{"sampler", "inference", std::nullopt},
+                                                    {"inference", "sampler", 1'000'000},
+                                                    {"learner", "inference", 1'000'000}}));
   for (std::size_t f = 0; f < 3; ++f) calc.on_next_event(f, {0, 0});
   (void)calc.take_new_grants();
   calc.on_completed(0, {0, 0}, WireTag{1'000'000, 0});
