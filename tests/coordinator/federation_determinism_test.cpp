@@ -1,6 +1,7 @@
 // A program split over four processes (plus the coordinator) gives the same traces and digest
 // as the same program in one process, across runs with random sleeps injected into every
 // federate — and while a raw socket sprays malformed frames at every endpoint.
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -43,7 +44,8 @@ bool wait_for_file(const fs::path& path, std::chrono::milliseconds limit) {
   return true;
 }
 
-/// Sends garbage to `endpoints` until `stop` is set; `first_burst` is set after the first round.
+/// Sends garbage to `endpoints` until `stop` is set; `first_burst` is set once every endpoint
+/// has taken some (a send succeeds only on a connection that is up: ZMQ_IMMEDIATE).
 void spray(const std::vector<std::string>& endpoints, const std::atomic<bool>& stop,
            std::promise<void>& first_burst) {
   zmq::context_t context;
@@ -52,18 +54,20 @@ void spray(const std::vector<std::string>& endpoints, const std::atomic<bool>& s
     sockets.emplace_back(context, zmq::socket_type::dealer);
     sockets.back().set(zmq::sockopt::routing_id, "sprayer");
     sockets.back().set(zmq::sockopt::linger, 0);
+    sockets.back().set(zmq::sockopt::immediate, true);
     sockets.back().connect(endpoint);
   }
+  std::vector<bool> reached(sockets.size(), false);
   std::mt19937 random(7);
   bool burst_sent = false;
   while (!stop.load()) {
-    for (zmq::socket_t& socket : sockets) {
+    for (std::size_t i = 0; i < sockets.size(); ++i) {
       std::string junk(random() % 48, '\0');
       for (char& c : junk) c = static_cast<char>(random());
       if (random() % 2 == 0) junk.insert(0, "\x86\xa1v\x01\xa3tag\x92");  // plausible prefix
-      socket.send(zmq::buffer(junk), zmq::send_flags::dontwait);
+      if (sockets[i].send(zmq::buffer(junk), zmq::send_flags::dontwait)) reached[i] = true;
     }
-    if (!burst_sent) {
+    if (!burst_sent && std::all_of(reached.begin(), reached.end(), [](bool r) { return r; })) {
       first_burst.set_value();
       burst_sent = true;
     }
