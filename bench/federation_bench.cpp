@@ -1,9 +1,12 @@
-// `tagflow bench federation`: logical tags per second through the coordinator over TCP loopback.
+// `tagflow bench federation`: logical tags per second through the coordinator over TCP loopback,
+// and bytes per second through one federated link, with what clusters run: every federate is a
+// reactor program under a ReactorFederate, its inputs NetworkReceivers and its outputs
+// NetworkSenders (coordinator/reactor_federate.hpp).
 //
 // Federations of 2, 4 and 8 federates (threads of this process, each with its own ZeroMQ context
 // and sockets, so every control and data message crosses TCP loopback), in a chain and in
 // fan-out/fan-in (one source, N-2 workers, one sink). The source has an event every microsecond;
-// every federate forwards one 8-byte message per tag to each downstream over connections without
+// every federate forwards one 8-byte value per tag to each downstream over connections without
 // delay, so every tag needs the coordinator's grant at every hop. The figure is tags / (time from
 // the source's first tag to the sink's last), start-up excluded; the source may run ahead, so
 // this is pipelined throughput. `cycle_2_federates` is lock-step instead (a loop with one 1 us
@@ -12,6 +15,10 @@
 // with one shared context (one I/O thread for both ends), measured in rounds alternating with
 // the cycle, medians reported. `*_cpu` is the CPU time of the whole process (every federate, the
 // coordinator and the ZeroMQ I/O threads) per tag.
+// `link_1MiB_federated` is a 2-federate chain whose source sends a 1 MiB value per tag: bytes
+// per second from the source's first tag to the sink's last, against `link_1MiB_raw_zmq`, a
+// DEALER streaming 1 MiB messages (sent zero-copy) to a ROUTER in another context, measured in
+// rounds alternating with the link, medians reported.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -25,7 +32,8 @@
 
 #include "bench/benchmarks.hpp"
 #include "coordinator/coordinator.hpp"
-#include "coordinator/federate_runtime.hpp"
+#include "coordinator/reactor_federate.hpp"
+#include "reactors/reactors.hpp"
 
 namespace tagflow::bench {
 namespace {
@@ -35,46 +43,77 @@ using coordinator::WireTag;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::int64_t kTagSpacingNs = 1000;
+constexpr std::size_t kSmallValue = 8;
+constexpr std::size_t kLinkValue = std::size_t{1} << 20;
 
-/// Source (`f0`): an event every kTagSpacingNs; others forward each tag's input downstream; the
-/// last federate counts. In a cycle, f0 emits once and then forwards what comes back.
-class ForwardProgram : public coordinator::FederatedProgram {
+/// What NetworkSender and NetworkReceiver carry.
+using Value = std::string;
+Value make_value(std::size_t size) { return std::string(size, 'x'); }
+std::size_t size_of(const Value& value) { return value.size(); }
+
+/// What one run's federates saw, written by their reactions (each field by one federate).
+struct Timeline {
+  Clock::time_point first_sent;
+  Clock::time_point last_received;
+  std::int64_t tags_received = 0;
+  std::uint64_t bytes_received = 0;
+};
+
+/// The source of a chain or a fan-out: `tags` values, one per kTagSpacingNs.
+class Source : public reactors::Reactor {
  public:
-  ForwardProgram(const coordinator::FederateSpec& spec, int tags, bool cycle)
-      : spec_(spec), tags_(tags), cycle_(cycle) {}
-
-  WireTag next_local_event() override {
-    if (spec_.id != "f0" || emitted_ >= (cycle_ ? 1 : tags_)) return transport::kForever;
-    return {emitted_ * kTagSpacingNs, 0};
+  reactors::Output<Value> out{"out", this};
+  Source(std::string name, reactors::Environment& env, int tags, std::size_t size,
+         Timeline& timeline)
+      : reactors::Reactor(std::move(name), env), value_(make_value(size)) {
+    reaction("emit").triggers(tick_).effects(out).body([this, tags, &timeline] {
+      if (sent_ >= tags) return;
+      if (sent_++ == 0) timeline.first_sent = Clock::now();
+      out.set(value_);
+    });
   }
-  void react(const WireTag& tag, const std::vector<coordinator::InputMessage>& inputs,
-             coordinator::Outbox& out) override {
-    (void)tag;
-    const Clock::time_point now = Clock::now();
-    if (processed_ == 0) first_ = now;
-    last_ = now;
-    ++processed_;
-    received_ += inputs.size();
-    if (spec_.id == "f0" && emitted_ < (cycle_ ? 1 : tags_)) ++emitted_;
-    if (cycle_ && spec_.id == "f0" && processed_ > tags_) return;
-    for (const std::string& down : spec_.downstreams) out.send(down, 1, "payload!");
-  }
-  std::vector<std::pair<std::string, std::uint32_t>> input_ports() override {
-    std::vector<std::pair<std::string, std::uint32_t>> ports;
-    for (const auto& up : spec_.upstreams) ports.emplace_back(up.federate, 1);
-    return ports;
-  }
-
-  std::int64_t processed_ = 0;
-  std::uint64_t received_ = 0;
-  Clock::time_point first_;
-  Clock::time_point last_;
 
  private:
-  coordinator::FederateSpec spec_;
-  int tags_;
-  bool cycle_;
-  int emitted_ = 0;
+  reactors::Timer tick_{"tick", this, reactors::Duration::zero(),
+                        std::chrono::nanoseconds(kTagSpacingNs)};
+  Value value_;
+  int sent_ = 0;
+};
+
+/// The first federate of the lock-step cycle: sends at startup and again each time the value
+/// comes back, `tags` values in all.
+class CycleStart : public reactors::Reactor {
+ public:
+  reactors::Input<Value> in{"in", this};
+  reactors::Output<Value> out{"out", this};
+  CycleStart(std::string name, reactors::Environment& env, int tags, Timeline& timeline)
+      : reactors::Reactor(std::move(name), env), value_(make_value(kSmallValue)) {
+    reaction("emit").triggers(startup(), in).effects(out).body([this, tags, &timeline] {
+      if (sent_ >= tags) return;
+      if (sent_++ == 0) timeline.first_sent = Clock::now();
+      out.set(value_);
+    });
+  }
+
+ private:
+  Value value_;
+  int sent_ = 0;
+};
+
+/// The last federate: counts the tags at which anything arrived, and the bytes.
+class Sink : public reactors::Reactor {
+ public:
+  reactors::InputMultiport<Value> in;
+  Sink(std::string name, reactors::Environment& env, std::size_t width, Timeline& timeline)
+      : reactors::Reactor(std::move(name), env), in("in", this, width) {
+    reaction("count").triggers(in).body([this, &timeline] {
+      for (std::size_t c = 0; c < in.size(); ++c) {
+        if (in[c].is_present()) timeline.bytes_received += size_of(in[c].get());
+      }
+      ++timeline.tags_received;
+      timeline.last_received = Clock::now();
+    });
+  }
 };
 
 enum class Shape { kChain, kFanOutIn, kCycle };
@@ -107,6 +146,38 @@ FederationSpec make_spec(Shape shape, int federates) {
   return spec;
 }
 
+/// Declares federate `me`'s program: the source (or the cycle's start) in f0, the sink in the
+/// last federate, and between them NetworkReceivers wired straight to NetworkSenders.
+void declare_program(reactors::Environment& env, coordinator::ReactorFederate& federate,
+                     const coordinator::FederateSpec& me, Shape shape, int tags,
+                     std::size_t value_size, Timeline& timeline) {
+  std::vector<reactors::Output<Value>*> inputs;  // what arrives, as local ports
+  for (const coordinator::UpstreamLink& up : me.upstreams) {
+    inputs.push_back(
+        &env.add<coordinator::NetworkReceiver>("from_" + up.federate, federate, up.federate, 1)
+             .out);
+  }
+  std::vector<reactors::Output<Value>*> outputs;  // what to send to every downstream
+  if (me.id == "f0" && shape == Shape::kCycle) {
+    auto& start = env.add<CycleStart>("start", tags, timeline);
+    env.connect(*inputs.front(), start.in);
+    outputs.push_back(&start.out);
+  } else if (me.id == "f0") {
+    outputs.push_back(&env.add<Source>("source", tags, value_size, timeline).out);
+  } else {
+    outputs = inputs;
+  }
+  const bool last = me.downstreams.empty() || shape == Shape::kCycle;
+  if (me.id != "f0" && last) {
+    auto& sink = env.add<Sink>("sink", inputs.size(), timeline);
+    for (std::size_t i = 0; i < inputs.size(); ++i) env.connect(*inputs[i], sink.in[i]);
+  }
+  for (const std::string& down : me.downstreams) {
+    auto& sender = env.add<coordinator::NetworkSender>("to_" + down, federate, down, 1);
+    for (reactors::Output<Value>* output : outputs) env.connect(*output, sender.in);
+  }
+}
+
 /// CPU time (user + system) this process has used so far, in seconds.
 double process_cpu_seconds() {
   rusage usage{};
@@ -119,26 +190,34 @@ double process_cpu_seconds() {
 
 struct FederationRun {
   double tags_per_second = 0;
+  double bytes_per_second = 0;
   double cpu_us_per_tag = 0;  // CPU of every thread (federates, coordinator, ZeroMQ I/O) per tag
 };
 
-/// Tags per second through a federation of `federates`: from the first tag processed anywhere
-/// to the last tag processed by the last federate.
-FederationRun run_federation(Shape shape, int federates, int tags) {
+/// Runs a federation of `federates`, each a ReactorFederate on its own thread, until every
+/// federate has reached the stop tag (the source's last tag plus a microsecond).
+FederationRun run_federation(Shape shape, int federates, int tags,
+                             std::size_t value_size = kSmallValue) {
   const double cpu_before = process_cpu_seconds();
   FederationSpec spec = make_spec(shape, federates);
   coordinator::Coordinator coordinator_process(spec);
   spec.address = coordinator_process.bind("tcp://127.0.0.1:*");
   std::thread coordinator_thread([&] { (void)coordinator_process.run(); });
-  std::vector<std::unique_ptr<ForwardProgram>> programs;
+  // f0 writes first_sent, the sink the rest.
+  Timeline timeline;
   std::vector<std::thread> threads;
   std::atomic<int> failures{0};
-  for (const auto& federate : spec.federates) {
-    programs.push_back(std::make_unique<ForwardProgram>(federate, tags, shape == Shape::kCycle));
-    threads.emplace_back([&, id = federate.id, program = programs.back().get()] {
+  for (const coordinator::FederateSpec& me : spec.federates) {
+    threads.emplace_back([&, me] {
       try {
-        coordinator::FederateRuntime runtime(spec, id, *program);
-        (void)runtime.run();
+        coordinator::ReactorFederate federate(spec, me.id);
+        const WireTag start = federate.join();
+        reactors::EnvironmentConfig config;
+        config.start_time_ns = start.time_ns;
+        config.timeout = std::chrono::nanoseconds(tags * kTagSpacingNs);
+        reactors::Environment env(config);
+        declare_program(env, federate, me, shape, tags, value_size, timeline);
+        federate.run(env);
       } catch (const std::exception&) {
         failures.fetch_add(1);
         coordinator_process.stop();
@@ -147,14 +226,14 @@ FederationRun run_federation(Shape shape, int federates, int tags) {
   }
   for (std::thread& t : threads) t.join();
   coordinator_thread.join();
-  const ForwardProgram& sink = *programs.back();
-  if (failures.load() != 0 || sink.processed_ != tags) {
+  if (failures.load() != 0 || timeline.tags_received != tags) {
     throw std::runtime_error("federation benchmark run failed");
   }
   const double seconds =
-      std::chrono::duration<double>(sink.last_ - programs.front()->first_).count();
+      std::chrono::duration<double>(timeline.last_received - timeline.first_sent).count();
   const double cpu = process_cpu_seconds() - cpu_before;  // includes joining and start-up
-  return {static_cast<double>(tags - 1) / seconds, cpu * 1e6 / tags};
+  return {static_cast<double>(tags - 1) / seconds,
+          static_cast<double>(timeline.bytes_received) / seconds, cpu * 1e6 / tags};
 }
 
 /// Microseconds per DEALER -> ROUTER -> DEALER round trip of 16 bytes over TCP loopback. With
@@ -193,6 +272,42 @@ double raw_round_trip_us(int round_trips, bool shared_context) {
   return seconds * 1e6 / round_trips;
 }
 
+/// Bytes per second of `messages` messages of `size` bytes streamed from a DEALER to a ROUTER in
+/// another context over TCP loopback, each sent zero-copy from one buffer (the ceiling of a link).
+double raw_stream_bytes_per_second(int messages, std::size_t size) {
+  zmq::context_t receiver_context;
+  zmq::context_t sender_context;
+  zmq::socket_t router(receiver_context, zmq::socket_type::router);
+  router.set(zmq::sockopt::rcvhwm, 0);
+  router.bind("tcp://127.0.0.1:*");
+  zmq::socket_t dealer(sender_context, zmq::socket_type::dealer);
+  dealer.set(zmq::sockopt::sndhwm, 0);
+  dealer.connect(router.get(zmq::sockopt::last_endpoint));
+  const std::string buffer(size, 'x');
+  const auto send = [&] {
+    zmq::message_t frame(const_cast<char*>(buffer.data()), buffer.size(), nullptr, nullptr);
+    dealer.send(frame, zmq::send_flags::none);
+  };
+  zmq::message_t identity;
+  zmq::message_t body;
+  send();  // warm-up: connection set-up
+  (void)router.recv(identity);
+  (void)router.recv(body);
+  std::uint64_t bytes = 0;
+  const Clock::time_point start = Clock::now();
+  std::thread sender([&] {
+    for (int i = 0; i < messages; ++i) send();
+  });
+  for (int i = 0; i < messages; ++i) {
+    (void)router.recv(identity);
+    (void)router.recv(body);
+    bytes += body.size();
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  sender.join();
+  return static_cast<double>(bytes) / seconds;
+}
+
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   return values[values.size() / 2];
@@ -207,18 +322,24 @@ BenchReport run_federation_bench(const BenchOptions& options) {
   // 1 us, so no tag can start before the previous one went round the loop: each tag costs two
   // coordinated hops) are measured in alternating rounds, so that each round's figures see the
   // same machine; the medians over the rounds are reported. On a shared VM one run of either
-  // varies by 2x from minute to minute.
+  // varies by 2x from minute to minute. The 1 MiB link and its raw stream alternate the same way.
   const int rounds = options.quick ? 1 : 7;
+  const int link_values = options.quick ? 16 : 256;
   std::vector<double> raw;
   std::vector<double> raw_shared;
   std::vector<double> cycle_rate;
   std::vector<double> cycle_cpu;
+  std::vector<double> link_raw;
+  std::vector<double> link_federated;
   for (int round = 0; round < rounds; ++round) {
     raw.push_back(raw_round_trip_us(options.quick ? 500 : 2000, false));
     raw_shared.push_back(raw_round_trip_us(options.quick ? 500 : 2000, true));
     const FederationRun cycle = run_federation(Shape::kCycle, 2, options.quick ? 200 : 1000);
     cycle_rate.push_back(cycle.tags_per_second);
     cycle_cpu.push_back(cycle.cpu_us_per_tag);
+    link_raw.push_back(raw_stream_bytes_per_second(link_values, kLinkValue) * 1e-9);
+    link_federated.push_back(
+        run_federation(Shape::kChain, 2, link_values, kLinkValue).bytes_per_second * 1e-9);
   }
   report.add("raw_zmq_round_trip", median(raw), "us");
   report.add("raw_zmq_round_trip_shared_context", median(raw_shared), "us");
@@ -235,11 +356,14 @@ BenchReport run_federation_bench(const BenchOptions& options) {
   report.add("cycle_2_federates", median(cycle_rate), "tags/s");
   report.add("cycle_2_federates_cpu", median(cycle_cpu), "us/tag");
   report.add("two_federate_tag", 1e6 / report.value("cycle_2_federates"), "us");
+  report.add("link_1MiB_raw_zmq", median(link_raw), "GB/s");
+  report.add("link_1MiB_federated", median(link_federated), "GB/s");
   report.add_ratio("two_federate_tag/raw_round_trip", "two_federate_tag", "raw_zmq_round_trip");
   report.add_ratio("two_federate_tag/raw_round_trip_shared_context", "two_federate_tag",
                    "raw_zmq_round_trip_shared_context");
   report.add_ratio("chain_8/chain_2", "chain_8_federates", "chain_2_federates");
   report.add_ratio("fan_out_in_8/chain_8", "fan_out_in_8_federates", "chain_8_federates");
+  report.add_ratio("link_1MiB: federated/raw", "link_1MiB_federated", "link_1MiB_raw_zmq");
   return report;
 }
 
