@@ -1,7 +1,8 @@
 // The CAF actor system configuration of tagflow's actor mode.
 //
-// make_actor_system_config() returns a config with every cross-process message type registered
-// (the type-ID block of actors/message_types.hpp) and, when `with_network` is set, CAF's
+// make_actor_system_config() returns a config with the control messages registered
+// (the type-ID block of actors/message_types.hpp; a host of node actors adds the data messages,
+// nodes/actor_messages.hpp) and, when `with_network` is set, CAF's
 // middleman (caf::io) loaded so actors can be published on a TCP port and reached from other
 // processes. `worker_threads` sets the scheduler's threads (0: CAF's default, one per core).
 // CAF's own log/console output stays off. Thread-safety: build the config on one thread; the

@@ -2,14 +2,12 @@
 // metrics (tagflow_transport_sent_bytes_total / _received_bytes_total, monitoring/README.md).
 //
 // The count walks the same `inspect` overload CAF serializes the message with
-// (actors/message_types.hpp, actors/control_messages.hpp), so it follows the wire fields as they
-// change: a numeric array counts element size × length, a string its length, a scalar or enum its
-// size. CAF's own framing (type names, length prefixes, actor addresses) is not counted: "bytes"
-// in actor mode is the payload the message carries. No copy and no allocation.
+// (actors/control_messages.hpp for control messages, nodes/actor_messages.hpp for data), so it
+// follows the wire fields as they change: a numeric array counts element size × length, a string
+// its length, a scalar or enum its size. CAF's own framing (type names, length prefixes, actor
+// addresses) is not counted: "bytes" in actor mode is the payload the message carries. No copy and
+// no allocation.
 //
-// consistent(): the size checks a node actor makes before it hands a data message to its server
-// (arrays of one row each as long as the row count, observation arrays rows × observation_size);
-// a message that fails them is dropped and counted as invalid (reason size_mismatch).
 // Pure functions; thread-safe.
 #pragma once
 
@@ -18,7 +16,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "actors/message_types.hpp"
+#include <caf/meta/annotation.hpp>
 
 namespace tagflow::actors {
 
@@ -59,12 +57,5 @@ template <class Message>
   inspect(counter, const_cast<Message&>(message));  // ByteCounter only reads
   return counter.bytes();
 }
-
-[[nodiscard]] bool consistent(const nodes::TransitionsMessage& message);
-[[nodiscard]] bool consistent(const nodes::SampleBatchMessage& message);
-[[nodiscard]] bool consistent(const nodes::PriorityUpdateMessage& message);
-[[nodiscard]] bool consistent(const nodes::ObservationBatchMessage& message);
-[[nodiscard]] inline bool consistent(const nodes::WeightsMessage& /*message*/) { return true; }
-[[nodiscard]] inline bool consistent(const nodes::ActionBatchMessage& /*message*/) { return true; }
 
 }  // namespace tagflow::actors

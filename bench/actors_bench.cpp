@@ -14,8 +14,8 @@
 #include <caf/io/middleman.hpp>
 
 #include "actors/actor_system_setup.hpp"
-#include "actors/node_interfaces.hpp"
 #include "bench/benchmarks.hpp"
+#include "nodes/actor_interfaces.hpp"
 #include "nodes/sampler/sampler_actor.hpp"
 
 namespace tagflow::bench {
@@ -81,7 +81,7 @@ double run_pair(caf::actor_system& sampler_system, caf::actor_system& consumer_s
     if (!proxy) throw std::runtime_error(sampler_system.render(proxy.error()));
     target = *proxy;
   }
-  auto report = std::make_shared<actors::ReplicaReport>("sampler-0", "sampler");
+  auto report = std::make_shared<nodes::ReplicaReport>("sampler-0", "sampler");
   auto sampler =
       nodes::spawn_sampler_actor(sampler_system, sampler_config(), {"sampler-0", -1, report});
   caf::anon_send(sampler, actors::connect_atom::value, std::string("transitions"), target);
@@ -99,6 +99,7 @@ BenchReport run_actors_bench(const BenchOptions& options) {
   const std::size_t remote_count = options.quick ? 500 : 10000;
   {
     auto config = actors::make_actor_system_config({false, 2});
+    nodes::add_node_message_types(*config);
     caf::actor_system system{*config};
     for (const std::uint32_t window : {1U, 4U, 16U}) {
       report.add("local_window_" + std::to_string(window),
@@ -110,6 +111,8 @@ BenchReport run_actors_bench(const BenchOptions& options) {
   {
     auto sampler_config = actors::make_actor_system_config({true, 1});
     auto consumer_config = actors::make_actor_system_config({true, 1});
+    nodes::add_node_message_types(*sampler_config);
+    nodes::add_node_message_types(*consumer_config);
     caf::actor_system sampler_system{*sampler_config};
     caf::actor_system consumer_system{*consumer_config};
     for (const std::uint32_t window : {4U, 64U}) {

@@ -27,8 +27,7 @@ BenchReport run_monitoring_bench(const BenchOptions& options) {
            1e9 / kBatch;
   };
 
-  monitoring::ProcessMetrics metrics(
-      {"sampler-0", monitoring::ProcessKind::sampler, cluster::Mode::reactor});
+  monitoring::ProcessMetrics metrics({"sampler-0", "sampler", "reactor"});
   BenchReport report("monitoring");
 
   std::atomic<std::uint64_t> plain{0};
@@ -45,8 +44,7 @@ BenchReport run_monitoring_bench(const BenchOptions& options) {
              }),
              "ns/op");
 
-  monitoring::ProcessMetrics coordinator(
-      {"coordinator", monitoring::ProcessKind::coordinator, cluster::Mode::reactor});
+  monitoring::ProcessMetrics coordinator({"coordinator", "coordinator", "reactor"});
   prometheus::Histogram& latency = coordinator.histogram(Metric::coordinator_grant_latency);
   const double samples[4] = {3e-5, 4e-4, 2e-3, 0.2};
   report.add("histogram_observe", ns_per_update([&](int i) { latency.Observe(samples[i & 3]); }),

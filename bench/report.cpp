@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/atomic_file.hpp"
+
 namespace tagflow::bench {
 
 BenchReport::BenchReport(std::string benchmark) : benchmark_(std::move(benchmark)) {}
@@ -72,15 +74,7 @@ nlohmann::json BenchReport::to_json() const {
 }
 
 void BenchReport::write_json(const std::string& path) const {
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << to_json().dump(2) << "\n";
-    if (!out) throw std::runtime_error("cannot write " + temporary);
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    throw std::runtime_error("cannot rename " + temporary + " to " + path);
-  }
+  write_file_atomically(path, to_json().dump(2) + "\n");
 }
 
 }  // namespace tagflow::bench

@@ -59,8 +59,8 @@ void add_coordinator_command(CLI::App& app) {
     try {
       LoadedSpec loaded = load_spec(*config);
       monitoring::ProcessMetrics metrics(
-          {"coordinator", monitoring::ProcessKind::coordinator,
-           loaded.cluster ? loaded.cluster->mode : cluster::Mode::reactor});
+          {"coordinator", monitoring::kCoordinatorKind,
+           cluster::to_string(loaded.cluster ? loaded.cluster->mode : cluster::Mode::reactor)});
       coordinator::Coordinator coordinator(std::move(loaded.spec));
       std::unique_ptr<monitoring::MetricsEndpoint> endpoint_http;
       if (loaded.cluster && loaded.cluster->coordinator.metrics_port != 0) {

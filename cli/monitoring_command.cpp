@@ -7,8 +7,8 @@
 
 #include "cli/commands.hpp"
 #include "monitoring/metric_catalogue.hpp"
-#include "monitoring/scrape_config.hpp"
 #include "nodes/cluster/cluster_config.hpp"
+#include "nodes/cluster/scrape_config.hpp"
 
 namespace tagflow::cli {
 namespace {
@@ -32,10 +32,10 @@ void print_prometheus_config(const PrometheusConfigOptions& options) {
   }
   try {
     const cluster::ClusterConfig config = cluster::load_cluster_config(path);
-    monitoring::ScrapeConfigOptions scrape;
+    cluster::ScrapeConfigOptions scrape;
     scrape.scrape_interval = std::chrono::duration_cast<std::chrono::milliseconds>(*interval);
     scrape.job_name = options.job_name;
-    std::cout << monitoring::prometheus_scrape_config(config, scrape);
+    std::cout << cluster::prometheus_scrape_config(config, scrape);
   } catch (const cluster::ConfigError& e) {
     std::cerr << "tagflow monitoring prometheus-config: " << e.what() << "\n";
     throw CLI::RuntimeError(2);

@@ -12,16 +12,18 @@
 
 #include <CLI/CLI.hpp>
 
-#include "actors/actor_process.hpp"
+#include "common/atomic_file.hpp"
+#include "hosts/actor/actor_process.hpp"
+
 #include "coordinator/federate_client.hpp"
 #include "coordinator/federation_spec.hpp"
+#include "hosts/reactor/federated_process.hpp"
 #include "nodes/cluster/process_plan.hpp"
-#include "nodes/federated/federated_process.hpp"
 
 #ifdef TAGFLOW_NODE_COMMAND_TORCH
-#include "actors/torch_replica_spawner.hpp"
 #include "cli/torch_commands.hpp"
-#include "nodes/torch_replicas.hpp"
+#include "hosts/actor/torch_replica_spawner.hpp"
+#include "hosts/reactor/torch_replicas.hpp"
 #else
 #include "cli/commands.hpp"
 #endif
@@ -44,11 +46,13 @@ struct NodeOptions {
 }
 
 /// Writes the process result JSON to --result, when given.
-void write_result(const NodeOptions& o, const nodes::ProcessResult& result) {
+void write_result(const NodeOptions& o, const hosts::ProcessResult& result) {
   if (o.result.empty()) return;
-  std::ofstream out(o.result);
-  out << result.to_json() << "\n";
-  if (!out) fail(o, "cannot write the result to " + o.result, 1);
+  try {
+    write_file_atomically(o.result, result.to_json() + "\n");
+  } catch (const AtomicFileError& e) {
+    fail(o, std::string("cannot write the result: ") + e.what(), 1);
+  }
 }
 
 void run_node(const NodeOptions& o) {
@@ -70,15 +74,15 @@ void run_node(const NodeOptions& o) {
     fail(o, "no process '" + o.name + "' in " + o.config + " (processes: " + known + ")", 2);
   }
   if (config.mode == cluster::Mode::actor) {  // the replicas as CAF actors (actors/README.md)
-    actors::ActorProcessOptions actor_options;
+    hosts::ActorProcessOptions actor_options;
     actor_options.join = o.join;
     actor_options.quiet = o.quiet;
 #ifdef TAGFLOW_NODE_COMMAND_TORCH
-    actor_options.torch = actors::torch_replica_spawner();
+    actor_options.torch = hosts::torch_replica_spawner();
 #endif
-    nodes::ProcessResult result;
+    hosts::ProcessResult result;
     try {
-      result = actors::run_actor_process(config, *plan, actor_options);
+      result = hosts::run_actor_process(config, *plan, actor_options);
     } catch (const cluster::ConfigError& e) {
       fail(o, e.what(), 2);
     } catch (const std::invalid_argument& e) {
@@ -91,20 +95,20 @@ void run_node(const NodeOptions& o) {
   }
   if (o.join) fail(o, "--join is for actor mode only", 2);
 
-  nodes::FederatedProcessOptions options;
+  hosts::FederatedProcessOptions options;
 #ifdef TAGFLOW_NODE_COMMAND_TORCH
-  options.factory = nodes::make_replica;
+  options.factory = hosts::make_replica;
 #else
-  options.factory = nodes::make_torch_free_replica;
+  options.factory = hosts::make_torch_free_replica;
 #endif
   if (!o.quiet) {
     options.log = [name = o.name](const std::string& line) {
       std::cerr << "tagflow node " + name + ": " + line + "\n";
     };
   }
-  nodes::ProcessResult result;
+  hosts::ProcessResult result;
   try {
-    result = nodes::run_federated_process(config, *plan, options);
+    result = hosts::run_federated_process(config, *plan, options);
   } catch (const cluster::ConfigError& e) {
     fail(o, e.what(), 2);
   } catch (const std::invalid_argument& e) {  // ParamError, an unknown env, ...

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/torch_commands.hpp"
+#include "common/atomic_file.hpp"
 #include "rl/learning/dqn_trainer.hpp"
 #include "rl/learning/learner_checkpoint.hpp"
 #include "rl/learning/torchscript_policy.hpp"
@@ -81,15 +82,14 @@ void run_train(const TrainOptions& options) {
             << summary.policy << ", digest " << summary.digest << "\n";
   try {
     if (!options.summary_path.empty()) {
-      learning::write_file_atomically(options.summary_path, doc.dump(2) + "\n");
+      write_file_atomically(options.summary_path, doc.dump(2) + "\n");
     }
     if (!options.policy_path.empty()) {
       learning::export_torchscript(summary.network, summary.weights.values, options.policy_path);
     }
     if (!options.weights_path.empty()) {
       const std::vector<std::uint8_t> bytes = learning::encode_weights(summary.weights);
-      learning::write_file_atomically(options.weights_path,
-                                      std::string(bytes.begin(), bytes.end()));
+      write_file_atomically(options.weights_path, std::string(bytes.begin(), bytes.end()));
     }
   } catch (const std::exception& e) {
     std::cerr << "tagflow train: " << e.what() << "\n";

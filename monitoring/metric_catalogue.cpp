@@ -6,10 +6,13 @@
 namespace tagflow::monitoring {
 namespace {
 
-using K = ProcessKind;
+// The process kinds, as the `kind` label values the processes export (monitoring/README.md).
+using K = std::string;
+const K kCoordinator = kCoordinatorKind, kSampler = "sampler", kReplay = "replay",
+        kLearner = "learner", kInference = "inference";
 
-const std::vector<K> kAll = {K::coordinator, K::sampler, K::replay, K::learner, K::inference};
-const std::vector<K> kNodes = {K::sampler, K::replay, K::learner, K::inference};
+const std::vector<K> kAll = {kCoordinator, kSampler, kReplay, kLearner, kInference};
+const std::vector<K> kNodes = {kSampler, kReplay, kLearner, kInference};
 
 MetricSpec counter(Metric id, std::string name, std::string help, std::string unit,
                    std::vector<std::string> labels, std::vector<K> exporters) {
@@ -65,63 +68,63 @@ std::vector<MetricSpec> make_catalogue() {
               "transport/drop_reason.hpp: bad_version, size_mismatch, unknown_port, ...).",
               "", {"peer", "reason"}, kAll),
       counter(Metric::env_steps, "tagflow_env_steps_total",
-              "Environment steps taken (one per environment per step).", "", {}, {K::sampler}),
+              "Environment steps taken (one per environment per step).", "", {}, {kSampler}),
       counter(Metric::episodes, "tagflow_episodes_total",
-              "Episodes finished (terminated or truncated).", "", {}, {K::sampler}),
+              "Episodes finished (terminated or truncated).", "", {}, {kSampler}),
       gauge(Metric::episode_return_mean, "tagflow_episode_return_mean",
             "Mean undiscounted return of the last 100 episodes finished by this process.", "", {},
-            {K::sampler}),
+            {kSampler}),
       gauge(Metric::weights_version, "tagflow_weights_version",
             "Version of the policy weights this process holds (the learner: the newest it made).",
-            "", {}, {K::sampler, K::learner, K::inference}),
+            "", {}, {kSampler, kLearner, kInference}),
       counter(Metric::replay_transitions_inserted, "tagflow_replay_transitions_inserted_total",
-              "Transitions inserted into a replay table.", "", {"table"}, {K::replay}),
+              "Transitions inserted into a replay table.", "", {"table"}, {kReplay}),
       counter(Metric::replay_transitions_sampled, "tagflow_replay_transitions_sampled_total",
               "Transitions sampled from a replay table (counted once per time sampled).", "",
-              {"table"}, {K::replay}),
+              {"table"}, {kReplay}),
       counter(Metric::replay_priority_updates, "tagflow_replay_priority_updates_total",
-              "Priority updates applied to items of a replay table.", "", {"table"}, {K::replay}),
+              "Priority updates applied to items of a replay table.", "", {"table"}, {kReplay}),
       gauge(Metric::replay_transitions, "tagflow_replay_transitions",
-            "Transitions currently stored in a replay table.", "", {"table"}, {K::replay}),
+            "Transitions currently stored in a replay table.", "", {"table"}, {kReplay}),
       gauge(Metric::replay_bytes, "tagflow_replay_bytes",
             "Bytes of transition data currently stored in a replay table.", "bytes", {"table"},
-            {K::replay}),
+            {kReplay}),
       counter(Metric::learner_updates, "tagflow_learner_updates_total",
-              "Gradient updates applied by the learner.", "", {}, {K::learner}),
+              "Gradient updates applied by the learner.", "", {}, {kLearner}),
       gauge(Metric::learner_loss, "tagflow_learner_loss", "Loss of the latest gradient update.", "",
-            {}, {K::learner}),
+            {}, {kLearner}),
       gauge(Metric::learner_policy_lag, "tagflow_learner_policy_lag_versions",
             "Weights versions between the learner's newest weights and the weights that acted "
             "for the transitions of its latest batch (mean over the batch).",
-            "", {}, {K::learner}),
+            "", {}, {kLearner}),
       histogram(Metric::learner_update_duration, "tagflow_learner_update_duration_seconds",
                 "Wall time of one gradient update (forward, backward, optimizer step).", "seconds",
-                latency_buckets(), {K::learner}),
+                latency_buckets(), {kLearner}),
       counter(Metric::inference_requests, "tagflow_inference_requests_total",
-              "Action requests answered (one per observation).", "", {}, {K::inference}),
+              "Action requests answered (one per observation).", "", {}, {kInference}),
       histogram(Metric::inference_batch_size, "tagflow_inference_batch_size",
                 "Observations per forward pass of the inference server.", "", batch_size_buckets(),
-                {K::inference}),
+                {kInference}),
       histogram(Metric::inference_request_duration, "tagflow_inference_request_duration_seconds",
                 "Time from a request's arrival to its reply being sent.", "seconds",
-                latency_buckets(), {K::inference}),
+                latency_buckets(), {kInference}),
       gauge(Metric::actor_members, "tagflow_actor_members",
             "Actor mode: 1 for each sampler linked to this node (label peer: its replica name), "
             "0 once it left or died. Samplers that joined a running cluster show up here.",
-            "", peer, {K::replay, K::learner, K::inference}),
+            "", peer, {kReplay, kLearner, kInference}),
       counter(Metric::coordinator_tag_advances, "tagflow_coordinator_tag_advances_total",
-              "Tag advance grants sent (TAG and PTAG).", "", {}, {K::coordinator}),
+              "Tag advance grants sent (TAG and PTAG).", "", {}, {kCoordinator}),
       histogram(Metric::coordinator_grant_latency, "tagflow_coordinator_grant_latency_seconds",
                 "Time from a federate's next tag (a NET, or the next tag an LTC carries) to the "
                 "grant that covers it; 0 when a grant covered it already.",
-                "seconds", latency_buckets(), {K::coordinator}),
+                "seconds", latency_buckets(), {kCoordinator}),
       counter(Metric::coordinator_heartbeats, "tagflow_coordinator_heartbeats_total",
-              "Heartbeats received from a federate.", "", peer, {K::coordinator}),
+              "Heartbeats received from a federate.", "", peer, {kCoordinator}),
       gauge(Metric::coordinator_federates, "tagflow_coordinator_federates",
-            "Federates joined and not failed.", "", {}, {K::coordinator}),
+            "Federates joined and not failed.", "", {}, {kCoordinator}),
       counter(Metric::coordinator_federate_failures, "tagflow_coordinator_federate_failures_total",
               "Federates declared failed (silent for longer than the heartbeat timeout).", "", {},
-              {K::coordinator}),
+              {kCoordinator}),
       collected(counter(Metric::process_cpu_seconds, "process_cpu_seconds_total",
                         "Total user and system CPU time spent in seconds.", "seconds", {}, kAll)),
       collected(gauge(Metric::process_resident_memory, "process_resident_memory_bytes",
@@ -166,8 +169,8 @@ const char* to_string(MetricType type) {
   return "untyped";
 }
 
-bool MetricSpec::exported_by(ProcessKind kind) const {
-  for (ProcessKind k : exporters) {
+bool MetricSpec::exported_by(const std::string& kind) const {
+  for (const std::string& k : exporters) {
     if (k == kind) return true;
   }
   return false;
@@ -209,9 +212,8 @@ std::string catalogue_markdown() {
   out << "| family | type | unit | labels | exported by | help |\n"
       << "|---|---|---|---|---|---|\n";
   for (const MetricSpec& s : catalogue()) {
-    std::vector<std::string> kinds;
-    for (ProcessKind k : s.exporters) kinds.emplace_back(to_string(k));
-    if (s.exporters.size() == 5) kinds = {"all"};
+    std::vector<std::string> kinds = s.exporters;
+    if (s.exporters.size() == kAll.size()) kinds = {"all"};
     const char* note = s.source == MetricSource::scrape ? " (by Prometheus)" : "";
     out << "| `" << s.name << "` | " << to_string(s.type) << " | " << s.unit << " | "
         << join(s.labels) << " | " << join(kinds) << note << " | " << s.help << " |\n";

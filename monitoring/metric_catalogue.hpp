@@ -95,10 +95,10 @@ struct MetricSpec {
   std::string unit;                    // "seconds", "bytes", or "" for a plain count/ratio
   std::vector<std::string> labels;     // per-series labels besides node/kind/mode, in order
   std::vector<double> buckets;         // histogram upper bounds (ascending); empty otherwise
-  std::vector<ProcessKind> exporters;  // the process kinds that export it
+  std::vector<std::string> exporters;  // the process kinds that export it (label values)
   MetricSource source = MetricSource::registry;
 
-  bool exported_by(ProcessKind kind) const;
+  bool exported_by(const std::string& kind) const;
 };
 
 /// Every family, in Metric order (catalogue()[i].id == Metric(i)).

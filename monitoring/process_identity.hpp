@@ -1,30 +1,23 @@
 // ProcessIdentity: who a process is, as the constant labels of every series it exports.
 //
 // `node` is the process name from the cluster file (coordinator, replay, sampler-0, ...), `kind`
-// the node kind or `coordinator`, `mode` the execution mode (reactor or actor). Plain values.
+// what the process is (the coordinator, or a node kind of the cluster file: sampler, ...) and
+// `mode` the execution mode (reactor or actor). All three are label values: monitoring attaches
+// them and the catalogue says which kinds export a family, but it knows nothing of what a kind
+// is. Plain values.
 #pragma once
 
-#include <optional>
 #include <string>
-
-#include "nodes/cluster/cluster_config.hpp"
 
 namespace tagflow::monitoring {
 
-/// The kinds of tagflow processes: the coordinator and the four node kinds.
-enum class ProcessKind { coordinator, sampler, replay, learner, inference };
-
-const char* to_string(ProcessKind kind);
-
-/// "coordinator", "sampler", ... → the kind; nullopt for anything else.
-std::optional<ProcessKind> parse_process_kind(const std::string& text);
-
-ProcessKind process_kind(cluster::NodeKind kind);
+/// The `kind` of the coordinator process (the only kind that is not a node kind).
+inline constexpr const char* kCoordinatorKind = "coordinator";
 
 struct ProcessIdentity {
   std::string node;  // process name; must be non-empty
-  ProcessKind kind = ProcessKind::coordinator;
-  cluster::Mode mode = cluster::Mode::reactor;
+  std::string kind = kCoordinatorKind;
+  std::string mode = "reactor";
 };
 
 }  // namespace tagflow::monitoring

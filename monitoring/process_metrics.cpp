@@ -10,9 +10,7 @@ namespace tagflow::monitoring {
 namespace {
 
 Labels constant_labels(const ProcessIdentity& identity) {
-  return {{"node", identity.node},
-          {"kind", to_string(identity.kind)},
-          {"mode", cluster::to_string(identity.mode)}};
+  return {{"node", identity.node}, {"kind", identity.kind}, {"mode", identity.mode}};
 }
 
 std::string label_names(const Labels& labels) {
@@ -71,8 +69,8 @@ const MetricSpec& ProcessMetrics::checked(Metric metric, MetricType type,
     throw std::logic_error(s.name + " is a " + to_string(s.type) + ", not a " + to_string(type));
   }
   if (!registers(metric)) {
-    throw std::logic_error(s.name + " is not exported through the registry of a " +
-                           to_string(identity_.kind) + " process");
+    throw std::logic_error(s.name + " is not exported through the registry of a " + identity_.kind +
+                           " process");
   }
   bool same = labels.size() == s.labels.size();
   for (const std::string& name : s.labels) same = same && labels.count(name) == 1;

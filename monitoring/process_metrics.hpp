@@ -7,7 +7,7 @@
 //
 // Usage: look a series up once and keep the reference; updating it is a lock-free atomic.
 //
-//   ProcessMetrics metrics({"sampler-0", ProcessKind::sampler, cluster::Mode::reactor});
+//   ProcessMetrics metrics({"sampler-0", "sampler", "reactor"});
 //   prometheus::Counter& steps = metrics.counter(Metric::env_steps);
 //   prometheus::Counter& sent = metrics.counter(Metric::transport_messages_sent, {{"peer",
 //   "replay"}}); steps.Increment(num_envs);

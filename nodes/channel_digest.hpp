@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/fnv1a.hpp"
 #include "nodes/messages.hpp"
 #include "reactors/tag.hpp"
 
@@ -49,7 +50,7 @@ class ChannelDigests {
   [[nodiscard]] std::size_t size() const { return hashes_.size(); }
 
  private:
-  static constexpr std::uint64_t kInitial = 14695981039346656037ULL;
+  static constexpr std::uint64_t kInitial = kFnv1aOffset;
   struct Entry {
     reactors::Tag tag;
     std::uint64_t hash;

@@ -141,6 +141,12 @@ bool observations_consistent(const M& m, std::size_t rows) {
          rows_match(rows, m.observation_size, used_next);
 }
 
+void require(bool ok, const char* what) {
+  if (!ok) throw std::invalid_argument(std::string("encode: inconsistent sizes in ") + what);
+}
+
+}  // namespace
+
 bool consistent(const TransitionsMessage& m) {
   const std::size_t n = m.actions.size();
   return m.rewards.size() == n && m.terminated.size() == n && observations_consistent(m, n);
@@ -160,11 +166,7 @@ bool consistent(const ObservationBatchMessage& m) {
   return m.observation_size > 0 && used % m.observation_size == 0 && unused == 0;
 }
 
-void require(bool ok, const char* what) {
-  if (!ok) throw std::invalid_argument(std::string("encode: inconsistent sizes in ") + what);
-}
-
-}  // namespace
+bool consistent(const PriorityUpdateMessage& m) { return m.keys.size() == m.priorities.size(); }
 
 const char* observation_type_name(ObservationType type) {
   return type == ObservationType::kUInt8 ? "uint8" : "float32";
@@ -306,14 +308,6 @@ bool decode(const Bytes& bytes, ActionBatchMessage& out, std::string* error) {
   r.scalar(out.weights_version);
   r.block(out.actions, "actions");
   return r.finish(true, "action batch");
-}
-
-std::uint64_t fnv1a64(const Bytes& bytes, std::uint64_t hash) {
-  for (const std::uint8_t b : bytes) {
-    hash ^= b;
-    hash *= 1099511628211ULL;
-  }
-  return hash;
 }
 
 }  // namespace tagflow::nodes

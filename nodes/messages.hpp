@@ -110,6 +110,17 @@ using Bytes = std::vector<std::uint8_t>;
 /// (the learner's policy lag; 0 for an empty batch or one from the future).
 [[nodiscard]] double policy_lag(std::uint64_t newest, const SampleBatchMessage& batch);
 
+/// The size checks every decoded or received message passes before a node uses it: arrays of one
+/// entry per row as long as the row count, observation arrays of the message's type rows ×
+/// observation_size and the other type's empty. decode() applies them; actor bindings apply them
+/// to what CAF delivers (a message that fails is dropped and counted, reason size_mismatch).
+[[nodiscard]] bool consistent(const TransitionsMessage& message);
+[[nodiscard]] bool consistent(const SampleBatchMessage& message);
+[[nodiscard]] bool consistent(const PriorityUpdateMessage& message);
+[[nodiscard]] bool consistent(const ObservationBatchMessage& message);
+[[nodiscard]] inline bool consistent(const WeightsMessage& /*message*/) { return true; }
+[[nodiscard]] inline bool consistent(const ActionBatchMessage& /*message*/) { return true; }
+
 [[nodiscard]] Bytes encode(const TransitionsMessage& message);
 [[nodiscard]] Bytes encode(const SampleBatchMessage& message);
 [[nodiscard]] Bytes encode(const PriorityUpdateMessage& message);
@@ -123,10 +134,5 @@ using Bytes = std::vector<std::uint8_t>;
 [[nodiscard]] bool decode(const Bytes& bytes, WeightsMessage& out, std::string* error);
 [[nodiscard]] bool decode(const Bytes& bytes, ObservationBatchMessage& out, std::string* error);
 [[nodiscard]] bool decode(const Bytes& bytes, ActionBatchMessage& out, std::string* error);
-
-/// FNV-1a 64 over bytes, continuing from `hash` (digests of everything that crossed a
-/// connection are built from the encodings).
-[[nodiscard]] std::uint64_t fnv1a64(const Bytes& bytes,
-                                    std::uint64_t hash = 14695981039346656037ULL);
 
 }  // namespace tagflow::nodes

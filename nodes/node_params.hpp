@@ -51,6 +51,8 @@ class NodeParams {
 
   void set(const std::string& name, const std::string& value) { values_[name] = value; }
   [[nodiscard]] const std::string& node() const { return node_; }
+  /// Every param as the file gives it (YAML text), by name.
+  [[nodiscard]] const std::map<std::string, std::string>& values() const { return values_; }
 
  private:
   std::string node_;

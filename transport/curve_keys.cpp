@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 #include <zmq.h>
 
+#include "common/atomic_file.hpp"
+
 namespace tagflow::transport {
 namespace {
 
@@ -24,13 +26,12 @@ std::string read_key_file(const std::filesystem::path& path) {
 }
 
 void write_key_file(const std::filesystem::path& path, const std::string& key, mode_t mode) {
-  {
-    std::ofstream out(path, std::ios::trunc);
-    if (!out) throw CurveKeyError("cannot write key file " + path.string());
-    out << key << "\n";
-  }
-  if (::chmod(path.c_str(), mode) != 0) {
-    throw CurveKeyError("cannot set the permissions of " + path.string());
+  // Created with `mode` from the start: a secret key is never readable by others, not even
+  // for a moment.
+  try {
+    write_file_atomically(path.string(), key + "\n", mode);
+  } catch (const AtomicFileError& e) {
+    throw CurveKeyError(std::string("cannot write key file: ") + e.what());
   }
 }
 

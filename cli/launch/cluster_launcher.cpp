@@ -13,7 +13,7 @@
 #include "cli/launch/process_supervisor.hpp"
 #include "cli/launch/progress_reporter.hpp"
 #include "cli/launch/run_report.hpp"
-#include "monitoring/scrape_targets.hpp"
+#include "nodes/cluster/scrape_targets.hpp"
 
 namespace tagflow::cli {
 namespace {
@@ -241,7 +241,7 @@ int launch_cluster(const LaunchOptions& options) {
     return kExitFailed;
   }
 
-  ProgressReporter reporter(monitoring::scrape_targets(config), ::isatty(STDERR_FILENO) == 1,
+  ProgressReporter reporter(cluster::scrape_targets(config), ::isatty(STDERR_FILENO) == 1,
                             !options.quiet);
   const bool actor_mode = plan.mode == cluster::Mode::actor;
   if (actor_mode) reporter.follow_joined_samplers(config);  // samplers may join (--join)

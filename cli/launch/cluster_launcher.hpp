@@ -12,7 +12,7 @@
 //        their own (the coordinator then reports the dead federate), then are stopped (SIGTERM,
 //        grace, SIGKILL); the error names the failed process and shows its last log lines;
 //      - SIGINT or SIGTERM reached the launcher: every child is stopped;
-//   4. report: the nodes' result files (DIR/P.json) are combined (nodes/run_combine.hpp) into the
+//   4. report: the nodes' result files (DIR/P.json) are combined (hosts/run_combine.hpp) into the
 //      run summary: stop reason, mean return, env steps, seconds and digest on stdout, the JSON in
 //      DIR/summary.json and at --summary. In actor mode the samplers that joined while it ran
 //      (`tagflow node --join`, found through the nodes' metrics: sampler_roster.hpp) are in the

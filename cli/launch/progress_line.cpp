@@ -70,11 +70,11 @@ std::string ProgressLine::update(Clock::time_point now, const std::vector<Proces
   for (const ProcessSample& sample : round) {
     if (const auto version = value_of(sample.probe, kWeightsVersion)) {
       any_version = std::max(any_version.value_or(0.0), *version);
-      if (sample.kind == monitoring::ProcessKind::learner) {
+      if (sample.kind == "learner") {
         learner_version = std::max(learner_version.value_or(0.0), *version);
       }
     }
-    if (sample.kind != monitoring::ProcessKind::sampler) continue;
+    if (sample.kind != "sampler") continue;
     ++samplers;
     if (sample.joined) ++joined;
     if (!sample.probe.answered) continue;

@@ -30,8 +30,8 @@ namespace tagflow::cli {
 
 /// One process's answer in a round of scrapes.
 struct ProcessSample {
-  std::string process;  // sampler-0, learner, ...
-  monitoring::ProcessKind kind = monitoring::ProcessKind::sampler;
+  std::string process;           // sampler-0, learner, ...
+  std::string kind = "sampler";  // the `kind` label value
   ProbeResult probe;
   bool joined = false;  // a sampler that joined the running cluster (not a process of the file)
 };

@@ -15,11 +15,11 @@ constexpr auto kProbeTimeout = 200ms;
 
 }  // namespace
 
-ProgressReporter::ProgressReporter(std::vector<monitoring::ScrapeTarget> targets, bool terminal,
+ProgressReporter::ProgressReporter(std::vector<cluster::ScrapeTarget> targets, bool terminal,
                                    bool print)
     : terminal_(terminal), print_(print), period_(terminal ? 250ms : 1000ms) {
-  for (monitoring::ScrapeTarget& target : targets) {
-    if (target.kind != monitoring::ProcessKind::coordinator) targets_.push_back(std::move(target));
+  for (cluster::ScrapeTarget& target : targets) {
+    if (target.kind != "coordinator") targets_.push_back(std::move(target));
   }
 }
 
@@ -59,13 +59,13 @@ void ProgressReporter::run() {
     lock.unlock();
     std::vector<ProcessSample> round;
     round.reserve(targets_.size());
-    for (const monitoring::ScrapeTarget& target : targets_) {
+    for (const cluster::ScrapeTarget& target : targets_) {
       round.push_back(ProcessSample{
           target.process, target.kind,
           probe_metrics(target.host, target.port, ProgressLine::families(), kProbeTimeout)});
     }
     if (roster_) {
-      for (const monitoring::ScrapeTarget& target : roster_->update_members(round)) {
+      for (const cluster::ScrapeTarget& target : roster_->update_members(round)) {
         ProcessSample sample{
             target.process, target.kind,
             probe_metrics(target.host, target.port, ProgressLine::families(), kProbeTimeout), true};

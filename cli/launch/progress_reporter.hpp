@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "cli/launch/sampler_roster.hpp"
-#include "monitoring/scrape_targets.hpp"
+#include "nodes/cluster/scrape_targets.hpp"
 
 namespace tagflow::cli {
 
@@ -33,7 +33,7 @@ class ProgressReporter {
  public:
   /// `targets`: the node endpoints to scrape (the coordinator's is skipped). `terminal`: whether
   /// stderr is a terminal (decides the period and "\r" versus newlines).
-  ProgressReporter(std::vector<monitoring::ScrapeTarget> targets, bool terminal, bool print = true);
+  ProgressReporter(std::vector<cluster::ScrapeTarget> targets, bool terminal, bool print = true);
   ~ProgressReporter();
   ProgressReporter(const ProgressReporter&) = delete;
   ProgressReporter& operator=(const ProgressReporter&) = delete;
@@ -49,7 +49,7 @@ class ProgressReporter {
  private:
   void run();
 
-  std::vector<monitoring::ScrapeTarget> targets_;
+  std::vector<cluster::ScrapeTarget> targets_;
   bool terminal_;
   bool print_;
   std::optional<SamplerRoster> roster_;  // used by the thread while it runs

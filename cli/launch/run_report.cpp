@@ -7,8 +7,9 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "nodes/process_result.hpp"
-#include "nodes/run_combine.hpp"
+#include "common/atomic_file.hpp"
+#include "hosts/process_result.hpp"
+#include "hosts/run_combine.hpp"
 
 namespace tagflow::cli {
 namespace {
@@ -17,13 +18,13 @@ constexpr int kExitOk = 0;
 constexpr int kExitFailed = 1;
 constexpr int kExitBeforeTarget = 3;
 
-nodes::ProcessResult read_result(const std::string& path) {
+hosts::ProcessResult read_result(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error(path + ": no result file (the node exited 0 without one)");
   std::stringstream text;
   text << in.rdbuf();
   try {
-    return nodes::ProcessResult::from_json(text.str());
+    return hosts::ProcessResult::from_json(text.str());
   } catch (const std::exception& e) {
     throw std::runtime_error(path + ": " + e.what());
   }
@@ -38,27 +39,27 @@ void print_joined(const std::vector<JoinedSampler>& joined) {
 }
 
 /// The joined samplers' steps into the summary, each as a node of its own.
-void add_joined(nodes::RunSummary& summary, const std::vector<JoinedSampler>& joined) {
+void add_joined(hosts::RunSummary& summary, const std::vector<JoinedSampler>& joined) {
   for (const JoinedSampler& sampler : joined) {
     summary.env_steps += sampler.env_steps;
     const double per_second =
         summary.seconds > 0 ? static_cast<double>(sampler.env_steps) / summary.seconds : 0.0;
     summary.nodes.push_back(
-        nodes::NodeThroughput{sampler.name, "sampler", "env_steps", sampler.env_steps, per_second});
+        hosts::NodeThroughput{sampler.name, "sampler", "env_steps", sampler.env_steps, per_second});
   }
 }
 
-void print_host_report(const LaunchPlan& plan, const std::vector<nodes::ProcessResult>& results,
+void print_host_report(const LaunchPlan& plan, const std::vector<hosts::ProcessResult>& results,
                        const std::vector<JoinedSampler>& joined) {
   std::int64_t env_steps = 0;
   for (const JoinedSampler& sampler : joined) env_steps += sampler.env_steps;
   print_joined(joined);
   std::string stop_reason;
   double seconds = 0.0;
-  for (const nodes::ProcessResult& result : results) {
+  for (const hosts::ProcessResult& result : results) {
     if (stop_reason.empty()) stop_reason = result.stop_reason;
     seconds = std::max(seconds, result.seconds);
-    for (const nodes::ReplicaResult& replica : result.replicas) {
+    for (const hosts::ReplicaResult& replica : result.replicas) {
       if (replica.kind == "sampler") env_steps += replica.count;
       std::cout << "  " << replica.name << ": " << replica.count << " " << replica.unit << "\n";
     }
@@ -71,24 +72,11 @@ void print_host_report(const LaunchPlan& plan, const std::vector<nodes::ProcessR
 
 }  // namespace
 
-void write_text_atomically(const std::string& path, const std::string& text) {
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write " + temporary);
-  }
-  std::error_code error;
-  std::filesystem::rename(temporary, path, error);
-  if (error) throw std::runtime_error("cannot write " + path + ": " + error.message());
-}
-
 int report_run(const cluster::ClusterConfig& config, const LaunchPlan& plan,
                const std::string& log_dir, const std::string& summary_path,
                const std::vector<JoinedSampler>& joined) {
-  std::vector<nodes::ProcessResult> results;
-  nodes::RunSummary summary;
+  std::vector<hosts::ProcessResult> results;
+  hosts::RunSummary summary;
   try {
     for (const cluster::ProcessPlan& process : plan.processes) {
       results.push_back(read_result(result_path(log_dir, process.name)));
@@ -97,7 +85,7 @@ int report_run(const cluster::ClusterConfig& config, const LaunchPlan& plan,
       print_host_report(plan, results, joined);
       return kExitOk;
     }
-    summary = nodes::combine_results(config, results, "process");
+    summary = hosts::combine_results(config, results, "process");
     add_joined(summary, joined);
   } catch (const std::exception& e) {
     std::cerr << "tagflow up: " << e.what() << "\n";
@@ -110,8 +98,8 @@ int report_run(const cluster::ClusterConfig& config, const LaunchPlan& plan,
             << (summary.digest_reproducible ? "" : " (actor mode: not reproducible)") << std::endl;
   try {
     const std::string json = summary.to_json() + "\n";
-    write_text_atomically((std::filesystem::path(log_dir) / "summary.json").string(), json);
-    if (!summary_path.empty()) write_text_atomically(summary_path, json);
+    write_file_atomically((std::filesystem::path(log_dir) / "summary.json").string(), json);
+    if (!summary_path.empty()) write_file_atomically(summary_path, json);
   } catch (const std::exception& e) {
     std::cerr << "tagflow up: " << e.what() << "\n";
     return kExitFailed;

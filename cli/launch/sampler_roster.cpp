@@ -13,9 +13,9 @@ const char* const kEpisodes = "tagflow_episodes_total";
 }  // namespace
 
 SamplerRoster::SamplerRoster(cluster::ClusterConfig config,
-                             const std::vector<monitoring::ScrapeTarget>& planned)
+                             const std::vector<cluster::ScrapeTarget>& planned)
     : config_(std::move(config)) {
-  for (const monitoring::ScrapeTarget& target : planned) planned_.insert(target.process);
+  for (const cluster::ScrapeTarget& target : planned) planned_.insert(target.process);
   for (const cluster::NodeConfig& node : config_.nodes) {
     for (int i = 0; i < node.replicas; ++i) planned_.insert(cluster::replica_name(node, i));
   }
@@ -28,7 +28,7 @@ JoinedSampler* SamplerRoster::find(const std::string& name) {
   return nullptr;
 }
 
-std::vector<monitoring::ScrapeTarget> SamplerRoster::update_members(
+std::vector<cluster::ScrapeTarget> SamplerRoster::update_members(
     const std::vector<ProcessSample>& round) {
   std::map<std::string, bool> listed;  // name → some answering node lists it as in
   for (const ProcessSample& sample : round) {
@@ -41,7 +41,7 @@ std::vector<monitoring::ScrapeTarget> SamplerRoster::update_members(
     if (planned_.count(name) != 0) continue;
     JoinedSampler* sampler = find(name);
     if (sampler == nullptr) {
-      if (!in || !monitoring::sampler_scrape_target(config_, name)) continue;
+      if (!in || !cluster::sampler_scrape_target(config_, name)) continue;
       joined_.push_back(JoinedSampler{name});
       sampler = &joined_.back();
     }
@@ -51,10 +51,10 @@ std::vector<monitoring::ScrapeTarget> SamplerRoster::update_members(
     }
     sampler->in = in;
   }
-  std::vector<monitoring::ScrapeTarget> targets;
+  std::vector<cluster::ScrapeTarget> targets;
   for (const JoinedSampler& sampler : joined_) {
     if (!sampler.in) continue;
-    if (auto target = monitoring::sampler_scrape_target(config_, sampler.name)) {
+    if (auto target = cluster::sampler_scrape_target(config_, sampler.name)) {
       targets.push_back(std::move(*target));
     }
   }

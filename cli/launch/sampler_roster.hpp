@@ -10,7 +10,7 @@
 //      is in while some node that answered lists it with 1, out once every node that lists it says
 //      0; a round in which no answering node lists it changes nothing (a missed scrape is not a
 //      leave). It returns the endpoints of the joined samplers that are in (sampler metrics_port
-//      + K, monitoring::sampler_scrape_target).
+//      + K, cluster::sampler_scrape_target).
 //   2. record() keeps each joined sampler's latest env steps and episodes from its own endpoint.
 //      A sampler that left keeps its last count: what the run summary reports for it.
 // Pure (no I/O). Not thread-safe: one owner (the reporter's thread; read joined() after it ended).
@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "cli/launch/progress_line.hpp"
-#include "monitoring/scrape_targets.hpp"
 #include "nodes/cluster/cluster_config.hpp"
+#include "nodes/cluster/scrape_targets.hpp"
 
 namespace tagflow::cli {
 
@@ -41,11 +41,10 @@ struct JoinedSampler {
 class SamplerRoster {
  public:
   /// `planned`: the processes of the file (their names are never joined samplers).
-  SamplerRoster(cluster::ClusterConfig config,
-                const std::vector<monitoring::ScrapeTarget>& planned);
+  SamplerRoster(cluster::ClusterConfig config, const std::vector<cluster::ScrapeTarget>& planned);
 
   /// Step 1 above; returns the endpoints to probe this round.
-  std::vector<monitoring::ScrapeTarget> update_members(const std::vector<ProcessSample>& round);
+  std::vector<cluster::ScrapeTarget> update_members(const std::vector<ProcessSample>& round);
 
   /// Step 2 above: the answer of a joined sampler's endpoint (ignored when it did not answer).
   void record(const ProcessSample& sample);

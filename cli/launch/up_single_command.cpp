@@ -1,5 +1,5 @@
 // `tagflow up FILE --placement single [--summary PATH] [--workers N]`: the whole cluster file in
-// this process as one reactor program (nodes/single/single_process_cluster.hpp), in tagflow-torch.
+// this process as one reactor program (hosts/reactor/single_process_cluster.hpp), in tagflow-torch.
 // `tagflow up` (cli/up_command.cpp) hands the command over when --placement single is given;
 // every other placement is the multi-process launcher of the plain tagflow binary.
 #include <iostream>
@@ -8,12 +8,13 @@
 
 #include <CLI/CLI.hpp>
 
-#include "actors/actor_cluster.hpp"
-#include "actors/torch_replica_spawner.hpp"
 #include "cli/torch_commands.hpp"
+#include "common/atomic_file.hpp"
+#include "hosts/actor/actor_cluster.hpp"
+#include "hosts/actor/torch_replica_spawner.hpp"
+#include "hosts/reactor/single_process_cluster.hpp"
 #include "nodes/cluster/cluster_config.hpp"
 #include "nodes/node_params.hpp"
-#include "nodes/single/single_process_cluster.hpp"
 #include "rl/learning/learner_checkpoint.hpp"
 
 namespace tagflow::cli {
@@ -45,20 +46,20 @@ void run_up(const UpOptions& options) {
     config.mode = options.mode == "actor" ? cluster::Mode::actor : cluster::Mode::reactor;
   }
   set_torch_threads(1);  // the learner's sums in one order: the digest is the same every run
-  nodes::SingleProcessOptions run_options;
+  hosts::SingleProcessOptions run_options;
   run_options.workers = options.workers;
   run_options.progress = !options.quiet;
-  nodes::RunSummary summary;
+  hosts::RunSummary summary;
   try {
     std::cerr << "tagflow up: " << config.name << " (" << options.file << "), placement single, "
               << run_options.workers << " worker(s)\n";
     if (config.mode == cluster::Mode::actor) {  // every replica a CAF actor (actors/README.md)
-      actors::ActorClusterOptions actor_options;
+      hosts::ActorClusterOptions actor_options;
       actor_options.progress = !options.quiet;
-      actor_options.torch = actors::torch_replica_spawner();
-      summary = actors::run_actor_cluster(config, actor_options);
+      actor_options.torch = hosts::torch_replica_spawner();
+      summary = hosts::run_actor_cluster(config, actor_options);
     } else {
-      summary = nodes::run_single_process_cluster(config, run_options);
+      summary = hosts::run_single_process_cluster(config, run_options);
     }
   } catch (const cluster::ConfigError& e) {
     std::cerr << "tagflow up: " << e.what() << "\n";
@@ -76,7 +77,7 @@ void run_up(const UpOptions& options) {
             << (summary.digest_reproducible ? "" : " (actor mode: not reproducible)") << "\n";
   if (!options.summary_path.empty()) {
     try {
-      learning::write_file_atomically(options.summary_path, summary.to_json() + "\n");
+      write_file_atomically(options.summary_path, summary.to_json() + "\n");
     } catch (const std::exception& e) {
       std::cerr << "tagflow up: " << e.what() << "\n";
       throw CLI::RuntimeError(1);

@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "actors/node_actor_base.hpp"
+#include "nodes/actor_binding_base.hpp"
 
 namespace tagflow::nodes {
 namespace {
@@ -14,7 +14,7 @@ using actors::Leave;
 using actors::Offer;
 using actors::StopRun;
 
-class InferenceActorImpl : public actors::NodeActorBase<actors::InferenceActor> {
+class InferenceActorImpl : public nodes::NodeActorBase<nodes::InferenceActor> {
  public:
   InferenceActorImpl(caf::actor_config& cfg, const InferenceConfig& config,
                      InferenceActorOptions options)
@@ -114,9 +114,9 @@ class InferenceActorImpl : public actors::NodeActorBase<actors::InferenceActor> 
 
 }  // namespace
 
-actors::InferenceActor spawn_inference_actor(caf::actor_system& system,
-                                             const InferenceConfig& config,
-                                             InferenceActorOptions options) {
+nodes::InferenceActor spawn_inference_actor(caf::actor_system& system,
+                                            const InferenceConfig& config,
+                                            InferenceActorOptions options) {
   return system.spawn<InferenceActorImpl>(config, std::move(options));
 }
 

@@ -18,21 +18,21 @@
 
 #include <caf/actor_system.hpp>
 
-#include "actors/node_interfaces.hpp"
-#include "actors/replica_report.hpp"
+#include "nodes/actor_interfaces.hpp"
 #include "nodes/inference/inference_server.hpp"
 #include "nodes/node_metrics.hpp"
+#include "nodes/replica_report.hpp"
 
 namespace tagflow::nodes {
 
 struct InferenceActorOptions {
   std::string name;
-  std::shared_ptr<actors::ReplicaReport> report;
+  std::shared_ptr<nodes::ReplicaReport> report;
   NodeMetrics* metrics = nullptr;  // optional: the same families as reactor mode
 };
 
-[[nodiscard]] actors::InferenceActor spawn_inference_actor(caf::actor_system& system,
-                                                           const InferenceConfig& config,
-                                                           InferenceActorOptions options);
+[[nodiscard]] nodes::InferenceActor spawn_inference_actor(caf::actor_system& system,
+                                                          const InferenceConfig& config,
+                                                          InferenceActorOptions options);
 
 }  // namespace tagflow::nodes

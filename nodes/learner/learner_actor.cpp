@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "actors/credit_ledger.hpp"
-#include "actors/node_actor_base.hpp"
+#include "nodes/actor_binding_base.hpp"
 
 namespace tagflow::nodes {
 namespace {
@@ -14,7 +14,7 @@ using actors::Leave;
 using actors::Offer;
 using actors::StopRun;
 
-class LearnerActorImpl : public actors::NodeActorBase<actors::LearnerActor> {
+class LearnerActorImpl : public nodes::NodeActorBase<nodes::LearnerActor> {
  public:
   LearnerActorImpl(caf::actor_config& cfg, const LearnerConfig& config, LearnerActorOptions options)
       : NodeActorBase(cfg, options.name, options.report, options.metrics),
@@ -45,7 +45,7 @@ class LearnerActorImpl : public actors::NodeActorBase<actors::LearnerActor> {
   }
 
  private:
-  // The host links `port` to `peer` (actors/node_interfaces.hpp).
+  // The host links `port` to `peer` (nodes/actor_interfaces.hpp).
   void connect(const std::string& port, const std::string& peer_name, const caf::actor& peer) {
     if (port != "priorities" && port != "weights") return;
     add_peer(peer, false, peer_name);
@@ -150,7 +150,7 @@ class LearnerActorImpl : public actors::NodeActorBase<actors::LearnerActor> {
     weights_.downstreams().clear();
   }
 
-  void record_results(actors::ReplicaReport& report) override {
+  void record_results(nodes::ReplicaReport& report) override {
     report.final_weights = server_.weights();
   }
 
@@ -164,8 +164,8 @@ class LearnerActorImpl : public actors::NodeActorBase<actors::LearnerActor> {
 
 }  // namespace
 
-actors::LearnerActor spawn_learner_actor(caf::actor_system& system, const LearnerConfig& config,
-                                         LearnerActorOptions options) {
+nodes::LearnerActor spawn_learner_actor(caf::actor_system& system, const LearnerConfig& config,
+                                        LearnerActorOptions options) {
   return system.spawn<LearnerActorImpl>(config, std::move(options));
 }
 

@@ -23,11 +23,11 @@
 
 #include <caf/actor_system.hpp>
 
-#include "actors/node_interfaces.hpp"
-#include "actors/replica_report.hpp"
+#include "nodes/actor_interfaces.hpp"
 #include "nodes/learner/evaluator.hpp"
 #include "nodes/learner/learner_server.hpp"
 #include "nodes/node_metrics.hpp"
+#include "nodes/replica_report.hpp"
 
 namespace tagflow::nodes {
 
@@ -35,12 +35,12 @@ struct LearnerActorOptions {
   std::string name;
   std::optional<double> target_return;
   std::shared_ptr<Evaluator> evaluator;  // required with target_return
-  std::shared_ptr<actors::ReplicaReport> report;
+  std::shared_ptr<nodes::ReplicaReport> report;
   NodeMetrics* metrics = nullptr;  // optional: the same families as reactor mode
 };
 
-[[nodiscard]] actors::LearnerActor spawn_learner_actor(caf::actor_system& system,
-                                                       const LearnerConfig& config,
-                                                       LearnerActorOptions options);
+[[nodiscard]] nodes::LearnerActor spawn_learner_actor(caf::actor_system& system,
+                                                      const LearnerConfig& config,
+                                                      LearnerActorOptions options);
 
 }  // namespace tagflow::nodes

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "common/fnv1a.hpp"
+
 namespace tagflow::nodes {
 
 LearnerReactor::LearnerReactor(std::string name, reactors::Environment& env,

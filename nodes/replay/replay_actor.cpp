@@ -1,11 +1,12 @@
 #include "nodes/replay/replay_actor.hpp"
 
+#include <cstdio>
 #include <deque>
 #include <utility>
 #include <vector>
 
 #include "actors/credit_ledger.hpp"
-#include "actors/node_actor_base.hpp"
+#include "nodes/actor_binding_base.hpp"
 
 namespace tagflow::nodes {
 namespace {
@@ -15,11 +16,11 @@ using actors::Leave;
 using actors::Offer;
 using actors::StopRun;
 
-class ReplayActorImpl : public actors::NodeActorBase<actors::ReplayActor> {
+class ReplayActorImpl : public nodes::NodeActorBase<nodes::ReplayActor> {
  public:
   ReplayActorImpl(caf::actor_config& cfg, const ReplayConfig& config, ReplayActorOptions options)
       : NodeActorBase(cfg, options.name, options.report, options.metrics),
-        server_(config),
+        server_(config, options.name),
         options_(std::move(options)) {
     if (options_.max_owed_batches == 0) {
       options_.max_owed_batches = 2 * server_.config().max_batches_per_call;
@@ -86,7 +87,7 @@ class ReplayActorImpl : public actors::NodeActorBase<actors::ReplayActor> {
   }
 
  private:
-  // The host links `port` to `peer` (actors/node_interfaces.hpp).
+  // The host links `port` to `peer` (nodes/actor_interfaces.hpp).
   void connect(const std::string& port, const std::string& peer_name, const caf::actor& peer) {
     if (port != "batches") return;
     add_peer(peer, false, peer_name);
@@ -125,6 +126,13 @@ class ReplayActorImpl : public actors::NodeActorBase<actors::ReplayActor> {
     withheld_ = {};
   }
 
+  // At stop, as the reactor binding does: the replica's own checkpoint file.
+  void record_results(ReplicaReport& /*report*/) override {
+    const std::string error = server_.checkpoint_at_stop();
+    if (!error.empty())
+      std::fprintf(stderr, "replay %s: %s\n", replica_name().c_str(), error.c_str());
+  }
+
   ReplayServer server_;
   ReplayActorOptions options_;
   actors::CreditLedger batches_{"batches"};
@@ -134,8 +142,8 @@ class ReplayActorImpl : public actors::NodeActorBase<actors::ReplayActor> {
 
 }  // namespace
 
-actors::ReplayActor spawn_replay_actor(caf::actor_system& system, const ReplayConfig& config,
-                                       ReplayActorOptions options) {
+nodes::ReplayActor spawn_replay_actor(caf::actor_system& system, const ReplayConfig& config,
+                                      ReplayActorOptions options) {
   return system.spawn<ReplayActorImpl>(config, std::move(options));
 }
 

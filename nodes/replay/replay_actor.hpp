@@ -22,22 +22,22 @@
 
 #include <caf/actor_system.hpp>
 
-#include "actors/node_interfaces.hpp"
-#include "actors/replica_report.hpp"
+#include "nodes/actor_interfaces.hpp"
 #include "nodes/node_metrics.hpp"
 #include "nodes/replay/replay_server.hpp"
+#include "nodes/replica_report.hpp"
 
 namespace tagflow::nodes {
 
 struct ReplayActorOptions {
   std::string name;
   std::size_t max_owed_batches = 0;  // 0: 2 × max_batches_per_call
-  std::shared_ptr<actors::ReplicaReport> report;
+  std::shared_ptr<nodes::ReplicaReport> report;
   NodeMetrics* metrics = nullptr;  // optional: the same families as reactor mode
 };
 
-[[nodiscard]] actors::ReplayActor spawn_replay_actor(caf::actor_system& system,
-                                                     const ReplayConfig& config,
-                                                     ReplayActorOptions options);
+[[nodiscard]] nodes::ReplayActor spawn_replay_actor(caf::actor_system& system,
+                                                    const ReplayConfig& config,
+                                                    ReplayActorOptions options);
 
 }  // namespace tagflow::nodes

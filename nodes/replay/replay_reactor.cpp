@@ -57,15 +57,9 @@ ReplayReactor::ReplayReactor(std::string name, reactors::Environment& env,
   // throw, so a failed checkpoint is reported on stderr.
   if (!server_.config().checkpoint_dir.empty()) {
     reaction("checkpoint_at_stop").triggers(shutdown()).body([this] {
-      try {
-        (void)server_.checkpoint();
-      } catch (const CheckpointError& e) {
-        std::fprintf(stderr, "replay %s: %s\n", this->name().c_str(), e.what());
-      }
-      if (!server_.last_checkpoint_error().empty()) {
-        std::fprintf(stderr, "replay %s: an automatic checkpoint failed: %s\n",
-                     this->name().c_str(), server_.last_checkpoint_error().c_str());
-      }
+      const std::string error = server_.checkpoint_at_stop();
+      if (!error.empty())
+        std::fprintf(stderr, "replay %s: %s\n", this->name().c_str(), error.c_str());
     });
   }
 }

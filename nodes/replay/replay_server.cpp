@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "common/atomic_file.hpp"
+#include "common/fnv1a.hpp"
 #include "rl/replay/table.hpp"
 
 namespace tagflow::nodes {
@@ -21,8 +23,6 @@ constexpr char kFooterEnd[8] = {'T', 'F', 'R', 'S', 'V', 'E', 'N', 'D'};
 constexpr std::uint32_t kFooterVersion = 1;
 constexpr std::size_t kFooterSize = 64;
 constexpr std::size_t kHashedFooterBytes = 48;  // magic .. credits: covered by the hash
-constexpr std::uint64_t kFnvOffset = 14695981039346656037ULL;
-constexpr std::uint64_t kFnvPrime = 1099511628211ULL;
 
 struct Footer {
   std::uint32_t observation_size = 0;
@@ -32,11 +32,6 @@ struct Footer {
   double credits = 0.0;
   std::uint64_t hash = 0;
 };
-
-std::uint64_t fnv1a(const unsigned char* data, std::size_t size, std::uint64_t hash) {
-  for (std::size_t i = 0; i < size; ++i) hash = (hash ^ data[i]) * kFnvPrime;
-  return hash;
-}
 
 template <class T>
 void put(unsigned char* out, std::size_t offset, T value) {
@@ -74,12 +69,12 @@ using File = std::unique_ptr<std::FILE, FileCloser>;
 std::uint64_t hash_prefix(std::FILE* file, std::uint64_t bytes, const std::string& path) {
   if (std::fseek(file, 0, SEEK_SET) != 0) fail(path, std::string("seek: ") + std::strerror(errno));
   std::vector<unsigned char> buffer(1 << 20);
-  std::uint64_t hash = kFnvOffset;
+  std::uint64_t hash = kFnv1aOffset;
   while (bytes > 0) {
     const std::size_t want =
         static_cast<std::size_t>(std::min<std::uint64_t>(bytes, buffer.size()));
     if (std::fread(buffer.data(), 1, want, file) != want) fail(path, "truncated file");
-    hash = fnv1a(buffer.data(), want, hash);
+    hash = fnv1a64(buffer.data(), want, hash);
     bytes -= want;
   }
   return hash;
@@ -244,9 +239,13 @@ std::size_t ReplayServer::size() const { return table_ ? table_->size() : 0; }
 
 std::size_t ReplayServer::stored_bytes() const { return table_ ? table_->info().bytes : 0; }
 
+std::string replay_checkpoint_path(const std::string& checkpoint_dir, const std::string& replica) {
+  if (checkpoint_dir.empty()) return {};
+  return (std::filesystem::path(checkpoint_dir) / (replica + ".ckpt")).string();
+}
+
 std::string ReplayServer::checkpoint_path() const {
-  if (config_.checkpoint_dir.empty()) return {};
-  return (std::filesystem::path(config_.checkpoint_dir) / (replica_ + ".ckpt")).string();
+  return replay_checkpoint_path(config_.checkpoint_dir, replica_);
 }
 
 std::optional<std::string> ReplayServer::checkpoint() {
@@ -257,19 +256,31 @@ std::optional<std::string> ReplayServer::checkpoint() {
   return checkpoint_to(path);
 }
 
+std::string ReplayServer::checkpoint_at_stop() {
+  if (config_.checkpoint_dir.empty()) return "";
+  try {
+    (void)checkpoint();
+  } catch (const CheckpointError& e) {
+    return e.what();
+  }
+  if (!last_checkpoint_error().empty()) {
+    return "an automatic checkpoint failed: " + last_checkpoint_error();
+  }
+  return "";
+}
+
 std::optional<std::string> ReplayServer::checkpoint_to(const std::string& path) {
   if (!table_) return std::nullopt;
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   std::error_code ec;
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
   if (ec) fail(path, "cannot create directory " + parent.string() + ": " + ec.message());
-  // 1. The table writes its part to `partial` (itself atomically). 2. The footer is appended
-  // and flushed. 3. `partial` is renamed over `path`.
-  const std::string partial = path + ".partial";
+  // The table's bytes, then the footer (hashing them), go to one AtomicFile: `path` is replaced
+  // only once both are on disk.
   try {
-    table_->save_checkpoint(partial);
-    File file(std::fopen(partial.c_str(), "r+b"));
-    if (!file) fail(partial, std::string("cannot reopen: ") + std::strerror(errno));
+    AtomicFile file(path);
+    const std::string& partial = file.temporary_path();
+    table_->write_checkpoint(file.get(), partial);
     Footer f;
     f.observation_size = observation_size_;
     f.table_bytes = file_size(file.get(), partial);
@@ -278,21 +289,16 @@ std::optional<std::string> ReplayServer::checkpoint_to(const std::string& path) 
     f.credits = credits_;
     unsigned char footer[kFooterSize];
     encode_footer(f, footer);
-    f.hash = fnv1a(footer, kHashedFooterBytes, hash_prefix(file.get(), f.table_bytes, partial));
+    f.hash = fnv1a64(footer, kHashedFooterBytes, hash_prefix(file.get(), f.table_bytes, partial));
     encode_footer(f, footer);
-    if (::fseeko(file.get(), 0, SEEK_END) != 0 ||
-        std::fwrite(footer, 1, kFooterSize, file.get()) != kFooterSize ||
-        std::fflush(file.get()) != 0 || ::fsync(fileno(file.get())) != 0) {
-      fail(partial, std::string("cannot write the footer: ") + std::strerror(errno));
+    if (::fseeko(file.get(), 0, SEEK_END) != 0) {
+      fail(partial, std::string("cannot seek to the end: ") + std::strerror(errno));
     }
-    file.reset();
-    if (std::rename(partial.c_str(), path.c_str()) != 0) {
-      fail(path, "cannot rename " + partial + ": " + std::strerror(errno));
-    }
+    file.write(std::string_view(reinterpret_cast<const char*>(footer), kFooterSize));
+    file.commit();
   } catch (const std::runtime_error& e) {
-    std::remove(partial.c_str());
     if (dynamic_cast<const CheckpointError*>(&e) != nullptr) throw;
-    throw CheckpointError(e.what());
+    throw CheckpointError("replay checkpoint " + path + ": " + e.what());
   }
   ++checkpoints_written_;
   last_checkpoint_inserts_ = inserts_;
@@ -326,7 +332,7 @@ void ReplayServer::restore_from(const std::string& path) {
     fail(path, "truncated: the footer counts " + std::to_string(f.table_bytes) +
                    " table bytes, the file holds " + std::to_string(size - kFooterSize));
   }
-  if (fnv1a(footer, kHashedFooterBytes, hash_prefix(file.get(), f.table_bytes, path)) != f.hash) {
+  if (fnv1a64(footer, kHashedFooterBytes, hash_prefix(file.get(), f.table_bytes, path)) != f.hash) {
     fail(path, "corrupt (checksum mismatch)");
   }
   file.reset();

@@ -74,6 +74,10 @@ struct ReplayConfig {
   static ReplayConfig from_params(const NodeParams& params, std::uint64_t seed);
 };
 
+/// `<checkpoint_dir>/<replica>.ckpt`: where replica `replica` checkpoints ("" without a dir).
+[[nodiscard]] std::string replay_checkpoint_path(const std::string& checkpoint_dir,
+                                                 const std::string& replica);
+
 class ReplayServer {
  public:
   /// The table is created on the first insert, when the observation size is known — or loaded
@@ -96,6 +100,9 @@ class ReplayServer {
   /// nothing was inserted yet (there is no table to save). Throws CheckpointError when no
   /// checkpoint_dir is configured or the file cannot be written.
   std::optional<std::string> checkpoint();
+  /// The checkpoint every binding writes when the run stops (nothing without checkpoint_dir).
+  /// Never throws: returns what failed — this checkpoint, or the last automatic one — or "".
+  [[nodiscard]] std::string checkpoint_at_stop();
   /// Writes the checkpoint to `path` (same contract, any path).
   std::optional<std::string> checkpoint_to(const std::string& path);
   /// Replaces the contents and counters with those of the checkpoint at `path`. Throws

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "actors/credit_ledger.hpp"
-#include "actors/node_actor_base.hpp"
+#include "nodes/actor_binding_base.hpp"
 
 namespace tagflow::nodes {
 namespace {
@@ -14,7 +14,7 @@ using actors::Leave;
 using actors::Offer;
 using actors::StopRun;
 
-class SamplerActorImpl : public actors::NodeActorBase<actors::SamplerActor> {
+class SamplerActorImpl : public nodes::NodeActorBase<nodes::SamplerActor> {
  public:
   SamplerActorImpl(caf::actor_config& cfg, const SamplerConfig& config, SamplerActorOptions options)
       : NodeActorBase(cfg, options.name, options.report, options.metrics),
@@ -75,7 +75,7 @@ class SamplerActorImpl : public actors::NodeActorBase<actors::SamplerActor> {
   }
 
  private:
-  // The host links `port` to `peer` (actors/node_interfaces.hpp).
+  // The host links `port` to `peer` (nodes/actor_interfaces.hpp).
   void connect(const std::string& port, const std::string& peer_name, const caf::actor& peer) {
     add_peer(peer, false, peer_name);
     if (port == "transitions" || port == "observations") {
@@ -153,8 +153,8 @@ class SamplerActorImpl : public actors::NodeActorBase<actors::SamplerActor> {
 
 }  // namespace
 
-actors::SamplerActor spawn_sampler_actor(caf::actor_system& system, const SamplerConfig& config,
-                                         SamplerActorOptions options) {
+nodes::SamplerActor spawn_sampler_actor(caf::actor_system& system, const SamplerConfig& config,
+                                        SamplerActorOptions options) {
   return system.spawn<SamplerActorImpl>(config, std::move(options));
 }
 

@@ -25,9 +25,9 @@
 
 #include <caf/actor_system.hpp>
 
-#include "actors/node_interfaces.hpp"
-#include "actors/replica_report.hpp"
+#include "nodes/actor_interfaces.hpp"
 #include "nodes/node_metrics.hpp"
+#include "nodes/replica_report.hpp"
 #include "nodes/sampler/sampler_server.hpp"
 
 namespace tagflow::nodes {
@@ -35,12 +35,12 @@ namespace tagflow::nodes {
 struct SamplerActorOptions {
   std::string name;              // replica name
   std::int64_t step_limit = -1;  // env steps before StopRun "env_steps"; < 0: none
-  std::shared_ptr<actors::ReplicaReport> report;
+  std::shared_ptr<nodes::ReplicaReport> report;
   NodeMetrics* metrics = nullptr;  // optional: the same families as reactor mode
 };
 
-[[nodiscard]] actors::SamplerActor spawn_sampler_actor(caf::actor_system& system,
-                                                       const SamplerConfig& config,
-                                                       SamplerActorOptions options);
+[[nodiscard]] nodes::SamplerActor spawn_sampler_actor(caf::actor_system& system,
+                                                      const SamplerConfig& config,
+                                                      SamplerActorOptions options);
 
 }  // namespace tagflow::nodes

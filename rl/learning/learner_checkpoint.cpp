@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/atomic_file.hpp"
+#include "common/fnv1a.hpp"
 #include "rl/learning/weights_buffer.hpp"
 
 namespace tagflow::learning {
@@ -68,11 +70,9 @@ class Reader {
 std::uint64_t bytes_checksum(const std::string& bytes, std::size_t size) {
   // weights_checksum hashes whole floats; hash the tail bytes separately so any size works.
   const std::size_t words = size / sizeof(float);
-  std::uint64_t hash = weights_checksum(reinterpret_cast<const float*>(bytes.data()), words);
-  for (std::size_t i = words * sizeof(float); i < size; ++i) {
-    hash = (hash ^ static_cast<unsigned char>(bytes[i])) * 0x100000001b3ULL;
-  }
-  return hash;
+  const std::uint64_t hash = weights_checksum(reinterpret_cast<const float*>(bytes.data()), words);
+  const std::size_t head = words * sizeof(float);
+  return fnv1a64(bytes.data() + head, size - head, hash);
 }
 
 [[noreturn]] void fail_io(const std::string& what, const std::string& path) {
@@ -80,41 +80,6 @@ std::uint64_t bytes_checksum(const std::string& bytes, std::size_t size) {
 }
 
 }  // namespace
-
-void write_file_atomically(const std::string& path, const std::string& bytes) {
-  const std::filesystem::path target(path);
-  const std::filesystem::path directory =
-      target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
-  const std::string temporary =
-      (directory / ("." + target.filename().string() + ".tmp." + std::to_string(::getpid())))
-          .string();
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail_io("cannot create", temporary);
-  std::size_t written = 0;
-  while (written < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      ::close(fd);
-      ::unlink(temporary.c_str());
-      fail_io("cannot write", temporary);
-    }
-    written += static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    ::unlink(temporary.c_str());
-    fail_io("cannot flush", temporary);
-  }
-  if (::rename(temporary.c_str(), path.c_str()) != 0) {
-    ::unlink(temporary.c_str());
-    fail_io("cannot rename onto", path);
-  }
-  const int dir_fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd >= 0) {
-    ::fsync(dir_fd);
-    ::close(dir_fd);
-  }
-}
 
 void save_checkpoint(const LearnerState& state, const std::string& path) {
   const std::uint64_t count = state.online.size();
@@ -136,7 +101,11 @@ void save_checkpoint(const LearnerState& state, const std::string& path) {
   append_floats(&bytes, state.adam_m);
   append_floats(&bytes, state.adam_v);
   append(&bytes, bytes_checksum(bytes, bytes.size()));
-  write_file_atomically(path, bytes);
+  try {
+    write_file_atomically(path, bytes);
+  } catch (const AtomicFileError& e) {
+    throw LearnerStateError(e.what());
+  }
 }
 
 LearnerState load_checkpoint(const std::string& path) {

@@ -21,8 +21,4 @@ void save_checkpoint(const LearnerState& state, const std::string& path);
 /// Reads a checkpoint written by save_checkpoint. Throws LearnerStateError.
 [[nodiscard]] LearnerState load_checkpoint(const std::string& path);
 
-/// Writes `bytes` to `path` atomically (temporary file, fsync, rename, fsync of the directory).
-/// Throws LearnerStateError.
-void write_file_atomically(const std::string& path, const std::string& bytes);
-
 }  // namespace tagflow::learning

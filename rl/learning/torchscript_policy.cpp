@@ -5,6 +5,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "common/atomic_file.hpp"
 #include "rl/learning/learner_checkpoint.hpp"
 
 namespace tagflow::learning {

@@ -3,11 +3,10 @@
 #include <cstring>
 #include <utility>
 
+#include "common/fnv1a.hpp"
+
 namespace tagflow::learning {
 namespace {
-
-constexpr std::uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
-constexpr std::uint64_t kFnvPrime = 0x100000001b3ULL;
 
 template <class T>
 void put(std::uint8_t* at, T value) {
@@ -26,17 +25,16 @@ T get(const std::uint8_t* at) {
 std::uint64_t weights_checksum(const float* values, std::size_t count) {
   const auto* bytes = reinterpret_cast<const std::uint8_t*>(values);
   const std::size_t size = count * sizeof(float);
-  std::uint64_t hash = kFnvOffset;
+  // FNV-1a's constants over 64-bit words (8× fewer multiplies than bytes; weights are large),
+  // then common/fnv1a.hpp over the tail bytes.
+  std::uint64_t hash = kFnv1aOffset;
   std::size_t i = 0;
   for (; i + 8 <= size; i += 8) {
     hash ^= get<std::uint64_t>(bytes + i);
-    hash *= kFnvPrime;
+    hash *= kFnv1aPrime;
     hash ^= hash >> 29;
   }
-  for (; i < size; ++i) {
-    hash ^= bytes[i];
-    hash *= kFnvPrime;
-  }
+  hash = fnv1a64(bytes + i, size - i, hash);
   return hash ^ static_cast<std::uint64_t>(count);
 }
 

@@ -30,6 +30,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -113,6 +114,9 @@ class Table {
   [[nodiscard]] double priority(ItemKey key) const;
 
   void save_checkpoint(const std::string& path) const;
+  /// The checkpoint bytes save_checkpoint() writes, appended to `file` (`name` for errors): for
+  /// a caller that adds its own bytes and commits the file itself (nodes/replay/replay_server).
+  void write_checkpoint(std::FILE* file, const std::string& name) const;
   [[nodiscard]] static std::unique_ptr<Table> load_checkpoint(const std::string& path);
 
  private:

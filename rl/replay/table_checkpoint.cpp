@@ -22,6 +22,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "common/atomic_file.hpp"
 #include "rl/replay/table.hpp"
 
 namespace tagflow::replay {
@@ -238,6 +239,16 @@ std::unique_ptr<Table> TableCheckpoint::read(Reader& in) {
 }
 
 void Table::save_checkpoint(const std::string& path) const {
+  try {
+    AtomicFile file(path);
+    write_checkpoint(file.get(), file.temporary_path());
+    file.commit();
+  } catch (const AtomicFileError& e) {
+    throw std::runtime_error(std::string("replay checkpoint: ") + e.what());
+  }
+}
+
+void Table::write_checkpoint(std::FILE* file, const std::string& name) const {
   std::unique_lock<std::mutex> lock(mutex_);
   ++checkpointing_;
   // Inserts already reserved finish (they never wait on anything); new ones wait for the save.
@@ -246,26 +257,10 @@ void Table::save_checkpoint(const std::string& path) const {
     --checkpointing_;
     changed_.notify_all();
   };
-  const std::string temporary = path + ".tmp";
   try {
-    File file(std::fopen(temporary.c_str(), "wb"));
-    if (!file) {
-      throw std::runtime_error("replay checkpoint: cannot create " + temporary + ": " +
-                               std::strerror(errno));
-    }
-    Writer writer(file.get(), temporary);
+    Writer writer(file, name);
     TableCheckpoint::write(*this, writer);
-    if (std::fflush(file.get()) != 0 || ::fsync(fileno(file.get())) != 0) {
-      throw std::runtime_error("replay checkpoint: cannot flush " + temporary + ": " +
-                               std::strerror(errno));
-    }
-    file.reset();
-    if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-      throw std::runtime_error("replay checkpoint: cannot rename " + temporary + " to " + path +
-                               ": " + std::strerror(errno));
-    }
   } catch (...) {
-    std::remove(temporary.c_str());
     done();
     throw;
   }

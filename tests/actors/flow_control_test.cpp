@@ -11,8 +11,8 @@
 
 #include "actors/actor_system_setup.hpp"
 #include "actors/credit_ledger.hpp"
-#include "actors/node_interfaces.hpp"
 #include "monitoring/process_metrics.hpp"
+#include "nodes/actor_interfaces.hpp"
 #include "nodes/node_metrics.hpp"
 #include "nodes/replay/replay_actor.hpp"
 #include "nodes/sampler/sampler_actor.hpp"
@@ -93,7 +93,7 @@ TEST_F(ActorFlow, SlowConsumerMailboxNeverHoldsMoreThanItsCreditWindow) {
   const std::uint32_t window = 4;
   auto consumer = system.spawn<SlowConsumer<nodes::TransitionsMessage>>(
       window, std::size_t{60}, std::chrono::milliseconds(3), &done);
-  auto report = std::make_shared<ReplicaReport>("sampler-0", "sampler");
+  auto report = std::make_shared<nodes::ReplicaReport>("sampler-0", "sampler");
   auto sampler = nodes::spawn_sampler_actor(system, local_sampler(0), {"sampler-0", -1, report});
   caf::anon_send(sampler, connect_atom::value, std::string("transitions"), std::string("replay"),
                  consumer);
@@ -119,10 +119,8 @@ double metric_value(const std::string& text, const std::string& family) {
 }
 
 TEST_F(ActorFlow, SamplerAndReplayActorsUpdateTheReactorModeMetricFamilies) {
-  monitoring::ProcessMetrics sampler_metrics(
-      {"sampler-0", monitoring::ProcessKind::sampler, cluster::Mode::actor});
-  monitoring::ProcessMetrics replay_metrics(
-      {"replay", monitoring::ProcessKind::replay, cluster::Mode::actor});
+  monitoring::ProcessMetrics sampler_metrics({"sampler-0", "sampler", "actor"});
+  monitoring::ProcessMetrics replay_metrics({"replay", "replay", "actor"});
   nodes::NodeMetrics sampler_node(sampler_metrics, cluster::NodeKind::sampler);
   nodes::NodeMetrics replay_node(replay_metrics, cluster::NodeKind::replay);
   nodes::ReplayConfig replay_config;
@@ -132,10 +130,10 @@ TEST_F(ActorFlow, SamplerAndReplayActorsUpdateTheReactorModeMetricFamilies) {
   auto result = done.get_future();
   auto learner = system.spawn<SlowConsumer<nodes::SampleBatchMessage>>(
       2U, std::size_t{20}, std::chrono::milliseconds(0), &done);
-  auto replay_report = std::make_shared<ReplicaReport>("replay", "replay");
+  auto replay_report = std::make_shared<nodes::ReplicaReport>("replay", "replay");
   auto replay =
       nodes::spawn_replay_actor(system, replay_config, {"replay", 0, replay_report, &replay_node});
-  auto report = std::make_shared<ReplicaReport>("sampler-0", "sampler");
+  auto report = std::make_shared<nodes::ReplicaReport>("sampler-0", "sampler");
   auto sampler = nodes::spawn_sampler_actor(system, local_sampler(0),
                                             {"sampler-0", -1, report, &sampler_node});
   caf::anon_send(sampler, connect_atom::value, std::string("transitions"), std::string("replay"),
@@ -165,7 +163,7 @@ TEST_F(ActorFlow, UnlimitedCreditLetsTheMailboxGrowPastTheWindow) {
   auto result = done.get_future();
   auto consumer = system.spawn<SlowConsumer<nodes::TransitionsMessage>>(
       1U << 30, std::size_t{40}, std::chrono::milliseconds(5), &done);
-  auto report = std::make_shared<ReplicaReport>("sampler-0", "sampler");
+  auto report = std::make_shared<nodes::ReplicaReport>("sampler-0", "sampler");
   auto sampler = nodes::spawn_sampler_actor(system, local_sampler(0), {"sampler-0", -1, report});
   caf::anon_send(sampler, connect_atom::value, std::string("transitions"), std::string("replay"),
                  consumer);
@@ -187,11 +185,11 @@ TEST_F(ActorFlow, ReplayHoldsSamplersBackWhileItsLearnerIsSlow) {
   auto result = done.get_future();
   auto learner = system.spawn<SlowConsumer<nodes::SampleBatchMessage>>(
       static_cast<std::uint32_t>(learner_window), consumed, std::chrono::milliseconds(3), &done);
-  auto replay_report = std::make_shared<ReplicaReport>("replay", "replay");
+  auto replay_report = std::make_shared<nodes::ReplicaReport>("replay", "replay");
   auto replay = nodes::spawn_replay_actor(system, replay_config, {"replay", 0, replay_report});
-  std::vector<std::shared_ptr<ReplicaReport>> sampler_reports;
+  std::vector<std::shared_ptr<nodes::ReplicaReport>> sampler_reports;
   for (std::uint32_t i = 0; i < 2; ++i) {
-    sampler_reports.push_back(std::make_shared<ReplicaReport>("sampler", "sampler"));
+    sampler_reports.push_back(std::make_shared<nodes::ReplicaReport>("sampler", "sampler"));
     auto sampler = nodes::spawn_sampler_actor(
         system, local_sampler(i), {"sampler-" + std::to_string(i), -1, sampler_reports.back()});
     caf::anon_send(sampler, connect_atom::value, std::string("transitions"), std::string("replay"),

@@ -1,5 +1,5 @@
 // The per-peer transport families in actor mode (actors/peer_traffic.hpp, counted in
-// actors/node_actor_base.hpp): real sampler and replay actors count messages and payload bytes
+// nodes/actor_binding_base.hpp): real sampler and replay actors count messages and payload bytes
 // per peer in both directions, and what a binding refuses (unknown sender, inconsistent sizes,
 // unknown port) is dropped and counted per peer and reason instead of being handled.
 #include <gtest/gtest.h>
@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "actors/actor_system_setup.hpp"
-#include "actors/node_interfaces.hpp"
 #include "monitoring/process_metrics.hpp"
+#include "nodes/actor_interfaces.hpp"
 #include "nodes/node_metrics.hpp"
 #include "nodes/replay/replay_actor.hpp"
 #include "nodes/sampler/sampler_actor.hpp"
@@ -79,14 +79,12 @@ struct PeerTrafficTest : ::testing::Test {
   PeerTrafficTest() : config(make_actor_system_config({false, 2})), system(*config) {}
   std::unique_ptr<caf::actor_system_config> config;
   caf::actor_system system;
-  monitoring::ProcessMetrics replay_metrics{
-      {"replay", monitoring::ProcessKind::replay, cluster::Mode::actor}};
+  monitoring::ProcessMetrics replay_metrics{{"replay", "replay", "actor"}};
   nodes::NodeMetrics replay_node{replay_metrics, cluster::NodeKind::replay};
 };
 
 TEST_F(PeerTrafficTest, SamplerAndReplayCountMessagesAndBytesPerPeerBothWays) {
-  monitoring::ProcessMetrics sampler_metrics(
-      {"sampler-0", monitoring::ProcessKind::sampler, cluster::Mode::actor});
+  monitoring::ProcessMetrics sampler_metrics({"sampler-0", "sampler", "actor"});
   nodes::NodeMetrics sampler_node(sampler_metrics, cluster::NodeKind::sampler);
   nodes::ReplayConfig replay_config;
   replay_config.min_size = 64;
@@ -94,7 +92,7 @@ TEST_F(PeerTrafficTest, SamplerAndReplayCountMessagesAndBytesPerPeerBothWays) {
   std::promise<void> done;
   auto finished = done.get_future();
   auto learner = system.spawn<CountingLearner>(std::size_t{10}, &done);
-  auto replay_report = std::make_shared<ReplicaReport>("replay", "replay");
+  auto replay_report = std::make_shared<nodes::ReplicaReport>("replay", "replay");
   auto replay =
       nodes::spawn_replay_actor(system, replay_config, {"replay", 0, replay_report, &replay_node});
   nodes::SamplerConfig sampler_config;
@@ -102,7 +100,8 @@ TEST_F(PeerTrafficTest, SamplerAndReplayCountMessagesAndBytesPerPeerBothWays) {
   sampler_config.local_policy = true;
   auto sampler = nodes::spawn_sampler_actor(
       system, sampler_config,
-      {"sampler-0", -1, std::make_shared<ReplicaReport>("sampler-0", "sampler"), &sampler_node});
+      {"sampler-0", -1, std::make_shared<nodes::ReplicaReport>("sampler-0", "sampler"),
+       &sampler_node});
   caf::anon_send(sampler, connect_atom::value, std::string("transitions"), std::string("replay"),
                  caf::actor_cast<caf::actor>(replay));
   caf::anon_send(replay, connect_atom::value, std::string("batches"), std::string("learner"),
@@ -145,7 +144,7 @@ TEST_F(PeerTrafficTest, SamplerAndReplayCountMessagesAndBytesPerPeerBothWays) {
 TEST_F(PeerTrafficTest, ReplayDropsAndCountsWhatItRefusesPerPeerAndReason) {
   nodes::ReplayConfig replay_config;
   replay_config.min_size = 1000;  // nothing is sampled: only inserts
-  auto report = std::make_shared<ReplicaReport>("replay", "replay");
+  auto report = std::make_shared<nodes::ReplicaReport>("replay", "replay");
   auto replay =
       nodes::spawn_replay_actor(system, replay_config, {"replay", 0, report, &replay_node});
   caf::scoped_actor self{system};

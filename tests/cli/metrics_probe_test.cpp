@@ -115,8 +115,7 @@ TEST(MetricsProbe, AListenerThatNeverAnswersTimesOut) {
 }
 
 TEST(MetricsProbe, ReadsTheFamiliesOfARealMetricsEndpoint) {
-  monitoring::ProcessMetrics metrics(
-      {"sampler-1", monitoring::ProcessKind::sampler, cluster::Mode::reactor});
+  monitoring::ProcessMetrics metrics({"sampler-1", "sampler", "reactor"});
   metrics.counter(monitoring::Metric::env_steps).Increment(4096);
   metrics.counter(monitoring::Metric::episodes).Increment(12);
   metrics.gauge(monitoring::Metric::episode_return_mean).Set(87.25);

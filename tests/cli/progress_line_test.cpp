@@ -8,7 +8,6 @@ namespace tagflow::cli {
 namespace {
 
 using namespace std::chrono_literals;
-using monitoring::ProcessKind;
 
 ProcessSample sampler(const std::string& name, double steps, double episodes, double mean_return,
                       double version) {
@@ -18,17 +17,17 @@ ProcessSample sampler(const std::string& name, double steps, double episodes, do
                   {"tagflow_episodes_total", episodes},
                   {"tagflow_episode_return_mean", mean_return},
                   {"tagflow_weights_version", version}};
-  return ProcessSample{name, ProcessKind::sampler, probe};
+  return ProcessSample{name, "sampler", probe};
 }
 
 ProcessSample learner(double updates, double version) {
   ProbeResult probe;
   probe.answered = true;
   probe.values = {{"tagflow_learner_updates_total", updates}, {"tagflow_weights_version", version}};
-  return ProcessSample{"learner", ProcessKind::learner, probe};
+  return ProcessSample{"learner", "learner", probe};
 }
 
-ProcessSample silent(const std::string& name, ProcessKind kind) {
+ProcessSample silent(const std::string& name, const std::string& kind) {
   return ProcessSample{name, kind, ProbeResult{}};
 }
 
@@ -54,8 +53,8 @@ TEST(ProgressLine, AProcessThatMissesARoundIsComparedWithItsLastAnswer) {
   const auto start = ProgressLine::Clock::now();
   ProgressLine line(start);
   line.update(start + 1s, {sampler("sampler-0", 100, 0, 0, 0), sampler("sampler-1", 100, 0, 0, 0)});
-  const std::string missed = line.update(
-      start + 2s, {sampler("sampler-0", 300, 0, 0, 0), silent("sampler-1", ProcessKind::sampler)});
+  const std::string missed =
+      line.update(start + 2s, {sampler("sampler-0", 300, 0, 0, 0), silent("sampler-1", "sampler")});
   EXPECT_NE(missed.find("env 200 steps/s"), std::string::npos) << missed;
   EXPECT_NE(missed.find("samplers 1/2"), std::string::npos) << missed;
   EXPECT_NE(missed.find("return -"), std::string::npos) << missed;  // no episode finished yet
@@ -71,9 +70,9 @@ TEST(ProgressLine, WithoutALearnerTheWeightsVersionIsTheNewestAnyProcessHolds) {
   ProgressLine line(start);
   const std::string text =
       line.update(start + 1s, {sampler("sampler-0", 0, 0, 0, 4), sampler("sampler-1", 0, 0, 0, 6),
-                               silent("learner", ProcessKind::learner)});
+                               silent("learner", "learner")});
   EXPECT_NE(text.find("weights v6"), std::string::npos) << text;
-  const std::string nothing = line.update(start + 2s, {silent("sampler-0", ProcessKind::sampler)});
+  const std::string nothing = line.update(start + 2s, {silent("sampler-0", "sampler")});
   EXPECT_NE(nothing.find("weights -"), std::string::npos) << nothing;
   EXPECT_NE(nothing.find("samplers 0/1"), std::string::npos) << nothing;
 }

@@ -29,18 +29,17 @@ std::string read_file(const std::string& path) {
 }
 
 TEST(ProgressReporter, PrintsTheLineOfTheEndpointsThatAnswerAsNewLinesWhenNotATerminal) {
-  monitoring::ProcessMetrics metrics(
-      {"sampler-0", monitoring::ProcessKind::sampler, cluster::Mode::reactor});
+  monitoring::ProcessMetrics metrics({"sampler-0", "sampler", "reactor"});
   metrics.counter(monitoring::Metric::episodes).Increment(3);
   metrics.gauge(monitoring::Metric::episode_return_mean).Set(21.5);
   metrics.gauge(monitoring::Metric::weights_version).Set(12);
   const monitoring::MetricsEndpoint endpoint(metrics, "127.0.0.1", 0);
 
-  std::vector<monitoring::ScrapeTarget> targets{
-      {"coordinator", "coordinator", monitoring::ProcessKind::coordinator, "127.0.0.1", 1},
-      {"sampler-0", "sampler", monitoring::ProcessKind::sampler, "127.0.0.1", endpoint.port()},
+  std::vector<cluster::ScrapeTarget> targets{
+      {"coordinator", "coordinator", "coordinator", "127.0.0.1", 1},
+      {"sampler-0", "sampler", "sampler", "127.0.0.1", endpoint.port()},
       // Nothing listens on port 1: this sampler never answers.
-      {"sampler-1", "sampler", monitoring::ProcessKind::sampler, "127.0.0.1", 1}};
+      {"sampler-1", "sampler", "sampler", "127.0.0.1", 1}};
 
   const std::string log = ::testing::TempDir() + "progress_reporter_stderr.txt";
   std::fflush(stderr);

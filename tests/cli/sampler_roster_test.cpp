@@ -7,8 +7,6 @@
 namespace tagflow::cli {
 namespace {
 
-using monitoring::ProcessKind;
-
 constexpr const char* kCluster = R"(cluster: roster
 mode: actor
 hosts:
@@ -28,21 +26,21 @@ ProcessSample hub(const std::string& name, std::map<std::string, double> members
   ProbeResult probe;
   probe.answered = true;
   probe.members = std::move(members);
-  return ProcessSample{name, ProcessKind::replay, probe};
+  return ProcessSample{name, "replay", probe};
 }
 
 ProcessSample joined_answer(const std::string& name, double steps, double episodes) {
   ProbeResult probe;
   probe.answered = true;
   probe.values = {{"tagflow_env_steps_total", steps}, {"tagflow_episodes_total", episodes}};
-  return ProcessSample{name, ProcessKind::sampler, probe, true};
+  return ProcessSample{name, "sampler", probe, true};
 }
 
 class SamplerRosterTest : public ::testing::Test {
  protected:
   SamplerRosterTest()
       : config_(cluster::parse_cluster_config(kCluster, "roster.yaml")),
-        roster_(config_, monitoring::scrape_targets(config_)) {}
+        roster_(config_, cluster::scrape_targets(config_)) {}
   cluster::ClusterConfig config_;
   SamplerRoster roster_;
 };
@@ -52,7 +50,7 @@ TEST_F(SamplerRosterTest, ASamplerOutsideTheFileListedByANodeIsProbedOnItsOwnEnd
       {hub("replay", {{"sampler-0", 1}, {"sampler-1", 1}, {"sampler-4", 1}})});
   ASSERT_EQ(targets.size(), 1U);  // sampler-0 and -1 are processes of the file
   EXPECT_EQ(targets[0].process, "sampler-4");
-  EXPECT_EQ(targets[0].kind, ProcessKind::sampler);
+  EXPECT_EQ(targets[0].kind, "sampler");
   EXPECT_EQ(targets[0].address(), "127.0.0.1:9004");
   ASSERT_EQ(roster_.joined().size(), 1U);
   EXPECT_TRUE(roster_.joined()[0].in);
@@ -72,9 +70,7 @@ TEST_F(SamplerRosterTest, ASamplerThatLeftKeepsItsLastCountAndIsNoLongerProbed) 
 TEST_F(SamplerRosterTest, AMissedScrapeIsNoLeaveAndOneNodeStillListingItKeepsItIn) {
   roster_.update_members({hub("replay", {{"sampler-2", 1}})});
   // The node that lists it did not answer: nothing changes.
-  EXPECT_EQ(
-      roster_.update_members({ProcessSample{"replay", ProcessKind::replay, ProbeResult{}}}).size(),
-      1U);
+  EXPECT_EQ(roster_.update_members({ProcessSample{"replay", "replay", ProbeResult{}}}).size(), 1U);
   // One node already forgot it, another still has it: in.
   EXPECT_EQ(
       roster_

@@ -123,7 +123,7 @@ double sample(const std::string& text, const std::string& name, const std::strin
 
 TEST(Coordinator, FederatesStartTogetherGetGrantsAndFinishByResigning) {
   const FederationSpec spec = parse_federation_spec(kChain);
-  monitoring::ProcessMetrics metrics({"coordinator", monitoring::ProcessKind::coordinator});
+  monitoring::ProcessMetrics metrics({"coordinator", "coordinator"});
   RunningCoordinator running(spec, &metrics);
   zmq::context_t context;
   FederateClient a(context, options_for(spec, "a", running.endpoint()));
@@ -287,7 +287,7 @@ TEST(Coordinator, StopIsGrantedAtTheLargestProposal) {
 
 TEST(Coordinator, SilentFederateIsDeclaredFailedAndItsNeighbourIsTold) {
   const FederationSpec spec = parse_federation_spec(kChain);
-  monitoring::ProcessMetrics metrics({"coordinator", monitoring::ProcessKind::coordinator});
+  monitoring::ProcessMetrics metrics({"coordinator", "coordinator"});
   RunningCoordinator running(spec, &metrics);
   zmq::context_t context;
   auto a = std::make_unique<FederateClient>(context, options_for(spec, "a", running.endpoint()));

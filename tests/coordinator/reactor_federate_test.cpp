@@ -191,8 +191,8 @@ double sample(const std::string& text, const std::string& name,
 
 TEST(ReactorFederate, ListensOnItsConfiguredEndpointAndCountsTrafficAndDropsPerPeer) {
   const int port = free_port();
-  monitoring::ProcessMetrics sink_metrics({"sink", monitoring::ProcessKind::replay});
-  monitoring::ProcessMetrics mid_metrics({"mid", monitoring::ProcessKind::sampler});
+  monitoring::ProcessMetrics sink_metrics({"sink", "replay"});
+  monitoring::ProcessMetrics mid_metrics({"mid", "sampler"});
   std::map<std::string, ReactorFederateOptions> options;
   options["sink"].bind_endpoint = "tcp://127.0.0.1:" + std::to_string(port);
   options["sink"].metrics = &sink_metrics;

@@ -17,7 +17,7 @@ namespace tagflow::monitoring {
 namespace {
 
 TEST(MetricsEndpoint, ServesTheProcessMetricsTextOnSlashMetrics) {
-  ProcessMetrics metrics({"replay", ProcessKind::replay, cluster::Mode::reactor});
+  ProcessMetrics metrics({"replay", "replay", "reactor"});
   metrics.gauge(Metric::replay_transitions, {{"table", "main"}}).Set(1234);
   const MetricsEndpoint endpoint(metrics, "127.0.0.1", 0);
   ASSERT_NE(endpoint.port(), 0);
@@ -35,7 +35,7 @@ TEST(MetricsEndpoint, ServesTheProcessMetricsTextOnSlashMetrics) {
 }
 
 TEST(MetricsEndpoint, RefusesAPortThatIsAlreadyTakenWithAnErrorNamingIt) {
-  ProcessMetrics metrics({"sampler-0", ProcessKind::sampler, cluster::Mode::reactor});
+  ProcessMetrics metrics({"sampler-0", "sampler", "reactor"});
   const MetricsEndpoint first(metrics, "127.0.0.1", 0);
   const std::string taken = "127.0.0.1:" + std::to_string(first.port());
   try {
@@ -61,7 +61,7 @@ int connect_to(std::uint16_t port) {
 }
 
 TEST(MetricsEndpoint, AnswersOtherPathsWith404AndOtherMethodsWith405) {
-  ProcessMetrics metrics({"learner", ProcessKind::learner, cluster::Mode::reactor});
+  ProcessMetrics metrics({"learner", "learner", "reactor"});
   const MetricsEndpoint endpoint(metrics, "127.0.0.1", 0);
   EXPECT_EQ(tagflow::testing::http_get(endpoint.port(), "/nothing").status, 404);
   EXPECT_EQ(tagflow::testing::http_get(endpoint.port(), "/metrics?x=1").status, 200);
@@ -78,7 +78,7 @@ TEST(MetricsEndpoint, AnswersOtherPathsWith404AndOtherMethodsWith405) {
 }
 
 TEST(MetricsEndpoint, KeepsServingAfterAClientThatStallsOrSendsGarbage) {
-  ProcessMetrics metrics({"inference", ProcessKind::inference, cluster::Mode::actor});
+  ProcessMetrics metrics({"inference", "inference", "actor"});
   const MetricsEndpoint endpoint(metrics, "127.0.0.1", 0);
   // A client that sends half a request line and then nothing, and one that sends 64 KiB of
   // garbage without a line end: each is cut off (timeout, size cap), and a real scrape after
@@ -101,8 +101,7 @@ TEST(MetricsEndpoint, KeepsServingAfterAClientThatStallsOrSendsGarbage) {
 }
 
 TEST(MetricsEndpoint, ServesAnEmptyPageOnceItsMetricsAreGone) {
-  auto metrics = std::make_unique<ProcessMetrics>(
-      ProcessIdentity{"replay", ProcessKind::replay, cluster::Mode::reactor});
+  auto metrics = std::make_unique<ProcessMetrics>(ProcessIdentity{"replay", "replay", "reactor"});
   const MetricsEndpoint endpoint(*metrics, "127.0.0.1", 0);
   EXPECT_NE(tagflow::testing::http_get(endpoint.port(), "/metrics").body.find("tagflow_"),
             std::string::npos);
@@ -113,7 +112,7 @@ TEST(MetricsEndpoint, ServesAnEmptyPageOnceItsMetricsAreGone) {
 }
 
 TEST(MetricsEndpoint, RefusesAnAddressItCannotResolveNamingIt) {
-  ProcessMetrics metrics({"sampler-0", ProcessKind::sampler, cluster::Mode::reactor});
+  ProcessMetrics metrics({"sampler-0", "sampler", "reactor"});
   try {
     const MetricsEndpoint endpoint(metrics, "no-such-host.invalid", 0);
     ADD_FAILURE() << "listened on an unresolvable address";

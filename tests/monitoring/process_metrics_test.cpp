@@ -14,8 +14,7 @@
 namespace tagflow::monitoring {
 namespace {
 
-const ProcessKind kKinds[] = {ProcessKind::coordinator, ProcessKind::sampler, ProcessKind::replay,
-                              ProcessKind::learner, ProcessKind::inference};
+const std::string kKinds[] = {"coordinator", "sampler", "replay", "learner", "inference"};
 
 std::vector<std::string> sample_lines(const std::string& text) {
   std::vector<std::string> lines;
@@ -31,15 +30,15 @@ bool contains(const std::string& text, const std::string& part) {
 }
 
 TEST(ProcessMetrics, ExportsExactlyTheCatalogueFamiliesOfItsKind) {
-  for (ProcessKind kind : kKinds) {
-    ProcessMetrics metrics({"p", kind, cluster::Mode::reactor});
+  for (const std::string& kind : kKinds) {
+    ProcessMetrics metrics({"p", kind, "reactor"});
     // Families with per-series labels appear once they have a series.
     tagflow::testing::fill_synthetic_metrics(metrics, 1);
     const std::string text = metrics.text();
     for (const MetricSpec& s : catalogue()) {
       const std::string type_line = "# TYPE " + s.name + " " + to_string(s.type) + "\n";
       const bool expected = s.source != MetricSource::scrape && s.exported_by(kind);
-      EXPECT_EQ(contains(text, type_line), expected) << to_string(kind) << ": " << s.name;
+      EXPECT_EQ(contains(text, type_line), expected) << kind << ": " << s.name;
       if (expected) {
         EXPECT_TRUE(contains(text, "# HELP " + s.name + " " + s.help)) << s.name;
       }
@@ -48,7 +47,7 @@ TEST(ProcessMetrics, ExportsExactlyTheCatalogueFamiliesOfItsKind) {
 }
 
 TEST(ProcessMetrics, EverySeriesCarriesNodeKindAndModeLabels) {
-  ProcessMetrics metrics({"sampler-1", ProcessKind::sampler, cluster::Mode::actor});
+  ProcessMetrics metrics({"sampler-1", "sampler", "actor"});
   metrics.counter(Metric::transport_messages_sent, {{"peer", "replay"}}).Increment();
   const std::vector<std::string> lines = sample_lines(metrics.text());
   ASSERT_GT(lines.size(), 10U);
@@ -60,7 +59,7 @@ TEST(ProcessMetrics, EverySeriesCarriesNodeKindAndModeLabels) {
 }
 
 TEST(ProcessMetrics, UnlabelledFamiliesAreExportedAsZeroBeforeTheFirstUpdate) {
-  ProcessMetrics metrics({"learner", ProcessKind::learner, cluster::Mode::reactor});
+  ProcessMetrics metrics({"learner", "learner", "reactor"});
   const std::string text = metrics.text();
   EXPECT_TRUE(contains(
       text,
@@ -74,7 +73,7 @@ TEST(ProcessMetrics, UnlabelledFamiliesAreExportedAsZeroBeforeTheFirstUpdate) {
 }
 
 TEST(ProcessMetrics, UpdatesShowInTheTextWithTheirPerSeriesLabels) {
-  ProcessMetrics metrics({"inference", ProcessKind::inference, cluster::Mode::reactor});
+  ProcessMetrics metrics({"inference", "inference", "reactor"});
   metrics.counter(Metric::inference_requests).Increment(64);
   metrics.counter(Metric::transport_received_bytes, {{"peer", "sampler-0"}}).Increment(1024);
   prometheus::Histogram& latency = metrics.histogram(Metric::inference_request_duration);
@@ -98,7 +97,7 @@ TEST(ProcessMetrics, UpdatesShowInTheTextWithTheirPerSeriesLabels) {
 }
 
 TEST(ProcessMetrics, TheSameLabelsGiveTheSameSeries) {
-  ProcessMetrics metrics({"replay", ProcessKind::replay, cluster::Mode::reactor});
+  ProcessMetrics metrics({"replay", "replay", "reactor"});
   prometheus::Counter& a = metrics.counter(Metric::replay_transitions_inserted, {{"table", "t"}});
   prometheus::Counter& b = metrics.counter(Metric::replay_transitions_inserted, {{"table", "t"}});
   prometheus::Counter& c = metrics.counter(Metric::replay_transitions_inserted, {{"table", "u"}});
@@ -107,7 +106,7 @@ TEST(ProcessMetrics, TheSameLabelsGiveTheSameSeries) {
 }
 
 TEST(ProcessMetrics, RejectsMisuseAsProgrammerErrors) {
-  ProcessMetrics metrics({"sampler-0", ProcessKind::sampler, cluster::Mode::reactor});
+  ProcessMetrics metrics({"sampler-0", "sampler", "reactor"});
   // Wrong type.
   EXPECT_THROW((void)metrics.gauge(Metric::env_steps), std::logic_error);
   // A family samplers do not export.
@@ -122,12 +121,11 @@ TEST(ProcessMetrics, RejectsMisuseAsProgrammerErrors) {
   EXPECT_THROW((void)metrics.counter(Metric::env_steps, {{"peer", "x"}}), std::logic_error);
   EXPECT_THROW((void)metrics.counter(Metric::transport_invalid_messages, {{"peer", "x"}}),
                std::logic_error);
-  EXPECT_THROW(ProcessMetrics({"", ProcessKind::sampler, cluster::Mode::reactor}),
-               std::invalid_argument);
+  EXPECT_THROW(ProcessMetrics({"", "sampler", "reactor"}), std::invalid_argument);
 }
 
 TEST(ProcessMetrics, ConcurrentIncrementsFromManyThreadsAreAllCounted) {
-  ProcessMetrics metrics({"sampler-0", ProcessKind::sampler, cluster::Mode::reactor});
+  ProcessMetrics metrics({"sampler-0", "sampler", "reactor"});
   constexpr int kThreads = 4;
   constexpr int kIncrements = 20000;
   std::vector<std::thread> threads;
@@ -149,19 +147,19 @@ TEST(ProcessMetrics, ConcurrentIncrementsFromManyThreadsAreAllCounted) {
 }
 
 TEST(ProcessMetrics, PromtoolAcceptsTheTextOfEveryProcessKind) {
-  for (ProcessKind kind : kKinds) {
-    ProcessMetrics metrics({std::string(to_string(kind)) + "-0", kind, cluster::Mode::reactor});
+  for (const std::string& kind : kKinds) {
+    ProcessMetrics metrics({kind + "-0", kind, "reactor"});
     tagflow::testing::fill_synthetic_metrics(metrics, 3);
     // Label values that need escaping in the text format.
     metrics
         .counter(Metric::transport_invalid_messages,
                  {{"peer", "a \"quoted\"\\peer"}, {"reason", "line\nbreak"}})
         .Increment();
-    const std::string path = ::testing::TempDir() + "metrics_" + to_string(kind) + ".txt";
+    const std::string path = ::testing::TempDir() + "metrics_" + kind + ".txt";
     std::ofstream(path) << metrics.text();
     const tagflow::testing::CommandResult result =
         tagflow::testing::run_command("promtool check metrics < " + path + " 2>&1");
-    EXPECT_EQ(result.exit_code, 0) << to_string(kind) << ":\n" << result.output;
+    EXPECT_EQ(result.exit_code, 0) << kind << ":\n" << result.output;
   }
 }
 

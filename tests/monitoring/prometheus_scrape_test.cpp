@@ -110,7 +110,7 @@ class PrometheusApi {
 
 struct Process {
   std::string name;
-  ProcessKind kind;
+  std::string kind;
   std::uint16_t port;
 };
 
@@ -153,12 +153,12 @@ struct TestCluster {
                         << "  - {from: learner.priorities, to: replay.priorities, after: 0}\n"
                         << "  - {from: learner.weights, to: inference.weights, after: 0}\n"
                         << "stop: {seconds: 300}\n";
-    processes = {{"coordinator", ProcessKind::coordinator, base},
-                 {"sampler-0", ProcessKind::sampler, static_cast<std::uint16_t>(base + 1)},
-                 {"sampler-1", ProcessKind::sampler, static_cast<std::uint16_t>(base + 2)},
-                 {"replay", ProcessKind::replay, static_cast<std::uint16_t>(base + 3)},
-                 {"learner", ProcessKind::learner, static_cast<std::uint16_t>(base + 4)},
-                 {"inference", ProcessKind::inference, static_cast<std::uint16_t>(base + 5)}};
+    processes = {{"coordinator", "coordinator", base},
+                 {"sampler-0", "sampler", static_cast<std::uint16_t>(base + 1)},
+                 {"sampler-1", "sampler", static_cast<std::uint16_t>(base + 2)},
+                 {"replay", "replay", static_cast<std::uint16_t>(base + 3)},
+                 {"learner", "learner", static_cast<std::uint16_t>(base + 4)},
+                 {"inference", "inference", static_cast<std::uint16_t>(base + 5)}};
   }
   ~TestCluster() { std::filesystem::remove_all(dir); }
   TestCluster(const TestCluster&) = delete;
@@ -236,7 +236,7 @@ TEST(PrometheusScrape, ScrapesARealClusterAndAnswersEveryDashboardQuery) {
     EXPECT_EQ(labels.at("cluster"), "scrape-test");
     EXPECT_EQ(labels.at("mode"), "reactor");
   }
-  for (const Process& p : processes) EXPECT_EQ(kind_of[p.name], to_string(p.kind)) << p.name;
+  for (const Process& p : processes) EXPECT_EQ(kind_of[p.name], p.kind) << p.name;
   EXPECT_EQ(api.result("up{group=\"sampler\"}").size(), 2U);
   // honor_labels: the processes' own node/kind/mode labels are kept, never renamed exported_*.
   EXPECT_TRUE(api.result("{__name__=~\".+\", exported_node=~\".+\"}").empty());
@@ -326,7 +326,7 @@ TEST(PrometheusScrape, ActorModeNodesExportTheSameFamiliesLabelledActor) {
     return value != std::string::npos && std::atof(page.body.c_str() + value + 2) > 0.0;
   })) << cluster.logs();
   for (const Process& p : cluster.processes) {
-    if (p.kind == ProcessKind::coordinator) continue;  // actor mode runs without a coordinator
+    if (p.kind == "coordinator") continue;  // actor mode runs without a coordinator
     const auto page = http_get(p.port, "/metrics");
     ASSERT_EQ(page.status, 200) << p.name << "\n" << cluster.logs();
     for (const MetricSpec& s : catalogue()) {

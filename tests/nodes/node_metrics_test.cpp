@@ -6,7 +6,6 @@
 namespace tagflow::nodes {
 namespace {
 
-using monitoring::ProcessKind;
 using monitoring::ProcessMetrics;
 
 bool has_line(const std::string& text, const std::string& line) {
@@ -14,7 +13,7 @@ bool has_line(const std::string& text, const std::string& line) {
 }
 
 TEST(NodeMetrics, SamplerCountsStepsEpisodesAndTheMeanOfTheLastHundredReturns) {
-  ProcessMetrics process({"sampler-0", ProcessKind::sampler, cluster::Mode::reactor});
+  ProcessMetrics process({"sampler-0", "sampler", "reactor"});
   NodeMetrics metrics(process, cluster::NodeKind::sampler);
   metrics.add_env_steps(8);
   metrics.add_env_steps(8);
@@ -38,7 +37,7 @@ TEST(NodeMetrics, SamplerCountsStepsEpisodesAndTheMeanOfTheLastHundredReturns) {
 }
 
 TEST(NodeMetrics, ReplayLearnerAndInferenceUpdateTheirFamilies) {
-  ProcessMetrics replay_process({"replay", ProcessKind::replay, cluster::Mode::reactor});
+  ProcessMetrics replay_process({"replay", "replay", "reactor"});
   NodeMetrics replay(replay_process, cluster::NodeKind::replay);
   replay.add_replay_inserted(16);
   replay.add_replay_sampled(64);
@@ -56,7 +55,7 @@ TEST(NodeMetrics, ReplayLearnerAndInferenceUpdateTheirFamilies) {
       std::string::npos)
       << r;
 
-  ProcessMetrics learner_process({"learner", ProcessKind::learner, cluster::Mode::reactor});
+  ProcessMetrics learner_process({"learner", "learner", "reactor"});
   NodeMetrics learner(learner_process, cluster::NodeKind::learner);
   learner.add_learner_update(0.5, 0.002);
   learner.add_learner_update(0.25, 0.003);
@@ -74,7 +73,7 @@ TEST(NodeMetrics, ReplayLearnerAndInferenceUpdateTheirFamilies) {
       std::string::npos)
       << l;
 
-  ProcessMetrics inference_process({"inference", ProcessKind::inference, cluster::Mode::reactor});
+  ProcessMetrics inference_process({"inference", "inference", "reactor"});
   NodeMetrics inference(inference_process, cluster::NodeKind::inference);
   inference.add_inference_batch(16, 0.001);
   const std::string i = inference_process.text();
@@ -91,7 +90,7 @@ TEST(NodeMetrics, ReplayLearnerAndInferenceUpdateTheirFamilies) {
 }
 
 TEST(NodeMetrics, AMethodOfAnotherKindIsAProgrammerError) {
-  ProcessMetrics process({"replay", ProcessKind::replay, cluster::Mode::reactor});
+  ProcessMetrics process({"replay", "replay", "reactor"});
   NodeMetrics replay(process, cluster::NodeKind::replay);
   EXPECT_THROW(replay.add_env_steps(1), std::logic_error);
   EXPECT_THROW(replay.set_weights_version(1), std::logic_error);

@@ -2,14 +2,17 @@
 // configs/local.yaml acts with the scripted policy, not with the learner's weights.
 #include <gtest/gtest.h>
 
+#include "hosts/reactor/single_process_cluster.hpp"
 #include "nodes/node_params.hpp"
-#include "nodes/single/single_process_cluster.hpp"
 #include "rl/learning/torchscript_policy.hpp"
 #include "tests/rl/learning/learning_test_util.hpp"
 #include "tests/support/cluster_files.hpp"
 
 namespace tagflow::nodes {
 namespace {
+
+using hosts::run_single_process_cluster;
+using hosts::RunSummary;
 
 using learning::testing::ScratchDir;
 

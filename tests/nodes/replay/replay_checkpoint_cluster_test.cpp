@@ -5,13 +5,17 @@
 
 #include <filesystem>
 
+#include "hosts/reactor/single_process_cluster.hpp"
 #include "nodes/replay/replay_server.hpp"
-#include "nodes/single/single_process_cluster.hpp"
 #include "tests/rl/learning/learning_test_util.hpp"
 #include "tests/support/cluster_files.hpp"
 
 namespace tagflow::nodes {
 namespace {
+
+using hosts::run_single_process_cluster;
+using hosts::RunSummary;
+using hosts::SingleProcessOptions;
 
 using learning::testing::ScratchDir;
 

@@ -1,0 +1,111 @@
+#include "hosts/actor/actor_cluster.hpp"
+
+#include <cstdio>
+#include <map>
+
+#include <caf/send.hpp>
+
+#include "actors/actor_system_setup.hpp"
+#include "hosts/actor/replica_host.hpp"
+#include "hosts/run_combine.hpp"
+#include "nodes/actor_messages.hpp"
+
+namespace tagflow::hosts {
+namespace {
+
+// The live line of reactor mode's single placement, from the replicas' reports.
+class ProgressPrinter {
+ public:
+  explicit ProgressPrinter(std::vector<HostedReplica>& replicas) : replicas_(replicas) {}
+  void tick(double elapsed) {
+    std::int64_t steps = 0, updates = 0;
+    double recent = 0.0, evaluation = 0.0;
+    std::uint64_t version = 0;
+    int samplers = 0;
+    for (const HostedReplica& r : replicas_) {
+      switch (r.group->kind) {
+        case cluster::NodeKind::sampler:
+          steps += r.report->count.load();
+          recent += r.report->last_return.load();
+          samplers += r.report->done.load() ? 0 : 1;
+          break;
+        case cluster::NodeKind::learner:
+          updates = r.report->count.load();
+          evaluation = r.report->last_evaluation.load();
+          version = r.report->weights_version.load();
+          break;
+        default:
+          break;
+      }
+    }
+    const double dt = elapsed - last_elapsed_;
+    std::fprintf(stderr,
+                 "\r%7.1fs  env steps %9lld (%8.0f/s)  updates %7lld (%6.0f/s)  return %6.1f"
+                 "  eval %6.1f  weights v%llu  samplers %d   ",
+                 elapsed, static_cast<long long>(steps),
+                 dt > 0 ? static_cast<double>(steps - last_steps_) / dt : 0.0,
+                 static_cast<long long>(updates),
+                 dt > 0 ? static_cast<double>(updates - last_updates_) / dt : 0.0,
+                 samplers > 0 ? recent / samplers : 0.0, evaluation,
+                 static_cast<unsigned long long>(version), samplers);
+    std::fflush(stderr);
+    printed_ = true;
+    last_steps_ = steps;
+    last_updates_ = updates;
+    last_elapsed_ = elapsed;
+  }
+  void finish() {
+    if (printed_) std::fputs("\n", stderr);
+  }
+
+ private:
+  std::vector<HostedReplica>& replicas_;
+  std::int64_t last_steps_ = 0, last_updates_ = 0;
+  double last_elapsed_ = 0.0;
+  bool printed_ = false;
+};
+
+}  // namespace
+
+hosts::RunSummary run_actor_cluster(const cluster::ClusterConfig& config,
+                                    const ActorClusterOptions& options) {
+  const hosts::ClusterFacts facts = hosts::ClusterFacts::of(config);
+  const cluster::LinkPlan links = cluster::plan_links(config);
+  const std::vector<WiringStep> wiring = plan_wiring(config, links);
+
+  auto system_config = actors::make_actor_system_config({false, options.worker_threads});
+  nodes::add_node_message_types(*system_config);
+  caf::actor_system system{*system_config};
+  ReplicaHost host(system, config, facts, options.torch);
+  std::map<std::string, caf::actor> by_name;
+  try {
+    for (const cluster::NodeConfig& node : config.nodes) {
+      for (int i = 0; i < node.replicas; ++i) {
+        const HostedReplica& r = host.spawn(cluster::replica_name(node, i));
+        by_name[r.name] = r.handle;
+      }
+    }
+  } catch (...) {
+    for (const HostedReplica& r : host.replicas()) caf::anon_send(r.handle, actors::StopRun{""});
+    throw;
+  }
+  for (const WiringStep& step : wiring) host.wire(step, by_name.at(step.peer));
+
+  ProgressPrinter printer(host.replicas());
+  WaitOptions wait;
+  wait.seconds = config.stop.seconds;
+  if (options.progress) wait.on_tick = [&printer](double elapsed) { printer.tick(elapsed); };
+  hosts::ProcessResult result;
+  result.process = config.name;
+  result.mode = "actor";
+  result.seconds = host.wait(wait);
+  if (options.progress) printer.finish();
+  system.await_all_actors_done();
+  result.replicas = host.results(links);
+  result.stop_reason = host.stop_reason();
+  hosts::RunSummary summary = hosts::combine_results(config, {result}, "single");
+  summary.mode = "actor";
+  return summary;
+}
+
+}  // namespace tagflow::hosts

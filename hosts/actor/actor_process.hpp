@@ -1,0 +1,54 @@
+// run_actor_process: the replicas of one process of a cluster file as CAF actors, talking to the
+// other processes' actors through CAF's middleman (contract §6; actors/README.md).
+//
+// Steps:
+//   1. Spawn each replica of `plan` (hosts/actor/replica_spawner.hpp) with its own ProcessMetrics
+//   and
+//      MetricsEndpoint on metrics_port + i (labels node = replica name, mode = actor), as in
+//      reactor mode.
+//   2. Publish every replica that others look up — replay, learner, inference: replica i of a
+//      group on data_port + i at its host's address. Samplers are never looked up (they start
+//      all their links themselves, hosts/actor/actor_wiring.hpp), so they publish nothing and any
+//      number of them can join.
+//   3. For each wiring step this process starts, find the peer: a local actor, or
+//      remote_actor(peer host address, peer data port), retried until `connect_timeout` (the
+//      peer's process may start later). Send the step to the initiator.
+//   4. Log a progress line (each replica's count and weights version) every `progress_every`,
+//      and wait until the local actors end (a StopRun flooding the cluster, `stop.seconds`, or
+//      SIGTERM/SIGINT: stop the run — or, with `join`, the sampler leaves: Leave to its peers,
+//      the others go on). Then give the middleman `flush_delay` to deliver the last messages.
+// With `join`, `plan` names one sampler that is not (or not yet) running: GROUP-K for K beyond
+// the group's replicas, or a replica of the file started late; it takes the links of replica
+// K mod replicas of its group.
+// Returns the process result (hosts/process_result.hpp, mode "actor", channel hashes 0).
+// Errors: std::runtime_error naming the peer that could not be reached or the port that could
+// not be published; ConfigError/ParamError/std::invalid_argument as the other placements.
+// Blocks; call from the main thread (it installs SIGTERM/SIGINT handlers while it runs).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+
+#include "hosts/actor/replica_spawner.hpp"
+#include "hosts/process_result.hpp"
+#include "nodes/cluster/cluster_config.hpp"
+#include "nodes/cluster/process_plan.hpp"
+
+namespace tagflow::hosts {
+
+struct ActorProcessOptions {
+  bool join = false;  // `tagflow node --join`: a sampler joining a running cluster
+  std::chrono::milliseconds connect_timeout{30000};
+  std::chrono::milliseconds flush_delay{300};
+  std::size_t worker_threads = 0;  // CAF scheduler threads (0: one per core)
+  bool metrics = true;             // a metrics endpoint per replica (metrics_port + i)
+  bool quiet = false;              // no log lines on stderr
+  std::chrono::milliseconds progress_every{1000};  // a progress log line per replica count
+  TorchReplicaSpawner torch;  // needed when the process hosts a learner or inference
+};
+
+[[nodiscard]] hosts::ProcessResult run_actor_process(const cluster::ClusterConfig& config,
+                                                     const cluster::ProcessPlan& plan,
+                                                     const ActorProcessOptions& options);
+
+}  // namespace tagflow::hosts

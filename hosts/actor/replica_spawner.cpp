@@ -1,0 +1,45 @@
+#include "hosts/actor/replica_spawner.hpp"
+
+#include <stdexcept>
+
+#include "nodes/replay/replay_actor.hpp"
+#include "nodes/sampler/sampler_actor.hpp"
+
+namespace tagflow::hosts {
+
+caf::actor spawn_replica(caf::actor_system& system, const ReplicaSpawnSetup& s,
+                         const TorchReplicaSpawner& torch) {
+  const ReplicaConfig& r = s.config;
+  switch (r.kind) {
+    case cluster::NodeKind::sampler:
+      return caf::actor_cast<caf::actor>(nodes::spawn_sampler_actor(
+          system, *r.sampler, {r.name, r.step_limit, s.report, s.metrics}));
+    case cluster::NodeKind::replay:
+      return caf::actor_cast<caf::actor>(
+          nodes::spawn_replay_actor(system, *r.replay, {r.name, 0, s.report, s.metrics}));
+    case cluster::NodeKind::learner:
+    case cluster::NodeKind::inference:
+      if (!torch) {
+        throw std::invalid_argument(std::string(cluster::to_string(r.kind)) + " replica " + r.name +
+                                    " needs LibTorch (run it from tagflow-torch)");
+      }
+      return torch(system, s);
+  }
+  throw std::invalid_argument("unknown node kind of " + r.name);
+}
+
+const char* count_unit(cluster::NodeKind kind) {
+  switch (kind) {
+    case cluster::NodeKind::sampler:
+      return "env_steps";
+    case cluster::NodeKind::replay:
+      return "inserts";
+    case cluster::NodeKind::learner:
+      return "updates";
+    case cluster::NodeKind::inference:
+      return "rows";
+  }
+  return "";
+}
+
+}  // namespace tagflow::hosts

@@ -1,0 +1,157 @@
+#include "hosts/process_result.hpp"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace tagflow::hosts {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+const Json& field(const Json& object, const char* name, const std::string& where) {
+  if (!object.is_object() || !object.contains(name)) {
+    throw std::invalid_argument("process result: " + where + " has no field '" + name + "'");
+  }
+  return object.at(name);
+}
+
+template <typename T>
+T get(const Json& object, const char* name, const std::string& where) {
+  const Json& value = field(object, name, where);
+  try {
+    return value.get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw std::invalid_argument("process result: " + where + "." + name + " has the wrong type");
+  }
+}
+
+Json replica_json(const ReplicaResult& r) {
+  Json j;
+  j["name"] = r.name;
+  j["kind"] = r.kind;
+  j["unit"] = r.unit;
+  j["count"] = r.count;
+  j["episode_returns"] = r.episode_returns;
+  j["evaluations"] = r.evaluations;
+  j["target_reached"] = r.target_reached;
+  j["updates"] = r.updates;
+  j["weights_version"] = r.weights_version;
+  j["final_weights_hash"] = r.final_weights_hash ? Json(hex64(*r.final_weights_hash)) : Json();
+  j["mean_return"] = r.mean_return ? Json(*r.mean_return) : Json();
+  Json channels = Json::array();
+  for (const ChannelResult& c : r.channels) {
+    channels.push_back(
+        {{"port", c.port}, {"channel", c.channel}, {"count", c.count}, {"hash", hex64(c.hash)}});
+  }
+  j["channels"] = channels;
+  return j;
+}
+
+ReplicaResult replica_from_json(const Json& j, const std::string& where) {
+  ReplicaResult r;
+  r.name = get<std::string>(j, "name", where);
+  const std::string here = where + "(" + r.name + ")";
+  r.kind = get<std::string>(j, "kind", here);
+  r.unit = get<std::string>(j, "unit", here);
+  r.count = get<std::int64_t>(j, "count", here);
+  r.episode_returns = get<std::vector<double>>(j, "episode_returns", here);
+  r.evaluations = get<std::vector<double>>(j, "evaluations", here);
+  r.target_reached = get<bool>(j, "target_reached", here);
+  r.updates = get<std::int64_t>(j, "updates", here);
+  r.weights_version = get<std::uint64_t>(j, "weights_version", here);
+  const Json& weights = field(j, "final_weights_hash", here);
+  if (!weights.is_null())
+    r.final_weights_hash = parse_hex64(get<std::string>(j, "final_weights_hash", here));
+  const Json& mean = field(j, "mean_return", here);
+  if (!mean.is_null()) r.mean_return = get<double>(j, "mean_return", here);
+  const Json& channels = field(j, "channels", here);
+  if (!channels.is_array())
+    throw std::invalid_argument("process result: " + here + ".channels is not a list");
+  for (const Json& c : channels) {
+    ChannelResult channel;
+    channel.port = get<std::string>(c, "port", here + ".channels");
+    channel.channel = get<std::size_t>(c, "channel", here + ".channels");
+    channel.count = get<std::uint64_t>(c, "count", here + ".channels");
+    channel.hash = parse_hex64(get<std::string>(c, "hash", here + ".channels"));
+    r.channels.push_back(std::move(channel));
+  }
+  return r;
+}
+
+}  // namespace
+
+const ChannelResult* ReplicaResult::find_channel(const std::string& port,
+                                                 std::size_t channel) const {
+  for (const ChannelResult& c : channels) {
+    if (c.port == port && c.channel == channel) return &c;
+  }
+  return nullptr;
+}
+
+std::string hex64(std::uint64_t value) {
+  char text[17];
+  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+std::uint64_t parse_hex64(const std::string& text) {
+  if (text.size() != 16) throw std::invalid_argument("expected 16 hex digits, got '" + text + "'");
+  std::uint64_t value = 0;
+  for (const char c : text) {
+    int digit = 0;
+    if (c >= '0' && c <= '9') {
+      digit = c - '0';
+    } else if (c >= 'a' && c <= 'f') {
+      digit = c - 'a' + 10;
+    } else if (c >= 'A' && c <= 'F') {
+      digit = c - 'A' + 10;
+    } else {
+      throw std::invalid_argument("expected 16 hex digits, got '" + text + "'");
+    }
+    value = (value << 4) | static_cast<std::uint64_t>(digit);
+  }
+  return value;
+}
+
+std::string ProcessResult::to_json() const {
+  Json j;
+  j["process"] = process;
+  j["mode"] = mode;
+  j["seconds"] = seconds;
+  j["stop_reason"] = stop_reason;
+  j["cutoff"] =
+      cutoff ? Json{{"time_ns", cutoff->time_ns()}, {"microstep", cutoff->microstep()}} : Json();
+  Json list = Json::array();
+  for (const ReplicaResult& r : replicas) list.push_back(replica_json(r));
+  j["replicas"] = list;
+  return j.dump(2);
+}
+
+ProcessResult ProcessResult::from_json(const std::string& text) {
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(std::string("process result: not JSON (") + e.what() + ")");
+  }
+  ProcessResult result;
+  result.process = get<std::string>(j, "process", "result");
+  const std::string where = "result(" + result.process + ")";
+  result.mode = get<std::string>(j, "mode", where);
+  result.seconds = get<double>(j, "seconds", where);
+  result.stop_reason = get<std::string>(j, "stop_reason", where);
+  const Json& cutoff = field(j, "cutoff", where);
+  if (!cutoff.is_null()) {
+    result.cutoff = reactors::Tag(get<std::int64_t>(cutoff, "time_ns", where + ".cutoff"),
+                                  get<std::uint32_t>(cutoff, "microstep", where + ".cutoff"));
+  }
+  const Json& replicas = field(j, "replicas", where);
+  if (!replicas.is_array())
+    throw std::invalid_argument("process result: " + where + ".replicas is not a list");
+  for (const Json& r : replicas)
+    result.replicas.push_back(replica_from_json(r, where + ".replicas"));
+  return result;
+}
+
+}  // namespace tagflow::hosts

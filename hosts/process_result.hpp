@@ -1,0 +1,72 @@
+// ProcessResult: what one `tagflow node` process reports at a normal end (`--result PATH`), and
+// what the single-process placement reports for its replicas, so that combine_results()
+// (run_combine.hpp) computes the digest of every placement with one piece of code.
+//
+// JSON (to_json() / from_json()):
+//   {"process": "sampler-0", "mode": "reactor", "seconds": 12.5,
+//    "stop_reason": "target_return" | "env_steps" | "seconds" | "",
+//    "cutoff": {"time_ns": 123000000, "microstep": 3} | null,
+//    "replicas": [{"name", "kind", "unit", "count", "episode_returns", "evaluations",
+//                  "target_reached", "updates", "weights_version",
+//                  "final_weights_hash": "16 hex" | null, "mean_return": null | 482.3,
+//                  "channels": [{"port", "channel", "count", "hash": "16 hex"}]}]}
+// Channel hashes and counts cover the values sent at tags < cutoff (all of them without one);
+// `channels` lists the replica's output channels. Plain values; from_json() throws
+// std::invalid_argument naming the missing or mistyped field.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reactors/tag.hpp"
+
+namespace tagflow::hosts {
+
+struct ChannelResult {
+  std::string port;  // output port name
+  std::size_t channel = 0;
+  std::uint64_t count = 0;  // values sent at tags < cutoff
+  std::uint64_t hash = 0;   // ChannelDigests hash over them
+};
+
+struct ReplicaResult {
+  std::string name;  // replica name, e.g. sampler-0
+  std::string kind;  // sampler, replay, learner, inference
+  std::string unit;  // env_steps, inserts, updates, rows
+  std::int64_t count = 0;
+  std::vector<double> episode_returns;  // samplers: finished episodes in completion order
+  std::vector<double> evaluations;      // learner: mean return of each evaluation
+  bool target_reached = false;
+  std::int64_t updates = 0;
+  std::uint64_t weights_version = 0;
+  std::optional<std::uint64_t> final_weights_hash;  // learner: weights as of the cutoff
+  std::optional<double> mean_return;                // learner: the run's mean return
+  std::vector<ChannelResult> channels;
+
+  /// The channel of output `port`, or nullptr.
+  [[nodiscard]] const ChannelResult* find_channel(const std::string& port,
+                                                  std::size_t channel) const;
+};
+
+struct ProcessResult {
+  std::string process;
+  std::string mode = "reactor";
+  double seconds = 0.0;
+  std::string stop_reason;  // target_return, env_steps, seconds, or "" (stopped by another)
+  std::optional<reactors::Tag> cutoff;
+  std::vector<ReplicaResult> replicas;
+
+  /// The JSON text (2-space indent).
+  [[nodiscard]] std::string to_json() const;
+  /// Parses to_json()'s format; throws std::invalid_argument on anything else.
+  [[nodiscard]] static ProcessResult from_json(const std::string& text);
+};
+
+/// 16 lower-case hex digits.
+[[nodiscard]] std::string hex64(std::uint64_t value);
+/// Parses hex64()'s format; throws std::invalid_argument.
+[[nodiscard]] std::uint64_t parse_hex64(const std::string& text);
+
+}  // namespace tagflow::hosts

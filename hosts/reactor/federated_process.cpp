@@ -1,0 +1,224 @@
+#include "hosts/reactor/federated_process.hpp"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "coordinator/reactor_federate.hpp"
+#include "hosts/reactor/wire_ports.hpp"
+#include "monitoring/metrics_endpoint.hpp"
+#include "monitoring/process_metrics.hpp"
+#include "nodes/cluster/federation_plan.hpp"
+#include "nodes/cluster/link_plan.hpp"
+#include "nodes/cluster/scrape_targets.hpp"
+
+namespace tagflow::hosts {
+namespace {
+
+using cluster::ClusterConfig;
+using cluster::ConfigError;
+
+/// What one replica thread shares with the process.
+struct ReplicaRun {
+  ReplicaSetup setup;
+  std::optional<reactors::Tag> cutoff;
+  ReplicaResult result;            // filled before the replica's environment goes away
+  bool reached_condition = false;  // its own stop condition requested the stop
+  std::exception_ptr error;
+  std::atomic<reactors::Environment*> env{nullptr};  // set while the environment runs
+};
+
+/// The delay a federation link between `from` and `to` adds (the minimum of the connections
+/// joining them), as the coordinator has it.
+coordinator::ConnectionDelay link_delay(const coordinator::FederationSpec& spec,
+                                        const std::string& from, const std::string& to) {
+  for (const auto& up : spec.find(to)->upstreams) {
+    if (up.federate == from) return up.delay;
+  }
+  return std::nullopt;
+}
+
+/// What a wire output must add to its tag so that the value arrives with the connection's own
+/// delay on a link that may carry a smaller one.
+std::optional<std::chrono::nanoseconds> extra_delay(const ClusterConfig& config,
+                                                    const cluster::Link& link,
+                                                    const coordinator::FederationSpec& spec) {
+  const coordinator::ConnectionDelay on_link = link_delay(spec, link.from.replica, link.to.replica);
+  const coordinator::ConnectionDelay wanted =
+      link.after ? coordinator::ConnectionDelay(link.after->count()) : std::nullopt;
+  if (on_link == wanted) return std::nullopt;
+  if (!on_link.has_value()) return link.after;  // zero-delay link: add the connection's delay
+  throw ConfigError(config.file, config.connections[link.connection].line,
+                    "connections[" + std::to_string(link.connection) + "]",
+                    "placement process: " + link.from.replica + " and " + link.to.replica +
+                        " are joined by connections with different delays (" +
+                        std::to_string(*on_link) + " ns and this one); give them the same `after`");
+}
+
+void run_replica(const ClusterConfig& config, const coordinator::FederationSpec& spec,
+                 const cluster::LinkPlan& links, const FederatedProcessOptions& options,
+                 ReplicaRun& run) {
+  const ReplicaSetup& setup = run.setup;
+  // Metrics: one registry and endpoint per replica, even when it shares the process.
+  std::unique_ptr<monitoring::ProcessMetrics> metrics;
+  std::unique_ptr<monitoring::MetricsEndpoint> endpoint;
+  std::unique_ptr<nodes::NodeMetrics> node_metrics;
+  if (const auto target = cluster::find_scrape_target(config, setup.config.name)) {
+    metrics = std::make_unique<monitoring::ProcessMetrics>(
+        monitoring::ProcessIdentity{setup.config.name, cluster::to_string(setup.config.group->kind),
+                                    cluster::to_string(config.mode)});
+    try {
+      endpoint = std::make_unique<monitoring::MetricsEndpoint>(*metrics, config.monitoring.bind,
+                                                               target->port);
+    } catch (const monitoring::MonitoringError& e) {
+      // The run does not depend on its metrics: go on without the endpoint, but say so.
+      std::fprintf(stderr, "%s: no metrics endpoint: %s\n", setup.config.name.c_str(), e.what());
+    }
+    node_metrics = std::make_unique<nodes::NodeMetrics>(*metrics, setup.config.group->kind);
+  }
+
+  coordinator::ReactorFederateOptions federate_options;
+  federate_options.bind_endpoint =
+      "tcp://" + config.hosts.at(setup.config.group->host).address + ":" +
+      std::to_string(setup.config.group->data_port + setup.config.index);
+  federate_options.metrics = metrics.get();
+  coordinator::ReactorFederate federate(spec, setup.config.name, federate_options);
+  const coordinator::WireTag start =
+      federate.join(config.coordinator.join_timeout + std::chrono::seconds(5));
+  if (options.log)
+    options.log(setup.config.name + " joined (data " + federate.data_endpoint() + ")");
+
+  reactors::EnvironmentConfig env_config;
+  env_config.workers = 1;
+  env_config.start_time_ns = start.time_ns;
+  env_config.keepalive = true;
+  reactors::Environment env(env_config);
+  ReplicaSetup with_metrics = setup;
+  with_metrics.metrics = node_metrics.get();
+  const std::unique_ptr<ReplicaBinding> binding = options.factory(with_metrics, env);
+  for (const cluster::Link& link : links.links) {
+    if (link.from.replica == setup.config.name && link.to.replica == setup.config.name) {
+      env.connect(binding->output(link.from.port, link.from.channel),
+                  binding->input(link.to.port, link.to.channel), link.after);
+    } else if (link.to.replica == setup.config.name) {
+      env.connect(add_wire_input(env, federate, link.to.port, link.to.channel, link.from.replica),
+                  binding->input(link.to.port, link.to.channel));
+    } else if (link.from.replica == setup.config.name) {
+      env.connect(binding->output(link.from.port, link.from.channel),
+                  add_wire_output(env, federate, link.from.port, link.to.replica, link.to.port,
+                                  link.to.channel, extra_delay(config, link, spec)));
+    }
+  }
+  run.env.store(&env);
+  try {
+    federate.run(env);
+  } catch (...) {
+    run.env.store(nullptr);
+    throw;
+  }
+  run.env.store(nullptr);
+  run.cutoff = federate.stop_proposal();
+  // Every federate of the run saw the same negotiation, so its proposal is the run's cutoff.
+  run.result = binding->result(run.cutoff);
+  run.reached_condition = binding->reached_stop_condition();
+}
+
+}  // namespace
+
+ProcessResult run_federated_process(const ClusterConfig& config,
+                                    const cluster::ProcessPlan& process,
+                                    const FederatedProcessOptions& options) {
+  const cluster::LinkPlan links = cluster::plan_links(config);
+  const ClusterFacts facts = ClusterFacts::of(config);
+  const coordinator::FederationSpec spec = cluster::federation_spec(config);
+
+  // Build every replica once in a scratch environment: bad params and unbuildable kinds fail
+  // here, before this process joins anything.
+  std::vector<std::unique_ptr<ReplicaRun>> runs;
+  for (const std::string& name : process.replicas) {
+    auto run = std::make_unique<ReplicaRun>();
+    run->setup = replica_setup(config, links, facts, name);
+    run->setup.round_period = options.round_period;
+    reactors::Environment scratch;
+    (void)options.factory(run->setup, scratch);
+    for (const cluster::Link& link : links.links) {
+      if (link.from.replica == name && link.to.replica != name)
+        (void)extra_delay(config, link, spec);
+    }
+    runs.push_back(std::move(run));
+  }
+
+  const auto start = std::chrono::steady_clock::now();
+  std::mutex mutex;
+  std::condition_variable finished_cv;
+  std::size_t finished = 0;  // guarded by mutex
+  std::vector<std::thread> threads;
+  for (auto& run : runs) {
+    threads.emplace_back([&, r = run.get()] {
+      try {
+        run_replica(config, spec, links, options, *r);
+      } catch (...) {
+        r->error = std::current_exception();
+      }
+      {
+        const std::lock_guard<std::mutex> lock(mutex);
+        ++finished;
+      }
+      finished_cv.notify_all();
+    });
+  }
+  // The `seconds` stop: wall time, requested in every replica of this process.
+  bool timed_out = false;
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    const auto all_done = [&] { return finished == runs.size(); };
+    if (config.stop.seconds) {
+      const auto limit = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                     std::chrono::duration<double>(*config.stop.seconds));
+      if (!finished_cv.wait_until(lock, limit, all_done)) {
+        timed_out = true;
+        for (auto& run : runs) {
+          if (reactors::Environment* env = run->env.load()) env->request_stop();
+        }
+      }
+    }
+    finished_cv.wait(lock, all_done);
+  }
+  for (std::thread& t : threads) t.join();
+
+  // A replica's own error first; a federation error (which may only be the echo of it) else.
+  std::exception_ptr federation_error;
+  for (auto& run : runs) {
+    if (!run->error) continue;
+    try {
+      std::rethrow_exception(run->error);
+    } catch (const coordinator::FederationError&) {
+      if (!federation_error) federation_error = run->error;
+    } catch (...) {
+      throw;
+    }
+  }
+  if (federation_error) std::rethrow_exception(federation_error);
+
+  ProcessResult result;
+  result.process = process.name;
+  result.mode = cluster::to_string(config.mode);
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::vector<std::string> reasons;
+  for (auto& run : runs) {
+    if (run->cutoff && (!result.cutoff || *run->cutoff < *result.cutoff))
+      result.cutoff = run->cutoff;
+    reasons.push_back(run->reached_condition ? own_stop_reason(run->setup.config.kind) : "");
+    result.replicas.push_back(std::move(run->result));
+  }
+  result.stop_reason = stop_reason(reasons, timed_out);
+  return result;
+}
+
+}  // namespace tagflow::hosts

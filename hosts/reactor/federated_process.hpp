@@ -1,0 +1,46 @@
+// run_federated_process: one `tagflow node` process in reactor mode — the replicas of a
+// ProcessPlan, each its own federate, until the federation stops.
+//
+// For every replica of the process, on its own thread: a ReactorFederate named by the replica
+// (data socket bound to data_port + i on its host's address), one reactors::Environment
+// (start tag from the coordinator, one worker), the replica's reactor from `factory`, one wire
+// input per link into it and one wire output per link out of it (link plan, wire_ports.hpp), a
+// ProcessMetrics + MetricsEndpoint on metrics_port + i when the group has one (labels
+// node=replica) feeding NodeMetrics and the transport families. Stops: the learner's target
+// return and each sampler's env_steps share call request_stop() (negotiated by the coordinator);
+// `stop.seconds` of wall time requests it in every replica of the process. The result carries
+// every replica's channel hashes as of the cutoff: the earliest stop proposal of the
+// federation (ReactorFederate::stop_proposal()).
+//
+// Every replica is built once in a scratch environment before anything joins, so bad params
+// fail fast without a federation. Errors: cluster::ConfigError / ParamError / std::invalid_argument
+// for the file, its params or a kind the factory cannot build (before joining);
+// coordinator::FederationError when the coordinator is lost, another federate failed or joining
+// timed out (the message names the federate); anything else a replica thread throws is rethrown
+// (the other replicas then fail through the coordinator). Blocks until every replica's thread
+// has ended; call from one thread.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "hosts/process_result.hpp"
+#include "hosts/reactor/replica_binding.hpp"
+#include "nodes/cluster/cluster_config.hpp"
+#include "nodes/cluster/process_plan.hpp"
+
+namespace tagflow::hosts {
+
+struct FederatedProcessOptions {
+  ReplicaFactory factory = make_torch_free_replica;
+  std::chrono::nanoseconds round_period = std::chrono::milliseconds(1);
+  /// Called from replica threads with one line of news ("sampler-0 joined ..."); may be empty.
+  std::function<void(const std::string&)> log;
+};
+
+[[nodiscard]] ProcessResult run_federated_process(const cluster::ClusterConfig& config,
+                                                  const cluster::ProcessPlan& process,
+                                                  const FederatedProcessOptions& options);
+
+}  // namespace tagflow::hosts

@@ -1,0 +1,89 @@
+// ReplicaBinding: one node replica's reactor inside a reactors::Environment, seen the same way by
+// every placement (the in-process cluster and the federated process host).
+//
+// A ReplicaFactory creates the reactor of a replica from its ReplicaConfig (hosts/
+// replica_config.hpp: params, seeds, stop condition, evaluation, checkpoint path — what actor
+// mode builds its actors from too) and the port widths of the link plan, and returns its binding:
+// its ports by (name, channel) for the placement to connect, live progress counters, and its
+// ReplicaResult after the run (channel hashes as of the cutoff: process_result.hpp).
+// make_torch_free_replica() builds samplers and replays; learners and inference servers need
+// LibTorch (hosts/reactor/torch_replicas.hpp).
+//
+// Errors: ParamError for a bad param (naming node and param), std::invalid_argument for an env
+// that does not exist or a kind the factory cannot build. Bindings are used from the thread that
+// declares and runs the environment; progress() may be called from any thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "hosts/process_result.hpp"
+#include "hosts/replica_config.hpp"
+#include "nodes/channel_digest.hpp"
+#include "nodes/cluster/cluster_config.hpp"
+#include "nodes/cluster/link_plan.hpp"
+#include "nodes/node_metrics.hpp"
+#include "reactors/reactors.hpp"
+
+namespace tagflow::hosts {
+
+struct ReplicaSetup {
+  ReplicaConfig config;  // hosts/replica_config.hpp: the same in every placement and mode
+  const cluster::LinkPlan* links = nullptr;
+  std::chrono::nanoseconds round_period = std::chrono::milliseconds(1);
+  nodes::NodeMetrics* metrics = nullptr;  // optional; must outlive the run
+};
+
+/// The setup of replica `name` of `config` (replica_config(); throws as it does).
+[[nodiscard]] ReplicaSetup replica_setup(const cluster::ClusterConfig& config,
+                                         const cluster::LinkPlan& links, const ClusterFacts& facts,
+                                         const std::string& name);
+
+/// Live counters for progress lines (relaxed reads of the reactors' atomics).
+struct ReplicaProgress {
+  std::int64_t env_steps = 0;
+  double last_return = 0.0;
+  std::int64_t updates = 0;
+  double last_evaluation = 0.0;
+  std::uint64_t weights_version = 0;
+};
+
+class ReplicaBinding {
+ public:
+  virtual ~ReplicaBinding() = default;
+  [[nodiscard]] virtual cluster::NodeKind kind() const = 0;
+  /// Output `port`, channel `channel` (a port of the kind, channel < its link-plan width).
+  [[nodiscard]] virtual reactors::PortBase& output(const std::string& port,
+                                                   std::size_t channel) = 0;
+  [[nodiscard]] virtual reactors::PortBase& input(const std::string& port, std::size_t channel) = 0;
+  [[nodiscard]] virtual ReplicaProgress progress() const = 0;
+  /// After the run: counts, returns and channel hashes of values sent at tags < cutoff
+  /// (every value without a cutoff).
+  [[nodiscard]] virtual ReplicaResult result(std::optional<reactors::Tag> cutoff) = 0;
+  /// True once this replica requested the stop because its own condition was met
+  /// (target_return or its env_steps share).
+  [[nodiscard]] virtual bool reached_stop_condition() const = 0;
+};
+
+using ReplicaFactory =
+    std::function<std::unique_ptr<ReplicaBinding>(const ReplicaSetup&, reactors::Environment&)>;
+
+/// Samplers and replays; std::invalid_argument for the kinds that need LibTorch.
+[[nodiscard]] std::unique_ptr<ReplicaBinding> make_torch_free_replica(const ReplicaSetup& setup,
+                                                                      reactors::Environment& env);
+
+/// stop_reason() (hosts/replica_config.hpp) of these replicas: each one that met its own
+/// condition gives own_stop_reason() of its kind.
+[[nodiscard]] std::string stop_reason(const std::vector<std::unique_ptr<ReplicaBinding>>& replicas,
+                                      bool timed_out);
+
+/// The output channels of a reactor's ChannelDigests as ChannelResults (helper for bindings).
+// (nodes/channel_digest.hpp)
+void append_channels(std::vector<ChannelResult>& out, const std::string& port,
+                     const nodes::ChannelDigests& digests, std::optional<reactors::Tag> cutoff);
+
+}  // namespace tagflow::hosts

@@ -1,0 +1,166 @@
+#include "hosts/reactor/single_process_cluster.hpp"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "hosts/reactor/torch_replicas.hpp"
+#include "hosts/run_combine.hpp"
+#include "nodes/cluster/link_plan.hpp"
+
+namespace tagflow::hosts {
+namespace {
+
+using cluster::ClusterConfig;
+using cluster::NodeKind;
+
+// Live progress on stderr (and the `seconds` stop), from its own thread.
+class ProgressLine {
+ public:
+  ProgressLine(std::vector<std::unique_ptr<ReplicaBinding>>& replicas, reactors::Environment& env,
+               bool print, std::optional<double> seconds)
+      : replicas_(replicas),
+        env_(env),
+        print_(print),
+        seconds_(seconds),
+        start_(std::chrono::steady_clock::now()),
+        thread_([this] { loop(); }) {}
+  ~ProgressLine() { finish(); }
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
+
+  void finish() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+    if (print_ && printed_) std::fputs("\n", stderr);
+  }
+  [[nodiscard]] bool timed_out() const { return timed_out_.load(); }
+
+ private:
+  void loop() {
+    std::int64_t last_steps = 0;
+    std::int64_t last_updates = 0;
+    auto last = start_;
+    std::unique_lock<std::mutex> lock(mutex_);  // guards done_
+    while (!wake_.wait_for(lock, std::chrono::milliseconds(250), [this] { return done_; })) {
+      const auto now = std::chrono::steady_clock::now();
+      const double elapsed = std::chrono::duration<double>(now - start_).count();
+      if (seconds_ && elapsed >= *seconds_ && !timed_out_.exchange(true)) env_.request_stop();
+      if (!print_) continue;
+      std::int64_t steps = 0, updates = 0;
+      double recent = 0.0, evaluation = 0.0;
+      std::uint64_t version = 0;
+      int samplers = 0;
+      for (const auto& r : replicas_) {
+        const ReplicaProgress p = r->progress();
+        switch (r->kind()) {
+          case NodeKind::sampler:
+            steps += p.env_steps;
+            recent += p.last_return;
+            ++samplers;
+            break;
+          case NodeKind::learner:
+            updates = p.updates;
+            evaluation = p.last_evaluation;
+            version = p.weights_version;
+            break;
+          case NodeKind::inference:
+            version = p.weights_version;
+            break;
+          case NodeKind::replay:
+            break;
+        }
+      }
+      const double dt = std::chrono::duration<double>(now - last).count();
+      std::fprintf(stderr,
+                   "\r%7.1fs  env steps %9lld (%8.0f/s)  updates %7lld (%6.0f/s)  return %6.1f"
+                   "  eval %6.1f  weights v%llu   ",
+                   elapsed, static_cast<long long>(steps),
+                   static_cast<double>(steps - last_steps) / dt, static_cast<long long>(updates),
+                   static_cast<double>(updates - last_updates) / dt,
+                   samplers > 0 ? recent / samplers : 0.0, evaluation,
+                   static_cast<unsigned long long>(version));
+      std::fflush(stderr);
+      printed_ = true;
+      last_steps = steps;
+      last_updates = updates;
+      last = now;
+    }
+  }
+
+  std::vector<std::unique_ptr<ReplicaBinding>>& replicas_;
+  reactors::Environment& env_;
+  bool print_;
+  std::optional<double> seconds_;
+  std::chrono::steady_clock::time_point start_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool done_ = false;  // guarded by mutex_
+  bool printed_ = false;
+  std::atomic<bool> timed_out_{false};
+  std::thread thread_;
+};
+
+}  // namespace
+
+RunSummary run_single_process_cluster(const ClusterConfig& config,
+                                      const SingleProcessOptions& options) {
+  const cluster::LinkPlan links = cluster::plan_links(config);
+  const ClusterFacts facts = ClusterFacts::of(config);
+
+  reactors::EnvironmentConfig env_config;
+  env_config.workers = std::max(1U, options.workers);
+  env_config.start_time_ns = 0;
+  env_config.keepalive = true;
+  reactors::Environment env(env_config);
+
+  // The cutoff (nodes/README.md): the earliest stop any reactor (or the `seconds` timer)
+  // proposes. In one program the stop happens right there.
+  std::optional<reactors::Tag> cutoff;  // written by the advancing worker only
+  reactors::FederationHooks hooks;
+  hooks.stop_requested = [&env, &cutoff](reactors::Tag proposed) {
+    if (!cutoff || proposed < *cutoff) cutoff = proposed;
+    env.stop_at(proposed);
+  };
+  env.set_federation_hooks(std::move(hooks));
+
+  // Every replica in file order; every link of the plan with its connection's delay.
+  std::vector<std::unique_ptr<ReplicaBinding>> replicas;
+  std::map<std::string, ReplicaBinding*> by_name;
+  for (const cluster::NodeConfig& node : config.nodes) {
+    for (int i = 0; i < node.replicas; ++i) {
+      ReplicaSetup setup = replica_setup(config, links, facts, cluster::replica_name(node, i));
+      setup.round_period = options.round_period;
+      replicas.push_back(make_replica(setup, env));
+      by_name[setup.config.name] = replicas.back().get();
+    }
+  }
+  for (const cluster::Link& link : links.links) {
+    env.connect(by_name.at(link.from.replica)->output(link.from.port, link.from.channel),
+                by_name.at(link.to.replica)->input(link.to.port, link.to.channel), link.after);
+  }
+
+  const auto start = std::chrono::steady_clock::now();
+  ProgressLine progress(replicas, env, options.progress, config.stop.seconds);
+  env.run();
+  progress.finish();
+
+  ProcessResult result;
+  result.process = "single";
+  result.mode = cluster::to_string(config.mode);
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.cutoff = cutoff;
+  result.stop_reason = stop_reason(replicas, progress.timed_out());
+  for (const auto& r : replicas) result.replicas.push_back(r->result(cutoff));
+  return combine_results(config, {result}, "single");
+}
+
+}  // namespace tagflow::hosts

@@ -1,0 +1,138 @@
+#include "hosts/reactor/torch_replicas.hpp"
+
+#include <stdexcept>
+
+#include "hosts/torch_replica_config.hpp"
+#include "nodes/inference/inference_reactor.hpp"
+#include "nodes/learner/learner_reactor.hpp"
+
+namespace tagflow::hosts {
+namespace {
+
+using cluster::NodeKind;
+
+[[noreturn]] void no_port(const std::string& replica, const std::string& port) {
+  throw std::invalid_argument("replica '" + replica + "' has no port '" + port + "'");
+}
+
+std::unique_ptr<nodes::Evaluator> make_evaluator(const EvaluationConfig& e) {
+  return std::make_unique<nodes::Evaluator>(e.env_id, e.hidden, e.episodes, e.seed, e.max_steps);
+}
+
+class LearnerBinding : public ReplicaBinding {
+ public:
+  LearnerBinding(const ReplicaSetup& s, reactors::Environment& env)
+      : evaluation_(*s.config.evaluation) {
+    const std::string& name = s.config.name;
+    reactor_ = &env.add<nodes::LearnerReactor>(
+        name, learner_config(s.config),
+        nodes::LearnerPortWidths{s.links->input_width(name, "batches"),
+                                 s.links->output_width(name, "priorities"),
+                                 s.links->output_width(name, "weights")},
+        s.config.target_return ? make_evaluator(evaluation_) : nullptr, s.config.target_return);
+    reactor_->set_metrics(s.metrics);
+  }
+  NodeKind kind() const override { return NodeKind::learner; }
+  reactors::PortBase& output(const std::string& port, std::size_t ch) override {
+    if (port == "priorities") return reactor_->priorities[ch];
+    if (port == "weights") return reactor_->weights[ch];
+    no_port(reactor_->name(), port);
+  }
+  reactors::PortBase& input(const std::string& port, std::size_t ch) override {
+    if (port == "batches") return reactor_->batches[ch];
+    no_port(reactor_->name(), port);
+  }
+  ReplicaProgress progress() const override {
+    ReplicaProgress p;
+    p.updates = reactor_->updates.load(std::memory_order_relaxed);
+    p.last_evaluation = reactor_->last_evaluation.load(std::memory_order_relaxed);
+    p.weights_version = static_cast<std::uint64_t>(p.updates);
+    return p;
+  }
+  ReplicaResult result(std::optional<reactors::Tag> cutoff) override {
+    ReplicaResult r;
+    r.name = reactor_->name();
+    r.kind = "learner";
+    r.unit = "updates";
+    r.count = reactor_->updates.load();
+    r.updates = reactor_->server().updates();
+    const nodes::WeightsMessage weights = reactor_->server().weights();
+    r.weights_version = weights.version;
+    r.evaluations = reactor_->evaluations();
+    r.target_reached = reactor_->target_reached();
+    r.final_weights_hash = reactor_->weights_hash_before(cutoff.value_or(reactors::Tag::forever()));
+    if (reactor_->target_reached()) {
+      r.mean_return = r.evaluations.back();
+    } else {
+      r.mean_return = make_evaluator(evaluation_)->mean_return(weights.values);
+    }
+    append_channels(r.channels, "priorities", reactor_->priorities_digest(), cutoff);
+    append_channels(r.channels, "weights", reactor_->weights_digest(), cutoff);
+    return r;
+  }
+  bool reached_stop_condition() const override { return reactor_->target_reached(); }
+
+ private:
+  EvaluationConfig evaluation_;
+  nodes::LearnerReactor* reactor_ = nullptr;
+};
+
+class InferenceBinding : public ReplicaBinding {
+ public:
+  InferenceBinding(const ReplicaSetup& s, reactors::Environment& env) {
+    const std::string& name = s.config.name;
+    reactor_ = &env.add<nodes::InferenceReactor>(
+        name, inference_config(s.config),
+        nodes::InferencePortWidths{s.links->input_width(name, "observations"),
+                                   s.links->input_width(name, "weights"),
+                                   s.links->output_width(name, "actions")});
+    reactor_->set_metrics(s.metrics);
+  }
+  NodeKind kind() const override { return NodeKind::inference; }
+  reactors::PortBase& output(const std::string& port, std::size_t ch) override {
+    if (port == "actions") return reactor_->actions[ch];
+    no_port(reactor_->name(), port);
+  }
+  reactors::PortBase& input(const std::string& port, std::size_t ch) override {
+    if (port == "observations") return reactor_->observations[ch];
+    if (port == "weights") return reactor_->weights[ch];
+    no_port(reactor_->name(), port);
+  }
+  ReplicaProgress progress() const override {
+    ReplicaProgress p;
+    p.weights_version = reactor_->weights_version.load(std::memory_order_relaxed);
+    return p;
+  }
+  ReplicaResult result(std::optional<reactors::Tag> cutoff) override {
+    ReplicaResult r;
+    r.name = reactor_->name();
+    r.kind = "inference";
+    r.unit = "rows";
+    r.count = reactor_->rows_served.load();
+    r.weights_version = reactor_->weights_version.load();
+    append_channels(r.channels, "actions", reactor_->actions_digest(), cutoff);
+    return r;
+  }
+  bool reached_stop_condition() const override { return false; }
+
+ private:
+  nodes::InferenceReactor* reactor_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<ReplicaBinding> make_replica(const ReplicaSetup& setup,
+                                             reactors::Environment& env) {
+  switch (setup.config.kind) {
+    case NodeKind::learner:
+      return std::make_unique<LearnerBinding>(setup, env);
+    case NodeKind::inference:
+      return std::make_unique<InferenceBinding>(setup, env);
+    case NodeKind::sampler:
+    case NodeKind::replay:
+      break;
+  }
+  return make_torch_free_replica(setup, env);
+}
+
+}  // namespace tagflow::hosts

@@ -1,0 +1,52 @@
+// The wire side of a replica's ports in the federated placement: the fixed numbering of
+// (input port, channel) as the uint32 port of the wire header, the byte encoding of each port's
+// value type, and the reactors that move values between a replica and its ReactorFederate.
+//
+// Wire port of a link = (input port code << 16) | input channel at the receiving replica, with
+// codes transitions 1, priorities 2, batches 3, weights 4, observations 5, actions 6
+// (nodes/README.md). The receiver's channel is unique per (receiving replica, port), so
+// (sending federate, wire port) names exactly one link. Values keep the messages.hpp encoding;
+// a list of minibatches (replay.batches) is u32 count + per batch u64 length and its bytes.
+//
+// add_wire_input() adds a reactor that delivers what `from` sends on a wire port, decoded, at
+// the tag it carries; add_wire_output() one that encodes what arrives and sends it to `to`
+// (`extra_delay`: a connection delay the federation link does not already add). A value that
+// fails to decode is dropped and reported on stderr (peers are authenticated; this is a bug).
+// Errors: std::invalid_argument for an unknown port name. Thread-safety: as reactors.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "coordinator/reactor_federate.hpp"
+#include "nodes/messages.hpp"
+#include "reactors/reactors.hpp"
+
+namespace tagflow::hosts {
+
+/// (input port name, channel) → wire port; throws std::invalid_argument for an unknown name.
+[[nodiscard]] std::uint32_t wire_port(const std::string& input_port, std::size_t channel);
+
+/// Adds the receiving reactor; returns its output port (connect it to the replica's input).
+reactors::PortBase& add_wire_input(reactors::Environment& env,
+                                   coordinator::ReactorFederate& federate,
+                                   const std::string& input_port, std::size_t channel,
+                                   const std::string& from);
+
+/// Adds the sending reactor for a link into `to`'s `input_port` channel `channel`; returns its
+/// input port (connect the replica's output to it).
+reactors::PortBase& add_wire_output(reactors::Environment& env,
+                                    coordinator::ReactorFederate& federate,
+                                    const std::string& output_port, const std::string& to,
+                                    const std::string& input_port, std::size_t channel,
+                                    std::optional<std::chrono::nanoseconds> extra_delay);
+
+/// A list of minibatches as bytes, and back (false with *error on bad bytes).
+[[nodiscard]] nodes::Bytes encode_batch_list(const std::vector<nodes::SampleBatchMessage>& batches);
+[[nodiscard]] bool decode_batch_list(const nodes::Bytes& bytes,
+                                     std::vector<nodes::SampleBatchMessage>& out,
+                                     std::string* error);
+
+}  // namespace tagflow::hosts

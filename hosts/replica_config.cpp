@@ -1,0 +1,181 @@
+#include "hosts/replica_config.hpp"
+
+#include <sstream>
+#include <stdexcept>
+
+#include "nodes/cluster/process_plan.hpp"
+#include "rl/envs/vector_env.hpp"
+
+namespace tagflow::hosts {
+namespace {
+
+using cluster::NodeKind;
+
+/// The group and index of `name`: a replica of the file, or a joining sampler GROUP-K.
+std::pair<const cluster::NodeConfig*, int> locate(const cluster::ClusterConfig& config,
+                                                  const std::string& name) {
+  auto [group, index] = cluster::find_replica(config, name);
+  if (group != nullptr) return {group, index};
+  const auto dash = name.rfind('-');
+  if (dash != std::string::npos) group = config.find_node(name.substr(0, dash));
+  if (group == nullptr || group->kind != NodeKind::sampler) {
+    throw std::invalid_argument("no replica '" + name + "' in " + config.file +
+                                " (a joining replica is a sampler named GROUP-K)");
+  }
+  try {
+    std::size_t used = 0;
+    index = std::stoi(name.substr(dash + 1), &used);
+    if (used != name.size() - dash - 1 || index < 0) throw std::invalid_argument(name);
+  } catch (const std::exception&) {
+    throw std::invalid_argument("replica name '" + name + "' does not end in an index");
+  }
+  return {group, index};
+}
+
+template <class T>
+std::string join(const std::vector<T>& values) {
+  std::ostringstream out;
+  for (std::size_t i = 0; i < values.size(); ++i) out << (i == 0 ? "" : ",") << values[i];
+  return out.str();
+}
+
+}  // namespace
+
+ClusterFacts ClusterFacts::of(const cluster::ClusterConfig& config) {
+  ClusterFacts facts;
+  const cluster::NodeConfig* sampler = nullptr;
+  const cluster::NodeConfig* learner = nullptr;
+  for (const cluster::NodeConfig& node : config.nodes) {
+    if (node.kind == NodeKind::sampler) {
+      facts.sampler_count += static_cast<std::size_t>(node.replicas);
+      if (sampler == nullptr) sampler = &node;
+    }
+    if (node.kind == NodeKind::learner && learner == nullptr) learner = &node;
+  }
+  if (sampler == nullptr) {
+    throw cluster::ConfigError(config.file, 0, "nodes", "a cluster needs at least one sampler");
+  }
+  facts.env_id = nodes::NodeParams(sampler->name, sampler->params, sampler->param_lines)
+                     .get_string("env", "CartPole-v1");
+  envs::VectorEnv probe(facts.env_id, envs::VectorEnvOptions{});
+  facts.observation_size = static_cast<int>(probe.spec().observation_space.size());
+  facts.num_actions = static_cast<int>(probe.spec().action_space.n);
+  if (learner != nullptr && learner->params.count("hidden") != 0) {
+    facts.hidden = learner->params.at("hidden");
+  }
+  return facts;
+}
+
+std::uint64_t replica_seed(const cluster::ClusterConfig& config, const cluster::NodeConfig& group,
+                           int index) {
+  std::uint64_t group_number = 0;
+  for (const cluster::NodeConfig& node : config.nodes) {
+    ++group_number;
+    if (&node == &group || node.name == group.name) break;
+  }
+  return config.seed * 1000003ULL + group_number * 1000ULL + static_cast<std::uint64_t>(index);
+}
+
+ReplicaConfig replica_config(const cluster::ClusterConfig& config, const ClusterFacts& facts,
+                             const std::string& name) {
+  const auto [group, index] = locate(config, name);
+  ReplicaConfig r;
+  r.name = name;
+  r.kind = group->kind;
+  r.group = group;
+  r.index = index;
+  r.seed = replica_seed(config, *group, index);
+  r.params = nodes::NodeParams(group->name, group->params, group->param_lines);
+  r.network_seed = config.seed;
+  r.observation_size = facts.observation_size;
+  r.num_actions = facts.num_actions;
+  switch (group->kind) {
+    case NodeKind::sampler: {
+      if (!r.params.has("hidden")) r.params.set("hidden", facts.hidden);
+      r.sampler =
+          nodes::SamplerConfig::from_params(r.params, r.seed, static_cast<std::uint32_t>(index));
+      if (config.stop.env_steps) {
+        const auto n = static_cast<std::int64_t>(std::max<std::size_t>(1, facts.sampler_count));
+        r.step_limit = (*config.stop.env_steps + n - 1) / n;
+      }
+      break;
+    }
+    case NodeKind::replay:
+      r.replay = nodes::ReplayConfig::from_params(r.params, r.seed);
+      r.checkpoint_path = nodes::replay_checkpoint_path(r.replay->checkpoint_dir, name);
+      break;
+    case NodeKind::learner:
+      r.target_return = config.stop.target_return;
+      r.evaluation =
+          EvaluationConfig{facts.env_id, r.params.get_sizes("hidden", {64, 64}),
+                           static_cast<int>(r.params.get_int("eval_episodes", 20, 1)),
+                           r.params.get_int("eval_max_steps", 0, 0), config.seed + 424242ULL};
+      break;
+    case NodeKind::inference:
+      if (!r.params.has("hidden")) r.params.set("hidden", facts.hidden);
+      break;
+  }
+  return r;
+}
+
+std::string ReplicaConfig::describe() const {
+  std::ostringstream out;
+  out << "name=" << name << "\nkind=" << cluster::to_string(kind) << "\nindex=" << index
+      << "\nseed=" << seed << "\nnetwork_seed=" << network_seed
+      << "\nobservation_size=" << observation_size << "\nnum_actions=" << num_actions << "\n";
+  for (const auto& [key, value] : params.values()) out << "param." << key << "=" << value << "\n";
+  if (sampler) {
+    const nodes::SamplerConfig& s = *sampler;
+    out << "sampler.env=" << s.env << "\nsampler.num_envs=" << s.num_envs
+        << "\nsampler.local_policy=" << s.local_policy << "\nsampler.hidden=" << join(s.hidden)
+        << "\nsampler.epsilon=" << s.epsilon_start << "," << s.epsilon_end << ","
+        << s.epsilon_decay_steps << "\nsampler.seed=" << s.seed << "\nsampler.index=" << s.index
+        << "\nstep_limit=" << step_limit << "\n";
+  }
+  if (replay) {
+    const nodes::ReplayConfig& c = *replay;
+    out << "replay.capacity=" << c.capacity << "\nreplay.prioritized=" << c.prioritized
+        << "\nreplay.priority_exponent=" << c.priority_exponent
+        << "\nreplay.importance_beta=" << c.importance_beta << "\nreplay.min_size=" << c.min_size
+        << "\nreplay.samples_per_insert=" << c.samples_per_insert
+        << "\nreplay.batch_size=" << c.batch_size
+        << "\nreplay.max_batches_per_call=" << c.max_batches_per_call << "\nreplay.seed=" << c.seed
+        << "\nreplay.checkpoint_every=" << c.checkpoint_every << "\nreplay.restore=" << c.restore
+        << "\ncheckpoint_path=" << checkpoint_path << "\n";
+  }
+  if (target_return) out << "target_return=" << *target_return << "\n";
+  if (evaluation) {
+    out << "evaluation.env=" << evaluation->env_id
+        << "\nevaluation.hidden=" << join(evaluation->hidden)
+        << "\nevaluation.episodes=" << evaluation->episodes
+        << "\nevaluation.max_steps=" << evaluation->max_steps
+        << "\nevaluation.seed=" << evaluation->seed << "\n";
+  }
+  return out.str();
+}
+
+std::string own_stop_reason(cluster::NodeKind kind) {
+  switch (kind) {
+    case NodeKind::learner:
+      return "target_return";
+    case NodeKind::sampler:
+      return "env_steps";
+    case NodeKind::replay:
+    case NodeKind::inference:
+      break;
+  }
+  return "";
+}
+
+std::string stop_reason(const std::vector<std::string>& replica_reasons, bool timed_out) {
+  bool env_steps = false, seconds = timed_out;
+  for (const std::string& reason : replica_reasons) {
+    if (reason == "target_return") return reason;
+    env_steps = env_steps || reason == "env_steps";
+    seconds = seconds || reason == "seconds";
+  }
+  if (env_steps) return "env_steps";
+  return seconds ? "seconds" : "";
+}
+
+}  // namespace tagflow::hosts

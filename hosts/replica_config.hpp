@@ -1,0 +1,106 @@
+// ReplicaConfig: everything a placement needs to build one replica of a cluster file, computed
+// once, the same way for reactor mode and actor mode. Both modes' hosts call replica_config() and
+// build their binding from its result; tests/hosts/replica_config_test.cpp holds that they end
+// up with identical configurations from the same file.
+//
+// What it settles, per replica:
+//   - seed: replica i of the g-th node group (1-based, file order) gets
+//     seed * 1000003 + g * 1000 + i, whatever process or mode it runs in (replica_seed());
+//   - sampler: its SamplerConfig (the learner's `hidden` when the sampler's own params omit it)
+//     and step_limit, its share of `stop.env_steps` (rounded up over every sampler of the file);
+//   - replay: its ReplayConfig; checkpoints go to checkpoint_path,
+//     `<checkpoint_dir>/<replica>.ckpt` — one file per replica, written at stop in both modes;
+//   - learner: `stop.target_return` and its evaluation (env, hidden sizes, episodes, step cap,
+//     seed = cluster seed + 424242: the same episodes in every placement and mode);
+//   - learner and inference: the node's params with the network shape of the env
+//     (observation_size, num_actions) and the cluster seed; their LibTorch configs are built
+//     from these by hosts/torch_replica_config.hpp.
+// A sampler joining a running cluster as GROUP-K (K beyond the group's replicas) is configured
+// like replica K of its group.
+// stop_reason() is the one rule both modes use to name why a process stopped.
+//
+// Errors: nodes::ParamError for a bad param (naming node and param), std::invalid_argument for a
+// name that is no replica of the file or an env that does not exist, cluster::ConfigError for a
+// cluster without a sampler. Pure functions of the file; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nodes/cluster/cluster_config.hpp"
+#include "nodes/node_params.hpp"
+#include "nodes/replay/replay_server.hpp"
+#include "nodes/sampler/sampler_server.hpp"
+
+namespace tagflow::hosts {
+
+/// Facts every replica of a cluster shares: the env of the first sampler group and the
+/// learner's network shape.
+struct ClusterFacts {
+  std::string env_id = "CartPole-v1";
+  int observation_size = 0;
+  int num_actions = 0;
+  std::string hidden = "64,64";   // the first learner's `hidden` param
+  std::size_t sampler_count = 0;  // sampler replicas in the whole cluster
+
+  /// Throws cluster::ConfigError when the cluster has no sampler.
+  static ClusterFacts of(const cluster::ClusterConfig& config);
+};
+
+/// The greedy evaluation a learner runs (nodes/learner/evaluator.hpp).
+struct EvaluationConfig {
+  std::string env_id;
+  std::vector<int> hidden;
+  int episodes = 20;
+  std::int64_t max_steps = 0;  // per episode; 0: to the episode's end
+  std::uint64_t seed = 0;
+};
+
+struct ReplicaConfig {
+  std::string name;  // replica name, e.g. sampler-0
+  cluster::NodeKind kind = cluster::NodeKind::sampler;
+  const cluster::NodeConfig* group = nullptr;  // points into the ClusterConfig
+  int index = 0;                               // replica index within its group
+  std::uint64_t seed = 0;                      // replica_seed()
+
+  // sampler
+  std::optional<nodes::SamplerConfig> sampler;
+  std::int64_t step_limit = -1;  // env steps before it asks to stop; -1: no limit
+  // replay
+  std::optional<nodes::ReplayConfig> replay;
+  std::string checkpoint_path;  // empty: no checkpoints
+  // learner
+  std::optional<double> target_return;
+  std::optional<EvaluationConfig> evaluation;
+  // learner and inference (LibTorch configs: hosts/torch_replica_config.hpp)
+  nodes::NodeParams params;  // the group's params (`hidden` filled in for samplers and inference)
+  std::uint64_t network_seed = 0;  // the cluster seed: every learner/inference starts alike
+  int observation_size = 0;
+  int num_actions = 0;
+
+  /// Every field as `key=value` lines, in a fixed order (tests compare configurations with it).
+  [[nodiscard]] std::string describe() const;
+};
+
+/// The seed of replica `index` of `group` (see above).
+[[nodiscard]] std::uint64_t replica_seed(const cluster::ClusterConfig& config,
+                                         const cluster::NodeConfig& group, int index);
+
+/// The configuration of replica `name` (a replica of the file, or a joining sampler GROUP-K).
+[[nodiscard]] ReplicaConfig replica_config(const cluster::ClusterConfig& config,
+                                           const ClusterFacts& facts, const std::string& name);
+
+/// The reason a replica of `kind` gives when its own stop condition is met: "target_return"
+/// (learner) or "env_steps" (sampler); "" for kinds that have none.
+[[nodiscard]] std::string own_stop_reason(cluster::NodeKind kind);
+
+/// Why a process's replicas stopped, from each replica's reason ("" when it was stopped by
+/// someone else; "left" for a sampler that left is ignored): "target_return" over "env_steps"
+/// over "seconds"; "seconds" also when `timed_out` and nothing else; else "" (stopped by another
+/// process).
+[[nodiscard]] std::string stop_reason(const std::vector<std::string>& replica_reasons,
+                                      bool timed_out);
+
+}  // namespace tagflow::hosts

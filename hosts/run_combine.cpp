@@ -1,0 +1,79 @@
+#include "hosts/run_combine.hpp"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+#include "common/fnv1a.hpp"
+#include "nodes/cluster/link_plan.hpp"
+
+namespace tagflow::hosts {
+RunSummary combine_results(const cluster::ClusterConfig& config,
+                           const std::vector<ProcessResult>& results, std::string placement) {
+  std::map<std::string, std::pair<const ReplicaResult*, const ProcessResult*>> by_name;
+  for (const ProcessResult& p : results) {
+    for (const ReplicaResult& r : p.replicas) by_name[r.name] = {&r, &p};
+  }
+  RunSummary summary;
+  summary.mode = results.empty() ? cluster::to_string(config.mode) : results.front().mode;
+  summary.placement = std::move(placement);
+  summary.digest_reproducible = summary.mode != "actor";
+  for (const ProcessResult& p : results) summary.seconds = std::max(summary.seconds, p.seconds);
+
+  std::uint64_t digest = kFnv1aOffset;
+  for (const cluster::Link& link : cluster::plan_links(config).links) {
+    const auto it = by_name.find(link.from.replica);
+    if (it == by_name.end()) {
+      throw std::invalid_argument("no result for replica '" + link.from.replica + "'");
+    }
+    const ChannelResult* channel =
+        it->second.first->find_channel(link.from.port, link.from.channel);
+    if (channel == nullptr) {
+      throw std::invalid_argument("the result of '" + link.from.replica + "' has no channel " +
+                                  link.from.port + "[" + std::to_string(link.from.channel) + "]");
+    }
+    digest = fnv1a64_u64(link.connection, digest);
+    digest = fnv1a64_u64(channel->hash, digest);
+  }
+
+  const ReplicaResult* learner = nullptr;
+  bool env_steps_stop = false, seconds_stop = false;
+  for (const ProcessResult& p : results) {
+    env_steps_stop = env_steps_stop || p.stop_reason == "env_steps";
+    seconds_stop = seconds_stop || p.stop_reason == "seconds";
+  }
+  for (const cluster::NodeConfig& node : config.nodes) {
+    for (int i = 0; i < node.replicas; ++i) {
+      const std::string name = cluster::replica_name(node, i);
+      const auto it = by_name.find(name);
+      if (it == by_name.end()) throw std::invalid_argument("no result for replica '" + name + "'");
+      const ReplicaResult& r = *it->second.first;
+      const double seconds = it->second.second->seconds;
+      summary.nodes.push_back({r.name, r.kind, r.unit, r.count,
+                               seconds > 0 ? static_cast<double>(r.count) / seconds : 0.0});
+      if (node.kind == cluster::NodeKind::sampler) {
+        summary.env_steps += r.count;
+        summary.episode_returns.push_back(r.episode_returns);
+      }
+      if (node.kind == cluster::NodeKind::learner && learner == nullptr) learner = &r;
+    }
+  }
+  if (learner != nullptr) {
+    if (learner->final_weights_hash) digest = fnv1a64_u64(*learner->final_weights_hash, digest);
+    summary.updates = learner->updates;
+    summary.weights_version = learner->weights_version;
+    summary.evaluations = learner->evaluations;
+    summary.mean_return = learner->mean_return.value_or(0.0);
+  }
+  if (learner != nullptr && learner->target_reached) {
+    summary.stop_reason = "target_return";
+  } else if (env_steps_stop) {
+    summary.stop_reason = "env_steps";
+  } else if (seconds_stop) {
+    summary.stop_reason = "seconds";
+  }
+  summary.digest = digest;
+  return summary;
+}
+
+}  // namespace tagflow::hosts

@@ -1,0 +1,44 @@
+// RunSummary: what a cluster run reports at its end (`tagflow up --summary PATH`).
+// A value type; to_json() gives the documented JSON object:
+//   {"mode", "placement", "stop_reason", "mean_return", "env_steps", "seconds", "updates",
+//    "weights_version", "digest" (16 hex digits), "digest_reproducible", "evaluations": [...],
+//    "nodes": {NAME: {"kind", "unit", "count", "per_second"}}}
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tagflow::hosts {
+
+struct NodeThroughput {
+  std::string name;  // replica name, e.g. sampler-0
+  std::string kind;
+  std::string unit;  // env_steps, inserts, updates, rows
+  std::int64_t count = 0;
+  double per_second = 0.0;
+};
+
+struct RunSummary {
+  std::string mode = "reactor";
+  std::string placement = "single";
+  std::string stop_reason;  // target_return, env_steps, seconds
+  double mean_return = 0.0;
+  std::int64_t env_steps = 0;
+  double seconds = 0.0;
+  std::int64_t updates = 0;
+  std::uint64_t weights_version = 0;
+  std::uint64_t digest = 0;
+  /// False in actor mode: results depend on message arrival order, so the digest varies.
+  bool digest_reproducible = true;
+  std::vector<double> evaluations;
+  std::vector<NodeThroughput> nodes;
+  /// Episode returns of all samplers in (sampler, completion) order; not part of the JSON.
+  std::vector<std::vector<double>> episode_returns;
+
+  [[nodiscard]] std::string digest_hex() const;
+  /// The JSON text (2-space indent).
+  [[nodiscard]] std::string to_json() const;
+};
+
+}  // namespace tagflow::hosts

@@ -1,0 +1,21 @@
+// The LibTorch halves of a ReplicaConfig (hosts/replica_config.hpp): the learner's and the
+// inference server's configurations, built the same way for both modes from the replica's
+// params, the env's network shape and the cluster seed. Links LibTorch (through the node kinds'
+// configs); torch-free hosts never include it.
+// Errors: nodes::ParamError for a bad param (naming node and param; a TorchScript file that does
+// not load or does not fit the env). Pure functions; thread-safe.
+#pragma once
+
+#include "hosts/replica_config.hpp"
+#include "nodes/inference/inference_server.hpp"
+#include "nodes/learner/learner_server.hpp"
+
+namespace tagflow::hosts {
+
+/// The configuration of learner replica `replica` (kind learner).
+[[nodiscard]] nodes::LearnerConfig learner_config(const ReplicaConfig& replica);
+
+/// The configuration of inference replica `replica` (kind inference).
+[[nodiscard]] nodes::InferenceConfig inference_config(const ReplicaConfig& replica);
+
+}  // namespace tagflow::hosts

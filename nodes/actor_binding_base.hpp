@@ -1,0 +1,208 @@
+// NodeActorBase: the peer handling every node actor shares, written once for the four kinds
+// (nodes/<kind>/<kind>_actor.cpp derive from it with their typed interface).
+//
+// It owns the actor's PeerSet and the protocol steps that are not per port
+// (actors/control_messages.hpp):
+//   - add_peer(): a new peer is monitored; a sampler that told its name is marked in
+//     tagflow_actor_members (how the launcher finds joined samplers);
+//   - forget(): Leave from a peer, or its down message: the peer is demonitored and dropped, the
+//     kind drops what it held for it (forget_peer_state()), the member mark goes to 0;
+//   - a peer that goes down is forgotten; if it was not a sampler (replay, learner, inference:
+//     the run cannot go on without it) the run stops for this actor too;
+//   - stop_run(reason): StopRun to every peer but the one it came from, the reason recorded in
+//     the ReplicaReport (plus what record_results() adds: the learner's final weights), quit.
+//     Runs once; later calls do nothing. leave() is the same with Leave and reason "left";
+//   - on exit every peer handle is dropped (drop_peer_handles() for the kind's own): terminated
+//     actors holding each other's handles would keep each other alive;
+//   - traffic (actors/peer_traffic.hpp): send_to() counts every message sent to a peer;
+//     accept() checks a data message before the kind handles it — from a known peer (else
+//     invalid, unknown_peer) and consistent (else invalid, size_mismatch) — and counts it
+//     received; count_received() counts a control message from a peer; reject() counts what the
+//     kind refuses (unknown_kind: a message it never expects; unknown_port: a port it has not).
+//     Messages of the hosting process (connect, leave, step: no peer sender) are not traffic.
+//
+// Ownership: shares the ReplicaReport with the host; the NodeMetrics (optional) must outlive the
+// actor. Thread-safety: an actor's state, touched only from its own message handlers (CAF runs
+// one at a time); the report's fields are written as ReplicaReport documents.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include <caf/actor_cast.hpp>
+#include <caf/system_messages.hpp>
+
+#include "actors/message_bytes.hpp"
+#include "actors/peer_set.hpp"
+#include "actors/peer_traffic.hpp"
+#include "nodes/actor_interfaces.hpp"
+#include "nodes/node_metrics.hpp"
+#include "nodes/replica_report.hpp"
+
+namespace tagflow::nodes {
+
+template <class Interface>
+class NodeActorBase : public Interface::base {
+ public:
+  NodeActorBase(caf::actor_config& cfg, std::string name, std::shared_ptr<ReplicaReport> report,
+                nodes::NodeMetrics* metrics)
+      : Interface::base(cfg),
+        name_(std::move(name)),
+        report_(std::move(report)),
+        metrics_(metrics),
+        traffic_(metrics == nullptr ? nullptr : &metrics->process_metrics()) {
+    this->set_down_handler([this](caf::down_msg& down) { on_down(down); });
+  }
+
+  void on_exit() override {
+    drop_peer_handles();
+    peers_ = {};
+  }
+
+ protected:
+  /// The replica name of this actor.
+  [[nodiscard]] const std::string& replica_name() const { return name_; }
+  [[nodiscard]] ReplicaReport& report() { return *report_; }
+  /// The node's metrics, or null.
+  [[nodiscard]] nodes::NodeMetrics* metrics() { return metrics_; }
+  [[nodiscard]] actors::PeerSet& peers() { return peers_; }
+  /// True once stop_run() or leave() ran: the actor is quitting and handles nothing more.
+  [[nodiscard]] bool done() const { return done_; }
+
+  /// The sender of the current message (null when it has none or is gone).
+  caf::actor sender_handle() { return caf::actor_cast<caf::actor>(this->current_sender()); }
+  caf::actor_addr sender_address() {
+    return this->current_sender() ? this->current_sender()->address() : caf::actor_addr{};
+  }
+
+  /// Sends `message` to `peer` through the PeerActor interface, counted as sent to it.
+  template <class Message>
+  void send_to(const caf::actor& peer, Message&& message) {
+    traffic_.sent(peers_.name_of(peer.address()), actors::message_bytes(message));
+    this->send(as_peer(peer), std::forward<Message>(message));
+  }
+
+  /// True when the current data message may be handled (see the header comment).
+  template <class Message>
+  [[nodiscard]] bool accept(const Message& message) {
+    const caf::actor_addr from = sender_address();
+    if (!peers_.contains(from)) {
+      traffic_.invalid(actors::PeerTraffic::kUnknownPeer, transport::DropReason::kUnknownPeer);
+      return false;
+    }
+    const std::string peer = peers_.name_of(from);
+    if (!consistent(message)) {
+      traffic_.invalid(peer, transport::DropReason::kSizeMismatch);
+      return false;
+    }
+    traffic_.received(peer, actors::message_bytes(message));
+    return true;
+  }
+
+  /// Counts a control message received from a peer (nothing when the sender is no peer).
+  template <class Message>
+  void count_received(const Message& message) {
+    const caf::actor_addr from = sender_address();
+    if (peers_.contains(from))
+      traffic_.received(peers_.name_of(from), actors::message_bytes(message));
+  }
+
+  /// True when the current message comes from a known peer; else it is counted invalid.
+  [[nodiscard]] bool from_peer() {
+    if (peers_.contains(sender_address())) return true;
+    traffic_.invalid(actors::PeerTraffic::kUnknownPeer, transport::DropReason::kUnknownPeer);
+    return false;
+  }
+
+  /// Counts the current message as invalid for `reason` and drops it.
+  void reject(transport::DropReason reason) {
+    traffic_.invalid(peers_.name_of(sender_address()), reason);
+  }
+
+  /// Adds `peer` (monitored when new); `name` is what it told (Offer.from), or "". Returns true
+  /// when it was new.
+  bool add_peer(const caf::actor& peer, bool sampler, const std::string& name = "") {
+    const bool added = peers_.add(peer, sampler, name);
+    if (added) this->monitor(peer);
+    if (sampler && !name.empty() && metrics_ != nullptr) metrics_->set_sampler_member(name, true);
+    report_->peers.store(peers_.samplers(), std::memory_order_relaxed);
+    return added;
+  }
+
+  /// Forgets `peer` (a Leave, or it went down); see the header comment.
+  void forget(const caf::actor_addr& peer) {
+    const std::string name = peers_.name_of(peer);
+    if (peers_.is_sampler(peer) && !name.empty() && metrics_ != nullptr) {
+      metrics_->set_sampler_member(name, false);
+    }
+    peers_.remove(peer);
+    this->demonitor(peer);
+    forget_peer_state(peer);
+    report_->peers.store(peers_.samplers(), std::memory_order_relaxed);
+  }
+
+  /// StopRun to every peer but the sender, record `reason`, quit (once).
+  void stop_run(const std::string& reason) {
+    if (done_) return;
+    const caf::actor_addr from = sender_address();
+    for (const actors::PeerSet::Peer& p : peers_.all()) {
+      if (p.handle.address() != from) send_to(p.handle, actors::StopRun{reason});
+    }
+    finish(reason);
+  }
+
+  /// The handlers of Leave and StopRun from a peer (or StopRun from the host): counted, then the
+  /// peer is forgotten / the run stops.
+  void on_leave(const actors::Leave& leave) {
+    count_received(leave);
+    forget(sender_address());
+  }
+  void on_stop_run(const actors::StopRun& stop) {
+    count_received(stop);
+    stop_run(stop.reason);
+  }
+
+  /// Leave to every peer, then quit with reason "left" (a joined sampler leaving).
+  void leave() {
+    if (done_) return;
+    for (const actors::PeerSet::Peer& p : peers_.all()) send_to(p.handle, actors::Leave{name_});
+    finish("left");
+  }
+
+  /// The kind drops what it holds for `peer` (credits, queued requests...).
+  virtual void forget_peer_state(const caf::actor_addr& /*peer*/) {}
+  /// The kind drops the peer handles it holds itself (ledgers, queues), on exit.
+  virtual void drop_peer_handles() {}
+  /// The kind adds its results to the report; called with report().mutex held.
+  virtual void record_results(ReplicaReport& /*report*/) {}
+
+ private:
+  void on_down(const caf::down_msg& down) {
+    if (!peers_.contains(down.source)) return;
+    const bool sampler = peers_.is_sampler(down.source);
+    forget(down.source);
+    if (!sampler) stop_run("");  // a node the run needs is gone
+  }
+
+  void finish(const std::string& reason) {
+    done_ = true;
+    {
+      std::lock_guard<std::mutex> lock(report_->mutex);
+      report_->stop_reason = reason;
+      record_results(*report_);
+    }
+    report_->done.store(true);
+    this->quit();
+  }
+
+  std::string name_;
+  std::shared_ptr<ReplicaReport> report_;
+  nodes::NodeMetrics* metrics_;
+  actors::PeerTraffic traffic_;
+  actors::PeerSet peers_;
+  bool done_ = false;
+};
+
+}  // namespace tagflow::nodes

@@ -1,0 +1,64 @@
+#include "nodes/cluster/scrape_targets.hpp"
+
+namespace tagflow::cluster {
+namespace {
+
+std::string host_address(const cluster::ClusterConfig& config, const std::string& host) {
+  const auto it = config.hosts.find(host);
+  if (it != config.hosts.end() && !it->second.address.empty()) return it->second.address;
+  if (host.empty() && !config.hosts.empty()) return config.hosts.begin()->second.address;
+  return host.empty() ? std::string("127.0.0.1") : host;
+}
+
+}  // namespace
+
+std::string ScrapeTarget::address() const {
+  const bool ipv6 = host.find(':') != std::string::npos;
+  return (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+std::vector<ScrapeTarget> scrape_targets(const cluster::ClusterConfig& config) {
+  std::vector<ScrapeTarget> targets;
+  if (config.coordinator.metrics_port != 0) {
+    targets.push_back({"coordinator", "coordinator", "coordinator",
+                       host_address(config, config.coordinator.host),
+                       config.coordinator.metrics_port});
+  }
+  for (const cluster::NodeConfig& node : config.nodes) {
+    if (node.metrics_port == 0) continue;
+    for (int i = 0; i < node.replicas; ++i) {
+      targets.push_back({replica_name(node, i), node.name, to_string(node.kind),
+                         host_address(config, node.host),
+                         static_cast<std::uint16_t>(node.metrics_port + i)});
+    }
+  }
+  return targets;
+}
+
+std::optional<ScrapeTarget> find_scrape_target(const cluster::ClusterConfig& config,
+                                               const std::string& process) {
+  for (ScrapeTarget& target : scrape_targets(config)) {
+    if (target.process == process) return target;
+  }
+  return std::nullopt;
+}
+
+std::optional<ScrapeTarget> sampler_scrape_target(const cluster::ClusterConfig& config,
+                                                  const std::string& replica) {
+  const auto dash = replica.rfind('-');
+  if (dash == std::string::npos || dash + 1 == replica.size()) return std::nullopt;
+  const std::string digits = replica.substr(dash + 1);
+  if (digits.size() > 5 || digits.find_first_not_of("0123456789") != std::string::npos) {
+    return std::nullopt;
+  }
+  const cluster::NodeConfig* group = config.find_node(replica.substr(0, dash));
+  if (group == nullptr || group->kind != cluster::NodeKind::sampler || group->metrics_port == 0) {
+    return std::nullopt;
+  }
+  const long port = group->metrics_port + std::stol(digits);
+  if (port > 65535) return std::nullopt;
+  return ScrapeTarget{replica, group->name, "sampler", host_address(config, group->host),
+                      static_cast<std::uint16_t>(port)};
+}
+
+}  // namespace tagflow::cluster

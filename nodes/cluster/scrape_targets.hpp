@@ -1,0 +1,45 @@
+// Scrape targets: the metrics endpoints of a cluster, as the cluster file places them.
+//
+// One target per process that has a metrics port: the coordinator (coordinator.metrics_port) and
+// replica i of every node group (metrics_port + i), in file order, coordinator first. A process
+// finds its own endpoint with find_scrape_target(config, its name) and listens on
+// config.monitoring.bind at target.port; Prometheus scrapes target.address():
+// the host's address from `hosts`.
+// Pure functions over a validated ClusterConfig; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nodes/cluster/cluster_config.hpp"
+
+namespace tagflow::cluster {
+
+struct ScrapeTarget {
+  std::string process;               // coordinator, replay, sampler-0, ...: the `node` label
+  std::string group;                 // the node group (or "coordinator") it belongs to
+  std::string kind = "coordinator";  // the `kind` label: coordinator or the node kind
+  std::string host;                  // reachable address of its host
+  std::uint16_t port = 0;
+
+  /// host:port ([host]:port for IPv6).
+  std::string address() const;
+};
+
+/// Every metrics endpoint of the cluster (groups without metrics_port have none).
+std::vector<ScrapeTarget> scrape_targets(const cluster::ClusterConfig& config);
+
+/// The endpoint of the process called `process`; nullopt when it has none or does not exist.
+std::optional<ScrapeTarget> find_scrape_target(const cluster::ClusterConfig& config,
+                                               const std::string& process);
+
+/// The endpoint of sampler GROUP-K for any K ≥ 0, also beyond the group's replicas: where a
+/// sampler that joined a running cluster (`tagflow node --name GROUP-K --join`) serves its
+/// metrics (metrics_port + K). nullopt when GROUP is no sampler group with a metrics port, or the
+/// name does not end in "-K".
+std::optional<ScrapeTarget> sampler_scrape_target(const cluster::ClusterConfig& config,
+                                                  const std::string& replica);
+
+}  // namespace tagflow::cluster

@@ -1,0 +1,45 @@
+// ReplicaReport: what one node actor tells the process that hosts it — live progress (atomics,
+// read by the progress line from any thread) and its results (read after the actor ended).
+//
+// Ownership: shared (std::shared_ptr) between the actor and its host. Thread-safety: the atomics
+// may be read at any time; the fields under `mutex` are written by the actor and read by the
+// host under the mutex (the host reads them once the actor has terminated).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nodes/messages.hpp"
+
+namespace tagflow::nodes {
+
+struct ReplicaReport {
+  std::string name;  // replica name, e.g. sampler-0
+  std::string kind;  // sampler, replay, learner, inference
+
+  // Live progress.
+  std::atomic<std::int64_t> count{0};  // env steps, inserts, updates or rows served
+  std::atomic<std::int64_t> episodes{0};
+  std::atomic<double> last_return{0.0};
+  std::atomic<double> last_evaluation{0.0};
+  std::atomic<std::uint64_t> weights_version{0};
+  std::atomic<std::int64_t> peers{0};  // samplers known to a replay/inference/learner
+  std::atomic<bool> done{false};
+
+  // Results.
+  std::mutex mutex;
+  std::vector<double> episode_returns;                 // sampler: in completion order
+  std::vector<double> evaluations;                     // learner
+  bool target_reached = false;                         // learner
+  std::string stop_reason;                             // why this replica stopped
+  std::optional<nodes::WeightsMessage> final_weights;  // learner
+
+  ReplicaReport(std::string name_, std::string kind_)
+      : name(std::move(name_)), kind(std::move(kind_)) {}
+};
+
+}  // namespace tagflow::nodes

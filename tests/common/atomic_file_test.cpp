@@ -1,0 +1,96 @@
+#include "common/atomic_file.hpp"
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <gtest/gtest.h>
+
+namespace tagflow {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class AtomicFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) /
+           ("atomic_file_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  /// Files in the directory besides `path` (temporaries left behind).
+  std::size_t entries() const {
+    return static_cast<std::size_t>(std::distance(fs::directory_iterator(dir_), {}));
+  }
+  fs::path dir_;
+};
+
+TEST_F(AtomicFileTest, ReplacesTheOldFileWithTheWholeNewOne) {
+  const fs::path path = dir_ / "state.json";
+  write_file_atomically(path.string(), "old\n");
+  write_file_atomically(path.string(), "new\n");
+  EXPECT_EQ(read(path), "new\n");
+  EXPECT_EQ(entries(), 1U) << "no temporary is left behind";
+}
+
+TEST_F(AtomicFileTest, LeavesTheOldFileWhenTheWriterGivesUpBeforeCommit) {
+  const fs::path path = dir_ / "checkpoint";
+  write_file_atomically(path.string(), "complete");
+  try {
+    AtomicFile file(path.string());
+    file.write("half of a new ch");
+    EXPECT_TRUE(fs::exists(file.temporary_path()));
+    throw std::runtime_error("crash mid-write");
+  } catch (const std::runtime_error&) {
+  }
+  EXPECT_EQ(read(path), "complete");
+  EXPECT_EQ(entries(), 1U) << "the temporary is removed";
+}
+
+TEST_F(AtomicFileTest, TheTemporaryCanBeReadBackBeforeCommit) {
+  const fs::path path = dir_ / "with_footer";
+  AtomicFile file(path.string());
+  file.write("body");
+  ASSERT_EQ(std::fseek(file.get(), 0, SEEK_SET), 0);
+  char back[4];
+  ASSERT_EQ(std::fread(back, 1, 4, file.get()), 4U);
+  EXPECT_EQ(std::string(back, 4), "body");
+  ASSERT_EQ(std::fseek(file.get(), 0, SEEK_END), 0);
+  file.write("+footer");
+  file.commit();
+  EXPECT_EQ(read(path), "body+footer");
+}
+
+TEST_F(AtomicFileTest, ASecretIsCreatedWithTheModeItAsksFor) {
+  const fs::path path = dir_ / "key";
+  write_file_atomically(path.string(), "secret", 0600);
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600U);
+}
+
+TEST_F(AtomicFileTest, AnUnwritableDirectoryIsANamedError) {
+  const fs::path path = dir_ / "missing" / "file";
+  try {
+    write_file_atomically(path.string(), "x");
+    FAIL() << "expected AtomicFileError";
+  } catch (const AtomicFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("missing"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tagflow
