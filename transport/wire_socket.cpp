@@ -1,7 +1,7 @@
 #include "transport/wire_socket.hpp"
 
 #include <algorithm>
-#include <cstring>
+#include <string>
 #include <utility>
 
 namespace tagflow::transport {
@@ -23,14 +23,20 @@ void drain(zmq::socket_t& socket) {
 
 }  // namespace
 
-Payload Payload::copy_of(const void* bytes, std::size_t size) {
-  auto buffer = std::shared_ptr<char[]>(new char[size == 0 ? 1 : size]);
-  if (size > 0) std::memcpy(buffer.get(), bytes, size);
-  Payload payload;
-  payload.data = buffer.get();
-  payload.size = size;
-  payload.owner = std::shared_ptr<const void>(buffer, buffer.get());
-  return payload;
+Payload adopt_frames(std::vector<zmq::message_t> frames) {
+  if (frames.size() == 1) {
+    auto frame = std::make_shared<const zmq::message_t>(std::move(frames.front()));
+    Payload payload;
+    payload.data = frame->data();
+    payload.size = frame->size();
+    payload.owner = std::move(frame);
+    return payload;
+  }
+  std::string joined;
+  for (const zmq::message_t& frame : frames) {
+    joined.append(static_cast<const char*>(frame.data()), frame.size());
+  }
+  return Payload::owning(std::move(joined));
 }
 
 bool send_wire_message(zmq::socket_t& socket, WireHeader header,

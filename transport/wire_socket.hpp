@@ -6,7 +6,9 @@
 // ROUTER socket; senders a DEALER whose routing id is their federate id (the peer name used for
 // drop counting). receive_wire_message reads one whole multipart message, decodes and validates
 // it, and returns either the message or the reason it was dropped (already counted); it never
-// throws on bad bytes. Sockets are not thread-safe: call these from the socket's own thread.
+// throws on bad bytes. adopt_frames turns the payload frames of a received message into one
+// Payload that keeps the frame ZeroMQ received (no copy when there is one frame, as every tagflow
+// sender sends). Sockets are not thread-safe: call these from the socket's own thread.
 #pragma once
 
 #include <cstddef>
@@ -17,20 +19,11 @@
 #include <zmq.hpp>
 
 #include "transport/message_validator.hpp"
+#include "transport/payload.hpp"
 #include "transport/peer_drop_counters.hpp"
 #include "transport/wire_header.hpp"
 
 namespace tagflow::transport {
-
-/// Immutable bytes with shared ownership; `owner` keeps `data` alive.
-struct Payload {
-  std::shared_ptr<const void> owner;
-  const void* data = nullptr;
-  std::size_t size = 0;
-
-  /// A payload that owns a copy of `bytes` (for small values and tests).
-  static Payload copy_of(const void* bytes, std::size_t size);
-};
 
 /// Sends header + payloads as one multipart message; header.sizes is filled from `payloads`.
 /// Returns false when the socket would block (with zmq::send_flags::dontwait) and nothing was
@@ -54,6 +47,11 @@ struct ReceiveResult {
   DropReason error = DropReason::kNone;
   ReceivedMessage message;  ///< valid when received && error == kNone
 };
+
+/// The payload frames of a received message as one Payload: a single frame is kept as it is (the
+/// Payload owns the zmq::message_t, the bytes are not copied); several frames are joined into one
+/// new buffer (a copy); none give an empty Payload.
+[[nodiscard]] Payload adopt_frames(std::vector<zmq::message_t> frames);
 
 /// Receives one message from a ROUTER socket (identity frame first), validates it and counts a
 /// drop in `drops` when it fails.

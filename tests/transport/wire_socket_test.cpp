@@ -69,6 +69,30 @@ TEST(WireSocket, InprocPayloadIsHandedOverWithoutCopying) {
   EXPECT_EQ(result.message.payloads[0].data(), bytes->data());
 }
 
+TEST(WireSocket, AdoptedFrameIsTheReceivedBytesNotACopy) {
+  Link link("tcp");
+  MessageValidator validator;
+  validator.allow_port("a", 1);
+  PeerDropCounters drops;
+  const Payload sent = Payload::owning(std::string(50'000, 'f'));
+  ASSERT_TRUE(send_wire_message(link.sender, header_at(1), {sent}));
+  ReceiveResult result = receive_wire_message(link.receiver, validator, drops);
+  ASSERT_EQ(result.error, DropReason::kNone);
+  ASSERT_EQ(result.message.payloads.size(), 1U);
+  const void* frame_bytes = result.message.payloads[0].data();
+  const Payload adopted = adopt_frames(std::move(result.message.payloads));
+  EXPECT_EQ(adopted.data, frame_bytes);
+  EXPECT_EQ(adopted.view(), sent.view());
+}
+
+TEST(WireSocket, SeveralFramesAreJoinedIntoOnePayloadAndNoneIsEmpty) {
+  std::vector<zmq::message_t> frames;
+  frames.emplace_back(std::string("ab"));
+  frames.emplace_back(std::string("cd"));
+  EXPECT_EQ(adopt_frames(std::move(frames)).view(), "abcd");
+  EXPECT_EQ(adopt_frames({}).size, 0U);
+}
+
 TEST(WireSocket, MalformedSprayIsDroppedAndCountedWhileValidMessagesGetThrough) {
   Link link("tcp");
   zmq::socket_t spray(link.context, zmq::socket_type::dealer);
