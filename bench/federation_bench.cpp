@@ -46,10 +46,11 @@ constexpr std::int64_t kTagSpacingNs = 1000;
 constexpr std::size_t kSmallValue = 8;
 constexpr std::size_t kLinkValue = std::size_t{1} << 20;
 
-/// What NetworkSender and NetworkReceiver carry.
-using Value = std::string;
-Value make_value(std::size_t size) { return std::string(size, 'x'); }
-std::size_t size_of(const Value& value) { return value.size(); }
+/// What NetworkSender and NetworkReceiver carry: shared bytes, one buffer for every tag and
+/// downstream.
+using Value = transport::Payload;
+Value make_value(std::size_t size) { return transport::Payload::owning(std::string(size, 'x')); }
+std::size_t size_of(const Value& value) { return value.size; }
 
 /// What one run's federates saw, written by their reactions (each field by one federate).
 struct Timeline {

@@ -10,7 +10,7 @@ reactors::Tag to_reactor_tag(const transport::WireTag& tag) { return {tag.time_n
 }  // namespace
 
 std::size_t CycleInputs::add(std::string from, std::uint32_t port,
-                             reactors::PhysicalAction<std::string>& action) {
+                             reactors::PhysicalAction<transport::Payload>& action) {
   Input input;
   input.from = std::move(from);
   input.port = port;
@@ -31,11 +31,11 @@ void CycleInputs::trigger(Input& input, const transport::WireTag& tag) {
   // event per tag and input does not fill).
   if (tag <= input.triggered) return;
   input.triggered = tag;
-  input.action->schedule_at(to_reactor_tag(tag), std::string());
+  input.action->schedule_at(to_reactor_tag(tag), transport::Payload());
 }
 
 void CycleInputs::on_arrival(std::size_t index, const transport::WireTag& tag,
-                             std::optional<std::string> value) {
+                             std::optional<transport::Payload> value) {
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     Input& input = inputs_[index];
@@ -83,11 +83,12 @@ bool CycleInputs::known(std::size_t index, const transport::WireTag& tag) {
   return aborted_ || known_locked(inputs_[index], tag);
 }
 
-std::optional<std::string> CycleInputs::take(std::size_t index, const transport::WireTag& tag) {
+std::optional<transport::Payload> CycleInputs::take(std::size_t index,
+                                                    const transport::WireTag& tag) {
   std::unique_lock<std::mutex> lock(mutex_);
   Input& input = inputs_[index];
   changed_.wait(lock, [&] { return aborted_ || known_locked(input, tag); });
-  std::optional<std::string> value;
+  std::optional<transport::Payload> value;
   while (!input.arrived.empty() && input.arrived.front().first <= tag) {
     if (input.arrived.front().first == tag) value = std::move(input.arrived.front().second);
     input.arrived.pop_front();

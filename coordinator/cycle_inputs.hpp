@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "reactors/action.hpp"
+#include "transport/payload.hpp"
 #include "transport/wire_tag.hpp"
 
 namespace tagflow::coordinator {
@@ -35,14 +36,14 @@ class CycleInputs {
  public:
   /// Registers an input (from, port) whose action is `action`; returns its index.
   std::size_t add(std::string from, std::uint32_t port,
-                  reactors::PhysicalAction<std::string>& action);
+                  reactors::PhysicalAction<transport::Payload>& action);
   /// The index of (from, port), or nullopt when it is not a cycle input.
   [[nodiscard]] std::optional<std::size_t> find(const std::string& from, std::uint32_t port) const;
   [[nodiscard]] bool empty() const { return inputs_.empty(); }
 
   /// A value (or, with nullopt, an ABSENT) with `tag` arrived on input `index`.
   void on_arrival(std::size_t index, const transport::WireTag& tag,
-                  std::optional<std::string> value);
+                  std::optional<transport::Payload> value);
   /// Nothing more arrives on any input with a tag <= `tag` (TAG applied).
   void known_through(const transport::WireTag& tag);
   /// PTAG(tag) applied: every input whose status at `tag` is unknown gets its action scheduled
@@ -54,14 +55,14 @@ class CycleInputs {
   /// True when the status of input `index` at `tag` is known.
   [[nodiscard]] bool known(std::size_t index, const transport::WireTag& tag);
   /// Blocks until the status of input `index` at `tag` is known; returns the value or nullopt.
-  std::optional<std::string> take(std::size_t index, const transport::WireTag& tag);
+  std::optional<transport::Payload> take(std::size_t index, const transport::WireTag& tag);
 
  private:
   struct Input {
     std::string from;
     std::uint32_t port = 0;
-    reactors::PhysicalAction<std::string>* action = nullptr;
-    std::deque<std::pair<transport::WireTag, std::optional<std::string>>> arrived;  // by tag
+    reactors::PhysicalAction<transport::Payload>* action = nullptr;
+    std::deque<std::pair<transport::WireTag, std::optional<transport::Payload>>> arrived;  // by tag
     transport::WireTag known_through = transport::kNever;
     transport::WireTag triggered = transport::kNever;  // latest tag the action was scheduled at
   };

@@ -1,7 +1,7 @@
 // FederateRuntime: runs one federate of a program that is not a reactor program — a small
-// tag-ordered event loop over FederateClient plus the data plane (transport/WIRE.md). Tests and
-// the federation benchmark use it; reactor programs bind the same client to the reactor
-// scheduler instead (reactors/federation.hpp).
+// tag-ordered event loop over FederateClient plus the FederateDataPlane (transport/WIRE.md) that
+// ReactorFederate uses too. Tests use it; reactor programs bind the same client and data plane to
+// the reactor scheduler instead (reactors/federation.hpp, reactor_federate.hpp).
 //
 // The loop (PROTOCOL.md §3): next = min(program's next local event, earliest received input);
 // if next <= the safe tag (the latest TAG whose data messages have all arrived, by the counts in
@@ -20,7 +20,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -30,9 +29,8 @@
 #include <zmq.hpp>
 
 #include "coordinator/federate_client.hpp"
-#include "transport/message_validator.hpp"
+#include "coordinator/federate_data_plane.hpp"
 #include "transport/peer_drop_counters.hpp"
-#include "transport/zap_authenticator.hpp"
 
 namespace tagflow::coordinator {
 
@@ -92,49 +90,29 @@ class FederateRuntime {
   FederateRuntime& operator=(const FederateRuntime&) = delete;
 
   /// The endpoint the data socket is bound to (after construction).
-  const std::string& data_endpoint() const { return data_endpoint_; }
-  const transport::PeerDropCounters& drops() const { return drops_; }
+  const std::string& data_endpoint() const { return plane_.endpoint(); }
+  const transport::PeerDropCounters& drops() const { return plane_.drops(); }
 
   /// Joins, runs until the end and resigns. Throws FederationError.
   FederateRunSummary run(std::chrono::milliseconds join_timeout = std::chrono::seconds(30));
 
  private:
   WireTag next_tag();
-  /// Reads at most kMaxReceivedPerCall data messages; true when it stopped at that bound.
+  /// Reads at most FederateDataPlane::kMaxReceivedPerCall data messages; true when it stopped at
+  /// that bound.
   bool receive_data();
   void update_safe_tag(const FederateClient& client);
   void react_at(const WireTag& tag, FederateClient& client);
-  /// Sends LTC(completed_) with the unreported in-transit messages, if there is anything new,
-  /// and `next` (this federate's next tag) in the same frame when given.
-  void flush_completed(FederateClient& client, std::optional<WireTag> next);
-  /// Sends NET(next) unless the coordinator knows it already or needs no NET for it.
-  void announce(FederateClient& client, const WireTag& next);
-  void connect_outputs(const ControlMessage& start);
 
   const FederationSpec& spec_;
   std::string id_;
   FederatedProgram& program_;
   zmq::context_t context_;
-  std::unique_ptr<transport::ZapAuthenticator> zap_;
-  zmq::socket_t data_;
-  std::string data_endpoint_;
-  std::map<std::string, zmq::socket_t> outputs_;  // per downstream
-  transport::MessageValidator validator_;
-  transport::PeerDropCounters drops_;
-  std::map<WireTag, std::vector<InputMessage>> pending_;
-  std::map<std::string, std::deque<WireTag>> received_;  // per upstream, unprocessed tags
-  std::map<std::string, std::uint64_t> processed_;       // per upstream, processed count
+  FederateDataPlane plane_;
+  std::map<WireTag, std::vector<InputMessage>> pending_;  // received inputs by tag
   WireTag safe_ = transport::kNever;
-  /// The next tag the coordinator has from this federate (NET or carried by an LTC); kNever
-  /// once an LTC went without one.
-  WireTag announced_ = transport::kNever;
-  /// Data messages receive_data() reads per call.
-  static constexpr int kMaxReceivedPerCall = 1024;
   /// Tags completed before one LTC is sent anyway (a federate that never waits still reports).
   static constexpr int kTagsPerLtc = 16;
-  WireTag completed_ = transport::kNever;  // the latest tag completed
-  int unreported_ = 0;                     // completed tags not yet reported by an LTC
-  std::vector<std::pair<std::string, WireTag>> in_transit_;  // sent, not yet reported
   FederateRunSummary summary_;
 };
 

@@ -13,14 +13,21 @@
 //   federate.run(env);                               // runs, then resigns
 //   federate.stop_proposal();                        // the cutoff, if a stop was negotiated
 //
-// A network thread owns every socket. The scheduler's hooks (NET, LTC, stop proposals) and
-// NetworkSender's reactions only append commands to a queue the network thread drains in order;
-// data messages are reported in transit by the LTC that follows them, which goes in one frame
-// with the NET the scheduler announces right after it (PROTOCOL.md §3.2). A NET for a tag only a
-// received message asks for is not sent (§3.3). Received values
-// enter through PhysicalAction::schedule_at at the tag they carry; TAG(g) becomes env.grant(g)
-// once the data messages the grant counts have all arrived (values first, then the grant:
-// federation.hpp step 3).
+// A network thread owns every socket, through the federate's FederateDataPlane (the data
+// sockets, in-transit reports, LTC batching and the NET rules it shares with FederateRuntime).
+// The scheduler's hooks (NET, LTC, stop proposals) and NetworkSender's reactions only append
+// commands to a queue the network thread drains in order; data messages are reported in transit
+// by the LTC that follows them, which goes in one frame with the NET the scheduler announces right
+// after it (PROTOCOL.md §3.2). A NET for a tag only a received message asks for is not sent
+// (§3.3). Received values enter through PhysicalAction::schedule_at at the tag they carry; TAG(g)
+// becomes env.grant(g) once the data messages the grant counts have all arrived (values first,
+// then the grant: federation.hpp step 3). The network thread reads at most
+// FederateDataPlane::kMaxReceivedPerCall data messages between two looks at its commands and
+// control messages.
+// Values are transport::Payload: immutable shared bytes. send() queues the Payload itself and the
+// network thread hands its bytes to ZeroMQ without copying them (so one value sent to several
+// downstreams is one buffer); a received value is the frame ZeroMQ received, passed to the
+// action and on to the reactions without a copy (transport/WIRE.md §4).
 // Stop (PROTOCOL.md §5): env.request_stop() in any federate sends STOP_REQUEST with the tag it
 // proposes (the next microstep); a STOP_REQUEST forwarded by the coordinator is answered with
 // max(its tag, this federate's next unstarted tag), obtained from the scheduler the same way.
@@ -55,20 +62,13 @@
 
 #include "coordinator/cycle_inputs.hpp"
 #include "coordinator/federate_client.hpp"
+#include "coordinator/federate_data_plane.hpp"
 #include "reactors/action.hpp"
 #include "reactors/environment.hpp"
 #include "reactors/port.hpp"
 #include "reactors/reactor.hpp"
-#include "transport/message_validator.hpp"
+#include "transport/payload.hpp"
 #include "transport/peer_drop_counters.hpp"
-#include "transport/zap_authenticator.hpp"
-
-namespace tagflow::monitoring {
-class ProcessMetrics;
-}
-namespace prometheus {
-class Counter;
-}
 
 namespace tagflow::coordinator {
 
@@ -94,13 +94,13 @@ class ReactorFederate {
   /// Delivers values from upstream `from` on `port` into `action` (at the tag they carry).
   /// Throws FederationConfigError when the link is on a zero-delay cycle (NetworkReceiver).
   void bind_input(const std::string& from, std::uint32_t port,
-                  reactors::PhysicalAction<std::string>& action);
+                  reactors::PhysicalAction<transport::Payload>& action);
   /// True when the link from upstream `from` is on a zero-delay cycle across federates.
   [[nodiscard]] bool cycle_link_from(const std::string& from) const;
   /// A NetworkReceiver's input on a zero-delay cycle link, delivered by `deliver` through
   /// await_cycle_input(); returns the index to pass there.
   std::size_t bind_cycle_input(const std::string& from, std::uint32_t port,
-                               reactors::PhysicalAction<std::string>& action,
+                               reactors::PhysicalAction<transport::Payload>& action,
                                reactors::Reaction& deliver);
   /// A NetworkSender's output to (to, port), sent by `sender`; on a zero-delay cycle link its
   /// unwritten tags are announced with ABSENT.
@@ -109,17 +109,19 @@ class ReactorFederate {
   /// cycle outputs ordered before `level` that were not written at `tag`, then waits until the
   /// input's status at `tag` is known. Returns the value, or nullopt when absent (or the run
   /// failed). Called from worker threads.
-  std::optional<std::string> await_cycle_input(std::size_t index, const reactors::Tag& tag,
-                                               std::size_t level);
-  /// Sends `bytes` to input `port` of downstream `to`, sent at `tag` (the connection's delay
-  /// is added). Thread-safe; called from reactions.
-  void send(const std::string& to, std::uint32_t port, const reactors::Tag& tag, std::string bytes);
+  std::optional<transport::Payload> await_cycle_input(std::size_t index, const reactors::Tag& tag,
+                                                      std::size_t level);
+  /// Sends `value` to input `port` of downstream `to`, sent at `tag` (the connection's delay
+  /// is added). The bytes are shared, not copied: they must not change afterwards (Payload).
+  /// Thread-safe; called from reactions.
+  void send(const std::string& to, std::uint32_t port, const reactors::Tag& tag,
+            transport::Payload value);
   /// Runs `env` to its stop tag under the coordinator's grants, then resigns.
   void run(reactors::Environment& env);
 
-  const transport::PeerDropCounters& drops() const { return drops_; }
+  const transport::PeerDropCounters& drops() const { return plane_.drops(); }
   /// The endpoint the data socket is bound to.
-  const std::string& data_endpoint() const { return data_endpoint_; }
+  const std::string& data_endpoint() const { return plane_.endpoint(); }
   /// After run(): the earliest stop tag proposed in the stop negotiation (the digest cutoff,
   /// contract §3), or nullopt when the run ended at its own stop tag without one.
   std::optional<reactors::Tag> stop_proposal() const;
@@ -127,16 +129,12 @@ class ReactorFederate {
   std::optional<reactors::Tag> granted_stop_tag() const;
 
  private:
-  struct PeerCounters {
-    prometheus::Counter* messages = nullptr;
-    prometheus::Counter* bytes = nullptr;
-  };
   struct Command {
     enum Kind { kNet, kLtc, kSend, kStop, kAbsent } kind;
     WireTag tag;
     std::string to;
     std::uint32_t port = 0;
-    std::string bytes;
+    transport::Payload value;
     std::size_t level = 0;  // kAbsent: cycle outputs whose sender's level is below this one
   };
   struct CycleOutput {
@@ -149,52 +147,28 @@ class ReactorFederate {
   void push(Command command);
   void network_loop(reactors::Environment& env);
   void drain_commands();
-  /// NET(next), or the pending LTC with `next` in the same frame (PROTOCOL.md §3.2).
-  void announce(const WireTag& next);
-  [[nodiscard]] bool asked_by_input(const WireTag& tag) const;
-  /// Sends the pending LTC and in-transit reports, with `next` as the next tag when given.
-  void flush_completed(std::optional<WireTag> next);
-  void receive_data();
+  void send_value(Command& command);
+  void deliver(transport::ReceivedMessage& message);
   void update_grant(reactors::Environment& env);
-  [[nodiscard]] bool counts_met(const std::map<std::string, std::uint64_t>& counts,
-                                const WireTag& through);
   void send_absents(const WireTag& tag, std::size_t below_level);
   void order_cycle_ports(reactors::Environment& env);
   void handle_stop(reactors::Environment& env);
   void propose_stop(const WireTag& floor);
-  void setup_metrics();
 
   const FederationSpec& spec_;
   std::string id_;
   ReactorFederateOptions options_;
   zmq::context_t context_;
-  std::unique_ptr<transport::ZapAuthenticator> zap_;
-  zmq::socket_t data_;
-  std::string data_endpoint_;
+  FederateDataPlane plane_;  // the network thread's once run() starts
   std::unique_ptr<FederateClient> client_;
-  std::map<std::string, zmq::socket_t> outputs_;
-  std::map<std::pair<std::string, std::uint32_t>, reactors::PhysicalAction<std::string>*> inputs_;
-  transport::MessageValidator validator_;
-  transport::PeerDropCounters drops_;
-  std::map<std::string, std::deque<WireTag>> received_;   // per upstream, tags not yet completed
-  std::map<std::string, std::uint64_t> completed_;        // per upstream, messages completed
-  std::map<std::string, PeerCounters> sent_metrics_;      // per downstream (options_.metrics)
-  std::map<std::string, PeerCounters> received_metrics_;  // per upstream (options_.metrics)
+  std::map<std::pair<std::string, std::uint32_t>, reactors::PhysicalAction<transport::Payload>*>
+      inputs_;
   WireTag granted_to_env_ = transport::kNever;  // the highest grant given to env (TAG or PTAG)
   WireTag tag_applied_ = transport::kNever;     // the highest TAG applied
   // Zero-delay cycle ports (§3.7). cycle_outputs_ is the network thread's after run() starts.
   CycleInputs cycle_inputs_;
   std::vector<reactors::Reaction*> cycle_delivers_;
   std::vector<CycleOutput> cycle_outputs_;
-  bool on_zero_delay_cycle_ = false;  // FederationSpec::on_zero_delay_cycle(id_)
-  // LTC batching (network thread): the latest completed tag, whether it is unreported, and the
-  // in-transit reports of the data messages sent since the previous LTC.
-  WireTag completed_tag_ = transport::kNever;
-  bool ltc_pending_ = false;
-  std::vector<std::pair<std::string, WireTag>> in_transit_;
-  // The next tag the coordinator has from this federate (NET or carried by an LTC); kNever once
-  // an LTC went without one.
-  WireTag announced_ = transport::kNever;
   // Stop negotiation, network thread only.
   std::optional<WireTag> asked_;     // a forwarded STOP_REQUEST waiting for the scheduler's floor
   bool proposed_ = false;            // this federate sent its own STOP_REQUEST
@@ -208,19 +182,21 @@ class ReactorFederate {
   std::string error_;              // set by the network thread before done_ is read
 };
 
-/// A reactor that delivers values received from another federate on its `out` port.
+/// A reactor that delivers values received from another federate on its `out` port: the received
+/// bytes themselves (transport::Payload), not a copy.
 class NetworkReceiver : public reactors::Reactor {
  public:
-  reactors::PhysicalAction<std::string> received{"received", this};
-  reactors::Output<std::string> out{"out", this};
+  reactors::PhysicalAction<transport::Payload> received{"received", this};
+  reactors::Output<transport::Payload> out{"out", this};
   NetworkReceiver(std::string name, reactors::Environment& env, ReactorFederate& federate,
                   const std::string& from, std::uint32_t port);
 };
 
-/// A reactor that sends what arrives on its `in` port to an input of another federate.
+/// A reactor that sends what arrives on its `in` port to an input of another federate, sharing
+/// the Payload's bytes with ZeroMQ (no copy).
 class NetworkSender : public reactors::Reactor {
  public:
-  reactors::Input<std::string> in{"in", this};
+  reactors::Input<transport::Payload> in{"in", this};
   NetworkSender(std::string name, reactors::Environment& env, ReactorFederate& federate,
                 std::string to, std::uint32_t port);
 };

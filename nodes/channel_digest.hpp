@@ -1,5 +1,6 @@
 // ChannelDigests: a running 64-bit hash per output channel of a node reactor, over the tag and
-// the encoded bytes of every value it sent, in tag order.
+// the encoded bytes of every value it sent, in tag order. The bytes are the value's one encoding
+// (EncodedValue::bytes(), encoded_value.hpp): the very bytes a federated link sends.
 //
 // Each channel has exactly one writer (the reactor that owns the output), so the sequence each
 // hash sees depends only on logical time, never on worker threads: the cluster folds the
@@ -17,6 +18,7 @@
 #include "common/fnv1a.hpp"
 #include "nodes/messages.hpp"
 #include "reactors/tag.hpp"
+#include "transport/payload.hpp"
 
 namespace tagflow::nodes {
 
@@ -25,13 +27,13 @@ class ChannelDigests {
   explicit ChannelDigests(std::size_t channels = 0)
       : hashes_(channels, kInitial), counts_(channels, 0), history_(channels) {}
 
-  void record(std::size_t channel, reactors::Tag tag, const Bytes& bytes) {
+  void record(std::size_t channel, reactors::Tag tag, const transport::Payload& bytes) {
     Bytes header(12);
     const std::int64_t time = tag.time_ns();
     const std::uint32_t micro = tag.microstep();
     for (int i = 0; i < 8; ++i) header[i] = static_cast<std::uint8_t>(time >> (8 * i));
     for (int i = 0; i < 4; ++i) header[8 + i] = static_cast<std::uint8_t>(micro >> (8 * i));
-    hashes_[channel] = fnv1a64(bytes, fnv1a64(header, hashes_[channel]));
+    hashes_[channel] = fnv1a64(bytes.data, bytes.size, fnv1a64(header, hashes_[channel]));
     ++counts_[channel];
     history_[channel].push_back({tag, hashes_[channel], counts_[channel]});
   }

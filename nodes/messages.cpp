@@ -29,7 +29,8 @@ constexpr std::uint32_t kActions = magic('T', 'F', 'a', 'c');
 
 class Writer {
  public:
-  Writer(std::uint32_t type) {
+  // A message of `type` appended to `bytes` (the messages before it in a list).
+  explicit Writer(std::uint32_t type, Bytes bytes = {}) : bytes_(std::move(bytes)) {
     scalar(type);
     scalar(kFormat);
   }
@@ -62,8 +63,8 @@ class Writer {
 
 class Reader {
  public:
-  Reader(const Bytes& bytes, std::uint32_t type, std::string* error)
-      : bytes_(bytes), error_(error) {
+  Reader(const std::uint8_t* data, std::size_t size, std::uint32_t type, std::string* error)
+      : data_(data), size_(size), error_(error) {
     std::uint32_t got_type = 0;
     std::uint8_t format = 0;
     if (!scalar(got_type) || !scalar(format)) return;
@@ -73,8 +74,8 @@ class Reader {
   template <class T>
   bool scalar(T& value) {
     if (!ok_) return false;
-    if (bytes_.size() - pos_ < sizeof(T)) return fail("truncated message");
-    std::memcpy(&value, bytes_.data() + pos_, sizeof(T));
+    if (size_ - pos_ < sizeof(T)) return fail("truncated message");
+    std::memcpy(&value, data_ + pos_, sizeof(T));
     pos_ += sizeof(T);
     return true;
   }
@@ -82,11 +83,11 @@ class Reader {
   bool block(std::vector<T>& values, const char* name) {
     std::uint64_t count = 0;
     if (!scalar(count)) return false;
-    if (count > (bytes_.size() - pos_) / sizeof(T)) {
+    if (count > (size_ - pos_) / sizeof(T)) {
       return fail(std::string("truncated block '") + name + "'");
     }
     values.resize(count);
-    std::memcpy(values.data(), bytes_.data() + pos_, count * sizeof(T));
+    if (count > 0) std::memcpy(values.data(), data_ + pos_, count * sizeof(T));
     pos_ += count * sizeof(T);
     return true;
   }
@@ -112,14 +113,20 @@ class Reader {
   }
   // True when everything was read, nothing is left over and `consistent` holds.
   bool finish(bool consistent, const char* what) {
+    if (ok_ && pos_ != size_) return fail("trailing bytes");
+    return finish_prefix(consistent, what);
+  }
+  // As finish(), but bytes may follow (the next message of a list).
+  bool finish_prefix(bool consistent, const char* what) {
     if (!ok_) return false;
-    if (pos_ != bytes_.size()) return fail("trailing bytes");
     if (!consistent) return fail(std::string("inconsistent sizes: ") + what);
     return true;
   }
+  [[nodiscard]] std::size_t position() const { return pos_; }
 
  private:
-  const Bytes& bytes_;
+  const std::uint8_t* data_;
+  std::size_t size_;
   std::string* error_;
   std::size_t pos_ = 0;
   bool ok_ = true;
@@ -194,8 +201,9 @@ Bytes encode(const TransitionsMessage& m) {
   return w.take();
 }
 
-bool decode(const Bytes& bytes, TransitionsMessage& out, std::string* error) {
-  Reader r(bytes, kTransitions, error);
+bool decode(const std::uint8_t* data, std::size_t size, TransitionsMessage& out,
+            std::string* error) {
+  Reader r(data, size, kTransitions, error);
   r.scalar(out.observation_size);
   r.observation_type(out.observation_type);
   r.scalar(out.weights_version);
@@ -208,9 +216,12 @@ bool decode(const Bytes& bytes, TransitionsMessage& out, std::string* error) {
   return r.finish(consistent(out), "transitions");
 }
 
-Bytes encode(const SampleBatchMessage& m) {
+namespace {
+
+// `m`'s encoding appended to `bytes`.
+Bytes append_batch(const SampleBatchMessage& m, Bytes bytes) {
   require(consistent(m), "SampleBatchMessage");
-  Writer w(kSampleBatch);
+  Writer w(kSampleBatch, std::move(bytes));
   w.scalar(m.observation_size);
   w.scalar(static_cast<std::uint8_t>(m.observation_type));
   w.block(m.keys);
@@ -224,8 +235,8 @@ Bytes encode(const SampleBatchMessage& m) {
   return w.take();
 }
 
-bool decode(const Bytes& bytes, SampleBatchMessage& out, std::string* error) {
-  Reader r(bytes, kSampleBatch, error);
+// The fields of a sample batch after its type and format.
+void read_fields(Reader& r, SampleBatchMessage& out) {
   r.scalar(out.observation_size);
   r.observation_type(out.observation_type);
   r.block(out.keys, "keys");
@@ -237,7 +248,41 @@ bool decode(const Bytes& bytes, SampleBatchMessage& out, std::string* error) {
                  "next_observations");
   r.block(out.importance_weights, "importance_weights");
   r.block(out.weights_versions, "weights_versions");
+}
+
+}  // namespace
+
+Bytes encode(const SampleBatchMessage& m) { return append_batch(m, {}); }
+
+bool decode(const std::uint8_t* data, std::size_t size, SampleBatchMessage& out,
+            std::string* error) {
+  Reader r(data, size, kSampleBatch, error);
+  read_fields(r, out);
   return r.finish(consistent(out), "sample batch");
+}
+
+Bytes encode(const SampleBatchList& batches) {
+  Bytes out;
+  for (const SampleBatchMessage& batch : batches) out = append_batch(batch, std::move(out));
+  return out;
+}
+
+bool decode(const std::uint8_t* data, std::size_t size, SampleBatchList& out, std::string* error) {
+  out.clear();
+  std::size_t at = 0;
+  while (at < size) {
+    std::string why;
+    Reader r(data + at, size - at, kSampleBatch, &why);
+    SampleBatchMessage batch;
+    read_fields(r, batch);
+    if (!r.finish_prefix(consistent(batch), "sample batch")) {
+      if (error != nullptr) *error = "batch list: batch " + std::to_string(out.size()) + ": " + why;
+      return false;
+    }
+    at += r.position();
+    out.push_back(std::move(batch));
+  }
+  return true;
 }
 
 Bytes encode(const PriorityUpdateMessage& m) {
@@ -248,8 +293,9 @@ Bytes encode(const PriorityUpdateMessage& m) {
   return w.take();
 }
 
-bool decode(const Bytes& bytes, PriorityUpdateMessage& out, std::string* error) {
-  Reader r(bytes, kPriorities, error);
+bool decode(const std::uint8_t* data, std::size_t size, PriorityUpdateMessage& out,
+            std::string* error) {
+  Reader r(data, size, kPriorities, error);
   r.block(out.keys, "keys");
   r.block(out.priorities, "priorities");
   return r.finish(out.keys.size() == out.priorities.size(), "priority update");
@@ -262,8 +308,8 @@ Bytes encode(const WeightsMessage& m) {
   return w.take();
 }
 
-bool decode(const Bytes& bytes, WeightsMessage& out, std::string* error) {
-  Reader r(bytes, kWeights, error);
+bool decode(const std::uint8_t* data, std::size_t size, WeightsMessage& out, std::string* error) {
+  Reader r(data, size, kWeights, error);
   r.scalar(out.version);
   r.block(out.values, "values");
   return r.finish(true, "weights");
@@ -279,8 +325,9 @@ Bytes encode(const ObservationBatchMessage& m) {
   return w.take();
 }
 
-bool decode(const Bytes& bytes, ObservationBatchMessage& out, std::string* error) {
-  Reader r(bytes, kObservations, error);
+bool decode(const std::uint8_t* data, std::size_t size, ObservationBatchMessage& out,
+            std::string* error) {
+  Reader r(data, size, kObservations, error);
   r.scalar(out.source);
   r.scalar(out.observation_size);
   r.observation_type(out.observation_type);
@@ -302,8 +349,9 @@ Bytes encode(const ActionBatchMessage& m) {
   return w.take();
 }
 
-bool decode(const Bytes& bytes, ActionBatchMessage& out, std::string* error) {
-  Reader r(bytes, kActions, error);
+bool decode(const std::uint8_t* data, std::size_t size, ActionBatchMessage& out,
+            std::string* error) {
+  Reader r(data, size, kActions, error);
   r.scalar(out.source);
   r.scalar(out.weights_version);
   r.block(out.actions, "actions");

@@ -121,18 +121,41 @@ using Bytes = std::vector<std::uint8_t>;
 [[nodiscard]] inline bool consistent(const WeightsMessage& /*message*/) { return true; }
 [[nodiscard]] inline bool consistent(const ActionBatchMessage& /*message*/) { return true; }
 
+/// What a replay sends on `batches` at one tag: the minibatches its rate limiter allowed.
+using SampleBatchList = std::vector<SampleBatchMessage>;
+
 [[nodiscard]] Bytes encode(const TransitionsMessage& message);
 [[nodiscard]] Bytes encode(const SampleBatchMessage& message);
 [[nodiscard]] Bytes encode(const PriorityUpdateMessage& message);
 [[nodiscard]] Bytes encode(const WeightsMessage& message);
 [[nodiscard]] Bytes encode(const ObservationBatchMessage& message);
 [[nodiscard]] Bytes encode(const ActionBatchMessage& message);
+/// A list of minibatches: their encodings one after the other (each says where it ends), so the
+/// list's bytes are exactly what the digest of the per-batch encodings hashes; an empty list is
+/// no bytes.
+[[nodiscard]] Bytes encode(const SampleBatchList& batches);
 
-[[nodiscard]] bool decode(const Bytes& bytes, TransitionsMessage& out, std::string* error);
-[[nodiscard]] bool decode(const Bytes& bytes, SampleBatchMessage& out, std::string* error);
-[[nodiscard]] bool decode(const Bytes& bytes, PriorityUpdateMessage& out, std::string* error);
-[[nodiscard]] bool decode(const Bytes& bytes, WeightsMessage& out, std::string* error);
-[[nodiscard]] bool decode(const Bytes& bytes, ObservationBatchMessage& out, std::string* error);
-[[nodiscard]] bool decode(const Bytes& bytes, ActionBatchMessage& out, std::string* error);
+/// Decodes `size` bytes at `data` (a received frame, decoded where it lies) into `out`; false
+/// with *error on bad bytes, never throws.
+[[nodiscard]] bool decode(const std::uint8_t* data, std::size_t size, TransitionsMessage& out,
+                          std::string* error);
+[[nodiscard]] bool decode(const std::uint8_t* data, std::size_t size, SampleBatchMessage& out,
+                          std::string* error);
+[[nodiscard]] bool decode(const std::uint8_t* data, std::size_t size, PriorityUpdateMessage& out,
+                          std::string* error);
+[[nodiscard]] bool decode(const std::uint8_t* data, std::size_t size, WeightsMessage& out,
+                          std::string* error);
+[[nodiscard]] bool decode(const std::uint8_t* data, std::size_t size, ObservationBatchMessage& out,
+                          std::string* error);
+[[nodiscard]] bool decode(const std::uint8_t* data, std::size_t size, ActionBatchMessage& out,
+                          std::string* error);
+[[nodiscard]] bool decode(const std::uint8_t* data, std::size_t size, SampleBatchList& out,
+                          std::string* error);
+
+/// decode() of a whole byte vector.
+template <class Message>
+[[nodiscard]] bool decode(const Bytes& bytes, Message& out, std::string* error) {
+  return decode(bytes.data(), bytes.size(), out, error);
+}
 
 }  // namespace tagflow::nodes

@@ -5,13 +5,16 @@
 // Wire port of a link = (input port code << 16) | input channel at the receiving replica, with
 // codes transitions 1, priorities 2, batches 3, weights 4, observations 5, actions 6
 // (nodes/README.md). The receiver's channel is unique per (receiving replica, port), so
-// (sending federate, wire port) names exactly one link. Values keep the messages.hpp encoding;
-// a list of minibatches (replay.batches) is u32 count + per batch u64 length and its bytes.
+// (sending federate, wire port) names exactly one link. A data message's payload is the value's
+// one encoding (nodes/encoded_value.hpp, messages.hpp; a list of minibatches is its batches'
+// encodings one after the other).
 //
-// add_wire_input() adds a reactor that delivers what `from` sends on a wire port, decoded, at
-// the tag it carries; add_wire_output() one that encodes what arrives and sends it to `to`
-// (`extra_delay`: a connection delay the federation link does not already add). A value that
-// fails to decode is dropped and reported on stderr (peers are authenticated; this is a bug).
+// add_wire_input() adds a reactor that delivers what `from` sends on a wire port at the tag it
+// carries, decoded straight from the received frame (which the value keeps as its bytes);
+// add_wire_output() one that sends the bytes the writing reactor encoded to `to`, shared with
+// ZeroMQ and with every other link of that output, never copied (`extra_delay`: a connection delay
+// the federation link does not already add). A value that fails to decode is dropped and reported
+// on stderr (peers are authenticated; this is a bug).
 // Errors: std::invalid_argument for an unknown port name. Thread-safety: as reactors.
 #pragma once
 
@@ -21,7 +24,7 @@
 #include <string>
 
 #include "coordinator/reactor_federate.hpp"
-#include "nodes/messages.hpp"
+#include "nodes/encoded_value.hpp"
 #include "reactors/reactors.hpp"
 
 namespace tagflow::hosts {
@@ -42,11 +45,5 @@ reactors::PortBase& add_wire_output(reactors::Environment& env,
                                     const std::string& output_port, const std::string& to,
                                     const std::string& input_port, std::size_t channel,
                                     std::optional<std::chrono::nanoseconds> extra_delay);
-
-/// A list of minibatches as bytes, and back (false with *error on bad bytes).
-[[nodiscard]] nodes::Bytes encode_batch_list(const std::vector<nodes::SampleBatchMessage>& batches);
-[[nodiscard]] bool decode_batch_list(const nodes::Bytes& bytes,
-                                     std::vector<nodes::SampleBatchMessage>& out,
-                                     std::string* error);
 
 }  // namespace tagflow::hosts

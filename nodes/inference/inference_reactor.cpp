@@ -22,7 +22,7 @@ InferenceReactor::InferenceReactor(std::string name, reactors::Environment& env,
   if (widths.weights > 0) {
     reaction("load_weights").triggers(weights).body([this] {
       for (std::size_t c = 0; c < weights.size(); ++c) {
-        if (weights[c].is_present()) server_.on_weights(*weights[c].get());
+        if (weights[c].is_present()) server_.on_weights(weights[c].get()->value());
       }
       weights_version.store(server_.weights_version(), std::memory_order_relaxed);
       if (metrics_ != nullptr) metrics_->set_weights_version(server_.weights_version());
@@ -34,7 +34,7 @@ InferenceReactor::InferenceReactor(std::string name, reactors::Environment& env,
     channels_.clear();
     for (std::size_t c = 0; c < observations.size(); ++c) {
       if (!observations[c].is_present()) continue;
-      requests_.push_back(*observations[c].get());
+      requests_.push_back(observations[c].get()->value());
       channels_.push_back(c);
     }
     const auto started = std::chrono::steady_clock::now();
@@ -47,9 +47,9 @@ InferenceReactor::InferenceReactor(std::string name, reactors::Environment& env,
     }
     for (std::size_t i = 0; i < answers.size(); ++i) {
       const std::size_t c = channels_[i];
-      const Bytes bytes = encode(answers[i]);
-      actions[c].set(reactors::make_shared_value<ActionBatchMessage>(std::move(answers[i])));
-      actions_digest_.record(c, tag(), bytes);
+      const auto answer = make_encoded(std::move(answers[i]));
+      actions[c].set(answer);
+      actions_digest_.record(c, tag(), answer->bytes());
     }
     rows_served.store(static_cast<std::int64_t>(server_.rows_served()), std::memory_order_relaxed);
   });

@@ -15,6 +15,7 @@
 #include <atomic>
 
 #include "nodes/channel_digest.hpp"
+#include "nodes/encoded_value.hpp"
 #include "nodes/inference/inference_server.hpp"
 #include "nodes/node_metrics.hpp"
 #include "reactors/reactors.hpp"
@@ -27,9 +28,9 @@ struct InferencePortWidths {
 
 class InferenceReactor : public reactors::Reactor {
  public:
-  reactors::InputMultiport<reactors::Shared<ObservationBatchMessage>> observations;
-  reactors::InputMultiport<reactors::Shared<WeightsMessage>> weights;
-  reactors::OutputMultiport<reactors::Shared<ActionBatchMessage>> actions;
+  reactors::InputMultiport<Encoded<ObservationBatchMessage>> observations;
+  reactors::InputMultiport<Encoded<WeightsMessage>> weights;
+  reactors::OutputMultiport<Encoded<ActionBatchMessage>> actions;
 
   /// Throws std::invalid_argument when observations and actions have different widths.
   InferenceReactor(std::string name, reactors::Environment& env, const InferenceConfig& config,

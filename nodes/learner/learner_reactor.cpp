@@ -30,7 +30,7 @@ LearnerReactor::LearnerReactor(std::string name, reactors::Environment& env,
     bool updated = false;
     for (std::size_t c = 0; c < batches.size(); ++c) {
       if (!batches[c].is_present()) continue;
-      for (const SampleBatchMessage& batch : *batches[c].get()) {
+      for (const SampleBatchMessage& batch : batches[c].get()->value()) {
         if (target_reached_) break;
         const auto started = std::chrono::steady_clock::now();
         const auto newest_version = static_cast<std::uint64_t>(server_.updates());
@@ -52,14 +52,13 @@ LearnerReactor::LearnerReactor(std::string name, reactors::Environment& env,
       }
     }
     if (!all.keys.empty()) {
-      const Bytes bytes = encode(all);
-      const auto shared = reactors::make_shared_value<PriorityUpdateMessage>(std::move(all));
+      const auto shared = make_encoded(std::move(all));
       for (std::size_t c = 0; c < priorities.size(); ++c) {
         priorities[c].set(shared);
-        priorities_digest_.record(c, tag(), bytes);
+        priorities_digest_.record(c, tag(), shared->bytes());
       }
     }
-    if (newest) send_weights(*newest);
+    if (newest) send_weights(std::move(*newest));
     if (updated) record_weights_hash();
   });
 }
@@ -77,12 +76,11 @@ std::uint64_t LearnerReactor::weights_hash_before(reactors::Tag cutoff) const {
   return hash;
 }
 
-void LearnerReactor::send_weights(const WeightsMessage& message) {
-  const Bytes bytes = encode(message);
-  const auto shared = reactors::make_shared_value<WeightsMessage>(message);
+void LearnerReactor::send_weights(WeightsMessage message) {
+  const auto shared = make_encoded(std::move(message));
   for (std::size_t c = 0; c < weights.size(); ++c) {
     weights[c].set(shared);
-    weights_digest_.record(c, tag(), bytes);
+    weights_digest_.record(c, tag(), shared->bytes());
   }
 }
 

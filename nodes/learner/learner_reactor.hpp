@@ -1,7 +1,8 @@
 // LearnerReactor: the reactor binding of LearnerServer (links LibTorch).
 //
 // Ports (configs/README.md): input `batches`; outputs `priorities`, `weights`. Multiports whose
-// width is the number of connected peer replicas; values are Shared messages.
+// width is the number of connected peer replicas; values are Encoded messages
+// (encoded_value.hpp), encoded once per tag here.
 //
 // Per-tag protocol (logical time and counts only):
 //   1. At startup the initial weights (version 0) go out on every `weights` channel, so every
@@ -19,6 +20,7 @@
 #include <optional>
 
 #include "nodes/channel_digest.hpp"
+#include "nodes/encoded_value.hpp"
 #include "nodes/learner/evaluator.hpp"
 #include "nodes/learner/learner_server.hpp"
 #include "nodes/node_metrics.hpp"
@@ -33,9 +35,9 @@ struct LearnerPortWidths {
 
 class LearnerReactor : public reactors::Reactor {
  public:
-  reactors::InputMultiport<reactors::Shared<SampleBatchList>> batches;
-  reactors::OutputMultiport<reactors::Shared<PriorityUpdateMessage>> priorities;
-  reactors::OutputMultiport<reactors::Shared<WeightsMessage>> weights;
+  reactors::InputMultiport<Encoded<SampleBatchList>> batches;
+  reactors::OutputMultiport<Encoded<PriorityUpdateMessage>> priorities;
+  reactors::OutputMultiport<Encoded<WeightsMessage>> weights;
 
   /// `evaluator` and `target_return` set: evaluate every eval_every updates and stop at target.
   LearnerReactor(std::string name, reactors::Environment& env, const LearnerConfig& config,
@@ -58,7 +60,7 @@ class LearnerReactor : public reactors::Reactor {
   std::atomic<double> last_evaluation{0.0};
 
  private:
-  void send_weights(const WeightsMessage& message);
+  void send_weights(WeightsMessage message);
   void maybe_evaluate();
   void record_weights_hash();
 

@@ -16,16 +16,16 @@ ReplayReactor::ReplayReactor(std::string name, reactors::Environment& env,
     reaction("update_priorities").triggers(priorities).body([this] {
       for (std::size_t c = 0; c < priorities.size(); ++c) {
         if (!priorities[c].is_present()) continue;
-        server_.update(*priorities[c].get());
-        if (metrics_ != nullptr)
-          metrics_->add_replay_priority_updates(priorities[c].get()->keys.size());
+        const PriorityUpdateMessage& update = priorities[c].get()->value();
+        server_.update(update);
+        if (metrics_ != nullptr) metrics_->add_replay_priority_updates(update.keys.size());
       }
     });
   }
   if (widths.transitions > 0) {
     reaction("insert_and_sample").triggers(transitions).effects(batches).body([this] {
       for (std::size_t c = 0; c < transitions.size(); ++c) {
-        if (transitions[c].is_present()) server_.insert(*transitions[c].get());
+        if (transitions[c].is_present()) server_.insert(transitions[c].get()->value());
       }
       const auto inserted = static_cast<std::int64_t>(server_.inserts());
       if (metrics_ != nullptr) {
@@ -41,15 +41,10 @@ ReplayReactor::ReplayReactor(std::string name, reactors::Environment& env,
       }
       if (due.empty()) return;
       batches_sent.fetch_add(static_cast<std::int64_t>(due.size()), std::memory_order_relaxed);
-      Bytes bytes;
-      for (const auto& b : due) {
-        const Bytes one = encode(b);
-        bytes.insert(bytes.end(), one.begin(), one.end());
-      }
-      const auto shared = reactors::make_shared_value<SampleBatchList>(std::move(due));
+      const auto shared = make_encoded(std::move(due));
       for (std::size_t c = 0; c < batches.size(); ++c) {
         batches[c].set(shared);
-        batches_digest_.record(c, tag(), bytes);
+        batches_digest_.record(c, tag(), shared->bytes());
       }
     });
   }

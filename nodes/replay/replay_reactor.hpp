@@ -1,9 +1,9 @@
 // ReplayReactor: the reactor binding of ReplayServer.
 //
 // Ports (configs/README.md): inputs `transitions`, `priorities`; output `batches`. Multiports
-// whose width is the number of connected peer replicas; values are Shared messages. A value on
-// `batches` is the list of minibatches the rate limiter allowed at that tag (often empty: then
-// nothing is sent).
+// whose width is the number of connected peer replicas; values are Encoded messages
+// (encoded_value.hpp). A value on `batches` is the list of minibatches the rate limiter allowed at
+// that tag (often empty: then nothing is sent), encoded once as a SampleBatchList.
 //
 // Per-tag protocol (logical time and counts only):
 //   1. `priorities` are applied first (declaration order), so a batch sampled at the same tag
@@ -16,13 +16,12 @@
 #include <atomic>
 
 #include "nodes/channel_digest.hpp"
+#include "nodes/encoded_value.hpp"
 #include "nodes/node_metrics.hpp"
 #include "nodes/replay/replay_server.hpp"
 #include "reactors/reactors.hpp"
 
 namespace tagflow::nodes {
-
-using SampleBatchList = std::vector<SampleBatchMessage>;
 
 struct ReplayPortWidths {
   std::size_t transitions = 0, priorities = 0, batches = 0;
@@ -30,9 +29,9 @@ struct ReplayPortWidths {
 
 class ReplayReactor : public reactors::Reactor {
  public:
-  reactors::InputMultiport<reactors::Shared<TransitionsMessage>> transitions;
-  reactors::InputMultiport<reactors::Shared<PriorityUpdateMessage>> priorities;
-  reactors::OutputMultiport<reactors::Shared<SampleBatchList>> batches;
+  reactors::InputMultiport<Encoded<TransitionsMessage>> transitions;
+  reactors::InputMultiport<Encoded<PriorityUpdateMessage>> priorities;
+  reactors::OutputMultiport<Encoded<SampleBatchList>> batches;
 
   ReplayReactor(std::string name, reactors::Environment& env, const ReplayConfig& config,
                 const ReplayPortWidths& widths);

@@ -18,8 +18,9 @@ SamplerReactor::SamplerReactor(std::string name, reactors::Environment& env,
     reaction("load_weights").triggers(weights).body([this] {
       for (std::size_t c = 0; c < weights.size(); ++c) {
         if (!weights[c].is_present()) continue;
-        server_.on_weights(*weights[c].get());
-        if (metrics_ != nullptr) metrics_->set_weights_version(weights[c].get()->version);
+        const WeightsMessage& loaded = weights[c].get()->value();
+        server_.on_weights(loaded);
+        if (metrics_ != nullptr) metrics_->set_weights_version(loaded.version);
       }
     });
   }
@@ -31,12 +32,10 @@ SamplerReactor::SamplerReactor(std::string name, reactors::Environment& env,
   }
   reaction("request_actions").triggers(round_).effects(observations).body([this] {
     if (waiting_) return;
-    const auto message =
-        reactors::make_shared_value<ObservationBatchMessage>(server_.observations());
-    const Bytes bytes = encode(*message);
+    const auto message = make_encoded(server_.observations());
     for (std::size_t c = 0; c < observations.size(); ++c) {
       observations[c].set(message);
-      observations_digest_.record(c, tag(), bytes);
+      observations_digest_.record(c, tag(), message->bytes());
     }
     waiting_ = observations.size() > 0;
   });
@@ -45,19 +44,18 @@ SamplerReactor::SamplerReactor(std::string name, reactors::Environment& env,
       for (std::size_t c = 0; c < actions.size(); ++c) {
         if (!actions[c].is_present()) continue;
         waiting_ = false;
-        send_transitions(
-            server_.step(actions[c].get()->actions, actions[c].get()->weights_version));
+        const ActionBatchMessage& answer = actions[c].get()->value();
+        send_transitions(server_.step(answer.actions, answer.weights_version));
       }
     });
   }
 }
 
-void SamplerReactor::send_transitions(const TransitionsMessage& message) {
-  const auto shared = reactors::make_shared_value<TransitionsMessage>(message);
-  const Bytes bytes = encode(message);
+void SamplerReactor::send_transitions(TransitionsMessage message) {
+  const auto shared = make_encoded(std::move(message));
   for (std::size_t c = 0; c < transitions.size(); ++c) {
     transitions[c].set(shared);
-    transitions_digest_.record(c, tag(), bytes);
+    transitions_digest_.record(c, tag(), shared->bytes());
   }
   publish_stats();
   if (step_limit_ >= 0 && server_.env_steps() >= step_limit_) {

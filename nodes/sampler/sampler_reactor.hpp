@@ -2,7 +2,8 @@
 //
 // Ports (configs/README.md): inputs `actions`, `weights`; outputs `transitions`, `observations`.
 // Every port is a multiport whose width is the number of connected peer replicas (0 when the
-// cluster file does not connect it); values are Shared messages (nodes/messages.hpp).
+// cluster file does not connect it); values are Encoded messages (nodes/encoded_value.hpp),
+// encoded once per tag here.
 //
 // Per-tag protocol (logical time only):
 //   1. The `round` timer fires every round_period. With policy: inference, the sampler sends
@@ -21,6 +22,7 @@
 #include <chrono>
 
 #include "nodes/channel_digest.hpp"
+#include "nodes/encoded_value.hpp"
 #include "nodes/messages.hpp"
 #include "nodes/node_metrics.hpp"
 #include "nodes/sampler/sampler_server.hpp"
@@ -34,10 +36,10 @@ struct SamplerPortWidths {
 
 class SamplerReactor : public reactors::Reactor {
  public:
-  reactors::InputMultiport<reactors::Shared<ActionBatchMessage>> actions;
-  reactors::InputMultiport<reactors::Shared<WeightsMessage>> weights;
-  reactors::OutputMultiport<reactors::Shared<TransitionsMessage>> transitions;
-  reactors::OutputMultiport<reactors::Shared<ObservationBatchMessage>> observations;
+  reactors::InputMultiport<Encoded<ActionBatchMessage>> actions;
+  reactors::InputMultiport<Encoded<WeightsMessage>> weights;
+  reactors::OutputMultiport<Encoded<TransitionsMessage>> transitions;
+  reactors::OutputMultiport<Encoded<ObservationBatchMessage>> observations;
 
   SamplerReactor(std::string name, reactors::Environment& env, const SamplerConfig& config,
                  const SamplerPortWidths& widths, std::chrono::nanoseconds round_period);
@@ -59,7 +61,7 @@ class SamplerReactor : public reactors::Reactor {
   [[nodiscard]] const std::vector<double>& finished_returns() const { return returns_; }
 
  private:
-  void send_transitions(const TransitionsMessage& message);
+  void send_transitions(TransitionsMessage message);
   void publish_stats();
 
   SamplerServer server_;

@@ -14,6 +14,7 @@
 #include "child_process.hpp"
 #include "coordinator/coordinator.hpp"
 #include "monitoring/process_metrics.hpp"
+#include "payload_text.hpp"
 #include "pipeline_program.hpp"
 #include "reactor_pipeline.hpp"
 
@@ -251,14 +252,15 @@ federation:
 class Ticker : public reactors::Reactor {
  public:
   reactors::Timer tick{"tick", this, std::chrono::milliseconds(0), std::chrono::milliseconds(1)};
-  reactors::Output<std::string> out{"out", this};
-  reactors::Input<std::string> back{"back", this};
+  reactors::Output<transport::Payload> out{"out", this};
+  reactors::Input<transport::Payload> back{"back", this};
   std::string trace;
   Ticker(std::string name, reactors::Environment& env) : Reactor(std::move(name), env) {
-    reaction("emit").triggers(tick).effects(out).body([this] { out.set(std::to_string(n_++)); });
+    reaction("emit").triggers(tick).effects(out).body(
+        [this] { out.set(testing::payload(std::to_string(n_++))); });
     reaction("log").triggers(back).body([this] {
       trace += std::to_string(tag().time_ns()) + "." + std::to_string(tag().microstep()) + " " +
-               back.get() + "\n";
+               testing::text(back.get()) + "\n";
     });
   }
 
@@ -268,10 +270,11 @@ class Ticker : public reactors::Reactor {
 
 class Echo : public reactors::Reactor {
  public:
-  reactors::Input<std::string> in{"in", this};
-  reactors::Output<std::string> out{"out", this};
+  reactors::Input<transport::Payload> in{"in", this};
+  reactors::Output<transport::Payload> out{"out", this};
   Echo(std::string name, reactors::Environment& env) : Reactor(std::move(name), env) {
-    reaction("echo").triggers(in).effects(out).body([this] { out.set(in.get() + "!"); });
+    reaction("echo").triggers(in).effects(out).body(
+        [this] { out.set(testing::payload(testing::text(in.get()) + "!")); });
   }
 };
 

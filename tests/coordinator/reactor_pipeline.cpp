@@ -58,7 +58,7 @@ Source::Source(std::string name, reactors::Environment& env, std::uint64_t seed,
     jitter_();
     const std::string value = std::to_string(mix(seed_ + count_++) % 1'000'000);
     trace += tag_text(tag()) + " " + value + "\n";
-    out.set(value);
+    out.set(payload(value));
   });
 }
 
@@ -67,10 +67,10 @@ Mid::Mid(std::string name, reactors::Environment& env, int max_sleep_us, int sto
   reaction("transform").triggers(in).effects(out).body([this] {
     jitter_();
     if (++count_ == stop_after_) request_stop();
-    const std::uint64_t x = std::stoull(in.get());
+    const std::uint64_t x = std::stoull(text(in.get()));
     const std::string value = std::to_string((x * 3 + 1) % 1'000'003);
-    trace += tag_text(tag()) + " " + in.get() + "->" + value + "\n";
-    out.set(value);
+    trace += tag_text(tag()) + " " + text(in.get()) + "->" + value + "\n";
+    out.set(payload(value));
   });
 }
 
@@ -78,8 +78,8 @@ Sink::Sink(std::string name, reactors::Environment& env, int max_sleep_us)
     : Reactor(std::move(name), env), jitter_(max_sleep_us) {
   reaction("gather").triggers(direct, processed).body([this] {
     jitter_();
-    trace += tag_text(tag()) + " direct=" + (direct.is_present() ? direct.get() : "-") +
-             " processed=" + (processed.is_present() ? processed.get() : "-") + "\n";
+    trace += tag_text(tag()) + " direct=" + (direct.is_present() ? text(direct.get()) : "-") +
+             " processed=" + (processed.is_present() ? text(processed.get()) : "-") + "\n";
   });
 }
 

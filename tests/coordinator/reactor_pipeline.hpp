@@ -12,6 +12,7 @@
 #include <string>
 
 #include "coordinator/reactor_federate.hpp"
+#include "payload_text.hpp"
 #include "reactors/reactors.hpp"
 
 namespace tagflow::coordinator::testing {
@@ -32,7 +33,7 @@ class Jitter {
 
 class Source : public reactors::Reactor {
  public:
-  reactors::Output<std::string> out{"out", this};
+  reactors::Output<transport::Payload> out{"out", this};
   reactors::Timer tick{"tick", this, std::chrono::milliseconds(0), std::chrono::milliseconds(1)};
   Source(std::string name, reactors::Environment& env, std::uint64_t seed, int max_sleep_us);
   std::string trace;
@@ -45,8 +46,8 @@ class Source : public reactors::Reactor {
 
 class Mid : public reactors::Reactor {
  public:
-  reactors::Input<std::string> in{"in", this};
-  reactors::Output<std::string> out{"out", this};
+  reactors::Input<transport::Payload> in{"in", this};
+  reactors::Output<transport::Payload> out{"out", this};
   /// With `stop_after` > 0, requests a stop after that many values.
   Mid(std::string name, reactors::Environment& env, int max_sleep_us, int stop_after = 0);
   std::string trace;
@@ -59,8 +60,8 @@ class Mid : public reactors::Reactor {
 
 class Sink : public reactors::Reactor {
  public:
-  reactors::Input<std::string> direct{"direct", this};
-  reactors::Input<std::string> processed{"processed", this};
+  reactors::Input<transport::Payload> direct{"direct", this};
+  reactors::Input<transport::Payload> processed{"processed", this};
   Sink(std::string name, reactors::Environment& env, int max_sleep_us);
   std::string trace;
 

@@ -18,6 +18,7 @@
 
 #include "coordinator/coordinator.hpp"
 #include "coordinator/reactor_federate.hpp"
+#include "payload_text.hpp"
 #include "pipeline_program.hpp"
 #include "reactors/timer.hpp"
 
@@ -25,6 +26,8 @@ namespace tagflow::coordinator {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::payload;
+using testing::text;
 
 /// Sleeps a random time below `max_us` (different in every run): reactions finish late and in
 /// varying order, which the results must not depend on.
@@ -43,20 +46,20 @@ std::string stamp(const reactors::Tag& tag) {
 class Head : public reactors::Reactor {
  public:
   reactors::Timer tick{"tick", this, 0ms, 1ms};
-  reactors::Output<std::string> out{"out", this};
-  reactors::Input<std::string> back{"back", this};
-  reactors::Input<std::string> side{"side", this};
+  reactors::Output<transport::Payload> out{"out", this};
+  reactors::Input<transport::Payload> back{"back", this};
+  reactors::Input<transport::Payload> side{"side", this};
   std::string trace;
   Head(std::string name, reactors::Environment& env, int sleep_us) : Reactor(std::move(name), env) {
     reaction("emit").triggers(tick).effects(out).body([this, sleep_us] {
       random_sleep(sleep_us);
-      if (n_ % 4 != 3) out.set("a" + std::to_string(n_));
+      if (n_ % 4 != 3) out.set(payload("a" + std::to_string(n_)));
       ++n_;
     });
     reaction("log").triggers(back, side).body([this, sleep_us] {
       random_sleep(sleep_us);
-      trace += stamp(tag()) + " back=" + (back.is_present() ? back.get() : "-") +
-               " side=" + (side.is_present() ? side.get() : "-") + "\n";
+      trace += stamp(tag()) + " back=" + (back.is_present() ? text(back.get()) : "-") +
+               " side=" + (side.is_present() ? text(side.get()) : "-") + "\n";
     });
   }
 
@@ -68,17 +71,18 @@ class Head : public reactors::Reactor {
 /// character sum is a multiple of 3 (absent downstream); logs what it saw.
 class Relay : public reactors::Reactor {
  public:
-  reactors::Input<std::string> in{"in", this};
-  reactors::Output<std::string> out{"out", this};
+  reactors::Input<transport::Payload> in{"in", this};
+  reactors::Output<transport::Payload> out{"out", this};
   std::string trace;
   Relay(std::string name, reactors::Environment& env, int sleep_us)
       : Reactor(std::move(name), env) {
     reaction("relay").triggers(in).effects(out).body([this, sleep_us] {
       random_sleep(sleep_us);
-      trace += stamp(tag()) + " " + in.get() + "\n";
+      const std::string value = text(in.get());
+      trace += stamp(tag()) + " " + value + "\n";
       int sum = 0;
-      for (const char ch : in.get()) sum += ch;
-      if (sum % 3 != 0) out.set(in.get() + this->name());
+      for (const char ch : value) sum += ch;
+      if (sum % 3 != 0) out.set(payload(value + this->name()));
     });
   }
 };
@@ -88,10 +92,10 @@ class Relay : public reactors::Reactor {
 class SideClock : public reactors::Reactor {
  public:
   reactors::Timer tick{"tick", this, 500us, 1500us};
-  reactors::Output<std::string> out{"out", this};
+  reactors::Output<transport::Payload> out{"out", this};
   SideClock(std::string name, reactors::Environment& env) : Reactor(std::move(name), env) {
     reaction("tick").triggers(tick).effects(out).body(
-        [this] { out.set("c" + std::to_string(k_++)); });
+        [this] { out.set(payload("c" + std::to_string(k_++))); });
   }
 
  private:
@@ -268,7 +272,7 @@ TEST(ZeroDelayCycle, AnInputThatCannotWaitInsideATagIsRefusedOnTheCycle) {
   ReactorFederate federate(spec, "a");
   reactors::Environment env(config(1));
   auto& relay = env.add<Relay>("relay", 0);
-  reactors::PhysicalAction<std::string> received("received", &relay);
+  reactors::PhysicalAction<transport::Payload> received("received", &relay);
   try {
     federate.bind_input("b", 1, received);
     FAIL() << "bind_input() accepted an input on a zero-delay cycle";

@@ -193,5 +193,60 @@ TEST(Messages, ObservationsOfTheOtherTypeOrAnUnknownTypeAreRejected) {
   EXPECT_EQ(error, "unknown format 2");
 }
 
+SampleBatchMessage batch_of(std::uint64_t key) {
+  SampleBatchMessage b;
+  b.observation_size = 1;
+  b.keys = {key};
+  b.observations = {1};
+  b.actions = {1};
+  b.rewards = {1};
+  b.terminated = {0};
+  b.next_observations = {2};
+  b.importance_weights = {1.0F};
+  b.weights_versions = {3};
+  return b;
+}
+
+TEST(Messages, ABatchListIsItsBatchesEncodingsOneAfterAnother) {
+  const SampleBatchList list = {batch_of(7), batch_of(8)};
+  Bytes expected = encode(list[0]);
+  const Bytes second = encode(list[1]);
+  expected.insert(expected.end(), second.begin(), second.end());
+  EXPECT_EQ(encode(list), expected);
+  SampleBatchList back;
+  std::string error;
+  ASSERT_TRUE(decode(encode(list), back, &error)) << error;
+  ASSERT_EQ(back.size(), 2U);
+  EXPECT_EQ(back[1].keys, std::vector<std::uint64_t>{8});
+  EXPECT_TRUE(encode(SampleBatchList{}).empty());
+  ASSERT_TRUE(decode(Bytes{}, back, &error));
+  EXPECT_TRUE(back.empty());
+}
+
+TEST(Messages, ABatchListWithATruncatedOrForeignBatchIsRejectedNamingIt) {
+  Bytes bytes = encode(SampleBatchList{batch_of(7), batch_of(8)});
+  SampleBatchList back;
+  std::string error;
+  EXPECT_FALSE(decode(bytes.data(), bytes.size() - 1, back, &error));
+  EXPECT_EQ(error, "batch list: batch 1: truncated block 'weights_versions'");
+  const Bytes foreign = encode(two_transitions());
+  bytes.insert(bytes.end(), foreign.begin(), foreign.end());
+  EXPECT_FALSE(decode(bytes, back, &error));
+  EXPECT_EQ(error, "batch list: batch 2: wrong message type");
+}
+
+TEST(Messages, DecodingReadsTheBytesWhereTheyLie) {
+  const Bytes bytes = encode(two_transitions());
+  Bytes framed(3, 0xEE);  // the message in the middle of a larger buffer
+  framed.insert(framed.end(), bytes.begin(), bytes.end());
+  framed.push_back(0xEE);
+  TransitionsMessage back;
+  std::string error;
+  ASSERT_TRUE(decode(framed.data() + 3, bytes.size(), back, &error)) << error;
+  EXPECT_EQ(back.next_observations, two_transitions().next_observations);
+  EXPECT_FALSE(decode(framed.data() + 3, bytes.size() + 1, back, &error));
+  EXPECT_EQ(error, "trailing bytes");
+}
+
 }  // namespace
 }  // namespace tagflow::nodes

@@ -1,0 +1,225 @@
+#include "coordinator/federate_data_plane.hpp"
+
+#include <algorithm>
+
+#include "coordinator/data_socket.hpp"
+#include "monitoring/process_metrics.hpp"
+#include "transport/curve_keys.hpp"
+
+namespace tagflow::coordinator {
+
+using transport::kNever;
+
+FederateDataPlane::FederateDataPlane(zmq::context_t& context, const FederationSpec& spec,
+                                     std::string id, const std::string& bind_endpoint,
+                                     monitoring::ProcessMetrics* metrics)
+    : context_(context), spec_(spec), id_(std::move(id)), data_(context, zmq::socket_type::router) {
+  const FederateSpec* me = spec_.find(id_);
+  if (me == nullptr) throw FederationConfigError("federate '" + id_ + "' is not in the federation");
+  on_zero_delay_cycle_ = spec_.on_zero_delay_cycle(id_);
+  zap_ = prepare_data_socket(context_, data_, validator_.policy(), spec_, *me);
+  try {
+    data_.bind(bind_endpoint);
+  } catch (const zmq::error_t& e) {
+    throw FederationError("federate '" + id_ + "': cannot listen for data on " + bind_endpoint +
+                          ": " + e.what());
+  }
+  endpoint_ = data_.get(zmq::sockopt::last_endpoint);
+  for (const UpstreamLink& up : me->upstreams) completed_[up.federate] = 0;
+  if (metrics != nullptr) setup_metrics(*metrics);
+}
+
+void FederateDataPlane::setup_metrics(monitoring::ProcessMetrics& metrics) {
+  using monitoring::Metric;
+  const FederateSpec& me = *spec_.find(id_);
+  for (const std::string& down : me.downstreams) {
+    sent_metrics_[down] = {&metrics.counter(Metric::transport_messages_sent, {{"peer", down}}),
+                           &metrics.counter(Metric::transport_sent_bytes, {{"peer", down}})};
+  }
+  for (const UpstreamLink& up : me.upstreams) {
+    received_metrics_[up.federate] = {
+        &metrics.counter(Metric::transport_messages_received, {{"peer", up.federate}}),
+        &metrics.counter(Metric::transport_received_bytes, {{"peer", up.federate}})};
+  }
+  drops_.set_observer([&metrics](const std::string& peer, transport::DropReason reason) {
+    metrics
+        .counter(Metric::transport_invalid_messages,
+                 {{"peer", peer}, {"reason", transport::drop_reason_name(reason)}})
+        .Increment();
+  });
+}
+
+FederateDataPlane::~FederateDataPlane() {
+  outputs_.clear();
+  // Unread data left on the socket when its receive queue is full keeps libzmq's context from
+  // terminating (its I/O thread cannot hand the queue the end marker): read it away first. The
+  // bound keeps a peer that still sends from holding the federate here.
+  zmq::message_t unread;
+  for (int i = 0; i < 100000 && data_.recv(unread, zmq::recv_flags::dontwait); ++i) {
+  }
+  data_.close();
+  zap_.reset();
+}
+
+void FederateDataPlane::allow_input(const std::string& from, std::uint32_t port) {
+  validator_.allow_port(from, port);
+}
+
+void FederateDataPlane::connect(const ControlMessage& start) {
+  for (const std::string& down : spec_.find(id_)->downstreams) {
+    std::string endpoint;
+    for (const auto& [id, address] : start.endpoints) {
+      if (id == down) endpoint = address;
+    }
+    zmq::socket_t socket(context_, zmq::socket_type::dealer);
+    socket.set(zmq::sockopt::routing_id, id_);
+    socket.set(zmq::sockopt::sndhwm, 0);  // never block a reaction on a slow downstream
+    socket.set(zmq::sockopt::linger, 2000);
+    if (spec_.keys_dir) {
+      transport::make_curve_client(
+          socket, transport::read_key_pair(*spec_.keys_dir, id_),
+          transport::read_key_pair(*spec_.keys_dir, down, true).public_key);
+    }
+    socket.connect(endpoint);
+    outputs_.emplace(down, std::move(socket));
+  }
+  validator_.set_completed_tag(transport::previous_tag(start.tag));
+}
+
+bool FederateDataPlane::receive(
+    const std::function<void(transport::ReceivedMessage& message)>& deliver) {
+  // At most a batch per call: what is left wakes the next poll, or comes with the grant that
+  // needs it.
+  for (int i = 0; i < kMaxReceivedPerCall; ++i) {
+    transport::ReceiveResult result =
+        transport::receive_wire_message(data_, validator_, drops_, zmq::recv_flags::dontwait);
+    if (!result.received) return false;
+    if (result.error != transport::DropReason::kNone) continue;
+    const transport::WireHeader& header = result.message.header;
+    // Values and ABSENTs alike count towards the grants' message counts.
+    received_[header.from].push_back(header.tag);
+    if (header.kind == transport::MessageKind::kPortValue) {
+      if (const auto counters = received_metrics_.find(header.from);
+          counters != received_metrics_.end()) {
+        std::size_t bytes = 0;
+        for (const zmq::message_t& frame : result.message.payloads) bytes += frame.size();
+        counters->second.messages->Increment();
+        counters->second.bytes->Increment(static_cast<double>(bytes));
+      }
+    }
+    deliver(result.message);
+  }
+  return true;
+}
+
+bool FederateDataPlane::counts_met(const std::map<std::string, std::uint64_t>& counts,
+                                   const WireTag& through) const {
+  for (const auto& [upstream, expected] : counts) {
+    std::uint64_t arrived = 0;
+    if (const auto tags = received_.find(upstream); tags != received_.end()) {
+      arrived = static_cast<std::uint64_t>(
+          std::upper_bound(tags->second.begin(), tags->second.end(), through) -
+          tags->second.begin());
+    }
+    const auto completed = completed_.find(upstream);
+    const std::uint64_t done = completed == completed_.end() ? 0 : completed->second;
+    if (done + arrived < expected) return false;  // data still in flight
+  }
+  return true;
+}
+
+bool FederateDataPlane::asked_by_input(const WireTag& tag) const {
+  return std::any_of(received_.begin(), received_.end(), [&](const auto& entry) {
+    return std::binary_search(entry.second.begin(), entry.second.end(), tag);
+  });
+}
+
+WireTag FederateDataPlane::arrival_tag(const std::string& to, const WireTag& sent_at) const {
+  ConnectionDelay delay;
+  if (const FederateSpec* destination = spec_.find(to)) {
+    for (const UpstreamLink& link : destination->upstreams) {
+      if (link.federate == id_) delay = link.delay;
+    }
+  }
+  return transport::delayed(sent_at, delay);
+}
+
+void FederateDataPlane::report_in_transit(FederateClient& client, const std::string& to,
+                                          const WireTag& arrival) {
+  // Until this report reaches the coordinator, its view of this federate (LTC and NET at most the
+  // tag that sends the message) keeps every grant that could cover the message from being given.
+  if (in_transit_.size() == kMaxInTransitPerLtc) flush_completed(client, std::nullopt);
+  in_transit_.emplace_back(to, arrival);
+}
+
+bool FederateDataPlane::send_value(const std::string& to, std::uint32_t port,
+                                   const WireTag& arrival, const transport::Payload& payload) {
+  const auto socket = outputs_.find(to);
+  if (socket == outputs_.end()) return false;
+  transport::WireHeader header;
+  header.tag = arrival;
+  header.from = id_;
+  header.port = port;
+  transport::send_wire_message(socket->second, header, {payload});
+  if (const auto counters = sent_metrics_.find(to); counters != sent_metrics_.end()) {
+    counters->second.messages->Increment();
+    counters->second.bytes->Increment(static_cast<double>(payload.size));
+  }
+  return true;
+}
+
+bool FederateDataPlane::send_absent(const std::string& to, std::uint32_t port,
+                                    const WireTag& arrival) {
+  const auto socket = outputs_.find(to);
+  if (socket == outputs_.end()) return false;
+  transport::WireHeader header;
+  header.tag = arrival;
+  header.from = id_;
+  header.port = port;
+  header.kind = transport::MessageKind::kPortAbsent;
+  transport::send_wire_message(socket->second, header, {});
+  return true;
+}
+
+void FederateDataPlane::complete(const WireTag& tag) {
+  completed_tag_ = tag;
+  ++unreported_;
+  validator_.set_completed_tag(tag);
+  for (auto& [upstream, tags] : received_) {
+    while (!tags.empty() && tags.front() <= tag) {
+      tags.pop_front();
+      ++completed_[upstream];
+    }
+  }
+}
+
+void FederateDataPlane::flush_completed(FederateClient& client, std::optional<WireTag> next) {
+  if (unreported_ == 0 && in_transit_.empty()) return;
+  // A completed tag without the next one leaves the coordinator no next tag (PROTOCOL.md §3.2).
+  if (next) {
+    announced_ = *next;
+  } else if (unreported_ != 0) {
+    announced_ = kNever;
+  }
+  client.send_completed(completed_tag_, std::move(in_transit_), next);
+  in_transit_.clear();
+  unreported_ = 0;
+}
+
+void FederateDataPlane::announce(FederateClient& client, const WireTag& next) {
+  // The data messages sent so far are reported first, in the same frame: a NET above a data
+  // message the coordinator does not know of would let it grant the receiver past it.
+  if (unreported_ != 0 || !in_transit_.empty()) {
+    flush_completed(client, next);
+    return;
+  }
+  if (next == announced_) return;
+  // A tag that only a received message asks for, below the next tag the coordinator has: the
+  // sender's in-transit report already lowers this federate's bound to it and gets it its grant
+  // (PROTOCOL.md §3.3). Members of a zero-delay cycle still send it: their PTAG rule reads it.
+  if (next < announced_ && asked_by_input(next) && !on_zero_delay_cycle_) return;
+  client.send_next_event(next);
+  announced_ = next;
+}
+
+}  // namespace tagflow::coordinator

@@ -1,0 +1,166 @@
+// FederateDataPlane: the data side of one federate (transport/WIRE.md) and the bookkeeping the
+// coordinator protocol ties to it (PROTOCOL.md §3.2–§3.4) — the one copy of it that both
+// FederateRuntime (tag-ordered programs) and ReactorFederate (reactor programs) drive.
+//
+// It owns:
+//   - the data ROUTER where the upstreams' DEALERs connect (prepare_data_socket: receiver
+//     limits, CURVE + ZAP allow-list of the upstreams when the federation has keys), and one
+//     output DEALER per downstream (routing id = this federate's id, no send high-water mark,
+//     so a reaction never blocks on a slow downstream), connected from the START endpoints;
+//   - the MessageValidator (allowed (upstream, port) pairs, the completed tag) and the
+//     per-peer drop counters;
+//   - per upstream, the tags of the received data messages not yet completed and the count of
+//     completed ones: a grant's counts are met (counts_met) when completed + received with a tag
+//     <= the grant reach them, so a grant never overtakes data still on the wire (§3.4);
+//   - the in-transit reports of the data messages sent since the previous LTC, and LTC batching:
+//     complete() marks a tag done, flush_completed() sends one LTC with the latest completed tag,
+//     the in-transit list and (when given) the next tag in the same frame (§3.2); a full list
+//     (kMaxInTransitPerLtc) is flushed with an LTC of the previous completed tag first;
+//   - the next tag the coordinator has from this federate, and announce(): a NET, or the pending
+//     LTC carrying the next tag, and no NET for a tag only a received message asks for while the
+//     coordinator's copy is later and not stale, unless on a zero-delay cycle (§3.3);
+//   - bounded reads: receive() reads at most kMaxReceivedPerCall messages per call, so a federate
+//     far behind a fast upstream goes back to its tags and control messages (FAILED, a stop)
+//     between batches;
+//   - with metrics: tagflow_transport_{messages_sent,sent_bytes}_total{peer} per downstream,
+//     _{messages_received,received_bytes}_total{peer} per upstream (values; ABSENTs are counted
+//     by neither), tagflow_transport_invalid_messages_total{peer, reason} per dropped message.
+//
+// Use: construct (binds), allow_input() for every accepted (upstream, port), connect(START), then
+// per tag: receive() what arrived, run the tag when counts_met(), send_value()/send_absent() its
+// outputs (reported in transit, in the next LTC), complete() it, and announce() the next tag
+// before waiting. Payloads are sent zero-copy (transport::Payload, zmq_msg_init_data) and handed
+// to the receiver as the frames ZeroMQ received.
+// Errors: FederationError when the endpoint cannot be bound; transport::CurveKeyError for a
+// missing or malformed key file. Bad bytes from a peer are dropped and counted, never thrown.
+// Thread-safety: none; one thread (the runtime's loop, or ReactorFederate's network thread) calls
+// everything after construction. The context, the spec and the metrics must outlive the plane.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "coordinator/federate_client.hpp"
+#include "transport/message_validator.hpp"
+#include "transport/payload.hpp"
+#include "transport/peer_drop_counters.hpp"
+#include "transport/wire_socket.hpp"
+#include "transport/zap_authenticator.hpp"
+
+namespace tagflow::monitoring {
+class ProcessMetrics;
+}
+namespace prometheus {
+class Counter;
+}
+
+namespace tagflow::coordinator {
+
+class FederateDataPlane {
+ public:
+  /// Data messages receive() reads per call at most.
+  static constexpr int kMaxReceivedPerCall = 1024;
+
+  /// Binds federate `id`'s data socket to `bind_endpoint` (e.g. "tcp://127.0.0.1:*"). Throws
+  /// FederationConfigError when `id` is not in `spec`, FederationError when it cannot bind.
+  FederateDataPlane(zmq::context_t& context, const FederationSpec& spec, std::string id,
+                    const std::string& bind_endpoint,
+                    monitoring::ProcessMetrics* metrics = nullptr);
+  /// Closes the outputs, reads away what is left unread (a full receive queue would keep the
+  /// context from terminating; at most 100000 messages) and closes the data socket.
+  ~FederateDataPlane();
+  FederateDataPlane(const FederateDataPlane&) = delete;
+  FederateDataPlane& operator=(const FederateDataPlane&) = delete;
+
+  /// The endpoint the data socket is bound to.
+  [[nodiscard]] const std::string& endpoint() const { return endpoint_; }
+  /// The data socket, to poll for input.
+  [[nodiscard]] zmq::socket_t& socket() { return data_; }
+  [[nodiscard]] const transport::PeerDropCounters& drops() const { return drops_; }
+  /// True when this federate is on a zero-delay cycle across federates.
+  [[nodiscard]] bool on_zero_delay_cycle() const { return on_zero_delay_cycle_; }
+
+  /// Accepts data messages from upstream `from` on `port` (before connect()).
+  void allow_input(const std::string& from, std::uint32_t port);
+  /// Connects one DEALER per downstream to the data endpoint START gave it, and from now on
+  /// refuses messages with a tag before START's tag.
+  void connect(const ControlMessage& start);
+
+  /// Reads at most kMaxReceivedPerCall data messages without waiting; each valid one is counted
+  /// against its upstream's grants and passed to `deliver` (header and payload frames, to keep);
+  /// invalid ones are dropped and counted. True when it stopped at the bound (more may wait).
+  bool receive(const std::function<void(transport::ReceivedMessage& message)>& deliver);
+  /// True when, from every upstream in `counts`, the completed messages plus those received with a
+  /// tag <= `through` are at least its count.
+  [[nodiscard]] bool counts_met(const std::map<std::string, std::uint64_t>& counts,
+                                const WireTag& through) const;
+  /// True when a received, not yet completed data message has tag `tag`.
+  [[nodiscard]] bool asked_by_input(const WireTag& tag) const;
+
+  /// The tag at which a message sent at `sent_at` arrives at downstream `to` (its link's delay).
+  [[nodiscard]] WireTag arrival_tag(const std::string& to, const WireTag& sent_at) const;
+  /// True when `to` is a downstream this federate is connected to (after connect()).
+  [[nodiscard]] bool sends_to(const std::string& to) const { return outputs_.count(to) != 0; }
+  /// Reports a data message to `to` arriving at `arrival` in transit: it goes in the next LTC.
+  /// A full list is sent first with an LTC of the latest completed tag.
+  void report_in_transit(FederateClient& client, const std::string& to, const WireTag& arrival);
+  /// Sends `payload` (shared, not copied) to input `port` of downstream `to` with tag `arrival`.
+  /// Does not report it (report_in_transit). False when `to` is not a connected downstream.
+  bool send_value(const std::string& to, std::uint32_t port, const WireTag& arrival,
+                  const transport::Payload& payload);
+  /// Sends ABSENT(port, arrival) to `to` (WIRE.md §2), not reported; false as send_value().
+  bool send_absent(const std::string& to, std::uint32_t port, const WireTag& arrival);
+
+  /// `tag` is complete: the received messages with a tag <= it count as completed, messages at or
+  /// before it are refused from now on, and its LTC is pending.
+  void complete(const WireTag& tag);
+  /// Completed tags not yet reported by an LTC.
+  [[nodiscard]] int unreported_tags() const { return unreported_; }
+  /// Sends LTC(latest completed tag) with the unreported in-transit messages and, when given,
+  /// `next` as the next tag in the same frame — if there is anything to report. An LTC without a
+  /// next tag leaves the coordinator without one (announced() becomes kNever).
+  void flush_completed(FederateClient& client, std::optional<WireTag> next);
+  /// About to wait for `next`: sends the pending LTC with `next`, or else NET(next) unless the
+  /// coordinator has it already or needs no NET for it (PROTOCOL.md §3.3).
+  void announce(FederateClient& client, const WireTag& next);
+  /// The next tag the coordinator has from this federate, or kNever.
+  [[nodiscard]] const WireTag& announced() const { return announced_; }
+
+ private:
+  struct PeerCounters {
+    prometheus::Counter* messages = nullptr;
+    prometheus::Counter* bytes = nullptr;
+  };
+  void setup_metrics(monitoring::ProcessMetrics& metrics);
+
+  zmq::context_t& context_;
+  const FederationSpec& spec_;
+  std::string id_;
+  bool on_zero_delay_cycle_ = false;
+  transport::MessageValidator validator_;
+  transport::PeerDropCounters drops_;
+  std::unique_ptr<transport::ZapAuthenticator> zap_;  // outlives data_
+  zmq::socket_t data_;
+  std::string endpoint_;
+  std::map<std::string, zmq::socket_t> outputs_;          // per downstream
+  std::map<std::string, std::deque<WireTag>> received_;   // per upstream, tags not yet completed
+  std::map<std::string, std::uint64_t> completed_;        // per upstream, messages completed
+  std::map<std::string, PeerCounters> sent_metrics_;      // per downstream (with metrics)
+  std::map<std::string, PeerCounters> received_metrics_;  // per upstream (with metrics)
+  WireTag completed_tag_ = transport::kNever;             // the latest tag completed
+  int unreported_ = 0;  // completed tags not yet reported by an LTC
+  std::vector<std::pair<std::string, WireTag>> in_transit_;  // sent, not yet reported
+  WireTag announced_ = transport::kNever;
+};
+
+}  // namespace tagflow::coordinator

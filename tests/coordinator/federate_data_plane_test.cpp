@@ -1,0 +1,281 @@
+// FederateDataPlane on its own: two planes in one process over TCP loopback, and a stand-in
+// coordinator (a ROUTER that answers JOIN with START) that shows which control frames the plane
+// sends — so LTC batching, in-transit reports and the NET rules are checked frame by frame.
+#include "coordinator/federate_data_plane.hpp"
+
+#include <chrono>
+#include <future>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "transport/wire_socket.hpp"
+
+namespace tagflow::coordinator {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr const char* kLink = R"(
+federation:
+  coordinator: tcp://127.0.0.1:*
+  heartbeat_timeout: 60s
+  federates:
+    a: {downstreams: [b, c]}
+    b: {upstreams: [a]}
+    c: {upstreams: [{id: a, after: 1ms}]}
+)";
+
+/// START for `planes` (their data endpoints) at tag (0, 0).
+ControlMessage start_of(const std::vector<std::pair<std::string, FederateDataPlane*>>& planes) {
+  ControlMessage start;
+  start.type = ControlType::kStart;
+  start.tag = {0, 0};
+  for (const auto& [id, plane] : planes) start.endpoints.emplace_back(id, plane->endpoint());
+  return start;
+}
+
+/// Receives on `plane` until `count` messages were delivered (or 5 s passed).
+std::vector<transport::ReceivedMessage> receive(FederateDataPlane& plane, std::size_t count) {
+  std::vector<transport::ReceivedMessage> delivered;
+  const auto give_up = std::chrono::steady_clock::now() + 5s;
+  while (delivered.size() < count && std::chrono::steady_clock::now() < give_up) {
+    (void)plane.receive(
+        [&](transport::ReceivedMessage& message) { delivered.push_back(std::move(message)); });
+    std::this_thread::sleep_for(1ms);
+  }
+  return delivered;
+}
+
+/// A coordinator stand-in: answers JOIN with START and hands over every other control frame.
+class FakeCoordinator {
+ public:
+  explicit FakeCoordinator(zmq::context_t& context) : router_(context, zmq::socket_type::router) {
+    router_.set(zmq::sockopt::linger, 0);
+    router_.bind("tcp://127.0.0.1:*");
+    endpoint_ = router_.get(zmq::sockopt::last_endpoint);
+  }
+  const std::string& endpoint() const { return endpoint_; }
+
+  /// Joins `client`, answering its JOIN with `start`.
+  void join(FederateClient& client, const ControlMessage& start) {
+    auto joined = std::async(std::launch::async, [&] { return client.join(10s); });
+    const std::optional<ControlMessage> join = next(10s);
+    ASSERT_TRUE(join);
+    ASSERT_EQ(join->type, ControlType::kJoin);
+    router_.send(zmq::buffer(client.options().id), zmq::send_flags::sndmore);
+    router_.send(zmq::buffer(encode_control(start)), zmq::send_flags::none);
+    (void)joined.get();
+  }
+  /// The next control frame from a federate's control connection (heartbeats skipped), or nullopt
+  /// when none came within `limit`.
+  std::optional<ControlMessage> next(std::chrono::milliseconds limit = 2s) {
+    zmq::pollitem_t item{router_.handle(), 0, ZMQ_POLLIN, 0};
+    const auto give_up = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < give_up) {
+      zmq::poll(&item, 1, 10ms);
+      zmq::message_t identity;
+      zmq::message_t body;
+      if (!router_.recv(identity, zmq::recv_flags::dontwait)) continue;
+      (void)router_.recv(body, zmq::recv_flags::none);
+      if (identity.to_string().find("#hb") != std::string::npos) continue;
+      return decode_control(body.data(), body.size());
+    }
+    return std::nullopt;
+  }
+
+ private:
+  zmq::socket_t router_;
+  std::string endpoint_;
+};
+
+class FederateDataPlaneTest : public ::testing::Test {
+ protected:
+  FederateDataPlaneTest()
+      : spec_(parse_federation_spec(kLink)),
+        a_(context_, spec_, "a", "tcp://127.0.0.1:*"),
+        b_(context_, spec_, "b", "tcp://127.0.0.1:*"),
+        c_(context_, spec_, "c", "tcp://127.0.0.1:*") {
+    b_.allow_input("a", 1);
+    c_.allow_input("a", 1);
+    const ControlMessage start = start_of({{"a", &a_}, {"b", &b_}, {"c", &c_}});
+    a_.connect(start);
+    b_.connect(start);
+    c_.connect(start);
+  }
+
+  zmq::context_t context_;
+  FederationSpec spec_;
+  FederateDataPlane a_;
+  FederateDataPlane b_;
+  FederateDataPlane c_;
+};
+
+TEST_F(FederateDataPlaneTest, AValueArrivesAsTheSentBytesWithoutACopyOnEitherSide) {
+  const transport::Payload value = transport::Payload::owning(std::string(100000, 'v'));
+  ASSERT_TRUE(a_.send_value("b", 1, {5, 0}, value));
+  ASSERT_TRUE(a_.send_value("c", 1, {5, 0}, value));  // fan-out: the same buffer again
+  std::vector<transport::ReceivedMessage> got = receive(b_, 1);
+  ASSERT_EQ(got.size(), 1U);
+  EXPECT_EQ(got[0].header.from, "a");
+  EXPECT_EQ(got[0].header.port, 1U);
+  EXPECT_EQ(got[0].header.tag, (WireTag{5, 0}));
+  const transport::Payload received = transport::adopt_frames(std::move(got[0].payloads));
+  EXPECT_EQ(received.view(), value.view());
+  ASSERT_EQ(receive(c_, 1).size(), 1U);
+}
+
+TEST_F(FederateDataPlaneTest, ArrivalTagsAddTheLinkDelay) {
+  EXPECT_EQ(a_.arrival_tag("b", {5, 2}), (WireTag{5, 2}));
+  EXPECT_EQ(a_.arrival_tag("c", {5, 2}), (WireTag{1000005, 0}));
+  EXPECT_TRUE(a_.sends_to("b"));
+  EXPECT_FALSE(a_.sends_to("a"));
+  EXPECT_FALSE(a_.send_value("nobody", 1, {5, 0}, transport::Payload::copy_of("x", 1)));
+}
+
+TEST_F(FederateDataPlaneTest, ReceivedMessagesCountTowardsGrantsUntilTheirTagCompletes) {
+  ASSERT_TRUE(a_.send_value("b", 1, {3, 0}, transport::Payload::copy_of("x", 1)));
+  ASSERT_TRUE(a_.send_absent("b", 1, {4, 0}));
+  const std::vector<transport::ReceivedMessage> got = receive(b_, 2);
+  ASSERT_EQ(got.size(), 2U);
+  EXPECT_EQ(got[1].header.kind, transport::MessageKind::kPortAbsent);
+  EXPECT_TRUE(b_.asked_by_input({3, 0}));
+  EXPECT_FALSE(b_.asked_by_input({2, 0}));
+  EXPECT_TRUE(b_.counts_met({{"a", 1}}, {3, 0}));
+  EXPECT_FALSE(b_.counts_met({{"a", 2}}, {3, 0}));  // the ABSENT at 4 is not covered
+  EXPECT_TRUE(b_.counts_met({{"a", 2}}, {4, 0}));
+  b_.complete({3, 0});
+  EXPECT_FALSE(b_.asked_by_input({3, 0}));
+  EXPECT_TRUE(b_.counts_met({{"a", 1}}, {3, 0}));  // completed messages still count
+  EXPECT_TRUE(b_.counts_met({{"a", 2}}, {4, 0}));
+}
+
+TEST_F(FederateDataPlaneTest, MessagesFromThePastOrOnUnknownPortsAreDroppedAndCounted) {
+  b_.complete({10, 0});
+  ASSERT_TRUE(a_.send_value("b", 1, {10, 0}, transport::Payload::copy_of("x", 1)));
+  ASSERT_TRUE(a_.send_value("b", 7, {11, 0}, transport::Payload::copy_of("x", 1)));
+  ASSERT_TRUE(a_.send_value("b", 1, {11, 0}, transport::Payload::copy_of("x", 1)));
+  const std::vector<transport::ReceivedMessage> got = receive(b_, 1);
+  ASSERT_EQ(got.size(), 1U);
+  EXPECT_EQ(got[0].header.tag, (WireTag{11, 0}));
+  EXPECT_EQ(b_.drops().count("a", transport::DropReason::kTagInPast), 1U);
+  EXPECT_EQ(b_.drops().count("a", transport::DropReason::kUnknownPort), 1U);
+  EXPECT_FALSE(b_.counts_met({{"a", 2}}, {11, 0}));  // dropped messages count for nothing
+}
+
+TEST_F(FederateDataPlaneTest, ReceiveStopsAfterABatchAndReportsThatMoreMayWait) {
+  constexpr int kSent = 3 * FederateDataPlane::kMaxReceivedPerCall;
+  for (int i = 0; i < kSent; ++i) {
+    ASSERT_TRUE(a_.send_value("b", 1, {i + 1, 0}, transport::Payload::copy_of("x", 1)));
+  }
+  std::this_thread::sleep_for(300ms);  // let them reach b's queue
+  int total = 0;
+  bool stopped_at_bound = false;
+  const auto give_up = std::chrono::steady_clock::now() + 5s;
+  while (total < kSent && std::chrono::steady_clock::now() < give_up) {
+    int delivered = 0;
+    const bool more = b_.receive([&](transport::ReceivedMessage&) { ++delivered; });
+    EXPECT_LE(delivered, FederateDataPlane::kMaxReceivedPerCall);
+    if (more) {
+      EXPECT_EQ(delivered, FederateDataPlane::kMaxReceivedPerCall);
+      stopped_at_bound = true;
+    }
+    total += delivered;
+  }
+  EXPECT_EQ(total, kSent);
+  EXPECT_TRUE(stopped_at_bound);
+}
+
+class FederateDataPlaneControlTest : public FederateDataPlaneTest {
+ protected:
+  FederateDataPlaneControlTest() : coordinator_(context_) {
+    spec_.address = coordinator_.endpoint();
+    const ControlMessage start = start_of({{"a", &a_}, {"b", &b_}, {"c", &c_}});
+    client_a_ = std::make_unique<FederateClient>(context_, FederateOptions::from_spec(spec_, "a"));
+    client_b_ = std::make_unique<FederateClient>(context_, FederateOptions::from_spec(spec_, "b"));
+    coordinator_.join(*client_a_, start);
+    coordinator_.join(*client_b_, start);
+  }
+
+  FakeCoordinator coordinator_;
+  std::unique_ptr<FederateClient> client_a_;
+  std::unique_ptr<FederateClient> client_b_;
+};
+
+TEST_F(FederateDataPlaneControlTest, AnnounceSendsTheTagsLtcWithItsInTransitReportsAndTheNextTag) {
+  a_.report_in_transit(*client_a_, "b", {1, 0});
+  a_.complete({1, 0});
+  a_.report_in_transit(*client_a_, "c", {1000002, 0});
+  a_.complete({2, 0});
+  EXPECT_EQ(a_.unreported_tags(), 2);
+  a_.announce(*client_a_, {7, 0});
+  const std::optional<ControlMessage> ltc = coordinator_.next();
+  ASSERT_TRUE(ltc);
+  EXPECT_EQ(ltc->type, ControlType::kCompleted);
+  EXPECT_EQ(ltc->tag, (WireTag{2, 0}));
+  const std::vector<std::pair<std::string, WireTag>> reported = {{"b", {1, 0}},
+                                                                 {"c", {1000002, 0}}};
+  EXPECT_EQ(ltc->in_transit, reported);
+  EXPECT_EQ(ltc->next, std::optional<WireTag>(WireTag{7, 0}));
+  EXPECT_EQ(a_.announced(), (WireTag{7, 0}));
+  EXPECT_EQ(a_.unreported_tags(), 0);
+  // The coordinator has 7 already: nothing more; a new next tag is a NET.
+  a_.announce(*client_a_, {7, 0});
+  a_.announce(*client_a_, {9, 0});
+  const std::optional<ControlMessage> net = coordinator_.next();
+  ASSERT_TRUE(net);
+  EXPECT_EQ(net->type, ControlType::kNextEvent);
+  EXPECT_EQ(net->tag, (WireTag{9, 0}));
+  EXPECT_FALSE(coordinator_.next(100ms));
+}
+
+TEST_F(FederateDataPlaneControlTest, AnLtcWithoutANextTagLeavesTheCoordinatorWithoutOne) {
+  a_.complete({1, 0});
+  a_.flush_completed(*client_a_, std::nullopt);
+  const std::optional<ControlMessage> ltc = coordinator_.next();
+  ASSERT_TRUE(ltc);
+  EXPECT_EQ(ltc->type, ControlType::kCompleted);
+  EXPECT_FALSE(ltc->next);
+  EXPECT_EQ(a_.announced(), transport::kNever);
+  a_.flush_completed(*client_a_, WireTag{5, 0});  // nothing to report: nothing sent
+  EXPECT_FALSE(coordinator_.next(100ms));
+}
+
+TEST_F(FederateDataPlaneControlTest, AFullInTransitListGoesFirstWithTheLatestCompletedTag) {
+  a_.complete({1, 0});
+  a_.flush_completed(*client_a_, WireTag{2, 0});
+  ASSERT_TRUE(coordinator_.next());
+  for (std::size_t i = 0; i <= kMaxInTransitPerLtc; ++i) {
+    a_.report_in_transit(*client_a_, "b", {2, 0});
+  }
+  const std::optional<ControlMessage> early = coordinator_.next();
+  ASSERT_TRUE(early);
+  EXPECT_EQ(early->type, ControlType::kCompleted);
+  EXPECT_EQ(early->tag, (WireTag{1, 0}));
+  EXPECT_EQ(early->in_transit.size(), kMaxInTransitPerLtc);
+  a_.complete({2, 0});
+  a_.announce(*client_a_, {3, 0});
+  const std::optional<ControlMessage> ltc = coordinator_.next();
+  ASSERT_TRUE(ltc);
+  EXPECT_EQ(ltc->tag, (WireTag{2, 0}));
+  EXPECT_EQ(ltc->in_transit.size(), 1U);
+}
+
+TEST_F(FederateDataPlaneControlTest, NoNetForATagOnlyAReceivedMessageAsksForBelowTheAnnouncedOne) {
+  b_.announce(*client_b_, {50, 0});
+  ASSERT_EQ(coordinator_.next()->tag, (WireTag{50, 0}));
+  ASSERT_TRUE(a_.send_value("b", 1, {20, 0}, transport::Payload::copy_of("x", 1)));
+  ASSERT_EQ(receive(b_, 1).size(), 1U);
+  // The sender's in-transit report brings b's bound down to 20: a NET would add nothing.
+  b_.announce(*client_b_, {20, 0});
+  EXPECT_FALSE(coordinator_.next(100ms));
+  EXPECT_EQ(b_.announced(), (WireTag{50, 0}));
+  // A tag no received message asks for is announced.
+  b_.announce(*client_b_, {30, 0});
+  const std::optional<ControlMessage> net = coordinator_.next();
+  ASSERT_TRUE(net);
+  EXPECT_EQ(net->tag, (WireTag{30, 0}));
+}
+
+}  // namespace
+}  // namespace tagflow::coordinator
