@@ -170,7 +170,7 @@ void ReactorFederate::drain_commands() {
   // it completes (reactors/federation.hpp step 2), and announce() sends both in one frame.
 }
 
-void ReactorFederate::send_value(Command& command) {
+void ReactorFederate::send_value(const Command& command) {
   if (!plane_.sends_to(command.to)) return;
   // Reported with the LTC that follows (PROTOCOL.md §3.2).
   plane_.report_in_transit(*client_, command.to, command.tag);

@@ -147,7 +147,7 @@ class ReactorFederate {
   void push(Command command);
   void network_loop(reactors::Environment& env);
   void drain_commands();
-  void send_value(Command& command);
+  void send_value(const Command& command);
   void deliver(transport::ReceivedMessage& message);
   void update_grant(reactors::Environment& env);
   void send_absents(const WireTag& tag, std::size_t below_level);
