@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nodes/cluster/cluster_config.hpp"
@@ -87,6 +88,11 @@ struct ReplicaConfig {
 /// The seed of replica `index` of `group` (see above).
 [[nodiscard]] std::uint64_t replica_seed(const cluster::ClusterConfig& config,
                                          const cluster::NodeConfig& group, int index);
+
+/// The group and index of replica `name`: a replica of the file, or a sampler joining as GROUP-K
+/// (std::invalid_argument for anything else).
+[[nodiscard]] std::pair<const cluster::NodeConfig*, int> locate_replica(
+    const cluster::ClusterConfig& config, const std::string& name);
 
 /// The configuration of replica `name` (a replica of the file, or a joining sampler GROUP-K).
 [[nodiscard]] ReplicaConfig replica_config(const cluster::ClusterConfig& config,
