@@ -1,6 +1,6 @@
 // ReplicaConfig: everything a placement needs to build one replica of a cluster file, computed
 // once, the same way for reactor mode and actor mode. Both modes' hosts call replica_config() and
-// build their binding from its result; tests/hosts/replica_config_test.cpp holds that they end
+// build their binding from its result; tests/hosts/both_modes_test.cpp holds that they end
 // up with identical configurations from the same file.
 //
 // What it settles, per replica:
