@@ -96,12 +96,13 @@ class InferenceActorImpl : public nodes::NodeActorBase<nodes::InferenceActor> {
       options_.metrics->add_inference_batch(
           rows, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     }
+    // Counted before the answers go out: whoever holds an answer sees its rows counted.
+    options_.report->count.store(static_cast<std::int64_t>(server_.rows_served()),
+                                 std::memory_order_relaxed);
     for (std::size_t i = 0; i < answers.size(); ++i) {
       send_to(requesters_[i], std::move(answers[i]));
       send_to(requesters_[i], Credit{"observations", 1, replica_name()});
     }
-    options_.report->count.store(static_cast<std::int64_t>(server_.rows_served()),
-                                 std::memory_order_relaxed);
     requesters_.clear();
   }
 

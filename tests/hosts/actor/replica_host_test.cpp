@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 
@@ -79,7 +80,9 @@ TEST_F(ReplicaHostTest, SamplersRunTheirShareThenTheStopFloodEndsEveryActor) {
   EXPECT_EQ(host.stop_reason(), "env_steps");
   const std::vector<ReplicaResult> results = host.results(links);
   ASSERT_EQ(results.size(), 3U);
-  EXPECT_GE(results[0].count, 40);  // its share, in rounds of 2 envs
+  // The first sampler to finish its share stops the run for both (actor mode: no logical time,
+  // so the other one stops wherever the flood finds it).
+  EXPECT_GE(std::max(results[0].count, results[1].count), 40);
   EXPECT_EQ(results[0].unit, "env_steps");
   EXPECT_EQ(results[2].unit, "inserts");
   EXPECT_GT(results[2].count, 0);
