@@ -11,9 +11,17 @@ namespace {
 
 using cluster::NodeKind;
 
-/// The group and index of `name`: a replica of the file, or a joining sampler GROUP-K.
-std::pair<const cluster::NodeConfig*, int> locate(const cluster::ClusterConfig& config,
-                                                  const std::string& name) {
+template <class T>
+std::string join(const std::vector<T>& values) {
+  std::ostringstream out;
+  for (std::size_t i = 0; i < values.size(); ++i) out << (i == 0 ? "" : ",") << values[i];
+  return out.str();
+}
+
+}  // namespace
+
+std::pair<const cluster::NodeConfig*, int> locate_replica(const cluster::ClusterConfig& config,
+                                                          const std::string& name) {
   auto [group, index] = cluster::find_replica(config, name);
   if (group != nullptr) return {group, index};
   const auto dash = name.rfind('-');
@@ -31,15 +39,6 @@ std::pair<const cluster::NodeConfig*, int> locate(const cluster::ClusterConfig& 
   }
   return {group, index};
 }
-
-template <class T>
-std::string join(const std::vector<T>& values) {
-  std::ostringstream out;
-  for (std::size_t i = 0; i < values.size(); ++i) out << (i == 0 ? "" : ",") << values[i];
-  return out.str();
-}
-
-}  // namespace
 
 ClusterFacts ClusterFacts::of(const cluster::ClusterConfig& config) {
   ClusterFacts facts;
@@ -78,7 +77,7 @@ std::uint64_t replica_seed(const cluster::ClusterConfig& config, const cluster::
 
 ReplicaConfig replica_config(const cluster::ClusterConfig& config, const ClusterFacts& facts,
                              const std::string& name) {
-  const auto [group, index] = locate(config, name);
+  const auto [group, index] = locate_replica(config, name);
   ReplicaConfig r;
   r.name = name;
   r.kind = group->kind;

@@ -1,6 +1,6 @@
 // ReplicaConfig: everything a placement needs to build one replica of a cluster file, computed
 // once, the same way for reactor mode and actor mode. Both modes' hosts call replica_config() and
-// build their binding from its result; tests/hosts/replica_config_test.cpp holds that they end
+// build their binding from its result; tests/hosts/both_modes_test.cpp holds that they end
 // up with identical configurations from the same file.
 //
 // What it settles, per replica:
@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nodes/cluster/cluster_config.hpp"
@@ -87,6 +88,11 @@ struct ReplicaConfig {
 /// The seed of replica `index` of `group` (see above).
 [[nodiscard]] std::uint64_t replica_seed(const cluster::ClusterConfig& config,
                                          const cluster::NodeConfig& group, int index);
+
+/// The group and index of replica `name`: a replica of the file, or a sampler joining as GROUP-K
+/// (std::invalid_argument for anything else).
+[[nodiscard]] std::pair<const cluster::NodeConfig*, int> locate_replica(
+    const cluster::ClusterConfig& config, const std::string& name);
 
 /// The configuration of replica `name` (a replica of the file, or a joining sampler GROUP-K).
 [[nodiscard]] ReplicaConfig replica_config(const cluster::ClusterConfig& config,

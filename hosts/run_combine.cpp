@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "common/fnv1a.hpp"
+#include "hosts/replica_config.hpp"
 #include "nodes/cluster/link_plan.hpp"
 
 namespace tagflow::hosts {
@@ -37,11 +38,6 @@ RunSummary combine_results(const cluster::ClusterConfig& config,
   }
 
   const ReplicaResult* learner = nullptr;
-  bool env_steps_stop = false, seconds_stop = false;
-  for (const ProcessResult& p : results) {
-    env_steps_stop = env_steps_stop || p.stop_reason == "env_steps";
-    seconds_stop = seconds_stop || p.stop_reason == "seconds";
-  }
   for (const cluster::NodeConfig& node : config.nodes) {
     for (int i = 0; i < node.replicas; ++i) {
       const std::string name = cluster::replica_name(node, i);
@@ -65,13 +61,14 @@ RunSummary combine_results(const cluster::ClusterConfig& config,
     summary.evaluations = learner->evaluations;
     summary.mean_return = learner->mean_return.value_or(0.0);
   }
-  if (learner != nullptr && learner->target_reached) {
-    summary.stop_reason = "target_return";
-  } else if (env_steps_stop) {
-    summary.stop_reason = "env_steps";
-  } else if (seconds_stop) {
-    summary.stop_reason = "seconds";
+  // The processes' reasons, by stop_reason()'s rule; the target counts only as the learner's
+  // result has it (a process may report one its learner's cutoff left out).
+  std::vector<std::string> reasons;
+  for (const ProcessResult& p : results) {
+    reasons.push_back(p.stop_reason == "target_return" ? "" : p.stop_reason);
   }
+  if (learner != nullptr && learner->target_reached) reasons.push_back("target_return");
+  summary.stop_reason = stop_reason(reasons, false);
   summary.digest = digest;
   return summary;
 }

@@ -11,8 +11,7 @@
 
 #include "actors/actor_system_setup.hpp"
 #include "hosts/actor/replica_host.hpp"
-#include "monitoring/metrics_endpoint.hpp"
-#include "monitoring/process_metrics.hpp"
+#include "hosts/replica_metrics.hpp"
 #include "nodes/actor_messages.hpp"
 
 namespace tagflow::hosts {
@@ -46,22 +45,6 @@ class StopSignals {
 };
 
 // The group and index of `replica`: a replica of the file, or a joining sampler GROUP-K.
-std::pair<const cluster::NodeConfig*, int> replica_group(const cluster::ClusterConfig& config,
-                                                         const std::string& replica) {
-  const auto found = cluster::find_replica(config, replica);
-  if (found.first != nullptr) return found;
-  const auto dash = replica.rfind('-');
-  const cluster::NodeConfig* group =
-      dash == std::string::npos ? nullptr : config.find_node(replica.substr(0, dash));
-  if (group == nullptr)
-    throw std::invalid_argument("no replica '" + replica + "' in " + config.file);
-  try {
-    return {group, std::stoi(replica.substr(dash + 1))};
-  } catch (const std::exception&) {
-    throw std::invalid_argument("replica name '" + replica + "' does not end in an index");
-  }
-}
-
 struct ReplicaAddress {
   std::string host;  // address
   std::uint16_t port = 0;
@@ -106,25 +89,11 @@ hosts::ProcessResult run_actor_process(const cluster::ClusterConfig& config,
     if (!options.quiet) std::cerr << "tagflow node " << plan.name << ": " << line << std::endl;
   };
 
-  // One ProcessMetrics per replica (labels node = replica name), served on metrics_port + i.
-  // An endpoint that cannot start (its port taken) is reported and the replica runs without it.
-  std::vector<std::unique_ptr<monitoring::ProcessMetrics>> metrics;
-  std::vector<std::unique_ptr<nodes::NodeMetrics>> node_metrics;
-  std::vector<std::unique_ptr<monitoring::MetricsEndpoint>> endpoints;
+  // One registry per replica (labels node = replica name), served on metrics_port + its index.
+  std::vector<std::unique_ptr<ReplicaMetrics>> metrics;
   for (const std::string& name : plan.replicas) {
-    const cluster::NodeKind kind = replica_kind(config, name);
-    metrics.push_back(std::make_unique<monitoring::ProcessMetrics>(
-        monitoring::ProcessIdentity{name, cluster::to_string(kind), "actor"}));
-    node_metrics.push_back(std::make_unique<nodes::NodeMetrics>(*metrics.back(), kind));
-    const auto [group, index] = replica_group(config, name);
-    if (!options.metrics || group->metrics_port == 0) continue;
-    try {
-      endpoints.push_back(std::make_unique<monitoring::MetricsEndpoint>(
-          *metrics.back(), config.monitoring.bind,
-          static_cast<std::uint16_t>(group->metrics_port + index)));
-    } catch (const monitoring::MonitoringError& e) {
-      log(std::string("no metrics endpoint for ") + name + ": " + e.what());
-    }
+    metrics.push_back(std::make_unique<ReplicaMetrics>(config, replica_config(config, facts, name),
+                                                       options.metrics, log));
   }
 
   auto system_config = actors::make_actor_system_config({true, options.worker_threads});
@@ -141,7 +110,7 @@ hosts::ProcessResult run_actor_process(const cluster::ClusterConfig& config,
     for (std::size_t n = 0; n < plan.replicas.size(); ++n) {
       const std::string& name = plan.replicas[n];
       const cluster::NodeKind kind = replica_kind(config, name);
-      const HostedReplica& r = host.spawn(name, node_metrics[n].get());
+      const HostedReplica& r = host.spawn(name, &metrics[n]->node());
       local[name] = r.handle;
       if (kind == cluster::NodeKind::sampler) continue;
       const ReplicaAddress at = address_of(config, name);

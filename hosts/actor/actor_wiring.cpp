@@ -1,19 +1,11 @@
 #include "hosts/actor/actor_wiring.hpp"
 
-#include <stdexcept>
-
-#include "nodes/cluster/process_plan.hpp"
+#include "hosts/replica_config.hpp"
 
 namespace tagflow::hosts {
 
 cluster::NodeKind replica_kind(const cluster::ClusterConfig& config, const std::string& name) {
-  const auto [group, index] = cluster::find_replica(config, name);
-  if (group != nullptr) return group->kind;
-  const auto dash = name.rfind('-');
-  if (dash != std::string::npos) {
-    if (const cluster::NodeConfig* g = config.find_node(name.substr(0, dash))) return g->kind;
-  }
-  throw std::invalid_argument("no replica '" + name + "' in " + config.file);
+  return locate_replica(config, name).first->kind;
 }
 
 std::vector<WiringStep> plan_wiring(const cluster::ClusterConfig& config,

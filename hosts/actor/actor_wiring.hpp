@@ -26,7 +26,8 @@ struct WiringStep {
 [[nodiscard]] std::vector<WiringStep> plan_wiring(const cluster::ClusterConfig& config,
                                                   const cluster::LinkPlan& links);
 
-/// The kind of replica `name` (a replica of the file, or a joining sampler `GROUP-K`).
+/// The kind of replica `name` (a replica of the file, or a joining sampler `GROUP-K`;
+/// std::invalid_argument for anything else).
 [[nodiscard]] cluster::NodeKind replica_kind(const cluster::ClusterConfig& config,
                                              const std::string& name);
 

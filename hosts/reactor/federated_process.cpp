@@ -12,8 +12,7 @@
 
 #include "coordinator/reactor_federate.hpp"
 #include "hosts/reactor/wire_ports.hpp"
-#include "monitoring/metrics_endpoint.hpp"
-#include "monitoring/process_metrics.hpp"
+#include "hosts/replica_metrics.hpp"
 #include "nodes/cluster/federation_plan.hpp"
 #include "nodes/cluster/link_plan.hpp"
 #include "nodes/cluster/scrape_targets.hpp"
@@ -66,28 +65,15 @@ void run_replica(const ClusterConfig& config, const coordinator::FederationSpec&
                  ReplicaRun& run) {
   const ReplicaSetup& setup = run.setup;
   // Metrics: one registry and endpoint per replica, even when it shares the process.
-  std::unique_ptr<monitoring::ProcessMetrics> metrics;
-  std::unique_ptr<monitoring::MetricsEndpoint> endpoint;
-  std::unique_ptr<nodes::NodeMetrics> node_metrics;
-  if (const auto target = cluster::find_scrape_target(config, setup.config.name)) {
-    metrics = std::make_unique<monitoring::ProcessMetrics>(
-        monitoring::ProcessIdentity{setup.config.name, cluster::to_string(setup.config.group->kind),
-                                    cluster::to_string(config.mode)});
-    try {
-      endpoint = std::make_unique<monitoring::MetricsEndpoint>(*metrics, config.monitoring.bind,
-                                                               target->port);
-    } catch (const monitoring::MonitoringError& e) {
-      // The run does not depend on its metrics: go on without the endpoint, but say so.
-      std::fprintf(stderr, "%s: no metrics endpoint: %s\n", setup.config.name.c_str(), e.what());
-    }
-    node_metrics = std::make_unique<nodes::NodeMetrics>(*metrics, setup.config.group->kind);
-  }
+  ReplicaMetrics metrics(config, setup.config, true, [](const std::string& line) {
+    std::fprintf(stderr, "%s\n", line.c_str());
+  });
 
   coordinator::ReactorFederateOptions federate_options;
   federate_options.bind_endpoint =
       "tcp://" + config.hosts.at(setup.config.group->host).address + ":" +
       std::to_string(setup.config.group->data_port + setup.config.index);
-  federate_options.metrics = metrics.get();
+  federate_options.metrics = &metrics.process();
   coordinator::ReactorFederate federate(spec, setup.config.name, federate_options);
   const coordinator::WireTag start =
       federate.join(config.coordinator.join_timeout + std::chrono::seconds(5));
@@ -100,7 +86,7 @@ void run_replica(const ClusterConfig& config, const coordinator::FederationSpec&
   env_config.keepalive = true;
   reactors::Environment env(env_config);
   ReplicaSetup with_metrics = setup;
-  with_metrics.metrics = node_metrics.get();
+  with_metrics.metrics = &metrics.node();
   const std::unique_ptr<ReplicaBinding> binding = options.factory(with_metrics, env);
   for (const cluster::Link& link : links.links) {
     if (link.from.replica == setup.config.name && link.to.replica == setup.config.name) {

@@ -1,6 +1,8 @@
 #include "nodes/inference/inference_actor.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -20,8 +22,6 @@ class InferenceActorImpl : public nodes::NodeActorBase<nodes::InferenceActor> {
                      InferenceActorOptions options)
       : NodeActorBase(cfg, options.name, options.report, options.metrics),
         server_(config),
-        max_batch_(config.max_batch),
-        max_wait_(config.max_wait),
         options_(std::move(options)) {}
 
   behavior_type make_behavior() override {
@@ -48,20 +48,18 @@ class InferenceActorImpl : public nodes::NodeActorBase<nodes::InferenceActor> {
         [this](const ObservationBatchMessage& request) {
           auto peer = sender_handle();
           if (!peer || !accept(request) || done()) return;
-          rows_waiting_ += request.rows();
-          requests_.push_back(request);
-          requesters_.push_back(peer);
-          if (rows_waiting_ >= max_batch_ ||
-              static_cast<long>(requests_.size()) >= peers().samplers() || max_wait_.count() == 0) {
-            serve();
-          } else if (!flush_pending_) {
-            flush_pending_ = true;
-            delayed_send(this, max_wait_, actors::flush_atom::value);
+          try {
+            server_.enqueue(request, now());
+          } catch (const std::invalid_argument&) {  // another env's width: refuse, count
+            reject(transport::DropReason::kSizeMismatch);
+            return;
           }
+          requesters_.push_back(peer);
+          serve_when_due();
         },
         [this](actors::flush_atom) {
           flush_pending_ = false;
-          serve();
+          serve_when_due();
         },
         [this](const Leave& leave) { on_leave(leave); },
         [this](const StopRun& stop) { on_stop_run(stop); },
@@ -69,46 +67,59 @@ class InferenceActorImpl : public nodes::NodeActorBase<nodes::InferenceActor> {
   }
 
  private:
+  static std::chrono::nanoseconds now() {
+    return std::chrono::steady_clock::now().time_since_epoch();
+  }
+
+  // The held batch (InferenceServer::enqueue) is served once the server says it is due —
+  // max_batch rows, or max_wait since the oldest request — or once every known sampler has a
+  // request waiting (no more can come before it is answered); otherwise a flush is scheduled
+  // for the deadline.
+  void serve_when_due() {
+    if (server_.queued_requests() == 0 || done()) return;
+    const bool everyone_waits = static_cast<long>(server_.queued_requests()) >= peers().samplers();
+    if (server_.batch_due(now()) || everyone_waits) {
+      serve();
+    } else if (!flush_pending_) {
+      flush_pending_ = true;
+      const auto wait = std::max(std::chrono::nanoseconds(0), *server_.deadline() - now());
+      delayed_send(this, wait, actors::flush_atom::value);
+    }
+  }
+
   void serve() {
-    if (requests_.empty() || done()) return;
+    if (server_.queued_requests() == 0 || done()) return;
+    const std::size_t rows = server_.queued_rows();
     const auto started = std::chrono::steady_clock::now();
-    std::vector<ActionBatchMessage> answers = server_.serve(requests_);
+    std::vector<ActionBatchMessage> answers = server_.serve_queued();
     if (options_.metrics != nullptr) {
       options_.metrics->add_inference_batch(
-          rows_waiting_,
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+          rows, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     }
+    // Counted before the answers go out: whoever holds an answer sees its rows counted.
+    options_.report->count.store(static_cast<std::int64_t>(server_.rows_served()),
+                                 std::memory_order_relaxed);
     for (std::size_t i = 0; i < answers.size(); ++i) {
       send_to(requesters_[i], std::move(answers[i]));
       send_to(requesters_[i], Credit{"observations", 1, replica_name()});
     }
-    options_.report->count.store(static_cast<std::int64_t>(server_.rows_served()),
-                                 std::memory_order_relaxed);
-    requests_.clear();
     requesters_.clear();
-    rows_waiting_ = 0;
   }
 
   void forget_peer_state(const caf::actor_addr& peer) override {
-    for (std::size_t i = requesters_.size(); i-- > 0;) {
-      if (requesters_[i].address() != peer) continue;
-      rows_waiting_ -= requests_[i].rows();
-      requests_.erase(requests_.begin() + static_cast<std::ptrdiff_t>(i));
-      requesters_.erase(requesters_.begin() + static_cast<std::ptrdiff_t>(i));
-    }
+    server_.drop_queued_if([&](std::size_t i) { return requesters_[i].address() == peer; });
+    requesters_.erase(std::remove_if(requesters_.begin(), requesters_.end(),
+                                     [&](const caf::actor& r) { return r.address() == peer; }),
+                      requesters_.end());
     // The samplers still here may all be waiting already.
-    if (!requests_.empty() && static_cast<long>(requests_.size()) >= peers().samplers()) serve();
+    serve_when_due();
   }
 
   void drop_peer_handles() override { requesters_ = {}; }
 
-  InferenceServer server_;
-  std::size_t max_batch_;
-  std::chrono::nanoseconds max_wait_;
+  InferenceServer server_;  // holds the requests (enqueue/batch_due/deadline/serve_queued)
   InferenceActorOptions options_;
-  std::vector<ObservationBatchMessage> requests_;
-  std::vector<caf::actor> requesters_;
-  std::size_t rows_waiting_ = 0;
+  std::vector<caf::actor> requesters_;  // of the held requests, in the same order
   bool flush_pending_ = false;
 };
 

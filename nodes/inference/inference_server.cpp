@@ -153,24 +153,42 @@ void InferenceServer::enqueue(ObservationBatchMessage request, std::chrono::nano
                                 std::to_string(request.observation_size) + ", network input " +
                                 std::to_string(config_.network.input_size));
   }
-  if (queue_.empty()) oldest_arrival_ = arrival;
   queued_rows_ += request.rows();
   queue_.push_back(std::move(request));
+  arrivals_.push_back(arrival);
+}
+
+void InferenceServer::drop_queued_if(const std::function<bool(std::size_t index)>& drop) {
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < queue_.size(); ++i) {
+    if (drop(i)) {
+      queued_rows_ -= queue_[i].rows();
+      continue;
+    }
+    if (kept != i) {
+      queue_[kept] = std::move(queue_[i]);
+      arrivals_[kept] = arrivals_[i];
+    }
+    ++kept;
+  }
+  queue_.resize(kept);
+  arrivals_.resize(kept);
 }
 
 bool InferenceServer::batch_due(std::chrono::nanoseconds now) const {
   if (queue_.empty()) return false;
-  return queued_rows_ >= config_.max_batch || now - oldest_arrival_ >= config_.max_wait;
+  return queued_rows_ >= config_.max_batch || now - arrivals_.front() >= config_.max_wait;
 }
 
 std::optional<std::chrono::nanoseconds> InferenceServer::deadline() const {
   if (queue_.empty()) return std::nullopt;
-  return oldest_arrival_ + config_.max_wait;
+  return arrivals_.front() + config_.max_wait;
 }
 
 std::vector<ActionBatchMessage> InferenceServer::serve_queued() {
   std::vector<ObservationBatchMessage> held;
   held.swap(queue_);
+  arrivals_.clear();
   queued_rows_ = 0;
   return serve(held);
 }

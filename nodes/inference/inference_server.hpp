@@ -11,8 +11,9 @@
 //     the answers and make the samplers skip rounds while they wait. Reactor mode therefore
 //     validates max_wait but does not use it.
 //   - enqueue(request, arrival) / batch_due(now) / deadline() / serve_queued(): the held batch
-//     for bindings that run on wall time (actor mode). Requests are held until max_wait has passed
-//     since the oldest one or max_batch rows are queued; times are whatever clock the caller uses.
+//     of the binding that runs on wall time (the actor binding, nodes/inference/inference_actor).
+//     Requests are held until max_wait has passed since the oldest one or max_batch rows are
+//     queued (max_wait 0: a lone request never waits); times are whatever clock the caller uses.
 //
 // Pixel requests (uint8 observations) are scaled to [0, 1] floats as they are stacked
 // (network_input.hpp): the forward pass is the only place they become floats.
@@ -30,6 +31,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -85,6 +87,10 @@ class InferenceServer {
   /// Answers every held request (in arrival order) and empties the queue.
   [[nodiscard]] std::vector<ActionBatchMessage> serve_queued();
   [[nodiscard]] std::size_t queued_rows() const { return queued_rows_; }
+  [[nodiscard]] std::size_t queued_requests() const { return queue_.size(); }
+  /// Forgets the held requests whose index (in arrival order) `drop` returns true for — those of
+  /// a requester that left; the others keep their order and arrival times.
+  void drop_queued_if(const std::function<bool(std::size_t index)>& drop);
 
   [[nodiscard]] std::uint64_t weights_version() const { return policy_.version(); }
   [[nodiscard]] std::uint64_t forward_passes() const { return forward_passes_; }
@@ -101,7 +107,7 @@ class InferenceServer {
   std::vector<float> stacked_;
   std::vector<std::int64_t> actions_;
   std::vector<ObservationBatchMessage> queue_;
-  std::chrono::nanoseconds oldest_arrival_{0};
+  std::vector<std::chrono::nanoseconds> arrivals_;  // of each held request, in queue order
   std::size_t queued_rows_ = 0;
   std::uint64_t forward_passes_ = 0;
   std::uint64_t rows_served_ = 0;

@@ -1,6 +1,7 @@
 #include "nodes/learner/learner_actor.hpp"
 
 #include <chrono>
+#include <stdexcept>
 #include <utility>
 
 #include "actors/credit_ledger.hpp"
@@ -78,7 +79,13 @@ class LearnerActorImpl : public nodes::NodeActorBase<nodes::LearnerActor> {
     if (auto peer = sender_handle()) send_to(peer, Credit{"batches", 1, replica_name()});
     const auto started = std::chrono::steady_clock::now();
     const auto newest_version = static_cast<std::uint64_t>(server_.updates());
-    LearnerOutput out = server_.on_batch(batch);
+    LearnerOutput out;
+    try {
+      out = server_.on_batch(batch);
+    } catch (const std::invalid_argument&) {  // rows of another network's width: refuse, count
+      reject(transport::DropReason::kSizeMismatch);
+      return;
+    }
     if (options_.metrics != nullptr) {
       options_.metrics->set_policy_lag(policy_lag(newest_version, batch));
       options_.metrics->add_learner_update(

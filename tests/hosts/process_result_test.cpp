@@ -1,25 +1,11 @@
-// Tests of hosts/process_result.hpp (the result JSON of a `tagflow node` process) and
-// hosts/run_combine.hpp (the run summary and digest from the results of every process).
+// Tests of hosts/process_result.hpp: the result JSON of a `tagflow node` process
+// (tests/hosts/run_combine_test.cpp combines such results into a run summary).
 #include "hosts/process_result.hpp"
 
 #include <gtest/gtest.h>
 
-#include "hosts/run_combine.hpp"
-
 namespace tagflow::hosts {
 namespace {
-
-constexpr const char* kCluster = R"(cluster: t
-nodes:
-  sampler: {kind: sampler, replicas: 2, data_port: 7000}
-  replay: {kind: replay, data_port: 7100}
-  learner: {kind: learner, data_port: 7200}
-connections:
-  - {from: sampler.transitions, to: replay.transitions}
-  - {from: replay.batches, to: learner.batches}
-  - {from: learner.priorities, to: replay.priorities, after: 0}
-stop: {env_steps: 1000}
-)";
 
 ReplicaResult replica(const std::string& name, const std::string& kind, std::int64_t count,
                       std::vector<ChannelResult> channels) {
@@ -85,47 +71,6 @@ TEST(ProcessResult, MalformedJsonIsRefusedNamingTheField) {
   std::string bad_hash = results(0x3333)[2].to_json();
   bad_hash.replace(bad_hash.find("abcdef0123456789"), 16, "xyz");
   EXPECT_THROW((void)ProcessResult::from_json(bad_hash), std::invalid_argument);
-}
-
-TEST(RunCombine, FoldsChannelsAndWeightsAndSumsSteps) {
-  const cluster::ClusterConfig config = cluster::parse_cluster_config(kCluster, "t.yaml");
-  const RunSummary summary = combine_results(config, results(0x3333), "process");
-  EXPECT_EQ(summary.placement, "process");
-  EXPECT_EQ(summary.env_steps, 1004);
-  EXPECT_EQ(summary.updates, 72);
-  EXPECT_EQ(summary.mean_return, 21.5);
-  EXPECT_EQ(summary.evaluations, (std::vector<double>{9.0, 21.5}));
-  EXPECT_EQ(summary.stop_reason, "env_steps");
-  EXPECT_DOUBLE_EQ(summary.seconds, 2.5);
-  ASSERT_EQ(summary.nodes.size(), 4U);
-  EXPECT_EQ(summary.nodes[0].name, "sampler-0");
-  EXPECT_DOUBLE_EQ(summary.nodes[0].per_second, 250.0);
-  EXPECT_EQ(summary.episode_returns[0], (std::vector<double>{10.0, 12.5}));
-  // The grouping of replicas into processes does not matter, only their channels.
-  std::vector<ProcessResult> regrouped = results(0x3333);
-  regrouped[0].replicas.push_back(regrouped[1].replicas[0]);
-  regrouped.erase(regrouped.begin() + 1);
-  EXPECT_EQ(combine_results(config, regrouped, "process").digest, summary.digest);
-  // Any channel hash changes the digest.
-  EXPECT_NE(combine_results(config, results(0x3334), "process").digest, summary.digest);
-  std::vector<ProcessResult> other_weights = results(0x3333);
-  other_weights[2].replicas[1].final_weights_hash = 1;
-  EXPECT_NE(combine_results(config, other_weights, "process").digest, summary.digest);
-}
-
-TEST(RunCombine, AMissingReplicaOrChannelIsNamed) {
-  const cluster::ClusterConfig config = cluster::parse_cluster_config(kCluster, "t.yaml");
-  std::vector<ProcessResult> missing = results(0x3333);
-  missing.erase(missing.begin() + 1);
-  try {
-    (void)combine_results(config, missing, "process");
-    FAIL();
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("sampler-1"), std::string::npos) << e.what();
-  }
-  std::vector<ProcessResult> no_channel = results(0x3333);
-  no_channel[2].replicas[0].channels.clear();
-  EXPECT_THROW((void)combine_results(config, no_channel, "process"), std::invalid_argument);
 }
 
 }  // namespace

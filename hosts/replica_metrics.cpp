@@ -1,0 +1,19 @@
+#include "hosts/replica_metrics.hpp"
+
+namespace tagflow::hosts {
+
+ReplicaMetrics::ReplicaMetrics(const cluster::ClusterConfig& config, const ReplicaConfig& replica,
+                               bool serve, const std::function<void(const std::string&)>& log)
+    : process_({replica.name, cluster::to_string(replica.kind), cluster::to_string(config.mode)}),
+      node_(process_, replica.kind) {
+  if (!serve || replica.group->metrics_port == 0) return;
+  const auto port = static_cast<std::uint16_t>(replica.group->metrics_port + replica.index);
+  try {
+    endpoint_ =
+        std::make_unique<monitoring::MetricsEndpoint>(process_, config.monitoring.bind, port);
+  } catch (const monitoring::MonitoringError& e) {
+    if (log) log("no metrics endpoint for " + replica.name + ": " + e.what());
+  }
+}
+
+}  // namespace tagflow::hosts

@@ -1,0 +1,43 @@
+// ReplicaMetrics: the metrics of one hosted replica, set up the same way by every process host
+// (the federated process, the actor process): its own registry with the labels node (the replica
+// name), kind and mode; its kind's families (nodes::NodeMetrics); and, when the file gives its
+// node group a metrics_port, an HTTP endpoint on metrics_port + the replica's index — also for a
+// sampler that joined as GROUP-K (nodes/cluster/scrape_targets.hpp gives Prometheus the same
+// address). A process hosting several replicas has one ReplicaMetrics per replica.
+//
+// An endpoint that cannot start (its port taken) is reported through `log` and the replica runs
+// without it: a run does not depend on its metrics. Not copyable or movable (the node families
+// point into the registry). Thread-safety: as ProcessMetrics.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "hosts/replica_config.hpp"
+#include "monitoring/metrics_endpoint.hpp"
+#include "monitoring/process_metrics.hpp"
+#include "nodes/node_metrics.hpp"
+
+namespace tagflow::hosts {
+
+class ReplicaMetrics {
+ public:
+  /// `serve`: start the endpoint when the group has a metrics_port.
+  ReplicaMetrics(const cluster::ClusterConfig& config, const ReplicaConfig& replica, bool serve,
+                 const std::function<void(const std::string&)>& log);
+  ReplicaMetrics(const ReplicaMetrics&) = delete;
+  ReplicaMetrics& operator=(const ReplicaMetrics&) = delete;
+
+  [[nodiscard]] monitoring::ProcessMetrics& process() { return process_; }
+  [[nodiscard]] nodes::NodeMetrics& node() { return node_; }
+  /// The endpoint's port, or 0 when it does not serve.
+  [[nodiscard]] std::uint16_t port() const { return endpoint_ ? endpoint_->port() : 0; }
+
+ private:
+  monitoring::ProcessMetrics process_;
+  nodes::NodeMetrics node_;
+  std::unique_ptr<monitoring::MetricsEndpoint> endpoint_;
+};
+
+}  // namespace tagflow::hosts

@@ -1,0 +1,141 @@
+#include "hosts/run_combine.hpp"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "common/fnv1a.hpp"
+
+namespace tagflow::hosts {
+namespace {
+
+const char* const kCluster = R"(cluster: combine
+seed: 3
+hosts:
+  local: {address: 127.0.0.1}
+coordinator: {host: local, port: 7600}
+nodes:
+  sampler: {kind: sampler, replicas: 2, host: local, data_port: 7610}
+  replay: {kind: replay, host: local, data_port: 7620}
+  learner: {kind: learner, host: local, data_port: 7630}
+connections:
+  - {from: sampler.transitions, to: replay.transitions}
+  - {from: replay.batches, to: learner.batches}
+  - {from: learner.priorities, to: replay.priorities, after: 0}
+  - {from: learner.weights, to: sampler.weights, after: 0}
+stop: {env_steps: 1000}
+)";
+
+ReplicaResult replica(const std::string& name, const std::string& kind, std::int64_t count,
+                      std::vector<ChannelResult> channels) {
+  ReplicaResult r;
+  r.name = name;
+  r.kind = kind;
+  r.count = count;
+  r.channels = std::move(channels);
+  return r;
+}
+
+class RunCombine : public ::testing::Test {
+ protected:
+  RunCombine() : config_(cluster::parse_cluster_config(kCluster, "combine.yaml")) {
+    ProcessResult samplers;
+    samplers.process = "samplers";
+    samplers.seconds = 2.0;
+    samplers.stop_reason = "env_steps";
+    samplers.replicas = {replica("sampler-0", "sampler", 100, {{"transitions", 0, 5, 11}}),
+                         replica("sampler-1", "sampler", 60, {{"transitions", 0, 3, 12}})};
+    samplers.replicas[0].episode_returns = {10.0, 20.0};
+    ProcessResult trainer;
+    trainer.process = "trainer";
+    trainer.seconds = 4.0;
+    trainer.replicas = {
+        replica("replay", "replay", 160, {{"batches", 0, 7, 13}}),
+        replica("learner", "learner", 7,
+                {{"priorities", 0, 7, 14}, {"weights", 0, 2, 15}, {"weights", 1, 2, 16}})};
+    ReplicaResult& learner = trainer.replicas[1];
+    learner.updates = 7;
+    learner.final_weights_hash = 99;
+    learner.mean_return = 123.5;
+    learner.evaluations = {50.0, 123.5};
+    results_ = {samplers, trainer};
+  }
+  cluster::ClusterConfig config_;
+  std::vector<ProcessResult> results_;
+};
+
+TEST_F(RunCombine, TheDigestFoldsEveryLinkInPlanOrderThenTheLearnersWeights) {
+  const RunSummary summary = combine_results(config_, results_, "process");
+  // Links in plan order: the samplers' transitions (connection 0), the batches (1), the
+  // priorities (2), the weights to each sampler (3, two channels).
+  std::uint64_t expected = kFnv1aOffset;
+  for (const auto& [connection, hash] : std::vector<std::pair<std::uint64_t, std::uint64_t>>{
+           {0, 11}, {0, 12}, {1, 13}, {2, 14}, {3, 15}, {3, 16}}) {
+    expected = fnv1a64_u64(hash, fnv1a64_u64(connection, expected));
+  }
+  expected = fnv1a64_u64(99, expected);
+  EXPECT_EQ(summary.digest, expected);
+}
+
+TEST_F(RunCombine, SumsEnvStepsAndTakesTheLearnersFiguresAndTheLongestProcess) {
+  const RunSummary summary = combine_results(config_, results_, "process");
+  EXPECT_EQ(summary.env_steps, 160);
+  EXPECT_EQ(summary.updates, 7);
+  EXPECT_DOUBLE_EQ(summary.mean_return, 123.5);
+  EXPECT_DOUBLE_EQ(summary.seconds, 4.0);
+  EXPECT_EQ(summary.placement, "process");
+  ASSERT_EQ(summary.nodes.size(), 4U);
+  EXPECT_EQ(summary.nodes[0].name, "sampler-0");
+  EXPECT_DOUBLE_EQ(summary.nodes[0].per_second, 50.0);  // 100 steps in its process's 2 s
+  EXPECT_EQ(summary.episode_returns.front(), (std::vector<double>{10.0, 20.0}));
+}
+
+TEST_F(RunCombine, TheStopReasonIsTheTargetOnlyWhenTheLearnerReachedIt) {
+  EXPECT_EQ(combine_results(config_, results_, "process").stop_reason, "env_steps");
+  results_[1].stop_reason = "target_return";
+  EXPECT_EQ(combine_results(config_, results_, "process").stop_reason, "env_steps");
+  results_[1].replicas[1].target_reached = true;
+  EXPECT_EQ(combine_results(config_, results_, "process").stop_reason, "target_return");
+}
+
+TEST_F(RunCombine, TheGroupingOfReplicasDoesNotMatterButEveryHashDoes) {
+  const std::uint64_t digest = combine_results(config_, results_, "process").digest;
+  std::vector<ProcessResult> regrouped = results_;
+  regrouped[0].replicas.push_back(regrouped[1].replicas[0]);
+  regrouped[1].replicas.erase(regrouped[1].replicas.begin());
+  EXPECT_EQ(combine_results(config_, regrouped, "process").digest, digest);
+  std::vector<ProcessResult> other = results_;
+  other[1].replicas[0].channels[0].hash ^= 1U;
+  EXPECT_NE(combine_results(config_, other, "process").digest, digest);
+  other = results_;
+  other[1].replicas[1].final_weights_hash = 98;
+  EXPECT_NE(combine_results(config_, other, "process").digest, digest);
+}
+
+TEST(RunSummaryJson, HasEveryDocumentedFieldAndTheDigestInHex) {
+  RunSummary summary;
+  summary.digest = 0x9fa3044d8f08a101ULL;
+  summary.nodes.push_back({"sampler-0", "sampler", "env_steps", 10, 5.0});
+  const std::string json = summary.to_json();
+  for (const char* key : {"\"mode\"", "\"placement\"", "\"stop_reason\"", "\"mean_return\"",
+                          "\"env_steps\"", "\"seconds\"", "\"updates\"", "\"weights_version\"",
+                          "\"digest_reproducible\"", "\"evaluations\"", "\"per_second\""}) {
+    EXPECT_NE(json.find(key), std::string::npos) << key;
+  }
+  EXPECT_NE(json.find("\"digest\": \"9fa3044d8f08a101\""), std::string::npos) << json;
+}
+
+TEST_F(RunCombine, AMissingReplicaOrChannelIsNamed) {
+  std::vector<ProcessResult> partial = {results_[0]};
+  try {
+    (void)combine_results(config_, partial, "process");
+    FAIL() << "expected an error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("replay"), std::string::npos) << e.what();
+  }
+  results_[1].replicas[1].channels.pop_back();
+  EXPECT_THROW((void)combine_results(config_, results_, "process"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace tagflow::hosts

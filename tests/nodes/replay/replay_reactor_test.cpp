@@ -1,0 +1,100 @@
+// The replay reactor between a local-policy sampler and its consumers: batches on the rate
+// limit's schedule, priorities applied at their tag, the checkpoint written at stop.
+#include "nodes/replay/replay_reactor.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "nodes/sampler/sampler_reactor.hpp"
+
+namespace tagflow::nodes {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Collects the batches a replay sends and answers each list with priorities for its keys.
+class PriorityEcho : public reactors::Reactor {
+ public:
+  reactors::Input<reactors::Shared<SampleBatchList>> batches{"batches", this};
+  reactors::Output<reactors::Shared<PriorityUpdateMessage>> priorities{"priorities", this};
+  std::int64_t lists = 0;
+  std::int64_t rows = 0;
+  PriorityEcho(std::string name, reactors::Environment& env)
+      : reactors::Reactor(std::move(name), env) {
+    reaction("echo").triggers(batches).effects(priorities).body([this] {
+      PriorityUpdateMessage update;
+      for (const SampleBatchMessage& b : *batches.get()) {
+        rows += static_cast<std::int64_t>(b.rows());
+        for (std::uint64_t key : b.keys) {
+          update.keys.push_back(key);
+          update.priorities.push_back(static_cast<float>(key % 7) + 0.5F);
+        }
+      }
+      ++lists;
+      priorities.set(reactors::make_shared_value<PriorityUpdateMessage>(std::move(update)));
+    });
+  }
+};
+
+struct ReplayRun {
+  std::int64_t inserts = 0, batches = 0, echoed_rows = 0;
+  std::uint64_t batches_hash = 0;
+};
+
+ReplayRun run_replay(unsigned workers, const std::string& checkpoint_dir) {
+  reactors::EnvironmentConfig config;
+  config.workers = workers;
+  config.start_time_ns = 0;
+  reactors::Environment env(config);
+  ReplayConfig rc;
+  rc.prioritized = true;
+  rc.min_size = 50;
+  rc.batch_size = 8;
+  rc.samples_per_insert = 1.0;
+  rc.max_batches_per_call = 10;
+  rc.checkpoint_dir = checkpoint_dir;
+  auto& replay = env.add<ReplayReactor>("replay-0", rc, ReplayPortWidths{1, 1, 1});
+  SamplerConfig sc;
+  sc.num_envs = 4;
+  sc.local_policy = true;
+  sc.seed = 3;
+  auto& sampler = env.add<SamplerReactor>("sampler", sc, SamplerPortWidths{0, 0, 1, 0},
+                                          std::chrono::milliseconds(1));
+  sampler.set_step_limit(200);
+  auto& echo = env.add<PriorityEcho>("learner");
+  env.connect(sampler.transitions[0], replay.transitions[0]);
+  env.connect(replay.batches[0], echo.batches);
+  env.connect(echo.priorities, replay.priorities[0], reactors::Duration::zero());
+  env.run();
+  return {replay.inserts.load(), replay.batches_sent.load(), echo.rows,
+          replay.batches_digest().hash(0)};
+}
+
+TEST(ReplayReactor, SendsWhatTheRateLimitAllowsAndTakesPrioritiesBack) {
+  const ReplayRun run = run_replay(1, "");
+  EXPECT_EQ(run.inserts, 200);
+  // Credits from the 50th insert on: (200 - 49) × 1 / 8 = 18 batches of 8 rows.
+  EXPECT_EQ(run.batches, 18);
+  EXPECT_EQ(run.echoed_rows, 18 * 8);
+}
+
+TEST(ReplayReactor, PrioritizedSamplingDoesNotDependOnWorkers) {
+  EXPECT_EQ(run_replay(1, "").batches_hash, run_replay(2, "").batches_hash);
+}
+
+TEST(ReplayReactor, WritesItsCheckpointAtStop) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "replay_reactor_checkpoint";
+  fs::remove_all(dir);
+  (void)run_replay(1, dir.string());
+  ReplayConfig restore;
+  restore.prioritized = true;
+  restore.min_size = 50;
+  restore.checkpoint_dir = dir.string();
+  restore.restore = true;
+  EXPECT_EQ(ReplayServer(restore, "replay-0").inserts(), 200U);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tagflow::nodes
