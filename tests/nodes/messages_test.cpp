@@ -233,6 +233,10 @@ TEST(Messages, ABatchListWithATruncatedOrForeignBatchIsRejectedNamingIt) {
   bytes.insert(bytes.end(), foreign.begin(), foreign.end());
   EXPECT_FALSE(decode(bytes, back, &error));
   EXPECT_EQ(error, "batch list: batch 2: wrong message type");
+  Bytes trailing = encode(SampleBatchList{batch_of(7)});
+  trailing.push_back(0);
+  EXPECT_FALSE(decode(trailing, back, &error));
+  EXPECT_EQ(error, "batch list: batch 1: truncated message");
 }
 
 TEST(Messages, DecodingReadsTheBytesWhereTheyLie) {

@@ -16,15 +16,15 @@ namespace fs = std::filesystem;
 // Collects the batches a replay sends and answers each list with priorities for its keys.
 class PriorityEcho : public reactors::Reactor {
  public:
-  reactors::Input<reactors::Shared<SampleBatchList>> batches{"batches", this};
-  reactors::Output<reactors::Shared<PriorityUpdateMessage>> priorities{"priorities", this};
+  reactors::Input<Encoded<SampleBatchList>> batches{"batches", this};
+  reactors::Output<Encoded<PriorityUpdateMessage>> priorities{"priorities", this};
   std::int64_t lists = 0;
   std::int64_t rows = 0;
   PriorityEcho(std::string name, reactors::Environment& env)
       : reactors::Reactor(std::move(name), env) {
     reaction("echo").triggers(batches).effects(priorities).body([this] {
       PriorityUpdateMessage update;
-      for (const SampleBatchMessage& b : *batches.get()) {
+      for (const SampleBatchMessage& b : batches.get()->value()) {
         rows += static_cast<std::int64_t>(b.rows());
         for (std::uint64_t key : b.keys) {
           update.keys.push_back(key);
@@ -32,7 +32,7 @@ class PriorityEcho : public reactors::Reactor {
         }
       }
       ++lists;
-      priorities.set(reactors::make_shared_value<PriorityUpdateMessage>(std::move(update)));
+      priorities.set(make_encoded(std::move(update)));
     });
   }
 };
