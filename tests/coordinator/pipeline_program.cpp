@@ -3,6 +3,8 @@
 #include <chrono>
 #include <thread>
 
+#include "common/fnv1a.hpp"
+
 namespace tagflow::coordinator::testing {
 namespace {
 
@@ -134,13 +136,8 @@ std::map<std::string, std::string> run_in_one_process(const FederationSpec& spec
 }
 
 std::uint64_t digest(const std::map<std::string, std::string>& traces) {
-  std::uint64_t hash = 0xcbf29ce484222325ULL;
-  for (const auto& [id, trace] : traces) {
-    for (char c : id + "\n" + trace) {
-      hash ^= static_cast<unsigned char>(c);
-      hash *= 0x100000001b3ULL;
-    }
-  }
+  std::uint64_t hash = kFnv1aOffset;
+  for (const auto& [id, trace] : traces) hash = fnv1a64(id + "\n" + trace, hash);
   return hash;
 }
 

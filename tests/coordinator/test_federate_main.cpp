@@ -7,6 +7,7 @@
 #include <iostream>
 #include <string>
 
+#include "common/atomic_file.hpp"
 #include "coordinator/federate_runtime.hpp"
 #include "pipeline_program.hpp"
 
@@ -21,11 +22,7 @@ int main(int argc, char** argv) {
     testing::PipelineProgram program(argv[2], std::stoi(argv[3]), std::stoull(argv[4]),
                                      std::stoi(argv[5]));
     FederateRuntime runtime(spec, argv[2], program);
-    {
-      const std::string tmp = std::string(argv[7]) + ".tmp";
-      std::ofstream(tmp) << runtime.data_endpoint() << "\n";
-      std::rename(tmp.c_str(), argv[7]);
-    }
+    tagflow::write_file_atomically(argv[7], runtime.data_endpoint() + "\n");
     const FederateRunSummary summary = runtime.run();
     std::ofstream(argv[6]) << program.trace();
     std::cerr << argv[2] << ": " << summary.tags_processed << " tags, " << summary.messages_dropped
