@@ -24,7 +24,6 @@
 #include <vector>
 
 #include "cli/launch/metrics_probe.hpp"
-#include "monitoring/process_identity.hpp"
 
 namespace tagflow::cli {
 

@@ -23,7 +23,7 @@ class ProgressPrinter {
     std::uint64_t version = 0;
     int samplers = 0;
     for (const HostedReplica& r : replicas_) {
-      switch (r.group->kind) {
+      switch (r.config.kind) {
         case cluster::NodeKind::sampler:
           steps += r.report->count.load();
           recent += r.report->last_return.load();
@@ -82,7 +82,7 @@ hosts::RunSummary run_actor_cluster(const cluster::ClusterConfig& config,
     for (const cluster::NodeConfig& node : config.nodes) {
       for (int i = 0; i < node.replicas; ++i) {
         const HostedReplica& r = host.spawn(cluster::replica_name(node, i));
-        by_name[r.name] = r.handle;
+        by_name[r.config.name] = r.handle;
       }
     }
   } catch (...) {

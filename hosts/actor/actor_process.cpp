@@ -44,7 +44,6 @@ class StopSignals {
   struct sigaction old_int_ {};
 };
 
-// The group and index of `replica`: a replica of the file, or a joining sampler GROUP-K.
 struct ReplicaAddress {
   std::string host;  // address
   std::uint16_t port = 0;
@@ -59,8 +58,7 @@ ReplicaAddress address_of(const cluster::ClusterConfig& config, const std::strin
 }
 
 // The wiring steps a joining sampler takes over: those of replica K mod replicas of its group.
-std::vector<WiringStep> steps_of(const cluster::ClusterConfig& config,
-                                 const std::vector<WiringStep>& wiring, const HostedReplica& r) {
+std::vector<WiringStep> steps_of(const std::vector<WiringStep>& wiring, const ReplicaConfig& r) {
   const std::string model =
       cluster::replica_name(*r.group, r.index % std::max(1, r.group->replicas));
   std::vector<WiringStep> out;
@@ -73,7 +71,6 @@ std::vector<WiringStep> steps_of(const cluster::ClusterConfig& config,
     step.initiator = r.name;
     out.push_back(step);
   }
-  (void)config;
   return out;
 }
 
@@ -90,10 +87,12 @@ hosts::ProcessResult run_actor_process(const cluster::ClusterConfig& config,
   };
 
   // One registry per replica (labels node = replica name), served on metrics_port + its index.
+  std::vector<ReplicaConfig> replicas;
   std::vector<std::unique_ptr<ReplicaMetrics>> metrics;
   for (const std::string& name : plan.replicas) {
-    metrics.push_back(std::make_unique<ReplicaMetrics>(config, replica_config(config, facts, name),
-                                                       options.metrics, log));
+    replicas.push_back(replica_config(config, facts, name));
+    metrics.push_back(
+        std::make_unique<ReplicaMetrics>(config, replicas.back(), options.metrics, log));
   }
 
   auto system_config = actors::make_actor_system_config({true, options.worker_threads});
@@ -107,12 +106,11 @@ hosts::ProcessResult run_actor_process(const cluster::ClusterConfig& config,
 
   std::map<std::string, caf::actor> local;
   try {
-    for (std::size_t n = 0; n < plan.replicas.size(); ++n) {
-      const std::string& name = plan.replicas[n];
-      const cluster::NodeKind kind = replica_kind(config, name);
-      const HostedReplica& r = host.spawn(name, &metrics[n]->node());
+    for (std::size_t n = 0; n < replicas.size(); ++n) {
+      const std::string& name = replicas[n].name;
+      const HostedReplica& r = host.spawn(replicas[n], &metrics[n]->node());
       local[name] = r.handle;
-      if (kind == cluster::NodeKind::sampler) continue;
+      if (r.config.kind == cluster::NodeKind::sampler) continue;
       const ReplicaAddress at = address_of(config, name);
       auto published = system.middleman().publish(r.handle, at.port, at.host.c_str(), true);
       if (!published) {
@@ -123,7 +121,7 @@ hosts::ProcessResult run_actor_process(const cluster::ClusterConfig& config,
     }
     // Links this process starts, to local or remote peers.
     for (const HostedReplica& r : host.replicas()) {
-      for (const WiringStep& step : steps_of(config, wiring, r)) {
+      for (const WiringStep& step : steps_of(wiring, r.config)) {
         caf::actor peer;
         if (const auto it = local.find(step.peer); it != local.end()) {
           peer = it->second;
@@ -165,7 +163,7 @@ hosts::ProcessResult run_actor_process(const cluster::ClusterConfig& config,
     next_progress = elapsed + options.progress_every.count() / 1000.0;
     std::string line = "progress";
     for (const HostedReplica& r : host.replicas()) {
-      line += " " + r.name + " " + count_unit(r.group->kind) + "=" +
+      line += " " + r.config.name + " " + count_unit(r.config.kind) + "=" +
               std::to_string(r.report->count.load()) +
               " weights_version=" + std::to_string(r.report->weights_version.load()) + ";";
     }

@@ -15,12 +15,14 @@ ReplicaHost::ReplicaHost(caf::actor_system& system, const cluster::ClusterConfig
     : system_(system), config_(config), facts_(facts), torch_(std::move(torch)) {}
 
 HostedReplica& ReplicaHost::spawn(const std::string& name, nodes::NodeMetrics* metrics) {
+  return spawn(replica_config(config_, facts_, name), metrics);
+}
+
+HostedReplica& ReplicaHost::spawn(ReplicaConfig config, nodes::NodeMetrics* metrics) {
   HostedReplica r;
-  r.config = replica_config(config_, facts_, name);
-  r.name = name;
-  r.group = r.config.group;
-  r.index = r.config.index;
-  r.report = std::make_shared<nodes::ReplicaReport>(name, cluster::to_string(r.config.kind));
+  r.config = std::move(config);
+  r.report =
+      std::make_shared<nodes::ReplicaReport>(r.config.name, cluster::to_string(r.config.kind));
   r.handle = spawn_replica(system_, ReplicaSpawnSetup{r.config, r.report, metrics}, torch_);
   replicas_.push_back(std::move(r));
   return replicas_.back();
@@ -28,7 +30,7 @@ HostedReplica& ReplicaHost::spawn(const std::string& name, nodes::NodeMetrics* m
 
 HostedReplica* ReplicaHost::find(const std::string& name) {
   for (HostedReplica& r : replicas_)
-    if (r.name == name) return &r;
+    if (r.config.name == name) return &r;
   return nullptr;
 }
 
@@ -60,7 +62,7 @@ double ReplicaHost::wait(const WaitOptions& options) {
     if (!stop_sent && stop_requested_.load()) {
       if (options.leave_on_request) {
         for (const HostedReplica& r : replicas_) {
-          if (r.group->kind == cluster::NodeKind::sampler) {
+          if (r.config.kind == cluster::NodeKind::sampler) {
             caf::anon_send(r.handle, actors::leave_atom::value);
           } else {
             caf::anon_send(r.handle, actors::StopRun{""});
@@ -96,16 +98,16 @@ std::vector<ReplicaResult> ReplicaHost::results(const cluster::LinkPlan& links) 
   std::vector<hosts::ReplicaResult> out;
   for (const HostedReplica& h : replicas_) {
     hosts::ReplicaResult r;
-    r.name = h.name;
-    r.kind = cluster::to_string(h.group->kind);
-    r.unit = count_unit(h.group->kind);
+    r.name = h.config.name;
+    r.kind = cluster::to_string(h.config.kind);
+    r.unit = count_unit(h.config.kind);
     r.count = h.report->count.load();
     r.weights_version = h.report->weights_version.load();
     std::lock_guard<std::mutex> lock(h.report->mutex);
     r.episode_returns = h.report->episode_returns;
     r.evaluations = h.report->evaluations;
     r.target_reached = h.report->target_reached;
-    if (h.group->kind == cluster::NodeKind::learner) {
+    if (h.config.kind == cluster::NodeKind::learner) {
       r.updates = r.count;
       if (h.report->final_weights) {
         const nodes::WeightsMessage& w = *h.report->final_weights;
@@ -122,7 +124,7 @@ std::vector<ReplicaResult> ReplicaHost::results(const cluster::LinkPlan& links) 
       }
     }
     for (const cluster::Link& link : links.links) {
-      if (link.from.replica == h.name) {
+      if (link.from.replica == h.config.name) {
         r.channels.push_back({link.from.port, link.from.channel, 0, 0});
       }
     }

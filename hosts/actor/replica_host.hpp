@@ -34,10 +34,8 @@
 namespace tagflow::hosts {
 
 struct HostedReplica {
-  ReplicaConfig config;  // what it was spawned from (hosts/replica_config.hpp)
-  std::string name;
-  const cluster::NodeConfig* group = nullptr;
-  int index = 0;
+  ReplicaConfig
+      config;  // what it was spawned from: name, kind, group, index... (replica_config.hpp)
   caf::actor handle;
   std::shared_ptr<nodes::ReplicaReport> report;
 };
@@ -57,6 +55,8 @@ class ReplicaHost {
 
   /// Spawns replica `name` (a replica of the file, or a joining sampler GROUP-K).
   HostedReplica& spawn(const std::string& name, nodes::NodeMetrics* metrics = nullptr);
+  /// Spawns the replica `config` describes (replica_config() of this host's file).
+  HostedReplica& spawn(ReplicaConfig config, nodes::NodeMetrics* metrics = nullptr);
   [[nodiscard]] std::vector<HostedReplica>& replicas() { return replicas_; }
   [[nodiscard]] HostedReplica* find(const std::string& name);
 

@@ -15,7 +15,6 @@
 #include "hosts/replica_metrics.hpp"
 #include "nodes/cluster/federation_plan.hpp"
 #include "nodes/cluster/link_plan.hpp"
-#include "nodes/cluster/scrape_targets.hpp"
 
 namespace tagflow::hosts {
 namespace {

@@ -105,8 +105,8 @@ TEST_F(ReplicaHostTest, ALearnerNeedsTheTorchSpawnerAndStrangersAreRefused) {
 TEST_F(ReplicaHostTest, AJoiningSamplerIsSpawnedAsReplicaKOfItsGroup) {
   ReplicaHost host(system_, config_, facts_, TorchReplicaSpawner{});
   const HostedReplica& joined = host.spawn("sampler-4");
-  EXPECT_EQ(joined.index, 4);
-  EXPECT_EQ(joined.config.seed, replica_seed(config_, *joined.group, 4));
+  EXPECT_EQ(joined.config.index, 4);
+  EXPECT_EQ(joined.config.seed, replica_seed(config_, *joined.config.group, 4));
   host.request_stop();
   WaitOptions wait;
   wait.seconds = 30;
