@@ -39,6 +39,17 @@ Json replica_json(const ReplicaResult& r) {
   j["weights_version"] = r.weights_version;
   j["final_weights_hash"] = r.final_weights_hash ? Json(hex64(*r.final_weights_hash)) : Json();
   j["mean_return"] = r.mean_return ? Json(*r.mean_return) : Json();
+  if (r.kind == "multi_agent") j["collisions"] = r.collisions;
+  if (r.multi_agent) {
+    const MultiAgentFigures& f = *r.multi_agent;
+    j["multi_agent"] = {{"mean_return", f.mean_return},
+                        {"collisions_per_episode", f.collisions_per_episode},
+                        {"random_return", f.random_return},
+                        {"random_collisions_per_episode", f.random_collisions_per_episode},
+                        {"episodes", f.episodes}};
+  }
+  if (!r.policy.empty()) j["policy"] = r.policy;
+  if (!r.policy_file.empty()) j["policy_file"] = r.policy_file;
   Json channels = Json::array();
   for (const ChannelResult& c : r.channels) {
     channels.push_back(
@@ -65,6 +76,18 @@ ReplicaResult replica_from_json(const Json& j, const std::string& where) {
     r.final_weights_hash = parse_hex64(get<std::string>(j, "final_weights_hash", here));
   const Json& mean = field(j, "mean_return", here);
   if (!mean.is_null()) r.mean_return = get<double>(j, "mean_return", here);
+  // Optional fields (multi-agent clusters only).
+  if (j.contains("collisions")) r.collisions = get<std::int64_t>(j, "collisions", here);
+  if (j.contains("multi_agent")) {
+    const Json& m = j.at("multi_agent");
+    const std::string at = here + ".multi_agent";
+    r.multi_agent = MultiAgentFigures{
+        get<double>(m, "mean_return", at), get<double>(m, "collisions_per_episode", at),
+        get<double>(m, "random_return", at), get<double>(m, "random_collisions_per_episode", at),
+        get<int>(m, "episodes", at)};
+  }
+  if (j.contains("policy")) r.policy = get<std::string>(j, "policy", here);
+  if (j.contains("policy_file")) r.policy_file = get<std::string>(j, "policy_file", here);
   const Json& channels = field(j, "channels", here);
   if (!channels.is_array())
     throw std::invalid_argument("process result: " + here + ".channels is not a list");

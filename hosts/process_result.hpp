@@ -9,7 +9,10 @@
 //    "replicas": [{"name", "kind", "unit", "count", "episode_returns", "evaluations",
 //                  "target_reached", "updates", "weights_version",
 //                  "final_weights_hash": "16 hex" | null, "mean_return": null | 482.3,
-//                  "channels": [{"port", "channel", "count", "hash": "16 hex"}]}]}
+//                  "channels": [{"port", "channel", "count", "hash": "16 hex"}],
+//                  multi-agent clusters only: "collisions", "multi_agent": {"mean_return",
+//                  "collisions_per_episode", "random_return", "random_collisions_per_episode",
+//                  "episodes"}, "policy", "policy_file"}]}
 // Channel hashes and counts cover the values sent at tags < cutoff (all of them without one);
 // `channels` lists the replica's output channels. Plain values; from_json() throws
 // std::invalid_argument naming the missing or mistyped field.
@@ -31,6 +34,15 @@ struct ChannelResult {
   std::uint64_t hash = 0;   // ChannelDigests hash over them
 };
 
+/// A multi-agent env's last greedy evaluation beside a random policy on the same seeds.
+struct MultiAgentFigures {
+  double mean_return = 0.0;
+  double collisions_per_episode = 0.0;
+  double random_return = 0.0;
+  double random_collisions_per_episode = 0.0;
+  int episodes = 0;
+};
+
 struct ReplicaResult {
   std::string name;  // replica name, e.g. sampler-0
   std::string kind;  // sampler, replay, learner, inference
@@ -43,6 +55,11 @@ struct ReplicaResult {
   std::uint64_t weights_version = 0;
   std::optional<std::uint64_t> final_weights_hash;  // learner: weights as of the cutoff
   std::optional<double> mean_return;                // learner: the run's mean return
+                                                    // (multi_agent: its last evaluation's)
+  std::int64_t collisions = 0;                      // multi_agent: in training episodes
+  std::optional<MultiAgentFigures> multi_agent;     // multi_agent, when it evaluated
+  std::string policy;                               // learner of a multi-agent file: its policy
+  std::string policy_file;                          // ... and the TorchScript file it exported
   std::vector<ChannelResult> channels;
 
   /// The channel of output `port`, or nullptr.

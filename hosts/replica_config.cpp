@@ -1,8 +1,11 @@
 #include "hosts/replica_config.hpp"
 
+#include <initializer_list>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
+#include "nodes/cluster/policy_config.hpp"
 #include "nodes/cluster/process_plan.hpp"
 #include "rl/envs/vector_env.hpp"
 
@@ -16,6 +19,60 @@ std::string join(const std::vector<T>& values) {
   std::ostringstream out;
   for (std::size_t i = 0; i < values.size(); ++i) out << (i == 0 ? "" : ",") << values[i];
   return out.str();
+}
+
+/// The group's params without `keys` (settled here rather than by the node kind's parser).
+nodes::NodeParams without(const cluster::NodeConfig& group,
+                          std::initializer_list<const char*> keys) {
+  std::map<std::string, std::string> values = group.params;
+  for (const char* key : keys) values.erase(key);
+  return nodes::NodeParams(group.name, values, group.param_lines);
+}
+
+/// The rest of replica_config() in a file with policies: every replica serves its policies.
+ReplicaConfig multi_agent_replica(const cluster::ClusterConfig& config, ReplicaConfig r) {
+  const cluster::NodeConfig& group = *r.group;
+  const cluster::MultiAgentConfig& m = config.multi_agent;
+  r.params = without(group, {"policies", "export_dir"});
+  switch (group.kind) {
+    case NodeKind::multi_agent:
+      r.multi_agent = nodes::MultiAgentNodeConfig::from_params(
+          r.params, m, r.seed, config.seed + 424242ULL, static_cast<std::uint32_t>(r.index));
+      if (config.stop.env_steps) {
+        std::int64_t replicas = 0;
+        for (const cluster::NodeConfig& node : config.nodes) {
+          if (node.kind == NodeKind::multi_agent) replicas += node.replicas;
+        }
+        r.step_limit = (*config.stop.env_steps + replicas - 1) / replicas;
+      }
+      break;
+    case NodeKind::replay:
+      r.replay = nodes::ReplayConfig::from_params(r.params, r.seed);
+      r.checkpoint_path = nodes::replay_checkpoint_path(r.replay->checkpoint_dir, r.name);
+      break;
+    case NodeKind::learner: {
+      // One policy per learner replica (validated with the file): its network and its file.
+      const int policy = r.policies.at(0);
+      const cluster::PolicyConfig& p = m.policies[static_cast<std::size_t>(policy)];
+      if (r.params.has("hidden") && r.params.get_string("hidden", "") != p.hidden) {
+        r.params.fail("hidden", "the network of policy '" + p.name + "' is set under policies (" +
+                                    p.hidden + ")");
+      }
+      r.params.set("hidden", p.hidden);
+      r.observation_size = m.input_size(policy);
+      r.network_seed = config.seed + static_cast<std::uint64_t>(policy);
+      const std::string dir = nodes::NodeParams(group.name, group.params, group.param_lines)
+                                  .get_string("export_dir", "");
+      if (!dir.empty()) r.policy_file = dir + "/" + p.name + ".pt";
+      break;
+    }
+    case NodeKind::inference:
+      r.network_seed = config.seed;  // policy p starts from seed + p (PolicyBankConfig)
+      break;
+    case NodeKind::sampler:
+      break;  // refused with the file (policy_config.cpp)
+  }
+  return r;
 }
 
 }  // namespace
@@ -45,14 +102,21 @@ ClusterFacts ClusterFacts::of(const cluster::ClusterConfig& config) {
   const cluster::NodeConfig* sampler = nullptr;
   const cluster::NodeConfig* learner = nullptr;
   for (const cluster::NodeConfig& node : config.nodes) {
-    if (node.kind == NodeKind::sampler) {
+    if (node.kind == NodeKind::sampler || node.kind == NodeKind::multi_agent) {
       facts.sampler_count += static_cast<std::size_t>(node.replicas);
       if (sampler == nullptr) sampler = &node;
     }
     if (node.kind == NodeKind::learner && learner == nullptr) learner = &node;
   }
+  if (!config.multi_agent.empty()) {
+    facts.env_id = config.multi_agent.env;
+    facts.observation_size = config.multi_agent.observation_size;
+    facts.num_actions = config.multi_agent.num_actions;
+    return facts;
+  }
   if (sampler == nullptr) {
-    throw cluster::ConfigError(config.file, 0, "nodes", "a cluster needs at least one sampler");
+    throw cluster::ConfigError(config.file, 0, "nodes",
+                               "a cluster needs at least one sampler (or a multi_agent node)");
   }
   facts.env_id = nodes::NodeParams(sampler->name, sampler->params, sampler->param_lines)
                      .get_string("env", "CartPole-v1");
@@ -88,6 +152,11 @@ ReplicaConfig replica_config(const cluster::ClusterConfig& config, const Cluster
   r.network_seed = config.seed;
   r.observation_size = facts.observation_size;
   r.num_actions = facts.num_actions;
+  if (!config.multi_agent.empty()) {
+    r.agents = config.multi_agent;
+    r.policies = cluster::hosted_policies(config, *group, index);
+    return multi_agent_replica(config, std::move(r));
+  }
   switch (group->kind) {
     case NodeKind::sampler: {
       if (!r.params.has("hidden")) r.params.set("hidden", facts.hidden);
@@ -113,6 +182,8 @@ ReplicaConfig replica_config(const cluster::ClusterConfig& config, const Cluster
     case NodeKind::inference:
       if (!r.params.has("hidden")) r.params.set("hidden", facts.hidden);
       break;
+    case NodeKind::multi_agent:
+      break;  // only in files with policies (above)
   }
   return r;
 }
@@ -142,6 +213,15 @@ std::string ReplicaConfig::describe() const {
         << "\nreplay.checkpoint_every=" << c.checkpoint_every << "\nreplay.restore=" << c.restore
         << "\ncheckpoint_path=" << checkpoint_path << "\n";
   }
+  if (multi_agent) {
+    const nodes::MultiAgentNodeConfig& c = *multi_agent;
+    out << "multi_agent.env=" << c.agents.env << "\nmulti_agent.epsilon=" << c.epsilon_start << ","
+        << c.epsilon_end << "," << c.epsilon_decay_steps << "\nmulti_agent.eval=" << c.eval_every
+        << "," << c.eval_episodes << "," << c.eval_seed << "\nmulti_agent.seed=" << c.seed
+        << "\nmulti_agent.index=" << c.index << "\nstep_limit=" << step_limit << "\n";
+  }
+  if (!policies.empty())
+    out << "policies=" << join(policies) << "\npolicy_file=" << policy_file << "\n";
   if (target_return) out << "target_return=" << *target_return << "\n";
   if (evaluation) {
     out << "evaluation.env=" << evaluation->env_id
@@ -158,6 +238,7 @@ std::string own_stop_reason(cluster::NodeKind kind) {
     case NodeKind::learner:
       return "target_return";
     case NodeKind::sampler:
+    case NodeKind::multi_agent:
       return "env_steps";
     case NodeKind::replay:
     case NodeKind::inference:

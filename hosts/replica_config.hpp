@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "nodes/cluster/cluster_config.hpp"
+#include "nodes/multi_agent/multi_agent_server.hpp"
 #include "nodes/node_params.hpp"
 #include "nodes/replay/replay_server.hpp"
 #include "nodes/sampler/sampler_server.hpp"
@@ -44,7 +45,7 @@ struct ClusterFacts {
   int observation_size = 0;
   int num_actions = 0;
   std::string hidden = "64,64";   // the first learner's `hidden` param
-  std::size_t sampler_count = 0;  // sampler replicas in the whole cluster
+  std::size_t sampler_count = 0;  // env-stepping replicas (samplers, multi_agent) in the cluster
 
   /// Throws cluster::ConfigError when the cluster has no sampler.
   static ClusterFacts of(const cluster::ClusterConfig& config);
@@ -75,6 +76,13 @@ struct ReplicaConfig {
   // learner
   std::optional<double> target_return;
   std::optional<EvaluationConfig> evaluation;
+  // multi_agent
+  std::optional<nodes::MultiAgentNodeConfig> multi_agent;
+  // multi-agent clusters: the policies this replica hosts (nodes/cluster/policy_config.hpp) and
+  // the file's env and policies; a learner exports its policy to policy_file at the end.
+  std::vector<int> policies;
+  cluster::MultiAgentConfig agents;
+  std::string policy_file;  // empty: no export
   // learner and inference (LibTorch configs: hosts/torch_replica_config.hpp)
   nodes::NodeParams params;  // the group's params (`hidden` filled in for samplers and inference)
   std::uint64_t network_seed = 0;  // the cluster seed: every learner/inference starts alike

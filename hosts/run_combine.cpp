@@ -38,6 +38,8 @@ RunSummary combine_results(const cluster::ClusterConfig& config,
   }
 
   const ReplicaResult* learner = nullptr;
+  const bool multi_agent = !config.multi_agent.empty();
+  std::vector<const ReplicaResult*> learners;
   for (const cluster::NodeConfig& node : config.nodes) {
     for (int i = 0; i < node.replicas; ++i) {
       const std::string name = cluster::replica_name(node, i);
@@ -47,14 +49,33 @@ RunSummary combine_results(const cluster::ClusterConfig& config,
       const double seconds = it->second.second->seconds;
       summary.nodes.push_back({r.name, r.kind, r.unit, r.count,
                                seconds > 0 ? static_cast<double>(r.count) / seconds : 0.0});
-      if (node.kind == cluster::NodeKind::sampler) {
+      if (node.kind == cluster::NodeKind::sampler || node.kind == cluster::NodeKind::multi_agent) {
         summary.env_steps += r.count;
         summary.episode_returns.push_back(r.episode_returns);
       }
-      if (node.kind == cluster::NodeKind::learner && learner == nullptr) learner = &r;
+      if (node.kind == cluster::NodeKind::multi_agent && r.multi_agent && !summary.multi_agent) {
+        summary.multi_agent = r.multi_agent;
+        summary.evaluations = r.evaluations;
+      }
+      if (node.kind == cluster::NodeKind::learner) {
+        if (learner == nullptr) learner = &r;
+        learners.push_back(&r);
+        if (!r.policy_file.empty()) summary.policy_files.emplace_back(r.policy, r.policy_file);
+      }
     }
   }
-  if (learner != nullptr) {
+  if (multi_agent) {
+    // Every policy's learner: its final weights, in file order.
+    for (const ReplicaResult* l : learners) {
+      if (l->final_weights_hash) digest = fnv1a64_u64(*l->final_weights_hash, digest);
+    }
+    if (summary.multi_agent) summary.mean_return = summary.multi_agent->mean_return;
+    if (learner != nullptr) {
+      summary.updates = 0;
+      for (const ReplicaResult* l : learners) summary.updates += l->updates;
+      summary.weights_version = learner->weights_version;
+    }
+  } else if (learner != nullptr) {
     if (learner->final_weights_hash) digest = fnv1a64_u64(*learner->final_weights_hash, digest);
     summary.updates = learner->updates;
     summary.weights_version = learner->weights_version;

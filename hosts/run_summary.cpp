@@ -24,6 +24,19 @@ std::string RunSummary::to_json() const {
   j["digest"] = digest_hex();
   j["digest_reproducible"] = digest_reproducible;
   j["evaluations"] = evaluations;
+  if (multi_agent) {
+    const MultiAgentFigures& f = *multi_agent;
+    j["multi_agent"] = {{"mean_return", f.mean_return},
+                        {"collisions_per_episode", f.collisions_per_episode},
+                        {"random_return", f.random_return},
+                        {"random_collisions_per_episode", f.random_collisions_per_episode},
+                        {"episodes", f.episodes}};
+  }
+  if (!policy_files.empty()) {
+    nlohmann::ordered_json files = nlohmann::ordered_json::object();
+    for (const auto& [policy, path] : policy_files) files[policy] = path;
+    j["policies"] = files;
+  }
   nlohmann::ordered_json per_node = nlohmann::ordered_json::object();
   for (const NodeThroughput& n : nodes) {
     per_node[n.name] = {

@@ -3,11 +3,19 @@
 //   {"mode", "placement", "stop_reason", "mean_return", "env_steps", "seconds", "updates",
 //    "weights_version", "digest" (16 hex digits), "digest_reproducible", "evaluations": [...],
 //    "nodes": {NAME: {"kind", "unit", "count", "per_second"}}}
+// A multi-agent cluster adds "multi_agent": {"mean_return", "collisions_per_episode",
+// "random_return", "random_collisions_per_episode", "episodes"} (the env node's last greedy
+// evaluation beside a random policy on the same seeds; mean_return above is the same figure)
+// and "policies": {POLICY: "path of its exported TorchScript file"} for learners that export.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "hosts/process_result.hpp"
 
 namespace tagflow::hosts {
 
@@ -33,6 +41,9 @@ struct RunSummary {
   bool digest_reproducible = true;
   std::vector<double> evaluations;
   std::vector<NodeThroughput> nodes;
+  /// Multi-agent clusters: the evaluation beside random play, and each exported policy's file.
+  std::optional<MultiAgentFigures> multi_agent;
+  std::vector<std::pair<std::string, std::string>> policy_files;
   /// Episode returns of all samplers in (sampler, completion) order; not part of the JSON.
   std::vector<std::vector<double>> episode_returns;
 

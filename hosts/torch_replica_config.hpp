@@ -8,6 +8,7 @@
 
 #include "hosts/replica_config.hpp"
 #include "nodes/inference/inference_server.hpp"
+#include "nodes/inference/policy_bank.hpp"
 #include "nodes/learner/learner_server.hpp"
 
 namespace tagflow::hosts {
@@ -17,5 +18,9 @@ namespace tagflow::hosts {
 
 /// The configuration of inference replica `replica` (kind inference).
 [[nodiscard]] nodes::InferenceConfig inference_config(const ReplicaConfig& replica);
+
+/// The policy bank of inference replica `replica` in a multi-agent cluster (replica.policies
+/// non-empty): its policies, with max_batch and max_wait checked like a single-policy server's.
+[[nodiscard]] nodes::PolicyBankConfig policy_bank_config(const ReplicaConfig& replica);
 
 }  // namespace tagflow::hosts

@@ -9,10 +9,10 @@ namespace {
 // The process kinds, as the `kind` label values the processes export (monitoring/README.md).
 using K = std::string;
 const K kCoordinator = kCoordinatorKind, kSampler = "sampler", kReplay = "replay",
-        kLearner = "learner", kInference = "inference";
+        kLearner = "learner", kInference = "inference", kMultiAgent = "multi_agent";
 
-const std::vector<K> kAll = {kCoordinator, kSampler, kReplay, kLearner, kInference};
-const std::vector<K> kNodes = {kSampler, kReplay, kLearner, kInference};
+const std::vector<K> kAll = {kCoordinator, kSampler, kReplay, kLearner, kInference, kMultiAgent};
+const std::vector<K> kNodes = {kSampler, kReplay, kLearner, kInference, kMultiAgent};
 
 MetricSpec counter(Metric id, std::string name, std::string help, std::string unit,
                    std::vector<std::string> labels, std::vector<K> exporters) {
@@ -68,15 +68,24 @@ std::vector<MetricSpec> make_catalogue() {
               "transport/drop_reason.hpp: bad_version, size_mismatch, unknown_port, ...).",
               "", {"peer", "reason"}, kAll),
       counter(Metric::env_steps, "tagflow_env_steps_total",
-              "Environment steps taken (one per environment per step).", "", {}, {kSampler}),
+              "Environment steps taken (one per environment per step; a multi-agent env's joint "
+              "step counts once).",
+              "", {}, {kSampler, kMultiAgent}),
       counter(Metric::episodes, "tagflow_episodes_total",
-              "Episodes finished (terminated or truncated).", "", {}, {kSampler}),
+              "Episodes finished (terminated or truncated).", "", {}, {kSampler, kMultiAgent}),
       gauge(Metric::episode_return_mean, "tagflow_episode_return_mean",
-            "Mean undiscounted return of the last 100 episodes finished by this process.", "", {},
-            {kSampler}),
+            "Mean undiscounted return of the last 100 episodes finished by this process (a "
+            "multi-agent env: the team return, every agent's rewards summed).",
+            "", {}, {kSampler, kMultiAgent}),
+      gauge(Metric::episode_length_mean, "tagflow_episode_length_mean",
+            "Mean length in joint steps of the last 100 episodes of a multi-agent env.", "", {},
+            {kMultiAgent}),
+      counter(Metric::collisions, "tagflow_collisions_total",
+              "Collisions in a multi-agent env (TrafficJunction: cars moving into each other).", "",
+              {}, {kMultiAgent}),
       gauge(Metric::weights_version, "tagflow_weights_version",
             "Version of the policy weights this process holds (the learner: the newest it made).",
-            "", {}, {kSampler, kLearner, kInference}),
+            "", {}, {kSampler, kLearner, kInference, kMultiAgent}),
       counter(Metric::replay_transitions_inserted, "tagflow_replay_transitions_inserted_total",
               "Transitions inserted into a replay table.", "", {"table"}, {kReplay}),
       counter(Metric::replay_transitions_sampled, "tagflow_replay_transitions_sampled_total",

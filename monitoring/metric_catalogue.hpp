@@ -52,6 +52,8 @@ enum class Metric {
   env_steps,
   episodes,
   episode_return_mean,
+  episode_length_mean,
+  collisions,
   weights_version,
   replay_transitions_inserted,
   replay_transitions_sampled,

@@ -13,7 +13,7 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the wire format is lit
 // observation blocks) after the observation size.
 constexpr std::uint8_t kFormat = 3;
 
-// Magics: "TFtr", "TFsb", "TFpu", "TFwt", "TFob", "TFac".
+// Magics: "TFtr", "TFsb", "TFpu", "TFwt", "TFob", "TFac", "TFmo", "TFma".
 constexpr std::uint32_t magic(char a, char b, char c, char d) {
   return static_cast<std::uint32_t>(static_cast<std::uint8_t>(a)) |
          static_cast<std::uint32_t>(static_cast<std::uint8_t>(b)) << 8U |
@@ -26,6 +26,8 @@ constexpr std::uint32_t kPriorities = magic('T', 'F', 'p', 'u');
 constexpr std::uint32_t kWeights = magic('T', 'F', 'w', 't');
 constexpr std::uint32_t kObservations = magic('T', 'F', 'o', 'b');
 constexpr std::uint32_t kActions = magic('T', 'F', 'a', 'c');
+constexpr std::uint32_t kAgentObservations = magic('T', 'F', 'm', 'o');
+constexpr std::uint32_t kAgentActions = magic('T', 'F', 'm', 'a');
 
 class Writer {
  public:
@@ -356,6 +358,60 @@ bool decode(const std::uint8_t* data, std::size_t size, ActionBatchMessage& out,
   r.scalar(out.weights_version);
   r.block(out.actions, "actions");
   return r.finish(true, "action batch");
+}
+
+bool consistent(const AgentObservationsMessage& m) {
+  return m.policies.size() == m.rows() &&
+         rows_match(m.rows(), m.observation_size, m.observations.size());
+}
+
+bool consistent(const AgentActionsMessage& m) {
+  return m.policies.size() == m.rows() && m.versions.size() == m.rows() &&
+         m.actions.size() == m.rows();
+}
+
+Bytes encode(const AgentObservationsMessage& m) {
+  require(consistent(m), "AgentObservationsMessage");
+  Writer w(kAgentObservations);
+  w.scalar(m.source);
+  w.scalar(m.observation_size);
+  w.block(m.agents);
+  w.block(m.policies);
+  w.block(m.observations);
+  return w.take();
+}
+
+bool decode(const std::uint8_t* data, std::size_t size, AgentObservationsMessage& out,
+            std::string* error) {
+  Reader r(data, size, kAgentObservations, error);
+  r.scalar(out.source);
+  r.scalar(out.observation_size);
+  r.block(out.agents, "agents");
+  r.block(out.policies, "policies");
+  r.block(out.observations, "observations");
+  return r.finish(consistent(out), "agent observations");
+}
+
+Bytes encode(const AgentActionsMessage& m) {
+  require(consistent(m), "AgentActionsMessage");
+  Writer w(kAgentActions);
+  w.scalar(m.source);
+  w.block(m.agents);
+  w.block(m.policies);
+  w.block(m.versions);
+  w.block(m.actions);
+  return w.take();
+}
+
+bool decode(const std::uint8_t* data, std::size_t size, AgentActionsMessage& out,
+            std::string* error) {
+  Reader r(data, size, kAgentActions, error);
+  r.scalar(out.source);
+  r.block(out.agents, "agents");
+  r.block(out.policies, "policies");
+  r.block(out.versions, "versions");
+  r.block(out.actions, "actions");
+  return r.finish(consistent(out), "agent actions");
 }
 
 }  // namespace tagflow::nodes

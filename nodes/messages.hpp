@@ -104,6 +104,31 @@ struct ActionBatchMessage {
   std::vector<std::int64_t> actions;
 };
 
+/// multi_agent.observations → inference.observations: the observation of every agent whose policy
+/// the receiving server hosts, one row per agent, in agent order. Rows are the env's raw per-agent
+/// observations; a server adds the agent feature of a shared policy itself.
+struct AgentObservationsMessage {
+  std::uint32_t source = 0;  // the multi-agent replica index; actions come back with it
+  std::uint32_t observation_size = 0;
+  std::vector<std::uint32_t> agents;    // per row: the agent index
+  std::vector<std::uint32_t> policies;  // per row: the policy index (cluster file order)
+  std::vector<float> observations;      // rows × observation_size
+
+  [[nodiscard]] std::size_t rows() const { return agents.size(); }
+};
+
+/// inference.actions → multi_agent.actions: the greedy action of every row of one
+/// AgentObservationsMessage, with the policy and weights version that chose it.
+struct AgentActionsMessage {
+  std::uint32_t source = 0;
+  std::vector<std::uint32_t> agents;    // per row, as in the request
+  std::vector<std::uint32_t> policies;  // per row
+  std::vector<std::uint64_t> versions;  // per row: the weights version of its policy
+  std::vector<std::int64_t> actions;    // per row
+
+  [[nodiscard]] std::size_t rows() const { return agents.size(); }
+};
+
 using Bytes = std::vector<std::uint8_t>;
 
 /// Weights versions between `newest` and the mean version that acted for the rows of `batch`
@@ -120,6 +145,8 @@ using Bytes = std::vector<std::uint8_t>;
 [[nodiscard]] bool consistent(const ObservationBatchMessage& message);
 [[nodiscard]] inline bool consistent(const WeightsMessage& /*message*/) { return true; }
 [[nodiscard]] inline bool consistent(const ActionBatchMessage& /*message*/) { return true; }
+[[nodiscard]] bool consistent(const AgentObservationsMessage& message);
+[[nodiscard]] bool consistent(const AgentActionsMessage& message);
 
 /// What a replay sends on `batches` at one tag: the minibatches its rate limiter allowed.
 using SampleBatchList = std::vector<SampleBatchMessage>;
@@ -130,6 +157,8 @@ using SampleBatchList = std::vector<SampleBatchMessage>;
 [[nodiscard]] Bytes encode(const WeightsMessage& message);
 [[nodiscard]] Bytes encode(const ObservationBatchMessage& message);
 [[nodiscard]] Bytes encode(const ActionBatchMessage& message);
+[[nodiscard]] Bytes encode(const AgentObservationsMessage& message);
+[[nodiscard]] Bytes encode(const AgentActionsMessage& message);
 /// A list of minibatches: their encodings one after the other (each says where it ends), so the
 /// list's bytes are exactly what the digest of the per-batch encodings hashes; an empty list is
 /// no bytes.
@@ -150,6 +179,10 @@ using SampleBatchList = std::vector<SampleBatchMessage>;
 [[nodiscard]] bool decode(const std::uint8_t* data, std::size_t size, ActionBatchMessage& out,
                           std::string* error);
 [[nodiscard]] bool decode(const std::uint8_t* data, std::size_t size, SampleBatchList& out,
+                          std::string* error);
+[[nodiscard]] bool decode(const std::uint8_t* data, std::size_t size, AgentObservationsMessage& out,
+                          std::string* error);
+[[nodiscard]] bool decode(const std::uint8_t* data, std::size_t size, AgentActionsMessage& out,
                           std::string* error);
 
 /// decode() of a whole byte vector.

@@ -12,6 +12,10 @@ NodeMetrics::NodeMetrics(monitoring::ProcessMetrics& metrics, NodeKind kind)
     : metrics_(metrics), kind_(kind) {
   const monitoring::Labels table{{"table", kReplayTable}};
   switch (kind) {
+    case NodeKind::multi_agent:
+      length_mean_ = &metrics.gauge(Metric::episode_length_mean);
+      collisions_ = &metrics.counter(Metric::collisions);
+      [[fallthrough]];
     case NodeKind::sampler:
       env_steps_ = &metrics.counter(Metric::env_steps);
       episodes_ = &metrics.counter(Metric::episodes);
@@ -49,12 +53,12 @@ void NodeMetrics::require(NodeKind kind, const char* what) const {
 }
 
 void NodeMetrics::add_env_steps(std::int64_t steps) {
-  require(NodeKind::sampler, "add_env_steps");
+  if (kind_ != NodeKind::multi_agent) require(NodeKind::sampler, "add_env_steps");
   env_steps_->Increment(static_cast<double>(steps));
 }
 
 void NodeMetrics::add_episodes(const std::vector<double>& returns) {
-  require(NodeKind::sampler, "add_episodes");
+  if (kind_ != NodeKind::multi_agent) require(NodeKind::sampler, "add_episodes");
   if (returns.empty()) return;
   episodes_->Increment(static_cast<double>(returns.size()));
   const std::lock_guard<std::mutex> lock(mutex_);
@@ -67,6 +71,25 @@ void NodeMetrics::add_episodes(const std::vector<double>& returns) {
     }
   }
   return_mean_->Set(return_sum_ / static_cast<double>(returns_.size()));
+}
+
+void NodeMetrics::add_multi_agent_episodes(const std::vector<std::int64_t>& lengths,
+                                           const std::vector<std::int64_t>& collisions) {
+  require(NodeKind::multi_agent, "add_multi_agent_episodes");
+  std::int64_t collided = 0;
+  for (const std::int64_t c : collisions) collided += c;
+  collisions_->Increment(static_cast<double>(collided));
+  if (lengths.empty()) return;
+  const std::lock_guard<std::mutex> lock(mutex_);
+  for (const std::int64_t length : lengths) {
+    lengths_.push_back(length);
+    length_sum_ += length;
+    if (lengths_.size() > kReturnWindow) {
+      length_sum_ -= lengths_.front();
+      lengths_.pop_front();
+    }
+  }
+  length_mean_->Set(static_cast<double>(length_sum_) / static_cast<double>(lengths_.size()));
 }
 
 void NodeMetrics::set_weights_version(std::uint64_t version) {

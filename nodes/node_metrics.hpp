@@ -13,7 +13,9 @@
 //   _policy_lag_versions,
 //              tagflow_weights_version;
 //   inference: tagflow_inference_requests_total, _batch_size, _request_duration_seconds,
-//              tagflow_weights_version.
+//              tagflow_weights_version;
+//   multi_agent: the sampler's families (joint steps, team returns) plus
+//              tagflow_episode_length_mean and tagflow_collisions_total.
 // Actor-mode bindings of replay, learner and inference also mark the samplers linked to them
 // (tagflow_actor_members{peer}, set_sampler_member): how the launcher finds joined samplers.
 // Calling a method of another kind is a programmer error (std::logic_error). Metrics never
@@ -50,6 +52,9 @@ class NodeMetrics {
   // sampler
   void add_env_steps(std::int64_t steps);
   void add_episodes(const std::vector<double>& returns);
+  /// A multi-agent env's finished episodes: their lengths (joint steps) and collisions.
+  void add_multi_agent_episodes(const std::vector<std::int64_t>& lengths,
+                                const std::vector<std::int64_t>& collisions);
   // sampler, learner, inference
   void set_weights_version(std::uint64_t version);
   // replay
@@ -73,6 +78,8 @@ class NodeMetrics {
   prometheus::Counter* env_steps_ = nullptr;
   prometheus::Counter* episodes_ = nullptr;
   prometheus::Gauge* return_mean_ = nullptr;
+  prometheus::Gauge* length_mean_ = nullptr;
+  prometheus::Counter* collisions_ = nullptr;
   prometheus::Gauge* weights_version_ = nullptr;
   prometheus::Counter* inserted_ = nullptr;
   prometheus::Counter* sampled_ = nullptr;
@@ -86,8 +93,10 @@ class NodeMetrics {
   prometheus::Counter* requests_ = nullptr;
   prometheus::Histogram* batch_size_ = nullptr;
   prometheus::Histogram* request_duration_ = nullptr;
-  std::mutex mutex_;            // guards returns_ and return_sum_
-  std::deque<double> returns_;  // the last kReturnWindow episode returns
+  std::mutex mutex_;                  // guards returns_ and return_sum_
+  std::deque<double> returns_;        // the last kReturnWindow episode returns
+  std::deque<std::int64_t> lengths_;  // the last kReturnWindow episode lengths (multi-agent)
+  std::int64_t length_sum_ = 0;
   double return_sum_ = 0.0;
 };
 

@@ -24,6 +24,8 @@ caf::actor spawn_replica(caf::actor_system& system, const ReplicaSpawnSetup& s,
                                     " needs LibTorch (run it from tagflow-torch)");
       }
       return torch(system, s);
+    case cluster::NodeKind::multi_agent:
+      break;  // refused with the file: multi-agent clusters run in reactor mode
   }
   throw std::invalid_argument("unknown node kind of " + r.name);
 }
@@ -38,6 +40,8 @@ const char* count_unit(cluster::NodeKind kind) {
       return "updates";
     case cluster::NodeKind::inference:
       return "rows";
+    case cluster::NodeKind::multi_agent:
+      return "joint_steps";
   }
   return "";
 }

@@ -92,12 +92,14 @@ void run_replica(const ClusterConfig& config, const coordinator::FederationSpec&
       env.connect(binding->output(link.from.port, link.from.channel),
                   binding->input(link.to.port, link.to.channel), link.after);
     } else if (link.to.replica == setup.config.name) {
-      env.connect(add_wire_input(env, federate, link.to.port, link.to.channel, link.from.replica),
+      env.connect(add_wire_input(env, federate, link.to.port, link.to.channel, link.from.replica,
+                                 !config.multi_agent.empty()),
                   binding->input(link.to.port, link.to.channel));
     } else if (link.from.replica == setup.config.name) {
       env.connect(binding->output(link.from.port, link.from.channel),
                   add_wire_output(env, federate, link.from.port, link.to.replica, link.to.port,
-                                  link.to.channel, extra_delay(config, link, spec)));
+                                  link.to.channel, extra_delay(config, link, spec),
+                                  !config.multi_agent.empty()));
     }
   }
   run.env.store(&env);

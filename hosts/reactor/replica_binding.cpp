@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "nodes/channel_digest.hpp"
+#include "nodes/multi_agent/multi_agent_reactor.hpp"
 #include "nodes/replay/replay_reactor.hpp"
 #include "nodes/sampler/sampler_reactor.hpp"
 
@@ -102,7 +103,69 @@ class ReplayBinding : public ReplicaBinding {
   nodes::ReplayReactor* reactor_ = nullptr;
 };
 
+class MultiAgentBinding : public ReplicaBinding {
+ public:
+  MultiAgentBinding(const ReplicaSetup& s, reactors::Environment& env) {
+    const std::string& name = s.config.name;
+    reactor_ = &env.add<nodes::MultiAgentReactor>(
+        name, *s.config.multi_agent,
+        nodes::MultiAgentPortWidths{in_width(s, "actions"),
+                                    s.links->output_policies(name, "observations"),
+                                    s.links->output_policies(name, "transitions")},
+        s.round_period);
+    if (s.config.step_limit >= 0) reactor_->set_step_limit(s.config.step_limit);
+    reactor_->set_metrics(s.metrics);
+  }
+  NodeKind kind() const override { return NodeKind::multi_agent; }
+  reactors::PortBase& output(const std::string& port, std::size_t ch) override {
+    if (port == "observations") return reactor_->observations[ch];
+    if (port == "transitions") return reactor_->transitions[ch];
+    no_port(reactor_->name(), port);
+  }
+  reactors::PortBase& input(const std::string& port, std::size_t ch) override {
+    if (port == "actions") return reactor_->actions[ch];
+    no_port(reactor_->name(), port);
+  }
+  ReplicaProgress progress() const override {
+    ReplicaProgress p;
+    p.env_steps = reactor_->env_steps.load(std::memory_order_relaxed);
+    p.last_return = reactor_->last_return.load(std::memory_order_relaxed);
+    return p;
+  }
+  ReplicaResult result(std::optional<reactors::Tag> cutoff) override {
+    const nodes::MultiAgentServer& server = reactor_->server();
+    ReplicaResult r;
+    r.name = reactor_->name();
+    r.kind = "multi_agent";
+    r.unit = "joint_steps";
+    r.count = server.joint_steps();
+    r.episode_returns = reactor_->finished_returns();
+    r.evaluations = server.evaluations();
+    append_multi_agent_figures(r, server);
+    append_channels(r.channels, "observations", reactor_->observations_digest(), cutoff);
+    append_channels(r.channels, "transitions", reactor_->transitions_digest(), cutoff);
+    return r;
+  }
+  bool reached_stop_condition() const override { return reactor_->step_limit_reached(); }
+
+ private:
+  nodes::MultiAgentReactor* reactor_ = nullptr;
+};
+
 }  // namespace
+
+void append_multi_agent_figures(ReplicaResult& r, const nodes::MultiAgentServer& server) {
+  r.collisions = server.collisions();
+  if (server.evaluations().empty()) return;
+  MultiAgentFigures f;
+  f.mean_return = server.last_evaluation().mean_return;
+  f.collisions_per_episode = server.last_evaluation().collisions_per_episode;
+  f.random_return = server.random_baseline().mean_return;
+  f.random_collisions_per_episode = server.random_baseline().collisions_per_episode;
+  f.episodes = server.last_evaluation().episodes;
+  r.mean_return = f.mean_return;
+  r.multi_agent = f;
+}
 
 ReplicaSetup replica_setup(const cluster::ClusterConfig& config, const cluster::LinkPlan& links,
                            const ClusterFacts& facts, const std::string& name) {
@@ -119,6 +182,8 @@ std::unique_ptr<ReplicaBinding> make_torch_free_replica(const ReplicaSetup& setu
       return std::make_unique<SamplerBinding>(setup, env);
     case NodeKind::replay:
       return std::make_unique<ReplayBinding>(setup, env);
+    case NodeKind::multi_agent:
+      return std::make_unique<MultiAgentBinding>(setup, env);
     case NodeKind::learner:
     case NodeKind::inference:
       break;

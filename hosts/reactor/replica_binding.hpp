@@ -81,6 +81,10 @@ using ReplicaFactory =
 [[nodiscard]] std::string stop_reason(const std::vector<std::unique_ptr<ReplicaBinding>>& replicas,
                                       bool timed_out);
 
+/// A multi-agent replica's figures in its result: collisions, and the last evaluation beside the
+/// random policy on the same seeds (mean_return is the evaluation's). Both modes use it.
+void append_multi_agent_figures(ReplicaResult& result, const nodes::MultiAgentServer& server);
+
 /// The output channels of a reactor's ChannelDigests as ChannelResults (helper for bindings).
 // (nodes/channel_digest.hpp)
 void append_channels(std::vector<ChannelResult>& out, const std::string& port,

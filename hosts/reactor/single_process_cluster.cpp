@@ -63,6 +63,7 @@ class ProgressLine {
         const ReplicaProgress p = r->progress();
         switch (r->kind()) {
           case NodeKind::sampler:
+          case NodeKind::multi_agent:
             steps += p.env_steps;
             recent += p.last_return;
             ++samplers;

@@ -1,10 +1,13 @@
 #include "hosts/reactor/torch_replicas.hpp"
 
+#include <filesystem>
 #include <stdexcept>
 
 #include "hosts/torch_replica_config.hpp"
 #include "nodes/inference/inference_reactor.hpp"
+#include "nodes/inference/policy_bank_reactor.hpp"
 #include "nodes/learner/learner_reactor.hpp"
+#include "rl/learning/torchscript_policy.hpp"
 
 namespace tagflow::hosts {
 namespace {
@@ -22,14 +25,18 @@ std::unique_ptr<nodes::Evaluator> make_evaluator(const EvaluationConfig& e) {
 class LearnerBinding : public ReplicaBinding {
  public:
   LearnerBinding(const ReplicaSetup& s, reactors::Environment& env)
-      : evaluation_(*s.config.evaluation) {
+      : evaluation_(s.config.evaluation), policy_file_(s.config.policy_file) {
     const std::string& name = s.config.name;
+    if (!s.config.policies.empty()) {
+      policy_ = s.config.agents.policies[static_cast<std::size_t>(s.config.policies.front())].name;
+    }
     reactor_ = &env.add<nodes::LearnerReactor>(
         name, learner_config(s.config),
         nodes::LearnerPortWidths{s.links->input_width(name, "batches"),
                                  s.links->output_width(name, "priorities"),
                                  s.links->output_width(name, "weights")},
-        s.config.target_return ? make_evaluator(evaluation_) : nullptr, s.config.target_return);
+        s.config.target_return && evaluation_ ? make_evaluator(*evaluation_) : nullptr,
+        evaluation_ ? s.config.target_return : std::nullopt);
     reactor_->set_metrics(s.metrics);
   }
   NodeKind kind() const override { return NodeKind::learner; }
@@ -63,8 +70,13 @@ class LearnerBinding : public ReplicaBinding {
     r.final_weights_hash = reactor_->weights_hash_before(cutoff.value_or(reactors::Tag::forever()));
     if (reactor_->target_reached()) {
       r.mean_return = r.evaluations.back();
-    } else {
-      r.mean_return = make_evaluator(evaluation_)->mean_return(weights.values);
+    } else if (evaluation_) {
+      r.mean_return = make_evaluator(*evaluation_)->mean_return(weights.values);
+    }
+    r.policy = policy_;
+    if (!policy_file_.empty()) {
+      export_policy(reactor_->server(), weights, policy_file_);
+      r.policy_file = policy_file_;
     }
     append_channels(r.channels, "priorities", reactor_->priorities_digest(), cutoff);
     append_channels(r.channels, "weights", reactor_->weights_digest(), cutoff);
@@ -73,20 +85,18 @@ class LearnerBinding : public ReplicaBinding {
   bool reached_stop_condition() const override { return reactor_->target_reached(); }
 
  private:
-  EvaluationConfig evaluation_;
+  std::optional<EvaluationConfig> evaluation_;
+  std::string policy_, policy_file_;
   nodes::LearnerReactor* reactor_ = nullptr;
 };
 
+/// An inference server's binding over its reactor: InferenceReactor (one policy) or
+/// PolicyBankReactor (the policies of a multi-agent file); same ports, counters and result.
+template <class Reactor>
 class InferenceBinding : public ReplicaBinding {
  public:
-  InferenceBinding(const ReplicaSetup& s, reactors::Environment& env) {
-    const std::string& name = s.config.name;
-    reactor_ = &env.add<nodes::InferenceReactor>(
-        name, inference_config(s.config),
-        nodes::InferencePortWidths{s.links->input_width(name, "observations"),
-                                   s.links->input_width(name, "weights"),
-                                   s.links->output_width(name, "actions")});
-    reactor_->set_metrics(s.metrics);
+  explicit InferenceBinding(Reactor& reactor, nodes::NodeMetrics* metrics) : reactor_(&reactor) {
+    reactor_->set_metrics(metrics);
   }
   NodeKind kind() const override { return NodeKind::inference; }
   reactors::PortBase& output(const std::string& port, std::size_t ch) override {
@@ -116,10 +126,37 @@ class InferenceBinding : public ReplicaBinding {
   bool reached_stop_condition() const override { return false; }
 
  private:
-  nodes::InferenceReactor* reactor_ = nullptr;
+  Reactor* reactor_ = nullptr;
 };
 
+std::unique_ptr<ReplicaBinding> make_inference(const ReplicaSetup& s, reactors::Environment& env) {
+  const std::string& name = s.config.name;
+  if (s.config.policies.empty()) {
+    auto& reactor = env.add<nodes::InferenceReactor>(
+        name, inference_config(s.config),
+        nodes::InferencePortWidths{s.links->input_width(name, "observations"),
+                                   s.links->input_width(name, "weights"),
+                                   s.links->output_width(name, "actions")});
+    return std::make_unique<InferenceBinding<nodes::InferenceReactor>>(reactor, s.metrics);
+  }
+  nodes::PolicyBankPortWidths widths;
+  widths.observations = s.links->input_width(name, "observations");
+  widths.actions = s.links->output_width(name, "actions");
+  for (const std::vector<int>& carried : s.links->input_policies(name, "weights")) {
+    widths.weight_policies.push_back(carried.at(0));  // a learner trains one policy
+  }
+  auto& reactor = env.add<nodes::PolicyBankReactor>(name, policy_bank_config(s.config), widths);
+  return std::make_unique<InferenceBinding<nodes::PolicyBankReactor>>(reactor, s.metrics);
+}
+
 }  // namespace
+
+void export_policy(const nodes::LearnerServer& learner, const nodes::WeightsMessage& weights,
+                   const std::string& path) {
+  const std::filesystem::path file(path);
+  if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path());
+  learning::export_torchscript(learner.config().dqn.network, weights.values, path);
+}
 
 std::unique_ptr<ReplicaBinding> make_replica(const ReplicaSetup& setup,
                                              reactors::Environment& env) {
@@ -127,9 +164,10 @@ std::unique_ptr<ReplicaBinding> make_replica(const ReplicaSetup& setup,
     case NodeKind::learner:
       return std::make_unique<LearnerBinding>(setup, env);
     case NodeKind::inference:
-      return std::make_unique<InferenceBinding>(setup, env);
+      return make_inference(setup, env);
     case NodeKind::sampler:
     case NodeKind::replay:
+    case NodeKind::multi_agent:
       break;
   }
   return make_torch_free_replica(setup, env);

@@ -8,6 +8,8 @@ namespace tagflow::hosts {
 namespace {
 
 using nodes::ActionBatchMessage;
+using nodes::AgentActionsMessage;
+using nodes::AgentObservationsMessage;
 using nodes::Encoded;
 using nodes::ObservationBatchMessage;
 using nodes::PriorityUpdateMessage;
@@ -61,7 +63,9 @@ const std::map<std::string, std::uint32_t>& port_codes() {
 }
 
 template <typename Fn>
-reactors::PortBase& by_type(const std::string& port, Fn&& fn) {
+reactors::PortBase& by_type(const std::string& port, bool agents, Fn&& fn) {
+  if (agents && port == "observations") return fn(static_cast<AgentObservationsMessage*>(nullptr));
+  if (agents && port == "actions") return fn(static_cast<AgentActionsMessage*>(nullptr));
   if (port == "transitions") return fn(static_cast<TransitionsMessage*>(nullptr));
   if (port == "priorities") return fn(static_cast<PriorityUpdateMessage*>(nullptr));
   if (port == "batches") return fn(static_cast<SampleBatchList*>(nullptr));
@@ -84,10 +88,10 @@ std::uint32_t wire_port(const std::string& input_port, std::size_t channel) {
 reactors::PortBase& add_wire_input(reactors::Environment& env,
                                    coordinator::ReactorFederate& federate,
                                    const std::string& input_port, std::size_t channel,
-                                   const std::string& from) {
+                                   const std::string& from, bool agents) {
   const std::uint32_t port = wire_port(input_port, channel);
   const std::string name = "wire_in_" + input_port + "_" + std::to_string(channel);
-  return by_type(input_port, [&](auto* type) -> reactors::PortBase& {
+  return by_type(input_port, agents, [&](auto* type) -> reactors::PortBase& {
     using T = std::remove_pointer_t<decltype(type)>;
     return env.add<WireReceiver<T>>(name, federate, from, port).out;
   });
@@ -97,11 +101,12 @@ reactors::PortBase& add_wire_output(reactors::Environment& env,
                                     coordinator::ReactorFederate& federate,
                                     const std::string& output_port, const std::string& to,
                                     const std::string& input_port, std::size_t channel,
-                                    std::optional<std::chrono::nanoseconds> extra_delay) {
+                                    std::optional<std::chrono::nanoseconds> extra_delay,
+                                    bool agents) {
   const std::uint32_t port = wire_port(input_port, channel);
   const std::string name =
       "wire_out_" + output_port + "_" + to + "_" + input_port + "_" + std::to_string(channel);
-  return by_type(output_port, [&](auto* type) -> reactors::PortBase& {
+  return by_type(output_port, agents, [&](auto* type) -> reactors::PortBase& {
     using T = std::remove_pointer_t<decltype(type)>;
     return env.add<WireSender<T>>(name, federate, to, port, extra_delay).in;
   });

@@ -33,10 +33,12 @@ namespace tagflow::hosts {
 [[nodiscard]] std::uint32_t wire_port(const std::string& input_port, std::size_t channel);
 
 /// Adds the receiving reactor; returns its output port (connect it to the replica's input).
+/// `agents`: a multi-agent cluster, whose observations and actions are the per-agent messages
+/// (AgentObservationsMessage, AgentActionsMessage).
 reactors::PortBase& add_wire_input(reactors::Environment& env,
                                    coordinator::ReactorFederate& federate,
                                    const std::string& input_port, std::size_t channel,
-                                   const std::string& from);
+                                   const std::string& from, bool agents = false);
 
 /// Adds the sending reactor for a link into `to`'s `input_port` channel `channel`; returns its
 /// input port (connect the replica's output to it).
@@ -44,6 +46,7 @@ reactors::PortBase& add_wire_output(reactors::Environment& env,
                                     coordinator::ReactorFederate& federate,
                                     const std::string& output_port, const std::string& to,
                                     const std::string& input_port, std::size_t channel,
-                                    std::optional<std::chrono::nanoseconds> extra_delay);
+                                    std::optional<std::chrono::nanoseconds> extra_delay,
+                                    bool agents = false);
 
 }  // namespace tagflow::hosts

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "nodes/cluster/cluster_validation.hpp"
+#include "nodes/cluster/policy_config.hpp"
 #include "nodes/cluster/yaml_reader.hpp"
 
 namespace tagflow::cluster {
@@ -17,8 +18,9 @@ NodeKind parse_kind(const YamlReader& node) {
   if (kind == "replay") return NodeKind::replay;
   if (kind == "learner") return NodeKind::learner;
   if (kind == "inference") return NodeKind::inference;
-  node.fail("kind",
-            "unknown node kind '" + kind + "' (known: sampler, replay, learner, inference)");
+  if (kind == "multi_agent") return NodeKind::multi_agent;
+  node.fail("kind", "unknown node kind '" + kind +
+                        "' (known: sampler, replay, learner, inference, multi_agent)");
 }
 
 /// [a-z][a-z0-9_]*
@@ -188,6 +190,8 @@ const char* to_string(NodeKind kind) {
       return "learner";
     case NodeKind::inference:
       return "inference";
+    case NodeKind::multi_agent:
+      return "multi_agent";
   }
   return "?";
 }
@@ -248,7 +252,7 @@ ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::stri
   }
   const YamlReader top(root, file, "");
   top.only_keys({"cluster", "mode", "seed", "hosts", "coordinator", "nodes", "connections", "stop",
-                 "monitoring", "security"});
+                 "monitoring", "security", "policies", "agents"});
   ClusterConfig config;
   config.file = file;
   config.name = top.string("cluster");
@@ -259,6 +263,7 @@ ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::stri
   parse_hosts(top, config);
   parse_coordinator(top, config);
   parse_nodes(top, config);
+  parse_policies(top, config);
   parse_connections(top, file, config);
   parse_stop(top, config);
   if (top.has("monitoring")) {

@@ -39,7 +39,7 @@ class ConfigError : public std::runtime_error {
 };
 
 enum class Mode { reactor, actor };
-enum class NodeKind { sampler, replay, learner, inference };
+enum class NodeKind { sampler, replay, learner, inference, multi_agent };
 
 const char* to_string(Mode mode);
 const char* to_string(NodeKind kind);
@@ -101,6 +101,32 @@ struct MonitoringConfig {
   std::string bind = "127.0.0.1";
 };
 
+/// One policy of a multi-agent cluster (nodes/cluster/policy_config.hpp).
+struct PolicyConfig {
+  std::string name;
+  std::string hidden = "64";    // hidden layer sizes, "64" or "64,64"
+  std::string torchscript;      // a TorchScript file to serve instead of learned weights
+  bool agent_id_input = false;  // the agent's one-hot index follows its observation
+  std::vector<int> agents;      // the agents it serves, ascending
+  int line = 0;
+};
+
+/// The multi-agent env of a cluster file and its agents' policies (empty without one).
+struct MultiAgentConfig {
+  std::string env;  // the multi_agent node's env id
+  int num_agents = 0;
+  int observation_size = 0;            // per agent
+  int num_actions = 0;                 // per agent
+  std::vector<PolicyConfig> policies;  // file order, per_agent policies expanded
+  std::vector<int> agent_policy;       // agent index → index into policies
+
+  [[nodiscard]] bool empty() const { return policies.empty(); }
+  /// The width of policy `policy`'s input: the observation, plus num_agents with agent_id_input.
+  [[nodiscard]] int input_size(int policy) const;
+  /// The index of the policy called `name`, or -1.
+  [[nodiscard]] int find(const std::string& name) const;
+};
+
 struct ClusterConfig {
   std::string file;
   std::string name;
@@ -113,6 +139,7 @@ struct ClusterConfig {
   StopConfig stop;
   MonitoringConfig monitoring;
   SecurityConfig security;
+  MultiAgentConfig multi_agent;  // policies and their agents; empty for single-agent clusters
 
   /// The node group called `name`, or nullptr.
   const NodeConfig* find_node(const std::string& name) const;

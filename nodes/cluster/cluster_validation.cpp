@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 
+#include "nodes/cluster/policy_config.hpp"
+
 namespace tagflow::cluster {
 namespace {
 
@@ -52,7 +54,7 @@ void check_link_shapes(const ClusterConfig& config) {
     const ConnectionConfig& c = config.connections[i];
     const int from = config.find_node(c.from_node)->replicas;
     const int to = config.find_node(c.to_node)->replicas;
-    if (from == to || from == 1 || to == 1) continue;
+    if (from == to || from == 1 || to == 1 || routed_by_policy(config, c)) continue;
     throw ConfigError(config.file, c.line, "connections[" + std::to_string(i) + "]",
                       "connects " + std::to_string(from) + " replicas of '" + c.from_node +
                           "' to " + std::to_string(to) + " of '" + c.to_node +
@@ -165,16 +167,16 @@ const std::vector<std::string>& input_ports(NodeKind kind) {
       {NodeKind::replay, {"transitions", "priorities"}},
       {NodeKind::learner, {"batches"}},
       {NodeKind::inference, {"observations", "weights"}},
+      {NodeKind::multi_agent, {"actions"}},
   };
   return ports.at(kind);
 }
 
 const std::vector<std::string>& output_ports(NodeKind kind) {
   static const std::map<NodeKind, std::vector<std::string>> ports = {
-      {NodeKind::sampler, {"transitions", "observations"}},
-      {NodeKind::replay, {"batches"}},
-      {NodeKind::learner, {"priorities", "weights"}},
-      {NodeKind::inference, {"actions"}},
+      {NodeKind::sampler, {"transitions", "observations"}},     {NodeKind::replay, {"batches"}},
+      {NodeKind::learner, {"priorities", "weights"}},           {NodeKind::inference, {"actions"}},
+      {NodeKind::multi_agent, {"observations", "transitions"}},
   };
   return ports.at(kind);
 }
@@ -182,6 +184,7 @@ const std::vector<std::string>& output_ports(NodeKind kind) {
 void validate_topology(const ClusterConfig& config) {
   check_endpoints(config);
   check_link_shapes(config);
+  validate_policy_hosting(config);
   check_zero_delay_cycles(config);
   check_port_clashes(config);
   check_processes(config);

@@ -6,6 +6,8 @@
 //   - groups with equal replica counts connect replica i to replica i;
 //   - a single replica fans out to (or in from) every replica of the other group, in replica
 //     order;
+//   - between two groups that host policies of a multi-agent file, each pair of replicas that
+//     host a policy in common, in (from, to) replica order (nodes/cluster/policy_config.hpp);
 // (other shapes are rejected by load_cluster_config). Every port is a multiport: each link takes
 // the next free channel of its output and of its input, in the order above. Each link keeps its
 // connection's `after` delay. Plain values; thread-safe to read.
@@ -31,6 +33,9 @@ struct Link {
   std::size_t connection = 0;  // index into ClusterConfig::connections
   LinkEnd from, to;
   std::optional<std::chrono::nanoseconds> after;  // none: zero delay (same tag)
+  /// Routed by policy (policy_config.hpp): the policies both ends host, the only ones whose data
+  /// this link carries. Empty otherwise.
+  std::vector<int> policies;
 };
 
 struct LinkPlan {
@@ -40,6 +45,11 @@ struct LinkPlan {
   [[nodiscard]] std::size_t output_width(const std::string& replica, const std::string& port) const;
   /// Channels of input `port` of `replica`.
   [[nodiscard]] std::size_t input_width(const std::string& replica, const std::string& port) const;
+  /// Per channel of output (input) `port` of `replica`: the policies its link carries.
+  [[nodiscard]] std::vector<std::vector<int>> output_policies(const std::string& replica,
+                                                              const std::string& port) const;
+  [[nodiscard]] std::vector<std::vector<int>> input_policies(const std::string& replica,
+                                                             const std::string& port) const;
 };
 
 /// The link plan of a loaded config. Throws ConfigError for a connection shape it cannot pair

@@ -97,6 +97,30 @@ std::vector<float> TorchScriptPolicy::scores(const float* observations, std::int
   return out;
 }
 
+std::vector<float> TorchScriptPolicy::mlp_parameters(const MlpSpec& spec) const {
+  const std::vector<LayerSlice> slices = layer_slices(spec);
+  std::vector<at::Tensor> tensors;
+  for (const auto& parameter : impl_->module.parameters(/*recurse=*/true)) {
+    tensors.push_back(parameter);
+  }
+  if (tensors.size() != 2 * slices.size()) return {};
+  std::vector<float> flat(static_cast<std::size_t>(spec.parameter_count()));
+  for (std::size_t i = 0; i < slices.size(); ++i) {
+    const LayerSlice& s = slices[i];
+    const at::Tensor weight = tensors[2 * i].detach().to(at::kFloat).contiguous();
+    const at::Tensor bias = tensors[2 * i + 1].detach().to(at::kFloat).contiguous();
+    if (weight.dim() != 2 || weight.size(0) != s.out || weight.size(1) != s.in || bias.dim() != 1 ||
+        bias.size(0) != s.out) {
+      return {};
+    }
+    std::memcpy(flat.data() + s.weight_offset, weight.data_ptr<float>(),
+                static_cast<std::size_t>(s.out) * static_cast<std::size_t>(s.in) * sizeof(float));
+    std::memcpy(flat.data() + s.bias_offset, bias.data_ptr<float>(),
+                static_cast<std::size_t>(s.out) * sizeof(float));
+  }
+  return flat;
+}
+
 std::vector<std::int64_t> TorchScriptPolicy::act(const float* observations, std::int64_t batch,
                                                  std::int64_t observation_size) {
   const std::vector<float> s = scores(observations, batch, observation_size);

@@ -43,6 +43,10 @@ class TorchScriptPolicy {
   /// Scores for `batch` rows of `observation_size` floats: batch × actions floats, row-major.
   [[nodiscard]] std::vector<float> scores(const float* observations, std::int64_t batch,
                                           std::int64_t observation_size);
+  /// The module's parameters as the flat MlpSpec layout of `spec`, when they are exactly its
+  /// layers' weights and biases in order (ours, or torch.nn.Sequential of Linear and ReLU saved
+  /// from Python); empty otherwise. Says nothing about forward(): callers compare scores.
+  [[nodiscard]] std::vector<float> mlp_parameters(const MlpSpec& spec) const;
   /// The argmax action of each row.
   [[nodiscard]] std::vector<std::int64_t> act(const float* observations, std::int64_t batch,
                                               std::int64_t observation_size);

@@ -1,0 +1,359 @@
+#include "nodes/cluster/policy_config.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <memory>
+#include <stdexcept>
+
+#include "nodes/cluster/yaml_reader.hpp"
+#include "rl/envs/registry.hpp"
+
+namespace tagflow::cluster {
+namespace {
+
+bool hosts_policies(NodeKind kind) {
+  return kind == NodeKind::multi_agent || kind == NodeKind::inference ||
+         kind == NodeKind::learner || kind == NodeKind::replay;
+}
+
+std::string trim(const std::string& text) {
+  std::size_t from = 0, to = text.size();
+  while (from < to && std::isspace(static_cast<unsigned char>(text[from]))) ++from;
+  while (to > from && std::isspace(static_cast<unsigned char>(text[to - 1]))) --to;
+  return text.substr(from, to - from);
+}
+
+/// "a,b", "[a, b]" or "all" → names ("all" stays one entry).
+std::vector<std::string> split_names(std::string text) {
+  text = trim(text);
+  if (text.size() >= 2 && text.front() == '[' && text.back() == ']') {
+    text = text.substr(1, text.size() - 2);
+  }
+  std::vector<std::string> names;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = text.find(',', start);
+    const std::string name = trim(text.substr(start, comma - start));
+    if (!name.empty()) names.push_back(name);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return names;
+}
+
+/// The multi-agent group's env: its spec fills config.multi_agent's env facts.
+void read_env(const YamlReader& top, ClusterConfig& config) {
+  const NodeConfig* group = nullptr;
+  for (const NodeConfig& node : config.nodes) {
+    if (node.kind != NodeKind::multi_agent) continue;
+    if (group != nullptr && node.params.count("env") != 0 && group->params.count("env") != 0 &&
+        node.params.at("env") != group->params.at("env")) {
+      throw ConfigError(config.file, node.param_lines.at("env"), "nodes." + node.name + ".env",
+                        "every multi_agent node of a file steps the same env (" + group->name +
+                            " has " + group->params.at("env") + ")");
+    }
+    if (group == nullptr) group = &node;
+  }
+  if (group == nullptr) {
+    top.fail("policies", "policies need a node of kind multi_agent (the env they act in)");
+  }
+  MultiAgentConfig& m = config.multi_agent;
+  m.env = group->params.count("env") != 0 ? trim(group->params.at("env")) : "TrafficJunction4-v1";
+  std::unique_ptr<envs::MultiAgentEnv> env;
+  try {
+    env = envs::make_multi_agent_env(m.env);
+  } catch (const std::invalid_argument& e) {
+    const auto line = group->param_lines.find("env");
+    throw ConfigError(config.file, line == group->param_lines.end() ? group->line : line->second,
+                      "nodes." + group->name + ".params.env", e.what());
+  }
+  m.num_agents = env->spec().num_agents;
+  m.observation_size = static_cast<int>(env->spec().observation_space.size());
+  m.num_actions = static_cast<int>(env->spec().action_space.n);
+}
+
+/// Agent key of `agents:`: "*" (-1) or an index below num_agents.
+int agent_key(const YamlReader& agents, const std::string& key, int num_agents) {
+  if (key == "*") return -1;
+  std::size_t used = 0;
+  int index = -1;
+  try {
+    index = std::stoi(key, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != key.size() || index < 0) {
+    agents.fail(key, "agents are named by index (0, 1, ...) or \"*\" for every other agent");
+  }
+  if (index >= num_agents) {
+    agents.fail(key, "no agent " + key + ": the env has " + std::to_string(num_agents) + " (0.." +
+                         std::to_string(num_agents - 1) + ")");
+  }
+  return index;
+}
+
+/// Each output port of a multi-agent node reaches, over all its connections, exactly one
+/// replica hosting each policy: an agent's observation has one server, its transitions one replay.
+void check_each_agent_reaches_one_server(const ClusterConfig& config) {
+  const MultiAgentConfig& m = config.multi_agent;
+  std::map<std::string, std::vector<std::string>> reached;  // "node.port" → host of each policy
+  std::map<std::string, int> lines;
+  for (const ConnectionConfig& c : config.connections) {
+    const NodeConfig* from = config.find_node(c.from_node);
+    const NodeConfig* to = config.find_node(c.to_node);
+    if (from == nullptr || to == nullptr || from->kind != NodeKind::multi_agent ||
+        !routed_by_policy(config, c)) {
+      continue;
+    }
+    const std::string key = c.from_node + "." + c.from_port;
+    std::vector<std::string>& hosts = reached[key];
+    hosts.resize(m.policies.size());
+    lines[key] = c.line;
+    for (int r = 0; r < to->replicas; ++r) {
+      for (const int p : hosted_policies(config, *to, r)) {
+        std::string& host = hosts[static_cast<std::size_t>(p)];
+        if (!host.empty()) {
+          throw ConfigError(config.file, c.line, "connections",
+                            key + " reaches policy '" +
+                                m.policies[static_cast<std::size_t>(p)].name + "' on both " + host +
+                                " and " + replica_name(*to, r) +
+                                ": host each policy once per port");
+        }
+        host = replica_name(*to, r);
+      }
+    }
+  }
+  for (const auto& [key, hosts] : reached) {
+    for (std::size_t p = 0; p < hosts.size(); ++p) {
+      if (hosts[p].empty()) {
+        throw ConfigError(config.file, lines[key], "connections",
+                          key + " reaches no replica hosting policy '" + m.policies[p].name +
+                              "' (add it to a `policies` param)");
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int MultiAgentConfig::input_size(int policy) const {
+  const PolicyConfig& p = policies.at(static_cast<std::size_t>(policy));
+  return observation_size + (p.agent_id_input ? num_agents : 0);
+}
+
+int MultiAgentConfig::find(const std::string& name) const {
+  for (std::size_t i = 0; i < policies.size(); ++i) {
+    if (policies[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void parse_policies(const YamlReader& top, ClusterConfig& config) {
+  bool has_multi_agent = false;
+  for (const NodeConfig& node : config.nodes) {
+    has_multi_agent = has_multi_agent || node.kind == NodeKind::multi_agent;
+  }
+  if (!top.has("policies")) {
+    if (has_multi_agent) top.fail("policies", "a multi_agent node needs policies (missing)");
+    if (top.has("agents")) top.fail("agents", "agents map to policies: give policies first");
+    return;
+  }
+  if (config.mode == Mode::actor) {
+    top.fail("mode",
+             "multi-agent clusters (policies:) run in reactor mode; actor mode does not "
+             "host multi_agent nodes or policy banks");
+  }
+  read_env(top, config);
+  MultiAgentConfig& m = config.multi_agent;
+  const YamlReader policies = top.map("policies");
+  // Declared names: a per_agent policy stands for name_0 ... name_{n-1}.
+  std::map<std::string, std::vector<int>> expansions;  // declared name → policy indices
+  std::vector<bool> id_input_given;
+  for (const auto& entry : policies.node()) {
+    const std::string name = entry.first.Scalar();
+    const YamlReader p = policies.map(name);
+    p.only_keys({"hidden", "torchscript", "per_agent", "agent_id_input"});
+    PolicyConfig base;
+    base.name = name;
+    base.line = policies.line_of(name);
+    base.hidden = p.string_or("hidden", base.hidden);
+    for (const std::string& size : split_names(base.hidden)) {
+      if (size.empty() ||
+          !std::all_of(size.begin(), size.end(),
+                       [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }) ||
+          std::stol(size) < 1) {
+        p.fail("hidden", "expected positive layer sizes such as \"64\" or \"64,64\", got '" +
+                             base.hidden + "'");
+      }
+    }
+    base.torchscript = p.string_or("torchscript", "");
+    const bool per_agent = p.boolean_or("per_agent", false);
+    base.agent_id_input = p.boolean_or("agent_id_input", true);
+    if (per_agent && !base.torchscript.empty()) {
+      p.fail("torchscript", "a per_agent policy has one file per agent: declare them one by one");
+    }
+    const int copies = per_agent ? m.num_agents : 1;
+    for (int i = 0; i < copies; ++i) {
+      PolicyConfig policy = base;
+      if (per_agent) policy.name = name + "_" + std::to_string(i);
+      if (m.find(policy.name) >= 0 || (per_agent && policies.has(policy.name))) {
+        policies.fail(name, "policy '" + policy.name + "' is declared twice");
+      }
+      expansions[name].push_back(static_cast<int>(m.policies.size()));
+      m.policies.push_back(std::move(policy));
+      id_input_given.push_back(p.has("agent_id_input"));
+    }
+  }
+  if (m.policies.empty()) top.fail("policies", "name at least one policy");
+
+  m.agent_policy.assign(static_cast<std::size_t>(m.num_agents), -1);
+  const auto expanded = [&](const std::string& name, int agent) {
+    const std::vector<int>& indices = expansions.at(name);
+    return indices.size() == 1 ? indices[0] : indices.at(static_cast<std::size_t>(agent));
+  };
+  if (top.has("agents")) {
+    const YamlReader agents = top.map("agents");
+    int fallback = -2;  // "*": a declared name, resolved per agent
+    std::string fallback_name;
+    for (const auto& entry : agents.node()) {
+      const std::string key = entry.first.Scalar();
+      const int agent = agent_key(agents, key, m.num_agents);
+      const std::string name = agents.string(key);
+      const bool declared = expansions.count(name) != 0;
+      const int index = m.find(name);
+      if (!declared && index < 0) {
+        agents.fail(key, "no policy '" + name + "' under policies");
+      }
+      if (agent < 0) {
+        fallback = 0;
+        fallback_name = declared ? name : m.policies[static_cast<std::size_t>(index)].name;
+        continue;
+      }
+      m.agent_policy[static_cast<std::size_t>(agent)] = declared ? expanded(name, agent) : index;
+    }
+    for (int a = 0; a < m.num_agents; ++a) {
+      int& policy = m.agent_policy[static_cast<std::size_t>(a)];
+      if (policy >= 0) continue;
+      if (fallback == -2) {
+        agents.fail("*", "agent " + std::to_string(a) +
+                             " has no policy (map it, or give \"*\" for every other agent)");
+      }
+      policy =
+          expansions.count(fallback_name) != 0 ? expanded(fallback_name, a) : m.find(fallback_name);
+    }
+  } else {
+    if (expansions.size() != 1) {
+      top.fail("policies", "with several policies, say which agent each serves under agents:");
+    }
+    for (int a = 0; a < m.num_agents; ++a) {
+      m.agent_policy[static_cast<std::size_t>(a)] = expanded(expansions.begin()->first, a);
+    }
+  }
+  for (int a = 0; a < m.num_agents; ++a) {
+    m.policies[static_cast<std::size_t>(m.agent_policy[static_cast<std::size_t>(a)])]
+        .agents.push_back(a);
+  }
+  for (std::size_t i = 0; i < m.policies.size(); ++i) {
+    PolicyConfig& p = m.policies[i];
+    if (p.agents.empty()) {
+      throw ConfigError(config.file, p.line, "policies." + p.name,
+                        "policy '" + p.name + "' serves no agent (map one to it under agents:)");
+    }
+    // A policy of one agent needs no agent feature unless the file asks for one.
+    if (p.agents.size() == 1 && !id_input_given[i]) p.agent_id_input = false;
+  }
+}
+
+std::vector<int> hosted_policies(const ClusterConfig& config, const NodeConfig& node, int index) {
+  const MultiAgentConfig& m = config.multi_agent;
+  if (m.empty() || !hosts_policies(node.kind)) return {};
+  std::vector<int> listed;
+  if (node.kind == NodeKind::multi_agent) {
+    for (std::size_t i = 0; i < m.policies.size(); ++i) listed.push_back(static_cast<int>(i));
+    return listed;
+  }
+  const auto param = node.params.find("policies");
+  const std::vector<std::string> names =
+      param == node.params.end() ? std::vector<std::string>{"all"} : split_names(param->second);
+  for (const std::string& name : names) {
+    if (name == "all") {
+      for (std::size_t i = 0; i < m.policies.size(); ++i) listed.push_back(static_cast<int>(i));
+    } else if (m.find(name) >= 0) {
+      listed.push_back(m.find(name));
+    }
+  }
+  const std::size_t p = listed.size(), r = static_cast<std::size_t>(node.replicas);
+  const auto i = static_cast<std::size_t>(index);
+  std::vector<int> mine(listed.begin() + static_cast<std::ptrdiff_t>(i * p / r),
+                        listed.begin() + static_cast<std::ptrdiff_t>((i + 1) * p / r));
+  std::sort(mine.begin(), mine.end());
+  return mine;
+}
+
+bool routed_by_policy(const ClusterConfig& config, const ConnectionConfig& connection) {
+  if (config.multi_agent.empty()) return false;
+  const NodeConfig* from = config.find_node(connection.from_node);
+  const NodeConfig* to = config.find_node(connection.to_node);
+  return from != nullptr && to != nullptr && hosts_policies(from->kind) && hosts_policies(to->kind);
+}
+
+void validate_policy_hosting(const ClusterConfig& config) {
+  const MultiAgentConfig& m = config.multi_agent;
+  for (const NodeConfig& node : config.nodes) {
+    const auto line = node.param_lines.find("policies");
+    const int at = line == node.param_lines.end() ? node.line : line->second;
+    const std::string key = "nodes." + node.name + ".params.policies";
+    if (m.empty() || !hosts_policies(node.kind) || node.kind == NodeKind::multi_agent) {
+      if (node.params.count("policies") != 0) {
+        throw ConfigError(config.file, at, key,
+                          m.empty() ? "the file names no policies (top-level policies:)"
+                                    : "only inference, learner and replay nodes host policies");
+      }
+      if (!m.empty() && node.kind == NodeKind::sampler) {
+        throw ConfigError(config.file, node.line, "nodes." + node.name,
+                          "a multi-agent cluster (policies:) drives its env with a multi_agent "
+                          "node, not a sampler");
+      }
+      continue;
+    }
+    std::size_t listed = 0;
+    const auto param = node.params.find("policies");
+    std::vector<std::string> names =
+        param == node.params.end() ? std::vector<std::string>{"all"} : split_names(param->second);
+    std::vector<bool> seen(m.policies.size(), false);
+    for (const std::string& name : names) {
+      if (name == "all") {
+        listed += m.policies.size();
+        std::fill(seen.begin(), seen.end(), true);
+        continue;
+      }
+      const int index = m.find(name);
+      if (index < 0) throw ConfigError(config.file, at, key, "no policy '" + name + "'");
+      if (seen[static_cast<std::size_t>(index)]) {
+        throw ConfigError(config.file, at, key, "policy '" + name + "' is listed twice");
+      }
+      seen[static_cast<std::size_t>(index)] = true;
+      ++listed;
+    }
+    if (names.size() > 1 && std::find(names.begin(), names.end(), "all") != names.end()) {
+      throw ConfigError(config.file, at, key, "'all' stands alone");
+    }
+    const auto replicas = static_cast<std::size_t>(node.replicas);
+    if (listed < replicas) {
+      throw ConfigError(config.file, at, key,
+                        std::to_string(node.replicas) + " replicas share " +
+                            std::to_string(listed) + " policies: each replica needs at least one");
+    }
+    if ((node.kind == NodeKind::learner || node.kind == NodeKind::replay) && listed != replicas) {
+      throw ConfigError(config.file, at, key,
+                        std::string("a ") + to_string(node.kind) +
+                            " replica serves one policy: give the group " + std::to_string(listed) +
+                            " replicas for its " + std::to_string(listed) +
+                            " policies (or list fewer policies)");
+    }
+  }
+  check_each_agent_reaches_one_server(config);
+}
+
+}  // namespace tagflow::cluster

@@ -1,0 +1,292 @@
+#include "nodes/inference/policy_bank.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <stdexcept>
+
+#include "nodes/multi_agent/agent_input.hpp"
+#include "nodes/node_params.hpp"
+#include "rl/learning/stacked_mlp.hpp"
+#include "rl/learning/torchscript_policy.hpp"
+
+namespace tagflow::nodes {
+namespace {
+
+constexpr std::int64_t kProbeRows = 4;
+
+std::vector<int> parse_hidden(const std::string& text) {
+  std::vector<int> sizes;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t comma = text.find(',', start);
+    sizes.push_back(std::stoi(text.substr(start, comma - start)));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return sizes;
+}
+
+/// Deterministic probe observations in [-1, 1].
+std::vector<float> probe_inputs(int width) {
+  std::vector<float> probe(static_cast<std::size_t>(kProbeRows * width));
+  for (std::size_t i = 0; i < probe.size(); ++i) {
+    probe[i] = static_cast<float>(std::sin(0.37 * static_cast<double>(i + 1)));
+  }
+  return probe;
+}
+
+}  // namespace
+
+learning::MlpSpec PolicyBankConfig::network(int policy) const {
+  const cluster::PolicyConfig& p = agents.policies.at(static_cast<std::size_t>(policy));
+  return {agents.input_size(policy), parse_hidden(p.hidden), agents.num_actions};
+}
+
+struct PolicyBank::Hosted {
+  int policy = 0;
+  learning::MlpSpec spec;
+  std::uint64_t version = 0;
+  bool from_file = false;
+  std::unique_ptr<learning::TorchScriptPolicy> module;  // set when not stackable
+  int group = -1;
+  std::size_t slot = 0;
+  std::vector<std::pair<std::size_t, std::size_t>> rows;  // (request, row) of this tag
+};
+
+struct PolicyBank::Group {
+  std::unique_ptr<learning::StackedMlp> net;
+  std::vector<std::size_t> members;  // positions in hosted_, by slot
+  std::vector<std::int64_t> actions;
+};
+
+PolicyBank::PolicyBank(const PolicyBankConfig& config)
+    : config_(config), position_(config.agents.policies.size(), -1) {
+  std::map<std::string, std::vector<float>> file_parameters;  // policy name → stackable params
+  for (const int p : config_.hosted) {
+    const cluster::PolicyConfig& policy = config_.agents.policies.at(static_cast<std::size_t>(p));
+    Hosted h;
+    h.policy = p;
+    h.spec = config_.network(p);
+    h.spec.validate();
+    if (!policy.torchscript.empty()) {
+      h.from_file = true;
+      const auto fail = [&](const std::string& why) {
+        throw ParamError("policy '" + policy.name + "': torchscript: " + why);
+      };
+      if (!std::filesystem::is_regular_file(policy.torchscript)) {
+        fail("no such file '" + policy.torchscript + "'");
+      }
+      try {
+        h.module = std::make_unique<learning::TorchScriptPolicy>(policy.torchscript);
+      } catch (const learning::TorchScriptError& e) {
+        fail(e.what());
+      }
+      const std::vector<float> probe = probe_inputs(h.spec.input_size);
+      std::vector<float> expected;
+      try {
+        expected = h.module->scores(probe.data(), kProbeRows, h.spec.input_size);
+      } catch (const std::exception& e) {
+        fail("'" + policy.torchscript + "' does not run on inputs of the policy's width " +
+             std::to_string(h.spec.input_size) + ": " + e.what());
+      }
+      if (expected.size() != static_cast<std::size_t>(kProbeRows * h.spec.output_size)) {
+        fail("'" + policy.torchscript + "' returns " +
+             std::to_string(expected.size() / kProbeRows) +
+             " scores per observation, the env has " + std::to_string(h.spec.output_size) +
+             " actions");
+      }
+      std::vector<float> parameters = h.module->mlp_parameters(h.spec);
+      if (!parameters.empty()) {
+        learning::StackedMlp check(h.spec, 1, kProbeRows);
+        check.load(0, parameters);
+        const std::vector<float> got = check.scores(probe.data());
+        bool same = true;
+        for (std::size_t i = 0; i < got.size(); ++i) {
+          same = same && std::fabs(got[i] - expected[i]) <= 1e-4F * (1.0F + std::fabs(expected[i]));
+        }
+        if (same) {
+          file_parameters[policy.name] = std::move(parameters);
+          h.module.reset();
+        }
+      }
+    }
+    position_[static_cast<std::size_t>(p)] = static_cast<int>(hosted_.size());
+    hosted_.push_back(std::move(h));
+  }
+  // Stack the policies of each shape; rows per slot: the most agents any policy of that shape in
+  // the whole file serves (the same in every server, whatever it hosts).
+  std::map<std::string, std::vector<std::size_t>> by_shape;
+  for (std::size_t i = 0; i < hosted_.size(); ++i) {
+    if (!hosted_[i].module) by_shape[hosted_[i].spec.to_string()].push_back(i);
+  }
+  for (const auto& [shape, members] : by_shape) {
+    std::int64_t rows = 1;
+    for (std::size_t p = 0; p < config_.agents.policies.size(); ++p) {
+      if (config_.network(static_cast<int>(p)).to_string() != shape) continue;
+      rows = std::max<std::int64_t>(
+          rows, static_cast<std::int64_t>(config_.agents.policies[p].agents.size()));
+    }
+    Group g;
+    const learning::MlpSpec& spec = hosted_[members.front()].spec;
+    g.net = std::make_unique<learning::StackedMlp>(spec, members.size(), rows);
+    g.members = members;
+    g.actions.resize(members.size() * static_cast<std::size_t>(rows));
+    for (std::size_t slot = 0; slot < members.size(); ++slot) {
+      Hosted& h = hosted_[members[slot]];
+      h.group = static_cast<int>(groups_.size());
+      h.slot = slot;
+      const cluster::PolicyConfig& policy =
+          config_.agents.policies[static_cast<std::size_t>(h.policy)];
+      g.net->load(slot, h.from_file
+                            ? file_parameters.at(policy.name)
+                            : learning::init_mlp_parameters(
+                                  spec, config_.seed + static_cast<std::uint64_t>(h.policy)));
+    }
+    groups_.push_back(std::move(g));
+  }
+}
+
+PolicyBank::~PolicyBank() = default;
+PolicyBank::PolicyBank(PolicyBank&&) noexcept = default;
+PolicyBank& PolicyBank::operator=(PolicyBank&&) noexcept = default;
+
+bool PolicyBank::hosts(int policy) const {
+  return policy >= 0 && static_cast<std::size_t>(policy) < position_.size() &&
+         position_[static_cast<std::size_t>(policy)] >= 0;
+}
+
+std::uint64_t PolicyBank::version(int policy) const {
+  if (!hosts(policy)) throw std::invalid_argument("no hosted policy " + std::to_string(policy));
+  return hosted_[static_cast<std::size_t>(position_[static_cast<std::size_t>(policy)])].version;
+}
+
+std::size_t PolicyBank::stacked_groups() const { return groups_.size(); }
+
+std::size_t PolicyBank::unstacked() const {
+  return static_cast<std::size_t>(std::count_if(
+      hosted_.begin(), hosted_.end(), [](const Hosted& h) { return h.module != nullptr; }));
+}
+
+void PolicyBank::on_weights(int policy, const WeightsMessage& weights) {
+  if (!hosts(policy)) {
+    throw std::invalid_argument("weights for policy " + std::to_string(policy) +
+                                ", which this server does not host");
+  }
+  Hosted& h = hosted_[static_cast<std::size_t>(position_[static_cast<std::size_t>(policy)])];
+  if (h.from_file) {
+    ++weights_ignored_;
+    return;
+  }
+  if (weights.version <= h.version) return;
+  groups_[static_cast<std::size_t>(h.group)].net->load(h.slot, weights.values);
+  h.version = weights.version;
+}
+
+std::string PolicyBank::invalid(const AgentObservationsMessage& request) const {
+  if (!consistent(request)) return "inconsistent row counts";
+  if (request.observation_size != static_cast<std::uint32_t>(config_.agents.observation_size)) {
+    return "observations of width " + std::to_string(request.observation_size) +
+           ", the env's are " + std::to_string(config_.agents.observation_size);
+  }
+  for (std::size_t j = 0; j < request.rows(); ++j) {
+    const std::uint32_t agent = request.agents[j];
+    const auto policy = static_cast<int>(request.policies[j]);
+    if (agent >= static_cast<std::uint32_t>(config_.agents.num_agents)) {
+      return "no agent " + std::to_string(agent);
+    }
+    if (config_.agents.agent_policy[agent] != policy) {
+      return "agent " + std::to_string(agent) + " is not served by policy " +
+             std::to_string(policy);
+    }
+    if (!hosts(policy)) return "policy " + std::to_string(policy) + " is not hosted here";
+  }
+  return {};
+}
+
+std::vector<AgentActionsMessage> PolicyBank::serve(
+    const std::vector<AgentObservationsMessage>& requests, std::vector<std::size_t>* answered) {
+  std::vector<AgentActionsMessage> answers;
+  std::vector<std::size_t> index_of(requests.size(), SIZE_MAX);
+  for (Hosted& h : hosted_) h.rows.clear();
+  for (std::size_t k = 0; k < requests.size(); ++k) {
+    const AgentObservationsMessage& request = requests[k];
+    const std::string why = invalid(request);
+    if (!why.empty()) {
+      ++rejected_;
+      last_rejection_ = why;
+      continue;
+    }
+    index_of[k] = answers.size();
+    if (answered != nullptr) answered->push_back(k);
+    AgentActionsMessage answer;
+    answer.source = request.source;
+    answer.agents = request.agents;
+    answer.policies = request.policies;
+    answer.versions.resize(request.rows());
+    answer.actions.resize(request.rows());
+    answers.push_back(std::move(answer));
+    for (std::size_t j = 0; j < request.rows(); ++j) {
+      const int policy = static_cast<int>(request.policies[j]);
+      hosted_[static_cast<std::size_t>(position_[static_cast<std::size_t>(policy)])]
+          .rows.emplace_back(k, j);
+    }
+  }
+  const auto observation = [&](std::size_t k, std::size_t j) {
+    return requests[k].observations.data() +
+           j * static_cast<std::size_t>(config_.agents.observation_size);
+  };
+  const auto record = [&](const Hosted& h, std::size_t k, std::size_t j, std::int64_t action) {
+    AgentActionsMessage& answer = answers[index_of[k]];
+    answer.actions[j] = action;
+    answer.versions[j] = h.version;
+  };
+  for (Group& g : groups_) {
+    const std::int64_t rows = g.net->rows_per_slot();
+    const auto width = static_cast<std::size_t>(g.net->spec().input_size);
+    std::size_t most = 0;
+    for (const std::size_t m : g.members) most = std::max(most, hosted_[m].rows.size());
+    for (std::size_t from = 0; from < most; from += static_cast<std::size_t>(rows)) {
+      input_.assign(g.members.size() * static_cast<std::size_t>(rows) * width, 0.0F);
+      for (std::size_t slot = 0; slot < g.members.size(); ++slot) {
+        const Hosted& h = hosted_[g.members[slot]];
+        for (std::size_t r = 0; r < static_cast<std::size_t>(rows) && from + r < h.rows.size();
+             ++r) {
+          const auto [k, j] = h.rows[from + r];
+          write_agent_input(config_.agents, h.policy, static_cast<int>(requests[k].agents[j]),
+                            observation(k, j),
+                            input_.data() + (slot * static_cast<std::size_t>(rows) + r) * width);
+        }
+      }
+      g.net->act(input_.data(), g.actions.data());
+      ++stacked_passes_;
+      for (std::size_t slot = 0; slot < g.members.size(); ++slot) {
+        const Hosted& h = hosted_[g.members[slot]];
+        for (std::size_t r = 0; r < static_cast<std::size_t>(rows) && from + r < h.rows.size();
+             ++r) {
+          const auto [k, j] = h.rows[from + r];
+          record(h, k, j, g.actions[slot * static_cast<std::size_t>(rows) + r]);
+        }
+      }
+    }
+  }
+  for (Hosted& h : hosted_) {
+    if (!h.module || h.rows.empty()) continue;
+    const auto width = static_cast<std::size_t>(h.spec.input_size);
+    input_.assign(h.rows.size() * width, 0.0F);
+    for (std::size_t r = 0; r < h.rows.size(); ++r) {
+      const auto [k, j] = h.rows[r];
+      write_agent_input(config_.agents, h.policy, static_cast<int>(requests[k].agents[j]),
+                        observation(k, j), input_.data() + r * width);
+    }
+    const std::vector<std::int64_t> actions =
+        h.module->act(input_.data(), static_cast<std::int64_t>(h.rows.size()), h.spec.input_size);
+    for (std::size_t r = 0; r < h.rows.size(); ++r)
+      record(h, h.rows[r].first, h.rows[r].second, actions[r]);
+  }
+  for (const Hosted& h : hosted_) rows_served_ += h.rows.size();
+  return answers;
+}
+
+}  // namespace tagflow::nodes

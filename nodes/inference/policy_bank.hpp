@@ -1,0 +1,94 @@
+// PolicyBank: the inference node's logic in a multi-agent cluster — greedy actions for the agents
+// of the policies one server hosts (nodes/cluster/policy_config.hpp). No threads, no sockets, no
+// clock: a binding calls it.
+//
+// serve(requests) answers every request of one tag together: rows are gathered per policy, and
+// policies of the same network shape are evaluated together, stacked (rl/learning/stacked_mlp.hpp:
+// one batched product per layer over every such policy's rows). Each stacked pass has a fixed
+// number of rows per policy — the largest agent count of any policy of that shape in the file — so
+// the numbers never depend on which policies share a server or how many rows are in use: the
+// digest is the same for every grouping of policies into servers.
+//
+// Weights: a learner's WeightsMessage for policy p replaces p's slot (older or equal versions are
+// ignored). A policy with `torchscript: FILE` serves that file and ignores weights (counted): when
+// the module's parameters are a Linear/ReLU stack that reproduces the module's own scores it is
+// stacked like the others, otherwise the module runs on its own (counted in unstacked()). Files
+// are checked at start against the policy's input width and the env's actions.
+//
+// Errors: ParamError naming the policy for a file that does not load or does not fit; requests
+// with a row for a policy this bank does not host, or observations of the wrong width, are
+// refused by serve() (no answer for that request, the reason in rejected()) and change nothing.
+// Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nodes/cluster/cluster_config.hpp"
+#include "nodes/messages.hpp"
+#include "rl/learning/mlp_spec.hpp"
+
+namespace tagflow::learning {
+class StackedMlp;
+class TorchScriptPolicy;
+}  // namespace tagflow::learning
+
+namespace tagflow::nodes {
+
+struct PolicyBankConfig {
+  cluster::MultiAgentConfig agents;  // the env, every policy, which agent each serves
+  std::vector<int> hosted;           // the policies this server hosts (ascending)
+  std::uint64_t seed = 0;            // initial weights: policy p starts from seed + p
+
+  /// The network of policy `policy`: its input width, its hidden sizes, the env's actions.
+  [[nodiscard]] learning::MlpSpec network(int policy) const;
+};
+
+class PolicyBank {
+ public:
+  /// Throws ParamError when a policy's TorchScript file cannot be loaded or does not fit.
+  explicit PolicyBank(const PolicyBankConfig& config);
+  ~PolicyBank();
+  PolicyBank(PolicyBank&&) noexcept;
+  PolicyBank& operator=(PolicyBank&&) noexcept;
+  PolicyBank(const PolicyBank&) = delete;
+  PolicyBank& operator=(const PolicyBank&) = delete;
+
+  /// Loads newer weights for `policy` (a hosted policy; std::invalid_argument otherwise or for
+  /// weights of the wrong length).
+  void on_weights(int policy, const WeightsMessage& weights);
+  /// One answer per valid request, in request order (`answered` gets the indices of the requests
+  /// answered when not null).
+  [[nodiscard]] std::vector<AgentActionsMessage> serve(
+      const std::vector<AgentObservationsMessage>& requests,
+      std::vector<std::size_t>* answered = nullptr);
+
+  [[nodiscard]] bool hosts(int policy) const;
+  [[nodiscard]] std::uint64_t version(int policy) const;
+  [[nodiscard]] std::uint64_t rows_served() const { return rows_served_; }
+  [[nodiscard]] std::uint64_t stacked_passes() const { return stacked_passes_; }
+  [[nodiscard]] std::uint64_t rejected() const { return rejected_; }
+  [[nodiscard]] const std::string& last_rejection() const { return last_rejection_; }
+  [[nodiscard]] std::uint64_t weights_ignored() const { return weights_ignored_; }
+  /// Hosted policies whose TorchScript module runs on its own (not stackable).
+  [[nodiscard]] std::size_t unstacked() const;
+  /// Shape groups stacked together (one batched product per layer each).
+  [[nodiscard]] std::size_t stacked_groups() const;
+
+ private:
+  struct Group;
+  struct Hosted;
+  [[nodiscard]] std::string invalid(const AgentObservationsMessage& request) const;
+
+  PolicyBankConfig config_;
+  std::vector<Hosted> hosted_;  // by position in config.hosted
+  std::vector<int> position_;   // policy index → position in hosted_, or -1
+  std::vector<Group> groups_;
+  std::vector<float> input_;
+  std::uint64_t rows_served_ = 0, stacked_passes_ = 0, rejected_ = 0, weights_ignored_ = 0;
+  std::string last_rejection_;
+};
+
+}  // namespace tagflow::nodes

@@ -1,0 +1,80 @@
+#include "nodes/inference/policy_bank_reactor.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <stdexcept>
+
+namespace tagflow::nodes {
+
+PolicyBankReactor::PolicyBankReactor(std::string name, reactors::Environment& env,
+                                     const PolicyBankConfig& config,
+                                     const PolicyBankPortWidths& widths)
+    : reactors::Reactor(std::move(name), env),
+      observations("observations", this, widths.observations),
+      weights("weights", this, widths.weight_policies.size()),
+      actions("actions", this, widths.actions),
+      bank_(config),
+      weight_policies_(widths.weight_policies),
+      actions_digest_(widths.actions) {
+  if (widths.observations != widths.actions) {
+    throw std::invalid_argument("inference " + this->name() + ": " +
+                                std::to_string(widths.observations) + " observation channels but " +
+                                std::to_string(widths.actions) + " action channels");
+  }
+  for (const int policy : weight_policies_) {
+    if (!bank_.hosts(policy)) {
+      throw std::invalid_argument("inference " + this->name() + ": weights of policy " +
+                                  std::to_string(policy) + " reach it, but it does not host it");
+    }
+  }
+  if (!weight_policies_.empty()) {
+    reaction("load_weights").triggers(weights).body([this] {
+      for (std::size_t c = 0; c < weights.size(); ++c) {
+        if (weights[c].is_present())
+          bank_.on_weights(weight_policies_[c], weights[c].get()->value());
+      }
+      std::uint64_t lowest = UINT64_MAX;
+      for (const int policy : weight_policies_) lowest = std::min(lowest, bank_.version(policy));
+      weights_version.store(lowest, std::memory_order_relaxed);
+      if (metrics_ != nullptr) metrics_->set_weights_version(lowest);
+    });
+  }
+  if (widths.observations > 0) {
+    reaction("serve").triggers(observations).effects(actions).body([this] { serve(); });
+  }
+}
+
+void PolicyBankReactor::serve() {
+  requests_.clear();
+  channels_.clear();
+  answered_.clear();
+  for (std::size_t c = 0; c < observations.size(); ++c) {
+    if (!observations[c].is_present()) continue;
+    requests_.push_back(observations[c].get()->value());
+    channels_.push_back(c);
+  }
+  const auto started = std::chrono::steady_clock::now();
+  const std::uint64_t rejected = bank_.rejected();
+  std::vector<AgentActionsMessage> answers = bank_.serve(requests_, &answered_);
+  const auto dropped = static_cast<std::int64_t>(bank_.rejected() - rejected);
+  if (dropped > 0 && dropped_requests.fetch_add(dropped) == 0) {
+    std::cerr << name() << ": dropped a request: " << bank_.last_rejection()
+              << " (further drops are only counted)\n";
+  }
+  if (metrics_ != nullptr) {
+    std::size_t rows = 0;
+    for (const auto& a : answers) rows += a.rows();
+    metrics_->add_inference_batch(
+        rows, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  }
+  for (std::size_t i = 0; i < answers.size(); ++i) {
+    const std::size_t c = channels_[answered_[i]];
+    const auto answer = make_encoded(std::move(answers[i]));
+    actions[c].set(answer);
+    actions_digest_.record(c, tag(), answer->bytes());
+  }
+  rows_served.store(static_cast<std::int64_t>(bank_.rows_served()), std::memory_order_relaxed);
+}
+
+}  // namespace tagflow::nodes

@@ -1,0 +1,60 @@
+// PolicyBankReactor: the reactor binding of PolicyBank — the inference node of a multi-agent
+// cluster (links LibTorch).
+//
+// Ports (configs/README.md): inputs `observations` (AgentObservationsMessage), `weights`; output
+// `actions` (AgentActionsMessage). Multiports with one channel per linked replica; the request on
+// observations channel c is answered on actions channel c, and weights channel c carries the
+// policy of the learner at its end (`weight_policies[c]`).
+//
+// Per-tag protocol (logical time only): `weights` load first (declaration order), then every
+// request present at the tag is answered together (PolicyBank::serve: batched per policy, same
+// shapes stacked). A refused request is dropped, counted and logged once; the others are answered.
+// Thread-safety: one reaction at a time (reactor runtime); counters are atomics.
+#pragma once
+
+#include <atomic>
+#include <vector>
+
+#include "nodes/channel_digest.hpp"
+#include "nodes/encoded_value.hpp"
+#include "nodes/inference/policy_bank.hpp"
+#include "nodes/node_metrics.hpp"
+#include "reactors/reactors.hpp"
+
+namespace tagflow::nodes {
+
+struct PolicyBankPortWidths {
+  std::size_t observations = 0, actions = 0;
+  std::vector<int> weight_policies;  // per weights channel: the policy its learner trains
+};
+
+class PolicyBankReactor : public reactors::Reactor {
+ public:
+  reactors::InputMultiport<Encoded<AgentObservationsMessage>> observations;
+  reactors::InputMultiport<Encoded<WeightsMessage>> weights;
+  reactors::OutputMultiport<Encoded<AgentActionsMessage>> actions;
+
+  /// Throws std::invalid_argument when observations and actions have different widths, or a
+  /// weights channel carries a policy the bank does not host; ParamError as PolicyBank.
+  PolicyBankReactor(std::string name, reactors::Environment& env, const PolicyBankConfig& config,
+                    const PolicyBankPortWidths& widths);
+
+  [[nodiscard]] const PolicyBank& bank() const { return bank_; }
+  [[nodiscard]] const ChannelDigests& actions_digest() const { return actions_digest_; }
+  void set_metrics(NodeMetrics* metrics) { metrics_ = metrics; }
+  std::atomic<std::int64_t> rows_served{0};
+  std::atomic<std::uint64_t> weights_version{0};  // the lowest version over its policies
+  std::atomic<std::int64_t> dropped_requests{0};
+
+ private:
+  void serve();
+
+  PolicyBank bank_;
+  std::vector<int> weight_policies_;
+  ChannelDigests actions_digest_;
+  std::vector<AgentObservationsMessage> requests_;
+  std::vector<std::size_t> channels_, answered_;
+  NodeMetrics* metrics_ = nullptr;
+};
+
+}  // namespace tagflow::nodes

@@ -1,0 +1,92 @@
+#include "nodes/multi_agent/multi_agent_reactor.hpp"
+
+#include <iostream>
+#include <stdexcept>
+
+namespace tagflow::nodes {
+
+MultiAgentReactor::MultiAgentReactor(std::string name, reactors::Environment& env,
+                                     const MultiAgentNodeConfig& config,
+                                     const MultiAgentPortWidths& widths,
+                                     std::chrono::nanoseconds round_period)
+    : reactors::Reactor(std::move(name), env),
+      actions("actions", this, widths.actions),
+      observations("observations", this, widths.observations.size()),
+      transitions("transitions", this, widths.transitions.size()),
+      server_(config),
+      observation_policies_(widths.observations),
+      transition_policies_(widths.transitions),
+      round_("round", this, reactors::Duration::zero(), round_period),
+      observations_digest_(widths.observations.size()),
+      transitions_digest_(widths.transitions.size()) {
+  if (widths.observations.empty() || widths.actions == 0) {
+    throw std::invalid_argument("multi_agent " + this->name() +
+                                ": connect its observations to inference servers and their "
+                                "actions back (nobody would act for its agents)");
+  }
+  reaction("request_actions").triggers(round_).effects(observations).body([this] { request(); });
+  reaction("step_env").triggers(actions).effects(transitions).body([this] { on_answers(); });
+}
+
+void MultiAgentReactor::request() {
+  if (waiting_ || server_.finished()) return;
+  for (std::size_t c = 0; c < observations.size(); ++c) {
+    AgentObservationsMessage message = server_.observations(observation_policies_[c]);
+    if (message.rows() == 0) continue;
+    const auto encoded = make_encoded(std::move(message));
+    observations[c].set(encoded);
+    observations_digest_.record(c, tag(), encoded->bytes());
+  }
+  waiting_ = true;
+}
+
+void MultiAgentReactor::on_answers() {
+  for (std::size_t c = 0; c < actions.size(); ++c) {
+    if (!actions[c].is_present()) continue;
+    std::string why;
+    if (!server_.on_actions(actions[c].get()->value(), &why)) {
+      if (dropped_answers.fetch_add(1) == 0) {
+        std::cerr << name() << ": dropped an answer on actions[" << c << "]: " << why
+                  << " (further drops are only counted)\n";
+      }
+    }
+  }
+  if (!waiting_ || !server_.ready()) return;
+  waiting_ = false;
+  std::vector<TransitionsMessage> rows = server_.step();
+  if (!rows.empty()) {
+    for (std::size_t c = 0; c < transitions.size(); ++c) {
+      for (const int policy : transition_policies_[c]) {
+        TransitionsMessage& m = rows[static_cast<std::size_t>(policy)];
+        if (m.rows() == 0) continue;
+        const auto encoded = make_encoded(std::move(m));
+        transitions[c].set(encoded);
+        transitions_digest_.record(c, tag(), encoded->bytes());
+        break;  // a replay replica hosts one policy (policy_config.hpp)
+      }
+    }
+  }
+  publish_stats();
+  if (step_limit_ >= 0 && server_.joint_steps() >= step_limit_) server_.finish();
+  if (server_.finished() && !step_limit_reached_) {
+    step_limit_reached_ = true;
+    request_stop();
+  }
+}
+
+void MultiAgentReactor::publish_stats() {
+  env_steps.store(server_.joint_steps(), std::memory_order_relaxed);
+  MultiAgentServer::Finished finished = server_.take_finished();
+  if (metrics_ != nullptr) {
+    metrics_->add_env_steps(server_.joint_steps() - steps_reported_);
+    steps_reported_ = server_.joint_steps();
+    metrics_->add_episodes(finished.returns);
+    metrics_->add_multi_agent_episodes(finished.lengths, finished.collisions);
+  }
+  if (!finished.returns.empty()) {
+    last_return.store(finished.returns.back(), std::memory_order_relaxed);
+    returns_.insert(returns_.end(), finished.returns.begin(), finished.returns.end());
+  }
+}
+
+}  // namespace tagflow::nodes

@@ -1,0 +1,272 @@
+#include "nodes/multi_agent/multi_agent_server.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "nodes/multi_agent/agent_input.hpp"
+#include "rl/envs/random.hpp"
+#include "rl/envs/registry.hpp"
+
+namespace tagflow::nodes {
+namespace {
+
+constexpr std::uint64_t kRandomPolicySalt = 0x52414e44ULL;  // "RAND"
+
+}  // namespace
+
+MultiAgentNodeConfig MultiAgentNodeConfig::from_params(const NodeParams& params,
+                                                       const cluster::MultiAgentConfig& agents,
+                                                       std::uint64_t seed, std::uint64_t eval_seed,
+                                                       std::uint32_t index) {
+  params.check_known({"env", "epsilon_start", "epsilon_end", "epsilon_decay_steps", "eval_every",
+                      "eval_episodes"});
+  MultiAgentNodeConfig c;
+  c.agents = agents;
+  if (params.get_string("env", agents.env) != agents.env) {
+    params.fail("env", "every multi_agent node of a file steps the same env (" + agents.env + ")");
+  }
+  c.epsilon_start = params.get_double("epsilon_start", c.epsilon_start, 0.0, 1.0);
+  c.epsilon_end = params.get_double("epsilon_end", c.epsilon_end, 0.0, 1.0);
+  c.epsilon_decay_steps = params.get_int("epsilon_decay_steps", c.epsilon_decay_steps, 1);
+  c.eval_every = params.get_int("eval_every", c.eval_every, 0);
+  c.eval_episodes = static_cast<int>(params.get_int("eval_episodes", c.eval_episodes, 0));
+  c.seed = seed;
+  c.eval_seed = eval_seed;
+  c.index = index;
+  return c;
+}
+
+MultiAgentServer::MultiAgentServer(const MultiAgentNodeConfig& config)
+    : config_(config), rng_(config.seed) {
+  if (config_.agents.empty()) {
+    throw std::invalid_argument("multi_agent: the cluster file names no policies");
+  }
+  train_.env = envs::make_multi_agent_env(config_.agents.env);
+  eval_.env = envs::make_multi_agent_env(config_.agents.env);
+  const envs::MultiAgentSpec& spec = train_.env->spec();
+  observation_size_ = spec.observation_space.size();
+  const auto n = static_cast<std::size_t>(spec.num_agents);
+  for (Run* run : {&train_, &eval_}) {
+    run->observations.resize(n * observation_size_);
+    run->dones.assign(n, 0);
+  }
+  next_observations_.resize(n * observation_size_);
+  rewards_.resize(n);
+  next_dones_.resize(n);
+  greedy_.assign(n, 0);
+  actions_.assign(n, 0);
+  versions_.assign(n, 0);
+  input_.resize(observation_size_ + n);
+  train_.env->reset(config_.seed, envs::Span<float>(train_.observations));
+  if (config_.eval_episodes > 0) random_ = play_random();
+  next_eval_ = config_.eval_every;
+  reset_for_answers();
+}
+
+double MultiAgentServer::epsilon() const {
+  if (evaluating_) return 0.0;
+  const double progress = std::min(
+      1.0, static_cast<double>(joint_steps_) / static_cast<double>(config_.epsilon_decay_steps));
+  return config_.epsilon_start + (config_.epsilon_end - config_.epsilon_start) * progress;
+}
+
+AgentObservationsMessage MultiAgentServer::observations(const std::vector<int>& policies) const {
+  AgentObservationsMessage m;
+  m.source = config_.index;
+  m.observation_size = static_cast<std::uint32_t>(observation_size_);
+  const std::vector<float>& obs = active().observations;
+  for (int a = 0; a < num_agents(); ++a) {
+    const int policy = config_.agents.agent_policy[static_cast<std::size_t>(a)];
+    if (!std::binary_search(policies.begin(), policies.end(), policy)) continue;
+    m.agents.push_back(static_cast<std::uint32_t>(a));
+    m.policies.push_back(static_cast<std::uint32_t>(policy));
+    const float* row = obs.data() + static_cast<std::size_t>(a) * observation_size_;
+    m.observations.insert(m.observations.end(), row, row + observation_size_);
+  }
+  return m;
+}
+
+bool MultiAgentServer::on_actions(const AgentActionsMessage& answer, std::string* why) {
+  const auto fail = [&](const std::string& message) {
+    if (why != nullptr) *why = message;
+    return false;
+  };
+  if (!consistent(answer)) return fail("inconsistent row counts");
+  const std::int64_t num_actions = config_.agents.num_actions;
+  for (std::size_t i = 0; i < answer.rows(); ++i) {
+    const std::uint32_t agent = answer.agents[i];
+    if (agent >= static_cast<std::uint32_t>(num_agents())) {
+      return fail("no agent " + std::to_string(agent));
+    }
+    const int policy = config_.agents.agent_policy[agent];
+    if (answer.policies[i] != static_cast<std::uint32_t>(policy)) {
+      return fail("agent " + std::to_string(agent) + " answered by policy " +
+                  std::to_string(answer.policies[i]) + ", its policy is " + std::to_string(policy));
+    }
+    if (answer.actions[i] < 0 || answer.actions[i] >= num_actions) {
+      return fail("action " + std::to_string(answer.actions[i]) + " out of range for agent " +
+                  std::to_string(agent));
+    }
+  }
+  for (std::size_t i = 0; i < answer.rows(); ++i) {
+    const std::uint32_t agent = answer.agents[i];
+    greedy_[agent] = answer.actions[i];
+    versions_[agent] = answer.versions[i];
+    if (!answered_[agent]) {
+      answered_[agent] = true;
+      --pending_;
+    }
+  }
+  return true;
+}
+
+void MultiAgentServer::reset_for_answers() {
+  answered_.assign(static_cast<std::size_t>(num_agents()), false);
+  pending_ = num_agents();
+}
+
+void MultiAgentServer::append_transition(TransitionsMessage& out, int policy, int agent,
+                                         const float* next, bool terminated) const {
+  const auto width = static_cast<std::size_t>(config_.agents.input_size(policy));
+  const auto a = static_cast<std::size_t>(agent);
+  const std::size_t at = out.observations.size();
+  out.observations.resize(at + width);
+  out.next_observations.resize(at + width);
+  write_agent_input(config_.agents, policy, agent,
+                    train_.observations.data() + a * observation_size_,
+                    out.observations.data() + at);
+  write_agent_input(config_.agents, policy, agent, next, out.next_observations.data() + at);
+  out.actions.push_back(actions_[a]);
+  out.rewards.push_back(rewards_[a]);
+  out.terminated.push_back(terminated ? 1 : 0);
+}
+
+std::vector<TransitionsMessage> MultiAgentServer::step() {
+  if (!ready())
+    throw std::logic_error("multi_agent: a joint step before every agent has an action");
+  Run& run = active();
+  const double eps = epsilon();
+  for (std::size_t a = 0; a < actions_.size(); ++a) {
+    actions_[a] = envs::uniform01(rng_) < eps
+                      ? envs::uniform_index(rng_, config_.agents.num_actions)
+                      : greedy_[a];
+  }
+  const envs::MultiAgentStepInfo info =
+      run.env->step(envs::Span<const std::int64_t>(actions_), envs::Span<float>(next_observations_),
+                    envs::Span<float>(rewards_), envs::Span<std::uint8_t>(next_dones_));
+  ++run.length;
+  run.collisions += info.collisions;
+  for (const float r : rewards_) run.episode_return += static_cast<double>(r);
+
+  std::vector<TransitionsMessage> out;
+  if (!evaluating_) {
+    ++joint_steps_;
+    collisions_ += info.collisions;
+    out.resize(config_.agents.policies.size());
+    for (std::size_t p = 0; p < out.size(); ++p) {
+      out[p].observation_size =
+          static_cast<std::uint32_t>(config_.agents.input_size(static_cast<int>(p)));
+    }
+    // A done agent's episode ended in a terminal state unless the time limit ended it.
+    const bool time_limit = run.length >= run.env->spec().max_episode_steps;
+    for (int a = 0; a < num_agents(); ++a) {
+      const auto i = static_cast<std::size_t>(a);
+      if (run.dones[i] != 0) continue;  // done before this step: its action was ignored
+      const int policy = config_.agents.agent_policy[i];
+      TransitionsMessage& m = out[static_cast<std::size_t>(policy)];
+      m.weights_version = std::max(m.weights_version, versions_[i]);
+      append_transition(m, policy, a, next_observations_.data() + i * observation_size_,
+                        next_dones_[i] != 0 && !time_limit);
+    }
+  }
+  run.observations.swap(next_observations_);
+  run.dones = next_dones_;
+  if (info.episode_done) {
+    if (evaluating_) {
+      ++eval_episode_;
+      eval_return_sum_ += run.episode_return;
+      eval_collision_sum_ += static_cast<double>(run.collisions);
+      eval_length_sum_ += static_cast<double>(run.length);
+    } else {
+      ++episodes_;
+      finished_.returns.push_back(run.episode_return);
+      finished_.lengths.push_back(run.length);
+      finished_.collisions.push_back(run.collisions);
+    }
+    run.episode_return = 0.0;
+    run.length = run.collisions = 0;
+    if (evaluating_ && eval_episode_ >= config_.eval_episodes) {
+      const double n = static_cast<double>(config_.eval_episodes);
+      last_evaluation_ = {eval_return_sum_ / n, eval_collision_sum_ / n, eval_length_sum_ / n,
+                          config_.eval_episodes};
+      evaluations_.push_back(last_evaluation_.mean_return);
+      evaluating_ = false;
+    } else if (evaluating_) {
+      run.env->reset(config_.eval_seed + static_cast<std::uint64_t>(eval_episode_),
+                     envs::Span<float>(run.observations));
+      run.dones.assign(run.dones.size(), 0);
+    } else {
+      run.env->reset(std::nullopt, envs::Span<float>(run.observations));
+      run.dones.assign(run.dones.size(), 0);
+    }
+  }
+  if (!evaluating_ && !finishing_ && config_.eval_every > 0 && joint_steps_ >= next_eval_) {
+    next_eval_ += config_.eval_every;
+    start_evaluation();
+  }
+  reset_for_answers();
+  return out;
+}
+
+void MultiAgentServer::start_evaluation() {
+  if (config_.eval_episodes <= 0) return;
+  evaluating_ = true;
+  eval_episode_ = 0;
+  eval_return_sum_ = eval_collision_sum_ = eval_length_sum_ = 0.0;
+  eval_.episode_return = 0.0;
+  eval_.length = eval_.collisions = 0;
+  eval_.env->reset(config_.eval_seed, envs::Span<float>(eval_.observations));
+  eval_.dones.assign(eval_.dones.size(), 0);
+}
+
+void MultiAgentServer::finish() {
+  if (finishing_) return;
+  finishing_ = true;
+  if (!evaluating_) start_evaluation();
+}
+
+MultiAgentServer::Finished MultiAgentServer::take_finished() {
+  Finished out;
+  std::swap(out, finished_);
+  return out;
+}
+
+EpisodeFigures MultiAgentServer::play_random() {
+  std::mt19937_64 rng(config_.eval_seed ^ kRandomPolicySalt);
+  const auto n = static_cast<std::size_t>(num_agents());
+  std::vector<float> obs(n * observation_size_), rewards(n);
+  std::vector<std::uint8_t> dones(n);
+  std::vector<std::int64_t> actions(n);
+  EpisodeFigures figures;
+  figures.episodes = config_.eval_episodes;
+  for (int k = 0; k < config_.eval_episodes; ++k) {
+    eval_.env->reset(config_.eval_seed + static_cast<std::uint64_t>(k), envs::Span<float>(obs));
+    for (bool done = false; !done;) {
+      for (auto& action : actions) action = envs::uniform_index(rng, config_.agents.num_actions);
+      const envs::MultiAgentStepInfo info =
+          eval_.env->step(envs::Span<const std::int64_t>(actions), envs::Span<float>(obs),
+                          envs::Span<float>(rewards), envs::Span<std::uint8_t>(dones));
+      for (const float r : rewards) figures.mean_return += static_cast<double>(r);
+      figures.collisions_per_episode += info.collisions;
+      figures.mean_length += 1.0;
+      done = info.episode_done;
+    }
+  }
+  const double episodes = std::max(1, config_.eval_episodes);
+  figures.mean_return /= episodes;
+  figures.collisions_per_episode /= episodes;
+  figures.mean_length /= episodes;
+  return figures;
+}
+
+}  // namespace tagflow::nodes

@@ -1,0 +1,143 @@
+// MultiAgentServer: the multi-agent node's logic — one multi-agent env (TrafficJunction4-v1, ...)
+// stepped one joint step at a time with the greedy actions of its agents' policies, which
+// inference servers choose (each server gets only the agents of the policies it hosts). No
+// threads, no sockets, no clock: a binding calls it.
+//
+// One joint step: observations(policies) for each server → on_actions(answer) for each answer →
+// once every agent has an action, step(): ε-greedy over the greedy actions (per agent, from the
+// node's own seeded generator), one env step, and the transitions of each policy (one row per
+// agent of that policy that was not yet done; observations as the policy sees them,
+// agent_input.hpp). An episode ends when every agent is done; the env resets at once.
+//
+// Evaluation: every `eval_every` joint steps (0: only at the end), and once more when the node's
+// step limit is reached (finish()), the node plays `eval_episodes` greedy episodes on a second
+// env with the evaluation seeds (eval_seed + k for episode k) — training pauses meanwhile and no
+// transitions are made. A random policy plays the same seeds once at start: random_return() and
+// random_collisions() are its figures, mean_return() and collisions_per_episode() those of the
+// last evaluation. Returns are team returns: the sum of every agent's rewards over the episode.
+//
+// Errors: ParamError for a bad param (naming it); std::invalid_argument for an env that is not
+// multi-agent. Answers naming an agent the node did not ask for, or a policy that is not the
+// agent's, are refused (on_actions() returns false with a reason) and change nothing.
+// Everything depends only on the seeds and the sequence of calls. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "nodes/cluster/cluster_config.hpp"
+#include "nodes/messages.hpp"
+#include "nodes/node_params.hpp"
+#include "rl/envs/multi_agent_env.hpp"
+
+namespace tagflow::nodes {
+
+struct MultiAgentNodeConfig {
+  cluster::MultiAgentConfig agents;  // the env, the policies and which agent each serves
+  double epsilon_start = 1.0;
+  double epsilon_end = 0.0;
+  std::int64_t epsilon_decay_steps = 20000;  // joint steps
+  std::int64_t eval_every = 0;               // joint steps between evaluations; 0: at the end only
+  int eval_episodes = 20;                    // 0: no evaluation (and no random baseline)
+  std::uint64_t seed = 0;
+  std::uint64_t eval_seed = 0;  // the same in every placement and mode
+  std::uint32_t index = 0;      // replica index: tags its requests
+
+  /// Reads params env, epsilon_start, epsilon_end, epsilon_decay_steps, eval_every,
+  /// eval_episodes (the env and policies come from the cluster file's `agents`).
+  static MultiAgentNodeConfig from_params(const NodeParams& params,
+                                          const cluster::MultiAgentConfig& agents,
+                                          std::uint64_t seed, std::uint64_t eval_seed,
+                                          std::uint32_t index);
+};
+
+/// The figures of one set of episodes.
+struct EpisodeFigures {
+  double mean_return = 0.0;
+  double collisions_per_episode = 0.0;
+  double mean_length = 0.0;
+  int episodes = 0;
+};
+
+class MultiAgentServer {
+ public:
+  explicit MultiAgentServer(const MultiAgentNodeConfig& config);
+
+  /// The current observation of every agent whose policy is in `policies` (ascending indices).
+  [[nodiscard]] AgentObservationsMessage observations(const std::vector<int>& policies) const;
+  /// Takes the greedy actions of `answer`. False (and nothing taken) when it names an agent out of
+  /// range, a policy that is not the agent's, or an action out of the env's range; *why says which.
+  bool on_actions(const AgentActionsMessage& answer, std::string* why);
+  /// True once every agent has a greedy action for the current joint step.
+  [[nodiscard]] bool ready() const { return pending_ == 0; }
+  /// One joint step with the greedy actions taken (ready() must hold; std::logic_error if not).
+  /// The transitions of each policy, indexed by policy (empty while evaluating).
+  std::vector<TransitionsMessage> step();
+  /// The step limit was reached: play the final evaluation, then finished() holds.
+  void finish();
+  /// True once finish() was called and the final evaluation is over.
+  [[nodiscard]] bool finished() const { return finishing_ && !evaluating_; }
+  [[nodiscard]] bool evaluating() const { return evaluating_; }
+
+  [[nodiscard]] const MultiAgentNodeConfig& config() const { return config_; }
+  [[nodiscard]] int num_agents() const { return config_.agents.num_agents; }
+  [[nodiscard]] std::int64_t joint_steps() const { return joint_steps_; }
+  [[nodiscard]] std::int64_t episodes() const { return episodes_; }
+  [[nodiscard]] std::int64_t collisions() const { return collisions_; }
+  [[nodiscard]] double epsilon() const;
+  /// Training episodes finished since the last call: returns, lengths and collisions.
+  struct Finished {
+    std::vector<double> returns;
+    std::vector<std::int64_t> lengths;
+    std::vector<std::int64_t> collisions;
+  };
+  [[nodiscard]] Finished take_finished();
+  /// Mean return of every evaluation so far, in order.
+  [[nodiscard]] const std::vector<double>& evaluations() const { return evaluations_; }
+  /// The last evaluation (zeros before the first).
+  [[nodiscard]] const EpisodeFigures& last_evaluation() const { return last_evaluation_; }
+  /// The random policy on the evaluation seeds.
+  [[nodiscard]] const EpisodeFigures& random_baseline() const { return random_; }
+
+ private:
+  // One env and its running episode (training, or the evaluation's).
+  struct Run {
+    std::unique_ptr<envs::MultiAgentEnv> env;
+    std::vector<float> observations;  // agent-major
+    std::vector<std::uint8_t> dones;
+    double episode_return = 0.0;
+    std::int64_t length = 0, collisions = 0;
+  };
+  [[nodiscard]] const Run& active() const { return evaluating_ ? eval_ : train_; }
+  Run& active() { return evaluating_ ? eval_ : train_; }
+  void start_evaluation();
+  void reset_for_answers();
+  void append_transition(TransitionsMessage& out, int policy, int agent, const float* next,
+                         bool terminated) const;
+  EpisodeFigures play_random();
+
+  MultiAgentNodeConfig config_;
+  Run train_, eval_;
+  std::size_t observation_size_ = 0;
+  std::mt19937_64 rng_;
+  std::vector<float> next_observations_, rewards_, input_;
+  std::vector<std::uint8_t> next_dones_;
+  std::vector<std::int64_t> greedy_, actions_;
+  std::vector<std::uint64_t> versions_;  // per agent: the weights that chose its greedy action
+  std::vector<bool> answered_;
+  int pending_ = 0;
+  std::int64_t joint_steps_ = 0, episodes_ = 0, collisions_ = 0;
+  Finished finished_;
+  // Evaluation.
+  bool evaluating_ = false, finishing_ = false;
+  std::int64_t next_eval_ = 0;
+  int eval_episode_ = 0;
+  double eval_return_sum_ = 0.0, eval_collision_sum_ = 0.0, eval_length_sum_ = 0.0;
+  std::vector<double> evaluations_;
+  EpisodeFigures last_evaluation_, random_;
+};
+
+}  // namespace tagflow::nodes

@@ -1,0 +1,53 @@
+// StackedMlp: several MLPs of one shape evaluated together — their weights stacked into one tensor
+// per layer and every policy's rows computed by one batched matrix product per layer (bmm), not a
+// loop of forward passes. The multi-policy inference server stacks the policies it hosts this way
+// (nodes/inference/policy_bank.hpp).
+//
+// Each slot holds one MLP (MlpSpec layout, init_mlp_parameters(spec, seed) until load()) and a
+// fixed number of input rows, `rows_per_slot`: a call evaluates slots × rows_per_slot rows, so the
+// shapes of every product, and with them the numbers, never depend on how many rows are in use.
+// Rows not in use may hold anything; their results are ignored.
+//
+// Not thread-safe (one caller at a time). Errors: std::invalid_argument for an invalid spec, a slot
+// out of range or parameters of the wrong length.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "rl/learning/mlp_spec.hpp"
+
+namespace tagflow::learning {
+
+class StackedMlp {
+ public:
+  StackedMlp(const MlpSpec& spec, std::size_t slots, std::int64_t rows_per_slot,
+             std::uint64_t seed = 0);
+  ~StackedMlp();
+  StackedMlp(StackedMlp&&) noexcept;
+  StackedMlp& operator=(StackedMlp&&) noexcept;
+  StackedMlp(const StackedMlp&) = delete;
+  StackedMlp& operator=(const StackedMlp&) = delete;
+
+  /// Replaces slot `slot`'s parameters (MlpSpec layout).
+  void load(std::size_t slot, const std::vector<float>& parameters);
+  /// Scores of every row: `inputs` holds slots × rows_per_slot × input_size floats (slot-major),
+  /// the result slots × rows_per_slot × output_size.
+  [[nodiscard]] std::vector<float> scores(const float* inputs) const;
+  /// The argmax (ties: lowest) of every row into `actions` (slots × rows_per_slot entries).
+  void act(const float* inputs, std::int64_t* actions) const;
+
+  [[nodiscard]] const MlpSpec& spec() const { return spec_; }
+  [[nodiscard]] std::size_t slots() const { return slots_; }
+  [[nodiscard]] std::int64_t rows_per_slot() const { return rows_; }
+
+ private:
+  struct Impl;
+  MlpSpec spec_;
+  std::size_t slots_;
+  std::int64_t rows_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tagflow::learning

@@ -1,0 +1,176 @@
+// Tests of nodes/cluster/policy_config.hpp: the agent → policy mapping in its three forms, which
+// replica hosts which policy, the link plan that routes by policy, and every mistake refused with
+// file, line and key.
+#include "nodes/cluster/policy_config.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "nodes/cluster/link_plan.hpp"
+
+namespace tagflow::cluster {
+namespace {
+
+/// A TrafficJunction4-v1 cluster with `policies` (and `agents`) as given; inference split over
+/// `servers` replicas, one replay and learner per policy when `learners` > 0.
+std::string marl_file(const std::string& policies, int servers = 1, int learners = 0,
+                      const std::string& mode = "reactor") {
+  std::string text = "cluster: m\nmode: " + mode + "\nseed: 1\n" + policies +
+                     "nodes:\n"
+                     "  junction: {kind: multi_agent, data_port: 7000, params: {env: "
+                     "TrafficJunction4-v1}}\n"
+                     "  inference: {kind: inference, replicas: " +
+                     std::to_string(servers) + ", data_port: 7100}\n";
+  if (learners > 0) {
+    text += "  replay: {kind: replay, replicas: " + std::to_string(learners) +
+            ", data_port: 7200}\n"
+            "  learner: {kind: learner, replicas: " +
+            std::to_string(learners) + ", data_port: 7300}\n";
+  }
+  text +=
+      "connections:\n"
+      "  - {from: junction.observations, to: inference.observations}\n"
+      "  - {from: inference.actions, to: junction.actions, after: 0}\n";
+  if (learners > 0) {
+    text +=
+        "  - {from: junction.transitions, to: replay.transitions}\n"
+        "  - {from: replay.batches, to: learner.batches}\n"
+        "  - {from: learner.priorities, to: replay.priorities, after: 0}\n"
+        "  - {from: learner.weights, to: inference.weights, after: 0}\n";
+  }
+  return text + "stop: {env_steps: 100}\n";
+}
+
+ConfigError error_of(const std::string& text) {
+  try {
+    parse_cluster_config(text, "m.yaml");
+  } catch (const ConfigError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected a ConfigError for:\n" << text;
+  return ConfigError("", 0, "", "");
+}
+
+TEST(PolicyConfig, APerAgentPolicyBecomesOnePolicyPerAgent) {
+  const ClusterConfig c =
+      parse_cluster_config(marl_file("policies:\n  car: {per_agent: true}\n"), "m.yaml");
+  const MultiAgentConfig& m = c.multi_agent;
+  EXPECT_EQ(m.env, "TrafficJunction4-v1");
+  EXPECT_EQ(m.num_agents, 4);
+  EXPECT_EQ(m.observation_size, 324);
+  ASSERT_EQ(m.policies.size(), 4U);
+  for (int a = 0; a < 4; ++a) {
+    EXPECT_EQ(m.policies[static_cast<std::size_t>(a)].name, "car_" + std::to_string(a));
+    EXPECT_EQ(m.agent_policy[static_cast<std::size_t>(a)], a);
+    // One agent per policy: no agent feature.
+    EXPECT_EQ(m.input_size(a), 324);
+  }
+}
+
+TEST(PolicyConfig, OneSharedPolicySeesTheAgentIndexAsAFeature) {
+  const ClusterConfig c =
+      parse_cluster_config(marl_file("policies:\n  shared: {hidden: \"32,32\"}\n"), "m.yaml");
+  const MultiAgentConfig& m = c.multi_agent;
+  ASSERT_EQ(m.policies.size(), 1U);
+  EXPECT_EQ(m.policies[0].agents, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(m.input_size(0), 324 + 4);
+  EXPECT_EQ(m.policies[0].hidden, "32,32");
+}
+
+TEST(PolicyConfig, GroupsMapAgentsWithAFallback) {
+  const ClusterConfig c =
+      parse_cluster_config(marl_file("policies:\n  north: {}\n  south: {agent_id_input: false}\n"
+                                     "agents: {0: north, 2: north, \"*\": south}\n"),
+                           "m.yaml");
+  const MultiAgentConfig& m = c.multi_agent;
+  EXPECT_EQ(m.agent_policy, (std::vector<int>{0, 1, 0, 1}));
+  EXPECT_EQ(m.input_size(0), 328);
+  EXPECT_EQ(m.input_size(1), 324);
+}
+
+TEST(PolicyConfig, ServersSplitThePoliciesAndTheLinkPlanRoutesByPolicy) {
+  const ClusterConfig c =
+      parse_cluster_config(marl_file("policies:\n  car: {per_agent: true}\n", 2, 4), "m.yaml");
+  const NodeConfig& inference = *c.find_node("inference");
+  EXPECT_EQ(hosted_policies(c, inference, 0), (std::vector<int>{0, 1}));
+  EXPECT_EQ(hosted_policies(c, inference, 1), (std::vector<int>{2, 3}));
+  EXPECT_EQ(hosted_policies(c, *c.find_node("learner"), 3), (std::vector<int>{3}));
+
+  const LinkPlan plan = plan_links(c);
+  // The env reaches each server once, carrying only its policies.
+  EXPECT_EQ(plan.output_policies("junction", "observations"),
+            (std::vector<std::vector<int>>{{0, 1}, {2, 3}}));
+  EXPECT_EQ(plan.output_policies("junction", "transitions"),
+            (std::vector<std::vector<int>>{{0}, {1}, {2}, {3}}));
+  // learner-i's weights go only to the server of policy i; replay-i feeds learner-i alone.
+  EXPECT_EQ(plan.input_policies("inference-1", "weights"),
+            (std::vector<std::vector<int>>{{2}, {3}}));
+  EXPECT_EQ(plan.output_width("learner-0", "weights"), 1U);
+  EXPECT_EQ(plan.output_width("replay-2", "batches"), 1U);
+  EXPECT_EQ(plan.input_policies("learner-2", "batches"), (std::vector<std::vector<int>>{{2}}));
+}
+
+TEST(PolicyConfig, MistakesAreRefusedWithFileLineAndKey) {
+  const std::string per_agent = "policies:\n  car: {per_agent: true}\n";
+  ConfigError e = error_of(marl_file("policies:\n  a: {}\n  b: {}\nagents: {7: a, \"*\": b}\n"));
+  EXPECT_EQ(e.key(), "agents.7");
+  EXPECT_EQ(e.line(), 7);
+  EXPECT_NE(std::string(e.what()).find("no agent 7"), std::string::npos) << e.what();
+
+  e = error_of(marl_file("policies:\n  a: {}\nagents: {0: zebra, \"*\": a}\n"));
+  EXPECT_EQ(e.key(), "agents.0");
+  EXPECT_NE(std::string(e.what()).find("no policy 'zebra'"), std::string::npos) << e.what();
+
+  e = error_of(marl_file("policies:\n  a: {}\n  b: {}\nagents: {0: a, 1: b}\n"));
+  EXPECT_NE(std::string(e.what()).find("agent 2 has no policy"), std::string::npos) << e.what();
+
+  e = error_of(marl_file("policies:\n  a: {}\n  b: {}\nagents: {\"*\": a}\n"));
+  EXPECT_EQ(e.key(), "policies.b");
+  EXPECT_NE(std::string(e.what()).find("serves no agent"), std::string::npos) << e.what();
+
+  e = error_of(marl_file("policies:\n  a: {}\n  b: {}\n"));
+  EXPECT_EQ(e.key(), "policies");
+
+  e = error_of(marl_file("policies:\n  a: {hidden: \"64,x\"}\n"));
+  EXPECT_EQ(e.key(), "policies.a.hidden");
+
+  // Four policies for three replays (and learners): one short.
+  e = error_of(marl_file(per_agent, 1, 3));
+  EXPECT_EQ(e.key(), "nodes.replay.params.policies");
+
+  e = error_of(marl_file(per_agent, 1, 0, "actor"));
+  EXPECT_EQ(e.key(), "mode");
+
+  // A multi_agent node without policies, policies without a multi_agent node.
+  e = error_of(marl_file(""));
+  EXPECT_EQ(e.key(), "policies");
+  e = error_of(
+      "cluster: s\npolicies: {a: {}}\nnodes:\n  sampler: {kind: sampler, data_port: 7000}\n"
+      "stop: {env_steps: 10}\n");
+  EXPECT_EQ(e.key(), "policies");
+}
+
+TEST(PolicyConfig, EachPolicyIsServedExactlyOncePerPort) {
+  // Two inference groups that both host car_0.
+  std::string text = marl_file("policies:\n  car: {per_agent: true}\n");
+  text.replace(text.find("connections:"), 0,
+               "  spare: {kind: inference, data_port: 7400, params: {policies: car_0}}\n");
+  text.replace(text.find("stop:"), 0,
+               "  - {from: junction.observations, to: spare.observations}\n"
+               "  - {from: spare.actions, to: junction.actions, after: 0}\n");
+  const ConfigError e = error_of(text);
+  EXPECT_NE(std::string(e.what()).find("reaches policy 'car_0' on both"), std::string::npos)
+      << e.what();
+}
+
+TEST(PolicyConfig, TheShippedMultiAgentFilesLoad) {
+  for (const char* name : {"marl.yaml", "marl-serve.yaml"}) {
+    const ClusterConfig c =
+        load_cluster_config(std::string(TAGFLOW_SOURCE_DIR) + "/configs/" + name);
+    EXPECT_FALSE(c.multi_agent.empty()) << name;
+  }
+}
+
+}  // namespace
+}  // namespace tagflow::cluster

@@ -1,0 +1,251 @@
+// Tests of nodes/inference/policy_bank.hpp (and the StackedMlp under it): stacked policies answer
+// exactly as each policy's own network would, the answers do not depend on which policies share a
+// server, weights reach only their policy, TorchScript files (ours and Python's) are served, and
+// bad requests or files are refused by name.
+#include "nodes/inference/policy_bank.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "nodes/multi_agent/agent_input.hpp"
+#include "nodes/node_params.hpp"
+#include "rl/learning/policy_network.hpp"
+#include "rl/learning/stacked_mlp.hpp"
+#include "rl/learning/torchscript_policy.hpp"
+
+namespace tagflow::nodes {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// TrafficJunction4-v1 facts with `policies` policies of `hidden`: per agent (4) or one shared.
+cluster::MultiAgentConfig tj4(bool per_agent, const std::string& hidden = "16") {
+  cluster::MultiAgentConfig m;
+  m.env = "TrafficJunction4-v1";
+  m.num_agents = 4;
+  m.observation_size = 324;
+  m.num_actions = 2;
+  const int count = per_agent ? 4 : 1;
+  for (int p = 0; p < count; ++p) {
+    cluster::PolicyConfig policy;
+    policy.name = "car_" + std::to_string(p);
+    policy.hidden = hidden;
+    policy.agent_id_input = !per_agent;
+    policy.agents = per_agent ? std::vector<int>{p} : std::vector<int>{0, 1, 2, 3};
+    m.policies.push_back(policy);
+  }
+  m.agent_policy = per_agent ? std::vector<int>{0, 1, 2, 3} : std::vector<int>{0, 0, 0, 0};
+  return m;
+}
+
+/// One request with every agent whose policy is in `policies`, observations from `seed`.
+AgentObservationsMessage request(const cluster::MultiAgentConfig& m,
+                                 const std::vector<int>& policies, int seed) {
+  AgentObservationsMessage r;
+  r.observation_size = static_cast<std::uint32_t>(m.observation_size);
+  for (int a = 0; a < m.num_agents; ++a) {
+    const int p = m.agent_policy[static_cast<std::size_t>(a)];
+    if (std::find(policies.begin(), policies.end(), p) == policies.end()) continue;
+    r.agents.push_back(static_cast<std::uint32_t>(a));
+    r.policies.push_back(static_cast<std::uint32_t>(p));
+    for (int i = 0; i < m.observation_size; ++i) {
+      r.observations.push_back(
+          static_cast<float>(((a + 1) * 7919 + i * 31 + seed * 17) % 97) / 48.0F - 1.0F);
+    }
+  }
+  return r;
+}
+
+/// What policy p's own network (PolicyNetwork with the bank's initial weights) chooses for row j.
+std::int64_t own_choice(const PolicyBankConfig& c, const AgentObservationsMessage& r,
+                        std::size_t j) {
+  const int p = static_cast<int>(r.policies[j]);
+  const learning::PolicyNetwork net(c.network(p), c.seed + static_cast<std::uint64_t>(p));
+  std::vector<float> input(static_cast<std::size_t>(c.agents.input_size(p)));
+  write_agent_input(c.agents, p, static_cast<int>(r.agents[j]),
+                    r.observations.data() + j * r.observation_size, input.data());
+  return net.act_one(input.data());
+}
+
+TEST(StackedMlp, EachSlotScoresAsItsOwnNetwork) {
+  const learning::MlpSpec spec{5, {8}, 3};
+  learning::StackedMlp stacked(spec, 3, 2, /*seed=*/4);
+  stacked.load(1, learning::init_mlp_parameters(spec, 9));
+  std::vector<float> inputs(3 * 2 * 5);
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    inputs[i] = 0.1F * static_cast<float>(i % 11) - 0.5F;
+  const std::vector<float> scores = stacked.scores(inputs.data());
+  for (std::size_t slot = 0; slot < 3; ++slot) {
+    const learning::PolicyNetwork own(spec, slot == 1 ? 9 : 4);
+    std::vector<float> expected(2 * 3);
+    own.scores(inputs.data() + slot * 10, 2, expected.data());
+    for (std::size_t k = 0; k < expected.size(); ++k) {
+      EXPECT_NEAR(scores[slot * 6 + k], expected[k], 1e-5F) << slot << " " << k;
+    }
+  }
+  EXPECT_THROW(stacked.load(3, learning::init_mlp_parameters(spec, 1)), std::invalid_argument);
+  EXPECT_THROW(stacked.load(0, std::vector<float>(3)), std::invalid_argument);
+}
+
+TEST(PolicyBank, StackedPoliciesAnswerAsEachPolicyAloneWouldWhateverTheyShareAServerWith) {
+  PolicyBankConfig all;
+  all.agents = tj4(true);
+  all.hosted = {0, 1, 2, 3};
+  all.seed = 21;
+  PolicyBank bank(all);
+  EXPECT_EQ(bank.stacked_groups(), 1U);
+  EXPECT_EQ(bank.unstacked(), 0U);
+  PolicyBankConfig half = all;
+  half.hosted = {2, 3};
+  PolicyBank other(half);
+  for (int seed = 0; seed < 5; ++seed) {
+    const AgentObservationsMessage r = request(all.agents, {0, 1, 2, 3}, seed);
+    const std::vector<AgentActionsMessage> answers = bank.serve({r});
+    ASSERT_EQ(answers.size(), 1U);
+    ASSERT_EQ(answers[0].rows(), 4U);
+    for (std::size_t j = 0; j < 4; ++j) EXPECT_EQ(answers[0].actions[j], own_choice(all, r, j));
+    const AgentObservationsMessage r2 = request(all.agents, {2, 3}, seed);
+    const AgentActionsMessage a2 = other.serve({r2}).at(0);
+    EXPECT_EQ(a2.actions[0], answers[0].actions[2]);
+    EXPECT_EQ(a2.actions[1], answers[0].actions[3]);
+  }
+  EXPECT_EQ(bank.stacked_passes(), 5U);  // one batched product per tag, not one per policy
+}
+
+TEST(PolicyBank, ASharedPolicySeesEachAgentsIndex) {
+  PolicyBankConfig c;
+  c.agents = tj4(false);
+  c.hosted = {0};
+  c.seed = 2;
+  PolicyBank bank(c);
+  const AgentObservationsMessage r = request(c.agents, {0}, 3);
+  const AgentActionsMessage a = bank.serve({r}).at(0);
+  for (std::size_t j = 0; j < 4; ++j) EXPECT_EQ(a.actions[j], own_choice(c, r, j));
+}
+
+TEST(PolicyBank, WeightsReachOnlyTheirPolicyAndCarryTheirVersion) {
+  PolicyBankConfig c;
+  c.agents = tj4(true);
+  c.hosted = {0, 1};
+  PolicyBank bank(c);
+  const learning::MlpSpec spec = c.network(1);
+  WeightsMessage w;
+  w.version = 5;
+  w.values = learning::init_mlp_parameters(spec, 77);
+  bank.on_weights(1, w);
+  EXPECT_EQ(bank.version(1), 5U);
+  EXPECT_EQ(bank.version(0), 0U);
+  const AgentObservationsMessage r = request(c.agents, {0, 1}, 1);
+  const AgentActionsMessage a = bank.serve({r}).at(0);
+  EXPECT_EQ(a.versions, (std::vector<std::uint64_t>{0, 5}));
+  const learning::PolicyNetwork loaded(spec, 77);
+  std::vector<float> input(324);
+  write_agent_input(c.agents, 1, 1, r.observations.data() + 324, input.data());
+  EXPECT_EQ(a.actions[1], loaded.act_one(input.data()));
+  EXPECT_THROW(bank.on_weights(3, w), std::invalid_argument);  // not hosted here
+  w.version = 4;                                               // older: ignored
+  w.values = learning::init_mlp_parameters(spec, 1);
+  bank.on_weights(1, w);
+  EXPECT_EQ(bank.version(1), 5U);
+}
+
+TEST(PolicyBank, BadRequestsAreRefusedAndTheOthersAnswered) {
+  PolicyBankConfig c;
+  c.agents = tj4(true);
+  c.hosted = {0, 1};
+  PolicyBank bank(c);
+  const AgentObservationsMessage good = request(c.agents, {0, 1}, 0);
+  AgentObservationsMessage narrow = good;
+  narrow.observation_size = 100;
+  narrow.observations.resize(200);
+  const AgentObservationsMessage elsewhere = request(c.agents, {2}, 0);
+  AgentObservationsMessage mislabelled = good;
+  mislabelled.policies[0] = 1;
+  std::vector<std::size_t> answered;
+  const auto answers = bank.serve({narrow, good, elsewhere, mislabelled}, &answered);
+  EXPECT_EQ(answered, (std::vector<std::size_t>{1}));
+  EXPECT_EQ(answers.size(), 1U);
+  EXPECT_EQ(bank.rejected(), 3U);
+  EXPECT_NE(bank.last_rejection().find("agent 0"), std::string::npos) << bank.last_rejection();
+}
+
+TEST(PolicyBank, ExportedFilesAreStackedAndMisfitFilesRefusedByName) {
+  const fs::path dir = fs::temp_directory_path() / "tagflow_policy_bank_test";
+  fs::create_directories(dir);
+  PolicyBankConfig c;
+  c.agents = tj4(true);
+  c.hosted = {0, 1};
+  const std::vector<float> trained = learning::init_mlp_parameters(c.network(0), 123);
+  learning::export_torchscript(c.network(0), trained, (dir / "car_0.pt").string());
+  c.agents.policies[0].torchscript = (dir / "car_0.pt").string();
+  PolicyBank bank(c);
+  EXPECT_EQ(bank.unstacked(), 0U);
+  const AgentObservationsMessage r = request(c.agents, {0, 1}, 4);
+  const AgentActionsMessage a = bank.serve({r}).at(0);
+  EXPECT_EQ(a.actions[0],
+            learning::PolicyNetwork(c.network(0), 123).act_one(r.observations.data()));
+  WeightsMessage w;
+  w.version = 3;
+  w.values = trained;
+  bank.on_weights(0, w);  // a file's policy ignores weights
+  EXPECT_EQ(bank.weights_ignored(), 1U);
+
+  // A file for another env width.
+  learning::export_torchscript({10, {16}, 2}, learning::init_mlp_parameters({10, {16}, 2}, 1),
+                               (dir / "narrow.pt").string());
+  c.agents.policies[1].torchscript = (dir / "narrow.pt").string();
+  try {
+    PolicyBank refused(c);
+    ADD_FAILURE() << "a file of the wrong width was accepted";
+  } catch (const ParamError& e) {
+    EXPECT_NE(std::string(e.what()).find("policy 'car_1'"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+}
+
+/// python3 on the PATH if it imports torch, else Debian's /usr/bin/python3 ("" when neither).
+std::string python_with_torch() {
+  for (const char* python : {"python3", "/usr/bin/python3"}) {
+    const std::string probe = std::string(python) + " -c 'import torch' > /dev/null 2>&1";
+    if (std::system(probe.c_str()) == 0) return python;
+  }
+  return "";
+}
+
+TEST(PolicyBank, APythonSavedSequentialIsStackedWhenItMatches) {
+  const std::string python = python_with_torch();
+  if (python.empty()) {
+    GTEST_SKIP() << "python3 cannot import torch (install Debian's python3-torch to run this)";
+  }
+  const fs::path dir = fs::temp_directory_path() / "tagflow_policy_bank_python";
+  fs::create_directories(dir);
+  const fs::path script = dir / "save.py";
+  std::ofstream(script) << "import sys, torch\ntorch.manual_seed(1)\n"
+                           "m = torch.nn.Sequential(torch.nn.Linear(324, 16), torch.nn.ReLU(), "
+                           "torch.nn.Linear(16, 2))\ntorch.jit.script(m).save(sys.argv[1])\n"
+                           "t = torch.nn.Sequential(torch.nn.Linear(324, 16), torch.nn.Tanh(), "
+                           "torch.nn.Linear(16, 2))\ntorch.jit.script(t).save(sys.argv[2])\n";
+  const std::string command = python + " " + script.string() + " " + (dir / "relu.pt").string() +
+                              " " + (dir / "tanh.pt").string();
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  PolicyBankConfig c;
+  c.agents = tj4(true);
+  c.hosted = {0, 1};
+  c.agents.policies[0].torchscript = (dir / "relu.pt").string();
+  c.agents.policies[1].torchscript = (dir / "tanh.pt").string();
+  PolicyBank bank(c);
+  // The ReLU stack joins the stacked product; the tanh one runs as its own module.
+  EXPECT_EQ(bank.unstacked(), 1U);
+  const AgentObservationsMessage r = request(c.agents, {0, 1}, 2);
+  const AgentActionsMessage a = bank.serve({r}).at(0);
+  learning::TorchScriptPolicy relu((dir / "relu.pt").string()), tanh((dir / "tanh.pt").string());
+  EXPECT_EQ(a.actions[0], relu.act(r.observations.data(), 1, 324).at(0));
+  EXPECT_EQ(a.actions[1], tanh.act(r.observations.data() + 324, 1, 324).at(0));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tagflow::nodes
