@@ -12,6 +12,8 @@ BenchReport run_envs_bench(const BenchOptions& options);
 BenchReport run_federation_bench(const BenchOptions& options);
 /// Defined in the tagflow-torch executable (LibTorch), not in tagflow_bench.
 BenchReport run_learner_bench(const BenchOptions& options);
+/// Defined in the tagflow-torch executable (LibTorch), not in tagflow_bench.
+BenchReport run_marl_bench(const BenchOptions& options);
 BenchReport run_reactors_bench(const BenchOptions& options);
 BenchReport run_replay_bench(const BenchOptions& options);
 

@@ -19,6 +19,10 @@ const std::vector<BenchEntry>& benchmarks() {
       {"learner",
        "LibTorch DQN: updates/s (CartPole net, 1350-64-2 MARL policy), inference latency", nullptr,
        true},
+      {"marl",
+       "MARL inference, TrafficJunction10-v1 (ten 1350-64-2 policies): plain loop, reactor in one "
+       "process and with inference in two processes; seconds and p50/p99 per joint step",
+       nullptr, true},
       {"reactors", "Reactor runtime vs CAF 0.17 actors: ping-pong, broadcast + gather (int, 10 MB)",
        run_reactors_bench, false},
       {"replay", "Prioritized replay: K-ary vs binary sum tree (insert, sample, update), table",

@@ -16,7 +16,7 @@ namespace {
 const std::map<std::string, std::function<bench::BenchReport(const bench::BenchOptions&)>>&
 torch_benchmarks() {
   static const std::map<std::string, std::function<bench::BenchReport(const bench::BenchOptions&)>>
-      entries = {{"learner", bench::run_learner_bench}};
+      entries = {{"learner", bench::run_learner_bench}, {"marl", bench::run_marl_bench}};
   return entries;
 }
 

@@ -48,6 +48,9 @@ Json replica_json(const ReplicaResult& r) {
                         {"random_collisions_per_episode", f.random_collisions_per_episode},
                         {"episodes", f.episodes}};
   }
+  if (r.joint_step_p50 && r.joint_step_p99) {
+    j["joint_step_seconds"] = {{"p50", *r.joint_step_p50}, {"p99", *r.joint_step_p99}};
+  }
   if (!r.policy.empty()) j["policy"] = r.policy;
   if (!r.policy_file.empty()) j["policy_file"] = r.policy_file;
   Json channels = Json::array();
@@ -85,6 +88,11 @@ ReplicaResult replica_from_json(const Json& j, const std::string& where) {
         get<double>(m, "mean_return", at), get<double>(m, "collisions_per_episode", at),
         get<double>(m, "random_return", at), get<double>(m, "random_collisions_per_episode", at),
         get<int>(m, "episodes", at)};
+  }
+  if (j.contains("joint_step_seconds")) {
+    const std::string at = here + ".joint_step_seconds";
+    r.joint_step_p50 = get<double>(j.at("joint_step_seconds"), "p50", at);
+    r.joint_step_p99 = get<double>(j.at("joint_step_seconds"), "p99", at);
   }
   if (j.contains("policy")) r.policy = get<std::string>(j, "policy", here);
   if (j.contains("policy_file")) r.policy_file = get<std::string>(j, "policy_file", here);

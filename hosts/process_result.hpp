@@ -12,7 +12,8 @@
 //                  "channels": [{"port", "channel", "count", "hash": "16 hex"}],
 //                  multi-agent clusters only: "collisions", "multi_agent": {"mean_return",
 //                  "collisions_per_episode", "random_return", "random_collisions_per_episode",
-//                  "episodes"}, "policy", "policy_file"}]}
+//                  "episodes"}, "joint_step_seconds": {"p50", "p99"}, "policy",
+//                  "policy_file"}]}
 // Channel hashes and counts cover the values sent at tags < cutoff (all of them without one);
 // `channels` lists the replica's output channels. Plain values; from_json() throws
 // std::invalid_argument naming the missing or mistyped field.
@@ -53,13 +54,14 @@ struct ReplicaResult {
   bool target_reached = false;
   std::int64_t updates = 0;
   std::uint64_t weights_version = 0;
-  std::optional<std::uint64_t> final_weights_hash;  // learner: weights as of the cutoff
-  std::optional<double> mean_return;                // learner: the run's mean return
-                                                    // (multi_agent: its last evaluation's)
-  std::int64_t collisions = 0;                      // multi_agent: in training episodes
-  std::optional<MultiAgentFigures> multi_agent;     // multi_agent, when it evaluated
-  std::string policy;                               // learner of a multi-agent file: its policy
-  std::string policy_file;                          // ... and the TorchScript file it exported
+  std::optional<std::uint64_t> final_weights_hash;       // learner: weights as of the cutoff
+  std::optional<double> mean_return;                     // learner: the run's mean return
+                                                         // (multi_agent: its last evaluation's)
+  std::int64_t collisions = 0;                           // multi_agent: in training episodes
+  std::optional<MultiAgentFigures> multi_agent;          // multi_agent, when it evaluated
+  std::optional<double> joint_step_p50, joint_step_p99;  // multi_agent: wall seconds per step
+  std::string policy;       // learner of a multi-agent file: its policy
+  std::string policy_file;  // ... and the TorchScript file it exported
   std::vector<ChannelResult> channels;
 
   /// The channel of output `port`, or nullptr.

@@ -34,8 +34,21 @@ ReplicaConfig multi_agent_replica(const cluster::ClusterConfig& config, ReplicaC
   const cluster::NodeConfig& group = *r.group;
   const cluster::MultiAgentConfig& m = config.multi_agent;
   r.params = without(group, {"policies", "export_dir"});
+  for (const cluster::NodeConfig& node : config.nodes) {
+    for (int i = 0; i < node.replicas; ++i) {
+      std::vector<int> hosted = cluster::hosted_policies(config, node, i);
+      if (hosted.empty()) continue;
+      const std::string replica = cluster::replica_name(node, i);
+      if (node.kind == NodeKind::learner) r.learner_policies[replica] = hosted.front();
+      r.replica_policies[replica] = std::move(hosted);
+    }
+  }
   switch (group.kind) {
     case NodeKind::multi_agent:
+      for (const cluster::ConnectionConfig& c : config.connections) {
+        if (c.from_node != group.name || c.from_port != "transitions") continue;
+        r.transition_links += static_cast<std::size_t>(config.find_node(c.to_node)->replicas);
+      }
       r.multi_agent = nodes::MultiAgentNodeConfig::from_params(
           r.params, m, r.seed, config.seed + 424242ULL, static_cast<std::uint32_t>(r.index));
       if (config.stop.env_steps) {

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -82,7 +83,10 @@ struct ReplicaConfig {
   // the file's env and policies; a learner exports its policy to policy_file at the end.
   std::vector<int> policies;
   cluster::MultiAgentConfig agents;
-  std::string policy_file;  // empty: no export
+  std::string policy_file;                                   // empty: no export
+  std::map<std::string, std::vector<int>> replica_policies;  // every replica hosting any
+  std::map<std::string, int> learner_policies;               // learner replica → its policy
+  std::size_t transition_links = 0;  // multi_agent: replicas its `transitions` port reaches
   // learner and inference (LibTorch configs: hosts/torch_replica_config.hpp)
   nodes::NodeParams params;  // the group's params (`hidden` filled in for samplers and inference)
   std::uint64_t network_seed = 0;  // the cluster seed: every learner/inference starts alike

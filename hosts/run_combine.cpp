@@ -57,6 +57,11 @@ RunSummary combine_results(const cluster::ClusterConfig& config,
         summary.multi_agent = r.multi_agent;
         summary.evaluations = r.evaluations;
       }
+      if (node.kind == cluster::NodeKind::multi_agent && r.joint_step_p50 &&
+          !summary.joint_step_p50) {
+        summary.joint_step_p50 = r.joint_step_p50;
+        summary.joint_step_p99 = r.joint_step_p99;
+      }
       if (node.kind == cluster::NodeKind::learner) {
         if (learner == nullptr) learner = &r;
         learners.push_back(&r);

@@ -32,6 +32,9 @@ std::string RunSummary::to_json() const {
                         {"random_collisions_per_episode", f.random_collisions_per_episode},
                         {"episodes", f.episodes}};
   }
+  if (joint_step_p50 && joint_step_p99) {
+    j["joint_step_seconds"] = {{"p50", *joint_step_p50}, {"p99", *joint_step_p99}};
+  }
   if (!policy_files.empty()) {
     nlohmann::ordered_json files = nlohmann::ordered_json::object();
     for (const auto& [policy, path] : policy_files) files[policy] = path;

@@ -6,7 +6,8 @@
 // A multi-agent cluster adds "multi_agent": {"mean_return", "collisions_per_episode",
 // "random_return", "random_collisions_per_episode", "episodes"} (the env node's last greedy
 // evaluation beside a random policy on the same seeds; mean_return above is the same figure)
-// and "policies": {POLICY: "path of its exported TorchScript file"} for learners that export.
+// "policies": {POLICY: "path of its exported TorchScript file"} for learners that export, and
+// "joint_step_seconds": {"p50", "p99"} (wall clock between the env node's joint steps).
 #pragma once
 
 #include <cstdint>
@@ -44,6 +45,8 @@ struct RunSummary {
   /// Multi-agent clusters: the evaluation beside random play, and each exported policy's file.
   std::optional<MultiAgentFigures> multi_agent;
   std::vector<std::pair<std::string, std::string>> policy_files;
+  /// The multi-agent env node's wall-clock seconds per joint step (p50, p99), when measured.
+  std::optional<double> joint_step_p50, joint_step_p99;
   /// Episode returns of all samplers in (sampler, completion) order; not part of the JSON.
   std::vector<std::vector<double>> episode_returns;
 

@@ -44,6 +44,16 @@ using InferenceActor =
     NodeActor::extend<caf::reacts_to<nodes::ObservationBatchMessage>,
                       caf::reacts_to<nodes::WeightsMessage>, caf::reacts_to<actors::flush_atom>>;
 
+/// Steps its multi-agent env whenever its transitions links hold credit: asks each inference
+/// server for the actions of its policies' agents, steps once every agent has one.
+using MultiAgentActor = NodeActor::extend<caf::reacts_to<nodes::AgentActionsMessage>,
+                                          caf::reacts_to<actors::step_atom>>;
+
+/// Answers the agents of the policies it hosts (a multi-agent cluster's inference); loads each
+/// policy's weights from its learner.
+using PolicyBankActor = NodeActor::extend<caf::reacts_to<nodes::AgentObservationsMessage>,
+                                          caf::reacts_to<nodes::WeightsMessage>>;
+
 /// Every message any node actor accepts from a peer: the handle through which a node actor
 /// sends to a peer whose kind it learns only at run time (an actor that Offered, or granted a
 /// Credit). Typed actors may send only to typed handles; the receiver still handles only its own
@@ -51,7 +61,8 @@ using InferenceActor =
 using PeerActor = NodeActor::extend<
     caf::reacts_to<nodes::TransitionsMessage>, caf::reacts_to<nodes::SampleBatchMessage>,
     caf::reacts_to<nodes::PriorityUpdateMessage>, caf::reacts_to<nodes::WeightsMessage>,
-    caf::reacts_to<nodes::ObservationBatchMessage>, caf::reacts_to<nodes::ActionBatchMessage>>;
+    caf::reacts_to<nodes::ObservationBatchMessage>, caf::reacts_to<nodes::ActionBatchMessage>,
+    caf::reacts_to<nodes::AgentObservationsMessage>, caf::reacts_to<nodes::AgentActionsMessage>>;
 
 /// `peer` as a PeerActor handle.
 inline PeerActor as_peer(const caf::actor& peer) { return caf::actor_cast<PeerActor>(peer); }

@@ -46,6 +46,17 @@ typename Inspector::result_type inspect(Inspector& f, ActionBatchMessage& x) {
   return f(caf::meta::type_name("tagflow.ActionBatch"), x.source, x.weights_version, x.actions);
 }
 
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, AgentObservationsMessage& x) {
+  return f(caf::meta::type_name("tagflow.AgentObservations"), x.source, x.observation_size,
+           x.agents, x.policies, x.observations);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, AgentActionsMessage& x) {
+  return f(caf::meta::type_name("tagflow.AgentActions"), x.source, x.agents, x.policies, x.versions,
+           x.actions);
+}
+
 }  // namespace tagflow::nodes
 
 // clang-format off
@@ -56,6 +67,8 @@ CAF_BEGIN_TYPE_ID_BLOCK(tagflow_nodes, caf::id_block::tagflow_control::end)
   CAF_ADD_TYPE_ID(tagflow_nodes, (tagflow::nodes::WeightsMessage))
   CAF_ADD_TYPE_ID(tagflow_nodes, (tagflow::nodes::ObservationBatchMessage))
   CAF_ADD_TYPE_ID(tagflow_nodes, (tagflow::nodes::ActionBatchMessage))
+  CAF_ADD_TYPE_ID(tagflow_nodes, (tagflow::nodes::AgentObservationsMessage))
+  CAF_ADD_TYPE_ID(tagflow_nodes, (tagflow::nodes::AgentActionsMessage))
 CAF_END_TYPE_ID_BLOCK(tagflow_nodes)
 // clang-format on
 

@@ -37,6 +37,14 @@ struct ReplicaReport {
   bool target_reached = false;                         // learner
   std::string stop_reason;                             // why this replica stopped
   std::optional<nodes::WeightsMessage> final_weights;  // learner
+  std::string policy_file;                             // learner: its exported policy
+  // multi_agent: collisions, the last evaluation beside random play (when it evaluated), and
+  // wall seconds between joint steps.
+  std::int64_t collisions = 0;
+  std::optional<double> mean_return, collisions_per_episode, random_return,
+      random_collisions_per_episode;
+  int evaluation_episodes = 0;
+  std::vector<float> step_intervals;
 
   ReplicaReport(std::string name_, std::string kind_)
       : name(std::move(name_)), kind(std::move(kind_)) {}

@@ -25,6 +25,7 @@ class ProgressPrinter {
     for (const HostedReplica& r : replicas_) {
       switch (r.config.kind) {
         case cluster::NodeKind::sampler:
+        case cluster::NodeKind::multi_agent:
           steps += r.report->count.load();
           recent += r.report->last_return.load();
           samplers += r.report->done.load() ? 0 : 1;

@@ -1,5 +1,6 @@
 #include "hosts/actor/replica_host.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <thread>
 
@@ -9,6 +10,26 @@
 #include "nodes/learner/evaluator.hpp"
 
 namespace tagflow::hosts {
+namespace {
+
+/// A multi-agent replica's figures as the reactor placements report them (replica_binding.cpp).
+void multi_agent_result(const nodes::ReplicaReport& report, ReplicaResult& r) {
+  r.collisions = report.collisions;
+  if (report.mean_return) {
+    r.mean_return = report.mean_return;
+    r.multi_agent = MultiAgentFigures{*report.mean_return, *report.collisions_per_episode,
+                                      *report.random_return, *report.random_collisions_per_episode,
+                                      report.evaluation_episodes};
+  }
+  std::vector<float> intervals = report.step_intervals;
+  if (intervals.empty()) return;
+  std::sort(intervals.begin(), intervals.end());
+  r.joint_step_p50 = intervals[(intervals.size() - 1) / 2];
+  r.joint_step_p99 =
+      intervals[static_cast<std::size_t>(0.99 * static_cast<double>(intervals.size() - 1))];
+}
+
+}  // namespace
 
 ReplicaHost::ReplicaHost(caf::actor_system& system, const cluster::ClusterConfig& config,
                          const hosts::ClusterFacts& facts, TorchReplicaSpawner torch)
@@ -115,7 +136,7 @@ std::vector<ReplicaResult> ReplicaHost::results(const cluster::LinkPlan& links) 
         r.weights_version = w.version;
         if (r.target_reached && !r.evaluations.empty()) {
           r.mean_return = r.evaluations.back();
-        } else {
+        } else if (h.config.evaluation) {
           // One evaluation of the final weights, as the reactor placements do.
           const EvaluationConfig& e = *h.config.evaluation;
           nodes::Evaluator evaluator(e.env_id, e.hidden, e.episodes, e.seed, e.max_steps);
@@ -123,6 +144,11 @@ std::vector<ReplicaResult> ReplicaHost::results(const cluster::LinkPlan& links) 
         }
       }
     }
+    if (h.config.kind == cluster::NodeKind::learner && !h.config.policies.empty()) {
+      r.policy = h.config.agents.policies[static_cast<std::size_t>(h.config.policies.front())].name;
+      r.policy_file = h.report->policy_file;
+    }
+    if (h.config.kind == cluster::NodeKind::multi_agent) multi_agent_result(*h.report, r);
     for (const cluster::Link& link : links.links) {
       if (link.from.replica == h.config.name) {
         r.channels.push_back({link.from.port, link.from.channel, 0, 0});

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "nodes/multi_agent/multi_agent_actor.hpp"
 #include "nodes/replay/replay_actor.hpp"
 #include "nodes/sampler/sampler_actor.hpp"
 
@@ -25,7 +26,9 @@ caf::actor spawn_replica(caf::actor_system& system, const ReplicaSpawnSetup& s,
       }
       return torch(system, s);
     case cluster::NodeKind::multi_agent:
-      break;  // refused with the file: multi-agent clusters run in reactor mode
+      return caf::actor_cast<caf::actor>(nodes::spawn_multi_agent_actor(
+          system, *r.multi_agent,
+          {r.name, r.step_limit, r.transition_links, r.replica_policies, s.report, s.metrics}));
   }
   throw std::invalid_argument("unknown node kind of " + r.name);
 }

@@ -1,13 +1,11 @@
 #include "hosts/reactor/torch_replicas.hpp"
 
-#include <filesystem>
 #include <stdexcept>
 
 #include "hosts/torch_replica_config.hpp"
 #include "nodes/inference/inference_reactor.hpp"
 #include "nodes/inference/policy_bank_reactor.hpp"
 #include "nodes/learner/learner_reactor.hpp"
-#include "rl/learning/torchscript_policy.hpp"
 
 namespace tagflow::hosts {
 namespace {
@@ -75,7 +73,7 @@ class LearnerBinding : public ReplicaBinding {
     }
     r.policy = policy_;
     if (!policy_file_.empty()) {
-      export_policy(reactor_->server(), weights, policy_file_);
+      reactor_->server().export_torchscript(policy_file_);
       r.policy_file = policy_file_;
     }
     append_channels(r.channels, "priorities", reactor_->priorities_digest(), cutoff);
@@ -150,13 +148,6 @@ std::unique_ptr<ReplicaBinding> make_inference(const ReplicaSetup& s, reactors::
 }
 
 }  // namespace
-
-void export_policy(const nodes::LearnerServer& learner, const nodes::WeightsMessage& weights,
-                   const std::string& path) {
-  const std::filesystem::path file(path);
-  if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path());
-  learning::export_torchscript(learner.config().dqn.network, weights.values, path);
-}
 
 std::unique_ptr<ReplicaBinding> make_replica(const ReplicaSetup& setup,
                                              reactors::Environment& env) {

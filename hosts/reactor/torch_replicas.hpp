@@ -12,14 +12,8 @@
 #include <memory>
 
 #include "hosts/reactor/replica_binding.hpp"
-#include "nodes/learner/learner_server.hpp"
 
 namespace tagflow::hosts {
-
-/// Writes the learner's policy (`weights`, its network's shape) as a TorchScript file at `path`,
-/// creating its directory (a learner of a multi-agent file with `export_dir`; both modes).
-void export_policy(const nodes::LearnerServer& learner, const nodes::WeightsMessage& weights,
-                   const std::string& path);
 
 [[nodiscard]] std::unique_ptr<ReplicaBinding> make_replica(const ReplicaSetup& setup,
                                                            reactors::Environment& env);

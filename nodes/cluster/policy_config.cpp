@@ -159,11 +159,6 @@ void parse_policies(const YamlReader& top, ClusterConfig& config) {
     if (top.has("agents")) top.fail("agents", "agents map to policies: give policies first");
     return;
   }
-  if (config.mode == Mode::actor) {
-    top.fail("mode",
-             "multi-agent clusters (policies:) run in reactor mode; actor mode does not "
-             "host multi_agent nodes or policy banks");
-  }
   read_env(top, config);
   MultiAgentConfig& m = config.multi_agent;
   const YamlReader policies = top.map("policies");

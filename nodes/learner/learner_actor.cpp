@@ -159,6 +159,10 @@ class LearnerActorImpl : public nodes::NodeActorBase<nodes::LearnerActor> {
 
   void record_results(nodes::ReplicaReport& report) override {
     report.final_weights = server_.weights();
+    if (!options_.policy_file.empty()) {
+      server_.export_torchscript(options_.policy_file);
+      report.policy_file = options_.policy_file;
+    }
   }
 
   LearnerServer server_;

@@ -37,6 +37,7 @@ struct LearnerActorOptions {
   std::shared_ptr<Evaluator> evaluator;  // required with target_return
   std::shared_ptr<nodes::ReplicaReport> report;
   NodeMetrics* metrics = nullptr;  // optional: the same families as reactor mode
+  std::string policy_file;  // a multi-agent file's learner: export its policy here at the end
 };
 
 [[nodiscard]] nodes::LearnerActor spawn_learner_actor(caf::actor_system& system,

@@ -1,5 +1,9 @@
 #include "nodes/learner/learner_server.hpp"
 
+#include <filesystem>
+
+#include "rl/learning/torchscript_policy.hpp"
+
 #include <stdexcept>
 
 #include "nodes/network_input.hpp"
@@ -67,6 +71,12 @@ WeightsMessage LearnerServer::weights() const {
   m.version = static_cast<std::uint64_t>(learner_.updates());
   m.values = buffer.values;
   return m;
+}
+
+void LearnerServer::export_torchscript(const std::string& path) const {
+  const std::filesystem::path file(path);
+  if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path());
+  learning::export_torchscript(config_.dqn.network, weights().values, path);
 }
 
 }  // namespace tagflow::nodes

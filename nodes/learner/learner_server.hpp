@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "nodes/messages.hpp"
@@ -50,6 +51,10 @@ class LearnerServer {
   [[nodiscard]] WeightsMessage weights() const;
   [[nodiscard]] std::int64_t updates() const { return learner_.updates(); }
   [[nodiscard]] const LearnerConfig& config() const { return config_; }
+  /// Writes the online network as a TorchScript file at `path`
+  /// (rl/learning/torchscript_policy.hpp), creating its directory: how a multi-agent file's
+  /// learners export their policies.
+  void export_torchscript(const std::string& path) const;
   /// Greedy action of the online network (evaluation episodes).
   [[nodiscard]] std::int64_t greedy_action(const float* observation) const {
     return learner_.greedy_action(observation);

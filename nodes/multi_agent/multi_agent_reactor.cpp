@@ -54,6 +54,11 @@ void MultiAgentReactor::on_answers() {
   if (!waiting_ || !server_.ready()) return;
   waiting_ = false;
   std::vector<TransitionsMessage> rows = server_.step();
+  const auto now = std::chrono::steady_clock::now();
+  if (last_step_ != std::chrono::steady_clock::time_point{}) {
+    step_intervals_.push_back(std::chrono::duration<float>(now - last_step_).count());
+  }
+  last_step_ = now;
   if (!rows.empty()) {
     for (std::size_t c = 0; c < transitions.size(); ++c) {
       for (const int policy : transition_policies_[c]) {

@@ -62,6 +62,9 @@ class MultiAgentReactor : public reactors::Reactor {
   std::atomic<std::int64_t> env_steps{0};
   std::atomic<double> last_return{0.0};
   std::atomic<std::int64_t> dropped_answers{0};
+  /// Wall-clock seconds between consecutive joint steps (read after the run; never feeds back
+  /// into the run): the per-step latency a benchmark reports as p50/p99.
+  [[nodiscard]] const std::vector<float>& step_intervals() const { return step_intervals_; }
 
  private:
   void request();
@@ -78,6 +81,8 @@ class MultiAgentReactor : public reactors::Reactor {
   bool step_limit_reached_ = false;
   NodeMetrics* metrics_ = nullptr;
   std::int64_t steps_reported_ = 0;
+  std::vector<float> step_intervals_;
+  std::chrono::steady_clock::time_point last_step_{};
 };
 
 }  // namespace tagflow::nodes

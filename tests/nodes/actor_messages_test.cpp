@@ -126,6 +126,21 @@ TEST_F(TwoSystems, EveryRegisteredMessageTypeRoundTripsOverTcpLoopback) {
   EXPECT_EQ(a2.weights_version, 99U);
   EXPECT_EQ(a2.actions, a.actions);
 
+  nodes::AgentObservationsMessage mo{1, 2, {0, 3}, {0, 2}, {1.f, 2.f, 3.f, 4.f}};
+  const auto mo2 = round_trip(mo);
+  EXPECT_EQ(mo2.source, 1U);
+  EXPECT_EQ(mo2.observation_size, 2U);
+  EXPECT_EQ(mo2.agents, mo.agents);
+  EXPECT_EQ(mo2.policies, mo.policies);
+  EXPECT_EQ(mo2.observations, mo.observations);
+
+  nodes::AgentActionsMessage ma{1, {0, 3}, {0, 2}, {7, 1ULL << 35}, {1, 0}};
+  const auto ma2 = round_trip(ma);
+  EXPECT_EQ(ma2.agents, ma.agents);
+  EXPECT_EQ(ma2.policies, ma.policies);
+  EXPECT_EQ(ma2.versions, ma.versions);
+  EXPECT_EQ(ma2.actions, ma.actions);
+
   const auto offer = round_trip(Offer{"transitions", "sampler-3"});
   EXPECT_EQ(offer.port, "transitions");
   EXPECT_EQ(offer.from, "sampler-3");

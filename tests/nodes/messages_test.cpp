@@ -252,5 +252,35 @@ TEST(Messages, DecodingReadsTheBytesWhereTheyLie) {
   EXPECT_EQ(error, "trailing bytes");
 }
 
+TEST(Messages, AgentMessagesSurviveARoundTripAndRefuseInconsistentRows) {
+  const AgentObservationsMessage o{2, 3, {1, 4}, {0, 2}, {1.f, 2.f, 3.f, 4.f, 5.f, 6.f}};
+  AgentObservationsMessage o2;
+  std::string error;
+  ASSERT_TRUE(decode(encode(o), o2, &error)) << error;
+  EXPECT_EQ(o2.source, 2U);
+  EXPECT_EQ(o2.agents, o.agents);
+  EXPECT_EQ(o2.policies, o.policies);
+  EXPECT_EQ(o2.observations, o.observations);
+
+  const AgentActionsMessage a{2, {1, 4}, {0, 2}, {5, 9}, {1, 0}};
+  AgentActionsMessage a2;
+  ASSERT_TRUE(decode(encode(a), a2, &error)) << error;
+  EXPECT_EQ(a2.versions, a.versions);
+  EXPECT_EQ(a2.actions, a.actions);
+
+  // Bytes whose rows disagree: two agents, one policy.
+  AgentObservationsMessage bad = o;
+  bad.policies.pop_back();
+  EXPECT_FALSE(consistent(bad));
+  EXPECT_THROW((void)encode(bad), std::invalid_argument);
+  Bytes bytes = encode(a);
+  bytes.resize(bytes.size() - 3);
+  EXPECT_FALSE(decode(bytes, a2, &error));
+  EXPECT_FALSE(error.empty());
+  // A message of the other type.
+  EXPECT_FALSE(decode(encode(o), a2, &error));
+  EXPECT_EQ(error, "wrong message type");
+}
+
 }  // namespace
 }  // namespace tagflow::nodes

@@ -14,9 +14,8 @@ namespace {
 
 /// A TrafficJunction4-v1 cluster with `policies` (and `agents`) as given; inference split over
 /// `servers` replicas, one replay and learner per policy when `learners` > 0.
-std::string marl_file(const std::string& policies, int servers = 1, int learners = 0,
-                      const std::string& mode = "reactor") {
-  std::string text = "cluster: m\nmode: " + mode + "\nseed: 1\n" + policies +
+std::string marl_file(const std::string& policies, int servers = 1, int learners = 0) {
+  std::string text = "cluster: m\nmode: reactor\nseed: 1\n" + policies +
                      "nodes:\n"
                      "  junction: {kind: multi_agent, data_port: 7000, params: {env: "
                      "TrafficJunction4-v1}}\n"
@@ -138,9 +137,6 @@ TEST(PolicyConfig, MistakesAreRefusedWithFileLineAndKey) {
   // Four policies for three replays (and learners): one short.
   e = error_of(marl_file(per_agent, 1, 3));
   EXPECT_EQ(e.key(), "nodes.replay.params.policies");
-
-  e = error_of(marl_file(per_agent, 1, 0, "actor"));
-  EXPECT_EQ(e.key(), "mode");
 
   // A multi_agent node without policies, policies without a multi_agent node.
   e = error_of(marl_file(""));

@@ -1,0 +1,37 @@
+// The actor binding of PolicyBank (actor mode): the same multi-policy inference as
+// PolicyBankReactor, driven by messages. Links LibTorch (library tagflow_nodes_actors_torch).
+//
+// Requesters (multi_agent actors) Offer `observations` and get one credit per request; requests
+// are held until every known requester has one waiting (no more can come before they are
+// answered), then served together (PolicyBank::serve: batched per policy, same shapes stacked).
+// Learners Offer `weights`; each sender's weights load into the policy it trains
+// (`weight_policies`: replica name → policy, from the link plan), one credit at a time. A
+// refused request is dropped and counted (size_mismatch). Results: ReplicaReport (count = rows
+// served, weights_version = the lowest version over its policies).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include <caf/actor_system.hpp>
+
+#include "nodes/actor_interfaces.hpp"
+#include "nodes/inference/policy_bank.hpp"
+#include "nodes/node_metrics.hpp"
+#include "nodes/replica_report.hpp"
+
+namespace tagflow::nodes {
+
+struct PolicyBankActorOptions {
+  std::string name;
+  std::map<std::string, int> weight_policies;  // learner replica → the policy it trains
+  std::shared_ptr<nodes::ReplicaReport> report;
+  NodeMetrics* metrics = nullptr;
+};
+
+[[nodiscard]] nodes::PolicyBankActor spawn_policy_bank_actor(caf::actor_system& system,
+                                                             const PolicyBankConfig& config,
+                                                             PolicyBankActorOptions options);
+
+}  // namespace tagflow::nodes

@@ -1,0 +1,157 @@
+// Multi-agent clusters end to end through `tagflow up`, as a user runs them:
+//   - configs/marl-serve.yaml (TrafficJunction10-v1, ten policies on two inference servers),
+//     shortened, gives one digest on every run and in every placement: one process, one process
+//     per replica, and both servers grouped into one process;
+//   - a shortened configs/marl.yaml trains in both modes, its summary carries the evaluation beside
+//     random play and the exported policies, and a serve file loads those files back;
+//   - a policy file that does not fit is refused at start, naming the policy.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "tests/support/run_command.hpp"
+
+namespace tagflow::hosts {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// The shipped file `name` with each (from, to) edit applied; an edit that finds nothing fails.
+std::string shipped(const std::string& name,
+                    const std::vector<std::pair<std::string, std::string>>& edits) {
+  std::string text = read(fs::path(TAGFLOW_SOURCE_DIR) / "configs" / name);
+  for (const auto& [from, to] : edits) {
+    const auto at = text.find(from);
+    if (at == std::string::npos) {
+      ADD_FAILURE() << name << " no longer contains '" << from << "'";
+      continue;
+    }
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+class MarlCluster : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tagflow_marl_cluster_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  /// Runs `text` with `tagflow up ARGS` and returns its summary (empty on failure).
+  nlohmann::json up(const std::string& label, const std::string& text, const std::string& args) {
+    const fs::path file = dir_ / (label + ".yaml");
+    std::ofstream(file) << text;
+    const fs::path summary = dir_ / (label + ".json");
+    // Processes write their logs under the test's directory (one process writes none).
+    const std::string logs = args.find("single") == std::string::npos
+                                 ? " --log-dir " + (dir_ / "logs").string()
+                                 : std::string();
+    const auto run = testing::run_command(testing::tagflow_binary() + " up " + file.string() +
+                                          " " + args + " --quiet --summary " + summary.string() +
+                                          logs + " 2>&1");
+    EXPECT_EQ(run.exit_code, 0) << label << ":\n" << run.output;
+    if (run.exit_code != 0) return {};
+    return nlohmann::json::parse(read(summary));
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(MarlCluster, TheServeFileGivesOneDigestOnEveryRunAndInEveryPlacement) {
+  if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "inference needs tagflow-torch";
+  const std::string serve = shipped("marl-serve.yaml", {{"env_steps: 3000", "env_steps: 400"}});
+  const nlohmann::json single = up("single", serve, "--placement single");
+  ASSERT_FALSE(single.empty());
+  EXPECT_EQ(single["env_steps"], 400);
+  EXPECT_EQ(single["stop_reason"], "env_steps");
+  const std::string digest = single["digest"];
+  EXPECT_EQ(up("again", serve, "--placement single")["digest"], digest);
+  EXPECT_EQ(up("processes", serve, "")["digest"], digest);
+  const std::string grouped =
+      shipped("marl-serve.yaml", {{"env_steps: 3000", "env_steps: 400"},
+                                  {"    replicas: 2 ", "    process: servers\n    replicas: 2 "}});
+  EXPECT_EQ(up("grouped", grouped, "")["digest"], digest);
+  // The servers answered every agent: 400 joint steps of ten agents.
+  EXPECT_EQ(single["nodes"]["inference-0"]["count"].get<int>() +
+                single["nodes"]["inference-1"]["count"].get<int>(),
+            4000);
+}
+
+TEST_F(MarlCluster, TrainingInBothModesExportsPoliciesThatAServeFileLoadsBack) {
+  if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "learners need tagflow-torch";
+  const fs::path exported = dir_ / "policies";
+  for (const std::string mode : {"reactor", "actor"}) {
+    const std::string train = shipped(
+        "marl.yaml", {{"mode: reactor", "mode: " + mode},
+                      {"env_steps: 40000", "env_steps: 1500"},
+                      {"eval_every: 10000, eval_episodes: 20", "eval_every: 0, eval_episodes: 3"},
+                      {"min_size: 500", "min_size: 100"},
+                      {"export_dir: runs/marl-policies", "export_dir: " + exported.string()}});
+    const nlohmann::json summary = up("train-" + mode, train, "--placement single");
+    ASSERT_FALSE(summary.empty()) << mode;
+    EXPECT_EQ(summary["env_steps"], 1500) << mode;
+    EXPECT_GT(summary["updates"].get<int>(), 0) << mode;
+    const nlohmann::json& figures = summary["multi_agent"];
+    EXPECT_EQ(figures["episodes"], 3) << mode;
+    EXPECT_EQ(summary["mean_return"], figures["mean_return"]) << mode;
+    // The random policy plays the same seeds in both modes.
+    EXPECT_LT(figures["random_return"].get<double>(), 0.0) << mode;
+    EXPECT_GE(figures["random_collisions_per_episode"].get<double>(), 0.0) << mode;
+    ASSERT_EQ(summary["policies"].size(), 4U) << mode;
+    for (int p = 0; p < 4; ++p) {
+      const std::string policy = "car_" + std::to_string(p);
+      EXPECT_EQ(summary["policies"][policy], (exported / (policy + ".pt")).string());
+      EXPECT_TRUE(fs::is_regular_file(exported / (policy + ".pt"))) << policy;
+    }
+    EXPECT_EQ(summary["digest_reproducible"], mode == "reactor");
+  }
+
+  // The exported files served: a TrafficJunction4-v1 serve file naming each one.
+  std::string policies = "policies:\n";
+  for (int p = 0; p < 4; ++p) {
+    policies += "  car_" + std::to_string(p) + ": {hidden: \"64\", torchscript: " +
+                (exported / ("car_" + std::to_string(p) + ".pt")).string() + "}\n";
+  }
+  policies += "agents: {0: car_0, 1: car_1, 2: car_2, 3: car_3}\n";
+  const std::string serve = shipped(
+      "marl-serve.yaml", {{"policies:\n  car: {hidden: \"64\", per_agent: true}\n", policies},
+                          {"env: TrafficJunction10-v1", "env: TrafficJunction4-v1"},
+                          {"env_steps: 3000", "env_steps: 200"}});
+  const nlohmann::json served = up("serve-exported", serve, "--placement single");
+  ASSERT_FALSE(served.empty());
+  EXPECT_EQ(served["env_steps"], 200);
+}
+
+TEST_F(MarlCluster, APolicyFileThatDoesNotFitIsRefusedAtStartNamingThePolicy) {
+  if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "inference needs tagflow-torch";
+  std::ofstream(dir_ / "not-a-policy.pt") << "not a TorchScript file";
+  const std::string text =
+      shipped("marl-serve.yaml", {{"policies:\n  car: {hidden: \"64\", per_agent: true}\n",
+                                   "policies:\n  car: {hidden: \"64\"}\n"
+                                   "  odd: {torchscript: " +
+                                       (dir_ / "not-a-policy.pt").string() + "}\n"
+                                   "agents: {3: odd, \"*\": car}\n"}});
+  const fs::path file = dir_ / "misfit.yaml";
+  std::ofstream(file) << text;
+  const auto run = testing::run_command(testing::tagflow_binary() + " up " + file.string() +
+                                        " --placement single --quiet 2>&1");
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.output.find("policy 'odd'"), std::string::npos) << run.output;
+}
+
+}  // namespace
+}  // namespace tagflow::hosts
