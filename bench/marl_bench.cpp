@@ -59,8 +59,7 @@ double quantile(std::vector<double> values, double q) {
   return values[k];
 }
 
-void add_row(BenchReport& report, const std::string& name, double seconds, double p50,
-             double p99) {
+void add_row(BenchReport& report, const std::string& name, double seconds, double p50, double p99) {
   report.add(name + "_seconds", seconds, "s");
   report.add(name + "_step_p50", p50 * 1e6, "us");
   report.add(name + "_step_p99", p99 * 1e6, "us");
@@ -108,15 +107,14 @@ void reactor_single(BenchReport& report, std::int64_t steps) {
 /// `tagflow up` of the two-server file as federated processes; the launcher beside this binary.
 void reactor_processes(BenchReport& report, std::int64_t steps) {
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe");
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("tagflow_marl_bench_" + std::to_string(::getpid()));
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("tagflow_marl_bench_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "serve.yaml") << serve_file(2, steps, 7870);
   const std::string command = (self.parent_path() / "tagflow").string() + " up " +
                               (dir / "serve.yaml").string() + " --quiet --summary " +
                               (dir / "summary.json").string() + " --log-dir " +
-                              (dir / "logs").string() + " > " + (dir / "up.log").string() +
-                              " 2>&1";
+                              (dir / "logs").string() + " > " + (dir / "up.log").string() + " 2>&1";
   const auto start = std::chrono::steady_clock::now();
   const int code = std::system(command.c_str());
   const double seconds =

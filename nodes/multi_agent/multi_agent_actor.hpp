@@ -28,7 +28,7 @@ namespace tagflow::nodes {
 
 struct MultiAgentActorOptions {
   std::string name;
-  std::int64_t step_limit = -1;  // joint steps; < 0: none
+  std::int64_t step_limit = -1;      // joint steps; < 0: none
   std::size_t transition_links = 0;  // replays to link before the first step
   /// Replica name → the policies it hosts (every replica of the cluster that hosts any).
   std::map<std::string, std::vector<int>> peer_policies;

@@ -60,9 +60,9 @@ class MarlCluster : public ::testing::Test {
     const std::string logs = args.find("single") == std::string::npos
                                  ? " --log-dir " + (dir_ / "logs").string()
                                  : std::string();
-    const auto run = testing::run_command(testing::tagflow_binary() + " up " + file.string() +
-                                          " " + args + " --quiet --summary " + summary.string() +
-                                          logs + " 2>&1");
+    const auto run =
+        testing::run_command(testing::tagflow_binary() + " up " + file.string() + " " + args +
+                             " --quiet --summary " + summary.string() + logs + " 2>&1");
     EXPECT_EQ(run.exit_code, 0) << label << ":\n" << run.output;
     if (run.exit_code != 0) return {};
     return nlohmann::json::parse(read(summary));
@@ -143,8 +143,9 @@ TEST_F(MarlCluster, APolicyFileThatDoesNotFitIsRefusedAtStartNamingThePolicy) {
       shipped("marl-serve.yaml", {{"policies:\n  car: {hidden: \"64\", per_agent: true}\n",
                                    "policies:\n  car: {hidden: \"64\"}\n"
                                    "  odd: {torchscript: " +
-                                       (dir_ / "not-a-policy.pt").string() + "}\n"
-                                   "agents: {3: odd, \"*\": car}\n"}});
+                                       (dir_ / "not-a-policy.pt").string() +
+                                       "}\n"
+                                       "agents: {3: odd, \"*\": car}\n"}});
   const fs::path file = dir_ / "misfit.yaml";
   std::ofstream(file) << text;
   const auto run = testing::run_command(testing::tagflow_binary() + " up " + file.string() +

@@ -36,7 +36,8 @@ TEST(LearnerActor, UpdatesPerBatchAndSendsWhatItsPeersGaveCreditFor) {
   config.dqn.network = {4, {16}, 2};
   config.dqn.seed = 3;
   auto report = std::make_shared<ReplicaReport>("learner", "learner");
-  auto learner = spawn_learner_actor(system, config, {"learner", std::nullopt, nullptr, report});
+  auto learner =
+      spawn_learner_actor(system, config, {"learner", std::nullopt, nullptr, report, nullptr, ""});
   const auto timeout = std::chrono::seconds(10);
   {
     caf::scoped_actor replay{system};
