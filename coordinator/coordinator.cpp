@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/log_text.hpp"
 #include "monitoring/process_metrics.hpp"
 #include "transport/curve_keys.hpp"
 #include "transport/drop_reason.hpp"
@@ -136,7 +137,14 @@ void Coordinator::broadcast(const ControlMessage& message) {
 }
 
 void Coordinator::refuse(const std::string& identity, const std::string& why) {
-  spdlog::error("coordinator: refused '{}': {}", identity, why);
+  drops_.record(identity, transport::DropReason::kRefusedJoin);
+  // Both texts come from the peer: escaped, and one line per peer (PeerLogBudget).
+  if (log_budget_.allow(identity)) {
+    spdlog::error(
+        "coordinator: refused '{}': {} (further refusals of this peer are counted, not "
+        "logged)",
+        escape_for_log(identity), escape_for_log(why, 1024));
+  }
   ControlMessage refusal;
   refusal.type = ControlType::kRefused;
   refusal.text = why;
@@ -221,12 +229,12 @@ void Coordinator::handle_stop(std::size_t federate, const ControlMessage& messag
 
 void Coordinator::handle(const std::string& identity, const zmq::message_t& frame) {
   ++stats_.messages_handled;
-  const std::optional<ControlMessage> decoded = decode_control(frame.data(), frame.size());
-  if (!decoded) {
-    drops_.record(identity, transport::DropReason::kMalformedHeader);
+  const ControlDecodeResult decoded = decode_control_explained(frame.data(), frame.size());
+  if (!decoded.message) {
+    handle_malformed(identity, decoded);
     return;
   }
-  const ControlMessage& message = *decoded;
+  const ControlMessage& message = *decoded.message;
   count_received(member_of(identity), frame.size());
   if (is_heartbeat_identity(identity)) {
     const std::string id = identity.substr(0, identity.size() - 3);
@@ -285,9 +293,38 @@ void Coordinator::handle(const std::string& identity, const zmq::message_t& fram
       break;
     case ControlType::kHeartbeat:
       break;
+    case ControlType::kFailed:
+      // The federate cannot go on (e.g. a data message its grant counts was dropped, §3.4): the
+      // run ends now, naming it, instead of waiting for its heartbeats to stop.
+      if (!peer_failure_) {
+        peer_failure_ = "federate '" + identity + "' failed: " + escape_for_log(message.text, 1024);
+        peer_failure_index_ = index;
+      }
+      break;
     default:
       drops_.record(identity, transport::DropReason::kUnknownKind);
       break;
+  }
+}
+
+void Coordinator::handle_malformed(const std::string& identity,
+                                   const ControlDecodeResult& decoded) {
+  const std::size_t index = member_of(identity);
+  const bool member = index < members_.size() && members_[index].joined;
+  // A peer that has not joined (or a stranger) is told why, so a client with a malformed JOIN
+  // fails at once instead of waiting out its join timeout. A joined federate's control and
+  // heartbeat connections get no reply (a REFUSED there would end it for a frame it may not
+  // have sent): the frame is dropped, counted and logged once.
+  if (!member && !is_heartbeat_identity(identity)) {
+    refuse(identity, "malformed control message: " + decoded.error);
+    return;
+  }
+  drops_.record(identity, transport::DropReason::kMalformedControl);
+  if (log_budget_.allow(identity)) {
+    spdlog::warn(
+        "coordinator: dropped a malformed control message from '{}': {} (further ones "
+        "from this peer are counted, not logged)",
+        escape_for_log(identity), escape_for_log(decoded.error, 1024));
   }
 }
 
@@ -357,6 +394,13 @@ CoordinatorResult Coordinator::run() {
       (void)router_.recv(frame, zmq::recv_flags::none);
       while (router_.get(zmq::sockopt::rcvmore) != 0) (void)router_.recv(frame);
       handle(identity.to_string(), frame);
+    }
+    if (peer_failure_) {
+      if (metrics_.failures != nullptr) {
+        metrics_.failures->Increment();
+        metrics_.federates->Decrement();
+      }
+      return fail({grants_.id_of(peer_failure_index_)}, *peer_failure_);
     }
     if (started_) send_grants();
     if (resigned_count_ == members_.size()) {

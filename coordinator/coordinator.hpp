@@ -12,7 +12,9 @@
 // updates tagflow_coordinator_tag_advances_total (TAG and PTAG sent), _grant_latency_seconds
 // (a federate's next tag received, in a NET or an LTC → the grant that covers it sent; 0 when a
 // grant covers it already), _heartbeats_total{peer}, _federates (joined and not failed) and
-// _federate_failures_total.
+// _federate_failures_total; and tagflow_transport_invalid_messages_total{peer, reason} for every
+// control frame dropped (malformed_control, unknown_peer, ...) or JOIN refused (refused_join).
+// Text from peers (ids, reasons) is escaped in the log, one line per peer (common/log_text.hpp).
 #pragma once
 
 #include <atomic>
@@ -24,6 +26,7 @@
 
 #include <zmq.hpp>
 
+#include "common/log_text.hpp"
 #include "coordinator/control_message.hpp"
 #include "coordinator/federation_spec.hpp"
 #include "coordinator/grant_calculator.hpp"
@@ -94,6 +97,9 @@ class Coordinator {
   void handle(const std::string& identity, const zmq::message_t& frame);
   void handle_join(const std::string& identity, const ControlMessage& join);
   void handle_stop(std::size_t federate, const ControlMessage& message);
+  /// A frame that does not decode: REFUSED with the reason to a peer that has not joined, else
+  /// dropped, counted and logged once (PROTOCOL.md §1).
+  void handle_malformed(const std::string& identity, const ControlDecodeResult& decoded);
   void refuse(const std::string& identity, const std::string& why);
   void send(const std::string& identity, const ControlMessage& message);
   /// The member a routing id belongs to (control or heartbeat connection), or size() if none.
@@ -122,6 +128,9 @@ class Coordinator {
   std::vector<bool> stop_waiting_;
   bool stop_granted_ = false;
   transport::PeerDropCounters drops_;
+  PeerLogBudget log_budget_;                 // refusals and malformed frames: one log line per peer
+  std::optional<std::string> peer_failure_;  // a FAILED from a federate: the run ends
+  std::size_t peer_failure_index_ = 0;
   Metrics metrics_;  // all null without set_metrics()
   CoordinatorResult stats_;
   std::atomic<bool> stop_requested_{false};        // relaxed: polled by run()

@@ -94,6 +94,10 @@ bool FederateDataPlane::receive(
     transport::ReceiveResult result =
         transport::receive_wire_message(data_, validator_, drops_, zmq::recv_flags::dontwait);
     if (!result.received) return false;
+    if (result.error == transport::DropReason::kUnknownPort ||
+        result.error == transport::DropReason::kTagInPast) {
+      fail_on_lost_message(result.message.header, result.error);
+    }
     if (result.error != transport::DropReason::kNone) continue;
     const transport::WireHeader& header = result.message.header;
     // Values and ABSENTs alike count towards the grants' message counts.
@@ -110,6 +114,18 @@ bool FederateDataPlane::receive(
     deliver(result.message);
   }
   return true;
+}
+
+void FederateDataPlane::fail_on_lost_message(const transport::WireHeader& header,
+                                             transport::DropReason reason) const {
+  // It came from an upstream on its own connection (WIRE.md §3 step 7 passed), so the upstream
+  // reported it in transit and the coordinator counts it in the grants of this federate: they
+  // can never be met. Waiting would hang the run; it fails instead, naming the message.
+  throw DataLossError(
+      "federate '" + id_ + "' dropped a data message from '" + header.from + "' on port " +
+      std::to_string(header.port) + " at tag (" + std::to_string(header.tag.time_ns) + ", " +
+      std::to_string(header.tag.microstep) + "): " + transport::drop_reason_name(reason) +
+      "; its grants count it, so the federate cannot go on");
 }
 
 bool FederateDataPlane::counts_met(const std::map<std::string, std::uint64_t>& counts,

@@ -32,7 +32,8 @@
 // before waiting. Payloads are sent zero-copy (transport::Payload, zmq_msg_init_data) and handed
 // to the receiver as the frames ZeroMQ received.
 // Errors: FederationError when the endpoint cannot be bound; transport::CurveKeyError for a
-// missing or malformed key file. Bad bytes from a peer are dropped and counted, never thrown.
+// missing or malformed key file. Bad bytes from a peer are dropped and counted, never thrown —
+// except a message the grants count (DataLossError, see receive()).
 // Thread-safety: none; one thread (the runtime's loop, or ReactorFederate's network thread) calls
 // everything after construction. The context, the spec and the metrics must outlive the plane.
 #pragma once
@@ -99,6 +100,9 @@ class FederateDataPlane {
   /// Reads at most kMaxReceivedPerCall data messages without waiting; each valid one is counted
   /// against its upstream's grants and passed to `deliver` (header and payload frames, to keep);
   /// invalid ones are dropped and counted. True when it stopped at the bound (more may wait).
+  /// A message from an upstream on its own connection refused for its port or its tag
+  /// (unknown_port, tag_in_past) is counted, then throws DataLossError naming the sender, the
+  /// port and the reason: the grants count that message, so they could never be met.
   bool receive(const std::function<void(transport::ReceivedMessage& message)>& deliver);
   /// True when, from every upstream in `counts`, the completed messages plus those received with a
   /// tag <= `through` are at least its count.
@@ -142,6 +146,8 @@ class FederateDataPlane {
     prometheus::Counter* bytes = nullptr;
   };
   void setup_metrics(monitoring::ProcessMetrics& metrics);
+  [[noreturn]] void fail_on_lost_message(const transport::WireHeader& header,
+                                         transport::DropReason reason) const;
 
   zmq::context_t& context_;
   const FederationSpec& spec_;

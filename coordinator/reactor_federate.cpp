@@ -264,6 +264,8 @@ void ReactorFederate::network_loop(reactors::Environment& env) {
     drain_commands();  // the last tag's outputs and LTC
     plane_.flush_completed(*client_, std::nullopt);
   } catch (const std::exception& e) {
+    // A data message its grants count was dropped: the coordinator ends the run now.
+    if (dynamic_cast<const DataLossError*>(&e) != nullptr) client_->report_failure(e.what());
     error_ = e.what();
     cycle_inputs_.abort();  // a deliver reaction waiting for a cycle input gives up
     // The run is over: stop now, without waiting for grants or a stop decision.

@@ -1,5 +1,7 @@
-// DropReason: why a received message was refused. Every value names one check of
-// transport/WIRE.md §3; the names are used as the `reason` label of the drop counters.
+// DropReason: why a received message was refused. Every value up to kTagInPast names one check of
+// transport/WIRE.md §3; the last two are the coordinator's (coordinator/PROTOCOL.md §1): a control
+// frame that does not decode, and a JOIN it refused. The names are used as the `reason` label of
+// the drop counters.
 #pragma once
 
 #include <cstdint>
@@ -20,9 +22,11 @@ enum class DropReason : std::uint8_t {
   kUnknownPeer,
   kUnknownPort,
   kTagInPast,
+  kMalformedControl,
+  kRefusedJoin,
 };
 
-inline constexpr int kDropReasonCount = 13;
+inline constexpr int kDropReasonCount = 15;
 
 /// A short snake_case name, stable, for logs and metric labels.
 inline const char* drop_reason_name(DropReason reason) {
@@ -53,6 +57,10 @@ inline const char* drop_reason_name(DropReason reason) {
       return "unknown_port";
     case DropReason::kTagInPast:
       return "tag_in_past";
+    case DropReason::kMalformedControl:
+      return "malformed_control";
+    case DropReason::kRefusedJoin:
+      return "refused_join";
   }
   return "unknown";
 }

@@ -103,12 +103,11 @@ ReceiveResult receive_wire_message(zmq::socket_t& router, const MessageValidator
     result.message.payloads.push_back(std::move(frame));
   }
   result.error = validator.validate(result.message.peer, decoded.header, sizes);
+  result.message.header = std::move(decoded.header);
   if (result.error != DropReason::kNone) {
     drops.record(result.message.peer, result.error);
     result.message.payloads.clear();
-    return result;
   }
-  result.message.header = std::move(decoded.header);
   return result;
 }
 

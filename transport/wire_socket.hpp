@@ -45,7 +45,9 @@ struct ReceivedMessage {
 struct ReceiveResult {
   bool received = false;  ///< false: nothing was waiting (dontwait) or the call was interrupted
   DropReason error = DropReason::kNone;
-  ReceivedMessage message;  ///< valid when received && error == kNone
+  /// Valid when received && error == kNone. When a decoded header failed validation (WIRE.md §3
+  /// steps 4–8), `header` holds it (to name the port) and `payloads` is empty.
+  ReceivedMessage message;
 };
 
 /// The payload frames of a received message as one Payload: a single frame is kept as it is (the

@@ -7,6 +7,8 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include "coordinator/federate_client.hpp"
@@ -324,6 +326,130 @@ TEST(Coordinator, FederateThatNeverJoinsEndsTheRunWithItsName) {
   ASSERT_TRUE(result.has_value());
   EXPECT_EQ(result->failed, std::vector<std::string>{"b"});
   EXPECT_NE(result->error.find("never joined"), std::string::npos);
+}
+
+/// A raw DEALER with routing id `identity`, as a client that is no FederateClient would use.
+zmq::socket_t raw_dealer(zmq::context_t& context, const std::string& identity,
+                         const std::string& endpoint) {
+  zmq::socket_t socket(context, zmq::socket_type::dealer);
+  socket.set(zmq::sockopt::routing_id, identity);
+  socket.set(zmq::sockopt::linger, 0);
+  socket.set(zmq::sockopt::rcvtimeo, 10000);  // a guard against hangs, not a timing check
+  socket.connect(endpoint);
+  return socket;
+}
+
+/// The next control message on `socket` (nullopt after its receive timeout).
+std::optional<ControlMessage> next_message(zmq::socket_t& socket) {
+  zmq::message_t frame;
+  if (!socket.recv(frame)) return std::nullopt;
+  return decode_control(frame.data(), frame.size());
+}
+
+/// Everything logged through spdlog's default logger while it lives.
+class CapturedLog {
+ public:
+  CapturedLog() : previous_(spdlog::default_logger()) {
+    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(text_);
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("captured", sink));
+  }
+  ~CapturedLog() { spdlog::set_default_logger(previous_); }
+  std::string text() const { return text_.str(); }
+
+ private:
+  std::ostringstream text_;
+  std::shared_ptr<spdlog::logger> previous_;
+};
+
+// A JOIN with a malformed field used to be dropped without a word: the client waited out its
+// join timeout. It is refused with the reason, and counted.
+TEST(Coordinator, AJoinWithAMalformedFieldIsRefusedWithTheReason) {
+  const FederationSpec spec = parse_federation_spec(kChain);
+  monitoring::ProcessMetrics metrics({"coordinator", "coordinator"});
+  RunningCoordinator running(spec, &metrics);
+  zmq::context_t context;
+  zmq::socket_t client = raw_dealer(context, "a", running.endpoint());
+  // [1, 2, "a", [], ["b"]]: the data endpoint is missing.
+  const std::string missing_endpoint =
+      "\x95\x01\x02\xa1"
+      "a"
+      "\x90\x91\xa1"
+      "b";
+  client.send(zmq::buffer(missing_endpoint), zmq::send_flags::none);
+  const std::optional<ControlMessage> reply = next_message(client);
+  ASSERT_TRUE(reply.has_value()) << "no answer to a malformed JOIN";
+  EXPECT_EQ(reply->type, ControlType::kRefused);
+  EXPECT_NE(reply->text.find("malformed control message: JOIN: expected 6 elements"),
+            std::string::npos)
+      << reply->text;
+  EXPECT_EQ(
+      sample(metrics.text(), "tagflow_transport_invalid_messages_total", "reason=\"refused_join\""),
+      1);
+}
+
+// Refused JOINs used to be logged raw — a newline in the id forged coordinator lines — and
+// each one took a line. The log now shows the sender's text escaped, once per peer.
+TEST(Coordinator, RefusedJoinsAreLoggedEscapedAndOncePerPeer) {
+  const FederationSpec spec = parse_federation_spec(kChain);
+  monitoring::ProcessMetrics metrics({"coordinator", "coordinator"});
+  const CapturedLog log;
+  RunningCoordinator running(spec, &metrics);
+  zmq::context_t context;
+  const std::string forged = "x\n[info] coordinator: every federate resigned; run finished";
+  zmq::socket_t client = raw_dealer(context, "intruder", running.endpoint());
+  ControlMessage join;
+  join.type = ControlType::kJoin;
+  join.federate = forged;
+  join.endpoints = {{forged, "tcp://127.0.0.1:1"}};
+  for (int i = 0; i < 200; ++i) client.send(zmq::buffer(encode_control(join)));
+  for (int i = 0; i < 200; ++i) {
+    const std::optional<ControlMessage> reply = next_message(client);
+    ASSERT_TRUE(reply.has_value());
+    ASSERT_EQ(reply->type, ControlType::kRefused);
+  }
+  const std::string text = log.text();
+  EXPECT_EQ(text.find("\n[info] coordinator: every federate"), std::string::npos) << text;
+  EXPECT_NE(text.find("unknown federate id 'x\\x0a[info] coordinator: every federate"),
+            std::string::npos)
+      << text;
+  std::size_t lines = 0;
+  for (std::size_t at = text.find("coordinator: refused"); at != std::string::npos;
+       at = text.find("coordinator: refused", at + 1)) {
+    ++lines;
+  }
+  EXPECT_EQ(lines, 1U) << text;
+  EXPECT_EQ(
+      sample(metrics.text(), "tagflow_transport_invalid_messages_total", "reason=\"refused_join\""),
+      200);
+}
+
+// A federate that drops a data message its grants count reports FAILED: the run ends at once,
+// naming it and the message, instead of hanging while everyone heartbeats.
+TEST(Coordinator, AFederateThatReportsAFailureEndsTheRunNamingIt) {
+  const FederationSpec spec = parse_federation_spec(kChain);
+  RunningCoordinator running(spec);
+  zmq::context_t context;
+  FederateClient a(context, options_for(spec, "a", running.endpoint()));
+  FederateClient b(context, options_for(spec, "b", running.endpoint()));
+  auto joined_a = std::async(std::launch::async, [&] { return a.join(10s); });
+  b.join(10s);
+  joined_a.get();
+  b.report_failure("dropped a data message from 'a' on port 7: unknown_port\nforged");
+  const auto result = running.result(10s);
+  ASSERT_TRUE(result.has_value()) << "the coordinator hangs after a reported failure";
+  EXPECT_FALSE(result->ok);
+  EXPECT_EQ(result->failed, std::vector<std::string>{"b"});
+  EXPECT_NE(result->error.find("federate 'b' failed: dropped a data message from 'a' on port 7: "
+                               "unknown_port\\x0aforged"),
+            std::string::npos)
+      << result->error;
+  try {
+    poll_until(
+        a, [] { return false; }, 10s);
+    FAIL() << "a was never told that b failed";
+  } catch (const FederationError& e) {
+    EXPECT_NE(std::string(e.what()).find("on port 7"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Coordinator, WrongCurveKeyIsRefusedAndTheRightOneAdmitted) {
