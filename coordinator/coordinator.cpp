@@ -61,7 +61,9 @@ Coordinator::Coordinator(FederationSpec spec)
   if (spec_.keys_dir) {
     std::set<std::string> allowed;
     for (const FederateSpec& f : spec_.federates) {
-      allowed.insert(transport::read_key_pair(*spec_.keys_dir, f.id, true).public_key);
+      const std::string key = transport::read_key_pair(*spec_.keys_dir, f.id, true).public_key;
+      allowed.insert(key);
+      key_owner_[key] = f.id;
     }
     zap_ = std::make_unique<transport::ZapAuthenticator>(context_, std::move(allowed));
     transport::make_curve_server(router_, transport::read_key_pair(*spec_.keys_dir, "coordinator"));
@@ -151,7 +153,8 @@ void Coordinator::refuse(const std::string& identity, const std::string& why) {
   send(identity, refusal);
 }
 
-void Coordinator::handle_join(const std::string& identity, const ControlMessage& join) {
+void Coordinator::handle_join(const std::string& identity, const ControlMessage& join,
+                              const std::string& address) {
   if (join.version != kProtocolVersion) {
     refuse(identity, "protocol version " + std::to_string(join.version) + " is not supported (" +
                          std::to_string(kProtocolVersion) + " is)");
@@ -172,7 +175,10 @@ void Coordinator::handle_join(const std::string& identity, const ControlMessage&
   }
   Member& member = members_[index];
   if (member.joined) {
-    refuse(identity, "federate '" + join.federate + "' has already joined");
+    // A second claim on an id: one of the two may not be the real federate, so the refusal (sent
+    // and logged) names where each came from.
+    refuse(identity, "federate '" + join.federate + "' has already joined (first from " +
+                         member.address + ", now again from " + address + ")");
     return;
   }
   const FederateSpec& expected = spec_.federates[index];
@@ -189,11 +195,13 @@ void Coordinator::handle_join(const std::string& identity, const ControlMessage&
   }
   member.joined = true;
   member.identity = identity;
+  member.address = address;
   member.endpoint = join.endpoints.empty() ? std::string() : join.endpoints.front().second;
   member.last_seen = Clock::now();
   ++joined_count_;
   if (metrics_.federates != nullptr) metrics_.federates->Increment();
-  spdlog::info("coordinator: '{}' joined ({}/{})", join.federate, joined_count_, members_.size());
+  spdlog::info("coordinator: '{}' joined from {} ({}/{})", join.federate, address, joined_count_,
+               members_.size());
   if (joined_count_ == members_.size()) {
     ControlMessage start = make_tag_message(ControlType::kStart, spec_.start_tag);
     for (std::size_t i = 0; i < members_.size(); ++i) {
@@ -235,6 +243,12 @@ void Coordinator::handle(const std::string& identity, const zmq::message_t& fram
     return;
   }
   const ControlMessage& message = *decoded.message;
+  if (!key_owner_.empty() && !key_matches(identity, frame)) {
+    // ZAP admitted the key, but it belongs to another federate (§7): refused, whatever it sent.
+    refuse(identity, "the key this connection authenticated with belongs to federate '" +
+                         key_owner_of(frame) + "', which may join only as itself");
+    return;
+  }
   count_received(member_of(identity), frame.size());
   if (is_heartbeat_identity(identity)) {
     const std::string id = identity.substr(0, identity.size() - 3);
@@ -246,7 +260,9 @@ void Coordinator::handle(const std::string& identity, const zmq::message_t& fram
     return;
   }
   if (message.type == ControlType::kJoin) {
-    handle_join(identity, message);
+    const char* peer_address = zmq_msg_gets(frame.handle(), "Peer-Address");
+    handle_join(identity, message,
+                peer_address == nullptr ? "(unknown address)" : escape_for_log(peer_address));
     return;
   }
   const std::size_t index = grants_.index_of(identity);
@@ -326,6 +342,19 @@ void Coordinator::handle_malformed(const std::string& identity,
         "from this peer are counted, not logged)",
         escape_for_log(identity), escape_for_log(decoded.error, 1024));
   }
+}
+
+std::string Coordinator::key_owner_of(const zmq::message_t& frame) const {
+  // The ZAP handler sets the connection's User-Id to the client's public key (Z85).
+  const char* key = zmq_msg_gets(frame.handle(), "User-Id");
+  if (key == nullptr) return "";
+  const auto owner = key_owner_.find(key);
+  return owner == key_owner_.end() ? "" : owner->second;
+}
+
+bool Coordinator::key_matches(const std::string& identity, const zmq::message_t& frame) const {
+  const std::size_t index = member_of(identity);
+  return index < members_.size() && key_owner_of(frame) == grants_.id_of(index);
 }
 
 void Coordinator::time_grant(std::size_t index, const WireTag& next) {

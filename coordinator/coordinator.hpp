@@ -19,6 +19,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -79,6 +80,7 @@ class Coordinator {
     bool resigned = false;
     std::string identity;  // routing id of the control connection
     std::string endpoint;  // data endpoint
+    std::string address;   // peer address of the connection it joined from (logs)
     Clock::time_point last_seen;
     std::optional<Clock::time_point> waiting_since;  // a NET not yet answered by a grant
     prometheus::Counter* heartbeats = nullptr;       // with metrics
@@ -95,13 +97,19 @@ class Coordinator {
   };
 
   void handle(const std::string& identity, const zmq::message_t& frame);
-  void handle_join(const std::string& identity, const ControlMessage& join);
+  /// `address`: the connection's peer address (ZeroMQ's Peer-Address), for the log.
+  void handle_join(const std::string& identity, const ControlMessage& join,
+                   const std::string& address);
   void handle_stop(std::size_t federate, const ControlMessage& message);
   /// A frame that does not decode: REFUSED with the reason to a peer that has not joined, else
   /// dropped, counted and logged once (PROTOCOL.md §1).
   void handle_malformed(const std::string& identity, const ControlDecodeResult& decoded);
   void refuse(const std::string& identity, const std::string& why);
   void send(const std::string& identity, const ControlMessage& message);
+  /// With CURVE: the federate whose public key `frame`'s connection authenticated with ("" when
+  /// none), and whether that is the federate `identity` (control or heartbeat) belongs to.
+  std::string key_owner_of(const zmq::message_t& frame) const;
+  bool key_matches(const std::string& identity, const zmq::message_t& frame) const;
   /// The member a routing id belongs to (control or heartbeat connection), or size() if none.
   std::size_t member_of(const std::string& identity) const;
   /// Counts a valid control message received from member `index` (with metrics).
@@ -117,6 +125,7 @@ class Coordinator {
   FederationSpec spec_;
   zmq::context_t context_;
   std::unique_ptr<transport::ZapAuthenticator> zap_;
+  std::map<std::string, std::string> key_owner_;  // CURVE public key → federate id
   zmq::socket_t router_;
   GrantCalculator grants_;
   std::vector<Member> members_;

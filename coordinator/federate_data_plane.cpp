@@ -25,7 +25,14 @@ FederateDataPlane::FederateDataPlane(zmq::context_t& context, const FederationSp
                           ": " + e.what());
   }
   endpoint_ = data_.get(zmq::sockopt::last_endpoint);
-  for (const UpstreamLink& up : me->upstreams) completed_[up.federate] = 0;
+  for (const UpstreamLink& up : me->upstreams) {
+    completed_[up.federate] = 0;
+    validator_.allow_peer(up.federate);  // a port it does not accept is then unknown_port
+    if (spec_.keys_dir) {
+      key_owner_[transport::read_key_pair(*spec_.keys_dir, up.federate, true).public_key] =
+          up.federate;
+    }
+  }
   if (metrics != nullptr) setup_metrics(*metrics);
 }
 
@@ -94,6 +101,14 @@ bool FederateDataPlane::receive(
     transport::ReceiveResult result =
         transport::receive_wire_message(data_, validator_, drops_, zmq::recv_flags::dontwait);
     if (!result.received) return false;
+    if (!key_owner_.empty() && !sent_with_own_key(result.message)) {
+      // An upstream's key used under another upstream's routing id (WIRE.md §5): not that
+      // upstream's message, so no grant counts it.
+      if (result.error == transport::DropReason::kNone) {
+        drops_.record(result.message.peer, transport::DropReason::kUnknownPeer);
+      }
+      continue;
+    }
     if (result.error == transport::DropReason::kUnknownPort ||
         result.error == transport::DropReason::kTagInPast) {
       fail_on_lost_message(result.message.header, result.error);
@@ -114,6 +129,11 @@ bool FederateDataPlane::receive(
     deliver(result.message);
   }
   return true;
+}
+
+bool FederateDataPlane::sent_with_own_key(const transport::ReceivedMessage& message) const {
+  const auto owner = key_owner_.find(message.user_id);
+  return owner != key_owner_.end() && owner->second == message.peer;
 }
 
 void FederateDataPlane::fail_on_lost_message(const transport::WireHeader& header,

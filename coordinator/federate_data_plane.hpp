@@ -8,7 +8,8 @@
 //     output DEALER per downstream (routing id = this federate's id, no send high-water mark,
 //     so a reaction never blocks on a slow downstream), connected from the START endpoints;
 //   - the MessageValidator (allowed (upstream, port) pairs, the completed tag) and the
-//     per-peer drop counters;
+//     per-peer drop counters; with CURVE, a message whose connection authenticated with another
+//     upstream's key than the one its routing id names is dropped (unknown_peer);
 //   - per upstream, the tags of the received data messages not yet completed and the count of
 //     completed ones: a grant's counts are met (counts_met) when completed + received with a tag
 //     <= the grant reach them, so a grant never overtakes data still on the wire (§3.4);
@@ -146,6 +147,9 @@ class FederateDataPlane {
     prometheus::Counter* bytes = nullptr;
   };
   void setup_metrics(monitoring::ProcessMetrics& metrics);
+  /// With CURVE: true when `message` came over a connection authenticated with the key of the
+  /// upstream its routing id names.
+  [[nodiscard]] bool sent_with_own_key(const transport::ReceivedMessage& message) const;
   [[noreturn]] void fail_on_lost_message(const transport::WireHeader& header,
                                          transport::DropReason reason) const;
 
@@ -156,6 +160,7 @@ class FederateDataPlane {
   transport::MessageValidator validator_;
   transport::PeerDropCounters drops_;
   std::unique_ptr<transport::ZapAuthenticator> zap_;  // outlives data_
+  std::map<std::string, std::string> key_owner_;      // with CURVE: upstream public key → id
   zmq::socket_t data_;
   std::string endpoint_;
   std::map<std::string, zmq::socket_t> outputs_;          // per downstream

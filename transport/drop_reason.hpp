@@ -1,7 +1,8 @@
 // DropReason: why a received message was refused. Every value up to kTagInPast names one check of
-// transport/WIRE.md §3; the last two are the coordinator's (coordinator/PROTOCOL.md §1): a control
-// frame that does not decode, and a JOIN it refused. The names are used as the `reason` label of
-// the drop counters.
+// transport/WIRE.md §3; the next two are the coordinator's (coordinator/PROTOCOL.md §1): a control
+// frame that does not decode, and a JOIN it refused; the last is a node's: a value whose content
+// its logic refused (nodes/node_metrics.hpp). The names are used as the `reason` label of the
+// drop counters.
 #pragma once
 
 #include <cstdint>
@@ -24,9 +25,10 @@ enum class DropReason : std::uint8_t {
   kTagInPast,
   kMalformedControl,
   kRefusedJoin,
+  kRejectedByNode,
 };
 
-inline constexpr int kDropReasonCount = 15;
+inline constexpr int kDropReasonCount = 16;
 
 /// A short snake_case name, stable, for logs and metric labels.
 inline const char* drop_reason_name(DropReason reason) {
@@ -61,6 +63,8 @@ inline const char* drop_reason_name(DropReason reason) {
       return "malformed_control";
     case DropReason::kRefusedJoin:
       return "refused_join";
+    case DropReason::kRejectedByNode:
+      return "rejected_by_node";
   }
   return "unknown";
 }

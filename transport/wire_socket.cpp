@@ -80,6 +80,9 @@ ReceiveResult receive_wire_message(zmq::socket_t& router, const MessageValidator
   }
   zmq::message_t header_frame;
   (void)router.recv(header_frame, zmq::recv_flags::none);
+  if (const char* user = zmq_msg_gets(header_frame.handle(), "User-Id")) {
+    result.message.user_id = user;
+  }
   DecodedHeader decoded =
       decode_header(header_frame.data(), header_frame.size(), policy.header_limits);
   if (decoded.error != DropReason::kNone) {

@@ -37,7 +37,8 @@ bool send_wire_message(zmq::socket_t& socket, WireHeader header,
 void configure_receiver(zmq::socket_t& socket, const ValidationPolicy& policy);
 
 struct ReceivedMessage {
-  std::string peer;  ///< the sender's routing id
+  std::string peer;     ///< the sender's routing id
+  std::string user_id;  ///< with CURVE + ZAP: the connection's User-Id (the client's public key)
   WireHeader header;
   std::vector<zmq::message_t> payloads;
 };

@@ -452,13 +452,83 @@ TEST(Coordinator, AFederateThatReportsAFailureEndsTheRunNamingIt) {
   }
 }
 
-TEST(Coordinator, WrongCurveKeyIsRefusedAndTheRightOneAdmitted) {
-  const auto keys = std::filesystem::temp_directory_path() /
-                    ("tagflow-coordinator-keys-" + std::to_string(::getpid()));
+/// A fresh key directory with key pairs for the coordinator, a and b (kChain).
+std::filesystem::path chain_keys(const std::string& stem) {
+  const auto keys =
+      std::filesystem::temp_directory_path() / (stem + "-" + std::to_string(::getpid()));
   std::filesystem::remove_all(keys);
   for (const char* name : {"coordinator", "a", "b"}) {
     transport::write_key_pair(keys, name, transport::generate_curve_key_pair());
   }
+  return keys;
+}
+
+/// The real a and b join (each with its own key when the spec has keys).
+void expect_both_join(const FederationSpec& spec, const std::string& endpoint,
+                      zmq::context_t& context) {
+  FederateClient a(context, options_for(spec, "a", endpoint));
+  FederateClient b(context, options_for(spec, "b", endpoint));
+  auto joined_b = std::async(std::launch::async, [&] { return b.join(10s); });
+  EXPECT_NO_THROW(a.join(10s));
+  EXPECT_NO_THROW(joined_b.get());
+}
+
+// ZAP admits every configured federate's key; a key used to join as another federate (before the
+// real one) used to get that federate's slot. A key joins only as the federate it was made for.
+TEST(Coordinator, AKeyJoinsOnlyAsTheFederateItWasMadeFor) {
+  const std::filesystem::path keys = chain_keys("tagflow-coordinator-squat");
+  // The squatter holds a's key pair, under the name b.
+  transport::write_key_pair(keys / "squatter", "b", transport::read_key_pair(keys, "a"));
+  std::filesystem::copy_file(keys / "coordinator.pub", keys / "squatter" / "coordinator.pub");
+  FederationSpec spec = parse_federation_spec(kChain);
+  spec.keys_dir = keys.string();
+  RunningCoordinator running(spec);
+  zmq::context_t context;
+  {
+    FederateOptions squat = options_for(spec, "b", running.endpoint());
+    squat.keys_dir = (keys / "squatter").string();
+    FederateClient squatter(context, squat);
+    try {
+      squatter.join(10s);
+      ADD_FAILURE() << "a's key joined as b";
+    } catch (const FederationError& e) {
+      EXPECT_NE(
+          std::string(e.what()).find("belongs to federate 'a', which may join only as itself"),
+          std::string::npos)
+          << e.what();
+    }
+  }
+  expect_both_join(spec, running.endpoint(), context);  // the real b still gets its slot
+  std::filesystem::remove_all(keys);
+}
+
+// Without CURVE an id is claimed by the first JOIN; a second one is refused, naming where each
+// came from, so that a squatted id shows up in the log. (A second connection with a live
+// routing id never reaches the coordinator: ZeroMQ's ROUTER keeps the first.)
+TEST(Coordinator, ASecondJoinForAClaimedIdIsRefusedNamingBothConnections) {
+  const FederationSpec spec = parse_federation_spec(kChain);
+  RunningCoordinator running(spec);
+  zmq::context_t context;
+  zmq::socket_t client = raw_dealer(context, "a", running.endpoint());
+  ControlMessage join;
+  join.type = ControlType::kJoin;
+  join.federate = "a";
+  join.downstreams = {"b"};
+  join.endpoints = {{"a", "tcp://127.0.0.1:1"}};
+  client.send(zmq::buffer(encode_control(join)), zmq::send_flags::none);
+  client.send(zmq::buffer(encode_control(join)), zmq::send_flags::none);
+  const std::optional<ControlMessage> reply = next_message(client);
+  ASSERT_TRUE(reply.has_value()) << "no answer to the second JOIN";
+  EXPECT_EQ(reply->type, ControlType::kRefused);
+  // ZeroMQ's Peer-Address: the IP address of each connection.
+  EXPECT_NE(reply->text.find(
+                "federate 'a' has already joined (first from 127.0.0.1, now again from 127.0.0.1)"),
+            std::string::npos)
+      << reply->text;
+}
+
+TEST(Coordinator, WrongCurveKeyIsRefusedAndTheRightOneAdmitted) {
+  const std::filesystem::path keys = chain_keys("tagflow-coordinator-keys");
   transport::write_key_pair(keys / "intruder", "a", transport::generate_curve_key_pair());
   FederationSpec spec = parse_federation_spec(kChain);
   spec.keys_dir = keys.string();
@@ -472,11 +542,7 @@ TEST(Coordinator, WrongCurveKeyIsRefusedAndTheRightOneAdmitted) {
     EXPECT_THROW(intruder.join(1s), FederationError);
   }
   EXPECT_GE(running.coordinator().refused_handshakes(), 1U);
-  FederateClient a(context, options_for(spec, "a", running.endpoint()));
-  FederateClient b(context, options_for(spec, "b", running.endpoint()));
-  auto joined_b = std::async(std::launch::async, [&] { return b.join(10s); });
-  EXPECT_NO_THROW(a.join(10s));
-  EXPECT_NO_THROW(joined_b.get());
+  expect_both_join(spec, running.endpoint(), context);
   std::filesystem::remove_all(keys);
 }
 
