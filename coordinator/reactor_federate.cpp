@@ -291,7 +291,16 @@ void ReactorFederate::run(reactors::Environment& env) {
   env.assemble();
   for (CycleOutput& output : cycle_outputs_) output.level = output.sender->level();
   std::thread network([this, &env] { network_loop(env); });
-  env.run();
+  try {
+    env.run();
+  } catch (const reactors::ReactionError& e) {
+    // A reaction of this federate threw: the coordinator ends the run, naming it (§3.4).
+    done_.store(true, std::memory_order_release);
+    network.join();
+    const std::string why = "federate '" + id_ + "': " + e.what();
+    client_->report_failure(why);
+    throw FederationError(why);
+  }
   done_.store(true, std::memory_order_release);
   network.join();
   if (!error_.empty()) throw FederationError(error_);
