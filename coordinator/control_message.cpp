@@ -78,31 +78,94 @@ bool read_delay(const msgpack::object& object, ConnectionDelay& out) {
   return true;
 }
 
-bool read_join(const msgpack::object* field, std::uint32_t count, ControlMessage& m) {
+/// Reads JOIN's fields; on a problem, returns false with `error` naming the field.
+bool read_join(const msgpack::object* field, std::uint32_t count, ControlMessage& m,
+               std::string& error) {
+  if (count != 6) {
+    error = "expected 6 elements [1, version, id, upstreams, downstreams, endpoint], got " +
+            std::to_string(count);
+    return false;
+  }
   std::uint64_t version = 0;
-  if (count != 6 || !read_u64(field[1], version) || !read_string(field[2], m.federate)) {
+  if (!read_u64(field[1], version) || version > UINT32_MAX) {
+    error = "version is not an unsigned 32-bit integer";
     return false;
   }
   m.version = static_cast<std::uint32_t>(version);
+  if (!read_string(field[2], m.federate)) {
+    error = "federate id is not a string";
+    return false;
+  }
   std::vector<std::pair<std::string, ConnectionDelay>> upstreams;
-  if (!read_pairs(field[3], upstreams, read_delay)) return false;
+  if (!read_pairs(field[3], upstreams, read_delay)) {
+    error = "upstreams is not a list of [id, delay in integer ns >= 0 or nil]";
+    return false;
+  }
   for (auto& [id, delay] : upstreams) m.upstreams.push_back({id, delay});
-  if (field[4].type != msgpack::type::ARRAY) return false;
-  for (std::uint32_t i = 0; i < field[4].via.array.size; ++i) {
+  bool downstreams_ok = field[4].type == msgpack::type::ARRAY;
+  for (std::uint32_t i = 0; downstreams_ok && i < field[4].via.array.size; ++i) {
     std::string id;
-    if (!read_string(field[4].via.array.ptr[i], id)) return false;
+    downstreams_ok = read_string(field[4].via.array.ptr[i], id);
     m.downstreams.push_back(std::move(id));
   }
+  if (!downstreams_ok) {
+    error = "downstreams is not a list of ids";
+    return false;
+  }
   std::string endpoint;
-  if (!read_string(field[5], endpoint)) return false;
+  if (!read_string(field[5], endpoint)) {
+    error = "data endpoint is not a string";
+    return false;
+  }
   m.endpoints.emplace_back(m.federate, std::move(endpoint));
   return true;
 }
 
-bool read_fields(const msgpack::object* field, std::uint32_t count, ControlMessage& m) {
+/// The fields each type carries, for the reason of a refusal (PROTOCOL.md §1).
+const char* field_layout(ControlType type) {
+  switch (type) {
+    case ControlType::kJoin:
+      return "[1, version, id, upstreams, downstreams, endpoint]";
+    case ControlType::kRefused:
+      return "[2, text]";
+    case ControlType::kStart:
+      return "[3, tag, [[id, endpoint]...]]";
+    case ControlType::kCompleted:
+      return "[5, tag] or [5, tag, [[destination, tag]...]] or [5, tag, [[destination, tag]...], "
+             "next tag]";
+    case ControlType::kGrant:
+    case ControlType::kProvisional:
+      return "[type, tag, [[upstream, count]...]]";
+    case ControlType::kInTransit:
+      return "[8, destination, tag]";
+    case ControlType::kStopGranted:
+      return "[11, tag] or [11, tag, tag]";
+    case ControlType::kFailed:
+      return "[14, id, text]";
+    case ControlType::kResign:
+    case ControlType::kHeartbeat:
+    case ControlType::kFinished:
+      return "[type]";
+    case ControlType::kNextEvent:
+    case ControlType::kStopRequest:
+    case ControlType::kStopReply:
+      break;
+  }
+  return "[type, tag] with tag = [time_ns (int64), microstep (uint32)]";
+}
+
+/// The type a frame announces in its first two bytes (a MessagePack array of up to 15 elements
+/// whose first is a positive fixint 1..15), for frames too malformed to unpack.
+std::optional<ControlType> announced_type(const unsigned char* bytes, std::size_t size) {
+  if (size < 2 || (bytes[0] & 0xf0) != 0x90 || bytes[1] < 1 || bytes[1] > 15) return std::nullopt;
+  return static_cast<ControlType>(bytes[1]);
+}
+
+bool read_fields(const msgpack::object* field, std::uint32_t count, ControlMessage& m,
+                 std::string& error) {
   switch (m.type) {
     case ControlType::kJoin:
-      return read_join(field, count, m);
+      return read_join(field, count, m, error);
     case ControlType::kRefused:
       return count == 2 && read_string(field[1], m.text);
     case ControlType::kStart:
@@ -246,9 +309,20 @@ std::string encode_control(const ControlMessage& m) {
   return std::string(buffer.data(), buffer.size());
 }
 
-std::optional<ControlMessage> decode_control(const void* data, std::size_t size,
+ControlDecodeResult decode_control_explained(const void* data, std::size_t size,
                                              const ControlLimits& limits) {
-  if (data == nullptr || size == 0 || size > limits.max_frame_bytes) return std::nullopt;
+  ControlDecodeResult result;
+  if (data == nullptr || size == 0) {
+    result.error = "empty frame";
+    return result;
+  }
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  result.type = announced_type(bytes, size);
+  if (size > limits.max_frame_bytes) {
+    result.error = "frame of " + std::to_string(size) + " bytes is over the limit of " +
+                   std::to_string(limits.max_frame_bytes);
+    return result;
+  }
   const msgpack::unpack_limit unpack_limits(limits.max_federates, 0, limits.max_string_chars, 0, 0,
                                             4);
   try {
@@ -256,18 +330,44 @@ std::optional<ControlMessage> decode_control(const void* data, std::size_t size,
     const msgpack::object_handle handle = msgpack::unpack(static_cast<const char*>(data), size,
                                                           offset, nullptr, nullptr, unpack_limits);
     const msgpack::object& root = handle.get();
-    if (offset != size || root.type != msgpack::type::ARRAY || root.via.array.size == 0) {
-      return std::nullopt;
+    if (root.type != msgpack::type::ARRAY || root.via.array.size == 0) {
+      result.error = "not a MessagePack array [type, fields...]";
+      return result;
+    }
+    if (offset != size) {
+      result.error = std::to_string(size - offset) + " bytes after the message";
+      return result;
     }
     std::uint64_t type = 0;
-    if (!read_u64(root.via.array.ptr[0], type) || type < 1 || type > 15) return std::nullopt;
+    if (!read_u64(root.via.array.ptr[0], type) || type < 1 || type > 15) {
+      result.type.reset();
+      result.error = "the first element is no message type (1..15)";
+      return result;
+    }
     ControlMessage message;
     message.type = static_cast<ControlType>(type);
-    if (!read_fields(root.via.array.ptr, root.via.array.size, message)) return std::nullopt;
-    return message;
-  } catch (const std::exception&) {
-    return std::nullopt;
+    result.type = message.type;
+    std::string detail;
+    if (!read_fields(root.via.array.ptr, root.via.array.size, message, detail)) {
+      result.error =
+          std::string(control_type_name(message.type)) + ": " +
+          (detail.empty() ? std::string("expected ") + field_layout(message.type) : detail);
+      return result;
+    }
+    result.message = std::move(message);
+  } catch (const std::exception& e) {
+    // The unpacker's limits: an over-long string or list, too deep a nesting, or bad bytes.
+    result.error = std::string(result.type ? control_type_name(*result.type) : "frame") +
+                   ": not MessagePack within the limits (strings up to " +
+                   std::to_string(limits.max_string_chars) + " bytes, lists up to " +
+                   std::to_string(limits.max_federates) + " entries, nesting up to 4): " + e.what();
   }
+  return result;
+}
+
+std::optional<ControlMessage> decode_control(const void* data, std::size_t size,
+                                             const ControlLimits& limits) {
+  return decode_control_explained(data, size, limits).message;
 }
 
 const char* control_type_name(ControlType type) {

@@ -2,8 +2,9 @@
 //
 // Every control message is a single ZeroMQ frame holding a MessagePack array whose first element
 // is the ControlType. Only the fields a type uses are encoded (PROTOCOL.md lists them per type).
-// decode_control never throws: malformed or oversized input yields std::nullopt, and every
-// container is bounded before MessagePack allocates for it.
+// decode_control never throws: malformed or oversized input yields std::nullopt (and
+// decode_control_explained the reason), and every container is bounded before MessagePack
+// allocates for it.
 // Thread-safety: pure functions.
 #pragma once
 
@@ -80,7 +81,19 @@ struct ControlLimits {
   std::size_t max_string_chars = 256;
 };
 
+/// A decoded frame, or why it is not one: `type` is the type the frame names when it names one
+/// (also for a frame whose fields are wrong, so that the coordinator can answer a malformed JOIN
+/// with REFUSED); `error` is a short reason naming the field ("JOIN: upstreams is not a list of
+/// [id, delay in integer ns >= 0 or nil]"). It may hold text of the frame: escape it for logs.
+struct ControlDecodeResult {
+  std::optional<ControlMessage> message;
+  std::optional<ControlType> type;
+  std::string error;  ///< empty when `message` is set
+};
+
 [[nodiscard]] std::string encode_control(const ControlMessage& message);
+[[nodiscard]] ControlDecodeResult decode_control_explained(const void* data, std::size_t size,
+                                                           const ControlLimits& limits = {});
 [[nodiscard]] std::optional<ControlMessage> decode_control(const void* data, std::size_t size,
                                                            const ControlLimits& limits = {});
 

@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/log_text.hpp"
 #include "monitoring/process_metrics.hpp"
 #include "transport/curve_keys.hpp"
 #include "transport/drop_reason.hpp"
@@ -60,7 +61,9 @@ Coordinator::Coordinator(FederationSpec spec)
   if (spec_.keys_dir) {
     std::set<std::string> allowed;
     for (const FederateSpec& f : spec_.federates) {
-      allowed.insert(transport::read_key_pair(*spec_.keys_dir, f.id, true).public_key);
+      const std::string key = transport::read_key_pair(*spec_.keys_dir, f.id, true).public_key;
+      allowed.insert(key);
+      key_owner_[key] = f.id;
     }
     zap_ = std::make_unique<transport::ZapAuthenticator>(context_, std::move(allowed));
     transport::make_curve_server(router_, transport::read_key_pair(*spec_.keys_dir, "coordinator"));
@@ -136,14 +139,22 @@ void Coordinator::broadcast(const ControlMessage& message) {
 }
 
 void Coordinator::refuse(const std::string& identity, const std::string& why) {
-  spdlog::error("coordinator: refused '{}': {}", identity, why);
+  drops_.record(identity, transport::DropReason::kRefusedJoin);
+  // Both texts come from the peer: escaped, and one line per peer (PeerLogBudget).
+  if (log_budget_.allow(identity)) {
+    spdlog::error(
+        "coordinator: refused '{}': {} (further refusals of this peer are counted, not "
+        "logged)",
+        escape_for_log(identity), escape_for_log(why, 1024));
+  }
   ControlMessage refusal;
   refusal.type = ControlType::kRefused;
   refusal.text = why;
   send(identity, refusal);
 }
 
-void Coordinator::handle_join(const std::string& identity, const ControlMessage& join) {
+void Coordinator::handle_join(const std::string& identity, const ControlMessage& join,
+                              const std::string& address) {
   if (join.version != kProtocolVersion) {
     refuse(identity, "protocol version " + std::to_string(join.version) + " is not supported (" +
                          std::to_string(kProtocolVersion) + " is)");
@@ -164,7 +175,10 @@ void Coordinator::handle_join(const std::string& identity, const ControlMessage&
   }
   Member& member = members_[index];
   if (member.joined) {
-    refuse(identity, "federate '" + join.federate + "' has already joined");
+    // A second claim on an id: one of the two may not be the real federate, so the refusal (sent
+    // and logged) names where each came from.
+    refuse(identity, "federate '" + join.federate + "' has already joined (first from " +
+                         member.address + ", now again from " + address + ")");
     return;
   }
   const FederateSpec& expected = spec_.federates[index];
@@ -181,11 +195,13 @@ void Coordinator::handle_join(const std::string& identity, const ControlMessage&
   }
   member.joined = true;
   member.identity = identity;
+  member.address = address;
   member.endpoint = join.endpoints.empty() ? std::string() : join.endpoints.front().second;
   member.last_seen = Clock::now();
   ++joined_count_;
   if (metrics_.federates != nullptr) metrics_.federates->Increment();
-  spdlog::info("coordinator: '{}' joined ({}/{})", join.federate, joined_count_, members_.size());
+  spdlog::info("coordinator: '{}' joined from {} ({}/{})", join.federate, address, joined_count_,
+               members_.size());
   if (joined_count_ == members_.size()) {
     ControlMessage start = make_tag_message(ControlType::kStart, spec_.start_tag);
     for (std::size_t i = 0; i < members_.size(); ++i) {
@@ -221,12 +237,18 @@ void Coordinator::handle_stop(std::size_t federate, const ControlMessage& messag
 
 void Coordinator::handle(const std::string& identity, const zmq::message_t& frame) {
   ++stats_.messages_handled;
-  const std::optional<ControlMessage> decoded = decode_control(frame.data(), frame.size());
-  if (!decoded) {
-    drops_.record(identity, transport::DropReason::kMalformedHeader);
+  const ControlDecodeResult decoded = decode_control_explained(frame.data(), frame.size());
+  if (!decoded.message) {
+    handle_malformed(identity, decoded);
     return;
   }
-  const ControlMessage& message = *decoded;
+  const ControlMessage& message = *decoded.message;
+  if (!key_owner_.empty() && !key_matches(identity, frame)) {
+    // ZAP admitted the key, but it belongs to another federate (§7): refused, whatever it sent.
+    refuse(identity, "the key this connection authenticated with belongs to federate '" +
+                         key_owner_of(frame) + "', which may join only as itself");
+    return;
+  }
   count_received(member_of(identity), frame.size());
   if (is_heartbeat_identity(identity)) {
     const std::string id = identity.substr(0, identity.size() - 3);
@@ -238,7 +260,9 @@ void Coordinator::handle(const std::string& identity, const zmq::message_t& fram
     return;
   }
   if (message.type == ControlType::kJoin) {
-    handle_join(identity, message);
+    const char* peer_address = zmq_msg_gets(frame.handle(), "Peer-Address");
+    handle_join(identity, message,
+                peer_address == nullptr ? "(unknown address)" : escape_for_log(peer_address));
     return;
   }
   const std::size_t index = grants_.index_of(identity);
@@ -285,10 +309,52 @@ void Coordinator::handle(const std::string& identity, const zmq::message_t& fram
       break;
     case ControlType::kHeartbeat:
       break;
+    case ControlType::kFailed:
+      // The federate cannot go on (e.g. a data message its grant counts was dropped, §3.4): the
+      // run ends now, naming it, instead of waiting for its heartbeats to stop.
+      if (!peer_failure_) {
+        peer_failure_ = "federate '" + identity + "' failed: " + escape_for_log(message.text, 1024);
+        peer_failure_index_ = index;
+      }
+      break;
     default:
       drops_.record(identity, transport::DropReason::kUnknownKind);
       break;
   }
+}
+
+void Coordinator::handle_malformed(const std::string& identity,
+                                   const ControlDecodeResult& decoded) {
+  const std::size_t index = member_of(identity);
+  const bool member = index < members_.size() && members_[index].joined;
+  // A peer that has not joined (or a stranger) is told why, so a client with a malformed JOIN
+  // fails at once instead of waiting out its join timeout. A joined federate's control and
+  // heartbeat connections get no reply (a REFUSED there would end it for a frame it may not
+  // have sent): the frame is dropped, counted and logged once.
+  if (!member && !is_heartbeat_identity(identity)) {
+    refuse(identity, "malformed control message: " + decoded.error);
+    return;
+  }
+  drops_.record(identity, transport::DropReason::kMalformedControl);
+  if (log_budget_.allow(identity)) {
+    spdlog::warn(
+        "coordinator: dropped a malformed control message from '{}': {} (further ones "
+        "from this peer are counted, not logged)",
+        escape_for_log(identity), escape_for_log(decoded.error, 1024));
+  }
+}
+
+std::string Coordinator::key_owner_of(const zmq::message_t& frame) const {
+  // The ZAP handler sets the connection's User-Id to the client's public key (Z85).
+  const char* key = zmq_msg_gets(frame.handle(), "User-Id");
+  if (key == nullptr) return "";
+  const auto owner = key_owner_.find(key);
+  return owner == key_owner_.end() ? "" : owner->second;
+}
+
+bool Coordinator::key_matches(const std::string& identity, const zmq::message_t& frame) const {
+  const std::size_t index = member_of(identity);
+  return index < members_.size() && key_owner_of(frame) == grants_.id_of(index);
 }
 
 void Coordinator::time_grant(std::size_t index, const WireTag& next) {
@@ -357,6 +423,13 @@ CoordinatorResult Coordinator::run() {
       (void)router_.recv(frame, zmq::recv_flags::none);
       while (router_.get(zmq::sockopt::rcvmore) != 0) (void)router_.recv(frame);
       handle(identity.to_string(), frame);
+    }
+    if (peer_failure_) {
+      if (metrics_.failures != nullptr) {
+        metrics_.failures->Increment();
+        metrics_.federates->Decrement();
+      }
+      return fail({grants_.id_of(peer_failure_index_)}, *peer_failure_);
     }
     if (started_) send_grants();
     if (resigned_count_ == members_.size()) {

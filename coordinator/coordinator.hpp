@@ -12,11 +12,14 @@
 // updates tagflow_coordinator_tag_advances_total (TAG and PTAG sent), _grant_latency_seconds
 // (a federate's next tag received, in a NET or an LTC → the grant that covers it sent; 0 when a
 // grant covers it already), _heartbeats_total{peer}, _federates (joined and not failed) and
-// _federate_failures_total.
+// _federate_failures_total; and tagflow_transport_invalid_messages_total{peer, reason} for every
+// control frame dropped (malformed_control, unknown_peer, ...) or JOIN refused (refused_join).
+// Text from peers (ids, reasons) is escaped in the log, one line per peer (common/log_text.hpp).
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,6 +27,7 @@
 
 #include <zmq.hpp>
 
+#include "common/log_text.hpp"
 #include "coordinator/control_message.hpp"
 #include "coordinator/federation_spec.hpp"
 #include "coordinator/grant_calculator.hpp"
@@ -76,6 +80,7 @@ class Coordinator {
     bool resigned = false;
     std::string identity;  // routing id of the control connection
     std::string endpoint;  // data endpoint
+    std::string address;   // peer address of the connection it joined from (logs)
     Clock::time_point last_seen;
     std::optional<Clock::time_point> waiting_since;  // a NET not yet answered by a grant
     prometheus::Counter* heartbeats = nullptr;       // with metrics
@@ -92,10 +97,19 @@ class Coordinator {
   };
 
   void handle(const std::string& identity, const zmq::message_t& frame);
-  void handle_join(const std::string& identity, const ControlMessage& join);
+  /// `address`: the connection's peer address (ZeroMQ's Peer-Address), for the log.
+  void handle_join(const std::string& identity, const ControlMessage& join,
+                   const std::string& address);
   void handle_stop(std::size_t federate, const ControlMessage& message);
+  /// A frame that does not decode: REFUSED with the reason to a peer that has not joined, else
+  /// dropped, counted and logged once (PROTOCOL.md §1).
+  void handle_malformed(const std::string& identity, const ControlDecodeResult& decoded);
   void refuse(const std::string& identity, const std::string& why);
   void send(const std::string& identity, const ControlMessage& message);
+  /// With CURVE: the federate whose public key `frame`'s connection authenticated with ("" when
+  /// none), and whether that is the federate `identity` (control or heartbeat) belongs to.
+  std::string key_owner_of(const zmq::message_t& frame) const;
+  bool key_matches(const std::string& identity, const zmq::message_t& frame) const;
   /// The member a routing id belongs to (control or heartbeat connection), or size() if none.
   std::size_t member_of(const std::string& identity) const;
   /// Counts a valid control message received from member `index` (with metrics).
@@ -111,6 +125,7 @@ class Coordinator {
   FederationSpec spec_;
   zmq::context_t context_;
   std::unique_ptr<transport::ZapAuthenticator> zap_;
+  std::map<std::string, std::string> key_owner_;  // CURVE public key → federate id
   zmq::socket_t router_;
   GrantCalculator grants_;
   std::vector<Member> members_;
@@ -122,6 +137,9 @@ class Coordinator {
   std::vector<bool> stop_waiting_;
   bool stop_granted_ = false;
   transport::PeerDropCounters drops_;
+  PeerLogBudget log_budget_;                 // refusals and malformed frames: one log line per peer
+  std::optional<std::string> peer_failure_;  // a FAILED from a federate: the run ends
+  std::size_t peer_failure_index_ = 0;
   Metrics metrics_;  // all null without set_metrics()
   CoordinatorResult stats_;
   std::atomic<bool> stop_requested_{false};        // relaxed: polled by run()

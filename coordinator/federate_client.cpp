@@ -151,6 +151,19 @@ void FederateClient::resign() {
   send(message);
 }
 
+void FederateClient::report_failure(const std::string& reason) noexcept {
+  try {
+    ControlMessage message;
+    message.type = ControlType::kFailed;
+    message.federate = options_.id;
+    message.text = reason.substr(0, 200);  // the coordinator's string limit is 256 bytes
+    const std::string frame = encode_control(message);
+    (void)socket_.send(zmq::buffer(frame), zmq::send_flags::dontwait);
+  } catch (const std::exception&) {
+    // The run is failing anyway; the coordinator then sees this federate's heartbeats stop.
+  }
+}
+
 bool FederateClient::poll(std::chrono::milliseconds timeout) {
   zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
   zmq::poll(&item, 1, timeout);

@@ -34,6 +34,13 @@ class FederationError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// This federate cannot go on: a data message that its grants count was dropped (PROTOCOL.md
+/// §3.4). The runtimes report it to the coordinator (report_failure) before they stop.
+class DataLossError : public FederationError {
+ public:
+  using FederationError::FederationError;
+};
+
 struct FederateOptions {
   std::string id;
   std::string coordinator_endpoint;
@@ -72,6 +79,9 @@ class FederateClient {
   void send_stop_request(const WireTag& proposal);
   void send_stop_reply(const WireTag& proposal);
   void resign();
+  /// FAILED(this federate, `reason`): it stops with an error and the coordinator ends the run
+  /// (PROTOCOL.md §3.4). Never throws (the coordinator may be gone already).
+  void report_failure(const std::string& reason) noexcept;
 
   /// Waits up to `timeout` for control messages and applies them; true if any arrived.
   bool poll(std::chrono::milliseconds timeout);

@@ -25,7 +25,14 @@ FederateDataPlane::FederateDataPlane(zmq::context_t& context, const FederationSp
                           ": " + e.what());
   }
   endpoint_ = data_.get(zmq::sockopt::last_endpoint);
-  for (const UpstreamLink& up : me->upstreams) completed_[up.federate] = 0;
+  for (const UpstreamLink& up : me->upstreams) {
+    completed_[up.federate] = 0;
+    validator_.allow_peer(up.federate);  // a port it does not accept is then unknown_port
+    if (spec_.keys_dir) {
+      key_owner_[transport::read_key_pair(*spec_.keys_dir, up.federate, true).public_key] =
+          up.federate;
+    }
+  }
   if (metrics != nullptr) setup_metrics(*metrics);
 }
 
@@ -94,6 +101,18 @@ bool FederateDataPlane::receive(
     transport::ReceiveResult result =
         transport::receive_wire_message(data_, validator_, drops_, zmq::recv_flags::dontwait);
     if (!result.received) return false;
+    if (!key_owner_.empty() && !sent_with_own_key(result.message)) {
+      // An upstream's key used under another upstream's routing id (WIRE.md §5): not that
+      // upstream's message, so no grant counts it.
+      if (result.error == transport::DropReason::kNone) {
+        drops_.record(result.message.peer, transport::DropReason::kUnknownPeer);
+      }
+      continue;
+    }
+    if (result.error == transport::DropReason::kUnknownPort ||
+        result.error == transport::DropReason::kTagInPast) {
+      fail_on_lost_message(result.message.header, result.error);
+    }
     if (result.error != transport::DropReason::kNone) continue;
     const transport::WireHeader& header = result.message.header;
     // Values and ABSENTs alike count towards the grants' message counts.
@@ -110,6 +129,23 @@ bool FederateDataPlane::receive(
     deliver(result.message);
   }
   return true;
+}
+
+bool FederateDataPlane::sent_with_own_key(const transport::ReceivedMessage& message) const {
+  const auto owner = key_owner_.find(message.user_id);
+  return owner != key_owner_.end() && owner->second == message.peer;
+}
+
+void FederateDataPlane::fail_on_lost_message(const transport::WireHeader& header,
+                                             transport::DropReason reason) const {
+  // It came from an upstream on its own connection (WIRE.md §3 step 7 passed), so the upstream
+  // reported it in transit and the coordinator counts it in the grants of this federate: they
+  // can never be met. Waiting would hang the run; it fails instead, naming the message.
+  throw DataLossError(
+      "federate '" + id_ + "' dropped a data message from '" + header.from + "' on port " +
+      std::to_string(header.port) + " at tag (" + std::to_string(header.tag.time_ns) + ", " +
+      std::to_string(header.tag.microstep) + "): " + transport::drop_reason_name(reason) +
+      "; its grants count it, so the federate cannot go on");
 }
 
 bool FederateDataPlane::counts_met(const std::map<std::string, std::uint64_t>& counts,

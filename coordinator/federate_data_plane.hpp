@@ -8,7 +8,8 @@
 //     output DEALER per downstream (routing id = this federate's id, no send high-water mark,
 //     so a reaction never blocks on a slow downstream), connected from the START endpoints;
 //   - the MessageValidator (allowed (upstream, port) pairs, the completed tag) and the
-//     per-peer drop counters;
+//     per-peer drop counters; with CURVE, a message whose connection authenticated with another
+//     upstream's key than the one its routing id names is dropped (unknown_peer);
 //   - per upstream, the tags of the received data messages not yet completed and the count of
 //     completed ones: a grant's counts are met (counts_met) when completed + received with a tag
 //     <= the grant reach them, so a grant never overtakes data still on the wire (§3.4);
@@ -32,7 +33,8 @@
 // before waiting. Payloads are sent zero-copy (transport::Payload, zmq_msg_init_data) and handed
 // to the receiver as the frames ZeroMQ received.
 // Errors: FederationError when the endpoint cannot be bound; transport::CurveKeyError for a
-// missing or malformed key file. Bad bytes from a peer are dropped and counted, never thrown.
+// missing or malformed key file. Bad bytes from a peer are dropped and counted, never thrown —
+// except a message the grants count (DataLossError, see receive()).
 // Thread-safety: none; one thread (the runtime's loop, or ReactorFederate's network thread) calls
 // everything after construction. The context, the spec and the metrics must outlive the plane.
 #pragma once
@@ -99,6 +101,9 @@ class FederateDataPlane {
   /// Reads at most kMaxReceivedPerCall data messages without waiting; each valid one is counted
   /// against its upstream's grants and passed to `deliver` (header and payload frames, to keep);
   /// invalid ones are dropped and counted. True when it stopped at the bound (more may wait).
+  /// A message from an upstream on its own connection refused for its port or its tag
+  /// (unknown_port, tag_in_past) is counted, then throws DataLossError naming the sender, the
+  /// port and the reason: the grants count that message, so they could never be met.
   bool receive(const std::function<void(transport::ReceivedMessage& message)>& deliver);
   /// True when, from every upstream in `counts`, the completed messages plus those received with a
   /// tag <= `through` are at least its count.
@@ -142,6 +147,11 @@ class FederateDataPlane {
     prometheus::Counter* bytes = nullptr;
   };
   void setup_metrics(monitoring::ProcessMetrics& metrics);
+  /// With CURVE: true when `message` came over a connection authenticated with the key of the
+  /// upstream its routing id names.
+  [[nodiscard]] bool sent_with_own_key(const transport::ReceivedMessage& message) const;
+  [[noreturn]] void fail_on_lost_message(const transport::WireHeader& header,
+                                         transport::DropReason reason) const;
 
   zmq::context_t& context_;
   const FederationSpec& spec_;
@@ -150,6 +160,7 @@ class FederateDataPlane {
   transport::MessageValidator validator_;
   transport::PeerDropCounters drops_;
   std::unique_ptr<transport::ZapAuthenticator> zap_;  // outlives data_
+  std::map<std::string, std::string> key_owner_;      // with CURVE: upstream public key → id
   zmq::socket_t data_;
   std::string endpoint_;
   std::map<std::string, zmq::socket_t> outputs_;          // per downstream

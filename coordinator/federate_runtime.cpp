@@ -106,7 +106,13 @@ FederateRunSummary FederateRuntime::run(std::chrono::milliseconds join_timeout) 
   while (true) {
     // Control messages (FAILED, stop) and a lost coordinator are noticed even by a federate
     // that never has to wait for a grant.
-    const bool backlog = receive_data();
+    bool backlog = false;
+    try {
+      backlog = receive_data();
+    } catch (const DataLossError& e) {
+      client.report_failure(e.what());
+      throw;
+    }
     if (++iteration % 16 == 0 || backlog) client.poll(std::chrono::milliseconds(0));
     update_safe_tag(client);
     const WireTag next = next_tag();
@@ -131,7 +137,11 @@ FederateRunSummary FederateRuntime::run(std::chrono::milliseconds join_timeout) 
   plane_.flush_completed(client, std::nullopt);
   client.resign();
   // What arrived while it waited for control messages only is read (and garbage counted) too.
-  for (int batch = 0; batch < 16 && receive_data(); ++batch) {
+  // (It has resigned: a message it would drop can no longer hold anything up.)
+  try {
+    for (int batch = 0; batch < 16 && receive_data(); ++batch) {
+    }
+  } catch (const DataLossError&) {
   }
   summary_.messages_dropped = plane_.drops().total();
   return summary_;

@@ -264,6 +264,8 @@ void ReactorFederate::network_loop(reactors::Environment& env) {
     drain_commands();  // the last tag's outputs and LTC
     plane_.flush_completed(*client_, std::nullopt);
   } catch (const std::exception& e) {
+    // A data message its grants count was dropped: the coordinator ends the run now.
+    if (dynamic_cast<const DataLossError*>(&e) != nullptr) client_->report_failure(e.what());
     error_ = e.what();
     cycle_inputs_.abort();  // a deliver reaction waiting for a cycle input gives up
     // The run is over: stop now, without waiting for grants or a stop decision.
@@ -289,7 +291,16 @@ void ReactorFederate::run(reactors::Environment& env) {
   env.assemble();
   for (CycleOutput& output : cycle_outputs_) output.level = output.sender->level();
   std::thread network([this, &env] { network_loop(env); });
-  env.run();
+  try {
+    env.run();
+  } catch (const reactors::ReactionError& e) {
+    // A reaction of this federate threw: the coordinator ends the run, naming it (§3.4).
+    done_.store(true, std::memory_order_release);
+    network.join();
+    const std::string why = "federate '" + id_ + "': " + e.what();
+    client_->report_failure(why);
+    throw FederationError(why);
+  }
   done_.store(true, std::memory_order_release);
   network.join();
   if (!error_.empty()) throw FederationError(error_);

@@ -5,10 +5,9 @@
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
-#include <array>
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -21,7 +20,16 @@ namespace tagflow::monitoring {
 namespace {
 
 constexpr std::size_t kMaxRequestBytes = 8192;
-constexpr int kClientTimeoutSeconds = 2;
+using Clock = std::chrono::steady_clock;
+
+/// One client: its request as read so far, then its answer as sent so far.
+struct Client {
+  int fd = -1;
+  Clock::time_point deadline;
+  std::string request;
+  std::string reply;  // non-empty once the request is complete
+  std::size_t sent = 0;
+};
 
 /// IPv6 addresses go in brackets in host:port text: [::1]:9100.
 std::string host_part(const std::string& address) {
@@ -48,7 +56,7 @@ int listen_on(const std::string& address, std::uint16_t port) {
     throw MonitoringError("cannot serve metrics on " + listen_text(address, port) + ": " +
                           ::gai_strerror(rc));
   }
-  const int fd = ::socket(found->ai_family, found->ai_socktype | SOCK_CLOEXEC, 0);
+  const int fd = ::socket(found->ai_family, found->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   const int one = 1;
   if (fd >= 0) ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   const bool ok =
@@ -73,13 +81,34 @@ std::uint16_t bound_port(int fd) {
   return ntohs(reinterpret_cast<const sockaddr_in*>(&address)->sin_port);
 }
 
-void send_all(int fd, const std::string& text) {
-  std::size_t sent = 0;
-  while (sent < text.size()) {
-    const ssize_t n = ::send(fd, text.data() + sent, text.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) return;  // the client went away or timed out: nothing to do
-    sent += static_cast<std::size_t>(n);
+bool would_block() { return errno == EAGAIN || errno == EINTR; }  // EWOULDBLOCK == EAGAIN on Linux
+
+/// Reads what `client` sent; false when it is gone. Sets its reply once the request is whole.
+bool read_request(Client& client) {
+  char buffer[1024];
+  while (client.request.size() < kMaxRequestBytes) {
+    const ssize_t n = ::recv(client.fd, buffer, sizeof buffer, 0);
+    if (n == 0) return false;
+    if (n < 0) return would_block();
+    client.request.append(buffer, static_cast<std::size_t>(n));
+    if (client.request.find("\r\n\r\n") != std::string::npos) break;
   }
+  return true;
+}
+
+/// Sends what the socket takes of `client`'s reply; false when it is done or gone.
+bool write_reply(Client& client) {
+  while (client.sent < client.reply.size()) {
+    const ssize_t n = ::send(client.fd, client.reply.data() + client.sent,
+                             client.reply.size() - client.sent, MSG_NOSIGNAL);
+    if (n < 0) return would_block();
+    client.sent += static_cast<std::size_t>(n);
+  }
+  return false;
+}
+
+bool request_complete(const std::string& request) {
+  return request.size() >= kMaxRequestBytes || request.find("\r\n\r\n") != std::string::npos;
 }
 
 std::string response(const char* status, const char* content_type, const std::string& body,
@@ -94,8 +123,9 @@ std::string response(const char* status, const char* content_type, const std::st
 }  // namespace
 
 MetricsEndpoint::MetricsEndpoint(const ProcessMetrics& metrics, const std::string& bind_address,
-                                 std::uint16_t port)
-    : bind_address_(bind_address), collectables_(metrics.collectables()) {
+                                 std::uint16_t port, EndpointLimits limits)
+    : limits_(limits), bind_address_(bind_address), collectables_(metrics.collectables()) {
+  limits_.max_connections = std::max<std::size_t>(limits_.max_connections, 1);
   listen_fd_ = listen_on(bind_address, port);
   port_ = bound_port(listen_fd_);
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -120,36 +150,74 @@ std::string MetricsEndpoint::url() const {
 }
 
 void MetricsEndpoint::serve() {
-  std::array<pollfd, 2> fds{{{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}}};
+  std::vector<Client> clients;
+  std::vector<pollfd> fds;
+  const auto close_client = [](Client& client) {
+    ::close(client.fd);
+    client.fd = -1;
+  };
   while (true) {
-    if (::poll(fds.data(), fds.size(), -1) < 0) {
-      if (errno == EINTR) continue;
-      return;
+    fds.assign({{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}});
+    Clock::time_point next_deadline = Clock::time_point::max();
+    for (const Client& client : clients) {
+      fds.push_back({client.fd, static_cast<short>(client.reply.empty() ? POLLIN : POLLOUT), 0});
+      next_deadline = std::min(next_deadline, client.deadline);
     }
-    if (fds[1].revents != 0) return;
+    int timeout_ms = -1;
+    if (!clients.empty()) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(next_deadline - Clock::now());
+      timeout_ms = static_cast<int>(std::max<std::int64_t>(left.count(), 0));
+    }
+    if (::poll(fds.data(), fds.size(), timeout_ms) < 0 && errno != EINTR) break;
+    if (fds[1].revents != 0) break;
+    const Clock::time_point now = Clock::now();
+    for (std::size_t i = 0; i < clients.size(); ++i) {
+      Client& client = clients[i];
+      if (fds[i + 2].revents == 0) continue;
+      if (client.reply.empty()) {
+        if (!read_request(client)) {
+          close_client(client);
+          continue;
+        }
+        if (!request_complete(client.request)) continue;
+        client.reply = reply_to(client.request);
+      }
+      if (!write_reply(client)) close_client(client);
+    }
+    for (Client& client : clients) {
+      if (client.fd >= 0 && now >= client.deadline) close_client(client);  // the whole-request cap
+    }
+    clients.erase(std::remove_if(clients.begin(), clients.end(),
+                                 [](const Client& client) { return client.fd < 0; }),
+                  clients.end());
     if ((fds[0].revents & POLLIN) == 0) continue;
-    const int connection = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (connection < 0) continue;
-    answer(connection);
-    ::close(connection);
+    for (int fd;
+         (fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0;) {
+      if (clients.size() >= limits_.max_connections) {
+        // Full: the oldest client still sending its request gives up its slot (clients are in
+        // accept order); when every slot is answering, the newcomer is closed.
+        const auto oldest = std::find_if(clients.begin(), clients.end(),
+                                         [](const Client& client) { return client.reply.empty(); });
+        if (oldest == clients.end()) {
+          ::close(fd);
+          continue;
+        }
+        ::close(oldest->fd);
+        clients.erase(oldest);
+      }
+      Client client;
+      client.fd = fd;
+      client.deadline = Clock::now() + limits_.request_deadline;
+      clients.push_back(std::move(client));
+    }
   }
+  for (Client& client : clients) close_client(client);
 }
 
-void MetricsEndpoint::answer(int connection) const {
-  timeval timeout{kClientTimeoutSeconds, 0};
-  ::setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  ::setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
-  std::string request;
-  std::array<char, 1024> buffer{};
-  while (request.find("\r\n\r\n") == std::string::npos && request.size() < kMaxRequestBytes) {
-    const ssize_t n = ::recv(connection, buffer.data(), buffer.size(), 0);
-    if (n <= 0) break;
-    request.append(buffer.data(), static_cast<std::size_t>(n));
-  }
+std::string MetricsEndpoint::reply_to(const std::string& request) const {
   const std::size_t line_end = request.find("\r\n");
   if (line_end == std::string::npos) {
-    send_all(connection, response("400 Bad Request", "text/plain", "bad request\n", true));
-    return;
+    return response("400 Bad Request", "text/plain", "bad request\n", true);
   }
   const std::string line = request.substr(0, line_end);
   const std::size_t first_space = line.find(' ');
@@ -160,20 +228,15 @@ void MetricsEndpoint::answer(int connection) const {
                          : line.substr(first_space + 1, second_space - first_space - 1);
   path = path.substr(0, path.find('?'));
   if (method != "GET" && method != "HEAD") {
-    send_all(connection, response("405 Method Not Allowed", "text/plain", "GET only\n", true));
-    return;
+    return response("405 Method Not Allowed", "text/plain", "GET only\n", true);
   }
   const bool with_body = method == "GET";
   if (path == "/metrics") {
-    send_all(connection,
-             response("200 OK", "text/plain; version=0.0.4; charset=utf-8", page(), with_body));
-  } else if (path == "/") {
-    send_all(connection,
-             response("200 OK", "text/plain", "tagflow metrics: /metrics\n", with_body));
-  } else {
-    send_all(connection,
-             response("404 Not Found", "text/plain", "not found: /metrics\n", with_body));
+    return response("200 OK", "text/plain; version=0.0.4; charset=utf-8", page(), with_body);
   }
+  if (path == "/")
+    return response("200 OK", "text/plain", "tagflow metrics: /metrics\n", with_body);
+  return response("404 Not Found", "text/plain", "not found: /metrics\n", with_body);
 }
 
 std::string MetricsEndpoint::page() const {

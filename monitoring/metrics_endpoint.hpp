@@ -2,8 +2,12 @@
 // on /metrics in the Prometheus text exposition format (version 0.0.4).
 //
 // A small HTTP/1.1 server of its own on one thread: it answers `GET /metrics` (and `GET /`, a
-// pointer to it) with `Connection: close`, one connection at a time, each read bounded by an
-// 8 KiB request and a 2 s timeout, so a slow or hostile client cannot hold it. prometheus-cpp's
+// pointer to it) with `Connection: close`. One poll() loop over non-blocking sockets serves up to
+// `max_connections` connections at once; each has a whole-request deadline (from accept to the
+// last byte of the answer, 2 s by default) and an 8 KiB request cap, so idle, trickling or
+// garbage-sending clients cannot hold it or delay a scrape. When every slot is taken, a new
+// connection takes the slot of the oldest one that has not sent a whole request yet (a scrape
+// sends its request at once; one that is being answered keeps its slot). prometheus-cpp's
 // Exposer (civetweb) is not used: it refuses to start in processes that link Debian's LibTorch
 // (learner and inference), and it blocks about 2 s on shutdown after a scrape.
 //
@@ -18,6 +22,8 @@
 // Thread-safety: const methods may be called from any thread. Not copyable or movable.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -38,10 +44,16 @@ class MonitoringError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Bounds on what clients may hold (the defaults serve a cluster; tests shorten them).
+struct EndpointLimits {
+  std::chrono::milliseconds request_deadline{2000};  ///< accept → last byte of the answer
+  std::size_t max_connections = 32;                  ///< served at once
+};
+
 class MetricsEndpoint {
  public:
   MetricsEndpoint(const ProcessMetrics& metrics, const std::string& bind_address,
-                  std::uint16_t port);
+                  std::uint16_t port, EndpointLimits limits = {});
   ~MetricsEndpoint();
   MetricsEndpoint(const MetricsEndpoint&) = delete;
   MetricsEndpoint& operator=(const MetricsEndpoint&) = delete;
@@ -54,9 +66,11 @@ class MetricsEndpoint {
 
  private:
   void serve();
-  void answer(int connection) const;
+  /// The whole HTTP answer to `request` (a complete request, or the first 8 KiB of one).
+  std::string reply_to(const std::string& request) const;
   std::string page() const;
 
+  EndpointLimits limits_;
   std::string bind_address_;
   std::uint16_t port_ = 0;
   std::vector<std::weak_ptr<prometheus::Collectable>> collectables_;

@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "transport/drop_reason.hpp"
+
 namespace tagflow::nodes {
 
 using cluster::NodeKind;
@@ -105,6 +107,14 @@ void NodeMetrics::add_replay_inserted(std::uint64_t transitions) {
 void NodeMetrics::add_replay_sampled(std::uint64_t transitions) {
   require(NodeKind::replay, "add_replay_sampled");
   sampled_->Increment(static_cast<double>(transitions));
+}
+
+void NodeMetrics::add_rejected_input(const std::string& port) {
+  metrics_
+      .counter(Metric::transport_invalid_messages,
+               {{"peer", port},
+                {"reason", transport::drop_reason_name(transport::DropReason::kRejectedByNode)}})
+      .Increment();
 }
 
 void NodeMetrics::add_replay_priority_updates(std::uint64_t updates) {

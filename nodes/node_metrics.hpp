@@ -69,6 +69,10 @@ class NodeMetrics {
   void set_sampler_member(const std::string& sampler, bool in);
   // inference: one forward pass of `rows` observations that took `seconds` of wall time
   void add_inference_batch(std::size_t rows, double seconds);
+  // any kind: a value on input `port` that the node's logic refused for its content, dropped
+  // (tagflow_transport_invalid_messages_total{peer=PORT, reason="rejected_by_node"}: the logic
+  // sees ports, not senders)
+  void add_rejected_input(const std::string& port);
 
  private:
   void require(cluster::NodeKind kind, const char* what) const;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "reactors/action.hpp"
+#include "reactors/errors.hpp"
 #include "reactors/reaction_graph.hpp"
 #include "reactors/timer.hpp"
 
@@ -230,6 +231,16 @@ void Environment::run() {
                        std::move(startup), std::move(shutdown));
   scheduler_.run();
   phase_ = Phase::kDone;
+  if (const std::exception_ptr failure = scheduler_.failure()) {
+    std::string what = "an exception that is no std::exception";
+    try {
+      std::rethrow_exception(failure);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    throw ReactionError("reaction '" + scheduler_.failed_reaction() + "' threw: " + what);
+  }
 }
 
 }  // namespace tagflow::reactors

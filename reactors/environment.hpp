@@ -15,8 +15,10 @@
 //
 // Contract: not copyable; declare and run from one thread. run() blocks until the stop tag
 // (timeout, request_stop(), or no more events without keepalive), then returns; it may be called
-// once. request_stop(), stop_at(), grant() and physical actions are thread-safe and lock-free.
-// The environment must outlive every thread that schedules its physical actions.
+// once. When a reaction threw, the run stops at the next tag and run() throws ReactionError naming
+// the reaction (the process is not terminated). request_stop(), stop_at(), grant() and physical
+// actions are thread-safe and lock-free. The environment must outlive every thread that schedules
+// its physical actions.
 #pragma once
 
 #include <cstdint>

@@ -10,8 +10,10 @@
 //
 // Contract: created only by Reactor::reaction(); owned by its reactor. Declarations must be
 // complete before Environment::assemble() (later calls throw AssemblyError). The body runs on a
-// worker thread and must not block; it may throw only programmer errors (they terminate the run
-// via std::terminate, as an exception cannot cross a worker).
+// worker thread and must not block. A body that throws ends the run, not the process: the run
+// stops at the next tag and Environment::run() throws ReactionError naming the reaction. So
+// content from a peer that a node refuses should be dropped and counted inside the body (as the
+// replay node does); an exception is for what the node cannot go on from.
 #pragma once
 
 #include <atomic>

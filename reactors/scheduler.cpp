@@ -113,9 +113,23 @@ void Scheduler::run_single_threaded() {
     for (std::size_t level = 0; level < level_count_; ++level) {
       Level& queue = levels_[level];
       const std::uint32_t count = queue.count.load(std::memory_order_relaxed);
-      for (std::uint32_t i = 0; i < count; ++i) queue.slots[i]->body_();
+      for (std::uint32_t i = 0; i < count; ++i) run_reaction(*queue.slots[i]);
     }
     if (!complete_tag()) return;
+  }
+}
+
+void Scheduler::run_reaction(Reaction& reaction) noexcept {
+  try {
+    reaction.body_();
+  } catch (...) {
+    {
+      const std::lock_guard<std::mutex> lock(failure_mutex_);
+      if (failure_) return;  // the run is stopping already
+      failure_ = std::current_exception();
+      failed_reaction_ = reaction.full_name();
+    }
+    stop_without_grant();
   }
 }
 
@@ -156,7 +170,7 @@ void Scheduler::worker_loop() {
       if (index < count) {
         if (state_.compare_exchange_weak(state, state + 1, std::memory_order_acq_rel,
                                          std::memory_order_acquire)) {
-          levels_[level].slots[index]->body_();
+          run_reaction(*levels_[level].slots[index]);
           if (completed_.fetch_add(1, std::memory_order_acq_rel) + 1 == count) {
             if (!publish_next_work()) {
               publish_state(++phase_, kTerminateLevel, true);

@@ -13,6 +13,10 @@
 // In fast mode logical time runs ahead of physical time; otherwise each tag waits until physical
 // time reaches its time (real-time mode), waking early for physical actions.
 //
+// A reaction that throws does not end the process: the first exception is kept (failure()) and
+// the run stops as with stop_without_grant(); Environment::run() then throws ReactionError
+// naming the reaction. The other reactions of that tag still run; no later tag starts.
+//
 // Contract: created and configured by Environment; run() once. enqueue(), current_tag(),
 // and sequence() are for reactions on worker threads.
 // notify_external(), grant() and request_stop*() are thread-safe and lock-free.
@@ -20,7 +24,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -97,6 +104,9 @@ class Scheduler {
   [[nodiscard]] bool finished() const { return finished_.load(std::memory_order_acquire); }
   /// Completed tags, for tests and summaries (valid after run()).
   [[nodiscard]] std::uint64_t tags_processed() const { return sequence_; }
+  /// The first exception a reaction threw, or null; with the reaction's full name. After run().
+  [[nodiscard]] std::exception_ptr failure() const { return failure_; }
+  [[nodiscard]] const std::string& failed_reaction() const { return failed_reaction_; }
 
  private:
   struct Level {
@@ -104,6 +114,8 @@ class Scheduler {
     std::atomic<std::uint32_t> count{0};
   };
   void worker_loop();
+  /// Runs `reaction`'s body; an exception is kept (the first) and stops the run.
+  void run_reaction(Reaction& reaction) noexcept;
   void wait_for_state_change(std::uint64_t seen);
   void run_single_threaded();
   /// Called by the worker that completed the last reaction of the current level: publishes the
@@ -155,6 +167,9 @@ class Scheduler {
   std::atomic<bool> running_{false};
   std::atomic<bool> finished_{false};
   std::atomic<std::uint64_t> late_events_{0};
+  std::mutex failure_mutex_;     // taken only when a reaction throws
+  std::exception_ptr failure_;   // guarded by failure_mutex_ (read after run())
+  std::string failed_reaction_;  // guarded by failure_mutex_ (read after run())
 };
 
 }  // namespace tagflow::reactors

@@ -1,5 +1,8 @@
-// DropReason: why a received message was refused. Every value names one check of
-// transport/WIRE.md §3; the names are used as the `reason` label of the drop counters.
+// DropReason: why a received message was refused. Every value up to kTagInPast names one check of
+// transport/WIRE.md §3; the next two are the coordinator's (coordinator/PROTOCOL.md §1): a control
+// frame that does not decode, and a JOIN it refused; the last is a node's: a value whose content
+// its logic refused (nodes/node_metrics.hpp). The names are used as the `reason` label of the
+// drop counters.
 #pragma once
 
 #include <cstdint>
@@ -20,9 +23,12 @@ enum class DropReason : std::uint8_t {
   kUnknownPeer,
   kUnknownPort,
   kTagInPast,
+  kMalformedControl,
+  kRefusedJoin,
+  kRejectedByNode,
 };
 
-inline constexpr int kDropReasonCount = 13;
+inline constexpr int kDropReasonCount = 16;
 
 /// A short snake_case name, stable, for logs and metric labels.
 inline const char* drop_reason_name(DropReason reason) {
@@ -53,6 +59,12 @@ inline const char* drop_reason_name(DropReason reason) {
       return "unknown_port";
     case DropReason::kTagInPast:
       return "tag_in_past";
+    case DropReason::kMalformedControl:
+      return "malformed_control";
+    case DropReason::kRefusedJoin:
+      return "refused_join";
+    case DropReason::kRejectedByNode:
+      return "rejected_by_node";
   }
   return "unknown";
 }

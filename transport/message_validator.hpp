@@ -34,6 +34,9 @@ class MessageValidator {
 
   /// Accepts messages from federate `from` on `port`.
   void allow_port(const std::string& from, std::uint32_t port);
+  /// Knows `from` as a sender even with no port allowed: its messages on a port not allowed fail
+  /// as kUnknownPort (a known peer that disagrees about ports), not kUnknownPeer.
+  void allow_peer(const std::string& from) { (void)ports_[from]; }
   /// Messages with a tag at or before `tag` are refused as kTagInPast. Tags only move forward:
   /// an earlier tag than the current one is ignored.
   void set_completed_tag(const WireTag& tag);

@@ -80,6 +80,9 @@ ReceiveResult receive_wire_message(zmq::socket_t& router, const MessageValidator
   }
   zmq::message_t header_frame;
   (void)router.recv(header_frame, zmq::recv_flags::none);
+  if (const char* user = zmq_msg_gets(header_frame.handle(), "User-Id")) {
+    result.message.user_id = user;
+  }
   DecodedHeader decoded =
       decode_header(header_frame.data(), header_frame.size(), policy.header_limits);
   if (decoded.error != DropReason::kNone) {
@@ -103,12 +106,11 @@ ReceiveResult receive_wire_message(zmq::socket_t& router, const MessageValidator
     result.message.payloads.push_back(std::move(frame));
   }
   result.error = validator.validate(result.message.peer, decoded.header, sizes);
+  result.message.header = std::move(decoded.header);
   if (result.error != DropReason::kNone) {
     drops.record(result.message.peer, result.error);
     result.message.payloads.clear();
-    return result;
   }
-  result.message.header = std::move(decoded.header);
   return result;
 }
 

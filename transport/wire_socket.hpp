@@ -37,7 +37,8 @@ bool send_wire_message(zmq::socket_t& socket, WireHeader header,
 void configure_receiver(zmq::socket_t& socket, const ValidationPolicy& policy);
 
 struct ReceivedMessage {
-  std::string peer;  ///< the sender's routing id
+  std::string peer;     ///< the sender's routing id
+  std::string user_id;  ///< with CURVE + ZAP: the connection's User-Id (the client's public key)
   WireHeader header;
   std::vector<zmq::message_t> payloads;
 };
@@ -45,7 +46,9 @@ struct ReceivedMessage {
 struct ReceiveResult {
   bool received = false;  ///< false: nothing was waiting (dontwait) or the call was interrupted
   DropReason error = DropReason::kNone;
-  ReceivedMessage message;  ///< valid when received && error == kNone
+  /// Valid when received && error == kNone. When a decoded header failed validation (WIRE.md §3
+  /// steps 4–8), `header` holds it (to name the port) and `payloads` is empty.
+  ReceivedMessage message;
 };
 
 /// The payload frames of a received message as one Payload: a single frame is kept as it is (the

@@ -13,6 +13,7 @@
 #include "cli/launch/process_supervisor.hpp"
 #include "cli/launch/progress_reporter.hpp"
 #include "cli/launch/run_report.hpp"
+#include "hosts/replica_params_check.hpp"
 #include "nodes/cluster/scrape_targets.hpp"
 
 namespace tagflow::cli {
@@ -197,6 +198,7 @@ int launch_cluster(const LaunchOptions& options) {
   LaunchPlan plan;
   try {
     config = cluster::load_cluster_config(options.file);
+    hosts::check_replica_params(config);  // every node's params, before any process starts
     plan = make_launch_plan(config, options.file, options.mode, options.host);
   } catch (const cluster::ConfigError& e) {
     std::cerr << "tagflow up: " << e.what() << "\n";

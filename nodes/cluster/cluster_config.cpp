@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "nodes/cluster/cluster_names.hpp"
 #include "nodes/cluster/cluster_validation.hpp"
 #include "nodes/cluster/policy_config.hpp"
 #include "nodes/cluster/yaml_reader.hpp"
@@ -244,18 +245,21 @@ std::string replica_name(const NodeConfig& node, int index) {
 }
 
 ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::string& file) {
+  check_cluster_text(yaml_text, file);
   YAML::Node root;
   try {
     root = YAML::Load(yaml_text);
   } catch (const YAML::ParserException& e) {
     throw ConfigError(file, e.mark.line + 1, "(syntax)", e.msg);
   }
+  check_cluster_tree(root, file);
   const YamlReader top(root, file, "");
   top.only_keys({"cluster", "mode", "seed", "hosts", "coordinator", "nodes", "connections", "stop",
                  "monitoring", "security", "policies", "agents"});
   ClusterConfig config;
   config.file = file;
   config.name = top.string("cluster");
+  if (!is_safe_cluster_name(config.name)) top.fail("cluster", safe_cluster_name_rule(config.name));
   const std::string mode = top.string_or("mode", "reactor");
   if (mode != "reactor" && mode != "actor") top.fail("mode", "expected reactor or actor");
   config.mode = mode == "reactor" ? Mode::reactor : Mode::actor;
@@ -285,11 +289,12 @@ ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::stri
 }
 
 ClusterConfig load_cluster_config(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path, 0, "(file)", "cannot open the cluster file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_cluster_config(text.str(), path);
+  std::string text(kMaxClusterFileBytes + 1, '\0');  // one byte more tells a file over the cap
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return parse_cluster_config(text, path);
 }
 
 }  // namespace tagflow::cluster

@@ -1,6 +1,9 @@
 #include "nodes/cluster/yaml_reader.hpp"
 
+#include <algorithm>
 #include <set>
+
+#include "common/log_text.hpp"
 
 namespace tagflow::cluster {
 
@@ -102,6 +105,58 @@ std::chrono::nanoseconds YamlReader::duration(const std::string& key) const {
 
 std::uint16_t YamlReader::port_or(const std::string& key, std::uint16_t fallback) const {
   return static_cast<std::uint16_t>(integer_or(key, fallback, 1, 65535));
+}
+
+void check_cluster_text(const std::string& text, const std::string& file) {
+  if (text.size() > kMaxClusterFileBytes) {
+    throw ConfigError(
+        file, 0, "(file)",
+        "larger than the cluster file limit of " + std::to_string(kMaxClusterFileBytes) + " bytes");
+  }
+  if (const std::size_t nul = text.find('\0'); nul != std::string::npos) {
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<long>(nul), '\n');
+    throw ConfigError(file, static_cast<int>(line), "(file)", "a NUL byte (the file is not text)");
+  }
+}
+
+namespace {
+
+/// Walks the tree depth first; `path` is the dotted key of `node`.
+void check_node(const YAML::Node& node, const std::string& file, const std::string& path,
+                std::size_t& visited) {
+  // Aliases may repeat a subtree many times over; a real cluster file has a few hundred nodes.
+  if (++visited > kMaxClusterFileBytes) {
+    throw ConfigError(file, line_of(node), path.empty() ? "(top level)" : path,
+                      "too many nodes (aliases repeating a subtree?)");
+  }
+  if (node.IsScalar() && node.Scalar().find('\0') != std::string::npos) {
+    throw ConfigError(file, line_of(node), path.empty() ? "(top level)" : path,
+                      "a NUL character in '" + escape_for_log(node.Scalar()) + "'");
+  }
+  if (node.IsSequence()) {
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      check_node(node[i], file, path + "[" + std::to_string(i) + "]", visited);
+    }
+  }
+  if (!node.IsMap()) return;
+  std::set<std::string> keys;
+  for (const auto& entry : node) {
+    const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : "(a non-scalar key)";
+    const std::string key_path = path.empty() ? key : path + "." + key;
+    check_node(entry.first, file, key_path, visited);
+    if (!keys.insert(key).second) {
+      throw ConfigError(file, line_of(entry.first), key_path,
+                        "duplicate key (it appears earlier in the same map)");
+    }
+    check_node(entry.second, file, key_path, visited);
+  }
+}
+
+}  // namespace
+
+void check_cluster_tree(const YAML::Node& root, const std::string& file) {
+  std::size_t visited = 0;
+  check_node(root, file, "", visited);
 }
 
 YamlReader YamlReader::map(const std::string& key) const {

@@ -4,6 +4,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cstddef>
 #include <initializer_list>
 #include <string>
 
@@ -46,5 +47,18 @@ class YamlReader {
 
 /// 1-based line of a node (0 when yaml-cpp has no mark for it).
 int line_of(const YAML::Node& node);
+
+/// Largest cluster file read (a cluster file is a few KiB; this bounds the parser's memory).
+inline constexpr std::size_t kMaxClusterFileBytes = std::size_t{1} << 20;
+
+/// Checks on the text before it is parsed: at most kMaxClusterFileBytes, no NUL byte.
+/// Throws ConfigError naming `file` and the line.
+void check_cluster_text(const std::string& text, const std::string& file);
+
+/// Checks on the parsed tree that yaml-cpp does not make: a key twice in one map (yaml-cpp keeps
+/// the first silently), a NUL in a key or value (written "\0" in a quoted string), and more
+/// nodes than a file of kMaxClusterFileBytes needs (aliases repeating a subtree). Throws
+/// ConfigError naming `file`, the line and the key.
+void check_cluster_tree(const YAML::Node& root, const std::string& file);
 
 }  // namespace tagflow::cluster

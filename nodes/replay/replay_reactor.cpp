@@ -1,6 +1,9 @@
 #include "nodes/replay/replay_reactor.hpp"
 
 #include <cstdio>
+#include <stdexcept>
+
+#include "common/log_text.hpp"
 
 namespace tagflow::nodes {
 
@@ -17,7 +20,12 @@ ReplayReactor::ReplayReactor(std::string name, reactors::Environment& env,
       for (std::size_t c = 0; c < priorities.size(); ++c) {
         if (!priorities[c].is_present()) continue;
         const PriorityUpdateMessage& update = priorities[c].get()->value();
-        server_.update(update);
+        try {
+          server_.update(update);
+        } catch (const std::invalid_argument& e) {
+          reject("priorities", e);
+          continue;
+        }
         if (metrics_ != nullptr) metrics_->add_replay_priority_updates(update.keys.size());
       }
     });
@@ -25,7 +33,12 @@ ReplayReactor::ReplayReactor(std::string name, reactors::Environment& env,
   if (widths.transitions > 0) {
     reaction("insert_and_sample").triggers(transitions).effects(batches).body([this] {
       for (std::size_t c = 0; c < transitions.size(); ++c) {
-        if (transitions[c].is_present()) server_.insert(transitions[c].get()->value());
+        if (!transitions[c].is_present()) continue;
+        try {
+          server_.insert(transitions[c].get()->value());
+        } catch (const std::invalid_argument& e) {
+          reject("transitions", e);
+        }
       }
       const auto inserted = static_cast<std::int64_t>(server_.inserts());
       if (metrics_ != nullptr) {
@@ -57,6 +70,18 @@ ReplayReactor::ReplayReactor(std::string name, reactors::Environment& env,
         std::fprintf(stderr, "replay %s: %s\n", this->name().c_str(), error.c_str());
     });
   }
+}
+
+void ReplayReactor::reject(const char* port, const std::invalid_argument& error) {
+  // A value whose content does not fit the table (another observation width or type, sizes that
+  // disagree): checked before anything is stored, so dropping it leaves the table as it was, and
+  // every run that receives the same values drops the same ones (deterministic).
+  if (rejected_inputs.fetch_add(1, std::memory_order_relaxed) == 0) {
+    std::fprintf(stderr,
+                 "replay %s: dropped a value on '%s': %s (further ones are counted, not logged)\n",
+                 this->name().c_str(), port, escape_for_log(error.what(), 512).c_str());
+  }
+  if (metrics_ != nullptr) metrics_->add_rejected_input(port);
 }
 
 }  // namespace tagflow::nodes

@@ -10,10 +10,16 @@
 //      sees them.
 //   2. `transitions` are inserted channel by channel in channel order, then the due minibatches
 //      (count-based rate limit, see replay_server.hpp) are sent on every `batches` channel.
+// A value the server refuses for its content (std::invalid_argument: an observation width or
+// type other than the table's, sizes that disagree) comes from a peer, so it is no programmer
+// error: it is dropped before anything is stored, counted (rejected_inputs, and
+// tagflow_transport_invalid_messages_total{peer=PORT, reason="rejected_by_node"}) and logged once;
+// the run goes on. A reaction must not throw (reactors/reaction.hpp): it would end the process.
 // Thread-safety: one reaction at a time (reactor runtime); counters are atomics.
 #pragma once
 
 #include <atomic>
+#include <stdexcept>
 
 #include "nodes/channel_digest.hpp"
 #include "nodes/encoded_value.hpp"
@@ -39,10 +45,14 @@ class ReplayReactor : public reactors::Reactor {
   [[nodiscard]] const ChannelDigests& batches_digest() const { return batches_digest_; }
   std::atomic<std::int64_t> inserts{0};
   std::atomic<std::int64_t> batches_sent{0};
+  /// Values dropped because the server refused their content (see above).
+  std::atomic<std::int64_t> rejected_inputs{0};
   /// Updates `metrics` (a replay's NodeMetrics, outliving the run) from now on.
   void set_metrics(NodeMetrics* metrics) { metrics_ = metrics; }
 
  private:
+  void reject(const char* port, const std::invalid_argument& error);
+
   ReplayServer server_;
   ChannelDigests batches_digest_;
   NodeMetrics* metrics_ = nullptr;

@@ -190,6 +190,39 @@ TEST_F(TagflowUp, ABadFileExitsTwoWithFileLineAndKey) {
   EXPECT_FALSE(fs::exists(dir_ / "runs"));  // nothing started
 }
 
+// A bad node param used to be found by the replay process after every process had started, in
+// a message without the file. Every node's params are checked before anything starts.
+TEST_F(TagflowUp, ABadNodeParamExitsTwoNamingTheFileBeforeAnyProcessStarts) {
+  std::string text = shortened_local(base_port_, "env_steps: 800");
+  const std::size_t at = text.find("capacity: 50000");
+  ASSERT_NE(at, std::string::npos);
+  write("local.yaml", text.replace(at, 15, "capacity: -5"));
+  EXPECT_EQ(run({"up", path("local.yaml"), "--quiet"}, dir_, "param"), 2);
+  const std::string err = read_file(dir_ / "param.err");
+  EXPECT_NE(err.find(path("local.yaml") + ":26: nodes.replay.params: node 'replay': param "
+                                          "'capacity'"),
+            std::string::npos)
+      << err;
+  EXPECT_FALSE(fs::exists(dir_ / "runs"));  // nothing started
+}
+
+// The cluster's name is the stem of the run's log directory: a path in it is refused.
+TEST_F(TagflowUp, AClusterNameThatIsAPathIsRefusedAndNothingIsWritten) {
+  std::string text = shortened_local(base_port_, "env_steps: 800");
+  const std::size_t at = text.find("\ncluster: ");  // the key, not the file's first comment
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at + 1, text.find('\n', at + 1) - at - 1, "cluster: ../../escaped");
+  write("local.yaml", text);
+  EXPECT_EQ(run({"up", path("local.yaml"), "--quiet"}, dir_, "name"), 2);
+  EXPECT_NE(read_file(dir_ / "name.err").find("cluster names are"), std::string::npos)
+      << read_file(dir_ / "name.err");
+  EXPECT_FALSE(fs::exists(dir_ / "runs"));
+  // runs/../../escaped-TIME would have been dir_'s sibling.
+  for (const auto& entry : fs::directory_iterator(dir_.parent_path())) {
+    EXPECT_NE(entry.path().filename().string().rfind("escaped", 0), 0U) << entry.path();
+  }
+}
+
 TEST_F(TagflowUp, AnUnknownHostExitsTwoNamingTheHosts) {
   write("local.yaml", shortened_local(base_port_, "env_steps: 800"));
   EXPECT_EQ(run({"up", path("local.yaml"), "--host", "mars", "--quiet"}, dir_, "host"), 2);

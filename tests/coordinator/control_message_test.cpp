@@ -95,5 +95,74 @@ TEST(ControlMessage, GarbageTruncationsAndUnknownTypesAreRejected) {
   EXPECT_FALSE(decode_control(claims_huge_array.data(), claims_huge_array.size()).has_value());
 }
 
+/// A JOIN frame written by hand, as a client in another language might: [1, 2, id, [["up",
+/// DELAY]], [], "tcp://x"], DELAY being the packed bytes given (and without the endpoint when
+/// `drop_endpoint`).
+std::string join_frame(const std::string& id, const std::string& delay_field,
+                       bool drop_endpoint = false) {
+  std::string frame;
+  frame += static_cast<char>(drop_endpoint ? 0x95 : 0x96);
+  frame += '\x01';
+  frame += '\x02';
+  const auto str = [&frame](const std::string& text) {
+    if (text.size() < 32) {
+      frame += static_cast<char>(0xa0 | text.size());
+    } else {
+      frame += '\xda';  // str 16: a big-endian length
+      frame += static_cast<char>(text.size() >> 8);
+      frame += static_cast<char>(text.size() & 0xff);
+    }
+    frame += text;
+  };
+  str(id);
+  frame += '\x91';
+  frame += '\x92';
+  str("up");
+  frame += delay_field;
+  frame += '\x90';
+  if (!drop_endpoint) str("tcp://x");
+  return frame;
+}
+
+TEST(ControlMessage, AMalformedJoinIsExplainedNamingTheField) {
+  const std::string ok = join_frame("sink", "\x05");
+  const ControlDecodeResult good = decode_control_explained(ok.data(), ok.size());
+  ASSERT_TRUE(good.message) << good.error;
+  EXPECT_EQ(good.message->upstreams.front().delay, 5);
+
+  const std::string delay_as_text = join_frame("sink",
+                                               "\xa2"
+                                               "5s");
+  ControlDecodeResult bad = decode_control_explained(delay_as_text.data(), delay_as_text.size());
+  EXPECT_FALSE(bad.message);
+  EXPECT_EQ(bad.type, ControlType::kJoin);
+  EXPECT_EQ(bad.error, "JOIN: upstreams is not a list of [id, delay in integer ns >= 0 or nil]");
+
+  const std::string missing = join_frame("sink", "\x05", true);
+  bad = decode_control_explained(missing.data(), missing.size());
+  EXPECT_EQ(bad.type, ControlType::kJoin);
+  EXPECT_NE(bad.error.find("expected 6 elements"), std::string::npos) << bad.error;
+
+  const std::string long_id = join_frame(std::string(200, 'x') + std::string(100, 'y'), "\x05");
+  bad = decode_control_explained(long_id.data(), long_id.size());
+  EXPECT_FALSE(bad.message);
+  EXPECT_EQ(bad.type, ControlType::kJoin);
+  EXPECT_NE(bad.error.find("strings up to 256 bytes"), std::string::npos) << bad.error;
+}
+
+TEST(ControlMessage, OtherMalformedFramesAreExplainedWithTheExpectedFields) {
+  const std::string net_without_tag = "\x91\x04";
+  ControlDecodeResult bad =
+      decode_control_explained(net_without_tag.data(), net_without_tag.size());
+  EXPECT_EQ(bad.type, ControlType::kNextEvent);
+  EXPECT_NE(bad.error.find("NET: expected [type, tag]"), std::string::npos) << bad.error;
+  const std::string no_type = "\x91\x63";
+  bad = decode_control_explained(no_type.data(), no_type.size());
+  EXPECT_FALSE(bad.type);
+  EXPECT_FALSE(bad.error.empty());
+  bad = decode_control_explained("", 0);
+  EXPECT_EQ(bad.error, "empty frame");
+}
+
 }  // namespace
 }  // namespace tagflow::coordinator

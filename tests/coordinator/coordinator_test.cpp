@@ -7,6 +7,8 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include "coordinator/federate_client.hpp"
@@ -326,13 +328,207 @@ TEST(Coordinator, FederateThatNeverJoinsEndsTheRunWithItsName) {
   EXPECT_NE(result->error.find("never joined"), std::string::npos);
 }
 
-TEST(Coordinator, WrongCurveKeyIsRefusedAndTheRightOneAdmitted) {
-  const auto keys = std::filesystem::temp_directory_path() /
-                    ("tagflow-coordinator-keys-" + std::to_string(::getpid()));
+/// A raw DEALER with routing id `identity`, as a client that is no FederateClient would use.
+zmq::socket_t raw_dealer(zmq::context_t& context, const std::string& identity,
+                         const std::string& endpoint) {
+  zmq::socket_t socket(context, zmq::socket_type::dealer);
+  socket.set(zmq::sockopt::routing_id, identity);
+  socket.set(zmq::sockopt::linger, 0);
+  socket.set(zmq::sockopt::rcvtimeo, 10000);  // a guard against hangs, not a timing check
+  socket.connect(endpoint);
+  return socket;
+}
+
+/// The next control message on `socket` (nullopt after its receive timeout).
+std::optional<ControlMessage> next_message(zmq::socket_t& socket) {
+  zmq::message_t frame;
+  if (!socket.recv(frame)) return std::nullopt;
+  return decode_control(frame.data(), frame.size());
+}
+
+/// Everything logged through spdlog's default logger while it lives.
+class CapturedLog {
+ public:
+  CapturedLog() : previous_(spdlog::default_logger()) {
+    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(text_);
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("captured", sink));
+  }
+  ~CapturedLog() { spdlog::set_default_logger(previous_); }
+  std::string text() const { return text_.str(); }
+
+ private:
+  std::ostringstream text_;
+  std::shared_ptr<spdlog::logger> previous_;
+};
+
+// A JOIN with a malformed field used to be dropped without a word: the client waited out its
+// join timeout. It is refused with the reason, and counted.
+TEST(Coordinator, AJoinWithAMalformedFieldIsRefusedWithTheReason) {
+  const FederationSpec spec = parse_federation_spec(kChain);
+  monitoring::ProcessMetrics metrics({"coordinator", "coordinator"});
+  RunningCoordinator running(spec, &metrics);
+  zmq::context_t context;
+  zmq::socket_t client = raw_dealer(context, "a", running.endpoint());
+  // [1, 2, "a", [], ["b"]]: the data endpoint is missing.
+  const std::string missing_endpoint =
+      "\x95\x01\x02\xa1"
+      "a"
+      "\x90\x91\xa1"
+      "b";
+  client.send(zmq::buffer(missing_endpoint), zmq::send_flags::none);
+  const std::optional<ControlMessage> reply = next_message(client);
+  ASSERT_TRUE(reply.has_value()) << "no answer to a malformed JOIN";
+  EXPECT_EQ(reply->type, ControlType::kRefused);
+  EXPECT_NE(reply->text.find("malformed control message: JOIN: expected 6 elements"),
+            std::string::npos)
+      << reply->text;
+  EXPECT_EQ(
+      sample(metrics.text(), "tagflow_transport_invalid_messages_total", "reason=\"refused_join\""),
+      1);
+}
+
+// Refused JOINs used to be logged raw — a newline in the id forged coordinator lines — and
+// each one took a line. The log now shows the sender's text escaped, once per peer.
+TEST(Coordinator, RefusedJoinsAreLoggedEscapedAndOncePerPeer) {
+  const FederationSpec spec = parse_federation_spec(kChain);
+  monitoring::ProcessMetrics metrics({"coordinator", "coordinator"});
+  const CapturedLog log;
+  RunningCoordinator running(spec, &metrics);
+  zmq::context_t context;
+  const std::string forged = "x\n[info] coordinator: every federate resigned; run finished";
+  zmq::socket_t client = raw_dealer(context, "intruder", running.endpoint());
+  ControlMessage join;
+  join.type = ControlType::kJoin;
+  join.federate = forged;
+  join.endpoints = {{forged, "tcp://127.0.0.1:1"}};
+  for (int i = 0; i < 200; ++i) client.send(zmq::buffer(encode_control(join)));
+  for (int i = 0; i < 200; ++i) {
+    const std::optional<ControlMessage> reply = next_message(client);
+    ASSERT_TRUE(reply.has_value());
+    ASSERT_EQ(reply->type, ControlType::kRefused);
+  }
+  const std::string text = log.text();
+  EXPECT_EQ(text.find("\n[info] coordinator: every federate"), std::string::npos) << text;
+  EXPECT_NE(text.find("unknown federate id 'x\\x0a[info] coordinator: every federate"),
+            std::string::npos)
+      << text;
+  std::size_t lines = 0;
+  for (std::size_t at = text.find("coordinator: refused"); at != std::string::npos;
+       at = text.find("coordinator: refused", at + 1)) {
+    ++lines;
+  }
+  EXPECT_EQ(lines, 1U) << text;
+  EXPECT_EQ(
+      sample(metrics.text(), "tagflow_transport_invalid_messages_total", "reason=\"refused_join\""),
+      200);
+}
+
+// A federate that drops a data message its grants count reports FAILED: the run ends at once,
+// naming it and the message, instead of hanging while everyone heartbeats.
+TEST(Coordinator, AFederateThatReportsAFailureEndsTheRunNamingIt) {
+  const FederationSpec spec = parse_federation_spec(kChain);
+  RunningCoordinator running(spec);
+  zmq::context_t context;
+  FederateClient a(context, options_for(spec, "a", running.endpoint()));
+  FederateClient b(context, options_for(spec, "b", running.endpoint()));
+  auto joined_a = std::async(std::launch::async, [&] { return a.join(10s); });
+  b.join(10s);
+  joined_a.get();
+  b.report_failure("dropped a data message from 'a' on port 7: unknown_port\nforged");
+  const auto result = running.result(10s);
+  ASSERT_TRUE(result.has_value()) << "the coordinator hangs after a reported failure";
+  EXPECT_FALSE(result->ok);
+  EXPECT_EQ(result->failed, std::vector<std::string>{"b"});
+  EXPECT_NE(result->error.find("federate 'b' failed: dropped a data message from 'a' on port 7: "
+                               "unknown_port\\x0aforged"),
+            std::string::npos)
+      << result->error;
+  try {
+    poll_until(
+        a, [] { return false; }, 10s);
+    FAIL() << "a was never told that b failed";
+  } catch (const FederationError& e) {
+    EXPECT_NE(std::string(e.what()).find("on port 7"), std::string::npos) << e.what();
+  }
+}
+
+/// A fresh key directory with key pairs for the coordinator, a and b (kChain).
+std::filesystem::path chain_keys(const std::string& stem) {
+  const auto keys =
+      std::filesystem::temp_directory_path() / (stem + "-" + std::to_string(::getpid()));
   std::filesystem::remove_all(keys);
   for (const char* name : {"coordinator", "a", "b"}) {
     transport::write_key_pair(keys, name, transport::generate_curve_key_pair());
   }
+  return keys;
+}
+
+/// The real a and b join (each with its own key when the spec has keys).
+void expect_both_join(const FederationSpec& spec, const std::string& endpoint,
+                      zmq::context_t& context) {
+  FederateClient a(context, options_for(spec, "a", endpoint));
+  FederateClient b(context, options_for(spec, "b", endpoint));
+  auto joined_b = std::async(std::launch::async, [&] { return b.join(10s); });
+  EXPECT_NO_THROW(a.join(10s));
+  EXPECT_NO_THROW(joined_b.get());
+}
+
+// ZAP admits every configured federate's key; a key used to join as another federate (before the
+// real one) used to get that federate's slot. A key joins only as the federate it was made for.
+TEST(Coordinator, AKeyJoinsOnlyAsTheFederateItWasMadeFor) {
+  const std::filesystem::path keys = chain_keys("tagflow-coordinator-squat");
+  // The squatter holds a's key pair, under the name b.
+  transport::write_key_pair(keys / "squatter", "b", transport::read_key_pair(keys, "a"));
+  std::filesystem::copy_file(keys / "coordinator.pub", keys / "squatter" / "coordinator.pub");
+  FederationSpec spec = parse_federation_spec(kChain);
+  spec.keys_dir = keys.string();
+  RunningCoordinator running(spec);
+  zmq::context_t context;
+  {
+    FederateOptions squat = options_for(spec, "b", running.endpoint());
+    squat.keys_dir = (keys / "squatter").string();
+    FederateClient squatter(context, squat);
+    try {
+      squatter.join(10s);
+      ADD_FAILURE() << "a's key joined as b";
+    } catch (const FederationError& e) {
+      EXPECT_NE(
+          std::string(e.what()).find("belongs to federate 'a', which may join only as itself"),
+          std::string::npos)
+          << e.what();
+    }
+  }
+  expect_both_join(spec, running.endpoint(), context);  // the real b still gets its slot
+  std::filesystem::remove_all(keys);
+}
+
+// Without CURVE an id is claimed by the first JOIN; a second one is refused, naming where each
+// came from, so that a squatted id shows up in the log. (A second connection with a live
+// routing id never reaches the coordinator: ZeroMQ's ROUTER keeps the first.)
+TEST(Coordinator, ASecondJoinForAClaimedIdIsRefusedNamingBothConnections) {
+  const FederationSpec spec = parse_federation_spec(kChain);
+  RunningCoordinator running(spec);
+  zmq::context_t context;
+  zmq::socket_t client = raw_dealer(context, "a", running.endpoint());
+  ControlMessage join;
+  join.type = ControlType::kJoin;
+  join.federate = "a";
+  join.downstreams = {"b"};
+  join.endpoints = {{"a", "tcp://127.0.0.1:1"}};
+  client.send(zmq::buffer(encode_control(join)), zmq::send_flags::none);
+  client.send(zmq::buffer(encode_control(join)), zmq::send_flags::none);
+  const std::optional<ControlMessage> reply = next_message(client);
+  ASSERT_TRUE(reply.has_value()) << "no answer to the second JOIN";
+  EXPECT_EQ(reply->type, ControlType::kRefused);
+  // ZeroMQ's Peer-Address: the IP address of each connection.
+  EXPECT_NE(reply->text.find(
+                "federate 'a' has already joined (first from 127.0.0.1, now again from 127.0.0.1)"),
+            std::string::npos)
+      << reply->text;
+}
+
+TEST(Coordinator, WrongCurveKeyIsRefusedAndTheRightOneAdmitted) {
+  const std::filesystem::path keys = chain_keys("tagflow-coordinator-keys");
   transport::write_key_pair(keys / "intruder", "a", transport::generate_curve_key_pair());
   FederationSpec spec = parse_federation_spec(kChain);
   spec.keys_dir = keys.string();
@@ -346,11 +542,7 @@ TEST(Coordinator, WrongCurveKeyIsRefusedAndTheRightOneAdmitted) {
     EXPECT_THROW(intruder.join(1s), FederationError);
   }
   EXPECT_GE(running.coordinator().refused_handshakes(), 1U);
-  FederateClient a(context, options_for(spec, "a", running.endpoint()));
-  FederateClient b(context, options_for(spec, "b", running.endpoint()));
-  auto joined_b = std::async(std::launch::async, [&] { return b.join(10s); });
-  EXPECT_NO_THROW(a.join(10s));
-  EXPECT_NO_THROW(joined_b.get());
+  expect_both_join(spec, running.endpoint(), context);
   std::filesystem::remove_all(keys);
 }
 

@@ -4,11 +4,14 @@
 #include "coordinator/federate_data_plane.hpp"
 
 #include <chrono>
+#include <filesystem>
 #include <future>
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include "transport/curve_keys.hpp"
 #include "transport/wire_socket.hpp"
 
 namespace tagflow::coordinator {
@@ -150,17 +153,67 @@ TEST_F(FederateDataPlaneTest, ReceivedMessagesCountTowardsGrantsUntilTheirTagCom
   EXPECT_TRUE(b_.counts_met({{"a", 2}}, {4, 0}));
 }
 
-TEST_F(FederateDataPlaneTest, MessagesFromThePastOrOnUnknownPortsAreDroppedAndCounted) {
+/// The DataLossError receive() throws on `plane` within 5 s ("" when none).
+std::string data_loss(FederateDataPlane& plane) {
+  const auto give_up = std::chrono::steady_clock::now() + 5s;
+  while (std::chrono::steady_clock::now() < give_up) {
+    try {
+      (void)plane.receive([](transport::ReceivedMessage&) {});
+    } catch (const DataLossError& e) {
+      return e.what();
+    }
+    std::this_thread::sleep_for(1ms);
+  }
+  return "";
+}
+
+// The upstream reported these in transit, so the grants count them: dropping one and waiting
+// would hang the federate (and the run) for ever. It stops, naming sender, port and reason.
+TEST_F(FederateDataPlaneTest, AnUpstreamsMessageOnAnUnknownPortIsCountedAndStopsTheFederate) {
+  ASSERT_TRUE(a_.send_value("b", 7, {11, 0}, transport::Payload::copy_of("x", 1)));
+  const std::string error = data_loss(b_);
+  EXPECT_NE(error.find("federate 'b' dropped a data message from 'a' on port 7 at tag (11, 0): "
+                       "unknown_port"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(b_.drops().count("a", transport::DropReason::kUnknownPort), 1U);
+  EXPECT_FALSE(b_.counts_met({{"a", 1}}, {11, 0}));  // dropped messages count for nothing
+}
+
+TEST_F(FederateDataPlaneTest, AnUpstreamsMessageFromThePastIsCountedAndStopsTheFederate) {
   b_.complete({10, 0});
   ASSERT_TRUE(a_.send_value("b", 1, {10, 0}, transport::Payload::copy_of("x", 1)));
-  ASSERT_TRUE(a_.send_value("b", 7, {11, 0}, transport::Payload::copy_of("x", 1)));
-  ASSERT_TRUE(a_.send_value("b", 1, {11, 0}, transport::Payload::copy_of("x", 1)));
-  const std::vector<transport::ReceivedMessage> got = receive(b_, 1);
-  ASSERT_EQ(got.size(), 1U);
-  EXPECT_EQ(got[0].header.tag, (WireTag{11, 0}));
+  const std::string error = data_loss(b_);
+  EXPECT_NE(error.find("from 'a' on port 1 at tag (10, 0): tag_in_past"), std::string::npos)
+      << error;
   EXPECT_EQ(b_.drops().count("a", transport::DropReason::kTagInPast), 1U);
-  EXPECT_EQ(b_.drops().count("a", transport::DropReason::kUnknownPort), 1U);
-  EXPECT_FALSE(b_.counts_met({{"a", 2}}, {11, 0}));  // dropped messages count for nothing
+}
+
+/// A one-byte value on `socket` whose header says it comes from `from`.
+void send_one_byte(zmq::socket_t& socket, const std::string& from, std::uint32_t port,
+                   const WireTag& tag) {
+  transport::WireHeader header;
+  header.tag = tag;
+  header.from = from;
+  header.port = port;
+  transport::send_wire_message(socket, header, {transport::Payload::copy_of("x", 1)});
+}
+
+TEST_F(FederateDataPlaneTest, MessagesFromAStrangerAreDroppedAndCountedWithoutStopping) {
+  zmq::socket_t stranger(context_, zmq::socket_type::dealer);
+  stranger.set(zmq::sockopt::routing_id, std::string("mallory"));
+  stranger.set(zmq::sockopt::linger, 0);
+  stranger.connect(b_.endpoint());
+  send_one_byte(stranger, "mallory", 7, {11, 0});
+  // Then a valid message from the real upstream: it arrives, and the stranger's was dropped.
+  ASSERT_TRUE(a_.send_value("b", 1, {11, 0}, transport::Payload::copy_of("x", 1)));
+  ASSERT_EQ(receive(b_, 1).size(), 1U);
+  const auto give_up = std::chrono::steady_clock::now() + 5s;
+  while (b_.drops().total() == 0 && std::chrono::steady_clock::now() < give_up) {
+    (void)b_.receive([](transport::ReceivedMessage&) {});
+    std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_EQ(b_.drops().count("mallory", transport::DropReason::kUnknownPeer), 1U);
 }
 
 TEST_F(FederateDataPlaneTest, ReceiveStopsAfterABatchAndReportsThatMoreMayWait) {
@@ -275,6 +328,54 @@ TEST_F(FederateDataPlaneControlTest, NoNetForATagOnlyAReceivedMessageAsksForBelo
   const std::optional<ControlMessage> net = coordinator_.next();
   ASSERT_TRUE(net);
   EXPECT_EQ(net->tag, (WireTag{30, 0}));
+}
+
+// With CURVE, the data socket's ZAP handler admits every upstream's key; a key used under
+// another upstream's routing id (before the real one connects) is not that upstream: dropped,
+// never counted by a grant.
+TEST(FederateDataPlaneKeys, AnUpstreamsKeyUnderAnotherUpstreamsIdIsDropped) {
+  const auto keys =
+      std::filesystem::temp_directory_path() / ("tagflow-plane-keys-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(keys);
+  for (const char* name : {"a", "c", "s"}) {
+    transport::write_key_pair(keys, name, transport::generate_curve_key_pair());
+  }
+  FederationSpec spec = parse_federation_spec(R"(
+federation:
+  coordinator: tcp://127.0.0.1:*
+  federates:
+    a: {downstreams: [s]}
+    c: {downstreams: [s]}
+    s: {upstreams: [a, c]}
+)");
+  spec.keys_dir = keys.string();
+  zmq::context_t context;
+  FederateDataPlane s(context, spec, "s", "tcp://127.0.0.1:*");
+  s.allow_input("a", 1);
+  s.allow_input("c", 1);
+  ControlMessage start;
+  start.type = ControlType::kStart;
+  start.tag = {0, 0};
+  start.endpoints = {{"s", s.endpoint()}};
+  s.connect(start);
+  // A client with a's key pair that calls itself c.
+  zmq::socket_t squatter(context, zmq::socket_type::dealer);
+  squatter.set(zmq::sockopt::routing_id, std::string("c"));
+  squatter.set(zmq::sockopt::linger, 0);
+  transport::make_curve_client(squatter, transport::read_key_pair(keys, "a"),
+                               transport::read_key_pair(keys, "s", true).public_key);
+  squatter.connect(s.endpoint());
+  send_one_byte(squatter, "c", 1, {5, 0});
+  std::size_t delivered = 0;
+  const auto give_up = std::chrono::steady_clock::now() + 10s;
+  while (s.drops().total() == 0 && std::chrono::steady_clock::now() < give_up) {
+    (void)s.receive([&](transport::ReceivedMessage&) { ++delivered; });
+    std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_EQ(s.drops().count("c", transport::DropReason::kUnknownPeer), 1U);
+  EXPECT_EQ(delivered, 0U);
+  EXPECT_FALSE(s.asked_by_input({5, 0}));
+  std::filesystem::remove_all(keys);
 }
 
 }  // namespace

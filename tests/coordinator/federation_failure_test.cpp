@@ -91,5 +91,51 @@ TEST(FederationFailure, KilledFederateIsReportedByNameAndEveryProcessEnds) {
   fs::remove_all(dir);
 }
 
+// A data message the coordinator counts in a grant but the receiver drops (here: a port the sink
+// does not accept) used to leave the sink waiting for it for ever while every process kept
+// heartbeating. The sink now stops naming sender, port and reason, tells the coordinator, and
+// every process ends.
+TEST(FederationFailure, ADroppedMessageTheGrantsCountEndsTheRunNamingSenderPortAndReason) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("tagflow-data-loss-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path config = dir / "cluster.yaml";
+  // A long heartbeat timeout: the run must end by the sink's report, not by silence.
+  std::ofstream(config) << testing::pipeline_config(free_endpoint(), "60s");
+  ChildProcess coordinator({TAGFLOW_BIN_DIR "/tagflow", "coordinator", "--config", config.string()},
+                           (dir / "coordinator.log").string());
+  std::vector<std::unique_ptr<ChildProcess>> federates;
+  const std::vector<std::string> ids = {"source", "left", "right", "sink"};
+  for (const std::string& id : ids) {
+    std::vector<std::string> args{TAGFLOW_BIN_DIR "/tagflow_test_federate",
+                                  config.string(),
+                                  id,
+                                  "1000000",  // minutes of run: no federate finishes first
+                                  "1",
+                                  "200",
+                                  (dir / (id + ".trace")).string(),
+                                  (dir / (id + ".endpoint")).string()};
+    if (id == "sink") args.push_back("2");  // right's port at the sink
+    federates.push_back(std::make_unique<ChildProcess>(args, (dir / (id + ".log")).string()));
+  }
+  // Guards against a hang, far below the 60 s heartbeat timeout.
+  const std::optional<int> coordinator_status = coordinator.wait(std::chrono::seconds(30));
+  ASSERT_TRUE(coordinator_status.has_value()) << "the run hangs on the dropped message";
+  EXPECT_EQ(*coordinator_status, 1);
+  const std::string log = read_file(dir / "coordinator.log");
+  EXPECT_NE(log.find("federate 'sink' failed: federate 'sink' dropped a data message from 'right' "
+                     "on port 2"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("unknown_port"), std::string::npos) << log;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const std::optional<int> status = federates[i]->wait(std::chrono::seconds(20));
+    ASSERT_TRUE(status.has_value()) << ids[i] << " outlived the failed run";
+    EXPECT_EQ(*status, 3) << ids[i] << ": " << read_file(dir / (ids[i] + ".log"));
+  }
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace tagflow::coordinator

@@ -4,9 +4,15 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
+#include <cerrno>
+
+#include <chrono>
 #include <memory>
+#include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -98,6 +104,86 @@ TEST(MetricsEndpoint, KeepsServingAfterAClientThatStallsOrSendsGarbage) {
       << response.body;
   ::close(stalled);
   ::close(garbage);
+}
+
+/// True when the server has closed `fd` (recv sees the end, or a reset), waiting up to `limit`
+/// (a guard against hangs, not a timing check).
+bool closed_by_server(int fd, std::chrono::milliseconds limit = std::chrono::seconds(10)) {
+  timeval timeout{static_cast<time_t>(limit.count() / 1000),
+                  static_cast<suseconds_t>((limit.count() % 1000) * 1000)};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  char byte = 0;
+  const ssize_t n = ::recv(fd, &byte, 1, 0);
+  return n == 0 || (n < 0 && errno == ECONNRESET);
+}
+
+/// True when `fd` is still open and nothing was sent on it (a look that does not wait).
+bool still_open_and_unanswered(int fd) {
+  char byte = 0;
+  const ssize_t n = ::recv(fd, &byte, 1, MSG_DONTWAIT);
+  return n < 0 && errno == EAGAIN;
+}
+
+// Six clients that connect and send nothing used to delay a scrape by 2 s each (one connection
+// at a time): the scrape is now answered while all six are still connected.
+TEST(MetricsEndpoint, IdleConnectionsDoNotDelayAScrape) {
+  ProcessMetrics metrics({"replay", "replay", "reactor"});
+  const MetricsEndpoint endpoint(metrics, "127.0.0.1", 0, {std::chrono::seconds(60), 32});
+  std::vector<int> idle;
+  for (int i = 0; i < 6; ++i) {
+    idle.push_back(connect_to(endpoint.port()));
+    ASSERT_GE(idle.back(), 0);
+  }
+  // A per-read guard far below the idle clients' 60 s deadline: served one at a time, this
+  // scrape would not be answered before it.
+  const auto response = tagflow::testing::http_get(endpoint.port(), "/metrics", 5000);
+  EXPECT_EQ(response.status, 200);
+  for (const int fd : idle) {
+    EXPECT_TRUE(still_open_and_unanswered(fd));
+    ::close(fd);
+  }
+}
+
+// A client that sends a byte now and then used to restart a per-read timeout for ever; the
+// deadline covers the whole request.
+TEST(MetricsEndpoint, ATricklingClientIsCutOffAtTheRequestDeadline) {
+  ProcessMetrics metrics({"replay", "replay", "reactor"});
+  const MetricsEndpoint endpoint(metrics, "127.0.0.1", 0, {std::chrono::milliseconds(300), 32});
+  const int fd = connect_to(endpoint.port());
+  ASSERT_GE(fd, 0);
+  // 400 bytes at one per 50 ms would take 20 s; each gap is far below the deadline.
+  const std::string request = "GET /metrics HTTP/1.1\r\nX-Pad: " + std::string(360, 'p');
+  std::size_t sent = 0;
+  bool closed = false;
+  for (; sent < request.size() && !closed; ++sent) {
+    if (::send(fd, &request[sent], 1, MSG_NOSIGNAL) != 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    char byte = 0;
+    closed = ::recv(fd, &byte, 1, MSG_DONTWAIT) == 0;
+  }
+  ::close(fd);
+  EXPECT_LT(sent, request.size()) << "the trickling client held the endpoint to the end";
+  EXPECT_EQ(tagflow::testing::http_get(endpoint.port(), "/metrics").status, 200);
+}
+
+// At most max_connections at once: a new connection takes the slot of the oldest one that has
+// not sent a request, so a scrape is answered however many idle clients there are.
+TEST(MetricsEndpoint, AFullEndpointGivesTheOldestIdleSlotToANewConnection) {
+  ProcessMetrics metrics({"replay", "replay", "reactor"});
+  const MetricsEndpoint endpoint(metrics, "127.0.0.1", 0, {std::chrono::seconds(60), 4});
+  std::vector<int> idle;
+  for (int i = 0; i < 4; ++i) {
+    idle.push_back(connect_to(endpoint.port()));
+    ASSERT_GE(idle.back(), 0);
+    // Accepted in this order (the endpoint answers a scrape only after accepting what came
+    // before it on the listening socket).
+    ASSERT_EQ(tagflow::testing::http_get(endpoint.port(), "/").status, 200);
+  }
+  // Every slot is held by an idle client: the scrape takes the oldest one's.
+  EXPECT_EQ(tagflow::testing::http_get(endpoint.port(), "/metrics").status, 200);
+  EXPECT_TRUE(closed_by_server(idle[0]));
+  for (std::size_t i = 1; i < idle.size(); ++i) EXPECT_TRUE(still_open_and_unanswered(idle[i]));
+  for (const int fd : idle) ::close(fd);
 }
 
 TEST(MetricsEndpoint, ServesAnEmptyPageOnceItsMetricsAreGone) {

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+#include <string>
+
 #include "reactors/reactors.hpp"
 
 namespace tagflow::reactors {
@@ -145,6 +148,41 @@ TEST_P(SchedulerModes, StressManyShortRunsStartAndStopWorkersCleanly) {
     env.run();
     ASSERT_EQ(ping.received, 10) << "run " << run;
   }
+}
+
+// Ticks every millisecond and throws at the third tick; a sibling reaction counts the ticks.
+class Faulty : public Reactor {
+ public:
+  Timer tick{"tick", this, milliseconds(0), milliseconds(1)};
+  int ticks = 0;
+  int sibling_ticks = 0;
+  Faulty(std::string name, Environment& env) : Reactor(std::move(name), env) {
+    reaction("check").triggers(tick).body([this] {
+      if (++ticks == 3) throw std::invalid_argument("observation width 5, expected 4");
+    });
+    reaction("count").triggers(tick).body([this] { ++sibling_ticks; });
+  }
+};
+
+// An exception out of a reaction used to reach std::terminate (it cannot cross a worker): the
+// process died. The run now stops at the next tag and run() throws naming the reaction.
+TEST_P(SchedulerModes, AReactionThatThrowsStopsTheRunAndRunThrowsNamingIt) {
+  EnvironmentConfig config;
+  config.workers = GetParam();
+  config.fast = true;
+  config.start_time_ns = 0;
+  config.timeout = milliseconds(1000);
+  Environment env(config);
+  auto& faulty = env.add<Faulty>("replay");
+  try {
+    env.run();
+    ADD_FAILURE() << "run() returned after a reaction threw";
+  } catch (const ReactionError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "reaction 'replay.check' threw: observation width 5, expected 4");
+  }
+  EXPECT_EQ(faulty.ticks, 3);          // no tag after the failing one ran a reaction...
+  EXPECT_EQ(faulty.sibling_ticks, 3);  // ...and the rest of its tag did
 }
 
 INSTANTIATE_TEST_SUITE_P(Workers, SchedulerModes, ::testing::Values(1U, 2U, 4U));

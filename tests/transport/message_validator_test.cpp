@@ -40,6 +40,15 @@ TEST_F(MessageValidatorTest, RefusesUnknownPeersPortsAndSpoofedSenders) {
   EXPECT_EQ(validator_.validate("b", header_, {100, 200}), DropReason::kUnknownPeer);
 }
 
+TEST_F(MessageValidatorTest, AKnownPeerWithoutThatPortFailsAsUnknownPortNotUnknownPeer) {
+  header_.from = "b";
+  EXPECT_EQ(validator_.validate("b", header_, {100, 200}), DropReason::kUnknownPeer);
+  validator_.allow_peer("b");
+  EXPECT_EQ(validator_.validate("b", header_, {100, 200}), DropReason::kUnknownPort);
+  validator_.allow_port("b", 1);
+  EXPECT_EQ(validator_.validate("b", header_, {100, 200}), DropReason::kNone);
+}
+
 TEST_F(MessageValidatorTest, RefusesTagsAtOrBeforeTheCompletedTag) {
   validator_.set_completed_tag({10, 0});
   EXPECT_EQ(validator_.validate("a", header_, {100, 200}), DropReason::kTagInPast);

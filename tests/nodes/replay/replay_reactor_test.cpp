@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "monitoring/process_metrics.hpp"
 #include "nodes/sampler/sampler_reactor.hpp"
 
 namespace tagflow::nodes {
@@ -94,6 +95,57 @@ TEST(ReplayReactor, WritesItsCheckpointAtStop) {
   restore.restore = true;
   EXPECT_EQ(ReplayServer(restore, "replay-0").inserts(), 200U);
   fs::remove_all(dir);
+}
+
+// Sends one TransitionsMessage per tick: observation widths 4, 5 (from a peer whose env differs),
+// then 4 again.
+class MixedWidths : public reactors::Reactor {
+ public:
+  reactors::Timer tick{"tick", this, std::chrono::milliseconds(0), std::chrono::milliseconds(1)};
+  reactors::Output<Encoded<TransitionsMessage>> transitions{"transitions", this};
+  MixedWidths(std::string name, reactors::Environment& env)
+      : reactors::Reactor(std::move(name), env) {
+    reaction("send").triggers(tick).effects(transitions).body([this] {
+      const std::size_t width = sent_ == 1 ? 5 : 4;
+      TransitionsMessage t;
+      t.observation_size = static_cast<std::uint32_t>(width);
+      t.observations.assign(width * 2, 0.5F);
+      t.next_observations.assign(width * 2, 0.25F);
+      t.actions = {0, 1};
+      t.rewards = {1.0F, 1.0F};
+      t.terminated = {0, 0};
+      transitions.set(make_encoded(std::move(t)));
+      if (++sent_ == 3) request_stop();
+    });
+  }
+
+ private:
+  int sent_ = 0;
+};
+
+// A value whose observation width differs from the table's used to throw out of the reaction
+// and end the process (std::terminate). It is dropped and counted; the run goes on.
+TEST(ReplayReactor, AValueThatDoesNotFitTheTableIsDroppedAndCountedAndTheRunGoesOn) {
+  reactors::EnvironmentConfig config;
+  config.workers = 1;
+  config.start_time_ns = 0;
+  reactors::Environment env(config);
+  ReplayConfig rc;
+  rc.min_size = 1000;
+  monitoring::ProcessMetrics process({"replay-0", "replay", "reactor"});
+  NodeMetrics metrics(process, cluster::NodeKind::replay);
+  auto& replay = env.add<ReplayReactor>("replay-0", rc, ReplayPortWidths{1, 0, 0});
+  replay.set_metrics(&metrics);
+  auto& source = env.add<MixedWidths>("sampler");
+  env.connect(source.transitions, replay.transitions[0]);
+  env.run();
+  EXPECT_EQ(replay.inserts, 4);  // two rows from each of the values of width 4
+  EXPECT_EQ(replay.rejected_inputs, 1);
+  EXPECT_NE(process.text().find("tagflow_transport_invalid_messages_total{kind=\"replay\",mode="
+                                "\"reactor\",node=\"replay-0\",peer=\"transitions\",reason="
+                                "\"rejected_by_node\"} 1"),
+            std::string::npos)
+      << process.text();
 }
 
 }  // namespace

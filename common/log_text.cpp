@@ -1,0 +1,44 @@
+#include "common/log_text.hpp"
+
+namespace tagflow {
+
+std::string escape_for_log(std::string_view text, std::size_t max_bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  const std::string_view kept = text.substr(0, max_bytes);
+  std::string out;
+  out.reserve(kept.size());
+  for (const char c : kept) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte == '\\') {
+      out += "\\\\";
+    } else if (byte >= 0x20 && byte < 0x7f) {
+      out += c;
+    } else {
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 15];
+    }
+  }
+  if (text.size() > kept.size()) {
+    out += "...(" + std::to_string(text.size() - kept.size()) + " more bytes)";
+  }
+  return out;
+}
+
+bool PeerLogBudget::allow(const std::string& peer) {
+  const std::string* key = &peer;
+  static const std::string kOther = "(other)";
+  if (events_.count(peer) == 0 && events_.size() >= kMaxPeers) key = &kOther;
+  const std::uint64_t seen = ++events_[*key];
+  if (seen <= kLinesPerPeer) return true;
+  ++suppressed_;
+  return false;
+}
+
+std::uint64_t PeerLogBudget::events(const std::string& peer) const {
+  auto it = events_.find(peer);
+  if (it == events_.end() && events_.size() >= kMaxPeers) it = events_.find("(other)");
+  return it == events_.end() ? 0 : it->second;
+}
+
+}  // namespace tagflow

@@ -1,0 +1,44 @@
+// Text from outside the process (a peer's federate id, a reason it sent, a file's bytes) made
+// safe for a log line, and a per-peer budget of log lines.
+//
+// escape_for_log() keeps printable ASCII and writes every other byte as \xNN (a backslash as \\),
+// so a peer cannot end a line, forge the next one, move the cursor or hide text; it truncates
+// long text and says how much was cut. Pure; thread-safe.
+//
+// PeerLogBudget decides whether an event about a peer is logged: the first kLinesPerPeer per
+// peer are, later ones are only counted (suppressed()). At most kMaxPeers peers are tracked by
+// name; events of further peers share one "(other)" entry whose first event is logged, so the
+// number of log lines any set of peers can cause is bounded (kMaxPeers + 1) * kLinesPerPeer,
+// and so is the memory. Not thread-safe: one owner thread (the coordinator's loop).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+namespace tagflow {
+
+/// `text` with every byte outside printable ASCII written as \xNN and a backslash as \\; text
+/// longer than `max_bytes` is cut there and followed by "...(N more bytes)".
+[[nodiscard]] std::string escape_for_log(std::string_view text, std::size_t max_bytes = 128);
+
+class PeerLogBudget {
+ public:
+  static constexpr std::size_t kMaxPeers = 256;
+  static constexpr std::uint64_t kLinesPerPeer = 1;
+
+  /// Counts one event about `peer`; true when it should be logged.
+  [[nodiscard]] bool allow(const std::string& peer);
+  /// Events counted but not logged, over every peer.
+  [[nodiscard]] std::uint64_t suppressed() const { return suppressed_; }
+  /// Events counted for `peer` (or for "(other)" once the table is full).
+  [[nodiscard]] std::uint64_t events(const std::string& peer) const;
+
+ private:
+  std::map<std::string, std::uint64_t> events_;
+  std::uint64_t suppressed_ = 0;
+};
+
+}  // namespace tagflow

@@ -1,0 +1,23 @@
+#include "hosts/replica_params_check.hpp"
+
+#include <stdexcept>
+
+#include "hosts/replica_config.hpp"
+
+namespace tagflow::hosts {
+
+void check_replica_params(const cluster::ClusterConfig& config) {
+  const ClusterFacts facts = ClusterFacts::of(config);
+  for (const cluster::NodeConfig& group : config.nodes) {
+    for (int index = 0; index < group.replicas; ++index) {
+      try {
+        (void)replica_config(config, facts, cluster::replica_name(group, index));
+      } catch (const std::invalid_argument& e) {  // nodes::ParamError among them
+        throw cluster::ConfigError(config.file, group.line, "nodes." + group.name + ".params",
+                                   e.what());
+      }
+    }
+  }
+}
+
+}  // namespace tagflow::hosts

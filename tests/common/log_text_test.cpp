@@ -1,0 +1,53 @@
+// Tests of common/log_text.hpp: outside text cannot break or forge a log line, and a peer's log
+// lines are bounded.
+#include "common/log_text.hpp"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace tagflow {
+namespace {
+
+TEST(EscapeForLog, KeepsPrintableTextAsItIs) {
+  EXPECT_EQ(escape_for_log("sampler-0 (ok) [x]"), "sampler-0 (ok) [x]");
+}
+
+TEST(EscapeForLog, WritesNewlinesControlBytesAndNonAsciiAsHex) {
+  const std::string forged = "x\n[info] coordinator: every federate resigned\r\x1b[2K\x7f\xff";
+  const std::string escaped = escape_for_log(forged);
+  EXPECT_EQ(escaped.find('\n'), std::string::npos);
+  EXPECT_EQ(escaped.find('\r'), std::string::npos);
+  EXPECT_EQ(escaped, "x\\x0a[info] coordinator: every federate resigned\\x0d\\x1b[2K\\x7f\\xff");
+  EXPECT_EQ(escape_for_log(std::string("a\0b", 3)), "a\\x00b");
+}
+
+TEST(EscapeForLog, EscapesTheBackslashSoAnEscapeCannotBeForged) {
+  EXPECT_EQ(escape_for_log("a\\x0ab"), "a\\\\x0ab");
+}
+
+TEST(EscapeForLog, CutsLongTextAndSaysHowMuchWasCut) {
+  EXPECT_EQ(escape_for_log(std::string(1000, 'a'), 4), "aaaa...(996 more bytes)");
+}
+
+TEST(PeerLogBudget, LogsAPeersFirstEventAndCountsTheRest) {
+  PeerLogBudget budget;
+  EXPECT_TRUE(budget.allow("ghost"));
+  EXPECT_FALSE(budget.allow("ghost"));
+  EXPECT_FALSE(budget.allow("ghost"));
+  EXPECT_TRUE(budget.allow("other-ghost"));
+  EXPECT_EQ(budget.events("ghost"), 3U);
+  EXPECT_EQ(budget.suppressed(), 2U);
+}
+
+TEST(PeerLogBudget, ManyPeersShareOneEntryOnceTheTableIsFull) {
+  PeerLogBudget budget;
+  std::size_t logged = 0;
+  for (int i = 0; i < 5000; ++i) logged += budget.allow("peer-" + std::to_string(i)) ? 1 : 0;
+  EXPECT_EQ(logged, PeerLogBudget::kMaxPeers + 1);  // one line for all the peers beyond it
+  EXPECT_EQ(budget.suppressed(), 5000 - logged);
+  EXPECT_EQ(budget.events("peer-4999"), 5000 - PeerLogBudget::kMaxPeers);
+}
+
+}  // namespace
+}  // namespace tagflow

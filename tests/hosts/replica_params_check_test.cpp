@@ -1,0 +1,63 @@
+// Tests of hosts/replica_params_check.hpp: a bad param of any replica is found at load time,
+// naming the file, the node group's line and the param.
+#include "hosts/replica_params_check.hpp"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace tagflow::hosts {
+namespace {
+
+const char* const kCluster = R"(cluster: params
+nodes:
+  sampler: {kind: sampler, replicas: 2, data_port: 7610, params: {num_envs: 2}}
+  replay:
+    kind: replay
+    data_port: 7620
+    params: {capacity: 1000, min_size: 100}
+  learner: {kind: learner, data_port: 7630, params: {eval_episodes: 3}}
+connections:
+  - {from: sampler.transitions, to: replay.transitions}
+  - {from: replay.batches, to: learner.batches}
+stop: {env_steps: 1000}
+)";
+
+/// `kCluster` with `from` replaced by `to`, parsed as c.yaml.
+cluster::ClusterConfig edited(const std::string& from, const std::string& to) {
+  std::string text = kCluster;
+  const std::size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return cluster::parse_cluster_config(text.replace(at, from.size(), to), "c.yaml");
+}
+
+/// The message check_replica_params throws for `config` ("" when none).
+std::string error_of(const cluster::ClusterConfig& config) {
+  try {
+    check_replica_params(config);
+  } catch (const cluster::ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ReplicaParamsCheck, AcceptsAFileWhoseParamsAreValid) {
+  EXPECT_EQ(error_of(edited("capacity: 1000", "capacity: 1000")), "");
+}
+
+TEST(ReplicaParamsCheck, ANegativeReplayCapacityNamesTheFileTheNodeAndTheParam) {
+  const std::string error = error_of(edited("capacity: 1000", "capacity: -5"));
+  EXPECT_EQ(error.rfind("c.yaml:4: nodes.replay.params: node 'replay': param 'capacity'", 0), 0U)
+      << error;
+}
+
+TEST(ReplicaParamsCheck, ABadSamplerOrLearnerParamIsFoundToo) {
+  EXPECT_NE(
+      error_of(edited("num_envs: 2", "num_envs: 2, nmu_envs: 3")).find("nodes.sampler.params"),
+      std::string::npos);
+  EXPECT_NE(error_of(edited("eval_episodes: 3", "eval_episodes: 0")).find("'eval_episodes'"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace tagflow::hosts
