@@ -7,9 +7,9 @@
 //     policies as reactors of one process (hosts/reactor/single_process_cluster.hpp);
 //   - reactor, inference in two other processes: configs/marl-serve.yaml's shape (car_0..4 and
 //     car_5..9 on two servers) run by `tagflow up` as federated processes over loopback.
+//   - actor mode, one process: the one-server file as CAF actors (no logical time, credits).
 // Each reports the run's wall seconds and the wall time per joint step (p50, p99, measured between
-// the env node's consecutive steps). Actor mode does not host multi-agent clusters, so it has no
-// row. 100,000 joint steps (the paper's count); --quick: 1,000.
+// the env node's consecutive steps). 100,000 joint steps (the paper's count); --quick: 1,000.
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,6 +24,8 @@
 #include <vector>
 
 #include "bench/benchmarks.hpp"
+#include "hosts/actor/actor_cluster.hpp"
+#include "hosts/actor/torch_replica_spawner.hpp"
 #include "hosts/reactor/single_process_cluster.hpp"
 #include "rl/envs/registry.hpp"
 #include "rl/learning/stacked_mlp.hpp"
@@ -104,6 +106,21 @@ void reactor_single(BenchReport& report, std::int64_t steps) {
           summary.joint_step_p99.value_or(0.0));
 }
 
+/// The same one-server file as CAF actors in one actor system (actor mode, placement single).
+void actor_single(BenchReport& report, std::int64_t steps) {
+  cluster::ClusterConfig config =
+      cluster::parse_cluster_config(serve_file(1, steps, 7860), "marl-bench.yaml");
+  config.mode = cluster::Mode::actor;
+  hosts::ActorClusterOptions options;
+  options.torch = hosts::torch_replica_spawner();
+  const auto start = std::chrono::steady_clock::now();
+  const hosts::RunSummary summary = hosts::run_actor_cluster(config, options);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  add_row(report, "actor_one_process", seconds, summary.joint_step_p50.value_or(0.0),
+          summary.joint_step_p99.value_or(0.0));
+}
+
 /// `tagflow up` of the two-server file as federated processes; the launcher beside this binary.
 void reactor_processes(BenchReport& report, std::int64_t steps) {
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe");
@@ -140,6 +157,9 @@ BenchReport run_marl_bench(const BenchOptions& options) {
   plain_loop(report, steps);
   reactor_single(report, steps);
   reactor_processes(report, steps);
+  actor_single(report, steps);
+  report.add_ratio("actor_one_process/reactor_one_process", "actor_one_process_seconds",
+                   "reactor_one_process_seconds");
   report.add_ratio("reactor_one_process/plain_loop", "reactor_one_process_seconds",
                    "plain_loop_seconds");
   report.add_ratio("reactor_inference_2_processes/reactor_one_process",

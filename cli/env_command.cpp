@@ -56,6 +56,9 @@ void list_envs() {
               << (max_steps > 0 ? std::to_string(max_steps) : "-") << std::setw(30) << action
               << observation << "\n    " << entry.description << "\n";
   }
+  std::cout << "\nEnvs with more than one agent run in a cluster file as a `multi_agent` node, "
+               "with the agents mapped to policies\n(configs/README.md, \"Multi-agent "
+               "clusters\"; configs/marl.yaml trains them, configs/marl-serve.yaml serves them).\n";
 }
 
 std::vector<double> read_state(const json& line, std::size_t expected) {

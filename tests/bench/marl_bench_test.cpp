@@ -1,0 +1,43 @@
+// `tagflow bench marl --quick` as users run it: every placement of the MARL inference workload
+// reports its seconds and per-joint-step latency, and the ratios compare figures of the same run.
+// Shape only, never speed: performance is judged by running the benchmark.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "tests/support/run_command.hpp"
+
+namespace tagflow::bench {
+namespace {
+
+TEST(MarlBench, EveryPlacementReportsItsSecondsAndStepLatency) {
+  if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the benchmark runs in tagflow-torch";
+  const std::string path = ::testing::TempDir() + "marl_bench.json";
+  std::filesystem::remove(path);
+  const auto result = testing::run_command(testing::tagflow_binary() +
+                                           " bench marl --quick --json " + path + " 2>&1");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  std::ifstream in(path);
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  EXPECT_EQ(doc["benchmark"], "marl");
+  std::set<std::string> names;
+  for (const auto& r : doc["results"]) {
+    names.insert(r["name"].get<std::string>());
+    EXPECT_GT(r["value"].get<double>(), 0.0) << r["name"];
+  }
+  for (const char* placement : {"plain_loop", "reactor_one_process",
+                                "reactor_inference_2_processes", "actor_one_process"}) {
+    for (const char* figure : {"_seconds", "_step_p50", "_step_p99"}) {
+      EXPECT_EQ(names.count(std::string(placement) + figure), 1U) << placement << figure;
+    }
+  }
+  EXPECT_TRUE(doc["ratios"].contains("reactor_one_process/plain_loop"));
+  EXPECT_TRUE(doc["ratios"].contains("actor_one_process/reactor_one_process"));
+}
+
+}  // namespace
+}  // namespace tagflow::bench
