@@ -33,6 +33,40 @@ template <class Bytes>
   return fnv1a64(bytes.data(), bytes.size(), hash);
 }
 
+/// FNV-1a over 64-bit words, four independent lanes: for large payloads (the run digest hashes
+/// every value sent on a connection, up to megabytes per tag), about ten times faster than
+/// fnv1a64() — whose byte chain costs a multiply per byte — with the same use: detecting a
+/// change, not an attacker. Defined exactly, so any implementation can reproduce it:
+///   - lane k (k = 0..3) starts at hash ^ (k + 1) * kFnv1aPrime;
+///   - the bytes are read as little-endian 64-bit words; word j goes to lane j mod 4:
+///     lane = (lane ^ word) * kFnv1aPrime, over every whole 32-byte block;
+///   - the result is fnv1a64 over the four lanes as 32 little-endian bytes (lane 0 first), then
+///     over the remaining size mod 32 bytes, continuing from `hash`.
+/// Not a continuation of itself (pieces hash differently from their concatenation).
+[[nodiscard]] inline std::uint64_t fnv1a64_wide(const void* data, std::size_t size,
+                                                std::uint64_t hash = kFnv1aOffset) {
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  std::uint64_t lanes[4];
+  for (std::uint64_t k = 0; k < 4; ++k) lanes[k] = hash ^ ((k + 1) * kFnv1aPrime);
+  const std::size_t blocks = size / 32;
+  for (std::size_t b = 0; b < blocks; ++b) {
+    for (std::size_t k = 0; k < 4; ++k) {
+      std::uint64_t word = 0;
+      for (std::size_t i = 0; i < 8; ++i) {
+        word |= static_cast<std::uint64_t>(bytes[b * 32 + k * 8 + i]) << (8 * i);
+      }
+      lanes[k] = (lanes[k] ^ word) * kFnv1aPrime;
+    }
+  }
+  unsigned char folded[32];
+  for (std::size_t k = 0; k < 4; ++k) {
+    for (std::size_t i = 0; i < 8; ++i)
+      folded[k * 8 + i] = static_cast<unsigned char>(lanes[k] >> (8 * i));
+  }
+  hash = fnv1a64(folded, sizeof folded, hash);
+  return fnv1a64(bytes + blocks * 32, size - blocks * 32, hash);
+}
+
 /// `value` as its 8 little-endian bytes, hashed (digests fold counts and hashes this way).
 [[nodiscard]] inline std::uint64_t fnv1a64_u64(std::uint64_t value,
                                                std::uint64_t hash = kFnv1aOffset) {

@@ -1,5 +1,6 @@
 // ChannelDigests: a running 64-bit hash per output channel of a node reactor, over the tag and
-// the encoded bytes of every value it sent, in tag order. The bytes are the value's one encoding
+// the encoded bytes of every value it sent, in tag order (FNV-1a over the 12 tag bytes, then
+// fnv1a64_wide over the value: common/fnv1a.hpp). The bytes are the value's one encoding
 // (EncodedValue::bytes(), encoded_value.hpp): the very bytes a federated link sends.
 //
 // Each channel has exactly one writer (the reactor that owns the output), so the sequence each
@@ -33,7 +34,7 @@ class ChannelDigests {
     const std::uint32_t micro = tag.microstep();
     for (int i = 0; i < 8; ++i) header[i] = static_cast<std::uint8_t>(time >> (8 * i));
     for (int i = 0; i < 4; ++i) header[8 + i] = static_cast<std::uint8_t>(micro >> (8 * i));
-    hashes_[channel] = fnv1a64(bytes.data, bytes.size, fnv1a64(header, hashes_[channel]));
+    hashes_[channel] = fnv1a64_wide(bytes.data, bytes.size, fnv1a64(header, hashes_[channel]));
     ++counts_[channel];
     history_[channel].push_back({tag, hashes_[channel], counts_[channel]});
   }

@@ -36,5 +36,50 @@ TEST(Fnv1a, AWordIsHashedAsItsEightLittleEndianBytes) {
   EXPECT_EQ(fnv1a64_u64(value, 42), fnv1a64(bytes, 42));
 }
 
+/// fnv1a64_wide as its definition reads (common/fnv1a.hpp), written out plainly.
+std::uint64_t wide_by_definition(const std::vector<std::uint8_t>& bytes, std::uint64_t hash) {
+  std::uint64_t lanes[4];
+  for (std::uint64_t k = 0; k < 4; ++k) lanes[k] = hash ^ ((k + 1) * kFnv1aPrime);
+  const std::size_t whole = bytes.size() / 32 * 32;
+  for (std::size_t at = 0; at < whole; at += 8) {
+    std::uint64_t word = 0;
+    for (std::size_t i = 0; i < 8; ++i) word |= std::uint64_t{bytes[at + i]} << (8 * i);
+    std::uint64_t& lane = lanes[(at / 8) % 4];
+    lane = (lane ^ word) * kFnv1aPrime;
+  }
+  std::vector<std::uint8_t> folded;
+  for (const std::uint64_t lane : lanes) {
+    for (int i = 0; i < 8; ++i) folded.push_back(static_cast<std::uint8_t>(lane >> (8 * i)));
+  }
+  folded.insert(folded.end(), bytes.begin() + static_cast<std::ptrdiff_t>(whole), bytes.end());
+  return fnv1a64(folded, hash);
+}
+
+TEST(Fnv1aWide, FollowsItsDefinitionForEveryTailLength) {
+  std::vector<std::uint8_t> bytes;
+  for (std::size_t n = 0; n < 200; ++n) {
+    EXPECT_EQ(fnv1a64_wide(bytes.data(), bytes.size(), 42), wide_by_definition(bytes, 42)) << n;
+    bytes.push_back(static_cast<std::uint8_t>(n * 37 + 11));
+  }
+}
+
+TEST(Fnv1aWide, DependsOnEveryByteAndOnTheOrderOfWords) {
+  std::vector<std::uint8_t> a(1000);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<std::uint8_t>(i * 7);
+  const std::uint64_t base = fnv1a64_wide(a.data(), a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    std::vector<std::uint8_t> b = a;
+    b[i] ^= 1U;
+    EXPECT_NE(fnv1a64_wide(b.data(), b.size()), base) << "byte " << i;
+  }
+  // Two words of different lanes swapped, and two whole blocks swapped.
+  std::vector<std::uint8_t> lanes = a, blocks = a;
+  std::swap_ranges(lanes.begin(), lanes.begin() + 8, lanes.begin() + 8);
+  std::swap_ranges(blocks.begin(), blocks.begin() + 32, blocks.begin() + 32);
+  EXPECT_NE(fnv1a64_wide(lanes.data(), lanes.size()), base);
+  EXPECT_NE(fnv1a64_wide(blocks.data(), blocks.size()), base);
+  EXPECT_NE(fnv1a64_wide(a.data(), a.size(), 1), base);  // the starting hash counts
+}
+
 }  // namespace
 }  // namespace tagflow
