@@ -13,6 +13,10 @@ int main(int argc, char** argv) {
                "tagflow-torch"};
   app.set_version_flag("--version", std::string("tagflow-torch ") + tagflow::build_info::kVersion);
   app.require_subcommand(1);
+  // One LibTorch thread unless a command asks for more (tagflow train --threads): a learner's sums
+  // then run in one order in every process and placement, so the digest does not depend on
+  // whether it shares a process (a node process's learners, --placement single) or not.
+  tagflow::cli::set_torch_threads(1);
   int exit_code = 0;
   app.add_subcommand("probe", "Print LibTorch's version and BLAS backend as JSON (for doctor)")
       ->callback([&exit_code] { exit_code = tagflow::cli::run_torch_probe(); });

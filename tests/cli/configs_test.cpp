@@ -2,6 +2,7 @@
 // listed in configs/README.md.
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -50,6 +51,29 @@ TEST(Configs, TheReadmeListsEveryShippedClusterFile) {
   for (const auto& file : shipped_configs()) {
     EXPECT_NE(text.str().find("`" + file.filename().string() + "`"), std::string::npos)
         << file.filename() << " is not in configs/README.md";
+  }
+}
+
+// The single-host demos can run side by side: no port of one is a port of another (two-host.yaml
+// is local.yaml split over two machines and keeps its ports on purpose).
+TEST(Configs, TheSingleHostDemosUseDistinctPorts) {
+  std::map<int, std::string> owner;
+  for (const auto& file : shipped_configs()) {
+    if (file.filename() == "two-host.yaml") continue;
+    const ClusterConfig config = load_cluster_config(file.string());
+    std::vector<int> ports = {config.coordinator.port, config.coordinator.metrics_port};
+    for (const NodeConfig& node : config.nodes) {
+      for (int i = 0; i < node.replicas; ++i) {
+        ports.push_back(node.data_port + i);
+        if (node.metrics_port != 0) ports.push_back(node.metrics_port + i);
+      }
+    }
+    for (const int port : ports) {
+      if (port == 0) continue;
+      const auto [it, fresh] = owner.emplace(port, file.filename().string());
+      EXPECT_TRUE(fresh || it->second == file.filename().string())
+          << "port " << port << " is in " << it->second << " and " << file.filename();
+    }
   }
 }
 

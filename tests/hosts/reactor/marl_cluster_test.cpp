@@ -2,8 +2,9 @@
 //   - configs/marl-serve.yaml (TrafficJunction10-v1, ten policies on two inference servers),
 //     shortened, gives one digest on every run and in every placement: one process, one process
 //     per replica, and both servers grouped into one process;
-//   - a shortened configs/marl.yaml trains in both modes, its summary carries the evaluation beside
-//     random play and the exported policies, and a serve file loads those files back;
+//   - a shortened configs/marl.yaml trains in both modes (reactor mode: the same digest in one
+//     process and as processes), its summary carries the evaluation beside random play and the
+//     exported policies, and a serve file loads those files back;
 //   - a policy file that does not fit is refused at start, naming the policy.
 #include <gtest/gtest.h>
 
@@ -97,8 +98,8 @@ TEST_F(MarlCluster, TrainingInBothModesExportsPoliciesThatAServeFileLoadsBack) {
   for (const std::string mode : {"reactor", "actor"}) {
     const std::string train = shipped(
         "marl.yaml", {{"mode: reactor", "mode: " + mode},
-                      {"env_steps: 40000", "env_steps: 1500"},
-                      {"eval_every: 10000, eval_episodes: 20", "eval_every: 0, eval_episodes: 3"},
+                      {"env_steps: 150000", "env_steps: 1500"},
+                      {"eval_every: 25000, eval_episodes: 20", "eval_every: 0, eval_episodes: 3"},
                       {"min_size: 500", "min_size: 100"},
                       {"export_dir: runs/marl-policies", "export_dir: " + exported.string()}});
     const nlohmann::json summary = up("train-" + mode, train, "--placement single");
@@ -118,6 +119,11 @@ TEST_F(MarlCluster, TrainingInBothModesExportsPoliciesThatAServeFileLoadsBack) {
       EXPECT_TRUE(fs::is_regular_file(exported / (policy + ".pt"))) << policy;
     }
     EXPECT_EQ(summary["digest_reproducible"], mode == "reactor");
+    if (mode == "reactor") {
+      // As processes (the env node, the server, the replays and learners grouped in one): the
+      // learners train the same weights, whatever process they share.
+      EXPECT_EQ(up("train-processes", train, "")["digest"], summary["digest"]);
+    }
   }
 
   // The exported files served: a TrafficJunction4-v1 serve file naming each one.
