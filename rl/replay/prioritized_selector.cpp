@@ -39,17 +39,32 @@ void PrioritizedSelector::remove(std::size_t slot) {
   --size_;
 }
 
-void PrioritizedSelector::select(std::size_t batch_size, ReplayRng& rng,
-                                 std::vector<std::size_t>& slots,
-                                 std::vector<double>& probabilities) {
+void PrioritizedSelector::apply(const SelectorWrite* writes, std::size_t count) {
+  slots_.resize(count);
+  scaled_.resize(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    slots_[i] = writes[i].slot;
+    scaled_[i] = scaled(writes[i].priority);
+    if (writes[i].insert) ++size_;
+  }
+  tree_.set_batch(slots_.data(), scaled_.data(), count);
+}
+
+void PrioritizedSelector::draw(std::size_t batch_size, ReplayRng& rng, Selection& selection) const {
   std::uniform_real_distribution<double> unit(0.0, 1.0);
-  uniforms_.resize(batch_size);
-  for (double& u : uniforms_) u = unit(rng);
-  slots.resize(batch_size);
-  tree_.sample_stratified(uniforms_.data(), batch_size, slots.data());
+  selection.uniforms.resize(batch_size);
+  for (double& u : selection.uniforms) u = unit(rng);
+}
+
+void PrioritizedSelector::resolve(Selection& selection) const {
+  const std::size_t batch_size = selection.uniforms.size();
+  selection.slots.resize(batch_size);
+  tree_.sample_stratified(selection.uniforms.data(), batch_size, selection.slots.data());
   const double total = tree_.total();
-  probabilities.resize(batch_size);
-  for (std::size_t b = 0; b < batch_size; ++b) probabilities[b] = tree_.get(slots[b]) / total;
+  selection.probabilities.resize(batch_size);
+  for (std::size_t b = 0; b < batch_size; ++b) {
+    selection.probabilities[b] = tree_.get(selection.slots[b]) / total;
+  }
 }
 
 }  // namespace tagflow::replay

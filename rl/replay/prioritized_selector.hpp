@@ -22,11 +22,15 @@ class PrioritizedSelector final : public Selector {
   void insert(std::size_t slot, double priority) override;
   void update(std::size_t slot, double priority) override;
   void update_batch(const std::size_t* slots, const double* priorities, std::size_t count) override;
+  /// One set_batch for the whole batch: every affected tree node is recomputed once.
+  void apply(const SelectorWrite* writes, std::size_t count) override;
   void remove(std::size_t slot) override;
   [[nodiscard]] std::size_t size() const override { return size_; }
   [[nodiscard]] bool can_select() const override { return size_ > 0 && tree_.total() > 0.0; }
-  void select(std::size_t batch_size, ReplayRng& rng, std::vector<std::size_t>& slots,
-              std::vector<double>& probabilities) override;
+  /// Draws one uniform in [0, 1) per item.
+  void draw(std::size_t batch_size, ReplayRng& rng, Selection& selection) const override;
+  /// Descends the tree for the whole batch (reads only).
+  void resolve(Selection& selection) const override;
 
   /// Σ p^α over present items.
   [[nodiscard]] double total() const { return tree_.total(); }
@@ -37,8 +41,8 @@ class PrioritizedSelector final : public Selector {
   SumTree tree_;
   double exponent_;
   std::size_t size_ = 0;
-  std::vector<double> uniforms_;  // scratch
-  std::vector<double> scaled_;    // scratch
+  std::vector<std::size_t> slots_;  // scratch of the modifying calls
+  std::vector<double> scaled_;      // scratch of the modifying calls
 };
 
 }  // namespace tagflow::replay
