@@ -130,8 +130,9 @@ std::size_t Table::sample_many(const SampleRequest& request, std::vector<Sampled
                                const ParallelFor& parallel_for) {
   if (request.batch_size == 0)
     throw std::invalid_argument("replay: sample batch_size must be positive");
-  thread_local std::vector<Selection> selections;
-  if (selections.size() < out.size()) selections.resize(out.size());
+  thread_local std::vector<Selection> scratch;
+  if (scratch.size() < out.size()) scratch.resize(out.size());
+  std::vector<Selection>& selections = scratch;  // this thread's, for the resolving threads
 
   std::unique_lock<std::mutex> lock(mutex_);
   std::size_t admitted = 0;
