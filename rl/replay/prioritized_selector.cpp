@@ -5,41 +5,49 @@
 
 namespace tagflow::replay {
 
-PrioritizedSelector::PrioritizedSelector(std::size_t capacity, double priority_exponent)
+template <class Tree>
+BasicPrioritizedSelector<Tree>::BasicPrioritizedSelector(std::size_t capacity,
+                                                         double priority_exponent)
     : tree_(capacity), exponent_(priority_exponent) {
   if (!std::isfinite(priority_exponent) || priority_exponent < 0.0) {
     throw std::invalid_argument("PrioritizedSelector: priority exponent must be finite and >= 0");
   }
 }
 
-double PrioritizedSelector::scaled(double priority) const {
+template <class Tree>
+double BasicPrioritizedSelector<Tree>::scaled(double priority) const {
   if (priority <= 0.0) return 0.0;
   if (exponent_ == 1.0) return priority;
   return std::pow(priority, exponent_);
 }
 
-void PrioritizedSelector::insert(std::size_t slot, double priority) {
+template <class Tree>
+void BasicPrioritizedSelector<Tree>::insert(std::size_t slot, double priority) {
   tree_.set(slot, scaled(priority));
   ++size_;
 }
 
-void PrioritizedSelector::update(std::size_t slot, double priority) {
+template <class Tree>
+void BasicPrioritizedSelector<Tree>::update(std::size_t slot, double priority) {
   tree_.set(slot, scaled(priority));
 }
 
-void PrioritizedSelector::update_batch(const std::size_t* slots, const double* priorities,
-                                       std::size_t count) {
+template <class Tree>
+void BasicPrioritizedSelector<Tree>::update_batch(const std::size_t* slots,
+                                                  const double* priorities, std::size_t count) {
   scaled_.resize(count);
   for (std::size_t i = 0; i < count; ++i) scaled_[i] = scaled(priorities[i]);
   tree_.set_batch(slots, scaled_.data(), count);
 }
 
-void PrioritizedSelector::remove(std::size_t slot) {
+template <class Tree>
+void BasicPrioritizedSelector<Tree>::remove(std::size_t slot) {
   tree_.set(slot, 0.0);
   --size_;
 }
 
-void PrioritizedSelector::apply(const SelectorWrite* writes, std::size_t count) {
+template <class Tree>
+void BasicPrioritizedSelector<Tree>::apply(const SelectorWrite* writes, std::size_t count) {
   slots_.resize(count);
   scaled_.resize(count);
   for (std::size_t i = 0; i < count; ++i) {
@@ -50,13 +58,16 @@ void PrioritizedSelector::apply(const SelectorWrite* writes, std::size_t count) 
   tree_.set_batch(slots_.data(), scaled_.data(), count);
 }
 
-void PrioritizedSelector::draw(std::size_t batch_size, ReplayRng& rng, Selection& selection) const {
+template <class Tree>
+void BasicPrioritizedSelector<Tree>::draw(std::size_t batch_size, ReplayRng& rng,
+                                          Selection& selection) const {
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   selection.uniforms.resize(batch_size);
   for (double& u : selection.uniforms) u = unit(rng);
 }
 
-void PrioritizedSelector::resolve(Selection& selection) const {
+template <class Tree>
+void BasicPrioritizedSelector<Tree>::resolve(Selection& selection) const {
   const std::size_t batch_size = selection.uniforms.size();
   selection.slots.resize(batch_size);
   tree_.sample_stratified(selection.uniforms.data(), batch_size, selection.slots.data());
@@ -66,5 +77,8 @@ void PrioritizedSelector::resolve(Selection& selection) const {
     selection.probabilities[b] = tree_.get(selection.slots[b]) / total;
   }
 }
+
+template class BasicPrioritizedSelector<SumTree>;
+template class BasicPrioritizedSelector<BinarySumTree>;
 
 }  // namespace tagflow::replay

@@ -53,11 +53,14 @@ void Selector::select(std::size_t batch_size, ReplayRng& rng, std::vector<std::s
 }
 
 std::unique_ptr<Selector> make_selector(SelectorKind kind, std::size_t capacity,
-                                        double priority_exponent) {
+                                        double priority_exponent, bool binary_sum_tree) {
   switch (kind) {
     case SelectorKind::kUniform:
       return std::make_unique<UniformSelector>(capacity);
     case SelectorKind::kPrioritized:
+      if (binary_sum_tree) {
+        return std::make_unique<BinaryPrioritizedSelector>(capacity, priority_exponent);
+      }
       return std::make_unique<PrioritizedSelector>(capacity, priority_exponent);
     case SelectorKind::kFifo:
       return std::make_unique<OrderedSelector>(capacity, false);

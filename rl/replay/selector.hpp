@@ -89,8 +89,10 @@ class Selector {
               std::vector<double>& probabilities);
 };
 
-/// A selector for slots in [0, capacity). `priority_exponent` (α) is used by kPrioritized only.
+/// A selector for slots in [0, capacity). `priority_exponent` (α) is used by kPrioritized only,
+/// over the K-ary SumTree, or the textbook binary tree with `binary_sum_tree`.
 [[nodiscard]] std::unique_ptr<Selector> make_selector(SelectorKind kind, std::size_t capacity,
-                                                      double priority_exponent);
+                                                      double priority_exponent,
+                                                      bool binary_sum_tree = false);
 
 }  // namespace tagflow::replay

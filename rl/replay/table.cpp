@@ -49,7 +49,8 @@ Table::Table(TableConfig config)
       times_sampled_(new std::atomic<std::uint32_t>[config_.max_items]()),
       actions_(config_.max_items * action_bytes_),
       frames_(observation_bytes_, 2 * config_.max_items + kFrameSlack),
-      selector_(make_selector(config_.selector, config_.max_items, config_.priority_exponent)),
+      selector_(make_selector(config_.selector, config_.max_items, config_.priority_exponent,
+                              config_.binary_sum_tree)),
       limiter_(config_.rate_limiter),
       rng_(config_.seed) {
   pending_.reserve(kLazyBatch);
@@ -87,6 +88,8 @@ TableInfo Table::info() const {
   flush_pending();
   if (const auto* prioritized = dynamic_cast<const PrioritizedSelector*>(selector_.get())) {
     info.total_priority = prioritized->total();
+  } else if (const auto* binary = dynamic_cast<const BinaryPrioritizedSelector*>(selector_.get())) {
+    info.total_priority = binary->total();
   }
   return info;
 }

@@ -79,6 +79,9 @@ struct TableConfig {
   SelectorKind selector = SelectorKind::kUniform;
   /// α: the prioritized selector samples item i with probability p_i^α / Σ p^α.
   double priority_exponent = 0.6;
+  /// Prioritized selector over the textbook binary sum tree instead of the K-ary one: the
+  /// baseline of end-to-end comparisons. Not saved in checkpoints (a loaded table is K-ary).
+  bool binary_sum_tree = false;
   RateLimiterConfig rate_limiter;
   std::uint64_t seed = 1;
 };

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <shared_mutex>
 #include <stdexcept>
+#include <vector>
 
 #include "rl/replay/table.hpp"
 
@@ -32,14 +33,14 @@ void weigh(const SampleRequest& request, bool prioritized, SampledBatch& out) {
     return;
   }
   const double size = static_cast<double>(out.table_size);
+  thread_local std::vector<double> raw;
+  raw.resize(n);
   double largest = 0.0;
   for (std::size_t b = 0; b < n; ++b) {
-    largest = std::max(largest, std::pow(size * out.probabilities[b], -request.importance_beta));
+    raw[b] = std::pow(size * out.probabilities[b], -request.importance_beta);
+    largest = std::max(largest, raw[b]);
   }
-  for (std::size_t b = 0; b < n; ++b) {
-    out.weights[b] = static_cast<float>(
-        std::pow(size * out.probabilities[b], -request.importance_beta) / largest);
-  }
+  for (std::size_t b = 0; b < n; ++b) out.weights[b] = static_cast<float>(raw[b] / largest);
 }
 
 }  // namespace
