@@ -3,7 +3,10 @@
 // the same run.
 //
 // For 10^4, 10^6 and 10^7 leaves (--quick: 10^4 and 10^5), with 1 and 2 threads:
-//   insert: fill every leaf in order (a new table's slots fill in order), M items/s;
+//   insert: fill every leaf in order (a new table's slots fill in order) in batches of 256
+//     through set_batch, as Table's lazy writing hands them over: the K-ary tree propagates each
+//     batch's sums once; the binary tree, the textbook baseline, propagates every leaf on its own
+//     path (its set_batch is a loop of set), M items/s;
 //   sample: stratified batches of 256, M sampled items/s;
 //   update: batches of 256 priorities at random leaves, M updates/s.
 // With 2 threads both threads work on one tree: samplers share a reader lock (descents only read),
@@ -13,7 +16,13 @@
 // they suffer from any other load (the report's load_average figure shows how much). Ratios read
 // `sample_1e6: kary/binary`. A layout section compares K and float/double at 10^6 leaves (sample
 // and update), which is how K = 16 / float was chosen, and a table section measures Table insert
-// and sample of CartPole-sized transitions.
+// and sample of CartPole-sized transitions: sampling from 1 and 2 threads (`table_sample_1e6:
+// 2t/1t`, wall clock, so it also shows the load of the machine), and a mixed run where 2 threads
+// each insert a transition, sample a batch of 256 and send its priorities back, against the same
+// loop on 1 thread (`table_mixed_1e6: 2t/1t`, items inserted + sampled + updated per second).
+// `ceiling_sample_1e6: 2t/1t` is what two threads gain at that moment on lock-free tree descents
+// alone: on a machine whose second core is busy it is near 1, and the table's ratios cannot
+// exceed it.
 #include <time.h>
 
 #include <atomic>
@@ -91,15 +100,18 @@ double thread_cpu_seconds() {
   return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
 }
 
-// Seconds since `start_wall` / `start_cpu` on the clock the thread count calls for.
-double elapsed(int threads, std::chrono::steady_clock::time_point start_wall, double start_cpu) {
-  return threads == 1 ? thread_cpu_seconds() - start_cpu : seconds_since(start_wall);
+// Seconds since `start_wall` / `start_cpu` on the clock the thread count calls for (wall time
+// always with `wall`).
+double elapsed(int threads, bool wall, std::chrono::steady_clock::time_point start_wall,
+               double start_cpu) {
+  return threads == 1 && !wall ? thread_cpu_seconds() - start_cpu : seconds_since(start_wall);
 }
 
 // Runs `body(thread, worker)` on `threads` threads for about `seconds`; returns calls per second
-// summed over threads (best of `trials`).
+// summed over threads (best of `trials`). `wall`: wall time for one thread too (Table's threads
+// may block on each other, and a 2t/1t ratio must compare the same clock).
 template <class Body>
-double calls_per_second(int threads, const TimingOptions& timing, Body body) {
+double calls_per_second(int threads, const TimingOptions& timing, Body body, bool wall = false) {
   double best = 0.0;
   for (int trial = 0; trial < timing.trials; ++trial) {
     std::atomic<bool> go{false};
@@ -118,9 +130,9 @@ double calls_per_second(int threads, const TimingOptions& timing, Body body) {
         do {
           body(t, worker);
           ++n;
-        } while (elapsed(threads, start, start_cpu) < timing.min_seconds_per_trial);
+        } while (elapsed(threads, wall, start, start_cpu) < timing.min_seconds_per_trial);
         calls[static_cast<std::size_t>(t)] = n;
-        seconds[static_cast<std::size_t>(t)] = elapsed(threads, start, start_cpu);
+        seconds[static_cast<std::size_t>(t)] = elapsed(threads, wall, start, start_cpu);
       });
     }
     go.store(true, std::memory_order_release);
@@ -149,11 +161,18 @@ double insert_rate(std::size_t size, int threads) {
     pool.emplace_back([&, t] {
       const double start_cpu = thread_cpu_seconds();
       SplitMix rng{static_cast<std::uint64_t>(t) + 1};
+      std::vector<std::size_t> leaves(kBatch);
+      std::vector<double> values(kBatch);
       for (std::size_t b = static_cast<std::size_t>(t); b < batches;
            b += static_cast<std::size_t>(threads)) {
-        std::unique_lock<std::shared_mutex> guard(lock);
         const std::size_t end = std::min(size, (b + 1) * kBatch);
-        for (std::size_t leaf = b * kBatch; leaf < end; ++leaf) tree.set(leaf, rng.priority());
+        const std::size_t count = end - b * kBatch;
+        for (std::size_t i = 0; i < count; ++i) {
+          leaves[i] = b * kBatch + i;
+          values[i] = rng.priority();
+        }
+        std::unique_lock<std::shared_mutex> guard(lock);
+        tree.set_batch(leaves.data(), values.data(), count);
       }
       if (threads == 1) cpu_seconds = thread_cpu_seconds() - start_cpu;
     });
@@ -251,13 +270,41 @@ void measure_table(BenchReport& report, std::size_t size, const TimingOptions& t
   report.add("table_insert_" + at, static_cast<double>(size) / (thread_cpu_seconds() - start) / 1e6,
              "M items/s");
   for (int threads : {1, 2}) {
-    const double rate = calls_per_second(threads, timing, [&](int, Worker&) {
-      thread_local replay::SampledBatch batch;
-      (void)table.sample({kBatch, 0.4}, batch);
-      do_not_optimize(batch.keys[0]);
-    });
+    const double rate = calls_per_second(
+        threads, timing,
+        [&](int, Worker&) {
+          thread_local replay::SampledBatch batch;
+          (void)table.sample({kBatch, 0.4}, batch);
+          do_not_optimize(batch.keys[0]);
+        },
+        true);
     report.add("table_sample_" + at + "_" + std::to_string(threads) + "t", rate * kBatch / 1e6,
                "M items/s");
+  }
+  // The ceiling of 2t/1t on this machine now: descents of a tree of the same size that the two
+  // threads share with no lock at all (wall clock, like the table's figures).
+  const auto tree = filled<replay::SumTree>(size);
+  for (int threads : {1, 2}) {
+    const double rate = calls_per_second(
+        threads, timing, [&](int, Worker& w) { sample_batch(*tree, w); }, true);
+    report.add("ceiling_sample_" + at + "_" + std::to_string(threads) + "t", rate * kBatch / 1e6,
+               "M items/s");
+  }
+  // Mixed: per call one insert (evicting the oldest item), one sample, one priority update.
+  for (int threads : {1, 2}) {
+    const double rate = calls_per_second(
+        threads, timing,
+        [&](int, Worker& w) {
+          thread_local replay::SampledBatch batch;
+          thread_local std::vector<double> priorities(kBatch);
+          (void)table.insert(transition, w.rng.priority());
+          (void)table.sample({kBatch, 0.4}, batch);
+          for (double& p : priorities) p = w.rng.priority();
+          (void)table.update_priorities(batch.keys, priorities);
+        },
+        true);
+    report.add("table_mixed_" + at + "_" + std::to_string(threads) + "t",
+               rate * (1 + 2 * kBatch) / 1e6, "M items/s");
   }
 }
 
@@ -301,6 +348,10 @@ BenchReport run_replay_bench(const BenchOptions& options) {
   const std::string table_at = size_label(options.quick ? 10'000 : 1'000'000);
   report.add_ratio("table_sample_" + table_at + ": 2t/1t", "table_sample_" + table_at + "_2t",
                    "table_sample_" + table_at + "_1t");
+  report.add_ratio("ceiling_sample_" + table_at + ": 2t/1t", "ceiling_sample_" + table_at + "_2t",
+                   "ceiling_sample_" + table_at + "_1t");
+  report.add_ratio("table_mixed_" + table_at + ": 2t/1t", "table_mixed_" + table_at + "_2t",
+                   "table_mixed_" + table_at + "_1t");
   return report;
 }
 

@@ -153,6 +153,9 @@ void add_train_command(CLI::App& app) {
                     "Stop once an interval evaluation reaches the env's reward threshold");
   command->add_option("--n-step", c.n_step, "n-step returns")->capture_default_str();
   command->add_flag("--prioritized", c.prioritized, "Prioritized replay (else uniform)");
+  command->add_flag("--binary-sum-tree", c.binary_sum_tree,
+                    "With --prioritized: the textbook binary sum tree instead of the K-ary one "
+                    "(the baseline of PAL's comparison)");
   command->add_option("--eval-episodes", c.eval_episodes, "Final evaluation episodes")
       ->capture_default_str();
   command->add_option("--save-policy", options->policy_path,

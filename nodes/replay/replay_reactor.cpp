@@ -15,6 +15,13 @@ ReplayReactor::ReplayReactor(std::string name, reactors::Environment& env,
       batches("batches", this, widths.batches),
       server_(config, this->name()),
       batches_digest_(widths.batches) {
+  if (config.sample_threads > 1) {
+    pool_ = std::make_unique<SamplePool>(config.sample_threads);
+    server_.set_parallel_for(
+        [pool = pool_.get()](std::size_t count, const std::function<void(std::size_t)>& body) {
+          pool->run(count, body);
+        });
+  }
   if (widths.priorities > 0) {
     reaction("update_priorities").triggers(priorities).body([this] {
       for (std::size_t c = 0; c < priorities.size(); ++c) {

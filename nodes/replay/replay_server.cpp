@@ -95,8 +95,8 @@ std::uint64_t file_size(std::FILE* file, const std::string& path) {
 
 ReplayConfig ReplayConfig::from_params(const NodeParams& params, std::uint64_t seed) {
   params.check_known({"capacity", "selector", "priority_exponent", "importance_beta", "min_size",
-                      "samples_per_insert", "batch_size", "max_batches_per_call", "checkpoint_dir",
-                      "checkpoint_every", "restore"});
+                      "samples_per_insert", "batch_size", "max_batches_per_call", "sample_threads",
+                      "checkpoint_dir", "checkpoint_every", "restore"});
   ReplayConfig c;
   c.capacity = static_cast<std::size_t>(params.get_int("capacity", 50000, 1));
   const std::string selector = params.get_string("selector", "uniform");
@@ -110,6 +110,8 @@ ReplayConfig ReplayConfig::from_params(const NodeParams& params, std::uint64_t s
   c.samples_per_insert = params.get_double("samples_per_insert", 8.0, 1e-6, 1e6);
   c.batch_size = static_cast<std::size_t>(params.get_int("batch_size", 64, 1));
   c.max_batches_per_call = static_cast<std::size_t>(params.get_int("max_batches_per_call", 4, 1));
+  c.sample_threads = static_cast<std::size_t>(params.get_int("sample_threads", 1, 1));
+  if (c.sample_threads > 64) params.fail("sample_threads", "must be at most 64");
   if (c.min_size < c.batch_size) params.fail("min_size", "must be at least batch_size");
   if (c.capacity < c.min_size) params.fail("capacity", "must be at least min_size");
   c.checkpoint_dir = params.get_string("checkpoint_dir", "");
@@ -192,12 +194,14 @@ std::vector<SampleBatchMessage> ReplayServer::due_batches() {
   std::vector<SampleBatchMessage> out;
   if (!table_ || table_->size() < config_.min_size) return out;
   const auto batch = static_cast<double>(config_.batch_size);
-  replay::SampledBatch sampled;
-  while (credits_ >= batch && out.size() < config_.max_batches_per_call) {
-    if (table_->try_sample({config_.batch_size, config_.importance_beta}, sampled) !=
-        replay::ReplayStatus::kOk) {
-      break;
-    }
+  std::size_t due = 0;
+  for (double c = credits_; c >= batch && due < config_.max_batches_per_call; c -= batch) ++due;
+  if (due == 0) return out;
+  sampled_.resize(due);
+  const std::size_t filled =
+      table_->sample_many({config_.batch_size, config_.importance_beta}, sampled_, parallel_for_);
+  for (std::size_t b = 0; b < filled; ++b) {
+    const replay::SampledBatch& sampled = sampled_[b];
     credits_ -= batch;
     ++batches_;
     SampleBatchMessage m;

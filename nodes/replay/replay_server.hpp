@@ -39,10 +39,7 @@
 
 #include "nodes/messages.hpp"
 #include "nodes/node_params.hpp"
-
-namespace tagflow::replay {
-class Table;
-}
+#include "rl/replay/table.hpp"
 
 namespace tagflow::nodes {
 
@@ -60,6 +57,9 @@ struct ReplayConfig {
   double samples_per_insert = 8.0;
   std::size_t batch_size = 64;
   std::size_t max_batches_per_call = 4;
+  /// Threads (the binding's own included) that resolve one call's minibatches at once; the
+  /// minibatches do not depend on it (params sample_threads; used by the reactor binding).
+  std::size_t sample_threads = 1;
   std::uint64_t seed = 1;
   /// Where checkpoints go (relative to the working directory); empty: no checkpoints.
   std::string checkpoint_dir;
@@ -69,8 +69,8 @@ struct ReplayConfig {
   bool restore = false;
 
   /// Reads capacity, selector, priority_exponent, importance_beta, min_size,
-  /// samples_per_insert, batch_size, max_batches_per_call, checkpoint_dir, checkpoint_every,
-  /// restore (checkpoint_every and restore need checkpoint_dir).
+  /// samples_per_insert, batch_size, max_batches_per_call, sample_threads, checkpoint_dir,
+  /// checkpoint_every, restore (checkpoint_every and restore need checkpoint_dir).
   static ReplayConfig from_params(const NodeParams& params, std::uint64_t seed);
 };
 
@@ -91,8 +91,13 @@ class ReplayServer {
   /// Inserts every row; then checkpoints when checkpoint_every inserts have passed (a failed
   /// automatic checkpoint does not throw: see last_checkpoint_error()).
   void insert(const TransitionsMessage& transitions);
-  /// The minibatches the rate limiter allows now (possibly none).
+  /// The minibatches the rate limiter allows now (possibly none), drawn under one admission of
+  /// the table and resolved through the parallel_for set by the binding (if any).
   [[nodiscard]] std::vector<SampleBatchMessage> due_batches();
+  /// How due_batches() resolves several minibatches (the binding's threads); empty: in turn.
+  void set_parallel_for(replay::ParallelFor parallel_for) {
+    parallel_for_ = std::move(parallel_for);
+  }
   /// New priorities for sampled keys (prioritized tables; keys evicted since are ignored).
   void update(const PriorityUpdateMessage& update);
 
@@ -138,6 +143,8 @@ class ReplayServer {
   std::uint64_t last_checkpoint_inserts_ = 0;
   std::uint64_t checkpoints_written_ = 0;
   std::string checkpoint_error_;
+  replay::ParallelFor parallel_for_;
+  std::vector<replay::SampledBatch> sampled_;  // reused by due_batches
 };
 
 }  // namespace tagflow::nodes

@@ -129,6 +129,7 @@ TrainSummary train_dqn(TrainConfig config, const ProgressCallback& progress) {
   table_config.selector =
       config.prioritized ? replay::SelectorKind::kPrioritized : replay::SelectorKind::kUniform;
   table_config.priority_exponent = config.priority_exponent;
+  table_config.binary_sum_tree = config.binary_sum_tree;
   table_config.rate_limiter.min_size_to_sample = config.batch_size;
   table_config.seed = config.seed * 0x9E3779B97F4A7C15ULL + 1;
   replay::Table table(table_config);

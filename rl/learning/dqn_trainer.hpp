@@ -54,6 +54,8 @@ struct TrainConfig {
   std::size_t batch_size = 64;
   std::size_t replay_capacity = 100000;
   bool prioritized = false;
+  /// Prioritized replay over the textbook binary sum tree (the K-ary tree's baseline).
+  bool binary_sum_tree = false;
   double priority_exponent = 0.6;
   double importance_beta_start = 0.4;  // annealed linearly to 1 over the run
   int n_step = 1;

@@ -33,8 +33,9 @@ void OrderedSelector::remove(std::size_t slot) {
   --size_;
 }
 
-void OrderedSelector::select(std::size_t batch_size, ReplayRng& /*rng*/,
-                             std::vector<std::size_t>& slots, std::vector<double>& probabilities) {
+void OrderedSelector::draw(std::size_t batch_size, ReplayRng& /*rng*/, Selection& selection) const {
+  std::vector<std::size_t>& slots = selection.slots;
+  std::vector<double>& probabilities = selection.probabilities;
   assert(size_ > 0);
   slots.resize(batch_size);
   probabilities.assign(batch_size, 1.0);

@@ -20,8 +20,7 @@ class OrderedSelector final : public Selector {
   void remove(std::size_t slot) override;
   [[nodiscard]] std::size_t size() const override { return size_; }
   [[nodiscard]] bool can_select() const override { return size_ > 0; }
-  void select(std::size_t batch_size, ReplayRng& rng, std::vector<std::size_t>& slots,
-              std::vector<double>& probabilities) override;
+  void draw(std::size_t batch_size, ReplayRng& rng, Selection& selection) const override;
 
  private:
   static constexpr std::size_t kNone = ~std::size_t{0};

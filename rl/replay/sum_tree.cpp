@@ -99,8 +99,14 @@ void KarySumTree<K, Prefix>::set_batch(const std::size_t* leaves, const double* 
                                        std::size_t count) {
   dirty_.clear();
   std::vector<std::uint8_t>& leaf_marks = levels_[0].marks;
+  // Random leaves miss the cache: request the lines a few iterations ahead so misses overlap.
+  constexpr std::size_t kAhead = 8;
   for (std::size_t i = 0; i < count; ++i) {
     assert(leaves[i] < capacity_);
+    if (i + kAhead < count) {
+      __builtin_prefetch(levels_[0].totals.data() + leaves[i + kAhead], 1);
+      __builtin_prefetch(leaf_marks.data() + leaves[i + kAhead] / K, 1);
+    }
     levels_[0].totals[leaves[i]] = clamp_priority(priorities[i], kMinPriority, kMaxPriority);
     const std::size_t group = leaves[i] / K;
     if (leaf_marks[group] == 0) {
@@ -113,8 +119,18 @@ void KarySumTree<K, Prefix>::set_batch(const std::size_t* leaves, const double* 
     std::vector<std::uint8_t>& marks = levels_[level].marks;
     const bool has_parent = level + 1 < levels_.size();
     std::size_t parents = 0;
+    Level& lv = levels_[level];
     for (std::size_t i = 0; i < dirty_.size(); ++i) {
       const std::size_t group = dirty_[i];
+      if (i + kAhead < dirty_.size()) {
+        const std::size_t ahead = dirty_[i + kAhead];
+        const char* totals = reinterpret_cast<const char*>(lv.totals.data() + ahead * K);
+        for (std::size_t byte = 0; byte < K * sizeof(double); byte += kLineBytes) {
+          __builtin_prefetch(totals + byte);
+        }
+        __builtin_prefetch(lv.prefix.get() + ahead * K, 1);
+        if (has_parent) __builtin_prefetch(levels_[level + 1].totals.data() + ahead / K, 1);
+      }
       recompute_group(level, group, 0);
       marks[group] = 0;
       if (has_parent && levels_[level + 1].marks[group / K] == 0) {

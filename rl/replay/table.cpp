@@ -46,11 +46,15 @@ Table::Table(TableConfig config)
       action_bytes_(config_.spec.action.bytes()),
       item_bytes_(action_bytes_ + sizeof(float) + 1),
       slots_(config_.max_items),
+      times_sampled_(new std::atomic<std::uint32_t>[config_.max_items]()),
       actions_(config_.max_items * action_bytes_),
       frames_(observation_bytes_, 2 * config_.max_items + kFrameSlack),
-      selector_(make_selector(config_.selector, config_.max_items, config_.priority_exponent)),
+      selector_(make_selector(config_.selector, config_.max_items, config_.priority_exponent,
+                              config_.binary_sum_tree)),
       limiter_(config_.rate_limiter),
-      rng_(config_.seed) {}
+      rng_(config_.seed) {
+  pending_.reserve(kLazyBatch);
+}
 
 Table::~Table() { close(); }
 
@@ -81,8 +85,11 @@ TableInfo Table::info() const {
   info.next_key = next_key_;
   info.frames = frames_.live();
   info.shared_frames = shared_frames_;
+  flush_pending();
   if (const auto* prioritized = dynamic_cast<const PrioritizedSelector*>(selector_.get())) {
     info.total_priority = prioritized->total();
+  } else if (const auto* binary = dynamic_cast<const BinaryPrioritizedSelector*>(selector_.get())) {
+    info.total_priority = binary->total();
   }
   return info;
 }
@@ -95,7 +102,33 @@ bool Table::live(ItemKey key) const {
 
 double Table::priority(ItemKey key) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return live(key) ? slots_[slot_of(key)].priority : -1.0;
+  if (!live(key)) return -1.0;
+  const std::size_t index = slot_of(key);
+  for (auto write = pending_.rbegin(); write != pending_.rend(); ++write) {
+    if (write->slot == index) return write->priority;
+  }
+  return slots_[index].priority;
+}
+
+void Table::queue_write(std::size_t slot, double priority, bool insert) {
+  pending_.push_back(SelectorWrite{slot, priority, insert});
+  if (pending_.size() >= kLazyBatch) flush_pending();
+}
+
+void Table::flush_pending() const {
+  if (pending_.empty()) return;
+  std::lock_guard<WriterPriorityMutex> tree(tree_mutex_);
+  apply_pending();
+}
+
+// An insert's slot fields were written at commit (its slot was in no selector then); an update's
+// priority is written here, where no sampler reads the slot.
+void Table::apply_pending() const {
+  for (const SelectorWrite& write : pending_) {
+    if (!write.insert) slots_[write.slot].priority = write.priority;
+  }
+  selector_->apply(pending_.data(), pending_.size());
+  pending_.clear();
 }
 
 void Table::validate(const Transition& t) const {
@@ -135,11 +168,17 @@ bool Table::room_ready(std::size_t new_bytes) const {
   return true;
 }
 
+// Evictions apply the queued writes first (a queued write may name the evicted slot) and happen
+// under the exclusive tree lock: the slot is reused at once, and no sampler may be reading it.
 void Table::make_room(std::size_t new_bytes) {
-  while (static_cast<std::size_t>(next_key_ - oldest_key_) >= config_.max_items ||
-         (config_.max_bytes != 0 && bytes_ + new_bytes > config_.max_bytes)) {
-    evict_oldest();
-  }
+  const auto full = [&] {
+    return static_cast<std::size_t>(next_key_ - oldest_key_) >= config_.max_items ||
+           (config_.max_bytes != 0 && bytes_ + new_bytes > config_.max_bytes);
+  };
+  if (!full()) return;
+  std::lock_guard<WriterPriorityMutex> tree(tree_mutex_);
+  apply_pending();
+  while (full()) evict_oldest();
 }
 
 void Table::evict_oldest() {
@@ -149,6 +188,7 @@ void Table::evict_oldest() {
   frames_.release(slot.observation);
   frames_.release(slot.next_observation);
   slot = Slot{};
+  times_sampled_[slot_of(oldest_key_)].store(0, std::memory_order_relaxed);
   --committed_;
   ++oldest_key_;
   ++evictions_;
@@ -168,7 +208,8 @@ ReplayStatus Table::try_insert(const Transition& transition, double priority, It
 //      kWriting, invisible to selectors) and its frames;
 //   2. without the lock: copy the observation bytes into the reserved frames and the action into
 //      the slot's row, memory nobody else reads until step 3;
-//   3. under the mutex: commit (kReady, selector insert), which makes the item sampleable.
+//   3. under the mutex: commit (kReady, a queued selector insert); the item can be sampled once
+//      the queue is applied, at the latest by the next sample.
 ReplayStatus Table::insert_impl(const Transition& transition, double priority,
                                 std::chrono::milliseconds timeout, bool wait, ItemKey* key_out,
                                 Stream* stream) {
@@ -228,8 +269,8 @@ ReplayStatus Table::insert_impl(const Transition& transition, double priority,
   slot.done = transition.done ? 1 : 0;
   slot.priority = priority;
   slot.state = SlotState::kReady;
-  selector_->insert(index, priority);
   ++committed_;
+  queue_write(index, priority, true);
   if (stream != nullptr) {
     if (stream->frame != kNoFrame) frames_.release(stream->frame);
     frames_.retain(next_observation);
@@ -249,21 +290,15 @@ std::size_t Table::update_priorities(const std::vector<ItemKey>& keys,
                                 " keys and " + std::to_string(priorities.size()) + " priorities");
   }
   for (double priority : priorities) check_priority(priority);
-  std::vector<std::size_t> slots;
-  std::vector<double> values;
-  slots.reserve(keys.size());
-  values.reserve(keys.size());
+  std::size_t applied = 0;
   std::lock_guard<std::mutex> lock(mutex_);
   for (std::size_t i = 0; i < keys.size(); ++i) {
     if (!live(keys[i])) continue;
-    const std::size_t index = slot_of(keys[i]);
-    slots_[index].priority = priorities[i];
-    slots.push_back(index);
-    values.push_back(priorities[i]);
+    queue_write(slot_of(keys[i]), priorities[i], false);
+    ++applied;
   }
-  selector_->update_batch(slots.data(), values.data(), slots.size());
-  if (!slots.empty()) changed_.notify_all();  // a table at total priority 0 may sample again
-  return slots.size();
+  if (applied > 0) changed_.notify_all();  // a table at total priority 0 may sample again
+  return applied;
 }
 
 void Table::release_stream(Stream& stream) {

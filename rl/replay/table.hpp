@@ -10,9 +10,20 @@
 //   - Priorities: finite and ≥ 0, else std::invalid_argument. A priority-0 item is never
 //     sampled by the prioritized selector.
 //   - Lazy writing (PAL): an insert reserves its slot under the table's mutex, copies the
-//     transition's bytes with no lock held, then commits under the mutex; only then can the item be
-//     sampled. Samplers copy observation frames outside the mutex too, holding a reference that
-//     keeps the frame from being reused meanwhile, so a sample never sees a torn item.
+//     transition's bytes with no lock held, then commits under the mutex. A commit and a priority
+//     update do not touch the selector: they are queued, and a queue of kLazyBatch writes (or any
+//     queue when a sample, an eviction, info() or a checkpoint needs the selector current) is
+//     applied at once under the exclusive side of the tree lock, the sum tree's sums propagated
+//     once per batch, exactly (the tree equals one built from scratch). A sample therefore sees
+//     every write made before it, never a half-applied batch, and the table samples exactly what
+//     it would with every write applied at once (same keys, same digest).
+//   - Parallel sampling: a sample takes the mutex only to pass the rate limiter and draw its
+//     random numbers (so which items it gets does not depend on thread timing), then descends
+//     the tree and copies the items under the shared side of the tree lock, with the mutex
+//     released: samplers run in parallel with each other and with the lock-free part of inserts.
+//     Writers of the tree (a lazy batch, an eviction) wait for the samplers inside; new samplers
+//     wait for a waiting writer (WriterPriorityMutex). sample_many() draws several batches under
+//     one admission and lets the caller resolve them on its own threads.
 //   - Waiting: insert() and sample() block until the rate limiter allows them, the timeout
 //     passes (kTimedOut) or close() is called (kClosed). try_insert()/try_sample() never wait.
 //     close() wakes every waiter; calls after close() return kClosed. The destructor closes;
@@ -26,11 +37,13 @@
 // Thread-safety: every public method may be called from any number of threads at once.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -42,8 +55,17 @@
 #include "rl/replay/replay_status.hpp"
 #include "rl/replay/sampled_batch.hpp"
 #include "rl/replay/selector.hpp"
+#include "rl/replay/writer_priority_mutex.hpp"
 
 namespace tagflow::replay {
+
+/// Runs body(0) … body(count − 1), each exactly once, in any order and on any threads, and
+/// returns when all have finished (sample_many). Table itself runs no threads.
+using ParallelFor =
+    std::function<void(std::size_t count, const std::function<void(std::size_t)>& body)>;
+
+/// Deferred selector writes applied together (Table's lazy writing).
+inline constexpr std::size_t kLazyBatch = 256;
 
 /// Pass as a timeout to wait without limit.
 inline constexpr std::chrono::milliseconds kWaitForever = std::chrono::milliseconds::max();
@@ -57,6 +79,9 @@ struct TableConfig {
   SelectorKind selector = SelectorKind::kUniform;
   /// α: the prioritized selector samples item i with probability p_i^α / Σ p^α.
   double priority_exponent = 0.6;
+  /// Prioritized selector over the textbook binary sum tree instead of the K-ary one: the
+  /// baseline of end-to-end comparisons. Not saved in checkpoints (a loaded table is K-ary).
+  bool binary_sum_tree = false;
   RateLimiterConfig rate_limiter;
   std::uint64_t seed = 1;
 };
@@ -98,6 +123,13 @@ class Table {
   [[nodiscard]] ReplayStatus sample(const SampleRequest& request, SampledBatch& out,
                                     std::chrono::milliseconds timeout = kWaitForever);
   [[nodiscard]] ReplayStatus try_sample(const SampleRequest& request, SampledBatch& out);
+  /// Up to `out.size()` batches with no waiting: admits batches one by one in order while the
+  /// rate limiter allows (as that many try_sample calls would, with the same items), then
+  /// resolves and copies them through `parallel_for` (nullptr: one after the other on this
+  /// thread). Returns how many were filled (out[0 .. n)); 0 when the limiter allows none or the
+  /// table is closed. Which items each batch holds does not depend on `parallel_for`.
+  std::size_t sample_many(const SampleRequest& request, std::vector<SampledBatch>& out,
+                          const ParallelFor& parallel_for = nullptr);
 
   /// Sets the priority of each live key (keys[i] gets priorities[i]); ignores evicted or unknown
   /// keys. Returns the number applied. Throws std::invalid_argument on a size mismatch or an
@@ -131,7 +163,6 @@ class Table {
     bool next_shared = false;
     std::uint8_t done = 0;
     float reward = 0.0F;
-    std::uint32_t times_sampled = 0;
     FrameId observation = kNoFrame;
     FrameId next_observation = kNoFrame;
     double priority = 0.0;
@@ -147,6 +178,19 @@ class Table {
                            Stream* stream);
   ReplayStatus sample_impl(const SampleRequest& request, SampledBatch& out,
                            std::chrono::milliseconds timeout, bool wait);
+  // Under mutex_: whether the limiter and the selector (made current) allow a sample now.
+  [[nodiscard]] bool can_sample_now() const;
+  // Under mutex_: draws one batch into `selection`, sizes `out` and records the sample.
+  void admit_sample(const SampleRequest& request, Selection& selection, SampledBatch& out);
+  // Under the shared tree lock: resolves `selection` and copies the items into `out`.
+  void fill_sample(Selection& selection, SampledBatch& out) const;
+  // Under the shared tree lock, for a filled batch: counts the draws in times_sampled.
+  void count_samples(SampledBatch& out) const;
+  // Under mutex_: applies the queued selector writes, under the exclusive tree lock.
+  void flush_pending() const;
+  // Under mutex_ and the exclusive tree lock.
+  void apply_pending() const;
+  void queue_write(std::size_t slot, double priority, bool insert);
   template <class Ready>
   bool wait_until(std::unique_lock<std::mutex>& lock, std::chrono::milliseconds timeout, bool wait,
                   Ready ready) const;
@@ -170,20 +214,28 @@ class Table {
   mutable std::condition_variable changed_;  // any state a waiter checks changed
   bool closed_ = false;                      // guarded by mutex_
   mutable int checkpointing_ = 0;            // guarded by mutex_: saves running; no new inserts
-  std::vector<Slot> slots_;                  // guarded by mutex_
+  // Tree lock, taken after mutex_ (never the other way round): the selector and the slots of
+  // items in it change under mutex_ + exclusive; samplers read them under the shared side.
+  mutable WriterPriorityMutex tree_mutex_;
+  // guarded by mutex_ + tree_mutex_ (see above). Mutable: lazy writing lets const readers apply
+  // the queued writes first, which changes nothing they can observe.
+  mutable std::vector<Slot> slots_;
+  // Per slot; samplers under the shared tree lock increment them concurrently.
+  std::unique_ptr<std::atomic<std::uint32_t>[]> times_sampled_;
   // Slot-major action rows. A row is written by its inserter, without the lock, while its slot
   // is kWriting; read under mutex_ once kReady.
   std::vector<std::uint8_t> actions_;
   FrameStore frames_;                   // bookkeeping guarded by mutex_; bytes see frame_store.hpp
-  std::unique_ptr<Selector> selector_;  // guarded by mutex_
-  RateLimiter limiter_;                 // guarded by mutex_
-  ReplayRng rng_;                       // guarded by mutex_
-  ItemKey oldest_key_ = 0;              // guarded by mutex_: keys [oldest_key_, next_key_) live
-  ItemKey next_key_ = 0;                // guarded by mutex_
-  std::size_t committed_ = 0;           // guarded by mutex_: live items in state kReady
-  std::size_t bytes_ = 0;               // guarded by mutex_
-  std::uint64_t evictions_ = 0;         // guarded by mutex_
-  std::uint64_t shared_frames_ = 0;     // guarded by mutex_
+  std::unique_ptr<Selector> selector_;  // guarded by mutex_ + tree_mutex_ (see slots_)
+  mutable std::vector<SelectorWrite> pending_;  // guarded by mutex_: queued lazy writes
+  RateLimiter limiter_;                         // guarded by mutex_
+  ReplayRng rng_;                               // guarded by mutex_
+  ItemKey oldest_key_ = 0;           // guarded by mutex_: keys [oldest_key_, next_key_) live
+  ItemKey next_key_ = 0;             // guarded by mutex_
+  std::size_t committed_ = 0;        // guarded by mutex_: live items in state kReady
+  std::size_t bytes_ = 0;            // guarded by mutex_
+  std::uint64_t evictions_ = 0;      // guarded by mutex_
+  std::uint64_t shared_frames_ = 0;  // guarded by mutex_
 };
 
 // Waits on changed_ until ready() holds (true) or the timeout passes (false); `wait` false: no

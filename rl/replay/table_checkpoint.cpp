@@ -146,7 +146,7 @@ void TableCheckpoint::write(const Table& t, Writer& out) {
     const std::size_t index = t.slot_of(key);
     const Table::Slot& slot = t.slots_[index];
     out.value(slot.priority);
-    out.value(slot.times_sampled);
+    out.value(t.times_sampled_[index].load(std::memory_order_relaxed));
     out.value(slot.reward);
     out.value(slot.done);
     out.value(static_cast<std::uint8_t>(slot.next_shared ? 1 : 0));
@@ -217,7 +217,7 @@ std::unique_ptr<Table> TableCheckpoint::read(Reader& in) {
     slot.key = key;
     slot.priority = in.value<double>();
     if (!(slot.priority >= 0.0) || slot.priority > 1e300) in.fail("invalid priority");
-    slot.times_sampled = in.value<std::uint32_t>();
+    t.times_sampled_[index].store(in.value<std::uint32_t>(), std::memory_order_relaxed);
     slot.reward = in.value<float>();
     slot.done = in.value<std::uint8_t>() != 0 ? 1 : 0;
     slot.next_shared = in.value<std::uint8_t>() != 0;
@@ -258,6 +258,9 @@ void Table::write_checkpoint(std::FILE* file, const std::string& name) const {
     changed_.notify_all();
   };
   try {
+    // Exclusive: the queued writes applied, and no sampler counting times_sampled meanwhile.
+    std::lock_guard<WriterPriorityMutex> tree(tree_mutex_);
+    apply_pending();
     Writer writer(file, name);
     TableCheckpoint::write(*this, writer);
   } catch (...) {

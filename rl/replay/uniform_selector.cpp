@@ -24,8 +24,9 @@ void UniformSelector::remove(std::size_t slot) {
   position_[slot] = kAbsent;
 }
 
-void UniformSelector::select(std::size_t batch_size, ReplayRng& rng,
-                             std::vector<std::size_t>& slots, std::vector<double>& probabilities) {
+void UniformSelector::draw(std::size_t batch_size, ReplayRng& rng, Selection& selection) const {
+  std::vector<std::size_t>& slots = selection.slots;
+  std::vector<double>& probabilities = selection.probabilities;
   assert(!items_.empty());
   slots.resize(batch_size);
   probabilities.assign(batch_size, 1.0 / static_cast<double>(items_.size()));

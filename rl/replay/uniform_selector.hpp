@@ -17,8 +17,7 @@ class UniformSelector final : public Selector {
   void remove(std::size_t slot) override;
   [[nodiscard]] std::size_t size() const override { return items_.size(); }
   [[nodiscard]] bool can_select() const override { return !items_.empty(); }
-  void select(std::size_t batch_size, ReplayRng& rng, std::vector<std::size_t>& slots,
-              std::vector<double>& probabilities) override;
+  void draw(std::size_t batch_size, ReplayRng& rng, Selection& selection) const override;
 
  private:
   static constexpr std::size_t kAbsent = ~std::size_t{0};

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
+
+#include "nodes/replay/sample_pool.hpp"
 
 namespace tagflow::nodes {
 namespace {
@@ -91,6 +94,40 @@ TEST(ReplayServer, SameInsertsGiveTheSameBatches) {
   const auto from_b = b.due_batches();
   ASSERT_EQ(from_a.size(), from_b.size());
   for (std::size_t i = 0; i < from_a.size(); ++i) EXPECT_EQ(from_a[i].keys, from_b[i].keys);
+}
+
+// sample_threads: the minibatches resolved on a pool of 3 hold the same items, in the same order,
+// as those resolved one after the other, over several calls and priority updates.
+TEST(ReplayServer, MinibatchesResolvedOnSeveralThreadsAreTheSameAsInTurn) {
+  ReplayConfig c = small(4.0);
+  c.prioritized = true;
+  ReplayServer serial(c);
+  ReplayServer parallel(c);
+  SamplePool pool(3);
+  parallel.set_parallel_for([&](std::size_t count, const std::function<void(std::size_t)>& body) {
+    pool.run(count, body);
+  });
+  for (int round = 0; round < 5; ++round) {
+    serial.insert(numbered(round * 40, 40));
+    parallel.insert(numbered(round * 40, 40));
+    const auto from_serial = serial.due_batches();
+    const auto from_parallel = parallel.due_batches();
+    ASSERT_EQ(from_serial.size(), from_parallel.size());
+    ASSERT_GT(from_serial.size(), 1U);
+    for (std::size_t i = 0; i < from_serial.size(); ++i) {
+      EXPECT_EQ(from_serial[i].keys, from_parallel[i].keys);
+      EXPECT_EQ(from_serial[i].observations, from_parallel[i].observations);
+      EXPECT_EQ(from_serial[i].importance_weights, from_parallel[i].importance_weights);
+      PriorityUpdateMessage update;
+      update.keys = from_serial[i].keys;
+      for (std::size_t k = 0; k < update.keys.size(); ++k) {
+        update.priorities.push_back(static_cast<float>((k + i + round) % 5));
+      }
+      serial.update(update);
+      parallel.update(update);
+    }
+  }
+  EXPECT_EQ(serial.batches_sampled(), parallel.batches_sampled());
 }
 
 TEST(ReplayServer, PrioritiesSteerPrioritizedSampling) {

@@ -51,9 +51,15 @@ TEST(UniformSelector, DrawsEveryPresentItemEquallyOften) {
   EXPECT_LT(testing::chi_square(counts, expected), testing::chi_square_critical_999(30));
 }
 
-TEST(PrioritizedSelector, DrawsItemsInProportionToPriorityToTheAlpha) {
+class PrioritizedSelector : public ::testing::TestWithParam<bool> {};
+INSTANTIATE_TEST_SUITE_P(KaryAndBinaryTrees, PrioritizedSelector, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "binary" : "kary";
+                         });
+
+TEST_P(PrioritizedSelector, DrawsItemsInProportionToPriorityToTheAlpha) {
   const double alpha = 0.6;
-  auto selector = make_selector(SelectorKind::kPrioritized, 50, alpha);
+  auto selector = make_selector(SelectorKind::kPrioritized, 50, alpha, GetParam());
   std::vector<double> expected(50, 0.0);
   double total = 0.0;
   for (std::size_t slot = 0; slot < 50; ++slot) {
@@ -77,8 +83,8 @@ TEST(PrioritizedSelector, DrawsItemsInProportionToPriorityToTheAlpha) {
   EXPECT_LT(testing::chi_square(counts, expected), testing::chi_square_critical_999(positive - 1));
 }
 
-TEST(PrioritizedSelector, UpdatesAndRemovalsChangeTheDistribution) {
-  auto selector = make_selector(SelectorKind::kPrioritized, 4, 1.0);
+TEST_P(PrioritizedSelector, UpdatesAndRemovalsChangeTheDistribution) {
+  auto selector = make_selector(SelectorKind::kPrioritized, 4, 1.0, GetParam());
   for (std::size_t slot = 0; slot < 4; ++slot) selector->insert(slot, 1.0);
   const std::vector<std::size_t> slots = {0, 1};
   const std::vector<double> priorities = {0.0, 3.0};
@@ -90,8 +96,8 @@ TEST(PrioritizedSelector, UpdatesAndRemovalsChangeTheDistribution) {
   EXPECT_NEAR(counts[1] / (counts[1] + counts[3]), 0.75, 0.01);
 }
 
-TEST(PrioritizedSelector, CannotSelectWhenEveryPriorityIsZero) {
-  auto selector = make_selector(SelectorKind::kPrioritized, 4, 0.0);
+TEST_P(PrioritizedSelector, CannotSelectWhenEveryPriorityIsZero) {
+  auto selector = make_selector(SelectorKind::kPrioritized, 4, 0.0, GetParam());
   selector->insert(0, 0.0);  // 0^0 counts as 0: never drawn
   EXPECT_EQ(selector->size(), 1U);
   EXPECT_FALSE(selector->can_select());

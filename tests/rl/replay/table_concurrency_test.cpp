@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "rl/replay/sum_tree.hpp"
 #include "rl/replay/table.hpp"
 #include "rl/replay/table_writer.hpp"
 #include "tests/rl/replay/table_fixtures.hpp"
@@ -101,6 +102,84 @@ TEST(TableConcurrency, InsertersAndSamplersNeverSeeATornItemPrioritized) {
 
 TEST(TableConcurrency, StreamWritersShareFramesWhileSamplersRead) {
   run_stress(SelectorKind::kPrioritized, true);
+}
+
+// Two inserters, two samplers (one also the learner: it sends new priorities, a third of them 0,
+// for what it sampled) and sample_many on a third thread, all on one prioritized table. A sample
+// must never hold a priority-0 item (the tree and the items' priorities are updated together) or
+// a probability that does not match its priority; at the end the table's total must equal the
+// sum over live items of their last priority^α, summed from scratch.
+TEST(TableConcurrency, ParallelInsertSampleAndUpdateKeepTheTreeExact) {
+  TableConfig config = stress_config(SelectorKind::kPrioritized);
+  config.priority_exponent = 1.0;
+  Table table(config);
+  std::atomic<int> inserters_left{2};
+  std::atomic<std::uint64_t> bad{0};
+  std::atomic<std::uint64_t> sampled{0};
+  const auto check = [&](const SampledBatch& batch) {
+    for (std::size_t b = 0; b < batch.batch_size; ++b) {
+      if (batch.priorities[b] <= 0.0 || batch.probabilities[b] <= 0.0) bad.fetch_add(1);
+      if (row_value(batch, b, kWords) < 0) bad.fetch_add(1);
+    }
+    sampled.fetch_add(batch.batch_size);
+  };
+  std::vector<std::thread> threads;
+  for (int id = 0; id < 2; ++id) {
+    threads.emplace_back([&, id] {
+      for (std::uint32_t i = 0; i < kPerInserter; ++i) {
+        ValueTransition t(static_cast<std::uint32_t>(id) * 1'000'000U + i, kWords);
+        ASSERT_EQ(table.insert(t.transition, 1.0 + i % 7), ReplayStatus::kOk);
+      }
+      inserters_left.fetch_sub(1, std::memory_order_release);
+    });
+  }
+  for (int id = 0; id < 2; ++id) {
+    threads.emplace_back([&, id] {
+      SampledBatch batch;
+      std::vector<double> priorities;
+      std::uint64_t round = 0;
+      while (inserters_left.load(std::memory_order_acquire) > 0) {
+        if (table.sample({64, 0.4}, batch, std::chrono::milliseconds(20)) != ReplayStatus::kOk) {
+          continue;
+        }
+        check(batch);
+        if (id == 0) {
+          priorities.resize(batch.batch_size);
+          for (std::size_t b = 0; b < batch.batch_size; ++b) {
+            priorities[b] = static_cast<double>((b + round) % 3);
+          }
+          (void)table.update_priorities(batch.keys, priorities);
+        }
+        ++round;
+      }
+    });
+  }
+  threads.emplace_back([&] {
+    std::vector<SampledBatch> batches(3);
+    const ParallelFor two = [](std::size_t count, const std::function<void(std::size_t)>& body) {
+      std::thread helper([&] {
+        for (std::size_t i = 1; i < count; i += 2) body(i);
+      });
+      for (std::size_t i = 0; i < count; i += 2) body(i);
+      helper.join();
+    };
+    while (inserters_left.load(std::memory_order_acquire) > 0) {
+      const std::size_t n = table.sample_many({32, 0.4}, batches, two);
+      for (std::size_t i = 0; i < n; ++i) check(batches[i]);
+    }
+  });
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(bad.load(), 0U);
+  EXPECT_GT(sampled.load(), 0U);
+  const TableInfo info = table.info();
+  EXPECT_EQ(info.size, 256U);
+  std::vector<double> leaves(256, 0.0);
+  for (ItemKey key = info.next_key - 256; key < info.next_key; ++key) {
+    leaves[key % 256] = table.priority(key);
+  }
+  SumTree fresh(256);
+  fresh.assign(leaves);
+  EXPECT_EQ(info.total_priority, fresh.total());
 }
 
 TEST(TableConcurrency, RateLimitedProducersAndConsumersShutDownWithoutDeadlock) {
