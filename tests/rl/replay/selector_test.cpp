@@ -53,8 +53,8 @@ TEST(UniformSelector, DrawsEveryPresentItemEquallyOften) {
 
 class PrioritizedSelector : public ::testing::TestWithParam<bool> {};
 INSTANTIATE_TEST_SUITE_P(KaryAndBinaryTrees, PrioritizedSelector, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? "binary" : "kary";
+                         [](const ::testing::TestParamInfo<bool>& tree) {
+                           return tree.param ? "binary" : "kary";
                          });
 
 TEST_P(PrioritizedSelector, DrawsItemsInProportionToPriorityToTheAlpha) {
