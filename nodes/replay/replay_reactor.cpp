@@ -16,11 +16,13 @@ ReplayReactor::ReplayReactor(std::string name, reactors::Environment& env,
       server_(config, this->name()),
       batches_digest_(widths.batches) {
   if (config.sample_threads > 1) {
-    pool_ = std::make_unique<SamplePool>(config.sample_threads);
-    server_.set_parallel_for(
-        [pool = pool_.get()](std::size_t count, const std::function<void(std::size_t)>& body) {
-          pool->run(count, body);
-        });
+    workers_ = std::make_unique<envs::StepWorkers>(config.sample_threads);
+    server_.set_parallel_for([workers = workers_.get()](
+                                 std::size_t count, const std::function<void(std::size_t)>& body) {
+      workers->run(count, [&](std::size_t begin, std::size_t end) {
+        for (std::size_t i = begin; i < end; ++i) body(i);
+      });
+    });
   }
   if (widths.priorities > 0) {
     reaction("update_priorities").triggers(priorities).body([this] {

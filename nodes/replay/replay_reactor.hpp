@@ -11,7 +11,7 @@
 //   2. `transitions` are inserted channel by channel in channel order, then the due minibatches
 //      (count-based rate limit, see replay_server.hpp) are sent on every `batches` channel. With
 //      param sample_threads N > 1 the due minibatches are resolved on N threads at once (this
-//      reaction's and N − 1 of a SamplePool); they hold the same items as with one thread.
+//      reaction's and N − 1 StepWorkers); they hold the same items as with one thread.
 // A value the server refuses for its content (std::invalid_argument: an observation width or
 // type other than the table's, sizes that disagree) comes from a peer, so it is no programmer
 // error: it is dropped before anything is stored, counted (rejected_inputs, and
@@ -28,8 +28,8 @@
 #include "nodes/encoded_value.hpp"
 #include "nodes/node_metrics.hpp"
 #include "nodes/replay/replay_server.hpp"
-#include "nodes/replay/sample_pool.hpp"
 #include "reactors/reactors.hpp"
+#include "rl/envs/step_workers.hpp"
 
 namespace tagflow::nodes {
 
@@ -57,7 +57,8 @@ class ReplayReactor : public reactors::Reactor {
  private:
   void reject(const char* port, const std::invalid_argument& error);
 
-  std::unique_ptr<SamplePool> pool_;  // with sample_threads > 1; outlives server_, which calls it
+  // With sample_threads > 1; outlives server_, which calls it.
+  std::unique_ptr<envs::StepWorkers> workers_;
   ReplayServer server_;
   ChannelDigests batches_digest_;
   NodeMetrics* metrics_ = nullptr;

@@ -5,7 +5,7 @@
 #include <functional>
 #include <map>
 
-#include "nodes/replay/sample_pool.hpp"
+#include "rl/envs/step_workers.hpp"
 
 namespace tagflow::nodes {
 namespace {
@@ -96,16 +96,18 @@ TEST(ReplayServer, SameInsertsGiveTheSameBatches) {
   for (std::size_t i = 0; i < from_a.size(); ++i) EXPECT_EQ(from_a[i].keys, from_b[i].keys);
 }
 
-// sample_threads: the minibatches resolved on a pool of 3 hold the same items, in the same order,
+// sample_threads: the minibatches resolved on 3 threads hold the same items, in the same order,
 // as those resolved one after the other, over several calls and priority updates.
 TEST(ReplayServer, MinibatchesResolvedOnSeveralThreadsAreTheSameAsInTurn) {
   ReplayConfig c = small(4.0);
   c.prioritized = true;
   ReplayServer serial(c);
   ReplayServer parallel(c);
-  SamplePool pool(3);
+  envs::StepWorkers workers(3);
   parallel.set_parallel_for([&](std::size_t count, const std::function<void(std::size_t)>& body) {
-    pool.run(count, body);
+    workers.run(count, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t i = begin; i < end; ++i) body(i);
+    });
   });
   for (int round = 0; round < 5; ++round) {
     serial.insert(numbered(round * 40, 40));

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tests/rl/replay/chi_square.hpp"
+#include "tests/rl/replay/split_mix.hpp"
 
 namespace tagflow::replay {
 namespace {
@@ -19,17 +20,7 @@ using Trees =
                      KarySumTree<16, double>, KarySumTree<32, float>>;
 TYPED_TEST_SUITE(SumTreeTest, Trees);
 
-// A fast deterministic generator for the long runs (splitmix64).
-struct SplitMix {
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  double unit() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-};
+using testing::SplitMix;
 
 TYPED_TEST(SumTreeTest, TotalIsTheSumOfTheLeaves) {
   TypeParam tree(1000);

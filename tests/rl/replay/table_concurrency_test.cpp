@@ -63,9 +63,12 @@ void run_stress(SelectorKind selector, bool use_writers) {
     threads.emplace_back([&, id] {
       SampledBatch batch;
       std::vector<double> priorities;
-      while (inserters_left.load(std::memory_order_acquire) > 0) {
+      // Until the inserters are done, and at least one batch each whatever the scheduling.
+      bool sampled_once = false;
+      while (inserters_left.load(std::memory_order_acquire) > 0 || !sampled_once) {
         const ReplayStatus status = table.sample({32, 0.4}, batch, std::chrono::milliseconds(20));
         if (status != ReplayStatus::kOk) continue;
+        sampled_once = true;
         for (std::size_t b = 0; b < batch.batch_size; ++b) {
           if (row_value(batch, b, kWords) < 0) torn.fetch_add(1);
         }
@@ -138,7 +141,7 @@ TEST(TableConcurrency, ParallelInsertSampleAndUpdateKeepTheTreeExact) {
       SampledBatch batch;
       std::vector<double> priorities;
       std::uint64_t round = 0;
-      while (inserters_left.load(std::memory_order_acquire) > 0) {
+      while (inserters_left.load(std::memory_order_acquire) > 0 || round == 0) {
         if (table.sample({64, 0.4}, batch, std::chrono::milliseconds(20)) != ReplayStatus::kOk) {
           continue;
         }

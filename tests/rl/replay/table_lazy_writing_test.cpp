@@ -10,6 +10,7 @@
 
 #include "rl/replay/prioritized_selector.hpp"
 #include "rl/replay/table.hpp"
+#include "tests/rl/replay/split_mix.hpp"
 #include "tests/rl/replay/table_fixtures.hpp"
 
 namespace tagflow::replay {
@@ -28,23 +29,15 @@ TableConfig prioritized_config(std::size_t max_items) {
   return config;
 }
 
-// splitmix64: cheap, deterministic priorities and choices.
-struct SplitMix {
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  // 0 one time in 8, else across twelve orders of magnitude.
-  double priority() {
-    const std::uint64_t r = next();
-    if (r % 8 == 0) return 0.0;
-    return static_cast<double>((r >> 8) % 1000 + 1) *
-           std::pow(10.0, static_cast<double>((r >> 20) % 12) - 6);
-  }
-};
+using testing::SplitMix;
+
+// 0 one time in 8, else across twelve orders of magnitude.
+double spread_priority(SplitMix& rng) {
+  const std::uint64_t r = rng.next();
+  if (r % 8 == 0) return 0.0;
+  return static_cast<double>((r >> 8) % 1000 + 1) *
+         std::pow(10.0, static_cast<double>((r >> 20) % 12) - 6);
+}
 
 // 10^7 operations (release build; 10^6 under sanitizers) on a table of 4096 items: rounds of 64
 // inserts (evicting as many), 256 priority updates of sampled keys, and a sample of 256, each
@@ -71,14 +64,14 @@ TEST(TableLazyWriting, TenMillionMixedOperationsMatchAFromScratchTree) {
     for (int i = 0; i < 64; ++i) {
       ValueTransition t(value++, kWords);
       ItemKey key = 0;
-      const double p = rng.priority() + 1e-3;  // new items can be sampled
+      const double p = spread_priority(rng) + 1e-3;  // new items can be sampled
       ASSERT_EQ(table.insert(t.transition, p, kWaitForever, &key), ReplayStatus::kOk);
       remember(key, p);
     }
     ASSERT_EQ(table.try_sample({256, 0.4}, batch), ReplayStatus::kOk);
     for (std::size_t b = 0; b < batch.batch_size; ++b) {
       zero_draws += batch.priorities[b] == 0.0 ? 1 : 0;
-      priorities[b] = rng.priority();
+      priorities[b] = spread_priority(rng);
       remember(batch.keys[b], priorities[b]);
     }
     EXPECT_EQ(table.update_priorities(batch.keys, priorities), batch.batch_size);
@@ -132,7 +125,7 @@ TEST(TableLazyWriting, SampleManyGivesTheSameBatchesWhateverThreadsResolveThem) 
   SplitMix rng{11};
   for (std::uint32_t v = 0; v < 700; ++v) {
     ValueTransition t(v, kWords);
-    const double p = rng.priority() + 0.01;
+    const double p = spread_priority(rng) + 0.01;
     ASSERT_EQ(serial.insert(t.transition, p), ReplayStatus::kOk);
     ASSERT_EQ(parallel.insert(t.transition, p), ReplayStatus::kOk);
   }
@@ -159,7 +152,7 @@ TEST(TableLazyWriting, SampleManyGivesTheSameBatchesWhateverThreadsResolveThem) 
   SplitMix again{11};
   for (std::uint32_t v = 0; v < 700; ++v) {
     ValueTransition t(v, kWords);
-    ASSERT_EQ(single.insert(t.transition, again.priority() + 0.01), ReplayStatus::kOk);
+    ASSERT_EQ(single.insert(t.transition, spread_priority(again) + 0.01), ReplayStatus::kOk);
   }
   SampledBatch one;
   for (int round = 0; round < 3; ++round) {
