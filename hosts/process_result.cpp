@@ -1,5 +1,6 @@
 #include "hosts/process_result.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -118,6 +119,18 @@ const ChannelResult* ReplicaResult::find_channel(const std::string& port,
     if (c.port == port && c.channel == channel) return &c;
   }
   return nullptr;
+}
+
+void set_joint_step_latency(ReplicaResult& result, std::vector<float> intervals) {
+  if (intervals.empty()) return;
+  const auto quantile = [&](double q) {
+    const auto k = static_cast<std::size_t>(q * static_cast<double>(intervals.size() - 1));
+    std::nth_element(intervals.begin(), intervals.begin() + static_cast<std::ptrdiff_t>(k),
+                     intervals.end());
+    return static_cast<double>(intervals[k]);
+  };
+  result.joint_step_p50 = quantile(0.5);
+  result.joint_step_p99 = quantile(0.99);
 }
 
 std::string hex64(std::uint64_t value) {

@@ -83,6 +83,10 @@ struct ProcessResult {
   [[nodiscard]] static ProcessResult from_json(const std::string& text);
 };
 
+/// A multi-agent replica's joint_step_p50/p99 from the wall seconds between its joint steps
+/// (both modes measure them; nothing when there are none).
+void set_joint_step_latency(ReplicaResult& result, std::vector<float> intervals);
+
 /// 16 lower-case hex digits.
 [[nodiscard]] std::string hex64(std::uint64_t value);
 /// Parses hex64()'s format; throws std::invalid_argument.

@@ -1,6 +1,5 @@
 #include "hosts/actor/replica_host.hpp"
 
-#include <algorithm>
 #include <stdexcept>
 #include <thread>
 
@@ -21,12 +20,7 @@ void multi_agent_result(const nodes::ReplicaReport& report, ReplicaResult& r) {
                                       *report.random_return, *report.random_collisions_per_episode,
                                       report.evaluation_episodes};
   }
-  std::vector<float> intervals = report.step_intervals;
-  if (intervals.empty()) return;
-  std::sort(intervals.begin(), intervals.end());
-  r.joint_step_p50 = intervals[(intervals.size() - 1) / 2];
-  r.joint_step_p99 =
-      intervals[static_cast<std::size_t>(0.99 * static_cast<double>(intervals.size() - 1))];
+  set_joint_step_latency(r, report.step_intervals);
 }
 
 }  // namespace

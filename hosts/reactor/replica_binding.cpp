@@ -1,6 +1,5 @@
 #include "hosts/reactor/replica_binding.hpp"
 
-#include <algorithm>
 #include <stdexcept>
 
 #include "nodes/channel_digest.hpp"
@@ -143,17 +142,7 @@ class MultiAgentBinding : public ReplicaBinding {
     r.episode_returns = reactor_->finished_returns();
     r.evaluations = server.evaluations();
     append_multi_agent_figures(r, server);
-    std::vector<float> intervals = reactor_->step_intervals();
-    if (!intervals.empty()) {
-      const auto quantile = [&](double q) {
-        const auto k = static_cast<std::size_t>(q * static_cast<double>(intervals.size() - 1));
-        std::nth_element(intervals.begin(), intervals.begin() + static_cast<std::ptrdiff_t>(k),
-                         intervals.end());
-        return static_cast<double>(intervals[k]);
-      };
-      r.joint_step_p50 = quantile(0.5);
-      r.joint_step_p99 = quantile(0.99);
-    }
+    set_joint_step_latency(r, reactor_->step_intervals());
     append_channels(r.channels, "observations", reactor_->observations_digest(), cutoff);
     append_channels(r.channels, "transitions", reactor_->transitions_digest(), cutoff);
     return r;

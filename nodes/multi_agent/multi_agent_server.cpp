@@ -56,7 +56,6 @@ MultiAgentServer::MultiAgentServer(const MultiAgentNodeConfig& config)
   greedy_.assign(n, 0);
   actions_.assign(n, 0);
   versions_.assign(n, 0);
-  input_.resize(observation_size_ + n);
   train_.env->reset(config_.seed, envs::Span<float>(train_.observations));
   if (config_.eval_episodes > 0) random_ = play_random();
   next_eval_ = config_.eval_every;

@@ -123,7 +123,7 @@ class MultiAgentServer {
   Run train_, eval_;
   std::size_t observation_size_ = 0;
   std::mt19937_64 rng_;
-  std::vector<float> next_observations_, rewards_, input_;
+  std::vector<float> next_observations_, rewards_;
   std::vector<std::uint8_t> next_dones_;
   std::vector<std::int64_t> greedy_, actions_;
   std::vector<std::uint64_t> versions_;  // per agent: the weights that chose its greedy action
