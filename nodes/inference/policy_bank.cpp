@@ -16,18 +16,6 @@ namespace {
 
 constexpr std::int64_t kProbeRows = 4;
 
-std::vector<int> parse_hidden(const std::string& text) {
-  std::vector<int> sizes;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    const std::size_t comma = text.find(',', start);
-    sizes.push_back(std::stoi(text.substr(start, comma - start)));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return sizes;
-}
-
 /// Deterministic probe observations in [-1, 1].
 std::vector<float> probe_inputs(int width) {
   std::vector<float> probe(static_cast<std::size_t>(kProbeRows * width));
@@ -41,7 +29,8 @@ std::vector<float> probe_inputs(int width) {
 
 learning::MlpSpec PolicyBankConfig::network(int policy) const {
   const cluster::PolicyConfig& p = agents.policies.at(static_cast<std::size_t>(policy));
-  return {agents.input_size(policy), parse_hidden(p.hidden), agents.num_actions};
+  const NodeParams params("policy '" + p.name + "'", {{"hidden", p.hidden}});
+  return {agents.input_size(policy), params.get_sizes("hidden", {64}), agents.num_actions};
 }
 
 struct PolicyBank::Hosted {
