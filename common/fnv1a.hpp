@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace tagflow {
 
@@ -50,13 +51,18 @@ template <class Bytes>
   for (std::uint64_t k = 0; k < 4; ++k) lanes[k] = hash ^ ((k + 1) * kFnv1aPrime);
   const std::size_t blocks = size / 32;
   for (std::size_t b = 0; b < blocks; ++b) {
+    std::uint64_t words[4];
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    std::memcpy(words, bytes + b * 32, sizeof words);  // one load per word, not eight
+#else
     for (std::size_t k = 0; k < 4; ++k) {
-      std::uint64_t word = 0;
+      words[k] = 0;
       for (std::size_t i = 0; i < 8; ++i) {
-        word |= static_cast<std::uint64_t>(bytes[b * 32 + k * 8 + i]) << (8 * i);
+        words[k] |= static_cast<std::uint64_t>(bytes[b * 32 + k * 8 + i]) << (8 * i);
       }
-      lanes[k] = (lanes[k] ^ word) * kFnv1aPrime;
     }
+#endif
+    for (std::size_t k = 0; k < 4; ++k) lanes[k] = (lanes[k] ^ words[k]) * kFnv1aPrime;
   }
   unsigned char folded[32];
   for (std::size_t k = 0; k < 4; ++k) {

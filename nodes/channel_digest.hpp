@@ -13,6 +13,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -29,12 +30,13 @@ class ChannelDigests {
       : hashes_(channels, kInitial), counts_(channels, 0), history_(channels) {}
 
   void record(std::size_t channel, reactors::Tag tag, const transport::Payload& bytes) {
-    Bytes header(12);
+    std::array<std::uint8_t, 12> header{};
     const std::int64_t time = tag.time_ns();
     const std::uint32_t micro = tag.microstep();
     for (int i = 0; i < 8; ++i) header[i] = static_cast<std::uint8_t>(time >> (8 * i));
     for (int i = 0; i < 4; ++i) header[8 + i] = static_cast<std::uint8_t>(micro >> (8 * i));
-    hashes_[channel] = fnv1a64_wide(bytes.data, bytes.size, fnv1a64(header, hashes_[channel]));
+    hashes_[channel] = fnv1a64_wide(bytes.data, bytes.size,
+                                    fnv1a64(header.data(), header.size(), hashes_[channel]));
     ++counts_[channel];
     history_[channel].push_back({tag, hashes_[channel], counts_[channel]});
   }

@@ -60,7 +60,8 @@ std::string ProgressLine::update(Clock::time_point now, const std::vector<Proces
   const double steps_per_second = rate(now, round, kEnvSteps, steps_);
   const double updates_per_second = rate(now, round, kUpdates, updates_);
 
-  int samplers = 0;
+  int samplers = 0;  // every node that steps an env: samplers and multi-agent nodes
+  bool multi_agent = false;
   int joined = 0;
   int samplers_answering = 0;
   double return_sum = 0.0;
@@ -74,7 +75,8 @@ std::string ProgressLine::update(Clock::time_point now, const std::vector<Proces
         learner_version = std::max(learner_version.value_or(0.0), *version);
       }
     }
-    if (sample.kind != "sampler") continue;
+    if (sample.kind != "sampler" && sample.kind != "multi_agent") continue;
+    multi_agent = multi_agent || sample.kind == "multi_agent";
     ++samplers;
     if (sample.joined) ++joined;
     if (!sample.probe.answered) continue;
@@ -95,7 +97,8 @@ std::string ProgressLine::update(Clock::time_point now, const std::vector<Proces
   const std::optional<double> version = learner_version ? learner_version : any_version;
   line += " | weights ";
   line += version ? "v" + fixed(*version, 0) : std::string("-");
-  line += " | samplers " + std::to_string(samplers_answering) + "/" + std::to_string(samplers);
+  line += multi_agent ? " | env nodes " : " | samplers ";
+  line += std::to_string(samplers_answering) + "/" + std::to_string(samplers);
   if (joined > 0) line += " (" + std::to_string(joined) + " joined)";
   return line;
 }

@@ -11,6 +11,8 @@
 // - samplers N/M: how many of the M sampler endpoints answered this round; M counts the samplers
 //   of the file and the samplers that joined and are still in (actor mode's elasticity shows
 //   here), and " (J joined)" follows when J > 0 of them joined (cli/launch/sampler_roster.hpp).
+//   Multi-agent nodes step envs too: they count as samplers for env steps/s and the return (a
+//   team return), and the column reads "env nodes N/M" when the file has any.
 // A process that did not answer is left out of the round; its counter is compared again when it
 // answers (so a missed scrape never gives a negative or doubled rate).
 //

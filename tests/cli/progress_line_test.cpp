@@ -106,5 +106,21 @@ TEST(ProgressLine, JoinedSamplersCountWhileTheyAreInAndAreNamedAsJoined) {
   EXPECT_EQ(left.find("joined"), std::string::npos) << left;
 }
 
+TEST(ProgressLine, AMultiAgentNodeCountsAsAnEnvNodeWithItsTeamReturn) {
+  const auto start = ProgressLine::Clock::now();
+  ProgressLine line(start);
+  ProcessSample junction = sampler("junction", 100, 0, 0, 0);
+  junction.kind = "multi_agent";
+  line.update(start + 1s, {junction, learner(0, 0)});
+  junction.probe.values = {{"tagflow_env_steps_total", 500},
+                           {"tagflow_episodes_total", 3},
+                           {"tagflow_episode_return_mean", -12.5},
+                           {"tagflow_weights_version", 4}};
+  const std::string later = line.update(start + 2s, {junction, learner(20, 4)});
+  EXPECT_EQ(later,
+            "2s | env 400 steps/s | learner 20.0 updates/s | return -12.5 | weights v4 | "
+            "env nodes 1/1");
+}
+
 }  // namespace
 }  // namespace tagflow::cli
