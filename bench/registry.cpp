@@ -17,7 +17,7 @@ const std::vector<BenchEntry>& benchmarks() {
       {"federation", "Coordinated tags/s over TCP loopback, 2/4/8 federates, chain and fan-out/in",
        run_federation_bench, false},
       {"coordinator",
-       "How far one coordinator goes: tags/s, grants/s and its CPU per tag, 2 to 64 federates",
+       "How far one coordinator goes: tags/s, grants/tag and its CPU per tag, 2 to 64 federates",
        run_coordinator_bench, false},
       {"learner",
        "LibTorch DQN: updates/s (CartPole net, 1350-64-2 MARL policy), inference latency", nullptr,

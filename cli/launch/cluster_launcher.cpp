@@ -126,6 +126,17 @@ std::string coordinator_report(const ProcessSupervisor& supervisor) {
   return "";
 }
 
+/// What the coordinator told federate process `name` when it ended the run (its FAILED, in the
+/// process's last line "...: the run failed: federate 'X' failed: ..."), or "".
+std::string told_by_coordinator(const std::string& name, const ProcessSupervisor& supervisor) {
+  const std::string marker = "the run failed: ";
+  for (const std::string& line : supervisor.tail(name)) {
+    const auto at = line.find(marker);
+    if (at != std::string::npos) return line.substr(at + marker.size());
+  }
+  return "";
+}
+
 /// The process hosting the federate the coordinator declared dead in `report`, or "".
 std::string declared_dead(const std::string& report, const LaunchPlan& plan) {
   const std::string marker = "federate '";
@@ -173,6 +184,16 @@ void print_failure(const ChildExit& cause, const ProcessSupervisor& supervisor,
   const bool consequence =
       cause.name == "coordinator" || (!cause.signaled && cause.exit_code == kNodeExitFederation);
   const std::string dead = consequence ? declared_dead(report, plan) : "";
+  if (consequence && dead.empty()) {
+    // The coordinator (here, or through a federate it told) names a federate of another host.
+    std::string told = report.empty() ? told_by_coordinator(cause.name, supervisor) : report;
+    const std::string prefix = "run failed: ";
+    if (told.rfind(prefix, 0) == 0) told = told.substr(prefix.size());
+    if (!told.empty()) {
+      std::cerr << "tagflow up: the run failed on another host: " << told << "\n";
+      return;
+    }
+  }
   if (!dead.empty() && dead != cause.name) {
     std::cerr << "tagflow up: node " << dead << " failed (declared dead by the coordinator)\n";
     print_tail(dead, supervisor, log_dir);

@@ -134,7 +134,7 @@ std::string digest_of(const fs::path& summary) {
 }
 
 class TwoHostNamespaces : public ::testing::Test {
- protected:
+ public:
   void SetUp() override {
     if (!TAGFLOW_HAS_TORCH)
       GTEST_SKIP() << "the learner and inference processes need tagflow-torch";
@@ -245,62 +245,81 @@ TEST_F(TwoHostNamespaces, TheHeadHostPrintsTheWholeClustersSummaryWithTheOneHost
   EXPECT_NE(read_file(a.out).find("this host ran 3 of 5 processes"), std::string::npos);
 }
 
-TEST_F(TwoHostNamespaces, AProcessKilledOnOneHostIsNamedOnTheOtherAndEveryLauncherExits) {
-  const std::string file = write("long.yaml", 100000000);
-  const Launched b =
-      up(namespaces_.ns_b, {file, "--host", "b", "--log-dir", path("logs-b"), "--quiet"}, "b");
-  const Launched a =
-      up(namespaces_.ns_a, {file, "--host", "a", "--log-dir", path("logs-a"), "--quiet"}, "a");
+/// Runs the long file on both hosts, kills `process` of host `victim` mid-run, and checks that
+/// the other host names it and both launchers exit 1 with no process left; prints and records
+/// how long after the kill each launcher exited.
+void kill_and_time(TwoHostNamespaces& test, const std::string& victim, const std::string& process,
+                   const std::string& where) {
+  const std::string file = test.write("long.yaml", 100000000);
+  std::map<std::string, Launched> launchers;
+  for (const std::string host : {"b", "a"}) {
+    launchers[host] =
+        test.up(host == "a" ? test.namespaces_.ns_a : test.namespaces_.ns_b,
+                {file, "--host", host, "--log-dir", test.path("logs-" + host), "--quiet"}, host);
+  }
+  const fs::path dir(test.path(""));
   ASSERT_TRUE(eventually(
       [&] {
-        return read_file(dir_ / "logs-b" / "coordinator.log").find("all federates joined") !=
+        return read_file(dir / "logs-b" / "coordinator.log").find("all federates joined") !=
                std::string::npos;
       },
       60s))
-      << read_file(b.err) << read_file(a.err);
+      << read_file(launchers["b"].err) << read_file(launchers["a"].err);
   std::this_thread::sleep_for(1s);  // mid-run
-  const auto pids = recorded_pids(dir_ / "logs-a");
-  ASSERT_EQ(pids.count("sampler-0"), 1U);
+  const auto pids = recorded_pids(dir / ("logs-" + victim));
+  ASSERT_EQ(pids.count(process), 1U);
   const auto killed = Clock::now();
-  ASSERT_EQ(::kill(pids.at("sampler-0"), SIGKILL), 0);
+  ASSERT_EQ(::kill(pids.at(process), SIGKILL), 0);
 
   // Both launchers, timed from the kill: whichever ends first is reaped first.
-  std::map<pid_t, double> seconds;
-  std::map<pid_t, int> codes;
+  std::map<std::string, double> seconds;
+  std::map<std::string, int> codes;
   while (seconds.size() < 2 && Clock::now() - killed < 30s) {
-    for (const pid_t pid : {a.pid, b.pid}) {
+    for (const auto& [host, launched] : launchers) {
       int status = 0;
-      if (seconds.count(pid) == 0 && ::waitpid(pid, &status, WNOHANG) == pid) {
-        seconds[pid] = std::chrono::duration<double>(Clock::now() - killed).count();
-        codes[pid] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      if (seconds.count(host) == 0 && ::waitpid(launched.pid, &status, WNOHANG) == launched.pid) {
+        seconds[host] = std::chrono::duration<double>(Clock::now() - killed).count();
+        codes[host] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
       }
     }
     std::this_thread::sleep_for(2ms);
   }
-  for (const pid_t pid : {a.pid, b.pid}) {
-    if (seconds.count(pid) == 0) {
-      EXPECT_EQ(wait_exit(pid, 1s), 0) << "a launcher hung";
+  for (const auto& [host, launched] : launchers) {
+    if (seconds.count(host) == 0) {
+      EXPECT_EQ(wait_exit(launched.pid, 1s), 0) << "the launcher of host " << host << " hung";
     }
   }
   ASSERT_EQ(seconds.size(), 2U);
-  std::cout << "launcher exits after the kill: host a " << seconds[a.pid] << " s, host b "
-            << seconds[b.pid] << " s\n";
-  RecordProperty("host_a_exit_ms", static_cast<int>(seconds[a.pid] * 1000));
-  RecordProperty("host_b_exit_ms", static_cast<int>(seconds[b.pid] * 1000));
-  EXPECT_EQ(codes[a.pid], 1);
-  EXPECT_EQ(codes[b.pid], 1);
-  const std::string err_a = read_file(a.err);
-  EXPECT_NE(err_a.find("tagflow up: node sampler-0 failed (killed by signal 9)"), std::string::npos)
-      << err_a;
-  const std::string err_b = read_file(b.err);
-  EXPECT_NE(err_b.find("federate 'sampler-0' failed: its process sampler-0 on host a killed by "
-                       "signal 9"),
+  std::cout << process << " killed on host " << victim << "; launchers exit after: host a "
+            << seconds["a"] << " s, host b " << seconds["b"] << " s\n";
+  ::testing::Test::RecordProperty("host_a_exit_ms", static_cast<int>(seconds["a"] * 1000));
+  ::testing::Test::RecordProperty("host_b_exit_ms", static_cast<int>(seconds["b"] * 1000));
+  EXPECT_EQ(codes["a"], 1);
+  EXPECT_EQ(codes["b"], 1);
+  const std::string here = read_file(launchers[victim].err);
+  EXPECT_NE(here.find("tagflow up: node " + process + " failed (killed by signal 9)"),
             std::string::npos)
-      << err_b;
-  for (const auto& [name, pid] : pids) EXPECT_FALSE(alive(pid)) << name << " outlived the run";
-  for (const auto& [name, pid] : recorded_pids(dir_ / "logs-b")) {
-    EXPECT_FALSE(alive(pid)) << name << " outlived the run";
+      << here;
+  const std::string other = read_file(launchers[victim == "a" ? "b" : "a"].err);
+  EXPECT_NE(other.find(where), std::string::npos) << other;
+  for (const std::string host : {"a", "b"}) {
+    for (const auto& [name, pid] : recorded_pids(dir / ("logs-" + host))) {
+      EXPECT_FALSE(alive(pid)) << name << " outlived the run";
+    }
   }
+}
+
+TEST_F(TwoHostNamespaces, ASamplerKilledOnHostAIsNamedOnHostBAndEveryLauncherExits) {
+  kill_and_time(*this, "a", "sampler-0",
+                "tagflow up: the run failed on another host: federate 'sampler-0' failed: its "
+                "process sampler-0 on host a killed by signal 9 (Killed)\n");
+}
+
+TEST_F(TwoHostNamespaces, ALearnerKilledOnHostBIsNamedOnHostAAndEveryLauncherExits) {
+  // Host a has no coordinator: its federates were told who failed, and its launcher says so.
+  kill_and_time(*this, "b", "learner",
+                "tagflow up: the run failed on another host: federate 'learner' failed: its "
+                "process learner on host b killed by signal 9 (Killed)\n");
 }
 
 TEST_F(TwoHostNamespaces, AStrangerKeyIsRefused) {
