@@ -10,6 +10,7 @@ BenchReport run_actors_bench(const BenchOptions& options);
 BenchReport run_codec_bench(const BenchOptions& options);
 BenchReport run_envs_bench(const BenchOptions& options);
 BenchReport run_federation_bench(const BenchOptions& options);
+BenchReport run_coordinator_bench(const BenchOptions& options);
 /// Defined in the tagflow-torch executable (LibTorch), not in tagflow_bench.
 BenchReport run_learner_bench(const BenchOptions& options);
 /// Defined in the tagflow-torch executable (LibTorch), not in tagflow_bench.

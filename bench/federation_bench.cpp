@@ -19,6 +19,15 @@
 // per second from the source's first tag to the sink's last, against `link_1MiB_raw_zmq`, a
 // DEALER streaming 1 MiB messages (sent zero-copy) to a ROUTER in another context, measured in
 // rounds alternating with the link, medians reported.
+//
+// `tagflow bench coordinator` (run_coordinator_bench, same federations): how far one coordinator
+// goes — fan-out/fan-in federations of 2 to 64 federates, tags/s through the coordinator, the
+// grants it sent per tag (one grant may cover many pipelined tags) and the CPU time of the
+// coordinator's own thread per tag: one coordinator thread saturates near 1e6 / that figure
+// tags/s, however many cores the federates have. `fan_out_in_64/fan_out_in_2` is the ratio of
+// tags/s.
+#include <time.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -193,7 +202,16 @@ struct FederationRun {
   double tags_per_second = 0;
   double bytes_per_second = 0;
   double cpu_us_per_tag = 0;  // CPU of every thread (federates, coordinator, ZeroMQ I/O) per tag
+  double coordinator_cpu_us_per_tag = 0;  // CPU of the coordinator's event loop thread per tag
+  double grants_per_tag = 0;              // TAG and PTAG sent, per tag (a grant may cover many)
 };
+
+/// CPU time of the calling thread so far, in seconds.
+double thread_cpu_seconds() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
 
 /// Runs a federation of `federates`, each a ReactorFederate on its own thread, until every
 /// federate has reached the stop tag (the source's last tag plus a microsecond).
@@ -203,7 +221,13 @@ FederationRun run_federation(Shape shape, int federates, int tags,
   FederationSpec spec = make_spec(shape, federates);
   coordinator::Coordinator coordinator_process(spec);
   spec.address = coordinator_process.bind("tcp://127.0.0.1:*");
-  std::thread coordinator_thread([&] { (void)coordinator_process.run(); });
+  double coordinator_cpu = 0;
+  coordinator::CoordinatorResult coordinated;
+  std::thread coordinator_thread([&] {
+    const double before = thread_cpu_seconds();
+    coordinated = coordinator_process.run();
+    coordinator_cpu = thread_cpu_seconds() - before;
+  });
   // f0 writes first_sent, the sink the rest.
   Timeline timeline;
   std::vector<std::thread> threads;
@@ -234,7 +258,8 @@ FederationRun run_federation(Shape shape, int federates, int tags,
       std::chrono::duration<double>(timeline.last_received - timeline.first_sent).count();
   const double cpu = process_cpu_seconds() - cpu_before;  // includes joining and start-up
   return {static_cast<double>(tags - 1) / seconds,
-          static_cast<double>(timeline.bytes_received) / seconds, cpu * 1e6 / tags};
+          static_cast<double>(timeline.bytes_received) / seconds, cpu * 1e6 / tags,
+          coordinator_cpu * 1e6 / tags, static_cast<double>(coordinated.grants_sent) / tags};
 }
 
 /// Microseconds per DEALER -> ROUTER -> DEALER round trip of 16 bytes over TCP loopback. With
@@ -365,6 +390,23 @@ BenchReport run_federation_bench(const BenchOptions& options) {
   report.add_ratio("chain_8/chain_2", "chain_8_federates", "chain_2_federates");
   report.add_ratio("fan_out_in_8/chain_8", "fan_out_in_8_federates", "chain_8_federates");
   report.add_ratio("link_1MiB: federated/raw", "link_1MiB_federated", "link_1MiB_raw_zmq");
+  return report;
+}
+
+BenchReport run_coordinator_bench(const BenchOptions& options) {
+  BenchReport report("coordinator");
+  for (const int n : {2, 4, 8, 16, 32, 64}) {
+    // Every tag costs a grant per federate: fewer tags for larger federations keep each run to a
+    // few seconds on 2 cores.
+    const int tags = options.quick ? 50 : std::max(500, 16000 / n);
+    const std::string name = "fan_out_in_" + std::to_string(n) + "_federates";
+    const FederationRun run = run_federation(Shape::kFanOutIn, n, tags);
+    report.add(name, run.tags_per_second, "tags/s");
+    report.add(name + "_grants", run.grants_per_tag, "grants/tag");
+    report.add(name + "_coordinator_cpu", run.coordinator_cpu_us_per_tag, "us/tag");
+  }
+  report.add_ratio("fan_out_in_64/fan_out_in_2", "fan_out_in_64_federates",
+                   "fan_out_in_2_federates");
   return report;
 }
 

@@ -1,7 +1,11 @@
 // `tagflow coordinator --config FILE`: runs the federation coordinator (coordinator/PROTOCOL.md)
 // until every federate resigned (exit 0) or the run failed (exit 1, naming the federate). With a
 // cluster file whose coordinator has a metrics_port, it serves its metrics there (on
-// monitoring.bind) with node=coordinator, kind=coordinator.
+// monitoring.bind) with node=coordinator, kind=coordinator. With `--results DIR` (a cluster file;
+// `tagflow up` passes its log directory) it stores the results the other hosts' launchers send
+// at the end (PROTOCOL.md §8, cli/launch/result_collector.hpp) in DIR and, once every federate
+// resigned, waits up to 30 s for the missing ones before it exits.
+#include <chrono>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -11,6 +15,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "cli/commands.hpp"
+#include "cli/launch/result_collector.hpp"
 #include "coordinator/coordinator.hpp"
 #include "monitoring/metrics_endpoint.hpp"
 #include "monitoring/process_metrics.hpp"
@@ -42,6 +47,17 @@ LoadedSpec load_spec(const std::string& path) {
   return {std::move(spec), std::move(config)};
 }
 
+/// How long a finished run waits for the other hosts' results: their processes write them after
+/// they resign, a learner's after its final evaluation.
+constexpr std::chrono::seconds kResultWait{30};
+
+void collect_results(coordinator::Coordinator& coordinator, ResultCollector& collector) {
+  if (coordinator.collect_results(kResultWait, [&] { return collector.complete(); })) return;
+  std::cerr << "tagflow coordinator: no result within " << kResultWait.count() << " s from:";
+  for (const std::string& process : collector.missing()) std::cerr << " " << process;
+  std::cerr << "\n";
+}
+
 }  // namespace
 
 void add_coordinator_command(CLI::App& app) {
@@ -51,17 +67,31 @@ void add_coordinator_command(CLI::App& app) {
       "replica, or the federates of a `federation:` section");
   auto config = std::make_shared<std::string>();
   auto endpoint = std::make_shared<std::string>();
+  auto results = std::make_shared<std::string>();
   command->add_option("--config", *config, "Cluster YAML file")->required();
+  command->add_option("--results", *results,
+                      "Store the results the other hosts' launchers send here (a cluster file)");
   command->add_option(
       "--bind", *endpoint,
       "Endpoint to bind instead of the configured coordinator address (e.g. tcp://0.0.0.0:7600)");
-  command->callback([config, endpoint] {
+  command->callback([config, endpoint, results] {
     try {
       LoadedSpec loaded = load_spec(*config);
+      std::unique_ptr<ResultCollector> collector;
+      if (!results->empty() && loaded.cluster) {
+        collector = std::make_unique<ResultCollector>(*loaded.cluster, *results);
+      }
       monitoring::ProcessMetrics metrics(
           {"coordinator", monitoring::kCoordinatorKind,
            cluster::to_string(loaded.cluster ? loaded.cluster->mode : cluster::Mode::reactor)});
       coordinator::Coordinator coordinator(std::move(loaded.spec));
+      if (collector) {
+        coordinator.set_result_sink([&collector](const std::string& federate,
+                                                 const std::string& process,
+                                                 const std::string& json) {
+          return collector->receive(federate, process, json);
+        });
+      }
       std::unique_ptr<monitoring::MetricsEndpoint> endpoint_http;
       if (loaded.cluster && loaded.cluster->coordinator.metrics_port != 0) {
         coordinator.set_metrics(&metrics);
@@ -78,6 +108,7 @@ void add_coordinator_command(CLI::App& app) {
       }
       std::cout << "tagflow coordinator: run finished (" << result.grants_sent << " grants, "
                 << result.messages_handled << " messages)" << std::endl;
+      if (collector) collect_results(coordinator, *collector);
     } catch (const cluster::ConfigError& e) {
       std::cerr << "tagflow coordinator: " << e.what() << "\n";
       throw CLI::RuntimeError(2);

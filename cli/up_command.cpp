@@ -1,5 +1,6 @@
 // `tagflow up FILE [--mode reactor|actor] [--host NAME] [--summary PATH] [--log-dir DIR]
-// [--quiet]`: runs a cluster file as the processes it describes (cli/launch/cluster_launcher.hpp).
+// [--quiet] [--stop-with-stdin]`: runs a cluster file as the processes it describes
+// (cli/launch/cluster_launcher.hpp).
 // `--placement single` never reaches this command: main() hands it to tagflow-torch, which runs
 // the whole file in one process (cli/launch/up_single_command.cpp).
 #include <filesystem>
@@ -68,6 +69,9 @@ void add_up_command(CLI::App& app) {
                       "Logs, result files and pids of the processes (default "
                       "runs/CLUSTER-TIMESTAMP)");
   command->add_flag("--quiet", arguments->launch.quiet, "No progress line");
+  command->add_flag("--stop-with-stdin", arguments->launch.stop_with_stdin,
+                    "Stop every process when stdin closes (how a head host's ssh session "
+                    "stops this half)");
   command->callback([arguments] { run_up(*arguments); });
 }
 

@@ -26,6 +26,13 @@ bool read_string(const msgpack::object& object, std::string& out) {
   return true;
 }
 
+/// A binary field (RESULT's JSON: larger than a string may be, bounded by the frame).
+bool read_binary(const msgpack::object& object, std::string& out) {
+  if (object.type != msgpack::type::BIN) return false;
+  out.assign(object.via.bin.ptr, object.via.bin.size);
+  return true;
+}
+
 bool read_u64(const msgpack::object& object, std::uint64_t& out) {
   if (object.type != msgpack::type::POSITIVE_INTEGER) return false;
   out = object.via.u64;
@@ -142,6 +149,10 @@ const char* field_layout(ControlType type) {
       return "[11, tag] or [11, tag, tag]";
     case ControlType::kFailed:
       return "[14, id, text]";
+    case ControlType::kResult:
+      return "[16, process, result JSON as binary]";
+    case ControlType::kResultStored:
+      return "[17, process, text]";
     case ControlType::kResign:
     case ControlType::kHeartbeat:
     case ControlType::kFinished:
@@ -155,9 +166,11 @@ const char* field_layout(ControlType type) {
 }
 
 /// The type a frame announces in its first two bytes (a MessagePack array of up to 15 elements
-/// whose first is a positive fixint 1..15), for frames too malformed to unpack.
+/// whose first is a positive fixint 1..kLastControlType), for frames too malformed to unpack.
 std::optional<ControlType> announced_type(const unsigned char* bytes, std::size_t size) {
-  if (size < 2 || (bytes[0] & 0xf0) != 0x90 || bytes[1] < 1 || bytes[1] > 15) return std::nullopt;
+  if (size < 2 || (bytes[0] & 0xf0) != 0x90 || bytes[1] < 1 || bytes[1] > kLastControlType) {
+    return std::nullopt;
+  }
   return static_cast<ControlType>(bytes[1]);
 }
 
@@ -202,6 +215,10 @@ bool read_fields(const msgpack::object* field, std::uint32_t count, ControlMessa
       return count == 1;
     case ControlType::kFailed:
       return count == 3 && read_string(field[1], m.federate) && read_string(field[2], m.text);
+    case ControlType::kResult:
+      return count == 3 && read_string(field[1], m.process) && read_binary(field[2], m.text);
+    case ControlType::kResultStored:
+      return count == 3 && read_string(field[1], m.process) && read_string(field[2], m.text);
   }
   return false;
 }
@@ -305,6 +322,19 @@ std::string encode_control(const ControlMessage& m) {
       pack_string(packer, m.federate);
       pack_string(packer, m.text);
       break;
+    case ControlType::kResult:
+      packer.pack_array(3);
+      packer.pack_uint8(type);
+      pack_string(packer, m.process);
+      packer.pack_bin(static_cast<std::uint32_t>(m.text.size()));
+      packer.pack_bin_body(m.text.data(), static_cast<std::uint32_t>(m.text.size()));
+      break;
+    case ControlType::kResultStored:
+      packer.pack_array(3);
+      packer.pack_uint8(type);
+      pack_string(packer, m.process);
+      pack_string(packer, m.text);
+      break;
   }
   return std::string(buffer.data(), buffer.size());
 }
@@ -323,8 +353,9 @@ ControlDecodeResult decode_control_explained(const void* data, std::size_t size,
                    std::to_string(limits.max_frame_bytes);
     return result;
   }
-  const msgpack::unpack_limit unpack_limits(limits.max_federates, 0, limits.max_string_chars, 0, 0,
-                                            4);
+  // Binary fields (RESULT's JSON) are bounded by the frame limit alone.
+  const msgpack::unpack_limit unpack_limits(limits.max_federates, 0, limits.max_string_chars,
+                                            limits.max_frame_bytes, 0, 4);
   try {
     std::size_t offset = 0;
     const msgpack::object_handle handle = msgpack::unpack(static_cast<const char*>(data), size,
@@ -339,9 +370,10 @@ ControlDecodeResult decode_control_explained(const void* data, std::size_t size,
       return result;
     }
     std::uint64_t type = 0;
-    if (!read_u64(root.via.array.ptr[0], type) || type < 1 || type > 15) {
+    if (!read_u64(root.via.array.ptr[0], type) || type < 1 || type > kLastControlType) {
       result.type.reset();
-      result.error = "the first element is no message type (1..15)";
+      result.error =
+          "the first element is no message type (1.." + std::to_string(kLastControlType) + ")";
       return result;
     }
     ControlMessage message;
@@ -402,6 +434,10 @@ const char* control_type_name(ControlType type) {
       return "FAILED";
     case ControlType::kFinished:
       return "FINISHED";
+    case ControlType::kResult:
+      return "RESULT";
+    case ControlType::kResultStored:
+      return "RESULT_STORED";
   }
   return "?";
 }

@@ -27,22 +27,27 @@ inline constexpr std::size_t kMaxInTransitPerLtc = 128;
 
 /// Values are part of the protocol: never renumber.
 enum class ControlType : std::uint8_t {
-  kJoin = 1,          ///< F→C: version, federate, upstreams, downstreams, data endpoint
-  kRefused = 2,       ///< C→F: text (why the join was refused)
-  kStart = 3,         ///< C→F: tag (start tag), endpoints of every federate
-  kNextEvent = 4,     ///< F→C: tag (NET)
-  kCompleted = 5,     ///< F→C: tag (LTC), optionally in transit since the last and the next tag
-  kGrant = 6,         ///< C→F: tag (TAG), counts
-  kProvisional = 7,   ///< C→F: tag (PTAG), counts
-  kInTransit = 8,     ///< F→C: federate (destination), tag
-  kStopRequest = 9,   ///< F→C proposes tag; C→F asks for a proposal at least tag
-  kStopReply = 10,    ///< F→C: tag (its proposal)
-  kStopGranted = 11,  ///< C→F: tag (the stop tag), proposal (the earliest proposal)
-  kResign = 12,       ///< F→C: leaving cleanly after its last tag
-  kHeartbeat = 13,    ///< both ways, on the heartbeat connection
-  kFailed = 14,       ///< C→F: federate (who failed), text (why); the run is over
-  kFinished = 15,     ///< C→F: every federate resigned; the run is over
+  kJoin = 1,           ///< F→C: version, federate, upstreams, downstreams, data endpoint
+  kRefused = 2,        ///< C→F: text (why the join was refused)
+  kStart = 3,          ///< C→F: tag (start tag), endpoints of every federate
+  kNextEvent = 4,      ///< F→C: tag (NET)
+  kCompleted = 5,      ///< F→C: tag (LTC), optionally in transit since the last and the next tag
+  kGrant = 6,          ///< C→F: tag (TAG), counts
+  kProvisional = 7,    ///< C→F: tag (PTAG), counts
+  kInTransit = 8,      ///< F→C: federate (destination), tag
+  kStopRequest = 9,    ///< F→C proposes tag; C→F asks for a proposal at least tag
+  kStopReply = 10,     ///< F→C: tag (its proposal)
+  kStopGranted = 11,   ///< C→F: tag (the stop tag), proposal (the earliest proposal)
+  kResign = 12,        ///< F→C: leaving cleanly after its last tag
+  kHeartbeat = 13,     ///< both ways, on the heartbeat connection
+  kFailed = 14,        ///< C→F: federate (who failed), text (why); the run is over
+  kFinished = 15,      ///< C→F: every federate resigned; the run is over
+  kResult = 16,        ///< L→C: process (name), text (its result JSON, a binary field)
+  kResultStored = 17,  ///< C→L: process (name), text (where the cluster's summary is written)
 };
+
+/// The last type number a decoder accepts.
+inline constexpr std::uint8_t kLastControlType = 17;
 
 struct UpstreamLink {
   std::string federate;
@@ -59,6 +64,8 @@ struct ControlMessage {
   WireTag proposal;
   std::string federate;
   std::string text;
+  /// kResult, kResultStored: the name of the process (cluster file) whose result it is.
+  std::string process;
   std::uint32_t version = kProtocolVersion;
   std::vector<UpstreamLink> upstreams;
   std::vector<std::string> downstreams;

@@ -16,11 +16,21 @@ namespace tagflow::coordinator {
 namespace {
 
 constexpr const char* kHeartbeatSuffix = "#hb";
+constexpr const char* kLauncherSuffix = "#up";  // a launcher speaking for a federate (§8)
+constexpr std::size_t kSuffixLength = 3;
 constexpr std::size_t kMaxBatch = 256;  // messages handled before grants are recomputed
 
+bool has_suffix(const std::string& identity, const char* suffix) {
+  return identity.size() > kSuffixLength &&
+         identity.compare(identity.size() - kSuffixLength, kSuffixLength, suffix) == 0;
+}
+
 bool is_heartbeat_identity(const std::string& identity) {
-  const std::size_t n = std::char_traits<char>::length(kHeartbeatSuffix);
-  return identity.size() > n && identity.compare(identity.size() - n, n, kHeartbeatSuffix) == 0;
+  return has_suffix(identity, kHeartbeatSuffix);
+}
+
+bool is_launcher_identity(const std::string& identity) {
+  return has_suffix(identity, kLauncherSuffix);
 }
 
 std::string describe_links(const std::vector<UpstreamLink>& ups,
@@ -103,9 +113,9 @@ void Coordinator::set_metrics(monitoring::ProcessMetrics* metrics) {
 }
 
 std::size_t Coordinator::member_of(const std::string& identity) const {
-  return grants_.index_of(is_heartbeat_identity(identity)
-                              ? identity.substr(0, identity.size() - std::strlen(kHeartbeatSuffix))
-                              : identity);
+  const bool suffixed = is_heartbeat_identity(identity) || is_launcher_identity(identity);
+  return grants_.index_of(suffixed ? identity.substr(0, identity.size() - kSuffixLength)
+                                   : identity);
 }
 
 void Coordinator::count_received(std::size_t index, std::size_t bytes) {
@@ -259,6 +269,10 @@ void Coordinator::handle(const std::string& identity, const zmq::message_t& fram
     send(identity, message);
     return;
   }
+  if (is_launcher_identity(identity)) {
+    handle_launcher(identity, member_of(identity), message);
+    return;
+  }
   if (message.type == ControlType::kJoin) {
     const char* peer_address = zmq_msg_gets(frame.handle(), "Peer-Address");
     handle_join(identity, message,
@@ -321,6 +335,41 @@ void Coordinator::handle(const std::string& identity, const zmq::message_t& fram
       drops_.record(identity, transport::DropReason::kUnknownKind);
       break;
   }
+}
+
+void Coordinator::handle_launcher(const std::string& identity, std::size_t index,
+                                  const ControlMessage& message) {
+  if (index >= members_.size()) {
+    drops_.record(identity, transport::DropReason::kUnknownPeer);
+    return;
+  }
+  const std::string& id = grants_.id_of(index);
+  if (message.type == ControlType::kFailed && message.federate == id) {
+    // The launcher saw the federate's process die: no need to wait for its heartbeats to stop.
+    if (!members_[index].resigned && !peer_failure_) {
+      peer_failure_ = "federate '" + id + "' failed: " + escape_for_log(message.text, 1024);
+      peer_failure_index_ = index;
+    }
+    return;
+  }
+  if (message.type != ControlType::kResult) {
+    drops_.record(identity, transport::DropReason::kUnknownKind);
+    return;
+  }
+  const ResultReceipt receipt = result_sink_
+                                    ? result_sink_(id, message.process, message.text)
+                                    : ResultReceipt{false, "this coordinator stores no results"};
+  if (!receipt.stored) {
+    refuse(identity, "result of process '" + message.process + "': " + receipt.text);
+    return;
+  }
+  spdlog::info("coordinator: stored the result of process '{}' (from '{}')",
+               escape_for_log(message.process), id);
+  ControlMessage stored;
+  stored.type = ControlType::kResultStored;
+  stored.process = message.process;
+  stored.text = receipt.text;
+  send(identity, stored);
 }
 
 void Coordinator::handle_malformed(const std::string& identity,
@@ -405,25 +454,38 @@ CoordinatorResult Coordinator::fail(std::vector<std::string> who, const std::str
   return result;
 }
 
+bool Coordinator::receive_batch() {
+  zmq::message_t identity;
+  zmq::message_t frame;
+  for (std::size_t handled = 0; handled < kMaxBatch; ++handled) {
+    if (!router_.recv(identity, zmq::recv_flags::dontwait)) return true;
+    if (router_.get(zmq::sockopt::rcvmore) == 0) continue;
+    (void)router_.recv(frame, zmq::recv_flags::none);
+    while (router_.get(zmq::sockopt::rcvmore) != 0) (void)router_.recv(frame);
+    handle(identity.to_string(), frame);
+  }
+  return false;
+}
+
+bool Coordinator::collect_results(std::chrono::milliseconds timeout,
+                                  const std::function<bool()>& complete) {
+  const Clock::time_point deadline = Clock::now() + timeout;
+  zmq::pollitem_t item{router_.handle(), 0, ZMQ_POLLIN, 0};
+  while (!complete() && Clock::now() < deadline &&
+         !stop_requested_.load(std::memory_order_relaxed)) {
+    zmq::poll(&item, 1, std::chrono::milliseconds(50));
+    (void)receive_batch();
+  }
+  return complete();
+}
+
 CoordinatorResult Coordinator::run() {
   const Clock::time_point join_deadline = Clock::now() + spec_.join_timeout;
   const auto tick = std::max(std::chrono::milliseconds(1), spec_.heartbeat_timeout / 8);
   zmq::pollitem_t item{router_.handle(), 0, ZMQ_POLLIN, 0};
   while (true) {
     zmq::poll(&item, 1, tick);
-    zmq::message_t identity;
-    zmq::message_t frame;
-    bool caught_up = false;  // every message that had arrived is handled
-    for (std::size_t handled = 0; handled < kMaxBatch; ++handled) {
-      if (!router_.recv(identity, zmq::recv_flags::dontwait)) {
-        caught_up = true;
-        break;
-      }
-      if (router_.get(zmq::sockopt::rcvmore) == 0) continue;
-      (void)router_.recv(frame, zmq::recv_flags::none);
-      while (router_.get(zmq::sockopt::rcvmore) != 0) (void)router_.recv(frame);
-      handle(identity.to_string(), frame);
-    }
+    const bool caught_up = receive_batch();  // every message that had arrived is handled
     if (peer_failure_) {
       if (metrics_.failures != nullptr) {
         metrics_.failures->Increment();

@@ -15,10 +15,17 @@
 // _federate_failures_total; and tagflow_transport_invalid_messages_total{peer, reason} for every
 // control frame dropped (malformed_control, unknown_peer, ...) or JOIN refused (refused_join).
 // Text from peers (ids, reasons) is escaped in the log, one line per peer (common/log_text.hpp).
+//
+// Launchers (PROTOCOL.md §8) reach it on a third connection per federate, routing id = id +
+// `#up`, authenticated with that federate's key: FAILED there ends the run at once naming the
+// federate (its process died), and RESULT hands a process's result to the sink set with
+// set_result_sink(), answered by RESULT_STORED or REFUSED. collect_results() keeps serving them
+// after run() returned, until the sink has every result it waits for.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -53,6 +60,16 @@ struct CoordinatorResult {
   std::uint64_t messages_handled = 0;
 };
 
+/// What a result sink answers: stored (`text` says where the cluster's summary goes) or refused
+/// (`text` says why).
+struct ResultReceipt {
+  bool stored = false;
+  std::string text;
+};
+/// (federate whose key sent it, process name, result JSON) → receipt. Runs on the loop's thread.
+using ResultSink =
+    std::function<ResultReceipt(const std::string&, const std::string&, const std::string&)>;
+
 class Coordinator {
  public:
   explicit Coordinator(FederationSpec spec);
@@ -66,6 +83,12 @@ class Coordinator {
   CoordinatorResult run();
   /// Asks run() to return (with an error) at its next wake-up. Thread-safe.
   void stop() { stop_requested_.store(true, std::memory_order_relaxed); }
+
+  /// Where RESULT messages go (before run()); without a sink they are refused.
+  void set_result_sink(ResultSink sink) { result_sink_ = std::move(sink); }
+  /// After run(): serves launchers' RESULT messages until `complete()` is true (checked after
+  /// every batch) or `timeout` passed; returns complete().
+  bool collect_results(std::chrono::milliseconds timeout, const std::function<bool()>& complete);
 
   /// Exports the coordinator families into `metrics` (not owned). Call before run().
   void set_metrics(monitoring::ProcessMetrics* metrics);
@@ -101,6 +124,11 @@ class Coordinator {
   void handle_join(const std::string& identity, const ControlMessage& join,
                    const std::string& address);
   void handle_stop(std::size_t federate, const ControlMessage& message);
+  /// A message on a launcher's connection (`id#up`) for federate `index` (§8).
+  void handle_launcher(const std::string& identity, std::size_t index,
+                       const ControlMessage& message);
+  /// Receives and handles up to one batch; returns whether every waiting message was read.
+  bool receive_batch();
   /// A frame that does not decode: REFUSED with the reason to a peer that has not joined, else
   /// dropped, counted and logged once (PROTOCOL.md §1).
   void handle_malformed(const std::string& identity, const ControlDecodeResult& decoded);
@@ -137,7 +165,8 @@ class Coordinator {
   std::vector<bool> stop_waiting_;
   bool stop_granted_ = false;
   transport::PeerDropCounters drops_;
-  PeerLogBudget log_budget_;                 // refusals and malformed frames: one log line per peer
+  PeerLogBudget log_budget_;  // refusals and malformed frames: one log line per peer
+  ResultSink result_sink_;
   std::optional<std::string> peer_failure_;  // a FAILED from a federate: the run ends
   std::size_t peer_failure_index_ = 0;
   Metrics metrics_;  // all null without set_metrics()

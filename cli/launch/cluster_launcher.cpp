@@ -1,17 +1,23 @@
 #include "cli/launch/cluster_launcher.hpp"
 
+#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
+#include "cli/launch/coordinator_link.hpp"
 #include "cli/launch/launch_plan.hpp"
 #include "cli/launch/process_supervisor.hpp"
 #include "cli/launch/progress_reporter.hpp"
+#include "cli/launch/remote_hosts.hpp"
 #include "cli/launch/run_report.hpp"
 #include "hosts/replica_params_check.hpp"
 #include "nodes/cluster/scrape_targets.hpp"
@@ -30,9 +36,27 @@ constexpr int kNodeExitFederation = 4;   // `tagflow node`: another federate fai
 constexpr auto kStopGrace = 3s;          // SIGTERM → SIGKILL
 constexpr auto kStragglerTimeout = 60s;  // after a clean exit, the others must follow
 constexpr std::size_t kTailLines = 12;
+constexpr auto kReportLinger = 500ms;     // a death report's wait to leave for the coordinator
+constexpr auto kReactorWindDown = 500ms;  // after a failure, for the others to end on their own
 const char* const kStragglers = "(stragglers)";  // the pseudo exit of processes that hung
 
 volatile std::sig_atomic_t g_signal = 0;
+bool g_stop_with_stdin = false;  // LaunchOptions::stop_with_stdin, for the loops below
+
+/// True once stdin reached end-of-file (what a remote half sees when the head's ssh goes away).
+bool stdin_closed() {
+  pollfd input{STDIN_FILENO, POLLIN, 0};
+  if (::poll(&input, 1, 0) <= 0) return false;
+  char buffer[256];
+  const ssize_t n = ::read(STDIN_FILENO, buffer, sizeof(buffer));
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
+}
+
+/// A signal arrived, or stdin closed under --stop-with-stdin (then recorded as SIGHUP).
+bool stop_asked() {
+  if (g_signal == 0 && g_stop_with_stdin && stdin_closed()) g_signal = SIGHUP;
+  return g_signal != 0;
+}
 
 void on_signal(int signal) { g_signal = signal; }
 
@@ -102,6 +126,17 @@ std::string coordinator_report(const ProcessSupervisor& supervisor) {
   return "";
 }
 
+/// What the coordinator told federate process `name` when it ended the run (its FAILED, in the
+/// process's last line "...: the run failed: federate 'X' failed: ..."), or "".
+std::string told_by_coordinator(const std::string& name, const ProcessSupervisor& supervisor) {
+  const std::string marker = "the run failed: ";
+  for (const std::string& line : supervisor.tail(name)) {
+    const auto at = line.find(marker);
+    if (at != std::string::npos) return line.substr(at + marker.size());
+  }
+  return "";
+}
+
 /// The process hosting the federate the coordinator declared dead in `report`, or "".
 std::string declared_dead(const std::string& report, const LaunchPlan& plan) {
   const std::string marker = "federate '";
@@ -122,8 +157,10 @@ void print_tail(const std::string& name, const ProcessSupervisor& supervisor,
                 const std::string& log_dir) {
   const std::vector<std::string> lines = supervisor.tail(name);
   if (lines.empty()) return;
-  std::cerr << "tagflow up: last lines of "
-            << (std::filesystem::path(log_dir) / (name + ".log")).string() << ":\n";
+  const std::string remote = remote_host_of(name);
+  const std::string file = remote.empty() ? name + ".log" : "host-" + remote + ".log";
+  std::cerr << "tagflow up: last lines of " << (std::filesystem::path(log_dir) / file).string()
+            << ":\n";
   for (const std::string& line : lines) std::cerr << "  | " << line << "\n";
 }
 
@@ -134,10 +171,29 @@ void print_tail(const std::string& name, const ProcessSupervisor& supervisor,
 void print_failure(const ChildExit& cause, const ProcessSupervisor& supervisor,
                    const LaunchPlan& plan, const std::string& log_dir) {
   if (cause.name == kStragglers) return;  // supervise() said what happened
+  const std::string remote = remote_host_of(cause.name);
+  if (!remote.empty()) {
+    std::cerr << "tagflow up: host " << remote << " (started over ssh) failed (" << how(cause)
+              << ")\n";
+    print_tail(cause.name, supervisor, log_dir);
+    const std::string report = coordinator_report(supervisor);
+    if (!report.empty()) std::cerr << "tagflow up: the coordinator reports: " << report << "\n";
+    return;
+  }
   const std::string report = coordinator_report(supervisor);
   const bool consequence =
       cause.name == "coordinator" || (!cause.signaled && cause.exit_code == kNodeExitFederation);
   const std::string dead = consequence ? declared_dead(report, plan) : "";
+  if (consequence && dead.empty()) {
+    // The coordinator (here, or through a federate it told) names a federate of another host.
+    std::string told = report.empty() ? told_by_coordinator(cause.name, supervisor) : report;
+    const std::string prefix = "run failed: ";
+    if (told.rfind(prefix, 0) == 0) told = told.substr(prefix.size());
+    if (!told.empty()) {
+      std::cerr << "tagflow up: the run failed on another host: " << told << "\n";
+      return;
+    }
+  }
   if (!dead.empty() && dead != cause.name) {
     std::cerr << "tagflow up: node " << dead << " failed (declared dead by the coordinator)\n";
     print_tail(dead, supervisor, log_dir);
@@ -151,13 +207,34 @@ void print_failure(const ChildExit& cause, const ProcessSupervisor& supervisor,
   }
 }
 
+/// Tells the coordinator at once that a node process of this host died on its own (not one that
+/// exited 4 because another federate failed): the run ends everywhere without waiting for the
+/// heartbeat timeout (PROTOCOL.md §8).
+void report_death(const ChildExit& exit, const LaunchPlan& plan,
+                  const std::optional<CoordinatorLink>& link) {
+  if (!link || exit.name == "coordinator" || exit.name == kStragglers) return;
+  if (!exit.signaled && exit.exit_code == kNodeExitFederation) return;
+  for (const cluster::ProcessPlan& process : plan.processes) {
+    if (process.name != exit.name) continue;
+    const std::string host = plan.hosts.size() == 1 ? " on host " + plan.hosts.front() : "";
+    for (const std::string& replica : process.replicas) {
+      link->report_failure(replica, "its process " + process.name + host + " " + exit.describe(),
+                           kReportLinger);
+    }
+    return;
+  }
+}
+
 /// Supervises the started children until they all exited, one failed, or a signal arrived.
-/// Returns the exits seen; `interrupted` tells whether a signal ended it.
-std::vector<ChildExit> supervise(ProcessSupervisor& supervisor, bool& interrupted) {
+/// Returns the exits seen; `interrupted` tells whether a signal ended it. A node that dies is
+/// reported to the coordinator at once (report_death).
+std::vector<ChildExit> supervise(ProcessSupervisor& supervisor, bool& interrupted,
+                                 const LaunchPlan& plan,
+                                 const std::optional<CoordinatorLink>& link) {
   std::vector<ChildExit> exits;
   std::optional<Clock::time_point> first_clean_exit;
   while (supervisor.running() > 0) {
-    if (g_signal != 0) {
+    if (stop_asked()) {
       interrupted = true;
       return exits;
     }
@@ -173,7 +250,10 @@ std::vector<ChildExit> supervise(ProcessSupervisor& supervisor, bool& interrupte
       continue;
     }
     exits.push_back(*exit);
-    if (failed(*exit)) return exits;
+    if (failed(*exit)) {
+      report_death(*exit, plan, link);
+      return exits;
+    }
     if (!first_clean_exit) first_clean_exit = Clock::now();
   }
   return exits;
@@ -185,7 +265,7 @@ std::vector<ChildExit> supervise(ProcessSupervisor& supervisor, bool& interrupte
 void wind_down(ProcessSupervisor& supervisor, std::vector<ChildExit>& exits,
                std::chrono::milliseconds window) {
   const auto deadline = Clock::now() + window;
-  while (supervisor.running() > 0 && Clock::now() < deadline && g_signal == 0) {
+  while (supervisor.running() > 0 && Clock::now() < deadline && !stop_asked()) {
     if (auto exit = supervisor.wait_for_exit(50ms)) exits.push_back(*exit);
   }
   supervisor.stop_all(kStopGrace);
@@ -229,9 +309,18 @@ int launch_cluster(const LaunchOptions& options) {
             << "tagflow up: " << describe(plan) << "\n"
             << "tagflow up: logs in " << log_dir << "/\n";
 
+  std::string ssh = "ssh";
+  if (!plan.remote_hosts.empty()) {
+    ssh = find_on_path("ssh");
+    if (ssh.empty()) {
+      std::cerr << "tagflow up: starting hosts over ssh needs the OpenSSH client (ssh) on PATH\n";
+      return kExitFailed;
+    }
+  }
   const SignalGuard signals;
+  g_stop_with_stdin = options.stop_with_stdin;
   ProcessSupervisor supervisor(kTailLines);
-  const std::vector<ChildSpec> specs = child_specs(plan, options.tagflow, log_dir);
+  const std::vector<ChildSpec> specs = child_specs(plan, options.tagflow, log_dir, ssh);
   try {
     for (const ChildSpec& spec : specs) {
       supervisor.start(spec);
@@ -249,12 +338,17 @@ int launch_cluster(const LaunchOptions& options) {
   if (actor_mode) reporter.follow_joined_samplers(config);  // samplers may join (--join)
   if (!options.quiet || actor_mode) reporter.start();
   bool interrupted = false;
-  std::vector<ChildExit> exits = supervise(supervisor, interrupted);
+  std::optional<CoordinatorLink> link;  // reactor mode: deaths go to the coordinator at once
+  if (plan.mode == cluster::Mode::reactor) link.emplace(config);
+  std::vector<ChildExit> exits = supervise(supervisor, interrupted, plan, link);
   const bool run_failed = !exits.empty() && failed(exits.back());
   if (run_failed && !interrupted) {
-    const auto window = plan.coordinator ? config.coordinator.heartbeat_timeout + 1s
-                                         : std::chrono::milliseconds(1s);
-    wind_down(supervisor, exits, std::min<std::chrono::milliseconds>(window, 10s));
+    // Reactor mode: the coordinator heard of the death at once (from this launcher or another
+    // host's) or declared a silent federate dead itself, and sent FAILED to every federate, so
+    // the others end on their own within moments; what is left after the window is stopped.
+    const auto window =
+        plan.mode == cluster::Mode::reactor ? kReactorWindDown : std::chrono::milliseconds(1s);
+    wind_down(supervisor, exits, window);
   }
   reporter.stop();
   if (interrupted || g_signal != 0) {

@@ -3,18 +3,28 @@
 // Phases, in order:
 //   1. validate: load the cluster file (ConfigError → exit 2, "FILE:LINE: KEY: ..."), plan this
 //      machine's processes (launch_plan.hpp; an unknown --host → exit 2);
+//      A head host (no --host; the other hosts have `ssh`) also starts the other hosts' halves
+//      over ssh (cli/launch/remote_hosts.hpp); each is one child, `host:NAME`, supervised like a
+//      node; the progress line scrapes every host's endpoints, so it covers the whole cluster;
 //   2. start: the log directory (default runs/CLUSTER-TIMESTAMP/, printed), then the coordinator
 //      (reactor mode, when its host runs here) and this host's processes as children of a
 //      ProcessSupervisor (own process groups, killed with the launcher); their pids go to DIR/pids;
 //   3. supervise: a live progress line on stderr (progress_reporter.hpp) unless quiet, until
 //      - every child exited 0: the run ended normally;
-//      - a child failed (non-zero exit or a signal): the others get a short window to wind down on
-//        their own (the coordinator then reports the dead federate), then are stopped (SIGTERM,
-//        grace, SIGKILL); the error names the failed process and shows its last log lines;
-//      - SIGINT or SIGTERM reached the launcher: every child is stopped;
+//      - a child failed (non-zero exit or a signal): in reactor mode a node that died on its own
+//        is reported to the coordinator at once (cli/launch/coordinator_link.hpp, PROTOCOL.md §8),
+//        which ends the run on every host; the others get a short window (0.5 s in reactor mode)
+//        to wind down on their own, then are stopped (SIGTERM, grace, SIGKILL); the error names
+//        the failed process (or the coordinator's report of another host's) and shows its last
+//        log lines;
+//      - SIGINT or SIGTERM reached the launcher, or (--stop-with-stdin) its stdin closed: every
+//        child is stopped (ssh children too, which ends the far halves);
 //   4. report: the nodes' result files (DIR/P.json) are combined (hosts/run_combine.hpp) into the
 //      run summary: stop reason, mean return, env steps, seconds and digest on stdout, the JSON in
-//      DIR/summary.json and at --summary. In actor mode the samplers that joined while it ran
+//      DIR/summary.json and at --summary. With several hosts (reactor mode) the other hosts'
+//      launchers send their results to the coordinator, which stores them in this DIR; they say
+//      where the summary is (cli/launch/run_report.hpp). In actor mode the samplers that joined
+//      while it ran
 //      (`tagflow node --join`, found through the nodes' metrics: sampler_roster.hpp) are in the
 //      progress line while they are in, and their env steps in the summary.
 //
@@ -40,6 +50,7 @@ struct LaunchOptions {
   std::string log_dir;                // empty: runs/CLUSTER-TIMESTAMP
   bool quiet = false;                 // no progress line
   std::string tagflow;                // the tagflow executable the children run
+  bool stop_with_stdin = false;       // stop like on SIGTERM when stdin closes (started over ssh)
 };
 
 /// Runs the cluster as described above and returns the exit code.

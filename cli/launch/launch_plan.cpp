@@ -1,7 +1,10 @@
 #include "cli/launch/launch_plan.hpp"
 
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
+
+#include "cli/launch/remote_hosts.hpp"
 
 namespace tagflow::cli {
 namespace {
@@ -16,6 +19,23 @@ std::string host_names(const cluster::ClusterConfig& config) {
   return names;
 }
 
+/// The hosts other than the coordinator's that run a process, when every one of them has an
+/// ssh destination (then this machine is the head); empty otherwise.
+std::vector<cluster::HostConfig> ssh_hosts(const cluster::ClusterConfig& config) {
+  std::vector<cluster::HostConfig> remote;
+  for (const auto& [name, entry] : config.hosts) {
+    if (name == config.coordinator.host) continue;
+    bool runs_something = false;
+    for (const cluster::ProcessPlan& process : cluster::plan_processes(config)) {
+      runs_something = runs_something || process.host == name;
+    }
+    if (!runs_something) continue;
+    if (entry.ssh.empty()) return {};
+    remote.push_back(entry);
+  }
+  return remote;
+}
+
 std::vector<std::string> chosen_hosts(const cluster::ClusterConfig& config,
                                       const std::string& cluster_file, const std::string& host) {
   if (!host.empty()) {
@@ -28,9 +48,13 @@ std::vector<std::string> chosen_hosts(const cluster::ClusterConfig& config,
   std::vector<std::string> hosts;
   for (const auto& [name, entry] : config.hosts) {
     if (config.hosts.size() > 1 && !is_loopback(entry.address)) {
+      if (!ssh_hosts(config).empty()) return {config.coordinator.host};
       throw LaunchError(cluster_file + ": the cluster spans hosts " + host_names(config) +
                         "; run `tagflow up " + cluster_file +
-                        " --host NAME` on each of them (NAME: the host this machine plays)");
+                        " --host NAME` on each of them (NAME: the host this machine plays), or "
+                        "give every host but the coordinator's (" +
+                        config.coordinator.host +
+                        ") an ssh destination (hosts.NAME.ssh) to start them all from there");
     }
     hosts.push_back(name);
   }
@@ -52,7 +76,15 @@ LaunchPlan make_launch_plan(const cluster::ClusterConfig& config, const std::str
   plan.cluster_file = std::filesystem::absolute(cluster_file).lexically_normal().string();
   plan.mode = mode.value_or(config.mode);
   plan.mode_overridden = mode.has_value();
+  plan.file_argument = cluster_file;
   plan.hosts = chosen_hosts(config, cluster_file, host);
+  if (host.empty() && plan.hosts.size() == 1 && config.hosts.size() > 1) {
+    const auto remote = ssh_hosts(config);
+    const bool loopback_only =
+        std::all_of(config.hosts.begin(), config.hosts.end(),
+                    [](const auto& h) { return is_loopback(h.second.address); });
+    if (!loopback_only) plan.remote_hosts = remote;
+  }
   plan.coordinator =
       plan.mode == cluster::Mode::reactor && contains(plan.hosts, config.coordinator.host);
   const std::vector<cluster::ProcessPlan> all = cluster::plan_processes(config);
@@ -68,13 +100,18 @@ std::string result_path(const std::string& log_dir, const std::string& process) 
 }
 
 std::vector<ChildSpec> child_specs(const LaunchPlan& plan, const std::string& tagflow,
-                                   const std::string& log_dir) {
+                                   const std::string& log_dir, const std::string& ssh) {
   const std::filesystem::path dir(log_dir);
   std::vector<ChildSpec> specs;
   if (plan.coordinator) {
-    specs.push_back(ChildSpec{"coordinator",
-                              {tagflow, "coordinator", "--config", plan.cluster_file},
-                              (dir / "coordinator.log").string()});
+    ChildSpec coordinator{"coordinator",
+                          {tagflow, "coordinator", "--config", plan.cluster_file},
+                          (dir / "coordinator.log").string()};
+    if (!plan.whole_cluster()) {  // the other hosts' results come here (PROTOCOL.md §8)
+      coordinator.argv.push_back("--results");
+      coordinator.argv.push_back(std::filesystem::absolute(dir).lexically_normal().string());
+    }
+    specs.push_back(std::move(coordinator));
   }
   for (const cluster::ProcessPlan& process : plan.processes) {
     ChildSpec spec{process.name,
@@ -86,6 +123,11 @@ std::vector<ChildSpec> child_specs(const LaunchPlan& plan, const std::string& ta
       spec.argv.push_back(cluster::to_string(plan.mode));
     }
     specs.push_back(std::move(spec));
+  }
+  const std::optional<cluster::Mode> mode =
+      plan.mode_overridden ? std::optional<cluster::Mode>(plan.mode) : std::nullopt;
+  for (const cluster::HostConfig& host : plan.remote_hosts) {
+    specs.push_back(remote_child(host, ssh, plan.file_argument, log_dir, mode));
   }
   return specs;
 }
@@ -125,6 +167,9 @@ std::string describe(const LaunchPlan& plan) {
     add(entry);
   }
   if (first) text += " nothing to run";
+  for (const cluster::HostConfig& host : plan.remote_hosts) {
+    text += "; host " + host.name + " over ssh (" + host.ssh + ")";
+  }
   return text;
 }
 

@@ -3,8 +3,13 @@
 // - hosts: the hosts this launcher plays. `--host NAME` plays one host of the file (a multi-host
 //   cluster is the same file run with `--host` on each machine); without it a file with one host
 //   plays that host, and a file whose hosts all have loopback addresses (127.x, ::1, localhost)
-//   plays all of them on this machine. Any other multi-host file needs `--host` (LaunchError).
-// - the coordinator: started in reactor mode when its host is played here (actor mode has none);
+//   plays all of them on this machine. A multi-host file whose other hosts (every host but the
+//   coordinator's that runs a process) all have `ssh` makes this machine the head: it plays the
+//   coordinator's host and starts the others over ssh (`remote_hosts`,
+//   cli/launch/remote_hosts.hpp). Any other multi-host file needs `--host` (LaunchError).
+// - the coordinator: started in reactor mode when its host is played here (actor mode has none),
+//   with `--results DIR` when other hosts run processes (their results come to DIR, PROTOCOL.md
+//   §8);
 // - processes: every process of cluster::plan_processes() whose host is played here, in file
 //   order, each run as `tagflow node --config FILE --name P --result DIR/P.json --quiet
 //   [--mode M]` with its output in DIR/P.log (the coordinator's in DIR/coordinator.log).
@@ -33,13 +38,15 @@ class LaunchError : public std::runtime_error {
 struct LaunchPlan {
   std::string cluster_file;  // as the children get it (absolute)
   cluster::Mode mode = cluster::Mode::reactor;
-  bool mode_overridden = false;                 // --mode was given: passed on to every node
-  std::vector<std::string> hosts;               // the hosts played here
-  bool coordinator = false;                     // start the coordinator here
-  std::vector<cluster::ProcessPlan> processes;  // this machine's, in file order
-  std::size_t cluster_processes = 0;            // processes of the whole cluster
+  bool mode_overridden = false;                   // --mode was given: passed on to every node
+  std::string file_argument;                      // the cluster file as given (for ssh)
+  std::vector<std::string> hosts;                 // the hosts played here
+  std::vector<cluster::HostConfig> remote_hosts;  // the hosts started from here over ssh
+  bool coordinator = false;                       // start the coordinator here
+  std::vector<cluster::ProcessPlan> processes;    // this machine's, in file order
+  std::size_t cluster_processes = 0;              // processes of the whole cluster
 
-  /// True when every process of the cluster runs here (the summary can cover the whole run).
+  /// True when every process of the cluster runs on this launcher's machine.
   bool whole_cluster() const { return processes.size() == cluster_processes; }
 };
 
@@ -48,10 +55,11 @@ struct LaunchPlan {
 LaunchPlan make_launch_plan(const cluster::ClusterConfig& config, const std::string& cluster_file,
                             std::optional<cluster::Mode> mode, const std::string& host);
 
-/// The child processes of `plan`: the coordinator first (when it runs here), then the nodes.
-/// `tagflow` is the path of the tagflow executable; logs and results go to `log_dir`.
+/// The child processes of `plan`: the coordinator first (when it runs here), then the nodes,
+/// then one ssh client per remote host (`ssh` is its path). `tagflow` is the path of the tagflow
+/// executable; logs and results go to `log_dir`.
 std::vector<ChildSpec> child_specs(const LaunchPlan& plan, const std::string& tagflow,
-                                   const std::string& log_dir);
+                                   const std::string& log_dir, const std::string& ssh = "ssh");
 
 /// Where a node's result JSON goes: DIR/PROCESS.json.
 std::string result_path(const std::string& log_dir, const std::string& process);

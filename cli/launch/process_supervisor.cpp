@@ -16,7 +16,8 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 
-[[noreturn]] void exec_child(const ChildSpec& spec, pid_t parent, int output_fd, int error_fd) {
+[[noreturn]] void exec_child(const ChildSpec& spec, pid_t parent, int output_fd, int error_fd,
+                             int stdin_fd) {
   ::setpgid(0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(127);  // the launcher died before prctl took effect
@@ -28,7 +29,7 @@ using clock = std::chrono::steady_clock;
   ::signal(SIGPIPE, SIG_DFL);
   ::dup2(output_fd, STDOUT_FILENO);
   ::dup2(output_fd, STDERR_FILENO);
-  const int null_fd = ::open("/dev/null", O_RDONLY);
+  const int null_fd = stdin_fd >= 0 ? stdin_fd : ::open("/dev/null", O_RDONLY);
   if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
   std::vector<char*> argv;
   for (const std::string& arg : spec.argv) argv.push_back(const_cast<char*>(arg.c_str()));
@@ -80,23 +81,28 @@ pid_t ProcessSupervisor::start(const ChildSpec& spec) {
   }
   int output[2];
   int exec_error[2];
-  if (::pipe2(output, O_CLOEXEC) != 0 || ::pipe2(exec_error, O_CLOEXEC) != 0) {
+  int input[2] = {-1, -1};
+  if (::pipe2(output, O_CLOEXEC) != 0 || ::pipe2(exec_error, O_CLOEXEC) != 0 ||
+      (spec.keep_stdin && ::pipe2(input, O_CLOEXEC) != 0)) {
     throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   }
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) exec_child(spec, parent, output[1], exec_error[1]);
+  if (pid == 0) exec_child(spec, parent, output[1], exec_error[1], input[0]);
 
   ::setpgid(pid, pid);  // also in the parent, so killpg works even before the child ran
   ::close(output[1]);
   ::close(exec_error[1]);
+  if (input[0] >= 0) ::close(input[0]);
+  child.stdin_fd = input[1];
   int error = 0;
   const ssize_t got = ::read(exec_error[0], &error, sizeof(error));
   ::close(exec_error[0]);
   if (got == static_cast<ssize_t>(sizeof(error))) {
     ::waitpid(pid, nullptr, 0);
     ::close(output[0]);
+    if (child.stdin_fd >= 0) ::close(child.stdin_fd);
     if (child.log_fd >= 0) ::close(child.log_fd);
     throw std::runtime_error(spec.name + ": cannot execute " + spec.argv[0] + ": " +
                              std::strerror(error));
@@ -146,7 +152,8 @@ void ProcessSupervisor::close_fds(Child& child) {
   }
   if (child.output_fd >= 0) ::close(child.output_fd);
   if (child.log_fd >= 0) ::close(child.log_fd);
-  child.output_fd = child.log_fd = -1;
+  if (child.stdin_fd >= 0) ::close(child.stdin_fd);
+  child.output_fd = child.log_fd = child.stdin_fd = -1;
 }
 
 std::optional<ChildExit> ProcessSupervisor::reap_one(bool block) {

@@ -24,6 +24,10 @@ struct ChildSpec {
   std::string name;               // unique within the supervisor, e.g. "sampler-1"
   std::vector<std::string> argv;  // argv[0] is the program path
   std::string log_path;           // stdout+stderr of the child; empty: not written to a file
+  /// Give the child a pipe as stdin that stays open while the child runs (closed when it is
+  /// reaped or the supervisor dies), instead of /dev/null: ssh forwards it, and the far side
+  /// sees end-of-file when this end goes away.
+  bool keep_stdin = false;
 };
 
 struct ChildExit {
@@ -69,6 +73,7 @@ class ProcessSupervisor {
     pid_t pid = -1;
     int output_fd = -1;
     int log_fd = -1;
+    int stdin_fd = -1;  // the write end of the child's stdin (keep_stdin)
     std::string partial_line;
     std::deque<std::string> tail;
     bool running = true;

@@ -1,5 +1,6 @@
 #include "cli/launch/run_report.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -7,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "cli/launch/coordinator_link.hpp"
 #include "common/atomic_file.hpp"
 #include "hosts/process_result.hpp"
 #include "hosts/run_combine.hpp"
@@ -49,6 +51,7 @@ void add_joined(hosts::RunSummary& summary, const std::vector<JoinedSampler>& jo
   }
 }
 
+/// This host's processes, when another host prints the cluster's summary (or none does).
 void print_host_report(const LaunchPlan& plan, const std::vector<hosts::ProcessResult>& results,
                        const std::vector<JoinedSampler>& joined) {
   std::int64_t env_steps = 0;
@@ -67,7 +70,45 @@ void print_host_report(const LaunchPlan& plan, const std::vector<hosts::ProcessR
   std::cout << "stop " << (stop_reason.empty() ? "(by another host)" : stop_reason)
             << ": this host ran " << plan.processes.size() << " of " << plan.cluster_processes
             << " processes, env_steps " << env_steps << ", " << seconds << " s\n";
-  std::cerr << "tagflow up: no digest here: it needs the result files of every host's processes\n";
+}
+
+/// How long a launcher waits for the coordinator to store one result.
+constexpr auto kResultTimeout = std::chrono::seconds(10);
+
+/// Another host than the coordinator's (reactor mode): sends this host's results to the
+/// coordinator (PROTOCOL.md §8) and says where the cluster's summary is. Throws on a refusal.
+void send_results(const cluster::ClusterConfig& config, const LaunchPlan& plan,
+                  const std::string& log_dir) {
+  CoordinatorLink link(config);
+  std::string where;
+  for (const cluster::ProcessPlan& process : plan.processes) {
+    std::ifstream in(result_path(log_dir, process.name));
+    std::stringstream json;
+    json << in.rdbuf();
+    where = link.send_result(process.replicas.front(), process.name, json.str(), kResultTimeout);
+  }
+  const std::string& host = config.coordinator.host;
+  std::cerr
+      << "tagflow up: the whole cluster's summary (mean return, env steps, digest) is printed "
+      << "by the launcher of host " << host << " (" << config.hosts.at(host).address
+      << ") and written there to " << where << "\n";
+}
+
+/// The coordinator's host: every process's result is here, this host's from its nodes and the
+/// others' from the coordinator. Throws naming a missing one.
+std::vector<hosts::ProcessResult> read_cluster_results(const cluster::ClusterConfig& config,
+                                                       const std::string& log_dir) {
+  std::vector<hosts::ProcessResult> results;
+  for (const cluster::ProcessPlan& process : cluster::plan_processes(config)) {
+    const std::string path = result_path(log_dir, process.name);
+    if (!std::filesystem::exists(path)) {
+      throw std::runtime_error("no result from process " + process.name + " on host " +
+                               process.host + " (its launcher sends it to the coordinator at " +
+                               "the end: see its output)");
+    }
+    results.push_back(read_result(path));
+  }
+  return results;
 }
 
 }  // namespace
@@ -81,10 +122,17 @@ int report_run(const cluster::ClusterConfig& config, const LaunchPlan& plan,
     for (const cluster::ProcessPlan& process : plan.processes) {
       results.push_back(read_result(result_path(log_dir, process.name)));
     }
-    if (!plan.whole_cluster()) {
+    const bool reactor = plan.mode == cluster::Mode::reactor;
+    if (!plan.whole_cluster() && !(reactor && plan.coordinator)) {
+      if (reactor) send_results(config, plan, log_dir);
       print_host_report(plan, results, joined);
+      if (!reactor) {
+        std::cerr << "tagflow up: no digest in actor mode across hosts: each host reports its own "
+                  << "processes\n";
+      }
       return kExitOk;
     }
+    if (!plan.whole_cluster()) results = read_cluster_results(config, log_dir);
     summary = hosts::combine_results(config, results, "process");
     add_joined(summary, joined);
   } catch (const std::exception& e) {

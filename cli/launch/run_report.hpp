@@ -5,16 +5,20 @@
 // "process") into the run summary: one line on stdout
 //   stop target_return: mean_return 482.3, env_steps 57344, updates 3456, 41.2 s, digest 0123...
 // and the JSON in DIR/summary.json and at `summary_path` (when not empty), each written through a
-// temporary file and a rename. When other hosts run part of the cluster (`--host`), the digest
-// needs their results too: it reports this host's processes (env steps, stop reason) instead and
-// writes no summary.
+// temporary file and a rename. When other hosts run part of the cluster (`--host`) in reactor
+// mode, their launchers send their results to the coordinator (PROTOCOL.md §8), which stores them
+// in the coordinator's host's DIR: the launcher of that host prints and writes the whole
+// cluster's summary as above, and every other launcher sends its results, prints where that
+// summary is, and reports its own processes (env steps, stop reason). In actor mode (no
+// coordinator) each launcher reports its own processes and no summary is written.
 //
 // Samplers that joined the running cluster (`joined`, actor mode: cli/launch/sampler_roster.hpp)
 // have no result file here: their last counts seen by the launcher are added to the env steps and
 // listed as nodes of the summary (kind sampler, unit env_steps), and printed on stdout.
 //
 // Returns the launcher's exit code: 0 (target reached or none set), 3 (stopped before the target
-// return), 1 (a result file missing or unreadable, or the summary could not be written; printed).
+// return), 1 (a result file missing or unreadable, a result the coordinator did not store, or the
+// summary could not be written; printed).
 #pragma once
 
 #include <string>
@@ -29,7 +33,5 @@ namespace tagflow::cli {
 [[nodiscard]] int report_run(const cluster::ClusterConfig& config, const LaunchPlan& plan,
                              const std::string& log_dir, const std::string& summary_path,
                              const std::vector<JoinedSampler>& joined = {});
-
-/// Writes `text` to `path` through PATH.tmp and a rename. Throws std::runtime_error.
 
 }  // namespace tagflow::cli

@@ -49,15 +49,33 @@ std::chrono::milliseconds to_ms(std::chrono::nanoseconds d) {
 
 void parse_hosts(const YamlReader& top, ClusterConfig& config) {
   if (!top.has("hosts")) {
-    config.hosts["local"] = HostConfig{"local", "127.0.0.1"};
+    HostConfig local;
+    local.name = "local";
+    local.address = "127.0.0.1";
+    config.hosts["local"] = local;
     return;
   }
   const YamlReader hosts = top.map("hosts");
   for (const auto& entry : hosts.node()) {
     const std::string name = entry.first.Scalar();
     const YamlReader host = hosts.map(name);
-    host.only_keys({"address"});
-    config.hosts[name] = HostConfig{name, host.string("address")};
+    host.only_keys({"address", "ssh", "tagflow", "workdir"});
+    HostConfig parsed;
+    parsed.name = name;
+    parsed.address = host.string("address");
+    parsed.ssh = host.string_or("ssh", "");
+    parsed.tagflow = host.string_or("tagflow", "tagflow");
+    parsed.workdir = host.string_or("workdir", "");
+    for (const char* key : {"ssh", "tagflow", "workdir"}) {
+      const std::string value = host.string_or(key, "x");
+      if (value.empty()) host.fail(key, "must not be empty");
+      if (value.find('\n') != std::string::npos) host.fail(key, "must be one line");
+    }
+    if (!parsed.ssh.empty() && parsed.ssh.front() == '-') {
+      host.fail("ssh", "an ssh destination cannot start with '-'");
+    }
+    parsed.line = hosts.line_of(name);
+    config.hosts[name] = std::move(parsed);
   }
 }
 

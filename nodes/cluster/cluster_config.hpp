@@ -47,6 +47,13 @@ const char* to_string(NodeKind kind);
 struct HostConfig {
   std::string name;
   std::string address;  // where other hosts reach it, e.g. 127.0.0.1
+  /// How the head host's `tagflow up FILE` starts this host's half (cli/launch/remote_hosts.hpp):
+  /// an ssh destination (`user@machine`, an alias of the user's ssh config, `ssh://u@m:port`);
+  /// empty: not started over ssh.
+  std::string ssh;
+  std::string tagflow = "tagflow";  // the tagflow executable there
+  std::string workdir;              // the directory it runs in there (empty: the login directory)
+  int line = 0;                     // of hosts.NAME, for errors
 };
 
 struct CoordinatorConfig {

@@ -18,6 +18,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/launched_processes.hpp"
+
 namespace tagflow::cli {
 namespace {
 
@@ -50,29 +52,9 @@ connections:
 stop: {env_steps: 100}
 )";
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::map<std::string, pid_t> recorded_pids(const fs::path& log_dir) {
-  std::map<std::string, pid_t> pids;
-  std::ifstream in(log_dir / "pids");
-  std::string name;
-  pid_t pid = 0;
-  while (in >> name >> pid) pids[name] = pid;
-  return pids;
-}
-
-bool alive(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return false;
-  const auto close = line.rfind(')');
-  return close != std::string::npos && line.size() > close + 2 && line[close + 2] != 'Z';
-}
+using testing::alive;
+using testing::recorded_pids;
+constexpr auto read_file = &testing::read_text_file;
 
 class ClusterLauncher : public ::testing::Test {
  protected:

@@ -137,6 +137,58 @@ TEST(LaunchPlan, ProcessGroupsAreStartedAsOneChild) {
   EXPECT_EQ(describe(plan), "host local: coordinator, sampler-0, sampler-1, sink [replay]");
 }
 
+TEST(LaunchPlan, AHeadHostStartsTheOthersOverSshWhenTheyAllHaveADestination) {
+  const auto config = two_part_cluster(
+      "  a: {address: 10.1.0.1, ssh: \"ops@machine-a\", tagflow: /opt/tf/bin/tagflow, "
+      "workdir: /srv/it's}\n  b: {address: 10.1.0.2}\n",
+      "a", "b", "b");
+  const LaunchPlan plan = make_launch_plan(config, "configs/x.yaml", std::nullopt, "");
+  EXPECT_EQ(plan.hosts, std::vector<std::string>{"b"});
+  EXPECT_TRUE(plan.coordinator);
+  EXPECT_EQ(names(plan), std::vector<std::string>{"replay"});
+  ASSERT_EQ(plan.remote_hosts.size(), 1U);
+  EXPECT_EQ(describe(plan), "host b: coordinator, replay; host a over ssh (ops@machine-a)");
+  const std::vector<ChildSpec> specs = child_specs(plan, "/opt/tagflow", "runs/x", "/usr/bin/ssh");
+  ASSERT_EQ(specs.size(), 3U);
+  const ChildSpec& remote = specs.back();
+  EXPECT_EQ(remote.name, "host:a");
+  EXPECT_TRUE(remote.keep_stdin);
+  EXPECT_EQ(remote.log_path, "runs/x/host-a.log");
+  EXPECT_EQ(remote.argv,
+            (std::vector<std::string>{
+                "/usr/bin/ssh", "-o", "BatchMode=yes", "-T", "ops@machine-a",
+                "cd '/srv/it'\\''s' && exec '/opt/tf/bin/tagflow' up 'configs/x.yaml' --host 'a' "
+                "--log-dir 'runs/x-a' --quiet --stop-with-stdin"}));
+  // The coordinator keeps the other host's results in the log directory.
+  EXPECT_EQ(specs[0].argv.back().substr(0, 1), "/");
+  EXPECT_EQ(specs[0].argv[specs[0].argv.size() - 2], "--results");
+  // With --host, no ssh: that machine plays one host only.
+  EXPECT_TRUE(make_launch_plan(config, "configs/x.yaml", std::nullopt, "b").remote_hosts.empty());
+}
+
+TEST(LaunchPlan, AHostWithoutAnSshDestinationLeavesTheHostNameRequired) {
+  const auto config = two_part_cluster(
+      "  a: {address: 10.1.0.1}\n  b: {address: 10.1.0.2, ssh: machine-b}\n", "a", "b", "b");
+  try {
+    (void)make_launch_plan(config, "x.yaml", std::nullopt, "");
+    FAIL() << "no error";
+  } catch (const LaunchError& e) {
+    EXPECT_NE(std::string(e.what()).find("hosts.NAME.ssh"), std::string::npos) << e.what();
+  }
+}
+
+TEST(LaunchPlan, AnEmptySshDestinationIsAFileError) {
+  try {
+    (void)two_part_cluster("  a: {address: 10.1.0.1, ssh: \"\"}\n  b: {address: 10.1.0.2}\n", "a",
+                           "b", "b");
+    FAIL() << "no error";
+  } catch (const cluster::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("plan-test.yaml:3: hosts.a.ssh: must not be empty"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(DefaultLogDir, NamesTheClusterAndTheLocalTime) {
   const std::string dir = default_log_dir("local-cartpole", std::chrono::system_clock::now());
   ASSERT_EQ(dir.rfind("runs/local-cartpole-", 0), 0U) << dir;

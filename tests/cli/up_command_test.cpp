@@ -23,6 +23,7 @@
 
 #include "cli/launch/metrics_probe.hpp"
 #include "tests/support/cluster_files.hpp"
+#include "tests/support/launched_processes.hpp"
 
 namespace tagflow::cli {
 namespace {
@@ -30,14 +31,13 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-constexpr int kPorts = 12;  // the ports configs/local.yaml uses
+using testing::alive;
+using testing::eventually;
+using testing::recorded_pids;
+using testing::wait_exit;
+constexpr auto read_file = &testing::read_text_file;
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+constexpr int kPorts = 12;  // the ports configs/local.yaml uses
 
 bool port_free(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -95,71 +95,15 @@ struct Launched {
 /// Starts `tagflow ARGS...` with stdout and stderr in files of `dir`.
 Launched launch(const std::vector<std::string>& args, const fs::path& dir, const std::string& tag) {
   Launched launched{-1, dir / (tag + ".out"), dir / (tag + ".err")};
-  launched.pid = ::fork();
-  if (launched.pid == 0) {
-    const int out = ::open(launched.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int err = ::open(launched.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(out, STDOUT_FILENO);
-    ::dup2(err, STDERR_FILENO);
-    std::vector<std::string> argv{std::string(TAGFLOW_BIN_DIR) + "/tagflow"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char*> raw;
-    for (std::string& arg : argv) raw.push_back(arg.data());
-    raw.push_back(nullptr);
-    ::execv(raw[0], raw.data());
-    ::_exit(127);
-  }
+  std::vector<std::string> argv{std::string(TAGFLOW_BIN_DIR) + "/tagflow"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  launched.pid = testing::spawn_with_output(argv, launched.out, launched.err);
   return launched;
-}
-
-/// The exit code of `pid`, waiting at most `timeout` (then it is killed: -1).
-int wait_exit(pid_t pid, std::chrono::seconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  int status = 0;
-  while (::waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      return -1;
-    }
-    std::this_thread::sleep_for(20ms);
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 int run(const std::vector<std::string>& args, const fs::path& dir, const std::string& tag,
         std::chrono::seconds timeout = 150s) {
   return wait_exit(launch(args, dir, tag).pid, timeout);
-}
-
-/// The children the launcher recorded in DIR/pids.
-std::map<std::string, pid_t> recorded_pids(const fs::path& log_dir) {
-  std::map<std::string, pid_t> pids;
-  std::ifstream in(log_dir / "pids");
-  std::string name;
-  pid_t pid = 0;
-  while (in >> name >> pid) pids[name] = pid;
-  return pids;
-}
-
-/// Polls `condition` every 20 ms for up to `timeout`.
-template <typename Condition>
-bool eventually(Condition condition, std::chrono::seconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return condition();
-}
-
-/// True while `pid` exists and is not a zombie.
-bool alive(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return false;
-  const auto close = line.rfind(')');
-  return close != std::string::npos && line.size() > close + 2 && line[close + 2] != 'Z';
 }
 
 class TagflowUp : public ::testing::Test {

@@ -72,13 +72,30 @@ TEST(ControlMessage, CompletedMayCarryTheNextTagWithOrWithoutMessagesInTransit) 
 }
 
 TEST(ControlMessage, EveryTypeRoundTrips) {
-  for (int t = 1; t <= 15; ++t) {
+  for (int t = 1; t <= kLastControlType; ++t) {
     ControlMessage message = make_tag_message(static_cast<ControlType>(t), {-3, 1});
     message.federate = "f";
     message.text = "why";
     const ControlMessage decoded = round_trip(message);
     EXPECT_EQ(decoded.type, message.type);
   }
+}
+
+TEST(ControlMessage, AResultCarriesItsProcessAndAJsonLongerThanAStringMayBe) {
+  ControlMessage result;
+  result.type = ControlType::kResult;
+  result.process = "sampler-0";
+  result.text = "{\"returns\": [" + std::string(4000, '1') + "]}";
+  const ControlMessage decoded = round_trip(result);
+  EXPECT_EQ(decoded.type, ControlType::kResult);
+  EXPECT_EQ(decoded.process, "sampler-0");
+  EXPECT_EQ(decoded.text, result.text);
+  ControlMessage stored;
+  stored.type = ControlType::kResultStored;
+  stored.process = "sampler-0";
+  stored.text = "/runs/x/summary.json";
+  EXPECT_EQ(round_trip(stored).text, stored.text);
+  EXPECT_STREQ(control_type_name(ControlType::kResultStored), "RESULT_STORED");
 }
 
 TEST(ControlMessage, GarbageTruncationsAndUnknownTypesAreRejected) {

@@ -452,6 +452,79 @@ TEST(Coordinator, AFederateThatReportsAFailureEndsTheRunNamingIt) {
   }
 }
 
+/// A launcher's connection for `federate` (PROTOCOL.md §8): a DEALER with routing id id#up.
+zmq::socket_t launcher_socket(zmq::context_t& context, const std::string& federate,
+                              const std::string& endpoint) {
+  zmq::socket_t socket(context, zmq::socket_type::dealer);
+  socket.set(zmq::sockopt::routing_id, federate + "#up");
+  socket.set(zmq::sockopt::linger, 0);
+  socket.connect(endpoint);
+  return socket;
+}
+
+TEST(Coordinator, ALauncherReportingItsFederatesDeathEndsTheRunAtOnceNamingIt) {
+  const FederationSpec spec = parse_federation_spec(kChain);
+  RunningCoordinator running(spec);
+  zmq::context_t context;
+  FederateClient a(context, options_for(spec, "a", running.endpoint()));
+  FederateClient b(context, options_for(spec, "b", running.endpoint()));
+  auto joined_a = std::async(std::launch::async, [&] { return a.join(10s); });
+  b.join(10s);
+  joined_a.get();
+  zmq::socket_t launcher = launcher_socket(context, "b", running.endpoint());
+  ControlMessage failed;
+  failed.type = ControlType::kFailed;
+  failed.federate = "b";
+  failed.text = "its process b on host x killed by signal 9 (Killed)";
+  const std::string frame = encode_control(failed);
+  launcher.send(zmq::buffer(frame));
+  const auto result = running.result(10s);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_FALSE(result->ok);
+  EXPECT_EQ(result->failed, std::vector<std::string>{"b"});
+  EXPECT_NE(result->error.find("federate 'b' failed: its process b on host x killed by signal 9"),
+            std::string::npos)
+      << result->error;
+}
+
+TEST(Coordinator, ALaunchersResultGoesToTheSinkAndIsAnsweredWithWhereTheSummaryIs) {
+  const FederationSpec spec = parse_federation_spec(kChain);
+  Coordinator coordinator(spec);
+  std::vector<std::string> seen;
+  coordinator.set_result_sink(
+      [&](const std::string& federate, const std::string& process, const std::string& json) {
+        seen.push_back(federate + " " + process + " " + json);
+        return process == "a" ? ResultReceipt{true, "/runs/x/summary.json"}
+                              : ResultReceipt{false, "no such process"};
+      });
+  const std::string endpoint = coordinator.bind("tcp://127.0.0.1:*");
+  zmq::context_t context;
+  zmq::socket_t launcher = launcher_socket(context, "a", endpoint);
+  for (const std::string process : {"a", "zz"}) {
+    ControlMessage result;
+    result.type = ControlType::kResult;
+    result.process = process;
+    result.text = "{}";
+    launcher.send(zmq::buffer(encode_control(result)));
+  }
+  std::vector<ControlMessage> answers;
+  EXPECT_TRUE(coordinator.collect_results(10s, [&] {
+    zmq::pollitem_t item{launcher.handle(), 0, ZMQ_POLLIN, 0};
+    while (zmq::poll(&item, 1, std::chrono::milliseconds(0)) > 0) {
+      zmq::message_t frame;
+      (void)launcher.recv(frame);
+      answers.push_back(decode_control(frame.data(), frame.size()).value_or(ControlMessage{}));
+    }
+    return answers.size() == 2;
+  }));
+  EXPECT_EQ(seen, (std::vector<std::string>{"a a {}", "a zz {}"}));
+  ASSERT_EQ(answers.size(), 2U);
+  EXPECT_EQ(answers[0].type, ControlType::kResultStored);
+  EXPECT_EQ(answers[0].text, "/runs/x/summary.json");
+  EXPECT_EQ(answers[1].type, ControlType::kRefused);
+  EXPECT_NE(answers[1].text.find("no such process"), std::string::npos) << answers[1].text;
+}
+
 /// A fresh key directory with key pairs for the coordinator, a and b (kChain).
 std::filesystem::path chain_keys(const std::string& stem) {
   const auto keys =

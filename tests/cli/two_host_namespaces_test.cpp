@@ -1,0 +1,484 @@
+// configs/two-host.yaml across two network namespaces joined by a veth pair, with CURVE: the real
+// launcher (`tagflow up`) on each side, or on the head side alone starting the other over ssh
+// (an sshd this test runs inside the other namespace, with throwaway keys in a temp dir). Checks:
+// the run completes; the head host prints and writes the whole cluster's summary, whose digest is
+// the one of the same file run on one host; the other host says where that summary is; a process
+// killed on one host is named on the other and every launcher exits soon after (the time is
+// printed and recorded as a test property); a stranger key is refused; Ctrl-C on the head stops
+// the far half too.
+//
+// Needs root and `ip` (iproute2); without them every test skips, naming what is missing. The
+// namespaces, the veth pair and the addresses (10.X.Y.1 and .2, X and Y from the test's pid) are
+// the test's own and are removed (with every process inside) even when a check fails.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/launched_processes.hpp"
+#include "tests/support/run_command.hpp"
+
+namespace tagflow::cli {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using testing::alive;
+using testing::eventually;
+using testing::recorded_pids;
+using testing::wait_exit;
+constexpr auto read_file = &testing::read_text_file;
+
+void replace(std::string& text, const std::string& from, const std::string& to) {
+  const std::size_t at = text.find(from);
+  if (at == std::string::npos) {
+    ADD_FAILURE() << "configs/two-host.yaml no longer contains: " << from;
+    return;
+  }
+  text.replace(at, from.size(), to);
+}
+
+/// Runs a shell command; its output (stdout and stderr) and exit code.
+testing::CommandResult sh(const std::string& command) {
+  return testing::run_command(command + " 2>&1");
+}
+
+/// Two network namespaces joined by a veth pair; removed (processes inside killed) on destruction.
+class NamespacePair {
+ public:
+  NamespacePair() {
+    const int id = static_cast<int>(::getpid() % 100000);
+    stem_ = "tfmh" + std::to_string(id);
+    const std::string net =
+        "10." + std::to_string(100 + id % 100) + "." + std::to_string(id / 100 % 250) + ".";
+    address_a = net + "1";
+    address_b = net + "2";
+    ns_a = stem_ + "a";
+    ns_b = stem_ + "b";
+  }
+  ~NamespacePair() { remove(); }
+  NamespacePair(const NamespacePair&) = delete;
+  NamespacePair& operator=(const NamespacePair&) = delete;
+
+  /// Creates both; returns "" or why it could not.
+  std::string create() {
+    if (::geteuid() != 0) return "network namespaces need root";
+    if (sh("command -v ip").exit_code != 0) return "no `ip` command (iproute2)";
+    remove();  // left over from a killed run with the same pid
+    const testing::CommandResult added = sh("ip netns add " + ns_a);
+    if (added.exit_code != 0) return "`ip netns add` failed: " + added.output;
+    created_ = true;
+    const std::string va = stem_ + "va";
+    const std::string vb = stem_ + "vb";
+    for (const std::string& command :
+         {"ip netns add " + ns_b, "ip link add " + va + " type veth peer name " + vb,
+          "ip link set " + va + " netns " + ns_a, "ip link set " + vb + " netns " + ns_b,
+          "ip -n " + ns_a + " addr add " + address_a + "/24 dev " + va,
+          "ip -n " + ns_b + " addr add " + address_b + "/24 dev " + vb,
+          "ip -n " + ns_a + " link set " + va + " up", "ip -n " + ns_b + " link set " + vb + " up",
+          "ip -n " + ns_a + " link set lo up", "ip -n " + ns_b + " link set lo up"}) {
+      const testing::CommandResult result = sh(command);
+      if (result.exit_code != 0) return "`" + command + "` failed: " + result.output;
+    }
+    return "";
+  }
+
+  std::string ns_a, ns_b, address_a, address_b;
+
+ private:
+  void remove() {
+    for (const std::string& ns : {ns_a, ns_b}) {
+      (void)sh("for p in $(ip netns pids " + ns +
+               " 2>/dev/null); do kill -9 $p; done; ip netns del " + ns + " 2>/dev/null");
+    }
+    (void)sh("ip link del " + stem_ + "va 2>/dev/null");
+    created_ = false;
+  }
+
+  std::string stem_;
+  bool created_ = false;
+};
+
+struct Launched {
+  pid_t pid = -1;
+  fs::path out, err;
+};
+
+/// Starts `ip netns exec NS ENV... PROGRAM ARGS...` with stdout and stderr in DIR/TAG.out/.err.
+Launched launch_in(const std::string& ns, const std::vector<std::string>& command,
+                   const fs::path& dir, const std::string& tag) {
+  Launched launched{-1, dir / (tag + ".out"), dir / (tag + ".err")};
+  std::vector<std::string> argv{"/usr/sbin/ip", "netns", "exec", ns};
+  if (::access(argv[0].c_str(), X_OK) != 0) argv[0] = "/sbin/ip";
+  argv.insert(argv.end(), command.begin(), command.end());
+  launched.pid = testing::spawn_with_output(argv, launched.out, launched.err);
+  return launched;
+}
+
+std::string digest_of(const fs::path& summary) {
+  const nlohmann::json json = nlohmann::json::parse(read_file(summary), nullptr, false);
+  if (json.is_discarded() || !json.contains("digest"))
+    return "(no summary at " + summary.string() + ")";
+  return json.at("digest").get<std::string>();
+}
+
+class TwoHostNamespaces : public ::testing::Test {
+ public:
+  void SetUp() override {
+    if (!TAGFLOW_HAS_TORCH)
+      GTEST_SKIP() << "the learner and inference processes need tagflow-torch";
+    const std::string why = namespaces_.create();
+    if (!why.empty()) GTEST_SKIP() << why;
+    dir_ = fs::path(::testing::TempDir()) /
+           ("tagflow_two_host_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    const testing::CommandResult keys =
+        sh(tagflow() + " keys generate " + path("keys") + " --config " + write("two.yaml", 1200));
+    ASSERT_EQ(keys.exit_code, 0) << keys.output;
+  }
+  void TearDown() override {
+    if (!dir_.empty() && !HasFailure()) fs::remove_all(dir_);
+  }
+
+  static std::string tagflow() { return testing::tagflow_binary(); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  /// configs/two-host.yaml with the namespaces' addresses (or `a`/`b` given), stopping after
+  /// `env_steps`, learning from 200 items on, keys in DIR/keys; `host_a` replaces host a's entry.
+  std::string two_host_yaml(long env_steps, const std::string& a = "", const std::string& b = "",
+                            const std::string& keys = "keys", const std::string& host_a = "") {
+    std::string text = read_file(fs::path(TAGFLOW_SOURCE_DIR) / "configs" / "two-host.yaml");
+    replace(text, "  a: {address: 192.168.1.10}",
+            host_a.empty() ? "  a: {address: " + (a.empty() ? namespaces_.address_a : a) + "}"
+                           : host_a);
+    replace(text, "192.168.1.11", b.empty() ? namespaces_.address_b : b);
+    replace(text, "  target_return: 475\n  seconds: 1800\n",
+            "  env_steps: " + std::to_string(env_steps) + "\n  seconds: 300\n");
+    replace(text, "min_size: 1000", "min_size: 200");
+    replace(text, "join_timeout: 120s", "join_timeout: 30s");
+    replace(text, "keys_dir: two-host-keys", "keys_dir: " + keys);
+    return text;
+  }
+  /// Writes two_host_yaml(env_steps) as DIR/NAME; returns its path.
+  std::string write(const std::string& name, long env_steps) {
+    std::ofstream(dir_ / name) << two_host_yaml(env_steps);
+    return path(name);
+  }
+
+  /// `tagflow up ARGS...` in namespace `ns`.
+  Launched up(const std::string& ns, const std::vector<std::string>& args, const std::string& tag,
+              const std::vector<std::string>& env = {}) {
+    std::vector<std::string> command;
+    if (!env.empty()) {
+      command.push_back("/usr/bin/env");
+      command.insert(command.end(), env.begin(), env.end());
+    }
+    command.push_back(tagflow());
+    command.push_back("up");
+    command.insert(command.end(), args.begin(), args.end());
+    return launch_in(ns, command, dir_, tag);
+  }
+
+  /// The digest of the same file (both hosts at 127.0.0.1) run on one host, computed once.
+  std::string one_host_digest() {
+    static std::string digest;
+    if (!digest.empty()) return digest;
+    std::ofstream(dir_ / "one.yaml") << two_host_yaml(1200, "127.0.0.1", "127.0.0.1");
+    const Launched one =
+        up(namespaces_.ns_a,
+           {path("one.yaml"), "--log-dir", path("one"), "--summary", path("one.json"), "--quiet"},
+           "one");
+    EXPECT_EQ(wait_exit(one.pid, 120s), 0) << read_file(one.err);
+    digest = digest_of(dir_ / "one.json");
+    EXPECT_EQ(digest.size(), 16U) << digest;
+    return digest;
+  }
+
+  NamespacePair namespaces_;
+  fs::path dir_;
+};
+
+TEST_F(TwoHostNamespaces, TheHeadHostPrintsTheWholeClustersSummaryWithTheOneHostDigest) {
+  const std::string file = path("two.yaml");
+  const Launched b = up(
+      namespaces_.ns_b,
+      {file, "--host", "b", "--log-dir", path("logs-b"), "--summary", path("two.json"), "--quiet"},
+      "b");
+  const Launched a =
+      up(namespaces_.ns_a, {file, "--host", "a", "--log-dir", path("logs-a"), "--quiet"}, "a");
+  ASSERT_EQ(wait_exit(a.pid, 120s), 0) << read_file(a.err);
+  ASSERT_EQ(wait_exit(b.pid, 120s), 0) << read_file(b.err);
+
+  const std::string digest = one_host_digest();
+  EXPECT_EQ(digest_of(dir_ / "two.json"), digest);
+  EXPECT_EQ(digest_of(dir_ / "logs-b" / "summary.json"), digest);
+  const nlohmann::json summary = nlohmann::json::parse(read_file(dir_ / "two.json"));
+  EXPECT_EQ(summary.at("env_steps"), 1200);
+  EXPECT_EQ(summary.at("stop_reason"), "env_steps");
+  const std::string out_b = read_file(b.out);
+  EXPECT_NE(out_b.find("stop env_steps: mean_return "), std::string::npos) << out_b;
+  EXPECT_NE(out_b.find("digest " + digest), std::string::npos) << out_b;
+  // The other host's results reached host b through the coordinator, and host a says where.
+  for (const std::string process : {"sampler-0", "sampler-1", "inference"}) {
+    EXPECT_TRUE(fs::exists(dir_ / "logs-b" / (process + ".json"))) << process;
+  }
+  const std::string err_a = read_file(a.err);
+  EXPECT_NE(err_a.find("by the launcher of host b (" + namespaces_.address_b +
+                       ") and written "
+                       "there to " +
+                       path("logs-b") + "/summary.json"),
+            std::string::npos)
+      << err_a;
+  EXPECT_NE(read_file(a.out).find("this host ran 3 of 5 processes"), std::string::npos);
+}
+
+/// Runs the long file on both hosts, kills `process` of host `victim` mid-run, and checks that
+/// the other host names it and both launchers exit 1 with no process left; prints and records
+/// how long after the kill each launcher exited.
+void kill_and_time(TwoHostNamespaces& test, const std::string& victim, const std::string& process,
+                   const std::string& where) {
+  const std::string file = test.write("long.yaml", 100000000);
+  std::map<std::string, Launched> launchers;
+  for (const std::string host : {"b", "a"}) {
+    launchers[host] =
+        test.up(host == "a" ? test.namespaces_.ns_a : test.namespaces_.ns_b,
+                {file, "--host", host, "--log-dir", test.path("logs-" + host), "--quiet"}, host);
+  }
+  const fs::path dir(test.path(""));
+  ASSERT_TRUE(eventually(
+      [&] {
+        return read_file(dir / "logs-b" / "coordinator.log").find("all federates joined") !=
+               std::string::npos;
+      },
+      60s))
+      << read_file(launchers["b"].err) << read_file(launchers["a"].err);
+  std::this_thread::sleep_for(1s);  // mid-run
+  const auto pids = recorded_pids(dir / ("logs-" + victim));
+  ASSERT_EQ(pids.count(process), 1U);
+  const auto killed = Clock::now();
+  ASSERT_EQ(::kill(pids.at(process), SIGKILL), 0);
+
+  // Both launchers, timed from the kill: whichever ends first is reaped first.
+  std::map<std::string, double> seconds;
+  std::map<std::string, int> codes;
+  while (seconds.size() < 2 && Clock::now() - killed < 30s) {
+    for (const auto& [host, launched] : launchers) {
+      int status = 0;
+      if (seconds.count(host) == 0 && ::waitpid(launched.pid, &status, WNOHANG) == launched.pid) {
+        seconds[host] = std::chrono::duration<double>(Clock::now() - killed).count();
+        codes[host] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+    }
+    std::this_thread::sleep_for(2ms);
+  }
+  for (const auto& [host, launched] : launchers) {
+    if (seconds.count(host) == 0) {
+      EXPECT_EQ(wait_exit(launched.pid, 1s), 0) << "the launcher of host " << host << " hung";
+    }
+  }
+  ASSERT_EQ(seconds.size(), 2U);
+  std::cout << process << " killed on host " << victim << "; launchers exit after: host a "
+            << seconds["a"] << " s, host b " << seconds["b"] << " s\n";
+  ::testing::Test::RecordProperty("host_a_exit_ms", static_cast<int>(seconds["a"] * 1000));
+  ::testing::Test::RecordProperty("host_b_exit_ms", static_cast<int>(seconds["b"] * 1000));
+  EXPECT_EQ(codes["a"], 1);
+  EXPECT_EQ(codes["b"], 1);
+  const std::string here = read_file(launchers[victim].err);
+  EXPECT_NE(here.find("tagflow up: node " + process + " failed (killed by signal 9)"),
+            std::string::npos)
+      << here;
+  const std::string other = read_file(launchers[victim == "a" ? "b" : "a"].err);
+  EXPECT_NE(other.find(where), std::string::npos) << other;
+  for (const std::string host : {"a", "b"}) {
+    for (const auto& [name, pid] : recorded_pids(dir / ("logs-" + host))) {
+      EXPECT_FALSE(alive(pid)) << name << " outlived the run";
+    }
+  }
+}
+
+TEST_F(TwoHostNamespaces, ASamplerKilledOnHostAIsNamedOnHostBAndEveryLauncherExits) {
+  kill_and_time(*this, "a", "sampler-0",
+                "tagflow up: the run failed on another host: federate 'sampler-0' failed: its "
+                "process sampler-0 on host a killed by signal 9 (Killed)\n");
+}
+
+TEST_F(TwoHostNamespaces, ALearnerKilledOnHostBIsNamedOnHostAAndEveryLauncherExits) {
+  // Host a has no coordinator: its federates were told who failed, and its launcher says so.
+  kill_and_time(*this, "b", "learner",
+                "tagflow up: the run failed on another host: federate 'learner' failed: its "
+                "process learner on host b killed by signal 9 (Killed)\n");
+}
+
+TEST_F(TwoHostNamespaces, AStrangerKeyIsRefused) {
+  // Host b's half waits for host a; a stranger on host a with key pairs of its own (and the
+  // coordinator's public key, so its handshake reaches the allow-list) tries to be sampler-0.
+  const std::string file = write("wait.yaml", 100000000);
+  ASSERT_EQ(sh(tagflow() + " keys generate " + path("stranger") + " --config " + path("two.yaml"))
+                .exit_code,
+            0);
+  fs::copy_file(dir_ / "keys" / "coordinator.pub", dir_ / "stranger" / "coordinator.pub",
+                fs::copy_options::overwrite_existing);
+  std::string stranger = two_host_yaml(100000000, "", "", "stranger");
+  replace(stranger, "join_timeout: 30s", "join_timeout: 1s");
+  std::ofstream(dir_ / "stranger.yaml") << stranger;
+
+  const Launched b =
+      up(namespaces_.ns_b, {file, "--host", "b", "--log-dir", path("logs-b"), "--quiet"}, "b");
+  ASSERT_TRUE(eventually(
+      [&] {
+        return read_file(dir_ / "logs-b" / "coordinator.log").find("listening on") !=
+               std::string::npos;
+      },
+      30s));
+  const Launched node = launch_in(
+      namespaces_.ns_a,
+      {tagflow(), "node", "--config", path("stranger.yaml"), "--name", "sampler-0", "--quiet"},
+      dir_, "stranger");
+  EXPECT_NE(wait_exit(node.pid, 60s), 0);
+  const std::string said = read_file(node.out) + read_file(node.err);
+  EXPECT_NE(said.find("CURVE keys"), std::string::npos) << said;
+  const std::string log = read_file(dir_ / "logs-b" / "coordinator.log");
+  EXPECT_NE(log.find("refused connection from " + namespaces_.address_a), std::string::npos) << log;
+  EXPECT_EQ(log.find("'sampler-0' joined"), std::string::npos) << log;
+  ::kill(b.pid, SIGTERM);
+  EXPECT_EQ(wait_exit(b.pid, 30s), 130) << read_file(b.err);
+}
+
+/// An sshd inside a namespace, with a host key, a user key and a client config of its own.
+class SshFixture {
+ public:
+  /// Returns "" or why sshd cannot run here.
+  std::string start(const fs::path& dir, const std::string& ns, const std::string& address) {
+    if (::access("/usr/sbin/sshd", X_OK) != 0 || sh("command -v ssh-keygen").exit_code != 0 ||
+        sh("command -v ssh").exit_code != 0) {
+      return "no OpenSSH server or client (scripts/setup installs openssh-server and "
+             "openssh-client)";
+    }
+    dir_ = dir / "ssh";
+    fs::create_directories(dir_);
+    fs::create_directories(dir / "bin");
+    for (const std::string key : {"host_key", "user_key"}) {
+      const testing::CommandResult made =
+          sh("ssh-keygen -q -t ed25519 -N '' -f " + (dir_ / key).string());
+      if (made.exit_code != 0) return "ssh-keygen failed: " + made.output;
+    }
+    fs::copy_file(dir_ / "user_key.pub", dir_ / "authorized_keys");
+    std::ofstream(dir_ / "sshd_config")
+        << "Port 2222\nListenAddress " << address << "\nHostKey " << (dir_ / "host_key").string()
+        << "\nAuthorizedKeysFile " << (dir_ / "authorized_keys").string() << "\nPidFile "
+        << (dir_ / "sshd.pid").string()
+        << "\nStrictModes no\nUsePAM no\nPermitRootLogin prohibit-password\n"
+           "PasswordAuthentication no\nKbdInteractiveAuthentication no\nLogLevel ERROR\n";
+    std::ofstream(dir_ / "ssh_config")
+        << "Host *\n  IdentityFile " << (dir_ / "user_key").string()
+        << "\n  IdentitiesOnly yes\n  UserKnownHostsFile " << (dir_ / "known_hosts").string()
+        << "\n  GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking yes\n  LogLevel ERROR\n";
+    std::ofstream(dir_ / "known_hosts")
+        << "[" << address << "]:2222 " << read_file(dir_ / "host_key.pub");
+    // The client on PATH for the launcher: OpenSSH with this config instead of ~/.ssh/config.
+    const fs::path wrapper = dir / "bin" / "ssh";
+    std::ofstream(wrapper) << "#!/bin/sh\nexec /usr/bin/ssh -F " << (dir_ / "ssh_config").string()
+                           << " \"$@\"\n";
+    fs::permissions(wrapper, fs::perms::owner_all);
+    fs::create_directories("/run/sshd");  // sshd's privilege separation directory
+    sshd_ = launch_in(ns, {"/usr/sbin/sshd", "-D", "-e", "-f", (dir_ / "sshd_config").string()},
+                      dir, "sshd");
+    const bool up = eventually(
+        [&] {
+          return sh("ip netns exec " + ns + " " + (dir / "bin" / "ssh").string() +
+                    " -o BatchMode=yes -p 2222 root@" + address + " true")
+                     .exit_code == 0;
+        },
+        10s);
+    return up ? "" : "sshd did not start: " + read_file(sshd_.err);
+  }
+  ~SshFixture() {
+    if (sshd_.pid > 0) {
+      ::kill(sshd_.pid, SIGTERM);
+      wait_exit(sshd_.pid, 5s);
+    }
+  }
+
+ private:
+  fs::path dir_;
+  Launched sshd_;
+};
+
+class TwoHostOverSsh : public TwoHostNamespaces {
+ protected:
+  /// The two-host file whose host a is started from host b over ssh.
+  std::string ssh_file(const std::string& name, long env_steps) {
+    const std::string host_a = "  a: {address: " + namespaces_.address_a + ", ssh: \"ssh://root@" +
+                               namespaces_.address_a + ":2222\", tagflow: " + tagflow() +
+                               ", workdir: " + dir_.string() + "}";
+    std::ofstream(dir_ / name) << two_host_yaml(env_steps, "", "", "keys", host_a);
+    return name;  // relative: host a resolves it in its workdir, host b in the test's cwd
+  }
+  /// `tagflow up FILE` on host b, with the test's ssh client first on PATH.
+  Launched head(const std::vector<std::string>& args, const std::string& tag) {
+    const char* path = std::getenv("PATH");
+    return up(
+        namespaces_.ns_b, args, tag,
+        {"PATH=" + (dir_ / "bin").string() + ":" + (path == nullptr ? "/usr/bin:/bin" : path)});
+  }
+  SshFixture ssh_;
+};
+
+TEST_F(TwoHostOverSsh, TheHeadHostStartsTheOtherOverSshAndPrintsTheOneHostDigest) {
+  const std::string why = ssh_.start(dir_, namespaces_.ns_a, namespaces_.address_a);
+  if (!why.empty()) GTEST_SKIP() << why;
+  const std::string file = path(ssh_file("ssh.yaml", 1200));
+  const Launched b =
+      head({file, "--log-dir", path("head"), "--summary", path("ssh.json"), "--quiet"}, "head");
+  ASSERT_EQ(wait_exit(b.pid, 120s), 0)
+      << read_file(b.err) << read_file(dir_ / "head" / "host-a.log");
+  const std::string err = read_file(b.err);
+  EXPECT_NE(err.find("host b: coordinator, replay, learner; host a over ssh (ssh://root@" +
+                     namespaces_.address_a + ":2222)"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(digest_of(dir_ / "ssh.json"), one_host_digest());
+  // Host a's half ran from its workdir, with its own log directory, and said where the summary is.
+  EXPECT_TRUE(fs::exists(dir_ / "head-a" / "sampler-0.json"));
+  const std::string far = read_file(dir_ / "head" / "host-a.log");
+  EXPECT_NE(far.find("written there to " + path("head") + "/summary.json"), std::string::npos)
+      << far;
+}
+
+TEST_F(TwoHostOverSsh, CtrlCOnTheHeadStopsTheOtherHostsHalfToo) {
+  const std::string why = ssh_.start(dir_, namespaces_.ns_a, namespaces_.address_a);
+  if (!why.empty()) GTEST_SKIP() << why;
+  const std::string file = path(ssh_file("long.yaml", 100000000));
+  const Launched b = head({file, "--log-dir", path("head"), "--quiet"}, "head");
+  ASSERT_TRUE(eventually(
+      [&] {
+        return read_file(dir_ / "head" / "coordinator.log").find("all federates joined") !=
+               std::string::npos;
+      },
+      60s))
+      << read_file(b.err) << read_file(dir_ / "head" / "host-a.log");
+  const auto far = recorded_pids(dir_ / "head-a");
+  ASSERT_EQ(far.size(), 3U);  // sampler-0, sampler-1, inference
+  ::kill(b.pid, SIGINT);
+  EXPECT_EQ(wait_exit(b.pid, 30s), 130) << read_file(b.err);
+  for (const auto& [name, pid] : far) {
+    EXPECT_TRUE(eventually([pid = pid] { return !alive(pid); }, 10s))
+        << name << " on host a outlived the head";
+  }
+}
+
+}  // namespace
+}  // namespace tagflow::cli
