@@ -65,6 +65,27 @@ def main():
         assert example.returncode == 0, f"the example failed ({example.returncode})"
         assert re.search(r"episode 1: \d+ steps", example.stdout), "no second episode"
         assert re.search(r"actions/s .*p50 [\d.]+ ms, p99 [\d.]+ ms", example.stdout)
+        # The Python client's refusals, from the same live gateways.
+        sys.path.insert(0, os.path.join(source, "clients", "python"))
+        import numpy as np
+        from tagflow_client import Client, GatewayError
+        client = Client([f"tcp://127.0.0.1:{base + 8}"], timeout=10)
+        agents = client.connect()
+        assert sorted(agents) == [0, 1, 2, 3, 4], agents
+        try:
+            client.act({7: np.zeros(1350, np.float32)})
+            raise AssertionError("agent 7 is not served by inference-0")
+        except GatewayError as e:
+            assert e.code == "not_served", e
+        gateway = client.gateways[0]
+        for fields, code in (({"obs": {0: np.zeros(3, np.float32).tobytes()}}, "width"),
+                             ({"obs": {0: [float("nan")] * 1350}}, "nan"),
+                             ({"obs": {99: [0.0] * 1350}}, "unknown_agent")):
+            reply = gateway.receive(gateway.send("act", **fields))
+            assert reply["error"] == code, (code, reply)
+        health = client.health()[f"tcp://127.0.0.1:{base + 8}"]
+        assert health["ready"] and set(health["policies"]) == {f"car_{i}" for i in range(5)}
+        client.close()
         for replica in (0, 1):
             url = f"http://127.0.0.1:{base + 6 + replica}"
             for probe in ("live", "ready"):
