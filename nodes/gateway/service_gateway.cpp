@@ -73,6 +73,7 @@ struct ServiceGateway::Impl {
   RequestShape shape;
   std::vector<PolicySeries> series;  // by policy index
   std::deque<Pending> queue;
+  std::size_t queued_bytes = 0;                              // observation bytes in `queue`
   std::unordered_map<std::string, std::uint32_t> in_flight;  // client → queued requests
   std::set<std::string> logged;                              // client + reason, logged once
   std::map<std::uint64_t, Episode> episodes;
@@ -318,7 +319,9 @@ void ServiceGateway::run() {
     }
     const auto found = s.in_flight.find(client);
     const std::uint32_t queued = found == s.in_flight.end() ? 0 : found->second;
-    if (queued >= s.config.max_in_flight || s.queue.size() >= s.config.max_queue) {
+    const std::size_t bytes = request.observations.size() * sizeof(float);
+    if (queued >= s.config.max_in_flight || s.queue.size() >= s.config.max_queue ||
+        (!s.queue.empty() && s.queued_bytes + bytes > s.config.max_queue_bytes)) {
       fail("busy", queued >= s.config.max_in_flight
                        ? "this client has max_in_flight requests queued"
                        : "the gateway's queue is full");
@@ -357,6 +360,7 @@ void ServiceGateway::run() {
       if (auto* g = s.series[static_cast<std::size_t>(policy)].in_flight)
         g->Increment(static_cast<double>(rows));
     }
+    s.queued_bytes += p.rows.observations.size() * sizeof(float);
     s.queue.push_back(std::move(p));
     if (s.queue.size() > peak_queued_.load(std::memory_order_relaxed)) {
       peak_queued_.store(s.queue.size(), std::memory_order_relaxed);
@@ -388,6 +392,7 @@ void ServiceGateway::run() {
       }
       if (!fits && !batch.empty()) break;
       for (const auto& [policy, n] : next.policy_rows) rows[policy] += n;
+      s.queued_bytes -= s.queue.front().rows.observations.size() * sizeof(float);
       batch.push_back(std::move(s.queue.front()));
       s.queue.pop_front();
     }

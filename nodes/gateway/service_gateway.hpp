@@ -12,7 +12,8 @@
 //   4. when the queue is due — max_wait is 0, or the oldest request waited max_wait, or a policy
 //      has max_batch rows queued — take requests in arrival order while every policy's rows stay
 //      within max_batch, serve them in one backend call and send each reply.
-// Bounds: max_in_flight queued requests per client, max_queue in all (beyond: `busy`), frames of
+// Bounds: max_in_flight queued requests per client, max_queue requests and max_queue_bytes of
+// observations in all (beyond: `busy`), frames of
 // at most max_message bytes (ZMQ_MAXMSGSIZE), max_reply_queue replies per connection (beyond: the
 // reply is dropped, reason slow_reader). A refused request is counted per policy and reason
 // (tagflow_gateway_errors_total when metrics are given) and logged once per client and reason.
@@ -57,6 +58,7 @@ struct GatewayConfig {
   std::chrono::nanoseconds max_wait{0};        // how long a request may wait to fill a batch
   std::uint32_t max_in_flight = 8;             // queued requests per client
   std::size_t max_queue = 1024;                // queued requests over all clients
+  std::size_t max_queue_bytes = 256 << 20;     // observation bytes queued over all clients
   std::int64_t max_message = 16 << 20;         // bytes per frame
   int max_reply_queue = 1000;                  // replies queued per connection (ZMQ_SNDHWM)
   std::string curve_secret_key;                // Z85; empty: no CURVE

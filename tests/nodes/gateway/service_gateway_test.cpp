@@ -154,6 +154,15 @@ TEST(ServiceGatewayTest, BeyondTheInFlightCapAClientIsToldBusy) {
   EXPECT_EQ(gateway->busy_replies(), 5U);
 }
 
+TEST(ServiceGatewayTest, BeyondTheQueuesByteBudgetClientsAreToldBusy) {
+  GatewayConfig config;
+  config.max_in_flight = 100;
+  config.max_queue_bytes = 2 * 3 * sizeof(float);  // two one-agent requests
+  config.max_wait = std::chrono::hours(1);         // nothing is due: they stay queued
+  const auto gateway = start(config);
+  EXPECT_EQ(pipeline(gateway->endpoint(), 6, 4), std::vector<std::string>(4, "busy"));
+}
+
 TEST(ServiceGatewayTest, MaxWaitZeroServesALoneRequestAtOnceAndMaxBatchBoundsAPass) {
   GatewayConfig config;
   config.max_batch = 2;
