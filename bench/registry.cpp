@@ -26,6 +26,10 @@ const std::vector<BenchEntry>& benchmarks() {
        "MARL inference, TrafficJunction10-v1 (ten 1350-64-2 policies): plain loop, reactor in one "
        "process and with inference in two processes; seconds and p50/p99 per joint step",
        nullptr, true},
+      {"serve",
+       "Inference service for outside programs (ten 1350-64-2 policies): agent-actions/s and "
+       "p50/p99 act latency at 1, 4, 16 clients vs a raw ZeroMQ round trip of the same bytes",
+       nullptr, true},
       {"reactors", "Reactor runtime vs CAF 0.17 actors: ping-pong, broadcast + gather (int, 10 MB)",
        run_reactors_bench, false},
       {"replay", "Prioritized replay: K-ary vs binary sum tree (insert, sample, update), table",

@@ -16,7 +16,9 @@ namespace {
 const std::map<std::string, std::function<bench::BenchReport(const bench::BenchOptions&)>>&
 torch_benchmarks() {
   static const std::map<std::string, std::function<bench::BenchReport(const bench::BenchOptions&)>>
-      entries = {{"learner", bench::run_learner_bench}, {"marl", bench::run_marl_bench}};
+      entries = {{"learner", bench::run_learner_bench},
+                 {"marl", bench::run_marl_bench},
+                 {"serve", bench::run_serve_bench}};
   return entries;
 }
 

@@ -6,6 +6,11 @@ ReplicaMetrics::ReplicaMetrics(const cluster::ClusterConfig& config, const Repli
                                bool serve, const std::function<void(const std::string&)>& log)
     : process_({replica.name, cluster::to_string(replica.kind), cluster::to_string(config.mode)}),
       node_(process_, replica.kind) {
+  // An inference service gateway (reactor mode) is ready once its policies are loaded: it says so.
+  if (config.mode == cluster::Mode::reactor && replica.kind == cluster::NodeKind::inference &&
+      replica.params.has("gateway_port") && !replica.policies.empty()) {
+    process_.set_ready(false);
+  }
   if (!serve || replica.group->metrics_port == 0) return;
   const auto port = static_cast<std::uint16_t>(replica.group->metrics_port + replica.index);
   try {

@@ -1,5 +1,9 @@
 #include "hosts/torch_replica_config.hpp"
 
+#include <sstream>
+
+#include "transport/curve_keys.hpp"
+
 namespace tagflow::hosts {
 
 nodes::LearnerConfig learner_config(const ReplicaConfig& replica) {
@@ -13,13 +17,53 @@ nodes::InferenceConfig inference_config(const ReplicaConfig& replica) {
 }
 
 nodes::PolicyBankConfig policy_bank_config(const ReplicaConfig& replica) {
-  replica.params.check_known({"max_batch", "max_wait"});
+  replica.params.check_known({"max_batch", "max_wait", "gateway_port", "gateway_bind",
+                              "max_in_flight", "max_queue", "gateway_keys", "gateway_clients"});
   (void)replica.params.get_int("max_batch", 64, 1);
   (void)replica.params.get_duration("max_wait", std::chrono::nanoseconds(0));
   nodes::PolicyBankConfig c;
   c.agents = replica.agents;
   c.hosted = replica.policies;
   c.seed = replica.network_seed;
+  return c;
+}
+
+std::optional<gateway::GatewayConfig> gateway_config(const ReplicaConfig& replica) {
+  const nodes::NodeParams& params = replica.params;
+  if (!params.has("gateway_port") || replica.policies.empty()) return std::nullopt;
+  gateway::GatewayConfig c;
+  const std::int64_t port = params.get_int("gateway_port", 0, 1);
+  if (port + replica.index > 65535) {
+    params.fail("gateway_port", std::to_string(port) + " + the replica index is above 65535");
+  }
+  c.endpoint = "tcp://" + params.get_string("gateway_bind", "127.0.0.1") + ":" +
+               std::to_string(port + replica.index);
+  c.max_batch = static_cast<std::uint32_t>(params.get_int("max_batch", 64, 1));
+  c.max_wait = params.get_duration("max_wait", std::chrono::nanoseconds(0));
+  c.max_in_flight = static_cast<std::uint32_t>(params.get_int("max_in_flight", 8, 1));
+  c.max_queue = static_cast<std::size_t>(params.get_int("max_queue", 1024, 1));
+  const std::string keys = params.get_string("gateway_keys", "");
+  const std::string clients = params.get_string("gateway_clients", "");
+  if (keys.empty() != clients.empty()) {
+    params.fail(keys.empty() ? "gateway_clients" : "gateway_keys",
+                "gateway_keys (a key directory) and gateway_clients (the names of the client "
+                "keys it admits) go together");
+  }
+  if (!keys.empty()) {
+    try {
+      c.curve_secret_key = transport::read_key_pair(keys, "gateway").secret_key;
+      std::stringstream names(clients);
+      for (std::string name; std::getline(names, name, ',');) {
+        name.erase(0, name.find_first_not_of(' '));
+        name.erase(name.find_last_not_of(' ') + 1);
+        if (!name.empty()) {
+          c.allowed_client_keys.insert(transport::read_key_pair(keys, name, true).public_key);
+        }
+      }
+    } catch (const std::exception& e) {
+      params.fail("gateway_keys", e.what());
+    }
+  }
   return c;
 }
 

@@ -6,7 +6,10 @@
 // not load or does not fit the env). Pure functions; thread-safe.
 #pragma once
 
+#include <optional>
+
 #include "hosts/replica_config.hpp"
+#include "nodes/gateway/service_gateway.hpp"
 #include "nodes/inference/inference_server.hpp"
 #include "nodes/inference/policy_bank.hpp"
 #include "nodes/learner/learner_server.hpp"
@@ -22,5 +25,13 @@ namespace tagflow::hosts {
 /// The policy bank of inference replica `replica` in a multi-agent cluster (replica.policies
 /// non-empty): its policies, with max_batch and max_wait checked like a single-policy server's.
 [[nodiscard]] nodes::PolicyBankConfig policy_bank_config(const ReplicaConfig& replica);
+
+/// The inference service gateway of inference replica `replica` (nodes/gateway/PROTOCOL.md):
+/// nullopt unless the group has `gateway_port` and the replica hosts policies. Replica i listens
+/// on gateway_bind (127.0.0.1 by default) : gateway_port + i; max_batch, max_wait, max_in_flight
+/// and max_queue are its limits. With `gateway_keys: DIR` and `gateway_clients: "a,b"` it is a
+/// CURVE server with DIR/gateway.key that admits only the public keys DIR/a.pub, DIR/b.pub (pairs
+/// from `tagflow keys generate DIR --name gateway --name a --name b`).
+[[nodiscard]] std::optional<gateway::GatewayConfig> gateway_config(const ReplicaConfig& replica);
 
 }  // namespace tagflow::hosts

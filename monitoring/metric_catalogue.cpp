@@ -44,6 +44,11 @@ MetricSpec histogram(Metric id, std::string name, std::string help, std::string 
           {}, std::move(buckets), std::move(exporters)};
 }
 
+MetricSpec labelled(MetricSpec spec, std::vector<std::string> labels) {
+  spec.labels = std::move(labels);
+  return spec;
+}
+
 MetricSpec collected(MetricSpec spec) {
   spec.source = MetricSource::process_collector;
   return spec;
@@ -117,6 +122,34 @@ std::vector<MetricSpec> make_catalogue() {
       histogram(Metric::inference_request_duration, "tagflow_inference_request_duration_seconds",
                 "Time from a request's arrival to its reply being sent.", "seconds",
                 latency_buckets(), {kInference}),
+      counter(Metric::gateway_requests, "tagflow_gateway_requests_total",
+              "Inference service: agent observations answered for outside clients, per policy.", "",
+              {"policy"}, {kInference}),
+      counter(Metric::gateway_errors, "tagflow_gateway_errors_total",
+              "Inference service: requests refused, by policy (\"none\" when not tied to one) "
+              "and reason (the protocol's error code, or slow_reader for a dropped reply).",
+              "", {"policy", "reason"}, {kInference}),
+      labelled(histogram(Metric::gateway_queue_duration, "tagflow_gateway_queue_seconds",
+                         "Inference service: time from a request's arrival to its forward pass.",
+                         "seconds", latency_buckets(), {kInference}),
+               {"policy"}),
+      labelled(histogram(Metric::gateway_compute_duration, "tagflow_gateway_compute_seconds",
+                         "Inference service: wall time of one forward pass of a batch.", "seconds",
+                         latency_buckets(), {kInference}),
+               {"policy"}),
+      labelled(
+          histogram(Metric::gateway_request_duration, "tagflow_gateway_request_duration_seconds",
+                    "Inference service: time from a request's arrival to its reply being "
+                    "sent (end to end inside the gateway).",
+                    "seconds", latency_buckets(), {kInference}),
+          {"policy"}),
+      labelled(histogram(Metric::gateway_batch_size, "tagflow_gateway_batch_size",
+                         "Inference service: observations of one policy per forward pass.", "",
+                         batch_size_buckets(), {kInference}),
+               {"policy"}),
+      gauge(Metric::gateway_in_flight, "tagflow_gateway_in_flight",
+            "Inference service: observations of a policy queued or being computed.", "", {"policy"},
+            {kInference}),
       gauge(Metric::actor_members, "tagflow_actor_members",
             "Actor mode: 1 for each sampler linked to this node (label peer: its replica name), "
             "0 once it left or died. Samplers that joined a running cluster show up here.",

@@ -124,7 +124,10 @@ std::string response(const char* status, const char* content_type, const std::st
 
 MetricsEndpoint::MetricsEndpoint(const ProcessMetrics& metrics, const std::string& bind_address,
                                  std::uint16_t port, EndpointLimits limits)
-    : limits_(limits), bind_address_(bind_address), collectables_(metrics.collectables()) {
+    : limits_(limits),
+      bind_address_(bind_address),
+      collectables_(metrics.collectables()),
+      ready_(metrics.readiness()) {
   limits_.max_connections = std::max<std::size_t>(limits_.max_connections, 1);
   listen_fd_ = listen_on(bind_address, port);
   port_ = bound_port(listen_fd_);
@@ -233,6 +236,12 @@ std::string MetricsEndpoint::reply_to(const std::string& request) const {
   const bool with_body = method == "GET";
   if (path == "/metrics") {
     return response("200 OK", "text/plain; version=0.0.4; charset=utf-8", page(), with_body);
+  }
+  if (path == "/health/live") return response("200 OK", "text/plain", "live\n", with_body);
+  if (path == "/health/ready") {
+    return ready_->load(std::memory_order_acquire)
+               ? response("200 OK", "text/plain", "ready\n", with_body)
+               : response("503 Service Unavailable", "text/plain", "not ready\n", with_body);
   }
   if (path == "/")
     return response("200 OK", "text/plain", "tagflow metrics: /metrics\n", with_body);

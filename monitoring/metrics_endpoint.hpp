@@ -2,14 +2,16 @@
 // on /metrics in the Prometheus text exposition format (version 0.0.4).
 //
 // A small HTTP/1.1 server of its own on one thread: it answers `GET /metrics` (and `GET /`, a
-// pointer to it) with `Connection: close`. One poll() loop over non-blocking sockets serves up to
-// `max_connections` connections at once; each has a whole-request deadline (from accept to the
-// last byte of the answer, 2 s by default) and an 8 KiB request cap, so idle, trickling or
-// garbage-sending clients cannot hold it or delay a scrape. When every slot is taken, a new
-// connection takes the slot of the oldest one that has not sent a whole request yet (a scrape
-// sends its request at once; one that is being answered keeps its slot). prometheus-cpp's
-// Exposer (civetweb) is not used: it refuses to start in processes that link Debian's LibTorch
-// (learner and inference), and it blocks about 2 s on shutdown after a scrape.
+// pointer to it) with `Connection: close`, and the health probes `GET /health/live` (200 while the
+// process serves) and `GET /health/ready` (200 when ProcessMetrics::ready(), 503 before). One
+// poll() loop over non-blocking sockets serves up to `max_connections` connections at once; each
+// has a whole-request deadline (from accept to the last byte of the answer, 2 s by default) and an
+// 8 KiB request cap, so idle, trickling or garbage-sending clients cannot hold it or delay a
+// scrape. When every slot is taken, a new connection takes the slot of the oldest one that has not
+// sent a whole request yet (a scrape sends its request at once; one that is being answered keeps
+// its slot). prometheus-cpp's Exposer (civetweb) is not used: it refuses to start in processes that
+// link Debian's LibTorch (learner and inference), and it blocks about 2 s on shutdown after a
+// scrape.
 //
 // Create one per ProcessMetrics, with the address and port of this process from the cluster file
 // (monitoring.bind, metrics_port + replica index; see scrape_targets.hpp). Port 0 lets the kernel
@@ -22,6 +24,7 @@
 // Thread-safety: const methods may be called from any thread. Not copyable or movable.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -74,6 +77,7 @@ class MetricsEndpoint {
   std::string bind_address_;
   std::uint16_t port_ = 0;
   std::vector<std::weak_ptr<prometheus::Collectable>> collectables_;
+  std::shared_ptr<const std::atomic<bool>> ready_;
   int listen_fd_ = -1;
   int wake_fd_ = -1;  // eventfd: the destructor asks the server thread to end
   std::thread thread_;

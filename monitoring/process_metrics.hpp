@@ -20,6 +20,7 @@
 // mutex; updates are atomics). Not copyable or movable.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -65,12 +66,20 @@ class ProcessMetrics {
   /// collect() in the Prometheus text exposition format (what /metrics returns).
   std::string text() const;
 
+  /// Readiness, as the endpoint's /health/ready reports it: true from construction unless a part
+  /// of the process that loads something first (an inference gateway) sets it false until done.
+  void set_ready(bool ready) { ready_->store(ready, std::memory_order_release); }
+  [[nodiscard]] bool ready() const { return ready_->load(std::memory_order_acquire); }
+  /// The flag itself, shared with the endpoint (which may outlive this object).
+  [[nodiscard]] std::shared_ptr<const std::atomic<bool>> readiness() const { return ready_; }
+
  private:
   const MetricSpec& checked(Metric metric, MetricType type, const Labels& labels) const;
 
   ProcessIdentity identity_;
   std::shared_ptr<prometheus::Registry> registry_;
   std::shared_ptr<ProcessCollector> process_collector_;
+  std::shared_ptr<std::atomic<bool>> ready_ = std::make_shared<std::atomic<bool>>(true);
   // Indexed by Metric; null where this kind does not export the family. Written only in the
   // constructor, so reading them needs no lock.
   std::vector<prometheus::Family<prometheus::Counter>*> counters_;

@@ -31,10 +31,12 @@ const std::map<std::string, std::set<std::string>>& allowed() {
        {"common", "rl", "reactors", "transport", "monitoring", "coordinator", "actors", "nodes"}},
       {"bench",
        {"common", "rl", "reactors", "transport", "monitoring", "coordinator", "actors", "nodes",
-        "hosts"}},
+        "hosts", "clients"}},
       {"cli",
        {"common", "rl", "reactors", "transport", "monitoring", "coordinator", "actors", "nodes",
         "hosts", "bench", "tagflow"}},
+      // Clients of outside programs use the documented protocols only, no tagflow code.
+      {"clients", {}},
   };
   return rules;
 }

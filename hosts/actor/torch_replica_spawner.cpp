@@ -1,5 +1,6 @@
 #include "hosts/actor/torch_replica_spawner.hpp"
 
+#include <iostream>
 #include <memory>
 
 #include "hosts/torch_replica_config.hpp"
@@ -25,6 +26,10 @@ TorchReplicaSpawner torch_replica_spawner() {
           nodes::spawn_learner_actor(system, learner_config(r), options));
     }
     if (!r.policies.empty()) {
+      if (r.params.has("gateway_port")) {  // said, not silently ignored
+        std::cerr << r.name << ": gateway_port is ignored in actor mode: the inference service "
+                  << "runs in reactor mode only (nodes/gateway/PROTOCOL.md)\n";
+      }
       // Each learner trains one policy: its weights load into that policy's slot.
       const nodes::PolicyBankActorOptions options{r.name, r.learner_policies, s.report, s.metrics};
       return caf::actor_cast<caf::actor>(

@@ -1,8 +1,11 @@
 #include "hosts/reactor/torch_replicas.hpp"
 
+#include <iostream>
+#include <map>
 #include <stdexcept>
 
 #include "hosts/torch_replica_config.hpp"
+#include "nodes/gateway/policy_bank_backend.hpp"
 #include "nodes/inference/inference_reactor.hpp"
 #include "nodes/inference/policy_bank_reactor.hpp"
 #include "nodes/learner/learner_reactor.hpp"
@@ -106,6 +109,8 @@ class InferenceBinding : public ReplicaBinding {
     if (port == "weights") return reactor_->weights[ch];
     no_port(reactor_->name(), port);
   }
+  /// The inference service gateway beside the reactor: it lives as long as the binding.
+  void attach(std::unique_ptr<gateway::ServiceGateway> gateway) { gateway_ = std::move(gateway); }
   ReplicaProgress progress() const override {
     ReplicaProgress p;
     p.weights_version = reactor_->weights_version.load(std::memory_order_relaxed);
@@ -125,7 +130,40 @@ class InferenceBinding : public ReplicaBinding {
 
  private:
   Reactor* reactor_ = nullptr;
+  std::unique_ptr<gateway::ServiceGateway> gateway_;
 };
+
+/// The gateway of a policy-bank replica, with its own bank of the replica's policies; `reactor`
+/// hands it every weights value it loads. Readiness (ProcessMetrics::ready) turns true once it
+/// serves. A gateway that cannot bind its port is reported and the replica runs without it (not
+/// ready), as a metrics endpoint that cannot start: the cluster's own run does not depend on it.
+std::unique_ptr<gateway::ServiceGateway> make_gateway(const ReplicaSetup& s,
+                                                      const gateway::GatewayConfig& config,
+                                                      const nodes::PolicyBankConfig& bank,
+                                                      nodes::PolicyBankReactor& reactor) {
+  std::map<std::string, std::vector<int>> servers;  // the replicas of this group
+  const std::string prefix = s.config.group->name + "-";
+  for (const auto& [name, policies] : s.config.replica_policies) {
+    if (name.rfind(prefix, 0) == 0) servers[name] = policies;
+  }
+  auto backend = std::make_unique<gateway::PolicyBankBackend>(s.config.name, bank, servers);
+  std::unique_ptr<gateway::ServiceGateway> gateway;
+  try {
+    gateway = std::make_unique<gateway::ServiceGateway>(
+        config, std::move(backend), s.metrics != nullptr ? &s.metrics->process_metrics() : nullptr,
+        [](const std::string& line) { std::cerr << line << "\n"; });
+  } catch (const std::runtime_error& e) {
+    std::cerr << e.what() << " (no inference service; /health/ready stays 503)\n";
+    return nullptr;
+  }
+  gateway::ServiceGateway* g = gateway.get();
+  reactor.set_weights_listener(
+      [g](int policy, const nodes::WeightsMessage& weights) { g->offer_weights(policy, weights); });
+  std::cerr << s.config.name << ": inference service on " << g->endpoint()
+            << " (nodes/gateway/PROTOCOL.md)\n";
+  if (s.metrics != nullptr) s.metrics->process_metrics().set_ready(true);
+  return gateway;
+}
 
 std::unique_ptr<ReplicaBinding> make_inference(const ReplicaSetup& s, reactors::Environment& env) {
   const std::string& name = s.config.name;
@@ -143,8 +181,13 @@ std::unique_ptr<ReplicaBinding> make_inference(const ReplicaSetup& s, reactors::
   for (const std::vector<int>& carried : s.links->input_policies(name, "weights")) {
     widths.weight_policies.push_back(carried.at(0));  // a learner trains one policy
   }
-  auto& reactor = env.add<nodes::PolicyBankReactor>(name, policy_bank_config(s.config), widths);
-  return std::make_unique<InferenceBinding<nodes::PolicyBankReactor>>(reactor, s.metrics);
+  const nodes::PolicyBankConfig bank = policy_bank_config(s.config);
+  auto& reactor = env.add<nodes::PolicyBankReactor>(name, bank, widths);
+  auto binding = std::make_unique<InferenceBinding<nodes::PolicyBankReactor>>(reactor, s.metrics);
+  if (const std::optional<gateway::GatewayConfig> config = gateway_config(s.config)) {
+    binding->attach(make_gateway(s, *config, bank, reactor));
+  }
+  return binding;
 }
 
 }  // namespace

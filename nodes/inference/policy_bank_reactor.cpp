@@ -31,8 +31,9 @@ PolicyBankReactor::PolicyBankReactor(std::string name, reactors::Environment& en
   if (!weight_policies_.empty()) {
     reaction("load_weights").triggers(weights).body([this] {
       for (std::size_t c = 0; c < weights.size(); ++c) {
-        if (weights[c].is_present())
-          bank_.on_weights(weight_policies_[c], weights[c].get()->value());
+        if (!weights[c].is_present()) continue;
+        bank_.on_weights(weight_policies_[c], weights[c].get()->value());
+        if (weights_listener_) weights_listener_(weight_policies_[c], weights[c].get()->value());
       }
       std::uint64_t lowest = UINT64_MAX;
       for (const int policy : weight_policies_) lowest = std::min(lowest, bank_.version(policy));

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <vector>
 
 #include "nodes/channel_digest.hpp"
@@ -42,6 +43,11 @@ class PolicyBankReactor : public reactors::Reactor {
   [[nodiscard]] const PolicyBank& bank() const { return bank_; }
   [[nodiscard]] const ChannelDigests& actions_digest() const { return actions_digest_; }
   void set_metrics(NodeMetrics* metrics) { metrics_ = metrics; }
+  /// Called with every weights value the reaction loads (policy, weights), after the bank loaded
+  /// it: how an inference service gateway beside the reactor gets the same weights.
+  void set_weights_listener(std::function<void(int, const WeightsMessage&)> listener) {
+    weights_listener_ = std::move(listener);
+  }
   std::atomic<std::int64_t> rows_served{0};
   std::atomic<std::uint64_t> weights_version{0};  // the lowest version over its policies
   std::atomic<std::int64_t> dropped_requests{0};
@@ -55,6 +61,7 @@ class PolicyBankReactor : public reactors::Reactor {
   std::vector<AgentObservationsMessage> requests_;
   std::vector<std::size_t> channels_, answered_;
   NodeMetrics* metrics_ = nullptr;
+  std::function<void(int, const WeightsMessage&)> weights_listener_;
 };
 
 }  // namespace tagflow::nodes

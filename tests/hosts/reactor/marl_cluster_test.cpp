@@ -74,7 +74,7 @@ class MarlCluster : public ::testing::Test {
 
 TEST_F(MarlCluster, TheServeFileGivesOneDigestOnEveryRunAndInEveryPlacement) {
   if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "inference needs tagflow-torch";
-  const std::string serve = shipped("marl-serve.yaml", {{"env_steps: 3000", "env_steps: 400"}});
+  const std::string serve = shipped("marl-serve.yaml", {{"env_steps: 250000", "env_steps: 400"}});
   const nlohmann::json single = up("single", serve, "--placement single");
   ASSERT_FALSE(single.empty());
   EXPECT_EQ(single["env_steps"], 400);
@@ -83,7 +83,7 @@ TEST_F(MarlCluster, TheServeFileGivesOneDigestOnEveryRunAndInEveryPlacement) {
   EXPECT_EQ(up("again", serve, "--placement single")["digest"], digest);
   EXPECT_EQ(up("processes", serve, "")["digest"], digest);
   const std::string grouped =
-      shipped("marl-serve.yaml", {{"env_steps: 3000", "env_steps: 400"},
+      shipped("marl-serve.yaml", {{"env_steps: 250000", "env_steps: 400"},
                                   {"    replicas: 2 ", "    process: servers\n    replicas: 2 "}});
   EXPECT_EQ(up("grouped", grouped, "")["digest"], digest);
   // The servers answered every agent: 400 joint steps of ten agents.
@@ -136,7 +136,7 @@ TEST_F(MarlCluster, TrainingInBothModesExportsPoliciesThatAServeFileLoadsBack) {
   const std::string serve = shipped(
       "marl-serve.yaml", {{"policies:\n  car: {hidden: \"64\", per_agent: true}\n", policies},
                           {"env: TrafficJunction10-v1", "env: TrafficJunction4-v1"},
-                          {"env_steps: 3000", "env_steps: 200"}});
+                          {"env_steps: 250000", "env_steps: 200"}});
   const nlohmann::json served = up("serve-exported", serve, "--placement single");
   ASSERT_FALSE(served.empty());
   EXPECT_EQ(served["env_steps"], 200);

@@ -1,0 +1,241 @@
+#include "clients/cpp/gateway_client.hpp"
+
+#include <cstring>
+
+#include <msgpack.hpp>
+#include <zmq.hpp>
+
+namespace tagflow::clients {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::uint32_t kVersion = 1;
+
+using Packer = msgpack::packer<msgpack::sbuffer>;
+
+std::vector<std::uint8_t> bytes(const msgpack::sbuffer& b) {
+  const auto* p = reinterpret_cast<const std::uint8_t*>(b.data());
+  return {p, p + b.size()};
+}
+
+/// The common request fields: op, v, id, and `extra` more fields to follow.
+void begin(Packer& p, const char* op, std::uint64_t id, std::uint32_t extra) {
+  p.pack_map(3 + extra);
+  p.pack("op");
+  p.pack(op);
+  p.pack("v");
+  p.pack(kVersion);
+  p.pack("id");
+  p.pack(id);
+}
+
+const msgpack::object* find(const msgpack::object& map, const char* key) {
+  if (map.type != msgpack::type::MAP) return nullptr;
+  for (std::uint32_t i = 0; i < map.via.map.size; ++i) {
+    const msgpack::object& k = map.via.map.ptr[i].key;
+    if (k.type == msgpack::type::STR && k.via.str.size == std::strlen(key) &&
+        std::memcmp(k.via.str.ptr, key, k.via.str.size) == 0) {
+      return &map.via.map.ptr[i].val;
+    }
+  }
+  return nullptr;
+}
+
+template <class T>
+T get(const msgpack::object& map, const char* key, T fallback = T{}) {
+  const msgpack::object* o = find(map, key);
+  if (o == nullptr || o->is_nil()) return fallback;
+  return o->as<T>();
+}
+
+msgpack::object_handle parse(const std::vector<std::uint8_t>& frame) {
+  try {
+    return msgpack::unpack(reinterpret_cast<const char*>(frame.data()), frame.size());
+  } catch (const std::exception& e) {
+    throw GatewayClientError(std::string("a reply that is not MessagePack: ") + e.what());
+  }
+}
+
+void read_common(const msgpack::object& o, Reply& r) {
+  r.ok = get<bool>(o, "ok");
+  r.id = get<std::uint64_t>(o, "id");
+  r.error = get<std::string>(o, "error");
+  r.reason = get<std::string>(o, "reason");
+}
+
+std::map<std::string, std::uint64_t> read_versions(const msgpack::object& o) {
+  std::map<std::string, std::uint64_t> out;
+  const msgpack::object* policies = find(o, "policies");
+  if (policies == nullptr || policies->type != msgpack::type::MAP) return out;
+  for (std::uint32_t i = 0; i < policies->via.map.size; ++i) {
+    const auto& kv = policies->via.map.ptr[i];
+    out[kv.key.as<std::string>()] = get<std::uint64_t>(kv.val, "version");
+  }
+  return out;
+}
+
+}  // namespace
+
+GatewayClient::GatewayClient(std::string endpoint, ClientOptions options)
+    : endpoint_(std::move(endpoint)),
+      options_(std::move(options)),
+      context_(std::make_unique<zmq::context_t>()) {
+  connect();
+}
+
+GatewayClient::~GatewayClient() {
+  socket_.reset();
+  context_.reset();
+}
+
+void GatewayClient::connect() {
+  socket_ = std::make_unique<zmq::socket_t>(*context_, zmq::socket_type::dealer);
+  socket_->set(zmq::sockopt::linger, 0);
+  if (!options_.server_public_key.empty()) {
+    socket_->set(zmq::sockopt::curve_serverkey, options_.server_public_key);
+    socket_->set(zmq::sockopt::curve_publickey, options_.public_key);
+    socket_->set(zmq::sockopt::curve_secretkey, options_.secret_key);
+  }
+  socket_->connect(endpoint_);
+}
+
+std::vector<std::uint8_t> GatewayClient::exchange(const std::vector<std::uint8_t>& frame,
+                                                  std::uint64_t id) {
+  socket_->send(zmq::buffer(frame), zmq::send_flags::none);
+  const Clock::time_point deadline = Clock::now() + options_.timeout;
+  for (;;) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    zmq::pollitem_t item{socket_->handle(), 0, ZMQ_POLLIN, 0};
+    if (left.count() <= 0 || zmq::poll(&item, 1, left) == 0) {
+      connect();  // a late reply must not answer the next request
+      throw GatewayClientError("no reply from " + endpoint_ + " within " +
+                               std::to_string(options_.timeout.count()) + " ms");
+    }
+    zmq::message_t reply;
+    if (!socket_->recv(reply, zmq::recv_flags::none)) continue;
+    std::vector<std::uint8_t> out(static_cast<const std::uint8_t*>(reply.data()),
+                                  static_cast<const std::uint8_t*>(reply.data()) + reply.size());
+    if (id == 0) return out;
+    const msgpack::object_handle h = parse(out);
+    if (get<std::uint64_t>(h.get(), "id") == id) return out;  // else a stale reply: skip it
+  }
+}
+
+std::vector<std::uint8_t> GatewayClient::exchange_raw(const std::vector<std::uint8_t>& frame) {
+  return exchange(frame, 0);
+}
+
+HelloReply GatewayClient::hello() {
+  msgpack::sbuffer b;
+  Packer p(b);
+  const std::uint64_t id = next_id_++;
+  begin(p, "hello", id, 0);
+  const msgpack::object_handle h = parse(exchange(bytes(b), id));
+  const msgpack::object& o = h.get();
+  HelloReply r;
+  read_common(o, r);
+  if (!r.ok) return r;
+  r.server = get<std::string>(o, "server");
+  r.env = get<std::string>(o, "env");
+  r.observation_size = get<std::uint32_t>(o, "observation_size");
+  r.num_actions = get<std::uint32_t>(o, "num_actions");
+  r.max_batch = get<std::uint32_t>(o, "max_batch");
+  r.max_in_flight = get<std::uint32_t>(o, "max_in_flight");
+  r.agents = get<std::map<std::uint32_t, std::string>>(o, "agents");
+  r.versions = read_versions(o);
+  return r;
+}
+
+std::vector<std::uint8_t> GatewayClient::act_request(
+    std::uint64_t id, const std::map<std::uint32_t, std::vector<float>>& observations,
+    std::optional<std::uint64_t> episode, const std::map<std::uint32_t, double>& rewards) {
+  msgpack::sbuffer b;
+  Packer p(b);
+  begin(p, "act", id, 1 + (episode ? 1 : 0) + (rewards.empty() ? 0 : 1));
+  p.pack("obs");
+  p.pack_map(static_cast<std::uint32_t>(observations.size()));
+  for (const auto& [agent, values] : observations) {
+    p.pack(agent);
+    const auto size = static_cast<std::uint32_t>(values.size() * sizeof(float));
+    p.pack_bin(size);
+    p.pack_bin_body(reinterpret_cast<const char*>(values.data()), size);
+  }
+  if (episode) {
+    p.pack("episode");
+    p.pack(*episode);
+  }
+  if (!rewards.empty()) {
+    p.pack("rewards");
+    p.pack(rewards);
+  }
+  return bytes(b);
+}
+
+ActReply GatewayClient::act(const std::map<std::uint32_t, std::vector<float>>& observations,
+                            std::optional<std::uint64_t> episode,
+                            const std::map<std::uint32_t, double>& rewards) {
+  const std::uint64_t id = next_id_++;
+  const msgpack::object_handle h =
+      parse(exchange(act_request(id, observations, episode, rewards), id));
+  const msgpack::object& o = h.get();
+  ActReply r;
+  read_common(o, r);
+  if (!r.ok) return r;
+  r.actions = get<std::map<std::uint32_t, std::int64_t>>(o, "actions");
+  r.policies = get<std::map<std::uint32_t, std::string>>(o, "policies");
+  r.versions = get<std::map<std::uint32_t, std::uint64_t>>(o, "versions");
+  return r;
+}
+
+EpisodeReply GatewayClient::episode_start() {
+  msgpack::sbuffer b;
+  Packer p(b);
+  const std::uint64_t id = next_id_++;
+  begin(p, "episode_start", id, 0);
+  const msgpack::object_handle h = parse(exchange(bytes(b), id));
+  EpisodeReply r;
+  read_common(h.get(), r);
+  r.episode = get<std::uint64_t>(h.get(), "episode");
+  return r;
+}
+
+EpisodeReply GatewayClient::episode_end(std::uint64_t episode,
+                                        const std::map<std::uint32_t, double>& rewards) {
+  msgpack::sbuffer b;
+  Packer p(b);
+  const std::uint64_t id = next_id_++;
+  begin(p, "episode_end", id, rewards.empty() ? 1 : 2);
+  p.pack("episode");
+  p.pack(episode);
+  if (!rewards.empty()) {
+    p.pack("rewards");
+    p.pack(rewards);
+  }
+  const msgpack::object_handle h = parse(exchange(bytes(b), id));
+  const msgpack::object& o = h.get();
+  EpisodeReply r;
+  read_common(o, r);
+  if (!r.ok) return r;
+  r.episode = get<std::uint64_t>(o, "episode");
+  r.steps = get<std::uint64_t>(o, "steps");
+  r.returns = get<std::map<std::uint32_t, double>>(o, "returns");
+  return r;
+}
+
+HealthReply GatewayClient::health() {
+  msgpack::sbuffer b;
+  Packer p(b);
+  const std::uint64_t id = next_id_++;
+  begin(p, "health", id, 0);
+  const msgpack::object_handle h = parse(exchange(bytes(b), id));
+  const msgpack::object& o = h.get();
+  HealthReply r;
+  read_common(o, r);
+  r.live = get<bool>(o, "live");
+  r.ready = get<bool>(o, "ready");
+  r.versions = read_versions(o);
+  return r;
+}
+
+}  // namespace tagflow::clients

@@ -1,0 +1,109 @@
+// GatewayClient: a C++ client of tagflow's inference service (nodes/gateway/PROTOCOL.md), written
+// from the protocol document alone: a ZeroMQ DEALER socket and MessagePack maps.
+//
+//   tagflow::clients::GatewayClient client("tcp://127.0.0.1:7830");
+//   const auto hello = client.hello();                      // agents served, widths, versions
+//   auto reply = client.act({{0, obs0}, {1, obs1}});        // agent → observation
+//   if (reply.ok) use(reply.actions.at(0));                 // else reply.error == "busy", ...
+//
+// Errors: refusals by the gateway are values (Reply::ok false, error and reason as the protocol's
+// section 6); a gateway that does not answer within `timeout` throws GatewayClientError (the
+// socket is then reset, so later calls start clean). One request at a time per client.
+// Not thread-safe: one client per thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace zmq {
+class context_t;
+class socket_t;
+}  // namespace zmq
+
+namespace tagflow::clients {
+
+class GatewayClientError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ClientOptions {
+  std::chrono::milliseconds timeout{10000};
+  // CURVE (all three Z85, 40 characters), when the gateway is a CURVE server.
+  std::string server_public_key, public_key, secret_key;
+};
+
+struct Reply {
+  bool ok = false;
+  std::string error, reason;  // when !ok
+  std::uint64_t id = 0;
+};
+
+struct HelloReply : Reply {
+  std::string server, env;
+  std::uint32_t observation_size = 0, num_actions = 0, max_batch = 0, max_in_flight = 0;
+  std::map<std::uint32_t, std::string> agents;    // agent → policy
+  std::map<std::string, std::uint64_t> versions;  // policy → weights version
+};
+
+struct ActReply : Reply {
+  std::map<std::uint32_t, std::int64_t> actions;    // agent → action
+  std::map<std::uint32_t, std::string> policies;    // agent → policy that chose it
+  std::map<std::uint32_t, std::uint64_t> versions;  // agent → its weights version
+};
+
+struct EpisodeReply : Reply {
+  std::uint64_t episode = 0, steps = 0;
+  std::map<std::uint32_t, double> returns;
+};
+
+struct HealthReply : Reply {
+  bool live = false, ready = false;
+  std::map<std::string, std::uint64_t> versions;
+};
+
+class GatewayClient {
+ public:
+  explicit GatewayClient(std::string endpoint, ClientOptions options = {});
+  ~GatewayClient();
+  GatewayClient(const GatewayClient&) = delete;
+  GatewayClient& operator=(const GatewayClient&) = delete;
+
+  HelloReply hello();
+  /// Actions for one observation per agent (float32, observation_size each).
+  ActReply act(const std::map<std::uint32_t, std::vector<float>>& observations,
+               std::optional<std::uint64_t> episode = std::nullopt,
+               const std::map<std::uint32_t, double>& rewards = {});
+  EpisodeReply episode_start();
+  EpisodeReply episode_end(std::uint64_t episode,
+                           const std::map<std::uint32_t, double>& rewards = {});
+  HealthReply health();
+
+  /// The frame of an act request (what act() sends), for programs that pipeline requests on
+  /// their own socket.
+  [[nodiscard]] static std::vector<std::uint8_t> act_request(
+      std::uint64_t id, const std::map<std::uint32_t, std::vector<float>>& observations,
+      std::optional<std::uint64_t> episode = std::nullopt,
+      const std::map<std::uint32_t, double>& rewards = {});
+
+  /// Sends raw frames (any bytes) and returns the raw reply frame: for tests of bad input.
+  std::vector<std::uint8_t> exchange_raw(const std::vector<std::uint8_t>& frame);
+
+ private:
+  void connect();
+  std::vector<std::uint8_t> exchange(const std::vector<std::uint8_t>& frame, std::uint64_t id);
+
+  std::string endpoint_;
+  ClientOptions options_;
+  std::unique_ptr<zmq::context_t> context_;
+  std::unique_ptr<zmq::socket_t> socket_;
+  std::uint64_t next_id_ = 1;
+};
+
+}  // namespace tagflow::clients

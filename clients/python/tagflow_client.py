@@ -1,0 +1,199 @@
+"""A Python client of tagflow's inference service (nodes/gateway/PROTOCOL.md).
+
+One module; needs pyzmq, msgpack and numpy (Debian: python3-zmq python3-msgpack python3-numpy).
+Copy it, or put clients/python on PYTHONPATH.
+
+    from tagflow_client import Client
+    client = Client(["tcp://127.0.0.1:7830", "tcp://127.0.0.1:7831"])   # one per gateway
+    client.connect()                     # handshake with each; learns which agents each serves
+    actions = client.act({0: obs0, 1: obs1, ...})        # agent -> action
+    episode = client.episode_start()
+    actions = client.act(obs, episode=episode, rewards={0: -0.01, ...})
+    summary = client.episode_end(episode, rewards={...})  # steps and returns per agent
+    client.health()                      # per gateway: live, ready, policy versions
+
+Refusals raise GatewayError (code and reason as the protocol's section 6); `busy` raises Busy
+after `busy_retries` retries. A gateway that does not answer within `timeout` seconds raises
+TimeoutError. Not thread-safe: one Client per thread.
+"""
+import time
+import urllib.request
+
+import msgpack
+import numpy as np
+import zmq
+
+PROTOCOL_VERSION = 1
+
+
+class GatewayError(Exception):
+    def __init__(self, code, reason):
+        super().__init__(f"{code}: {reason}")
+        self.code, self.reason = code, reason
+
+
+class Busy(GatewayError):
+    pass
+
+
+def _unpack(frame):
+    return msgpack.unpackb(frame, strict_map_key=False, raw=False)
+
+
+class Gateway:
+    """One gateway endpoint (a DEALER socket); request/reply with ids."""
+
+    def __init__(self, endpoint, context, timeout, curve=None):
+        self.endpoint, self.timeout, self.curve = endpoint, timeout, curve
+        self.context, self.next_id, self.info = context, 1, None
+        self._connect()
+
+    def _connect(self):
+        self.socket = self.context.socket(zmq.DEALER)
+        self.socket.setsockopt(zmq.LINGER, 0)
+        if self.curve:
+            self.socket.curve_serverkey = self.curve["server_public_key"].encode()
+            self.socket.curve_publickey = self.curve["public_key"].encode()
+            self.socket.curve_secretkey = self.curve["secret_key"].encode()
+        self.socket.connect(self.endpoint)
+
+    def send(self, op, **fields):
+        """Sends one request; returns its id (receive() gets the reply)."""
+        request_id = self.next_id
+        self.next_id += 1
+        message = {"op": op, "v": PROTOCOL_VERSION, "id": request_id}
+        message.update(fields)
+        self.socket.send(msgpack.packb(message, use_bin_type=True))
+        return request_id
+
+    def receive(self, request_id):
+        deadline = time.monotonic() + self.timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not self.socket.poll(int(left * 1000)):
+                self.socket.close()
+                self._connect()  # a late reply must not answer a later request
+                raise TimeoutError(f"no reply from {self.endpoint} within {self.timeout} s")
+            reply = _unpack(self.socket.recv())
+            if reply.get("id") == request_id:
+                return reply
+
+    def call(self, op, **fields):
+        reply = self.receive(self.send(op, **fields))
+        if not reply.get("ok"):
+            cls = Busy if reply.get("error") == "busy" else GatewayError
+            raise cls(reply.get("error"), reply.get("reason"))
+        return reply
+
+
+def _observation_bytes(observation):
+    return np.ascontiguousarray(observation, dtype="<f4").tobytes()
+
+
+class Client:
+    """Actions for a multi-agent observation dict from one or several gateways."""
+
+    def __init__(self, endpoints, timeout=10.0, curve=None, busy_retries=100):
+        if isinstance(endpoints, str):
+            endpoints = [endpoints]
+        self.context = zmq.Context.instance()
+        self.gateways = [Gateway(e, self.context, timeout, curve) for e in endpoints]
+        self.busy_retries = busy_retries
+        self.agent_gateway = {}  # agent index -> Gateway
+        self.observation_size = None
+        self.last_policies, self.last_versions = {}, {}
+
+    def connect(self):
+        """The handshake with every gateway; returns {agent: policy name} over all of them."""
+        agents = {}
+        for gateway in self.gateways:
+            gateway.info = gateway.call("hello")
+            self.observation_size = gateway.info["observation_size"]
+            for agent, policy in gateway.info["agents"].items():
+                self.agent_gateway[int(agent)] = gateway
+                agents[int(agent)] = policy
+        return agents
+
+    def _split(self, per_agent):
+        parts = {}
+        for agent, value in per_agent.items():
+            gateway = self.agent_gateway.get(int(agent))
+            if gateway is None:
+                raise GatewayError("not_served", f"no connected gateway serves agent {agent}")
+            parts.setdefault(gateway, {})[int(agent)] = value
+        return parts
+
+    def act(self, observations, episode=None, rewards=None, dones=None):
+        """observations: {agent: array of observation_size floats} -> {agent: action}.
+
+        The policy and weights version that chose each action are in last_policies and
+        last_versions. With an `episode` from episode_start(), rewards and dones (of the previous
+        step, per agent) are added to it."""
+        if not self.agent_gateway:
+            self.connect()
+        parts = self._split({a: _observation_bytes(o) for a, o in observations.items()})
+        rewards_by = self._split(rewards) if rewards else {}
+        dones_by = self._split(dones) if dones else {}
+        actions = {}
+        self.last_policies, self.last_versions = {}, {}
+        pending = list(parts.items())
+        for attempt in range(self.busy_retries + 1):
+            sent = []
+            for gateway, obs in pending:  # every gateway at once, then the replies
+                fields = {"obs": obs}
+                if episode is not None:
+                    fields["episode"] = episode[gateway.endpoint]
+                if gateway in rewards_by:
+                    fields["rewards"] = {a: float(r) for a, r in rewards_by[gateway].items()}
+                if gateway in dones_by:
+                    fields["dones"] = {a: bool(d) for a, d in dones_by[gateway].items()}
+                sent.append((gateway, obs, gateway.send("act", **fields)))
+            pending = []
+            for gateway, obs, request_id in sent:
+                reply = gateway.receive(request_id)
+                if reply.get("ok"):
+                    actions.update(reply["actions"])
+                    self.last_policies.update(reply["policies"])
+                    self.last_versions.update(reply["versions"])
+                elif reply.get("error") == "busy":
+                    pending.append((gateway, obs))
+                else:
+                    raise GatewayError(reply.get("error"), reply.get("reason"))
+            if not pending:
+                return actions
+            time.sleep(min(0.001 * 2 ** attempt, 0.05))
+        raise Busy("busy", f"still busy after {self.busy_retries} retries")
+
+    def episode_start(self):
+        """An episode handle (one episode id per gateway)."""
+        return {g.endpoint: g.call("episode_start")["episode"] for g in self.gateways}
+
+    def episode_end(self, episode, rewards=None):
+        """Ends the episode; returns {"steps": ..., "returns": {agent: sum of rewards}}."""
+        rewards_by = self._split(rewards) if rewards else {}
+        steps, returns = 0, {}
+        for gateway in self.gateways:
+            fields = {"episode": episode[gateway.endpoint]}
+            if gateway in rewards_by:
+                fields["rewards"] = {a: float(r) for a, r in rewards_by[gateway].items()}
+            reply = gateway.call("episode_end", **fields)
+            steps = max(steps, reply["steps"])
+            returns.update(reply["returns"])
+        return {"steps": steps, "returns": returns}
+
+    def health(self):
+        """{endpoint: {"live", "ready", "policies"}} from every gateway."""
+        return {g.endpoint: g.call("health") for g in self.gateways}
+
+    def close(self):
+        for gateway in self.gateways:
+            gateway.socket.close()
+
+
+def http_health(metrics_url_base, probe="ready", timeout=2.0):
+    """True when GET {base}/health/{probe} answers 200 (base: http://HOST:METRICS_PORT)."""
+    try:
+        with urllib.request.urlopen(f"{metrics_url_base}/health/{probe}", timeout=timeout) as r:
+            return r.status == 200
+    except Exception:  # noqa: BLE001 - unreachable or 503: not healthy
+        return False

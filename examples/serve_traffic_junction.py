@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Plays TrafficJunction10 episodes against tagflow's inference service and prints actions/s and
+the p50/p99 latency of an act request (all ten agents' actions from both gateways).
+
+    tagflow up configs/marl-serve.yaml &           # two inference replicas with gateways
+    python3 examples/serve_traffic_junction.py --episodes 5
+
+The env runs here, in Python (examples/traffic_junction.py); each step sends the ten observations
+to the cluster's gateways (agents 0-4 to inference-0, 5-9 to inference-1) and applies the actions.
+Needs python3-zmq, python3-msgpack, python3-numpy. Exit status 0 when every episode finished.
+"""
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "clients", "python"))
+
+from tagflow_client import Client  # noqa: E402
+from traffic_junction import TrafficJunction  # noqa: E402
+
+
+def wait_for_gateways(client, seconds):
+    """connect() until every gateway answers its handshake (the cluster may still be starting)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return client.connect()
+        except TimeoutError:
+            if time.monotonic() > deadline:
+                raise
+            for gateway in client.gateways:  # fresh sockets for the next try
+                gateway.socket.close()
+                gateway._connect()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gateways", default="tcp://127.0.0.1:7830,tcp://127.0.0.1:7831",
+                        help="comma-separated gateway endpoints (marl-serve.yaml's by default)")
+    parser.add_argument("--episodes", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--wait", type=float, default=60.0,
+                        help="seconds to wait for the gateways to answer")
+    args = parser.parse_args()
+
+    client = Client(args.gateways.split(","), timeout=2.0)
+    agents = wait_for_gateways(client, args.wait)
+    for gateway in client.gateways:
+        gateway.timeout = 10.0
+    env = TrafficJunction(num_agents=10, seed=args.seed)
+    if len(agents) != env.n or client.observation_size != env.observation_size:
+        sys.exit(f"the gateways serve agents {sorted(agents)} of width {client.observation_size}; "
+                 f"this env has {env.n} agents of width {env.observation_size}")
+    print(f"connected: {len(agents)} agents, policies {sorted(set(agents.values()))}")
+
+    latencies, actions_total = [], 0
+    started = time.perf_counter()
+    for episode_index in range(args.episodes):
+        observations = env.reset()
+        episode = client.episode_start()
+        rewards, done, steps, collisions = None, False, 0, 0
+        while not done:
+            t0 = time.perf_counter()
+            actions = client.act({a: observations[a] for a in range(env.n)}, episode=episode,
+                                 rewards=rewards)
+            latencies.append(time.perf_counter() - t0)
+            actions_total += len(actions)
+            observations, step_rewards, _, done = env.step([actions[a] for a in range(env.n)])
+            collisions += int(np.sum(step_rewards <= -10.0))
+            rewards = {a: float(step_rewards[a]) for a in range(env.n)}
+            steps += 1
+        summary = client.episode_end(episode, rewards=rewards)
+        team = sum(summary["returns"].values())
+        print(f"episode {episode_index}: {steps} steps, {collisions} collisions, "
+              f"team return {team:.2f} (gateway counted {summary['steps']} steps)")
+    elapsed = time.perf_counter() - started
+    p50, p99 = np.percentile(np.array(latencies) * 1e3, [50, 99])
+    versions = sorted(set(client.last_versions.values()))
+    print(f"{actions_total} agent actions in {elapsed:.2f} s: {actions_total / elapsed:.0f} "
+          f"actions/s (env stepping included); act latency p50 {p50:.3f} ms, p99 {p99:.3f} ms; "
+          f"weights versions {versions}")
+    client.close()
+
+
+if __name__ == "__main__":
+    main()

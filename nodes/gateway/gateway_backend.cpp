@@ -1,0 +1,32 @@
+#include "nodes/gateway/gateway_backend.hpp"
+
+#include <algorithm>
+
+namespace tagflow::gateway {
+
+bool GatewayModel::serves_policy(int policy) const {
+  return std::binary_search(hosted.begin(), hosted.end(), policy);
+}
+
+bool GatewayModel::serves_agent(std::uint32_t agent) const {
+  return agent < agent_policy.size() && serves_policy(agent_policy[agent]);
+}
+
+GatewayModel make_gateway_model(const std::string& server, const cluster::MultiAgentConfig& agents,
+                                const std::vector<int>& hosted) {
+  GatewayModel m;
+  m.server = server;
+  m.env = agents.env;
+  m.num_agents = static_cast<std::uint32_t>(agents.num_agents);
+  m.observation_size = static_cast<std::uint32_t>(agents.observation_size);
+  m.num_actions = static_cast<std::uint32_t>(agents.num_actions);
+  for (const cluster::PolicyConfig& p : agents.policies) m.policy_names.push_back(p.name);
+  m.agent_policy = agents.agent_policy;
+  m.policy_server.assign(agents.policies.size(), "");
+  m.hosted = hosted;
+  std::sort(m.hosted.begin(), m.hosted.end());
+  for (const int p : m.hosted) m.policy_server[static_cast<std::size_t>(p)] = server;
+  return m;
+}
+
+}  // namespace tagflow::gateway

@@ -1,0 +1,98 @@
+// The inference service protocol's messages (nodes/gateway/PROTOCOL.md): requests decoded from one
+// MessagePack frame, replies encoded into one. Pure functions: no sockets, no threads, no policy.
+//
+// decode_request() checks everything that needs only the frame and the env's shape: the map and
+// its field types, the version, the op, agent indices, observation widths, NaN and infinities,
+// `rows` against max_rows, and container sizes before MessagePack allocates for them. Whether an
+// agent is served by this gateway is the gateway's check. Bad bytes are a normal event: every
+// failure is a GatewayError value (code and reason, as in the protocol's section 6), never an
+// exception. Thread-safe (no shared state).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace tagflow::gateway {
+
+inline constexpr std::uint32_t kProtocolVersion = 1;
+
+enum class GatewayOp { hello, act, episode_start, episode_end, health };
+[[nodiscard]] const char* to_string(GatewayOp op);
+
+/// What a request may hold, from the env and the gateway's settings.
+struct RequestShape {
+  std::uint32_t observation_size = 0;
+  std::uint32_t num_agents = 0;
+  std::uint32_t max_rows = 64;  // `rows` of one act request (the gateway's max_batch)
+};
+
+struct GatewayRequest {
+  GatewayOp op = GatewayOp::hello;
+  std::uint64_t id = 0;
+  // act: the agents in ascending order, and their observations: agent-major, rows per agent.
+  std::vector<std::uint32_t> agents;
+  std::vector<float> observations;  // agents.size() × rows × observation_size
+  std::uint32_t rows = 1;
+  bool rows_given = false;  // `rows` was in the request: the reply holds arrays
+  bool single = false;      // obs was one observation, not a map (the gateway serves one agent)
+  // act, episode_end
+  std::optional<std::uint64_t> episode;
+  std::vector<std::pair<std::uint32_t, double>> rewards;
+  std::vector<std::pair<std::uint32_t, bool>> dones;
+};
+
+struct GatewayError {
+  std::string code;  // the protocol's error code: malformed, version, ...
+  std::string reason;
+  GatewayOp op = GatewayOp::hello;  // the request's op when it was read, for the reply
+  std::uint64_t id = 0;             // the request's id when it was read
+};
+
+using DecodeResult = std::variant<GatewayRequest, GatewayError>;
+
+/// Decodes one request frame.
+[[nodiscard]] DecodeResult decode_request(const void* data, std::size_t size,
+                                          const RequestShape& shape);
+
+/// One policy as the hello and health replies show it.
+struct PolicyStatus {
+  std::string name;
+  std::uint64_t version = 0;
+  bool loaded = false;
+};
+
+struct HelloInfo {
+  std::string server, env;
+  std::uint32_t observation_size = 0, num_actions = 0;
+  std::vector<std::pair<std::uint32_t, std::string>> agents;  // agent → policy name, served here
+  std::vector<PolicyStatus> policies;
+  std::uint32_t max_batch = 0, max_in_flight = 0;
+  std::uint64_t max_wait_us = 0;
+};
+
+/// The answer to one act request: per agent (request order), `rows` actions, policy, version.
+struct ActAnswer {
+  std::vector<std::uint32_t> agents;
+  std::vector<std::string> policies;    // per agent
+  std::vector<std::uint64_t> versions;  // per agent
+  std::vector<std::int64_t> actions;    // agents × rows
+};
+
+using Frame = std::vector<std::uint8_t>;
+
+[[nodiscard]] Frame encode_error(const GatewayError& error);
+[[nodiscard]] Frame encode_hello(std::uint64_t id, const HelloInfo& info);
+[[nodiscard]] Frame encode_act(const GatewayRequest& request, const ActAnswer& answer);
+[[nodiscard]] Frame encode_episode_start(std::uint64_t id, std::uint64_t episode);
+[[nodiscard]] Frame encode_episode_end(std::uint64_t id, std::uint64_t episode, std::uint64_t steps,
+                                       const std::map<std::uint32_t, double>& returns);
+[[nodiscard]] Frame encode_health(std::uint64_t id, bool ready,
+                                  const std::vector<PolicyStatus>& policies);
+
+}  // namespace tagflow::gateway

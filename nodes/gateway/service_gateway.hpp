@@ -1,0 +1,111 @@
+// ServiceGateway: the inference service for outside programs (nodes/gateway/PROTOCOL.md) — a
+// ZeroMQ ROUTER socket on its own thread that answers hello, act, episode and health requests of
+// any number of clients with a GatewayBackend (the policies of one inference replica).
+//
+// The loop (one thread, the only one that touches the socket and the backend):
+//   1. wait for a frame, or for the oldest queued request's max_wait deadline;
+//   2. read every frame already waiting (at most max_queue + 64 per round): decode it
+//      (gateway_protocol.hpp), check that its agents are served here, and either answer at once
+//      (hello, health, episodes, errors, `busy`) or queue it (act);
+//   3. apply weights offered since the last pass (offer_weights), so that a forward pass runs on
+//      one version of each policy and its replies say which;
+//   4. when the queue is due — max_wait is 0, or the oldest request waited max_wait, or a policy
+//      has max_batch rows queued — take requests in arrival order while every policy's rows stay
+//      within max_batch, serve them in one backend call and send each reply.
+// Bounds: max_in_flight queued requests per client, max_queue requests and max_queue_bytes of
+// observations in all (beyond: `busy`), frames of
+// at most max_message bytes (ZMQ_MAXMSGSIZE), max_reply_queue replies per connection (beyond: the
+// reply is dropped, reason slow_reader). A refused request is counted per policy and reason
+// (tagflow_gateway_errors_total when metrics are given) and logged once per client and reason.
+//
+// Security: with `curve_secret_key` set the socket is a CURVE server; clients must know its public
+// key, and with `allowed_client_keys` a ZapAuthenticator (transport/zap_authenticator.hpp) admits
+// only those keys.
+// Errors: the constructor throws std::runtime_error when the endpoint cannot be bound (naming it).
+// Thread-safety: offer_weights(), port(), ready() and the counters may be called from any thread.
+// Not copyable or movable; the destructor stops and joins the thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "nodes/gateway/gateway_backend.hpp"
+
+namespace tagflow::monitoring {
+class ProcessMetrics;
+}
+namespace zmq {
+class context_t;
+}
+namespace tagflow::transport {
+class ZapAuthenticator;
+}
+
+namespace tagflow::gateway {
+
+struct GatewayConfig {
+  std::string endpoint = "tcp://127.0.0.1:0";  // what the ROUTER binds
+  std::uint32_t max_batch = 64;                // rows per policy per forward pass
+  std::chrono::nanoseconds max_wait{0};        // how long a request may wait to fill a batch
+  std::uint32_t max_in_flight = 8;             // queued requests per client
+  std::size_t max_queue = 1024;                // queued requests over all clients
+  std::size_t max_queue_bytes = 256 << 20;     // observation bytes queued over all clients
+  std::int64_t max_message = 16 << 20;         // bytes per frame
+  int max_reply_queue = 1000;                  // replies queued per connection (ZMQ_SNDHWM)
+  std::string curve_secret_key;                // Z85; empty: no CURVE
+  std::set<std::string> allowed_client_keys;   // Z85 public keys; empty with CURVE: any client
+};
+
+class ServiceGateway {
+ public:
+  /// `metrics` (may be null) must outlive the gateway; `log` gets one line per first refusal.
+  ServiceGateway(GatewayConfig config, std::unique_ptr<GatewayBackend> backend,
+                 monitoring::ProcessMetrics* metrics,
+                 std::function<void(const std::string&)> log = {});
+  ~ServiceGateway();
+  ServiceGateway(const ServiceGateway&) = delete;
+  ServiceGateway& operator=(const ServiceGateway&) = delete;
+
+  /// New weights for `policy` (a served one), applied between forward passes.
+  void offer_weights(int policy, nodes::WeightsMessage weights);
+
+  /// The TCP port it listens on (the kernel's choice for port 0).
+  [[nodiscard]] std::uint16_t port() const { return port_; }
+  /// tcp://ADDRESS:PORT
+  [[nodiscard]] const std::string& endpoint() const { return endpoint_; }
+
+  [[nodiscard]] std::uint64_t rows_answered() const { return rows_answered_.load(); }
+  [[nodiscard]] std::uint64_t requests_refused() const { return refused_.load(); }
+  [[nodiscard]] std::uint64_t busy_replies() const { return busy_.load(); }
+  [[nodiscard]] std::uint64_t replies_dropped() const { return dropped_.load(); }
+  [[nodiscard]] std::uint64_t forward_passes() const { return passes_.load(); }
+  /// The most requests it ever held queued (never above max_queue).
+  [[nodiscard]] std::uint64_t peak_queued() const { return peak_queued_.load(); }
+
+ private:
+  struct Impl;
+  void run();
+
+  std::unique_ptr<Impl> impl_;
+  std::string endpoint_;
+  std::uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::mutex weights_mutex_;
+  std::vector<std::pair<int, nodes::WeightsMessage>> offered_;  // guarded by weights_mutex_
+  std::atomic<bool> weights_pending_{false};  // release on offer, acquire in the loop
+  // Statistics (relaxed).
+  std::atomic<std::uint64_t> rows_answered_{0}, refused_{0}, busy_{0}, dropped_{0}, passes_{0},
+      peak_queued_{0};
+  std::thread thread_;
+};
+
+}  // namespace tagflow::gateway

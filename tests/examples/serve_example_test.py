@@ -1,0 +1,112 @@
+"""The inference service example against a live cluster: configs/marl-serve.yaml on free ports
+under `tagflow up`, examples/serve_traffic_junction.py playing two episodes through both gateways,
+then the health probes over HTTP; the cluster is stopped with SIGTERM at the end.
+
+Usage: serve_example_test.py TAGFLOW_BINARY SOURCE_DIR WORK_DIR. Bounded: the cluster's own
+`seconds` stop and a timeout on every wait. Exit status 0 on success.
+"""
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+
+def free_ports(count):
+    """`count` consecutive free loopback ports."""
+    for base in range(21000 + (os.getpid() * 37) % 20000, 60000, count):
+        sockets = []
+        try:
+            for port in range(base, base + count):
+                s = socket.socket()
+                s.bind(("127.0.0.1", port))
+                sockets.append(s)
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in sockets:
+                s.close()
+    raise RuntimeError("no free ports")
+
+
+def main():
+    binary, source, work = sys.argv[1], sys.argv[2], sys.argv[3]
+    os.makedirs(work, exist_ok=True)
+    text = open(os.path.join(source, "configs", "marl-serve.yaml")).read()
+    base = free_ports(12)
+    # Every port of the file moves to the free range; the run lasts until stopped (at most 120 s).
+    mapping = {7800: base, 9660: base + 1, 7810: base + 2, 9670: base + 3, 7820: base + 4,
+               9680: base + 6, 7830: base + 8}
+    for old, new in mapping.items():
+        text, n = re.subn(rf"\b{old}\b", str(new), text)
+        assert n >= 1, f"configs/marl-serve.yaml no longer has port {old}"
+    text, n = re.subn(r"env_steps: \d+", "env_steps: 100000000", text)
+    assert n == 1
+    text, n = re.subn(r"seconds: \d+", "seconds: 120", text)
+    assert n == 1
+    config = os.path.join(work, "marl-serve.yaml")
+    with open(config, "w") as f:
+        f.write(text)
+    log = open(os.path.join(work, "up.log"), "w")
+    cluster = subprocess.Popen([binary, "up", config, "--quiet", "--log-dir", os.path.join(work, "logs")],
+                               stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        gateways = f"tcp://127.0.0.1:{base + 8},tcp://127.0.0.1:{base + 9}"
+        example = subprocess.run(
+            [sys.executable, os.path.join(source, "examples", "serve_traffic_junction.py"),
+             "--gateways", gateways, "--episodes", "2", "--wait", "90"],
+            capture_output=True, text=True, timeout=200)
+        print(example.stdout)
+        print(example.stderr, file=sys.stderr)
+        assert example.returncode == 0, f"the example failed ({example.returncode})"
+        assert re.search(r"episode 1: \d+ steps", example.stdout), "no second episode"
+        assert re.search(r"actions/s .*p50 [\d.]+ ms, p99 [\d.]+ ms", example.stdout)
+        # The Python client's refusals, from the same live gateways.
+        sys.path.insert(0, os.path.join(source, "clients", "python"))
+        import numpy as np
+        from tagflow_client import Client, GatewayError
+        client = Client([f"tcp://127.0.0.1:{base + 8}"], timeout=10)
+        agents = client.connect()
+        assert sorted(agents) == [0, 1, 2, 3, 4], agents
+        try:
+            client.act({7: np.zeros(1350, np.float32)})
+            raise AssertionError("agent 7 is not served by inference-0")
+        except GatewayError as e:
+            assert e.code == "not_served", e
+        gateway = client.gateways[0]
+        for fields, code in (({"obs": {0: np.zeros(3, np.float32).tobytes()}}, "width"),
+                             ({"obs": {0: [float("nan")] * 1350}}, "nan"),
+                             ({"obs": {99: [0.0] * 1350}}, "unknown_agent")):
+            reply = gateway.receive(gateway.send("act", **fields))
+            assert reply["error"] == code, (code, reply)
+        health = client.health()[f"tcp://127.0.0.1:{base + 8}"]
+        assert health["ready"] and set(health["policies"]) == {f"car_{i}" for i in range(5)}
+        client.close()
+        for replica in (0, 1):
+            url = f"http://127.0.0.1:{base + 6 + replica}"
+            for probe in ("live", "ready"):
+                with urllib.request.urlopen(f"{url}/health/{probe}", timeout=5) as r:
+                    assert r.status == 200, f"{url}/health/{probe}: {r.status}"
+            with urllib.request.urlopen(f"{url}/metrics", timeout=5) as r:
+                metrics = r.read().decode()
+            assert "tagflow_gateway_requests_total" in metrics
+            assert re.search(r'tagflow_gateway_request_duration_seconds_count\{[^}]*policy="car_\d"\} [1-9]',
+                             metrics), "no request latency recorded"
+    finally:
+        if cluster.poll() is None:
+            os.killpg(cluster.pid, signal.SIGTERM)
+        try:
+            cluster.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(cluster.pid, signal.SIGKILL)
+            cluster.wait()
+        log.close()
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,179 @@
+#include "nodes/gateway/gateway_protocol.hpp"
+
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include <gtest/gtest.h>
+#include <msgpack.hpp>
+
+namespace tagflow::gateway {
+namespace {
+
+const RequestShape kShape{3, 4, 8};
+
+template <class Fill>
+std::vector<char> frame(std::uint32_t fields, Fill fill) {
+  msgpack::sbuffer b;
+  msgpack::packer<msgpack::sbuffer> p(b);
+  p.pack_map(fields);
+  fill(p);
+  return {b.data(), b.data() + b.size()};
+}
+
+void bin(msgpack::packer<msgpack::sbuffer>& p, const std::vector<float>& v) {
+  p.pack_bin(static_cast<std::uint32_t>(v.size() * 4));
+  p.pack_bin_body(reinterpret_cast<const char*>(v.data()),
+                  static_cast<std::uint32_t>(v.size() * 4));
+}
+
+std::vector<char> act(const std::function<void(msgpack::packer<msgpack::sbuffer>&)>& obs,
+                      std::uint32_t version = 1) {
+  return frame(4, [&](auto& p) {
+    p.pack("op");
+    p.pack("act");
+    p.pack("v");
+    p.pack(version);
+    p.pack("id");
+    p.pack(7);
+    p.pack("obs");
+    obs(p);
+  });
+}
+
+GatewayError error_of(const std::vector<char>& f) {
+  const DecodeResult r = decode_request(f.data(), f.size(), kShape);
+  EXPECT_TRUE(std::holds_alternative<GatewayError>(r));
+  return std::holds_alternative<GatewayError>(r) ? std::get<GatewayError>(r) : GatewayError{};
+}
+
+TEST(GatewayProtocolTest, DecodesAnActWithAnObservationPerAgentInAgentOrder) {
+  const auto f = act([](auto& p) {
+    p.pack_map(2);
+    p.pack("2");
+    bin(p, {1, 2, 3});
+    p.pack(0);
+    p.pack(std::vector<double>{4, 5, 6});
+  });
+  const DecodeResult r = decode_request(f.data(), f.size(), kShape);
+  ASSERT_TRUE(std::holds_alternative<GatewayRequest>(r));
+  const auto& q = std::get<GatewayRequest>(r);
+  EXPECT_EQ(q.op, GatewayOp::act);
+  EXPECT_EQ(q.id, 7U);
+  EXPECT_EQ(q.agents, (std::vector<std::uint32_t>{0, 2}));
+  EXPECT_EQ(q.observations, (std::vector<float>{4, 5, 6, 1, 2, 3}));
+  EXPECT_FALSE(q.single);
+}
+
+TEST(GatewayProtocolTest, DecodesOneObservationWithoutAMap) {
+  const auto f = act([](auto& p) { bin(p, {1, 2, 3}); });
+  const auto q = std::get<GatewayRequest>(decode_request(f.data(), f.size(), kShape));
+  EXPECT_TRUE(q.single);
+  EXPECT_EQ(q.observations.size(), 3U);
+}
+
+TEST(GatewayProtocolTest, RefusesAWrongVersionAndSaysWhichItSpeaks) {
+  const auto e = error_of(act([](auto& p) { bin(p, {1, 2, 3}); }, 2));
+  EXPECT_EQ(e.code, "version");
+  EXPECT_EQ(e.id, 7U);
+  const Frame reply = encode_error(e);
+  const auto h = msgpack::unpack(reinterpret_cast<const char*>(reply.data()), reply.size());
+  const auto fields = h.get().as<std::map<std::string, msgpack::object>>();
+  EXPECT_EQ(fields.count("versions"), 1U);
+}
+
+TEST(GatewayProtocolTest, RefusesUnknownAgentsWrongWidthsAndNaN) {
+  EXPECT_EQ(error_of(act([](auto& p) {
+              p.pack_map(1);
+              p.pack(9);
+              bin(p, {1, 2, 3});
+            })).code,
+            "unknown_agent");
+  EXPECT_EQ(error_of(act([](auto& p) {
+              p.pack_map(1);
+              p.pack(1);
+              bin(p, {1, 2});
+            })).code,
+            "width");
+  EXPECT_EQ(error_of(act([](auto& p) {
+              p.pack_map(1);
+              p.pack(1);
+              bin(p, {1, std::numeric_limits<float>::quiet_NaN(), 3});
+            })).code,
+            "nan");
+  EXPECT_EQ(error_of(act([](auto& p) {
+              p.pack_map(2);
+              p.pack(1);
+              bin(p, {1, 2, 3});
+              p.pack("1");
+              bin(p, {1, 2, 3});
+            })).code,
+            "malformed");
+}
+
+TEST(GatewayProtocolTest, RefusesGarbageTrailingBytesAndHugeClaimedSizes) {
+  const std::vector<char> garbage = {'\xc1', '\x00', '\x17'};
+  EXPECT_EQ(error_of(garbage).code, "malformed");
+  auto trailing = act([](auto& p) { bin(p, {1, 2, 3}); });
+  trailing.push_back('\x01');
+  EXPECT_EQ(error_of(trailing).code, "malformed");
+  // A bin header claiming 4 GiB in a 10-byte frame, and a map claiming 2^32 - 1 entries.
+  const std::vector<char> huge_bin = {'\x81', '\xa3', 'o',    'b',    's',
+                                      '\xc6', '\xff', '\xff', '\xff', '\xff'};
+  EXPECT_NE(error_of(huge_bin).code, "");
+  const std::vector<char> huge_map = {'\xdf', '\xff', '\xff', '\xff', '\xff'};
+  EXPECT_NE(error_of(huge_map).code, "");
+  EXPECT_EQ(error_of(std::vector<char>{}).code, "malformed");
+}
+
+TEST(GatewayProtocolTest, RefusesRowsAboveMaxBatch) {
+  const auto f = frame(5, [](auto& p) {
+    p.pack("op");
+    p.pack("act");
+    p.pack("v");
+    p.pack(1);
+    p.pack("rows");
+    p.pack(9);
+    p.pack("id");
+    p.pack(1);
+    p.pack("obs");
+    bin(p, std::vector<float>(27));
+  });
+  EXPECT_EQ(error_of(f).code, "too_large");
+}
+
+TEST(GatewayProtocolTest, RefusesAnUnknownOpAndAnEpisodeEndWithoutEpisode) {
+  const auto unknown = frame(2, [](auto& p) {
+    p.pack("op");
+    p.pack("reload");
+    p.pack("v");
+    p.pack(1);
+  });
+  EXPECT_EQ(error_of(unknown).code, "unknown_op");
+  const auto end = frame(2, [](auto& p) {
+    p.pack("op");
+    p.pack("episode_end");
+    p.pack("v");
+    p.pack(1);
+  });
+  EXPECT_EQ(error_of(end).code, "malformed");
+}
+
+TEST(GatewayProtocolTest, EncodesActionsPerAgentWithPolicyAndVersion) {
+  GatewayRequest q;
+  q.id = 3;
+  q.agents = {0, 2};
+  ActAnswer a{{0, 2}, {"p0", "p1"}, {5, 6}, {1, 0}};
+  const Frame f = encode_act(q, a);
+  const auto h = msgpack::unpack(reinterpret_cast<const char*>(f.data()), f.size());
+  const auto m = h.get().as<std::map<std::string, msgpack::object>>();
+  EXPECT_TRUE(m.at("ok").as<bool>());
+  EXPECT_EQ(m.at("id").as<std::uint64_t>(), 3U);
+  EXPECT_EQ((m.at("actions").as<std::map<std::uint32_t, std::int64_t>>()),
+            (std::map<std::uint32_t, std::int64_t>{{0, 1}, {2, 0}}));
+  EXPECT_EQ((m.at("versions").as<std::map<std::uint32_t, std::uint64_t>>().at(2)), 6U);
+  EXPECT_EQ((m.at("policies").as<std::map<std::uint32_t, std::string>>().at(0)), "p0");
+}
+
+}  // namespace
+}  // namespace tagflow::gateway

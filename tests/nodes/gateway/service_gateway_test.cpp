@@ -1,0 +1,281 @@
+#include "nodes/gateway/service_gateway.hpp"
+
+#include <atomic>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <msgpack.hpp>
+#include <zmq.hpp>
+
+#include "clients/cpp/gateway_client.hpp"
+#include "monitoring/process_metrics.hpp"
+#include "tests/nodes/gateway/fake_backend.hpp"
+#include "transport/curve_keys.hpp"
+
+namespace tagflow::gateway {
+namespace {
+
+using clients::GatewayClient;
+using testing::FakeBackend;
+
+std::unique_ptr<ServiceGateway> start(GatewayConfig config = {},
+                                      std::shared_ptr<FakeBackend::Shared> shared = nullptr,
+                                      monitoring::ProcessMetrics* metrics = nullptr) {
+  auto backend = shared ? std::make_unique<FakeBackend>(shared) : std::make_unique<FakeBackend>();
+  return std::make_unique<ServiceGateway>(std::move(config), std::move(backend), metrics);
+}
+
+std::map<std::string, msgpack::object> fields(const std::vector<std::uint8_t>& frame,
+                                              msgpack::object_handle& keep) {
+  keep = msgpack::unpack(reinterpret_cast<const char*>(frame.data()), frame.size());
+  return keep.get().as<std::map<std::string, msgpack::object>>();
+}
+
+TEST(ServiceGatewayTest, HelloListsTheAgentsAndPoliciesServedHere) {
+  const auto gateway = start();
+  GatewayClient client(gateway->endpoint());
+  const auto hello = client.hello();
+  ASSERT_TRUE(hello.ok) << hello.reason;
+  EXPECT_EQ(hello.server, "inference-0");
+  EXPECT_EQ(hello.observation_size, 3U);
+  EXPECT_EQ(hello.agents, (std::map<std::uint32_t, std::string>{{0, "p0"}, {1, "p0"}, {2, "p1"}}));
+  EXPECT_EQ(hello.versions.size(), 2U);
+}
+
+TEST(ServiceGatewayTest, ActAnswersEveryAgentWithItsPolicyAndVersion) {
+  const auto gateway = start();
+  gateway->offer_weights(1, nodes::WeightsMessage{4, {}});
+  GatewayClient client(gateway->endpoint());
+  const auto reply = client.act({{0, {1, 1, 1}}, {1, {-1, -1, -1}}, {2, {0, 0, 1}}});
+  ASSERT_TRUE(reply.ok) << reply.error << ": " << reply.reason;
+  EXPECT_EQ(reply.actions, (std::map<std::uint32_t, std::int64_t>{{0, 1}, {1, 0}, {2, 1}}));
+  EXPECT_EQ(reply.policies.at(2), "p1");
+  EXPECT_EQ(reply.versions.at(2), 4U);
+  EXPECT_EQ(reply.versions.at(0), 0U);
+  EXPECT_EQ(gateway->rows_answered(), 3U);
+}
+
+TEST(ServiceGatewayTest, RefusesWithAReasonAndKeepsServing) {
+  monitoring::ProcessMetrics metrics({"inference-0", "inference", "reactor"});
+  const auto gateway = start({}, nullptr, &metrics);
+  GatewayClient client(gateway->endpoint());
+  auto reply = client.act({{3, {1, 1, 1}}});
+  EXPECT_EQ(reply.error, "not_served");
+  EXPECT_NE(reply.reason.find("other-0"), std::string::npos) << reply.reason;
+  EXPECT_EQ(client.act({{7, {1, 1, 1}}}).error, "unknown_agent");
+  EXPECT_EQ(client.act({{0, {1, 1}}}).error, "width");
+  EXPECT_EQ(client.act({{0, {1, std::nanf(""), 1}}}).error, "nan");
+  msgpack::object_handle h;
+  const auto garbage = fields(client.exchange_raw({0xc1, 0x02}), h);
+  EXPECT_EQ(garbage.at("error").as<std::string>(), "malformed");
+  EXPECT_TRUE(client.act({{0, {1, 1, 1}}}).ok);
+  EXPECT_EQ(gateway->requests_refused(), 5U);
+  const std::string text = metrics.text();
+  EXPECT_NE(text.find("tagflow_gateway_errors_total{kind=\"inference\",mode=\"reactor\",node="
+                      "\"inference-0\",policy=\"none\",reason=\"nan\"} 1"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("tagflow_gateway_requests_total{kind=\"inference\",mode=\"reactor\",node="
+                      "\"inference-0\",policy=\"p0\"} 1"),
+            std::string::npos);
+  EXPECT_NE(text.find("tagflow_gateway_batch_size_count"), std::string::npos);
+}
+
+TEST(ServiceGatewayTest, AReqClientAndAWrongVersionGetReplies) {
+  const auto gateway = start();
+  zmq::context_t context;
+  zmq::socket_t req(context, zmq::socket_type::req);
+  req.set(zmq::sockopt::linger, 0);
+  req.connect(gateway->endpoint());
+  msgpack::sbuffer full;  // {"op": "health", "v": 9, "id": 2}
+  msgpack::packer<msgpack::sbuffer> q(full);
+  q.pack_map(3);
+  q.pack("op");
+  q.pack("health");
+  q.pack("v");
+  q.pack(9);
+  q.pack("id");
+  q.pack(2);
+  req.send(zmq::buffer(full.data(), full.size()));
+  zmq::message_t reply;
+  ASSERT_TRUE(req.recv(reply));
+  const auto h = msgpack::unpack(static_cast<const char*>(reply.data()), reply.size());
+  const auto m = h.get().as<std::map<std::string, msgpack::object>>();
+  EXPECT_EQ(m.at("error").as<std::string>(), "version");
+  EXPECT_EQ(m.at("id").as<int>(), 2);
+}
+
+TEST(ServiceGatewayTest, EpisodesCountStepsAndSumRewards) {
+  const auto gateway = start();
+  GatewayClient client(gateway->endpoint());
+  const auto started = client.episode_start();
+  ASSERT_TRUE(started.ok);
+  EXPECT_TRUE(client.act({{0, {1, 1, 1}}}, started.episode).ok);
+  EXPECT_TRUE(client.act({{0, {1, 1, 1}}}, started.episode, {{0, 1.5}}).ok);
+  const auto ended = client.episode_end(started.episode, {{0, 2.0}, {2, -1.0}});
+  ASSERT_TRUE(ended.ok) << ended.reason;
+  EXPECT_EQ(ended.steps, 2U);
+  EXPECT_DOUBLE_EQ(ended.returns.at(0), 3.5);
+  EXPECT_DOUBLE_EQ(ended.returns.at(2), -1.0);
+  EXPECT_EQ(client.episode_end(started.episode).error, "unknown_episode");
+  EXPECT_EQ(client.act({{0, {1, 1, 1}}}, 999).error, "unknown_episode");
+}
+
+/// Sends `n` act requests on one DEALER without waiting, then reads `read` replies (all by
+/// default).
+std::vector<std::string> pipeline(const std::string& endpoint, int n, int read = -1) {
+  zmq::context_t context;
+  zmq::socket_t dealer(context, zmq::socket_type::dealer);
+  dealer.set(zmq::sockopt::linger, 0);
+  dealer.connect(endpoint);
+  for (int i = 0; i < n; ++i) {
+    dealer.send(zmq::buffer(
+        GatewayClient::act_request(static_cast<std::uint64_t>(i + 1), {{0, {1, 2, 3}}})));
+  }
+  std::vector<std::string> outcomes;
+  for (int i = 0; i < (read < 0 ? n : read); ++i) {
+    zmq::message_t reply;
+    if (!dealer.recv(reply)) break;
+    const auto h = msgpack::unpack(static_cast<const char*>(reply.data()), reply.size());
+    const auto m = h.get().as<std::map<std::string, msgpack::object>>();
+    outcomes.push_back(m.at("ok").as<bool>() ? "ok" : m.at("error").as<std::string>());
+  }
+  return outcomes;
+}
+
+TEST(ServiceGatewayTest, BeyondTheInFlightCapAClientIsToldBusy) {
+  GatewayConfig config;
+  config.max_in_flight = 3;
+  config.max_wait = std::chrono::hours(1);  // nothing is due: the first three stay queued
+  config.max_batch = 64;
+  const auto gateway = start(config);
+  const std::vector<std::string> outcomes = pipeline(gateway->endpoint(), 8, 5);
+  EXPECT_EQ(outcomes, std::vector<std::string>(5, "busy"));
+  EXPECT_EQ(gateway->busy_replies(), 5U);
+}
+
+TEST(ServiceGatewayTest, BeyondTheQueuesByteBudgetClientsAreToldBusy) {
+  GatewayConfig config;
+  config.max_in_flight = 100;
+  config.max_queue_bytes = 2 * 3 * sizeof(float);  // two one-agent requests
+  config.max_wait = std::chrono::hours(1);         // nothing is due: they stay queued
+  const auto gateway = start(config);
+  EXPECT_EQ(pipeline(gateway->endpoint(), 6, 4), std::vector<std::string>(4, "busy"));
+}
+
+TEST(ServiceGatewayTest, MaxWaitZeroServesALoneRequestAtOnceAndMaxBatchBoundsAPass) {
+  GatewayConfig config;
+  config.max_batch = 2;
+  config.max_in_flight = 16;
+  config.max_wait = std::chrono::hours(1);  // only full batches go before the deadline
+  const auto gateway = start(config);
+  // Four requests of one row of p0: two full batches of 2, served without waiting for max_wait.
+  const std::vector<std::string> outcomes = pipeline(gateway->endpoint(), 4);
+  EXPECT_EQ(std::count(outcomes.begin(), outcomes.end(), "ok"), 4);
+  EXPECT_EQ(gateway->forward_passes(), 2U);
+  const auto lone = start();  // max_wait 0
+  GatewayClient client(lone->endpoint());
+  EXPECT_TRUE(client.act({{2, {1, 1, 1}}}).ok);
+}
+
+TEST(ServiceGatewayTest, AFailingPolicyGetsInternalErrorsAndTheNextPassWorks) {
+  auto shared = std::make_shared<FakeBackend::Shared>();
+  const auto gateway = start({}, shared);
+  GatewayClient client(gateway->endpoint());
+  shared->fail = true;
+  EXPECT_EQ(client.act({{0, {1, 1, 1}}}).error, "internal");
+  shared->fail = false;
+  EXPECT_TRUE(client.act({{0, {1, 1, 1}}}).ok);
+}
+
+TEST(ServiceGatewayTest, TooManyFramesAreDroppedAndAClientThatNeverReadsLosesOnlyItsReplies) {
+  GatewayConfig config;
+  config.max_reply_queue = 4;
+  config.max_in_flight = 1000;
+  const auto gateway = start(config);
+  zmq::context_t context;
+  zmq::socket_t junk(context, zmq::socket_type::dealer);
+  junk.set(zmq::sockopt::linger, 0);
+  junk.set(zmq::sockopt::rcvhwm, 1);  // a reader that takes nothing
+  junk.connect(gateway->endpoint());
+  for (int i = 0; i < 6; ++i) junk.send(zmq::str_buffer("x"), zmq::send_flags::sndmore);
+  junk.send(zmq::str_buffer("x"));
+  msgpack::sbuffer b;
+  msgpack::packer<msgpack::sbuffer> p(b);
+  p.pack_map(2);
+  p.pack("op");
+  p.pack("health");
+  p.pack("v");
+  p.pack(1);
+  for (int i = 0; i < 20000; ++i) junk.send(zmq::buffer(b.data(), b.size()));
+  GatewayClient client(gateway->endpoint());
+  for (int i = 0; i < 5000 && gateway->replies_dropped() == 0; ++i) {
+    EXPECT_TRUE(client.health().ok);
+  }
+  EXPECT_GT(gateway->replies_dropped(), 0U);
+  EXPECT_TRUE(client.act({{0, {1, 1, 1}}}).ok);
+}
+
+TEST(ServiceGatewayTest, WeightsOfferedUnderLoadFailNoRequestAndVersionsOnlyGrow) {
+  const auto gateway = start();
+  std::atomic<bool> done{false};
+  std::atomic<int> failures{0}, answered{0};
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 4; ++c) {
+    clients.emplace_back([&] {
+      GatewayClient client(gateway->endpoint());
+      std::uint64_t last = 0;
+      while (!done.load()) {
+        const auto reply = client.act({{0, {1, 1, 1}}, {2, {1, 1, 1}}});
+        if (!reply.ok || reply.versions.at(0) < last) {
+          failures.fetch_add(1);
+          continue;
+        }
+        last = reply.versions.at(0);
+        answered.fetch_add(1);
+      }
+    });
+  }
+  for (std::uint64_t v = 1; v <= 50; ++v) {
+    gateway->offer_weights(0, nodes::WeightsMessage{v, {}});
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  while (answered.load() + failures.load() < 200)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  done = true;
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  GatewayClient client(gateway->endpoint());
+  EXPECT_EQ(client.act({{1, {1, 1, 1}}}).versions.at(1), 50U);
+}
+
+TEST(ServiceGatewayTest, WithCurveOnlyAllowedClientKeysGetIn) {
+  const transport::CurveKeyPair server = transport::generate_curve_key_pair();
+  const transport::CurveKeyPair allowed = transport::generate_curve_key_pair();
+  const transport::CurveKeyPair stranger = transport::generate_curve_key_pair();
+  GatewayConfig config;
+  config.curve_secret_key = server.secret_key;
+  config.allowed_client_keys = {allowed.public_key};
+  const auto gateway = start(config);
+  clients::ClientOptions mine;
+  mine.server_public_key = server.public_key;
+  mine.public_key = allowed.public_key;
+  mine.secret_key = allowed.secret_key;
+  GatewayClient client(gateway->endpoint(), mine);
+  EXPECT_TRUE(client.act({{0, {1, 1, 1}}}).ok);
+  clients::ClientOptions theirs = mine;
+  theirs.public_key = stranger.public_key;
+  theirs.secret_key = stranger.secret_key;
+  theirs.timeout = std::chrono::milliseconds(300);  // the handshake is refused: no reply comes
+  GatewayClient intruder(gateway->endpoint(), theirs);
+  EXPECT_THROW((void)intruder.hello(), clients::GatewayClientError);
+  clients::ClientOptions plain;  // no CURVE at all
+  plain.timeout = std::chrono::milliseconds(300);
+  GatewayClient outsider(gateway->endpoint(), plain);
+  EXPECT_THROW((void)outsider.hello(), clients::GatewayClientError);
+  EXPECT_TRUE(client.health().ok);
+  EXPECT_EQ(gateway->rows_answered(), 1U);
+}
+
+}  // namespace
+}  // namespace tagflow::gateway
