@@ -34,7 +34,7 @@ struct LoadedSpec {
 
 /// A cluster file (nodes + connections, configs/README.md) or a bare federation description
 /// (a `federation:` section, coordinator/PROTOCOL.md §0, as used for non-RL reactor programs).
-LoadedSpec load_spec(const std::string& path) {
+LoadedSpec load_spec(const std::string& path, const std::string& run_keys) {
   bool bare_federation = false;
   try {
     bare_federation = static_cast<bool>(YAML::LoadFile(path)["federation"]);
@@ -43,6 +43,7 @@ LoadedSpec load_spec(const std::string& path) {
   }
   if (bare_federation) return {coordinator::load_federation_spec(path), std::nullopt};
   cluster::ClusterConfig config = cluster::load_cluster_config(path);
+  if (!run_keys.empty()) cluster::use_run_keys(config, run_keys);
   coordinator::FederationSpec spec = cluster::federation_spec(config);
   return {std::move(spec), std::move(config)};
 }
@@ -68,15 +69,18 @@ void add_coordinator_command(CLI::App& app) {
   auto config = std::make_shared<std::string>();
   auto endpoint = std::make_shared<std::string>();
   auto results = std::make_shared<std::string>();
+  auto run_keys = std::make_shared<std::string>();
   command->add_option("--config", *config, "Cluster YAML file")->required();
+  command->add_option("--run-keys", *run_keys,
+                      "CURVE key pairs `tagflow up` minted for this run (ARCHITECTURE §13)");
   command->add_option("--results", *results,
                       "Store the results the other hosts' launchers send here (a cluster file)");
   command->add_option(
       "--bind", *endpoint,
       "Endpoint to bind instead of the configured coordinator address (e.g. tcp://0.0.0.0:7600)");
-  command->callback([config, endpoint, results] {
+  command->callback([config, endpoint, results, run_keys] {
     try {
-      LoadedSpec loaded = load_spec(*config);
+      LoadedSpec loaded = load_spec(*config, *run_keys);
       std::unique_ptr<ResultCollector> collector;
       if (!results->empty() && loaded.cluster) {
         collector = std::make_unique<ResultCollector>(*loaded.cluster, *results);

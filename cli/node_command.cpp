@@ -36,6 +36,7 @@ struct NodeOptions {
   std::string name;
   std::string mode;
   std::string result;
+  std::string run_keys;
   bool join = false;
   bool quiet = false;
 };
@@ -64,6 +65,7 @@ void run_node(const NodeOptions& o) {
   }
   if (o.mode == "actor") config.mode = cluster::Mode::actor;
   if (o.mode == "reactor") config.mode = cluster::Mode::reactor;
+  if (!o.run_keys.empty()) cluster::use_run_keys(config, o.run_keys);
   const std::vector<cluster::ProcessPlan> plans = cluster::plan_processes(config);
   const cluster::ProcessPlan* plan = cluster::find_process(plans, o.name);
   cluster::ProcessPlan joining{o.name, "", {o.name}, false};  // --join: a sampler GROUP-K
@@ -167,6 +169,8 @@ void add_node_command(CLI::App& app) {
   command->add_option("--mode", o->mode, "Override the file's mode")
       ->check(CLI::IsMember({"reactor", "actor"}));
   command->add_option("--result", o->result, "Write the process result JSON here at a normal end");
+  command->add_option("--run-keys", o->run_keys,
+                      "CURVE key pairs `tagflow up` minted for this run (ARCHITECTURE §13)");
   command->add_flag("--join", o->join, "Join a running cluster (actor mode)");
   command->add_flag("--quiet", o->quiet, "Print errors only");
   command->callback([o] { run_node(*o); });

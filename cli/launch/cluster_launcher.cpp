@@ -21,6 +21,7 @@
 #include "cli/launch/run_report.hpp"
 #include "hosts/replica_params_check.hpp"
 #include "nodes/cluster/scrape_targets.hpp"
+#include "transport/curve_keys.hpp"
 
 namespace tagflow::cli {
 namespace {
@@ -304,10 +305,26 @@ int launch_cluster(const LaunchOptions& options) {
               << error.message() << "\n";
     return kExitFailed;
   }
+  if (wants_run_keys(config, plan)) {
+    try {
+      plan.run_keys = mint_run_keys(config, log_dir);
+      cluster::use_run_keys(config, plan.run_keys);  // the launcher's own link to the coordinator
+    } catch (const transport::CurveKeyError& e) {
+      std::cerr << "tagflow up: cannot mint this run's keys: " << e.what() << "\n";
+      return kExitFailed;
+    }
+  }
   std::cerr << "tagflow up: " << config.name << " (" << options.file << "), mode "
             << cluster::to_string(plan.mode) << ", placement process\n"
             << "tagflow up: " << describe(plan) << "\n"
             << "tagflow up: logs in " << log_dir << "/\n";
+  if (!plan.run_keys.empty()) {
+    std::cerr << "tagflow up: closed cluster: CURVE keys minted for this run in " << plan.run_keys
+              << "/\n";
+  } else if (config.security.none && plan.mode == cluster::Mode::reactor) {
+    std::cerr << "tagflow up: security: none: any local process may join this cluster (debugging "
+                 "only)\n";
+  }
 
   std::string ssh = "ssh";
   if (!plan.remote_hosts.empty()) {

@@ -5,6 +5,8 @@
 #include <filesystem>
 
 #include "cli/launch/remote_hosts.hpp"
+#include "nodes/cluster/process_plan.hpp"
+#include "transport/curve_keys.hpp"
 
 namespace tagflow::cli {
 namespace {
@@ -95,6 +97,31 @@ LaunchPlan make_launch_plan(const cluster::ClusterConfig& config, const std::str
   return plan;
 }
 
+bool wants_run_keys(const cluster::ClusterConfig& config, const LaunchPlan& plan) {
+  return plan.mode == cluster::Mode::reactor && !config.security.curve && !config.security.none &&
+         plan.whole_cluster() && plan.remote_hosts.empty();
+}
+
+std::string mint_run_keys(const cluster::ClusterConfig& config, const std::string& log_dir) {
+  const std::filesystem::path dir =
+      std::filesystem::absolute(std::filesystem::path(log_dir) / "keys").lexically_normal();
+  std::error_code error;
+  std::filesystem::remove_all(dir, error);
+  std::filesystem::create_directories(dir, error);
+  if (error) {
+    throw transport::CurveKeyError("cannot create " + dir.string() + ": " + error.message());
+  }
+  std::filesystem::permissions(dir, std::filesystem::perms::owner_all,
+                               std::filesystem::perm_options::replace, error);
+  transport::write_key_pair(dir, "coordinator", transport::generate_curve_key_pair());
+  for (const cluster::ProcessPlan& process : cluster::plan_processes(config)) {
+    for (const std::string& replica : process.replicas) {
+      transport::write_key_pair(dir, replica, transport::generate_curve_key_pair());
+    }
+  }
+  return dir.string();
+}
+
 std::string result_path(const std::string& log_dir, const std::string& process) {
   return (std::filesystem::path(log_dir) / (process + ".json")).string();
 }
@@ -107,6 +134,10 @@ std::vector<ChildSpec> child_specs(const LaunchPlan& plan, const std::string& ta
     ChildSpec coordinator{"coordinator",
                           {tagflow, "coordinator", "--config", plan.cluster_file},
                           (dir / "coordinator.log").string()};
+    if (!plan.run_keys.empty()) {
+      coordinator.argv.push_back("--run-keys");
+      coordinator.argv.push_back(plan.run_keys);
+    }
     if (!plan.whole_cluster()) {  // the other hosts' results come here (PROTOCOL.md §8)
       coordinator.argv.push_back("--results");
       coordinator.argv.push_back(std::filesystem::absolute(dir).lexically_normal().string());
@@ -118,6 +149,10 @@ std::vector<ChildSpec> child_specs(const LaunchPlan& plan, const std::string& ta
                    {tagflow, "node", "--config", plan.cluster_file, "--name", process.name,
                     "--result", result_path(log_dir, process.name), "--quiet"},
                    (dir / (process.name + ".log")).string()};
+    if (!plan.run_keys.empty()) {
+      spec.argv.push_back("--run-keys");
+      spec.argv.push_back(plan.run_keys);
+    }
     if (plan.mode_overridden) {
       spec.argv.push_back("--mode");
       spec.argv.push_back(cluster::to_string(plan.mode));

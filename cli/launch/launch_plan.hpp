@@ -45,6 +45,7 @@ struct LaunchPlan {
   bool coordinator = false;                       // start the coordinator here
   std::vector<cluster::ProcessPlan> processes;    // this machine's, in file order
   std::size_t cluster_processes = 0;              // processes of the whole cluster
+  std::string run_keys;  // the CURVE key pairs minted for this run (empty: none), an absolute path
 
   /// True when every process of the cluster runs on this launcher's machine.
   bool whole_cluster() const { return processes.size() == cluster_processes; }
@@ -60,6 +61,16 @@ LaunchPlan make_launch_plan(const cluster::ClusterConfig& config, const std::str
 /// executable; logs and results go to `log_dir`.
 std::vector<ChildSpec> child_specs(const LaunchPlan& plan, const std::string& tagflow,
                                    const std::string& log_dir, const std::string& ssh = "ssh");
+
+/// Whether `tagflow up` mints CURVE keys for this run (ARCHITECTURE §13): in reactor mode, when
+/// the file names no keys, does not say `security: none`, and every process of the cluster runs
+/// from this launcher (other hosts could not get the keys: they use `tagflow keys generate`).
+bool wants_run_keys(const cluster::ClusterConfig& config, const LaunchPlan& plan);
+
+/// Writes fresh key pairs for the coordinator and every federate of `config` into DIR/keys
+/// (directory 0700, secret keys 0600; an older DIR/keys is replaced) and returns that directory
+/// as an absolute path. Throws transport::CurveKeyError when they cannot be written.
+std::string mint_run_keys(const cluster::ClusterConfig& config, const std::string& log_dir);
 
 /// Where a node's result JSON goes: DIR/PROCESS.json.
 std::string result_path(const std::string& log_dir, const std::string& process);

@@ -293,7 +293,12 @@ ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::stri
     monitoring.only_keys({"bind"});
     config.monitoring.bind = monitoring.string_or("bind", config.monitoring.bind);
   }
-  if (top.has("security")) {
+  if (top.has("security") && top.raw("security").IsScalar()) {
+    if (top.string("security") != "none") {
+      top.fail("security", "expected a map (curve, keys_dir) or none");
+    }
+    config.security.none = true;
+  } else if (top.has("security")) {
     const YamlReader security = top.map("security");
     security.only_keys({"curve", "keys_dir"});
     config.security.curve = security.boolean_or("curve", false);
@@ -304,6 +309,12 @@ ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::stri
   }
   validate_topology(config);
   return config;
+}
+
+void use_run_keys(ClusterConfig& config, const std::string& keys_dir) {
+  config.security.curve = true;
+  config.security.keys_dir = keys_dir;
+  config.security.none = false;
 }
 
 ClusterConfig load_cluster_config(const std::string& path) {

@@ -102,6 +102,8 @@ struct StopConfig {
 struct SecurityConfig {
   bool curve = false;
   std::string keys_dir;  // tagflow keys generate DIR; relative to the cluster file
+  /// `security: none`: no per-run keys either, any local process may join (debugging only).
+  bool none = false;
 };
 
 struct MonitoringConfig {
@@ -151,6 +153,10 @@ struct ClusterConfig {
   /// The node group called `name`, or nullptr.
   const NodeConfig* find_node(const std::string& name) const;
 };
+
+/// Turns CURVE on with the key pairs in `keys_dir` (an absolute path): what `tagflow up` does
+/// with the per-run keys it mints for a cluster file that names no keys (ARCHITECTURE §13).
+void use_run_keys(ClusterConfig& config, const std::string& keys_dir);
 
 /// Reads and validates a cluster file. Throws ConfigError (file, line, key) on any problem,
 /// including a file that cannot be read or is not YAML.

@@ -3,6 +3,12 @@
 #include "cli/launch/launch_plan.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "transport/curve_keys.hpp"
 
 namespace tagflow::cli {
 namespace {
@@ -187,6 +193,58 @@ TEST(LaunchPlan, AnEmptySshDestinationIsAFileError) {
               std::string::npos)
         << e.what();
   }
+}
+
+TEST(RunKeys, ALocalReactorClusterThatNamesNoKeysGetsKeysMintedForTheRun) {
+  const auto config =
+      two_part_cluster("  local: {address: 127.0.0.1}\n", "local", "local", "local");
+  EXPECT_TRUE(wants_run_keys(config, make_launch_plan(config, "c.yaml", std::nullopt, "")));
+  // Not in actor mode, not with keys of its own, not with `security: none`, not for one host of
+  // several (the other hosts could not get the keys).
+  EXPECT_FALSE(
+      wants_run_keys(config, make_launch_plan(config, "c.yaml", cluster::Mode::actor, "")));
+  auto with_keys = config;
+  with_keys.security.curve = true;
+  with_keys.security.keys_dir = "keys";
+  EXPECT_FALSE(wants_run_keys(with_keys, make_launch_plan(with_keys, "c.yaml", std::nullopt, "")));
+  auto open = config;
+  open.security.none = true;
+  EXPECT_FALSE(wants_run_keys(open, make_launch_plan(open, "c.yaml", std::nullopt, "")));
+  const auto split = two_part_cluster(kNetworkHosts, "a", "b", "a");
+  EXPECT_FALSE(wants_run_keys(split, make_launch_plan(split, "c.yaml", std::nullopt, "a")));
+}
+
+TEST(RunKeys, MintedKeysCoverEveryFederateAreSecretAndReachEveryChild) {
+  const auto config =
+      two_part_cluster("  local: {address: 127.0.0.1}\n", "local", "local", "local");
+  const std::filesystem::path run =
+      std::filesystem::temp_directory_path() / ("run-keys-test-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(run);
+  LaunchPlan plan = make_launch_plan(config, "/c.yaml", std::nullopt, "");
+  plan.run_keys = mint_run_keys(config, run.string());
+  EXPECT_EQ(plan.run_keys, (run / "keys").string());
+  EXPECT_EQ(std::filesystem::status(plan.run_keys).permissions(),
+            std::filesystem::perms::owner_all);
+  for (const char* name : {"coordinator", "sampler-0", "sampler-1", "replay"}) {
+    const auto pair = transport::read_key_pair(plan.run_keys, name);
+    EXPECT_TRUE(transport::is_valid_z85_key(pair.secret_key)) << name;
+    EXPECT_EQ(
+        std::filesystem::status(std::filesystem::path(plan.run_keys) / (std::string(name) + ".key"))
+            .permissions(),
+        std::filesystem::perms::owner_read | std::filesystem::perms::owner_write)
+        << name;
+  }
+  // A second run in the same directory gets new keys, not the old ones.
+  const std::string before = transport::read_key_pair(plan.run_keys, "replay").public_key;
+  (void)mint_run_keys(config, run.string());
+  EXPECT_NE(transport::read_key_pair(plan.run_keys, "replay").public_key, before);
+  for (const ChildSpec& spec : child_specs(plan, "tagflow", run.string())) {
+    const auto at = std::find(spec.argv.begin(), spec.argv.end(), "--run-keys");
+    ASSERT_NE(at, spec.argv.end()) << spec.name;
+    ASSERT_NE(at + 1, spec.argv.end()) << spec.name;
+    EXPECT_EQ(*(at + 1), plan.run_keys) << spec.name;
+  }
+  std::filesystem::remove_all(run);
 }
 
 TEST(DefaultLogDir, NamesTheClusterAndTheLocalTime) {

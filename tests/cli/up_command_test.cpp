@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -22,6 +23,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/launch/metrics_probe.hpp"
+#include "coordinator/federate_client.hpp"
+#include "nodes/cluster/federation_plan.hpp"
 #include "tests/support/cluster_files.hpp"
 #include "tests/support/launched_processes.hpp"
 
@@ -327,6 +330,69 @@ TEST_F(TagflowUp, AKilledSamplerEndsTheRunWithAnErrorNamingItAndNoProcessLeft) {
   EXPECT_NE(err.find("tagflow up: node sampler-1 failed (killed by signal 9)"), std::string::npos)
       << err;
   for (const auto& [name, pid] : pids) EXPECT_FALSE(alive(pid)) << name << " outlived the run";
+}
+
+// ARCHITECTURE §13: a file that names no keys still runs closed. A squatter on this machine that
+// sends the replay's very JOIN (its id, upstreams and data endpoint, from the same file) over and
+// over from before the launcher starts never gets an answer, and the run ends as usual.
+TEST_F(TagflowUp, AProcessTheLauncherDidNotStartCannotJoinEvenIfItJoinsFirst) {
+  if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the learner and inference processes need tagflow-torch";
+  write("short.yaml", shortened_local(base_port_, "env_steps: 2400"));
+  const coordinator::FederationSpec spec =
+      cluster::federation_spec(cluster::load_cluster_config(path("short.yaml")));
+  ASSERT_FALSE(spec.keys_dir.has_value());  // the file itself names no keys
+  std::atomic<bool> stop{false};
+  std::atomic<int> tries{0};
+  std::atomic<int> answered{0};
+  std::thread squatter([&] {
+    zmq::context_t context;
+    while (!stop.load()) {
+      try {
+        coordinator::FederateOptions options =
+            coordinator::FederateOptions::from_spec(spec, "replay");
+        coordinator::FederateClient client(context, options);
+        ++tries;
+        (void)client.join(300ms);
+        ++answered;  // START: it took the replay's place
+      } catch (const std::exception&) {
+        // No answer within the wait (or refused): try again.
+      }
+    }
+  });
+  std::this_thread::sleep_for(500ms);  // its first JOINs go out before the launcher starts
+  const int code = run({"up", path("short.yaml"), "--summary", path("closed.json"), "--log-dir",
+                        path("run"), "--quiet"},
+                       dir_, "closed");
+  stop = true;
+  squatter.join();
+  EXPECT_EQ(code, 0) << read_file(dir_ / "closed.err");
+  EXPECT_GT(tries.load(), 2);
+  EXPECT_EQ(answered.load(), 0);
+  const std::string err = read_file(dir_ / "closed.err");
+  EXPECT_NE(err.find("closed cluster: CURVE keys minted for this run in"), std::string::npos)
+      << err;
+  const fs::path keys = dir_ / "run" / "keys";
+  EXPECT_EQ(fs::status(keys).permissions(), fs::perms::owner_all);
+  EXPECT_EQ(fs::status(keys / "replay.key").permissions(),
+            fs::perms::owner_read | fs::perms::owner_write);
+  const nlohmann::json summary = nlohmann::json::parse(read_file(dir_ / "closed.json"));
+  EXPECT_EQ(summary.at("env_steps"), 2400);
+  EXPECT_EQ(summary.at("digest").get<std::string>().size(), 16U);
+}
+
+// `security: none` leaves the cluster open, and says so.
+TEST_F(TagflowUp, SecurityNoneRunsOpenAndSaysSo) {
+  if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the learner and inference processes need tagflow-torch";
+  std::string text = shortened_local(base_port_, "env_steps: 600");
+  const std::string closed = "security:\n  curve: false\n";
+  ASSERT_NE(text.find(closed), std::string::npos);
+  text.replace(text.find(closed), closed.size(), "security: none\n");
+  write("open.yaml", text);
+  EXPECT_EQ(run({"up", path("open.yaml"), "--log-dir", path("run"), "--quiet"}, dir_, "open"), 0)
+      << read_file(dir_ / "open.err");
+  const std::string err = read_file(dir_ / "open.err");
+  EXPECT_NE(err.find("security: none: any local process may join"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(dir_ / "run" / "keys"));
 }
 
 }  // namespace

@@ -152,7 +152,10 @@ struct TestCluster {
                         << "  - {from: replay.batches, to: learner.batches}\n"
                         << "  - {from: learner.priorities, to: replay.priorities, after: 0}\n"
                         << "  - {from: learner.weights, to: inference.weights, after: 0}\n"
-                        << "stop: {seconds: 300}\n";
+                        << "stop: {seconds: 300}\n"
+                        // Open, so the malformed frames sprayed below reach the wire validator
+                        // and its counter (a closed cluster refuses them in the CURVE handshake).
+                        << "security: none\n";
     processes = {{"coordinator", "coordinator", base},
                  {"sampler-0", "sampler", static_cast<std::uint16_t>(base + 1)},
                  {"sampler-1", "sampler", static_cast<std::uint16_t>(base + 2)},

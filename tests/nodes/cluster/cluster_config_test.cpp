@@ -151,6 +151,23 @@ TEST(ClusterConfig, CurveNeedsAKeysDirectory) {
   EXPECT_EQ(error_of(std::string(kValid) + "security: {curve: true}\n").key(), "security.keys_dir");
 }
 
+TEST(ClusterConfig, SecurityNoneOpensTheClusterAndAnyOtherWordIsAFileError) {
+  const ClusterConfig open = parse_cluster_config(std::string(kValid) + "security: none\n", "t");
+  EXPECT_TRUE(open.security.none);
+  EXPECT_FALSE(open.security.curve);
+  EXPECT_FALSE(parse_cluster_config(kValid, "t").security.none);  // closed by default
+  const ConfigError e = error_of(std::string(kValid) + "security: off\n");
+  EXPECT_EQ(e.key(), "security");
+  EXPECT_GT(e.line(), 0);
+}
+
+TEST(ClusterConfig, RunKeysTurnCurveOnWithTheirDirectory) {
+  ClusterConfig config = parse_cluster_config(kValid, "t");
+  use_run_keys(config, "/run/keys");
+  EXPECT_TRUE(config.security.curve);
+  EXPECT_EQ(config.security.keys_dir, "/run/keys");
+}
+
 TEST(Duration, ParsesUnitsAndRefusesNonsense) {
   EXPECT_EQ(parse_duration("250ms"), std::chrono::milliseconds(250));
   EXPECT_EQ(parse_duration("1.5s"), std::chrono::milliseconds(1500));
