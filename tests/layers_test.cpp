@@ -35,6 +35,8 @@ const std::map<std::string, std::set<std::string>>& allowed() {
       {"cli",
        {"common", "rl", "reactors", "transport", "monitoring", "coordinator", "actors", "nodes",
         "hosts", "bench", "tagflow"}},
+      // libFuzzer targets for the decoders of the layers below (preset `fuzz`).
+      {"fuzz", {"common", "rl", "reactors", "transport", "monitoring", "coordinator", "nodes"}},
   };
   return rules;
 }
