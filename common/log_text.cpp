@@ -25,12 +25,26 @@ std::string escape_for_log(std::string_view text, std::size_t max_bytes) {
   return out;
 }
 
-bool PeerLogBudget::allow(const std::string& peer) {
+bool LogRateLimit::allow(Clock::time_point now) {
+  if (!open_ || now - window_start_ >= std::chrono::seconds(1)) {
+    open_ = true;
+    window_start_ = now;
+    in_window_ = 0;
+  }
+  if (in_window_ < per_second_) {
+    ++in_window_;
+    return true;
+  }
+  ++suppressed_;
+  return false;
+}
+
+bool PeerLogBudget::allow(const std::string& peer, LogRateLimit::Clock::time_point now) {
   const std::string* key = &peer;
   static const std::string kOther = "(other)";
   if (events_.count(peer) == 0 && events_.size() >= kMaxPeers) key = &kOther;
   const std::uint64_t seen = ++events_[*key];
-  if (seen <= kLinesPerPeer) return true;
+  if (seen <= kLinesPerPeer && per_second_.allow(now)) return true;
   ++suppressed_;
   return false;
 }

@@ -91,7 +91,8 @@ void FederateClient::send(const ControlMessage& message) {
   socket_.send(zmq::buffer(frame), zmq::send_flags::none);
 }
 
-ControlMessage FederateClient::join(std::chrono::milliseconds timeout) {
+ControlMessage FederateClient::join(std::chrono::milliseconds timeout,
+                                    const std::function<void()>& while_waiting) {
   ControlMessage join;
   join.type = ControlType::kJoin;
   join.federate = options_.id;
@@ -109,7 +110,8 @@ ControlMessage FederateClient::join(std::chrono::milliseconds timeout) {
                             std::to_string(timeout.count()) +
                             " ms (is it running, and are the CURVE keys right?)");
     }
-    poll(std::min(left, std::chrono::milliseconds(100)));
+    poll(std::min(left, std::chrono::milliseconds(while_waiting ? 20 : 100)));
+    if (while_waiting) while_waiting();
   }
   return *start_;
 }

@@ -65,8 +65,11 @@ class FederateClient {
   FederateClient(const FederateClient&) = delete;
   FederateClient& operator=(const FederateClient&) = delete;
 
-  /// JOIN, then wait for START (returned: start tag and every federate's data endpoint).
-  ControlMessage join(std::chrono::milliseconds timeout);
+  /// JOIN, then wait for START (returned: start tag and every federate's data endpoint). While
+  /// it waits, `while_waiting` (when set) is called every 20 ms (the data plane watches its
+  /// connections with it: nothing reads the data socket before START).
+  ControlMessage join(std::chrono::milliseconds timeout,
+                      const std::function<void()>& while_waiting = {});
 
   void send_next_event(const WireTag& tag);
   void send_completed(const WireTag& tag);

@@ -18,6 +18,14 @@ FederateDataPlane::FederateDataPlane(zmq::context_t& context, const FederationSp
   if (me == nullptr) throw FederationConfigError("federate '" + id_ + "' is not in the federation");
   on_zero_delay_cycle_ = spec_.on_zero_delay_cycle(id_);
   zap_ = prepare_data_socket(context_, data_, validator_.policy(), spec_, *me);
+  if (!spec_.keys_dir) {
+    // With CURVE only upstreams' keys connect; without it anyone on the network can (WIRE.md §3.1).
+    const transport::ValidationPolicy& policy = validator_.policy();
+    guard_ = std::make_unique<transport::ConnectionGuard>(
+        context_, data_,
+        transport::limits_for_messages(policy.max_message_bytes,
+                                       policy.header_limits.max_header_bytes));
+  }
   try {
     data_.bind(bind_endpoint);
   } catch (const zmq::error_t& e) {
@@ -64,6 +72,7 @@ FederateDataPlane::~FederateDataPlane() {
   zmq::message_t unread;
   for (int i = 0; i < 100000 && data_.recv(unread, zmq::recv_flags::dontwait); ++i) {
   }
+  guard_.reset();
   data_.close();
   zap_.reset();
 }
@@ -100,7 +109,11 @@ bool FederateDataPlane::receive(
   for (int i = 0; i < kMaxReceivedPerCall; ++i) {
     transport::ReceiveResult result =
         transport::receive_wire_message(data_, validator_, drops_, zmq::recv_flags::dontwait);
-    if (!result.received) return false;
+    if (!result.received) {
+      if (guard_) (void)guard_->check(drops_);
+      return false;
+    }
+    if (guard_) guard_->note_read(result.source_fd, result.message.peer, result.wire_bytes);
     if (!key_owner_.empty() && !sent_with_own_key(result.message)) {
       // An upstream's key used under another upstream's routing id (WIRE.md §5): not that
       // upstream's message, so no grant counts it.

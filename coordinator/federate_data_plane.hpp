@@ -20,6 +20,10 @@
 //   - the next tag the coordinator has from this federate, and announce(): a NET, or the pending
 //     LTC carrying the next tag, and no NET for a tag only a received message asks for while the
 //     coordinator's copy is later and not stale, unless on a zero-delay cycle (§3.3);
+//   - without CURVE, a ConnectionGuard on the data socket (transport/connection_guard.hpp,
+//     WIRE.md §3.1): a connection that makes ZeroMQ hold more than one message's bytes
+//     unread (an incomplete multipart message without end), or that holds data and makes no
+//     progress (a second connection with a routing id in use), is cut and counted;
 //   - bounded reads: receive() reads at most kMaxReceivedPerCall messages per call, so a federate
 //     far behind a fast upstream goes back to its tags and control messages (FAILED, a stop)
 //     between batches;
@@ -53,6 +57,7 @@
 #include <zmq.hpp>
 
 #include "coordinator/federate_client.hpp"
+#include "transport/connection_guard.hpp"
 #include "transport/message_validator.hpp"
 #include "transport/payload.hpp"
 #include "transport/peer_drop_counters.hpp"
@@ -89,6 +94,8 @@ class FederateDataPlane {
   /// The data socket, to poll for input.
   [[nodiscard]] zmq::socket_t& socket() { return data_; }
   [[nodiscard]] const transport::PeerDropCounters& drops() const { return drops_; }
+  /// The data socket's connection guard (nullptr with CURVE, where only upstreams connect).
+  [[nodiscard]] const transport::ConnectionGuard* guard() const { return guard_.get(); }
   /// True when this federate is on a zero-delay cycle across federates.
   [[nodiscard]] bool on_zero_delay_cycle() const { return on_zero_delay_cycle_; }
 
@@ -98,13 +105,19 @@ class FederateDataPlane {
   /// refuses messages with a tag before START's tag.
   void connect(const ControlMessage& start);
 
-  /// Reads at most kMaxReceivedPerCall data messages without waiting; each valid one is counted
+  /// Reads at most kMaxReceivedPerCall data messages without waiting; when it found nothing
+  /// more waiting, the connection guard checks the connections. Each valid message is counted
   /// against its upstream's grants and passed to `deliver` (header and payload frames, to keep);
   /// invalid ones are dropped and counted. True when it stopped at the bound (more may wait).
   /// A message from an upstream on its own connection refused for its port or its tag
   /// (unknown_port, tag_in_past) is counted, then throws DataLossError naming the sender, the
   /// port and the reason: the grants count that message, so they could never be met.
   bool receive(const std::function<void(transport::ReceivedMessage& message)>& deliver);
+  /// Before START, when nothing reads the data socket yet: lets the connection guard cut a
+  /// connection over its limits (without reading: upstreams' messages wait for receive()).
+  void watch_connections() {
+    if (guard_) (void)guard_->check(drops_);
+  }
   /// True when, from every upstream in `counts`, the completed messages plus those received with a
   /// tag <= `through` are at least its count.
   [[nodiscard]] bool counts_met(const std::map<std::string, std::uint64_t>& counts,
@@ -162,6 +175,7 @@ class FederateDataPlane {
   std::unique_ptr<transport::ZapAuthenticator> zap_;  // outlives data_
   std::map<std::string, std::string> key_owner_;      // with CURVE: upstream public key → id
   zmq::socket_t data_;
+  std::unique_ptr<transport::ConnectionGuard> guard_;  // without CURVE; before data_ closes
   std::string endpoint_;
   std::map<std::string, zmq::socket_t> outputs_;          // per downstream
   std::map<std::string, std::deque<WireTag>> received_;   // per upstream, tags not yet completed

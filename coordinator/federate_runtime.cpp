@@ -98,7 +98,7 @@ FederateRunSummary FederateRuntime::run(std::chrono::milliseconds join_timeout) 
   FederateOptions options = FederateOptions::from_spec(spec_, id_);
   options.data_endpoint = plane_.endpoint();
   FederateClient client(context_, options);
-  const ControlMessage start = client.join(join_timeout);
+  const ControlMessage start = client.join(join_timeout, [this] { plane_.watch_connections(); });
   plane_.connect(start);
   std::array<zmq::pollitem_t, 2> items{
       {{client.socket().handle(), 0, ZMQ_POLLIN, 0}, {plane_.socket().handle(), 0, ZMQ_POLLIN, 0}}};

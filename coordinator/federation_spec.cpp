@@ -197,7 +197,27 @@ FederationSpec parse_federation_spec(const std::string& yaml_text, const std::st
     fail(file, section["heartbeat_timeout"], "heartbeat_timeout", "must be at least 1ms");
   }
   if (section["security"]) {
-    spec.keys_dir = scalar(file, section["security"]["keys"], "security.keys");
+    // Spelled as in a cluster file (configs/README.md): {curve: true, keys_dir: DIR}.
+    const YAML::Node security = section["security"];
+    if (!security.IsMap()) fail(file, security, "security", "expected {curve, keys_dir}");
+    for (const auto& entry : security) {
+      const std::string name = entry.first.as<std::string>();
+      if (name != "curve" && name != "keys_dir") {
+        fail(file, entry.first, "security." + name, "unknown key (expected curve, keys_dir)");
+      }
+    }
+    const std::string curve =
+        security["curve"] ? scalar(file, security["curve"], "security.curve") : "false";
+    if (curve != "true" && curve != "false") {
+      fail(file, security["curve"], "security.curve", "expected true or false");
+    }
+    if (curve == "true") {
+      if (!security["keys_dir"]) {
+        fail(file, security, "security.keys_dir",
+             "curve: true needs keys_dir (make one with tagflow keys generate)");
+      }
+      spec.keys_dir = scalar(file, security["keys_dir"], "security.keys_dir");
+    }
   }
   const YAML::Node federates = section["federates"];
   if (!federates || !federates.IsMap()) fail(file, section, "federates", "expected a map");

@@ -42,7 +42,7 @@ WireTag ReactorFederate::join(std::chrono::milliseconds timeout) {
       options_.advertised_endpoint.empty() ? plane_.endpoint() : options_.advertised_endpoint;
   options.answer_stop_requests = false;  // answered with the scheduler's floor (handle_stop)
   client_ = std::make_unique<FederateClient>(context_, options);
-  const ControlMessage start = client_->join(timeout);
+  const ControlMessage start = client_->join(timeout, [this] { plane_.watch_connections(); });
   plane_.connect(start);
   return start.tag;
 }

@@ -37,6 +37,8 @@ const std::map<std::string, std::set<std::string>>& allowed() {
         "hosts", "bench", "tagflow"}},
       // Clients of outside programs use the documented protocols only, no tagflow code.
       {"clients", {}},
+      // libFuzzer targets for the decoders of the layers below (preset `fuzz`).
+      {"fuzz", {"common", "rl", "reactors", "transport", "monitoring", "coordinator", "nodes"}},
   };
   return rules;
 }

@@ -1,8 +1,9 @@
 // DropReason: why a received message was refused. Every value up to kTagInPast names one check of
 // transport/WIRE.md §3; the next two are the coordinator's (coordinator/PROTOCOL.md §1): a control
-// frame that does not decode, and a JOIN it refused; the last is a node's: a value whose content
-// its logic refused (nodes/node_metrics.hpp). The names are used as the `reason` label of the
-// drop counters.
+// frame that does not decode, and a JOIN it refused; then a node's: a value whose content
+// its logic refused (nodes/node_metrics.hpp); the last two are connections cut by the
+// ConnectionGuard (WIRE.md §3.1), each counted as one drop. The names are used as the `reason`
+// label of the drop counters.
 #pragma once
 
 #include <cstdint>
@@ -26,9 +27,11 @@ enum class DropReason : std::uint8_t {
   kMalformedControl,
   kRefusedJoin,
   kRejectedByNode,
+  kIncompleteOverCap,
+  kUndeliveredConnection,
 };
 
-inline constexpr int kDropReasonCount = 16;
+inline constexpr int kDropReasonCount = 18;
 
 /// A short snake_case name, stable, for logs and metric labels.
 inline const char* drop_reason_name(DropReason reason) {
@@ -65,6 +68,10 @@ inline const char* drop_reason_name(DropReason reason) {
       return "refused_join";
     case DropReason::kRejectedByNode:
       return "rejected_by_node";
+    case DropReason::kIncompleteOverCap:
+      return "incomplete_over_cap";
+    case DropReason::kUndeliveredConnection:
+      return "undelivered_connection";
   }
   return "unknown";
 }

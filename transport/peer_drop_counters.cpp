@@ -24,7 +24,7 @@ void PeerDropCounters::record(const std::string& peer, DropReason reason) {
     if (counts_.count(key) == 0 && counts_.size() >= kMaxPeers) key = "(other)";
     auto [it, inserted] = counts_.try_emplace(key, Counts{});
     ++it->second[static_cast<std::size_t>(reason)];
-    if (inserted) {
+    if (inserted && log_rate_.allow()) {
       spdlog::warn(
           "transport: dropped a message from peer '{}': {} (further drops from this peer "
           "are counted, not logged)",

@@ -1,10 +1,11 @@
 // PeerDropCounters: how many received messages were dropped, per peer and per reason.
 //
 // The first drop from a peer is logged (spdlog warning naming the peer and the reason); later
-// ones are only counted, so a peer spraying garbage cannot flood the log. At most kMaxPeers
-// distinct peers are tracked by name; further ones share the "(other)" entry, so memory stays
-// bounded whatever identities a peer invents. Thread-safe: one internal mutex guards the table
-// (drops are rare, so the lock is off the normal receive path). An observer set with
+// ones are only counted, so a peer spraying garbage cannot flood the log; and at most
+// kLinesPerSecond such lines are logged in any second (many new peer names at once). At most
+// kMaxPeers distinct peers are tracked by name; further ones share the "(other)" entry, so memory
+// stays bounded whatever identities a peer invents. Thread-safe: one internal mutex guards the
+// table (drops are rare, so the lock is off the normal receive path). An observer set with
 // set_observer() sees every drop with the peer name it was counted under (for metrics); it is
 // called outside the lock, on the thread that recorded the drop.
 #pragma once
@@ -17,6 +18,7 @@
 #include <mutex>
 #include <string>
 
+#include "common/log_text.hpp"
 #include "transport/drop_reason.hpp"
 
 namespace tagflow::transport {
@@ -24,6 +26,7 @@ namespace tagflow::transport {
 class PeerDropCounters {
  public:
   static constexpr std::size_t kMaxPeers = 256;
+  static constexpr std::uint64_t kLinesPerSecond = 20;
 
   /// Counts one dropped message from `peer`; logs it when it is that peer's first drop.
   void record(const std::string& peer, DropReason reason);
@@ -40,6 +43,7 @@ class PeerDropCounters {
   using Counts = std::array<std::uint64_t, kDropReasonCount>;
   mutable std::mutex mutex_;
   std::map<std::string, Counts> counts_;                          // guarded by mutex_
+  LogRateLimit log_rate_{kLinesPerSecond};                        // guarded by mutex_
   std::function<void(const std::string&, DropReason)> observer_;  // set before use
 };
 

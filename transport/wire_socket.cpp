@@ -1,6 +1,9 @@
 #include "transport/wire_socket.hpp"
 
+#include "transport/connection_guard.hpp"
+
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <utility>
 
@@ -13,11 +16,12 @@ void release_payload(void* /*data*/, void* hint) {
       hint);  // NOLINT(cppcoreguidelines-owning-memory)
 }
 
-/// Reads and discards the remaining frames of a multipart message.
-void drain(zmq::socket_t& socket) {
+/// Reads and discards the remaining frames of a multipart message; adds their wire bytes.
+void drain(zmq::socket_t& socket, std::size_t& wire_bytes) {
   zmq::message_t frame;
   while (socket.get(zmq::sockopt::rcvmore) != 0) {
     if (!socket.recv(frame, zmq::recv_flags::none)) return;
+    wire_bytes += zmtp_frame_bytes(frame.size());
   }
 }
 
@@ -80,13 +84,17 @@ ReceiveResult receive_wire_message(zmq::socket_t& router, const MessageValidator
   }
   zmq::message_t header_frame;
   (void)router.recv(header_frame, zmq::recv_flags::none);
+  result.wire_bytes = zmtp_frame_bytes(header_frame.size());
+  if (const char* fd = zmq_msg_gets(header_frame.handle(), "__fd")) {
+    result.source_fd = std::atoi(fd);  // what ZMQ_SRCFD reads
+  }
   if (const char* user = zmq_msg_gets(header_frame.handle(), "User-Id")) {
     result.message.user_id = user;
   }
   DecodedHeader decoded =
       decode_header(header_frame.data(), header_frame.size(), policy.header_limits);
   if (decoded.error != DropReason::kNone) {
-    drain(router);
+    drain(router, result.wire_bytes);
     result.error = decoded.error;
     drops.record(result.message.peer, result.error);
     return result;
@@ -94,7 +102,7 @@ ReceiveResult receive_wire_message(zmq::socket_t& router, const MessageValidator
   std::vector<std::size_t> sizes;
   while (router.get(zmq::sockopt::rcvmore) != 0) {
     if (result.message.payloads.size() >= policy.header_limits.max_payload_frames) {
-      drain(router);
+      drain(router, result.wire_bytes);
       result.error = DropReason::kTooManyFrames;
       drops.record(result.message.peer, result.error);
       result.message.payloads.clear();
@@ -102,6 +110,7 @@ ReceiveResult receive_wire_message(zmq::socket_t& router, const MessageValidator
     }
     zmq::message_t frame;
     (void)router.recv(frame, zmq::recv_flags::none);
+    result.wire_bytes += zmtp_frame_bytes(frame.size());
     sizes.push_back(frame.size());
     result.message.payloads.push_back(std::move(frame));
   }

@@ -46,6 +46,10 @@ struct ReceivedMessage {
 struct ReceiveResult {
   bool received = false;  ///< false: nothing was waiting (dontwait) or the call was interrupted
   DropReason error = DropReason::kNone;
+  /// The connection the message came from (ZMQ_SRCFD; -1 when ZeroMQ does not say) and the
+  /// bytes its frames took on the wire (ZMTP 3 framing), for the ConnectionGuard.
+  int source_fd = -1;
+  std::size_t wire_bytes = 0;
   /// Valid when received && error == kNone. When a decoded header failed validation (WIRE.md §3
   /// steps 4–8), `header` holds it (to name the port) and `payloads` is empty.
   ReceivedMessage message;

@@ -8,7 +8,7 @@ namespace tagflow::nodes {
 
 Evaluator::Evaluator(const std::string& env, const std::vector<int>& hidden, int episodes,
                      std::uint64_t seed, std::int64_t max_steps)
-    : episodes_(episodes), seed_(seed), max_steps_(max_steps) {
+    : episodes_(episodes), max_steps_(max_steps) {
   if (episodes <= 0) throw std::invalid_argument("evaluator: episodes must be positive");
   if (max_steps < 0) throw std::invalid_argument("evaluator: max_steps must not be negative");
   envs::VectorEnvOptions options;

@@ -31,8 +31,7 @@ class Evaluator {
 
  private:
   int episodes_;
-  std::uint64_t seed_;
-  std::int64_t max_steps_;
+  std::int64_t max_steps_;  // (the seed goes to the vector env, which keeps it)
   std::unique_ptr<envs::VectorEnv> env_;
   std::unique_ptr<MlpForward> policy_;
   std::vector<float> input_;  // pixel observations as network input

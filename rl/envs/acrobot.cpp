@@ -60,7 +60,7 @@ Acrobot::State5 Acrobot::derivatives(const State5& s) noexcept {
 }
 
 void Acrobot::reset_impl(void* observation) {
-  for (double& s : state_) s = static_cast<float>(uniform(rng(), -0.1, 0.1));
+  for (double& s : state_) s = static_cast<double>(static_cast<float>(uniform(rng(), -0.1, 0.1)));
   observe_impl(observation);
 }
 

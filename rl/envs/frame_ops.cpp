@@ -11,11 +11,7 @@ void rgb_frame_to_grey(const std::uint8_t* rgb, std::size_t pixels, std::uint8_t
 }
 
 AreaResizer::AreaResizer(int in_height, int in_width, int out_height, int out_width, int channels)
-    : in_height_(in_height),
-      in_width_(in_width),
-      out_height_(out_height),
-      out_width_(out_width),
-      channels_(channels) {
+    : in_width_(in_width), out_height_(out_height), out_width_(out_width), channels_(channels) {
   if (in_height <= 0 || in_width <= 0 || out_height <= 0 || out_width <= 0 || channels <= 0) {
     throw std::invalid_argument("AreaResizer: sizes must be positive");
   }

@@ -38,7 +38,7 @@ class AreaResizer {
   /// For each output index, the input indices it covers and their weights (summing to 1).
   static std::vector<std::vector<Tap>> taps(int in_size, int out_size);
 
-  int in_height_, in_width_, out_height_, out_width_, channels_;
+  int in_width_, out_height_, out_width_, channels_;  // the input height only sizes row_taps_
   std::vector<std::vector<Tap>> row_taps_;
   std::vector<std::vector<Tap>> col_taps_;
   mutable std::vector<float> rows_;  // scratch: out_height × in_width × channels

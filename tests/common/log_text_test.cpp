@@ -2,6 +2,7 @@
 // lines are bounded.
 #include "common/log_text.hpp"
 
+#include <chrono>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -43,10 +44,41 @@ TEST(PeerLogBudget, LogsAPeersFirstEventAndCountsTheRest) {
 TEST(PeerLogBudget, ManyPeersShareOneEntryOnceTheTableIsFull) {
   PeerLogBudget budget;
   std::size_t logged = 0;
-  for (int i = 0; i < 5000; ++i) logged += budget.allow("peer-" + std::to_string(i)) ? 1 : 0;
+  // One event a second, so the per-second limit never applies.
+  const auto start = LogRateLimit::Clock::now();
+  for (int i = 0; i < 5000; ++i) {
+    logged += budget.allow("peer-" + std::to_string(i), start + std::chrono::seconds(i)) ? 1 : 0;
+  }
   EXPECT_EQ(logged, PeerLogBudget::kMaxPeers + 1);  // one line for all the peers beyond it
   EXPECT_EQ(budget.suppressed(), 5000 - logged);
   EXPECT_EQ(budget.events("peer-4999"), 5000 - PeerLogBudget::kMaxPeers);
+}
+
+TEST(PeerLogBudget, LogsAtMostItsLinesPerSecondWhateverThePeers) {
+  PeerLogBudget budget;
+  const auto start = LogRateLimit::Clock::now();
+  std::uint64_t logged = 0;
+  for (int i = 0; i < 200; ++i) {  // 200 new peers within 0.02 s
+    logged +=
+        budget.allow("joiner-" + std::to_string(i), start + std::chrono::microseconds(i * 100)) ? 1
+                                                                                                : 0;
+  }
+  EXPECT_EQ(logged, PeerLogBudget::kLinesPerSecond);
+  EXPECT_EQ(budget.suppressed(), 200 - logged);
+  // A second later new peers are logged again.
+  EXPECT_TRUE(budget.allow("late", start + std::chrono::seconds(2)));
+}
+
+TEST(LogRateLimit, OpensAWindowAtTheFirstEventAfterTheLastOneClosed) {
+  LogRateLimit limit(2);
+  const auto t = LogRateLimit::Clock::now();
+  EXPECT_TRUE(limit.allow(t));
+  EXPECT_TRUE(limit.allow(t + std::chrono::milliseconds(900)));
+  EXPECT_FALSE(limit.allow(t + std::chrono::milliseconds(999)));
+  EXPECT_TRUE(limit.allow(t + std::chrono::milliseconds(1000)));
+  EXPECT_TRUE(limit.allow(t + std::chrono::milliseconds(1500)));
+  EXPECT_FALSE(limit.allow(t + std::chrono::milliseconds(1999)));
+  EXPECT_EQ(limit.suppressed(), 2U);
 }
 
 }  // namespace

@@ -3,14 +3,17 @@
 // sends — so LTC batching, in-transit reports and the NET rules are checked frame by frame.
 #include "coordinator/federate_data_plane.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <future>
+#include <iostream>
 #include <thread>
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "tests/support/raw_zmtp_peer.hpp"
 #include "transport/curve_keys.hpp"
 #include "transport/wire_socket.hpp"
 
@@ -187,6 +190,37 @@ TEST_F(FederateDataPlaneTest, AnUpstreamsMessageFromThePastIsCountedAndStopsTheF
   EXPECT_NE(error.find("from 'a' on port 1 at tag (10, 0): tag_in_past"), std::string::npos)
       << error;
   EXPECT_EQ(b_.drops().count("a", transport::DropReason::kTagInPast), 1U);
+}
+
+// Without CURVE anyone can connect to a data socket. A raw ZMTP peer that sends one multipart
+// message without end is cut by the plane's connection guard once it holds more than the cap,
+// counted, and the real upstream's data still arrives.
+TEST_F(FederateDataPlaneTest, AMultipartMessageWithoutEndIsCutAndTheUpstreamGoesOn) {
+  ASSERT_NE(b_.guard(), nullptr);
+  const std::string endpoint = b_.endpoint();
+  const auto port = static_cast<std::uint16_t>(std::stoi(endpoint.substr(endpoint.rfind(':') + 1)));
+  std::atomic<bool> attacker_done{false};
+  std::uint64_t attacker_sent = 0;
+  std::thread attacker([&] {
+    testing::RawZmtpPeer peer(port, "a");
+    const std::string chunk(std::size_t{4} << 20, 'x');
+    for (int i = 0; i < 512 && peer.send_frame(chunk, true); ++i) {
+    }
+    attacker_sent = peer.bytes_sent();
+    attacker_done.store(true);
+  });
+  const auto give_up = std::chrono::steady_clock::now() + 30s;
+  while (!attacker_done.load() && std::chrono::steady_clock::now() < give_up) {
+    (void)b_.receive([](transport::ReceivedMessage&) {});
+    std::this_thread::sleep_for(2ms);
+  }
+  attacker.join();
+  std::cout << "the attacker sent " << attacker_sent << " bytes before the cut (cap "
+            << b_.guard()->limits().max_held_bytes << ")\n";
+  EXPECT_EQ(b_.drops().count("(unidentified)", transport::DropReason::kIncompleteOverCap), 1U);
+  EXPECT_LT(attacker_sent, b_.guard()->limits().max_held_bytes + (std::uint64_t{256} << 20));
+  ASSERT_TRUE(a_.send_value("b", 1, {5, 0}, transport::Payload::copy_of("x", 1)));
+  EXPECT_EQ(receive(b_, 1).size(), 1U);
 }
 
 /// A one-byte value on `socket` whose header says it comes from `from`.

@@ -1,11 +1,14 @@
 // A program split over four processes (plus the coordinator) gives the same traces and digest
 // as the same program in one process, across runs with random sleeps injected into every
-// federate — and while a raw socket sprays malformed frames at every endpoint.
+// federate — while a raw socket sprays malformed frames at every endpoint, and after a raw ZMTP
+// peer sent the sink a multipart message without end (cut by its connection guard, within a
+// stated memory bound).
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <iostream>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -16,6 +19,7 @@
 #include "child_process.hpp"
 #include "coordinator/coordinator.hpp"
 #include "pipeline_program.hpp"
+#include "tests/support/raw_zmtp_peer.hpp"
 
 namespace tagflow::coordinator {
 namespace {
@@ -85,7 +89,8 @@ class FederationDeterminism : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   /// One federated run; returns every federate's trace.
-  std::map<std::string, std::string> run_federated(int run, int max_sleep_us, bool with_spray) {
+  std::map<std::string, std::string> run_federated(int run, int max_sleep_us, bool with_spray,
+                                                   bool with_endless_message = false) {
     FederationSpec spec = parse_federation_spec(testing::pipeline_config("tcp://127.0.0.1:*"));
     Coordinator coordinator(spec);
     const std::string endpoint = coordinator.bind("tcp://127.0.0.1:*");
@@ -123,6 +128,7 @@ class FederationDeterminism : public ::testing::Test {
       sprayer = std::thread(spray, endpoints, std::cref(stop_spray), std::ref(first_burst));
       first_burst.get_future().wait();
     }
+    if (with_endless_message) attack_sink(run, children[3]->pid());
     start_child(0);
     std::map<std::string, std::string> traces;
     for (std::size_t i = 0; i < kFederates.size(); ++i) {
@@ -144,6 +150,36 @@ class FederationDeterminism : public ::testing::Test {
     return traces;
   }
 
+  /// Sends the sink (waiting for START: the source has not joined) frames of one multipart
+  /// message until its connection guard cuts the connection; checks the bytes sent and the
+  /// sink's peak memory against the bound WIRE.md §3.1 states.
+  void attack_sink(int run, pid_t sink) {
+    const fs::path file = dir_ / ("sink-" + std::to_string(run) + ".endpoint");
+    ASSERT_TRUE(wait_for_file(file, std::chrono::seconds(20)));
+    std::string address;
+    std::ifstream(file) >> address;
+    const auto port = static_cast<std::uint16_t>(std::stoi(address.substr(address.rfind(':') + 1)));
+    tagflow::testing::RawZmtpPeer peer(port, "intruder");
+    ASSERT_TRUE(peer.connected());
+    const std::string chunk(std::size_t{4} << 20, 'x');
+    int sent = 0;
+    while (sent < 256 && peer.send_frame(chunk, true)) ++sent;  // 1 GiB at most
+    // The cap (two 64 MiB messages and the kernel's buffer, WIRE.md §3.1) plus what arrives
+    // between two checks: well under 512 MiB on this machine's loopback.
+    const std::uint64_t bound = std::uint64_t{512} << 20;
+    EXPECT_LT(peer.bytes_sent(), bound) << "the sink never cut the connection";
+    std::ifstream status("/proc/" + std::to_string(sink) + "/status");
+    std::string line;
+    while (std::getline(status, line)) {
+      if (line.rfind("VmHWM:", 0) == 0) {
+        const std::uint64_t peak_kib = std::stoull(line.substr(6));
+        std::cout << "sent " << peer.bytes_sent() << " bytes before the cut; the sink's peak RSS "
+                  << peak_kib << " KiB\n";
+        EXPECT_LT(peak_kib * 1024, bound + (std::uint64_t{128} << 20)) << line;
+      }
+    }
+  }
+
   fs::path dir_;
 };
 
@@ -160,6 +196,18 @@ TEST_F(FederationDeterminism, FourProcessesGiveTheSameTracesAndDigestAsOneProces
     }
     EXPECT_EQ(testing::digest(traces), testing::digest(expected)) << "run " << run;
   }
+}
+
+TEST_F(FederationDeterminism, AnEndlessMultipartMessageIsCutAndTheDigestStaysTheSame) {
+  const FederationSpec spec = parse_federation_spec(testing::pipeline_config("tcp://x:1"));
+  const std::map<std::string, std::string> expected =
+      testing::run_in_one_process(spec, kEvents, kSeed);
+  const std::map<std::string, std::string> traces =
+      run_federated(7, 0, /*with_spray=*/false, /*with_endless_message=*/true);
+  EXPECT_EQ(testing::digest(traces), testing::digest(expected));
+  // "sink: N tags, M dropped": the cut connection was counted.
+  const std::string log = read_file(dir_ / "sink-7.log");
+  EXPECT_EQ(log.find(" 0 dropped"), std::string::npos) << log;
 }
 
 }  // namespace

@@ -62,6 +62,19 @@ TEST(FederationSpec, BadValuesNameTheFileLineAndKey) {
   EXPECT_THROW((void)load_federation_spec("/nonexistent/cluster.yaml"), FederationConfigError);
 }
 
+TEST(FederationSpec, SecurityIsSpelledAsInAClusterFile) {
+  const auto with_security = [](const std::string& security) {
+    std::string text = kDiamond;
+    text.replace(text.find("  federates:"), 0, "  security: " + security + "\n");
+    return text;
+  };
+  EXPECT_EQ(parse_federation_spec(with_security("{curve: true, keys_dir: /k}")).keys_dir, "/k");
+  EXPECT_FALSE(parse_federation_spec(with_security("{curve: false}")).keys_dir.has_value());
+  for (const char* bad : {"{keys: /k}", "{curve: true}", "{curve: maybe, keys_dir: /k}", "x"}) {
+    EXPECT_THROW((void)parse_federation_spec(with_security(bad)), FederationConfigError) << bad;
+  }
+}
+
 TEST(FederationSpec, DurationsAcceptTheUsualUnits) {
   EXPECT_EQ(parse_duration_ns("0"), 0);
   EXPECT_EQ(parse_duration_ns("5ns"), 5);

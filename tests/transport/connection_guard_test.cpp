@@ -1,0 +1,185 @@
+#include "transport/connection_guard.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "tests/support/raw_zmtp_peer.hpp"
+#include "transport/wire_socket.hpp"
+
+namespace tagflow::transport {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::RawZmtpPeer;
+
+/// A ROUTER receiving data messages the way a federate's data plane does, with a guard.
+struct GuardedReceiver {
+  zmq::context_t context;
+  zmq::socket_t router{context, zmq::socket_type::router};
+  ConnectionGuard guard;
+  MessageValidator validator;
+  PeerDropCounters drops;
+  std::uint16_t port = 0;
+  int delivered = 0;
+
+  explicit GuardedReceiver(ConnectionLimits limits) : guard(context, router, limits) {
+    configure_receiver(router, validator.policy());
+    router.set(zmq::sockopt::linger, 0);
+    router.bind("tcp://127.0.0.1:*");
+    const std::string endpoint = router.get(zmq::sockopt::last_endpoint);
+    port = static_cast<std::uint16_t>(std::stoi(endpoint.substr(endpoint.rfind(':') + 1)));
+    validator.allow_port("up", 1);
+  }
+
+  /// A real upstream: a libzmq DEALER with routing id "up", connected.
+  zmq::socket_t upstream() {
+    zmq::socket_t sender(context, zmq::socket_type::dealer);
+    sender.set(zmq::sockopt::routing_id, "up");
+    sender.set(zmq::sockopt::linger, 0);
+    sender.connect("tcp://127.0.0.1:" + std::to_string(port));
+    return sender;
+  }
+
+  /// Reads everything waiting, then lets the guard check; returns the connections it cut.
+  int pump() {
+    while (true) {
+      const ReceiveResult result =
+          receive_wire_message(router, validator, drops, zmq::recv_flags::dontwait);
+      if (!result.received) return guard.check(drops);
+      guard.note_read(result.source_fd, result.message.peer, result.wire_bytes);
+      if (result.error == DropReason::kNone) ++delivered;
+    }
+  }
+};
+
+/// The limits of a receiver of messages up to 3 MB, with a short stall time.
+ConnectionLimits small_limits() {
+  ConnectionLimits limits = limits_for_messages(3'000'000, 1024);
+  limits.stall_after = 200ms;
+  limits.check_every = 1ms;
+  return limits;
+}
+
+WireHeader header_at(std::int64_t time) {
+  WireHeader header;
+  header.from = "up";
+  header.port = 1;
+  header.tag = {time, 0};
+  return header;
+}
+
+TEST(ConnectionGuard, ZmtpFrameBytesFollowShortAndLongFraming) {
+  EXPECT_EQ(zmtp_frame_bytes(0), 2U);
+  EXPECT_EQ(zmtp_frame_bytes(255), 257U);
+  EXPECT_EQ(zmtp_frame_bytes(256), 265U);
+}
+
+TEST(ConnectionGuard, MultipartMessageWithoutEndIsCutNearTheCap) {
+  GuardedReceiver receiver(small_limits());
+  std::atomic<bool> attacker_done{false};
+  std::uint64_t attacker_sent = 0;
+  bool handshake_done = false;
+  std::thread attacker([&] {
+    RawZmtpPeer peer(receiver.port, "intruder");
+    handshake_done = peer.connected();
+    const std::string chunk(std::size_t{1} << 20, 'x');
+    // Frames with MORE, never a last one: without the guard ZeroMQ keeps all of it. Stops at
+    // the cut (or after 2 GiB, which the assertions below then fail on).
+    for (int i = 0; i < 2048 && peer.send_frame(chunk, true); ++i) {
+    }
+    attacker_sent = peer.bytes_sent();
+    attacker_done.store(true);
+  });
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (!attacker_done.load() && std::chrono::steady_clock::now() < deadline) {
+    (void)receiver.pump();
+    std::this_thread::sleep_for(2ms);
+  }
+  attacker.join();
+  std::cout << "the attacker sent " << attacker_sent << " bytes before the cut (cap "
+            << receiver.guard.limits().max_held_bytes << ")\n";
+  ASSERT_TRUE(handshake_done);
+  EXPECT_EQ(receiver.drops.count("(unidentified)", DropReason::kIncompleteOverCap), 1U);
+  // ZeroMQ cannot have held more than the attacker got to send before the cut: the cap, the
+  // kernel's send buffer, and what arrives between two checks.
+  EXPECT_LT(attacker_sent, receiver.guard.limits().max_held_bytes + (std::uint64_t{128} << 20));
+  EXPECT_EQ(receiver.guard.connections(), 0U);
+}
+
+TEST(ConnectionGuard, RealPeerSendingManySizesThenPausingIsNeverCut) {
+  GuardedReceiver receiver(small_limits());
+  zmq::socket_t sender = receiver.upstream();
+  const std::size_t sizes[] = {0, 1, 200, 253, 254, 255, 256, 257, 70'000, 3'000'000};
+  int sent = 0;
+  for (int round = 0; round < 40; ++round) {
+    for (const std::size_t size : sizes) {
+      ASSERT_TRUE(
+          send_wire_message(sender, header_at(++sent), {Payload::owning(std::string(size, 'v'))}));
+    }
+    (void)receiver.pump();
+  }
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (receiver.delivered < sent && std::chrono::steady_clock::now() < deadline) {
+    EXPECT_EQ(receiver.pump(), 0);
+    std::this_thread::sleep_for(1ms);
+  }
+  ASSERT_EQ(receiver.delivered, sent);
+  // Idle for longer than stall_after: what it read matches what the kernel received, so the
+  // connection holds nothing but its handshake.
+  const auto idle_until = std::chrono::steady_clock::now() + 3 * small_limits().stall_after;
+  while (std::chrono::steady_clock::now() < idle_until) {
+    EXPECT_EQ(receiver.pump(), 0);
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_EQ(receiver.drops.total(), 0U);
+  EXPECT_EQ(receiver.guard.connections(), 1U);
+}
+
+TEST(ConnectionGuard, SecondConnectionWithALiveRoutingIdIsCutAndCounted) {
+  GuardedReceiver receiver(small_limits());
+  zmq::socket_t sender = receiver.upstream();
+  ASSERT_TRUE(send_wire_message(sender, header_at(1), {Payload::owning(std::string(10, 'a'))}));
+  const auto first_deadline = std::chrono::steady_clock::now() + 10s;
+  while (receiver.delivered < 1 && std::chrono::steady_clock::now() < first_deadline) {
+    (void)receiver.pump();
+    std::this_thread::sleep_for(1ms);
+  }
+  ASSERT_EQ(receiver.delivered, 1);
+
+  RawZmtpPeer squatter(receiver.port, "up");
+  ASSERT_TRUE(squatter.connected());
+  // Whole messages under the live id: ZeroMQ queues them and never hands them over.
+  const std::string header = encode_header([] {
+    WireHeader h = header_at(2);
+    h.sizes = {4};
+    return h;
+  }());
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_TRUE(squatter.send_frame(header, true));
+    ASSERT_TRUE(squatter.send_frame("evil", false));
+  }
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (receiver.drops.total() == 0 && std::chrono::steady_clock::now() < deadline) {
+    (void)receiver.pump();
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_EQ(receiver.drops.count("(unidentified)", DropReason::kUndeliveredConnection), 1U);
+  EXPECT_TRUE(squatter.closed_by_peer());
+  EXPECT_EQ(receiver.delivered, 1);  // nothing of the squatter's reached the application
+  // The real upstream goes on.
+  ASSERT_TRUE(send_wire_message(sender, header_at(3), {Payload::owning(std::string(10, 'b'))}));
+  const auto second_deadline = std::chrono::steady_clock::now() + 10s;
+  while (receiver.delivered < 2 && std::chrono::steady_clock::now() < second_deadline) {
+    (void)receiver.pump();
+    std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_EQ(receiver.delivered, 2);
+}
+
+}  // namespace
+}  // namespace tagflow::transport
