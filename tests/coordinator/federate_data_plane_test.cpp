@@ -202,7 +202,7 @@ TEST_F(FederateDataPlaneTest, AMultipartMessageWithoutEndIsCutAndTheUpstreamGoes
   std::atomic<bool> attacker_done{false};
   std::uint64_t attacker_sent = 0;
   std::thread attacker([&] {
-    testing::RawZmtpPeer peer(port, "a");
+    testing::RawZmtpPeer peer(port, "intruder");  // not a live upstream's id (WIRE.md §3.1)
     const std::string chunk(std::size_t{4} << 20, 'x');
     for (int i = 0; i < 512 && peer.send_frame(chunk, true); ++i) {
     }
