@@ -2,6 +2,7 @@
 // reports its seconds and per-joint-step latency, and the ratios compare figures of the same run.
 // Shape only, never speed: performance is judged by running the benchmark.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -16,7 +17,8 @@ namespace {
 
 TEST(MarlBench, EveryPlacementReportsItsSecondsAndStepLatency) {
   if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the benchmark runs in tagflow-torch";
-  const std::string path = ::testing::TempDir() + "marl_bench.json";
+  const std::string path =
+      ::testing::TempDir() + "marl_bench_" + std::to_string(::getpid()) + ".json";
   std::filesystem::remove(path);
   const auto result = testing::run_command(testing::tagflow_binary() +
                                            " bench marl --quick --json " + path + " 2>&1");
