@@ -181,6 +181,8 @@ void Environment::run() {
   start_tag_ = Tag(config_.start_time_ns ? *config_.start_time_ns : physical_time_ns(), 0);
   SchedulerOptions options;
   options.workers = config_.workers;
+  options.share_threshold_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(config_.share_threshold).count();
   options.fast = config_.fast;
   options.start_tag = start_tag_;
   options.timeout_tag =

@@ -42,6 +42,10 @@ namespace tagflow::reactors {
 struct EnvironmentConfig {
   /// Worker threads, including the caller of run(); 1 = single-thread mode (no threads started).
   unsigned workers = 1;
+  /// With several workers, a level is shared among them only when its reactions' measured cost
+  /// reaches this; cheaper levels run on one worker (scheduler.hpp). 0: share every level of two
+  /// or more reactions.
+  Duration share_threshold = std::chrono::microseconds(20);
   /// Fast mode: logical time runs ahead of physical time. False: real-time mode (tags wait).
   bool fast = true;
   /// Stop at start + timeout (the shutdown tag). Unset: run until stopped or out of events.

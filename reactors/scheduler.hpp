@@ -1,13 +1,20 @@
 // Scheduler: runs an assembled reactor program tag by tag, level by level, on its workers.
 //
-// Levels are computed once at assembly. At each tag, the reactions triggered at one level run in
-// parallel; the level ends when an atomic completion counter reaches the number of reactions
+// Levels are computed once at assembly. At each tag, the reactions triggered at one level may run
+// in parallel; the level ends when an atomic completion counter reaches the number of reactions
 // queued at it, and the worker that completes the last one advances to the next level or tag
 // itself (there is no scheduler thread). Workers claim reactions with a compare-and-swap on one
 // 64-bit state word (phase, level, next index); idle workers spin briefly, then park on a futex.
-// On the per-tag path there is no mutex, no condition variable and no heap allocation: queues
-// for each level are preallocated (a level holds at most its own reactions), and reactions are
-// deduplicated per tag by an atomic sequence number.
+//
+// Sharing a level costs more than running it: a store every other worker sees, their wake-up,
+// claims on one contended word. So the advancing worker runs a level itself (inline, as in
+// single-thread mode, nothing published) unless the level's work pays for sharing it: it holds
+// two or more reactions and their estimated cost (per level, measured on a sample of inline runs
+// and re-measured now and then) reaches share_threshold_ns (20 µs by default; 0 shares every
+// level of two or more reactions). Tags of small reactions thus run at single-thread speed with
+// any number of workers, while wide levels of heavy reactions (a bank of env steps, a batch of
+// inferences) are spread over the workers. Which worker runs a reaction never changes what it
+// computes: reactions of one level are independent by construction.
 //
 // With one worker, run() executes the same schedule on the caller's thread (single-thread mode).
 // In fast mode logical time runs ahead of physical time; otherwise each tag waits until physical
@@ -44,6 +51,7 @@ class LifecycleTrigger;
 
 struct SchedulerOptions {
   unsigned workers = 1;
+  std::int64_t share_threshold_ns = 20'000;  // see the header comment; 0: share every wide level
   bool fast = true;
   bool keepalive = false;
   Tag start_tag;
@@ -112,12 +120,21 @@ class Scheduler {
   struct Level {
     std::unique_ptr<Reaction*[]> slots;
     std::atomic<std::uint32_t> count{0};
+    // Owned by the advancing worker: the estimated cost of one reaction of this level (ns,
+    // moving average of timed inline runs) and how many times the level has run.
+    std::int64_t reaction_ns = 0;
+    std::uint32_t runs = 0;
   };
   void worker_loop();
   /// Runs `reaction`'s body; an exception is kept (the first) and stops the run.
   void run_reaction(Reaction& reaction) noexcept;
   void wait_for_state_change(std::uint64_t seen);
   void run_single_threaded();
+  /// Whether the level about to run with `count` reactions is worth publishing to the other
+  /// workers rather than run by the advancing worker itself (see the header comment).
+  [[nodiscard]] bool worth_sharing(Level& level, std::uint32_t count) const;
+  /// Runs the level's reactions on the calling (advancing) worker; times a sample of runs.
+  void run_inline(Level& level, std::uint32_t count);
   /// Called by the worker that completed the last reaction of the current level: publishes the
   /// next non-empty level, advancing tags as needed. Returns false when the run is over.
   bool publish_next_work();
@@ -147,6 +164,7 @@ class Scheduler {
   Tag earliest_ = Tag::forever();  // the tag of due_
   std::size_t next_level_ = 0;
   std::uint64_t phase_ = 0;
+  bool shared_ = false;  // a level has been published since the workers were last parked idle
   bool in_tag_ = false;
   bool final_tag_ = false;
   bool started_ = false;

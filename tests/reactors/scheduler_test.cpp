@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "reactors/reactors.hpp"
 
@@ -120,6 +123,7 @@ TEST_P(SchedulerModes, StressWideLevelsCompleteBeforeTheNextLevelStarts) {
   constexpr int kTags = 3000;
   EnvironmentConfig config;
   config.workers = GetParam();
+  config.share_threshold = Duration(0);  // share every wide level, however cheap: the stress
   Environment env(config);
   auto producers = env.add_bank<Producer>("producer", kWidth, kTags);
   auto mappers = env.add_bank<Mapper>("mapper", kWidth);
@@ -183,6 +187,68 @@ TEST_P(SchedulerModes, AReactionThatThrowsStopsTheRunAndRunThrowsNamingIt) {
   }
   EXPECT_EQ(faulty.ticks, 3);          // no tag after the failing one ran a reaction...
   EXPECT_EQ(faulty.sibling_ticks, 3);  // ...and the rest of its tag did
+}
+
+// A bank member whose reaction keeps a core busy for about `busy` and records the threads that
+// ran it.
+class Busy : public Reactor {
+ public:
+  Input<int> in{"in", this};
+  std::set<std::thread::id> threads;
+  Busy(std::string name, Environment& env, std::size_t index, Duration busy)
+      : Reactor(std::move(name), env, index) {
+    reaction("work").triggers(in).body([this, busy] {
+      const auto until = std::chrono::steady_clock::now() + busy;
+      while (std::chrono::steady_clock::now() < until) {
+      }
+      threads.insert(std::this_thread::get_id());
+    });
+  }
+};
+
+// A tag source that broadcasts one value per tag to a bank, `rounds` tags.
+class Fanout : public Reactor {
+ public:
+  Output<int> out{"out", this};
+  LogicalAction<> next{"next", this};
+  Fanout(std::string name, Environment& env, int rounds) : Reactor(std::move(name), env) {
+    reaction("send").triggers(startup(), next).effects(out, next).body([this, rounds] {
+      out.set(sent);
+      if (++sent < rounds) next.schedule();
+    });
+  }
+  int sent = 0;
+};
+
+/// The distinct threads that ran the bank's reactions over `rounds` tags of `width` reactions.
+std::size_t threads_used(unsigned workers, Duration busy, Duration threshold, int rounds) {
+  EnvironmentConfig config;
+  config.workers = workers;
+  config.share_threshold = threshold;
+  Environment env(config);
+  auto& fanout = env.add<Fanout>("fanout", rounds);
+  auto bank = env.add_bank<Busy>("busy", 4, busy);
+  env.connect_broadcast(fanout.out, bank.ports(&Busy::in));
+  env.run();
+  EXPECT_EQ(fanout.sent, rounds);
+  std::set<std::thread::id> all;
+  for (Busy* member : bank) all.insert(member->threads.begin(), member->threads.end());
+  return all.size();
+}
+
+TEST(SchedulerSharing, AWideLevelOfHeavyReactionsIsSpreadOverTheWorkers) {
+  // 4 reactions of 200 µs per tag: 800 µs of work per level, far above the 20 µs threshold. The
+  // first runs are timed inline; from then on the level is published and the second worker
+  // claims reactions (over 100 tags it cannot miss them all, however loaded the machine).
+  EXPECT_EQ(threads_used(2, std::chrono::microseconds(200), std::chrono::microseconds(20), 100),
+            2U);
+  EXPECT_EQ(threads_used(1, std::chrono::microseconds(200), std::chrono::microseconds(20), 20), 1U);
+}
+
+TEST(SchedulerSharing, AboveAnyMeasuredCostAThresholdKeepsEveryLevelOnOneWorker) {
+  // Nothing is worth sharing under an hour's threshold: every reaction runs on the thread that
+  // advances tags, as in single-thread mode.
+  EXPECT_EQ(threads_used(2, std::chrono::microseconds(50), std::chrono::hours(1), 50), 1U);
 }
 
 INSTANTIATE_TEST_SUITE_P(Workers, SchedulerModes, ::testing::Values(1U, 2U, 4U));
