@@ -1,5 +1,6 @@
 #include "reactors/scheduler.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 
@@ -94,9 +95,8 @@ void Scheduler::run() {
   if (options_.workers == 1) {
     run_single_threaded();
   } else {
-    threads_.reserve(options_.workers - 1);
-    for (unsigned i = 1; i < options_.workers; ++i)
-      threads_.emplace_back([this] { worker_loop(); });
+    // The other workers start when a level is first worth sharing (publish_next_work): a
+    // program of small reactions never pays for their start-up.
     if (!publish_next_work()) {
       publish_state(++phase_, kTerminateLevel, true);
     }
@@ -166,9 +166,10 @@ void Scheduler::run_inline(Level& level, std::uint32_t count) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
           .count() /
       count;
-  // A moving average that follows a change within a few samples; the first sample sets it.
-  level.reaction_ns =
-      level.reaction_ns == 0 ? per_reaction : (3 * level.reaction_ns + per_reaction) / 4;
+  // The smaller of the last two samples: a sample the OS stretched by preempting the worker (a
+  // loaded machine) does not make a cheap level look worth sharing; two in a row rarely happen.
+  level.reaction_ns = std::min(per_reaction, level.last_sample_ns);
+  level.last_sample_ns = per_reaction;
 }
 
 bool Scheduler::publish_next_work() {
@@ -184,6 +185,11 @@ bool Scheduler::publish_next_work() {
           continue;
         }
         ++queue.runs;
+        if (threads_.empty()) {  // only this (the calling) thread runs before they start
+          threads_.reserve(options_.workers - 1);
+          for (unsigned i = 1; i < options_.workers; ++i)
+            threads_.emplace_back([this] { worker_loop(); });
+        }
         next_level_ = level + 1;
         completed_.store(0, std::memory_order_relaxed);
         shared_ = true;

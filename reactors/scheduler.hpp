@@ -9,12 +9,13 @@
 // Sharing a level costs more than running it: a store every other worker sees, their wake-up,
 // claims on one contended word. So the advancing worker runs a level itself (inline, as in
 // single-thread mode, nothing published) unless the level's work pays for sharing it: it holds
-// two or more reactions and their estimated cost (per level, measured on a sample of inline runs
-// and re-measured now and then) reaches share_threshold_ns (20 µs by default; 0 shares every
-// level of two or more reactions). Tags of small reactions thus run at single-thread speed with
-// any number of workers, while wide levels of heavy reactions (a bank of env steps, a batch of
-// inferences) are spread over the workers. Which worker runs a reaction never changes what it
-// computes: reactions of one level are independent by construction.
+// two or more reactions and their estimated cost (per level, measured on a sample of inline runs,
+// robust to a preempted sample, and re-measured now and then) reaches share_threshold_ns (20 µs by
+// default; 0 shares every level of two or more reactions). Tags of small reactions thus run at
+// single-thread speed with any number of workers, while wide levels of heavy reactions (a bank of
+// env steps, a batch of inferences) are spread over the workers (the other workers' threads start
+// when a level is first shared). Which worker runs a reaction never changes what it computes:
+// reactions of one level are independent by construction.
 //
 // With one worker, run() executes the same schedule on the caller's thread (single-thread mode).
 // In fast mode logical time runs ahead of physical time; otherwise each tag waits until physical
@@ -120,9 +121,10 @@ class Scheduler {
   struct Level {
     std::unique_ptr<Reaction*[]> slots;
     std::atomic<std::uint32_t> count{0};
-    // Owned by the advancing worker: the estimated cost of one reaction of this level (ns,
-    // moving average of timed inline runs) and how many times the level has run.
+    // Owned by the advancing worker: the estimated cost of one reaction of this level (ns, the
+    // smaller of the last two timed inline runs), the last sample, and how many times it ran.
     std::int64_t reaction_ns = 0;
+    std::int64_t last_sample_ns = 0;
     std::uint32_t runs = 0;
   };
   void worker_loop();
