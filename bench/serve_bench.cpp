@@ -186,9 +186,10 @@ BenchReport run_serve_bench(const BenchOptions& options) {
   gateway::GatewayConfig config;
   config.max_in_flight = 8;
   config.max_queue = 1024;
+  nodes::PolicyBankConfig served = bank_config(width);  // as a replica's gateway serves
+  served.rows_per_pass = config.largest_batch();
   gateway::ServiceGateway service(
-      config, std::make_unique<gateway::PolicyBankBackend>("inference-0", bank_config(width)),
-      nullptr);
+      config, std::make_unique<gateway::PolicyBankBackend>("inference-0", served), nullptr);
   const int per_client_total = options.quick ? 64 : 4000;
   const auto [request, reply_bytes] = act_sizes(service.endpoint(), obs);
   (void)load(service.endpoint(), 1, options.quick ? 4 : 100, obs);  // warm up

@@ -1,7 +1,12 @@
 #include "hosts/torch_replica_config.hpp"
 
+#include <iostream>
+#include <map>
 #include <sstream>
+#include <stdexcept>
 
+#include "monitoring/process_metrics.hpp"
+#include "nodes/gateway/policy_bank_backend.hpp"
 #include "transport/curve_keys.hpp"
 
 namespace tagflow::hosts {
@@ -40,6 +45,10 @@ std::optional<gateway::GatewayConfig> gateway_config(const ReplicaConfig& replic
                std::to_string(port + replica.index);
   c.max_batch = static_cast<std::uint32_t>(params.get_int("max_batch", 64, 1));
   c.max_wait = params.get_duration("max_wait", std::chrono::nanoseconds(0));
+  for (const int policy : replica.policies) {
+    const cluster::PolicyConfig& p = replica.agents.policies.at(static_cast<std::size_t>(policy));
+    if (p.max_batch || p.max_wait) c.policy_batching[policy] = {p.max_batch, p.max_wait};
+  }
   c.max_in_flight = static_cast<std::uint32_t>(params.get_int("max_in_flight", 8, 1));
   c.max_queue = static_cast<std::size_t>(params.get_int("max_queue", 1024, 1));
   const std::string keys = params.get_string("gateway_keys", "");
@@ -65,6 +74,33 @@ std::optional<gateway::GatewayConfig> gateway_config(const ReplicaConfig& replic
     }
   }
   return c;
+}
+
+std::unique_ptr<gateway::ServiceGateway> start_gateway(const ReplicaConfig& replica,
+                                                       const gateway::GatewayConfig& config,
+                                                       const nodes::PolicyBankConfig& bank,
+                                                       monitoring::ProcessMetrics* metrics) {
+  std::map<std::string, std::vector<int>> servers;  // the replicas of this group
+  const std::string prefix = replica.group->name + "-";
+  for (const auto& [name, policies] : replica.replica_policies) {
+    if (name.rfind(prefix, 0) == 0) servers[name] = policies;
+  }
+  nodes::PolicyBankConfig served = bank;  // outside requests: many rows of a policy per pass
+  served.rows_per_pass = config.largest_batch();
+  auto backend = std::make_unique<gateway::PolicyBankBackend>(replica.name, served, servers);
+  std::unique_ptr<gateway::ServiceGateway> gateway;
+  try {
+    gateway = std::make_unique<gateway::ServiceGateway>(
+        config, std::move(backend), metrics,
+        [](const std::string& line) { std::cerr << line << "\n"; });
+  } catch (const std::runtime_error& e) {
+    std::cerr << e.what() << " (no inference service; /health/ready stays 503)\n";
+    return nullptr;
+  }
+  std::cerr << replica.name << ": inference service on " << gateway->endpoint()
+            << " (nodes/gateway/PROTOCOL.md)\n";
+  if (metrics != nullptr) metrics->set_ready(true);
+  return gateway;
 }
 
 }  // namespace tagflow::hosts

@@ -6,6 +6,7 @@
 // not load or does not fit the env). Pure functions; thread-safe.
 #pragma once
 
+#include <memory>
 #include <optional>
 
 #include "hosts/replica_config.hpp"
@@ -33,5 +34,15 @@ namespace tagflow::hosts {
 /// CURVE server with DIR/gateway.key that admits only the public keys DIR/a.pub, DIR/b.pub (pairs
 /// from `tagflow keys generate DIR --name gateway --name a --name b`).
 [[nodiscard]] std::optional<gateway::GatewayConfig> gateway_config(const ReplicaConfig& replica);
+
+/// Starts the gateway of inference replica `replica` (both modes): its own PolicyBank of the
+/// replica's policies (`bank`, with up to the largest max_batch rows of a policy per pass), the
+/// other replicas of its group named in refusals, refusals logged to stderr, and `metrics` (may be
+/// null) marked ready once it serves. Weights the replica loads must be handed to offer_weights().
+/// A port that cannot be bound is reported on stderr and gives null: the replica runs on without
+/// its service (not ready), as it does without a metrics endpoint.
+[[nodiscard]] std::unique_ptr<gateway::ServiceGateway> start_gateway(
+    const ReplicaConfig& replica, const gateway::GatewayConfig& config,
+    const nodes::PolicyBankConfig& bank, monitoring::ProcessMetrics* metrics);
 
 }  // namespace tagflow::hosts

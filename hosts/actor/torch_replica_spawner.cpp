@@ -26,14 +26,20 @@ TorchReplicaSpawner torch_replica_spawner() {
           nodes::spawn_learner_actor(system, learner_config(r), options));
     }
     if (!r.policies.empty()) {
-      if (r.params.has("gateway_port")) {  // said, not silently ignored
-        std::cerr << r.name << ": gateway_port is ignored in actor mode: the inference service "
-                  << "runs in reactor mode only (nodes/gateway/PROTOCOL.md)\n";
-      }
       // Each learner trains one policy: its weights load into that policy's slot.
-      const nodes::PolicyBankActorOptions options{r.name, r.learner_policies, s.report, s.metrics};
-      return caf::actor_cast<caf::actor>(
-          nodes::spawn_policy_bank_actor(system, policy_bank_config(r), options));
+      nodes::PolicyBankActorOptions options{r.name, r.learner_policies, s.report, s.metrics, {}};
+      const nodes::PolicyBankConfig bank = policy_bank_config(r);
+      if (const std::optional<gateway::GatewayConfig> config = gateway_config(r)) {
+        // The gateway lives as long as the actor: its weights listener holds it.
+        std::shared_ptr<gateway::ServiceGateway> service = start_gateway(
+            r, *config, bank, s.metrics != nullptr ? &s.metrics->process_metrics() : nullptr);
+        if (service != nullptr) {
+          options.weights_listener = [service](int policy, const nodes::WeightsMessage& weights) {
+            service->offer_weights(policy, weights);
+          };
+        }
+      }
+      return caf::actor_cast<caf::actor>(nodes::spawn_policy_bank_actor(system, bank, options));
     }
     return caf::actor_cast<caf::actor>(
         nodes::spawn_inference_actor(system, inference_config(r), {r.name, s.report, s.metrics}));

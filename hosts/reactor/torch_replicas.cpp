@@ -5,7 +5,6 @@
 #include <stdexcept>
 
 #include "hosts/torch_replica_config.hpp"
-#include "nodes/gateway/policy_bank_backend.hpp"
 #include "nodes/inference/inference_reactor.hpp"
 #include "nodes/inference/policy_bank_reactor.hpp"
 #include "nodes/learner/learner_reactor.hpp"
@@ -133,35 +132,18 @@ class InferenceBinding : public ReplicaBinding {
   std::unique_ptr<gateway::ServiceGateway> gateway_;
 };
 
-/// The gateway of a policy-bank replica, with its own bank of the replica's policies; `reactor`
-/// hands it every weights value it loads. Readiness (ProcessMetrics::ready) turns true once it
-/// serves. A gateway that cannot bind its port is reported and the replica runs without it (not
-/// ready), as a metrics endpoint that cannot start: the cluster's own run does not depend on it.
+/// The gateway of a policy-bank replica (hosts/torch_replica_config.hpp); `reactor` hands it
+/// every weights value it loads.
 std::unique_ptr<gateway::ServiceGateway> make_gateway(const ReplicaSetup& s,
                                                       const gateway::GatewayConfig& config,
                                                       const nodes::PolicyBankConfig& bank,
                                                       nodes::PolicyBankReactor& reactor) {
-  std::map<std::string, std::vector<int>> servers;  // the replicas of this group
-  const std::string prefix = s.config.group->name + "-";
-  for (const auto& [name, policies] : s.config.replica_policies) {
-    if (name.rfind(prefix, 0) == 0) servers[name] = policies;
-  }
-  auto backend = std::make_unique<gateway::PolicyBankBackend>(s.config.name, bank, servers);
-  std::unique_ptr<gateway::ServiceGateway> gateway;
-  try {
-    gateway = std::make_unique<gateway::ServiceGateway>(
-        config, std::move(backend), s.metrics != nullptr ? &s.metrics->process_metrics() : nullptr,
-        [](const std::string& line) { std::cerr << line << "\n"; });
-  } catch (const std::runtime_error& e) {
-    std::cerr << e.what() << " (no inference service; /health/ready stays 503)\n";
-    return nullptr;
-  }
+  std::unique_ptr<gateway::ServiceGateway> gateway = start_gateway(
+      s.config, config, bank, s.metrics != nullptr ? &s.metrics->process_metrics() : nullptr);
+  if (gateway == nullptr) return nullptr;
   gateway::ServiceGateway* g = gateway.get();
   reactor.set_weights_listener(
       [g](int policy, const nodes::WeightsMessage& weights) { g->offer_weights(policy, weights); });
-  std::cerr << s.config.name << ": inference service on " << g->endpoint()
-            << " (nodes/gateway/PROTOCOL.md)\n";
-  if (s.metrics != nullptr) s.metrics->process_metrics().set_ready(true);
   return gateway;
 }
 

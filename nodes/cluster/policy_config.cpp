@@ -168,7 +168,7 @@ void parse_policies(const YamlReader& top, ClusterConfig& config) {
   for (const auto& entry : policies.node()) {
     const std::string name = entry.first.Scalar();
     const YamlReader p = policies.map(name);
-    p.only_keys({"hidden", "torchscript", "per_agent", "agent_id_input"});
+    p.only_keys({"hidden", "torchscript", "per_agent", "agent_id_input", "max_batch", "max_wait"});
     PolicyConfig base;
     base.name = name;
     base.line = policies.line_of(name);
@@ -183,6 +183,15 @@ void parse_policies(const YamlReader& top, ClusterConfig& config) {
       }
     }
     base.torchscript = p.string_or("torchscript", "");
+    if (p.has("max_batch")) {
+      base.max_batch = static_cast<std::uint32_t>(p.integer("max_batch", 1, 1 << 20));
+    }
+    if (p.has("max_wait")) {
+      base.max_wait = p.duration("max_wait");
+      if (*base.max_wait > std::chrono::hours(24)) {
+        p.fail("max_wait", "at most 24h: it is how long a request may wait for a batch");
+      }
+    }
     const bool per_agent = p.boolean_or("per_agent", false);
     base.agent_id_input = p.boolean_or("agent_id_input", true);
     if (per_agent && !base.torchscript.empty()) {

@@ -111,7 +111,7 @@ void read_act(const msgpack::object_map& map, const RequestShape& shape, Gateway
       throw Failure{"malformed", "rows is not a positive integer"};
     if (k > shape.max_rows) {
       throw Failure{"too_large", "rows " + std::to_string(k) +
-                                     " is above the gateway's max_batch " +
+                                     " is above every max_batch of the gateway's policies " +
                                      std::to_string(shape.max_rows)};
     }
     r.rows = static_cast<std::uint32_t>(k);
@@ -297,11 +297,15 @@ void pack_policies(Writer& w, const std::vector<PolicyStatus>& policies) {
   w.p().pack_map(static_cast<std::uint32_t>(policies.size()));
   for (const PolicyStatus& s : policies) {
     w.p().pack(s.name);
-    w.p().pack_map(2);
+    w.p().pack_map(4);
     w.key("version");
     w.p().pack(s.version);
     w.key("loaded");
     w.p().pack(s.loaded);
+    w.key("max_batch");
+    w.p().pack(s.max_batch);
+    w.key("max_wait_us");
+    w.p().pack(s.max_wait_us);
   }
 }
 

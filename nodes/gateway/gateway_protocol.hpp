@@ -65,6 +65,8 @@ struct PolicyStatus {
   std::string name;
   std::uint64_t version = 0;
   bool loaded = false;
+  std::uint32_t max_batch = 0;    // rows of this policy per forward pass
+  std::uint64_t max_wait_us = 0;  // how long a request of this policy may wait for a batch
 };
 
 struct HelloInfo {

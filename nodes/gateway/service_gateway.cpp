@@ -22,6 +22,8 @@ constexpr std::size_t kMaxEnvelopeFrames = 3;  // routing id, optional REQ delim
 constexpr std::size_t kMaxEpisodes = 1024;
 constexpr std::size_t kMaxLoggedRefusals = 4096;
 constexpr const char* kNoPolicy = "none";
+// A max_wait beyond this is taken as this (a deadline must not overflow the clock).
+constexpr std::chrono::nanoseconds kLongestWait = std::chrono::hours(24);
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
@@ -53,6 +55,7 @@ struct Pending {
   nodes::AgentObservationsMessage rows;
   std::map<int, std::size_t> policy_rows;  // policy → rows of this request
   Clock::time_point arrival;
+  Clock::time_point deadline;  // arrival + the smallest max_wait of its policies
 };
 
 struct Episode {
@@ -82,6 +85,19 @@ struct ServiceGateway::Impl {
 
   [[nodiscard]] const GatewayModel& model() const { return backend->model(); }
 
+  [[nodiscard]] std::uint32_t batch_of(int policy) const {
+    const auto it = config.policy_batching.find(policy);
+    return std::max<std::uint32_t>(it != config.policy_batching.end() && it->second.max_batch
+                                       ? *it->second.max_batch
+                                       : config.max_batch,
+                                   1);
+  }
+  [[nodiscard]] std::chrono::nanoseconds wait_of(int policy) const {
+    const auto it = config.policy_batching.find(policy);
+    return it != config.policy_batching.end() && it->second.max_wait ? *it->second.max_wait
+                                                                     : config.max_wait;
+  }
+
   void count_error(const std::string& policy, const std::string& reason) {
     if (metrics != nullptr) {
       metrics->counter(Metric::gateway_errors, {{"policy", policy}, {"reason", reason}})
@@ -110,7 +126,9 @@ ServiceGateway::ServiceGateway(GatewayConfig config, std::unique_ptr<GatewayBack
   s.config.max_in_flight = std::max<std::uint32_t>(s.config.max_in_flight, 1);
   s.config.max_queue = std::max<std::size_t>(s.config.max_queue, 1);
   const GatewayModel& m = s.model();
-  s.shape = {m.observation_size, m.num_agents, s.config.max_batch};
+  std::uint32_t widest = 1;  // `rows` of one request: at most the largest max_batch
+  for (const int p : m.hosted) widest = std::max(widest, s.batch_of(p));
+  s.shape = {m.observation_size, m.num_agents, widest};
   s.series.resize(m.policy_names.size());
   if (metrics != nullptr) {
     for (const int p : m.hosted) {
@@ -200,7 +218,11 @@ void ServiceGateway::run() {
   const auto statuses = [&] {
     std::vector<PolicyStatus> out;
     for (const int p : model.hosted) {
-      out.push_back({model.policy_names[static_cast<std::size_t>(p)], s.backend->version(p), true});
+      out.push_back(
+          {model.policy_names[static_cast<std::size_t>(p)], s.backend->version(p), true,
+           s.batch_of(p),
+           static_cast<std::uint64_t>(
+               std::chrono::duration_cast<std::chrono::microseconds>(s.wait_of(p)).count())});
     }
     return out;
   };
@@ -308,6 +330,13 @@ void ServiceGateway::run() {
       }
     }
     for (const std::uint32_t agent : request.agents) {
+      if (model.serves_agent(agent) && request.rows > s.batch_of(model.agent_policy[agent])) {
+        const auto policy = static_cast<std::size_t>(model.agent_policy[agent]);
+        fail("too_large", "rows " + std::to_string(request.rows) + " is above policy " +
+                              model.policy_names[policy] + "'s max_batch " +
+                              std::to_string(s.batch_of(model.agent_policy[agent])));
+        return;
+      }
       if (!model.serves_agent(agent)) {
         const auto policy = static_cast<std::size_t>(model.agent_policy[agent]);
         const std::string& other = model.policy_server[policy];
@@ -354,6 +383,9 @@ void ServiceGateway::run() {
         p.rows.policies.push_back(static_cast<std::uint32_t>(policy));
       }
     }
+    std::chrono::nanoseconds wait = kLongestWait;
+    for (const auto& entry : p.policy_rows) wait = std::min(wait, s.wait_of(entry.first));
+    p.deadline = p.arrival + (p.policy_rows.empty() ? std::chrono::nanoseconds(0) : wait);
     p.rows.observations = std::move(request.observations);
     p.request = std::move(request);
     for (const auto& [policy, rows] : p.policy_rows) {
@@ -367,35 +399,53 @@ void ServiceGateway::run() {
     }
   };
 
-  const auto due = [&](Clock::time_point now) {
-    if (s.queue.empty()) return false;
-    if (s.config.max_wait.count() <= 0 || now >= s.queue.front().arrival + s.config.max_wait) {
-      return true;
-    }
+  // The policies with max_batch rows queued: their requests are due whatever their deadline.
+  const auto full_policies = [&] {
     std::map<int, std::size_t> rows;
+    std::set<int> full;
     for (const Pending& p : s.queue) {
       for (const auto& [policy, n] : p.policy_rows) {
-        if ((rows[policy] += n) >= s.config.max_batch) return true;
+        if ((rows[policy] += n) >= s.batch_of(policy)) full.insert(policy);
       }
     }
-    return false;
+    return full;
+  };
+  const auto is_due = [](const Pending& p, Clock::time_point now, const std::set<int>& full) {
+    if (now >= p.deadline) return true;
+    return std::any_of(p.policy_rows.begin(), p.policy_rows.end(),
+                       [&](const auto& entry) { return full.count(entry.first) != 0; });
+  };
+  const auto due = [&](Clock::time_point now) {
+    if (s.queue.empty()) return false;
+    const std::set<int> full = full_policies();
+    return std::any_of(s.queue.begin(), s.queue.end(),
+                       [&](const Pending& p) { return is_due(p, now, full); });
   };
 
+  // Takes the due requests in arrival order while every policy stays within its max_batch (the
+  // first due request always: a lone request is served whatever its size); the others stay.
   const auto serve_batch = [&] {
+    const Clock::time_point now = Clock::now();
+    const std::set<int> full = full_policies();
     std::vector<Pending> batch;
     std::map<int, std::size_t> rows;
+    std::deque<Pending> waiting;
     while (!s.queue.empty()) {
-      const Pending& next = s.queue.front();
-      bool fits = true;
-      for (const auto& [policy, n] : next.policy_rows) {
-        fits = fits && rows[policy] + n <= s.config.max_batch;
-      }
-      if (!fits && !batch.empty()) break;
-      for (const auto& [policy, n] : next.policy_rows) rows[policy] += n;
-      s.queued_bytes -= s.queue.front().rows.observations.size() * sizeof(float);
-      batch.push_back(std::move(s.queue.front()));
+      Pending next = std::move(s.queue.front());
       s.queue.pop_front();
+      bool take = is_due(next, now, full);
+      for (const auto& [policy, n] : next.policy_rows) {
+        take = take && (batch.empty() || rows[policy] + n <= s.batch_of(policy));
+      }
+      if (!take) {
+        waiting.push_back(std::move(next));
+        continue;
+      }
+      for (const auto& [policy, n] : next.policy_rows) rows[policy] += n;
+      s.queued_bytes -= next.rows.observations.size() * sizeof(float);
+      batch.push_back(std::move(next));
     }
+    s.queue.swap(waiting);
     std::vector<nodes::AgentObservationsMessage> requests;
     requests.reserve(batch.size());
     for (Pending& p : batch) requests.push_back(std::move(p.rows));
@@ -458,8 +508,8 @@ void ServiceGateway::run() {
       if (!line.empty() && s.log) s.log(line);
     }
     auto timeout = std::chrono::milliseconds(20);
-    if (!s.queue.empty()) {
-      const auto left = s.queue.front().arrival + s.config.max_wait - Clock::now();
+    for (const Pending& p : s.queue) {
+      const auto left = p.deadline - Clock::now();
       timeout = std::max(std::chrono::milliseconds(0),
                          std::min(timeout, std::chrono::ceil<std::chrono::milliseconds>(left)));
     }

@@ -3,15 +3,19 @@
 // any number of clients with a GatewayBackend (the policies of one inference replica).
 //
 // The loop (one thread, the only one that touches the socket and the backend):
-//   1. wait for a frame, or for the oldest queued request's max_wait deadline;
+//   1. wait for a frame, or for the earliest deadline of a queued request (its arrival plus the
+//      smallest max_wait of its policies);
 //   2. read every frame already waiting (at most max_queue + 64 per round): decode it
 //      (gateway_protocol.hpp), check that its agents are served here, and either answer at once
 //      (hello, health, episodes, errors, `busy`) or queue it (act);
 //   3. apply weights offered since the last pass (offer_weights), so that a forward pass runs on
 //      one version of each policy and its replies say which;
-//   4. when the queue is due — max_wait is 0, or the oldest request waited max_wait, or a policy
-//      has max_batch rows queued — take requests in arrival order while every policy's rows stay
-//      within max_batch, serve them in one backend call and send each reply.
+//   4. when a request is due — its deadline has passed (at once with max_wait 0), or one of its
+//      policies has max_batch rows queued — take the due requests in arrival order while every
+//      policy's rows stay within its max_batch, serve them in one backend call and send each
+//      reply. Requests of policies that wait stay queued meanwhile: one policy's max_wait never
+//      delays another's requests.
+// max_batch and max_wait are the gateway's, or the policy's own (`policy_batching`).
 // Bounds: max_in_flight queued requests per client, max_queue requests and max_queue_bytes of
 // observations in all (beyond: `busy`), frames of
 // at most max_message bytes (ZMQ_MAXMSGSIZE), max_reply_queue replies per connection (beyond: the
@@ -30,8 +34,10 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -52,17 +58,33 @@ class ZapAuthenticator;
 
 namespace tagflow::gateway {
 
+/// Batching settings of one policy that differ from the gateway's.
+struct PolicyBatching {
+  std::optional<std::uint32_t> max_batch;
+  std::optional<std::chrono::nanoseconds> max_wait;
+};
+
 struct GatewayConfig {
-  std::string endpoint = "tcp://127.0.0.1:0";  // what the ROUTER binds
-  std::uint32_t max_batch = 64;                // rows per policy per forward pass
-  std::chrono::nanoseconds max_wait{0};        // how long a request may wait to fill a batch
-  std::uint32_t max_in_flight = 8;             // queued requests per client
-  std::size_t max_queue = 1024;                // queued requests over all clients
-  std::size_t max_queue_bytes = 256 << 20;     // observation bytes queued over all clients
-  std::int64_t max_message = 16 << 20;         // bytes per frame
-  int max_reply_queue = 1000;                  // replies queued per connection (ZMQ_SNDHWM)
-  std::string curve_secret_key;                // Z85; empty: no CURVE
-  std::set<std::string> allowed_client_keys;   // Z85 public keys; empty with CURVE: any client
+  std::string endpoint = "tcp://127.0.0.1:0";     // what the ROUTER binds
+  std::uint32_t max_batch = 64;                   // rows per policy per forward pass
+  std::chrono::nanoseconds max_wait{0};           // how long a request may wait to fill a batch
+  std::map<int, PolicyBatching> policy_batching;  // by policy index: overrides of the two above
+
+  /// The largest max_batch of any policy: the most rows of one policy in a forward pass.
+  [[nodiscard]] std::uint32_t largest_batch() const {
+    std::uint32_t most = max_batch;
+    for (const auto& entry : policy_batching) {
+      if (entry.second.max_batch && *entry.second.max_batch > most) most = *entry.second.max_batch;
+    }
+    return most;
+  }
+  std::uint32_t max_in_flight = 8;            // queued requests per client
+  std::size_t max_queue = 1024;               // queued requests over all clients
+  std::size_t max_queue_bytes = 256 << 20;    // observation bytes queued over all clients
+  std::int64_t max_message = 16 << 20;        // bytes per frame
+  int max_reply_queue = 1000;                 // replies queued per connection (ZMQ_SNDHWM)
+  std::string curve_secret_key;               // Z85; empty: no CURVE
+  std::set<std::string> allowed_client_keys;  // Z85 public keys; empty with CURVE: any client
 };
 
 class ServiceGateway {

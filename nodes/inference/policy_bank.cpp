@@ -194,6 +194,14 @@ std::string PolicyBank::invalid(const AgentObservationsMessage& request) const {
   return {};
 }
 
+std::int64_t PolicyBank::rows_per_pass(const learning::StackedMlp& net, std::size_t most) const {
+  const std::int64_t fixed = net.rows_per_slot();
+  if (config_.rows_per_pass <= fixed) return fixed;
+  std::int64_t rows = fixed;  // the rows in use, rounded up to a power of two: few shapes
+  while (rows < static_cast<std::int64_t>(most) && rows < config_.rows_per_pass) rows *= 2;
+  return std::min(rows, config_.rows_per_pass);
+}
+
 std::vector<AgentActionsMessage> PolicyBank::serve(
     const std::vector<AgentObservationsMessage>& requests, std::vector<std::size_t>* answered) {
   std::vector<AgentActionsMessage> answers;
@@ -232,10 +240,11 @@ std::vector<AgentActionsMessage> PolicyBank::serve(
     answer.versions[j] = h.version;
   };
   for (Group& g : groups_) {
-    const std::int64_t rows = g.net->rows_per_slot();
     const auto width = static_cast<std::size_t>(g.net->spec().input_size);
     std::size_t most = 0;
     for (const std::size_t m : g.members) most = std::max(most, hosted_[m].rows.size());
+    const std::int64_t rows = rows_per_pass(*g.net, most);
+    g.actions.resize(g.members.size() * static_cast<std::size_t>(rows));
     for (std::size_t from = 0; from < most; from += static_cast<std::size_t>(rows)) {
       input_.assign(g.members.size() * static_cast<std::size_t>(rows) * width, 0.0F);
       for (std::size_t slot = 0; slot < g.members.size(); ++slot) {
@@ -248,7 +257,7 @@ std::vector<AgentActionsMessage> PolicyBank::serve(
                             input_.data() + (slot * static_cast<std::size_t>(rows) + r) * width);
         }
       }
-      g.net->act(input_.data(), g.actions.data());
+      g.net->act(input_.data(), rows, g.actions.data());
       ++stacked_passes_;
       for (std::size_t slot = 0; slot < g.members.size(); ++slot) {
         const Hosted& h = hosted_[g.members[slot]];

@@ -41,6 +41,11 @@ struct PolicyBankConfig {
   cluster::MultiAgentConfig agents;  // the env, every policy, which agent each serves
   std::vector<int> hosted;           // the policies this server hosts (ascending)
   std::uint64_t seed = 0;            // initial weights: policy p starts from seed + p
+  // Rows per policy per stacked pass. 0 (the cluster's inference): the fixed count described
+  // above, so the numbers never depend on the grouping. N > 0 (the gateway, whose requests come
+  // from outside and promise no digest): up to N rows of each policy in one pass (the rows in use
+  // rounded up to a power of two), so a batch of many clients is one pass, not one per row.
+  std::int64_t rows_per_pass = 0;
 
   /// The network of policy `policy`: its input width, its hidden sizes, the env's actions.
   [[nodiscard]] learning::MlpSpec network(int policy) const;
@@ -86,6 +91,8 @@ class PolicyBank {
   std::vector<Hosted> hosted_;  // by position in config.hosted
   std::vector<int> position_;   // policy index → position in hosted_, or -1
   std::vector<Group> groups_;
+  /// Rows per slot of a stacked pass over `net` when a policy of it has `most` rows queued.
+  [[nodiscard]] std::int64_t rows_per_pass(const learning::StackedMlp& net, std::size_t most) const;
   std::vector<float> input_;
   std::uint64_t rows_served_ = 0, stacked_passes_ = 0, rejected_ = 0, weights_ignored_ = 0;
   std::string last_rejection_;

@@ -61,6 +61,7 @@ class PolicyBankActorImpl : public nodes::NodeActorBase<nodes::PolicyBankActor> 
             reject(transport::DropReason::kSizeMismatch);
             return;
           }
+          if (options_.weights_listener) options_.weights_listener(policy->second, weights);
           std::uint64_t lowest = UINT64_MAX;
           for (const int p : hosted_) lowest = std::min(lowest, bank_.version(p));
           options_.report->weights_version.store(lowest, std::memory_order_relaxed);

@@ -10,6 +10,7 @@
 // served, weights_version = the lowest version over its policies).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -28,6 +29,9 @@ struct PolicyBankActorOptions {
   std::map<std::string, int> weight_policies;  // learner replica → the policy it trains
   std::shared_ptr<nodes::ReplicaReport> report;
   NodeMetrics* metrics = nullptr;
+  /// Called (on the actor's thread) with every weights value it loads: the replica's gateway
+  /// (nodes/gateway/) serves them too. Kept, with what it holds, as long as the actor lives.
+  std::function<void(int policy, const WeightsMessage&)> weights_listener;
 };
 
 [[nodiscard]] nodes::PolicyBankActor spawn_policy_bank_actor(caf::actor_system& system,

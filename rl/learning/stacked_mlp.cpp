@@ -76,9 +76,14 @@ std::vector<float> StackedMlp::scores(const float* inputs) const {
 }
 
 void StackedMlp::act(const float* inputs, std::int64_t* actions) const {
-  const at::Tensor out = impl_->forward(inputs, slots_, rows_, spec_.input_size);
+  act(inputs, rows_, actions);
+}
+
+void StackedMlp::act(const float* inputs, std::int64_t rows, std::int64_t* actions) const {
+  if (rows < 1) throw std::invalid_argument("StackedMlp: act needs at least one row per slot");
+  const at::Tensor out = impl_->forward(inputs, slots_, rows, spec_.input_size);
   const float* s = out.data_ptr<float>();
-  const auto n = static_cast<std::int64_t>(slots_) * rows_;
+  const auto n = static_cast<std::int64_t>(slots_) * rows;
   const std::int64_t width = spec_.output_size;
   for (std::int64_t row = 0; row < n; ++row) {
     std::int64_t best = 0;

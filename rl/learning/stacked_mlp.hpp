@@ -37,6 +37,10 @@ class StackedMlp {
   [[nodiscard]] std::vector<float> scores(const float* inputs) const;
   /// The argmax (ties: lowest) of every row into `actions` (slots × rows_per_slot entries).
   void act(const float* inputs, std::int64_t* actions) const;
+  /// The same with `rows` rows per slot instead of rows_per_slot (inputs slots × rows × input
+  /// size, actions slots × rows): for callers that need throughput, not shapes fixed for
+  /// reproducible numbers. std::invalid_argument for rows < 1.
+  void act(const float* inputs, std::int64_t rows, std::int64_t* actions) const;
 
   [[nodiscard]] const MlpSpec& spec() const { return spec_; }
   [[nodiscard]] std::size_t slots() const { return slots_; }

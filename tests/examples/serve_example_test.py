@@ -2,8 +2,9 @@
 under `tagflow up`, examples/serve_traffic_junction.py playing two episodes through both gateways,
 then the health probes over HTTP; the cluster is stopped with SIGTERM at the end.
 
-Usage: serve_example_test.py TAGFLOW_BINARY SOURCE_DIR WORK_DIR. Bounded: the cluster's own
-`seconds` stop and a timeout on every wait. Exit status 0 on success.
+Usage: serve_example_test.py TAGFLOW_BINARY SOURCE_DIR WORK_DIR [reactor|actor] (the cluster's
+mode; reactor by default). Bounded: the cluster's own `seconds` stop and a timeout on every wait.
+Exit status 0 on success.
 """
 import os
 import re
@@ -35,6 +36,7 @@ def free_ports(count):
 
 def main():
     binary, source, work = sys.argv[1], sys.argv[2], sys.argv[3]
+    mode = sys.argv[4] if len(sys.argv) > 4 else "reactor"
     os.makedirs(work, exist_ok=True)
     text = open(os.path.join(source, "configs", "marl-serve.yaml")).read()
     base = free_ports(12)
@@ -52,7 +54,8 @@ def main():
     with open(config, "w") as f:
         f.write(text)
     log = open(os.path.join(work, "up.log"), "w")
-    cluster = subprocess.Popen([binary, "up", config, "--quiet", "--log-dir", os.path.join(work, "logs")],
+    cluster = subprocess.Popen([binary, "up", config, "--mode", mode, "--quiet",
+                                "--log-dir", os.path.join(work, "logs")],
                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         gateways = f"tcp://127.0.0.1:{base + 8},tcp://127.0.0.1:{base + 9}"

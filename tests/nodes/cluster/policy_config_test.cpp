@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <optional>
 #include <string>
 
 #include "nodes/cluster/link_plan.hpp"
@@ -145,6 +147,25 @@ TEST(PolicyConfig, MistakesAreRefusedWithFileLineAndKey) {
       "cluster: s\npolicies: {a: {}}\nnodes:\n  sampler: {kind: sampler, data_port: 7000}\n"
       "stop: {env_steps: 10}\n");
   EXPECT_EQ(e.key(), "policies");
+}
+
+TEST(PolicyConfig, APolicyMayBatchWithItsOwnMaxBatchAndMaxWait) {
+  const ClusterConfig c = parse_cluster_config(
+      marl_file("policies:\n  car: {per_agent: true, max_batch: 8, max_wait: 2ms}\n"), "m.yaml");
+  for (const PolicyConfig& p : c.multi_agent.policies) {
+    EXPECT_EQ(p.max_batch, std::optional<std::uint32_t>(8U)) << p.name;
+    EXPECT_EQ(p.max_wait, std::optional<std::chrono::nanoseconds>(std::chrono::milliseconds(2)));
+  }
+  const ClusterConfig plain =
+      parse_cluster_config(marl_file("policies:\n  car: {per_agent: true}\n"), "m.yaml");
+  EXPECT_FALSE(plain.multi_agent.policies[0].max_batch.has_value());
+  EXPECT_FALSE(plain.multi_agent.policies[0].max_wait.has_value());
+
+  ConfigError e = error_of(marl_file("policies:\n  car: {per_agent: true, max_batch: 0}\n"));
+  EXPECT_EQ(e.key(), "policies.car.max_batch");
+  e = error_of(marl_file("policies:\n  car: {per_agent: true, max_wait: soon}\n"));
+  EXPECT_EQ(e.key(), "policies.car.max_wait");
+  EXPECT_EQ(e.line(), 5);
 }
 
 TEST(PolicyConfig, EachPolicyIsServedExactlyOncePerPort) {

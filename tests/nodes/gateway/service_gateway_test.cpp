@@ -1,6 +1,8 @@
 #include "nodes/gateway/service_gateway.hpp"
 
 #include <atomic>
+#include <chrono>
+#include <set>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -176,6 +178,97 @@ TEST(ServiceGatewayTest, MaxWaitZeroServesALoneRequestAtOnceAndMaxBatchBoundsAPa
   const auto lone = start();  // max_wait 0
   GatewayClient client(lone->endpoint());
   EXPECT_TRUE(client.act({{2, {1, 1, 1}}}).ok);
+}
+
+/// Reads one reply from `dealer` within `timeout`; its fields, or an empty map when none came.
+std::map<std::string, msgpack::object> next_reply(zmq::socket_t& dealer,
+                                                  std::chrono::milliseconds timeout,
+                                                  msgpack::object_handle& keep) {
+  zmq::pollitem_t item{dealer.handle(), 0, ZMQ_POLLIN, 0};
+  if (zmq::poll(&item, 1, timeout) == 0) return {};
+  zmq::message_t reply;
+  if (!dealer.recv(reply)) return {};
+  keep = msgpack::unpack(static_cast<const char*>(reply.data()), reply.size());
+  return keep.get().as<std::map<std::string, msgpack::object>>();
+}
+
+TEST(ServiceGatewayTest, EachPolicyBatchesWithItsOwnSettingsAndNeverDelaysAnother) {
+  GatewayConfig config;  // max_wait 0 for every policy but p0
+  config.max_in_flight = 16;
+  config.policy_batching[0] = {2U, std::chrono::hours(1)};  // p0: waits for two rows
+  const auto gateway = start(config);
+  zmq::context_t context;
+  zmq::socket_t waiting(context, zmq::socket_type::dealer);
+  waiting.set(zmq::sockopt::linger, 0);
+  waiting.connect(gateway->endpoint());
+  // An act for p0, then a hello on the same connection: the hello's reply proves the act was
+  // read (one connection is read in order), and it lists each policy's own settings.
+  waiting.send(zmq::buffer(GatewayClient::act_request(1, {{0, {1, 2, 3}}})));
+  msgpack::sbuffer hello_request;  // {"op": "hello", "v": 1, "id": 2}
+  msgpack::packer<msgpack::sbuffer> q(hello_request);
+  q.pack_map(3);
+  q.pack("op");
+  q.pack("hello");
+  q.pack("v");
+  q.pack(1);
+  q.pack("id");
+  q.pack(2);
+  waiting.send(zmq::buffer(hello_request.data(), hello_request.size()));
+  msgpack::object_handle h1;
+  auto hello = next_reply(waiting, std::chrono::seconds(10), h1);
+  ASSERT_EQ(hello.at("op").as<std::string>(), "hello");
+  const auto policies = hello.at("policies").as<std::map<std::string, msgpack::object>>();
+  const auto p0 = policies.at("p0").as<std::map<std::string, msgpack::object>>();
+  const auto p1 = policies.at("p1").as<std::map<std::string, msgpack::object>>();
+  EXPECT_EQ(p0.at("max_batch").as<std::uint32_t>(), 2U);
+  EXPECT_EQ(p0.at("max_wait_us").as<std::uint64_t>(), 3600000000ULL);
+  EXPECT_EQ(p1.at("max_batch").as<std::uint32_t>(), 64U);
+  EXPECT_EQ(p1.at("max_wait_us").as<std::uint64_t>(), 0U);
+
+  // p1 (max_wait 0) is served at once while p0's request waits for its batch.
+  GatewayClient other(gateway->endpoint());
+  const auto served = other.act({{2, {1, 1, 1}}});
+  ASSERT_TRUE(served.ok) << served.error << ": " << served.reason;
+  EXPECT_EQ(served.policies.at(2), "p1");
+  msgpack::object_handle h2;
+  EXPECT_TRUE(next_reply(waiting, std::chrono::milliseconds(200), h2).empty())
+      << "p0's lone request was served before its batch was full or its max_wait passed";
+  EXPECT_EQ(gateway->forward_passes(), 1U);
+
+  // A second p0 row fills p0's batch: both requests are answered, in one forward pass.
+  waiting.send(zmq::buffer(GatewayClient::act_request(3, {{1, {-1, -1, -1}}})));
+  std::set<std::uint64_t> answered;
+  for (int i = 0; i < 2; ++i) {
+    msgpack::object_handle h;
+    const auto reply = next_reply(waiting, std::chrono::seconds(10), h);
+    ASSERT_FALSE(reply.empty()) << "p0's full batch was not served";
+    EXPECT_TRUE(reply.at("ok").as<bool>());
+    answered.insert(reply.at("id").as<std::uint64_t>());
+  }
+  EXPECT_EQ(answered, (std::set<std::uint64_t>{1, 3}));
+  EXPECT_EQ(gateway->forward_passes(), 2U);
+  // `rows` above a policy's own max_batch is refused for that policy (p1 would take it).
+  msgpack::sbuffer wide;  // {"op": "act", "v": 1, "id": 4, "rows": 3, "obs": {0: 9 floats}}
+  msgpack::packer<msgpack::sbuffer> w(wide);
+  w.pack_map(5);
+  w.pack("op");
+  w.pack("act");
+  w.pack("v");
+  w.pack(1);
+  w.pack("id");
+  w.pack(4);
+  w.pack("rows");
+  w.pack(3);
+  w.pack("obs");
+  w.pack_map(1);
+  w.pack(0);
+  w.pack(std::vector<float>(9, 1.0F));
+  waiting.send(zmq::buffer(wide.data(), wide.size()));
+  msgpack::object_handle h3;
+  const auto refused = next_reply(waiting, std::chrono::seconds(10), h3);
+  ASSERT_FALSE(refused.empty());
+  EXPECT_EQ(refused.at("error").as<std::string>(), "too_large");
+  EXPECT_NE(refused.at("reason").as<std::string>().find("p0"), std::string::npos);
 }
 
 TEST(ServiceGatewayTest, AFailingPolicyGetsInternalErrorsAndTheNextPassWorks) {

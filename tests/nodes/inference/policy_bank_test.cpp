@@ -115,6 +115,35 @@ TEST(PolicyBank, StackedPoliciesAnswerAsEachPolicyAloneWouldWhateverTheyShareASe
   EXPECT_EQ(bank.stacked_passes(), 5U);  // one batched product per tag, not one per policy
 }
 
+TEST(PolicyBank, WithRowsPerPassManyRequestsOfAPolicyAreOnePassWithTheSameAnswers) {
+  PolicyBankConfig fixed;
+  fixed.agents = tj4(true);
+  fixed.hosted = {0, 1, 2, 3};
+  fixed.seed = 21;
+  PolicyBankConfig wide = fixed;
+  wide.rows_per_pass = 64;
+  PolicyBank one_row(fixed);
+  PolicyBank many_rows(wide);
+  std::vector<AgentObservationsMessage> requests;  // 13 clients asking for every agent
+  for (int seed = 0; seed < 13; ++seed)
+    requests.push_back(request(fixed.agents, {0, 1, 2, 3}, seed));
+  const std::vector<AgentActionsMessage> expected = one_row.serve(requests);
+  const std::vector<AgentActionsMessage> got = many_rows.serve(requests);
+  ASSERT_EQ(got.size(), expected.size());
+  for (std::size_t k = 0; k < got.size(); ++k) {
+    EXPECT_EQ(got[k].actions, expected[k].actions) << "request " << k;
+    for (std::size_t j = 0; j < got[k].rows(); ++j) {
+      EXPECT_EQ(got[k].actions[j], own_choice(fixed, requests[k], j));
+    }
+  }
+  EXPECT_EQ(one_row.stacked_passes(), 13U);   // one row of each policy per pass
+  EXPECT_EQ(many_rows.stacked_passes(), 1U);  // 13 rows of each policy (16 with padding)
+  wide.rows_per_pass = 4;                     // at most 4 rows of a policy per pass
+  PolicyBank capped(wide);
+  EXPECT_EQ(capped.serve(requests).size(), 13U);
+  EXPECT_EQ(capped.stacked_passes(), 4U);
+}
+
 TEST(PolicyBank, ASharedPolicySeesEachAgentsIndex) {
   PolicyBankConfig c;
   c.agents = tj4(false);
