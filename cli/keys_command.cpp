@@ -7,7 +7,9 @@
 // federate and reads the key named by the replica (sampler-0, replay, ...), so a process that
 // groups several replicas needs one pair per replica. For a `federation:` file it writes the
 // coordinator's pair and one per federate listed there. --name adds pairs by name (names already
-// listed are written once); with neither option it writes the coordinator's pair. Errors: exit 2
+// listed are written once); with neither option it writes the coordinator's pair. For a cluster
+// file it also writes the actor-mode TLS credentials into DIR/actor: a CA certificate and a
+// certificate + key per process, plus `join` (actors/actor_credentials.hpp). Errors: exit 2
 // for a file that does not load, 1 for an existing key without --force or a write failure.
 #include <yaml-cpp/yaml.h>
 
@@ -19,7 +21,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "actors/actor_credentials.hpp"
 #include "cli/commands.hpp"
+#include "cli/launch/launch_plan.hpp"
 #include "coordinator/federation_spec.hpp"
 #include "nodes/cluster/cluster_config.hpp"
 #include "nodes/cluster/process_plan.hpp"
@@ -45,7 +49,7 @@ bool is_federation_file(const std::string& path) {
   }
 }
 
-std::vector<KeyOwner> owners_in(const std::string& path) {
+std::vector<KeyOwner> owners_in(const std::string& path, std::vector<std::string>& processes) {
   std::vector<KeyOwner> owners{{"coordinator", ""}};
   if (is_federation_file(path)) {
     for (const auto& federate : coordinator::load_federation_spec(path).federates) {
@@ -54,6 +58,7 @@ std::vector<KeyOwner> owners_in(const std::string& path) {
     return owners;
   }
   const cluster::ClusterConfig config = cluster::load_cluster_config(path);
+  processes = actor_credential_names(config);
   owners.front().where = "host " + config.coordinator.host;
   for (const cluster::ProcessPlan& process : cluster::plan_processes(config)) {
     for (const std::string& replica : process.replicas) {
@@ -66,7 +71,7 @@ std::vector<KeyOwner> owners_in(const std::string& path) {
 }  // namespace
 
 void add_keys_command(CLI::App& app) {
-  auto* keys = app.add_subcommand("keys", "CURVE keys for encrypted federations");
+  auto* keys = app.add_subcommand("keys", "Keys for closed clusters (CURVE; TLS in actor mode)");
   keys->require_subcommand(1);
   auto* generate = keys->add_subcommand(
       "generate",
@@ -82,8 +87,9 @@ void add_keys_command(CLI::App& app) {
   generate->add_flag("--force", "Overwrite existing key files");
   generate->callback([dir, names, config, generate] {
     std::vector<KeyOwner> wanted;
+    std::vector<std::string> processes;  // actor-mode credentials (a cluster file only)
     try {
-      if (!config->empty()) wanted = owners_in(*config);
+      if (!config->empty()) wanted = owners_in(*config, processes);
       for (const std::string& name : *names) {
         const bool listed = std::any_of(wanted.begin(), wanted.end(),
                                         [&](const KeyOwner& o) { return o.name == name; });
@@ -104,6 +110,19 @@ void add_keys_command(CLI::App& app) {
         if (!owner.where.empty()) std::cout << " (" << owner.where << ")";
         std::cout << "\n";
       }
+      if (!processes.empty()) {
+        const std::filesystem::path ca = std::filesystem::path(*dir) / "actor" / "ca.crt";
+        if (!force && std::filesystem::exists(ca)) {
+          std::cerr << "tagflow keys: " << ca.string() << " exists; pass --force to overwrite it\n";
+          throw CLI::RuntimeError(1);
+        }
+        actors::mint_actor_credentials(*dir, processes);
+        std::cout << "wrote " << ca.string() << " and a TLS certificate and key per process for "
+                  << "actor mode (" << processes.size() << ", with join)\n";
+      }
+    } catch (const actors::ActorCredentialError& e) {
+      std::cerr << "tagflow keys: " << e.what() << "\n";
+      throw CLI::RuntimeError(1);
     } catch (const transport::CurveKeyError& e) {
       std::cerr << "tagflow keys: " << e.what() << "\n";
       throw CLI::RuntimeError(1);

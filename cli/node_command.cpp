@@ -170,7 +170,8 @@ void add_node_command(CLI::App& app) {
       ->check(CLI::IsMember({"reactor", "actor"}));
   command->add_option("--result", o->result, "Write the process result JSON here at a normal end");
   command->add_option("--run-keys", o->run_keys,
-                      "CURVE key pairs `tagflow up` minted for this run (ARCHITECTURE §13)");
+                      "The keys `tagflow up` minted for this run: CURVE pairs, and TLS "
+                      "certificates under actor/ for actor mode (ARCHITECTURE §13)");
   command->add_flag("--join", o->join, "Join a running cluster (actor mode)");
   command->add_flag("--quiet", o->quiet, "Print errors only");
   command->callback([o] { run_node(*o); });

@@ -7,6 +7,8 @@
 
 #include "nodes/cluster/policy_config.hpp"
 #include "nodes/cluster/process_plan.hpp"
+#include "nodes/inference/inference_params.hpp"
+#include "nodes/learner/learner_params.hpp"
 #include "rl/envs/vector_env.hpp"
 
 namespace tagflow::hosts {
@@ -72,6 +74,7 @@ ReplicaConfig multi_agent_replica(const cluster::ClusterConfig& config, ReplicaC
                                     p.hidden + ")");
       }
       r.params.set("hidden", p.hidden);
+      (void)nodes::LearnerParams::read(r.params);  // checked before any process starts
       r.observation_size = m.input_size(policy);
       r.network_seed = config.seed + static_cast<std::uint64_t>(policy);
       const std::string dir = nodes::NodeParams(group.name, group.params, group.param_lines)
@@ -81,6 +84,7 @@ ReplicaConfig multi_agent_replica(const cluster::ClusterConfig& config, ReplicaC
     }
     case NodeKind::inference:
       r.network_seed = config.seed;  // policy p starts from seed + p (PolicyBankConfig)
+      nodes::check_policy_bank_params(r.params, r.index);
       break;
     case NodeKind::sampler:
       break;  // refused with the file (policy_config.cpp)
@@ -185,15 +189,16 @@ ReplicaConfig replica_config(const cluster::ClusterConfig& config, const Cluster
       r.replay = nodes::ReplayConfig::from_params(r.params, r.seed);
       r.checkpoint_path = nodes::replay_checkpoint_path(r.replay->checkpoint_dir, name);
       break;
-    case NodeKind::learner:
+    case NodeKind::learner: {
       r.target_return = config.stop.target_return;
-      r.evaluation =
-          EvaluationConfig{facts.env_id, r.params.get_sizes("hidden", {64, 64}),
-                           static_cast<int>(r.params.get_int("eval_episodes", 20, 1)),
-                           r.params.get_int("eval_max_steps", 0, 0), config.seed + 424242ULL};
+      const nodes::LearnerParams p = nodes::LearnerParams::read(r.params);  // every param, now
+      r.evaluation = EvaluationConfig{facts.env_id, p.hidden, p.eval_episodes, p.eval_max_steps,
+                                      config.seed + 424242ULL};
       break;
+    }
     case NodeKind::inference:
       if (!r.params.has("hidden")) r.params.set("hidden", facts.hidden);
+      (void)nodes::InferenceParams::read(r.params);  // every param, before any process starts
       break;
     case NodeKind::multi_agent:
       break;  // only in files with policies (above)

@@ -18,6 +18,7 @@ RunSummary combine_results(const cluster::ClusterConfig& config,
   RunSummary summary;
   summary.mode = results.empty() ? cluster::to_string(config.mode) : results.front().mode;
   summary.placement = std::move(placement);
+  if (summary.placement != "single") summary.security = cluster::security_mode(config);
   summary.digest_reproducible = summary.mode != "actor";
   for (const ProcessResult& p : results) summary.seconds = std::max(summary.seconds, p.seconds);
 

@@ -15,6 +15,7 @@ std::string RunSummary::to_json() const {
   nlohmann::ordered_json j;
   j["mode"] = mode;
   j["placement"] = placement;
+  j["security"] = security;
   j["stop_reason"] = stop_reason;
   j["mean_return"] = mean_return;
   j["env_steps"] = env_steps;

@@ -1,8 +1,13 @@
 // RunSummary: what a cluster run reports at its end (`tagflow up --summary PATH`).
 // A value type; to_json() gives the documented JSON object:
-//   {"mode", "placement", "stop_reason", "mean_return", "env_steps", "seconds", "updates",
+//   {"mode", "placement", "security", "stop_reason", "mean_return", "env_steps", "seconds",
+//   "updates",
 //    "weights_version", "digest" (16 hex digits), "digest_reproducible", "evaluations": [...],
 //    "nodes": {NAME: {"kind", "unit", "count", "per_second"}}}
+// "security" says how the cluster was closed (ARCHITECTURE §13): "per-run keys" (minted by
+// tagflow up: CURVE in reactor mode, TLS certificates in actor mode), "key files"
+// (security.keys_dir), "none" (`security: none`, debugging only), "open" (no keys), or
+// "one process" (placement single: nothing listens for peers).
 // A multi-agent cluster adds "multi_agent": {"mean_return", "collisions_per_episode",
 // "random_return", "random_collisions_per_episode", "episodes"} (the env node's last greedy
 // evaluation beside a random policy on the same seeds; mean_return above is the same figure)
@@ -31,7 +36,8 @@ struct NodeThroughput {
 struct RunSummary {
   std::string mode = "reactor";
   std::string placement = "single";
-  std::string stop_reason;  // target_return, env_steps, seconds
+  std::string security = "one process";  // see above
+  std::string stop_reason;               // target_return, env_steps, seconds
   double mean_return = 0.0;
   std::int64_t env_steps = 0;
   double seconds = 0.0;

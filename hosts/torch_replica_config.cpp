@@ -7,6 +7,7 @@
 
 #include "monitoring/process_metrics.hpp"
 #include "nodes/gateway/policy_bank_backend.hpp"
+#include "nodes/inference/inference_params.hpp"
 #include "transport/curve_keys.hpp"
 
 namespace tagflow::hosts {
@@ -22,10 +23,7 @@ nodes::InferenceConfig inference_config(const ReplicaConfig& replica) {
 }
 
 nodes::PolicyBankConfig policy_bank_config(const ReplicaConfig& replica) {
-  replica.params.check_known({"max_batch", "max_wait", "gateway_port", "gateway_bind",
-                              "max_in_flight", "max_queue", "gateway_keys", "gateway_clients"});
-  (void)replica.params.get_int("max_batch", 64, 1);
-  (void)replica.params.get_duration("max_wait", std::chrono::nanoseconds(0));
+  nodes::check_policy_bank_params(replica.params, replica.index);
   nodes::PolicyBankConfig c;
   c.agents = replica.agents;
   c.hosted = replica.policies;
@@ -37,10 +35,8 @@ std::optional<gateway::GatewayConfig> gateway_config(const ReplicaConfig& replic
   const nodes::NodeParams& params = replica.params;
   if (!params.has("gateway_port") || replica.policies.empty()) return std::nullopt;
   gateway::GatewayConfig c;
+  nodes::check_policy_bank_params(params, replica.index);
   const std::int64_t port = params.get_int("gateway_port", 0, 1);
-  if (port + replica.index > 65535) {
-    params.fail("gateway_port", std::to_string(port) + " + the replica index is above 65535");
-  }
   c.endpoint = "tcp://" + params.get_string("gateway_bind", "127.0.0.1") + ":" +
                std::to_string(port + replica.index);
   c.max_batch = static_cast<std::uint32_t>(params.get_int("max_batch", 64, 1));
@@ -53,11 +49,6 @@ std::optional<gateway::GatewayConfig> gateway_config(const ReplicaConfig& replic
   c.max_queue = static_cast<std::size_t>(params.get_int("max_queue", 1024, 1));
   const std::string keys = params.get_string("gateway_keys", "");
   const std::string clients = params.get_string("gateway_clients", "");
-  if (keys.empty() != clients.empty()) {
-    params.fail(keys.empty() ? "gateway_clients" : "gateway_keys",
-                "gateway_keys (a key directory) and gateway_clients (the names of the client "
-                "keys it admits) go together");
-  }
   if (!keys.empty()) {
     try {
       c.curve_secret_key = transport::read_key_pair(keys, "gateway").secret_key;

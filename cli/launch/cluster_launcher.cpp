@@ -319,9 +319,10 @@ int launch_cluster(const LaunchOptions& options) {
             << "tagflow up: " << describe(plan) << "\n"
             << "tagflow up: logs in " << log_dir << "/\n";
   if (!plan.run_keys.empty()) {
-    std::cerr << "tagflow up: closed cluster: CURVE keys minted for this run in " << plan.run_keys
-              << "/\n";
-  } else if (config.security.none && plan.mode == cluster::Mode::reactor) {
+    std::cerr << "tagflow up: closed cluster: "
+              << (plan.mode == cluster::Mode::reactor ? "CURVE keys" : "TLS certificates")
+              << " minted for this run in " << plan.run_keys << "/\n";
+  } else if (config.security.none) {
     std::cerr << "tagflow up: security: none: any local process may join this cluster (debugging "
                  "only)\n";
   }

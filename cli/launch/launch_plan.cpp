@@ -4,6 +4,7 @@
 #include <ctime>
 #include <filesystem>
 
+#include "actors/actor_credentials.hpp"
 #include "cli/launch/remote_hosts.hpp"
 #include "nodes/cluster/process_plan.hpp"
 #include "transport/curve_keys.hpp"
@@ -98,8 +99,17 @@ LaunchPlan make_launch_plan(const cluster::ClusterConfig& config, const std::str
 }
 
 bool wants_run_keys(const cluster::ClusterConfig& config, const LaunchPlan& plan) {
-  return plan.mode == cluster::Mode::reactor && !config.security.curve && !config.security.none &&
-         plan.whole_cluster() && plan.remote_hosts.empty();
+  return !config.security.curve && !config.security.none && plan.whole_cluster() &&
+         plan.remote_hosts.empty();
+}
+
+std::vector<std::string> actor_credential_names(const cluster::ClusterConfig& config) {
+  std::vector<std::string> names;
+  for (const cluster::ProcessPlan& process : cluster::plan_processes(config)) {
+    names.push_back(process.name);
+  }
+  names.emplace_back(actors::kJoinCredential);
+  return names;
 }
 
 std::string mint_run_keys(const cluster::ClusterConfig& config, const std::string& log_dir) {
@@ -118,6 +128,11 @@ std::string mint_run_keys(const cluster::ClusterConfig& config, const std::strin
     for (const std::string& replica : process.replicas) {
       transport::write_key_pair(dir, replica, transport::generate_curve_key_pair());
     }
+  }
+  try {
+    actors::mint_actor_credentials(dir, actor_credential_names(config));
+  } catch (const actors::ActorCredentialError& e) {
+    throw transport::CurveKeyError(e.what());
   }
   return dir.string();
 }

@@ -62,14 +62,19 @@ LaunchPlan make_launch_plan(const cluster::ClusterConfig& config, const std::str
 std::vector<ChildSpec> child_specs(const LaunchPlan& plan, const std::string& tagflow,
                                    const std::string& log_dir, const std::string& ssh = "ssh");
 
-/// Whether `tagflow up` mints CURVE keys for this run (ARCHITECTURE §13): in reactor mode, when
-/// the file names no keys, does not say `security: none`, and every process of the cluster runs
-/// from this launcher (other hosts could not get the keys: they use `tagflow keys generate`).
+/// Whether `tagflow up` mints keys for this run (ARCHITECTURE §13), in either mode: when the file
+/// names no keys, does not say `security: none`, and every process of the cluster runs from this
+/// launcher (other hosts could not get the keys: they use `tagflow keys generate`).
 bool wants_run_keys(const cluster::ClusterConfig& config, const LaunchPlan& plan);
 
+/// The names actor-mode TLS credentials are made for: every process of the file, then `join`
+/// (actors/actor_credentials.hpp).
+std::vector<std::string> actor_credential_names(const cluster::ClusterConfig& config);
+
 /// Writes fresh key pairs for the coordinator and every federate of `config` into DIR/keys
-/// (directory 0700, secret keys 0600; an older DIR/keys is replaced) and returns that directory
-/// as an absolute path. Throws transport::CurveKeyError when they cannot be written.
+/// (directory 0700, secret keys 0600; an older DIR/keys is replaced), and the actor-mode TLS
+/// credentials of every process into DIR/keys/actor, and returns that directory as an absolute
+/// path. Throws transport::CurveKeyError when they cannot be written.
 std::string mint_run_keys(const cluster::ClusterConfig& config, const std::string& log_dir);
 
 /// Where a node's result JSON goes: DIR/PROCESS.json.

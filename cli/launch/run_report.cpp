@@ -143,7 +143,8 @@ int report_run(const cluster::ClusterConfig& config, const LaunchPlan& plan,
   std::cout << "stop " << summary.stop_reason << ": mean_return " << summary.mean_return
             << ", env_steps " << summary.env_steps << ", updates " << summary.updates << ", "
             << summary.seconds << " s, digest " << summary.digest_hex()
-            << (summary.digest_reproducible ? "" : " (actor mode: not reproducible)") << std::endl;
+            << (summary.digest_reproducible ? "" : " (actor mode: not reproducible)")
+            << ", security " << summary.security << std::endl;
   try {
     const std::string json = summary.to_json() + "\n";
     write_file_atomically((std::filesystem::path(log_dir) / "summary.json").string(), json);

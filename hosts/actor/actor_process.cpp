@@ -1,5 +1,6 @@
 #include "hosts/actor/actor_process.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <iostream>
@@ -74,6 +75,89 @@ std::vector<WiringStep> steps_of(const std::vector<WiringStep>& wiring, const Re
   return out;
 }
 
+/// The registry key of the n-th replica of a process.
+caf::atom_value registry_key(std::size_t n) {
+  return caf::atom_from_string("r" + std::to_string(n));
+}
+
+/// The process of the file that hosts `replica` (nullptr: a joining sampler, or unknown).
+const cluster::ProcessPlan* process_of(const std::vector<cluster::ProcessPlan>& plans,
+                                       const std::string& replica) {
+  for (const cluster::ProcessPlan& p : plans) {
+    for (const std::string& r : p.replicas) {
+      if (r == replica) return &p;
+    }
+  }
+  return nullptr;
+}
+
+/// The first replica of `process` that is published (not a sampler), or "".
+std::string first_published(const cluster::ClusterConfig& config,
+                            const cluster::ProcessPlan& process) {
+  for (const std::string& replica : process.replicas) {
+    if (replica_kind(config, replica) != cluster::NodeKind::sampler) return replica;
+  }
+  return "";
+}
+
+/// Whether `me` dials `other`: only a process that publishes can be dialled; of two that both
+/// do, the one with the smaller name dials. The same answer on both sides, so exactly one dials.
+bool dials(const cluster::ClusterConfig& config, const cluster::ProcessPlan& me,
+           const cluster::ProcessPlan& other) {
+  if (me.name == other.name || first_published(config, other).empty()) return false;
+  return first_published(config, me).empty() || me.name < other.name;
+}
+
+/// The connections this process dialled: one per other process, to its first published replica
+/// (retried until `timeout`, the other may start later); its other replicas are looked up by
+/// registry key over the same connection.
+class Dialled {
+ public:
+  Dialled(caf::actor_system& system, const cluster::ClusterConfig& config,
+          std::chrono::milliseconds timeout)
+      : system_(system), config_(config), timeout_(timeout) {}
+
+  caf::actor replica(const cluster::ProcessPlan& process, const std::string& replica) {
+    auto& known = handles_[process.name];
+    if (known.empty()) dial(process, known);
+    if (const auto it = known.find(replica); it != known.end()) return it->second;
+    const auto at = std::find(process.replicas.begin(), process.replicas.end(), replica);
+    if (at == process.replicas.end()) throw std::logic_error(replica + " not in " + process.name);
+    const caf::actor handle = caf::actor_cast<caf::actor>(system_.middleman().remote_lookup(
+        registry_key(static_cast<std::size_t>(at - process.replicas.begin())),
+        nodes_[process.name]));
+    if (!handle) throw std::runtime_error("cannot find " + replica + " in process " + process.name);
+    known[replica] = handle;
+    return handle;
+  }
+
+ private:
+  void dial(const cluster::ProcessPlan& process, std::map<std::string, caf::actor>& known) {
+    const std::string replica = first_published(config_, process);
+    const ReplicaAddress at = address_of(config_, replica);
+    const auto deadline = std::chrono::steady_clock::now() + timeout_;
+    for (;;) {
+      auto remote = actors::remote_actor_at(system_, at.host, at.port);
+      if (remote) {
+        known[replica] = *remote;
+        nodes_[process.name] = remote->node();
+        return;
+      }
+      if (std::chrono::steady_clock::now() >= deadline) {
+        throw std::runtime_error("cannot reach " + replica + " at " + at.host + ":" +
+                                 std::to_string(at.port) + ": " + system_.render(remote.error()));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+
+  caf::actor_system& system_;
+  const cluster::ClusterConfig& config_;
+  std::chrono::milliseconds timeout_;
+  std::map<std::string, std::map<std::string, caf::actor>> handles_;  // process → replica → handle
+  std::map<std::string, caf::node_id> nodes_;
+};
+
 }  // namespace
 
 hosts::ProcessResult run_actor_process(const cluster::ClusterConfig& config,
@@ -95,12 +179,21 @@ hosts::ProcessResult run_actor_process(const cluster::ClusterConfig& config,
         std::make_unique<ReplicaMetrics>(config, replicas.back(), options.metrics, log));
   }
 
-  auto system_config = actors::make_actor_system_config({true, options.worker_threads});
+  std::optional<actors::ActorCredentials> tls;
+  if (const std::string keys = cluster::resolved_keys_dir(config); !keys.empty()) {
+    // Mutual TLS: only holders of a certificate of this cluster's CA connect (actors/README.md).
+    tls = actors::actor_credentials(
+        keys, options.join ? std::string(actors::kJoinCredential) : plan.name);
+  }
+  auto system_config = actors::make_actor_system_config({true, options.worker_threads}, tls);
   nodes::add_node_message_types(*system_config);
   caf::actor_system system{*system_config};
   ReplicaHost host(system, config, facts, options.torch);
   const auto stop_spawned = [&] {
     for (const HostedReplica& r : host.replicas()) caf::anon_send(r.handle, actors::StopRun{""});
+    for (std::size_t n = 0; n < host.replicas().size(); ++n) {
+      system.registry().erase(registry_key(n));
+    }
     system.await_all_actors_done();
   };
 
@@ -110,46 +203,52 @@ hosts::ProcessResult run_actor_process(const cluster::ClusterConfig& config,
       const std::string& name = replicas[n].name;
       const HostedReplica& r = host.spawn(replicas[n], &metrics[n]->node());
       local[name] = r.handle;
+      // Found by name over a connection another process dialled (see below).
+      system.registry().put(registry_key(n), r.handle);
+    }
+    for (const HostedReplica& r : host.replicas()) {
       if (r.config.kind == cluster::NodeKind::sampler) continue;
-      const ReplicaAddress at = address_of(config, name);
-      auto published = system.middleman().publish(r.handle, at.port, at.host.c_str(), true);
+      const ReplicaAddress at = address_of(config, r.config.name);
+      auto published = actors::publish_actor(system, r.handle, at.port, at.host);
       if (!published) {
-        throw std::runtime_error("cannot publish " + name + " on " + at.host + ":" +
+        throw std::runtime_error("cannot publish " + r.config.name + " on " + at.host + ":" +
                                  std::to_string(at.port) + ": " + system.render(published.error()));
       }
-      log("published " + name + " on " + at.host + ":" + std::to_string(*published));
+      log("published " + r.config.name + " on " + at.host + ":" + std::to_string(*published));
     }
-    // Links this process starts, to local or remote peers.
+    // The links. CAF 0.17's TLS module loses the link between two processes as soon as a second
+    // connection between them opens, so every pair of processes has one connection, dialled by
+    // one side (dials()), and that side runs every wiring step between the two, in both
+    // directions: a step whose initiator is on the other side is sent there as a message.
+    const std::vector<cluster::ProcessPlan> plans = cluster::plan_processes(config);
+    Dialled dialled(system, config, options.connect_timeout);
+    const auto dialler = [&](const std::string& replica) -> const cluster::ProcessPlan* {
+      const cluster::ProcessPlan* other = process_of(plans, replica);
+      return other != nullptr && dials(config, plan, *other) ? other : nullptr;
+    };
     for (const HostedReplica& r : host.replicas()) {
       for (const WiringStep& step : steps_of(wiring, r.config)) {
-        caf::actor peer;
         if (const auto it = local.find(step.peer); it != local.end()) {
-          peer = it->second;
-        } else {
-          const ReplicaAddress at = address_of(config, step.peer);
-          const auto deadline = std::chrono::steady_clock::now() + options.connect_timeout;
-          for (;;) {
-            auto remote = system.middleman().remote_actor(at.host, at.port);
-            if (remote) {
-              peer = *remote;
-              break;
-            }
-            if (std::chrono::steady_clock::now() >= deadline) {
-              throw std::runtime_error("cannot reach " + step.peer + " at " + at.host + ":" +
-                                       std::to_string(at.port) + ": " +
-                                       system.render(remote.error()));
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));
-          }
-        }
-        host.wire(step, peer);
+          host.wire(step, it->second);
+        } else if (const cluster::ProcessPlan* other = dialler(step.peer)) {
+          host.wire(step, dialled.replica(*other, step.peer));
+        }  // else the other process dials this one and runs the step
+      }
+    }
+    for (const WiringStep& step : wiring) {  // steps the dialled processes' replicas start here
+      const auto peer = local.find(step.peer);
+      if (peer == local.end() || local.count(step.initiator) != 0) continue;
+      if (const cluster::ProcessPlan* other = dialler(step.initiator)) {
+        caf::anon_send(dialled.replica(*other, step.initiator), actors::connect_atom::value,
+                       step.port, step.peer, peer->second);
       }
     }
   } catch (...) {
     stop_spawned();
     throw;
   }
-  log(options.join ? "joined the cluster" : "running");
+  log(std::string(options.join ? "joined the cluster" : "running") +
+      (tls ? " (TLS, members only)" : " (no TLS: any local process may connect)"));
 
   StopSignals signals;
   WaitOptions wait;
@@ -173,6 +272,7 @@ hosts::ProcessResult run_actor_process(const cluster::ClusterConfig& config,
   result.process = plan.name;
   result.mode = "actor";
   result.seconds = host.wait(wait);
+  for (std::size_t n = 0; n < replicas.size(); ++n) system.registry().erase(registry_key(n));
   system.await_all_actors_done();
   std::this_thread::sleep_for(options.flush_delay);  // let the middleman send the last messages
   result.replicas = host.results(links);

@@ -10,9 +10,14 @@
 //      group on data_port + i at its host's address. Samplers are never looked up (they start
 //      all their links themselves, hosts/actor/actor_wiring.hpp), so they publish nothing and any
 //      number of them can join.
-//   3. For each wiring step this process starts, find the peer: a local actor, or
-//      remote_actor(peer host address, peer data port), retried until `connect_timeout` (the
-//      peer's process may start later). Send the step to the initiator.
+//   3. Wire: a step between two local replicas is sent to the initiator. Between two processes
+//      there is one connection (CAF 0.17's TLS module loses the link when a second one opens):
+//      the side that dials (a process that publishes nothing dials; of two that publish, the one
+//      with the smaller name) calls remote_actor(host address, data port) on the other's first
+//      published replica, retried until `connect_timeout` (it may start later), looks the
+//      other's replicas up by registry key (r0, r1, ... in process order) over that connection,
+//      and runs every step between the two processes — sending the other side's steps there as
+//      (connect, port, peer name, peer) messages.
 //   4. Log a progress line (each replica's count and weights version) every `progress_every`,
 //      and wait until the local actors end (a StopRun flooding the cluster, `stop.seconds`, or
 //      SIGTERM/SIGINT: stop the run — or, with `join`, the sampler leaves: Leave to its peers,

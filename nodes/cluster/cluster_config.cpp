@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -315,6 +316,20 @@ void use_run_keys(ClusterConfig& config, const std::string& keys_dir) {
   config.security.curve = true;
   config.security.keys_dir = keys_dir;
   config.security.none = false;
+  config.security.run_keys = true;
+}
+
+std::string resolved_keys_dir(const ClusterConfig& config) {
+  if (!config.security.curve) return "";
+  std::filesystem::path keys = config.security.keys_dir;
+  if (keys.is_relative()) keys = std::filesystem::path(config.file).parent_path() / keys;
+  return keys.string();
+}
+
+std::string security_mode(const ClusterConfig& config) {
+  if (config.security.run_keys) return "per-run keys";
+  if (config.security.curve) return "key files";
+  return config.security.none ? "none" : "open";
 }
 
 ClusterConfig load_cluster_config(const std::string& path) {

@@ -104,6 +104,8 @@ struct SecurityConfig {
   std::string keys_dir;  // tagflow keys generate DIR; relative to the cluster file
   /// `security: none`: no per-run keys either, any local process may join (debugging only).
   bool none = false;
+  /// The keys are the ones `tagflow up` minted for this run (use_run_keys), not the file's.
+  bool run_keys = false;
 };
 
 struct MonitoringConfig {
@@ -160,6 +162,16 @@ struct ClusterConfig {
 /// Turns CURVE on with the key pairs in `keys_dir` (an absolute path): what `tagflow up` does
 /// with the per-run keys it mints for a cluster file that names no keys (ARCHITECTURE §13).
 void use_run_keys(ClusterConfig& config, const std::string& keys_dir);
+
+/// The directory of the cluster's keys (CURVE pairs, and actor-mode TLS credentials under
+/// actor/): security.keys_dir resolved against the cluster file's folder, or "" without keys.
+std::string resolved_keys_dir(const ClusterConfig& config);
+
+/// How the cluster is closed, as the run summary says it (ARCHITECTURE §13): "per-run keys"
+/// (minted by tagflow up), "key files" (security.keys_dir), "none" (`security: none`) or "open"
+/// (no keys and not `security: none`: processes started by hand, or hosts with their own
+/// launchers and no key files).
+std::string security_mode(const ClusterConfig& config);
 
 /// Reads and validates a cluster file. Throws ConfigError (file, line, key) on any problem,
 /// including a file that cannot be read or is not YAML.

@@ -30,11 +30,7 @@ coordinator::FederationSpec federation_spec(const ClusterConfig& config) {
                  std::to_string(config.coordinator.port);
   spec.heartbeat_timeout = config.coordinator.heartbeat_timeout;
   spec.join_timeout = config.coordinator.join_timeout;
-  if (config.security.curve) {
-    std::filesystem::path keys = config.security.keys_dir;
-    if (keys.is_relative()) keys = std::filesystem::path(config.file).parent_path() / keys;
-    spec.keys_dir = keys.string();
-  }
+  if (config.security.curve) spec.keys_dir = resolved_keys_dir(config);
 
   // upstream federate -> downstream federate -> minimum delay, from the link plan (the same
   // replica pairs every placement connects).

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "nodes/inference/inference_params.hpp"
 #include "nodes/network_input.hpp"
 #include "rl/learning/torchscript_policy.hpp"
 
@@ -59,12 +60,12 @@ std::unique_ptr<learning::TorchScriptPolicy> load_policy(const InferenceConfig& 
 
 InferenceConfig InferenceConfig::from_params(const NodeParams& params, std::uint64_t seed,
                                              int observation_size, int num_actions) {
-  params.check_known({"max_batch", "max_wait", "hidden", "torchscript"});
+  const InferenceParams p = InferenceParams::read(params);
   InferenceConfig c;
-  c.network = {observation_size, params.get_sizes("hidden", {64, 64}), num_actions};
-  c.max_batch = static_cast<std::size_t>(params.get_int("max_batch", 64, 1));
-  c.max_wait = params.get_duration("max_wait", std::chrono::nanoseconds(0));
-  c.torchscript = params.get_string("torchscript", "");
+  c.network = {observation_size, p.hidden, num_actions};
+  c.max_batch = p.max_batch;
+  c.max_wait = p.max_wait;
+  c.torchscript = p.torchscript;
   c.seed = seed;
   c.network.validate();
   if (!c.torchscript.empty()) {

@@ -6,28 +6,25 @@
 
 #include <stdexcept>
 
+#include "nodes/learner/learner_params.hpp"
 #include "nodes/network_input.hpp"
 
 namespace tagflow::nodes {
 
 LearnerConfig LearnerConfig::from_params(const NodeParams& params, std::uint64_t seed,
                                          int observation_size, int num_actions) {
-  params.check_known({"algo", "hidden", "learning_rate", "gamma", "target_update", "double_dqn",
-                      "max_grad_norm", "publish_every", "eval_every", "eval_episodes",
-                      "eval_max_steps"});
-  const std::string algo = params.get_string("algo", "dqn");
-  if (algo != "dqn") params.fail("algo", "only dqn is supported, got '" + algo + "'");
+  const LearnerParams p = LearnerParams::read(params);
   LearnerConfig c;
-  c.dqn.network = {observation_size, params.get_sizes("hidden", {64, 64}), num_actions};
-  c.dqn.learning_rate = params.get_double("learning_rate", 1e-3, 1e-9, 1.0);
-  c.gamma = params.get_double("gamma", 0.99, 0.0, 1.0);
-  c.dqn.target_sync_interval = params.get_int("target_update", 500, 1);
-  c.dqn.double_dqn = params.get_bool("double_dqn", true);
-  c.dqn.max_grad_norm = params.get_double("max_grad_norm", 10.0, 0.0, 1e9);
-  c.publish_every = params.get_int("publish_every", 1, 1);
-  c.eval_every = params.get_int("eval_every", 1000, 1);
-  c.eval_episodes = static_cast<int>(params.get_int("eval_episodes", 20, 1));
-  c.eval_max_steps = params.get_int("eval_max_steps", 0, 0);
+  c.dqn.network = {observation_size, p.hidden, num_actions};
+  c.dqn.learning_rate = p.learning_rate;
+  c.gamma = p.gamma;
+  c.dqn.target_sync_interval = p.target_update;
+  c.dqn.double_dqn = p.double_dqn;
+  c.dqn.max_grad_norm = p.max_grad_norm;
+  c.publish_every = p.publish_every;
+  c.eval_every = p.eval_every;
+  c.eval_episodes = p.eval_episodes;
+  c.eval_max_steps = p.eval_max_steps;
   c.dqn.seed = seed;
   c.dqn.validate();
   return c;

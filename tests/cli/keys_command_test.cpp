@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <CLI/CLI.hpp>
 
+#include "actors/actor_credentials.hpp"
 #include "cli/commands.hpp"
 #include "nodes/cluster/cluster_config.hpp"
 #include "nodes/cluster/federation_plan.hpp"
@@ -98,6 +99,14 @@ TEST_F(KeysGenerate, AClusterFileGetsAPairForEveryFederateItsProcessesRunAndTheC
   EXPECT_NE(r.out.find("learner.key (process trainer on host b)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("sampler-1.key (process sampler-1 on host a)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("coordinator.key (host b)"), std::string::npos) << r.out;
+  // Actor mode's TLS credentials: one CA, a certificate per process (trainer holds replay and
+  // learner) and one for joining samplers.
+  for (const char* process : {"sampler-0", "sampler-1", "trainer", "join"}) {
+    const actors::ActorCredentials c = actors::actor_credentials(out, process);
+    EXPECT_EQ(fs::status(c.key_file).permissions(), fs::perms::owner_read | fs::perms::owner_write)
+        << process;
+  }
+  EXPECT_FALSE(fs::exists(fs::path(out) / "actor" / "learner.crt"));  // per process, not replica
 }
 
 TEST_F(KeysGenerate, ABareFederationFileStillWorks) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "actors/actor_credentials.hpp"
 #include "transport/curve_keys.hpp"
 
 namespace tagflow::cli {
@@ -195,14 +196,13 @@ TEST(LaunchPlan, AnEmptySshDestinationIsAFileError) {
   }
 }
 
-TEST(RunKeys, ALocalReactorClusterThatNamesNoKeysGetsKeysMintedForTheRun) {
+TEST(RunKeys, ALocalClusterThatNamesNoKeysGetsKeysMintedForTheRunInEitherMode) {
   const auto config =
       two_part_cluster("  local: {address: 127.0.0.1}\n", "local", "local", "local");
   EXPECT_TRUE(wants_run_keys(config, make_launch_plan(config, "c.yaml", std::nullopt, "")));
-  // Not in actor mode, not with keys of its own, not with `security: none`, not for one host of
-  // several (the other hosts could not get the keys).
-  EXPECT_FALSE(
-      wants_run_keys(config, make_launch_plan(config, "c.yaml", cluster::Mode::actor, "")));
+  EXPECT_TRUE(wants_run_keys(config, make_launch_plan(config, "c.yaml", cluster::Mode::actor, "")));
+  // Not with keys of its own, not with `security: none`, not for one host of several (the other
+  // hosts could not get the keys).
   auto with_keys = config;
   with_keys.security.curve = true;
   with_keys.security.keys_dir = "keys";
@@ -234,6 +234,14 @@ TEST(RunKeys, MintedKeysCoverEveryFederateAreSecretAndReachEveryChild) {
         std::filesystem::perms::owner_read | std::filesystem::perms::owner_write)
         << name;
   }
+  // Actor mode's TLS credentials: the run's CA, one certificate per process and one to join with.
+  for (const std::string& name : actor_credential_names(config)) {
+    const actors::ActorCredentials c = actors::actor_credentials(plan.run_keys, name);
+    EXPECT_EQ(std::filesystem::status(c.key_file).permissions(),
+              std::filesystem::perms::owner_read | std::filesystem::perms::owner_write)
+        << name;
+  }
+  EXPECT_EQ(actor_credential_names(config).back(), "join");
   // A second run in the same directory gets new keys, not the old ones.
   const std::string before = transport::read_key_pair(plan.run_keys, "replay").public_key;
   (void)mint_run_keys(config, run.string());

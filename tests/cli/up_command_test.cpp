@@ -40,33 +40,6 @@ using testing::recorded_pids;
 using testing::wait_exit;
 constexpr auto read_file = &testing::read_text_file;
 
-constexpr int kPorts = 12;  // the ports configs/local.yaml uses
-
-bool port_free(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = htons(static_cast<std::uint16_t>(port));
-  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
-  ::close(fd);
-  return ok;
-}
-
-/// The first of kPorts consecutive free loopback ports.
-int free_port_range() {
-  std::mt19937 rng(
-      static_cast<unsigned>(::getpid()) ^
-      static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count()));
-  for (int attempt = 0; attempt < 200; ++attempt) {
-    const int base = 20000 + static_cast<int>(rng() % 30000);
-    bool all = true;
-    for (int i = 0; i < kPorts && all; ++i) all = port_free(base + i);
-    if (all) return base;
-  }
-  return -1;
-}
-
 /// configs/local.yaml on free ports, stopping after `env_steps` (learning from 200 items on);
 /// `hosts` replaces its hosts section when not empty (then `sampler_host`/`learning_host` place
 /// the acting and the learning nodes).
@@ -75,12 +48,7 @@ std::string shortened_local(int base, const std::string& stop, const std::string
                             const std::string& learning_host = "") {
   testing::LocalClusterOptions options;
   options.stop = stop;
-  const std::vector<int>& ports = testing::local_cluster_ports();
-  const std::vector<int> offsets{0, 1, 2, 4, 6, 7, 8, 9, 10, 11};  // samplers take two ports each
-  options.port = [base, ports, offsets](int port) {
-    const auto at = std::find(ports.begin(), ports.end(), port);
-    return base + offsets[static_cast<std::size_t>(at - ports.begin())];
-  };
+  options.port = testing::local_cluster_ports_from(base);
   options.hosts = hosts;
   options.host = {{"coordinator", learning_host},
                   {"replay", learning_host},
@@ -117,7 +85,7 @@ class TagflowUp : public ::testing::Test {
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    base_port_ = free_port_range();
+    base_port_ = testing::free_local_cluster_ports();
     ASSERT_GT(base_port_, 0) << "no free port range";
   }
   void write(const std::string& name, const std::string& text) {
@@ -151,6 +119,27 @@ TEST_F(TagflowUp, ABadNodeParamExitsTwoNamingTheFileBeforeAnyProcessStarts) {
             std::string::npos)
       << err;
   EXPECT_FALSE(fs::exists(dir_ / "runs"));  // nothing started
+}
+
+// The same for the params only the LibTorch processes use: the learner's and the inference
+// server's are checked by the launcher too.
+TEST_F(TagflowUp, ABadLearnerOrInferenceParamExitsTwoBeforeAnyProcessStarts) {
+  const std::string text = shortened_local(base_port_, "env_steps: 800");
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"learning_rate: 0.001", "nodes.learner.params: node 'learner': param 'learning_rate'"},
+      {"max_batch: 64", "nodes.inference.params: node 'inference': param 'max_batch'"}};
+  for (const auto& [good, expected] : cases) {
+    std::string bad = text;
+    const std::size_t at = bad.find(good);
+    ASSERT_NE(at, std::string::npos) << good;
+    bad.replace(at, good.size(), good.substr(0, good.find(':')) + ": -1");
+    write("local.yaml", bad);
+    EXPECT_EQ(run({"up", path("local.yaml"), "--quiet"}, dir_, "torch-param"), 2);
+    const std::string err = read_file(dir_ / "torch-param.err");
+    EXPECT_NE(err.find(path("local.yaml") + ":"), std::string::npos) << err;
+    EXPECT_NE(err.find(expected), std::string::npos) << err;
+    EXPECT_FALSE(fs::exists(dir_ / "runs"));  // nothing started
+  }
 }
 
 // The cluster's name is the stem of the run's log directory: a path in it is refused.
@@ -378,6 +367,8 @@ TEST_F(TagflowUp, AProcessTheLauncherDidNotStartCannotJoinEvenIfItJoinsFirst) {
   const nlohmann::json summary = nlohmann::json::parse(read_file(dir_ / "closed.json"));
   EXPECT_EQ(summary.at("env_steps"), 2400);
   EXPECT_EQ(summary.at("digest").get<std::string>().size(), 16U);
+  EXPECT_EQ(summary.at("security"), "per-run keys");
+  EXPECT_NE(read_file(dir_ / "closed.out").find("security per-run keys"), std::string::npos);
 }
 
 // `security: none` leaves the cluster open, and says so.
@@ -393,6 +384,8 @@ TEST_F(TagflowUp, SecurityNoneRunsOpenAndSaysSo) {
   const std::string err = read_file(dir_ / "open.err");
   EXPECT_NE(err.find("security: none: any local process may join"), std::string::npos) << err;
   EXPECT_FALSE(fs::exists(dir_ / "run" / "keys"));
+  EXPECT_EQ(nlohmann::json::parse(read_file(dir_ / "run" / "summary.json")).at("security"), "none");
+  EXPECT_NE(read_file(dir_ / "open.out").find("security none"), std::string::npos);
 }
 
 }  // namespace

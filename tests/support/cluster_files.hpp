@@ -7,10 +7,17 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <random>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -59,6 +66,49 @@ inline constexpr const char* kLocalClusterConnections =
 inline const std::vector<int>& local_cluster_ports() {
   static const std::vector<int> ports{7600, 9460, 7610, 9470, 7620, 9480, 7630, 9490, 7640, 9500};
   return ports;
+}
+
+/// How many consecutive ports free_local_cluster_ports() finds (configs/local.yaml's, samplers
+/// taking two each).
+inline constexpr int kLocalClusterPortCount = 12;
+
+/// True when 127.0.0.1:`port` can be bound now.
+inline bool loopback_port_free(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+  ::close(fd);
+  return ok;
+}
+
+/// The first of kLocalClusterPortCount consecutive free loopback ports (a random range, so
+/// tests of several worktrees rarely meet), or -1.
+inline int free_local_cluster_ports() {
+  std::mt19937 rng(
+      static_cast<unsigned>(::getpid()) ^
+      static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count()));
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    const int base = 20000 + static_cast<int>(rng() % 30000);
+    bool all = true;
+    for (int i = 0; i < kLocalClusterPortCount && all; ++i) all = loopback_port_free(base + i);
+    if (all) return base;
+  }
+  return -1;
+}
+
+/// LocalClusterOptions::port moving configs/local.yaml's ports to base, base + 1, ...: the
+/// coordinator base (metrics +1), sampler-i base + 2 + i (metrics +4 + i), replay base + 6
+/// (metrics +7), learner base + 8 (+9), inference base + 10 (+11).
+inline std::function<int(int)> local_cluster_ports_from(int base) {
+  return [base](int port) {
+    static const std::vector<int> offsets{0, 1, 2, 4, 6, 7, 8, 9, 10, 11};
+    const std::vector<int>& ports = local_cluster_ports();
+    const auto at = std::find(ports.begin(), ports.end(), port);
+    return base + offsets[static_cast<std::size_t>(at - ports.begin())];
+  };
 }
 
 namespace detail {

@@ -152,9 +152,11 @@ TEST(ActorElasticity, SamplerJoinsAndLeavesWhileTheLearnerKeepsGoingAndTheLaunch
       << read_file(logs / "core.log");
 
   // A second sampler joins the running cluster, steps, and the launcher counts it.
-  Process joiner({tagflow, "node", "--config", config, "--name", "sampler-1", "--result",
-                  (dir / "sampler-1.json").string(), "--join"},
-                 dir / "sampler-1.log");
+  // It holds the run's keys (the launcher minted them: the cluster is closed, TLS).
+  Process joiner(
+      {tagflow, "node", "--config", config, "--name", "sampler-1", "--result",
+       (dir / "sampler-1.json").string(), "--join", "--run-keys", (logs / "keys").string()},
+      dir / "sampler-1.log");
   ASSERT_TRUE(wait_for(
       [&] { return progress_value(dir / "sampler-1.log", "sampler-1", "env_steps") >= 800; },
       std::chrono::seconds(30)))

@@ -1,0 +1,35 @@
+#include "nodes/inference/inference_params.hpp"
+
+namespace tagflow::nodes {
+
+InferenceParams InferenceParams::read(const NodeParams& params) {
+  params.check_known({"max_batch", "max_wait", "hidden", "torchscript"});
+  InferenceParams p;
+  p.hidden = params.get_sizes("hidden", p.hidden);
+  p.max_batch = static_cast<std::size_t>(params.get_int("max_batch", 64, 1));
+  p.max_wait = params.get_duration("max_wait", std::chrono::nanoseconds(0));
+  p.torchscript = params.get_string("torchscript", "");
+  return p;
+}
+
+void check_policy_bank_params(const NodeParams& params, int replica_index) {
+  params.check_known({"max_batch", "max_wait", "gateway_port", "gateway_bind", "max_in_flight",
+                      "max_queue", "gateway_keys", "gateway_clients"});
+  (void)params.get_int("max_batch", 64, 1);
+  (void)params.get_duration("max_wait", std::chrono::nanoseconds(0));
+  (void)params.get_int("max_in_flight", 8, 1);
+  (void)params.get_int("max_queue", 1024, 1);
+  if (params.has("gateway_port") && params.get_int("gateway_port", 0, 1) + replica_index > 65535) {
+    params.fail("gateway_port", std::to_string(params.get_int("gateway_port", 0, 1)) +
+                                    " + the replica index is above 65535");
+  }
+  const bool keys = !params.get_string("gateway_keys", "").empty();
+  const bool clients = !params.get_string("gateway_clients", "").empty();
+  if (keys != clients) {
+    params.fail(keys ? "gateway_clients" : "gateway_keys",
+                "gateway_keys (a key directory) and gateway_clients (the names of the client "
+                "keys it admits) go together");
+  }
+}
+
+}  // namespace tagflow::nodes
