@@ -153,7 +153,9 @@ RoundRun run_caf_processes(const RoundWorkload& workload) {
 
 int run_caf_worker_process(const RoundWorkload& workload, const std::string& port_file,
                            std::size_t index) {
-  auto config = actors::make_actor_system_config({true, 0});
+  // One actor per process: one scheduler thread, as the federated worker's single-thread
+  // reactor environment (16 processes share the machine's cores).
+  auto config = actors::make_actor_system_config({true, 1});
   caf::actor_system system{*config};
   auto worker = system.spawn(worker_actor<std::string>, std::uint64_t{index},
                              std::shared_ptr<RoundWorker>(make_round_worker(workload, index)));

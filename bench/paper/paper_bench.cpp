@@ -33,6 +33,9 @@ namespace tagflow::bench {
 namespace {
 
 using paper::RoundRun;
+
+/// The largest value a federate accepts in one message (transport::ValidationPolicy's default).
+constexpr std::size_t kMaxMessageBytes = std::size_t{64} << 20;
 using paper::RoundWorkload;
 
 struct Placement {
@@ -374,9 +377,10 @@ class PaperBench {
       w.bytes = static_cast<std::size_t>(megabytes) * (options_.quick ? 1000U : 1'000'000U);
       w.rounds = options_.quick ? 2 : 50;
       RoundWorkload across = w;
-      // Between processes a round holds 2 x 16 copies in flight; above 100 MB that is more memory
-      // than a shared machine should give a benchmark, so those sizes run in one process only.
-      across.rounds = options_.quick ? 2 : (megabytes <= 100 ? 3 : 0);
+      // Between processes a value is one message, and a federate's data socket refuses messages
+      // over 64 MiB (transport/message_validator.hpp, ARCHITECTURE.md §13): 100 MB and up run in
+      // one process only.
+      across.rounds = options_.quick ? 2 : (w.bytes <= kMaxMessageBytes ? 3 : 0);
       measure(table, "object_" + std::to_string(megabytes) + "MB", w, Metric::kMillisecondsPerRound,
               &across);
     }

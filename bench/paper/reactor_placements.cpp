@@ -11,6 +11,7 @@
 #include "coordinator/coordinator.hpp"
 #include "coordinator/reactor_federate.hpp"
 #include "reactors/reactors.hpp"
+#include "transport/message_validator.hpp"
 
 namespace tagflow::bench::paper {
 namespace {
@@ -142,6 +143,11 @@ RoundRun run_reactor_in_process(const RoundWorkload& workload, unsigned workers,
 }
 
 RoundRun run_reactor_processes(const RoundWorkload& workload) {
+  if (workload.bytes > transport::ValidationPolicy{}.max_message_bytes) {
+    // The worker would drop the message and the federation would wait for it forever.
+    throw std::invalid_argument("paper bench: " + std::to_string(workload.bytes) +
+                                " bytes is over a federate's message limit");
+  }
   coordinator::FederationSpec spec = make_spec(workload.workers, "tcp://127.0.0.1:0");
   coordinator::Coordinator coordinator_process(spec);
   spec.address = coordinator_process.bind("tcp://127.0.0.1:*");
