@@ -24,6 +24,7 @@
 #include "bench/benchmarks.hpp"
 #include "bench/paper/placements.hpp"
 #include "bench/paper/reference_figures.hpp"
+#include "bench/paper/workload_table.hpp"
 #include "bench/raw_zmq.hpp"
 
 #include <caf/actor_system.hpp>
@@ -32,7 +33,12 @@
 namespace tagflow::bench {
 namespace {
 
+using paper::figure_of;
+using paper::Metric;
+using paper::reference;
 using paper::RoundRun;
+using paper::unit_of;
+using paper::WorkloadTable;
 
 /// The largest value a federate accepts in one message (transport::ValidationPolicy's default).
 constexpr std::size_t kMaxMessageBytes = std::size_t{64} << 20;
@@ -42,87 +48,6 @@ struct Placement {
   std::string name;
   bool processes = false;
   std::function<RoundRun(const RoundWorkload&)> run;
-};
-
-const paper::ReferenceFigure* reference(const std::string& row) {
-  for (const paper::ReferenceFigure& f : paper::kReferenceFigures) {
-    if (row == f.name) return &f;
-  }
-  return nullptr;
-}
-
-/// How a row's figure is computed from a run, and which way is better.
-enum class Metric { kObservationsPerSecond, kMillisecondsPerRound, kSeconds };
-
-const char* unit_of(Metric metric) {
-  switch (metric) {
-    case Metric::kObservationsPerSecond:
-      return "obs/s";
-    case Metric::kMillisecondsPerRound:
-      return "ms/round";
-    case Metric::kSeconds:
-      return "s";
-  }
-  return "";
-}
-
-double figure_of(Metric metric, const RoundRun& run, int rounds) {
-  switch (metric) {
-    case Metric::kObservationsPerSecond:
-      return static_cast<double>(run.answers) / run.seconds;
-    case Metric::kMillisecondsPerRound:
-      return run.seconds * 1e3 / rounds;
-    case Metric::kSeconds:
-      return run.seconds;
-  }
-  return 0.0;
-}
-
-/// One workload's rows, printed as a table once measured.
-class WorkloadTable {
- public:
-  WorkloadTable(std::string title, Metric metric) : title_(std::move(title)), metric_(metric) {}
-
-  void set(const std::string& row, const std::string& placement, double value) {
-    if (std::find(rows_.begin(), rows_.end(), row) == rows_.end()) rows_.push_back(row);
-    if (std::find(columns_.begin(), columns_.end(), placement) == columns_.end()) {
-      columns_.push_back(placement);
-    }
-    cells_[{row, placement}] = value;
-  }
-
-  [[nodiscard]] std::string render() const {
-    std::ostringstream out;
-    out << "\n== " << title_ << " (" << unit_of(metric_) << ", "
-        << (metric_ == Metric::kObservationsPerSecond ? "higher" : "lower") << " is better)\n";
-    out << std::left << std::setw(18) << "case";
-    for (const std::string& c : columns_) out << std::right << std::setw(c.size() + 2) << c;
-    out << std::setw(12) << "paper_LF" << std::setw(12) << "paper_Ray"
-        << "\n";
-    for (const std::string& row : rows_) {
-      out << std::left << std::setw(18) << row;
-      for (const std::string& c : columns_) {
-        const auto cell = cells_.find({row, c});
-        out << std::right << std::setw(c.size() + 2);
-        if (cell == cells_.end()) {
-          out << "-";
-        } else {
-          out << std::setprecision(4) << cell->second;
-        }
-      }
-      const paper::ReferenceFigure* ref = reference(row);
-      out << std::setw(12) << (ref != nullptr ? ref->lingua_franca : 0.0) << std::setw(12)
-          << (ref != nullptr ? ref->ray : 0.0) << "\n";
-    }
-    return out.str();
-  }
-
- private:
-  std::string title_;
-  Metric metric_;
-  std::vector<std::string> rows_;
-  std::vector<std::string> columns_;
-  std::map<std::pair<std::string, std::string>, double> cells_;
 };
 
 class PaperBench {
@@ -282,7 +207,9 @@ class PaperBench {
   // round; seconds to round 500. The default rows take the replay's oldest N experiences, as the
   // artifact did; `qlearning_500_sample` draws a real uniform sample instead.
   void qlearning() {
-    WorkloadTable table("3. Synchronized Q-learning, 16 workers, time to round 500",
+    WorkloadTable table(options_.quick
+                            ? "3. Synchronized Q-learning, 16 workers, time to round 20"
+                            : "3. Synchronized Q-learning, 16 workers, time to round 500",
                         Metric::kSeconds);
     for (const auto& [row, minibatch, sample] :
          std::vector<std::tuple<std::string, std::size_t, bool>>{
