@@ -178,7 +178,12 @@ class PaperBench {
         table.set(row, "reactor_inprocess_1w_print", value);
       }
     }
-    std::cout << table.render();
+    std::cout
+        << table.render()
+        << (options_.print
+                ? "(the paper's harness printed every observation; so did the _print column)\n"
+                : "(the paper's harness printed every observation; this run printed none: "
+                  "--print measures that)\n");
   }
 
   // 2. Atari-sized sample generation: 210x160x3 uint8 frames, shared (not copied) in one process.
