@@ -16,6 +16,7 @@ BenchReport run_learner_bench(const BenchOptions& options);
 /// Defined in the tagflow-torch executable (LibTorch), not in tagflow_bench.
 BenchReport run_marl_bench(const BenchOptions& options);
 BenchReport run_serve_bench(const BenchOptions& options);
+BenchReport run_paper_bench(const BenchOptions& options);
 BenchReport run_reactors_bench(const BenchOptions& options);
 BenchReport run_replay_bench(const BenchOptions& options);
 

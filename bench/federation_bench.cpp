@@ -40,6 +40,7 @@
 #include <zmq.hpp>
 
 #include "bench/benchmarks.hpp"
+#include "bench/raw_zmq.hpp"
 #include "coordinator/coordinator.hpp"
 #include "coordinator/reactor_federate.hpp"
 #include "reactors/reactors.hpp"
@@ -298,42 +299,6 @@ double raw_round_trip_us(int round_trips, bool shared_context) {
   return seconds * 1e6 / round_trips;
 }
 
-/// Bytes per second of `messages` messages of `size` bytes streamed from a DEALER to a ROUTER in
-/// another context over TCP loopback, each sent zero-copy from one buffer (the ceiling of a link).
-double raw_stream_bytes_per_second(int messages, std::size_t size) {
-  zmq::context_t receiver_context;
-  zmq::context_t sender_context;
-  zmq::socket_t router(receiver_context, zmq::socket_type::router);
-  router.set(zmq::sockopt::rcvhwm, 0);
-  router.bind("tcp://127.0.0.1:*");
-  zmq::socket_t dealer(sender_context, zmq::socket_type::dealer);
-  dealer.set(zmq::sockopt::sndhwm, 0);
-  dealer.connect(router.get(zmq::sockopt::last_endpoint));
-  const std::string buffer(size, 'x');
-  const auto send = [&] {
-    zmq::message_t frame(const_cast<char*>(buffer.data()), buffer.size(), nullptr, nullptr);
-    dealer.send(frame, zmq::send_flags::none);
-  };
-  zmq::message_t identity;
-  zmq::message_t body;
-  send();  // warm-up: connection set-up
-  (void)router.recv(identity);
-  (void)router.recv(body);
-  std::uint64_t bytes = 0;
-  const Clock::time_point start = Clock::now();
-  std::thread sender([&] {
-    for (int i = 0; i < messages; ++i) send();
-  });
-  for (int i = 0; i < messages; ++i) {
-    (void)router.recv(identity);
-    (void)router.recv(body);
-    bytes += body.size();
-  }
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  sender.join();
-  return static_cast<double>(bytes) / seconds;
-}
-
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   return values[values.size() / 2];
@@ -363,7 +328,7 @@ BenchReport run_federation_bench(const BenchOptions& options) {
     const FederationRun cycle = run_federation(Shape::kCycle, 2, options.quick ? 200 : 1000);
     cycle_rate.push_back(cycle.tags_per_second);
     cycle_cpu.push_back(cycle.cpu_us_per_tag);
-    link_raw.push_back(raw_stream_bytes_per_second(link_values, kLinkValue) * 1e-9);
+    link_raw.push_back(raw_zmq_stream_bytes_per_second(link_values, kLinkValue) * 1e-9);
     link_federated.push_back(
         run_federation(Shape::kChain, 2, link_values, kLinkValue).bytes_per_second * 1e-9);
   }

@@ -10,6 +10,8 @@
 //   - actor mode, one process: the one-server file as CAF actors (no logical time, credits).
 // Each reports the run's wall seconds and the wall time per joint step (p50, p99, measured between
 // the env node's consecutive steps). 100,000 joint steps (the paper's count); --quick: 1,000.
+// `--only tj4` runs TrafficJunction4-v1 (four agents, 324→64→2 policies) instead of the default
+// TrafficJunction10-v1 (`--only tj10`); `tagflow bench paper` runs both.
 #include <unistd.h>
 
 #include <algorithm>
@@ -33,7 +35,13 @@
 namespace tagflow::bench {
 namespace {
 
-constexpr int kAgents = 10;
+/// Which TrafficJunction: its env id and agent count (set once, from --only).
+struct MarlShape {
+  std::string env = "TrafficJunction10-v1";
+  int agents = 10;
+  double paper_seconds = 179.11;  // Lingua Franca, 100k joint steps (REFERENCES.md §3)
+};
+MarlShape shape;
 
 /// The serve cluster with `servers` inference replicas, stopping after `steps` joint steps.
 std::string serve_file(int servers, std::int64_t steps, int port) {
@@ -42,8 +50,8 @@ std::string serve_file(int servers, std::int64_t steps, int port) {
     << "coordinator: {port: " << port << "}\n"
     << "policies:\n  car: {hidden: \"64\", per_agent: true}\n"
     << "nodes:\n"
-    << "  junction: {kind: multi_agent, data_port: " << port + 1
-    << ", params: {env: TrafficJunction10-v1, epsilon_start: 0, epsilon_end: 0, "
+    << "  junction: {kind: multi_agent, data_port: " << port + 1 << ", params: {env: " << shape.env
+    << ", epsilon_start: 0, epsilon_end: 0, "
        "eval_episodes: 0}}\n"
     << "  inference: {kind: inference, replicas: " << servers << ", data_port: " << port + 2
     << "}\n"
@@ -69,13 +77,14 @@ void add_row(BenchReport& report, const std::string& name, double seconds, doubl
 
 /// The env plus one stacked forward per joint step.
 void plain_loop(BenchReport& report, std::int64_t steps) {
-  auto env = envs::make_multi_agent_env("TrafficJunction10-v1");
+  auto env = envs::make_multi_agent_env(shape.env);
+  const int agents = shape.agents;
   const learning::MlpSpec spec{static_cast<int>(env->spec().observation_space.size()), {64}, 2};
-  learning::StackedMlp policies(spec, kAgents, 1, 5);
-  std::vector<float> observations(static_cast<std::size_t>(kAgents * spec.input_size));
-  std::vector<float> rewards(kAgents);
-  std::vector<std::uint8_t> dones(kAgents);
-  std::vector<std::int64_t> actions(kAgents);
+  learning::StackedMlp policies(spec, agents, 1, 5);
+  std::vector<float> observations(static_cast<std::size_t>(agents * spec.input_size));
+  std::vector<float> rewards(agents);
+  std::vector<std::uint8_t> dones(agents);
+  std::vector<std::int64_t> actions(agents);
   std::vector<double> intervals;
   intervals.reserve(static_cast<std::size_t>(steps));
   env->reset(5, envs::Span<float>(observations));
@@ -152,6 +161,14 @@ void reactor_processes(BenchReport& report, std::int64_t steps) {
 
 BenchReport run_marl_bench(const BenchOptions& options) {
   const std::int64_t steps = options.quick ? 1000 : 100000;
+  if (options.only == "tj4") {
+    shape = MarlShape{"TrafficJunction4-v1", 4, 71.64};
+  } else if (options.only.empty() || options.only == "tj10") {
+    shape = MarlShape{};
+  } else {
+    throw std::invalid_argument("tagflow bench marl: --only takes tj4 or tj10, not '" +
+                                options.only + "'");
+  }
   BenchReport report("marl");
   report.add("joint_steps", static_cast<double>(steps), "steps");
   plain_loop(report, steps);
@@ -165,7 +182,7 @@ BenchReport run_marl_bench(const BenchOptions& options) {
   report.add_ratio("reactor_inference_2_processes/reactor_one_process",
                    "reactor_inference_2_processes_seconds", "reactor_one_process_seconds");
   // Lingua Franca's figure for 100k joint steps, for the speedup (REFERENCES.md).
-  report.add("lingua_franca_paper_100k", 179.11, "s");
+  report.add("lingua_franca_paper_100k", shape.paper_seconds, "s");
   if (!options.quick) {
     report.add_ratio("lingua_franca_paper/reactor_one_process", "lingua_franca_paper_100k",
                      "reactor_one_process_seconds");

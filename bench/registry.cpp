@@ -30,6 +30,10 @@ const std::vector<BenchEntry>& benchmarks() {
        "Inference service for outside programs (ten 1350-64-2 policies): agent-actions/s and "
        "p50/p99 act latency at 1, 4, 16 clients vs a raw ZeroMQ round trip of the same bytes",
        nullptr, true},
+      {"paper",
+       "The Lingua Franca paper's workloads (gym, atari, broadcast, object) in every placement: "
+       "plain loop, reactor 1/2 workers, federated processes, CAF in one process and across",
+       run_paper_bench, false},
       {"reactors", "Reactor runtime vs CAF 0.17 actors: ping-pong, broadcast + gather (int, 10 MB)",
        run_reactors_bench, false},
       {"replay", "Prioritized replay: K-ary vs binary sum tree (insert, sample, update), table",

@@ -15,6 +15,10 @@ struct BenchOptions {
   /// A much shorter run that still exercises every code path (used by smoke tests; its figures
   /// are not meant to be quoted).
   bool quick = false;
+  /// `tagflow bench paper --only NAME`: run one workload; empty: all.
+  std::string only;
+  /// `tagflow bench paper --print`: also measure with every observation printed to stdout.
+  bool print = false;
 };
 
 struct BenchEntry {

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "bench/paper/placements.hpp"
 #include "bench/registry.hpp"
 #include "cli/commands.hpp"
 
@@ -22,6 +23,12 @@ void add_bench_command(CLI::App& app) {
   command->add_option("--json", *json_path, "Also write the report as JSON to this file");
   command->add_flag("--quick", options->quick,
                     "Very short run that exercises every path (figures not meant to be quoted)");
+  command->add_option("--only", options->only,
+                      "paper: run one workload (gym, atari, qlearning, marl, broadcast, object)");
+  command->add_flag(
+      "--print", options->print,
+      "paper: also measure the gym workload with every observation printed to stdout, "
+      "as the paper's harness did");
   command->callback([name, json_path, options] {
     const bench::BenchEntry* entry = bench::find_benchmark(*name);
     if (entry == nullptr) {
@@ -33,6 +40,15 @@ void add_bench_command(CLI::App& app) {
     const bench::BenchReport report = entry->run(*options);
     std::cout << report.table();
     if (!json_path->empty()) report.write_json(*json_path);
+  });
+  // The worker processes `tagflow bench paper` starts (bench/paper/placements.hpp); not for users.
+  auto* worker = app.add_subcommand("bench-paper-worker", "");
+  worker->group("");
+  worker->allow_extras();
+  worker->prefix_command();
+  worker->callback([worker] {
+    const int code = bench::paper::run_paper_worker_process(worker->remaining());
+    if (code != 0) throw CLI::RuntimeError(code);
   });
 }
 

@@ -33,6 +33,7 @@ void add_torch_bench_command(CLI::App& app) {
   command->add_option("--json", *json_path, "Also write the report as JSON to this file");
   command->add_flag("--quick", options->quick,
                     "Very short run that exercises every path (figures not meant to be quoted)");
+  command->add_option("--only", options->only, "marl: tj4 or tj10 (default)");
   command->callback([name, json_path, options] {
     const auto entry = torch_benchmarks().find(*name);
     if (entry == torch_benchmarks().end()) {
