@@ -40,32 +40,8 @@ using testing::recorded_pids;
 using testing::wait_exit;
 constexpr auto read_file = &testing::read_text_file;
 
-constexpr int kPorts = 12;  // the ports configs/local.yaml uses
-
-bool port_free(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = htons(static_cast<std::uint16_t>(port));
-  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
-  ::close(fd);
-  return ok;
-}
-
-/// The first of kPorts consecutive free loopback ports.
-int free_port_range() {
-  std::mt19937 rng(
-      static_cast<unsigned>(::getpid()) ^
-      static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count()));
-  for (int attempt = 0; attempt < 200; ++attempt) {
-    const int base = 20000 + static_cast<int>(rng() % 30000);
-    bool all = true;
-    for (int i = 0; i < kPorts && all; ++i) all = port_free(base + i);
-    if (all) return base;
-  }
-  return -1;
-}
+/// The first of the ports configs/local.yaml needs, all free.
+int free_port_range() { return testing::free_port_range(testing::kLocalClusterPortSpan); }
 
 /// configs/local.yaml on free ports, stopping after `env_steps` (learning from 200 items on);
 /// `hosts` replaces its hosts section when not empty (then `sampler_host`/`learning_host` place
@@ -75,12 +51,7 @@ std::string shortened_local(int base, const std::string& stop, const std::string
                             const std::string& learning_host = "") {
   testing::LocalClusterOptions options;
   options.stop = stop;
-  const std::vector<int>& ports = testing::local_cluster_ports();
-  const std::vector<int> offsets{0, 1, 2, 4, 6, 7, 8, 9, 10, 11};  // samplers take two ports each
-  options.port = [base, ports, offsets](int port) {
-    const auto at = std::find(ports.begin(), ports.end(), port);
-    return base + offsets[static_cast<std::size_t>(at - ports.begin())];
-  };
+  options.port = testing::local_ports_from(base);
   options.hosts = hosts;
   options.host = {{"coordinator", learning_host},
                   {"replay", learning_host},

@@ -7,10 +7,17 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <random>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -41,6 +48,10 @@ struct LocalClusterOptions {
   std::string hosts;
   /// "coordinator" or a node group → host name (with `hosts`).
   std::map<std::string, std::string> host;
+  /// Replace the file's `checkpoint:` and `restart:` lines (e.g. "{every: 100ms, keep: 2}",
+  /// "{max: 3}"); empty: drop them (a death ends the run, as in tests written before them).
+  std::string checkpoint;
+  std::string restart;
 };
 
 /// The connections section of configs/local.yaml (samplers acting through the inference server,
@@ -73,6 +84,18 @@ inline void replace_first(std::string& text, const std::string& from, const std:
   text.replace(at, from.size(), to);
 }
 
+// Replaces the top-level line `key: ...` with `key: value`, or removes it when `value` is empty.
+inline void replace_top_level_line(std::string& text, const std::string& key,
+                                   const std::string& value) {
+  const std::size_t at = text.find("\n" + key + ": ");
+  if (at == std::string::npos) {
+    ADD_FAILURE() << "configs/local.yaml has no " << key << ": line";
+    return;
+  }
+  const std::size_t end = text.find('\n', at + 1);
+  text.replace(at + 1, end - at, value.empty() ? "" : key + ": " + value + "\n");
+}
+
 // Sets `key: value` entries in the params flow map of node group `group`.
 inline void set_params(std::string& text, const std::string& group, const std::string& entries) {
   const std::size_t kind = text.find("    kind: " + group + "\n");
@@ -101,6 +124,45 @@ inline void set_params(std::string& text, const std::string& group, const std::s
 
 }  // namespace detail
 
+/// Whether a loopback TCP port can be bound now.
+inline bool loopback_port_free(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+  ::close(fd);
+  return ok;
+}
+
+/// The first of `count` consecutive free loopback ports from a random start, or -1.
+inline int free_port_range(int count) {
+  std::mt19937 rng(
+      static_cast<unsigned>(::getpid()) ^
+      static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count()));
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    const int base = 20000 + static_cast<int>(rng() % 30000);
+    bool all = true;
+    for (int i = 0; i < count && all; ++i) all = loopback_port_free(base + i);
+    if (all) return base;
+  }
+  return -1;
+}
+
+/// The ports configs/local.yaml takes from a base (its samplers take two ports each).
+inline constexpr int kLocalClusterPortSpan = 12;
+
+/// Maps each port of configs/local.yaml onto base .. base + kLocalClusterPortSpan - 1.
+inline std::function<int(int)> local_ports_from(int base) {
+  return [base](int port) {
+    static const std::vector<int> offsets{0, 1, 2, 4, 6, 7, 8, 9, 10, 11};
+    const std::vector<int>& ports = local_cluster_ports();
+    const auto at = std::find(ports.begin(), ports.end(), port);
+    return base + offsets[static_cast<std::size_t>(at - ports.begin())];
+  };
+}
+
 /// configs/local.yaml shortened and edited as `options` says.
 inline std::string local_cluster_yaml(const LocalClusterOptions& options = {}) {
   std::ifstream in(std::string(TAGFLOW_SOURCE_DIR) + "/configs/local.yaml");
@@ -110,6 +172,8 @@ inline std::string local_cluster_yaml(const LocalClusterOptions& options = {}) {
   detail::replace_first(text, "target_return: 475", options.stop);
   if (!options.keep_seconds_limit) detail::replace_first(text, "  seconds: 900\n", "");
   detail::replace_first(text, "min_size: 1000", "min_size: " + std::to_string(options.min_size));
+  detail::replace_top_level_line(text, "checkpoint", options.checkpoint);
+  detail::replace_top_level_line(text, "restart", options.restart);
   if (!options.mode.empty()) detail::replace_first(text, "mode: reactor", "mode: " + options.mode);
   if (options.port) {
     for (const int p : local_cluster_ports()) {
