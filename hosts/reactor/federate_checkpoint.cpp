@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include "common/atomic_file.hpp"
+
 #include "coordinator/checkpoint_store.hpp"
 
 namespace tagflow::hosts {
@@ -92,6 +94,11 @@ void FederateCheckpoint::write(const reactors::Tag& at) {
   }
   seconds_writing_ +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  // This federate's totals so far, beside the checkpoints (for `tagflow bench recovery`).
+  write_file_atomically((std::filesystem::path(root_) / (federate_ + ".stats")).string(),
+                        "parts " + std::to_string(parts_written_) + "\nbytes " +
+                            std::to_string(bytes_written_) + "\nseconds " +
+                            std::to_string(seconds_writing_) + "\n");
 }
 
 void FederateCheckpoint::resume(const std::string& directory,

@@ -10,7 +10,9 @@
 // replica's state (ReplicaBinding::save_state), then the data messages this federate sent at a
 // tag before (k·E, 0) that arrive at (k·E, 0) or later (recorded by the wire outputs through
 // record_sent(); nothing else is in transit at that point) — and reports it with
-// CHECKPOINT_WRITTEN. The coordinator writes the manifest when every federate reported.
+// CHECKPOINT_WRITTEN. The coordinator writes the manifest when every federate reported. After
+// each part it also replaces ROOT/<federate>.stats ("parts N", "bytes B", "seconds S": its totals
+// so far, attachments included), which `tagflow bench recovery` reads.
 //
 // Resuming (resume(), before run): the replica loads its state from its own part; the messages
 // every other federate's part holds for it are delivered to its wire inputs at the tags they

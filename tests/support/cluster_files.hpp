@@ -7,9 +7,6 @@
 #pragma once
 
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -17,11 +14,12 @@
 #include <fstream>
 #include <functional>
 #include <map>
-#include <random>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "common/loopback_ports.hpp"
 
 namespace tagflow::testing {
 
@@ -124,31 +122,8 @@ inline void set_params(std::string& text, const std::string& group, const std::s
 
 }  // namespace detail
 
-/// Whether a loopback TCP port can be bound now.
-inline bool loopback_port_free(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = htons(static_cast<std::uint16_t>(port));
-  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
-  ::close(fd);
-  return ok;
-}
-
 /// The first of `count` consecutive free loopback ports from a random start, or -1.
-inline int free_port_range(int count) {
-  std::mt19937 rng(
-      static_cast<unsigned>(::getpid()) ^
-      static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count()));
-  for (int attempt = 0; attempt < 200; ++attempt) {
-    const int base = 20000 + static_cast<int>(rng() % 30000);
-    bool all = true;
-    for (int i = 0; i < count && all; ++i) all = loopback_port_free(base + i);
-    if (all) return base;
-  }
-  return -1;
-}
+inline int free_port_range(int count) { return free_loopback_port_range(count); }
 
 /// The ports configs/local.yaml takes from a base (its samplers take two ports each).
 inline constexpr int kLocalClusterPortSpan = 12;
