@@ -18,6 +18,7 @@ BenchReport run_marl_bench(const BenchOptions& options);
 BenchReport run_serve_bench(const BenchOptions& options);
 BenchReport run_paper_bench(const BenchOptions& options);
 BenchReport run_reactors_bench(const BenchOptions& options);
+BenchReport run_recovery_bench(const BenchOptions& options);
 BenchReport run_replay_bench(const BenchOptions& options);
 
 }  // namespace tagflow::bench

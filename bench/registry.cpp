@@ -36,6 +36,10 @@ const std::vector<BenchEntry>& benchmarks() {
        run_paper_bench, false},
       {"reactors", "Reactor runtime vs CAF 0.17 actors: ping-pong, broadcast + gather (int, 10 MB)",
        run_reactors_bench, false},
+      {"recovery",
+       "Checkpoints: env steps/s of the local cluster with a checkpoint about every 5 s vs none, "
+       "and bytes and ms per checkpoint for each node kind",
+       run_recovery_bench, false},
       {"replay", "Prioritized replay: K-ary vs binary sum tree (insert, sample, update), table",
        run_replay_bench, false},
   };

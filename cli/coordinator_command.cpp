@@ -4,13 +4,18 @@
 // monitoring.bind) with node=coordinator, kind=coordinator. With `--results DIR` (a cluster file;
 // `tagflow up` passes its log directory) it stores the results the other hosts' launchers send
 // at the end (PROTOCOL.md §8, cli/launch/result_collector.hpp) in DIR and, once every federate
-// resigned, waits up to 30 s for the missing ones before it exits.
+// resigned, waits up to 30 s for the missing ones before it exits. With `--checkpoints ROOT` (a
+// cluster file with `checkpoint:`) it writes each checkpoint's manifest once every federate
+// reported its part (PROTOCOL.md §9); `--start-time NS` starts a run resumed from the checkpoint
+// of that logical time.
 #include <chrono>
 #include <iostream>
 #include <memory>
 #include <optional>
 
 #include <CLI/CLI.hpp>
+
+#include "coordinator/checkpoint_store.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -70,7 +75,15 @@ void add_coordinator_command(CLI::App& app) {
   auto endpoint = std::make_shared<std::string>();
   auto results = std::make_shared<std::string>();
   auto run_keys = std::make_shared<std::string>();
+  auto checkpoints = std::make_shared<std::string>();
+  auto start_ns = std::make_shared<std::int64_t>(0);
   command->add_option("--config", *config, "Cluster YAML file")->required();
+  command->add_option("--checkpoints", *checkpoints,
+                      "Write the manifest of each checkpoint here once every federate wrote its "
+                      "part (a cluster file with checkpoint:, PROTOCOL.md §9)");
+  command->add_option("--start-time", *start_ns,
+                      "The start tag's time in ns (a run resumed from the checkpoint of that "
+                      "time); default 0");
   command->add_option("--run-keys", *run_keys,
                       "CURVE key pairs `tagflow up` minted for this run (ARCHITECTURE §13)");
   command->add_option("--results", *results,
@@ -78,9 +91,17 @@ void add_coordinator_command(CLI::App& app) {
   command->add_option(
       "--bind", *endpoint,
       "Endpoint to bind instead of the configured coordinator address (e.g. tcp://0.0.0.0:7600)");
-  command->callback([config, endpoint, results, run_keys] {
+  command->callback([config, endpoint, results, run_keys, checkpoints, start_ns] {
     try {
       LoadedSpec loaded = load_spec(*config, *run_keys);
+      loaded.spec.start_tag = {*start_ns, 0};
+      std::unique_ptr<coordinator::CheckpointManifest> manifest;
+      if (!checkpoints->empty() && loaded.cluster && loaded.cluster->checkpoint.every) {
+        std::vector<std::string> federates;
+        for (const auto& f : loaded.spec.federates) federates.push_back(f.id);
+        manifest = std::make_unique<coordinator::CheckpointManifest>(
+            *checkpoints, std::move(federates), loaded.cluster->checkpoint.keep);
+      }
       std::unique_ptr<ResultCollector> collector;
       if (!results->empty() && loaded.cluster) {
         collector = std::make_unique<ResultCollector>(*loaded.cluster, *results);
@@ -89,6 +110,15 @@ void add_coordinator_command(CLI::App& app) {
           {"coordinator", monitoring::kCoordinatorKind,
            cluster::to_string(loaded.cluster ? loaded.cluster->mode : cluster::Mode::reactor)});
       coordinator::Coordinator coordinator(std::move(loaded.spec));
+      if (manifest) {
+        coordinator.set_checkpoint_sink(
+            [&manifest](const std::string& federate, const coordinator::ControlMessage& message) {
+              const auto path = manifest->on_written(federate, message.tag,
+                                                     {message.part_bytes, message.part_checksum});
+              if (path)
+                std::cout << "tagflow coordinator: checkpoint complete: " << *path << std::endl;
+            });
+      }
       if (collector) {
         coordinator.set_result_sink([&collector](const std::string& federate,
                                                  const std::string& process,

@@ -1,11 +1,11 @@
 // `tagflow node --config FILE --name PROCESS [--mode reactor|actor] [--result PATH] [--join]
-// [--quiet]`: runs the replicas of one process of a cluster file (nodes/README.md) until the
-// cluster stops. Built into both executables: `tagflow` runs processes of samplers and replays
-// and hands the others (learner, inference) to `tagflow-torch` (cli/main.cpp), whose build of
-// this file (TAGFLOW_NODE_COMMAND_TORCH) can create every kind.
-// Exit codes: 0 the cluster stopped normally; 2 bad file, param or process name; 4 federation
-// failure (the message names the federate); 1 anything else. Errors go to stderr as one line
-// starting `tagflow node PROCESS:`.
+// [--checkpoints DIR] [--resume DIR] [--quiet]`: runs the replicas of one process of a cluster file
+// (nodes/README.md) until the cluster stops. Built into both executables: `tagflow` runs processes
+// of samplers and replays and hands the others (learner, inference) to `tagflow-torch`
+// (cli/main.cpp), whose build of this file (TAGFLOW_NODE_COMMAND_TORCH) can create every kind. Exit
+// codes: 0 the cluster stopped normally; 2 bad file, param or process name; 4 federation failure
+// (the message names the federate); 1 anything else. Errors go to stderr as one line starting
+// `tagflow node PROCESS:`.
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -37,6 +37,8 @@ struct NodeOptions {
   std::string mode;
   std::string result;
   std::string run_keys;
+  std::string checkpoints;
+  std::string resume;
   bool join = false;
   bool quiet = false;
 };
@@ -103,6 +105,8 @@ void run_node(const NodeOptions& o) {
 #else
   options.factory = hosts::make_torch_free_replica;
 #endif
+  options.checkpoint_root = o.checkpoints;
+  options.resume_directory = o.resume;
   if (!o.quiet) {
     options.log = [name = o.name](const std::string& line) {
       std::cerr << "tagflow node " + name + ": " + line + "\n";
@@ -172,6 +176,11 @@ void add_node_command(CLI::App& app) {
   command->add_option("--run-keys", o->run_keys,
                       "The keys `tagflow up` minted for this run: CURVE pairs, and TLS "
                       "certificates under actor/ for actor mode (ARCHITECTURE §13)");
+  command->add_option("--checkpoints", o->checkpoints,
+                      "Write this process's checkpoint parts under this directory (reactor mode, a "
+                      "file with checkpoint:)");
+  command->add_option("--resume", o->resume,
+                      "Resume from the checkpoint in this directory (CHECKPOINTS/<time_ns>)");
   command->add_flag("--join", o->join, "Join a running cluster (actor mode)");
   command->add_flag("--quiet", o->quiet, "Print errors only");
   command->callback([o] { run_node(*o); });

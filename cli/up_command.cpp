@@ -68,6 +68,9 @@ void add_up_command(CLI::App& app) {
   command->add_option("--log-dir", arguments->launch.log_dir,
                       "Logs, result files and pids of the processes (default "
                       "runs/CLUSTER-TIMESTAMP)");
+  command->add_option("--resume", arguments->launch.resume_run,
+                      "Continue the run in this log directory from its newest usable checkpoint "
+                      "(its launcher died; reactor mode, a file with checkpoint:)");
   command->add_flag("--quiet", arguments->launch.quiet, "No progress line");
   command->add_flag("--stop-with-stdin", arguments->launch.stop_with_stdin,
                     "Stop every process when stdin closes (how a head host's ssh session "

@@ -153,6 +153,8 @@ const char* field_layout(ControlType type) {
       return "[16, process, result JSON as binary]";
     case ControlType::kResultStored:
       return "[17, process, text]";
+    case ControlType::kCheckpointWritten:
+      return "[18, tag, part bytes, part checksum]";
     case ControlType::kResign:
     case ControlType::kHeartbeat:
     case ControlType::kFinished:
@@ -219,6 +221,9 @@ bool read_fields(const msgpack::object* field, std::uint32_t count, ControlMessa
       return count == 3 && read_string(field[1], m.process) && read_binary(field[2], m.text);
     case ControlType::kResultStored:
       return count == 3 && read_string(field[1], m.process) && read_string(field[2], m.text);
+    case ControlType::kCheckpointWritten:
+      return count == 4 && read_tag(field[1], m.tag) && read_u64(field[2], m.part_bytes) &&
+             read_u64(field[3], m.part_checksum);
   }
   return false;
 }
@@ -335,6 +340,13 @@ std::string encode_control(const ControlMessage& m) {
       pack_string(packer, m.process);
       pack_string(packer, m.text);
       break;
+    case ControlType::kCheckpointWritten:
+      packer.pack_array(4);
+      packer.pack_uint8(type);
+      pack_tag(packer, m.tag);
+      packer.pack_uint64(m.part_bytes);
+      packer.pack_uint64(m.part_checksum);
+      break;
   }
   return std::string(buffer.data(), buffer.size());
 }
@@ -438,6 +450,8 @@ const char* control_type_name(ControlType type) {
       return "RESULT";
     case ControlType::kResultStored:
       return "RESULT_STORED";
+    case ControlType::kCheckpointWritten:
+      return "CHECKPOINT_WRITTEN";
   }
   return "?";
 }

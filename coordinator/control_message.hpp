@@ -44,10 +44,11 @@ enum class ControlType : std::uint8_t {
   kFinished = 15,      ///< C→F: every federate resigned; the run is over
   kResult = 16,        ///< L→C: process (name), text (its result JSON, a binary field)
   kResultStored = 17,  ///< C→L: process (name), text (where the cluster's summary is written)
+  kCheckpointWritten = 18,  ///< F→C: tag (the checkpoint's), part size, part checksum
 };
 
 /// The last type number a decoder accepts.
-inline constexpr std::uint8_t kLastControlType = 17;
+inline constexpr std::uint8_t kLastControlType = 18;
 
 struct UpstreamLink {
   std::string federate;
@@ -77,6 +78,9 @@ struct ControlMessage {
   std::vector<std::pair<std::string, WireTag>> in_transit;
   /// kCompleted: the federate's next tag as of this LTC (a NET sent with it, PROTOCOL.md §3.2).
   std::optional<WireTag> next;
+  /// kCheckpointWritten: the size in bytes and the checksum of the part the federate wrote.
+  std::uint64_t part_bytes = 0;
+  std::uint64_t part_checksum = 0;
   /// kGrant/kProvisional: per upstream, how many data messages with a tag <= `tag` it has sent
   /// to this federate since the start.
   std::vector<std::pair<std::string, std::uint64_t>> counts;

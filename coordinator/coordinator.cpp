@@ -323,6 +323,20 @@ void Coordinator::handle(const std::string& identity, const zmq::message_t& fram
       break;
     case ControlType::kHeartbeat:
       break;
+    case ControlType::kCheckpointWritten:
+      if (!checkpoint_sink_) {
+        drops_.record(identity, transport::DropReason::kUnknownKind);
+        break;
+      }
+      try {
+        checkpoint_sink_(identity, message);
+      } catch (const std::exception& e) {
+        if (!peer_failure_) {
+          peer_failure_ = std::string("checkpoint failed: ") + e.what();
+          peer_failure_index_ = index;
+        }
+      }
+      break;
     case ControlType::kFailed:
       // The federate cannot go on (e.g. a data message its grant counts was dropped, §3.4): the
       // run ends now, naming it, instead of waiting for its heartbeats to stop.

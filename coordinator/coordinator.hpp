@@ -70,6 +70,10 @@ struct ResultReceipt {
 using ResultSink =
     std::function<ResultReceipt(const std::string&, const std::string&, const std::string&)>;
 
+/// (federate, its CHECKPOINT_WRITTEN) → nothing (PROTOCOL.md §9). Runs on the loop's thread; a
+/// std::exception it throws ends the run with its message (a manifest that cannot be written).
+using CheckpointSink = std::function<void(const std::string&, const ControlMessage&)>;
+
 class Coordinator {
  public:
   explicit Coordinator(FederationSpec spec);
@@ -84,6 +88,9 @@ class Coordinator {
   /// Asks run() to return (with an error) at its next wake-up. Thread-safe.
   void stop() { stop_requested_.store(true, std::memory_order_relaxed); }
 
+  /// Where CHECKPOINT_WRITTEN reports go (before run()); without a sink they are dropped and
+  /// counted (unknown_kind).
+  void set_checkpoint_sink(CheckpointSink sink) { checkpoint_sink_ = std::move(sink); }
   /// Where RESULT messages go (before run()); without a sink they are refused.
   void set_result_sink(ResultSink sink) { result_sink_ = std::move(sink); }
   /// After run(): serves launchers' RESULT messages until `complete()` is true (checked after
@@ -167,6 +174,7 @@ class Coordinator {
   transport::PeerDropCounters drops_;
   PeerLogBudget log_budget_;  // refusals and malformed frames: one log line per peer
   ResultSink result_sink_;
+  CheckpointSink checkpoint_sink_;
   std::optional<std::string> peer_failure_;  // a FAILED from a federate: the run ends
   std::size_t peer_failure_index_ = 0;
   Metrics metrics_;  // all null without set_metrics()

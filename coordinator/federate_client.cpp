@@ -147,6 +147,14 @@ void FederateClient::send_stop_reply(const WireTag& proposal) {
   send(make_tag_message(ControlType::kStopReply, proposal));
 }
 
+void FederateClient::send_checkpoint_written(const WireTag& tag, std::uint64_t bytes,
+                                             std::uint64_t checksum) {
+  ControlMessage message = make_tag_message(ControlType::kCheckpointWritten, tag);
+  message.part_bytes = bytes;
+  message.part_checksum = checksum;
+  send(message);
+}
+
 void FederateClient::resign() {
   ControlMessage message;
   message.type = ControlType::kResign;

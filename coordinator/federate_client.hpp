@@ -81,6 +81,9 @@ class FederateClient {
   void send_in_transit(const std::string& destination, const WireTag& tag);
   void send_stop_request(const WireTag& proposal);
   void send_stop_reply(const WireTag& proposal);
+  /// CHECKPOINT_WRITTEN (PROTOCOL.md §9): this federate's part of the checkpoint at `tag` is on
+  /// disk, `bytes` long with checksum `checksum`.
+  void send_checkpoint_written(const WireTag& tag, std::uint64_t bytes, std::uint64_t checksum);
   void resign();
   /// FAILED(this federate, `reason`): it stops with an error and the coordinator ends the run
   /// (PROTOCOL.md §3.4). Never throws (the coordinator may be gone already).

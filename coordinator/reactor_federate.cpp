@@ -137,6 +137,27 @@ void ReactorFederate::send(const std::string& to, std::uint32_t port, const reac
   push({Command::kSend, plane_.arrival_tag(to, to_wire_tag(tag)), to, port, std::move(value)});
 }
 
+reactors::Tag ReactorFederate::arrival_tag(const std::string& to, const reactors::Tag& tag) const {
+  const WireTag arrival = plane_.arrival_tag(to, to_wire_tag(tag));
+  return reactors::Tag(arrival.time_ns, arrival.microstep);
+}
+
+bool ReactorFederate::inject(const std::string& from, std::uint32_t port, const reactors::Tag& tag,
+                             transport::Payload value) {
+  const auto it = inputs_.find({from, port});
+  if (it == inputs_.end()) return false;
+  injected_.push_back({it->second, tag, std::move(value)});  // scheduled once run() assembled
+  return true;
+}
+
+void ReactorFederate::report_checkpoint(const reactors::Tag& tag, std::uint64_t bytes,
+                                        std::uint64_t checksum) {
+  Command command{Command::kCheckpoint, to_wire_tag(tag), "", 0, {}};
+  command.part_bytes = bytes;
+  command.part_checksum = checksum;
+  push(std::move(command));
+}
+
 void ReactorFederate::drain_commands() {
   std::uint64_t ignored = 0;
   (void)!::read(wake_fd_, &ignored, sizeof ignored);
@@ -163,6 +184,9 @@ void ReactorFederate::drain_commands() {
         break;
       case Command::kSend:
         send_value(command);
+        break;
+      case Command::kCheckpoint:
+        client_->send_checkpoint_written(command.tag, command.part_bytes, command.part_checksum);
         break;
     }
   }
@@ -290,6 +314,8 @@ void ReactorFederate::run(reactors::Environment& env) {
   order_cycle_ports(env);
   env.assemble();
   for (CycleOutput& output : cycle_outputs_) output.level = output.sender->level();
+  for (Injected& message : injected_) message.action->schedule_at(message.tag, message.value);
+  injected_.clear();
   std::thread network([this, &env] { network_loop(env); });
   try {
     env.run();

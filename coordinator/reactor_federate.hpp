@@ -116,6 +116,16 @@ class ReactorFederate {
   /// Thread-safe; called from reactions.
   void send(const std::string& to, std::uint32_t port, const reactors::Tag& tag,
             transport::Payload value);
+  /// The tag at which a value sent to `to` at `tag` arrives (the link's delay added).
+  [[nodiscard]] reactors::Tag arrival_tag(const std::string& to, const reactors::Tag& tag) const;
+  /// Delivers `value` as if upstream `from` had sent it on `port` to arrive at `tag`, without
+  /// the grants counting it: a message a checkpoint saved in transit (PROTOCOL.md §9), handed
+  /// over before run(). False when no input is bound for (from, port).
+  bool inject(const std::string& from, std::uint32_t port, const reactors::Tag& tag,
+              transport::Payload value);
+  /// Sends CHECKPOINT_WRITTEN(tag, bytes, checksum) through the network thread, in order with
+  /// the federate's other messages. Thread-safe; called from a reaction.
+  void report_checkpoint(const reactors::Tag& tag, std::uint64_t bytes, std::uint64_t checksum);
   /// Runs `env` to its stop tag under the coordinator's grants, then resigns.
   void run(reactors::Environment& env);
 
@@ -130,12 +140,14 @@ class ReactorFederate {
 
  private:
   struct Command {
-    enum Kind { kNet, kLtc, kSend, kStop, kAbsent } kind;
+    enum Kind { kNet, kLtc, kSend, kStop, kAbsent, kCheckpoint } kind;
     WireTag tag;
     std::string to;
     std::uint32_t port = 0;
     transport::Payload value;
-    std::size_t level = 0;  // kAbsent: cycle outputs whose sender's level is below this one
+    std::size_t level = 0;         // kAbsent: cycle outputs whose sender's level is below this one
+    std::uint64_t part_bytes = 0;  // kCheckpoint
+    std::uint64_t part_checksum = 0;  // kCheckpoint
   };
   struct CycleOutput {
     std::string to;
@@ -163,6 +175,12 @@ class ReactorFederate {
   std::unique_ptr<FederateClient> client_;
   std::map<std::pair<std::string, std::uint32_t>, reactors::PhysicalAction<transport::Payload>*>
       inputs_;
+  struct Injected {
+    reactors::PhysicalAction<transport::Payload>* action;
+    reactors::Tag tag;
+    transport::Payload value;
+  };
+  std::vector<Injected> injected_;              // inject()ed before run(), scheduled once assembled
   WireTag granted_to_env_ = transport::kNever;  // the highest grant given to env (TAG or PTAG)
   WireTag tag_applied_ = transport::kNever;     // the highest TAG applied
   // Zero-delay cycle ports (§3.7). cycle_outputs_ is the network thread's after run() starts.

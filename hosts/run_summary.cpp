@@ -47,6 +47,23 @@ std::string RunSummary::to_json() const {
         {"kind", n.kind}, {"unit", n.unit}, {"count", n.count}, {"per_second", n.per_second}};
   }
   j["nodes"] = per_node;
+  if (!restarts.empty()) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const RestartRecord& r : restarts) {
+      nlohmann::ordered_json one;
+      one["process"] = r.process;
+      one["how"] = r.how;
+      if (r.resumed_from) {
+        one["resumed_from_ns"] = *r.resumed_from;
+      } else {
+        one["resumed_from_ns"] = nullptr;
+      }
+      one["lost_seconds"] = r.lost_seconds;
+      list.push_back(one);
+    }
+    j["restarts"] = list;
+    j["wall_seconds"] = wall_seconds;
+  }
   return j.dump(2);
 }
 

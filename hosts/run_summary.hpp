@@ -33,6 +33,17 @@ struct NodeThroughput {
   double per_second = 0.0;
 };
 
+/// One restart of a run after a process died (`restart:` in the cluster file).
+struct RestartRecord {
+  std::string process;  // the process that died first ("coordinator" included)
+  std::string how;      // "killed by signal 9 (Killed)", "exit code 1"
+  /// The logical time (ns) of the checkpoint the run resumed from; nullopt: from the start.
+  std::optional<std::int64_t> resumed_from;
+  /// Wall seconds of work redone: from that checkpoint's completion (or the attempt's start)
+  /// to the restart, plus the time to stop the survivors.
+  double lost_seconds = 0.0;
+};
+
 struct RunSummary {
   std::string mode = "reactor";
   std::string placement = "single";
@@ -53,6 +64,10 @@ struct RunSummary {
   std::vector<std::pair<std::string, std::string>> policy_files;
   /// The multi-agent env node's wall-clock seconds per joint step (p50, p99), when measured.
   std::optional<double> joint_step_p50, joint_step_p99;
+  /// Restarts after a process died, in order (in the JSON as `restarts` when there were any,
+  /// with `wall_seconds`: the launcher's whole time, every attempt included).
+  std::vector<RestartRecord> restarts;
+  double wall_seconds = 0.0;
   /// Episode returns of all samplers in (sampler, completion) order; not part of the JSON.
   std::vector<std::vector<double>> episode_returns;
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/fnv1a.hpp"
+#include "common/state_stream.hpp"
 #include "nodes/messages.hpp"
 #include "reactors/tag.hpp"
 #include "transport/payload.hpp"
@@ -53,6 +54,41 @@ class ChannelDigests {
   [[nodiscard]] std::uint64_t hash(std::size_t channel) const { return hashes_[channel]; }
   [[nodiscard]] std::uint64_t count(std::size_t channel) const { return counts_[channel]; }
   [[nodiscard]] std::size_t size() const { return hashes_.size(); }
+
+  /// Checkpoints: every channel's hash, count and history (so any later cutoff still answers).
+  void save(StateWriter& out) const {
+    out.u64(hashes_.size());
+    for (std::size_t c = 0; c < hashes_.size(); ++c) {
+      out.u64(hashes_[c]);
+      out.u64(counts_[c]);
+      out.u64(history_[c].size());
+      for (const Entry& e : history_[c]) {
+        out.i64(e.tag.time_ns());
+        out.u32(e.tag.microstep());
+        out.u64(e.hash);
+        out.u64(e.count);
+      }
+    }
+  }
+  /// Throws StateError when the bytes do not fit (another number of channels).
+  void load(StateReader& in) {
+    if (in.u64() != hashes_.size()) in.fail(std::to_string(hashes_.size()) + " digest channels");
+    for (std::size_t c = 0; c < hashes_.size(); ++c) {
+      hashes_[c] = in.u64();
+      counts_[c] = in.u64();
+      const std::uint64_t n = in.u64();
+      if (n > in.left() / 28) in.fail("a digest history");
+      history_[c].clear();
+      history_[c].reserve(n);
+      for (std::uint64_t i = 0; i < n; ++i) {
+        const std::int64_t time = in.i64();
+        const std::uint32_t micro = in.u32();
+        const std::uint64_t hash = in.u64();
+        const std::uint64_t count = in.u64();
+        history_[c].push_back({reactors::Tag(time, micro), hash, count});
+      }
+    }
+  }
 
  private:
   static constexpr std::uint64_t kInitial = kFnv1aOffset;

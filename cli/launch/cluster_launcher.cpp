@@ -19,6 +19,7 @@
 #include "cli/launch/progress_reporter.hpp"
 #include "cli/launch/remote_hosts.hpp"
 #include "cli/launch/run_report.hpp"
+#include "coordinator/checkpoint_store.hpp"
 #include "hosts/replica_params_check.hpp"
 #include "nodes/cluster/scrape_targets.hpp"
 #include "transport/curve_keys.hpp"
@@ -272,6 +273,40 @@ void wind_down(ProcessSupervisor& supervisor, std::vector<ChildExit>& exits,
   supervisor.stop_all(kStopGrace);
 }
 
+/// The newest usable checkpoint under `root` (coordinator/checkpoint_store.hpp); every newer one
+/// it refuses is named on stderr with the reason.
+std::optional<coordinator::UsableCheckpoint> choose_checkpoint(
+    const std::string& root, const std::vector<std::string>& federates) {
+  std::vector<std::string> refused;
+  auto chosen = coordinator::latest_usable_checkpoint(root, federates, &refused);
+  for (const std::string& why : refused) {
+    std::cerr << "tagflow up: refused " << why << "\n";
+  }
+  return chosen;
+}
+
+/// When the checkpoint in `directory` was complete (its manifest written), on the launcher's
+/// clock.
+Clock::time_point completed_at(const std::string& directory) {
+  std::error_code error;
+  const auto written =
+      std::filesystem::last_write_time(std::filesystem::path(directory) / "manifest", error);
+  if (error) return Clock::now();
+  const auto age = std::filesystem::file_time_type::clock::now() - written;
+  return Clock::now() - std::chrono::duration_cast<Clock::duration>(age);
+}
+
+/// The first attempt number whose logs are not in `log_dir` yet (a resumed run keeps the old
+/// attempts' logs).
+int next_attempt(const std::string& log_dir) {
+  int attempt = 1;
+  while (std::filesystem::exists(std::filesystem::path(log_dir) /
+                                 ("coordinator.restart" + std::to_string(attempt) + ".log"))) {
+    ++attempt;
+  }
+  return attempt;
+}
+
 }  // namespace
 
 int launch_cluster(const LaunchOptions& options) {
@@ -292,7 +327,11 @@ int launch_cluster(const LaunchOptions& options) {
     std::cerr << "tagflow up: " << options.file << ": nothing runs on " << describe(plan) << "\n";
     return kExitBadFile;
   }
-  std::string log_dir = options.log_dir;
+  std::string log_dir = options.resume_run.empty() ? options.log_dir : options.resume_run;
+  if (!options.resume_run.empty() && !std::filesystem::is_directory(options.resume_run)) {
+    std::cerr << "tagflow up: --resume " << options.resume_run << ": no such run directory\n";
+    return kExitBadFile;
+  }
   if (log_dir.empty()) {  // a new directory per run, even for two runs in the same second
     const std::string stem = default_log_dir(config.name, std::chrono::system_clock::now());
     log_dir = stem;
@@ -337,50 +376,121 @@ int launch_cluster(const LaunchOptions& options) {
   }
   const SignalGuard signals;
   g_stop_with_stdin = options.stop_with_stdin;
-  ProcessSupervisor supervisor(kTailLines);
-  const std::vector<ChildSpec> specs = child_specs(plan, options.tagflow, log_dir, ssh);
-  try {
-    for (const ChildSpec& spec : specs) {
-      supervisor.start(spec);
-      write_pids(log_dir, supervisor, specs);
+  const bool reactor = plan.mode == cluster::Mode::reactor;
+  // Restarts and checkpoints need the whole cluster here: the launcher restarts every process.
+  const bool recoverable = reactor && plan.coordinator && plan.whole_cluster();
+  if (recoverable && config.checkpoint.every) {
+    plan.checkpoint_root = std::filesystem::absolute(std::filesystem::path(log_dir) / "checkpoints")
+                               .lexically_normal()
+                               .string();
+  }
+  std::vector<std::string> federates;
+  for (const cluster::ProcessPlan& process : plan.processes) {
+    federates.insert(federates.end(), process.replicas.begin(), process.replicas.end());
+  }
+  const auto launched = Clock::now();
+  auto attempt_started = launched;
+  std::vector<hosts::RestartRecord> restarts;
+  if (!options.resume_run.empty()) {
+    if (plan.checkpoint_root.empty()) {
+      std::cerr << "tagflow up: --resume needs a reactor-mode file with checkpoint:, whose "
+                   "processes all run on this machine\n";
+      return kExitBadFile;
     }
-  } catch (const std::runtime_error& e) {
-    supervisor.stop_all(kStopGrace);
-    std::cerr << "tagflow up: " << e.what() << "\n";
-    return kExitFailed;
+    if (const auto from = choose_checkpoint(plan.checkpoint_root, federates)) {
+      plan.resume_directory = from->directory;
+      plan.resume_time_ns = from->tag.time_ns;
+      std::cerr << "tagflow up: resuming " << log_dir << " from the checkpoint at logical time "
+                << from->tag.time_ns << " ns\n";
+    } else {
+      std::cerr << "tagflow up: no usable checkpoint in " << plan.checkpoint_root
+                << ": the run starts over\n";
+    }
+    plan.attempt = next_attempt(log_dir);
   }
 
-  ProgressReporter reporter(cluster::scrape_targets(config), ::isatty(STDERR_FILENO) == 1,
-                            !options.quiet);
-  const bool actor_mode = plan.mode == cluster::Mode::actor;
-  if (actor_mode) reporter.follow_joined_samplers(config);  // samplers may join (--join)
-  if (!options.quiet || actor_mode) reporter.start();
-  bool interrupted = false;
-  std::optional<CoordinatorLink> link;  // reactor mode: deaths go to the coordinator at once
-  if (plan.mode == cluster::Mode::reactor) link.emplace(config);
-  std::vector<ChildExit> exits = supervise(supervisor, interrupted, plan, link);
-  const bool run_failed = !exits.empty() && failed(exits.back());
-  if (run_failed && !interrupted) {
-    // Reactor mode: the coordinator heard of the death at once (from this launcher or another
-    // host's) or declared a silent federate dead itself, and sent FAILED to every federate, so
-    // the others end on their own within moments; what is left after the window is stopped.
-    const auto window =
-        plan.mode == cluster::Mode::reactor ? kReactorWindDown : std::chrono::milliseconds(1s);
-    wind_down(supervisor, exits, window);
+  for (;;) {
+    ProcessSupervisor supervisor(kTailLines);
+    const std::vector<ChildSpec> specs = child_specs(plan, options.tagflow, log_dir, ssh);
+    try {
+      for (const ChildSpec& spec : specs) {
+        supervisor.start(spec);
+        write_pids(log_dir, supervisor, specs);
+      }
+    } catch (const std::runtime_error& e) {
+      supervisor.stop_all(kStopGrace);
+      std::cerr << "tagflow up: " << e.what() << "\n";
+      return kExitFailed;
+    }
+
+    ProgressReporter reporter(cluster::scrape_targets(config), ::isatty(STDERR_FILENO) == 1,
+                              !options.quiet);
+    const bool actor_mode = plan.mode == cluster::Mode::actor;
+    if (actor_mode) reporter.follow_joined_samplers(config);  // samplers may join (--join)
+    if (!options.quiet || actor_mode) reporter.start();
+    bool interrupted = false;
+    std::optional<CoordinatorLink> link;  // reactor mode: deaths go to the coordinator at once
+    if (reactor) link.emplace(config);
+    std::vector<ChildExit> exits = supervise(supervisor, interrupted, plan, link);
+    const bool run_failed = !exits.empty() && failed(exits.back());
+    if (run_failed && !interrupted && g_signal == 0 && recoverable &&
+        static_cast<int>(restarts.size()) < config.restart.max &&
+        !(!exits.back().signaled && exits.back().exit_code == kNodeExitBadConfig)) {
+      // Restart: stop the survivors, then start every process again from the last complete
+      // checkpoint (or from the start). The execution is deterministic, so the run ends as an
+      // uninterrupted one would have.
+      const ChildExit cause = root_cause(exits);
+      supervisor.stop_all(kStopGrace);
+      reporter.stop();
+      link.reset();
+      hosts::RestartRecord record;
+      record.process = cause.name;
+      record.how = how(cause);
+      auto redo_from = attempt_started;
+      plan.resume_directory.clear();
+      if (!plan.checkpoint_root.empty()) {
+        if (const auto from = choose_checkpoint(plan.checkpoint_root, federates)) {
+          plan.resume_directory = from->directory;
+          plan.resume_time_ns = from->tag.time_ns;
+          record.resumed_from = from->tag.time_ns;
+          redo_from = std::max(redo_from, completed_at(from->directory));
+        }
+      }
+      record.lost_seconds = std::chrono::duration<double>(Clock::now() - redo_from).count();
+      std::cerr << "tagflow up: " << (cause.name == "coordinator" ? "the coordinator" : cause.name)
+                << " " << record.how << "; restart " << restarts.size() + 1 << " of "
+                << config.restart.max << " from "
+                << (record.resumed_from ? "the checkpoint at logical time " +
+                                              std::to_string(*record.resumed_from) + " ns"
+                                        : std::string("the start"))
+                << "\n";
+      restarts.push_back(record);
+      ++plan.attempt;
+      attempt_started = Clock::now();
+      continue;
+    }
+    if (run_failed && !interrupted) {
+      // Reactor mode: the coordinator heard of the death at once (from this launcher or another
+      // host's) or declared a silent federate dead itself, and sent FAILED to every federate, so
+      // the others end on their own within moments; what is left after the window is stopped.
+      const auto window = reactor ? kReactorWindDown : std::chrono::milliseconds(1s);
+      wind_down(supervisor, exits, window);
+    }
+    reporter.stop();
+    if (interrupted || g_signal != 0) {
+      std::cerr << "tagflow up: " << ::strsignal(g_signal) << ": stopping " << supervisor.running()
+                << " process(es)\n";
+      supervisor.stop_all(kStopGrace);
+      return kExitInterrupted;
+    }
+    if (run_failed) {
+      const ChildExit& cause = root_cause(exits);
+      print_failure(cause, supervisor, plan, log_dir);
+      return !cause.signaled && cause.exit_code == kNodeExitBadConfig ? kExitBadFile : kExitFailed;
+    }
+    return report_run(config, plan, log_dir, options.summary_path, reporter.joined_samplers(),
+                      restarts, std::chrono::duration<double>(Clock::now() - launched).count());
   }
-  reporter.stop();
-  if (interrupted || g_signal != 0) {
-    std::cerr << "tagflow up: " << ::strsignal(g_signal) << ": stopping " << supervisor.running()
-              << " process(es)\n";
-    supervisor.stop_all(kStopGrace);
-    return kExitInterrupted;
-  }
-  if (run_failed) {
-    const ChildExit& cause = root_cause(exits);
-    print_failure(cause, supervisor, plan, log_dir);
-    return !cause.signaled && cause.exit_code == kNodeExitBadConfig ? kExitBadFile : kExitFailed;
-  }
-  return report_run(config, plan, log_dir, options.summary_path, reporter.joined_samplers());
 }
 
 }  // namespace tagflow::cli

@@ -28,6 +28,15 @@
 //      (`tagflow node --join`, found through the nodes' metrics: sampler_roster.hpp) are in the
 //      progress line while they are in, and their env steps in the summary.
 //
+// Recovery (reactor mode, the whole cluster on this machine): with `restart: {max: N}` a process
+// that dies (any signal or exit status but 2, the coordinator included) makes the launcher stop
+// the others and start every process again, up to N times, from the newest usable checkpoint
+// (`checkpoint:`, coordinator/checkpoint_store.hpp; a refused one is named with the reason), or
+// from the start without one. The run being deterministic, it ends with the digest of an
+// uninterrupted run; the summary lists each restart (process, how it died, the checkpoint, the
+// wall time lost). `--resume RUN_DIR` continues a run whose launcher itself died, from RUN_DIR's
+// newest usable checkpoint, in RUN_DIR.
+//
 // Exit codes (as `--placement single`): 0 the run ended and reached the target return (or had
 // none); 3 it stopped before the target; 2 a bad cluster file, host or node param; 1 a process
 // failed or the launcher could not start one; 130 interrupted by SIGINT/SIGTERM.
@@ -51,6 +60,7 @@ struct LaunchOptions {
   bool quiet = false;                 // no progress line
   std::string tagflow;                // the tagflow executable the children run
   bool stop_with_stdin = false;       // stop like on SIGTERM when stdin closes (started over ssh)
+  std::string resume_run;             // --resume RUN_DIR: continue that run from its checkpoint
 };
 
 /// Runs the cluster as described above and returns the exit code.

@@ -144,11 +144,24 @@ std::string result_path(const std::string& log_dir, const std::string& process) 
 std::vector<ChildSpec> child_specs(const LaunchPlan& plan, const std::string& tagflow,
                                    const std::string& log_dir, const std::string& ssh) {
   const std::filesystem::path dir(log_dir);
+  const auto log_of = [&](const std::string& name) {
+    return (dir / (plan.attempt == 0 ? name + ".log"
+                                     : name + ".restart" + std::to_string(plan.attempt) + ".log"))
+        .string();
+  };
   std::vector<ChildSpec> specs;
   if (plan.coordinator) {
     ChildSpec coordinator{"coordinator",
                           {tagflow, "coordinator", "--config", plan.cluster_file},
-                          (dir / "coordinator.log").string()};
+                          log_of("coordinator")};
+    if (!plan.checkpoint_root.empty()) {
+      coordinator.argv.push_back("--checkpoints");
+      coordinator.argv.push_back(plan.checkpoint_root);
+    }
+    if (!plan.resume_directory.empty()) {
+      coordinator.argv.push_back("--start-time");
+      coordinator.argv.push_back(std::to_string(plan.resume_time_ns));
+    }
     if (!plan.run_keys.empty()) {
       coordinator.argv.push_back("--run-keys");
       coordinator.argv.push_back(plan.run_keys);
@@ -163,7 +176,15 @@ std::vector<ChildSpec> child_specs(const LaunchPlan& plan, const std::string& ta
     ChildSpec spec{process.name,
                    {tagflow, "node", "--config", plan.cluster_file, "--name", process.name,
                     "--result", result_path(log_dir, process.name), "--quiet"},
-                   (dir / (process.name + ".log")).string()};
+                   log_of(process.name)};
+    if (!plan.checkpoint_root.empty()) {
+      spec.argv.push_back("--checkpoints");
+      spec.argv.push_back(plan.checkpoint_root);
+    }
+    if (!plan.resume_directory.empty()) {
+      spec.argv.push_back("--resume");
+      spec.argv.push_back(plan.resume_directory);
+    }
     if (!plan.run_keys.empty()) {
       spec.argv.push_back("--run-keys");
       spec.argv.push_back(plan.run_keys);

@@ -12,7 +12,10 @@
 //   §8);
 // - processes: every process of cluster::plan_processes() whose host is played here, in file
 //   order, each run as `tagflow node --config FILE --name P --result DIR/P.json --quiet
-//   [--mode M]` with its output in DIR/P.log (the coordinator's in DIR/coordinator.log).
+//   [--mode M]` with its output in DIR/P.log (the coordinator's in DIR/coordinator.log);
+// - checkpoints (reactor mode, `checkpoint:`, the whole cluster on this machine): every child
+//   gets `--checkpoints DIR/checkpoints`; a restarted attempt also `--resume` (nodes) and
+//   `--start-time` (coordinator), and logs to DIR/P.restartN.log.
 //
 // Pure functions over values (no processes, no file system) except default_log_dir(), which reads
 // nothing either: it only formats the name. Errors: LaunchError with a message for the user.
@@ -46,6 +49,13 @@ struct LaunchPlan {
   std::vector<cluster::ProcessPlan> processes;    // this machine's, in file order
   std::size_t cluster_processes = 0;              // processes of the whole cluster
   std::string run_keys;  // the CURVE key pairs minted for this run (empty: none), an absolute path
+  /// Reactor mode with `checkpoint:`: RUN_DIR/checkpoints, absolute (empty: no checkpoints).
+  std::string checkpoint_root;
+  /// Resume from this checkpoint directory (CHECKPOINT_ROOT/<time_ns>) at that time.
+  std::string resume_directory;
+  std::int64_t resume_time_ns = 0;
+  /// The attempt (0 = the first); restarts log to DIR/P.restartN.log.
+  int attempt = 0;
 
   /// True when every process of the cluster runs on this launcher's machine.
   bool whole_cluster() const { return processes.size() == cluster_processes; }

@@ -115,7 +115,8 @@ std::vector<hosts::ProcessResult> read_cluster_results(const cluster::ClusterCon
 
 int report_run(const cluster::ClusterConfig& config, const LaunchPlan& plan,
                const std::string& log_dir, const std::string& summary_path,
-               const std::vector<JoinedSampler>& joined) {
+               const std::vector<JoinedSampler>& joined,
+               const std::vector<hosts::RestartRecord>& restarts, double wall_seconds) {
   std::vector<hosts::ProcessResult> results;
   hosts::RunSummary summary;
   try {
@@ -135,11 +136,20 @@ int report_run(const cluster::ClusterConfig& config, const LaunchPlan& plan,
     if (!plan.whole_cluster()) results = read_cluster_results(config, log_dir);
     summary = hosts::combine_results(config, results, "process");
     add_joined(summary, joined);
+    summary.restarts = restarts;
+    summary.wall_seconds = wall_seconds;
   } catch (const std::exception& e) {
     std::cerr << "tagflow up: " << e.what() << "\n";
     return kExitFailed;
   }
   print_joined(joined);
+  for (const hosts::RestartRecord& r : restarts) {
+    std::cout << "restart: " << r.process << " " << r.how << "; resumed from "
+              << (r.resumed_from
+                      ? "the checkpoint at logical time " + std::to_string(*r.resumed_from) + " ns"
+                      : std::string("the start"))
+              << ", " << r.lost_seconds << " s lost" << std::endl;
+  }
   std::cout << "stop " << summary.stop_reason << ": mean_return " << summary.mean_return
             << ", env_steps " << summary.env_steps << ", updates " << summary.updates << ", "
             << summary.seconds << " s, digest " << summary.digest_hex()

@@ -16,6 +16,9 @@
 // have no result file here: their last counts seen by the launcher are added to the env steps and
 // listed as nodes of the summary (kind sampler, unit env_steps), and printed on stdout.
 //
+// Restarts (`restart:`, cli/launch/cluster_launcher.hpp) are printed, one line each, and listed
+// in the summary JSON.
+//
 // Returns the launcher's exit code: 0 (target reached or none set), 3 (stopped before the target
 // return), 1 (a result file missing or unreadable, a result the coordinator did not store, or the
 // summary could not be written; printed).
@@ -26,12 +29,15 @@
 
 #include "cli/launch/launch_plan.hpp"
 #include "cli/launch/sampler_roster.hpp"
+#include "hosts/run_summary.hpp"
 #include "nodes/cluster/cluster_config.hpp"
 
 namespace tagflow::cli {
 
 [[nodiscard]] int report_run(const cluster::ClusterConfig& config, const LaunchPlan& plan,
                              const std::string& log_dir, const std::string& summary_path,
-                             const std::vector<JoinedSampler>& joined = {});
+                             const std::vector<JoinedSampler>& joined = {},
+                             const std::vector<hosts::RestartRecord>& restarts = {},
+                             double wall_seconds = 0.0);
 
 }  // namespace tagflow::cli

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "coordinator/reactor_federate.hpp"
+#include "hosts/reactor/federate_checkpoint.hpp"
 #include "hosts/reactor/wire_ports.hpp"
 #include "hosts/replica_metrics.hpp"
 #include "nodes/cluster/federation_plan.hpp"
@@ -87,6 +88,11 @@ void run_replica(const ClusterConfig& config, const coordinator::FederationSpec&
   ReplicaSetup with_metrics = setup;
   with_metrics.metrics = &metrics.node();
   const std::unique_ptr<ReplicaBinding> binding = options.factory(with_metrics, env);
+  std::unique_ptr<FederateCheckpoint> checkpoint;
+  if (!options.checkpoint_root.empty() && config.checkpoint.every) {
+    checkpoint = std::make_unique<FederateCheckpoint>(setup.config.name, options.checkpoint_root,
+                                                      *config.checkpoint.every, federate, *binding);
+  }
   for (const cluster::Link& link : links.links) {
     if (link.from.replica == setup.config.name && link.to.replica == setup.config.name) {
       env.connect(binding->output(link.from.port, link.from.channel),
@@ -99,7 +105,22 @@ void run_replica(const ClusterConfig& config, const coordinator::FederationSpec&
       env.connect(binding->output(link.from.port, link.from.channel),
                   add_wire_output(env, federate, link.from.port, link.to.replica, link.to.port,
                                   link.to.channel, extra_delay(config, link, spec),
-                                  !config.multi_agent.empty()));
+                                  !config.multi_agent.empty(), checkpoint.get()));
+    }
+  }
+  if (checkpoint) checkpoint->install(env);
+  if (!options.resume_directory.empty()) {
+    if (!checkpoint) {
+      throw cluster::ConfigError(config.file, config.checkpoint.line, "checkpoint",
+                                 "resuming needs the file's checkpoint: section");
+    }
+    std::vector<std::string> federates;
+    for (const auto& f : spec.federates) federates.push_back(f.id);
+    checkpoint->resume(options.resume_directory, federates,
+                       reactors::Tag(start.time_ns, start.microstep));
+    if (options.log) {
+      options.log(setup.config.name + " resumed from " + options.resume_directory +
+                  " at logical time " + std::to_string(start.time_ns) + " ns");
     }
   }
   run.env.store(&env);
@@ -133,7 +154,15 @@ ProcessResult run_federated_process(const ClusterConfig& config,
     run->setup = replica_setup(config, links, facts, name);
     run->setup.round_period = options.round_period;
     reactors::Environment scratch;
-    (void)options.factory(run->setup, scratch);
+    const std::unique_ptr<ReplicaBinding> built = options.factory(run->setup, scratch);
+    if (!options.checkpoint_root.empty() && config.checkpoint.every) {
+      try {
+        check_can_checkpoint(*built);
+      } catch (const std::logic_error& e) {
+        throw ConfigError(config.file, config.checkpoint.line, "checkpoint",
+                          name + ": " + e.what());
+      }
+    }
     for (const cluster::Link& link : links.links) {
       if (link.from.replica == name && link.to.replica != name)
         (void)extra_delay(config, link, spec);

@@ -12,13 +12,16 @@
 // every replica's channel hashes as of the cutoff: the earliest stop proposal of the
 // federation (ReactorFederate::stop_proposal()).
 //
+// Checkpoints (options.checkpoint_root with the file's `checkpoint:`): each replica writes its
+// part every `every` of logical time (federate_checkpoint.hpp); with options.resume_directory it
+// first loads its state and the messages in transit to it from that checkpoint.
 // Every replica is built once in a scratch environment before anything joins, so bad params
-// fail fast without a federation. Errors: cluster::ConfigError / ParamError / std::invalid_argument
-// for the file, its params or a kind the factory cannot build (before joining);
-// coordinator::FederationError when the coordinator is lost, another federate failed or joining
-// timed out (the message names the federate); anything else a replica thread throws is rethrown
-// (the other replicas then fail through the coordinator). Blocks until every replica's thread
-// has ended; call from one thread.
+// (and, with checkpoints, a kind or env that cannot checkpoint) fail fast without a federation.
+// Errors: cluster::ConfigError / ParamError / std::invalid_argument for the file, its params or a
+// kind the factory cannot build (before joining); coordinator::FederationError when the coordinator
+// is lost, another federate failed or joining timed out (the message names the federate); anything
+// else a replica thread throws is rethrown (the other replicas then fail through the coordinator).
+// Blocks until every replica's thread has ended; call from one thread.
 #pragma once
 
 #include <chrono>
@@ -37,6 +40,12 @@ struct FederatedProcessOptions {
   std::chrono::nanoseconds round_period = std::chrono::milliseconds(1);
   /// Called from replica threads with one line of news ("sampler-0 joined ..."); may be empty.
   std::function<void(const std::string&)> log;
+  /// With the file's `checkpoint:`: where the checkpoints go (RUN_DIR/checkpoints); empty: none
+  /// (hosts/reactor/federate_checkpoint.hpp).
+  std::string checkpoint_root;
+  /// Resume every replica from the checkpoint in this directory (ROOT/<time_ns>); the
+  /// coordinator must start the run at that checkpoint's tag. Empty: a fresh run.
+  std::string resume_directory;
 };
 
 [[nodiscard]] ProcessResult run_federated_process(const cluster::ClusterConfig& config,

@@ -63,6 +63,13 @@ class SamplerBinding : public ReplicaBinding {
     return r;
   }
   bool reached_stop_condition() const override { return reactor_->step_limit_reached(); }
+  std::vector<std::string> save_state(StateWriter& out, const std::string& /*prefix*/) override {
+    reactor_->save(out);
+    return {};
+  }
+  void load_state(StateReader& in, const std::string& /*file_prefix*/) override {
+    reactor_->load(in);
+  }
 
  private:
   nodes::SamplerReactor* reactor_ = nullptr;
@@ -98,6 +105,13 @@ class ReplayBinding : public ReplicaBinding {
     return r;
   }
   bool reached_stop_condition() const override { return false; }
+  std::vector<std::string> save_state(StateWriter& out, const std::string& file_prefix) override {
+    if (reactor_->save(out, file_prefix.empty() ? "" : file_prefix + ".table")) return {"table"};
+    return {};
+  }
+  void load_state(StateReader& in, const std::string& file_prefix) override {
+    reactor_->load(in, file_prefix + ".table");
+  }
 
  private:
   nodes::ReplayReactor* reactor_ = nullptr;
@@ -174,6 +188,17 @@ ReplicaSetup replica_setup(const cluster::ClusterConfig& config, const cluster::
   setup.config = replica_config(config, facts, name);
   setup.links = &links;
   return setup;
+}
+
+std::vector<std::string> ReplicaBinding::save_state(StateWriter& /*out*/,
+                                                    const std::string& /*file_prefix*/) {
+  throw std::logic_error(std::string("a ") + cluster::to_string(kind()) +
+                         " node cannot be checkpointed");
+}
+
+void ReplicaBinding::load_state(StateReader& /*in*/, const std::string& /*file_prefix*/) {
+  throw std::logic_error(std::string("a ") + cluster::to_string(kind()) +
+                         " node cannot be checkpointed");
 }
 
 std::unique_ptr<ReplicaBinding> make_torch_free_replica(const ReplicaSetup& setup,

@@ -20,7 +20,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "common/state_stream.hpp"
 #include "hosts/process_result.hpp"
 #include "hosts/replica_config.hpp"
 #include "nodes/channel_digest.hpp"
@@ -67,6 +69,15 @@ class ReplicaBinding {
   /// True once this replica requested the stop because its own condition was met
   /// (target_return or its env_steps share).
   [[nodiscard]] virtual bool reached_stop_condition() const = 0;
+  /// Checkpoints (ARCHITECTURE §12), between tags only: the replica's whole state to `out`, and
+  /// to files `file_prefix`.NAME (a replay table). load_state() reads it back
+  /// into a replica built from the same setup, before its environment runs. The default throws
+  /// std::logic_error: the kind cannot checkpoint (multi_agent, a policy bank); so does save for
+  /// an env without a settable state. load_state throws StateError or the kind's own checkpoint
+  /// error when the bytes do not fit.
+  /// Returns the NAMEs of the files FILE_PREFIX.NAME it wrote.
+  virtual std::vector<std::string> save_state(StateWriter& out, const std::string& file_prefix);
+  virtual void load_state(StateReader& in, const std::string& file_prefix);
 };
 
 using ReplicaFactory =

@@ -1,5 +1,7 @@
 #include "hosts/reactor/torch_replicas.hpp"
 
+#include <type_traits>
+
 #include <iostream>
 #include <map>
 #include <stdexcept>
@@ -83,6 +85,13 @@ class LearnerBinding : public ReplicaBinding {
     return r;
   }
   bool reached_stop_condition() const override { return reactor_->target_reached(); }
+  std::vector<std::string> save_state(StateWriter& out, const std::string& /*prefix*/) override {
+    reactor_->save(out);
+    return {};
+  }
+  void load_state(StateReader& in, const std::string& /*file_prefix*/) override {
+    reactor_->load(in);
+  }
 
  private:
   std::optional<EvaluationConfig> evaluation_;
@@ -126,6 +135,21 @@ class InferenceBinding : public ReplicaBinding {
     return r;
   }
   bool reached_stop_condition() const override { return false; }
+  std::vector<std::string> save_state(StateWriter& out, const std::string& file_prefix) override {
+    if constexpr (std::is_same_v<Reactor, nodes::InferenceReactor>) {
+      reactor_->save(out);
+      return {};
+    } else {
+      return ReplicaBinding::save_state(out, file_prefix);
+    }
+  }
+  void load_state(StateReader& in, const std::string& file_prefix) override {
+    if constexpr (std::is_same_v<Reactor, nodes::InferenceReactor>) {
+      reactor_->load(in);
+    } else {
+      ReplicaBinding::load_state(in, file_prefix);
+    }
+  }
 
  private:
   Reactor* reactor_ = nullptr;

@@ -1,5 +1,7 @@
 #include "hosts/reactor/wire_ports.hpp"
 
+#include "hosts/reactor/federate_checkpoint.hpp"
+
 #include <cstdio>
 #include <map>
 #include <stdexcept>
@@ -46,12 +48,18 @@ class WireSender : public reactors::Reactor {
   reactors::Input<Encoded<T>> in{"in", this};
 
   WireSender(std::string name, reactors::Environment& env, coordinator::ReactorFederate& federate,
-             std::string to, std::uint32_t port, std::optional<std::chrono::nanoseconds> extra)
+             std::string to, std::uint32_t port, std::optional<std::chrono::nanoseconds> extra,
+             FederateCheckpoint* checkpoint)
       : reactors::Reactor(std::move(name), env) {
-    reaction("send").triggers(in).body([this, &federate, to = std::move(to), port, extra] {
-      const reactors::Tag at = extra ? tag().delayed(*extra) : tag();
-      federate.send(to, port, at, in.get()->bytes());  // the writer's encoding, shared
-    });
+    reaction("send").triggers(in).body(
+        [this, &federate, to = std::move(to), port, extra, checkpoint] {
+          const reactors::Tag at = extra ? tag().delayed(*extra) : tag();
+          const transport::Payload& bytes = in.get()->bytes();  // the writer's encoding, shared
+          federate.send(to, port, at, bytes);
+          if (checkpoint != nullptr) {
+            checkpoint->record_sent(to, port, tag(), federate.arrival_tag(to, at), bytes);
+          }
+        });
   }
 };
 
@@ -102,13 +110,13 @@ reactors::PortBase& add_wire_output(reactors::Environment& env,
                                     const std::string& output_port, const std::string& to,
                                     const std::string& input_port, std::size_t channel,
                                     std::optional<std::chrono::nanoseconds> extra_delay,
-                                    bool agents) {
+                                    bool agents, FederateCheckpoint* checkpoint) {
   const std::uint32_t port = wire_port(input_port, channel);
   const std::string name =
       "wire_out_" + output_port + "_" + to + "_" + input_port + "_" + std::to_string(channel);
   return by_type(output_port, agents, [&](auto* type) -> reactors::PortBase& {
     using T = std::remove_pointer_t<decltype(type)>;
-    return env.add<WireSender<T>>(name, federate, to, port, extra_delay).in;
+    return env.add<WireSender<T>>(name, federate, to, port, extra_delay, checkpoint).in;
   });
 }
 

@@ -40,13 +40,17 @@ reactors::PortBase& add_wire_input(reactors::Environment& env,
                                    const std::string& input_port, std::size_t channel,
                                    const std::string& from, bool agents = false);
 
+class FederateCheckpoint;
+
 /// Adds the sending reactor for a link into `to`'s `input_port` channel `channel`; returns its
-/// input port (connect the replica's output to it).
+/// input port (connect the replica's output to it). With `checkpoint`, every value sent is also
+/// shown to it (FederateCheckpoint::record_sent: it keeps what may be in transit at a
+/// checkpoint tag).
 reactors::PortBase& add_wire_output(reactors::Environment& env,
                                     coordinator::ReactorFederate& federate,
                                     const std::string& output_port, const std::string& to,
                                     const std::string& input_port, std::size_t channel,
                                     std::optional<std::chrono::nanoseconds> extra_delay,
-                                    bool agents = false);
+                                    bool agents = false, FederateCheckpoint* checkpoint = nullptr);
 
 }  // namespace tagflow::hosts

@@ -190,6 +190,36 @@ void parse_stop(const YamlReader& top, ClusterConfig& config) {
   }
 }
 
+void parse_recovery(const YamlReader& top, ClusterConfig& config) {
+  if (top.has("checkpoint")) {
+    const YamlReader checkpoint = top.map("checkpoint");
+    checkpoint.only_keys({"every", "keep"});
+    config.checkpoint.line = top.line_of("checkpoint");
+    const std::chrono::nanoseconds every = checkpoint.duration("every");
+    constexpr std::int64_t kMs = 1000000;
+    if (every.count() < kMs || every.count() % kMs != 0) {
+      checkpoint.fail("every",
+                      "must be a whole number of milliseconds, at least 1ms (logical "
+                      "time; the samplers' rounds are 1 ms apart)");
+    }
+    config.checkpoint.every = every;
+    config.checkpoint.keep = static_cast<int>(checkpoint.integer_or("keep", 2, 1, 1000));
+    for (const NodeConfig& node : config.nodes) {
+      if (node.kind == NodeKind::multi_agent) {
+        top.fail("checkpoint", "node '" + node.name +
+                                   "' (multi_agent) cannot be checkpointed; checkpoints cover "
+                                   "sampler, replay, learner and inference nodes");
+      }
+    }
+  }
+  if (top.has("restart")) {
+    const YamlReader restart = top.map("restart");
+    restart.only_keys({"max"});
+    config.restart.line = top.line_of("restart");
+    config.restart.max = static_cast<int>(restart.integer("max", 0, 100));
+  }
+}
+
 }  // namespace
 
 ConfigError::ConfigError(std::string file, int line, std::string key, const std::string& message)
@@ -274,7 +304,7 @@ ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::stri
   check_cluster_tree(root, file);
   const YamlReader top(root, file, "");
   top.only_keys({"cluster", "mode", "seed", "hosts", "coordinator", "nodes", "connections", "stop",
-                 "monitoring", "security", "policies", "agents"});
+                 "checkpoint", "restart", "monitoring", "security", "policies", "agents"});
   ClusterConfig config;
   config.file = file;
   config.name = top.string("cluster");
@@ -289,6 +319,7 @@ ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::stri
   parse_policies(top, config);
   parse_connections(top, file, config);
   parse_stop(top, config);
+  parse_recovery(top, config);
   if (top.has("monitoring")) {
     const YamlReader monitoring = top.map("monitoring");
     monitoring.only_keys({"bind"});

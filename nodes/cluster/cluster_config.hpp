@@ -99,6 +99,21 @@ struct StopConfig {
   std::optional<double> target_return;
 };
 
+/// `checkpoint:` (reactor mode, configs/README.md): the federation's state every `every` of
+/// logical time (coordinator/PROTOCOL.md §9), the newest `keep` complete checkpoints kept.
+struct CheckpointConfig {
+  std::optional<std::chrono::nanoseconds> every;  // unset: no checkpoints
+  int keep = 2;
+  int line = 0;  // of the key, for errors found later (a node that cannot checkpoint)
+};
+
+/// `restart:`: how many times `tagflow up` restarts the run after a process died (from the last
+/// complete checkpoint, or from the start without checkpoints).
+struct RestartConfig {
+  int max = 0;
+  int line = 0;
+};
+
 struct SecurityConfig {
   bool curve = false;
   std::string keys_dir;  // tagflow keys generate DIR; relative to the cluster file
@@ -151,6 +166,8 @@ struct ClusterConfig {
   std::vector<NodeConfig> nodes;  // in file order
   std::vector<ConnectionConfig> connections;
   StopConfig stop;
+  CheckpointConfig checkpoint;
+  RestartConfig restart;
   MonitoringConfig monitoring;
   SecurityConfig security;
   MultiAgentConfig multi_agent;  // policies and their agents; empty for single-agent clusters

@@ -22,7 +22,12 @@ InferenceReactor::InferenceReactor(std::string name, reactors::Environment& env,
   if (widths.weights > 0) {
     reaction("load_weights").triggers(weights).body([this] {
       for (std::size_t c = 0; c < weights.size(); ++c) {
-        if (weights[c].is_present()) server_.on_weights(weights[c].get()->value());
+        if (!weights[c].is_present()) continue;
+        const std::uint64_t before = server_.weights_version();
+        server_.on_weights(weights[c].get()->value());
+        if (server_.weights_version() != before || !latest_weights_) {
+          latest_weights_ = weights[c].get();
+        }
       }
       weights_version.store(server_.weights_version(), std::memory_order_relaxed);
       if (metrics_ != nullptr) metrics_->set_weights_version(server_.weights_version());
@@ -51,8 +56,34 @@ InferenceReactor::InferenceReactor(std::string name, reactors::Environment& env,
       actions[c].set(answer);
       actions_digest_.record(c, tag(), answer->bytes());
     }
-    rows_served.store(static_cast<std::int64_t>(server_.rows_served()), std::memory_order_relaxed);
+    rows_served.store(rows_before_ + static_cast<std::int64_t>(server_.rows_served()),
+                      std::memory_order_relaxed);
   });
+}
+
+void InferenceReactor::save(StateWriter& out) const {
+  out.boolean(latest_weights_ != nullptr);
+  if (latest_weights_) {
+    const transport::Payload& bytes = latest_weights_->bytes();
+    out.bytes(std::string_view(reinterpret_cast<const char*>(bytes.bytes()), bytes.size));
+  }
+  actions_digest_.save(out);
+  out.i64(rows_served.load(std::memory_order_relaxed));
+}
+
+void InferenceReactor::load(StateReader& in) {
+  if (in.boolean()) {
+    const std::string bytes = in.bytes();
+    std::string error;
+    latest_weights_ = decode_encoded<WeightsMessage>(
+        transport::Payload::copy_of(bytes.data(), bytes.size()), &error);
+    if (!latest_weights_) in.fail("a weights message (" + error + ")");
+    server_.on_weights(latest_weights_->value());
+    weights_version.store(server_.weights_version(), std::memory_order_relaxed);
+  }
+  actions_digest_.load(in);
+  rows_before_ = in.i64();
+  rows_served.store(rows_before_, std::memory_order_relaxed);
 }
 
 }  // namespace tagflow::nodes

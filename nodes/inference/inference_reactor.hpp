@@ -42,8 +42,16 @@ class InferenceReactor : public reactors::Reactor {
   /// Updates `metrics` (an inference server's NodeMetrics, outliving the run) from now on.
   void set_metrics(NodeMetrics* metrics) { metrics_ = metrics; }
 
+  /// Checkpoints, between tags only: the latest weights message loaded (re-loaded on load()),
+  /// the digest and the counters. load() throws StateError when the bytes do not fit.
+  void save(StateWriter& out) const;
+  void load(StateReader& in);
+
  private:
   InferenceServer server_;
+  Encoded<WeightsMessage> latest_weights_;
+  std::int64_t rows_before_ = 0;  // rows served before the checkpoint this run resumed from  // the
+                                  // message the policy holds (null before one)
   ChannelDigests actions_digest_;
   std::vector<ObservationBatchMessage> requests_;
   std::vector<std::size_t> channels_;

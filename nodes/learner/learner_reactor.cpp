@@ -20,6 +20,7 @@ LearnerReactor::LearnerReactor(std::string name, reactors::Environment& env,
       priorities_digest_(widths.priorities),
       weights_digest_(widths.weights) {
   reaction("initial_weights").triggers(startup()).effects(weights).body([this] {
+    if (resumed_) return;
     send_weights(server_.weights());
     record_weights_hash();
   });
@@ -94,6 +95,39 @@ void LearnerReactor::maybe_evaluate() {
     target_reached_ = true;
     request_stop();
   }
+}
+
+void LearnerReactor::save(StateWriter& out) const {
+  server_.save(out);
+  priorities_digest_.save(out);
+  weights_digest_.save(out);
+  out.f64_vector(evaluations_);
+  out.boolean(target_reached_);
+  out.u64(weights_hashes_.size());
+  for (const auto& [at, hash] : weights_hashes_) {
+    out.i64(at.time_ns());
+    out.u32(at.microstep());
+    out.u64(hash);
+  }
+}
+
+void LearnerReactor::load(StateReader& in) {
+  server_.load(in);
+  priorities_digest_.load(in);
+  weights_digest_.load(in);
+  evaluations_ = in.f64_vector();
+  target_reached_ = in.boolean();
+  const std::uint64_t n = in.u64();
+  if (n > in.left() / 20) in.fail("the weights history");
+  weights_hashes_.clear();
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const std::int64_t time = in.i64();
+    const std::uint32_t micro = in.u32();
+    weights_hashes_.emplace_back(reactors::Tag(time, micro), in.u64());
+  }
+  resumed_ = true;
+  updates.store(server_.updates(), std::memory_order_relaxed);
+  if (!evaluations_.empty()) last_evaluation.store(evaluations_.back(), std::memory_order_relaxed);
 }
 
 }  // namespace tagflow::nodes

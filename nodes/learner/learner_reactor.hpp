@@ -59,6 +59,12 @@ class LearnerReactor : public reactors::Reactor {
   std::atomic<std::int64_t> updates{0};
   std::atomic<double> last_evaluation{0.0};
 
+  /// Checkpoints, between tags only: the learner's training state, the digests, the weights
+  /// history and the evaluations. A loaded learner does not send its initial weights again at
+  /// startup (its resumed run starts after they were sent).
+  void save(StateWriter& out) const;
+  void load(StateReader& in);
+
  private:
   void send_weights(WeightsMessage message);
   void maybe_evaluate();
@@ -70,7 +76,9 @@ class LearnerReactor : public reactors::Reactor {
   ChannelDigests priorities_digest_;
   ChannelDigests weights_digest_;
   std::vector<double> evaluations_;
-  bool target_reached_ = false;  // no update after the evaluation that reached the target
+  bool target_reached_ = false;
+  bool resumed_ = false;  // loaded from a checkpoint: the initial weights went out before  // no
+                          // update after the evaluation that reached the target
   NodeMetrics* metrics_ = nullptr;
   std::vector<std::pair<reactors::Tag, std::uint64_t>> weights_hashes_;  // in tag order
 };

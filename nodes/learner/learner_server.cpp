@@ -76,4 +76,27 @@ void LearnerServer::export_torchscript(const std::string& path) const {
   learning::export_torchscript(config_.dqn.network, weights().values, path);
 }
 
+void LearnerServer::save(StateWriter& out) const {
+  const learning::LearnerState state = learner_.state();
+  out.string(state.network);
+  out.i64(state.updates);
+  out.i64(state.adam_step);
+  out.pod_vector(state.online);
+  out.pod_vector(state.target);
+  out.pod_vector(state.adam_m);
+  out.pod_vector(state.adam_v);
+}
+
+void LearnerServer::load(StateReader& in) {
+  learning::LearnerState state;
+  state.network = in.string();
+  state.updates = in.i64();
+  state.adam_step = in.i64();
+  state.online = in.pod_vector<float>();
+  state.target = in.pod_vector<float>();
+  state.adam_m = in.pod_vector<float>();
+  state.adam_v = in.pod_vector<float>();
+  learner_.restore(state);
+}
+
 }  // namespace tagflow::nodes

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "common/state_stream.hpp"
 #include "nodes/messages.hpp"
 #include "nodes/node_params.hpp"
 #include "rl/learning/dqn_learner.hpp"
@@ -59,6 +60,12 @@ class LearnerServer {
   [[nodiscard]] std::int64_t greedy_action(const float* observation) const {
     return learner_.greedy_action(observation);
   }
+
+  /// Checkpoints: online and target weights, Adam's moments and step, the update count
+  /// (learning::LearnerState). load() throws StateError or learning::LearnerStateError when the
+  /// bytes do not fit this learner's network.
+  void save(StateWriter& out) const;
+  void load(StateReader& in);
 
  private:
   LearnerConfig config_;

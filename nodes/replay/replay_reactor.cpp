@@ -93,4 +93,21 @@ void ReplayReactor::reject(const char* port, const std::invalid_argument& error)
   if (metrics_ != nullptr) metrics_->add_rejected_input(port);
 }
 
+bool ReplayReactor::save(StateWriter& out, const std::string& table_path) {
+  const bool table = !table_path.empty() && server_.checkpoint_to(table_path).has_value();
+  out.boolean(table);
+  batches_digest_.save(out);
+  out.i64(batches_sent.load(std::memory_order_relaxed));
+  out.i64(rejected_inputs.load(std::memory_order_relaxed));
+  return table;
+}
+
+void ReplayReactor::load(StateReader& in, const std::string& table_path) {
+  if (in.boolean()) server_.restore_from(table_path);
+  batches_digest_.load(in);
+  batches_sent.store(in.i64(), std::memory_order_relaxed);
+  rejected_inputs.store(in.i64(), std::memory_order_relaxed);
+  inserts.store(static_cast<std::int64_t>(server_.inserts()), std::memory_order_relaxed);
+}
+
 }  // namespace tagflow::nodes

@@ -22,6 +22,8 @@ class MlpForward {
   /// Number of floats load() expects.
   [[nodiscard]] std::size_t parameter_count() const { return parameters_.size(); }
   void load(const std::vector<float>& parameters);
+  /// The loaded parameters (zeros before the first load).
+  [[nodiscard]] const std::vector<float>& parameters() const { return parameters_; }
 
   /// batch rows of input_size floats → batch rows of output_size scores, into `out`.
   void forward(const float* input, std::int64_t batch, float* out) const;

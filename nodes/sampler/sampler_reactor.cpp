@@ -79,4 +79,26 @@ void SamplerReactor::publish_stats() {
   }
 }
 
+void SamplerReactor::save(StateWriter& out) const {
+  server_.save(out);
+  transitions_digest_.save(out);
+  observations_digest_.save(out);
+  out.f64_vector(returns_);
+  out.boolean(waiting_);
+  out.boolean(step_limit_reached_);
+}
+
+void SamplerReactor::load(StateReader& in) {
+  server_.load(in);
+  transitions_digest_.load(in);
+  observations_digest_.load(in);
+  returns_ = in.f64_vector();
+  waiting_ = in.boolean();
+  step_limit_reached_ = in.boolean();
+  steps_reported_ = server_.env_steps();  // this process's metrics count from the resume on
+  env_steps.store(server_.env_steps(), std::memory_order_relaxed);
+  episodes.store(static_cast<std::int64_t>(returns_.size()), std::memory_order_relaxed);
+  if (!returns_.empty()) last_return.store(returns_.back(), std::memory_order_relaxed);
+}
+
 }  // namespace tagflow::nodes

@@ -59,6 +59,9 @@ class SamplerReactor : public reactors::Reactor {
   std::atomic<double> last_return{0.0};
   /// Every finished episode's return in completion order (read after the run).
   [[nodiscard]] const std::vector<double>& finished_returns() const { return returns_; }
+  /// Checkpoints, between tags only: the server, the digests, the returns and the round's state.
+  void save(StateWriter& out) const;
+  void load(StateReader& in);
 
  private:
   void send_transitions(TransitionsMessage message);

@@ -163,4 +163,33 @@ std::vector<double> SamplerServer::take_finished_returns() {
   return out;
 }
 
+void SamplerServer::save(StateWriter& out) const {
+  env_->save(out);
+  out.generator(rng_);
+  out.u64(weights_version_);
+  out.pod_vector(policy_->parameters());
+  out.pod_vector(actions_);
+  out.f64_vector(episode_returns_);
+  out.f64_vector(finished_);
+  out.i64(env_steps_);
+  out.i64(episodes_);
+}
+
+void SamplerServer::load(StateReader& in) {
+  env_->load(in);
+  in.generator(rng_);
+  weights_version_ = in.u64();
+  const std::vector<float> parameters = in.pod_vector<float>();
+  if (parameters.size() != policy_->parameter_count()) in.fail("the local policy's parameters");
+  policy_->load(parameters);
+  actions_ = in.pod_vector<std::int64_t>();
+  episode_returns_ = in.f64_vector();
+  if (actions_.size() != config_.num_envs || episode_returns_.size() != config_.num_envs) {
+    in.fail("one action and one return per env");
+  }
+  finished_ = in.f64_vector();
+  env_steps_ = in.i64();
+  episodes_ = in.i64();
+}
+
 }  // namespace tagflow::nodes

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "common/state_stream.hpp"
 #include "nodes/messages.hpp"
 #include "nodes/node_params.hpp"
 #include "nodes/sampler/mlp_forward.hpp"
@@ -70,6 +71,13 @@ class SamplerServer {
   [[nodiscard]] double epsilon() const;
   /// Returns of finished episodes since the last call, in completion order.
   [[nodiscard]] std::vector<double> take_finished_returns();
+
+  /// Checkpoints: envs and their generators, the ε generator and schedule position (env steps),
+  /// the local policy copy, episode returns in progress. load() expects a server built from the
+  /// same config; StateError when the bytes do not fit, std::logic_error from save() for an env
+  /// that cannot be checkpointed.
+  void save(StateWriter& out) const;
+  void load(StateReader& in);
 
  private:
   SamplerConfig config_;

@@ -35,6 +35,24 @@ void Env::set_state(const std::vector<double>& state) {
   needs_reset_ = false;
 }
 
+void Env::save(StateWriter& out) const {
+  const std::vector<double> values = state();
+  if (values.empty()) throw std::logic_error(spec().id + " cannot be checkpointed (no state)");
+  out.f64_vector(values);
+  out.generator(rng_);
+  out.i64(elapsed_steps_);
+  out.boolean(needs_reset_);
+}
+
+void Env::load(StateReader& in) {
+  const std::vector<double> values = in.f64_vector();
+  if (values.size() != state().size()) in.fail(spec().id + " state");
+  set_state_impl(values);
+  in.generator(rng_);
+  elapsed_steps_ = static_cast<int>(in.i64());
+  needs_reset_ = in.boolean();
+}
+
 void Env::observe(Span<float> observation) const {
   check_observation(DType::kFloat32, observation.size());
   observe_impl(observation.data());

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/state_stream.hpp"
 #include "rl/envs/space.hpp"
 #include "rl/envs/span.hpp"
 
@@ -87,6 +88,12 @@ class Env {
   void set_state(const std::vector<double>& state);
   /// Writes the observation that corresponds to the current internal state.
   void observe(Span<float> observation) const;
+  /// Checkpoints (ARCHITECTURE §12): the whole env — state(), generator, step counter — so that
+  /// a loaded env steps exactly as the saved one would have. std::logic_error for an env without
+  /// a settable state (save refuses it before anything is written); load throws StateError for
+  /// bytes that do not fit.
+  void save(StateWriter& out) const;
+  void load(StateReader& in);
 
  protected:
   Env() = default;

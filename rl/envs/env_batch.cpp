@@ -39,6 +39,7 @@ class GenericEnvBatch final : public EnvBatch {
 
   const EnvSpec& spec() const noexcept override { return envs_.front()->spec(); }
   std::size_t size() const noexcept override { return envs_.size(); }
+  Env& env(std::size_t i) override { return *envs_[i]; }
 
   void reset_range(const BatchRequest& r, std::size_t begin, std::size_t end) override {
     const std::size_t obs_bytes = spec().observation_space.bytes();

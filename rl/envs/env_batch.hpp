@@ -42,6 +42,8 @@ class EnvBatch {
   [[nodiscard]] virtual std::size_t size() const noexcept = 0;
   virtual void reset_range(const BatchRequest& request, std::size_t begin, std::size_t end) = 0;
   virtual void step_range(const BatchRequest& request, std::size_t begin, std::size_t end) = 0;
+  /// Env i (checkpoints save and load it through the Env interface).
+  [[nodiscard]] virtual Env& env(std::size_t i) = 0;
 };
 
 /// The per-env logic shared by every batch: autoreset and time limit around env.step_impl.
@@ -99,6 +101,7 @@ class EnvBatchOf final : public EnvBatch {
 
   const EnvSpec& spec() const noexcept override { return envs_.front().spec(); }
   std::size_t size() const noexcept override { return envs_.size(); }
+  Env& env(std::size_t i) override { return envs_[i]; }
 
   void reset_range(const BatchRequest& r, std::size_t begin, std::size_t end) override {
     const std::size_t obs_bytes = spec().observation_space.bytes();

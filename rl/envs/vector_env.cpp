@@ -1,5 +1,6 @@
 #include "rl/envs/vector_env.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -152,6 +153,39 @@ Span<const std::uint8_t> VectorEnv::truncated() const noexcept {
 }
 Span<const std::int32_t> VectorEnv::episode_steps() const noexcept {
   return {episode_steps_.data(), episode_steps_.size()};
+}
+
+void VectorEnv::save(StateWriter& out) const {
+  out.string(spec().id);
+  out.u64(batch_->size());
+  for (std::size_t i = 0; i < batch_->size(); ++i) batch_->env(i).save(out);
+  out.boolean(was_reset_);
+  out.pod_vector(observations_);
+  out.pod_vector(final_observations_);
+  out.pod_vector(rewards_);
+  out.pod_vector(terminated_);
+  out.pod_vector(truncated_);
+  out.pod_vector(episode_steps_);
+  out.pod_vector(needs_reset_);
+}
+
+void VectorEnv::load(StateReader& in) {
+  if (in.string() != spec().id) in.fail("envs of id " + spec().id);
+  if (in.u64() != batch_->size()) in.fail(std::to_string(batch_->size()) + " envs");
+  for (std::size_t i = 0; i < batch_->size(); ++i) batch_->env(i).load(in);
+  was_reset_ = in.boolean();
+  // Copied into the buffers, which keep their addresses (the accessors' views stay valid).
+  const auto same_size = [&in](auto& into, const auto& loaded, const char* what) {
+    if (loaded.size() != into.size()) in.fail(what);
+    std::copy(loaded.begin(), loaded.end(), into.begin());
+  };
+  same_size(observations_, in.pod_vector<std::uint8_t>(), "observations");
+  same_size(final_observations_, in.pod_vector<std::uint8_t>(), "final observations");
+  same_size(rewards_, in.pod_vector<float>(), "rewards");
+  same_size(terminated_, in.pod_vector<std::uint8_t>(), "terminated flags");
+  same_size(truncated_, in.pod_vector<std::uint8_t>(), "truncated flags");
+  same_size(episode_steps_, in.pod_vector<std::int32_t>(), "episode steps");
+  same_size(needs_reset_, in.pod_vector<std::uint8_t>(), "reset flags");
 }
 
 }  // namespace tagflow::envs

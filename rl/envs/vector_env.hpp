@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/state_stream.hpp"
 #include "rl/envs/env.hpp"
 
 namespace tagflow::envs {
@@ -81,6 +82,13 @@ class VectorEnv {
   [[nodiscard]] Span<const std::uint8_t> truncated() const noexcept;
   /// Steps of the current episode of each env (0 right after a reset).
   [[nodiscard]] Span<const std::int32_t> episode_steps() const noexcept;
+
+  /// Checkpoints: every env (Env::save) and the batch's buffers and flags, so that a loaded
+  /// VectorEnv of the same id and options steps exactly as the saved one would have. save throws
+  /// std::logic_error for envs without a settable state; load throws StateError for bytes that
+  /// do not fit (another id, another num_envs).
+  void save(StateWriter& out) const;
+  void load(StateReader& in);
 
  private:
   void init();

@@ -98,6 +98,18 @@ TEST(ControlMessage, AResultCarriesItsProcessAndAJsonLongerThanAStringMayBe) {
   EXPECT_STREQ(control_type_name(ControlType::kResultStored), "RESULT_STORED");
 }
 
+TEST(ControlMessage, CheckpointWrittenCarriesTheTagAndThePartsSizeAndChecksum) {
+  ControlMessage written = make_tag_message(ControlType::kCheckpointWritten, {200000000, 0});
+  written.part_bytes = 94385;
+  written.part_checksum = 0x6898a5f68c6d5210ULL;
+  const ControlMessage decoded = round_trip(written);
+  EXPECT_EQ(decoded.type, ControlType::kCheckpointWritten);
+  EXPECT_EQ(decoded.tag, (WireTag{200000000, 0}));
+  EXPECT_EQ(decoded.part_bytes, 94385U);
+  EXPECT_EQ(decoded.part_checksum, 0x6898a5f68c6d5210ULL);
+  EXPECT_STREQ(control_type_name(ControlType::kCheckpointWritten), "CHECKPOINT_WRITTEN");
+}
+
 TEST(ControlMessage, GarbageTruncationsAndUnknownTypesAreRejected) {
   const std::string frame = encode_control(make_tag_message(ControlType::kNextEvent, {5, 0}));
   for (std::size_t n = 0; n < frame.size(); ++n) {

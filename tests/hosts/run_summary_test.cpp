@@ -30,5 +30,21 @@ TEST(RunSummary, TheJsonHasEveryDocumentedFieldAndTheDigestInHex) {
   EXPECT_EQ(summary.digest_hex(), "0fa3044d8f08a101");
 }
 
+TEST(RunSummary, RestartsAreListedOnlyWhenThereWereAny) {
+  RunSummary summary;
+  EXPECT_FALSE(nlohmann::json::parse(summary.to_json()).contains("restarts"));
+  summary.restarts.push_back({"learner", "killed by signal 9 (Killed)", 60000000, 0.4});
+  summary.restarts.push_back({"coordinator", "exit code 1", std::nullopt, 2.5});
+  summary.wall_seconds = 12.0;
+  const nlohmann::json json = nlohmann::json::parse(summary.to_json());
+  ASSERT_EQ(json["restarts"].size(), 2U);
+  EXPECT_EQ(json["restarts"][0]["process"], "learner");
+  EXPECT_EQ(json["restarts"][0]["how"], "killed by signal 9 (Killed)");
+  EXPECT_EQ(json["restarts"][0]["resumed_from_ns"], 60000000);
+  EXPECT_EQ(json["restarts"][0]["lost_seconds"], 0.4);
+  EXPECT_TRUE(json["restarts"][1]["resumed_from_ns"].is_null());  // from the start
+  EXPECT_EQ(json["wall_seconds"], 12.0);
+}
+
 }  // namespace
 }  // namespace tagflow::hosts

@@ -23,6 +23,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/loopback_ports.hpp"
+
 namespace tagflow::testing {
 
 struct LocalClusterOptions {
@@ -48,6 +50,10 @@ struct LocalClusterOptions {
   std::string hosts;
   /// "coordinator" or a node group → host name (with `hosts`).
   std::map<std::string, std::string> host;
+  /// Replace the file's `checkpoint:` and `restart:` lines (e.g. "{every: 100ms, keep: 2}",
+  /// "{max: 3}"); empty: drop them (a death ends the run, as in tests written before them).
+  std::string checkpoint;
+  std::string restart;
 };
 
 /// The connections section of configs/local.yaml (samplers acting through the inference server,
@@ -123,6 +129,18 @@ inline void replace_first(std::string& text, const std::string& from, const std:
   text.replace(at, from.size(), to);
 }
 
+// Replaces the top-level line `key: ...` with `key: value`, or removes it when `value` is empty.
+inline void replace_top_level_line(std::string& text, const std::string& key,
+                                   const std::string& value) {
+  const std::size_t at = text.find("\n" + key + ": ");
+  if (at == std::string::npos) {
+    ADD_FAILURE() << "configs/local.yaml has no " << key << ": line";
+    return;
+  }
+  const std::size_t end = text.find('\n', at + 1);
+  text.replace(at + 1, end - at, value.empty() ? "" : key + ": " + value + "\n");
+}
+
 // Sets `key: value` entries in the params flow map of node group `group`.
 inline void set_params(std::string& text, const std::string& group, const std::string& entries) {
   const std::size_t kind = text.find("    kind: " + group + "\n");
@@ -160,6 +178,8 @@ inline std::string local_cluster_yaml(const LocalClusterOptions& options = {}) {
   detail::replace_first(text, "target_return: 475", options.stop);
   if (!options.keep_seconds_limit) detail::replace_first(text, "  seconds: 900\n", "");
   detail::replace_first(text, "min_size: 1000", "min_size: " + std::to_string(options.min_size));
+  detail::replace_top_level_line(text, "checkpoint", options.checkpoint);
+  detail::replace_top_level_line(text, "restart", options.restart);
   if (!options.mode.empty()) detail::replace_first(text, "mode: reactor", "mode: " + options.mode);
   if (options.port) {
     for (const int p : local_cluster_ports()) {

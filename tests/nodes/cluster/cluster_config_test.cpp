@@ -181,3 +181,43 @@ TEST(Duration, ParsesUnitsAndRefusesNonsense) {
 
 }  // namespace
 }  // namespace tagflow::cluster
+
+namespace tagflow::cluster {
+namespace {
+
+TEST(ClusterConfigRecovery, CheckpointAndRestartAreRead) {
+  const ClusterConfig config = parse_cluster_config(
+      std::string(kValid) + "checkpoint: {every: 2s, keep: 3}\nrestart: {max: 4}\n", "c.yaml");
+  ASSERT_TRUE(config.checkpoint.every.has_value());
+  EXPECT_EQ(config.checkpoint.every->count(), 2000000000);
+  EXPECT_EQ(config.checkpoint.keep, 3);
+  EXPECT_EQ(config.checkpoint.line, 12);
+  EXPECT_EQ(config.restart.max, 4);
+  const ClusterConfig plain = parse_cluster_config(kValid, "c.yaml");
+  EXPECT_FALSE(plain.checkpoint.every.has_value());
+  EXPECT_EQ(plain.restart.max, 0);
+}
+
+TEST(ClusterConfigRecovery, TheLocalDemoCheckpointsAndRestarts) {
+  const ClusterConfig config =
+      load_cluster_config(std::string(TAGFLOW_SOURCE_DIR) + "/configs/local.yaml");
+  EXPECT_TRUE(config.checkpoint.every.has_value());
+  EXPECT_GT(config.restart.max, 0);
+}
+
+TEST(ClusterConfigRecovery, BadRecoveryKeysAreNamedWithTheirLine) {
+  const ConfigError every = error_of(std::string(kValid) + "checkpoint: {every: 1500us}\n");
+  EXPECT_EQ(std::string(every.what()).rfind("c.yaml:12: checkpoint.every: must be a whole", 0), 0U)
+      << every.what();
+  const ConfigError keep = error_of(std::string(kValid) + "checkpoint: {every: 1s, keep: 0}\n");
+  EXPECT_EQ(std::string(keep.what()).rfind("c.yaml:12: checkpoint.keep", 0), 0U) << keep.what();
+  const ConfigError unknown = error_of(std::string(kValid) + "restart: {maximum: 2}\n");
+  EXPECT_EQ(std::string(unknown.what()).rfind("c.yaml:12: restart.maximum", 0), 0U)
+      << unknown.what();
+  const ConfigError missing = error_of(std::string(kValid) + "checkpoint: {keep: 2}\n");
+  EXPECT_EQ(std::string(missing.what()).rfind("c.yaml:12: checkpoint.every", 0), 0U)
+      << missing.what();
+}
+
+}  // namespace
+}  // namespace tagflow::cluster

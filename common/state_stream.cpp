@@ -1,0 +1,134 @@
+#include "common/state_stream.hpp"
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include "common/atomic_file.hpp"
+#include "common/fnv1a.hpp"
+
+namespace tagflow {
+namespace {
+
+constexpr std::string_view kMagic = "TFSTATE1";
+constexpr std::size_t kHeader = 8 + 8;
+constexpr std::size_t kTrailer = 8;
+
+void put_u64(std::string& out, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+}
+
+std::uint64_t get_u64(const std::string& in, std::size_t at) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) {
+    v |= static_cast<std::uint64_t>(static_cast<unsigned char>(in[at + i])) << (8 * i);
+  }
+  return v;
+}
+
+}  // namespace
+
+void StateWriter::fixed(std::uint64_t v, int width) {
+  for (int i = 0; i < width; ++i) bytes_.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+}
+
+void StateWriter::f64(double v) {
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof bits);
+  u64(bits);
+}
+
+void StateWriter::bytes(std::string_view v) {
+  u64(v.size());
+  bytes_.append(v.data(), v.size());
+}
+
+void StateWriter::generator(const std::mt19937_64& rng) {
+  std::ostringstream text;
+  text << rng;
+  string(text.str());
+}
+
+std::uint64_t StateReader::fixed(int width) {
+  if (left() < static_cast<std::size_t>(width)) fail("a " + std::to_string(width) + "-byte value");
+  std::uint64_t v = 0;
+  for (int i = 0; i < width; ++i) {
+    v |= static_cast<std::uint64_t>(static_cast<unsigned char>(data_[at_ + i])) << (8 * i);
+  }
+  at_ += width;
+  return v;
+}
+
+std::uint8_t StateReader::u8() { return static_cast<std::uint8_t>(fixed(1)); }
+
+double StateReader::f64() {
+  const std::uint64_t bits = u64();
+  double v = 0;
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
+
+std::string StateReader::bytes() {
+  const std::uint64_t n = u64();
+  if (n > left()) fail("a byte string of " + std::to_string(n) + " bytes");
+  std::string v(data_.substr(at_, n));
+  at_ += n;
+  return v;
+}
+
+void StateReader::generator(std::mt19937_64& rng) {
+  std::istringstream text(string());
+  text >> rng;
+  if (!text) fail("a generator state");
+}
+
+void StateReader::expect_end() const {
+  if (left() != 0) {
+    throw StateError(what_ + ": " + std::to_string(left()) + " unread bytes at the end");
+  }
+}
+
+void StateReader::fail(const std::string& what) const {
+  throw StateError(what_ + ": truncated or corrupt: cannot read " + what + " at byte " +
+                   std::to_string(at_) + " of " + std::to_string(data_.size()));
+}
+
+std::uint64_t write_state_file(const std::string& path, std::string_view payload) {
+  const std::uint64_t checksum = fnv1a64_wide(payload.data(), payload.size());
+  std::string head(kMagic);
+  put_u64(head, payload.size());
+  std::string tail;
+  put_u64(tail, checksum);
+  try {
+    AtomicFile file(path);
+    file.write(head);
+    file.write(payload);
+    file.write(tail);
+    file.commit();
+  } catch (const AtomicFileError& e) {
+    throw StateError(e.what());
+  }
+  return checksum;
+}
+
+std::string read_state_file(const std::string& path, std::uint64_t* checksum) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw StateError(path + ": cannot open: " + std::strerror(errno));
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (all.size() < kHeader + kTrailer || all.compare(0, kMagic.size(), kMagic) != 0) {
+    throw StateError(path + ": not a checkpoint part (truncated, or another file)");
+  }
+  const std::uint64_t size = get_u64(all, kMagic.size());
+  if (size != all.size() - kHeader - kTrailer) {
+    throw StateError(path + ": truncated: the header counts " + std::to_string(size) +
+                     " bytes, the file holds " + std::to_string(all.size() - kHeader - kTrailer));
+  }
+  const std::uint64_t expected = get_u64(all, kHeader + size);
+  const std::uint64_t actual = fnv1a64_wide(all.data() + kHeader, size);
+  if (expected != actual) throw StateError(path + ": corrupt (checksum mismatch)");
+  if (checksum != nullptr) *checksum = actual;
+  return all.substr(kHeader, size);
+}
+
+}  // namespace tagflow

@@ -1,0 +1,97 @@
+// The files of reactor-mode checkpoints (ARCHITECTURE §12, PROTOCOL.md §9): parts, manifests and
+// the choice of the checkpoint to resume from.
+//
+// Layout under a checkpoint root (a run's `RUN_DIR/checkpoints`):
+//   ROOT/<time_ns>/<federate>.ckpt   one part per federate: its whole state as of the end of the
+//                                    tag just before (time_ns, 0), a state file
+//                                    (common/state_stream.hpp: length and checksum)
+//   ROOT/<time_ns>/<federate>.NAME   files a part attaches (a replay table), listed with their
+//                                    size and checksum in the part's header
+//   ROOT/<time_ns>/manifest          written last, by the coordinator, once every federate
+//                                    reported its part (CHECKPOINT_WRITTEN): the checkpoint is
+//                                    complete only then
+// A part's payload starts with a header — format version, federate id, the resume tag, the
+// attachments — then the federate's own bytes (body). The manifest is text:
+//   tagflow-checkpoint 1
+//   tag TIME_NS MICROSTEP
+//   part FEDERATE BYTES CHECKSUM        (one line per federate, checksum in hex)
+//
+// latest_usable_checkpoint() walks the complete checkpoints from the newest and takes the first
+// whose every part (and attachment) reads back with the manifest's checksum; each one it refuses
+// is described by name ("checkpoint 4000000000: part learner: ...: corrupt (checksum
+// mismatch)"). A crash while a checkpoint is written leaves no manifest for it, so the previous
+// complete one is used.
+//
+// Errors: StateError naming the file and the reason. Not thread-safe; CheckpointManifest lives on
+// the coordinator's thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/state_stream.hpp"
+#include "transport/wire_tag.hpp"
+
+namespace tagflow::coordinator {
+
+/// ROOT/<time_ns>.
+[[nodiscard]] std::string checkpoint_directory(const std::string& root, std::int64_t time_ns);
+/// DIR/<federate>.ckpt.
+[[nodiscard]] std::string part_path(const std::string& directory, const std::string& federate);
+
+struct PartInfo {
+  std::uint64_t bytes = 0;  // the part file's payload size
+  std::uint64_t checksum = 0;
+};
+
+/// Writes federate `federate`'s part for the checkpoint resuming at `tag` into `directory`
+/// (created when missing), attaching the files DIR/<federate>.<name> for every `attachments`
+/// name (which must exist). Atomic: the part is renamed into place once on disk.
+PartInfo write_part(const std::string& directory, const std::string& federate,
+                    const transport::WireTag& tag, const std::vector<std::string>& attachments,
+                    const std::string& body);
+
+struct Part {
+  transport::WireTag tag;
+  std::string body;
+  PartInfo info;
+};
+/// Reads and checks federate `federate`'s part in `directory`: the file's checksum, the header's
+/// federate, and every attachment's size and checksum.
+[[nodiscard]] Part read_part(const std::string& directory, const std::string& federate);
+
+/// The coordinator's side of the two phases: CHECKPOINT_WRITTEN reports in, the manifest out
+/// once every federate of the run reported the same tag; then only the newest `keep` complete
+/// checkpoints stay (and no incomplete one older than the newest complete).
+class CheckpointManifest {
+ public:
+  CheckpointManifest(std::string root, std::vector<std::string> federates, int keep);
+  /// Records `federate`'s part for `tag`; returns the manifest's path when this completed the
+  /// checkpoint. Throws StateError when the manifest cannot be written.
+  std::optional<std::string> on_written(const std::string& federate, const transport::WireTag& tag,
+                                        const PartInfo& part);
+  [[nodiscard]] std::size_t completed() const { return completed_; }
+
+ private:
+  void prune(std::int64_t newest_complete) const;
+  std::string root_;
+  std::vector<std::string> federates_;
+  int keep_;
+  std::map<std::int64_t, std::map<std::string, PartInfo>> pending_;  // by tag time
+  std::size_t completed_ = 0;
+};
+
+struct UsableCheckpoint {
+  transport::WireTag tag;  // the tag the run resumes at
+  std::string directory;
+};
+/// The newest complete checkpoint under `root` whose parts for every id of `federates` check out
+/// (see above); each one refused is described in `refused` (when given). nullopt: none.
+[[nodiscard]] std::optional<UsableCheckpoint> latest_usable_checkpoint(
+    const std::string& root, const std::vector<std::string>& federates,
+    std::vector<std::string>* refused = nullptr);
+
+}  // namespace tagflow::coordinator

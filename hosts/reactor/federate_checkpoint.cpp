@@ -1,0 +1,150 @@
+#include "hosts/reactor/federate_checkpoint.hpp"
+
+#include <filesystem>
+
+#include "common/atomic_file.hpp"
+
+#include "coordinator/checkpoint_store.hpp"
+
+namespace tagflow::hosts {
+
+/// The timer at every (k·E, 0) and the reaction that writes the part.
+class FederateCheckpoint::TimerReactor : public reactors::Reactor {
+ public:
+  reactors::Timer tick;
+  reactors::Reaction* write = nullptr;
+
+  TimerReactor(std::string name, reactors::Environment& env, std::chrono::nanoseconds every,
+               FederateCheckpoint& owner)
+      : reactors::Reactor(std::move(name), env), tick("tick", this, every, every) {
+    write =
+        &reaction("write_checkpoint").triggers(tick).body([this, &owner] { owner.write(tag()); });
+  }
+};
+
+FederateCheckpoint::FederateCheckpoint(std::string federate, std::string root,
+                                       std::chrono::nanoseconds every,
+                                       coordinator::ReactorFederate& federate_link,
+                                       ReplicaBinding& binding)
+    : federate_(std::move(federate)),
+      root_(std::move(root)),
+      every_(every),
+      link_(federate_link),
+      binding_(binding) {}
+
+void FederateCheckpoint::install(reactors::Environment& env) {
+  auto& timer = env.add<TimerReactor>("__checkpoint", every_, *this);
+  for (reactors::Reactor* reactor : env.reactors()) {
+    if (reactor == &timer) continue;
+    for (const auto& reaction : reactor->reactions()) env.order_before(*timer.write, *reaction);
+  }
+}
+
+void FederateCheckpoint::record_sent(const std::string& to, std::uint32_t port,
+                                     const reactors::Tag& sent, const reactors::Tag& arrival,
+                                     const transport::Payload& bytes) {
+  // The first checkpoint tag after `sent`: only a message arriving at or after it is in transit
+  // there (most links deliver within the same millisecond and are never recorded).
+  const std::int64_t next = (sent.time_ns() / every_.count() + 1) * every_.count();
+  if (arrival < reactors::Tag(next, 0)) return;
+  const std::lock_guard<std::mutex> lock(mutex_);
+  sent_.push_back({to, port, arrival, bytes});
+}
+
+void FederateCheckpoint::write(const reactors::Tag& at) {
+  const auto started = std::chrono::steady_clock::now();
+  const std::string directory = coordinator::checkpoint_directory(root_, at.time_ns());
+  std::error_code ec;
+  std::filesystem::create_directories(directory, ec);
+  if (ec) throw StateError(directory + ": cannot create: " + ec.message());
+  const std::string prefix = (std::filesystem::path(directory) / federate_).string();
+  StateWriter state;
+  const std::vector<std::string> attachments = binding_.save_state(state, prefix);
+  StateWriter body;
+  body.bytes(state.data());
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<const Sent*> carried;
+    for (const Sent& s : sent_) {
+      if (!(s.arrival < at)) carried.push_back(&s);
+    }
+    body.u64(carried.size());
+    for (const Sent* s : carried) {
+      body.string(s->to);
+      body.u32(s->port);
+      body.i64(s->arrival.time_ns());
+      body.u32(s->arrival.microstep());
+      body.bytes(std::string_view(reinterpret_cast<const char*>(s->bytes.bytes()), s->bytes.size));
+    }
+    // Kept: what is still in transit at the next checkpoint tag.
+    const reactors::Tag next(at.time_ns() + every_.count(), 0);
+    std::vector<Sent> kept;
+    for (Sent& s : sent_) {
+      if (!(s.arrival < next)) kept.push_back(std::move(s));
+    }
+    sent_ = std::move(kept);
+  }
+  const coordinator::PartInfo info = coordinator::write_part(
+      directory, federate_, {at.time_ns(), at.microstep()}, attachments, body.take());
+  link_.report_checkpoint(at, info.bytes, info.checksum);
+  ++parts_written_;
+  bytes_written_ += info.bytes;
+  for (const std::string& name : attachments) {
+    bytes_written_ += std::filesystem::file_size(prefix + "." + name, ec);
+  }
+  seconds_writing_ +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  // This federate's totals so far, beside the checkpoints (for `tagflow bench recovery`).
+  write_file_atomically((std::filesystem::path(root_) / (federate_ + ".stats")).string(),
+                        "parts " + std::to_string(parts_written_) + "\nbytes " +
+                            std::to_string(bytes_written_) + "\nseconds " +
+                            std::to_string(seconds_writing_) + "\n");
+}
+
+void FederateCheckpoint::resume(const std::string& directory,
+                                const std::vector<std::string>& federates,
+                                const reactors::Tag& start) {
+  const std::string prefix = (std::filesystem::path(directory) / federate_).string();
+  for (const std::string& id : federates) {
+    const coordinator::Part part = coordinator::read_part(directory, id);
+    const std::string what = coordinator::part_path(directory, id);
+    if (part.tag.time_ns != start.time_ns() || part.tag.microstep != start.microstep()) {
+      throw StateError(what + ": resumes at logical time " + std::to_string(part.tag.time_ns) +
+                       " ns, but the coordinator started the run at " +
+                       std::to_string(start.time_ns()) + " ns");
+    }
+    StateReader in(part.body, what);
+    const std::string state = in.bytes();
+    if (id == federate_) {
+      StateReader replica(state, what);
+      binding_.load_state(replica, prefix);
+      replica.expect_end();
+    }
+    const std::uint64_t n = in.u64();
+    for (std::uint64_t i = 0; i < n; ++i) {
+      Sent s;
+      s.to = in.string();
+      s.port = in.u32();
+      const std::int64_t time = in.i64();
+      const std::uint32_t micro = in.u32();
+      s.arrival = reactors::Tag(time, micro);
+      const std::string bytes = in.bytes();
+      s.bytes = transport::Payload::copy_of(bytes.data(), bytes.size());
+      if (s.to == federate_ && !link_.inject(id, s.port, s.arrival, s.bytes)) {
+        in.fail("a message for an input this federate does not have");
+      }
+      if (id == federate_) {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        sent_.push_back(std::move(s));
+      }
+    }
+    in.expect_end();
+  }
+}
+
+void check_can_checkpoint(ReplicaBinding& binding) {
+  StateWriter scratch;
+  (void)binding.save_state(scratch, "");  // an empty prefix writes no file
+}
+
+}  // namespace tagflow::hosts

@@ -1,0 +1,89 @@
+// FederateCheckpoint: one replica federate's side of reactor-mode checkpoints (ARCHITECTURE §12,
+// coordinator/PROTOCOL.md §9).
+//
+// Checkpoint tags are fixed by the cluster file, so no message is needed to agree on them: with
+// `checkpoint: {every: E}`, checkpoint k holds the state as of the end of the tag just before
+// (k·E, 0) and the run resumes from it at (k·E, 0). A timer of the federate fires at every
+// (k·E, 0); its reaction runs before every other reaction of the federate at that tag
+// (Environment::order_before), so what it saves is the state after every tag before (k·E, 0)
+// and before anything at it. It writes the part (coordinator/checkpoint_store.hpp) — the
+// replica's state (ReplicaBinding::save_state), then the data messages this federate sent at a
+// tag before (k·E, 0) that arrive at (k·E, 0) or later (recorded by the wire outputs through
+// record_sent(); nothing else is in transit at that point) — and reports it with
+// CHECKPOINT_WRITTEN. The coordinator writes the manifest when every federate reported. After
+// each part it also replaces ROOT/<federate>.stats ("parts N", "bytes B", "seconds S": its totals
+// so far, attachments included), which `tagflow bench recovery` reads.
+//
+// Resuming (resume(), before run): the replica loads its state from its own part; the messages
+// every other federate's part holds for it are delivered to its wire inputs at the tags they
+// carry (ReactorFederate::inject); its own in-transit record is kept for the next checkpoint.
+// The run starts at (k·E, 0), the start tag the coordinator sends, and goes on exactly as the
+// uninterrupted run did: the digest at the end is the same.
+//
+// Errors: StateError naming the file when a part cannot be read or does not fit; std::logic_error
+// from the first save for a kind or env that cannot checkpoint (checked at startup by
+// check_can_checkpoint()). Thread-safety: record_sent() may be called from any reaction; the
+// rest from the replica's thread or its checkpoint reaction.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/state_stream.hpp"
+#include "coordinator/reactor_federate.hpp"
+#include "hosts/reactor/replica_binding.hpp"
+#include "reactors/reactors.hpp"
+#include "transport/payload.hpp"
+
+namespace tagflow::hosts {
+
+class FederateCheckpoint {
+ public:
+  /// `root`: RUN_DIR/checkpoints; `every`: logical time between checkpoints.
+  FederateCheckpoint(std::string federate, std::string root, std::chrono::nanoseconds every,
+                     coordinator::ReactorFederate& federate_link, ReplicaBinding& binding);
+
+  /// Adds the checkpoint timer and reaction to `env` and orders the reaction before every other
+  /// reaction of `env`. Call once, after the replica and its wire ports are declared.
+  void install(reactors::Environment& env);
+  /// Loads the checkpoint in `directory` (see above), which must be the one resuming at `start`
+  /// (the coordinator's start tag). Call before run().
+  void resume(const std::string& directory, const std::vector<std::string>& federates,
+              const reactors::Tag& start);
+  /// A wire output sent `bytes` to (to, port) at `sent`, arriving at `arrival`.
+  void record_sent(const std::string& to, std::uint32_t port, const reactors::Tag& sent,
+                   const reactors::Tag& arrival, const transport::Payload& bytes);
+
+  [[nodiscard]] std::uint64_t parts_written() const { return parts_written_; }
+  [[nodiscard]] std::uint64_t bytes_written() const { return bytes_written_; }
+  [[nodiscard]] double seconds_writing() const { return seconds_writing_; }
+
+ private:
+  struct Sent {
+    std::string to;
+    std::uint32_t port = 0;
+    reactors::Tag arrival;
+    transport::Payload bytes;
+  };
+  class TimerReactor;
+  void write(const reactors::Tag& at);
+
+  std::string federate_;
+  std::string root_;
+  std::chrono::nanoseconds every_;
+  coordinator::ReactorFederate& link_;
+  ReplicaBinding& binding_;
+  std::mutex mutex_;        // guards sent_
+  std::vector<Sent> sent_;  // what may still be in transit at a coming checkpoint tag
+  std::uint64_t parts_written_ = 0;
+  std::uint64_t bytes_written_ = 0;
+  double seconds_writing_ = 0.0;
+};
+
+/// Throws std::logic_error when `binding` cannot be checkpointed (its kind or its env).
+void check_can_checkpoint(ReplicaBinding& binding);
+
+}  // namespace tagflow::hosts

@@ -1,0 +1,213 @@
+// Recovery with real processes (ARCHITECTURE §12, coordinator/PROTOCOL.md §9): configs/local.yaml
+// shortened, with a checkpoint every 20 ms of logical time (20 rounds). Checkpoints do not change
+// the digest; kill -9 of any process (each node kind and the coordinator) after the first
+// checkpoint, or of one while a checkpoint is being written, ends with exit 0 and the uninterrupted
+// digest; a launcher killed mid-run is continued with `--resume`, which refuses a corrupt newest
+// part by name and resumes from the checkpoint before.
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/cluster_files.hpp"
+#include "tests/support/launched_processes.hpp"
+
+namespace tagflow::cli {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+using testing::eventually;
+using testing::recorded_pids;
+using testing::wait_exit;
+constexpr auto read_file = &testing::read_text_file;
+
+constexpr const char* kStop = "env_steps: 4800";  // 300 rounds: 0.3 s of logical time
+
+class Recovery : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!TAGFLOW_HAS_TORCH)
+      GTEST_SKIP() << "the learner and inference processes need tagflow-torch";
+    dir_ = fs::path(::testing::TempDir()) /
+           ("tagflow_recovery_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    base_port_ = testing::free_local_cluster_ports();
+    ASSERT_GT(base_port_, 0) << "no free port range";
+  }
+
+  /// The shortened local cluster, with `checkpoint` and `restart` ("" for none), as DIR/NAME.
+  std::string cluster_file(const std::string& name, const std::string& checkpoint,
+                           const std::string& restart) {
+    testing::LocalClusterOptions options;
+    options.stop = kStop;
+    options.port = testing::local_cluster_ports_from(base_port_);
+    options.checkpoint = checkpoint;
+    options.restart = restart;
+    std::string text = testing::local_cluster_yaml(options);
+    // Restarted processes load LibTorch again: on a loaded machine that alone can take longer
+    // than the file's 2 s heartbeat and 30 s join limits, which would end a run this test expects
+    // to recover.
+    const std::string heartbeat = "heartbeat_timeout: 2s\n";
+    const std::size_t at = text.find(heartbeat);
+    EXPECT_NE(at, std::string::npos) << "configs/local.yaml has no " << heartbeat;
+    if (at != std::string::npos) {
+      text.replace(at, heartbeat.size(), "heartbeat_timeout: 10s\n  join_timeout: 180s\n");
+    }
+    std::ofstream(dir_ / name) << text;
+    return (dir_ / name).string();
+  }
+
+  pid_t up(const std::vector<std::string>& args, const std::string& tag) {
+    std::vector<std::string> argv{std::string(TAGFLOW_BIN_DIR) + "/tagflow", "up"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.push_back("--quiet");
+    return testing::spawn_with_output(argv, dir_ / (tag + ".out"), dir_ / (tag + ".err"));
+  }
+  std::string err(const std::string& tag) const { return read_file(dir_ / (tag + ".err")); }
+
+  nlohmann::json summary(const fs::path& logs) const {
+    return nlohmann::json::parse(read_file(logs / "summary.json"), nullptr, false);
+  }
+
+  /// The digest of an uninterrupted run of `file` (logs in DIR/TAG).
+  std::string uninterrupted_digest(const std::string& file, const std::string& tag) {
+    const fs::path logs = dir_ / tag;
+    EXPECT_EQ(wait_exit(up({file, "--log-dir", logs.string()}, tag), 150s), 0) << err(tag);
+    const nlohmann::json json = summary(logs);
+    return json.is_discarded() ? "(no summary)" : json.value("digest", "(no digest)");
+  }
+
+  fs::path dir_;
+  int base_port_ = 0;
+};
+
+/// Complete checkpoints (with a manifest) under LOGS/checkpoints.
+std::vector<fs::path> complete_checkpoints(const fs::path& logs) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(logs / "checkpoints", ec)) {
+    if (fs::exists(entry.path() / "manifest")) out.push_back(entry.path());
+  }
+  std::sort(out.begin(), out.end(), [](const fs::path& a, const fs::path& b) {
+    return std::stoll(a.filename().string()) < std::stoll(b.filename().string());
+  });
+  return out;
+}
+
+TEST_F(Recovery, CheckpointsLeaveTheDigestAsItIsAndKeepTheNewestComplete) {
+  const std::string plain = uninterrupted_digest(cluster_file("plain.yaml", "", ""), "plain");
+  const std::string with =
+      uninterrupted_digest(cluster_file("ckpt.yaml", "{every: 20ms, keep: 2}", ""), "ckpt");
+  EXPECT_EQ(with, plain);
+  const std::vector<fs::path> kept = complete_checkpoints(dir_ / "ckpt");
+  ASSERT_EQ(kept.size(), 2U);
+  const std::string manifest = read_file(kept.back() / "manifest");
+  for (const std::string part : {"sampler-0", "sampler-1", "replay", "learner", "inference"}) {
+    EXPECT_NE(manifest.find("part " + part + " "), std::string::npos) << manifest;
+    EXPECT_TRUE(fs::exists(kept.back() / (part + ".ckpt"))) << part;
+  }
+  EXPECT_TRUE(fs::exists(kept.back() / "replay.table"));
+}
+
+TEST_F(Recovery, KillingAnyProcessAfterACheckpointEndsWithTheUninterruptedDigest) {
+  const std::string file = cluster_file("ckpt.yaml", "{every: 20ms, keep: 2}", "{max: 2}");
+  const std::string expected = uninterrupted_digest(file, "reference");
+  for (const std::string victim : {"sampler-1", "replay", "learner", "inference", "coordinator"}) {
+    SCOPED_TRACE(victim);
+    const fs::path logs = dir_ / ("logs-" + victim);
+    const pid_t launcher = up({file, "--log-dir", logs.string()}, victim);
+    ASSERT_TRUE(eventually([&] { return !complete_checkpoints(logs).empty(); }, 60s))
+        << err(victim);
+    const auto pids = recorded_pids(logs);
+    ASSERT_EQ(pids.count(victim), 1U);
+    ASSERT_EQ(::kill(pids.at(victim), SIGKILL), 0);
+    ASSERT_EQ(wait_exit(launcher, 150s), 0) << err(victim);
+    const nlohmann::json json = summary(logs);
+    ASSERT_FALSE(json.is_discarded()) << err(victim);
+    EXPECT_EQ(json.value("digest", ""), expected) << err(victim);
+    ASSERT_TRUE(json.contains("restarts")) << err(victim);  // only there after a restart
+    EXPECT_EQ(json.at("restarts")[0].value("process", ""), victim);
+    EXPECT_FALSE(json.at("restarts")[0].at("resumed_from_ns").is_null()) << err(victim);
+  }
+}
+
+// The window between a federate's part and the manifest: the replay (the biggest part) is killed
+// while a checkpoint after the first is incomplete. The run resumes from a complete one, older
+// than the one being written, and ends as the uninterrupted run does.
+TEST_F(Recovery, AKillDuringACheckpointWriteResumesFromTheOneBefore) {
+  const std::string file = cluster_file("ckpt.yaml", "{every: 20ms, keep: 2}", "{max: 1}");
+  const std::string expected = uninterrupted_digest(file, "reference");
+  bool caught = false;
+  for (int trial = 0; trial < 3 && !caught; ++trial) {
+    const fs::path logs = dir_ / ("logs-" + std::to_string(trial));
+    const pid_t launcher = up({file, "--log-dir", logs.string()}, "trial");
+    ASSERT_TRUE(eventually([&] { return !complete_checkpoints(logs).empty(); }, 60s))
+        << err("trial");
+    const auto pids = recorded_pids(logs);
+    std::string writing;
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (writing.empty() && std::chrono::steady_clock::now() < deadline) {
+      std::error_code ec;
+      for (const auto& entry : fs::directory_iterator(logs / "checkpoints", ec)) {
+        if (!fs::exists(entry.path() / "manifest") && fs::exists(entry.path() / "sampler-0.ckpt")) {
+          writing = entry.path().filename().string();
+        }
+      }
+      if (writing.empty()) std::this_thread::sleep_for(200us);
+    }
+    if (!writing.empty()) ::kill(pids.at("replay"), SIGKILL);
+    ASSERT_EQ(wait_exit(launcher, 150s), 0) << err("trial");
+    const nlohmann::json json = summary(logs);
+    ASSERT_FALSE(json.is_discarded()) << err("trial");
+    EXPECT_EQ(json.value("digest", ""), expected) << err("trial");
+    if (writing.empty() || !json.contains("restarts") || json.at("restarts").empty()) continue;
+    const auto& restart = json.at("restarts")[0];
+    if (restart.at("resumed_from_ns").is_null()) continue;
+    caught = restart.at("resumed_from_ns").get<std::int64_t>() < std::stoll(writing);
+  }
+  EXPECT_TRUE(caught) << "no kill landed between a part and its manifest in 3 runs";
+}
+
+TEST_F(Recovery, ResumeContinuesARunWhoseLauncherDiedAndRefusesACorruptNewestPart) {
+  const std::string file = cluster_file("ckpt.yaml", "{every: 20ms, keep: 2}", "");
+  const std::string expected = uninterrupted_digest(file, "reference");
+  const fs::path logs = dir_ / "logs";
+  const pid_t launcher = up({file, "--log-dir", logs.string()}, "first");
+  ASSERT_TRUE(eventually([&] { return complete_checkpoints(logs).size() >= 2; }, 60s))
+      << err("first");
+  ::kill(launcher, SIGKILL);  // its children die with it (PR_SET_PDEATHSIG)
+  (void)wait_exit(launcher, 30s);
+  std::this_thread::sleep_for(500ms);
+  const std::vector<fs::path> kept = complete_checkpoints(logs);
+  ASSERT_EQ(kept.size(), 2U);
+  const fs::path part = kept.back() / "learner.ckpt";
+  {
+    std::fstream corrupt(part, std::ios::in | std::ios::out | std::ios::binary);
+    corrupt.seekp(40);
+    corrupt.put('\x7f');
+  }
+  ASSERT_EQ(wait_exit(up({file, "--resume", logs.string()}, "resumed"), 150s), 0) << err("resumed");
+  const std::string text = err("resumed");
+  EXPECT_NE(text.find("refused checkpoint " + kept.back().filename().string() +
+                      ": part learner: " + part.string() + ": corrupt (checksum mismatch)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("from the checkpoint at logical time " + kept.front().filename().string()),
+            std::string::npos)
+      << text;
+  const nlohmann::json json = summary(logs);
+  ASSERT_FALSE(json.is_discarded()) << text;
+  EXPECT_EQ(json.value("digest", ""), expected);
+}
+
+}  // namespace
+}  // namespace tagflow::cli

@@ -1,0 +1,123 @@
+// Checkpoint files (coordinator/checkpoint_store.hpp): a manifest only once every federate
+// reported, only the newest `keep` complete checkpoints kept, and a corrupt, truncated or
+// missing part (or attachment) refused by name with the previous checkpoint used.
+#include "coordinator/checkpoint_store.hpp"
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+namespace tagflow::coordinator {
+namespace {
+
+namespace fs = std::filesystem;
+
+class CheckpointStore : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = (fs::path(::testing::TempDir()) /
+             ("checkpoint_store_" +
+              std::string(::testing::UnitTest::GetInstance()->current_test_info()->name())))
+                .string();
+    fs::remove_all(root_);
+  }
+  /// Writes both federates' parts for time `t` (b attaches a `table`) and reports them.
+  void checkpoint(CheckpointManifest& manifest, std::int64_t t, bool report_b = true) {
+    const std::string dir = checkpoint_directory(root_, t);
+    fs::create_directories(dir);
+    std::ofstream(fs::path(dir) / "b.table") << "table bytes at " << t;
+    const PartInfo a = write_part(dir, "a", {t, 0}, {}, "state of a at " + std::to_string(t));
+    const PartInfo b = write_part(dir, "b", {t, 0}, {"table"}, "state of b");
+    EXPECT_FALSE(manifest.on_written("a", {t, 0}, a).has_value());
+    if (report_b) {
+      EXPECT_TRUE(manifest.on_written("b", {t, 0}, b).has_value());
+    }
+  }
+  std::string root_;
+  const std::vector<std::string> federates_{"a", "b"};
+};
+
+TEST_F(CheckpointStore, TheManifestComesOnlyOnceEveryFederateReported) {
+  CheckpointManifest manifest(root_, federates_, 2);
+  checkpoint(manifest, 1000, /*report_b=*/false);
+  EXPECT_FALSE(fs::exists(fs::path(checkpoint_directory(root_, 1000)) / "manifest"));
+  EXPECT_FALSE(latest_usable_checkpoint(root_, federates_).has_value());
+  checkpoint(manifest, 2000);
+  const auto usable = latest_usable_checkpoint(root_, federates_);
+  ASSERT_TRUE(usable.has_value());
+  EXPECT_EQ(usable->tag.time_ns, 2000);
+  const Part a = read_part(usable->directory, "a");
+  EXPECT_EQ(a.body, "state of a at 2000");
+  // The older incomplete checkpoint is gone once a newer one is complete.
+  EXPECT_FALSE(fs::exists(checkpoint_directory(root_, 1000)));
+}
+
+TEST_F(CheckpointStore, OnlyTheNewestKeepCheckpointsStay) {
+  CheckpointManifest manifest(root_, federates_, 2);
+  for (const std::int64_t t : {1000, 2000, 3000}) checkpoint(manifest, t);
+  EXPECT_FALSE(fs::exists(checkpoint_directory(root_, 1000)));
+  EXPECT_TRUE(fs::exists(checkpoint_directory(root_, 2000)));
+  EXPECT_TRUE(fs::exists(checkpoint_directory(root_, 3000)));
+  EXPECT_EQ(manifest.completed(), 3U);
+}
+
+TEST_F(CheckpointStore, ACorruptPartIsRefusedByNameAndThePreviousCheckpointUsed) {
+  CheckpointManifest manifest(root_, federates_, 2);
+  checkpoint(manifest, 1000);
+  checkpoint(manifest, 2000);
+  const std::string part = part_path(checkpoint_directory(root_, 2000), "a");
+  {
+    std::fstream file(part, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(20);
+    file.put('X');
+  }
+  std::vector<std::string> refused;
+  const auto usable = latest_usable_checkpoint(root_, federates_, &refused);
+  ASSERT_TRUE(usable.has_value());
+  EXPECT_EQ(usable->tag.time_ns, 1000);
+  ASSERT_EQ(refused.size(), 1U);
+  EXPECT_NE(refused[0].find("checkpoint 2000: part a: " + part + ": corrupt (checksum mismatch)"),
+            std::string::npos)
+      << refused[0];
+}
+
+TEST_F(CheckpointStore, ATruncatedPartOrAttachmentIsRefusedByName) {
+  CheckpointManifest manifest(root_, federates_, 3);
+  checkpoint(manifest, 1000);
+  checkpoint(manifest, 2000);
+  checkpoint(manifest, 3000);
+  const std::string part = part_path(checkpoint_directory(root_, 3000), "b");
+  fs::resize_file(part, fs::file_size(part) - 3);
+  const fs::path table = fs::path(checkpoint_directory(root_, 2000)) / "b.table";
+  fs::resize_file(table, 2);
+  std::vector<std::string> refused;
+  const auto usable = latest_usable_checkpoint(root_, federates_, &refused);
+  ASSERT_TRUE(usable.has_value());
+  EXPECT_EQ(usable->tag.time_ns, 1000);
+  ASSERT_EQ(refused.size(), 2U);
+  EXPECT_NE(refused[0].find("checkpoint 3000: part b: " + part + ": truncated"), std::string::npos)
+      << refused[0];
+  EXPECT_NE(refused[1].find("checkpoint 2000: part b: " + table.string() + ": truncated"),
+            std::string::npos)
+      << refused[1];
+}
+
+TEST_F(CheckpointStore, APartOfAnotherFederateOrAnotherTagIsRefused) {
+  CheckpointManifest manifest(root_, federates_, 2);
+  checkpoint(manifest, 1000);
+  checkpoint(manifest, 2000);
+  // a's part of 1000 copied over a's part of 2000: readable, but not what the manifest lists.
+  fs::copy_file(part_path(checkpoint_directory(root_, 1000), "a"),
+                part_path(checkpoint_directory(root_, 2000), "a"),
+                fs::copy_options::overwrite_existing);
+  std::vector<std::string> refused;
+  const auto usable = latest_usable_checkpoint(root_, federates_, &refused);
+  ASSERT_TRUE(usable.has_value());
+  EXPECT_EQ(usable->tag.time_ns, 1000);
+  ASSERT_EQ(refused.size(), 1U);
+  EXPECT_NE(refused[0].find("not the part its manifest lists"), std::string::npos) << refused[0];
+}
+
+}  // namespace
+}  // namespace tagflow::coordinator
