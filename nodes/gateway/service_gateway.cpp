@@ -468,6 +468,13 @@ void ServiceGateway::run() {
     for (std::size_t i = 0; i < batch.size(); ++i) {
       Pending& p = batch[i];
       const GatewayRequest& request = p.request;
+      // Counted before the reply leaves: a client that reads the metrics after its reply sees it.
+      for (const auto& [policy, n] : p.policy_rows) {
+        const PolicySeries& ps = s.series[static_cast<std::size_t>(policy)];
+        if (ps.requests != nullptr && failure.empty())
+          ps.requests->Increment(static_cast<double>(n));
+        if (ps.queue != nullptr) ps.queue->Observe(seconds(started - p.arrival));
+      }
       if (failure.empty()) {
         const nodes::AgentActionsMessage& a = answers[i];
         ActAnswer answer;
@@ -478,8 +485,8 @@ void ServiceGateway::run() {
           answer.versions.push_back(a.versions.at(first));
         }
         answer.actions = a.actions;
-        reply(p.envelope, p.client, encode_act(request, answer));
         rows_answered_.fetch_add(a.rows(), std::memory_order_relaxed);
+        reply(p.envelope, p.client, encode_act(request, answer));
       } else {
         if (s.log) s.log(model.server + " gateway: a forward pass failed: " + failure);
         refuse(p.envelope, p.client, GatewayError{"internal", failure, request.op, request.id},
@@ -488,9 +495,6 @@ void ServiceGateway::run() {
       const Clock::time_point sent = Clock::now();
       for (const auto& [policy, n] : p.policy_rows) {
         const PolicySeries& ps = s.series[static_cast<std::size_t>(policy)];
-        if (ps.requests != nullptr && failure.empty())
-          ps.requests->Increment(static_cast<double>(n));
-        if (ps.queue != nullptr) ps.queue->Observe(seconds(started - p.arrival));
         if (ps.total != nullptr) ps.total->Observe(seconds(sent - p.arrival));
         if (ps.in_flight != nullptr) ps.in_flight->Decrement(static_cast<double>(n));
       }
