@@ -45,7 +45,7 @@ struct EnvironmentConfig {
   /// With several workers, a level is shared among them only when its reactions' measured cost
   /// reaches this; cheaper levels run on one worker (scheduler.hpp). 0: share every level of two
   /// or more reactions.
-  Duration share_threshold = std::chrono::microseconds(20);
+  Duration share_threshold = std::chrono::microseconds(100);
   /// Fast mode: logical time runs ahead of physical time. False: real-time mode (tags wait).
   bool fast = true;
   /// Stop at start + timeout (the shutdown tag). Unset: run until stopped or out of events.

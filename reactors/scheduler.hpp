@@ -10,7 +10,7 @@
 // claims on one contended word. So the advancing worker runs a level itself (inline, as in
 // single-thread mode, nothing published) unless the level's work pays for sharing it: it holds
 // two or more reactions and their estimated cost (per level, measured on a sample of inline runs,
-// robust to a preempted sample, and re-measured now and then) reaches share_threshold_ns (20 µs by
+// robust to a preempted sample, and re-measured now and then) reaches share_threshold_ns (100 µs by
 // default; 0 shares every level of two or more reactions). Tags of small reactions thus run at
 // single-thread speed with any number of workers, while wide levels of heavy reactions (a bank of
 // env steps, a batch of inferences) are spread over the workers (the other workers' threads start
@@ -52,7 +52,7 @@ class LifecycleTrigger;
 
 struct SchedulerOptions {
   unsigned workers = 1;
-  std::int64_t share_threshold_ns = 20'000;  // see the header comment; 0: share every wide level
+  std::int64_t share_threshold_ns = 100'000;  // see the header comment; 0: share every wide level
   bool fast = true;
   bool keepalive = false;
   Tag start_tag;

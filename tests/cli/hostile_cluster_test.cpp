@@ -343,7 +343,7 @@ double attack_reactor_cluster(std::uint16_t coordinator_port, std::uint16_t coor
 
 TEST_F(HostileCluster, ReactorModeUnderEveryAttackGivesTheDigestOfAQuietRunWithinItsBounds) {
   // The quiet reference: closed (per-run keys); the same garbage at every port cannot connect.
-  const fs::path closed = write_cluster("closed", "reactor", 20000, false);
+  const fs::path closed = write_cluster("closed", "reactor", 50000, false);
   {
     PeakWatch watch(dir_ / "closed");
     const pid_t up = start(closed, "closed");
@@ -358,7 +358,7 @@ TEST_F(HostileCluster, ReactorModeUnderEveryAttackGivesTheDigestOfAQuietRunWithi
   const nlohmann::json quiet = summary("closed");
   EXPECT_EQ(quiet.at("security"), "per-run keys");
 
-  const fs::path open = write_cluster("open", "reactor", 20000, true);
+  const fs::path open = write_cluster("open", "reactor", 50000, true);
   PeakWatch watch(dir_ / "open");
   const pid_t up = start(open, "open");
   ASSERT_TRUE(testing::eventually([&] { return running(); }, 60s));
