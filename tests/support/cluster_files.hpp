@@ -91,7 +91,7 @@ inline bool loopback_port_free(int port) {
 }
 
 /// The first of kLocalClusterPortCount consecutive free loopback ports (a random range, so
-/// tests of several worktrees rarely meet), or -1.
+/// test runs sharing one machine rarely meet), or -1.
 inline int free_local_cluster_ports() {
   std::mt19937 rng(
       static_cast<unsigned>(::getpid()) ^
