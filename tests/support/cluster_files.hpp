@@ -7,17 +7,12 @@
 #pragma once
 
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <fstream>
 #include <functional>
 #include <map>
-#include <random>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -78,32 +73,9 @@ inline const std::vector<int>& local_cluster_ports() {
 /// taking two each).
 inline constexpr int kLocalClusterPortCount = 12;
 
-/// True when 127.0.0.1:`port` can be bound now.
-inline bool loopback_port_free(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = htons(static_cast<std::uint16_t>(port));
-  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
-  ::close(fd);
-  return ok;
-}
-
 /// The first of kLocalClusterPortCount consecutive free loopback ports (a random range, so
 /// test runs sharing one machine rarely meet), or -1.
-inline int free_local_cluster_ports() {
-  std::mt19937 rng(
-      static_cast<unsigned>(::getpid()) ^
-      static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count()));
-  for (int attempt = 0; attempt < 200; ++attempt) {
-    const int base = 20000 + static_cast<int>(rng() % 30000);
-    bool all = true;
-    for (int i = 0; i < kLocalClusterPortCount && all; ++i) all = loopback_port_free(base + i);
-    if (all) return base;
-  }
-  return -1;
-}
+inline int free_local_cluster_ports() { return free_loopback_port_range(kLocalClusterPortCount); }
 
 /// LocalClusterOptions::port moving configs/local.yaml's ports to base, base + 1, ...: the
 /// coordinator base (metrics +1), sampler-i base + 2 + i (metrics +4 + i), replay base + 6
