@@ -1,8 +1,12 @@
 #include "actors/actor_system_setup.hpp"
 
+#include <arpa/inet.h>
 #include <dlfcn.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <cstdint>
+#include <string>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -12,6 +16,7 @@
 #include <caf/openssl/remote_actor.hpp>
 
 #include "actors/message_types.hpp"
+#include "actors/tls_peers.hpp"
 
 // OpenSSL's error queue is per thread, and SSL_get_error() reports SSL_ERROR_SSL whenever that
 // queue is not empty, whatever the call did: its documentation asks the caller to empty the queue
@@ -22,33 +27,110 @@
 // their links to each other: one outsider's TCP connect ended an actor cluster. These four
 // definitions take the place of OpenSSL's own for every library of the process (the executable's
 // symbols come first), empty the queue and call OpenSSL's.
+//
+// They also see every handshake step (SSL_accept / SSL_connect, and SSL_read / SSL_write while the
+// handshake is not finished), so a handshake that fails is counted and logged once per
+// connection (actors/tls_peers.hpp): CAF itself closes such a connection without a word; and
+// a connection this process dials is bound to the certificate name expected at its address.
 namespace {
 template <class Function>
 Function openssl_function(const char* name) {
   return reinterpret_cast<Function>(::dlsym(RTLD_NEXT, name));  // NOLINT: dlsym's type
+}
+
+/// "host:port" of the socket's remote end, or "unknown".
+std::string peer_address(const SSL* ssl) {
+  sockaddr_storage address{};
+  socklen_t length = sizeof address;
+  auto* raw = reinterpret_cast<sockaddr*>(&address);  // NOLINT: the sockets API
+  if (::getpeername(SSL_get_fd(ssl), raw, &length) != 0) return "unknown";
+  char host[INET6_ADDRSTRLEN] = {};
+  std::uint16_t port = 0;
+  if (address.ss_family == AF_INET) {
+    const auto* v4 = reinterpret_cast<const sockaddr_in*>(&address);  // NOLINT
+    ::inet_ntop(AF_INET, &v4->sin_addr, host, sizeof host);
+    port = ntohs(v4->sin_port);
+  } else if (address.ss_family == AF_INET6) {
+    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&address);  // NOLINT
+    ::inet_ntop(AF_INET6, &v6->sin6_addr, host, sizeof host);
+    port = ntohs(v6->sin6_port);
+  } else {
+    return "unknown";
+  }
+  return std::string(host) + ":" + std::to_string(port);
+}
+
+/// What the hooks keep per connection, from its first handshake step: the peer's address (read
+/// while the socket is still connected) and whether its failure was counted.
+struct Connection {
+  std::string address;
+  bool counted = false;
+};
+
+void free_connection(void* /*parent*/, void* state, CRYPTO_EX_DATA* /*data*/, int /*index*/,
+                     long /*argl*/, void* /*argp*/) {  // NOLINT: OpenSSL's callback type
+  delete static_cast<Connection*>(state);              // NOLINT: owned by the SSL object
+}
+
+int connection_index() {
+  static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, free_connection);
+  return index;
+}
+
+/// The connection's state, made at its first handshake step.
+Connection& connection_of(SSL* ssl) {
+  auto* state = static_cast<Connection*>(SSL_get_ex_data(ssl, connection_index()));
+  if (state == nullptr) {
+    state = new Connection{peer_address(ssl)};  // NOLINT: freed by free_connection
+    SSL_set_ex_data(ssl, connection_index(), state);
+  }
+  return *state;
+}
+
+/// Runs one OpenSSL I/O call with an empty error queue; when it was a handshake step and failed
+/// (not merely waiting for the socket), records the refusal.
+template <class Call>
+int tls_call(SSL* ssl, Call call) {
+  const bool handshaking = SSL_is_init_finished(ssl) == 0;
+  Connection* connection = handshaking ? &connection_of(ssl) : nullptr;
+  if (handshaking && SSL_in_before(ssl) != 0 && SSL_is_server(ssl) == 0) {
+    // A dial's first step: bind the certificate name expected at this address.
+    const std::string name = tagflow::actors::expected_certificate(connection->address);
+    if (!name.empty()) SSL_set1_host(ssl, name.c_str());
+  }
+  ERR_clear_error();
+  const int result = call();
+  if (connection == nullptr || result > 0) return result;
+  const int error = SSL_get_error(ssl, result);
+  if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) return result;
+  if (connection->counted) return result;
+  connection->counted = true;
+  std::string detail = "closed during the handshake";
+  if (error == SSL_ERROR_SSL) {
+    const char* reason = ERR_reason_error_string(ERR_peek_error());
+    detail = reason != nullptr ? reason : "TLS protocol error";
+  }
+  tagflow::actors::record_refused_handshake(connection->address, SSL_is_server(ssl) != 0, detail);
+  return result;
 }
 }  // namespace
 
 extern "C" {
 int SSL_read(SSL* ssl, void* buffer, int size) {
   static const auto next = openssl_function<int (*)(SSL*, void*, int)>("SSL_read");
-  ERR_clear_error();
-  return next(ssl, buffer, size);
+  return tls_call(ssl, [&] { return next(ssl, buffer, size); });
 }
 int SSL_write(SSL* ssl, const void* buffer, int size) {
   static const auto next = openssl_function<int (*)(SSL*, const void*, int)>("SSL_write");
-  ERR_clear_error();
-  return next(ssl, buffer, size);
+  return tls_call(ssl, [&] { return next(ssl, buffer, size); });
 }
 int SSL_accept(SSL* ssl) {
   static const auto next = openssl_function<int (*)(SSL*)>("SSL_accept");
-  ERR_clear_error();
-  return next(ssl);
+  return tls_call(ssl, [&] { return next(ssl); });
 }
 int SSL_connect(SSL* ssl) {
   static const auto next = openssl_function<int (*)(SSL*)>("SSL_connect");
-  ERR_clear_error();
-  return next(ssl);
+  return tls_call(ssl, [&] { return next(ssl); });
 }
 }
 
@@ -80,8 +162,11 @@ caf::expected<std::uint16_t> publish_actor(caf::actor_system& system, const caf:
 }
 
 caf::expected<caf::actor> remote_actor_at(caf::actor_system& system, const std::string& host,
-                                          std::uint16_t port) {
-  if (system.has_openssl_manager()) return caf::openssl::remote_actor(system, host, port);
+                                          std::uint16_t port, const std::string& certificate) {
+  if (system.has_openssl_manager()) {
+    if (!certificate.empty()) expect_certificate(host, port, certificate);
+    return caf::openssl::remote_actor(system, host, port);
+  }
   return system.middleman().remote_actor(host, port);
 }
 

@@ -7,7 +7,8 @@
 // processes. With `tls` given, CAF's OpenSSL module is loaded too and every connection is mutual
 // TLS with those credentials (actors/actor_credentials.hpp): a peer without a certificate of the
 // cluster's CA is cut off during the TLS handshake, before CAF reads a byte of its BASP messages.
-// publish_actor() and remote_actor_at() pick TLS whenever the system has it.
+// publish_actor() and remote_actor_at() pick TLS whenever the system has it; remote_actor_at()
+// can also require the certificate of one named process (actors/tls_peers.hpp).
 // `worker_threads` sets the scheduler's threads (0: CAF's default, one per core).
 // CAF's own log/console output stays off. Thread-safety: build the config on one thread; the
 // actor_system made from it is thread-safe. An actor_system's destructor waits for every actor:
@@ -45,9 +46,10 @@ struct ActorSystemOptions {
                                                          std::uint16_t port,
                                                          const std::string& address);
 
-/// The actor published at `host:port` (TLS when the system has CAF's OpenSSL module).
+/// The actor published at `host:port` (TLS when the system has CAF's OpenSSL module). With TLS
+/// and a `certificate` name, the peer's certificate must name it (actors/tls_peers.hpp).
 [[nodiscard]] caf::expected<caf::actor> remote_actor_at(caf::actor_system& system,
-                                                        const std::string& host,
-                                                        std::uint16_t port);
+                                                        const std::string& host, std::uint16_t port,
+                                                        const std::string& certificate = "");
 
 }  // namespace tagflow::actors

@@ -2,8 +2,9 @@
 // transport/WIRE.md §3; the next two are the coordinator's (coordinator/PROTOCOL.md §1): a control
 // frame that does not decode, and a JOIN it refused; then a node's: a value whose content
 // its logic refused (nodes/node_metrics.hpp); the last two are connections cut by the
-// ConnectionGuard (WIRE.md §3.1), each counted as one drop. The names are used as the `reason`
-// label of the drop counters.
+// ConnectionGuard (WIRE.md §3.1), each counted as one drop; the last is actor mode's: a TLS
+// connection whose handshake failed (actors/tls_peers.hpp). The names are used as the
+// `reason` label of the drop counters.
 #pragma once
 
 #include <cstdint>
@@ -29,9 +30,10 @@ enum class DropReason : std::uint8_t {
   kRejectedByNode,
   kIncompleteOverCap,
   kUndeliveredConnection,
+  kRefusedHandshake,
 };
 
-inline constexpr int kDropReasonCount = 18;
+inline constexpr int kDropReasonCount = 19;
 
 /// A short snake_case name, stable, for logs and metric labels.
 inline const char* drop_reason_name(DropReason reason) {
@@ -72,6 +74,8 @@ inline const char* drop_reason_name(DropReason reason) {
       return "incomplete_over_cap";
     case DropReason::kUndeliveredConnection:
       return "undelivered_connection";
+    case DropReason::kRefusedHandshake:
+      return "refused_handshake";
   }
   return "unknown";
 }

@@ -11,6 +11,7 @@
 #include <caf/io/middleman.hpp>
 
 #include "actors/actor_system_setup.hpp"
+#include "actors/tls_peers.hpp"
 #include "hosts/actor/replica_host.hpp"
 #include "hosts/replica_metrics.hpp"
 #include "nodes/actor_messages.hpp"
@@ -137,7 +138,7 @@ class Dialled {
     const ReplicaAddress at = address_of(config_, replica);
     const auto deadline = std::chrono::steady_clock::now() + timeout_;
     for (;;) {
-      auto remote = actors::remote_actor_at(system_, at.host, at.port);
+      auto remote = actors::remote_actor_at(system_, at.host, at.port, process.name);
       if (remote) {
         known[replica] = *remote;
         nodes_[process.name] = remote->node();
@@ -184,6 +185,14 @@ hosts::ProcessResult run_actor_process(const cluster::ClusterConfig& config,
     // Mutual TLS: only holders of a certificate of this cluster's CA connect (actors/README.md).
     tls = actors::actor_credentials(
         keys, options.join ? std::string(actors::kJoinCredential) : plan.name);
+  }
+  // Handshakes the TLS layer refuses are counted in the first replica's metrics (one TLS
+  // layer per process) and logged, --quiet or not: they are what an operator must see.
+  std::optional<actors::RefusedHandshakeMetrics> refusals;
+  if (tls && !metrics.empty()) {
+    refusals.emplace(metrics.front()->process(), [name = plan.name](const std::string& line) {
+      std::cerr << "tagflow node " << name << ": " << line << std::endl;
+    });
   }
   auto system_config = actors::make_actor_system_config({true, options.worker_threads}, tls);
   nodes::add_node_message_types(*system_config);

@@ -18,7 +18,8 @@
 // Actor mode, closed (per-run TLS certificates): an outside CAF client without the run's
 // certificates (plain, and with a certificate of another CA) cannot reach any published node, so
 // its StopRun never arrives; a forged BASP handshake claiming a 512 MiB payload, followed by
-// 64 MiB, makes no node allocate (each node's peak RSS grows by less than kGrowthBound). The run
+// 64 MiB, makes no node allocate (each node's peak RSS grows by less than kGrowthBound). Every
+// refused handshake is counted in the process's metrics and the first one logged once. The run
 // reaches its stop normally, no process is left. With `security: none` the same outside client does
 // reach the replay and its StopRun ends the run: what the certificates prevent.
 #include <arpa/inet.h>
@@ -429,11 +430,30 @@ TEST_F(HostileCluster, ActorModeLetsNoOutsiderConnectStopOrAllocate) {
     const std::uint64_t taken = forge_basp_claim(p, 512U << 20, std::uint64_t{64} << 20);
     std::cout << "port " << p << " took " << taken << " bytes of a forged 512 MiB claim\n";
   }
+  // Each process counted every refused handshake: the plain client, the other CA's and the
+  // forged header, at least.
+  for (const std::uint16_t p : published) {
+    const auto metrics_port = static_cast<std::uint16_t>(p + 1);
+    const double refused = scraped(metrics_port, "tagflow_transport_invalid_messages_total",
+                                   "reason", "refused_handshake");
+    std::cout << "port " << p << " counted " << refused << " refused handshakes\n";
+    EXPECT_GE(refused, 3) << "refused handshakes counted by the process on port " << p;
+  }
   const std::map<std::string, std::uint64_t> after = watch.peaks();
   const int code = testing::wait_exit(up, 150s);
   ASSERT_EQ(code, 0) << testing::read_text_file(dir_ / "actor.err");
   expect_none_left(watch);
   expect_bounded(before, after);
+  // ... and logged the first refusal from this address once, whatever followed.
+  for (const std::string process : {"replay", "learner", "inference"}) {
+    const std::string log = testing::read_text_file(dir_ / "actor" / (process + ".log"));
+    std::size_t lines = 0;
+    for (std::size_t at = log.find("refused a TLS connection from 127.0.0.1:");
+         at != std::string::npos; at = log.find("refused a TLS connection from", at + 1)) {
+      ++lines;
+    }
+    EXPECT_EQ(lines, 1U) << process << ".log:\n" << log;
+  }
   const nlohmann::json result = summary("actor");
   EXPECT_EQ(result.at("stop_reason"), "env_steps");
   // Each sampler stops at 3,000 steps; the first to get there stops the other on its way.
