@@ -205,6 +205,14 @@ bool FederateDataPlane::send_value(const std::string& to, std::uint32_t port,
                                    const WireTag& arrival, const transport::Payload& payload) {
   const auto socket = outputs_.find(to);
   if (socket == outputs_.end()) return false;
+  if (const std::size_t cap = validator_.policy().max_message_bytes; payload.size > cap) {
+    // The receiver would drop it (message_too_large) and fail the run from its side; say it here,
+    // where the value was made.
+    throw FederationError("federate '" + id_ + "': a value of " + std::to_string(payload.size) +
+                          " bytes for input " + std::to_string(port) + " of '" + to +
+                          "' is over the message cap of " + std::to_string(cap) +
+                          " bytes (transport/WIRE.md §3); nothing was sent");
+  }
   transport::WireHeader header;
   header.tag = arrival;
   header.from = id_;

@@ -133,7 +133,8 @@ class FederateDataPlane {
   /// A full list is sent first with an LTC of the latest completed tag.
   void report_in_transit(FederateClient& client, const std::string& to, const WireTag& arrival);
   /// Sends `payload` (shared, not copied) to input `port` of downstream `to` with tag `arrival`.
-  /// Does not report it (report_in_transit). False when `to` is not a connected downstream.
+  /// Does not report it (report_in_transit). False when `to` is not a connected downstream;
+  /// FederationError (nothing sent) for a payload over the message cap the receiver enforces.
   bool send_value(const std::string& to, std::uint32_t port, const WireTag& arrival,
                   const transport::Payload& payload);
   /// Sends ABSENT(port, arrival) to `to` (WIRE.md §2), not reported; false as send_value().
