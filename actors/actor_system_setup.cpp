@@ -87,8 +87,8 @@ Connection& connection_of(SSL* ssl) {
   return *state;
 }
 
-/// Runs one OpenSSL I/O call with an empty error queue; when it was a handshake step and failed
-/// (not merely waiting for the socket), records the refusal.
+/// Runs one OpenSSL I/O call with an empty error queue; when it was a handshake step that failed
+/// with a TLS error, records the refusal.
 template <class Call>
 int tls_call(SSL* ssl, Call call) {
   const bool handshaking = SSL_is_init_finished(ssl) == 0;
@@ -101,16 +101,16 @@ int tls_call(SSL* ssl, Call call) {
   ERR_clear_error();
   const int result = call();
   if (connection == nullptr || result > 0) return result;
-  const int error = SSL_get_error(ssl, result);
-  if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) return result;
-  if (connection->counted) return result;
+  // Only a TLS error is a refusal: not TLS at all, a certificate of another CA or name, an alert.
+  // A peer that merely closes its socket is not counted: with TLS 1.3 a member that dials, is
+  // answered and leaves at once can close before the server has read its last handshake message.
+  if (SSL_get_error(ssl, result) != SSL_ERROR_SSL || connection->counted) return result;
+  const unsigned long error = ERR_peek_error();  // NOLINT: OpenSSL's type
+  if (ERR_GET_REASON(error) == SSL_R_UNEXPECTED_EOF_WHILE_READING) return result;  // a close
   connection->counted = true;
-  std::string detail = "closed during the handshake";
-  if (error == SSL_ERROR_SSL) {
-    const char* reason = ERR_reason_error_string(ERR_peek_error());
-    detail = reason != nullptr ? reason : "TLS protocol error";
-  }
-  tagflow::actors::record_refused_handshake(connection->address, SSL_is_server(ssl) != 0, detail);
+  const char* reason = ERR_reason_error_string(error);
+  tagflow::actors::record_refused_handshake(connection->address, SSL_is_server(ssl) != 0,
+                                            reason != nullptr ? reason : "TLS protocol error");
   return result;
 }
 }  // namespace

@@ -6,8 +6,10 @@
 // CAF 0.17's OpenSSL module closes a connection whose handshake fails without telling anyone: a
 // port scan, a plain CAF client, a holder of another CA's certificate or a forged BASP header
 // all vanish silently. The OpenSSL hooks of actor_system_setup.cpp see every handshake step and
-// call record_refused_handshake() once for each connection whose handshake ends in failure, on
-// either side (this process accepting, or dialling a peer).
+// call record_refused_handshake() once for each connection whose handshake ends in a TLS error
+// (not TLS at all, a certificate of another CA or of another name, an alert from the peer), on
+// either side (this process accepting, or dialling a peer). A peer that only connects and closes
+// is not counted: with TLS 1.3 a member that dials and leaves at once looks the same.
 //
 // Each refusal is counted (refused_handshakes(), and, while a RefusedHandshakeMetrics lives, as
 // tagflow_transport_invalid_messages_total{peer="unknown", reason="refused_handshake"}) and the

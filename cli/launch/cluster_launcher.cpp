@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 
 #include <csignal>
@@ -42,7 +43,10 @@ constexpr auto kReportLinger = 500ms;     // a death report's wait to leave for 
 constexpr auto kReactorWindDown = 500ms;  // after a failure, for the others to end on their own
 const char* const kStragglers = "(stragglers)";  // the pseudo exit of processes that hung
 
-volatile std::sig_atomic_t g_signal = 0;
+// Set by the signal handler, read by the supervising loop, which may run on another thread (the
+// tests run the launcher on one): a lock-free atomic is both async-signal-safe and race-free.
+std::atomic<int> g_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free);
 bool g_stop_with_stdin = false;  // LaunchOptions::stop_with_stdin, for the loops below
 
 /// True once stdin reached end-of-file (what a remote half sees when the head's ssh goes away).
@@ -478,8 +482,8 @@ int launch_cluster(const LaunchOptions& options) {
     }
     reporter.stop();
     if (interrupted || g_signal != 0) {
-      std::cerr << "tagflow up: " << ::strsignal(g_signal) << ": stopping " << supervisor.running()
-                << " process(es)\n";
+      std::cerr << "tagflow up: " << ::strsignal(g_signal.load()) << ": stopping "
+                << supervisor.running() << " process(es)\n";
       supervisor.stop_all(kStopGrace);
       return kExitInterrupted;
     }

@@ -3,11 +3,12 @@
 
 #include <filesystem>
 #include <future>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
-#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -346,19 +347,38 @@ std::optional<ControlMessage> next_message(zmq::socket_t& socket) {
   return decode_control(frame.data(), frame.size());
 }
 
-/// Everything logged through spdlog's default logger while it lives.
+/// Everything logged through spdlog's default logger while it lives. The coordinator logs from
+/// its own thread: text() reads under the sink's lock.
 class CapturedLog {
  public:
-  CapturedLog() : previous_(spdlog::default_logger()) {
-    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(text_);
-    spdlog::set_default_logger(std::make_shared<spdlog::logger>("captured", sink));
+  CapturedLog() : previous_(spdlog::default_logger()), sink_(std::make_shared<StringSink>()) {
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("captured", sink_));
   }
   ~CapturedLog() { spdlog::set_default_logger(previous_); }
-  std::string text() const { return text_.str(); }
+  std::string text() const { return sink_->text(); }
 
  private:
-  std::ostringstream text_;
+  class StringSink : public spdlog::sinks::base_sink<std::mutex> {
+   public:
+    std::string text() {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      return text_;
+    }
+
+   protected:
+    void sink_it_(const spdlog::details::log_msg& message) override {
+      spdlog::memory_buf_t line;
+      formatter_->format(message, line);
+      text_.append(line.data(), line.size());
+    }
+    void flush_() override {}
+
+   private:
+    std::string text_;
+  };
+
   std::shared_ptr<spdlog::logger> previous_;
+  std::shared_ptr<StringSink> sink_;
 };
 
 // A JOIN with a malformed field used to be dropped without a word: the client waited out its
@@ -555,6 +575,7 @@ TEST(Coordinator, AKeyJoinsOnlyAsTheFederateItWasMadeFor) {
   std::filesystem::copy_file(keys / "coordinator.pub", keys / "squatter" / "coordinator.pub");
   FederationSpec spec = parse_federation_spec(kChain);
   spec.keys_dir = keys.string();
+  spec.heartbeat_timeout = 5s;  // about joins, not heartbeats: room for a slow (sanitized) build
   RunningCoordinator running(spec);
   zmq::context_t context;
   {
@@ -605,6 +626,7 @@ TEST(Coordinator, WrongCurveKeyIsRefusedAndTheRightOneAdmitted) {
   transport::write_key_pair(keys / "intruder", "a", transport::generate_curve_key_pair());
   FederationSpec spec = parse_federation_spec(kChain);
   spec.keys_dir = keys.string();
+  spec.heartbeat_timeout = 5s;  // about joins, not heartbeats: room for a slow (sanitized) build
   RunningCoordinator running(spec);
   zmq::context_t context;
   {
