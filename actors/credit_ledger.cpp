@@ -9,7 +9,7 @@ bool CreditLedger::add_credit(const caf::actor& peer, std::uint32_t amount) {
     d->credits += amount;
     return false;
   }
-  downstreams_.push_back(Downstream{peer, amount, false});
+  downstreams_.push_back(Downstream{peer, amount, false, amount});
   return true;
 }
 
@@ -37,6 +37,11 @@ bool CreditLedger::all_have_credit() const {
 std::uint32_t CreditLedger::credits(const caf::actor_addr& peer) const {
   const Downstream* d = find(peer);
   return d == nullptr ? 0 : d->credits;
+}
+
+std::uint32_t CreditLedger::unanswered(const caf::actor_addr& peer) const {
+  const Downstream* d = find(peer);
+  return d == nullptr || d->credits >= d->window ? 0 : d->window - d->credits;
 }
 
 CreditLedger::Downstream* CreditLedger::find(const caf::actor_addr& peer) {

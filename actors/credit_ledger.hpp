@@ -29,7 +29,8 @@ class CreditLedger {
   struct Downstream {
     caf::actor handle;
     std::uint32_t credits = 0;
-    bool dirty = false;  // latest-value links: a newer value waits for credit
+    bool dirty = false;        // latest-value links: a newer value waits for credit
+    std::uint32_t window = 0;  // the receiver's first grant: what it lets be unanswered
   };
 
   explicit CreditLedger(std::string port) : port_(std::move(port)) {}
@@ -44,6 +45,10 @@ class CreditLedger {
   /// True when every downstream holds at least one credit (and there is at least one).
   [[nodiscard]] bool all_have_credit() const;
   [[nodiscard]] std::uint32_t credits(const caf::actor_addr& peer) const;
+  /// Messages sent to `peer` that it has not answered with a credit yet: its first grant (the
+  /// window) minus the credits held (0 for an unknown peer). Every receiver grants one back per
+  /// message handled, so these were in flight, queued, or handled with the credit held back.
+  [[nodiscard]] std::uint32_t unanswered(const caf::actor_addr& peer) const;
   [[nodiscard]] std::vector<Downstream>& downstreams() { return downstreams_; }
   [[nodiscard]] const std::vector<Downstream>& downstreams() const { return downstreams_; }
   [[nodiscard]] bool empty() const { return downstreams_.empty(); }

@@ -36,5 +36,6 @@ using step_atom = caf::atom_constant<caf::atom("step")>;        // a sampler's n
 using flush_atom = caf::atom_constant<caf::atom("flush")>;      // inference: serve what waits
 using connect_atom = caf::atom_constant<caf::atom("connect")>;  // host: link a port to a peer
 using leave_atom = caf::atom_constant<caf::atom("leave")>;      // host: this replica leaves
+using checkpoint_atom = caf::atom_constant<caf::atom("ckpt")>;  // a node: write your checkpoint
 
 }  // namespace tagflow::actors

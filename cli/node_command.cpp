@@ -1,11 +1,11 @@
 // `tagflow node --config FILE --name PROCESS [--mode reactor|actor] [--result PATH] [--join]
-// [--checkpoints DIR] [--resume DIR] [--quiet]`: runs the replicas of one process of a cluster file
-// (nodes/README.md) until the cluster stops. Built into both executables: `tagflow` runs processes
-// of samplers and replays and hands the others (learner, inference) to `tagflow-torch`
-// (cli/main.cpp), whose build of this file (TAGFLOW_NODE_COMMAND_TORCH) can create every kind. Exit
-// codes: 0 the cluster stopped normally; 2 bad file, param or process name; 4 federation failure
-// (the message names the federate); 1 anything else. Errors go to stderr as one line starting
-// `tagflow node PROCESS:`.
+// [--checkpoints DIR] [--resume DIR] [--peers-restart] [--quiet]`: runs the replicas of one
+// process of a cluster file (nodes/README.md) until the cluster stops. Built into both executables:
+// `tagflow` runs processes of samplers and replays and hands the others (learner, inference) to
+// `tagflow-torch` (cli/main.cpp), whose build of this file (TAGFLOW_NODE_COMMAND_TORCH) can create
+// every kind. Exit codes: 0 the cluster stopped normally; 2 bad file, param or process name; 4
+// federation failure (the message names the federate); 1 anything else. Errors go to stderr as one
+// line starting `tagflow node PROCESS:`.
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -39,6 +39,7 @@ struct NodeOptions {
   std::string run_keys;
   std::string checkpoints;
   std::string resume;
+  bool peers_restart = false;
   bool join = false;
   bool quiet = false;
 };
@@ -81,6 +82,9 @@ void run_node(const NodeOptions& o) {
     hosts::ActorProcessOptions actor_options;
     actor_options.join = o.join;
     actor_options.quiet = o.quiet;
+    actor_options.checkpoint_dir = o.checkpoints;
+    actor_options.resume_dir = o.resume;
+    actor_options.peers_return = o.peers_restart;
 #ifdef TAGFLOW_NODE_COMMAND_TORCH
     actor_options.torch = hosts::torch_replica_spawner();
 #endif
@@ -177,10 +181,14 @@ void add_node_command(CLI::App& app) {
                       "The keys `tagflow up` minted for this run: CURVE pairs, and TLS "
                       "certificates under actor/ for actor mode (ARCHITECTURE §13)");
   command->add_option("--checkpoints", o->checkpoints,
-                      "Write this process's checkpoint parts under this directory (reactor mode, a "
-                      "file with checkpoint:)");
+                      "Write this process's checkpoint parts under this directory (a file with "
+                      "checkpoint:; actor mode: each replica's own, every checkpoint.every)");
   command->add_option("--resume", o->resume,
-                      "Resume from the checkpoint in this directory (CHECKPOINTS/<time_ns>)");
+                      "Resume from the checkpoint in this directory (CHECKPOINTS/<time_ns>; actor "
+                      "mode: each replica from its own in CHECKPOINTS)");
+  command->add_flag("--peers-restart", o->peers_restart,
+                    "Actor mode: a dead replay, learner or inference process is restarted by the "
+                    "launcher: wait for it instead of ending the run");
   command->add_flag("--join", o->join, "Join a running cluster (actor mode)");
   command->add_flag("--quiet", o->quiet, "Print errors only");
   command->callback([o] { run_node(*o); });

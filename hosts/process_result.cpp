@@ -60,6 +60,7 @@ Json replica_json(const ReplicaResult& r) {
         {{"port", c.port}, {"channel", c.channel}, {"count", c.count}, {"hash", hex64(c.hash)}});
   }
   j["channels"] = channels;
+  if (!r.unanswered_at_loss.empty()) j["unanswered_at_loss"] = r.unanswered_at_loss;
   return j;
 }
 
@@ -97,6 +98,10 @@ ReplicaResult replica_from_json(const Json& j, const std::string& where) {
   }
   if (j.contains("policy")) r.policy = get<std::string>(j, "policy", here);
   if (j.contains("policy_file")) r.policy_file = get<std::string>(j, "policy_file", here);
+  if (j.contains("unanswered_at_loss")) {
+    r.unanswered_at_loss =
+        get<std::map<std::string, std::vector<std::int64_t>>>(j, "unanswered_at_loss", here);
+  }
   const Json& channels = field(j, "channels", here);
   if (!channels.is_array())
     throw std::invalid_argument("process result: " + here + ".channels is not a list");

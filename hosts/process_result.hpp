@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,6 +64,9 @@ struct ReplicaResult {
   std::string policy;       // learner of a multi-agent file: its policy
   std::string policy_file;  // ... and the TorchScript file it exported
   std::vector<ChannelResult> channels;
+  /// Actor mode with restarts: per peer replica that went down, one entry per time — the
+  /// messages this replica had sent it unanswered (nodes/replica_report.hpp).
+  std::map<std::string, std::vector<std::int64_t>> unanswered_at_loss;
 
   /// The channel of output `port`, or nullptr.
   [[nodiscard]] const ChannelResult* find_channel(const std::string& port,

@@ -59,6 +59,22 @@ std::string RunSummary::to_json() const {
         one["resumed_from_ns"] = nullptr;
       }
       one["lost_seconds"] = r.lost_seconds;
+      if (!r.replicas.empty()) {
+        nlohmann::ordered_json replicas = nlohmann::ordered_json::array();
+        for (const ReplicaRestart& x : r.replicas) {
+          nlohmann::ordered_json entry;
+          entry["replica"] = x.replica;
+          entry["unit"] = x.unit;
+          entry["checkpoint"] = x.checkpoint ? nlohmann::ordered_json(*x.checkpoint) : nullptr;
+          entry["checkpoint_count"] = x.checkpoint_count;
+          entry["since_checkpoint"] =
+              x.since_checkpoint ? nlohmann::ordered_json(*x.since_checkpoint) : nullptr;
+          replicas.push_back(entry);
+        }
+        one["replicas"] = replicas;
+        one["messages_in_flight"] =
+            r.messages_in_flight ? nlohmann::ordered_json(*r.messages_in_flight) : nullptr;
+      }
       list.push_back(one);
     }
     j["restarts"] = list;

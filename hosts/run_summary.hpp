@@ -33,15 +33,36 @@ struct NodeThroughput {
   double per_second = 0.0;
 };
 
-/// One restart of a run after a process died (`restart:` in the cluster file).
+/// Actor mode: what one replica of a restarted process started from and lost.
+struct ReplicaRestart {
+  std::string replica;
+  std::string unit;  // env_steps, inserts, updates, rows
+  /// The sequence number of the replica's checkpoint it restarted from; nullopt: none (from
+  /// scratch).
+  std::optional<std::uint64_t> checkpoint;
+  std::int64_t checkpoint_count = 0;  // its count in that checkpoint
+  /// Its count the launcher last read from its metrics before it died, minus checkpoint_count:
+  /// the work it does again (a lower bound: the metrics are read once a second); nullopt when
+  /// it has no metrics endpoint or none was read.
+  std::optional<std::int64_t> since_checkpoint;
+};
+
+/// One restart after a process died (`restart:` in the cluster file).
 struct RestartRecord {
   std::string process;  // the process that died first ("coordinator" included)
   std::string how;      // "killed by signal 9 (Killed)", "exit code 1"
-  /// The logical time (ns) of the checkpoint the run resumed from; nullopt: from the start.
+  /// Reactor mode: the logical time (ns) of the checkpoint the run resumed from; nullopt: from
+  /// the start (and always in actor mode).
   std::optional<std::int64_t> resumed_from;
-  /// Wall seconds of work redone: from that checkpoint's completion (or the attempt's start)
-  /// to the restart, plus the time to stop the survivors.
+  /// Reactor mode: wall seconds of work redone — from that checkpoint's completion (or the
+  /// attempt's start) to the restart, plus the time to stop the survivors. Actor mode: from the
+  /// oldest of the dead process's replicas' checkpoints (or the process's start) to its restart.
   double lost_seconds = 0.0;
+  /// Actor mode (only the dead process restarts): its replicas, and the messages its peers had
+  /// sent it on credit links without an answer when it went down (in flight, queued or handled
+  /// with the credit held back: lost), from the peers' results; nullopt until those are read.
+  std::vector<ReplicaRestart> replicas{};
+  std::optional<std::int64_t> messages_in_flight{};
 };
 
 struct RunSummary {

@@ -8,7 +8,15 @@
 //   - forget(): Leave from a peer, or its down message: the peer is demonitored and dropped, the
 //     kind drops what it held for it (forget_peer_state()), the member mark goes to 0;
 //   - a peer that goes down is forgotten; if it was not a sampler (replay, learner, inference:
-//     the run cannot go on without it) the run stops for this actor too;
+//     the run cannot go on without it) the run stops for this actor too — unless the launcher
+//     restarts dead processes (ActorRecovery::peers_return): then the actor records what it had
+//     sent the peer unanswered (unanswered_to(), into ReplicaReport::unanswered_at_loss) and
+//     goes on without it; the peer's restarted process links to it again;
+//   - checkpoints (nodes/actor_checkpoint.hpp): restore_from_checkpoint() in the kind's
+//     constructor loads ActorRecovery::restore through the kind's load_state();
+//     schedule_checkpoint() in make_behavior() and on_checkpoint() (the kind's checkpoint_atom
+//     handler) write the kind's save_state() every ActorRecovery::every — a message to itself, so
+//     between two of its messages;
 //   - stop_run(reason): StopRun to every peer but the one it came from, the reason recorded in
 //     the ReplicaReport (plus what record_results() adds: the learner's final weights), quit.
 //     Runs once; later calls do nothing. leave() is the same with Leave and reason "left";
@@ -26,8 +34,11 @@
 // one at a time); the report's fields are written as ReplicaReport documents.
 #pragma once
 
+#include <chrono>
+#include <cstdio>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -35,8 +46,11 @@
 #include <caf/system_messages.hpp>
 
 #include "actors/message_bytes.hpp"
+#include "actors/message_types.hpp"
 #include "actors/peer_set.hpp"
 #include "actors/peer_traffic.hpp"
+#include "common/state_stream.hpp"
+#include "nodes/actor_checkpoint.hpp"
 #include "nodes/actor_interfaces.hpp"
 #include "nodes/node_metrics.hpp"
 #include "nodes/replica_report.hpp"
@@ -47,12 +61,13 @@ template <class Interface>
 class NodeActorBase : public Interface::base {
  public:
   NodeActorBase(caf::actor_config& cfg, std::string name, std::shared_ptr<ReplicaReport> report,
-                nodes::NodeMetrics* metrics)
+                nodes::NodeMetrics* metrics, ActorRecovery recovery = {})
       : Interface::base(cfg),
         name_(std::move(name)),
         report_(std::move(report)),
         metrics_(metrics),
-        traffic_(metrics == nullptr ? nullptr : &metrics->process_metrics()) {
+        traffic_(metrics == nullptr ? nullptr : &metrics->process_metrics()),
+        recovery_(std::move(recovery)) {
     this->set_down_handler([this](caf::down_msg& down) { on_down(down); });
   }
 
@@ -171,6 +186,58 @@ class NodeActorBase : public Interface::base {
     finish("left");
   }
 
+  /// The kind's state for a checkpoint (the server state the reactor binding saves, without its
+  /// digests); returns the replica's count. `table_path`: where a replay writes its table.
+  /// Default: std::logic_error (a kind that cannot be checkpointed).
+  virtual std::int64_t save_state(StateWriter& /*out*/, const std::string& /*table_path*/) {
+    throw std::logic_error("a " + report_->kind + " actor cannot be checkpointed");
+  }
+  /// Loads what save_state() wrote; throws StateError (or the kind's own error) when it does
+  /// not fit.
+  virtual void load_state(StateReader& /*in*/, const std::string& /*table_path*/) {
+    throw std::logic_error("a " + report_->kind + " actor cannot be checkpointed");
+  }
+  /// Messages sent to `peer` on this kind's credit links that it has not answered yet.
+  virtual std::int64_t unanswered_to(const caf::actor_addr& /*peer*/) const { return 0; }
+
+  /// In the kind's constructor (after its members are built): loads ActorRecovery::restore.
+  void restore_from_checkpoint() {
+    if (!recovery_.restore) return;
+    StateReader in(recovery_.restore->state, actor_checkpoint_path(recovery_.checkpoint_prefix));
+    load_state(in, recovery_.checkpoint_prefix + ".table");
+    in.expect_end();
+    sequence_ = recovery_.restore->sequence;
+  }
+  /// In make_behavior(): the first checkpoint, `every` from now (none without a prefix).
+  void schedule_checkpoint() {
+    if (recovery_.checkpoint_prefix.empty() || recovery_.every.count() <= 0) return;
+    this->delayed_send(this, recovery_.every, actors::checkpoint_atom::value);
+  }
+  /// The kind's checkpoint_atom handler: writes the checkpoint, schedules the next. A failed
+  /// write is logged (once) and the run goes on.
+  void on_checkpoint() {
+    if (done_) return;
+    try {
+      StateWriter out;
+      ActorCheckpointFile file;
+      file.count = save_state(out, recovery_.checkpoint_prefix + ".table");
+      file.replica = name_;
+      file.kind = report_->kind;
+      file.written_unix_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+      file.sequence = ++sequence_;
+      file.state = out.take();
+      write_actor_checkpoint(actor_checkpoint_path(recovery_.checkpoint_prefix), file);
+    } catch (const std::exception& e) {
+      if (!checkpoint_failed_) {
+        std::fprintf(stderr, "%s: checkpoint failed: %s\n", name_.c_str(), e.what());
+      }
+      checkpoint_failed_ = true;
+    }
+    schedule_checkpoint();
+  }
+
   /// The kind drops what it holds for `peer` (credits, queued requests...).
   virtual void forget_peer_state(const caf::actor_addr& /*peer*/) {}
   /// The kind drops the peer handles it holds itself (ledgers, queues), on exit.
@@ -182,8 +249,18 @@ class NodeActorBase : public Interface::base {
   void on_down(const caf::down_msg& down) {
     if (!peers_.contains(down.source)) return;
     const bool sampler = peers_.is_sampler(down.source);
+    // A peer that ended normally sent its StopRun or Leave first; one whose process died (its
+    // link dropped) did not.
+    const bool died = static_cast<bool>(down.reason);
+    if (recovery_.peers_return && died) {
+      const std::string name = peers_.name_of(down.source);
+      const std::int64_t unanswered = unanswered_to(down.source);
+      std::lock_guard<std::mutex> lock(report_->mutex);
+      report_->unanswered_at_loss[name.empty() ? "unknown" : name].push_back(unanswered);
+    }
     forget(down.source);
-    if (!sampler) stop_run("");  // a node the run needs is gone
+    // A node the run needs is gone: the run ends, unless its process comes back.
+    if (!sampler && !recovery_.peers_return) stop_run("");
   }
 
   void finish(const std::string& reason) {
@@ -202,6 +279,9 @@ class NodeActorBase : public Interface::base {
   nodes::NodeMetrics* metrics_;
   actors::PeerTraffic traffic_;
   actors::PeerSet peers_;
+  ActorRecovery recovery_;
+  std::uint64_t sequence_ = 0;  // of the last checkpoint written (or restored)
+  bool checkpoint_failed_ = false;
   bool done_ = false;
 };
 

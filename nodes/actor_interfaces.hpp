@@ -7,6 +7,8 @@
 // counted under peer="unknown") — for an output port the actor offers it to the peer; for an input
 // port it subscribes by granting the peer credit (samplers do this for weights, so a sampler that
 // joins late asks for weights itself). The data messages are those of nodes/messages.hpp.
+// Sampler, replay, learner and inference also take checkpoint_atom from themselves: write a
+// checkpoint (nodes/actor_checkpoint.hpp).
 //
 // Implementations: nodes/<kind>/<kind>_actor.hpp. Handles are cheap to copy and thread-safe.
 #pragma once
@@ -30,19 +32,22 @@ using NodeActor =
 using SamplerActor =
     NodeActor::extend<caf::reacts_to<nodes::ActionBatchMessage>,
                       caf::reacts_to<nodes::WeightsMessage>, caf::reacts_to<actors::step_atom>,
-                      caf::reacts_to<actors::leave_atom>>;
+                      caf::reacts_to<actors::leave_atom>, caf::reacts_to<actors::checkpoint_atom>>;
 
 /// Inserts transitions, sends the minibatches its rate limit allows, applies priorities.
 using ReplayActor = NodeActor::extend<caf::reacts_to<nodes::TransitionsMessage>,
-                                      caf::reacts_to<nodes::PriorityUpdateMessage>>;
+                                      caf::reacts_to<nodes::PriorityUpdateMessage>,
+                                      caf::reacts_to<actors::checkpoint_atom>>;
 
 /// One update per minibatch; priorities back to replay; weights to inference and samplers.
-using LearnerActor = NodeActor::extend<caf::reacts_to<nodes::SampleBatchMessage>>;
+using LearnerActor = NodeActor::extend<caf::reacts_to<nodes::SampleBatchMessage>,
+                                       caf::reacts_to<actors::checkpoint_atom>>;
 
 /// Answers observation batches with greedy actions; loads weights.
 using InferenceActor =
     NodeActor::extend<caf::reacts_to<nodes::ObservationBatchMessage>,
-                      caf::reacts_to<nodes::WeightsMessage>, caf::reacts_to<actors::flush_atom>>;
+                      caf::reacts_to<nodes::WeightsMessage>, caf::reacts_to<actors::flush_atom>,
+                      caf::reacts_to<actors::checkpoint_atom>>;
 
 /// Steps its multi-agent env whenever its transitions links hold credit: asks each inference
 /// server for the actions of its policies' agents, steps once every agent has one.

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -45,6 +46,9 @@ struct ReplicaReport {
       random_collisions_per_episode;
   int evaluation_episodes = 0;
   std::vector<float> step_intervals;
+  // Actor mode with restarts: per peer replica that went down, one entry per time it did — the
+  // messages this replica had sent it on credit links that it had not answered (in flight).
+  std::map<std::string, std::vector<std::int64_t>> unanswered_at_loss;
 
   ReplicaReport(std::string name_, std::string kind_)
       : name(std::move(name_)), kind(std::move(kind_)) {}

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 
@@ -12,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 
 #include "cli/launch/coordinator_link.hpp"
@@ -20,8 +22,11 @@
 #include "cli/launch/progress_reporter.hpp"
 #include "cli/launch/remote_hosts.hpp"
 #include "cli/launch/run_report.hpp"
+#include "common/state_stream.hpp"
 #include "coordinator/checkpoint_store.hpp"
+#include "hosts/actor/replica_spawner.hpp"
 #include "hosts/replica_params_check.hpp"
+#include "nodes/actor_checkpoint.hpp"
 #include "nodes/cluster/scrape_targets.hpp"
 #include "transport/curve_keys.hpp"
 
@@ -311,6 +316,97 @@ int next_attempt(const std::string& log_dir) {
   return attempt;
 }
 
+/// Actor mode: what the launcher keeps to restart one process alone (restart_actor_process()).
+struct ActorRestarts {
+  std::map<std::string, Clock::time_point> started;  // each process's latest start
+  std::map<std::string, int> count;                  // restarts per process so far
+  /// Per replica: the count its current process started from (its checkpoint's), which its
+  /// metrics (counting from 0 in every process) add to.
+  std::map<std::string, std::int64_t> base;
+};
+
+/// Whether the actor-mode process that died with `dead` is restarted alone: restarts left, no
+/// bad file, and no process ended yet (the run is not ending).
+bool restarts_actor_process(const ChildExit& dead, const std::vector<ChildExit>& exits,
+                            const cluster::ClusterConfig& config,
+                            const std::vector<hosts::RestartRecord>& restarts) {
+  if (!failed(dead) || dead.name == kStragglers) return false;
+  if (!dead.signaled && dead.exit_code == kNodeExitBadConfig) return false;
+  if (static_cast<int>(restarts.size()) >= config.restart.max) return false;
+  return std::none_of(exits.begin(), exits.end(), [](const ChildExit& e) { return !failed(e); });
+}
+
+/// Actor mode: starts the process that died with `dead` again, alone and under its own name
+/// (the same certificate), each replica from its own newest checkpoint (`--resume`, when the
+/// file has checkpoint:), and returns what it lost (hosts/run_summary.hpp; messages_in_flight
+/// comes from the peers' results at the end, run_report.cpp).
+hosts::RestartRecord restart_actor_process(const ChildExit& dead,
+                                           const cluster::ClusterConfig& config,
+                                           const LaunchPlan& plan, const LaunchOptions& options,
+                                           const std::string& log_dir,
+                                           ProcessSupervisor& supervisor,
+                                           ProgressReporter& reporter, ActorRestarts& state) {
+  hosts::RestartRecord record;
+  record.process = dead.name;
+  record.how = how(dead);
+  const cluster::ProcessPlan* process = nullptr;
+  for (const cluster::ProcessPlan& p : plan.processes) {
+    if (p.name == dead.name) process = &p;
+  }
+  if (process == nullptr) throw std::runtime_error("no process " + dead.name + " to restart");
+  const std::map<std::string, double> seen = reporter.last_counts();
+  const auto now_unix = std::chrono::system_clock::now();
+  std::optional<std::chrono::system_clock::time_point> oldest;
+  for (const std::string& replica : process->replicas) {
+    hosts::ReplicaRestart r;
+    r.replica = replica;
+    std::optional<nodes::ActorCheckpointFile> file;
+    if (!plan.checkpoint_root.empty()) {
+      try {
+        file = nodes::read_actor_checkpoint(
+            nodes::actor_checkpoint_path(
+                (std::filesystem::path(plan.checkpoint_root) / replica).string()),
+            replica);
+      } catch (const StateError&) {  // the restarted process names it and starts from scratch
+      }
+    }
+    if (file) {
+      r.checkpoint = file->sequence;
+      r.checkpoint_count = file->count;
+      const std::chrono::system_clock::time_point written{
+          std::chrono::duration_cast<std::chrono::system_clock::duration>(
+              std::chrono::nanoseconds(file->written_unix_ns))};
+      oldest = oldest ? std::min(*oldest, written) : written;
+    }
+    if (const auto it = seen.find(replica); it != seen.end()) {
+      r.since_checkpoint = std::max<std::int64_t>(
+          0, state.base[replica] + static_cast<std::int64_t>(it->second) - r.checkpoint_count);
+    }
+    const cluster::NodeConfig* group = cluster::find_replica(config, replica).first;
+    r.unit = group != nullptr ? hosts::count_unit(group->kind) : "";
+    state.base[replica] = r.checkpoint_count;
+    record.replicas.push_back(std::move(r));
+  }
+  record.lost_seconds =
+      oldest ? std::chrono::duration<double>(now_unix - *oldest).count()
+             : std::chrono::duration<double>(Clock::now() - state.started[dead.name]).count();
+  const int number = ++state.count[dead.name];
+  for (ChildSpec spec : child_specs(plan, options.tagflow, log_dir)) {
+    if (spec.name != dead.name) continue;
+    spec.log_path = (std::filesystem::path(log_dir) /
+                     (dead.name + ".restart" + std::to_string(number) + ".log"))
+                        .string();
+    if (!plan.checkpoint_root.empty()) {
+      spec.argv.push_back("--resume");
+      spec.argv.push_back(plan.checkpoint_root);
+    }
+    reporter.forget_counts(process->replicas);
+    supervisor.start(spec);
+    state.started[dead.name] = Clock::now();
+  }
+  return record;
+}
+
 }  // namespace
 
 int launch_cluster(const LaunchOptions& options) {
@@ -383,7 +479,10 @@ int launch_cluster(const LaunchOptions& options) {
   const bool reactor = plan.mode == cluster::Mode::reactor;
   // Restarts and checkpoints need the whole cluster here: the launcher restarts every process.
   const bool recoverable = reactor && plan.coordinator && plan.whole_cluster();
-  if (recoverable && config.checkpoint.every) {
+  // Actor mode: a dead process is restarted alone (the whole cluster here, one launcher).
+  const bool actor_recoverable = !reactor && plan.whole_cluster() && !plan.processes.empty();
+  plan.peers_restart = actor_recoverable && config.restart.max > 0;
+  if ((recoverable || actor_recoverable) && config.checkpoint.every) {
     plan.checkpoint_root = std::filesystem::absolute(std::filesystem::path(log_dir) / "checkpoints")
                                .lexically_normal()
                                .string();
@@ -394,9 +493,13 @@ int launch_cluster(const LaunchOptions& options) {
   }
   const auto launched = Clock::now();
   auto attempt_started = launched;
+  ActorRestarts actor_restarts;
+  for (const cluster::ProcessPlan& process : plan.processes) {
+    actor_restarts.started[process.name] = launched;
+  }
   std::vector<hosts::RestartRecord> restarts;
   if (!options.resume_run.empty()) {
-    if (plan.checkpoint_root.empty()) {
+    if (plan.checkpoint_root.empty() || !reactor) {
       std::cerr << "tagflow up: --resume needs a reactor-mode file with checkpoint:, whose "
                    "processes all run on this machine\n";
       return kExitBadFile;
@@ -436,6 +539,30 @@ int launch_cluster(const LaunchOptions& options) {
     std::optional<CoordinatorLink> link;  // reactor mode: deaths go to the coordinator at once
     if (reactor) link.emplace(config);
     std::vector<ChildExit> exits = supervise(supervisor, interrupted, plan, link);
+    while (actor_recoverable && !interrupted && g_signal == 0 && !exits.empty() &&
+           restarts_actor_process(exits.back(), exits, config, restarts)) {
+      // Actor mode: only the dead process starts again; the others wait for it and link to it
+      // again (hosts/actor/actor_process.hpp), and the run goes on.
+      const ChildExit dead = exits.back();
+      exits.pop_back();
+      try {
+        restarts.push_back(restart_actor_process(dead, config, plan, options, log_dir, supervisor,
+                                                 reporter, actor_restarts));
+      } catch (const std::runtime_error& e) {
+        supervisor.stop_all(kStopGrace);
+        std::cerr << "tagflow up: " << e.what() << "\n";
+        return kExitFailed;
+      }
+      write_pids(log_dir, supervisor, specs);
+      std::cerr << "tagflow up: " << dead.name << " " << restarts.back().how << "; restart "
+                << restarts.size() << " of " << config.restart.max << ": " << dead.name
+                << " alone, "
+                << (plan.checkpoint_root.empty() ? "from scratch"
+                                                 : "each replica from its own checkpoint")
+                << "\n";
+      std::vector<ChildExit> more = supervise(supervisor, interrupted, plan, link);
+      exits.insert(exits.end(), more.begin(), more.end());
+    }
     const bool run_failed = !exits.empty() && failed(exits.back());
     if (run_failed && !interrupted && g_signal == 0 && recoverable &&
         static_cast<int>(restarts.size()) < config.restart.max &&

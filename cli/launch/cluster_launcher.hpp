@@ -36,6 +36,15 @@
 // uninterrupted run; the summary lists each restart (process, how it died, the checkpoint, the
 // wall time lost). `--resume RUN_DIR` continues a run whose launcher itself died, from RUN_DIR's
 // newest usable checkpoint, in RUN_DIR.
+// Actor mode (the whole cluster on this machine): every node gets `--checkpoints
+// RUN_DIR/checkpoints` (with `checkpoint:`; each replica checkpoints itself every `every` of wall
+// time) and, with `restart: {max: N}`, `--peers-restart` (a lost peer is waited for). A process
+// that dies (any signal or exit status but 2) while no process has ended yet is started again
+// alone, under its name (the same certificate), with `--resume RUN_DIR/checkpoints` (each replica
+// from its own newest checkpoint), logging to DIR/P.restartK.log; the others link to it again and
+// the run goes on. The summary's restart says, per replica, the checkpoint and the work since it
+// (its count the launcher last read from its metrics, minus the checkpoint's), and the messages
+// its peers had sent it unanswered. `--resume` is for reactor mode only.
 //
 // Exit codes (as `--placement single`): 0 the run ended and reached the target return (or had
 // none); 3 it stopped before the target; 2 a bad cluster file, host or node param; 1 a process

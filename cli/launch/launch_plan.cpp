@@ -193,6 +193,7 @@ std::vector<ChildSpec> child_specs(const LaunchPlan& plan, const std::string& ta
       spec.argv.push_back("--mode");
       spec.argv.push_back(cluster::to_string(plan.mode));
     }
+    if (plan.peers_restart) spec.argv.push_back("--peers-restart");
     specs.push_back(std::move(spec));
   }
   const std::optional<cluster::Mode> mode =

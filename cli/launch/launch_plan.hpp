@@ -49,8 +49,12 @@ struct LaunchPlan {
   std::vector<cluster::ProcessPlan> processes;    // this machine's, in file order
   std::size_t cluster_processes = 0;              // processes of the whole cluster
   std::string run_keys;  // the CURVE key pairs minted for this run (empty: none), an absolute path
-  /// Reactor mode with `checkpoint:`: RUN_DIR/checkpoints, absolute (empty: no checkpoints).
+  /// With `checkpoint:`: RUN_DIR/checkpoints, absolute (empty: no checkpoints). Actor mode: each
+  /// replica's own checkpoint is there.
   std::string checkpoint_root;
+  /// Actor mode with `restart:`: the launcher restarts a dead process alone, so the others wait
+  /// for it (`tagflow node --peers-restart`).
+  bool peers_restart = false;
   /// Resume from this checkpoint directory (CHECKPOINT_ROOT/<time_ns>) at that time.
   std::string resume_directory;
   std::int64_t resume_time_ns = 0;

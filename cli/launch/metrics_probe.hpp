@@ -1,8 +1,7 @@
 // MetricsProbe: reads a few metric families from a process's Prometheus endpoint, for the
 // launcher's progress line (`tagflow up`).
 //
-// http_get() is a minimal HTTP/1.0 client: one blocking socket, a deadline covering connect, send
-// and receive, no redirects, no keep-alive, no chunked encoding (HTTP/1.0 responses have none).
+// http_get() (monitoring/http_get.hpp) fetches the page.
 // parse_exposition() reads the Prometheus text exposition format (version 0.0.4) and sums, per
 // family name, the values of every series of that name (labels are ignored). probe_metrics() is
 // both together.
@@ -19,15 +18,12 @@
 #include <string>
 #include <vector>
 
+#include "monitoring/http_get.hpp"
+
 namespace tagflow::cli {
 
-/// The body of `GET http://HOST:PORT/PATH` when the server answers 200 within `timeout`, else
-/// nullopt. HOST is a name or a numeric IPv4/IPv6 address (without brackets). Bodies larger than
-/// `max_bytes` count as a failure.
-[[nodiscard]] std::optional<std::string> http_get(const std::string& host, std::uint16_t port,
-                                                  const std::string& path,
-                                                  std::chrono::milliseconds timeout,
-                                                  std::size_t max_bytes = 8U << 20U);
+/// monitoring/http_get.hpp, for the launcher's probes.
+using monitoring::http_get;
 
 /// For each name in `names` that has at least one sample in `text`, the sum of its samples'
 /// values. A sample's name must match exactly (`tagflow_env_steps_total`, not a prefix).

@@ -66,8 +66,11 @@ ProcessSupervisor::ProcessSupervisor(std::size_t tail_lines) : tail_lines_(tail_
 ProcessSupervisor::~ProcessSupervisor() { stop_all(std::chrono::seconds(2)); }
 
 pid_t ProcessSupervisor::start(const ChildSpec& spec) {
-  if (children_.count(spec.name) != 0) {
-    throw std::runtime_error("a process named '" + spec.name + "' is already started");
+  if (const auto old = children_.find(spec.name); old != children_.end()) {
+    if (old->second.running) {
+      throw std::runtime_error("a process named '" + spec.name + "' is already started");
+    }
+    children_.erase(old);  // it exited and was reaped: started again under its name
   }
   if (spec.argv.empty()) throw std::runtime_error(spec.name + ": empty command line");
   Child child;

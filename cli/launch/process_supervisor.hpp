@@ -46,8 +46,10 @@ class ProcessSupervisor {
   ProcessSupervisor(const ProcessSupervisor&) = delete;
   ProcessSupervisor& operator=(const ProcessSupervisor&) = delete;
 
-  /// Starts a child. Throws std::runtime_error if the name is taken, the program cannot be
-  /// executed (reported from the child before it runs anything) or the log cannot be opened.
+  /// Starts a child; the name of one that exited (and was reaped) may be used again (a
+  /// restart). Throws std::runtime_error if the name is taken by a running child, the program
+  /// cannot be executed (reported from the child before it runs anything) or the log cannot be
+  /// opened.
   pid_t start(const ChildSpec& spec);
 
   /// Reads the children's output and reaps them until one exits or `timeout` passes. Returns the

@@ -13,6 +13,26 @@ using namespace std::chrono_literals;
 
 constexpr auto kProbeTimeout = 200ms;
 
+/// The counter of a replica's count, by kind (hosts::count_unit: env_steps, inserts, updates,
+/// rows).
+std::string count_family(const std::string& kind) {
+  if (kind == "sampler") return "tagflow_env_steps_total";
+  if (kind == "replay") return "tagflow_replay_transitions_inserted_total";
+  if (kind == "learner") return "tagflow_learner_updates_total";
+  if (kind == "inference") return "tagflow_inference_requests_total";
+  return "";
+}
+
+/// What a round probes: the progress line's families and every kind's count.
+const std::vector<std::string>& probed_families() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> all = ProgressLine::families();
+    for (const char* kind : {"replay", "inference"}) all.push_back(count_family(kind));
+    return all;
+  }();
+  return names;
+}
+
 }  // namespace
 
 ProgressReporter::ProgressReporter(std::vector<cluster::ScrapeTarget> targets, bool terminal,
@@ -51,6 +71,16 @@ std::vector<JoinedSampler> ProgressReporter::joined_samplers() const {
   return roster_->joined();
 }
 
+std::map<std::string, double> ProgressReporter::last_counts() const {
+  const std::lock_guard<std::mutex> lock(counts_mutex_);
+  return counts_;
+}
+
+void ProgressReporter::forget_counts(const std::vector<std::string>& replicas) {
+  const std::lock_guard<std::mutex> lock(counts_mutex_);
+  for (const std::string& replica : replicas) counts_.erase(replica);
+}
+
 void ProgressReporter::run() {
   ProgressLine line(ProgressLine::Clock::now());
   std::unique_lock<std::mutex> lock(mutex_);
@@ -60,9 +90,15 @@ void ProgressReporter::run() {
     std::vector<ProcessSample> round;
     round.reserve(targets_.size());
     for (const cluster::ScrapeTarget& target : targets_) {
-      round.push_back(ProcessSample{
-          target.process, target.kind,
-          probe_metrics(target.host, target.port, ProgressLine::families(), kProbeTimeout)});
+      round.push_back(
+          ProcessSample{target.process, target.kind,
+                        probe_metrics(target.host, target.port, probed_families(), kProbeTimeout)});
+      const ProbeResult& probe = round.back().probe;
+      const auto count = probe.values.find(count_family(target.kind));
+      if (probe.answered && count != probe.values.end()) {
+        const std::lock_guard<std::mutex> counts_lock(counts_mutex_);
+        counts_[target.process] = count->second;
+      }
     }
     if (roster_) {
       for (const cluster::ScrapeTarget& target : roster_->update_members(round)) {

@@ -19,8 +19,10 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -46,6 +48,13 @@ class ProgressReporter {
   /// After stop(): every sampler that joined while it ran, with its last counts.
   [[nodiscard]] std::vector<JoinedSampler> joined_samplers() const;
 
+  /// The last count each replica's endpoint gave (env steps, replay inserts, learner updates,
+  /// inference rows: the counters of its process, which start at 0 in every process), by
+  /// replica name. Any thread.
+  [[nodiscard]] std::map<std::string, double> last_counts() const;
+  /// Drops the last counts of `replicas` (their process was started again). Any thread.
+  void forget_counts(const std::vector<std::string>& replicas);
+
  private:
   void run();
 
@@ -59,6 +68,8 @@ class ProgressReporter {
   std::condition_variable wake_;
   bool stopping_ = false;  // guarded by mutex_
   bool printed_ = false;   // written by the thread; read by stop() after join
+  mutable std::mutex counts_mutex_;
+  std::map<std::string, double> counts_;  // guarded by counts_mutex_
 };
 
 }  // namespace tagflow::cli

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -111,6 +112,54 @@ std::vector<hosts::ProcessResult> read_cluster_results(const cluster::ClusterCon
   return results;
 }
 
+/// Actor mode: each restart's messages_in_flight, from the peers' results — the k-th restart of
+/// a process takes the k-th loss each peer recorded of each of its replicas.
+std::vector<hosts::RestartRecord> with_messages_in_flight(
+    std::vector<hosts::RestartRecord> restarts, const std::vector<hosts::ProcessResult>& results) {
+  std::map<std::string, std::size_t> seen;  // restarts per process so far
+  for (hosts::RestartRecord& record : restarts) {
+    if (record.replicas.empty()) continue;  // reactor mode
+    const std::size_t k = seen[record.process]++;
+    std::int64_t total = 0;
+    for (const hosts::ProcessResult& process : results) {
+      for (const hosts::ReplicaResult& replica : process.replicas) {
+        for (const hosts::ReplicaRestart& lost : record.replicas) {
+          const auto it = replica.unanswered_at_loss.find(lost.replica);
+          if (it != replica.unanswered_at_loss.end() && k < it->second.size()) {
+            total += it->second[k];
+          }
+        }
+      }
+    }
+    record.messages_in_flight = total;
+  }
+  return restarts;
+}
+
+void print_restart(const hosts::RestartRecord& r) {
+  std::cout << "restart: " << r.process << " " << r.how;
+  if (r.replicas.empty()) {
+    std::cout << "; resumed from "
+              << (r.resumed_from
+                      ? "the checkpoint at logical time " + std::to_string(*r.resumed_from) + " ns"
+                      : std::string("the start"))
+              << ", " << r.lost_seconds << " s lost" << std::endl;
+    return;
+  }
+  std::cout << "; restarted alone:";
+  for (const hosts::ReplicaRestart& x : r.replicas) {
+    std::cout << " " << x.replica << " from "
+              << (x.checkpoint ? "checkpoint " + std::to_string(*x.checkpoint) + " (" +
+                                     std::to_string(x.checkpoint_count) + " " + x.unit + ")"
+                               : std::string("scratch"))
+              << ", "
+              << (x.since_checkpoint ? std::to_string(*x.since_checkpoint) : std::string("?"))
+              << " " << x.unit << " lost;";
+  }
+  std::cout << " " << (r.messages_in_flight ? std::to_string(*r.messages_in_flight) : "?")
+            << " messages in flight lost, " << r.lost_seconds << " s lost" << std::endl;
+}
+
 }  // namespace
 
 int report_run(const cluster::ClusterConfig& config, const LaunchPlan& plan,
@@ -136,20 +185,14 @@ int report_run(const cluster::ClusterConfig& config, const LaunchPlan& plan,
     if (!plan.whole_cluster()) results = read_cluster_results(config, log_dir);
     summary = hosts::combine_results(config, results, "process");
     add_joined(summary, joined);
-    summary.restarts = restarts;
+    summary.restarts = with_messages_in_flight(restarts, results);
     summary.wall_seconds = wall_seconds;
   } catch (const std::exception& e) {
     std::cerr << "tagflow up: " << e.what() << "\n";
     return kExitFailed;
   }
   print_joined(joined);
-  for (const hosts::RestartRecord& r : restarts) {
-    std::cout << "restart: " << r.process << " " << r.how << "; resumed from "
-              << (r.resumed_from
-                      ? "the checkpoint at logical time " + std::to_string(*r.resumed_from) + " ns"
-                      : std::string("the start"))
-              << ", " << r.lost_seconds << " s lost" << std::endl;
-  }
+  for (const hosts::RestartRecord& r : summary.restarts) print_restart(r);
   std::cout << "stop " << summary.stop_reason << ": mean_return " << summary.mean_return
             << ", env_steps " << summary.env_steps << ", updates " << summary.updates << ", "
             << summary.seconds << " s, digest " << summary.digest_hex()

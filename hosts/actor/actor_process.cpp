@@ -3,17 +3,23 @@
 #include <algorithm>
 #include <atomic>
 #include <csignal>
+#include <filesystem>
 #include <iostream>
 #include <map>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include <caf/io/middleman.hpp>
 
 #include "actors/actor_system_setup.hpp"
 #include "actors/tls_peers.hpp"
+#include "common/state_stream.hpp"
 #include "hosts/actor/replica_host.hpp"
 #include "hosts/replica_metrics.hpp"
+#include "nodes/actor_checkpoint.hpp"
 #include "nodes/actor_messages.hpp"
 
 namespace tagflow::hosts {
@@ -81,17 +87,6 @@ caf::atom_value registry_key(std::size_t n) {
   return caf::atom_from_string("r" + std::to_string(n));
 }
 
-/// The process of the file that hosts `replica` (nullptr: a joining sampler, or unknown).
-const cluster::ProcessPlan* process_of(const std::vector<cluster::ProcessPlan>& plans,
-                                       const std::string& replica) {
-  for (const cluster::ProcessPlan& p : plans) {
-    for (const std::string& r : p.replicas) {
-      if (r == replica) return &p;
-    }
-  }
-  return nullptr;
-}
-
 /// The first replica of `process` that is published (not a sampler), or "".
 std::string first_published(const cluster::ClusterConfig& config,
                             const cluster::ProcessPlan& process) {
@@ -132,6 +127,23 @@ class Dialled {
     return handle;
   }
 
+  /// Forgets the connection to `process` (its process died): the next call dials again.
+  void forget(const std::string& process) {
+    handles_.erase(process);
+    nodes_.erase(process);
+  }
+
+  /// One attempt to dial `process`; true when it answered (its handles are looked up again).
+  bool try_dial(const cluster::ProcessPlan& process) {
+    const std::string replica = first_published(config_, process);
+    const ReplicaAddress at = address_of(config_, replica);
+    auto remote = actors::remote_actor_at(system_, at.host, at.port, process.name);
+    if (!remote) return false;
+    handles_[process.name] = {{replica, *remote}};
+    nodes_[process.name] = remote->node();
+    return true;
+  }
+
  private:
   void dial(const cluster::ProcessPlan& process, std::map<std::string, caf::actor>& known) {
     const std::string replica = first_published(config_, process);
@@ -158,6 +170,83 @@ class Dialled {
   std::map<std::string, std::map<std::string, caf::actor>> handles_;  // process → replica → handle
   std::map<std::string, caf::node_id> nodes_;
 };
+
+/// The processes this one dialled that went down (their watchers' reports), for the host's loop.
+class LostProcesses {
+ public:
+  void add(const std::string& process) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    lost_.insert(process);
+  }
+  std::set<std::string> take() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return std::exchange(lost_, {});
+  }
+
+ private:
+  std::mutex mutex_;
+  std::set<std::string> lost_;  // guarded by mutex_
+};
+
+/// An actor that monitors `peer` (a dialled process's first published replica) and reports
+/// `process` lost when it goes down (its connection dropped), then quits. Ended with an exit
+/// message when the run ends.
+caf::behavior watch_process(caf::event_based_actor* self, caf::actor peer, std::string process,
+                            std::shared_ptr<LostProcesses> lost) {
+  self->monitor(peer);
+  self->set_down_handler([self, process, lost](caf::down_msg&) {
+    lost->add(process);
+    self->quit();
+  });
+  return {[](actors::StopRun) {}};  // never sent: the actor lives until down or its exit
+}
+
+/// The recovery settings of replica `name` (actor_process.hpp, "Recovery"); a checkpoint that
+/// cannot be used is named on stderr and left out.
+nodes::ActorRecovery recovery_of(const cluster::ClusterConfig& config,
+                                 const ActorProcessOptions& options, const std::string& name) {
+  nodes::ActorRecovery recovery;
+  recovery.peers_return = options.peers_return;
+  if (!options.checkpoint_dir.empty() && config.checkpoint.every) {
+    recovery.checkpoint_prefix = (std::filesystem::path(options.checkpoint_dir) / name).string();
+    recovery.every =
+        std::max(std::chrono::milliseconds(1),
+                 std::chrono::duration_cast<std::chrono::milliseconds>(*config.checkpoint.every));
+  }
+  if (options.resume_dir.empty()) return recovery;
+  const std::string path =
+      nodes::actor_checkpoint_path((std::filesystem::path(options.resume_dir) / name).string());
+  try {
+    if (auto file = nodes::read_actor_checkpoint(path, name)) {
+      recovery.restore = std::make_shared<const nodes::ActorCheckpointFile>(std::move(*file));
+    } else {
+      std::cerr << name << ": no checkpoint at " << path << ": starts from scratch" << std::endl;
+    }
+  } catch (const StateError& e) {
+    std::cerr << name << ": refused " << e.what() << ": starts from scratch" << std::endl;
+  }
+  return recovery;
+}
+
+/// Spawns replica `config` with `recovery`; when its checkpoint does not load, names it and
+/// spawns the replica from scratch.
+HostedReplica& spawn_recovered(ReplicaHost& host, const ReplicaConfig& config,
+                               nodes::NodeMetrics* metrics, nodes::ActorRecovery recovery) {
+  if (recovery.restore) {
+    try {
+      HostedReplica& r = host.spawn(config, metrics, recovery);
+      std::cerr << config.name << ": restored from checkpoint " << recovery.restore->sequence
+                << " (" << count_unit(config.kind) << " " << recovery.restore->count << ")"
+                << std::endl;
+      return r;
+    } catch (const std::exception& e) {  // StateError, CheckpointError, a kind's own
+      std::cerr << config.name << ": refused its checkpoint: " << e.what()
+                << ": starts from scratch" << std::endl;
+      recovery.restore.reset();
+    }
+  }
+  return host.spawn(config, metrics, recovery);
+}
 
 }  // namespace
 
@@ -198,7 +287,13 @@ hosts::ProcessResult run_actor_process(const cluster::ClusterConfig& config,
   nodes::add_node_message_types(*system_config);
   caf::actor_system system{*system_config};
   ReplicaHost host(system, config, facts, options.torch);
+  std::vector<caf::actor> watchers;  // one per dialled process, with peers_return
+  const auto stop_watchers = [&] {
+    for (const caf::actor& w : watchers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+    watchers.clear();
+  };
   const auto stop_spawned = [&] {
+    stop_watchers();
     for (const HostedReplica& r : host.replicas()) caf::anon_send(r.handle, actors::StopRun{""});
     for (std::size_t n = 0; n < host.replicas().size(); ++n) {
       system.registry().erase(registry_key(n));
@@ -207,10 +302,42 @@ hosts::ProcessResult run_actor_process(const cluster::ClusterConfig& config,
   };
 
   std::map<std::string, caf::actor> local;
+  const std::vector<cluster::ProcessPlan> plans = cluster::plan_processes(config);
+  Dialled dialled(system, config, options.connect_timeout);
+  // Runs every wiring step between this process and `other`, which this one dials (dialling it
+  // when a step needs it); false when there is none.
+  const auto wire_with = [&](const cluster::ProcessPlan& other) {
+    const auto in_other = [&](const std::string& replica) {
+      return std::find(other.replicas.begin(), other.replicas.end(), replica) !=
+             other.replicas.end();
+    };
+    bool any = false;
+    for (const HostedReplica& r : host.replicas()) {
+      for (const WiringStep& step : steps_of(wiring, r.config)) {
+        if (!in_other(step.peer)) continue;
+        host.wire(step, dialled.replica(other, step.peer));
+        any = true;
+      }
+    }
+    for (const WiringStep& step : wiring) {  // steps the dialled process's replicas start here
+      const auto peer = local.find(step.peer);
+      if (peer == local.end() || !in_other(step.initiator)) continue;
+      caf::anon_send(dialled.replica(other, step.initiator), actors::connect_atom::value, step.port,
+                     step.peer, peer->second);
+      any = true;
+    }
+    return any;
+  };
+  const auto lost = std::make_shared<LostProcesses>();
+  const auto watch = [&](const cluster::ProcessPlan& other) {
+    watchers.push_back(system.spawn(
+        watch_process, dialled.replica(other, first_published(config, other)), other.name, lost));
+  };
   try {
     for (std::size_t n = 0; n < replicas.size(); ++n) {
       const std::string& name = replicas[n].name;
-      const HostedReplica& r = host.spawn(replicas[n], &metrics[n]->node());
+      const HostedReplica& r = spawn_recovered(host, replicas[n], &metrics[n]->node(),
+                                               recovery_of(config, options, name));
       local[name] = r.handle;
       // Found by name over a connection another process dialled (see below).
       system.registry().put(registry_key(n), r.handle);
@@ -229,28 +356,13 @@ hosts::ProcessResult run_actor_process(const cluster::ClusterConfig& config,
     // connection between them opens, so every pair of processes has one connection, dialled by
     // one side (dials()), and that side runs every wiring step between the two, in both
     // directions: a step whose initiator is on the other side is sent there as a message.
-    const std::vector<cluster::ProcessPlan> plans = cluster::plan_processes(config);
-    Dialled dialled(system, config, options.connect_timeout);
-    const auto dialler = [&](const std::string& replica) -> const cluster::ProcessPlan* {
-      const cluster::ProcessPlan* other = process_of(plans, replica);
-      return other != nullptr && dials(config, plan, *other) ? other : nullptr;
-    };
     for (const HostedReplica& r : host.replicas()) {
       for (const WiringStep& step : steps_of(wiring, r.config)) {
-        if (const auto it = local.find(step.peer); it != local.end()) {
-          host.wire(step, it->second);
-        } else if (const cluster::ProcessPlan* other = dialler(step.peer)) {
-          host.wire(step, dialled.replica(*other, step.peer));
-        }  // else the other process dials this one and runs the step
+        if (const auto it = local.find(step.peer); it != local.end()) host.wire(step, it->second);
       }
     }
-    for (const WiringStep& step : wiring) {  // steps the dialled processes' replicas start here
-      const auto peer = local.find(step.peer);
-      if (peer == local.end() || local.count(step.initiator) != 0) continue;
-      if (const cluster::ProcessPlan* other = dialler(step.initiator)) {
-        caf::anon_send(dialled.replica(*other, step.initiator), actors::connect_atom::value,
-                       step.port, step.peer, peer->second);
-      }
+    for (const cluster::ProcessPlan& other : plans) {
+      if (dials(config, plan, other) && wire_with(other) && options.peers_return) watch(other);
     }
   } catch (...) {
     stop_spawned();
@@ -265,8 +377,33 @@ hosts::ProcessResult run_actor_process(const cluster::ClusterConfig& config,
   wait.leave_on_request = options.join;
   wait.tick = std::chrono::milliseconds(50);
   double next_progress = 1.0;
+  std::set<std::string> down;  // dialled processes that went down and did not answer yet
   wait.on_tick = [&](double elapsed) {
     if (g_signalled.load()) host.request_stop();
+    for (const std::string& name : lost->take()) {
+      dialled.forget(name);
+      down.insert(name);
+      std::cerr << "tagflow node " << plan.name << ": lost process " << name
+                << "; waiting for it to come back" << std::endl;
+    }
+    for (auto it = down.begin(); it != down.end();) {
+      const cluster::ProcessPlan* other = cluster::find_process(plans, *it);
+      if (other == nullptr || !dialled.try_dial(*other)) {
+        ++it;
+        continue;
+      }
+      try {
+        (void)wire_with(*other);
+        watch(*other);
+      } catch (const std::runtime_error&) {  // it went again, or its replicas are not up yet
+        dialled.forget(*it);
+        ++it;
+        continue;
+      }
+      std::cerr << "tagflow node " << plan.name << ": process " << *it << " is back: linked again"
+                << std::endl;
+      it = down.erase(it);
+    }
     if (options.quiet || elapsed < next_progress) return;
     next_progress = elapsed + options.progress_every.count() / 1000.0;
     std::string line = "progress";
@@ -281,6 +418,7 @@ hosts::ProcessResult run_actor_process(const cluster::ClusterConfig& config,
   result.process = plan.name;
   result.mode = "actor";
   result.seconds = host.wait(wait);
+  stop_watchers();
   for (std::size_t n = 0; n < replicas.size(); ++n) system.registry().erase(registry_key(n));
   system.await_all_actors_done();
   std::this_thread::sleep_for(options.flush_delay);  // let the middleman send the last messages

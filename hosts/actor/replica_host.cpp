@@ -33,12 +33,14 @@ HostedReplica& ReplicaHost::spawn(const std::string& name, nodes::NodeMetrics* m
   return spawn(replica_config(config_, facts_, name), metrics);
 }
 
-HostedReplica& ReplicaHost::spawn(ReplicaConfig config, nodes::NodeMetrics* metrics) {
+HostedReplica& ReplicaHost::spawn(ReplicaConfig config, nodes::NodeMetrics* metrics,
+                                  nodes::ActorRecovery recovery) {
   HostedReplica r;
   r.config = std::move(config);
   r.report =
       std::make_shared<nodes::ReplicaReport>(r.config.name, cluster::to_string(r.config.kind));
-  r.handle = spawn_replica(system_, ReplicaSpawnSetup{r.config, r.report, metrics}, torch_);
+  r.handle =
+      spawn_replica(system_, ReplicaSpawnSetup{r.config, r.report, metrics, recovery}, torch_);
   replicas_.push_back(std::move(r));
   return replicas_.back();
 }
@@ -122,6 +124,7 @@ std::vector<ReplicaResult> ReplicaHost::results(const cluster::LinkPlan& links) 
     r.episode_returns = h.report->episode_returns;
     r.evaluations = h.report->evaluations;
     r.target_reached = h.report->target_reached;
+    r.unanswered_at_loss = h.report->unanswered_at_loss;
     if (h.config.kind == cluster::NodeKind::learner) {
       r.updates = r.count;
       if (h.report->final_weights) {

@@ -55,8 +55,10 @@ class ReplicaHost {
 
   /// Spawns replica `name` (a replica of the file, or a joining sampler GROUP-K).
   HostedReplica& spawn(const std::string& name, nodes::NodeMetrics* metrics = nullptr);
-  /// Spawns the replica `config` describes (replica_config() of this host's file).
-  HostedReplica& spawn(ReplicaConfig config, nodes::NodeMetrics* metrics = nullptr);
+  /// Spawns the replica `config` describes (replica_config() of this host's file), with
+  /// `recovery` (checkpoints, a state to start from, lost peers: nodes/actor_checkpoint.hpp).
+  HostedReplica& spawn(ReplicaConfig config, nodes::NodeMetrics* metrics = nullptr,
+                       nodes::ActorRecovery recovery = {});
   [[nodiscard]] std::vector<HostedReplica>& replicas() { return replicas_; }
   [[nodiscard]] HostedReplica* find(const std::string& name);
 

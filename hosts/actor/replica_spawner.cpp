@@ -12,12 +12,14 @@ caf::actor spawn_replica(caf::actor_system& system, const ReplicaSpawnSetup& s,
                          const TorchReplicaSpawner& torch) {
   const ReplicaConfig& r = s.config;
   switch (r.kind) {
-    case cluster::NodeKind::sampler:
-      return caf::actor_cast<caf::actor>(nodes::spawn_sampler_actor(
-          system, *r.sampler, {r.name, r.step_limit, s.report, s.metrics}));
-    case cluster::NodeKind::replay:
-      return caf::actor_cast<caf::actor>(
-          nodes::spawn_replay_actor(system, *r.replay, {r.name, 0, s.report, s.metrics}));
+    case cluster::NodeKind::sampler: {
+      nodes::SamplerActorOptions options{r.name, r.step_limit, s.report, s.metrics, s.recovery};
+      return caf::actor_cast<caf::actor>(nodes::spawn_sampler_actor(system, *r.sampler, options));
+    }
+    case cluster::NodeKind::replay: {
+      nodes::ReplayActorOptions options{r.name, 0, s.report, s.metrics, s.recovery};
+      return caf::actor_cast<caf::actor>(nodes::spawn_replay_actor(system, *r.replay, options));
+    }
     case cluster::NodeKind::learner:
     case cluster::NodeKind::inference:
       if (!torch) {

@@ -19,6 +19,7 @@
 #include <caf/actor_system.hpp>
 
 #include "hosts/replica_config.hpp"
+#include "nodes/actor_checkpoint.hpp"
 #include "nodes/cluster/cluster_config.hpp"
 #include "nodes/node_metrics.hpp"
 #include "nodes/replica_report.hpp"
@@ -29,6 +30,9 @@ struct ReplicaSpawnSetup {
   ReplicaConfig config;
   std::shared_ptr<nodes::ReplicaReport> report;
   nodes::NodeMetrics* metrics = nullptr;  // optional; must outlive the actor
+  /// Checkpoints, a state to start from, lost peers (sampler, replay, learner and inference
+  /// actors; nodes/actor_checkpoint.hpp).
+  nodes::ActorRecovery recovery{};
 };
 
 using TorchReplicaSpawner = std::function<caf::actor(caf::actor_system&, const ReplicaSpawnSetup&)>;

@@ -17,6 +17,7 @@ TorchReplicaSpawner torch_replica_spawner() {
       nodes::LearnerActorOptions options{r.name,    r.evaluation ? r.target_return : std::nullopt,
                                          nullptr,   s.report,
                                          s.metrics, r.policy_file};
+      options.recovery = s.recovery;
       if (options.target_return) {
         const EvaluationConfig& e = *r.evaluation;
         options.evaluator =
@@ -41,8 +42,10 @@ TorchReplicaSpawner torch_replica_spawner() {
       }
       return caf::actor_cast<caf::actor>(nodes::spawn_policy_bank_actor(system, bank, options));
     }
+    nodes::InferenceActorOptions options{r.name, s.report, s.metrics};
+    options.recovery = s.recovery;
     return caf::actor_cast<caf::actor>(
-        nodes::spawn_inference_actor(system, inference_config(r), {r.name, s.report, s.metrics}));
+        nodes::spawn_inference_actor(system, inference_config(r), options));
   };
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -20,11 +21,14 @@ class InferenceActorImpl : public nodes::NodeActorBase<nodes::InferenceActor> {
  public:
   InferenceActorImpl(caf::actor_config& cfg, const InferenceConfig& config,
                      InferenceActorOptions options)
-      : NodeActorBase(cfg, options.name, options.report, options.metrics),
+      : NodeActorBase(cfg, options.name, options.report, options.metrics, options.recovery),
         server_(config),
-        options_(std::move(options)) {}
+        options_(std::move(options)) {
+    restore_from_checkpoint();
+  }
 
   behavior_type make_behavior() override {
+    schedule_checkpoint();
     return {
         [](actors::connect_atom, const std::string&, const std::string&, const caf::actor&) {},
         [](actors::connect_atom, const std::string&, const caf::actor&) {},
@@ -39,6 +43,7 @@ class InferenceActorImpl : public nodes::NodeActorBase<nodes::InferenceActor> {
         [this](const WeightsMessage& weights) {
           if (!accept(weights) || done()) return;
           server_.on_weights(weights);
+          latest_weights_ = weights;
           options_.report->weights_version.store(server_.weights_version(),
                                                  std::memory_order_relaxed);
           if (options_.metrics != nullptr)
@@ -63,6 +68,7 @@ class InferenceActorImpl : public nodes::NodeActorBase<nodes::InferenceActor> {
         },
         [this](const Leave& leave) { on_leave(leave); },
         [this](const StopRun& stop) { on_stop_run(stop); },
+        [this](actors::checkpoint_atom) { on_checkpoint(); },
     };
   }
 
@@ -97,7 +103,7 @@ class InferenceActorImpl : public nodes::NodeActorBase<nodes::InferenceActor> {
           rows, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     }
     // Counted before the answers go out: whoever holds an answer sees its rows counted.
-    options_.report->count.store(static_cast<std::int64_t>(server_.rows_served()),
+    options_.report->count.store(rows_before_ + static_cast<std::int64_t>(server_.rows_served()),
                                  std::memory_order_relaxed);
     for (std::size_t i = 0; i < answers.size(); ++i) {
       send_to(requesters_[i], std::move(answers[i]));
@@ -117,9 +123,36 @@ class InferenceActorImpl : public nodes::NodeActorBase<nodes::InferenceActor> {
 
   void drop_peer_handles() override { requesters_ = {}; }
 
+  // The weights it serves with and its rows served; held requests are not kept (their samplers
+  // ask again).
+  std::int64_t save_state(StateWriter& out, const std::string& /*table_path*/) override {
+    out.boolean(latest_weights_.has_value());
+    if (latest_weights_) {
+      out.u64(latest_weights_->version);
+      out.pod_vector(latest_weights_->values);
+    }
+    const std::int64_t rows = rows_before_ + static_cast<std::int64_t>(server_.rows_served());
+    out.i64(rows);
+    return rows;
+  }
+  void load_state(StateReader& in, const std::string& /*table_path*/) override {
+    if (in.boolean()) {
+      WeightsMessage weights;
+      weights.version = in.u64();
+      weights.values = in.pod_vector<float>();
+      server_.on_weights(weights);
+      latest_weights_ = std::move(weights);
+      options_.report->weights_version.store(server_.weights_version(), std::memory_order_relaxed);
+    }
+    rows_before_ = in.i64();
+    options_.report->count.store(rows_before_, std::memory_order_relaxed);
+  }
+
   InferenceServer server_;  // holds the requests (enqueue/batch_due/deadline/serve_queued)
   InferenceActorOptions options_;
-  std::vector<caf::actor> requesters_;  // of the held requests, in the same order
+  std::vector<caf::actor> requesters_;            // of the held requests, in the same order
+  std::optional<WeightsMessage> latest_weights_;  // the last loaded (for checkpoints)
+  std::int64_t rows_before_ = 0;                  // rows served before a restore
   bool flush_pending_ = false;
 };
 

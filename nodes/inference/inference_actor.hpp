@@ -18,6 +18,7 @@
 
 #include <caf/actor_system.hpp>
 
+#include "nodes/actor_checkpoint.hpp"
 #include "nodes/actor_interfaces.hpp"
 #include "nodes/inference/inference_server.hpp"
 #include "nodes/node_metrics.hpp"
@@ -29,6 +30,7 @@ struct InferenceActorOptions {
   std::string name;
   std::shared_ptr<nodes::ReplicaReport> report;
   NodeMetrics* metrics = nullptr;  // optional: the same families as reactor mode
+  ActorRecovery recovery{};        // checkpoints and lost peers (nodes/actor_checkpoint.hpp)
 };
 
 [[nodiscard]] nodes::InferenceActor spawn_inference_actor(caf::actor_system& system,

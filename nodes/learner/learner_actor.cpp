@@ -18,12 +18,15 @@ using actors::StopRun;
 class LearnerActorImpl : public nodes::NodeActorBase<nodes::LearnerActor> {
  public:
   LearnerActorImpl(caf::actor_config& cfg, const LearnerConfig& config, LearnerActorOptions options)
-      : NodeActorBase(cfg, options.name, options.report, options.metrics),
+      : NodeActorBase(cfg, options.name, options.report, options.metrics, options.recovery),
         server_(config),
         options_(std::move(options)),
-        latest_(server_.weights()) {}
+        latest_(server_.weights()) {
+    restore_from_checkpoint();
+  }
 
   behavior_type make_behavior() override {
+    schedule_checkpoint();
     return {
         [this](actors::connect_atom, const std::string& port, const std::string& peer_name,
                const caf::actor& peer) { connect(port, peer_name, peer); },
@@ -42,6 +45,7 @@ class LearnerActorImpl : public nodes::NodeActorBase<nodes::LearnerActor> {
         [this](const SampleBatchMessage& batch) { on_batch(batch); },
         [this](const Leave& leave) { on_leave(leave); },
         [this](const StopRun& stop) { on_stop_run(stop); },
+        [this](actors::checkpoint_atom) { on_checkpoint(); },
     };
   }
 
@@ -150,6 +154,25 @@ class LearnerActorImpl : public nodes::NodeActorBase<nodes::LearnerActor> {
   void forget_peer_state(const caf::actor_addr& peer) override {
     priorities_.remove(peer);
     weights_.remove(peer);
+    // Priorities wait until every replay has credit; with none left they are for a table that
+    // is gone (a restarted replay starts from its checkpoint's).
+    if (priorities_.empty()) pending_ = PriorityUpdateMessage{};
+  }
+
+  std::int64_t unanswered_to(const caf::actor_addr& peer) const override {
+    return priorities_.unanswered(peer) + weights_.unanswered(peer);
+  }
+
+  // Weights, optimizer, target network, generators and update count (LearnerServer::save).
+  std::int64_t save_state(StateWriter& out, const std::string& /*table_path*/) override {
+    server_.save(out);
+    return server_.updates();
+  }
+  void load_state(StateReader& in, const std::string& /*table_path*/) override {
+    server_.load(in);
+    latest_ = server_.weights();
+    options_.report->count.store(server_.updates(), std::memory_order_relaxed);
+    options_.report->weights_version.store(latest_.version, std::memory_order_relaxed);
   }
 
   void drop_peer_handles() override {

@@ -23,6 +23,7 @@
 
 #include <caf/actor_system.hpp>
 
+#include "nodes/actor_checkpoint.hpp"
 #include "nodes/actor_interfaces.hpp"
 #include "nodes/learner/evaluator.hpp"
 #include "nodes/learner/learner_server.hpp"
@@ -37,7 +38,8 @@ struct LearnerActorOptions {
   std::shared_ptr<Evaluator> evaluator;  // required with target_return
   std::shared_ptr<nodes::ReplicaReport> report;
   NodeMetrics* metrics = nullptr;  // optional: the same families as reactor mode
-  std::string policy_file;  // a multi-agent file's learner: export its policy here at the end
+  std::string policy_file;   // a multi-agent file's learner: export its policy here at the end
+  ActorRecovery recovery{};  // checkpoints and lost peers (nodes/actor_checkpoint.hpp)
 };
 
 [[nodiscard]] nodes::LearnerActor spawn_learner_actor(caf::actor_system& system,

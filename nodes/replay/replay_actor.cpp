@@ -19,15 +19,17 @@ using actors::StopRun;
 class ReplayActorImpl : public nodes::NodeActorBase<nodes::ReplayActor> {
  public:
   ReplayActorImpl(caf::actor_config& cfg, const ReplayConfig& config, ReplayActorOptions options)
-      : NodeActorBase(cfg, options.name, options.report, options.metrics),
+      : NodeActorBase(cfg, options.name, options.report, options.metrics, options.recovery),
         server_(config, options.name),
         options_(std::move(options)) {
     if (options_.max_owed_batches == 0) {
       options_.max_owed_batches = 2 * server_.config().max_batches_per_call;
     }
+    restore_from_checkpoint();
   }
 
   behavior_type make_behavior() override {
+    schedule_checkpoint();
     return {
         [this](actors::connect_atom, const std::string& port, const std::string& peer_name,
                const caf::actor& peer) { connect(port, peer_name, peer); },
@@ -83,10 +85,26 @@ class ReplayActorImpl : public nodes::NodeActorBase<nodes::ReplayActor> {
         },
         [this](const Leave& leave) { on_leave(leave); },
         [this](const StopRun& stop) { on_stop_run(stop); },
+        [this](actors::checkpoint_atom) { on_checkpoint(); },
     };
   }
 
  private:
+  // The table, selector and rate limiter (ReplayServer::checkpoint_to, in a file of its own);
+  // the minibatches owed to the learner are not kept (sampled again from the restored table).
+  std::int64_t save_state(StateWriter& out, const std::string& table_path) override {
+    out.boolean(server_.checkpoint_to(table_path).has_value());
+    return static_cast<std::int64_t>(server_.inserts());
+  }
+  void load_state(StateReader& in, const std::string& table_path) override {
+    if (in.boolean()) server_.restore_from(table_path);
+    options_.report->count.store(static_cast<std::int64_t>(server_.inserts()),
+                                 std::memory_order_relaxed);
+  }
+  std::int64_t unanswered_to(const caf::actor_addr& peer) const override {
+    return batches_.unanswered(peer);
+  }
+
   // The host links `port` to `peer` (nodes/actor_interfaces.hpp).
   void connect(const std::string& port, const std::string& peer_name, const caf::actor& peer) {
     if (port != "batches") return;

@@ -22,6 +22,7 @@
 
 #include <caf/actor_system.hpp>
 
+#include "nodes/actor_checkpoint.hpp"
 #include "nodes/actor_interfaces.hpp"
 #include "nodes/node_metrics.hpp"
 #include "nodes/replay/replay_server.hpp"
@@ -34,6 +35,7 @@ struct ReplayActorOptions {
   std::size_t max_owed_batches = 0;  // 0: 2 × max_batches_per_call
   std::shared_ptr<nodes::ReplicaReport> report;
   NodeMetrics* metrics = nullptr;  // optional: the same families as reactor mode
+  ActorRecovery recovery{};        // checkpoints and lost peers (nodes/actor_checkpoint.hpp)
 };
 
 [[nodiscard]] nodes::ReplayActor spawn_replay_actor(caf::actor_system& system,

@@ -17,11 +17,14 @@ using actors::StopRun;
 class SamplerActorImpl : public nodes::NodeActorBase<nodes::SamplerActor> {
  public:
   SamplerActorImpl(caf::actor_config& cfg, const SamplerConfig& config, SamplerActorOptions options)
-      : NodeActorBase(cfg, options.name, options.report, options.metrics),
+      : NodeActorBase(cfg, options.name, options.report, options.metrics, options.recovery),
         server_(config),
-        options_(std::move(options)) {}
+        options_(std::move(options)) {
+    restore_from_checkpoint();
+  }
 
   behavior_type make_behavior() override {
+    schedule_checkpoint();
     return {
         [this](actors::connect_atom, const std::string& port, const std::string& peer_name,
                const caf::actor& peer) { connect(port, peer_name, peer); },
@@ -67,6 +70,7 @@ class SamplerActorImpl : public nodes::NodeActorBase<nodes::SamplerActor> {
           try_round();
         },
         [this](actors::leave_atom) { leave(); },
+        [this](actors::checkpoint_atom) { on_checkpoint(); },
         [this](const Leave& leave) { on_leave(leave); },
         // Nobody offers a sampler anything: its inputs are subscribed.
         [this](const Offer&) { reject(transport::DropReason::kUnknownKind); },
@@ -98,6 +102,7 @@ class SamplerActorImpl : public nodes::NodeActorBase<nodes::SamplerActor> {
       --d.credits;
       send_to(d.handle, server_.observations());
       waiting_ = true;
+      asked_ = d.handle.address();
       return;
     }
   }
@@ -135,6 +140,22 @@ class SamplerActorImpl : public nodes::NodeActorBase<nodes::SamplerActor> {
   void forget_peer_state(const caf::actor_addr& peer) override {
     transitions_.remove(peer);
     observations_.remove(peer);
+    if (waiting_ && asked_ == peer) waiting_ = false;  // its answer will not come: ask again
+  }
+
+  std::int64_t unanswered_to(const caf::actor_addr& peer) const override {
+    return transitions_.unanswered(peer) + observations_.unanswered(peer);
+  }
+
+  // The envs, generators, ε and policy copy (SamplerServer::save); the count is its env steps.
+  std::int64_t save_state(StateWriter& out, const std::string& /*table_path*/) override {
+    server_.save(out);
+    return server_.env_steps();
+  }
+  void load_state(StateReader& in, const std::string& /*table_path*/) override {
+    server_.load(in);
+    steps_reported_ = server_.env_steps();  // the metrics count this process's steps
+    options_.report->count.store(server_.env_steps(), std::memory_order_relaxed);
   }
 
   void drop_peer_handles() override {
@@ -147,6 +168,7 @@ class SamplerActorImpl : public nodes::NodeActorBase<nodes::SamplerActor> {
   actors::CreditLedger transitions_{"transitions"};
   actors::CreditLedger observations_{"observations"};
   bool waiting_ = false;             // observations sent, actions not back yet
+  caf::actor_addr asked_;            // ...to this inference server
   bool step_pending_ = false;        // a step message to self is queued
   std::int64_t steps_reported_ = 0;  // env steps already added to the metrics
 };

@@ -25,6 +25,7 @@
 
 #include <caf/actor_system.hpp>
 
+#include "nodes/actor_checkpoint.hpp"
 #include "nodes/actor_interfaces.hpp"
 #include "nodes/node_metrics.hpp"
 #include "nodes/replica_report.hpp"
@@ -37,6 +38,7 @@ struct SamplerActorOptions {
   std::int64_t step_limit = -1;  // env steps before StopRun "env_steps"; < 0: none
   std::shared_ptr<nodes::ReplicaReport> report;
   NodeMetrics* metrics = nullptr;  // optional: the same families as reactor mode
+  ActorRecovery recovery{};        // checkpoints and lost peers (nodes/actor_checkpoint.hpp)
 };
 
 [[nodiscard]] nodes::SamplerActor spawn_sampler_actor(caf::actor_system& system,

@@ -4,16 +4,28 @@
 // checkpoint, or of one while a checkpoint is being written, ends with exit 0 and the uninterrupted
 // digest; a launcher killed mid-run is continued with `--resume`, which refuses a corrupt newest
 // part by name and resumes from the checkpoint before.
+//
+// Actor mode (hosts/actor/actor_process.hpp): the same file in actor mode, each replica
+// checkpointing itself every 300 ms of wall time. kill -9 of the replay, the learner, the
+// inference server or a sampler process once training is under way: the launcher restarts that
+// process alone, from its replicas' own checkpoints, the others link to it again, and the run
+// reaches its env_steps stop with exit 0; the summary's restart names the process, the
+// checkpoint each replica started from and what was lost. With `restart: {max: 0}` the same kill
+// ends the run naming the process.
 #include <signal.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "common/state_stream.hpp"
+#include "nodes/actor_checkpoint.hpp"
 #include "tests/support/cluster_files.hpp"
 #include "tests/support/launched_processes.hpp"
 
@@ -84,6 +96,48 @@ class Recovery : public ::testing::Test {
     EXPECT_EQ(wait_exit(up({file, "--log-dir", logs.string()}, tag), 150s), 0) << err(tag);
     const nlohmann::json json = summary(logs);
     return json.is_discarded() ? "(no summary)" : json.value("digest", "(no digest)");
+  }
+
+  /// The shortened local cluster in actor mode with `restart`, as DIR/NAME.
+  std::string actor_cluster_file(const std::string& name, const std::string& restart) {
+    testing::LocalClusterOptions options;
+    options.mode = "actor";
+    options.stop = "env_steps: 6000";
+    options.port = testing::local_cluster_ports_from(base_port_);
+    options.checkpoint = "{every: 300ms}";
+    options.restart = restart;
+    std::ofstream(dir_ / name) << testing::local_cluster_yaml(options);
+    return (dir_ / name).string();
+  }
+
+  /// Starts the run (actor mode), waits until `victim` wrote a checkpoint and the learner one
+  /// after its first update (so every link is up: its minibatches need transitions, which need
+  /// the inference server's actions), then kills `victim`'s process with SIGKILL; the
+  /// launcher's pid.
+  pid_t up_and_kill_actor(const std::string& file, const fs::path& logs,
+                          const std::string& victim) {
+    const pid_t launcher = up({file, "--log-dir", logs.string()}, victim);
+    const auto checkpoint = [&](const std::string& replica) {
+      try {
+        return nodes::read_actor_checkpoint((logs / "checkpoints" / (replica + ".ckpt")).string(),
+                                            replica);
+      } catch (const StateError&) {  // being replaced: try again
+        return std::optional<nodes::ActorCheckpointFile>();
+      }
+    };
+    EXPECT_TRUE(eventually(
+        [&] {
+          const auto learner = checkpoint("learner");
+          return learner && learner->count > 0 && checkpoint(victim).has_value();
+        },
+        90s))
+        << err(victim);
+    const auto pids = recorded_pids(logs);
+    EXPECT_EQ(pids.count(victim), 1U) << err(victim);
+    if (pids.count(victim) == 1) {
+      EXPECT_EQ(::kill(pids.at(victim), SIGKILL), 0);
+    }
+    return launcher;
   }
 
   fs::path dir_;
@@ -207,6 +261,54 @@ TEST_F(Recovery, ResumeContinuesARunWhoseLauncherDiedAndRefusesACorruptNewestPar
   const nlohmann::json json = summary(logs);
   ASSERT_FALSE(json.is_discarded()) << text;
   EXPECT_EQ(json.value("digest", ""), expected);
+}
+
+TEST_F(Recovery, InActorModeAKilledProcessRestartsAloneFromItsCheckpointAndTheRunReachesItsStop) {
+  const std::string file = actor_cluster_file("actor.yaml", "{max: 2}");
+  for (const std::string victim : {"replay", "learner", "inference", "sampler-1"}) {
+    SCOPED_TRACE(victim);
+    const fs::path logs = dir_ / ("logs-" + victim);
+    const pid_t launcher = up_and_kill_actor(file, logs, victim);
+    ASSERT_EQ(wait_exit(launcher, 180s), 0) << err(victim);
+    const nlohmann::json json = summary(logs);
+    ASSERT_FALSE(json.is_discarded()) << err(victim);
+    // The first sampler at its share (3000) stops the run.
+    EXPECT_EQ(json.value("stop_reason", ""), "env_steps");
+    EXPECT_GE(json.value("env_steps", 0), 3000);
+    ASSERT_TRUE(json.contains("restarts")) << err(victim);
+    ASSERT_EQ(json.at("restarts").size(), 1U) << json.dump(2);
+    const nlohmann::json& restart = json.at("restarts")[0];
+    EXPECT_EQ(restart.value("process", ""), victim);
+    EXPECT_EQ(restart.value("how", ""), "killed by signal 9");
+    ASSERT_EQ(restart.at("replicas").size(), 1U) << restart.dump(2);
+    const nlohmann::json& replica = restart.at("replicas")[0];
+    EXPECT_EQ(replica.value("replica", ""), victim);
+    EXPECT_FALSE(replica.at("checkpoint").is_null()) << restart.dump(2);
+    EXPECT_GT(replica.value("checkpoint_count", 0), 0) << restart.dump(2);
+    EXPECT_TRUE(restart.at("messages_in_flight").is_number()) << restart.dump(2);
+    // The restarted process said what it started from; a process that had dialled it (the
+    // replay's learner, the learner's inference server) dialled it again.
+    const std::string log = read_file(logs / (victim + ".restart1.log"));
+    EXPECT_NE(log.find(victim + ": restored from checkpoint"), std::string::npos) << log;
+    const std::map<std::string, std::string> dialler{{"replay", "learner"},
+                                                     {"learner", "inference"}};
+    if (const auto it = dialler.find(victim); it != dialler.end()) {
+      const std::string other = read_file(logs / (it->second + ".log"));
+      EXPECT_NE(other.find("process " + victim + " is back: linked again"), std::string::npos)
+          << other;
+    }
+    EXPECT_NE(read_file(dir_ / (victim + ".out")).find("restart: " + victim), std::string::npos);
+  }
+}
+
+TEST_F(Recovery, InActorModeAKillWithNoRestartLeftEndsTheRunNamingTheProcess) {
+  const std::string file = actor_cluster_file("actor.yaml", "{max: 0}");
+  const fs::path logs = dir_ / "logs";
+  const pid_t launcher = up_and_kill_actor(file, logs, "replay");
+  EXPECT_EQ(wait_exit(launcher, 120s), 1) << err("replay");
+  EXPECT_NE(err("replay").find("node replay failed (killed by signal 9"), std::string::npos)
+      << err("replay");
+  EXPECT_FALSE(fs::exists(logs / "summary.json"));
 }
 
 }  // namespace
