@@ -54,6 +54,7 @@ Json replica_json(const ReplicaResult& r) {
   }
   if (!r.policy.empty()) j["policy"] = r.policy;
   if (!r.policy_file.empty()) j["policy_file"] = r.policy_file;
+  if (r.outside_transitions) j["outside_transitions"] = *r.outside_transitions;
   Json channels = Json::array();
   for (const ChannelResult& c : r.channels) {
     channels.push_back(
@@ -97,6 +98,9 @@ ReplicaResult replica_from_json(const Json& j, const std::string& where) {
   }
   if (j.contains("policy")) r.policy = get<std::string>(j, "policy", here);
   if (j.contains("policy_file")) r.policy_file = get<std::string>(j, "policy_file", here);
+  if (j.contains("outside_transitions")) {
+    r.outside_transitions = get<std::int64_t>(j, "outside_transitions", here);
+  }
   const Json& channels = field(j, "channels", here);
   if (!channels.is_array())
     throw std::invalid_argument("process result: " + here + ".channels is not a list");

@@ -174,8 +174,10 @@ const std::vector<std::string>& input_ports(NodeKind kind) {
 
 const std::vector<std::string>& output_ports(NodeKind kind) {
   static const std::map<NodeKind, std::vector<std::string>> ports = {
-      {NodeKind::sampler, {"transitions", "observations"}},     {NodeKind::replay, {"batches"}},
-      {NodeKind::learner, {"priorities", "weights"}},           {NodeKind::inference, {"actions"}},
+      {NodeKind::sampler, {"transitions", "observations"}},
+      {NodeKind::replay, {"batches"}},
+      {NodeKind::learner, {"priorities", "weights"}},
+      {NodeKind::inference, {"actions", "experience"}},
       {NodeKind::multi_agent, {"observations", "transitions"}},
   };
   return ports.at(kind);
