@@ -44,6 +44,9 @@ def main():
                         help="comma-separated gateway endpoints (marl-serve.yaml's by default)")
     parser.add_argument("--episodes", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--log", action="store_true",
+                        help="log the episodes as experience into the cluster's replays (needs "
+                             "inference.experience connected, nodes/gateway/PROTOCOL.md)")
     parser.add_argument("--wait", type=float, default=60.0,
                         help="seconds to wait for the gateways to answer")
     args = parser.parse_args()
@@ -62,7 +65,7 @@ def main():
     started = time.perf_counter()
     for episode_index in range(args.episodes):
         observations = env.reset()
-        episode = client.episode_start()
+        episode = client.episode_start(log=True if args.log else None)
         rewards, done, steps, collisions = None, False, 0, 0
         while not done:
             t0 = time.perf_counter()
@@ -76,8 +79,9 @@ def main():
             steps += 1
         summary = client.episode_end(episode, rewards=rewards)
         team = sum(summary["returns"].values())
+        logged = f", {summary['logged']} transitions logged" if args.log else ""
         print(f"episode {episode_index}: {steps} steps, {collisions} collisions, "
-              f"team return {team:.2f} (gateway counted {summary['steps']} steps)")
+              f"team return {team:.2f} (gateway counted {summary['steps']} steps{logged})")
     elapsed = time.perf_counter() - started
     p50, p99 = np.percentile(np.array(latencies) * 1e3, [50, 99])
     versions = sorted(set(client.last_versions.values()))

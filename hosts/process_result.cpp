@@ -54,6 +54,7 @@ Json replica_json(const ReplicaResult& r) {
   }
   if (!r.policy.empty()) j["policy"] = r.policy;
   if (!r.policy_file.empty()) j["policy_file"] = r.policy_file;
+  if (r.outside_transitions) j["outside_transitions"] = *r.outside_transitions;
   Json channels = Json::array();
   for (const ChannelResult& c : r.channels) {
     channels.push_back(
@@ -101,6 +102,9 @@ ReplicaResult replica_from_json(const Json& j, const std::string& where) {
   if (j.contains("unanswered_at_loss")) {
     r.unanswered_at_loss =
         get<std::map<std::string, std::vector<std::int64_t>>>(j, "unanswered_at_loss", here);
+  }
+  if (j.contains("outside_transitions")) {
+    r.outside_transitions = get<std::int64_t>(j, "outside_transitions", here);
   }
   const Json& channels = field(j, "channels", here);
   if (!channels.is_array())

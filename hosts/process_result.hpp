@@ -63,6 +63,9 @@ struct ReplicaResult {
   std::optional<double> joint_step_p50, joint_step_p99;  // multi_agent: wall seconds per step
   std::string policy;       // learner of a multi-agent file: its policy
   std::string policy_file;  // ... and the TorchScript file it exported
+  /// inference with a linked `experience` port: transitions logged by outside clients and sent
+  /// to the replays (their arrival depends on wall-clock time: no reproducible digest).
+  std::optional<std::int64_t> outside_transitions;
   std::vector<ChannelResult> channels;
   /// Actor mode with restarts: per peer replica that went down, one entry per time — the
   /// messages this replica had sent it unanswered (nodes/replica_report.hpp).

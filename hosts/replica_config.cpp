@@ -45,6 +45,9 @@ ReplicaConfig multi_agent_replica(const cluster::ClusterConfig& config, ReplicaC
       r.replica_policies[replica] = std::move(hosted);
     }
   }
+  for (const cluster::ConnectionConfig& c : config.connections) {
+    if (c.from_node == group.name && c.from_port == "experience") r.experience_linked = true;
+  }
   switch (group.kind) {
     case NodeKind::multi_agent:
       for (const cluster::ConnectionConfig& c : config.connections) {

@@ -63,6 +63,11 @@ RunSummary combine_results(const cluster::ClusterConfig& config,
         summary.joint_step_p50 = r.joint_step_p50;
         summary.joint_step_p99 = r.joint_step_p99;
       }
+      if (r.outside_transitions) {
+        summary.outside_transitions =
+            summary.outside_transitions.value_or(0) + *r.outside_transitions;
+        if (*r.outside_transitions > 0) summary.digest_reproducible = false;
+      }
       if (node.kind == cluster::NodeKind::learner) {
         if (learner == nullptr) learner = &r;
         learners.push_back(&r);

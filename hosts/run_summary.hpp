@@ -85,6 +85,10 @@ struct RunSummary {
   std::vector<std::pair<std::string, std::string>> policy_files;
   /// The multi-agent env node's wall-clock seconds per joint step (p50, p99), when measured.
   std::optional<double> joint_step_p50, joint_step_p99;
+  /// Transitions outside clients logged through inference gateways into the replays (in the
+  /// JSON when an inference replica has a linked `experience` port). Nonzero: the digest is not
+  /// reproducible (digest_reproducible false).
+  std::optional<std::int64_t> outside_transitions;
   /// Restarts after a process died, in order (in the JSON as `restarts` when there were any,
   /// with `wall_seconds`: the launcher's whole time, every attempt included).
   std::vector<RestartRecord> restarts;

@@ -30,9 +30,12 @@ namespace tagflow::hosts {
 /// The inference service gateway of inference replica `replica` (nodes/gateway/PROTOCOL.md):
 /// nullopt unless the group has `gateway_port` and the replica hosts policies. Replica i listens
 /// on gateway_bind (127.0.0.1 by default) : gateway_port + i; max_batch, max_wait, max_in_flight
-/// and max_queue are its limits. With `gateway_keys: DIR` and `gateway_clients: "a,b"` it is a
-/// CURVE server with DIR/gateway.key that admits only the public keys DIR/a.pub, DIR/b.pub (pairs
-/// from `tagflow keys generate DIR --name gateway --name a --name b`).
+/// and max_queue are its limits; log_experience (false) makes episodes logged unless they say
+/// otherwise, max_experience (65536) bounds the logged transitions waiting for the replay (the
+/// binding makes the queue when the replica's `experience` port is linked). With `gateway_keys:
+/// DIR` and `gateway_clients: "a,b"` it is a CURVE server with DIR/gateway.key that admits only the
+/// public keys DIR/a.pub, DIR/b.pub (pairs from `tagflow keys generate DIR --name gateway --name a
+/// --name b`).
 [[nodiscard]] std::optional<gateway::GatewayConfig> gateway_config(const ReplicaConfig& replica);
 
 /// Starts the gateway of inference replica `replica` (both modes): its own PolicyBank of the

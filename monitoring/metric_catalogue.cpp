@@ -150,6 +150,10 @@ std::vector<MetricSpec> make_catalogue() {
       gauge(Metric::gateway_in_flight, "tagflow_gateway_in_flight",
             "Inference service: observations of a policy queued or being computed.", "", {"policy"},
             {kInference}),
+      counter(Metric::gateway_transitions, "tagflow_gateway_transitions_total",
+              "Inference service: transitions of logged episodes, by policy and outcome (logged: "
+              "queued for the replay; dropped: the experience queue was full).",
+              "", {"policy", "outcome"}, {kInference}),
       gauge(Metric::actor_members, "tagflow_actor_members",
             "Actor mode: 1 for each sampler linked to this node (label peer: its replica name), "
             "0 once it left or died. Samplers that joined a running cluster show up here.",

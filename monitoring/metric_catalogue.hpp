@@ -74,6 +74,7 @@ enum class Metric {
   gateway_request_duration,
   gateway_batch_size,
   gateway_in_flight,
+  gateway_transitions,
   actor_members,
   coordinator_tag_advances,
   coordinator_grant_latency,

@@ -56,8 +56,9 @@ using MultiAgentActor = NodeActor::extend<caf::reacts_to<nodes::AgentActionsMess
 
 /// Answers the agents of the policies it hosts (a multi-agent cluster's inference); loads each
 /// policy's weights from its learner.
-using PolicyBankActor = NodeActor::extend<caf::reacts_to<nodes::AgentObservationsMessage>,
-                                          caf::reacts_to<nodes::WeightsMessage>>;
+using PolicyBankActor =
+    NodeActor::extend<caf::reacts_to<nodes::AgentObservationsMessage>,
+                      caf::reacts_to<nodes::WeightsMessage>, caf::reacts_to<actors::flush_atom>>;
 
 /// Every message any node actor accepts from a peer: the handle through which a node actor
 /// sends to a peer whose kind it learns only at run time (an actor that Offered, or granted a

@@ -28,7 +28,8 @@ struct ReplicaReport {
   std::atomic<double> last_return{0.0};
   std::atomic<double> last_evaluation{0.0};
   std::atomic<std::uint64_t> weights_version{0};
-  std::atomic<std::int64_t> peers{0};  // samplers known to a replay/inference/learner
+  std::atomic<std::int64_t> peers{0};                // samplers known to a replay/inference/learner
+  std::atomic<std::int64_t> outside_transitions{0};  // inference: logged experience sent
   std::atomic<bool> done{false};
 
   // Results.

@@ -149,10 +149,11 @@ HelloReply GatewayClient::hello() {
 
 std::vector<std::uint8_t> GatewayClient::act_request(
     std::uint64_t id, const std::map<std::uint32_t, std::vector<float>>& observations,
-    std::optional<std::uint64_t> episode, const std::map<std::uint32_t, double>& rewards) {
+    std::optional<std::uint64_t> episode, const std::map<std::uint32_t, double>& rewards,
+    const std::map<std::uint32_t, bool>& dones) {
   msgpack::sbuffer b;
   Packer p(b);
-  begin(p, "act", id, 1 + (episode ? 1 : 0) + (rewards.empty() ? 0 : 1));
+  begin(p, "act", id, 1 + (episode ? 1 : 0) + (rewards.empty() ? 0 : 1) + (dones.empty() ? 0 : 1));
   p.pack("obs");
   p.pack_map(static_cast<std::uint32_t>(observations.size()));
   for (const auto& [agent, values] : observations) {
@@ -169,15 +170,20 @@ std::vector<std::uint8_t> GatewayClient::act_request(
     p.pack("rewards");
     p.pack(rewards);
   }
+  if (!dones.empty()) {
+    p.pack("dones");
+    p.pack(dones);
+  }
   return bytes(b);
 }
 
 ActReply GatewayClient::act(const std::map<std::uint32_t, std::vector<float>>& observations,
                             std::optional<std::uint64_t> episode,
-                            const std::map<std::uint32_t, double>& rewards) {
+                            const std::map<std::uint32_t, double>& rewards,
+                            const std::map<std::uint32_t, bool>& dones) {
   const std::uint64_t id = next_id_++;
   const msgpack::object_handle h =
-      parse(exchange(act_request(id, observations, episode, rewards), id));
+      parse(exchange(act_request(id, observations, episode, rewards, dones), id));
   const msgpack::object& o = h.get();
   ActReply r;
   read_common(o, r);
@@ -185,32 +191,44 @@ ActReply GatewayClient::act(const std::map<std::uint32_t, std::vector<float>>& o
   r.actions = get<std::map<std::uint32_t, std::int64_t>>(o, "actions");
   r.policies = get<std::map<std::uint32_t, std::string>>(o, "policies");
   r.versions = get<std::map<std::uint32_t, std::uint64_t>>(o, "versions");
+  if (find(o, "logged") != nullptr) r.logged = get<std::uint64_t>(o, "logged");
   return r;
 }
 
-EpisodeReply GatewayClient::episode_start() {
+EpisodeReply GatewayClient::episode_start(std::optional<bool> log) {
   msgpack::sbuffer b;
   Packer p(b);
   const std::uint64_t id = next_id_++;
-  begin(p, "episode_start", id, 0);
+  begin(p, "episode_start", id, log ? 1 : 0);
+  if (log) {
+    p.pack("log");
+    p.pack(*log);
+  }
   const msgpack::object_handle h = parse(exchange(bytes(b), id));
   EpisodeReply r;
   read_common(h.get(), r);
+  if (!r.ok) return r;
   r.episode = get<std::uint64_t>(h.get(), "episode");
+  r.log = get<bool>(h.get(), "log");
   return r;
 }
 
 EpisodeReply GatewayClient::episode_end(std::uint64_t episode,
-                                        const std::map<std::uint32_t, double>& rewards) {
+                                        const std::map<std::uint32_t, double>& rewards,
+                                        const std::map<std::uint32_t, bool>& dones) {
   msgpack::sbuffer b;
   Packer p(b);
   const std::uint64_t id = next_id_++;
-  begin(p, "episode_end", id, rewards.empty() ? 1 : 2);
+  begin(p, "episode_end", id, 1 + (rewards.empty() ? 0 : 1) + (dones.empty() ? 0 : 1));
   p.pack("episode");
   p.pack(episode);
   if (!rewards.empty()) {
     p.pack("rewards");
     p.pack(rewards);
+  }
+  if (!dones.empty()) {
+    p.pack("dones");
+    p.pack(dones);
   }
   const msgpack::object_handle h = parse(exchange(bytes(b), id));
   const msgpack::object& o = h.get();
@@ -220,6 +238,7 @@ EpisodeReply GatewayClient::episode_end(std::uint64_t episode,
   r.episode = get<std::uint64_t>(o, "episode");
   r.steps = get<std::uint64_t>(o, "steps");
   r.returns = get<std::map<std::uint32_t, double>>(o, "returns");
+  r.logged = get<std::uint64_t>(o, "logged");
   return r;
 }
 

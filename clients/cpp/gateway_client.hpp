@@ -56,10 +56,13 @@ struct ActReply : Reply {
   std::map<std::uint32_t, std::int64_t> actions;    // agent → action
   std::map<std::uint32_t, std::string> policies;    // agent → policy that chose it
   std::map<std::uint32_t, std::uint64_t> versions;  // agent → its weights version
+  std::optional<std::uint64_t> logged;  // a logged episode: its transitions logged so far
 };
 
 struct EpisodeReply : Reply {
   std::uint64_t episode = 0, steps = 0;
+  bool log = false;          // episode_start: the episode's experience is logged
+  std::uint64_t logged = 0;  // episode_end: transitions logged for the episode
   std::map<std::uint32_t, double> returns;
 };
 
@@ -77,12 +80,17 @@ class GatewayClient {
 
   HelloReply hello();
   /// Actions for one observation per agent (float32, observation_size each).
+  /// With `episode`: the rewards and dones of the previous step (PROTOCOL.md §4.2–4.3).
   ActReply act(const std::map<std::uint32_t, std::vector<float>>& observations,
                std::optional<std::uint64_t> episode = std::nullopt,
-               const std::map<std::uint32_t, double>& rewards = {});
-  EpisodeReply episode_start();
+               const std::map<std::uint32_t, double>& rewards = {},
+               const std::map<std::uint32_t, bool>& dones = {});
+  /// `log`: log the episode's experience into the cluster's replay (absent: the gateway's
+  /// default).
+  EpisodeReply episode_start(std::optional<bool> log = std::nullopt);
   EpisodeReply episode_end(std::uint64_t episode,
-                           const std::map<std::uint32_t, double>& rewards = {});
+                           const std::map<std::uint32_t, double>& rewards = {},
+                           const std::map<std::uint32_t, bool>& dones = {});
   HealthReply health();
 
   /// The frame of an act request (what act() sends), for programs that pipeline requests on
@@ -90,7 +98,8 @@ class GatewayClient {
   [[nodiscard]] static std::vector<std::uint8_t> act_request(
       std::uint64_t id, const std::map<std::uint32_t, std::vector<float>>& observations,
       std::optional<std::uint64_t> episode = std::nullopt,
-      const std::map<std::uint32_t, double>& rewards = {});
+      const std::map<std::uint32_t, double>& rewards = {},
+      const std::map<std::uint32_t, bool>& dones = {});
 
   /// Sends raw frames (any bytes) and returns the raw reply frame: for tests of bad input.
   std::vector<std::uint8_t> exchange_raw(const std::vector<std::uint8_t>& frame);

@@ -7,9 +7,9 @@ Copy it, or put clients/python on PYTHONPATH.
     client = Client(["tcp://127.0.0.1:7830", "tcp://127.0.0.1:7831"])   # one per gateway
     client.connect()                     # handshake with each; learns which agents each serves
     actions = client.act({0: obs0, 1: obs1, ...})        # agent -> action
-    episode = client.episode_start()
-    actions = client.act(obs, episode=episode, rewards={0: -0.01, ...})
-    summary = client.episode_end(episode, rewards={...})  # steps and returns per agent
+    episode = client.episode_start()     # log=True: its experience goes to the cluster's replay
+    actions = client.act(obs, episode=episode, rewards={0: -0.01, ...}, dones={...})
+    summary = client.episode_end(episode, rewards={...})  # steps, returns per agent, logged
     client.health()                      # per gateway: live, ready, policy versions
 
 Refusals raise GatewayError (code and reason as the protocol's section 6); `busy` raises Busy
@@ -102,6 +102,7 @@ class Client:
         self.agent_gateway = {}  # agent index -> Gateway
         self.observation_size = None
         self.last_policies, self.last_versions = {}, {}
+        self.last_logged = None  # a logged episode: its transitions logged so far
 
     def connect(self):
         """The handshake with every gateway; returns {agent: policy name} over all of them."""
@@ -128,7 +129,8 @@ class Client:
 
         The policy and weights version that chose each action are in last_policies and
         last_versions. With an `episode` from episode_start(), rewards and dones (of the previous
-        step, per agent) are added to it."""
+        step, per agent) are added to it; for a logged episode they complete the previous step's
+        transitions, and last_logged is the episode's transitions logged so far."""
         if not self.agent_gateway:
             self.connect()
         parts = self._split({a: _observation_bytes(o) for a, o in observations.items()})
@@ -136,6 +138,7 @@ class Client:
         dones_by = self._split(dones) if dones else {}
         actions = {}
         self.last_policies, self.last_versions = {}, {}
+        self.last_logged = None
         pending = list(parts.items())
         for attempt in range(self.busy_retries + 1):
             sent = []
@@ -155,6 +158,8 @@ class Client:
                     actions.update(reply["actions"])
                     self.last_policies.update(reply["policies"])
                     self.last_versions.update(reply["versions"])
+                    if "logged" in reply:
+                        self.last_logged = (self.last_logged or 0) + reply["logged"]
                 elif reply.get("error") == "busy":
                     pending.append((gateway, obs))
                 else:
@@ -164,22 +169,30 @@ class Client:
             time.sleep(min(0.001 * 2 ** attempt, 0.05))
         raise Busy("busy", f"still busy after {self.busy_retries} retries")
 
-    def episode_start(self):
-        """An episode handle (one episode id per gateway)."""
-        return {g.endpoint: g.call("episode_start")["episode"] for g in self.gateways}
+    def episode_start(self, log=None):
+        """An episode handle (one episode id per gateway). log=True: the gateways log the
+        episode's transitions into the cluster's replay (GatewayError no_replay when a gateway's
+        replica has none linked); None: each gateway's default (param log_experience)."""
+        fields = {} if log is None else {"log": bool(log)}
+        return {g.endpoint: g.call("episode_start", **fields)["episode"] for g in self.gateways}
 
-    def episode_end(self, episode, rewards=None):
-        """Ends the episode; returns {"steps": ..., "returns": {agent: sum of rewards}}."""
+    def episode_end(self, episode, rewards=None, dones=None):
+        """Ends the episode; returns {"steps": ..., "returns": {agent: sum of rewards},
+        "logged": transitions logged for it over all gateways}."""
         rewards_by = self._split(rewards) if rewards else {}
-        steps, returns = 0, {}
+        dones_by = self._split(dones) if dones else {}
+        steps, returns, logged = 0, {}, 0
         for gateway in self.gateways:
             fields = {"episode": episode[gateway.endpoint]}
             if gateway in rewards_by:
                 fields["rewards"] = {a: float(r) for a, r in rewards_by[gateway].items()}
+            if gateway in dones_by:
+                fields["dones"] = {a: bool(d) for a, d in dones_by[gateway].items()}
             reply = gateway.call("episode_end", **fields)
             steps = max(steps, reply["steps"])
             returns.update(reply["returns"])
-        return {"steps": steps, "returns": returns}
+            logged += reply.get("logged", 0)
+        return {"steps": steps, "returns": returns, "logged": logged}
 
     def health(self):
         """{endpoint: {"live", "ready", "policies"}} from every gateway."""

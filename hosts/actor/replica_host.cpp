@@ -146,6 +146,9 @@ std::vector<ReplicaResult> ReplicaHost::results(const cluster::LinkPlan& links) 
       r.policy_file = h.report->policy_file;
     }
     if (h.config.kind == cluster::NodeKind::multi_agent) multi_agent_result(*h.report, r);
+    if (h.config.kind == cluster::NodeKind::inference && h.config.experience_linked) {
+      r.outside_transitions = h.report->outside_transitions.load();
+    }
     for (const cluster::Link& link : links.links) {
       if (link.from.replica == h.config.name) {
         r.channels.push_back({link.from.port, link.from.channel, 0, 0});

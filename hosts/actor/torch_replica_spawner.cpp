@@ -28,9 +28,19 @@ TorchReplicaSpawner torch_replica_spawner() {
     }
     if (!r.policies.empty()) {
       // Each learner trains one policy: its weights load into that policy's slot.
-      nodes::PolicyBankActorOptions options{r.name, r.learner_policies, s.report, s.metrics, {}};
+      nodes::PolicyBankActorOptions options;
+      options.name = r.name;
+      options.weight_policies = r.learner_policies;
+      options.report = s.report;
+      options.metrics = s.metrics;
+      options.peer_policies = r.replica_policies;
       const nodes::PolicyBankConfig bank = policy_bank_config(r);
-      if (const std::optional<gateway::GatewayConfig> config = gateway_config(r)) {
+      if (std::optional<gateway::GatewayConfig> config = gateway_config(r)) {
+        if (r.experience_linked) {
+          auto queue = std::make_shared<gateway::ExperienceQueue>(config->max_experience);
+          config->experience = queue;
+          options.experience_source = [queue] { return queue->take(); };
+        }
         // The gateway lives as long as the actor: its weights listener holds it.
         std::shared_ptr<gateway::ServiceGateway> service = start_gateway(
             r, *config, bank, s.metrics != nullptr ? &s.metrics->process_metrics() : nullptr);

@@ -110,6 +110,9 @@ class InferenceBinding : public ReplicaBinding {
   NodeKind kind() const override { return NodeKind::inference; }
   reactors::PortBase& output(const std::string& port, std::size_t ch) override {
     if (port == "actions") return reactor_->actions[ch];
+    if constexpr (std::is_same_v<Reactor, nodes::PolicyBankReactor>) {
+      if (port == "experience") return reactor_->experience[ch];
+    }
     no_port(reactor_->name(), port);
   }
   reactors::PortBase& input(const std::string& port, std::size_t ch) override {
@@ -131,7 +134,13 @@ class InferenceBinding : public ReplicaBinding {
     r.unit = "rows";
     r.count = reactor_->rows_served.load();
     r.weights_version = reactor_->weights_version.load();
+    if constexpr (std::is_same_v<Reactor, nodes::PolicyBankReactor>) {
+      if (reactor_->experience.size() > 0) r.outside_transitions = reactor_->outside_transitions;
+    }
     append_channels(r.channels, "actions", reactor_->actions_digest(), cutoff);
+    if constexpr (std::is_same_v<Reactor, nodes::PolicyBankReactor>) {
+      append_channels(r.channels, "experience", reactor_->experience_digest(), cutoff);
+    }
     return r;
   }
   bool reached_stop_condition() const override { return false; }
@@ -157,11 +166,16 @@ class InferenceBinding : public ReplicaBinding {
 };
 
 /// The gateway of a policy-bank replica (hosts/torch_replica_config.hpp); `reactor` hands it
-/// every weights value it loads.
+/// every weights value it loads, and sends the experience it logs when `experience` is linked.
 std::unique_ptr<gateway::ServiceGateway> make_gateway(const ReplicaSetup& s,
-                                                      const gateway::GatewayConfig& config,
+                                                      gateway::GatewayConfig config,
                                                       const nodes::PolicyBankConfig& bank,
                                                       nodes::PolicyBankReactor& reactor) {
+  if (reactor.experience.size() > 0) {
+    auto queue = std::make_shared<gateway::ExperienceQueue>(config.max_experience);
+    config.experience = queue;
+    reactor.set_experience_source([queue] { return queue->take(); });
+  }
   std::unique_ptr<gateway::ServiceGateway> gateway = start_gateway(
       s.config, config, bank, s.metrics != nullptr ? &s.metrics->process_metrics() : nullptr);
   if (gateway == nullptr) return nullptr;
@@ -187,6 +201,7 @@ std::unique_ptr<ReplicaBinding> make_inference(const ReplicaSetup& s, reactors::
   for (const std::vector<int>& carried : s.links->input_policies(name, "weights")) {
     widths.weight_policies.push_back(carried.at(0));  // a learner trains one policy
   }
+  widths.experience_policies = s.links->output_policies(name, "experience");
   const nodes::PolicyBankConfig bank = policy_bank_config(s.config);
   auto& reactor = env.add<nodes::PolicyBankReactor>(name, bank, widths);
   auto binding = std::make_unique<InferenceBinding<nodes::PolicyBankReactor>>(reactor, s.metrics);

@@ -74,7 +74,9 @@ template <typename Fn>
 reactors::PortBase& by_type(const std::string& port, bool agents, Fn&& fn) {
   if (agents && port == "observations") return fn(static_cast<AgentObservationsMessage*>(nullptr));
   if (agents && port == "actions") return fn(static_cast<AgentActionsMessage*>(nullptr));
-  if (port == "transitions") return fn(static_cast<TransitionsMessage*>(nullptr));
+  if (port == "transitions" || port == "experience") {
+    return fn(static_cast<TransitionsMessage*>(nullptr));  // experience: inference → replay
+  }
   if (port == "priorities") return fn(static_cast<PriorityUpdateMessage*>(nullptr));
   if (port == "batches") return fn(static_cast<SampleBatchList*>(nullptr));
   if (port == "weights") return fn(static_cast<WeightsMessage*>(nullptr));

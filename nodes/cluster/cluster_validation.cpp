@@ -44,6 +44,13 @@ void check_endpoints(const ClusterConfig& config) {
                             "' has no input port '" + c.to_port +
                             "' (inputs: " + join(input_ports(to->kind)) + ")");
     }
+    if (c.from_port == "experience" &&
+        (to->kind != NodeKind::replay || c.to_port != "transitions")) {
+      throw ConfigError(config.file, c.line, key + ".to",
+                        "an inference node's experience (transitions logged by outside clients) "
+                        "goes to a replay's transitions, not to " +
+                            c.to_node + "." + c.to_port);
+    }
   }
 }
 
@@ -174,8 +181,10 @@ const std::vector<std::string>& input_ports(NodeKind kind) {
 
 const std::vector<std::string>& output_ports(NodeKind kind) {
   static const std::map<NodeKind, std::vector<std::string>> ports = {
-      {NodeKind::sampler, {"transitions", "observations"}},     {NodeKind::replay, {"batches"}},
-      {NodeKind::learner, {"priorities", "weights"}},           {NodeKind::inference, {"actions"}},
+      {NodeKind::sampler, {"transitions", "observations"}},
+      {NodeKind::replay, {"batches"}},
+      {NodeKind::learner, {"priorities", "weights"}},
+      {NodeKind::inference, {"actions", "experience"}},
       {NodeKind::multi_agent, {"observations", "transitions"}},
   };
   return ports.at(kind);

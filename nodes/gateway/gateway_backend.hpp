@@ -30,6 +30,14 @@ struct GatewayModel {
   std::vector<int> agent_policy;           // agent → policy index
   std::vector<std::string> policy_server;  // policy index → a replica hosting it ("" if none)
   std::vector<int> hosted;                 // the policies served here (ascending)
+  /// By policy: its input adds the agent's one-hot (nodes/multi_agent/agent_input.hpp); empty:
+  /// no policy does.
+  std::vector<bool> agent_id_input;
+
+  /// Floats of policy `policy`'s input: the observation, plus num_agents with agent_id_input.
+  [[nodiscard]] std::uint32_t input_size(int policy) const;
+  /// Writes policy `policy`'s input for `agent` (input_size(policy) floats) to `out`.
+  void write_input(int policy, std::uint32_t agent, const float* observation, float* out) const;
 
   [[nodiscard]] bool serves_policy(int policy) const;
   [[nodiscard]] bool serves_agent(std::uint32_t agent) const;

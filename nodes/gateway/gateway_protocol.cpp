@@ -249,6 +249,12 @@ DecodeResult decode_request(const void* data, std::size_t size, const RequestSha
     if (r.op == GatewayOp::act) read_act(map, shape, r);
     if (r.op == GatewayOp::act || r.op == GatewayOp::episode_end)
       read_episode_fields(map, shape, r);
+    if (r.op == GatewayOp::episode_start) {
+      if (const msgpack::object* log = field(map, "log")) {
+        if (log->type != msgpack::type::BOOLEAN) throw Failure{"malformed", "log is not a bool"};
+        r.log = log->via.boolean;
+      }
+    }
     if (r.op == GatewayOp::episode_end && !r.episode) {
       throw Failure{"malformed", "episode_end without episode"};
     }
@@ -368,7 +374,11 @@ Frame encode_act(const GatewayRequest& request, const ActAnswer& answer) {
     w.p().pack_array(static_cast<std::uint32_t>(rows));
     for (std::size_t r = 0; r < rows; ++r) w.p().pack(answer.actions[a * rows + r]);
   };
-  header(w, 3, GatewayOp::act, request.id, true);
+  header(w, answer.logged ? 4 : 3, GatewayOp::act, request.id, true);
+  if (answer.logged) {
+    w.key("logged");
+    w.p().pack(*answer.logged);
+  }
   if (request.single) {
     w.key("action");
     pack_actions(0);
@@ -400,18 +410,22 @@ Frame encode_act(const GatewayRequest& request, const ActAnswer& answer) {
   return w.frame();
 }
 
-Frame encode_episode_start(std::uint64_t id, std::uint64_t episode) {
+Frame encode_episode_start(std::uint64_t id, std::uint64_t episode, bool log) {
   Writer w;
-  header(w, 1, GatewayOp::episode_start, id, true);
+  header(w, 2, GatewayOp::episode_start, id, true);
   w.key("episode");
   w.p().pack(episode);
+  w.key("log");
+  w.p().pack(log);
   return w.frame();
 }
 
 Frame encode_episode_end(std::uint64_t id, std::uint64_t episode, std::uint64_t steps,
-                         const std::map<std::uint32_t, double>& returns) {
+                         const std::map<std::uint32_t, double>& returns, std::uint64_t logged) {
   Writer w;
-  header(w, 3, GatewayOp::episode_end, id, true);
+  header(w, 4, GatewayOp::episode_end, id, true);
+  w.key("logged");
+  w.p().pack(logged);
   w.key("episode");
   w.p().pack(episode);
   w.key("steps");

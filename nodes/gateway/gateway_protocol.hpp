@@ -45,6 +45,8 @@ struct GatewayRequest {
   std::optional<std::uint64_t> episode;
   std::vector<std::pair<std::uint32_t, double>> rewards;
   std::vector<std::pair<std::uint32_t, bool>> dones;
+  // episode_start: log the episode's experience (absent: the gateway's default)
+  std::optional<bool> log;
 };
 
 struct GatewayError {
@@ -84,6 +86,7 @@ struct ActAnswer {
   std::vector<std::string> policies;    // per agent
   std::vector<std::uint64_t> versions;  // per agent
   std::vector<std::int64_t> actions;    // agents × rows
+  std::optional<std::uint64_t> logged;  // a logged episode: its transitions logged so far
 };
 
 using Frame = std::vector<std::uint8_t>;
@@ -91,9 +94,10 @@ using Frame = std::vector<std::uint8_t>;
 [[nodiscard]] Frame encode_error(const GatewayError& error);
 [[nodiscard]] Frame encode_hello(std::uint64_t id, const HelloInfo& info);
 [[nodiscard]] Frame encode_act(const GatewayRequest& request, const ActAnswer& answer);
-[[nodiscard]] Frame encode_episode_start(std::uint64_t id, std::uint64_t episode);
+[[nodiscard]] Frame encode_episode_start(std::uint64_t id, std::uint64_t episode, bool log);
 [[nodiscard]] Frame encode_episode_end(std::uint64_t id, std::uint64_t episode, std::uint64_t steps,
-                                       const std::map<std::uint32_t, double>& returns);
+                                       const std::map<std::uint32_t, double>& returns,
+                                       std::uint64_t logged);
 [[nodiscard]] Frame encode_health(std::uint64_t id, bool ready,
                                   const std::vector<PolicyStatus>& policies);
 

@@ -9,6 +9,7 @@
 #include <zmq.hpp>
 
 #include "monitoring/process_metrics.hpp"
+#include "nodes/gateway/episode_experience.hpp"
 #include "nodes/gateway/gateway_protocol.hpp"
 #include "transport/zap_authenticator.hpp"
 
@@ -55,12 +56,16 @@ struct Pending {
   nodes::AgentObservationsMessage rows;
   std::map<int, std::size_t> policy_rows;  // policy → rows of this request
   Clock::time_point arrival;
-  Clock::time_point deadline;  // arrival + the smallest max_wait of its policies
+  Clock::time_point deadline;                   // arrival + the smallest max_wait of its policies
+  std::optional<std::uint64_t> logged_episode;  // the logged episode it names
 };
 
 struct Episode {
   std::uint64_t steps = 0;
   std::map<std::uint32_t, double> returns;
+  std::unique_ptr<EpisodeExperience> experience;  // null: not logged
+  bool act_in_flight = false;                     // logged: an act of it is queued
+  std::uint64_t logged = 0;                       // logged: transitions queued for the replay
 };
 
 }  // namespace
@@ -102,6 +107,31 @@ struct ServiceGateway::Impl {
     if (metrics != nullptr) {
       metrics->counter(Metric::gateway_errors, {{"policy", policy}, {"reason", reason}})
           .Increment();
+    }
+  }
+
+  /// Queues the transitions an episode completed; counts what is logged and what is dropped.
+  void push_experience(const std::vector<nodes::TransitionsMessage>& made, Episode& episode,
+                       const std::string& client, std::atomic<std::uint64_t>& queued_rows,
+                       std::atomic<std::uint64_t>& dropped_rows) {
+    for (std::size_t p = 0; p < made.size(); ++p) {
+      const std::size_t rows = made[p].rows();
+      if (rows == 0) continue;
+      const bool queued = config.experience->try_push(static_cast<int>(p), made[p]);
+      (queued ? queued_rows : dropped_rows).fetch_add(rows, std::memory_order_relaxed);
+      if (queued) episode.logged += rows;
+      if (metrics != nullptr) {
+        metrics
+            ->counter(Metric::gateway_transitions, {{"policy", model().policy_names[p]},
+                                                    {"outcome", queued ? "logged" : "dropped"}})
+            .Increment(static_cast<double>(rows));
+      }
+      if (!queued) {
+        log_once(client, "experience_full",
+                 "transitions of a logged episode were dropped: the experience queue holds " +
+                     std::to_string(config.experience->max_rows()) +
+                     " rows not yet sent to the replay");
+      }
     }
   }
 
@@ -292,14 +322,22 @@ void ServiceGateway::run() {
         reply(parts, client, encode_health(request.id, true, statuses()));
         return;
       case GatewayOp::episode_start: {
+        const bool log = request.log.value_or(s.config.log_by_default);
+        if (log && s.config.experience == nullptr) {
+          fail("no_replay", model.server +
+                                " has no replay linked to its experience port: it cannot log "
+                                "episodes (start the episode without log)");
+          return;
+        }
         if (s.episodes.size() >= kMaxEpisodes) {
           s.episodes.erase(s.episode_order.front());
           s.episode_order.pop_front();
         }
         const std::uint64_t e = s.next_episode++;
-        s.episodes[e] = Episode{};
+        Episode& episode = s.episodes[e];
+        if (log) episode.experience = std::make_unique<EpisodeExperience>(model);
         s.episode_order.push_back(e);
-        reply(parts, client, encode_episode_start(request.id, e));
+        reply(parts, client, encode_episode_start(request.id, e, log));
         return;
       }
       case GatewayOp::episode_end: {
@@ -308,9 +346,25 @@ void ServiceGateway::run() {
           fail("unknown_episode", "no open episode " + std::to_string(*request.episode));
           return;
         }
-        for (const auto& [agent, reward] : request.rewards) it->second.returns[agent] += reward;
+        Episode& episode = it->second;
+        if (episode.experience != nullptr) {
+          if (episode.act_in_flight) {
+            fail("busy",
+                 "an act of this logged episode is still in flight: end it after its reply");
+            return;
+          }
+          if (const std::string why = episode.experience->check(request); !why.empty()) {
+            fail("not_in_step", why);
+            return;
+          }
+          std::vector<nodes::TransitionsMessage> made;
+          episode.experience->complete(request, true, made);
+          s.push_experience(made, episode, client, logged_, logged_dropped_);
+        }
+        for (const auto& [agent, reward] : request.rewards) episode.returns[agent] += reward;
         reply(parts, client,
-              encode_episode_end(request.id, it->first, it->second.steps, it->second.returns));
+              encode_episode_end(request.id, it->first, episode.steps, episode.returns,
+                                 episode.logged));
         s.episode_order.erase(std::find(s.episode_order.begin(), s.episode_order.end(), it->first));
         s.episodes.erase(it);
         return;
@@ -364,6 +418,26 @@ void ServiceGateway::run() {
         return;
       }
       episode = &it->second;
+      if (episode->experience != nullptr) {
+        if (episode->act_in_flight) {
+          fail("busy",
+               "an act of this logged episode is still in flight: send the next step "
+               "after its reply");
+          return;
+        }
+        if (const std::string why = episode->experience->check(request); !why.empty()) {
+          fail(request.rows != 1 ? "too_large" : "not_in_step", why);
+          return;
+        }
+      }
+    }
+    std::optional<std::uint64_t> logged_episode;
+    if (episode != nullptr && episode->experience != nullptr) {
+      std::vector<nodes::TransitionsMessage> made;
+      episode->experience->complete(request, false, made);
+      s.push_experience(made, *episode, client, logged_, logged_dropped_);
+      episode->act_in_flight = true;
+      logged_episode = request.episode;
     }
     if (episode != nullptr) {
       ++episode->steps;
@@ -374,6 +448,7 @@ void ServiceGateway::run() {
     p.envelope = std::move(parts);
     p.client = client;
     p.arrival = Clock::now();
+    p.logged_episode = logged_episode;
     p.rows.observation_size = model.observation_size;
     for (const std::uint32_t agent : request.agents) {
       const int policy = model.agent_policy[agent];
@@ -485,6 +560,15 @@ void ServiceGateway::run() {
           answer.versions.push_back(a.versions.at(first));
         }
         answer.actions = a.actions;
+        if (p.logged_episode) {
+          // Its episode's steps open with what the policies chose (the episode may be forgotten).
+          const auto e = s.episodes.find(*p.logged_episode);
+          if (e != s.episodes.end() && e->second.experience != nullptr) {
+            e->second.experience->open(request.agents, requests[i].observations, a.actions,
+                                       answer.versions);
+            answer.logged = e->second.logged;
+          }
+        }
         rows_answered_.fetch_add(a.rows(), std::memory_order_relaxed);
         reply(p.envelope, p.client, encode_act(request, answer));
       } else {
@@ -500,6 +584,10 @@ void ServiceGateway::run() {
       }
       const auto it = s.in_flight.find(p.client);
       if (it != s.in_flight.end() && --it->second == 0) s.in_flight.erase(it);
+      if (p.logged_episode) {
+        const auto e = s.episodes.find(*p.logged_episode);
+        if (e != s.episodes.end()) e->second.act_in_flight = false;
+      }
     }
   };
 

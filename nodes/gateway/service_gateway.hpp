@@ -22,6 +22,13 @@
 // reply is dropped, reason slow_reader). A refused request is counted per policy and reason
 // (tagflow_gateway_errors_total when metrics are given) and logged once per client and reason.
 //
+// Experience (PROTOCOL.md §4.3): an episode started with `log: true` records each agent's
+// observation and action from every answered act that names it; the rewards and dones of its
+// later requests complete transitions (episode_experience.hpp), which go to `experience` (beyond
+// its bound they are dropped and counted, tagflow_gateway_transitions_total{outcome="dropped"}).
+// A logged episode has at most one act in flight (a second one gets `busy`), so its steps follow
+// the client's order.
+//
 // Security: with `curve_secret_key` set the socket is a CURVE server; clients must know its public
 // key, and with `allowed_client_keys` a ZapAuthenticator (transport/zap_authenticator.hpp) admits
 // only those keys.
@@ -44,6 +51,7 @@
 #include <utility>
 #include <vector>
 
+#include "nodes/gateway/experience_queue.hpp"
 #include "nodes/gateway/gateway_backend.hpp"
 
 namespace tagflow::monitoring {
@@ -85,6 +93,11 @@ struct GatewayConfig {
   int max_reply_queue = 1000;                 // replies queued per connection (ZMQ_SNDHWM)
   std::string curve_secret_key;               // Z85; empty: no CURVE
   std::set<std::string> allowed_client_keys;  // Z85 public keys; empty with CURVE: any client
+  /// Where logged episodes' transitions go (the replica's `experience` port); null: no replay is
+  /// linked, and episode_start with `log: true` is refused (no_replay).
+  std::shared_ptr<ExperienceQueue> experience;
+  std::size_t max_experience = 65536;  // rows the replica's experience queue holds
+  bool log_by_default = false;         // an episode_start without `log` logs (needs `experience`)
 };
 
 class ServiceGateway {
@@ -112,6 +125,9 @@ class ServiceGateway {
   [[nodiscard]] std::uint64_t forward_passes() const { return passes_.load(); }
   /// The most requests it ever held queued (never above max_queue).
   [[nodiscard]] std::uint64_t peak_queued() const { return peak_queued_.load(); }
+  /// Transitions of logged episodes queued for the replay, and dropped (the queue was full).
+  [[nodiscard]] std::uint64_t transitions_logged() const { return logged_.load(); }
+  [[nodiscard]] std::uint64_t transitions_dropped() const { return logged_dropped_.load(); }
 
  private:
   struct Impl;
@@ -126,7 +142,7 @@ class ServiceGateway {
   std::atomic<bool> weights_pending_{false};  // release on offer, acquire in the loop
   // Statistics (relaxed).
   std::atomic<std::uint64_t> rows_answered_{0}, refused_{0}, busy_{0}, dropped_{0}, passes_{0},
-      peak_queued_{0};
+      peak_queued_{0}, logged_{0}, logged_dropped_{0};
   std::thread thread_;
 };
 

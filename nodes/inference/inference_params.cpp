@@ -14,8 +14,11 @@ InferenceParams InferenceParams::read(const NodeParams& params) {
 
 void check_policy_bank_params(const NodeParams& params, int replica_index) {
   params.check_known({"max_batch", "max_wait", "gateway_port", "gateway_bind", "max_in_flight",
-                      "max_queue", "gateway_keys", "gateway_clients"});
+                      "max_queue", "gateway_keys", "gateway_clients", "log_experience",
+                      "max_experience"});
   (void)params.get_int("max_batch", 64, 1);
+  (void)params.get_bool("log_experience", false);
+  (void)params.get_int("max_experience", 65536, 1);
   (void)params.get_duration("max_wait", std::chrono::nanoseconds(0));
   (void)params.get_int("max_in_flight", 8, 1);
   (void)params.get_int("max_queue", 1024, 1);

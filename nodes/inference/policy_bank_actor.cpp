@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "actors/credit_ledger.hpp"
 #include "nodes/actor_binding_base.hpp"
 
 namespace tagflow::nodes {
@@ -26,7 +27,14 @@ class PolicyBankActorImpl : public nodes::NodeActorBase<nodes::PolicyBankActor> 
 
   behavior_type make_behavior() override {
     return {
-        [](actors::connect_atom, const std::string&, const std::string&, const caf::actor&) {},
+        [this](actors::connect_atom, const std::string& port, const std::string& peer_name,
+               const caf::actor& peer) {
+          if (port == "experience") connect_experience(peer_name, peer);
+        },
+        [this](actors::flush_atom) {
+          send_experience();
+          if (!done()) delayed_send(this, options_.experience_period, actors::flush_atom::value);
+        },
         [](actors::connect_atom, const std::string&, const caf::actor&) {},
         [this](const Offer& offer) {
           auto peer = sender_handle();
@@ -46,7 +54,18 @@ class PolicyBankActorImpl : public nodes::NodeActorBase<nodes::PolicyBankActor> 
           count_received(offer);
           send_to(peer, Credit{offer.port, 1, replica_name()});
         },
-        [this](const Credit&) { reject(transport::DropReason::kUnknownKind); },
+        [this](const Credit& credit) {
+          auto peer = sender_handle();
+          if (!peer || done()) return;
+          if (credit.port != "transitions" ||
+              experience_policies_.find(peer.address()) == experience_policies_.end()) {
+            reject(transport::DropReason::kUnknownKind);
+            return;
+          }
+          count_received(credit);
+          experience_.add_credit(peer, credit.amount);
+          send_experience();
+        },
         [this](const WeightsMessage& weights) {
           auto peer = sender_handle();
           if (!peer || !accept(weights) || done()) return;
@@ -110,7 +129,41 @@ class PolicyBankActorImpl : public nodes::NodeActorBase<nodes::PolicyBankActor> 
     requesters_.clear();
   }
 
+  void connect_experience(const std::string& peer_name, const caf::actor& peer) {
+    const auto policies = options_.peer_policies.find(peer_name);
+    if (policies == options_.peer_policies.end() || !options_.experience_source) {
+      reject(transport::DropReason::kUnknownPort);
+      return;
+    }
+    add_peer(peer, false, peer_name);
+    const bool first = experience_policies_.empty();
+    experience_policies_[peer.address()] = policies->second;
+    send_to(peer, Offer{"transitions", replica_name()});
+    if (first) delayed_send(this, options_.experience_period, actors::flush_atom::value);
+  }
+
+  /// Sends each replay with credit its policies' waiting rows (taken from the source only once
+  /// everything taken before is sent, so what waits stays within the source's bound).
+  void send_experience() {
+    if (!options_.experience_source || done()) return;
+    if (unsent_.empty()) {
+      for (auto& [policy, rows] : options_.experience_source()) unsent_[policy] = std::move(rows);
+    }
+    for (auto& d : experience_.downstreams()) {
+      for (const int policy : experience_policies_[d.handle.address()]) {
+        const auto rows = unsent_.find(policy);
+        if (rows == unsent_.end() || !experience_.try_spend(d.handle.address())) continue;
+        options_.report->outside_transitions.fetch_add(
+            static_cast<std::int64_t>(rows->second.rows()), std::memory_order_relaxed);
+        send_to(d.handle, std::move(rows->second));
+        unsent_.erase(rows);
+      }
+    }
+  }
+
   void forget_peer_state(const caf::actor_addr& peer) override {
+    experience_.remove(peer);
+    experience_policies_.erase(peer);
     for (std::size_t i = requesters_.size(); i-- > 0;) {
       if (requesters_[i].address() != peer) continue;
       requesters_.erase(requesters_.begin() + static_cast<std::ptrdiff_t>(i));
@@ -120,7 +173,10 @@ class PolicyBankActorImpl : public nodes::NodeActorBase<nodes::PolicyBankActor> 
     serve_when_everyone_waits();
   }
 
-  void drop_peer_handles() override { requesters_ = {}; }
+  void drop_peer_handles() override {
+    requesters_ = {};
+    experience_.downstreams().clear();
+  }
 
   PolicyBank bank_;
   std::vector<int> hosted_;
@@ -128,6 +184,9 @@ class PolicyBankActorImpl : public nodes::NodeActorBase<nodes::PolicyBankActor> 
   std::map<caf::actor_addr, int> weight_policy_;
   std::vector<AgentObservationsMessage> requests_;
   std::vector<caf::actor> requesters_;
+  actors::CreditLedger experience_{"transitions"};
+  std::map<caf::actor_addr, std::vector<int>> experience_policies_;  // replay → its policies
+  std::map<int, TransitionsMessage> unsent_;                         // taken, waiting for credit
 };
 
 }  // namespace

@@ -14,9 +14,12 @@ PolicyBankReactor::PolicyBankReactor(std::string name, reactors::Environment& en
       observations("observations", this, widths.observations),
       weights("weights", this, widths.weight_policies.size()),
       actions("actions", this, widths.actions),
+      experience("experience", this, widths.experience_policies.size()),
       bank_(config),
       weight_policies_(widths.weight_policies),
-      actions_digest_(widths.actions) {
+      actions_digest_(widths.actions),
+      experience_digest_(widths.experience_policies.size()),
+      experience_policies_(widths.experience_policies) {
   if (widths.observations != widths.actions) {
     throw std::invalid_argument("inference " + this->name() + ": " +
                                 std::to_string(widths.observations) + " observation channels but " +
@@ -29,7 +32,7 @@ PolicyBankReactor::PolicyBankReactor(std::string name, reactors::Environment& en
     }
   }
   if (!weight_policies_.empty()) {
-    reaction("load_weights").triggers(weights).body([this] {
+    reaction("load_weights").triggers(weights).effects(experience).body([this] {
       for (std::size_t c = 0; c < weights.size(); ++c) {
         if (!weights[c].is_present()) continue;
         bank_.on_weights(weight_policies_[c], weights[c].get()->value());
@@ -39,10 +42,42 @@ PolicyBankReactor::PolicyBankReactor(std::string name, reactors::Environment& en
       for (const int policy : weight_policies_) lowest = std::min(lowest, bank_.version(policy));
       weights_version.store(lowest, std::memory_order_relaxed);
       if (metrics_ != nullptr) metrics_->set_weights_version(lowest);
+      send_experience();
     });
   }
   if (widths.observations > 0) {
-    reaction("serve").triggers(observations).effects(actions).body([this] { serve(); });
+    reaction("serve").triggers(observations).effects(actions, experience).body([this] {
+      serve();
+      send_experience();
+    });
+  }
+}
+
+void PolicyBankReactor::send_experience() {
+  if (experience.size() == 0 || !experience_source_) return;
+  for (std::size_t c = 0; c < experience.size(); ++c) {
+    if (experience[c].is_present()) return;  // sent at this tag already: the rest waits a tag
+  }
+  std::vector<std::pair<int, TransitionsMessage>> waiting = experience_source_();
+  if (waiting.empty()) return;
+  for (std::size_t c = 0; c < experience.size(); ++c) {
+    TransitionsMessage out;
+    for (auto& [policy, rows] : waiting) {
+      const std::vector<int>& mine = experience_policies_[c];
+      if (std::find(mine.begin(), mine.end(), policy) == mine.end() || rows.rows() == 0) continue;
+      if (out.rows() != 0) {
+        // One replay per policy is the rule (a learner trains one policy); never merge shapes.
+        std::cerr << name() << ": experience channel " << c
+                  << " links several policies; only the first is sent\n";
+        break;
+      }
+      out = std::move(rows);
+    }
+    if (out.rows() == 0) continue;
+    outside_transitions.fetch_add(static_cast<std::int64_t>(out.rows()), std::memory_order_relaxed);
+    const auto sent = make_encoded(std::move(out));
+    experience[c].set(sent);
+    experience_digest_.record(c, tag(), sent->bytes());
   }
 }
 

@@ -112,6 +112,26 @@ TEST(PolicyConfig, ServersSplitThePoliciesAndTheLinkPlanRoutesByPolicy) {
   EXPECT_EQ(plan.input_policies("learner-2", "batches"), (std::vector<std::vector<int>>{{2}}));
 }
 
+TEST(PolicyConfig, AnInferenceNodesExperienceReachesTheReplayOfEachPolicy) {
+  std::string text = marl_file("policies:\n  car: {per_agent: true}\n", 2, 4);
+  const std::string env_link = "  - {from: junction.transitions, to: replay.transitions}\n";
+  const std::string experience = "  - {from: inference.experience, to: replay.transitions}\n";
+  text.replace(text.find(env_link), env_link.size(), experience);
+  const LinkPlan plan = plan_links(parse_cluster_config(text, "m.yaml"));
+  EXPECT_EQ(plan.output_policies("inference-0", "experience"),
+            (std::vector<std::vector<int>>{{0}, {1}}));
+  EXPECT_EQ(plan.output_policies("inference-1", "experience"),
+            (std::vector<std::vector<int>>{{2}, {3}}));
+  EXPECT_EQ(plan.input_width("replay-3", "transitions"), 1U);
+
+  // Only to a replay's transitions.
+  const std::string wrong = "  - {from: inference.experience, to: learner.batches}\n";
+  text.replace(text.find(experience), experience.size(), wrong);
+  const ConfigError e = error_of(text);
+  EXPECT_EQ(e.key(), "connections[2].to");
+  EXPECT_NE(std::string(e.what()).find("a replay's transitions"), std::string::npos) << e.what();
+}
+
 TEST(PolicyConfig, MistakesAreRefusedWithFileLineAndKey) {
   const std::string per_agent = "policies:\n  car: {per_agent: true}\n";
   ConfigError e = error_of(marl_file("policies:\n  a: {}\n  b: {}\nagents: {7: a, \"*\": b}\n"));

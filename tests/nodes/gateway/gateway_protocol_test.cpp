@@ -159,11 +159,52 @@ TEST(GatewayProtocolTest, RefusesAnUnknownOpAndAnEpisodeEndWithoutEpisode) {
   EXPECT_EQ(error_of(end).code, "malformed");
 }
 
+TEST(GatewayProtocolTest, DecodesAnEpisodeStartsLogFlagAndRefusesANonBool) {
+  const auto start = [](bool as_bool) {
+    return frame(3, [as_bool](auto& p) {
+      p.pack("op");
+      p.pack("episode_start");
+      p.pack("v");
+      p.pack(1);
+      p.pack("log");
+      if (as_bool) {
+        p.pack(true);
+      } else {
+        p.pack(1);
+      }
+    });
+  };
+  const auto good = start(true);
+  const DecodeResult r = decode_request(good.data(), good.size(), kShape);
+  ASSERT_TRUE(std::holds_alternative<GatewayRequest>(r));
+  EXPECT_EQ(std::get<GatewayRequest>(r).log, std::optional<bool>(true));
+  const GatewayError e = error_of(start(false));
+  EXPECT_EQ(e.code, "malformed");
+  EXPECT_EQ(e.reason, "log is not a bool");
+}
+
+TEST(GatewayProtocolTest, EncodesTheLoggedCountOfALoggedEpisodesReplies) {
+  GatewayRequest q;
+  q.agents = {1};
+  const Frame act = encode_act(q, ActAnswer{{1}, {"p0"}, {2}, {0}, 12});
+  const auto h = msgpack::unpack(reinterpret_cast<const char*>(act.data()), act.size());
+  using Fields = std::map<std::string, msgpack::object>;
+  EXPECT_EQ(h.get().as<Fields>().at("logged").as<int>(), 12);
+  const Frame end = encode_episode_end(4, 9, 3, {{1, 2.5}}, 7);
+  const auto e = msgpack::unpack(reinterpret_cast<const char*>(end.data()), end.size());
+  const auto m = e.get().as<Fields>();
+  EXPECT_EQ(m.at("logged").as<int>(), 7);
+  EXPECT_EQ(m.at("steps").as<int>(), 3);
+  const Frame started = encode_episode_start(5, 9, true);
+  const auto s = msgpack::unpack(reinterpret_cast<const char*>(started.data()), started.size());
+  EXPECT_TRUE(s.get().as<Fields>().at("log").as<bool>());
+}
+
 TEST(GatewayProtocolTest, EncodesActionsPerAgentWithPolicyAndVersion) {
   GatewayRequest q;
   q.id = 3;
   q.agents = {0, 2};
-  ActAnswer a{{0, 2}, {"p0", "p1"}, {5, 6}, {1, 0}};
+  ActAnswer a{{0, 2}, {"p0", "p1"}, {5, 6}, {1, 0}, std::nullopt};
   const Frame f = encode_act(q, a);
   const auto h = msgpack::unpack(reinterpret_cast<const char*>(f.data()), f.size());
   const auto m = h.get().as<std::map<std::string, msgpack::object>>();
