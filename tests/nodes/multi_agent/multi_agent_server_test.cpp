@@ -32,7 +32,7 @@ cluster::MultiAgentConfig groups_of_tj4() {
       "policies:\n  north: {}\n  south: {}\nagents: {0: north, 1: north, \"*\": south}\n");
 }
 
-/// configs/marl.yaml's mapping: one policy per agent (car_0 ... car_3).
+/// One policy per agent (per_agent: true): car_0 ... car_3.
 cluster::MultiAgentConfig one_policy_per_car() {
   return tj4_with("policies:\n  car: {per_agent: true}\n");
 }
