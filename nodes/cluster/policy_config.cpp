@@ -53,6 +53,17 @@ void read_env(const YamlReader& top, ClusterConfig& config) {
                         "every multi_agent node of a file steps the same env (" + group->name +
                             " has " + group->params.at("env") + ")");
     }
+    const auto time_input = [](const NodeConfig& n) {
+      const auto it = n.params.find("time_input");
+      return it == n.params.end() ? std::string("false") : trim(it->second);
+    };
+    if (group != nullptr && time_input(node) != time_input(*group)) {
+      const auto line = node.param_lines.find("time_input");
+      throw ConfigError(config.file, line == node.param_lines.end() ? node.line : line->second,
+                        "nodes." + node.name + ".params.time_input",
+                        "every multi_agent node of a file gives its policies the same input (" +
+                            group->name + " has time_input: " + time_input(*group) + ")");
+    }
     if (group == nullptr) group = &node;
   }
   if (group == nullptr) {
@@ -70,6 +81,10 @@ void read_env(const YamlReader& top, ClusterConfig& config) {
   }
   m.num_agents = env->spec().num_agents;
   m.observation_size = static_cast<int>(env->spec().observation_space.size());
+  // time_input: true appends the episode's elapsed fraction to every agent's observation
+  // (MultiAgentNodeConfig::time_input), so every policy's input is one float wider.
+  const auto time = group->params.find("time_input");
+  if (time != group->params.end() && trim(time->second) == "true") m.observation_size += 1;
   m.num_actions = static_cast<int>(env->spec().action_space.n);
 }
 

@@ -19,7 +19,7 @@ MultiAgentNodeConfig MultiAgentNodeConfig::from_params(const NodeParams& params,
                                                        std::uint64_t seed, std::uint64_t eval_seed,
                                                        std::uint32_t index) {
   params.check_known({"env", "epsilon_start", "epsilon_end", "epsilon_decay_steps", "eval_every",
-                      "eval_episodes"});
+                      "eval_episodes", "time_input"});
   MultiAgentNodeConfig c;
   c.agents = agents;
   if (params.get_string("env", agents.env) != agents.env) {
@@ -30,6 +30,7 @@ MultiAgentNodeConfig MultiAgentNodeConfig::from_params(const NodeParams& params,
   c.epsilon_decay_steps = params.get_int("epsilon_decay_steps", c.epsilon_decay_steps, 1);
   c.eval_every = params.get_int("eval_every", c.eval_every, 0);
   c.eval_episodes = static_cast<int>(params.get_int("eval_episodes", c.eval_episodes, 0));
+  c.time_input = params.get_bool("time_input", c.time_input);
   c.seed = seed;
   c.eval_seed = eval_seed;
   c.index = index;
@@ -44,8 +45,16 @@ MultiAgentServer::MultiAgentServer(const MultiAgentNodeConfig& config)
   train_.env = envs::make_multi_agent_env(config_.agents.env);
   eval_.env = envs::make_multi_agent_env(config_.agents.env);
   const envs::MultiAgentSpec& spec = train_.env->spec();
-  observation_size_ = spec.observation_space.size();
+  env_width_ = spec.observation_space.size();
+  observation_size_ = env_width_ + (config_.time_input ? 1 : 0);
+  if (observation_size_ != static_cast<std::size_t>(config_.agents.observation_size)) {
+    throw std::invalid_argument("multi_agent: the policies' observations have " +
+                                std::to_string(config_.agents.observation_size) +
+                                " floats, this node's " + std::to_string(observation_size_) +
+                                " (time_input must be the same for the file)");
+  }
   const auto n = static_cast<std::size_t>(spec.num_agents);
+  if (config_.time_input) env_rows_.resize(n * env_width_);
   for (Run* run : {&train_, &eval_}) {
     run->observations.resize(n * observation_size_);
     run->dones.assign(n, 0);
@@ -56,10 +65,27 @@ MultiAgentServer::MultiAgentServer(const MultiAgentNodeConfig& config)
   greedy_.assign(n, 0);
   actions_.assign(n, 0);
   versions_.assign(n, 0);
-  train_.env->reset(config_.seed, envs::Span<float>(train_.observations));
+  train_.env->reset(config_.seed, env_rows(train_.observations));
+  with_time(0, train_.observations);
   if (config_.eval_episodes > 0) random_ = play_random();
   next_eval_ = config_.eval_every;
   reset_for_answers();
+}
+
+envs::Span<float> MultiAgentServer::env_rows(std::vector<float>& out) {
+  return config_.time_input ? envs::Span<float>(env_rows_) : envs::Span<float>(out);
+}
+
+void MultiAgentServer::with_time(std::int64_t length, std::vector<float>& out) const {
+  if (!config_.time_input) return;
+  const float elapsed = static_cast<float>(
+      static_cast<double>(length) / static_cast<double>(train_.env->spec().max_episode_steps));
+  for (std::size_t a = 0; a < static_cast<std::size_t>(num_agents()); ++a) {
+    const float* row = env_rows_.data() + a * env_width_;
+    float* to = out.data() + a * observation_size_;
+    std::copy(row, row + env_width_, to);
+    to[env_width_] = elapsed;
+  }
 }
 
 double MultiAgentServer::epsilon() const {
@@ -151,9 +177,10 @@ std::vector<TransitionsMessage> MultiAgentServer::step() {
                       : greedy_[a];
   }
   const envs::MultiAgentStepInfo info =
-      run.env->step(envs::Span<const std::int64_t>(actions_), envs::Span<float>(next_observations_),
+      run.env->step(envs::Span<const std::int64_t>(actions_), env_rows(next_observations_),
                     envs::Span<float>(rewards_), envs::Span<std::uint8_t>(next_dones_));
   ++run.length;
+  with_time(run.length, next_observations_);
   run.collisions += info.collisions;
   for (const float r : rewards_) run.episode_return += static_cast<double>(r);
 
@@ -202,10 +229,12 @@ std::vector<TransitionsMessage> MultiAgentServer::step() {
       evaluating_ = false;
     } else if (evaluating_) {
       run.env->reset(config_.eval_seed + static_cast<std::uint64_t>(eval_episode_),
-                     envs::Span<float>(run.observations));
+                     env_rows(run.observations));
+      with_time(0, run.observations);
       run.dones.assign(run.dones.size(), 0);
     } else {
-      run.env->reset(std::nullopt, envs::Span<float>(run.observations));
+      run.env->reset(std::nullopt, env_rows(run.observations));
+      with_time(0, run.observations);
       run.dones.assign(run.dones.size(), 0);
     }
   }
@@ -224,7 +253,8 @@ void MultiAgentServer::start_evaluation() {
   eval_return_sum_ = eval_collision_sum_ = eval_length_sum_ = 0.0;
   eval_.episode_return = 0.0;
   eval_.length = eval_.collisions = 0;
-  eval_.env->reset(config_.eval_seed, envs::Span<float>(eval_.observations));
+  eval_.env->reset(config_.eval_seed, env_rows(eval_.observations));
+  with_time(0, eval_.observations);
   eval_.dones.assign(eval_.dones.size(), 0);
 }
 
@@ -243,7 +273,7 @@ MultiAgentServer::Finished MultiAgentServer::take_finished() {
 EpisodeFigures MultiAgentServer::play_random() {
   std::mt19937_64 rng(config_.eval_seed ^ kRandomPolicySalt);
   const auto n = static_cast<std::size_t>(num_agents());
-  std::vector<float> obs(n * observation_size_), rewards(n);
+  std::vector<float> obs(n * env_width_), rewards(n);
   std::vector<std::uint8_t> dones(n);
   std::vector<std::int64_t> actions(n);
   EpisodeFigures figures;

@@ -45,9 +45,14 @@ struct MultiAgentNodeConfig {
   std::uint64_t seed = 0;
   std::uint64_t eval_seed = 0;  // the same in every placement and mode
   std::uint32_t index = 0;      // replica index: tags its requests
+  /// Each agent's observation is the env's, then the episode's elapsed fraction (joint steps so
+  /// far / the env's max_episode_steps): agents.observation_size is then one float wider
+  /// (policy_config.cpp). The env is unchanged; its time-dependent costs (TrafficJunction's
+  /// −0.01·τ) become visible to the policies, so waiting stops looking free.
+  bool time_input = false;
 
   /// Reads params env, epsilon_start, epsilon_end, epsilon_decay_steps, eval_every,
-  /// eval_episodes (the env and policies come from the cluster file's `agents`).
+  /// eval_episodes, time_input (the env and policies come from the cluster file's `agents`).
   static MultiAgentNodeConfig from_params(const NodeParams& params,
                                           const cluster::MultiAgentConfig& agents,
                                           std::uint64_t seed, std::uint64_t eval_seed,
@@ -114,6 +119,10 @@ class MultiAgentServer {
   [[nodiscard]] const Run& active() const { return evaluating_ ? eval_ : train_; }
   Run& active() { return evaluating_ ? eval_ : train_; }
   void start_evaluation();
+  /// Where the env writes observations meant for `out`: `out` itself, or env_rows_ with
+  /// time_input, which with_time() then widens into `out`.
+  [[nodiscard]] envs::Span<float> env_rows(std::vector<float>& out);
+  void with_time(std::int64_t length, std::vector<float>& out) const;
   void reset_for_answers();
   void append_transition(TransitionsMessage& out, int policy, int agent, const float* next,
                          bool terminated) const;
@@ -121,7 +130,9 @@ class MultiAgentServer {
 
   MultiAgentNodeConfig config_;
   Run train_, eval_;
-  std::size_t observation_size_ = 0;
+  std::size_t observation_size_ = 0;  // per agent, as the policies see it
+  std::size_t env_width_ = 0;         // per agent, as the env writes it
+  std::vector<float> env_rows_;       // the env's last observations
   std::mt19937_64 rng_;
   std::vector<float> next_observations_, rewards_;
   std::vector<std::uint8_t> next_dones_;

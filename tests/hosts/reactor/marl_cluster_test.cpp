@@ -112,12 +112,10 @@ TEST_F(MarlCluster, TrainingInBothModesExportsPoliciesThatAServeFileLoadsBack) {
     // The random policy plays the same seeds in both modes.
     EXPECT_LT(figures["random_return"].get<double>(), 0.0) << mode;
     EXPECT_GE(figures["random_collisions_per_episode"].get<double>(), 0.0) << mode;
-    ASSERT_EQ(summary["policies"].size(), 4U) << mode;
-    for (int p = 0; p < 4; ++p) {
-      const std::string policy = "car_" + std::to_string(p);
-      EXPECT_EQ(summary["policies"][policy], (exported / (policy + ".pt")).string());
-      EXPECT_TRUE(fs::is_regular_file(exported / (policy + ".pt"))) << policy;
-    }
+    // One policy shared by the four cars: one file.
+    ASSERT_EQ(summary["policies"].size(), 1U) << mode;
+    EXPECT_EQ(summary["policies"]["car"], (exported / "car.pt").string());
+    EXPECT_TRUE(fs::is_regular_file(exported / "car.pt"));
     EXPECT_EQ(summary["digest_reproducible"], mode == "reactor");
     if (mode == "reactor") {
       // As processes (the env node, the server, the replays and learners grouped in one): the
@@ -126,17 +124,16 @@ TEST_F(MarlCluster, TrainingInBothModesExportsPoliciesThatAServeFileLoadsBack) {
     }
   }
 
-  // The exported files served: a TrafficJunction4-v1 serve file naming each one.
-  std::string policies = "policies:\n";
-  for (int p = 0; p < 4; ++p) {
-    policies += "  car_" + std::to_string(p) + ": {hidden: \"64\", torchscript: " +
-                (exported / ("car_" + std::to_string(p) + ".pt")).string() + "}\n";
-  }
-  policies += "agents: {0: car_0, 1: car_1, 2: car_2, 3: car_3}\n";
-  const std::string serve = shipped(
-      "marl-serve.yaml", {{"policies:\n  car: {hidden: \"64\", per_agent: true}\n", policies},
-                          {"env: TrafficJunction10-v1", "env: TrafficJunction4-v1"},
-                          {"env_steps: 250000", "env_steps: 200"}});
+  // The exported file served: a TrafficJunction4-v1 serve file naming it for every car, whose node
+  // gives the policy the same input as marl.yaml's (time_input, then the car's index).
+  const std::string policies =
+      "policies:\n  car: {hidden: \"64\", torchscript: " + (exported / "car.pt").string() + "}\n";
+  const std::string serve =
+      shipped("marl-serve.yaml",
+              {{"policies:\n  car: {hidden: \"64\", per_agent: true}\n", policies},
+               {"env: TrafficJunction10-v1", "env: TrafficJunction4-v1, time_input: true"},
+               {"replicas: 2", "replicas: 1"},  // one policy: one server
+               {"env_steps: 250000", "env_steps: 200"}});
   const nlohmann::json served = up("serve-exported", serve, "--placement single");
   ASSERT_FALSE(served.empty());
   EXPECT_EQ(served["env_steps"], 200);

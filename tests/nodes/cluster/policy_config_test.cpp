@@ -69,6 +69,23 @@ TEST(PolicyConfig, APerAgentPolicyBecomesOnePolicyPerAgent) {
   }
 }
 
+TEST(PolicyConfig, TimeInputMakesEveryPolicysInputOneFloatWider) {
+  std::string text = marl_file("policies:\n  car: {per_agent: true}\n");
+  const std::string env = "params: {env: TrafficJunction4-v1";
+  text.replace(text.find(env), env.size(), env + ", time_input: true");
+  const MultiAgentConfig m = parse_cluster_config(text, "m.yaml").multi_agent;
+  EXPECT_EQ(m.observation_size, 325);
+  EXPECT_EQ(m.input_size(2), 325);
+
+  // Two multi_agent nodes must agree (their rows go to the same policies).
+  const std::string second =
+      "  junction2: {kind: multi_agent, data_port: 7050, params: {env: TrafficJunction4-v1}}\n";
+  text.insert(text.find("  inference:"), second);
+  const ConfigError e = error_of(text);
+  EXPECT_EQ(e.key(), "nodes.junction2.params.time_input");
+  EXPECT_NE(std::string(e.what()).find("same input"), std::string::npos) << e.what();
+}
+
 TEST(PolicyConfig, OneSharedPolicySeesTheAgentIndexAsAFeature) {
   const ClusterConfig c =
       parse_cluster_config(marl_file("policies:\n  shared: {hidden: \"32,32\"}\n"), "m.yaml");

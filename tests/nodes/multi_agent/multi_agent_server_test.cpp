@@ -5,21 +5,36 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
+#include <string>
+
 #include "nodes/cluster/cluster_config.hpp"
+#include "rl/envs/registry.hpp"
 
 namespace tagflow::nodes {
 namespace {
 
-cluster::MultiAgentConfig groups_of_tj4() {
+/// A TrafficJunction4-v1 file's agents with `policies` (the file's policies and agents keys).
+cluster::MultiAgentConfig tj4_with(const std::string& policies) {
   const cluster::ClusterConfig c = cluster::parse_cluster_config(
-      "cluster: m\npolicies:\n  north: {}\n  south: {}\nagents: {0: north, 1: north, \"*\": "
-      "south}\n"
-      "nodes:\n  junction: {kind: multi_agent, data_port: 7000, params: {env: "
-      "TrafficJunction4-v1}}\n  inference: {kind: inference, data_port: 7100}\n"
-      "connections:\n  - {from: junction.observations, to: inference.observations}\n"
-      "  - {from: inference.actions, to: junction.actions, after: 0}\nstop: {env_steps: 10}\n",
+      "cluster: m\n" + policies +
+          "nodes:\n  junction: {kind: multi_agent, data_port: 7000, params: {env: "
+          "TrafficJunction4-v1}}\n  inference: {kind: inference, data_port: 7100}\n"
+          "connections:\n  - {from: junction.observations, to: inference.observations}\n"
+          "  - {from: inference.actions, to: junction.actions, after: 0}\nstop: {env_steps: 10}\n",
       "m.yaml");
   return c.multi_agent;
+}
+
+cluster::MultiAgentConfig groups_of_tj4() {
+  return tj4_with(
+      "policies:\n  north: {}\n  south: {}\nagents: {0: north, 1: north, \"*\": south}\n");
+}
+
+/// One policy per agent (per_agent: true): car_0 ... car_3.
+cluster::MultiAgentConfig one_policy_per_car() {
+  return tj4_with("policies:\n  car: {per_agent: true}\n");
 }
 
 MultiAgentNodeConfig config(int eval_episodes = 0) {
@@ -99,6 +114,111 @@ TEST(MultiAgentServer, AJointStepNeedsEveryAgentAndMakesOneRowPerAgentInItsPolic
   EXPECT_EQ(rows[0].observations[328 + 325], 1.0F);
   EXPECT_EQ(server.joint_steps(), 1);
   EXPECT_FALSE(server.ready());  // the next step waits for new answers
+}
+
+// Agent i's observation row, action, reward and done flag reach policy i's transitions and no
+// other's, step after step and across an episode's end, as an env of the same seed stepped with
+// the same actions reports them; agents done before a step make no row, and the time limit is
+// no terminal state.
+TEST(MultiAgentServer, EachAgentsOwnRowActionRewardAndDoneReachItsPolicysTransitions) {
+  MultiAgentNodeConfig c = config();
+  c.agents = one_policy_per_car();
+  ASSERT_EQ(c.agents.policies.size(), 4U);
+  MultiAgentServer server(c);
+  const auto reference = envs::make_multi_agent_env("TrafficJunction4-v1");
+  constexpr std::size_t kAgents = 4, kWidth = 324;
+  std::vector<float> obs(kAgents * kWidth), next(kAgents * kWidth), rewards(kAgents);
+  std::vector<std::uint8_t> dones(kAgents, 0), next_dones(kAgents);
+  reference->reset(c.seed, envs::Span<float>(obs));
+  std::vector<std::int64_t> actions(kAgents);
+  int length = 0, episodes = 0, done_rows_skipped = 0, terminal_rows = 0;
+  for (int step = 0; step < 260; ++step) {
+    for (std::size_t a = 0; a < kAgents; ++a) {
+      const AgentObservationsMessage own = server.observations({static_cast<int>(a)});
+      ASSERT_EQ(own.agents, (std::vector<std::uint32_t>{static_cast<std::uint32_t>(a)}));
+      ASSERT_TRUE(std::equal(own.observations.begin(), own.observations.end(),
+                             obs.begin() + static_cast<std::ptrdiff_t>(a * kWidth)));
+      // Agent-specific actions: car a brakes on steps where (step + a) % (a + 2) == 0.
+      actions[a] = (step + static_cast<int>(a)) % (static_cast<int>(a) + 2) == 0 ? 1 : 0;
+      AgentActionsMessage answer;
+      answer.agents = {static_cast<std::uint32_t>(a)};
+      answer.policies = {static_cast<std::uint32_t>(a)};
+      answer.versions = {static_cast<std::uint64_t>(a + 1)};
+      answer.actions = {actions[a]};
+      ASSERT_TRUE(server.on_actions(answer, nullptr));
+    }
+    const std::vector<TransitionsMessage> rows = server.step();
+    const envs::MultiAgentStepInfo info =
+        reference->step(envs::Span<const std::int64_t>(actions), envs::Span<float>(next),
+                        envs::Span<float>(rewards), envs::Span<std::uint8_t>(next_dones));
+    ++length;
+    ASSERT_EQ(rows.size(), kAgents);
+    for (std::size_t a = 0; a < kAgents; ++a) {
+      const TransitionsMessage& m = rows[a];
+      if (dones[a] != 0) {
+        EXPECT_EQ(m.rows(), 0U) << "agent " << a << " was done before step " << step;
+        ++done_rows_skipped;
+        continue;
+      }
+      ASSERT_EQ(m.rows(), 1U) << "agent " << a << " step " << step;
+      EXPECT_EQ(m.weights_version, a + 1);
+      EXPECT_EQ(m.actions[0], actions[a]);
+      EXPECT_EQ(m.rewards[0], rewards[a]) << "agent " << a << " step " << step;
+      const bool terminal = next_dones[a] != 0 && length < 100;
+      EXPECT_EQ(m.terminated[0], terminal ? 1 : 0) << "agent " << a << " step " << step;
+      terminal_rows += terminal ? 1 : 0;
+      EXPECT_EQ(std::memcmp(m.observations.data(), obs.data() + a * kWidth, kWidth * 4), 0);
+      EXPECT_EQ(std::memcmp(m.next_observations.data(), next.data() + a * kWidth, kWidth * 4), 0);
+    }
+    obs.swap(next);
+    dones = next_dones;
+    if (info.episode_done) {
+      reference->reset(std::nullopt, envs::Span<float>(obs));
+      std::fill(dones.begin(), dones.end(), 0);
+      length = 0;
+      ++episodes;
+    }
+  }
+  EXPECT_EQ(server.episodes(), episodes);
+  EXPECT_GE(episodes, 2);
+  EXPECT_GT(done_rows_skipped, 0);  // some car arrived before the others
+  EXPECT_GT(terminal_rows, 0);
+}
+
+// time_input: each agent's row is the env's observation, then the episode's elapsed fraction,
+// in requests and transitions alike.
+TEST(MultiAgentServer, TimeInputAppendsTheElapsedFractionToEveryAgentsRow) {
+  MultiAgentNodeConfig c = config();
+  c.agents = one_policy_per_car();
+  c.agents.observation_size = 325;
+  c.time_input = true;
+  MultiAgentServer server(c);
+  const auto reference = envs::make_multi_agent_env("TrafficJunction4-v1");
+  std::vector<float> env_obs(4 * 324), rewards(4);
+  std::vector<std::uint8_t> dones(4);
+  reference->reset(c.seed, envs::Span<float>(env_obs));
+  const std::vector<std::int64_t> gas(4, 0);
+  for (int step = 0; step < 3; ++step) {
+    const AgentObservationsMessage all = server.observations({0, 1, 2, 3});
+    ASSERT_EQ(all.observation_size, 325U);
+    for (std::size_t a = 0; a < 4; ++a) {
+      EXPECT_TRUE(std::equal(env_obs.begin() + static_cast<std::ptrdiff_t>(a * 324),
+                             env_obs.begin() + static_cast<std::ptrdiff_t>(a * 324 + 324),
+                             all.observations.begin() + static_cast<std::ptrdiff_t>(a * 325)));
+      EXPECT_FLOAT_EQ(all.observations[a * 325 + 324], static_cast<float>(step) / 100.0F);
+    }
+    ASSERT_TRUE(server.on_actions(answer_all(server, 0), nullptr));
+    const std::vector<TransitionsMessage> rows = server.step();
+    (void)reference->step(envs::Span<const std::int64_t>(gas), envs::Span<float>(env_obs),
+                          envs::Span<float>(rewards), envs::Span<std::uint8_t>(dones));
+    ASSERT_EQ(rows[1].observation_size, 325U);
+    EXPECT_FLOAT_EQ(rows[1].observations[324], static_cast<float>(step) / 100.0F);
+    EXPECT_FLOAT_EQ(rows[1].next_observations[324], static_cast<float>(step + 1) / 100.0F);
+    EXPECT_EQ(rows[1].rewards[0], rewards[1]);
+  }
+  // The width must match the file's: a node without time_input refuses policies that expect it.
+  c.time_input = false;
+  EXPECT_THROW(MultiAgentServer{c}, std::invalid_argument);
 }
 
 TEST(MultiAgentServer, TheFinalEvaluationPlaysTheRandomPolicysSeedsGreedily) {
