@@ -127,8 +127,11 @@ class Recovery : public ::testing::Test {
     };
     EXPECT_TRUE(eventually(
         [&] {
+          // Training under way, and a checkpoint of the victim from after its start (so the
+          // one it restarts from has counted work, whatever the timing).
           const auto learner = checkpoint("learner");
-          return learner && learner->count > 0 && checkpoint(victim).has_value();
+          const auto own = checkpoint(victim);
+          return learner && learner->count > 0 && own && own->count > 0;
         },
         90s))
         << err(victim);
