@@ -29,8 +29,8 @@
 // symbols come first), empty the queue and call OpenSSL's.
 //
 // They also see every handshake step (SSL_accept / SSL_connect, and SSL_read / SSL_write while the
-// handshake is not finished), so a handshake that fails is counted and logged once per
-// connection (actors/tls_peers.hpp): CAF itself closes such a connection without a word; and
+// handshake is not finished), so a handshake that ends in a TLS error is counted and logged once
+// per connection (actors/tls_peers.hpp): CAF itself closes such a connection without a word; and
 // a connection this process dials is bound to the certificate name expected at its address.
 namespace {
 template <class Function>
