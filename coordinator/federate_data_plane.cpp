@@ -8,6 +8,7 @@
 
 namespace tagflow::coordinator {
 
+using transport::kForever;
 using transport::kNever;
 
 FederateDataPlane::FederateDataPlane(zmq::context_t& context, const FederationSpec& spec,
@@ -122,12 +123,20 @@ bool FederateDataPlane::receive(
       }
       continue;
     }
-    if (result.error == transport::DropReason::kUnknownPort ||
-        result.error == transport::DropReason::kTagInPast) {
+    const bool notice = result.message.header.kind == transport::MessageKind::kCompleted;
+    if (!notice && (result.error == transport::DropReason::kUnknownPort ||
+                    result.error == transport::DropReason::kTagInPast)) {
       fail_on_lost_message(result.message.header, result.error);
     }
     if (result.error != transport::DropReason::kNone) continue;
     const transport::WireHeader& header = result.message.header;
+    if (notice) {
+      // The upstream's progress (WIRE.md §2): it comes after everything the upstream sent before
+      // it, on the same connection. Not a data message: no grant counts it.
+      WireTag& completed = upstream_completed_[header.from];
+      completed = std::max(completed, header.tag);
+      continue;
+    }
     // Values and ABSENTs alike count towards the grants' message counts.
     received_[header.from].push_back(header.tag);
     if (header.kind == transport::MessageKind::kPortValue) {
@@ -218,6 +227,7 @@ bool FederateDataPlane::send_value(const std::string& to, std::uint32_t port,
   header.from = id_;
   header.port = port;
   transport::send_wire_message(socket->second, header, {payload});
+  unnotified_.insert(to);
   if (const auto counters = sent_metrics_.find(to); counters != sent_metrics_.end()) {
     counters->second.messages->Increment();
     counters->second.bytes->Increment(static_cast<double>(payload.size));
@@ -235,11 +245,42 @@ bool FederateDataPlane::send_absent(const std::string& to, std::uint32_t port,
   header.port = port;
   header.kind = transport::MessageKind::kPortAbsent;
   transport::send_wire_message(socket->second, header, {});
+  unnotified_.insert(to);
   return true;
+}
+
+void FederateDataPlane::send_completed_notices() {
+  for (const auto& [to, tag] : notices_due_) {
+    const auto socket = outputs_.find(to);
+    if (socket == outputs_.end()) continue;
+    transport::WireHeader header;
+    header.tag = tag;
+    header.from = id_;
+    header.kind = transport::MessageKind::kCompleted;
+    transport::send_wire_message(socket->second, header, {});
+  }
+  notices_due_.clear();
+}
+
+WireTag FederateDataPlane::upstream_bound() const {
+  const FederateSpec* me = spec_.find(id_);
+  if (me == nullptr || me->upstreams.empty()) return kNever;
+  WireTag bound = kForever;
+  for (const UpstreamLink& link : me->upstreams) {
+    const auto completed = upstream_completed_.find(link.federate);
+    if (completed == upstream_completed_.end()) return kNever;
+    // It sends only at tags after the one it completed; its messages arrive that much later.
+    const WireTag earliest =
+        transport::delayed(transport::next_microstep(completed->second), link.delay);
+    bound = std::min(bound, transport::previous_tag(earliest));
+  }
+  return bound;
 }
 
 void FederateDataPlane::complete(const WireTag& tag) {
   completed_tag_ = tag;
+  for (const std::string& to : unnotified_) notices_due_[to] = tag;
+  unnotified_.clear();
   ++unreported_;
   validator_.set_completed_tag(tag);
   for (auto& [upstream, tags] : received_) {

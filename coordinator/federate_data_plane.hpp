@@ -50,6 +50,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -141,8 +142,15 @@ class FederateDataPlane {
   bool send_absent(const std::string& to, std::uint32_t port, const WireTag& arrival);
 
   /// `tag` is complete: the received messages with a tag <= it count as completed, messages at or
-  /// before it are refused from now on, and its LTC is pending.
+  /// before it are refused from now on, and its LTC is pending, as is a COMPLETED notice to
+  /// every downstream sent a value or an ABSENT since the last notice.
   void complete(const WireTag& tag);
+  /// Sends the pending COMPLETED notices (WIRE.md §2, PROTOCOL.md §3.8), each after everything
+  /// sent to its downstream before it.
+  void send_completed_notices();
+  /// The latest tag through which, by the upstreams' own COMPLETED notices, nothing more can
+  /// arrive from any upstream (kNever until every upstream sent one, and with no upstream).
+  [[nodiscard]] WireTag upstream_bound() const;
   /// Completed tags not yet reported by an LTC.
   [[nodiscard]] int unreported_tags() const { return unreported_; }
   /// Sends LTC(latest completed tag) with the unreported in-transit messages and, when given,
@@ -186,6 +194,9 @@ class FederateDataPlane {
   WireTag completed_tag_ = transport::kNever;             // the latest tag completed
   int unreported_ = 0;  // completed tags not yet reported by an LTC
   std::vector<std::pair<std::string, WireTag>> in_transit_;  // sent, not yet reported
+  std::set<std::string> unnotified_;            // downstreams sent to since their last notice
+  std::map<std::string, WireTag> notices_due_;  // per downstream: the completed tag to announce
+  std::map<std::string, WireTag> upstream_completed_;  // per upstream: its latest notice
   WireTag announced_ = transport::kNever;
 };
 

@@ -181,6 +181,9 @@ void ReactorFederate::drain_commands() {
         // Every cycle output not written at the completed tag is absent there.
         send_absents(command.tag, static_cast<std::size_t>(-1));
         plane_.complete(command.tag);
+        // The downstreams sent to hear of it directly, before the LTC leaves for the
+        // coordinator (PROTOCOL.md §3.8).
+        plane_.send_completed_notices();
         break;
       case Command::kSend:
         send_value(command);
@@ -232,6 +235,14 @@ void ReactorFederate::update_grant(reactors::Environment& env) {
       granted_to_env_ = granted;
       env.grant(to_reactor_tag(granted));
     }
+  }
+  // The upstreams' own COMPLETED notices: a bound as safe as a TAG, without the coordinator's
+  // hop (PROTOCOL.md §3.8). Their values came before them and were scheduled above.
+  const WireTag direct = plane_.upstream_bound();
+  if (direct > granted_to_env_) {
+    cycle_inputs_.known_through(direct);
+    granted_to_env_ = direct;
+    env.grant(to_reactor_tag(direct));
   }
   // PTAG(g): nothing more arrives below g; at g only the cycle's outputs may. The tag may run,
   // its cycle inputs' deliver reactions waiting inside it for their status (§3.7).

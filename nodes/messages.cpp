@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 
 namespace tagflow::nodes {
@@ -13,7 +14,7 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the wire format is lit
 // observation blocks) after the observation size.
 constexpr std::uint8_t kFormat = 3;
 
-// Magics: "TFtr", "TFsb", "TFpu", "TFwt", "TFob", "TFac", "TFmo", "TFma".
+// Magics: "TFtr", "TFsb", "TFpu", "TFwt", "TFob", "TFac", "TFmo" (or "TFms", sparse), "TFma".
 constexpr std::uint32_t magic(char a, char b, char c, char d) {
   return static_cast<std::uint32_t>(static_cast<std::uint8_t>(a)) |
          static_cast<std::uint32_t>(static_cast<std::uint8_t>(b)) << 8U |
@@ -27,6 +28,7 @@ constexpr std::uint32_t kWeights = magic('T', 'F', 'w', 't');
 constexpr std::uint32_t kObservations = magic('T', 'F', 'o', 'b');
 constexpr std::uint32_t kActions = magic('T', 'F', 'a', 'c');
 constexpr std::uint32_t kAgentObservations = magic('T', 'F', 'm', 'o');
+constexpr std::uint32_t kAgentObservationsSparse = magic('T', 'F', 'm', 's');
 constexpr std::uint32_t kAgentActions = magic('T', 'F', 'm', 'a');
 
 class Writer {
@@ -372,24 +374,78 @@ bool consistent(const AgentActionsMessage& m) {
 
 Bytes encode(const AgentObservationsMessage& m) {
   require(consistent(m), "AgentObservationsMessage");
-  Writer w(kAgentObservations);
+  // Mostly-zero rows (one-hot grids such as TrafficJunction's) go sparse: the positions and
+  // values of the floats whose bits are not all zero, 8 bytes each instead of 4 per float.
+  std::vector<std::uint32_t> positions;
+  std::vector<float> values;
+  const std::size_t total = m.observations.size();
+  if (total <= std::numeric_limits<std::uint32_t>::max()) {
+    for (std::size_t i = 0; i < total && 2 * positions.size() < total; ++i) {
+      std::uint32_t bits = 0;
+      std::memcpy(&bits, &m.observations[i], sizeof bits);
+      if (bits == 0) continue;
+      positions.push_back(static_cast<std::uint32_t>(i));
+      values.push_back(m.observations[i]);
+    }
+  }
+  const bool sparse = total > 0 && 2 * positions.size() < total;
+  Writer w(sparse ? kAgentObservationsSparse : kAgentObservations);
   w.scalar(m.source);
   w.scalar(m.observation_size);
   w.block(m.agents);
   w.block(m.policies);
-  w.block(m.observations);
+  if (sparse) {
+    w.block(positions);
+    w.block(values);
+  } else {
+    w.block(m.observations);
+  }
   return w.take();
 }
 
 bool decode(const std::uint8_t* data, std::size_t size, AgentObservationsMessage& out,
             std::string* error) {
-  Reader r(data, size, kAgentObservations, error);
+  std::uint32_t type = 0;
+  if (size >= sizeof type) std::memcpy(&type, data, sizeof type);
+  if (type != kAgentObservationsSparse) {
+    Reader r(data, size, kAgentObservations, error);
+    r.scalar(out.source);
+    r.scalar(out.observation_size);
+    r.block(out.agents, "agents");
+    r.block(out.policies, "policies");
+    r.block(out.observations, "observations");
+    return r.finish(consistent(out), "agent observations");
+  }
+  Reader r(data, size, kAgentObservationsSparse, error);
+  std::vector<std::uint32_t> positions;
+  std::vector<float> values;
   r.scalar(out.source);
   r.scalar(out.observation_size);
   r.block(out.agents, "agents");
   r.block(out.policies, "policies");
-  r.block(out.observations, "observations");
-  return r.finish(consistent(out), "agent observations");
+  r.block(positions, "positions");
+  r.block(values, "values");
+  if (!r.finish(out.policies.size() == out.rows() && positions.size() == values.size(),
+                "agent observations")) {
+    return false;
+  }
+  const std::uint64_t total =
+      static_cast<std::uint64_t>(out.rows()) * static_cast<std::uint64_t>(out.observation_size);
+  // Bounded by the frame: a sparse message may not claim more floats than 64 times its bytes.
+  if (total > 64 * static_cast<std::uint64_t>(size) + 64) {
+    return r.fail("sparse agent observations claim " + std::to_string(total) + " floats");
+  }
+  out.observations.assign(static_cast<std::size_t>(total), 0.0F);
+  std::uint64_t next = 0;  // positions ascend strictly
+  for (std::size_t i = 0; i < positions.size(); ++i) {
+    if (positions[i] < next || positions[i] >= total) {
+      return r.fail("sparse agent observations: position " + std::to_string(positions[i]) +
+                    " out of order or range");
+    }
+    out.observations[positions[i]] = values[i];
+    next = static_cast<std::uint64_t>(positions[i]) + 1;
+  }
+  return true;
 }
 
 Bytes encode(const AgentActionsMessage& m) {

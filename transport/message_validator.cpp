@@ -21,8 +21,8 @@ DropReason MessageValidator::validate(const std::string& peer, const WireHeader&
     return DropReason::kTooManyFrames;
   }
   if (frame_sizes.size() != header.sizes.size()) return DropReason::kFrameCountMismatch;
-  if (header.kind == MessageKind::kPortAbsent && !frame_sizes.empty()) {
-    return DropReason::kFrameCountMismatch;
+  if (header.kind != MessageKind::kPortValue && !frame_sizes.empty()) {
+    return DropReason::kFrameCountMismatch;  // ABSENT and COMPLETED carry no payload
   }
   std::size_t total = 0;
   for (std::size_t i = 0; i < frame_sizes.size(); ++i) {
@@ -33,6 +33,10 @@ DropReason MessageValidator::validate(const std::string& peer, const WireHeader&
   if (header.from != peer) return DropReason::kUnknownPeer;
   const auto known = ports_.find(header.from);
   if (known == ports_.end()) return DropReason::kUnknownPeer;
+  if (header.kind == MessageKind::kCompleted) {
+    // About the sender's progress, not an input: any tag is news (or old news), and port 0.
+    return header.port == 0 ? DropReason::kNone : DropReason::kUnknownPort;
+  }
   if (known->second.count(header.port) == 0) return DropReason::kUnknownPort;
   if (header.tag <= completed_) return DropReason::kTagInPast;
   return DropReason::kNone;

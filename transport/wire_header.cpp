@@ -77,7 +77,8 @@ DropReason read_fields(const msgpack::object_map& map, const HeaderLimits& limit
       bit = 16U;
       if (!read_unsigned(value, 0xFF, number)) return DropReason::kMalformedHeader;
       if (number != static_cast<std::uint64_t>(MessageKind::kPortValue) &&
-          number != static_cast<std::uint64_t>(MessageKind::kPortAbsent)) {
+          number != static_cast<std::uint64_t>(MessageKind::kPortAbsent) &&
+          number != static_cast<std::uint64_t>(MessageKind::kCompleted)) {
         return DropReason::kUnknownKind;
       }
       header.kind = static_cast<MessageKind>(number);

@@ -18,12 +18,15 @@
 
 namespace tagflow::transport {
 
-inline constexpr std::uint32_t kWireVersion = 1;
+inline constexpr std::uint32_t kWireVersion = 2;
 
 /// What a data message carries. Values are part of the wire format: never renumber.
 enum class MessageKind : std::uint8_t {
   kPortValue = 1,   ///< a value written to an output port, delivered at `tag`
   kPortAbsent = 2,  ///< the port has no value at `tag` (no payload frames)
+  /// The sender completed `tag`: nothing more comes from it sent at `tag` or before (port 0, no
+  /// payload frames; not a data message for the grants' counts, WIRE.md §2).
+  kCompleted = 3,
 };
 
 struct WireHeader {

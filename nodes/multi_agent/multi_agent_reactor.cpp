@@ -25,7 +25,9 @@ MultiAgentReactor::MultiAgentReactor(std::string name, reactors::Environment& en
                                 "actions back (nobody would act for its agents)");
   }
   reaction("request_actions").triggers(round_).effects(observations).body([this] { request(); });
-  reaction("step_env").triggers(actions).effects(transitions).body([this] { on_answers(); });
+  reaction("step_env").triggers(actions).effects(transitions, observations).body([this] {
+    on_answers();
+  });
 }
 
 void MultiAgentReactor::request() {
@@ -77,6 +79,9 @@ void MultiAgentReactor::on_answers() {
     step_limit_reached_ = true;
     request_stop();
   }
+  // The episode goes on: its next joint step starts at this tag (the answers come one microstep
+  // later), so a joint step costs one tag. A new episode waits for the next round.
+  if (!server_.finished() && !server_.episode_starting()) request();
 }
 
 void MultiAgentReactor::publish_stats() {

@@ -5,16 +5,22 @@
 // is told which policies the replica at the end of each output channel hosts, and sends each
 // channel only the agents of those policies (observations) or only those policies' transitions.
 //
-// Per-tag protocol (logical time only), one joint step per round:
+// Per-tag protocol (logical time only), one joint step per tag, one episode per round:
 //   1. The `round` timer fires every round_period: the node sends each `observations` channel
 //      its agents' observations and waits.
 //   2. `actions` (the servers' answers, one microstep later with `after: 0`): once every agent
-//      has its action the env steps and each `transitions` channel gets its policy's rows.
+//      has its action the env steps and each `transitions` channel gets its policy's rows. If
+//      the episode goes on, the same reaction sends the next joint step's observations at once,
+//      so the episode's steps follow one another a microstep apart, each one tag (one
+//      coordinated tag across processes instead of two). When the episode ended, the next one
+//      starts at the next round: logical time advances once per episode, and other nodes'
+//      timers fire between episodes.
 //      An answer the server refuses (MultiAgentServer::on_actions) is dropped, counted and
-//      logged once; the round then waits for a valid one.
+//      logged once; the step then waits for a valid one.
 //   3. After its step limit (its share of `stop.env_steps`, counted in joint steps) the node plays
 //      its final evaluation, then requests the stop.
-// A round that is still waiting skips its request. Thread-safety: one reaction at a time; the
+// A round that finds an episode still running (or waiting) skips its request.
+// Thread-safety: one reaction at a time; the
 // progress counters are atomics safe to read from any thread.
 #pragma once
 

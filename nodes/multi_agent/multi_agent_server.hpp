@@ -86,6 +86,9 @@ class MultiAgentServer {
   /// True once finish() was called and the final evaluation is over.
   [[nodiscard]] bool finished() const { return finishing_ && !evaluating_; }
   [[nodiscard]] bool evaluating() const { return evaluating_; }
+  /// True when the next joint step is the first of an episode (training or evaluation): the
+  /// active env was just reset.
+  [[nodiscard]] bool episode_starting() const { return active().length == 0; }
 
   [[nodiscard]] const MultiAgentNodeConfig& config() const { return config_; }
   [[nodiscard]] int num_agents() const { return config_.agents.num_agents; }

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <future>
 #include <iostream>
+#include <limits>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -171,6 +172,37 @@ TEST_F(FederateDataPlaneTest, ReceivedMessagesCountTowardsGrantsUntilTheirTagCom
   EXPECT_FALSE(b_.asked_by_input({3, 0}));
   EXPECT_TRUE(b_.counts_met({{"a", 1}}, {3, 0}));  // completed messages still count
   EXPECT_TRUE(b_.counts_met({{"a", 2}}, {4, 0}));
+}
+
+/// Receives on `plane` until its upstream bound is no longer kNever (or 5 s passed).
+WireTag bound_after_notices(FederateDataPlane& plane) {
+  const auto give_up = std::chrono::steady_clock::now() + 5s;
+  while (plane.upstream_bound() == transport::kNever &&
+         std::chrono::steady_clock::now() < give_up) {
+    (void)plane.receive([](transport::ReceivedMessage&) {});
+    std::this_thread::sleep_for(1ms);
+  }
+  return plane.upstream_bound();
+}
+
+// PROTOCOL.md §3.8: after a tag completes, each downstream sent to hears of it on the data path
+// and may run every tag its upstreams can no longer send to, through the link's delay.
+TEST_F(FederateDataPlaneTest, CompletedNoticesBoundWhatEachDownstreamMayStillReceive) {
+  EXPECT_EQ(b_.upstream_bound(), transport::kNever);  // nothing heard yet
+  ASSERT_TRUE(a_.send_value("b", 1, {3, 0}, transport::Payload::copy_of("x", 1)));
+  ASSERT_TRUE(
+      a_.send_value("c", 1, a_.arrival_tag("c", {3, 0}), transport::Payload::copy_of("y", 1)));
+  a_.send_completed_notices();  // none due before the tag completes
+  a_.complete({3, 0});
+  a_.complete({3, 1});  // nothing sent at (3, 1): no notice is due for it
+  a_.send_completed_notices();
+  EXPECT_EQ(bound_after_notices(b_), (WireTag{3, 0}));  // no delay: through the completed tag
+  // 1 ms later: a may still send at (3, 1) for (3 + 1 ms, 0), so everything before that.
+  EXPECT_EQ(bound_after_notices(c_), (WireTag{1000002, std::numeric_limits<std::uint32_t>::max()}));
+  // The notice is no data message: no grant counts it, and b still has its value to count.
+  EXPECT_TRUE(b_.counts_met({{"a", 1}}, {3, 0}));
+  EXPECT_FALSE(b_.counts_met({{"a", 2}}, {3, 0}));
+  EXPECT_EQ(b_.drops().total(), 0U);
 }
 
 /// The DataLossError receive() throws on `plane` within 5 s ("" when none).

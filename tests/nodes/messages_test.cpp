@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 namespace tagflow::nodes {
 namespace {
 
@@ -280,6 +282,59 @@ TEST(Messages, AgentMessagesSurviveARoundTripAndRefuseInconsistentRows) {
   // A message of the other type.
   EXPECT_FALSE(decode(encode(o), a2, &error));
   EXPECT_EQ(error, "wrong message type");
+}
+
+TEST(Messages, MostlyZeroAgentObservationsTravelSparseAndComeBackBitForBit) {
+  AgentObservationsMessage o{1, 100, {0, 3}, {0, 1}, std::vector<float>(200, 0.0F)};
+  o.observations[7] = 1.0F;
+  o.observations[99] = -0.0F;  // not all-zero bits: kept as it is
+  o.observations[150] = 0.25F;
+  const Bytes bytes = encode(o);
+  EXPECT_LT(bytes.size(), 200U);  // 3 positions and values, not 800 bytes of floats
+  AgentObservationsMessage back;
+  std::string error;
+  ASSERT_TRUE(decode(bytes, back, &error)) << error;
+  EXPECT_EQ(back.agents, o.agents);
+  EXPECT_EQ(back.policies, o.policies);
+  ASSERT_EQ(back.observations.size(), o.observations.size());
+  EXPECT_EQ(std::memcmp(back.observations.data(), o.observations.data(), 200 * sizeof(float)), 0);
+
+  // A dense message stays dense; both decode the same way.
+  AgentObservationsMessage dense = o;
+  std::fill(dense.observations.begin(), dense.observations.end(), 2.0F);
+  EXPECT_GT(encode(dense).size(), 800U);
+  ASSERT_TRUE(decode(encode(dense), back, &error)) << error;
+  EXPECT_EQ(back.observations, dense.observations);
+}
+
+TEST(Messages, MalformedSparseAgentObservationsAreRefusedWithAReason) {
+  AgentObservationsMessage o{1, 100, {0, 3}, {0, 1}, std::vector<float>(200, 0.0F)};
+  o.observations[7] = 1.0F;
+  o.observations[150] = 0.25F;
+  const Bytes good = encode(o);
+  // Layout: magic u32, format u8, source u32, size u32, then blocks (u64 count + elements):
+  // agents, policies, positions, values.
+  const std::size_t positions_at = 4 + 1 + 4 + 4 + (8 + 2 * 4) * 2 + 8;
+  AgentObservationsMessage back;
+  std::string error;
+  Bytes swapped = good;  // positions 150 then 7: out of order
+  std::uint32_t a = 150, b = 7;
+  std::memcpy(swapped.data() + positions_at, &a, 4);
+  std::memcpy(swapped.data() + positions_at + 4, &b, 4);
+  EXPECT_FALSE(decode(swapped, back, &error));
+  EXPECT_NE(error.find("out of order or range"), std::string::npos) << error;
+  Bytes beyond = good;  // a position past rows × observation_size
+  std::uint32_t far = 200;
+  std::memcpy(beyond.data() + positions_at + 4, &far, 4);
+  EXPECT_FALSE(decode(beyond, back, &error));
+  Bytes huge = good;  // claims 2 × 4e9 floats in a few dozen bytes
+  std::uint32_t width = 4000000000U;
+  std::memcpy(huge.data() + 4 + 1 + 4, &width, 4);
+  EXPECT_FALSE(decode(huge, back, &error));
+  EXPECT_NE(error.find("claim"), std::string::npos) << error;
+  Bytes cut = good;
+  cut.resize(cut.size() - 2);
+  EXPECT_FALSE(decode(cut, back, &error));
 }
 
 }  // namespace

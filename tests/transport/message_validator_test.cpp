@@ -70,5 +70,21 @@ TEST_F(MessageValidatorTest, AbsentMessagesCarryNoPayload) {
   EXPECT_EQ(validator_.validate("a", header_, {1}), DropReason::kFrameCountMismatch);
 }
 
+TEST_F(MessageValidatorTest, CompletedNoticesTakeAnyTagOnPortZeroWithoutPayload) {
+  header_.kind = MessageKind::kCompleted;
+  header_.sizes.clear();
+  header_.port = 0;
+  validator_.set_completed_tag({20, 0});
+  // Old news is still no error: the receiver may have run past it on a coordinator grant.
+  EXPECT_EQ(validator_.validate("a", header_, {}), DropReason::kNone);
+  header_.port = 1;
+  EXPECT_EQ(validator_.validate("a", header_, {}), DropReason::kUnknownPort);
+  header_.port = 0;
+  header_.sizes = {1};
+  EXPECT_EQ(validator_.validate("a", header_, {1}), DropReason::kFrameCountMismatch);
+  header_.sizes.clear();
+  EXPECT_EQ(validator_.validate("b", header_, {}), DropReason::kUnknownPeer);
+}
+
 }  // namespace
 }  // namespace tagflow::transport

@@ -64,7 +64,7 @@ TEST(WireHeader, TrailingBytesAreRefused) {
 
 TEST(WireHeader, OtherVersionIsRefusedAsBadVersion) {
   WireHeader header = sample_header();
-  header.version = 2;
+  header.version = kWireVersion + 1;
   const std::string frame = encode_header(header);
   EXPECT_EQ(decode_header(frame.data(), frame.size()).error, DropReason::kBadVersion);
 }
@@ -97,7 +97,7 @@ TEST(WireHeader, MissingDuplicatedOrUnknownFieldsAreRefused) {
     p.pack_map(1);
     p.pack_str(1);
     p.pack_str_body("v", 1);
-    p.pack_uint32(1);
+    p.pack_uint32(kWireVersion);
   });
   EXPECT_EQ(decode_header(missing.data(), missing.size()).error, DropReason::kMalformedHeader);
   const std::string duplicated = packed([](auto& p) {
@@ -105,7 +105,7 @@ TEST(WireHeader, MissingDuplicatedOrUnknownFieldsAreRefused) {
     for (int i = 0; i < 2; ++i) {
       p.pack_str(1);
       p.pack_str_body("v", 1);
-      p.pack_uint32(1);
+      p.pack_uint32(kWireVersion);
     }
   });
   EXPECT_EQ(decode_header(duplicated.data(), duplicated.size()).error,
