@@ -51,8 +51,16 @@ ReplicaConfig multi_agent_replica(const cluster::ClusterConfig& config, ReplicaC
   switch (group.kind) {
     case NodeKind::multi_agent:
       for (const cluster::ConnectionConfig& c : config.connections) {
-        if (c.from_node != group.name || c.from_port != "transitions") continue;
-        r.transition_links += static_cast<std::size_t>(config.find_node(c.to_node)->replicas);
+        if (c.from_node != group.name) continue;
+        const cluster::NodeConfig& to = *config.find_node(c.to_node);
+        if (c.from_port == "transitions") {
+          r.transition_links += static_cast<std::size_t>(to.replicas);
+        } else if (c.from_port == "observations") {
+          // The link plan links the servers that host a policy (every agent's is this node's).
+          for (int i = 0; i < to.replicas; ++i) {
+            r.observation_links += r.replica_policies.count(cluster::replica_name(to, i));
+          }
+        }
       }
       r.multi_agent = nodes::MultiAgentNodeConfig::from_params(
           r.params, m, r.seed, config.seed + 424242ULL, static_cast<std::uint32_t>(r.index));

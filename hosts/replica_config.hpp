@@ -86,8 +86,9 @@ struct ReplicaConfig {
   std::string policy_file;                                   // empty: no export
   std::map<std::string, std::vector<int>> replica_policies;  // every replica hosting any
   std::map<std::string, int> learner_policies;               // learner replica → its policy
-  std::size_t transition_links = 0;  // multi_agent: replicas its `transitions` port reaches
-  bool experience_linked = false;    // inference: its `experience` port reaches a replay
+  std::size_t transition_links = 0;   // multi_agent: replicas its `transitions` port reaches
+  std::size_t observation_links = 0;  // multi_agent: servers its `observations` port reaches
+  bool experience_linked = false;     // inference: its `experience` port reaches a replay
   // learner and inference (LibTorch configs: hosts/torch_replica_config.hpp)
   nodes::NodeParams params;  // the group's params (`hidden` filled in for samplers and inference)
   std::uint64_t network_seed = 0;  // the cluster seed: every learner/inference starts alike

@@ -17,7 +17,8 @@
 //     schedule_checkpoint() in make_behavior() and on_checkpoint() (the kind's checkpoint_atom
 //     handler) write the kind's save_state() every ActorRecovery::every — a message to itself, so
 //     between two of its messages;
-//   - stop_run(reason): StopRun to every peer but the one it came from, the reason recorded in
+//   - stop_run(reason): StopRun to every peer (on_stop_run: but the one it came from), the reason
+//   recorded in
 //     the ReplicaReport (plus what record_results() adds: the learner's final weights), quit.
 //     Runs once; later calls do nothing. leave() is the same with Leave and reason "left";
 //   - on exit every peer handle is dropped (drop_peer_handles() for the kind's own): terminated
@@ -158,10 +159,10 @@ class NodeActorBase : public Interface::base {
     report_->peers.store(peers_.samplers(), std::memory_order_relaxed);
   }
 
-  /// StopRun to every peer but the sender, record `reason`, quit (once).
-  void stop_run(const std::string& reason) {
+  /// StopRun to every peer but `from` (the peer whose StopRun this passes on), record `reason`,
+  /// quit (once). A stop decided here goes to every peer, the one whose message led to it too.
+  void stop_run(const std::string& reason, const caf::actor_addr& from = caf::actor_addr{}) {
     if (done_) return;
-    const caf::actor_addr from = sender_address();
     for (const actors::PeerSet::Peer& p : peers_.all()) {
       if (p.handle.address() != from) send_to(p.handle, actors::StopRun{reason});
     }
@@ -176,7 +177,7 @@ class NodeActorBase : public Interface::base {
   }
   void on_stop_run(const actors::StopRun& stop) {
     count_received(stop);
-    stop_run(stop.reason);
+    stop_run(stop.reason, sender_address());
   }
 
   /// Leave to every peer, then quit with reason "left" (a joined sampler leaving).

@@ -380,12 +380,24 @@ Bytes encode(const AgentObservationsMessage& m) {
   std::vector<float> values;
   const std::size_t total = m.observations.size();
   if (total <= std::numeric_limits<std::uint32_t>::max()) {
-    for (std::size_t i = 0; i < total && 2 * positions.size() < total; ++i) {
-      std::uint32_t bits = 0;
-      std::memcpy(&bits, &m.observations[i], sizeof bits);
-      if (bits == 0) continue;
-      positions.push_back(static_cast<std::uint32_t>(i));
-      values.push_back(m.observations[i]);
+    // Blocks of 16 floats: an all-zero block (most of a one-hot grid) costs one OR of its bits.
+    constexpr std::size_t kBlock = 16;
+    for (std::size_t i = 0; i < total && 2 * positions.size() < total; i += kBlock) {
+      const std::size_t n = std::min(kBlock, total - i);
+      std::uint32_t bits[kBlock] = {};
+      if (n == kBlock) {
+        std::memcpy(bits, m.observations.data() + i, sizeof bits);  // a fixed size: vectorized
+      } else {
+        std::memcpy(bits, m.observations.data() + i, n * sizeof(float));
+      }
+      std::uint32_t any = 0;
+      for (const std::uint32_t b : bits) any |= b;
+      if (any == 0) continue;
+      for (std::size_t k = 0; k < n; ++k) {
+        if (bits[k] == 0) continue;
+        positions.push_back(static_cast<std::uint32_t>(i + k));
+        values.push_back(m.observations[i + k]);
+      }
     }
   }
   const bool sparse = total > 0 && 2 * positions.size() < total;

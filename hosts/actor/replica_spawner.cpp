@@ -30,7 +30,8 @@ caf::actor spawn_replica(caf::actor_system& system, const ReplicaSpawnSetup& s,
     case cluster::NodeKind::multi_agent:
       return caf::actor_cast<caf::actor>(nodes::spawn_multi_agent_actor(
           system, *r.multi_agent,
-          {r.name, r.step_limit, r.transition_links, r.replica_policies, s.report, s.metrics}));
+          {r.name, r.step_limit, r.transition_links, r.observation_links, r.replica_policies,
+           s.report, s.metrics}));
   }
   throw std::invalid_argument("unknown node kind of " + r.name);
 }

@@ -85,6 +85,7 @@ class MultiAgentActorImpl : public nodes::NodeActorBase<nodes::MultiAgentActor> 
   void try_round() {
     if (done() || waiting_ || server_.finished() || observations_.empty()) return;
     if (transitions_.downstreams().size() < options_.transition_links) return;
+    if (observations_.downstreams().size() < options_.observation_links) return;
     if (options_.transition_links > 0 && !transitions_.all_have_credit()) return;
     // Every server this node was linked to has granted its credit (a ledger entry appears with
     // the first credit): each agent's server gets its request in the same round.

@@ -30,6 +30,9 @@ struct MultiAgentActorOptions {
   std::string name;
   std::int64_t step_limit = -1;      // joint steps; < 0: none
   std::size_t transition_links = 0;  // replays to link before the first step
+  /// Inference servers to link before the first step: across processes they connect one by one,
+  /// and a round must ask every server that hosts an agent's policy.
+  std::size_t observation_links = 0;
   /// Replica name → the policies it hosts (every replica of the cluster that hosts any).
   std::map<std::string, std::vector<int>> peer_policies;
   std::shared_ptr<nodes::ReplicaReport> report;

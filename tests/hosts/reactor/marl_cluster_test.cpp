@@ -92,6 +92,27 @@ TEST_F(MarlCluster, TheServeFileGivesOneDigestOnEveryRunAndInEveryPlacement) {
             4000);
 }
 
+// Actor mode as processes: the servers connect to the env node one by one, and every one of them
+// must be asked in the first round; the stop the env node decides reaches both servers, the one
+// whose answer completed the last step too, so the run ends at its step limit.
+TEST_F(MarlCluster, ActorModeAsProcessesAsksEveryServerAndEndsAtItsStepLimit) {
+  if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "inference needs tagflow-torch";
+  const std::string serve = shipped("marl-serve.yaml", {{"mode: reactor", "mode: actor"},
+                                                        {"env_steps: 250000", "env_steps: 300"},
+                                                        {"seconds: 300", "seconds: 600"}});
+  const nlohmann::json summary = up("actor-processes", serve, "");
+  ASSERT_FALSE(summary.empty());
+  EXPECT_EQ(summary["env_steps"], 300);
+  EXPECT_EQ(summary["stop_reason"], "env_steps");
+  // Each server answered its five cars at every joint step, and stopped with the env node.
+  for (const char* server : {"inference-0", "inference-1"}) {
+    EXPECT_EQ(summary["nodes"][server]["count"], 1500) << server;
+    const nlohmann::json process =
+        nlohmann::json::parse(read(dir_ / "logs" / (std::string(server) + ".json")));
+    EXPECT_EQ(process["stop_reason"], "env_steps") << server;
+  }
+}
+
 TEST_F(MarlCluster, TrainingInBothModesExportsPoliciesThatAServeFileLoadsBack) {
   if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "learners need tagflow-torch";
   const fs::path exported = dir_ / "policies";
