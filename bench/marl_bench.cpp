@@ -7,7 +7,9 @@
 //     policies as reactors of one process (hosts/reactor/single_process_cluster.hpp);
 //   - reactor, inference in two other processes: configs/marl-serve.yaml's shape (car_0..4 and
 //     car_5..9 on two servers) run by `tagflow up` as federated processes over loopback.
-//   - actor mode, one process: the one-server file as CAF actors (no logical time, credits).
+//   - actor mode, one process: the one-server file as CAF actors (no logical time, credits);
+//   - actor mode, inference in two other processes: the two-server file as CAF actors in three
+//     processes over TLS, the placement of the federated reactor row.
 // Each reports the run's wall seconds and the wall time per joint step (p50, p99, measured between
 // the env node's consecutive steps). 100,000 joint steps (the paper's count); --quick: 1,000.
 // `--only tj4` runs TrafficJunction4-v1 (four agents, 324→64→2 policies) instead of the default
@@ -44,9 +46,10 @@ struct MarlShape {
 MarlShape shape;
 
 /// The serve cluster with `servers` inference replicas, stopping after `steps` joint steps.
-std::string serve_file(int servers, std::int64_t steps, int port) {
+std::string serve_file(int servers, std::int64_t steps, int port,
+                       const std::string& mode = "reactor") {
   std::ostringstream f;
-  f << "cluster: marl-bench\nmode: reactor\nseed: 5\n"
+  f << "cluster: marl-bench\nmode: " << mode << "\nseed: 5\n"
     << "coordinator: {port: " << port << "}\n"
     << "policies:\n  car: {hidden: \"64\", per_agent: true}\n"
     << "nodes:\n"
@@ -130,13 +133,15 @@ void actor_single(BenchReport& report, std::int64_t steps) {
           summary.joint_step_p99.value_or(0.0));
 }
 
-/// `tagflow up` of the two-server file as federated processes; the launcher beside this binary.
-void reactor_processes(BenchReport& report, std::int64_t steps) {
+/// `tagflow up` of the two-server file as processes (reactor mode: federated; actor mode: CAF
+/// actors over TLS); the launcher beside this binary. The row is `row`.
+void processes(BenchReport& report, std::int64_t steps, const std::string& mode,
+               const std::string& row) {
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe");
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("tagflow_marl_bench_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  std::ofstream(dir / "serve.yaml") << serve_file(2, steps, 7870);
+  std::ofstream(dir / "serve.yaml") << serve_file(2, steps, 7870, mode);
   const std::string command = (self.parent_path() / "tagflow").string() + " up " +
                               (dir / "serve.yaml").string() + " --quiet --summary " +
                               (dir / "summary.json").string() + " --log-dir " +
@@ -146,14 +151,13 @@ void reactor_processes(BenchReport& report, std::int64_t steps) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (code != 0) {
-    throw std::runtime_error("tagflow up of the two-server MARL cluster failed (see " +
-                             (dir / "up.log").string() + ")");
+    throw std::runtime_error("tagflow up of the two-server MARL cluster (" + mode +
+                             " mode) failed (see " + (dir / "up.log").string() + ")");
   }
   std::ifstream in(dir / "summary.json");
   const nlohmann::json summary = nlohmann::json::parse(in);
   const nlohmann::json& step = summary.at("joint_step_seconds");
-  add_row(report, "reactor_inference_2_processes", seconds, step.at("p50").get<double>(),
-          step.at("p99").get<double>());
+  add_row(report, row, seconds, step.at("p50").get<double>(), step.at("p99").get<double>());
   std::filesystem::remove_all(dir);
 }
 
@@ -173,10 +177,13 @@ BenchReport run_marl_bench(const BenchOptions& options) {
   report.add("joint_steps", static_cast<double>(steps), "steps");
   plain_loop(report, steps);
   reactor_single(report, steps);
-  reactor_processes(report, steps);
+  processes(report, steps, "reactor", "reactor_inference_2_processes");
   actor_single(report, steps);
+  processes(report, steps, "actor", "actor_inference_2_processes");
   report.add_ratio("actor_one_process/reactor_one_process", "actor_one_process_seconds",
                    "reactor_one_process_seconds");
+  report.add_ratio("actor_inference_2_processes/reactor_inference_2_processes",
+                   "actor_inference_2_processes_seconds", "reactor_inference_2_processes_seconds");
   report.add_ratio("reactor_one_process/plain_loop", "reactor_one_process_seconds",
                    "plain_loop_seconds");
   report.add_ratio("reactor_inference_2_processes/reactor_one_process",

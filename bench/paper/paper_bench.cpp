@@ -250,7 +250,8 @@ class PaperBench {
         {"plain_loop_seconds", "plain_loop"},
         {"reactor_one_process_seconds", "reactor_inprocess_1w"},
         {"reactor_inference_2_processes_seconds", "reactor_processes"},
-        {"actor_one_process_seconds", "actor_inprocess"}};
+        {"actor_one_process_seconds", "actor_inprocess"},
+        {"actor_inference_2_processes_seconds", "actor_processes"}};
     for (const std::string tj : {"tj4", "tj10"}) {
       const std::string row = "marl_" + tj;
       const std::filesystem::path json = dir / (tj + ".json");

@@ -31,14 +31,16 @@ TEST(MarlBench, EveryPlacementReportsItsSecondsAndStepLatency) {
     names.insert(r["name"].get<std::string>());
     EXPECT_GT(r["value"].get<double>(), 0.0) << r["name"];
   }
-  for (const char* placement : {"plain_loop", "reactor_one_process",
-                                "reactor_inference_2_processes", "actor_one_process"}) {
+  for (const char* placement :
+       {"plain_loop", "reactor_one_process", "reactor_inference_2_processes", "actor_one_process",
+        "actor_inference_2_processes"}) {
     for (const char* figure : {"_seconds", "_step_p50", "_step_p99"}) {
       EXPECT_EQ(names.count(std::string(placement) + figure), 1U) << placement << figure;
     }
   }
   EXPECT_TRUE(doc["ratios"].contains("reactor_one_process/plain_loop"));
   EXPECT_TRUE(doc["ratios"].contains("actor_one_process/reactor_one_process"));
+  EXPECT_TRUE(doc["ratios"].contains("actor_inference_2_processes/reactor_inference_2_processes"));
 }
 
 }  // namespace
