@@ -10,7 +10,9 @@
 // delay, so every tag needs the coordinator's grant at every hop. The figure is tags / (time from
 // the source's first tag to the sink's last), start-up excluded; the source may run ahead, so
 // this is pipelined throughput. `cycle_2_federates` is lock-step instead (a loop with one 1 us
-// delay): the inverse is the latency of a coordinated 2-federate tag. A raw ZeroMQ DEALER/ROUTER
+// delay): the inverse is the latency of a coordinated 2-federate tag; `cycle_2_federates_after_0`
+// answers `after 0` instead, the request/reply shape of clusters, which the upstreams' COMPLETED
+// notices let run without the coordinator's hop. A raw ZeroMQ DEALER/ROUTER
 // round trip over TCP loopback is the ceiling: with a context per end (as processes have) and
 // with one shared context (one I/O thread for both ends), measured in rounds alternating with
 // the cycle, medians reported. `*_cpu` is the CPU time of the whole process (every federate, the
@@ -127,7 +129,11 @@ class Sink : public reactors::Reactor {
   }
 };
 
-enum class Shape { kChain, kFanOutIn, kCycle };
+// kCycle answers `after 1 us`, kCycleMicrostep `after 0` (the next microstep, as clusters answer
+// requests): only the second is covered by the upstreams' COMPLETED notices (PROTOCOL.md §3.8).
+enum class Shape { kChain, kFanOutIn, kCycle, kCycleMicrostep };
+
+bool is_cycle(Shape shape) { return shape == Shape::kCycle || shape == Shape::kCycleMicrostep; }
 
 FederationSpec make_spec(Shape shape, int federates) {
   const bool chain = shape != Shape::kFanOutIn;
@@ -153,6 +159,7 @@ FederationSpec make_spec(Shape shape, int federates) {
   }
   if (!chain && federates == 2) add("f0", sink);
   if (shape == Shape::kCycle) add(sink, "f0", kTagSpacingNs);
+  if (shape == Shape::kCycleMicrostep) add(sink, "f0", 0);
   spec.validate();
   return spec;
 }
@@ -169,7 +176,7 @@ void declare_program(reactors::Environment& env, coordinator::ReactorFederate& f
              .out);
   }
   std::vector<reactors::Output<Value>*> outputs;  // what to send to every downstream
-  if (me.id == "f0" && shape == Shape::kCycle) {
+  if (me.id == "f0" && is_cycle(shape)) {
     auto& start = env.add<CycleStart>("start", tags, timeline);
     env.connect(*inputs.front(), start.in);
     outputs.push_back(&start.out);
@@ -178,7 +185,7 @@ void declare_program(reactors::Environment& env, coordinator::ReactorFederate& f
   } else {
     outputs = inputs;
   }
-  const bool last = me.downstreams.empty() || shape == Shape::kCycle;
+  const bool last = me.downstreams.empty() || is_cycle(shape);
   if (me.id != "f0" && last) {
     auto& sink = env.add<Sink>("sink", inputs.size(), timeline);
     for (std::size_t i = 0; i < inputs.size(); ++i) env.connect(*inputs[i], sink.in[i]);
@@ -320,6 +327,7 @@ BenchReport run_federation_bench(const BenchOptions& options) {
   std::vector<double> raw_shared;
   std::vector<double> cycle_rate;
   std::vector<double> cycle_cpu;
+  std::vector<double> microstep_rate;
   std::vector<double> link_raw;
   std::vector<double> link_federated;
   for (int round = 0; round < rounds; ++round) {
@@ -328,6 +336,8 @@ BenchReport run_federation_bench(const BenchOptions& options) {
     const FederationRun cycle = run_federation(Shape::kCycle, 2, options.quick ? 200 : 1000);
     cycle_rate.push_back(cycle.tags_per_second);
     cycle_cpu.push_back(cycle.cpu_us_per_tag);
+    microstep_rate.push_back(
+        run_federation(Shape::kCycleMicrostep, 2, options.quick ? 200 : 1000).tags_per_second);
     link_raw.push_back(raw_zmq_stream_bytes_per_second(link_values, kLinkValue) * 1e-9);
     link_federated.push_back(
         run_federation(Shape::kChain, 2, link_values, kLinkValue).bytes_per_second * 1e-9);
@@ -347,11 +357,15 @@ BenchReport run_federation_bench(const BenchOptions& options) {
   report.add("cycle_2_federates", median(cycle_rate), "tags/s");
   report.add("cycle_2_federates_cpu", median(cycle_cpu), "us/tag");
   report.add("two_federate_tag", 1e6 / report.value("cycle_2_federates"), "us");
+  report.add("cycle_2_federates_after_0", median(microstep_rate), "tags/s");
+  report.add("two_federate_tag_after_0", 1e6 / report.value("cycle_2_federates_after_0"), "us");
   report.add("link_1MiB_raw_zmq", median(link_raw), "GB/s");
   report.add("link_1MiB_federated", median(link_federated), "GB/s");
   report.add_ratio("two_federate_tag/raw_round_trip", "two_federate_tag", "raw_zmq_round_trip");
   report.add_ratio("two_federate_tag/raw_round_trip_shared_context", "two_federate_tag",
                    "raw_zmq_round_trip_shared_context");
+  report.add_ratio("two_federate_tag_after_0/raw_round_trip", "two_federate_tag_after_0",
+                   "raw_zmq_round_trip");
   report.add_ratio("chain_8/chain_2", "chain_8_federates", "chain_2_federates");
   report.add_ratio("fan_out_in_8/chain_8", "fan_out_in_8_federates", "chain_8_federates");
   report.add_ratio("link_1MiB: federated/raw", "link_1MiB_federated", "link_1MiB_raw_zmq");
