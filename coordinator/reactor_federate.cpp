@@ -6,6 +6,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "monitoring/process_metrics.hpp"
 #include "transport/wire_socket.hpp"
 
 namespace tagflow::coordinator {
@@ -29,6 +30,12 @@ ReactorFederate::ReactorFederate(const FederationSpec& spec, std::string id,
       context_(1),
       plane_(context_, spec_, id_, options_.bind_endpoint, options_.metrics) {
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (options_.metrics != nullptr) {
+    using monitoring::Metric;
+    by_coordinator_ =
+        &options_.metrics->counter(Metric::federation_grants, {{"by", "coordinator"}});
+    by_upstreams_ = &options_.metrics->counter(Metric::federation_grants, {{"by", "upstreams"}});
+  }
 }
 
 ReactorFederate::~ReactorFederate() {
@@ -232,6 +239,7 @@ void ReactorFederate::update_grant(reactors::Environment& env) {
     tag_applied_ = granted;
     cycle_inputs_.known_through(granted);
     if (granted > granted_to_env_) {
+      if (by_coordinator_ != nullptr) by_coordinator_->Increment();
       granted_to_env_ = granted;
       env.grant(to_reactor_tag(granted));
     }
@@ -240,6 +248,7 @@ void ReactorFederate::update_grant(reactors::Environment& env) {
   // hop (PROTOCOL.md §3.8). Their values came before them and were scheduled above.
   const WireTag direct = plane_.upstream_bound();
   if (direct > granted_to_env_) {
+    if (by_upstreams_ != nullptr) by_upstreams_->Increment();
     cycle_inputs_.known_through(direct);
     granted_to_env_ = direct;
     env.grant(to_reactor_tag(direct));
@@ -252,6 +261,7 @@ void ReactorFederate::update_grant(reactors::Environment& env) {
   if (!plane_.counts_met(client_->provisional_counts(), below)) return;
   cycle_inputs_.known_through(below);
   cycle_inputs_.provisional(provisional);  // the deliver reactions run at g, before the grant
+  if (by_coordinator_ != nullptr) by_coordinator_->Increment();
   granted_to_env_ = provisional;
   env.grant(to_reactor_tag(provisional));
 }

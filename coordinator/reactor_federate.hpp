@@ -46,7 +46,8 @@
 // the data path and are reported in transit like data messages. An input on such a link cannot
 // be bound with bind_input(), which cannot wait inside a tag: it throws FederationConfigError.
 // Metrics (options.metrics): tagflow_transport_{messages,sent_bytes}_... per downstream peer,
-// _received_... per upstream peer, and tagflow_transport_invalid_messages_total{peer, reason}.
+// _received_... per upstream peer, tagflow_transport_invalid_messages_total{peer, reason}, and
+// tagflow_federation_grants_total{by="coordinator"|"upstreams"}: which grants let it run further.
 // Thread-safety: construct, join, declare and run from one thread; send() is called by
 // NetworkSender from worker threads; the ProcessMetrics must outlive the federate.
 #pragma once
@@ -196,6 +197,8 @@ class ReactorFederate {
   int wake_fd_ = -1;                      // eventfd: commands are waiting
   std::mutex mutex_;                      // guards commands_
   std::deque<Command> commands_;
+  prometheus::Counter* by_coordinator_ = nullptr;  // tagflow_federation_grants_total{by}
+  prometheus::Counter* by_upstreams_ = nullptr;
   std::atomic<bool> done_{false};  // env.run() returned (release/acquire)
   std::string error_;              // set by the network thread before done_ is read
 };

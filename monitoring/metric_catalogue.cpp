@@ -72,6 +72,11 @@ std::vector<MetricSpec> make_catalogue() {
               "Invalid messages received and dropped, by peer and reason (the names of "
               "transport/drop_reason.hpp: bad_version, size_mismatch, unknown_port, ...).",
               "", {"peer", "reason"}, kAll),
+      counter(Metric::federation_grants, "tagflow_federation_grants_total",
+              "Reactor mode: grants that let this federate run further, by who gave them: "
+              "coordinator (TAG or PTAG) or upstreams (their COMPLETED notices on the data path, "
+              "coordinator/PROTOCOL.md 3.8).",
+              "", {"by"}, kNodes),
       counter(Metric::env_steps, "tagflow_env_steps_total",
               "Environment steps taken (one per environment per step; a multi-agent env's joint "
               "step counts once).",

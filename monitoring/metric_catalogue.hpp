@@ -49,6 +49,7 @@ enum class Metric {
   transport_sent_bytes,
   transport_received_bytes,
   transport_invalid_messages,
+  federation_grants,
   env_steps,
   episodes,
   episode_return_mean,

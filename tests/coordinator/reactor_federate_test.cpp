@@ -298,6 +298,8 @@ TEST(ReactorFederate, LoopWithAnAfterZeroDelayAcrossFederatesMatchesOneEnvironme
     expected = ticker.trace;
   }
   ASSERT_NE(expected.find("\n1000000.1 1!\n"), std::string::npos) << expected;
+  monitoring::ProcessMetrics a_metrics({"a", "sampler"});
+  monitoring::ProcessMetrics b_metrics({"b", "inference"});
   for (int run = 0; run < 3; ++run) {
     FederationSpec spec = parse_federation_spec(kLoop);
     Coordinator coordinator(spec);
@@ -308,7 +310,7 @@ TEST(ReactorFederate, LoopWithAnAfterZeroDelayAcrossFederatesMatchesOneEnvironme
     std::uint64_t late_a = 0;
     std::uint64_t late_b = 0;
     std::thread b_thread([&] {
-      ReactorFederate federate(spec, "b");
+      ReactorFederate federate(spec, "b", {"tcp://127.0.0.1:*", "", &b_metrics});
       federate.join();
       reactors::Environment env(loop_config());
       auto& echo = env.add<Echo>("echo");
@@ -320,7 +322,7 @@ TEST(ReactorFederate, LoopWithAnAfterZeroDelayAcrossFederatesMatchesOneEnvironme
       late_b = env.late_events();
     });
     {
-      ReactorFederate federate(spec, "a");
+      ReactorFederate federate(spec, "a", {"tcp://127.0.0.1:*", "", &a_metrics});
       federate.join();
       reactors::Environment env(loop_config());
       auto& ticker = env.add<Ticker>("ticker");
@@ -339,6 +341,15 @@ TEST(ReactorFederate, LoopWithAnAfterZeroDelayAcrossFederatesMatchesOneEnvironme
     EXPECT_EQ(late_b, 0U) << "run " << run;
     EXPECT_EQ(trace, expected) << "run " << run;
   }
+  // PROTOCOL.md §3.8: each answer arrives with b's COMPLETED, and a runs it on that; a's timer
+  // tags (b sends nothing unasked) still need the coordinator's grant.
+  const auto grants = [](const monitoring::ProcessMetrics& metrics, const char* by) {
+    return sample(metrics.text(), "tagflow_federation_grants_total",
+                  {std::string("by=\"") + by + "\""});
+  };
+  EXPECT_GT(grants(a_metrics, "upstreams"), 0);
+  EXPECT_GT(grants(a_metrics, "coordinator"), 0);
+  EXPECT_GT(grants(b_metrics, "upstreams"), 0);
 }
 
 }  // namespace
