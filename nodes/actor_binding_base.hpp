@@ -17,9 +17,9 @@
 //     schedule_checkpoint() in make_behavior() and on_checkpoint() (the kind's checkpoint_atom
 //     handler) write the kind's save_state() every ActorRecovery::every — a message to itself, so
 //     between two of its messages;
-//   - stop_run(reason): StopRun to every peer (on_stop_run: but the one it came from), the reason
-//   recorded in
-//     the ReplicaReport (plus what record_results() adds: the learner's final weights), quit.
+//   - stop_run(reason): StopRun to every peer (on_stop_run: but the one it came from), the
+//     reason recorded in the ReplicaReport (plus what record_results() adds: the learner's final
+//     weights), quit.
 //     Runs once; later calls do nothing. leave() is the same with Leave and reason "left";
 //   - on exit every peer handle is dropped (drop_peer_handles() for the kind's own): terminated
 //     actors holding each other's handles would keep each other alive;

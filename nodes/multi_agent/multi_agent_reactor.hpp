@@ -20,8 +20,8 @@
 //   3. After its step limit (its share of `stop.env_steps`, counted in joint steps) the node plays
 //      its final evaluation, then requests the stop.
 // A round that finds an episode still running (or waiting) skips its request.
-// Thread-safety: one reaction at a time; the
-// progress counters are atomics safe to read from any thread.
+// Thread-safety: one reaction at a time; the progress counters are atomics safe to read from
+// any thread.
 #pragma once
 
 #include <atomic>
