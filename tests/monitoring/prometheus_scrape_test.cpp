@@ -360,11 +360,19 @@ TEST(PrometheusScrape, ActorModeNodesExportTheSameFamiliesLabelledActor) {
                            [&] {
                              body = http_get(p.port, "/metrics").body;
                              for (const std::string& family : families) {
-                               if (peer_lines(body, family).size() < 2) return false;
+                               const auto lines = peer_lines(body, family);
+                               if (lines.size() < 2) return false;
+                               // A peer's series appears when it links, before its first
+                               // message (the learner's inference peer: after the first weights).
+                               for (const std::string& line : lines) {
+                                 if (std::atof(line.c_str() + line.rfind(' ') + 1) <= 0.0) {
+                                   return false;
+                                 }
+                               }
                              }
                              return true;
                            }))
-        << p.name << ": fewer than 2 peers in a transport family\n"
+        << p.name << ": fewer than 2 peers in a transport family, or a peer without traffic\n"
         << body.substr(0, 3000);
     for (const std::string& family : families) {
       for (const std::string& line : peer_lines(body, family)) {
