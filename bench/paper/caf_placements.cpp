@@ -102,7 +102,18 @@ RoundRun drive(caf::actor_system& system, const std::vector<caf::actor>& workers
     rounds_done = rounds;
     seconds = s;
   });
-  for (const caf::actor& worker : workers) self->send_exit(worker, caf::exit_reason::user_shutdown);
+  for (const caf::actor& worker : workers) {
+    self->monitor(worker);
+    self->send_exit(worker, caf::exit_reason::user_shutdown);
+  }
+  // Until every worker is down: ending the actor system first could close a worker process's
+  // connection with its exit still queued, and that process would then wait for ever.
+  for (std::size_t down = 0; down < workers.size(); ++down) {
+    bool late = false;
+    self->receive([](const caf::down_msg&) {},
+                  caf::after(std::chrono::seconds(30)) >> [&] { late = true; });
+    if (late) break;
+  }
   if (rounds_done != workload.rounds) throw std::runtime_error("paper bench: CAF lost rounds");
   return {seconds, driver.answers()};
 }
