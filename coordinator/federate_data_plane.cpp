@@ -15,8 +15,19 @@ FederateDataPlane::FederateDataPlane(zmq::context_t& context, const FederationSp
                                      std::string id, const std::string& bind_endpoint,
                                      monitoring::ProcessMetrics* metrics)
     : context_(context), spec_(spec), id_(std::move(id)), data_(context, zmq::socket_type::router) {
-  const FederateSpec* me = spec_.find(id_);
-  if (me == nullptr) throw FederationConfigError("federate '" + id_ + "' is not in the federation");
+  me_ = spec_.find(id_);
+  if (me_ == nullptr) {
+    throw FederationConfigError("federate '" + id_ + "' is not in the federation");
+  }
+  const FederateSpec* me = me_;
+  for (const std::string& down : me->downstreams) {
+    ConnectionDelay& delay = downstream_delays_[down];
+    if (const FederateSpec* destination = spec_.find(down)) {
+      for (const UpstreamLink& link : destination->upstreams) {
+        if (link.federate == id_) delay = link.delay;
+      }
+    }
+  }
   on_zero_delay_cycle_ = spec_.on_zero_delay_cycle(id_);
   zap_ = prepare_data_socket(context_, data_, validator_.policy(), spec_, *me);
   if (!spec_.keys_dir) {
@@ -47,7 +58,7 @@ FederateDataPlane::FederateDataPlane(zmq::context_t& context, const FederationSp
 
 void FederateDataPlane::setup_metrics(monitoring::ProcessMetrics& metrics) {
   using monitoring::Metric;
-  const FederateSpec& me = *spec_.find(id_);
+  const FederateSpec& me = *me_;
   for (const std::string& down : me.downstreams) {
     sent_metrics_[down] = {&metrics.counter(Metric::transport_messages_sent, {{"peer", down}}),
                            &metrics.counter(Metric::transport_sent_bytes, {{"peer", down}})};
@@ -193,13 +204,8 @@ bool FederateDataPlane::asked_by_input(const WireTag& tag) const {
 }
 
 WireTag FederateDataPlane::arrival_tag(const std::string& to, const WireTag& sent_at) const {
-  ConnectionDelay delay;
-  if (const FederateSpec* destination = spec_.find(to)) {
-    for (const UpstreamLink& link : destination->upstreams) {
-      if (link.federate == id_) delay = link.delay;
-    }
-  }
-  return transport::delayed(sent_at, delay);
+  const auto delay = downstream_delays_.find(to);
+  return delay == downstream_delays_.end() ? sent_at : transport::delayed(sent_at, delay->second);
 }
 
 void FederateDataPlane::report_in_transit(FederateClient& client, const std::string& to,
@@ -235,38 +241,37 @@ bool FederateDataPlane::send_value(const std::string& to, std::uint32_t port,
   return true;
 }
 
-bool FederateDataPlane::send_absent(const std::string& to, std::uint32_t port,
-                                    const WireTag& arrival) {
+bool FederateDataPlane::send_header_only(const std::string& to, std::uint32_t port,
+                                         transport::MessageKind kind, const WireTag& tag) {
   const auto socket = outputs_.find(to);
   if (socket == outputs_.end()) return false;
   transport::WireHeader header;
-  header.tag = arrival;
+  header.tag = tag;
   header.from = id_;
   header.port = port;
-  header.kind = transport::MessageKind::kPortAbsent;
+  header.kind = kind;
   transport::send_wire_message(socket->second, header, {});
+  return true;
+}
+
+bool FederateDataPlane::send_absent(const std::string& to, std::uint32_t port,
+                                    const WireTag& arrival) {
+  if (!send_header_only(to, port, transport::MessageKind::kPortAbsent, arrival)) return false;
   unnotified_.insert(to);
   return true;
 }
 
 void FederateDataPlane::send_completed_notices() {
   for (const auto& [to, tag] : notices_due_) {
-    const auto socket = outputs_.find(to);
-    if (socket == outputs_.end()) continue;
-    transport::WireHeader header;
-    header.tag = tag;
-    header.from = id_;
-    header.kind = transport::MessageKind::kCompleted;
-    transport::send_wire_message(socket->second, header, {});
+    (void)send_header_only(to, 0, transport::MessageKind::kCompleted, tag);
   }
   notices_due_.clear();
 }
 
 WireTag FederateDataPlane::upstream_bound() const {
-  const FederateSpec* me = spec_.find(id_);
-  if (me == nullptr || me->upstreams.empty()) return kNever;
+  if (me_->upstreams.empty()) return kNever;
   WireTag bound = kForever;
-  for (const UpstreamLink& link : me->upstreams) {
+  for (const UpstreamLink& link : me_->upstreams) {
     const auto completed = upstream_completed_.find(link.federate);
     if (completed == upstream_completed_.end()) return kNever;
     // It sends only at tags after the one it completed; its messages arrive that much later.

@@ -172,12 +172,18 @@ class FederateDataPlane {
   /// With CURVE: true when `message` came over a connection authenticated with the key of the
   /// upstream its routing id names.
   [[nodiscard]] bool sent_with_own_key(const transport::ReceivedMessage& message) const;
+  /// Sends a message without payload (an ABSENT or a COMPLETED) to `to`; false when `to` is not
+  /// a connected downstream.
+  bool send_header_only(const std::string& to, std::uint32_t port, transport::MessageKind kind,
+                        const WireTag& tag);
   [[noreturn]] void fail_on_lost_message(const transport::WireHeader& header,
                                          transport::DropReason reason) const;
 
   zmq::context_t& context_;
   const FederationSpec& spec_;
   std::string id_;
+  const FederateSpec* me_ = nullptr;                          // this federate in spec_
+  std::map<std::string, ConnectionDelay> downstream_delays_;  // per downstream: the link's delay
   bool on_zero_delay_cycle_ = false;
   transport::MessageValidator validator_;
   transport::PeerDropCounters drops_;

@@ -419,22 +419,18 @@ bool decode(const std::uint8_t* data, std::size_t size, AgentObservationsMessage
             std::string* error) {
   std::uint32_t type = 0;
   if (size >= sizeof type) std::memcpy(&type, data, sizeof type);
-  if (type != kAgentObservationsSparse) {
-    Reader r(data, size, kAgentObservations, error);
-    r.scalar(out.source);
-    r.scalar(out.observation_size);
-    r.block(out.agents, "agents");
-    r.block(out.policies, "policies");
-    r.block(out.observations, "observations");
-    return r.finish(consistent(out), "agent observations");
-  }
-  Reader r(data, size, kAgentObservationsSparse, error);
-  std::vector<std::uint32_t> positions;
-  std::vector<float> values;
+  const bool sparse = type == kAgentObservationsSparse;
+  Reader r(data, size, sparse ? kAgentObservationsSparse : kAgentObservations, error);
   r.scalar(out.source);
   r.scalar(out.observation_size);
   r.block(out.agents, "agents");
   r.block(out.policies, "policies");
+  if (!sparse) {
+    r.block(out.observations, "observations");
+    return r.finish(consistent(out), "agent observations");
+  }
+  std::vector<std::uint32_t> positions;
+  std::vector<float> values;
   r.block(positions, "positions");
   r.block(values, "values");
   if (!r.finish(out.policies.size() == out.rows() && positions.size() == values.size(),

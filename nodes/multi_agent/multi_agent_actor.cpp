@@ -107,7 +107,7 @@ class MultiAgentActorImpl : public nodes::NodeActorBase<nodes::MultiAgentActor> 
   }
 
   void step() {
-    std::vector<TransitionsMessage> rows = server_.step();
+    std::vector<TransitionsMessage> rows = server_.step(options_.transition_links > 0);
     const auto now = std::chrono::steady_clock::now();
     if (last_step_ != std::chrono::steady_clock::time_point{}) {
       intervals_.push_back(std::chrono::duration<float>(now - last_step_).count());

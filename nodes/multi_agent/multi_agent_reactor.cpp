@@ -55,7 +55,7 @@ void MultiAgentReactor::on_answers() {
   }
   if (!waiting_ || !server_.ready()) return;
   waiting_ = false;
-  std::vector<TransitionsMessage> rows = server_.step();
+  std::vector<TransitionsMessage> rows = server_.step(transitions.size() > 0);
   const auto now = std::chrono::steady_clock::now();
   if (last_step_ != std::chrono::steady_clock::time_point{}) {
     step_intervals_.push_back(std::chrono::duration<float>(now - last_step_).count());

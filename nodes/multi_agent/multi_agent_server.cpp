@@ -166,7 +166,7 @@ void MultiAgentServer::append_transition(TransitionsMessage& out, int policy, in
   out.terminated.push_back(terminated ? 1 : 0);
 }
 
-std::vector<TransitionsMessage> MultiAgentServer::step() {
+std::vector<TransitionsMessage> MultiAgentServer::step(bool transitions) {
   if (!ready())
     throw std::logic_error("multi_agent: a joint step before every agent has an action");
   Run& run = active();
@@ -188,6 +188,8 @@ std::vector<TransitionsMessage> MultiAgentServer::step() {
   if (!evaluating_) {
     ++joint_steps_;
     collisions_ += info.collisions;
+  }
+  if (!evaluating_ && transitions) {
     out.resize(config_.agents.policies.size());
     for (std::size_t p = 0; p < out.size(); ++p) {
       out[p].observation_size =

@@ -79,8 +79,9 @@ class MultiAgentServer {
   /// True once every agent has a greedy action for the current joint step.
   [[nodiscard]] bool ready() const { return pending_ == 0; }
   /// One joint step with the greedy actions taken (ready() must hold; std::logic_error if not).
-  /// The transitions of each policy, indexed by policy (empty while evaluating).
-  std::vector<TransitionsMessage> step();
+  /// The transitions of each policy, indexed by policy (empty while evaluating, and when
+  /// `transitions` is false: a node whose transitions go nowhere, e.g. a serving cluster).
+  std::vector<TransitionsMessage> step(bool transitions = true);
   /// The step limit was reached: play the final evaluation, then finished() holds.
   void finish();
   /// True once finish() was called and the final evaluation is over.

@@ -1,7 +1,10 @@
 // StackedMlp: several MLPs of one shape evaluated together — their weights stacked into one tensor
-// per layer and every policy's rows computed by one batched matrix product per layer (bmm), not a
-// loop of forward passes. The multi-policy inference server stacks the policies it hosts this way
-// (nodes/inference/policy_bank.hpp).
+// per layer, every policy's rows computed in one pass per layer, not a loop of forward passes. The
+// multi-policy inference server stacks the policies it hosts this way
+// (nodes/inference/policy_bank.hpp). The first layer sums, for each row, its slot's weight rows
+// scaled by the row's non-zero inputs only (multi-agent observations are mostly zeros: a
+// TrafficJunction10 row sets a few dozen of its 1,350 floats); the other layers are one batched
+// matrix product each (bmm).
 //
 // Each slot holds one MLP (MlpSpec layout, init_mlp_parameters(spec, seed) until load()) and a
 // fixed number of input rows, `rows_per_slot`: a call evaluates slots × rows_per_slot rows, so the

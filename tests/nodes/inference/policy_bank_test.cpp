@@ -90,6 +90,35 @@ TEST(StackedMlp, EachSlotScoresAsItsOwnNetwork) {
   EXPECT_THROW(stacked.load(0, std::vector<float>(3)), std::invalid_argument);
 }
 
+TEST(StackedMlp, MostlyZeroWideRowsScoreAsTheDenseNetworkAndEachRowAloneDecidesItsBits) {
+  // TrafficJunction10-v1's shape: 1,350 inputs of which a few dozen are set.
+  const learning::MlpSpec spec{1350, {64}, 2};
+  learning::StackedMlp three(spec, 3, 2, /*seed=*/6);
+  three.load(1, learning::init_mlp_parameters(spec, 8));
+  std::vector<float> inputs(3 * 2 * 1350, 0.0F);
+  for (std::size_t row = 0; row < 6; ++row) {
+    for (std::size_t k = 0; k < 30; ++k) {
+      inputs[row * 1350 + (row * 37 + k * 43) % 1350] = 0.25F + 0.05F * static_cast<float>(k % 7);
+    }
+  }
+  inputs[5 * 1350 + 1349] = -0.0F;  // a negative zero is skipped like any zero
+  const std::vector<float> scores = three.scores(inputs.data());
+  for (std::size_t slot = 0; slot < 3; ++slot) {
+    const learning::PolicyNetwork own(spec, slot == 1 ? 8 : 6);
+    std::vector<float> expected(2 * 2);
+    own.scores(inputs.data() + slot * 2 * 1350, 2, expected.data());
+    for (std::size_t k = 0; k < expected.size(); ++k) {
+      EXPECT_NEAR(scores[slot * 4 + k], expected[k], 1e-5F) << slot << " " << k;
+    }
+  }
+  // The same policy alone, in a stack of one: the same bits for its rows (a digest must not
+  // depend on which policies share a server).
+  learning::StackedMlp alone(spec, 1, 2);
+  alone.load(0, learning::init_mlp_parameters(spec, 8));
+  const std::vector<float> own_scores = alone.scores(inputs.data() + 2 * 1350);
+  for (std::size_t k = 0; k < own_scores.size(); ++k) EXPECT_EQ(own_scores[k], scores[4 + k]) << k;
+}
+
 TEST(PolicyBank, StackedPoliciesAnswerAsEachPolicyAloneWouldWhateverTheyShareAServerWith) {
   PolicyBankConfig all;
   all.agents = tj4(true);
