@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <fstream>
 #include <random>
 
 namespace tagflow {
@@ -27,13 +28,29 @@ inline bool loopback_port_free(int port) {
   return ok;
 }
 
-/// The first of `count` consecutive free loopback ports in 20000..49999 (random start), or -1.
+/// The lowest port the kernel hands out as the local port of an outgoing connection
+/// (/proc/sys/net/ipv4/ip_local_port_range; 32768 when it cannot be read).
+inline int ephemeral_port_floor() {
+  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+  int low = 0;
+  return in >> low && low > 1024 ? low : 32768;
+}
+
+/// The first of `count` consecutive free loopback ports (random start), or -1. They are taken
+/// from 20000 up to the kernel's ephemeral range, not in it: a port found free there can become
+/// the source port of any outgoing connection (a ZeroMQ peer, a scrape) before it is bound.
 inline int free_loopback_port_range(int count) {
   std::mt19937 rng(
       static_cast<unsigned>(::getpid()) ^
       static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count()));
+  int first = 20000;
+  int span = ephemeral_port_floor() - count - first;
+  if (span < 1000) {  // an unusual ephemeral range: the registered ports below it are too few
+    first = 10000;
+    span = 10000;
+  }
   for (int attempt = 0; attempt < 200; ++attempt) {
-    const int base = 20000 + static_cast<int>(rng() % 30000);
+    const int base = first + static_cast<int>(rng() % static_cast<unsigned>(span));
     bool all = true;
     for (int i = 0; i < count && all; ++i) all = loopback_port_free(base + i);
     if (all) return base;

@@ -7,11 +7,13 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 #include <gtest/gtest.h>
 
 #include "child_process.hpp"
+#include "common/loopback_ports.hpp"
 #include "coordinator/coordinator.hpp"
 #include "monitoring/process_metrics.hpp"
 #include "payload_text.hpp"
@@ -168,13 +170,12 @@ TEST(ReactorFederate, FederatesInThreadsMatchOneEnvironmentWithoutLateEvents) {
   }
 }
 
-/// A port nobody listens on right now (bound, then released).
+/// A port nobody listens on right now, below the kernel's ephemeral range
+/// (common/loopback_ports.hpp).
 int free_port() {
-  zmq::context_t context(1);
-  zmq::socket_t probe(context, zmq::socket_type::router);
-  probe.bind("tcp://127.0.0.1:*");
-  const std::string endpoint = probe.get(zmq::sockopt::last_endpoint);
-  return std::stoi(endpoint.substr(endpoint.rfind(':') + 1));
+  const int port = free_loopback_port_range(1);
+  if (port < 0) throw std::runtime_error("no free port");
+  return port;
 }
 
 /// The value of the sample line of `text` that starts with `name{` and holds every label.

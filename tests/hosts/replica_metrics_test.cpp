@@ -4,19 +4,21 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "common/loopback_ports.hpp"
 #include "tests/monitoring/http_get.hpp"
 
 namespace tagflow::hosts {
 namespace {
 
-/// A free port pair on 127.0.0.1: the OS picks the first; the second is assumed free as well.
+/// A free port pair on 127.0.0.1, below the kernel's ephemeral range (common/loopback_ports.hpp).
 std::uint16_t free_port() {
-  monitoring::ProcessMetrics probe({"probe", "sampler", "reactor"});
-  const monitoring::MetricsEndpoint endpoint(probe, "127.0.0.1", 0);
-  return endpoint.port();
+  const int base = free_loopback_port_range(2);
+  if (base < 0) throw std::runtime_error("no free port pair");
+  return static_cast<std::uint16_t>(base);
 }
 
 cluster::ClusterConfig cluster_with_metrics_port(std::uint16_t port) {

@@ -11,9 +11,6 @@
 //    accepted and returns data, and that `promtool check metrics` passes on every endpoint.
 // A second test runs the same cluster in actor mode and checks each node's endpoint directly.
 // Every child is stopped and reaped at the end (and dies with this process).
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -32,6 +29,7 @@
 #include <gtest/gtest.h>
 
 #include <zmq.hpp>
+#include "common/loopback_ports.hpp"
 #include "monitoring/metric_catalogue.hpp"
 
 #include "tests/monitoring/child_process.hpp"
@@ -46,31 +44,12 @@ using namespace std::chrono_literals;
 using tagflow::testing::ChildProcess;
 using tagflow::testing::http_get;
 
-/// A run of `count` consecutive ports that were free on 127.0.0.1 a moment ago.
+/// A run of `count` consecutive ports that were free on 127.0.0.1 a moment ago, below the
+/// kernel's ephemeral range (common/loopback_ports.hpp).
 std::uint16_t free_port_run(int count) {
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    std::vector<int> fds;
-    std::uint16_t base = 0;
-    bool ok = true;
-    for (int i = 0; i < count && ok; ++i) {
-      const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-      sockaddr_in address{};
-      address.sin_family = AF_INET;
-      address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-      address.sin_port = htons(static_cast<std::uint16_t>(i == 0 ? 0 : base + i));
-      ok = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
-      if (ok && i == 0) {
-        socklen_t length = sizeof(address);
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-        base = ntohs(address.sin_port);
-        ok = base + count <= 65535;
-      }
-      fds.push_back(fd);
-    }
-    for (int fd : fds) ::close(fd);
-    if (ok) return base;
-  }
-  throw std::runtime_error("no run of free ports");
+  const int base = free_loopback_port_range(count);
+  if (base < 0) throw std::runtime_error("no run of free ports");
+  return static_cast<std::uint16_t>(base);
 }
 
 /// Polls `condition` every 100 ms until it holds or `timeout` passes.

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -23,6 +24,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/loopback_ports.hpp"
 #include "hosts/run_combine.hpp"
 #include "nodes/cluster/process_plan.hpp"
 #include "tests/support/cluster_files.hpp"
@@ -55,7 +57,9 @@ bool port_free(int port) {
 int free_port_block() {
   std::mt19937 random(static_cast<unsigned>(::getpid()));
   for (int attempt = 0; attempt < 50; ++attempt) {
-    const int base = 20000 + static_cast<int>(random() % 400) * 100;
+    // Below the kernel's ephemeral range: a port there may become an outgoing connection's.
+    const int blocks = std::max(1, (ephemeral_port_floor() - 2000 - 20000) / 100);
+    const int base = 20000 + static_cast<int>(random() % static_cast<unsigned>(blocks)) * 100;
     bool all = true;
     for (int p = base; p < base + 100 && all; ++p) all = port_free(p);
     for (int p = base + 1860; p < base + 1960 && all; ++p) all = port_free(p);
