@@ -95,8 +95,16 @@ class Output final : public PortBase {
   Output(std::string name, Reactor* owner)
       : PortBase(std::move(name), owner, ElementKind::kOutput, typeid(T)) {}
 
-  /// Sets the value at the current tag; the last set in a tag wins.
+  /// Sets the value at the current tag; the last set in a tag wins. From a reaction that did not
+  /// declare this output as an effect: throws AssemblyError naming both (the run then fails
+  /// with a ReactionError).
   void set(T value) {
+    if (const Reaction* reaction = Scheduler::running_reaction(); reaction != checked_writer_) {
+      if (reaction != nullptr && !reaction->declares_effect(*this)) {
+        throw_undeclared_effect(*reaction, *this);
+      }
+      checked_writer_ = reaction;
+    }
     slot_.value = std::move(value);
     slot_.sequence = scheduler_->sequence();
     enqueue_all(fanout_);
@@ -117,6 +125,9 @@ class Output final : public PortBase {
   PortSlot<T> slot_;
   std::vector<Reaction*> fanout_;
   std::vector<DelayedConnection<T>*> delayed_;
+  // The last writer found to declare this output. Its writers are reactions of its own reactor,
+  // which never run at once.
+  const Reaction* checked_writer_ = nullptr;
 };
 
 template <class T>

@@ -16,6 +16,13 @@ Reaction& Reaction::body(std::function<void()> body) {
 
 std::string Reaction::full_name() const { return owner_->name() + "." + name_; }
 
+void throw_undeclared_effect(const Reaction& reaction, const TriggerBase& output) {
+  throw AssemblyError("reaction '" + reaction.full_name() + "' set output '" + output.full_name() +
+                      "' without declaring it: add it to the reaction's effects(...); the "
+                      "reactions it feeds are not ordered after this one, and its value would "
+                      "be lost");
+}
+
 void Reaction::check_declarable() const {
   if (owner_->environment().assembled()) {
     throw AssemblyError("reaction " + full_name() + " declared after assembly");

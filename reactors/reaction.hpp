@@ -16,6 +16,7 @@
 // replay node does); an exception is for what the node cannot go on from.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -64,6 +65,10 @@ class Reaction {
   [[nodiscard]] const std::vector<TriggerBase*>& declared_triggers() const { return triggers_; }
   [[nodiscard]] const std::vector<TriggerBase*>& declared_sources() const { return sources_; }
   [[nodiscard]] const std::vector<TriggerBase*>& declared_effects() const { return effects_; }
+  /// True when `element` (a port or an action) is among the declared effects.
+  [[nodiscard]] bool declares_effect(const TriggerBase& element) const {
+    return std::find(effects_.begin(), effects_.end(), &element) != effects_.end();
+  }
 
  private:
   friend class Scheduler;
@@ -92,5 +97,9 @@ class Reaction {
   /// Sequence number of the last tag this reaction was enqueued at (dedupe; see Scheduler).
   std::atomic<std::uint64_t> queued_sequence_{0};
 };
+
+/// Throws AssemblyError: `reaction` set `output` without declaring it as an effect. Its value
+/// would be lost: the reactions connected to it are not ordered after `reaction` and may have run.
+[[noreturn]] void throw_undeclared_effect(const Reaction& reaction, const TriggerBase& output);
 
 }  // namespace tagflow::reactors

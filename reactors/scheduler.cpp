@@ -125,18 +125,29 @@ void Scheduler::run_single_threaded() {
   }
 }
 
+namespace {
+thread_local const Reaction* running_on_this_thread = nullptr;  // Scheduler::running_reaction()
+}  // namespace
+
+const Reaction* Scheduler::running_reaction() noexcept { return running_on_this_thread; }
+
 void Scheduler::run_reaction(Reaction& reaction) noexcept {
+  running_on_this_thread = &reaction;
   try {
     reaction.body_();
   } catch (...) {
+    bool first = false;
     {
       const std::lock_guard<std::mutex> lock(failure_mutex_);
-      if (failure_) return;  // the run is stopping already
-      failure_ = std::current_exception();
-      failed_reaction_ = reaction.full_name();
+      if (!failure_) {  // else the run is stopping already
+        failure_ = std::current_exception();
+        failed_reaction_ = reaction.full_name();
+        first = true;
+      }
     }
-    stop_without_grant();
+    if (first) stop_without_grant();
   }
+  running_on_this_thread = nullptr;
 }
 
 void Scheduler::publish_state(std::uint64_t phase, std::uint64_t level, bool wake) {

@@ -87,6 +87,8 @@ class Scheduler {
     const std::uint32_t slot = level.count.fetch_add(1, std::memory_order_relaxed);
     level.slots[slot] = &reaction;
   }
+  /// The reaction the calling thread is running, or nullptr outside a reaction body.
+  [[nodiscard]] static const Reaction* running_reaction() noexcept;
   [[nodiscard]] Tag current_tag() const { return current_; }
   [[nodiscard]] std::uint64_t sequence() const { return sequence_; }
   [[nodiscard]] std::int64_t start_time_ns() const { return options_.start_tag.time_ns(); }

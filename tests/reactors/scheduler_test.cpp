@@ -168,25 +168,69 @@ class Faulty : public Reactor {
   }
 };
 
-// An exception out of a reaction used to reach std::terminate (it cannot cross a worker): the
-// process died. The run now stops at the next tag and run() throws naming the reaction.
-TEST_P(SchedulerModes, AReactionThatThrowsStopsTheRunAndRunThrowsNamingIt) {
+/// A fast run of at most one second with `workers` workers.
+EnvironmentConfig one_second(unsigned workers) {
   EnvironmentConfig config;
-  config.workers = GetParam();
+  config.workers = workers;
   config.fast = true;
   config.start_time_ns = 0;
   config.timeout = milliseconds(1000);
-  Environment env(config);
-  auto& faulty = env.add<Faulty>("replay");
+  return config;
+}
+
+/// Runs `env`, which must fail: the ReactionError's message ("" when it did not fail).
+std::string failure_of(Environment& env) {
   try {
     env.run();
-    ADD_FAILURE() << "run() returned after a reaction threw";
   } catch (const ReactionError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "reaction 'replay.check' threw: observation width 5, expected 4");
+    return e.what();
   }
+  return "";
+}
+
+// An exception out of a reaction used to reach std::terminate (it cannot cross a worker): the
+// process died. The run now stops at the next tag and run() throws naming the reaction.
+TEST_P(SchedulerModes, AReactionThatThrowsStopsTheRunAndRunThrowsNamingIt) {
+  Environment env(one_second(GetParam()));
+  auto& faulty = env.add<Faulty>("replay");
+  EXPECT_EQ(failure_of(env), "reaction 'replay.check' threw: observation width 5, expected 4");
   EXPECT_EQ(faulty.ticks, 3);          // no tag after the failing one ran a reaction...
   EXPECT_EQ(faulty.sibling_ticks, 3);  // ...and the rest of its tag did
+}
+
+// Sets `out` at every tick from a reaction that does not declare it as an effect.
+class Undeclared : public Reactor {
+ public:
+  Timer tick{"tick", this, milliseconds(0), milliseconds(1)};
+  Output<int> out{"out", this};
+  Undeclared(std::string name, Environment& env) : Reactor(std::move(name), env) {
+    reaction("emit").triggers(tick).body([this] { out.set(1); });
+  }
+};
+
+class Tally : public Reactor {
+ public:
+  Input<int> in{"in", this};
+  int seen = 0;
+  Tally(std::string name, Environment& env) : Reactor(std::move(name), env) {
+    reaction("count").triggers(in).body([this] { ++seen; });
+  }
+};
+
+// The value of an output set without being declared used to vanish: the reactions it feeds are
+// not ordered after the writer and may already have run. Now the run stops and names both.
+TEST_P(SchedulerModes, SettingAnOutputNotDeclaredAsAnEffectStopsTheRunNamingReactionAndPort) {
+  Environment env(one_second(GetParam()));
+  auto& source = env.add<Undeclared>("source");
+  auto& tally = env.add<Tally>("tally");
+  env.connect(source.out, tally.in);
+  const std::string what = failure_of(env);
+  EXPECT_EQ(what.rfind("reaction 'source.emit' threw: reaction 'source.emit' set output "
+                       "'source.out' without declaring it",
+                       0),
+            0U)
+      << what;
+  EXPECT_EQ(tally.seen, 0);
 }
 
 // A bank member whose reaction keeps a core busy for about `busy` and records the threads that
