@@ -19,8 +19,7 @@ FederateDataPlane::FederateDataPlane(zmq::context_t& context, const FederationSp
   if (me_ == nullptr) {
     throw FederationConfigError("federate '" + id_ + "' is not in the federation");
   }
-  const FederateSpec* me = me_;
-  for (const std::string& down : me->downstreams) {
+  for (const std::string& down : me_->downstreams) {
     ConnectionDelay& delay = downstream_delays_[down];
     if (const FederateSpec* destination = spec_.find(down)) {
       for (const UpstreamLink& link : destination->upstreams) {
@@ -29,7 +28,7 @@ FederateDataPlane::FederateDataPlane(zmq::context_t& context, const FederationSp
     }
   }
   on_zero_delay_cycle_ = spec_.on_zero_delay_cycle(id_);
-  zap_ = prepare_data_socket(context_, data_, validator_.policy(), spec_, *me);
+  zap_ = prepare_data_socket(context_, data_, validator_.policy(), spec_, *me_);
   if (!spec_.keys_dir) {
     // With CURVE only upstreams' keys connect; without it anyone on the network can (WIRE.md §3.1).
     const transport::ValidationPolicy& policy = validator_.policy();
@@ -45,7 +44,7 @@ FederateDataPlane::FederateDataPlane(zmq::context_t& context, const FederationSp
                           ": " + e.what());
   }
   endpoint_ = data_.get(zmq::sockopt::last_endpoint);
-  for (const UpstreamLink& up : me->upstreams) {
+  for (const UpstreamLink& up : me_->upstreams) {
     completed_[up.federate] = 0;
     validator_.allow_peer(up.federate);  // a port it does not accept is then unknown_port
     if (spec_.keys_dir) {

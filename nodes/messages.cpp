@@ -5,6 +5,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "common/float_bits.hpp"
+
 namespace tagflow::nodes {
 namespace {
 
@@ -380,19 +382,11 @@ Bytes encode(const AgentObservationsMessage& m) {
   std::vector<float> values;
   const std::size_t total = m.observations.size();
   if (total <= std::numeric_limits<std::uint32_t>::max()) {
-    // Blocks of 16 floats: an all-zero block (most of a one-hot grid) costs one OR of its bits.
-    constexpr std::size_t kBlock = 16;
-    for (std::size_t i = 0; i < total && 2 * positions.size() < total; i += kBlock) {
-      const std::size_t n = std::min(kBlock, total - i);
-      std::uint32_t bits[kBlock] = {};
-      if (n == kBlock) {
-        std::memcpy(bits, m.observations.data() + i, sizeof bits);  // a fixed size: vectorized
-      } else {
-        std::memcpy(bits, m.observations.data() + i, n * sizeof(float));
-      }
-      std::uint32_t any = 0;
-      for (const std::uint32_t b : bits) any |= b;
-      if (any == 0) continue;
+    // An all-zero block (most of a one-hot grid) costs one OR of its bits.
+    for (std::size_t i = 0; i < total && 2 * positions.size() < total; i += kFloatBlock) {
+      const std::size_t n = std::min(kFloatBlock, total - i);
+      std::uint32_t bits[kFloatBlock];
+      if (load_float_bits(m.observations.data() + i, n, bits) == 0) continue;
       for (std::size_t k = 0; k < n; ++k) {
         if (bits[k] == 0) continue;
         positions.push_back(static_cast<std::uint32_t>(i + k));

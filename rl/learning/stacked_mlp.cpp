@@ -7,25 +7,11 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/float_bits.hpp"
+
 namespace tagflow::learning {
 
 namespace {
-
-constexpr int kBlock = 16;
-
-/// True when the `n` (at most kBlock) floats at `x` are all zeros (either sign): one OR of their
-/// bits, the sign bit masked off.
-bool all_zero(const float* x, int n) {
-  std::uint32_t bits[kBlock] = {};
-  if (n == kBlock) {
-    std::memcpy(bits, x, sizeof bits);  // a fixed size: vectorized
-  } else {
-    std::memcpy(bits, x, static_cast<std::size_t>(n) * sizeof(float));
-  }
-  std::uint32_t any = 0;
-  for (const std::uint32_t b : bits) any |= b;
-  return (any & 0x7fffffffU) == 0;
-}
 
 /// y += v · w over `n` floats; eight at a time, a fixed count the compiler turns into vector
 /// instructions (y and w never overlap).
@@ -69,9 +55,12 @@ struct StackedMlp::Impl {
       const float* slot_weights = w + slot * static_cast<std::size_t>(in * out);
       for (std::int64_t r = 0; r < rows; ++r, y += out, inputs += in) {
         std::copy(b, b + out, y);
-        for (int start = 0; start < in; start += kBlock) {
-          const int end = std::min(in, start + kBlock);
-          if (all_zero(inputs + start, end - start)) continue;
+        for (int start = 0; start < in; start += static_cast<int>(kFloatBlock)) {
+          const int end = std::min(in, start + static_cast<int>(kFloatBlock));
+          std::uint32_t bits[kFloatBlock];
+          const std::uint32_t any =
+              load_float_bits(inputs + start, static_cast<std::size_t>(end - start), bits);
+          if ((any & 0x7fffffffU) == 0) continue;  // zeros of either sign
           for (int i = start; i < end; ++i) {
             const float v = inputs[i];
             if (v == 0.0F) continue;

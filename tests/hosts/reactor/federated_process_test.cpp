@@ -7,9 +7,7 @@
 // made `after: 1ms`: a loop whose only delay is one microstep needs PTAG across federates, which
 // the reactor federation does not implement yet (coordinator/PROTOCOL.md), and stalls there.
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -42,27 +40,16 @@ std::string read(const fs::path& path) {
   return text.str();
 }
 
-bool port_free(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = htons(static_cast<std::uint16_t>(port));
-  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
-  ::close(fd);
-  return ok;
-}
-
 /// A base port with base .. base+99 free (the file's ports, shifted by base - 7600).
 int free_port_block() {
   std::mt19937 random(static_cast<unsigned>(::getpid()));
+  // Below the kernel's ephemeral range: a port there may become an outgoing connection's.
+  const int blocks = std::max(1, (ephemeral_port_floor() - 2000 - 20000) / 100);
   for (int attempt = 0; attempt < 50; ++attempt) {
-    // Below the kernel's ephemeral range: a port there may become an outgoing connection's.
-    const int blocks = std::max(1, (ephemeral_port_floor() - 2000 - 20000) / 100);
     const int base = 20000 + static_cast<int>(random() % static_cast<unsigned>(blocks)) * 100;
     bool all = true;
-    for (int p = base; p < base + 100 && all; ++p) all = port_free(p);
-    for (int p = base + 1860; p < base + 1960 && all; ++p) all = port_free(p);
+    for (int p = base; p < base + 100 && all; ++p) all = loopback_port_free(p);
+    for (int p = base + 1860; p < base + 1960 && all; ++p) all = loopback_port_free(p);
     if (all) return base;
   }
   return 0;
