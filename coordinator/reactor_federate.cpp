@@ -133,8 +133,10 @@ void ReactorFederate::push(Command command) {
     commands_.push_back(std::move(command));
   }
   // One wake-up per batch: the network thread reads the eventfd before it takes the whole
-  // queue, so a command pushed onto a non-empty queue is taken with the ones before it.
+  // queue, so a command pushed onto a non-empty queue is taken with the ones before it. The
+  // environment's own thread, when it owns the sockets, drains the queue before it next waits.
   if (!was_empty) return;
+  if (owner_is_runner_ && std::this_thread::get_id() == runner_) return;
   const std::uint64_t one = 1;
   (void)!::write(wake_fd_, &one, sizeof one);
 }
@@ -166,14 +168,16 @@ void ReactorFederate::report_checkpoint(const reactors::Tag& tag, std::uint64_t 
 }
 
 void ReactorFederate::drain_commands() {
-  std::uint64_t ignored = 0;
-  (void)!::read(wake_fd_, &ignored, sizeof ignored);
-  std::deque<Command> batch;
+  if (!owner_is_runner_) {  // else wait_on_sockets reads it when its poll sees it
+    std::uint64_t ignored = 0;
+    (void)!::read(wake_fd_, &ignored, sizeof ignored);
+  }
   {
     const std::lock_guard<std::mutex> lock(mutex_);
-    batch.swap(commands_);
+    if (commands_.empty()) return;
+    batch_.swap(commands_);
   }
-  for (Command& command : batch) {
+  for (Command& command : batch_) {
     switch (command.kind) {
       case Command::kNet:
         plane_.announce(*client_, command.tag);
@@ -200,6 +204,7 @@ void ReactorFederate::drain_commands() {
         break;
     }
   }
+  batch_.clear();  // keeps its capacity for the next batch
   // No LTC at the end of the batch: the scheduler announces its next tag right after every tag
   // it completes (reactors/federation.hpp step 2), and announce() sends both in one frame.
 }
@@ -292,29 +297,82 @@ void ReactorFederate::handle_stop(reactors::Environment& env) {
   }
 }
 
+void ReactorFederate::network_round(reactors::Environment& env) {
+  (void)plane_.receive([this](transport::ReceivedMessage& message) { deliver(message); });
+  client_->poll(std::chrono::milliseconds(0));
+  update_grant(env);
+  handle_stop(env);
+}
+
+void ReactorFederate::fail(reactors::Environment& env, const std::exception& e) {
+  // A data message its grants count was dropped: the coordinator ends the run now.
+  if (dynamic_cast<const DataLossError*>(&e) != nullptr) client_->report_failure(e.what());
+  error_ = e.what();
+  cycle_inputs_.abort();  // a deliver reaction waiting for a cycle input gives up
+  // The run is over: stop now, without waiting for grants or a stop decision.
+  env.stop_without_grant();
+}
+
+void ReactorFederate::finish() {
+  drain_commands();  // the last tag's outputs and LTC
+  plane_.flush_completed(*client_, std::nullopt);
+}
+
 void ReactorFederate::network_loop(reactors::Environment& env) {
   std::array<zmq::pollitem_t, 3> items{{{client_->socket().handle(), 0, ZMQ_POLLIN, 0},
                                         {plane_.socket().handle(), 0, ZMQ_POLLIN, 0},
                                         {nullptr, wake_fd_, ZMQ_POLLIN, 0}}};
-  const auto on_message = [this](transport::ReceivedMessage& message) { deliver(message); };
   try {
     while (!done_.load(std::memory_order_acquire)) {
       zmq::poll(items.data(), items.size(), std::chrono::milliseconds(20));
       drain_commands();
-      (void)plane_.receive(on_message);  // what is left over wakes the next poll at once
-      client_->poll(std::chrono::milliseconds(0));
-      update_grant(env);
-      handle_stop(env);
+      network_round(env);  // what is left over wakes the next poll at once
     }
-    drain_commands();  // the last tag's outputs and LTC
-    plane_.flush_completed(*client_, std::nullopt);
+    finish();
   } catch (const std::exception& e) {
-    // A data message its grants count was dropped: the coordinator ends the run now.
-    if (dynamic_cast<const DataLossError*>(&e) != nullptr) client_->report_failure(e.what());
-    error_ = e.what();
-    cycle_inputs_.abort();  // a deliver reaction waiting for a cycle input gives up
-    // The run is over: stop now, without waiting for grants or a stop decision.
-    env.stop_without_grant();
+    fail(env, e);
+  }
+}
+
+void ReactorFederate::wait_on_sockets(reactors::Environment& env, std::int64_t timeout_ns) {
+  // At most 20 ms, like the network loop: a lost coordinator is noticed by client_->poll().
+  const auto limit = std::chrono::milliseconds(
+      timeout_ns < 0 ? 20 : std::min<std::int64_t>(20, timeout_ns / 1'000'000));
+  if (!error_.empty()) {  // failed: nothing more to do on the sockets; the run is stopping
+    zmq::pollitem_t wake{nullptr, wake_fd_, ZMQ_POLLIN, 0};
+    zmq::poll(&wake, 1, limit);
+    return;
+  }
+  std::array<zmq::pollitem_t, 3> items{{{client_->socket().handle(), 0, ZMQ_POLLIN, 0},
+                                        {plane_.socket().handle(), 0, ZMQ_POLLIN, 0},
+                                        {nullptr, wake_fd_, ZMQ_POLLIN, 0}}};
+  try {
+    drain_commands();  // what the last tag sent leaves before this thread sleeps
+    zmq::poll(items.data(), items.size(), limit);
+    if ((items[2].revents & ZMQ_POLLIN) != 0) {
+      std::uint64_t ignored = 0;
+      (void)!::read(wake_fd_, &ignored, sizeof ignored);
+    }
+    drain_commands();
+    network_round(env);
+    last_look_ = std::chrono::steady_clock::now();
+  } catch (const std::exception& e) {
+    fail(env, e);
+  }
+}
+
+void ReactorFederate::look_at_sockets(reactors::Environment& env) {
+  if (!error_.empty()) return;
+  try {
+    drain_commands();
+    // A federate granted far ahead may not wait for a while: its sockets are still read every
+    // millisecond (stop requests, the coordinator's messages, bounded receive queues).
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_look_ < std::chrono::milliseconds(1)) return;
+    last_look_ = now;
+    network_round(env);
+  } catch (const std::exception& e) {
+    fail(env, e);
   }
 }
 
@@ -330,6 +388,20 @@ void ReactorFederate::run(reactors::Environment& env) {
   hooks.stop_requested = [this](reactors::Tag proposed) {
     push({Command::kStop, to_wire_tag(proposed), {}, 0, {}});
   };
+  // A deliver reaction waiting inside a tag for a cycle input needs someone else on the
+  // sockets; so do reactions on several workers, which would send while the owner polls.
+  owner_is_runner_ =
+      !options_.network_thread && env.config().workers == 1 && cycle_delivers_.empty();
+  if (owner_is_runner_) {
+    runner_ = std::this_thread::get_id();
+    last_look_ = std::chrono::steady_clock::now();
+    hooks.wait = [this, &env](std::int64_t timeout_ns) { wait_on_sockets(env, timeout_ns); };
+    hooks.poll = [this, &env] { look_at_sockets(env); };
+    hooks.wake = [this] {
+      const std::uint64_t one = 1;
+      (void)!::write(wake_fd_, &one, sizeof one);
+    };
+  }
   env.enable_tag_barrier(reactors::Tag::never());
   env.set_federation_hooks(std::move(hooks));
   order_cycle_ports(env);
@@ -337,19 +409,30 @@ void ReactorFederate::run(reactors::Environment& env) {
   for (CycleOutput& output : cycle_outputs_) output.level = output.sender->level();
   for (Injected& message : injected_) message.action->schedule_at(message.tag, message.value);
   injected_.clear();
-  std::thread network([this, &env] { network_loop(env); });
+  std::thread network;
+  if (!owner_is_runner_) network = std::thread([this, &env] { network_loop(env); });
+  const auto end_network = [&] {
+    done_.store(true, std::memory_order_release);
+    if (network.joinable()) {
+      network.join();
+    } else if (error_.empty()) {
+      try {
+        finish();
+      } catch (const std::exception& e) {
+        fail(env, e);
+      }
+    }
+  };
   try {
     env.run();
   } catch (const reactors::ReactionError& e) {
     // A reaction of this federate threw: the coordinator ends the run, naming it (§3.4).
-    done_.store(true, std::memory_order_release);
-    network.join();
+    end_network();
     const std::string why = "federate '" + id_ + "': " + e.what();
     client_->report_failure(why);
     throw FederationError(why);
   }
-  done_.store(true, std::memory_order_release);
-  network.join();
+  end_network();
   if (!error_.empty()) throw FederationError(error_);
   client_->resign();
 }

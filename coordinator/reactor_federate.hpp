@@ -13,17 +13,25 @@
 //   federate.run(env);                               // runs, then resigns
 //   federate.stop_proposal();                        // the cutoff, if a stop was negotiated
 //
-// A network thread owns every socket, through the federate's FederateDataPlane (the data
-// sockets, in-transit reports, LTC batching and the NET rules it shares with FederateRuntime).
-// The scheduler's hooks (NET, LTC, stop proposals) and NetworkSender's reactions only append
-// commands to a queue the network thread drains in order; data messages are reported in transit
+// One thread owns every socket, through the federate's FederateDataPlane (the data sockets,
+// in-transit reports, LTC batching and the NET rules it shares with FederateRuntime). With one
+// worker (and no NetworkReceiver waiting inside a tag on a zero-delay cycle) it is the thread
+// that runs the environment: the scheduler, where it would park for a grant or an event, polls
+// the sockets instead, and drains the queue below at every tag it starts (reactors/federation.hpp
+// step 8). A received message then reaches its reaction, and a sent value its socket, without
+// waking another thread; on a loaded machine each such wake-up costs tens of microseconds.
+// Otherwise (several workers, a cycle receiver, or options.network_thread) a network thread of
+// its own does that work while the workers run. Either way the scheduler's hooks (NET, LTC, stop
+// proposals) and NetworkSender's reactions only append commands to a queue the socket owner
+// drains in order; data messages are reported in transit
 // by the LTC that follows them, which goes in one frame with the NET the scheduler announces right
 // after it (PROTOCOL.md §3.2). A NET for a tag only a received message asks for is not sent
 // (§3.3). Received values enter through PhysicalAction::schedule_at at the tag they carry; TAG(g)
 // becomes env.grant(g) once the data messages the grant counts have all arrived (values first,
 // then the grant: federation.hpp step 3). The network thread reads at most
 // FederateDataPlane::kMaxReceivedPerCall data messages between two looks at its commands and
-// control messages.
+// control messages. The owner looks at the coordinator's socket at least every 20 ms, so a lost
+// coordinator (seen by the heartbeat thread) ends the run either way.
 // Values are transport::Payload: immutable shared bytes. send() queues the Payload itself and the
 // network thread hands its bytes to ZeroMQ without copying them (so one value sent to several
 // downstreams is one buffer); a received value is the frame ZeroMQ received, passed to the
@@ -52,7 +60,7 @@
 // NetworkSender from worker threads; the ProcessMetrics must outlive the federate.
 #pragma once
 
-#include <deque>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -80,6 +88,10 @@ struct ReactorFederateOptions {
   std::string advertised_endpoint;
   /// Per-peer transport families when set (not owned).
   monitoring::ProcessMetrics* metrics = nullptr;
+  /// Always give the sockets a network thread of their own. False: only when the environment
+  /// has several workers or a NetworkReceiver waits on a zero-delay cycle; otherwise the thread
+  /// that runs the environment does the network work while it waits (see the header comment).
+  bool network_thread = false;
 };
 
 class ReactorFederate {
@@ -159,6 +171,14 @@ class ReactorFederate {
   };
   void push(Command command);
   void network_loop(reactors::Environment& env);
+  /// One round of the socket owner's work after a poll: receive, coordinator, grants, stop.
+  void network_round(reactors::Environment& env);
+  /// The network loop's end (failure or run over) on the socket owner's thread.
+  void fail(reactors::Environment& env, const std::exception& e);
+  void finish();
+  /// hooks.wait / hooks.poll when the environment's thread owns the sockets.
+  void wait_on_sockets(reactors::Environment& env, std::int64_t timeout_ns);
+  void look_at_sockets(reactors::Environment& env);
   void drain_commands();
   void send_value(const Command& command);
   void deliver(transport::ReceivedMessage& message);
@@ -194,10 +214,15 @@ class ReactorFederate {
   bool stop_applied_ = false;        // STOP_GRANTED was passed to env.stop_at
   std::optional<WireTag> stop_tag_;  // set by the network thread before done_ is read
   std::optional<WireTag> stop_proposal_;  // idem
-  int wake_fd_ = -1;                      // eventfd: commands are waiting
+  int wake_fd_ = -1;                      // eventfd: commands are waiting, or hooks.wake()
   std::mutex mutex_;                      // guards commands_
-  std::deque<Command> commands_;
-  prometheus::Counter* by_coordinator_ = nullptr;  // tagflow_federation_grants_total{by}
+  std::vector<Command> commands_;
+  std::vector<Command> batch_;  // the socket owner's: the commands being drained
+  // The environment's thread owns the sockets (no network thread), from run() on.
+  bool owner_is_runner_ = false;
+  std::thread::id runner_;                           // the thread in run()
+  std::chrono::steady_clock::time_point last_look_;  // look_at_sockets' last full round
+  prometheus::Counter* by_coordinator_ = nullptr;    // tagflow_federation_grants_total{by}
   prometheus::Counter* by_upstreams_ = nullptr;
   std::atomic<bool> done_{false};  // env.run() returned (release/acquire)
   std::string error_;              // set by the network thread before done_ is read

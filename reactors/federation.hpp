@@ -36,9 +36,22 @@
 //    that hook, request_stop() is local: the stop tag runs without waiting for a grant.
 //    Environment::stop_without_grant() does the same even with the hook (a failed federation).
 //
+// 8. Waiting on the federation's own thread (optional, single-thread mode only): with hooks.wait
+//    set, the scheduler does not park when it must wait (step 3, a physical event, real time);
+//    it calls hooks.wait(timeout_ns) (negative: no limit), in which the federation does its
+//    network work on this thread and returns when something may have changed: it receives,
+//    grants, schedules received values, and sends what the hooks and reactions queued. It calls
+//    hooks.poll() at every tag advance, before it looks at the grant, for what must not wait
+//    for the next wait (queued sends; now and then a look at the sockets). A notification from
+//    another thread (grant(), a physical action, a stop) calls hooks.wake(), which must make a
+//    wait() in progress or the next one return soon. One thread then carries a message from the
+//    socket to the reaction and from the reaction to the socket: no hand-over between threads,
+//    each of which costs a wake-up.
+//
 // Contract: the hooks run on whichever worker thread is advancing time, between tags, while no
 // reaction runs. They must be quick and must not block or call into the environment except
-// grant(), stop_at() and physical actions. They are copied at set time; unset hooks cost nothing.
+// grant(), stop_at() and physical actions (wait() blocks by design, up to its timeout). They are
+// copied at set time; unset hooks cost nothing. wake() is called from any thread.
 #pragma once
 
 #include <functional>
@@ -54,6 +67,11 @@ struct FederationHooks {
   std::function<void(Tag completed)> tag_complete;
   /// A local stop request with the tag it proposes; when set, stop is up to the federation.
   std::function<void(Tag proposed)> stop_requested;
+  /// Step 8 (all three or none; only with one worker): wait up to timeout_ns (negative: no
+  /// limit) doing the federation's network work; the per-advance look; the cross-thread wake.
+  std::function<void(std::int64_t timeout_ns)> wait;
+  std::function<void()> poll;
+  std::function<void()> wake;
 };
 
 }  // namespace tagflow::reactors

@@ -65,29 +65,58 @@ void Scheduler::configure(const SchedulerOptions& options,
   startup_ = std::move(startup);
   shutdown_ = std::move(shutdown);
   stop_tag_ = options_.timeout_tag;
+  federation_waits_ =
+      options_.workers == 1 && options_.hooks.wait && options_.hooks.poll && options_.hooks.wake;
   // raise, not store: a grant() given between assembly and run() must not be lost.
   grant_.raise_to(options_.initial_grant);
   state_.store(make_state(0, kIdleLevel), std::memory_order_relaxed);
 }
 
 void Scheduler::grant(Tag tag) {
-  if (grant_.raise_to(tag)) external_.notify_all();
+  if (grant_.raise_to(tag)) notify();
 }
 
 void Scheduler::request_stop() {
   stop_now_.store(true, std::memory_order_release);
-  external_.notify_all();
+  notify();
 }
 
 void Scheduler::stop_without_grant() {
   abort_.store(true, std::memory_order_release);
-  external_.notify_all();
+  notify();
 }
 
 void Scheduler::request_stop_at(Tag tag) {
   requested_stop_.lower_to(tag);
   stop_decided_.store(true, std::memory_order_release);
+  notify();
+}
+
+namespace {
+// True on the thread inside hooks.wait or hooks.poll: what it notifies, it sees when it returns.
+thread_local bool in_federation_wait = false;
+}  // namespace
+
+void Scheduler::notify() {
   external_.notify_all();
+  if (federation_waits_ && !in_federation_wait) options_.hooks.wake();
+}
+
+void Scheduler::wait_external(std::uint32_t epoch, std::int64_t timeout_ns) {
+  // The federation's wait blocks in its socket poll, whose timeout counts milliseconds: below
+  // one, it only looks (hooks.poll) and the parker sleeps the rest (notify() wakes both).
+  if (!federation_waits_ || (timeout_ns >= 0 && timeout_ns < 1'000'000)) {
+    if (federation_waits_) {
+      in_federation_wait = true;
+      options_.hooks.poll();
+      in_federation_wait = false;
+    }
+    external_.wait(epoch, timeout_ns);
+    return;
+  }
+  in_federation_wait = true;
+  options_.hooks.wait(timeout_ns);
+  in_federation_wait = false;
 }
 
 void Scheduler::run() {
@@ -310,6 +339,11 @@ void Scheduler::apply_stop_requests() {
 
 void Scheduler::advance_tag() {
   Tag next;
+  if (federation_waits_) {
+    in_federation_wait = true;
+    options_.hooks.poll();
+    in_federation_wait = false;
+  }
   for (;;) {
     const std::uint32_t epoch = external_.epoch();  // read before checking the conditions
     // The grant is read BEFORE the physical events are drained. Whoever grants g has first
@@ -339,13 +373,13 @@ void Scheduler::advance_tag() {
     const bool unbarred = local_stop_ && next == stop_tag_;
     const bool held = stop_held_ && !stop_decided && !unbarred && hold_from_ <= next;
     if (next.is_forever() || held || (!unbarred && granted < next)) {
-      external_.wait(epoch);
+      wait_external(epoch, -1);
       continue;
     }
     if (!options_.fast) {
       const std::int64_t wait_ns = next.time_ns() - physical_time_ns();
       if (wait_ns > 0) {
-        external_.wait(epoch, wait_ns);
+        wait_external(epoch, wait_ns);
         continue;
       }
     }

@@ -17,7 +17,8 @@
 // when a level is first shared). Which worker runs a reaction never changes what it computes:
 // reactions of one level are independent by construction.
 //
-// With one worker, run() executes the same schedule on the caller's thread (single-thread mode).
+// With one worker, run() executes the same schedule on the caller's thread (single-thread mode);
+// a federation may then do its network work in that thread's waits (federation.hpp step 8).
 // In fast mode logical time runs ahead of physical time; otherwise each tag waits until physical
 // time reaches its time (real-time mode), waking early for physical actions.
 //
@@ -94,7 +95,7 @@ class Scheduler {
   [[nodiscard]] std::int64_t start_time_ns() const { return options_.start_tag.time_ns(); }
   // ---- any thread, lock-free ----
   /// Wakes the scheduler when it waits for external events (physical actions call this).
-  void notify_external() { external_.notify_all(); }
+  void notify_external() { notify(); }
   void grant(Tag tag);
   /// Stops at the tag after the one running (or being waited for) when the scheduler next
   /// advances; with hooks.stop_requested set, calls it with that tag instead.
@@ -149,6 +150,11 @@ class Scheduler {
   [[nodiscard]] Tag earliest_event();
   void apply_stop_requests();
   void publish_state(std::uint64_t phase, std::uint64_t level, bool wake);
+  /// Wakes the advancing worker from its wait: the parker, and the federation's wait
+  /// (hooks.wait) unless the notifier is that wait's own thread.
+  void notify();
+  /// Waits for a notification, at most timeout_ns (negative: no limit): in hooks.wait when set.
+  void wait_external(std::uint32_t epoch, std::int64_t timeout_ns);
 
   SchedulerOptions options_;
   std::unique_ptr<Level[]> levels_;
@@ -172,8 +178,9 @@ class Scheduler {
   bool in_tag_ = false;
   bool final_tag_ = false;
   bool started_ = false;
-  bool local_stop_ = false;  // stop_tag_ was set locally: the final tag needs no grant
-  bool stop_held_ = false;   // a stop was proposed to the federation: hold at hold_from_
+  bool local_stop_ = false;        // stop_tag_ was set locally: the final tag needs no grant
+  bool stop_held_ = false;         // a stop was proposed to the federation: hold at hold_from_
+  bool federation_waits_ = false;  // hooks.wait is set and there is one worker (federation.hpp 8)
   Tag hold_from_ = Tag::forever();
 
   // Shared.

@@ -74,6 +74,11 @@ void run_replica(const ClusterConfig& config, const coordinator::FederationSpec&
       "tcp://" + config.hosts.at(setup.config.group->host).address + ":" +
       std::to_string(setup.config.group->data_port + setup.config.index);
   federate_options.metrics = &metrics.process();
+  // A learner's reactions (training steps) run for milliseconds, longer on a loaded machine: its
+  // sockets keep a thread of their own, which reads what arrives meanwhile and lets the
+  // connection guard check its peers (transport/connection_guard.hpp). The other kinds run
+  // short reactions and wait on their sockets themselves (coordinator/reactor_federate.hpp).
+  federate_options.network_thread = setup.config.kind == cluster::NodeKind::learner;
   coordinator::ReactorFederate federate(spec, setup.config.name, federate_options);
   const coordinator::WireTag start =
       federate.join(config.coordinator.join_timeout + std::chrono::seconds(5));

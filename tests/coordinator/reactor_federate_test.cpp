@@ -96,7 +96,8 @@ std::vector<std::string> lines_of(const std::string& text) {
 /// Runs the three federates as threads of this process with a coordinator; returns outcomes.
 std::map<std::string, testing::FederateOutcome> run_in_threads(
     int events, int mid_stop_after, CoordinatorResult& result,
-    std::map<std::string, ReactorFederateOptions> options = {}, int source_max_sleep_us = 100) {
+    std::map<std::string, ReactorFederateOptions> options = {}, int source_max_sleep_us = 100,
+    unsigned workers = 2) {
   FederationSpec spec =
       parse_federation_spec(testing::reactor_pipeline_config("tcp://127.0.0.1:*"));
   Coordinator coordinator(spec);
@@ -111,7 +112,7 @@ std::map<std::string, testing::FederateOutcome> run_in_threads(
       try {
         const int max_sleep_us = id == "source" ? source_max_sleep_us : 100;
         testing::FederateOutcome outcome = testing::run_reactor_pipeline_federate(
-            spec, id, events, kSeed, max_sleep_us, mid_stop_after, federate_options);
+            spec, id, events, kSeed, max_sleep_us, mid_stop_after, federate_options, workers);
         const std::lock_guard<std::mutex> lock(mutex);
         outcomes[id] = std::move(outcome);
       } catch (const std::exception& e) {
@@ -167,6 +168,40 @@ TEST(ReactorFederate, FederatesInThreadsMatchOneEnvironmentWithoutLateEvents) {
     EXPECT_EQ(outcomes.at(id).trace, expected.at(id)) << id;
     EXPECT_EQ(outcomes.at(id).late_events, 0U) << id;
     EXPECT_FALSE(outcomes.at(id).stop_proposal.has_value()) << id;
+  }
+}
+
+// With one worker the thread that runs each environment also owns its federate's sockets
+// (reactor_federate.hpp); with options.network_thread a thread of its own does. Both give the
+// one-environment traces, with random sleeps in the reactions, and no value arrives late.
+TEST(ReactorFederate, OneWorkerFederatesMatchOneEnvironmentWhoeverOwnsTheSockets) {
+  const std::map<std::string, std::string> expected =
+      testing::run_reactor_pipeline_in_one_process(kEvents, kSeed);
+  for (const bool network_thread : {false, true}) {
+    std::map<std::string, ReactorFederateOptions> options;
+    for (const std::string& id : kFederates) options[id].network_thread = network_thread;
+    CoordinatorResult result;
+    const auto outcomes = run_in_threads(kEvents, 0, result, options, 100, 1);
+    EXPECT_TRUE(result.ok) << result.error;
+    for (const std::string& id : kFederates) {
+      ASSERT_EQ(outcomes.count(id), 1U) << id;
+      EXPECT_EQ(outcomes.at(id).trace, expected.at(id)) << id << ", thread " << network_thread;
+      EXPECT_EQ(outcomes.at(id).late_events, 0U) << id << ", thread " << network_thread;
+    }
+  }
+}
+
+TEST(ReactorFederate, OneWorkerFederatesStopTogetherWhenOneRequestsIt) {
+  CoordinatorResult result;
+  const auto outcomes = run_in_threads(kEvents, 30, result, {}, 100, 1);
+  EXPECT_TRUE(result.ok) << result.error;
+  std::optional<reactors::Tag> stop;
+  for (const std::string& id : kFederates) {
+    ASSERT_EQ(outcomes.count(id), 1U) << id;
+    ASSERT_TRUE(outcomes.at(id).stop_tag.has_value()) << id;
+    if (!stop) stop = outcomes.at(id).stop_tag;
+    EXPECT_EQ(outcomes.at(id).stop_tag, stop) << id;  // every federate at the same tag
+    EXPECT_LT(outcomes.at(id).stop_tag->time_ns(), kEvents * 1'000'000LL) << id;
   }
 }
 
@@ -279,9 +314,9 @@ class Echo : public reactors::Reactor {
   }
 };
 
-reactors::EnvironmentConfig loop_config() {
+reactors::EnvironmentConfig loop_config(unsigned workers = 2) {
   reactors::EnvironmentConfig config;
-  config.workers = 2;
+  config.workers = workers;
   config.start_time_ns = 0;
   config.timeout = std::chrono::milliseconds(200);
   return config;
@@ -302,6 +337,8 @@ TEST(ReactorFederate, LoopWithAnAfterZeroDelayAcrossFederatesMatchesOneEnvironme
   monitoring::ProcessMetrics a_metrics({"a", "sampler"});
   monitoring::ProcessMetrics b_metrics({"b", "inference"});
   for (int run = 0; run < 3; ++run) {
+    // Run 1 on one worker: each environment's thread owns its sockets (reactor_federate.hpp).
+    const unsigned workers = run == 1 ? 1 : 2;
     FederationSpec spec = parse_federation_spec(kLoop);
     Coordinator coordinator(spec);
     spec.address = coordinator.bind("tcp://127.0.0.1:*");
@@ -313,7 +350,7 @@ TEST(ReactorFederate, LoopWithAnAfterZeroDelayAcrossFederatesMatchesOneEnvironme
     std::thread b_thread([&] {
       ReactorFederate federate(spec, "b", {"tcp://127.0.0.1:*", "", &b_metrics});
       federate.join();
-      reactors::Environment env(loop_config());
+      reactors::Environment env(loop_config(workers));
       auto& echo = env.add<Echo>("echo");
       auto& from_a = env.add<NetworkReceiver>("from_a", federate, "a", 1);
       auto& to_a = env.add<NetworkSender>("to_a", federate, "a", 1);
@@ -325,7 +362,7 @@ TEST(ReactorFederate, LoopWithAnAfterZeroDelayAcrossFederatesMatchesOneEnvironme
     {
       ReactorFederate federate(spec, "a", {"tcp://127.0.0.1:*", "", &a_metrics});
       federate.join();
-      reactors::Environment env(loop_config());
+      reactors::Environment env(loop_config(workers));
       auto& ticker = env.add<Ticker>("ticker");
       auto& to_b = env.add<NetworkSender>("to_b", federate, "b", 1);
       auto& from_b = env.add<NetworkReceiver>("from_b", federate, "b", 1);

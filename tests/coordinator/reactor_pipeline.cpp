@@ -16,9 +16,9 @@ std::string tag_text(const reactors::Tag& tag) {
   return std::to_string(tag.time_ns()) + "." + std::to_string(tag.microstep());
 }
 
-reactors::EnvironmentConfig config_for(int events) {
+reactors::EnvironmentConfig config_for(int events, unsigned workers = 2) {
   reactors::EnvironmentConfig config;
-  config.workers = 2;
+  config.workers = workers;
   config.start_time_ns = 0;
   config.timeout = reactor_pipeline_timeout(events);
   return config;
@@ -98,10 +98,11 @@ std::map<std::string, std::string> run_reactor_pipeline_in_one_process(int event
 
 FederateOutcome run_reactor_pipeline_federate(const FederationSpec& spec, const std::string& id,
                                               int events, std::uint64_t seed, int max_sleep_us,
-                                              int mid_stop_after, ReactorFederateOptions options) {
+                                              int mid_stop_after, ReactorFederateOptions options,
+                                              unsigned workers) {
   ReactorFederate federate(spec, id, std::move(options));
   const WireTag start = federate.join();
-  reactors::EnvironmentConfig config = config_for(events);
+  reactors::EnvironmentConfig config = config_for(events, workers);
   config.start_time_ns = start.time_ns;
   reactors::Environment env(config);
   std::string* trace = nullptr;

@@ -85,11 +85,12 @@ struct FederateOutcome {
   std::optional<reactors::Tag> stop_tag;
 };
 
-/// Runs federate `id` of the split program (joins, runs, resigns). With `mid_stop_after` > 0,
-/// `mid` requests a stop after that many values.
+/// Runs federate `id` of the split program (joins, runs, resigns) on `workers` workers. With
+/// `mid_stop_after` > 0, `mid` requests a stop after that many values.
 FederateOutcome run_reactor_pipeline_federate(const FederationSpec& spec, const std::string& id,
                                               int events, std::uint64_t seed, int max_sleep_us,
                                               int mid_stop_after = 0,
-                                              ReactorFederateOptions options = {});
+                                              ReactorFederateOptions options = {},
+                                              unsigned workers = 2);
 
 }  // namespace tagflow::coordinator::testing

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -279,6 +281,96 @@ TEST(Federation, EveryProcessedTagIsAnnouncedThenCompletedInOrder) {
   const std::vector<Tag> expected{Tag(0, 0), Tag(1 * kMs, 0), Tag(2 * kMs, 0), Tag(3 * kMs, 0)};
   EXPECT_EQ(nets, expected);
   EXPECT_EQ(ltcs, expected);
+}
+
+// federation.hpp step 8: the wait hook stands in for the parker.
+struct WaitOnOwnThread {
+  std::thread::id runner = std::this_thread::get_id();
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool woken = false;
+  int waits = 0;                     // run thread only
+  int polls = 0;                     // run thread only
+  bool every_hook_on_runner = true;  // run thread only
+  std::atomic<int> wakes{0};
+  std::atomic<int> wakes_from_runner{0};
+
+  FederationHooks hooks(Environment& env, Observed& observed, int self_granted) {
+    FederationHooks hooks = observing(observed);
+    hooks.wait = [this, &env, &observed, self_granted](std::int64_t timeout_ns) {
+      every_hook_on_runner = every_hook_on_runner && std::this_thread::get_id() == runner;
+      ++waits;
+      const std::int64_t wanted = observed.net_time.load();
+      if (wanted >= 0 && wanted < self_granted * kMs) {
+        env.grant(Tag(wanted, 0));  // what a received TAG does in the federate's wait
+        return;
+      }
+      std::unique_lock<std::mutex> lock(mutex);
+      const auto limit = timeout_ns < 0 ? std::chrono::nanoseconds(std::chrono::seconds(5))
+                                        : std::chrono::nanoseconds(timeout_ns);
+      cv.wait_for(lock, limit, [this] { return woken; });
+      woken = false;
+    };
+    hooks.poll = [this] {
+      every_hook_on_runner = every_hook_on_runner && std::this_thread::get_id() == runner;
+      ++polls;
+    };
+    hooks.wake = [this] {
+      if (std::this_thread::get_id() == runner) wakes_from_runner.fetch_add(1);
+      wakes.fetch_add(1);
+      const std::lock_guard<std::mutex> lock(mutex);
+      woken = true;
+      cv.notify_all();
+    };
+    return hooks;
+  }
+};
+
+/// Runs the ticking federate to `last_ms` on `workers` workers with `own`'s hooks: the wait
+/// grants tags below `self_granted` ms itself, another thread grants the rest, each once it
+/// was announced and only after the tag before it completed. Returns the ticks.
+std::size_t run_with_wait_hook(WaitOnOwnThread& own, unsigned workers, int last_ms,
+                               int self_granted) {
+  EnvironmentConfig config;
+  config.workers = workers;
+  config.start_time_ns = 0;
+  config.timeout = milliseconds(last_ms);
+  Environment env(config);
+  auto& federate = env.add<Federate>("federate");
+  Observed observed;
+  env.enable_tag_barrier();
+  env.set_federation_hooks(own.hooks(env, observed, self_granted));
+  std::thread coordinator([&] {
+    for (std::int64_t t = self_granted; t <= last_ms; ++t) {
+      wait_until(observed.net_time, t * kMs);
+      EXPECT_EQ(observed.completed_time.load(), t == 0 ? -1 : (t - 1) * kMs)
+          << "a tag above the grant was processed";
+      env.grant(Tag(t * kMs, 0));
+      wait_until(observed.completed_time, t * kMs);
+    }
+  });
+  env.run();
+  coordinator.join();
+  return federate.ticks.size();
+}
+
+TEST(Federation, WithAWaitHookTheRunThreadWaitsInItAndAnotherThreadsGrantWakesIt) {
+  WaitOnOwnThread own;
+  // Tags 0 and 1 ms are granted inside the wait; 2 .. 5 ms by another thread.
+  EXPECT_EQ(run_with_wait_hook(own, 1, 5, 2), 6U);
+  EXPECT_TRUE(own.every_hook_on_runner);
+  EXPECT_GE(own.waits, 6);         // one per tag at least: each was above the grant when announced
+  EXPECT_GE(own.polls, 6);         // one per tag advance
+  EXPECT_GE(own.wakes.load(), 4);  // the other thread's four grants
+  EXPECT_EQ(own.wakes_from_runner.load(), 0);  // the wait's own grants need no wake-up
+}
+
+TEST(Federation, WithSeveralWorkersTheWaitHookIsNotUsed) {
+  WaitOnOwnThread own;
+  EXPECT_EQ(run_with_wait_hook(own, 2, 3, 0), 4U);
+  EXPECT_EQ(own.waits, 0);
+  EXPECT_EQ(own.polls, 0);
+  EXPECT_EQ(own.wakes.load(), 0);
 }
 
 }  // namespace
