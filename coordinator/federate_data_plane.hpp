@@ -39,7 +39,7 @@
 // Errors: FederationError when the endpoint cannot be bound; transport::CurveKeyError for a
 // missing or malformed key file. Bad bytes from a peer are dropped and counted, never thrown —
 // except a message the grants count (DataLossError, see receive()).
-// Thread-safety: none; one thread (the runtime's loop, or ReactorFederate's network thread) calls
+// Thread-safety: none; one thread (the runtime's loop, or ReactorFederate's socket owner) calls
 // everything after construction. The context, the spec and the metrics must outlive the plane.
 #pragma once
 

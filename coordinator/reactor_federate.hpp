@@ -28,12 +28,12 @@
 // after it (PROTOCOL.md §3.2). A NET for a tag only a received message asks for is not sent
 // (§3.3). Received values enter through PhysicalAction::schedule_at at the tag they carry; TAG(g)
 // becomes env.grant(g) once the data messages the grant counts have all arrived (values first,
-// then the grant: federation.hpp step 3). The network thread reads at most
+// then the grant: federation.hpp step 3). The socket owner reads at most
 // FederateDataPlane::kMaxReceivedPerCall data messages between two looks at its commands and
 // control messages. The owner looks at the coordinator's socket at least every 20 ms, so a lost
 // coordinator (seen by the heartbeat thread) ends the run either way.
 // Values are transport::Payload: immutable shared bytes. send() queues the Payload itself and the
-// network thread hands its bytes to ZeroMQ without copying them (so one value sent to several
+// socket owner hands its bytes to ZeroMQ without copying them (so one value sent to several
 // downstreams is one buffer); a received value is the frame ZeroMQ received, passed to the
 // action and on to the reactions without a copy (transport/WIRE.md §4).
 // Stop (PROTOCOL.md §5): env.request_stop() in any federate sends STOP_REQUEST with the tag it
@@ -136,7 +136,7 @@ class ReactorFederate {
   /// over before run(). False when no input is bound for (from, port).
   bool inject(const std::string& from, std::uint32_t port, const reactors::Tag& tag,
               transport::Payload value);
-  /// Sends CHECKPOINT_WRITTEN(tag, bytes, checksum) through the network thread, in order with
+  /// Sends CHECKPOINT_WRITTEN(tag, bytes, checksum) through the socket owner, in order with
   /// the federate's other messages. Thread-safe; called from a reaction.
   void report_checkpoint(const reactors::Tag& tag, std::uint64_t bytes, std::uint64_t checksum);
   /// Runs `env` to its stop tag under the coordinator's grants, then resigns.
@@ -192,7 +192,7 @@ class ReactorFederate {
   std::string id_;
   ReactorFederateOptions options_;
   zmq::context_t context_;
-  FederateDataPlane plane_;  // the network thread's once run() starts
+  FederateDataPlane plane_;  // the socket owner's once run() starts
   std::unique_ptr<FederateClient> client_;
   std::map<std::pair<std::string, std::uint32_t>, reactors::PhysicalAction<transport::Payload>*>
       inputs_;
@@ -204,15 +204,15 @@ class ReactorFederate {
   std::vector<Injected> injected_;              // inject()ed before run(), scheduled once assembled
   WireTag granted_to_env_ = transport::kNever;  // the highest grant given to env (TAG or PTAG)
   WireTag tag_applied_ = transport::kNever;     // the highest TAG applied
-  // Zero-delay cycle ports (§3.7). cycle_outputs_ is the network thread's after run() starts.
+  // Zero-delay cycle ports (§3.7). cycle_outputs_ is the socket owner's after run() starts.
   CycleInputs cycle_inputs_;
   std::vector<reactors::Reaction*> cycle_delivers_;
   std::vector<CycleOutput> cycle_outputs_;
-  // Stop negotiation, network thread only.
+  // Stop negotiation, socket owner only.
   std::optional<WireTag> asked_;     // a forwarded STOP_REQUEST waiting for the scheduler's floor
   bool proposed_ = false;            // this federate sent its own STOP_REQUEST
   bool stop_applied_ = false;        // STOP_GRANTED was passed to env.stop_at
-  std::optional<WireTag> stop_tag_;  // set by the network thread before done_ is read
+  std::optional<WireTag> stop_tag_;  // set by the socket owner before run() reads it
   std::optional<WireTag> stop_proposal_;  // idem
   int wake_fd_ = -1;                      // eventfd: commands are waiting, or hooks.wake()
   std::mutex mutex_;                      // guards commands_
@@ -224,8 +224,8 @@ class ReactorFederate {
   std::chrono::steady_clock::time_point last_look_;  // look_at_sockets' last full round
   prometheus::Counter* by_coordinator_ = nullptr;    // tagflow_federation_grants_total{by}
   prometheus::Counter* by_upstreams_ = nullptr;
-  std::atomic<bool> done_{false};  // env.run() returned (release/acquire)
-  std::string error_;              // set by the network thread before done_ is read
+  std::atomic<bool> done_{false};  // env.run() returned (release/acquire; the network thread's)
+  std::string error_;              // set by the socket owner before run() reads it
 };
 
 /// A reactor that delivers values received from another federate on its `out` port: the received

@@ -17,10 +17,10 @@
 //    before run() (after enable_tag_barrier) is kept.
 // 4. After every processed tag it calls hooks.tag_complete(tag) (send LTC).
 // 5. Received port values enter through PhysicalAction<T>::schedule_at(tag, value) from the
-//    network thread, at the tag carried by the message; a reaction of the receiving reactor
-//    forwards the value to local ports. A message whose tag is not above the last started tag
-//    is late (a protocol violation): it is delivered at the next microstep and counted in
-//    Environment::late_events().
+//    federation's thread (or from hooks.wait, step 8), at the tag carried by the message; a
+//    reaction of the receiving reactor forwards the value to local ports. A message whose tag is
+//    not above the last started tag is late (a protocol violation): it is delivered at the next
+//    microstep and counted in Environment::late_events().
 // 6. A PTAG(g) ("no message below g; at g only outputs of the zero-delay cycle") is
 //    grant(g.predecessor()), unless every input that may still carry a value at g is received
 //    by a reaction that waits, inside the tag, until the value or its absence is known: then it
