@@ -136,7 +136,9 @@ void ReactorFederate::push(Command command) {
   // queue, so a command pushed onto a non-empty queue is taken with the ones before it. The
   // environment's own thread, when it owns the sockets, drains the queue before it next waits.
   if (!was_empty) return;
-  if (owner_is_runner_ && std::this_thread::get_id() == runner_) return;
+  if (owner_is_runner_.load(std::memory_order_acquire) && std::this_thread::get_id() == runner_) {
+    return;
+  }
   const std::uint64_t one = 1;
   (void)!::write(wake_fd_, &one, sizeof one);
 }
@@ -168,7 +170,8 @@ void ReactorFederate::report_checkpoint(const reactors::Tag& tag, std::uint64_t 
 }
 
 void ReactorFederate::drain_commands() {
-  if (!owner_is_runner_) {  // else wait_on_sockets reads it when its poll sees it
+  // The eventfd; with the environment's thread as the owner, wait_on_sockets reads it instead.
+  if (!owner_is_runner_.load(std::memory_order_relaxed)) {
     std::uint64_t ignored = 0;
     (void)!::read(wake_fd_, &ignored, sizeof ignored);
   }
@@ -390,10 +393,11 @@ void ReactorFederate::run(reactors::Environment& env) {
   };
   // A deliver reaction waiting inside a tag for a cycle input needs someone else on the
   // sockets; so do reactions on several workers, which would send while the owner polls.
-  owner_is_runner_ =
+  const bool owner_is_runner =
       !options_.network_thread && env.config().workers == 1 && cycle_delivers_.empty();
-  if (owner_is_runner_) {
+  if (owner_is_runner) {
     runner_ = std::this_thread::get_id();
+    owner_is_runner_.store(true, std::memory_order_release);  // runner_ first: push() reads it
     last_look_ = std::chrono::steady_clock::now();
     hooks.wait = [this, &env](std::int64_t timeout_ns) { wait_on_sockets(env, timeout_ns); };
     hooks.poll = [this, &env] { look_at_sockets(env); };
@@ -410,7 +414,7 @@ void ReactorFederate::run(reactors::Environment& env) {
   for (Injected& message : injected_) message.action->schedule_at(message.tag, message.value);
   injected_.clear();
   std::thread network;
-  if (!owner_is_runner_) network = std::thread([this, &env] { network_loop(env); });
+  if (!owner_is_runner) network = std::thread([this, &env] { network_loop(env); });
   const auto end_network = [&] {
     done_.store(true, std::memory_order_release);
     if (network.joinable()) {

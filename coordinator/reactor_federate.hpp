@@ -60,6 +60,7 @@
 // NetworkSender from worker threads; the ProcessMetrics must outlive the federate.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -219,7 +220,7 @@ class ReactorFederate {
   std::vector<Command> commands_;
   std::vector<Command> batch_;  // the socket owner's: the commands being drained
   // The environment's thread owns the sockets (no network thread), from run() on.
-  bool owner_is_runner_ = false;
+  std::atomic<bool> owner_is_runner_{false};
   std::thread::id runner_;                           // the thread in run()
   std::chrono::steady_clock::time_point last_look_;  // look_at_sockets' last full round
   prometheus::Counter* by_coordinator_ = nullptr;    // tagflow_federation_grants_total{by}
