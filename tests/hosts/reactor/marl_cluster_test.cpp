@@ -119,7 +119,7 @@ TEST_F(MarlCluster, TrainingInBothModesExportsPoliciesThatAServeFileLoadsBack) {
   for (const std::string mode : {"reactor", "actor"}) {
     const std::string train = shipped(
         "marl.yaml", {{"mode: reactor", "mode: " + mode},
-                      {"env_steps: 150000", "env_steps: 1500"},
+                      {"env_steps: 250000", "env_steps: 1500"},
                       {"eval_every: 25000, eval_episodes: 20", "eval_every: 0, eval_episodes: 3"},
                       {"min_size: 500", "min_size: 100"},
                       {"export_dir: runs/marl-policies", "export_dir: " + exported.string()}});
