@@ -139,8 +139,23 @@ void ReactorFederate::push(Command command) {
   if (owner_is_runner_.load(std::memory_order_acquire) && std::this_thread::get_id() == runner_) {
     return;
   }
+  signal_wake();
+}
+
+void ReactorFederate::signal_wake() {
   const std::uint64_t one = 1;
   (void)!::write(wake_fd_, &one, sizeof one);
+}
+
+void ReactorFederate::clear_wake() {
+  std::uint64_t ignored = 0;
+  (void)!::read(wake_fd_, &ignored, sizeof ignored);
+}
+
+std::array<zmq::pollitem_t, 3> ReactorFederate::poll_items() {
+  return {{{client_->socket().handle(), 0, ZMQ_POLLIN, 0},
+           {plane_.socket().handle(), 0, ZMQ_POLLIN, 0},
+           {nullptr, wake_fd_, ZMQ_POLLIN, 0}}};
 }
 
 void ReactorFederate::send(const std::string& to, std::uint32_t port, const reactors::Tag& tag,
@@ -171,10 +186,7 @@ void ReactorFederate::report_checkpoint(const reactors::Tag& tag, std::uint64_t 
 
 void ReactorFederate::drain_commands() {
   // The eventfd; with the environment's thread as the owner, wait_on_sockets reads it instead.
-  if (!owner_is_runner_.load(std::memory_order_relaxed)) {
-    std::uint64_t ignored = 0;
-    (void)!::read(wake_fd_, &ignored, sizeof ignored);
-  }
+  if (!owner_is_runner_.load(std::memory_order_relaxed)) clear_wake();
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     if (commands_.empty()) return;
@@ -322,9 +334,7 @@ void ReactorFederate::finish() {
 }
 
 void ReactorFederate::network_loop(reactors::Environment& env) {
-  std::array<zmq::pollitem_t, 3> items{{{client_->socket().handle(), 0, ZMQ_POLLIN, 0},
-                                        {plane_.socket().handle(), 0, ZMQ_POLLIN, 0},
-                                        {nullptr, wake_fd_, ZMQ_POLLIN, 0}}};
+  std::array<zmq::pollitem_t, 3> items = poll_items();
   try {
     while (!done_.load(std::memory_order_acquire)) {
       zmq::poll(items.data(), items.size(), std::chrono::milliseconds(20));
@@ -346,16 +356,11 @@ void ReactorFederate::wait_on_sockets(reactors::Environment& env, std::int64_t t
     zmq::poll(&wake, 1, limit);
     return;
   }
-  std::array<zmq::pollitem_t, 3> items{{{client_->socket().handle(), 0, ZMQ_POLLIN, 0},
-                                        {plane_.socket().handle(), 0, ZMQ_POLLIN, 0},
-                                        {nullptr, wake_fd_, ZMQ_POLLIN, 0}}};
+  std::array<zmq::pollitem_t, 3> items = poll_items();
   try {
     drain_commands();  // what the last tag sent leaves before this thread sleeps
     zmq::poll(items.data(), items.size(), limit);
-    if ((items[2].revents & ZMQ_POLLIN) != 0) {
-      std::uint64_t ignored = 0;
-      (void)!::read(wake_fd_, &ignored, sizeof ignored);
-    }
+    if ((items[2].revents & ZMQ_POLLIN) != 0) clear_wake();
     drain_commands();
     network_round(env);
     last_look_ = std::chrono::steady_clock::now();
@@ -401,10 +406,7 @@ void ReactorFederate::run(reactors::Environment& env) {
     last_look_ = std::chrono::steady_clock::now();
     hooks.wait = [this, &env](std::int64_t timeout_ns) { wait_on_sockets(env, timeout_ns); };
     hooks.poll = [this, &env] { look_at_sockets(env); };
-    hooks.wake = [this] {
-      const std::uint64_t one = 1;
-      (void)!::write(wake_fd_, &one, sizeof one);
-    };
+    hooks.wake = [this] { signal_wake(); };
   }
   env.enable_tag_barrier(reactors::Tag::never());
   env.set_federation_hooks(std::move(hooks));

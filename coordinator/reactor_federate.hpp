@@ -60,6 +60,7 @@
 // NetworkSender from worker threads; the ProcessMetrics must outlive the federate.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -171,6 +172,11 @@ class ReactorFederate {
     WireTag status_through = transport::kNever;  // latest tag sent a value or ABSENT at
   };
   void push(Command command);
+  /// The eventfd that wakes the socket owner's poll: set it; read it back to zero.
+  void signal_wake();
+  void clear_wake();
+  /// What the socket owner polls: the coordinator's socket, the data socket, the eventfd.
+  std::array<zmq::pollitem_t, 3> poll_items();
   void network_loop(reactors::Environment& env);
   /// One round of the socket owner's work after a poll: receive, coordinator, grants, stop.
   void network_round(reactors::Environment& env);

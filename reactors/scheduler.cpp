@@ -102,15 +102,17 @@ void Scheduler::notify() {
   if (federation_waits_ && !in_federation_wait) options_.hooks.wake();
 }
 
+void Scheduler::federation_poll() {
+  in_federation_wait = true;
+  options_.hooks.poll();
+  in_federation_wait = false;
+}
+
 void Scheduler::wait_external(std::uint32_t epoch, std::int64_t timeout_ns) {
   // The federation's wait blocks in its socket poll, whose timeout counts milliseconds: below
   // one, it only looks (hooks.poll) and the parker sleeps the rest (notify() wakes both).
   if (!federation_waits_ || (timeout_ns >= 0 && timeout_ns < 1'000'000)) {
-    if (federation_waits_) {
-      in_federation_wait = true;
-      options_.hooks.poll();
-      in_federation_wait = false;
-    }
+    if (federation_waits_) federation_poll();
     external_.wait(epoch, timeout_ns);
     return;
   }
@@ -339,11 +341,7 @@ void Scheduler::apply_stop_requests() {
 
 void Scheduler::advance_tag() {
   Tag next;
-  if (federation_waits_) {
-    in_federation_wait = true;
-    options_.hooks.poll();
-    in_federation_wait = false;
-  }
+  if (federation_waits_) federation_poll();
   for (;;) {
     const std::uint32_t epoch = external_.epoch();  // read before checking the conditions
     // The grant is read BEFORE the physical events are drained. Whoever grants g has first

@@ -155,6 +155,8 @@ class Scheduler {
   void notify();
   /// Waits for a notification, at most timeout_ns (negative: no limit): in hooks.wait when set.
   void wait_external(std::uint32_t epoch, std::int64_t timeout_ns);
+  /// hooks.poll(), marked as the federation's own thread (notify() then needs no hooks.wake()).
+  void federation_poll();
 
   SchedulerOptions options_;
   std::unique_ptr<Level[]> levels_;
