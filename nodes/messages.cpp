@@ -382,15 +382,14 @@ Bytes encode(const AgentObservationsMessage& m) {
   std::vector<float> values;
   const std::size_t total = m.observations.size();
   if (total <= std::numeric_limits<std::uint32_t>::max()) {
-    // An all-zero block (most of a one-hot grid) costs one OR of its bits.
+    // One mask per block of floats (float_bits.hpp), then one step per float set in it.
     for (std::size_t i = 0; i < total && 2 * positions.size() < total; i += kFloatBlock) {
-      const std::size_t n = std::min(kFloatBlock, total - i);
-      std::uint32_t bits[kFloatBlock];
-      if (load_float_bits(m.observations.data() + i, n, bits) == 0) continue;
-      for (std::size_t k = 0; k < n; ++k) {
-        if (bits[k] == 0) continue;
-        positions.push_back(static_cast<std::uint32_t>(i + k));
-        values.push_back(m.observations[i + k]);
+      for (std::uint32_t mask =
+               float_mask(m.observations.data() + i, std::min(kFloatBlock, total - i));
+           mask != 0; mask &= mask - 1) {
+        const std::size_t at = i + static_cast<std::size_t>(lowest_bit(mask));
+        positions.push_back(static_cast<std::uint32_t>(at));
+        values.push_back(m.observations[at]);
       }
     }
   }
@@ -437,7 +436,8 @@ bool decode(const std::uint8_t* data, std::size_t size, AgentObservationsMessage
   if (total > 64 * static_cast<std::uint64_t>(size) + 64) {
     return r.fail("sparse agent observations claim " + std::to_string(total) + " floats");
   }
-  out.observations.assign(static_cast<std::size_t>(total), 0.0F);
+  out.observations.resize(static_cast<std::size_t>(total));
+  std::memset(out.observations.data(), 0, out.observations.size() * sizeof(float));
   std::uint64_t next = 0;  // positions ascend strictly
   for (std::size_t i = 0; i < positions.size(); ++i) {
     if (positions[i] < next || positions[i] >= total) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <stdexcept>
@@ -202,13 +203,39 @@ std::int64_t PolicyBank::rows_per_pass(const learning::StackedMlp& net, std::siz
   return std::min(rows, config_.rows_per_pass);
 }
 
+const float* PolicyBank::in_place_input(
+    const Group& g, const std::vector<const AgentObservationsMessage*>& requests, std::int64_t rows,
+    std::size_t width) const {
+  if (rows != 1 || width != static_cast<std::size_t>(config_.agents.observation_size)) {
+    return nullptr;
+  }
+  const Hosted& first = hosted_[g.members.front()];
+  if (first.rows.size() != 1) return nullptr;
+  const auto [k, j] = first.rows.front();
+  const AgentObservationsMessage& request = *requests[k];
+  for (std::size_t slot = 0; slot < g.members.size(); ++slot) {
+    const Hosted& h = hosted_[g.members[slot]];
+    if (h.rows.size() != 1 || h.rows.front() != std::make_pair(k, j + slot)) return nullptr;
+  }
+  return request.observations.data() + j * width;
+}
+
 std::vector<AgentActionsMessage> PolicyBank::serve(
     const std::vector<AgentObservationsMessage>& requests, std::vector<std::size_t>* answered) {
+  std::vector<const AgentObservationsMessage*> in_place;
+  in_place.reserve(requests.size());
+  for (const AgentObservationsMessage& r : requests) in_place.push_back(&r);
+  return serve(in_place, answered);
+}
+
+std::vector<AgentActionsMessage> PolicyBank::serve(
+    const std::vector<const AgentObservationsMessage*>& requests,
+    std::vector<std::size_t>* answered) {
   std::vector<AgentActionsMessage> answers;
   std::vector<std::size_t> index_of(requests.size(), SIZE_MAX);
   for (Hosted& h : hosted_) h.rows.clear();
   for (std::size_t k = 0; k < requests.size(); ++k) {
-    const AgentObservationsMessage& request = requests[k];
+    const AgentObservationsMessage& request = *requests[k];
     const std::string why = invalid(request);
     if (!why.empty()) {
       ++rejected_;
@@ -231,7 +258,7 @@ std::vector<AgentActionsMessage> PolicyBank::serve(
     }
   }
   const auto observation = [&](std::size_t k, std::size_t j) {
-    return requests[k].observations.data() +
+    return requests[k]->observations.data() +
            j * static_cast<std::size_t>(config_.agents.observation_size);
   };
   const auto record = [&](const Hosted& h, std::size_t k, std::size_t j, std::int64_t action) {
@@ -246,18 +273,25 @@ std::vector<AgentActionsMessage> PolicyBank::serve(
     const std::int64_t rows = rows_per_pass(*g.net, most);
     g.actions.resize(g.members.size() * static_cast<std::size_t>(rows));
     for (std::size_t from = 0; from < most; from += static_cast<std::size_t>(rows)) {
-      input_.assign(g.members.size() * static_cast<std::size_t>(rows) * width, 0.0F);
-      for (std::size_t slot = 0; slot < g.members.size(); ++slot) {
-        const Hosted& h = hosted_[g.members[slot]];
-        for (std::size_t r = 0; r < static_cast<std::size_t>(rows) && from + r < h.rows.size();
-             ++r) {
-          const auto [k, j] = h.rows[from + r];
-          write_agent_input(config_.agents, h.policy, static_cast<int>(requests[k].agents[j]),
-                            observation(k, j),
-                            input_.data() + (slot * static_cast<std::size_t>(rows) + r) * width);
+      const float* input = in_place_input(g, requests, rows, width);
+      if (input == nullptr) {
+        // Every row in use is written whole (write_agent_input); only padding rows are zeroed.
+        input_.resize(g.members.size() * static_cast<std::size_t>(rows) * width);
+        for (std::size_t slot = 0; slot < g.members.size(); ++slot) {
+          const Hosted& h = hosted_[g.members[slot]];
+          std::size_t r = 0;
+          float* const slot_input = input_.data() + slot * static_cast<std::size_t>(rows) * width;
+          for (; r < static_cast<std::size_t>(rows) && from + r < h.rows.size(); ++r) {
+            const auto [k, j] = h.rows[from + r];
+            write_agent_input(config_.agents, h.policy, static_cast<int>(requests[k]->agents[j]),
+                              observation(k, j), slot_input + r * width);
+          }
+          std::memset(slot_input + r * width, 0,
+                      (static_cast<std::size_t>(rows) - r) * width * sizeof(float));
         }
+        input = input_.data();
       }
-      g.net->act(input_.data(), rows, g.actions.data());
+      g.net->act(input, rows, g.actions.data());
       ++stacked_passes_;
       for (std::size_t slot = 0; slot < g.members.size(); ++slot) {
         const Hosted& h = hosted_[g.members[slot]];
@@ -272,10 +306,10 @@ std::vector<AgentActionsMessage> PolicyBank::serve(
   for (Hosted& h : hosted_) {
     if (!h.module || h.rows.empty()) continue;
     const auto width = static_cast<std::size_t>(h.spec.input_size);
-    input_.assign(h.rows.size() * width, 0.0F);
+    input_.resize(h.rows.size() * width);  // every row written whole below
     for (std::size_t r = 0; r < h.rows.size(); ++r) {
       const auto [k, j] = h.rows[r];
-      write_agent_input(config_.agents, h.policy, static_cast<int>(requests[k].agents[j]),
+      write_agent_input(config_.agents, h.policy, static_cast<int>(requests[k]->agents[j]),
                         observation(k, j), input_.data() + r * width);
     }
     const std::vector<std::int64_t> actions =

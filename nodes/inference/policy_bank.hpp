@@ -69,6 +69,10 @@ class PolicyBank {
   [[nodiscard]] std::vector<AgentActionsMessage> serve(
       const std::vector<AgentObservationsMessage>& requests,
       std::vector<std::size_t>* answered = nullptr);
+  /// The same over requests that live elsewhere (a reactor's input ports), read in place.
+  [[nodiscard]] std::vector<AgentActionsMessage> serve(
+      const std::vector<const AgentObservationsMessage*>& requests,
+      std::vector<std::size_t>* answered = nullptr);
 
   [[nodiscard]] bool hosts(int policy) const;
   [[nodiscard]] std::uint64_t version(int policy) const;
@@ -93,6 +97,12 @@ class PolicyBank {
   std::vector<Group> groups_;
   /// Rows per slot of a stacked pass over `net` when a policy of it has `most` rows queued.
   [[nodiscard]] std::int64_t rows_per_pass(const learning::StackedMlp& net, std::size_t most) const;
+  /// The stacked input of one pass of `g` where it already lies, or nullptr: one row per slot,
+  /// the rows of one request in slot order, nothing added to them (per-agent policies of one env
+  /// node, the serve files' shape). The pass then reads the request instead of a copy.
+  [[nodiscard]] const float* in_place_input(
+      const Group& g, const std::vector<const AgentObservationsMessage*>& requests,
+      std::int64_t rows, std::size_t width) const;
   std::vector<float> input_;
   std::uint64_t rows_served_ = 0, stacked_passes_ = 0, rejected_ = 0, weights_ignored_ = 0;
   std::string last_rejection_;

@@ -87,7 +87,7 @@ void PolicyBankReactor::serve() {
   answered_.clear();
   for (std::size_t c = 0; c < observations.size(); ++c) {
     if (!observations[c].is_present()) continue;
-    requests_.push_back(observations[c].get()->value());
+    requests_.push_back(&observations[c].get()->value());
     channels_.push_back(c);
   }
   const auto started = std::chrono::steady_clock::now();

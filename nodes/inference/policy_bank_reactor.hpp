@@ -74,7 +74,7 @@ class PolicyBankReactor : public reactors::Reactor {
   PolicyBank bank_;
   std::vector<int> weight_policies_;
   ChannelDigests actions_digest_, experience_digest_;
-  std::vector<AgentObservationsMessage> requests_;
+  std::vector<const AgentObservationsMessage*> requests_;  // this tag's, read in place
   std::vector<std::size_t> channels_, answered_;
   NodeMetrics* metrics_ = nullptr;
   std::function<void(int, const WeightsMessage&)> weights_listener_;

@@ -100,6 +100,7 @@ AgentObservationsMessage MultiAgentServer::observations(const std::vector<int>& 
   m.source = config_.index;
   m.observation_size = static_cast<std::uint32_t>(observation_size_);
   const std::vector<float>& obs = active().observations;
+  m.observations.reserve(obs.size());
   for (int a = 0; a < num_agents(); ++a) {
     const int policy = config_.agents.agent_policy[static_cast<std::size_t>(a)];
     if (!std::binary_search(policies.begin(), policies.end(), policy)) continue;

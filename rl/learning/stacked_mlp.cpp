@@ -56,15 +56,13 @@ struct StackedMlp::Impl {
       for (std::int64_t r = 0; r < rows; ++r, y += out, inputs += in) {
         std::copy(b, b + out, y);
         for (int start = 0; start < in; start += static_cast<int>(kFloatBlock)) {
-          const int end = std::min(in, start + static_cast<int>(kFloatBlock));
-          std::uint32_t bits[kFloatBlock];
-          const std::uint32_t any =
-              load_float_bits(inputs + start, static_cast<std::size_t>(end - start), bits);
-          if ((any & 0x7fffffffU) == 0) continue;  // zeros of either sign
-          for (int i = start; i < end; ++i) {
-            const float v = inputs[i];
-            if (v == 0.0F) continue;
-            add_scaled(v, slot_weights + static_cast<std::int64_t>(i) * out, y, out);
+          const auto n =
+              static_cast<std::size_t>(std::min(in - start, static_cast<int>(kFloatBlock)));
+          // Zeros of either sign are skipped.
+          for (std::uint32_t mask = float_mask(inputs + start, n, 0x80000000U); mask != 0;
+               mask &= mask - 1) {
+            const int i = start + lowest_bit(mask);
+            add_scaled(inputs[i], slot_weights + static_cast<std::int64_t>(i) * out, y, out);
           }
         }
         if (relu) {

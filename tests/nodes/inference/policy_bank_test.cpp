@@ -144,6 +144,39 @@ TEST(PolicyBank, StackedPoliciesAnswerAsEachPolicyAloneWouldWhateverTheyShareASe
   EXPECT_EQ(bank.stacked_passes(), 5U);  // one batched product per tag, not one per policy
 }
 
+TEST(PolicyBank, RowsReadInPlaceCopiedOrPaddedGiveEachAgentTheSameAction) {
+  PolicyBankConfig c;
+  c.agents = tj4(true);
+  c.hosted = {0, 1, 2, 3};
+  c.seed = 21;
+  PolicyBank bank(c);
+  for (int seed = 0; seed < 5; ++seed) {
+    // Agents in slot order: the pass reads the request where it lies.
+    const AgentObservationsMessage in_order = request(c.agents, {0, 1, 2, 3}, seed);
+    // The same rows backwards: copied into the stacked input.
+    AgentObservationsMessage reversed;
+    reversed.observation_size = in_order.observation_size;
+    for (std::size_t j = in_order.rows(); j-- > 0;) {
+      reversed.agents.push_back(in_order.agents[j]);
+      reversed.policies.push_back(in_order.policies[j]);
+      const float* row = in_order.observations.data() + j * in_order.observation_size;
+      reversed.observations.insert(reversed.observations.end(), row,
+                                   row + in_order.observation_size);
+    }
+    // Agent 2 missing: its slot is padding.
+    const AgentObservationsMessage gap = request(c.agents, {0, 1, 3}, seed);
+    const AgentActionsMessage a = bank.serve({in_order}).at(0);
+    const AgentActionsMessage b = bank.serve({reversed}).at(0);
+    const AgentActionsMessage g = bank.serve({gap}).at(0);
+    for (std::size_t j = 0; j < 4; ++j) {
+      EXPECT_EQ(a.actions[j], own_choice(c, in_order, j)) << "seed " << seed << ", row " << j;
+      EXPECT_EQ(b.actions[3 - j], a.actions[j]) << "seed " << seed << ", agent " << j;
+    }
+    ASSERT_EQ(g.rows(), 3U);
+    EXPECT_EQ(g.actions, (std::vector<std::int64_t>{a.actions[0], a.actions[1], a.actions[3]}));
+  }
+}
+
 TEST(PolicyBank, WithRowsPerPassManyRequestsOfAPolicyAreOnePassWithTheSameAnswers) {
   PolicyBankConfig fixed;
   fixed.agents = tj4(true);

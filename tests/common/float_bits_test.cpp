@@ -1,0 +1,66 @@
+// Tests of common/float_bits.hpp: the block masks agree with a test of each float, for every
+// pattern the scans meet (zeros of both signs, NaN, subnormals, short tail blocks).
+#include "common/float_bits.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace tagflow {
+namespace {
+
+std::uint32_t reference_mask(const float* x, std::size_t n, std::uint32_t ignored) {
+  std::uint32_t mask = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    std::uint32_t bits = 0;
+    std::memcpy(&bits, x + k, sizeof bits);
+    if ((bits & ~ignored) != 0) mask |= 1U << k;
+  }
+  return mask;
+}
+
+TEST(FloatBits, MasksMatchATestOfEachFloatForEverySpecialValueAndTail) {
+  const float specials[] = {0.0F,
+                            -0.0F,
+                            1.0F,
+                            -1.0F,
+                            std::numeric_limits<float>::quiet_NaN(),
+                            std::numeric_limits<float>::denorm_min(),
+                            -std::numeric_limits<float>::denorm_min(),
+                            std::numeric_limits<float>::infinity()};
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> pick(0, 2 * static_cast<int>(std::size(specials)));
+  for (int trial = 0; trial < 2000; ++trial) {
+    float block[kFloatBlock];
+    for (float& f : block) {
+      const int k = pick(rng);  // half of the draws are +0.0: mostly-zero blocks
+      f = k < static_cast<int>(std::size(specials)) ? specials[k] : 0.0F;
+    }
+    for (std::size_t n = 1; n <= kFloatBlock; ++n) {
+      for (const std::uint32_t ignored : {0U, 0x80000000U}) {
+        ASSERT_EQ(float_mask(block, n, ignored), reference_mask(block, n, ignored))
+            << "trial " << trial << ", n " << n << ", ignored " << ignored;
+      }
+    }
+  }
+}
+
+TEST(FloatBits, NegativeZeroCountsOnlyWhenTheSignIsNotIgnored) {
+  float block[kFloatBlock] = {};
+  block[3] = -0.0F;
+  block[9] = 2.5F;
+  EXPECT_EQ(float_block_mask(block), (1U << 3) | (1U << 9));
+  EXPECT_EQ(float_block_mask(block, 0x80000000U), 1U << 9);
+  EXPECT_EQ(lowest_bit(float_block_mask(block)), 3);
+  const float zeros[kFloatBlock] = {};
+  EXPECT_EQ(float_block_mask(zeros), 0U);
+  // A tail block reads only its n floats.
+  std::vector<float> tail(5, 1.0F);
+  EXPECT_EQ(float_mask(tail.data(), tail.size()), 0x1FU);
+}
+
+}  // namespace
+}  // namespace tagflow
