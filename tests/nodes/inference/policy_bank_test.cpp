@@ -59,6 +59,15 @@ AgentObservationsMessage request(const cluster::MultiAgentConfig& m,
   return r;
 }
 
+/// A server hosting TrafficJunction4-v1's four per-agent policies (seed 21).
+PolicyBankConfig four_per_agent() {
+  PolicyBankConfig c;
+  c.agents = tj4(true);
+  c.hosted = {0, 1, 2, 3};
+  c.seed = 21;
+  return c;
+}
+
 /// What policy p's own network (PolicyNetwork with the bank's initial weights) chooses for row j.
 std::int64_t own_choice(const PolicyBankConfig& c, const AgentObservationsMessage& r,
                         std::size_t j) {
@@ -120,10 +129,7 @@ TEST(StackedMlp, MostlyZeroWideRowsScoreAsTheDenseNetworkAndEachRowAloneDecidesI
 }
 
 TEST(PolicyBank, StackedPoliciesAnswerAsEachPolicyAloneWouldWhateverTheyShareAServerWith) {
-  PolicyBankConfig all;
-  all.agents = tj4(true);
-  all.hosted = {0, 1, 2, 3};
-  all.seed = 21;
+  PolicyBankConfig all = four_per_agent();
   PolicyBank bank(all);
   EXPECT_EQ(bank.stacked_groups(), 1U);
   EXPECT_EQ(bank.unstacked(), 0U);
@@ -145,10 +151,7 @@ TEST(PolicyBank, StackedPoliciesAnswerAsEachPolicyAloneWouldWhateverTheyShareASe
 }
 
 TEST(PolicyBank, RowsReadInPlaceCopiedOrPaddedGiveEachAgentTheSameAction) {
-  PolicyBankConfig c;
-  c.agents = tj4(true);
-  c.hosted = {0, 1, 2, 3};
-  c.seed = 21;
+  PolicyBankConfig c = four_per_agent();
   PolicyBank bank(c);
   for (int seed = 0; seed < 5; ++seed) {
     // Agents in slot order: the pass reads the request where it lies.
@@ -178,10 +181,7 @@ TEST(PolicyBank, RowsReadInPlaceCopiedOrPaddedGiveEachAgentTheSameAction) {
 }
 
 TEST(PolicyBank, WithRowsPerPassManyRequestsOfAPolicyAreOnePassWithTheSameAnswers) {
-  PolicyBankConfig fixed;
-  fixed.agents = tj4(true);
-  fixed.hosted = {0, 1, 2, 3};
-  fixed.seed = 21;
+  PolicyBankConfig fixed = four_per_agent();
   PolicyBankConfig wide = fixed;
   wide.rows_per_pass = 64;
   PolicyBank one_row(fixed);
