@@ -20,20 +20,8 @@ inline constexpr std::size_t kFloatBlock = 16;
 
 /// Bit k is set when the k-th of the kFloatBlock floats at `x` has a bit set outside `ignored`
 /// (0: every non-zero pattern, -0.0 included; 0x80000000: every float that is not ±0.0).
-inline std::uint32_t float_block_mask(const float* x, std::uint32_t ignored = 0) {
-#if defined(__SSE2__)
-  const __m128i keep = _mm_set1_epi32(static_cast<int>(~ignored));
-  const __m128i zero = _mm_setzero_si128();
-  std::uint32_t mask = 0;
-  for (int q = 0; q < 4; ++q) {
-    const __m128i v = _mm_and_si128(
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + static_cast<std::ptrdiff_t>(4 * q))),
-        keep);
-    const int zeros = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, zero)));
-    mask |= static_cast<std::uint32_t>(~zeros & 0xF) << (4 * q);
-  }
-  return mask;
-#else
+/// The plain-loop form, which float_block_mask is where SSE2 is missing.
+inline std::uint32_t float_block_mask_portable(const float* x, std::uint32_t ignored = 0) {
   std::uint32_t bits[kFloatBlock];
   std::memcpy(bits, x, sizeof bits);
   std::uint32_t mask = 0;
@@ -41,6 +29,28 @@ inline std::uint32_t float_block_mask(const float* x, std::uint32_t ignored = 0)
     mask |= static_cast<std::uint32_t>((bits[k] & ~ignored) != 0) << k;
   }
   return mask;
+}
+
+/// float_block_mask_portable's mask, with four 128-bit compares where the compiler has SSE2.
+inline std::uint32_t float_block_mask(const float* x, std::uint32_t ignored = 0) {
+#if defined(__SSE2__)
+  const __m128i keep = _mm_set1_epi32(static_cast<int>(~ignored));
+  const __m128i zero = _mm_setzero_si128();
+  const auto load = [&](int q) {
+    return _mm_and_si128(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + static_cast<std::ptrdiff_t>(4 * q))),
+        keep);
+  };
+  const __m128i q0 = load(0), q1 = load(1), q2 = load(2), q3 = load(3);
+  const __m128i any = _mm_or_si128(_mm_or_si128(q0, q1), _mm_or_si128(q2, q3));
+  if (_mm_movemask_epi8(_mm_cmpeq_epi32(any, zero)) == 0xFFFF) return 0;  // the common case
+  const auto set = [&](__m128i v) {
+    return static_cast<std::uint32_t>(~_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, zero))) &
+                                      0xF);
+  };
+  return set(q0) | set(q1) << 4 | set(q2) << 8 | set(q3) << 12;
+#else
+  return float_block_mask_portable(x, ignored);
 #endif
 }
 

@@ -1,5 +1,6 @@
-// Tests of common/float_bits.hpp: the block masks agree with a test of each float, for every
-// pattern the scans meet (zeros of both signs, NaN, subnormals, short tail blocks).
+// Tests of common/float_bits.hpp: the block masks (the SSE2 form and the plain-loop one) agree
+// with a test of each float, for every pattern the scans meet (zeros of both signs, NaN,
+// subnormals, short tail blocks).
 #include "common/float_bits.hpp"
 
 #include <gtest/gtest.h>
@@ -45,6 +46,11 @@ TEST(FloatBits, MasksMatchATestOfEachFloatForEverySpecialValueAndTail) {
             << "trial " << trial << ", n " << n << ", ignored " << ignored;
       }
     }
+    for (const std::uint32_t ignored : {0U, 0x80000000U}) {
+      ASSERT_EQ(float_block_mask_portable(block, ignored),
+                reference_mask(block, kFloatBlock, ignored))
+          << "trial " << trial << ", ignored " << ignored;
+    }
   }
 }
 
@@ -57,6 +63,10 @@ TEST(FloatBits, NegativeZeroCountsOnlyWhenTheSignIsNotIgnored) {
   EXPECT_EQ(lowest_bit(float_block_mask(block)), 3);
   const float zeros[kFloatBlock] = {};
   EXPECT_EQ(float_block_mask(zeros), 0U);
+  float negative_zeros[kFloatBlock];
+  for (float& f : negative_zeros) f = -0.0F;
+  EXPECT_EQ(float_block_mask(negative_zeros), 0xFFFFU);
+  EXPECT_EQ(float_block_mask(negative_zeros, 0x80000000U), 0U);
   // A tail block reads only its n floats.
   std::vector<float> tail(5, 1.0F);
   EXPECT_EQ(float_mask(tail.data(), tail.size()), 0x1FU);
