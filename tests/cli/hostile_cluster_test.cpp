@@ -275,17 +275,25 @@ double scraped(std::uint16_t port, const std::string& family, const std::string&
 
 // --- reactor mode -------------------------------------------------------------------------------
 
+/// What the attacked processes counted (-1: not read).
+struct ReactorAttackCounts {
+  double refused_joins = -1;  // the coordinator's, once it reached 5,000 (or after 20 s)
+  double cut = -1;            // the learner's guard: incomplete_over_cap
+  double stolen = -1;         // ... and undelivered_connection
+};
+
 // The reactor attacks, from this process, while the cluster runs. Returns once all are done.
-/// Returns the coordinator's count of refused JOINs once it reached 5,000 (or after 20 s).
-double attack_reactor_cluster(std::uint16_t coordinator_port, std::uint16_t coordinator_metrics,
-                              std::uint16_t learner, std::uint16_t learner_metrics,
-                              const std::vector<std::uint16_t>& data_ports) {
-  double refused = -1;
+ReactorAttackCounts attack_reactor_cluster(std::uint16_t coordinator_port,
+                                           std::uint16_t coordinator_metrics, std::uint16_t learner,
+                                           std::uint16_t learner_metrics,
+                                           const std::vector<std::uint16_t>& data_ports) {
+  ReactorAttackCounts counts;
+  double& refused = counts.refused_joins;
   std::vector<std::thread> attacks;
   // 1. One message that never ends, at the learner: 4 MiB frames with MORE, up to 1 GiB. Then
   // 2. a second connection under the live upstream's routing id, complete messages, 512 MiB.
   // One after the other, so that the bound is one connection's cap.
-  attacks.emplace_back([learner] {
+  attacks.emplace_back([learner, learner_metrics, &counts] {
     {
       testing::RawZmtpPeer peer(learner, "intruder");
       const std::string chunk(std::size_t{4} << 20, 'x');
@@ -298,6 +306,17 @@ double attack_reactor_cluster(std::uint16_t coordinator_port, std::uint16_t coor
     for (int i = 0; i < 512 && peer.send_frame(chunk, false); ++i) {
     }
     std::cout << "stolen routing id: " << (peer.bytes_sent() >> 20) << " MiB taken\n";
+    // Read at once, while the learner surely runs (it has just cut the connection): the other
+    // attacks may outlast the cluster, and a scrape after them may find the learner gone.
+    (void)testing::eventually(
+        [&] {
+          counts.cut = scraped(learner_metrics, "tagflow_transport_invalid_messages_total",
+                               "reason", "incomplete_over_cap");
+          counts.stolen = scraped(learner_metrics, "tagflow_transport_invalid_messages_total",
+                                  "reason", "undelivered_connection");
+          return counts.cut + counts.stolen >= 2;
+        },
+        10s);
   });
   // 3. Garbage frames at every data port and at the coordinator.
   attacks.emplace_back([coordinator_port, data_ports] {
@@ -354,7 +373,7 @@ double attack_reactor_cluster(std::uint16_t coordinator_port, std::uint16_t coor
     ::close(trickler);
   });
   for (std::thread& t : attacks) t.join();
-  return refused;
+  return counts;
 }
 
 TEST_F(HostileCluster, ReactorModeUnderEveryAttackGivesTheDigestOfAQuietRunWithinItsBounds) {
@@ -379,14 +398,10 @@ TEST_F(HostileCluster, ReactorModeUnderEveryAttackGivesTheDigestOfAQuietRunWithi
   const pid_t up = start(open, "open");
   ASSERT_TRUE(testing::eventually([&] { return running(); }, 60s));
   const std::map<std::string, std::uint64_t> before = watch.peaks();
-  const double refused = attack_reactor_cluster(port(0), port(1), port(8), port(9),
-                                                {port(2), port(3), port(6), port(8), port(10)});
+  const ReactorAttackCounts counts = attack_reactor_cluster(
+      port(0), port(1), port(8), port(9), {port(2), port(3), port(6), port(8), port(10)});
   const std::map<std::string, std::uint64_t> after = watch.peaks();
-  // Drops counted, read while the nodes still run.
-  const double cut =
-      scraped(port(9), "tagflow_transport_invalid_messages_total", "reason", "incomplete_over_cap");
-  const double stolen = scraped(port(9), "tagflow_transport_invalid_messages_total", "reason",
-                                "undelivered_connection");
+  const double refused = counts.refused_joins, cut = counts.cut, stolen = counts.stolen;
   const int code = testing::wait_exit(up, 150s);
   ASSERT_EQ(code, 0) << testing::read_text_file(dir_ / "open.err");
   expect_none_left(watch);
