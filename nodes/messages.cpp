@@ -437,7 +437,9 @@ bool decode(const std::uint8_t* data, std::size_t size, AgentObservationsMessage
     return r.fail("sparse agent observations claim " + std::to_string(total) + " floats");
   }
   out.observations.resize(static_cast<std::size_t>(total));
-  std::memset(out.observations.data(), 0, out.observations.size() * sizeof(float));
+  if (total != 0) {  // data() may be null for none, and memset must not get null
+    std::memset(out.observations.data(), 0, out.observations.size() * sizeof(float));
+  }
   std::uint64_t next = 0;  // positions ascend strictly
   for (std::size_t i = 0; i < positions.size(); ++i) {
     if (positions[i] < next || positions[i] >= total) {

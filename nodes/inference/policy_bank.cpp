@@ -286,8 +286,10 @@ std::vector<AgentActionsMessage> PolicyBank::serve(
             write_agent_input(config_.agents, h.policy, static_cast<int>(requests[k]->agents[j]),
                               observation(k, j), slot_input + r * width);
           }
-          std::memset(slot_input + r * width, 0,
-                      (static_cast<std::size_t>(rows) - r) * width * sizeof(float));
+          if (r < static_cast<std::size_t>(rows)) {
+            std::memset(slot_input + r * width, 0,
+                        (static_cast<std::size_t>(rows) - r) * width * sizeof(float));
+          }
         }
         input = input_.data();
       }
