@@ -156,8 +156,12 @@ int ConnectionGuard::check(PeerDropCounters& drops, Clock::time_point now) {
   int cut_count = 0;
   for (auto it = live_.begin(); it != live_.end();) {
     Connection& connection = it->second;
+    // One system call per connection and check: each of them waits for the socket's lock, which
+    // ZeroMQ's I/O thread holds while it reads a large frame from a fast sender, and a check
+    // that waits lets such a sender go on. Whether the descriptor is still this connection is
+    // asked only before a cut, the one step that must not hit another connection.
     std::uint64_t received = 0;
-    if (!still_same(it->first, connection) || !bytes_received(it->first, received)) {
+    if (!bytes_received(it->first, received)) {
       it = live_.erase(it);
       continue;
     }
@@ -180,6 +184,10 @@ int ConnectionGuard::check(PeerDropCounters& drops, Clock::time_point now) {
     connection.received_at_last_check = received;
     if (reason == DropReason::kNone) {
       ++it;
+      continue;
+    }
+    if (!still_same(it->first, connection)) {
+      it = live_.erase(it);  // another connection's now: its own ACCEPTED event will watch it
       continue;
     }
     cut(it->first, connection, reason, held, drops);

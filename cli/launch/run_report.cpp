@@ -89,10 +89,14 @@ void send_results(const cluster::ClusterConfig& config, const LaunchPlan& plan,
     where = link.send_result(process.replicas.front(), process.name, json.str(), kResultTimeout);
   }
   const std::string& host = config.coordinator.host;
-  std::cerr
-      << "tagflow up: the whole cluster's summary (mean return, env steps, digest) is printed "
-      << "by the launcher of host " << host << " (" << config.hosts.at(host).address
-      << ") and written there to " << where << "\n";
+  // One write: over ssh this host's stdout and stderr travel as two channels, and the head
+  // host's copy of them interleaves wherever a line was written in pieces.
+  std::cout.flush();
+  std::cerr << "tagflow up: the whole cluster's summary (mean return, env steps, digest) is "
+               "printed by the launcher of host " +
+                   host + " (" + config.hosts.at(host).address + ") and written there to " + where +
+                   "\n"
+            << std::flush;
 }
 
 /// The coordinator's host: every process's result is here, this host's from its nodes and the

@@ -241,6 +241,23 @@ TEST_F(FederateDataPlaneTest, AnUpstreamsMessageFromThePastIsCountedAndStopsTheF
   EXPECT_EQ(b_.drops().count("a", transport::DropReason::kTagInPast), 1U);
 }
 
+/// Every non-zero drop count of `peers` in `drops`, as "peer reason count" lines, for a failure's
+/// message.
+std::string drops_of(const transport::PeerDropCounters& drops,
+                     const std::vector<std::string>& peers) {
+  std::string text = "drops (" + std::to_string(drops.total()) + " in all):";
+  for (const std::string& peer : peers) {
+    for (int reason = 1; reason < transport::kDropReasonCount; ++reason) {
+      const auto kind = static_cast<transport::DropReason>(reason);
+      if (const std::uint64_t count = drops.count(peer, kind); count > 0) {
+        text +=
+            "\n  " + peer + " " + transport::drop_reason_name(kind) + " " + std::to_string(count);
+      }
+    }
+  }
+  return text;
+}
+
 // Without CURVE anyone can connect to a data socket. A raw ZMTP peer that sends one multipart
 // message without end is cut by the plane's connection guard once it holds more than the cap,
 // counted, and the real upstream's data still arrives.
@@ -264,12 +281,17 @@ TEST_F(FederateDataPlaneTest, AMultipartMessageWithoutEndIsCutAndTheUpstreamGoes
     std::this_thread::sleep_for(2ms);
   }
   attacker.join();
-  std::cout << "the attacker sent " << attacker_sent << " bytes before the cut (cap "
-            << b_.guard()->limits().max_held_bytes << ")\n";
-  EXPECT_EQ(b_.drops().count("(unidentified)", transport::DropReason::kIncompleteOverCap), 1U);
-  EXPECT_LT(attacker_sent, b_.guard()->limits().max_held_bytes + (std::uint64_t{256} << 20));
+  const double attack_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - (give_up - 30s)).count();
+  std::cout << "the attacker sent " << attacker_sent << " bytes in " << attack_seconds
+            << " s before the cut (cap " << b_.guard()->limits().max_held_bytes << ")\n";
+  const std::string drops = drops_of(b_.drops(), {"(unidentified)", "intruder", "a"});
+  EXPECT_EQ(b_.drops().count("(unidentified)", transport::DropReason::kIncompleteOverCap), 1U)
+      << drops;
+  EXPECT_LT(attacker_sent, b_.guard()->limits().max_held_bytes + (std::uint64_t{256} << 20))
+      << drops;
   ASSERT_TRUE(a_.send_value("b", 1, {5, 0}, transport::Payload::copy_of("x", 1)));
-  EXPECT_EQ(receive(b_, 1).size(), 1U);
+  EXPECT_EQ(receive(b_, 1).size(), 1U) << drops_of(b_.drops(), {"(unidentified)", "intruder", "a"});
 }
 
 /// A one-byte value on `socket` whose header says it comes from `from`.
