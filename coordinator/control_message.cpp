@@ -49,6 +49,15 @@ bool read_i64(const msgpack::object& object, std::int64_t& out) {
   return true;
 }
 
+bool read_reporting(const msgpack::object& object, Reporting& out) {
+  if (object.type != msgpack::type::POSITIVE_INTEGER ||
+      object.via.u64 > static_cast<std::uint64_t>(Reporting::kMayDefer)) {
+    return false;
+  }
+  out = static_cast<Reporting>(object.via.u64);
+  return true;
+}
+
 bool read_tag(const msgpack::object& object, WireTag& out) {
   if (object.type != msgpack::type::ARRAY || object.via.array.size != 2) return false;
   std::uint64_t microstep = 0;
@@ -139,7 +148,10 @@ const char* field_layout(ControlType type) {
       return "[3, tag, [[id, endpoint]...]]";
     case ControlType::kCompleted:
       return "[5, tag] or [5, tag, [[destination, tag]...]] or [5, tag, [[destination, tag]...], "
-             "next tag]";
+             "next tag] or [5, tag, [[destination, tag]...], next tag, reporting (0..2)]";
+    case ControlType::kNextEvent:
+      return "[4, tag] or [4, tag, reporting (0..2)] with tag = [time_ns (int64), microstep "
+             "(uint32)]";
     case ControlType::kGrant:
     case ControlType::kProvisional:
       return "[type, tag, [[upstream, count]...]]";
@@ -158,8 +170,8 @@ const char* field_layout(ControlType type) {
     case ControlType::kResign:
     case ControlType::kHeartbeat:
     case ControlType::kFinished:
+    case ControlType::kReportRequest:
       return "[type]";
-    case ControlType::kNextEvent:
     case ControlType::kStopRequest:
     case ControlType::kStopReply:
       break;
@@ -187,16 +199,18 @@ bool read_fields(const msgpack::object* field, std::uint32_t count, ControlMessa
       return count == 3 && read_tag(field[1], m.tag) &&
              read_pairs(field[2], m.endpoints, read_string);
     case ControlType::kCompleted:
-      if (count == 4) {
+      if (count == 4 || count == 5) {
         m.next.emplace();
         return read_tag(field[1], m.tag) && read_pairs(field[2], m.in_transit, read_tag) &&
-               read_tag(field[3], *m.next);
+               read_tag(field[3], *m.next) && (count == 4 || read_reporting(field[4], m.reporting));
       }
       if (count == 3) {
         return read_tag(field[1], m.tag) && read_pairs(field[2], m.in_transit, read_tag);
       }
       return count == 2 && read_tag(field[1], m.tag);
     case ControlType::kNextEvent:
+      return (count == 2 || count == 3) && read_tag(field[1], m.tag) &&
+             (count == 2 || read_reporting(field[2], m.reporting));
     case ControlType::kStopRequest:
     case ControlType::kStopReply:
       return count == 2 && read_tag(field[1], m.tag);
@@ -214,6 +228,7 @@ bool read_fields(const msgpack::object* field, std::uint32_t count, ControlMessa
     case ControlType::kResign:
     case ControlType::kHeartbeat:
     case ControlType::kFinished:
+    case ControlType::kReportRequest:
       return count == 1;
     case ControlType::kFailed:
       return count == 3 && read_string(field[1], m.federate) && read_string(field[2], m.text);
@@ -234,6 +249,7 @@ std::string encode_control(const ControlMessage& m) {
   msgpack::sbuffer buffer(64);
   Packer packer(buffer);
   const auto type = static_cast<std::uint8_t>(m.type);
+  const bool reports_field = m.reporting != Reporting::kEveryWait;  // absent: kEveryWait
   switch (m.type) {
     case ControlType::kJoin:
       packer.pack_array(6);
@@ -271,7 +287,7 @@ std::string encode_control(const ControlMessage& m) {
       }
       break;
     case ControlType::kCompleted:
-      packer.pack_array(m.next ? 4 : m.in_transit.empty() ? 2 : 3);
+      packer.pack_array(m.next ? (reports_field ? 5 : 4) : m.in_transit.empty() ? 2 : 3);
       packer.pack_uint8(type);
       pack_tag(packer, m.tag);
       if (!m.in_transit.empty() || m.next) {
@@ -283,8 +299,14 @@ std::string encode_control(const ControlMessage& m) {
         }
       }
       if (m.next) pack_tag(packer, *m.next);
+      if (m.next && reports_field) packer.pack_uint8(static_cast<std::uint8_t>(m.reporting));
       break;
     case ControlType::kNextEvent:
+      packer.pack_array(reports_field ? 3 : 2);
+      packer.pack_uint8(type);
+      pack_tag(packer, m.tag);
+      if (reports_field) packer.pack_uint8(static_cast<std::uint8_t>(m.reporting));
+      break;
     case ControlType::kStopRequest:
     case ControlType::kStopReply:
       packer.pack_array(2);
@@ -318,6 +340,7 @@ std::string encode_control(const ControlMessage& m) {
     case ControlType::kResign:
     case ControlType::kHeartbeat:
     case ControlType::kFinished:
+    case ControlType::kReportRequest:
       packer.pack_array(1);
       packer.pack_uint8(type);
       break;
@@ -452,6 +475,8 @@ const char* control_type_name(ControlType type) {
       return "RESULT_STORED";
     case ControlType::kCheckpointWritten:
       return "CHECKPOINT_WRITTEN";
+    case ControlType::kReportRequest:
+      return "REPORT_REQUEST";
   }
   return "?";
 }

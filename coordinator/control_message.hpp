@@ -21,7 +21,7 @@ namespace tagflow::coordinator {
 using transport::ConnectionDelay;
 using transport::WireTag;
 
-inline constexpr std::uint32_t kProtocolVersion = 2;
+inline constexpr std::uint32_t kProtocolVersion = 3;
 /// In-transit reports one LTC may carry (so that an LTC frame stays far below the frame limit).
 inline constexpr std::size_t kMaxInTransitPerLtc = 128;
 
@@ -30,8 +30,8 @@ enum class ControlType : std::uint8_t {
   kJoin = 1,           ///< F→C: version, federate, upstreams, downstreams, data endpoint
   kRefused = 2,        ///< C→F: text (why the join was refused)
   kStart = 3,          ///< C→F: tag (start tag), endpoints of every federate
-  kNextEvent = 4,      ///< F→C: tag (NET)
-  kCompleted = 5,      ///< F→C: tag (LTC), optionally in transit since the last and the next tag
+  kNextEvent = 4,      ///< F→C: tag (NET), optionally reporting
+  kCompleted = 5,      ///< F→C: tag (LTC), optionally in transit, the next tag and reporting
   kGrant = 6,          ///< C→F: tag (TAG), counts
   kProvisional = 7,    ///< C→F: tag (PTAG), counts
   kInTransit = 8,      ///< F→C: federate (destination), tag
@@ -45,10 +45,19 @@ enum class ControlType : std::uint8_t {
   kResult = 16,        ///< L→C: process (name), text (its result JSON, a binary field)
   kResultStored = 17,  ///< C→L: process (name), text (where the cluster's summary is written)
   kCheckpointWritten = 18,  ///< F→C: tag (the checkpoint's), part size, part checksum
+  kReportRequest = 19,      ///< C→F: send your deferred LTC and next tag now (§3.9)
 };
 
 /// The last type number a decoder accepts.
-inline constexpr std::uint8_t kLastControlType = 18;
+inline constexpr std::uint8_t kLastControlType = 19;
+
+/// How a federate reports its waits from a NET or LTC on (PROTOCOL.md §3.9). Values are part of
+/// the protocol.
+enum class Reporting : std::uint8_t {
+  kEveryWait = 0,           ///< reports every wait, and its waits may need the coordinator's grant
+  kEveryWaitByNotices = 1,  ///< reports every wait; its upstreams' notices will end it
+  kMayDefer = 2,            ///< may leave waits unreported: ask with REPORT_REQUEST
+};
 
 struct UpstreamLink {
   std::string federate;
@@ -78,6 +87,9 @@ struct ControlMessage {
   std::vector<std::pair<std::string, WireTag>> in_transit;
   /// kCompleted: the federate's next tag as of this LTC (a NET sent with it, PROTOCOL.md §3.2).
   std::optional<WireTag> next;
+  /// kNextEvent, kCompleted with a next tag: how the federate reports its waits from now on
+  /// (PROTOCOL.md §3.9); a frame without the field says kEveryWait.
+  Reporting reporting = Reporting::kEveryWait;
   /// kCheckpointWritten: the size in bytes and the checksum of the part the federate wrote.
   std::uint64_t part_bytes = 0;
   std::uint64_t part_checksum = 0;

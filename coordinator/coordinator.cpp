@@ -89,6 +89,7 @@ void Coordinator::set_metrics(monitoring::ProcessMetrics* metrics) {
   if (metrics == nullptr) return;
   using monitoring::Metric;
   metrics_.tag_advances = &metrics->counter(Metric::coordinator_tag_advances);
+  metrics_.report_requests = &metrics->counter(Metric::coordinator_report_requests);
   metrics_.grant_latency = &metrics->histogram(Metric::coordinator_grant_latency);
   metrics_.federates = &metrics->gauge(Metric::coordinator_federates);
   metrics_.failures = &metrics->counter(Metric::coordinator_federate_failures);
@@ -289,8 +290,12 @@ void Coordinator::handle(const std::string& identity, const zmq::message_t& fram
     case ControlType::kNextEvent:
       grants_.on_next_event(index, message.tag);
       time_grant(index, message.tag);
+      members_[index].reporting = message.reporting;
+      members_[index].asked = false;
       break;
     case ControlType::kCompleted:
+      members_[index].reporting = message.reporting;
+      members_[index].asked = false;
       for (const auto& [destination_id, tag] : message.in_transit) {
         const std::size_t destination = grants_.index_of(destination_id);
         if (destination == grants_.size() || !grants_.on_in_transit(index, destination, tag)) {
@@ -446,6 +451,27 @@ void Coordinator::send_grants() {
   }
 }
 
+void Coordinator::request_reports() {
+  // Only a federate that expects no notices needs this coordinator's grant; the others wait for
+  // their upstreams' notices, and their NET here may be long past.
+  bool needed = false;
+  for (std::size_t i = 0; i < members_.size() && !needed; ++i) {
+    const Member& m = members_[i];
+    needed = m.joined && !m.resigned && m.reporting == Reporting::kEveryWait &&
+             grants_.waits_for_grant(i);
+  }
+  if (!needed) return;
+  ControlMessage request;
+  request.type = ControlType::kReportRequest;
+  for (Member& m : members_) {
+    if (!m.joined || m.resigned || m.reporting != Reporting::kMayDefer || m.asked) continue;
+    send(m.identity, request);
+    m.asked = true;
+    ++stats_.report_requests;
+    if (metrics_.report_requests != nullptr) metrics_.report_requests->Increment();
+  }
+}
+
 std::size_t Coordinator::find_silent(Clock::time_point now) const {
   for (std::size_t i = 0; i < members_.size(); ++i) {
     const Member& m = members_[i];
@@ -507,7 +533,10 @@ CoordinatorResult Coordinator::run() {
       }
       return fail({grants_.id_of(peer_failure_index_)}, *peer_failure_);
     }
-    if (started_) send_grants();
+    if (started_) {
+      send_grants();
+      request_reports();
+    }
     if (resigned_count_ == members_.size()) {
       CoordinatorResult result = stats_;
       result.ok = true;

@@ -58,6 +58,7 @@ struct CoordinatorResult {
   std::vector<std::string> failed;  ///< federates declared failed or missing
   std::uint64_t grants_sent = 0;
   std::uint64_t messages_handled = 0;
+  std::uint64_t report_requests = 0;  ///< REPORT_REQUESTs sent (PROTOCOL.md §3.9)
 };
 
 /// What a result sink answers: stored (`text` says where the cluster's summary goes) or refused
@@ -113,6 +114,8 @@ class Coordinator {
     std::string address;   // peer address of the connection it joined from (logs)
     Clock::time_point last_seen;
     std::optional<Clock::time_point> waiting_since;  // a NET not yet answered by a grant
+    Reporting reporting = Reporting::kEveryWait;     // as its last NET or LTC said (§3.9)
+    bool asked = false;                              // sent REPORT_REQUEST since that frame
     prometheus::Counter* heartbeats = nullptr;       // with metrics
     prometheus::Counter* sent = nullptr;             // transport families, per peer
     prometheus::Counter* sent_bytes = nullptr;
@@ -121,6 +124,7 @@ class Coordinator {
   };
   struct Metrics {
     prometheus::Counter* tag_advances = nullptr;
+    prometheus::Counter* report_requests = nullptr;
     prometheus::Histogram* grant_latency = nullptr;
     prometheus::Gauge* federates = nullptr;
     prometheus::Counter* failures = nullptr;
@@ -151,6 +155,9 @@ class Coordinator {
   void count_received(std::size_t index, std::size_t bytes);
   void broadcast(const ControlMessage& message);
   void send_grants();
+  /// When a federate that said it needs the coordinator waits for a grant, asks every federate
+  /// that may have left waits unreported, once per report, for its report (PROTOCOL.md §3.9).
+  void request_reports();
   /// Starts timing the grant latency of `next`, the next tag of federate `index`.
   void time_grant(std::size_t index, const WireTag& next);
   /// The first member silent past the timeout, or size() when none.

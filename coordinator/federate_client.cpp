@@ -116,8 +116,10 @@ ControlMessage FederateClient::join(std::chrono::milliseconds timeout,
   return *start_;
 }
 
-void FederateClient::send_next_event(const WireTag& tag) {
-  send(make_tag_message(ControlType::kNextEvent, tag));
+void FederateClient::send_next_event(const WireTag& tag, Reporting reporting) {
+  ControlMessage message = make_tag_message(ControlType::kNextEvent, tag);
+  message.reporting = reporting;
+  send(message);
 }
 
 void FederateClient::send_completed(const WireTag& tag) {
@@ -126,10 +128,11 @@ void FederateClient::send_completed(const WireTag& tag) {
 
 void FederateClient::send_completed(const WireTag& tag,
                                     std::vector<std::pair<std::string, WireTag>> in_transit,
-                                    std::optional<WireTag> next) {
+                                    std::optional<WireTag> next, Reporting reporting) {
   ControlMessage message = make_tag_message(ControlType::kCompleted, tag);
   message.in_transit = std::move(in_transit);
   message.next = next;
+  message.reporting = next ? reporting : Reporting::kEveryWait;
   send(message);
 }
 
@@ -221,6 +224,9 @@ void FederateClient::apply(const ControlMessage& message) {
       break;
     case ControlType::kFailed:
       throw FederationError("federate '" + options_.id + "': the run failed: " + message.text);
+    case ControlType::kReportRequest:
+      report_requested_ = true;
+      break;
     default:
       break;
   }

@@ -71,13 +71,16 @@ class FederateClient {
   ControlMessage join(std::chrono::milliseconds timeout,
                       const std::function<void()>& while_waiting = {});
 
-  void send_next_event(const WireTag& tag);
+  /// NET(tag); `reporting`: how the federate reports its waits from now on (PROTOCOL.md §3.9).
+  void send_next_event(const WireTag& tag, Reporting reporting = Reporting::kEveryWait);
   void send_completed(const WireTag& tag);
   /// LTC(tag) carrying the in-transit reports of the messages sent since the previous LTC
   /// (at most kMaxInTransitPerLtc; send the rest as IN_TRANSIT first) and, when given, the
-  /// federate's next tag: a NET sent in the same frame (PROTOCOL.md §3.2).
+  /// federate's next tag: a NET sent in the same frame (PROTOCOL.md §3.2), with `reporting` as
+  /// above (only with a next tag).
   void send_completed(const WireTag& tag, std::vector<std::pair<std::string, WireTag>> in_transit,
-                      std::optional<WireTag> next = std::nullopt);
+                      std::optional<WireTag> next = std::nullopt,
+                      Reporting reporting = Reporting::kEveryWait);
   void send_in_transit(const std::string& destination, const WireTag& tag);
   void send_stop_request(const WireTag& proposal);
   void send_stop_reply(const WireTag& proposal);
@@ -112,6 +115,12 @@ class FederateClient {
     stop_request_.reset();
     return request;
   }
+  /// Whether the coordinator sent REPORT_REQUEST since the last call (PROTOCOL.md §3.9).
+  bool take_report_request() {
+    const bool requested = report_requested_;
+    report_requested_ = false;
+    return requested;
+  }
   /// The smallest stop tag this federate can accept (its next unprocessed tag); used to answer
   /// the coordinator's stop requests.
   void set_stop_floor(const WireTag& tag) { stop_floor_ = tag; }
@@ -133,6 +142,7 @@ class FederateClient {
   std::optional<WireTag> stop_proposal_;
   std::optional<WireTag> stop_request_;
   WireTag stop_floor_ = transport::kNever;
+  bool report_requested_ = false;
   std::optional<ControlMessage> start_;
   std::atomic<bool> coordinator_lost_{false};  // set by the heartbeat thread (release/acquire)
   std::atomic<bool> stopping_{false};          // tells the heartbeat thread to end

@@ -295,7 +295,8 @@ void FederateDataPlane::complete(const WireTag& tag) {
   }
 }
 
-void FederateDataPlane::flush_completed(FederateClient& client, std::optional<WireTag> next) {
+void FederateDataPlane::flush_completed(FederateClient& client, std::optional<WireTag> next,
+                                        Reporting reporting) {
   if (unreported_ == 0 && in_transit_.empty()) return;
   // A completed tag without the next one leaves the coordinator no next tag (PROTOCOL.md §3.2).
   if (next) {
@@ -303,25 +304,30 @@ void FederateDataPlane::flush_completed(FederateClient& client, std::optional<Wi
   } else if (unreported_ != 0) {
     announced_ = kNever;
   }
-  client.send_completed(completed_tag_, std::move(in_transit_), next);
+  announced_reporting_ = next ? reporting : Reporting::kEveryWait;
+  client.send_completed(completed_tag_, std::move(in_transit_), next, announced_reporting_);
   in_transit_.clear();
   unreported_ = 0;
 }
 
-void FederateDataPlane::announce(FederateClient& client, const WireTag& next) {
+void FederateDataPlane::announce(FederateClient& client, const WireTag& next, Reporting reporting) {
   // The data messages sent so far are reported first, in the same frame: a NET above a data
   // message the coordinator does not know of would let it grant the receiver past it.
   if (unreported_ != 0 || !in_transit_.empty()) {
-    flush_completed(client, next);
+    flush_completed(client, next, reporting);
     return;
   }
-  if (next == announced_) return;
+  if (next == announced_ && reporting == announced_reporting_) return;
   // A tag that only a received message asks for, below the next tag the coordinator has: the
   // sender's in-transit report already lowers this federate's bound to it and gets it its grant
   // (PROTOCOL.md §3.3). Members of a zero-delay cycle still send it: their PTAG rule reads it.
-  if (next < announced_ && asked_by_input(next) && !on_zero_delay_cycle_) return;
-  client.send_next_event(next);
+  if (next < announced_ && asked_by_input(next) && !on_zero_delay_cycle_ &&
+      reporting == announced_reporting_) {
+    return;
+  }
+  client.send_next_event(next, reporting);
   announced_ = next;
+  announced_reporting_ = reporting;
 }
 
 }  // namespace tagflow::coordinator

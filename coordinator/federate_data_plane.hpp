@@ -153,15 +153,23 @@ class FederateDataPlane {
   [[nodiscard]] WireTag upstream_bound() const;
   /// Completed tags not yet reported by an LTC.
   [[nodiscard]] int unreported_tags() const { return unreported_; }
+  /// Completed tags or sent messages not yet reported by an LTC.
+  [[nodiscard]] bool has_unreported() const { return unreported_ != 0 || !in_transit_.empty(); }
   /// Sends LTC(latest completed tag) with the unreported in-transit messages and, when given,
   /// `next` as the next tag in the same frame — if there is anything to report. An LTC without a
-  /// next tag leaves the coordinator without one (announced() becomes kNever).
-  void flush_completed(FederateClient& client, std::optional<WireTag> next);
+  /// next tag leaves the coordinator without one (announced() becomes kNever). `reporting` goes
+  /// with a next tag (PROTOCOL.md §3.9); a frame without one says kEveryWait.
+  void flush_completed(FederateClient& client, std::optional<WireTag> next,
+                       Reporting reporting = Reporting::kEveryWait);
   /// About to wait for `next`: sends the pending LTC with `next`, or else NET(next) unless the
-  /// coordinator has it already or needs no NET for it (PROTOCOL.md §3.3).
-  void announce(FederateClient& client, const WireTag& next);
+  /// coordinator has it already or needs no NET for it (PROTOCOL.md §3.3); `reporting` as above.
+  void announce(FederateClient& client, const WireTag& next,
+                Reporting reporting = Reporting::kEveryWait);
   /// The next tag the coordinator has from this federate, or kNever.
   [[nodiscard]] const WireTag& announced() const { return announced_; }
+  /// The reporting of the last frame the coordinator has from this federate (§3.9): only while
+  /// it is kMayDefer may the federate leave a wait unreported.
+  [[nodiscard]] Reporting announced_reporting() const { return announced_reporting_; }
 
  private:
   struct PeerCounters {
@@ -204,6 +212,7 @@ class FederateDataPlane {
   std::map<std::string, WireTag> notices_due_;  // per downstream: the completed tag to announce
   std::map<std::string, WireTag> upstream_completed_;  // per upstream: its latest notice
   WireTag announced_ = transport::kNever;
+  Reporting announced_reporting_ = Reporting::kEveryWait;
 };
 
 }  // namespace tagflow::coordinator

@@ -77,6 +77,12 @@ void GrantCalculator::on_completed(std::size_t federate, const WireTag& tag,
   }
 }
 
+bool GrantCalculator::waits_for_grant(std::size_t federate) const {
+  const State& state = federates_[federate];
+  return !state.resigned && state.next_event != transport::kForever &&
+         state.next_event > state.granted && state.next_event > state.completed;
+}
+
 bool GrantCalculator::on_in_transit(std::size_t sender, std::size_t destination,
                                     const WireTag& tag) {
   for (Inbound& in : federates_[destination].inbound) {

@@ -62,6 +62,8 @@ class GrantCalculator {
   [[nodiscard]] const WireTag& last_grant(std::size_t federate) const {
     return federates_[federate].granted;
   }
+  /// True while `federate` has a next tag (not forever) that no grant covers yet.
+  [[nodiscard]] bool waits_for_grant(std::size_t federate) const;
 
  private:
   struct Inbound {

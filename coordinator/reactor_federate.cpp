@@ -35,7 +35,12 @@ ReactorFederate::ReactorFederate(const FederationSpec& spec, std::string id,
     by_coordinator_ =
         &options_.metrics->counter(Metric::federation_grants, {{"by", "coordinator"}});
     by_upstreams_ = &options_.metrics->counter(Metric::federation_grants, {{"by", "upstreams"}});
+    deferred_waits_ = &options_.metrics->counter(Metric::federation_deferred_waits);
   }
+  if (const FederateSpec* me = spec_.find(id_)) {
+    for (const UpstreamLink& link : me->upstreams) upstream_ids_.push_back(link.federate);
+  }
+  sent_upstream_.assign(upstream_ids_.size(), false);
 }
 
 ReactorFederate::~ReactorFederate() {
@@ -195,7 +200,7 @@ void ReactorFederate::drain_commands() {
   for (Command& command : batch_) {
     switch (command.kind) {
       case Command::kNet:
-        plane_.announce(*client_, command.tag);
+        announce_or_defer(command.tag);
         break;
       case Command::kStop:
         propose_stop(command.tag);
@@ -210,6 +215,12 @@ void ReactorFederate::drain_commands() {
         // The downstreams sent to hear of it directly, before the LTC leaves for the
         // coordinator (PROTOCOL.md §3.8).
         plane_.send_completed_notices();
+        // Every upstream was sent a value at this tag: each will complete a tag at which it
+        // sends back, and its notice will follow (§3.9).
+        expect_notices_ =
+            !sent_upstream_.empty() && std::all_of(sent_upstream_.begin(), sent_upstream_.end(),
+                                                   [](bool sent) { return sent; });
+        sent_upstream_.assign(sent_upstream_.size(), false);
         break;
       case Command::kSend:
         send_value(command);
@@ -224,8 +235,70 @@ void ReactorFederate::drain_commands() {
   // it completes (reactors/federation.hpp step 2), and announce() sends both in one frame.
 }
 
+void ReactorFederate::announce_or_defer(const WireTag& next) {
+  pending_next_ = next;
+  // About to wait: next is above every grant (a tag the grant covers already, e.g. one a
+  // received value asks for, is announced too, but runs at once).
+  const bool waits = next > granted_to_env_;
+  bool eager = false;
+  if (waits && eager_waits_ > 0) {
+    --eager_waits_;
+    eager = true;
+  } else if (waits) {
+    ++lazy_waits_;
+  }
+  // Only once the coordinator has heard that this federate may defer (so that it asks when
+  // someone waits for its grant), and never on a zero-delay cycle, whose PTAG reads the NET.
+  if (!eager && eager_waits_ == 0 && plane_.announced_reporting() == Reporting::kMayDefer &&
+      expect_notices_ && plane_.unreported_tags() < kMaxDeferredTags &&
+      !plane_.on_zero_delay_cycle()) {
+    if (waits) {
+      deferred_since_ = std::chrono::steady_clock::now();
+      if (deferred_waits_ != nullptr) deferred_waits_->Increment();
+    }
+    return;
+  }
+  report(next);
+}
+
+void ReactorFederate::report(const WireTag& next) {
+  deferred_since_.reset();
+  // Waits its upstreams' notices will end do not need the coordinator's grant; outside an eager
+  // stretch they may go unreported.
+  Reporting reporting = Reporting::kEveryWait;
+  if (expect_notices_ && !plane_.on_zero_delay_cycle()) {
+    reporting = eager_waits_ > 0 ? Reporting::kEveryWaitByNotices : Reporting::kMayDefer;
+  }
+  if (next == transport::kNever) {
+    plane_.flush_completed(*client_, std::nullopt);
+  } else {
+    plane_.announce(*client_, next, reporting);
+  }
+}
+
+void ReactorFederate::report_eagerly() {
+  // Asked again right after the last stretch: the coordinator needs this federate's reports
+  // steadily (another federate's grants go through it), so the stretch doubles; else it is short.
+  eager_stretch_ =
+      lazy_waits_ <= 2 ? std::min(std::max(2, 2 * eager_stretch_), kMaxEagerStretch) : 2;
+  eager_waits_ = eager_stretch_;
+  lazy_waits_ = 0;
+  report(pending_next_);
+}
+
+std::chrono::milliseconds ReactorFederate::poll_limit(std::chrono::milliseconds limit) const {
+  if (!deferred_since_ || pending_next_ <= granted_to_env_) return limit;
+  // Rounded up: a poll of 0 ms would spin until the wait is overdue.
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(*deferred_since_ + kOverdue -
+                                                                 std::chrono::steady_clock::now());
+  return std::min(std::max(left, std::chrono::milliseconds(1)), limit);
+}
+
 void ReactorFederate::send_value(const Command& command) {
   if (!plane_.sends_to(command.to)) return;
+  for (std::size_t i = 0; i < upstream_ids_.size(); ++i) {
+    if (upstream_ids_[i] == command.to) sent_upstream_[i] = true;
+  }
   // Reported with the LTC that follows (PROTOCOL.md §3.2).
   plane_.report_in_transit(*client_, command.to, command.tag);
   plane_.send_value(command.to, command.port, command.tag, command.value);
@@ -317,6 +390,16 @@ void ReactorFederate::network_round(reactors::Environment& env) {
   client_->poll(std::chrono::milliseconds(0));
   update_grant(env);
   handle_stop(env);
+  // A wait left unreported (§3.9): the coordinator asks for it when another federate waits for
+  // its grant; and one the notices have not ended within kOverdue is reported anyway.
+  const bool asked = client_->take_report_request();
+  const bool unreported = plane_.has_unreported() || pending_next_ != plane_.announced();
+  if (asked && unreported) {
+    report_eagerly();
+  } else if (deferred_since_ && pending_next_ > granted_to_env_ &&
+             std::chrono::steady_clock::now() - *deferred_since_ >= kOverdue) {
+    report_eagerly();
+  }
 }
 
 void ReactorFederate::fail(reactors::Environment& env, const std::exception& e) {
@@ -337,7 +420,7 @@ void ReactorFederate::network_loop(reactors::Environment& env) {
   std::array<zmq::pollitem_t, 3> items = poll_items();
   try {
     while (!done_.load(std::memory_order_acquire)) {
-      zmq::poll(items.data(), items.size(), std::chrono::milliseconds(20));
+      zmq::poll(items.data(), items.size(), poll_limit(std::chrono::milliseconds(20)));
       drain_commands();
       network_round(env);  // what is left over wakes the next poll at once
     }
@@ -359,7 +442,7 @@ void ReactorFederate::wait_on_sockets(reactors::Environment& env, std::int64_t t
   std::array<zmq::pollitem_t, 3> items = poll_items();
   try {
     drain_commands();  // what the last tag sent leaves before this thread sleeps
-    zmq::poll(items.data(), items.size(), limit);
+    zmq::poll(items.data(), items.size(), poll_limit(limit));
     if ((items[2].revents & ZMQ_POLLIN) != 0) clear_wake();
     drain_commands();
     network_round(env);

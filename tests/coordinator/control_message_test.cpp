@@ -71,6 +71,42 @@ TEST(ControlMessage, CompletedMayCarryTheNextTagWithOrWithoutMessagesInTransit) 
   EXPECT_EQ(decoded.next, transport::kForever);
 }
 
+// PROTOCOL.md §3.9: NET, and an LTC with a next tag, say how the federate reports its waits; a
+// frame without the field says kEveryWait. REPORT_REQUEST has no fields.
+TEST(ControlMessage, NetAndLtcSayHowTheFederateReportsAndAReportRequestIsItsTypeAlone) {
+  ControlMessage net = make_tag_message(ControlType::kNextEvent, {5, 0});
+  EXPECT_EQ(encode_control(net).size(), 5U);  // [4, [5, 0]]: no field for kEveryWait
+  EXPECT_EQ(round_trip(net).reporting, Reporting::kEveryWait);
+  for (const Reporting reporting : {Reporting::kEveryWaitByNotices, Reporting::kMayDefer}) {
+    net.reporting = reporting;
+    EXPECT_EQ(round_trip(net).reporting, reporting);
+    EXPECT_EQ(round_trip(net).tag, (WireTag{5, 0}));
+  }
+  ControlMessage ltc = make_tag_message(ControlType::kCompleted, {7, 1});
+  ltc.in_transit = {{"b", {8, 0}}};
+  ltc.next = WireTag{8, 0};
+  EXPECT_EQ(round_trip(ltc).reporting, Reporting::kEveryWait);
+  ltc.reporting = Reporting::kMayDefer;
+  const ControlMessage decoded = round_trip(ltc);
+  EXPECT_EQ(decoded.reporting, Reporting::kMayDefer);
+  EXPECT_EQ(decoded.next, (WireTag{8, 0}));
+  EXPECT_EQ(decoded.in_transit, ltc.in_transit);
+  ltc.next.reset();  // without a next tag there is no wait to speak of
+  EXPECT_EQ(round_trip(ltc).reporting, Reporting::kEveryWait);
+  ControlMessage request;
+  request.type = ControlType::kReportRequest;
+  EXPECT_EQ(encode_control(request), "\x91\x13");
+  EXPECT_EQ(round_trip(request).type, ControlType::kReportRequest);
+  EXPECT_STREQ(control_type_name(ControlType::kReportRequest), "REPORT_REQUEST");
+  // A reporting that is no number from 0 to 2 is refused, naming the layout.
+  for (const std::string& field : {std::string("\x03"), std::string("\xc3")}) {
+    const std::string bad_net = std::string("\x93\x04\x92\x05\x00", 5) + field;
+    const ControlDecodeResult bad = decode_control_explained(bad_net.data(), bad_net.size());
+    EXPECT_FALSE(bad.message);
+    EXPECT_NE(bad.error.find("reporting (0..2)"), std::string::npos) << bad.error;
+  }
+}
+
 TEST(ControlMessage, EveryTypeRoundTrips) {
   for (int t = 1; t <= kLastControlType; ++t) {
     ControlMessage message = make_tag_message(static_cast<ControlType>(t), {-3, 1});
@@ -184,7 +220,7 @@ TEST(ControlMessage, OtherMalformedFramesAreExplainedWithTheExpectedFields) {
   ControlDecodeResult bad =
       decode_control_explained(net_without_tag.data(), net_without_tag.size());
   EXPECT_EQ(bad.type, ControlType::kNextEvent);
-  EXPECT_NE(bad.error.find("NET: expected [type, tag]"), std::string::npos) << bad.error;
+  EXPECT_NE(bad.error.find("NET: expected [4, tag]"), std::string::npos) << bad.error;
   const std::string no_type = "\x91\x63";
   bad = decode_control_explained(no_type.data(), no_type.size());
   EXPECT_FALSE(bad.type);

@@ -322,62 +322,79 @@ reactors::EnvironmentConfig loop_config(unsigned workers = 2) {
   return config;
 }
 
-TEST(ReactorFederate, LoopWithAnAfterZeroDelayAcrossFederatesMatchesOneEnvironment) {
-  std::string expected;
-  {
-    reactors::Environment env(loop_config());
-    auto& ticker = env.add<Ticker>("ticker");
+/// `A`'s trace in one environment, its `out` echoed back to its `back` `after 0`.
+template <typename A>
+std::string loop_in_one_environment() {
+  reactors::Environment env(loop_config());
+  auto& a = env.add<A>("a");
+  auto& echo = env.add<Echo>("echo");
+  env.connect(a.out, echo.in);
+  env.connect(echo.out, a.back, std::chrono::nanoseconds(0));
+  env.run();
+  return a.trace;
+}
+
+/// What one run of kLoop across two federates (in threads) left: a's trace, the coordinator's
+/// result and each environment's late events.
+struct LoopRun {
+  std::string trace;
+  CoordinatorResult result;
+  std::uint64_t late_a = 0;
+  std::uint64_t late_b = 0;
+};
+
+/// `A` as federate a and an Echo as federate b, each environment on `workers` workers.
+template <typename A>
+LoopRun loop_across_federates(unsigned workers, monitoring::ProcessMetrics& a_metrics,
+                              monitoring::ProcessMetrics& b_metrics) {
+  LoopRun run;
+  FederationSpec spec = parse_federation_spec(kLoop);
+  Coordinator coordinator(spec);
+  spec.address = coordinator.bind("tcp://127.0.0.1:*");
+  std::thread loop([&] { run.result = coordinator.run(); });
+  std::thread b_thread([&] {
+    ReactorFederate federate(spec, "b", {"tcp://127.0.0.1:*", "", &b_metrics});
+    federate.join();
+    reactors::Environment env(loop_config(workers));
     auto& echo = env.add<Echo>("echo");
-    env.connect(ticker.out, echo.in);
-    env.connect(echo.out, ticker.back, std::chrono::nanoseconds(0));
-    env.run();
-    expected = ticker.trace;
+    auto& from_a = env.add<NetworkReceiver>("from_a", federate, "a", 1);
+    auto& to_a = env.add<NetworkSender>("to_a", federate, "a", 1);
+    env.connect(from_a.out, echo.in);
+    env.connect(echo.out, to_a.in);
+    federate.run(env);
+    run.late_b = env.late_events();
+  });
+  {
+    ReactorFederate federate(spec, "a", {"tcp://127.0.0.1:*", "", &a_metrics});
+    federate.join();
+    reactors::Environment env(loop_config(workers));
+    auto& a = env.add<A>("a");
+    auto& to_b = env.add<NetworkSender>("to_b", federate, "b", 1);
+    auto& from_b = env.add<NetworkReceiver>("from_b", federate, "b", 1);
+    env.connect(a.out, to_b.in);
+    env.connect(from_b.out, a.back);
+    federate.run(env);
+    run.trace = a.trace;
+    run.late_a = env.late_events();
   }
+  b_thread.join();
+  loop.join();
+  return run;
+}
+
+TEST(ReactorFederate, LoopWithAnAfterZeroDelayAcrossFederatesMatchesOneEnvironment) {
+  const std::string expected = loop_in_one_environment<Ticker>();
   ASSERT_NE(expected.find("\n1000000.1 1!\n"), std::string::npos) << expected;
   monitoring::ProcessMetrics a_metrics({"a", "sampler"});
   monitoring::ProcessMetrics b_metrics({"b", "inference"});
   for (int run = 0; run < 3; ++run) {
     // Run 1 on one worker: each environment's thread owns its sockets (reactor_federate.hpp).
     const unsigned workers = run == 1 ? 1 : 2;
-    FederationSpec spec = parse_federation_spec(kLoop);
-    Coordinator coordinator(spec);
-    spec.address = coordinator.bind("tcp://127.0.0.1:*");
-    CoordinatorResult result;
-    std::thread loop([&] { result = coordinator.run(); });
-    std::string trace;
-    std::uint64_t late_a = 0;
-    std::uint64_t late_b = 0;
-    std::thread b_thread([&] {
-      ReactorFederate federate(spec, "b", {"tcp://127.0.0.1:*", "", &b_metrics});
-      federate.join();
-      reactors::Environment env(loop_config(workers));
-      auto& echo = env.add<Echo>("echo");
-      auto& from_a = env.add<NetworkReceiver>("from_a", federate, "a", 1);
-      auto& to_a = env.add<NetworkSender>("to_a", federate, "a", 1);
-      env.connect(from_a.out, echo.in);
-      env.connect(echo.out, to_a.in);
-      federate.run(env);
-      late_b = env.late_events();
-    });
-    {
-      ReactorFederate federate(spec, "a", {"tcp://127.0.0.1:*", "", &a_metrics});
-      federate.join();
-      reactors::Environment env(loop_config(workers));
-      auto& ticker = env.add<Ticker>("ticker");
-      auto& to_b = env.add<NetworkSender>("to_b", federate, "b", 1);
-      auto& from_b = env.add<NetworkReceiver>("from_b", federate, "b", 1);
-      env.connect(ticker.out, to_b.in);
-      env.connect(from_b.out, ticker.back);
-      federate.run(env);
-      trace = ticker.trace;
-      late_a = env.late_events();
-    }
-    b_thread.join();
-    loop.join();
-    EXPECT_TRUE(result.ok) << result.error;
-    EXPECT_EQ(late_a, 0U) << "run " << run;
-    EXPECT_EQ(late_b, 0U) << "run " << run;
-    EXPECT_EQ(trace, expected) << "run " << run;
+    const LoopRun result = loop_across_federates<Ticker>(workers, a_metrics, b_metrics);
+    EXPECT_TRUE(result.result.ok) << result.result.error;
+    EXPECT_EQ(result.late_a, 0U) << "run " << run;
+    EXPECT_EQ(result.late_b, 0U) << "run " << run;
+    EXPECT_EQ(result.trace, expected) << "run " << run;
   }
   // PROTOCOL.md §3.8: each answer arrives with b's COMPLETED, and a runs it on that; a's timer
   // tags (b sends nothing unasked) still need the coordinator's grant.
@@ -388,6 +405,59 @@ TEST(ReactorFederate, LoopWithAnAfterZeroDelayAcrossFederatesMatchesOneEnvironme
   EXPECT_GT(grants(a_metrics, "upstreams"), 0);
   EXPECT_GT(grants(a_metrics, "coordinator"), 0);
   EXPECT_GT(grants(b_metrics, "upstreams"), 0);
+}
+
+/// Every tick of its timer starts a rally of kRally volleys with `b`: each answer sent back
+/// `after 0` is returned at once, so within a rally `a` waits only for `b`'s answers.
+class Rally : public reactors::Reactor {
+ public:
+  static constexpr int kRally = 20;
+  reactors::Timer tick{"tick", this, std::chrono::milliseconds(0), std::chrono::milliseconds(1)};
+  reactors::Output<transport::Payload> out{"out", this};
+  reactors::Input<transport::Payload> back{"back", this};
+  std::string trace;
+  Rally(std::string name, reactors::Environment& env) : Reactor(std::move(name), env) {
+    reaction("serve").triggers(tick).effects(out).body([this] {
+      volleys_ = 0;
+      out.set(testing::payload("0"));
+    });
+    reaction("return").triggers(back).effects(out).body([this] {
+      trace += std::to_string(tag().time_ns()) + "." + std::to_string(tag().microstep()) + " " +
+               testing::text(back.get()) + "\n";
+      if (++volleys_ < kRally) out.set(testing::payload(std::to_string(volleys_)));
+    });
+  }
+
+ private:
+  int volleys_ = 0;
+};
+
+// PROTOCOL.md §3.9: inside a rally each side is granted by the other's COMPLETED notices, so
+// neither reports those waits to the coordinator; a rally's first tag (a timer's) needs the
+// coordinator's grant, which asks `b` for the report it held back. The traces are those of one
+// environment, on one worker (the environment's thread owns the sockets) and on two.
+TEST(ReactorFederate, WaitsTheUpstreamsNoticesEndGoUnreportedAndTheTraceIsUnchanged) {
+  const std::string expected = loop_in_one_environment<Rally>();
+  const long volleys = std::count(expected.begin(), expected.end(), '\n');
+  ASSERT_GT(volleys, 100 * Rally::kRally) << expected.substr(0, 200);
+  for (const unsigned workers : {1U, 2U}) {
+    monitoring::ProcessMetrics a_metrics({"a", "multi_agent"});
+    monitoring::ProcessMetrics b_metrics({"b", "inference"});
+    const LoopRun run = loop_across_federates<Rally>(workers, a_metrics, b_metrics);
+    ASSERT_TRUE(run.result.ok) << run.result.error;
+    EXPECT_EQ(run.trace, expected) << "workers " << workers;
+    EXPECT_EQ(run.late_a + run.late_b, 0U) << "workers " << workers;
+    const auto deferred = [](const monitoring::ProcessMetrics& metrics) {
+      return sample(metrics.text(), "tagflow_federation_deferred_waits_total", {});
+    };
+    // Reporting every wait, each federate would send a frame per volley (2 per volley in all).
+    EXPECT_GT(deferred(a_metrics), volleys / 2) << "workers " << workers;
+    EXPECT_GT(deferred(b_metrics), volleys / 2) << "workers " << workers;
+    EXPECT_LT(run.result.messages_handled, static_cast<std::uint64_t>(volleys))
+        << "workers " << workers;
+    // Each rally's first tag waits for the coordinator, which asks b for what it held back.
+    EXPECT_GT(run.result.report_requests, 0U) << "workers " << workers;
+  }
 }
 
 }  // namespace

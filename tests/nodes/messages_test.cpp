@@ -337,5 +337,42 @@ TEST(Messages, MalformedSparseAgentObservationsAreRefusedWithAReason) {
   EXPECT_FALSE(decode(cut, back, &error));
 }
 
+// encode() never writes a sparse message without floats (there is nothing to leave out), but a
+// peer may send one: no rows, or rows of width 0. It is a valid empty message, and decoding it
+// must not touch the (possibly null) data of an empty vector.
+TEST(Messages, ASparseAgentObservationsMessageWithoutFloatsDecodesEmpty) {
+  AgentObservationsMessage o{1, 100, {0}, {0}, std::vector<float>(100, 0.0F)};
+  o.observations[3] = 1.0F;
+  const Bytes sparse = encode(o);
+  ASSERT_LT(sparse.size(), 100U);  // the sparse form: its first 5 bytes (magic, format) below
+  const auto append = [](Bytes& bytes, const auto value) {
+    const auto* raw = reinterpret_cast<const std::uint8_t*>(&value);  // NOLINT
+    bytes.insert(bytes.end(), raw, raw + sizeof value);
+  };
+  const auto message = [&](std::uint32_t width, const std::vector<std::uint32_t>& agents) {
+    Bytes bytes(sparse.begin(), sparse.begin() + 5);
+    append(bytes, std::uint32_t{7});  // source
+    append(bytes, width);
+    for (int block = 0; block < 2; ++block) {  // agents, then their policies
+      append(bytes, static_cast<std::uint64_t>(agents.size()));
+      for (const std::uint32_t agent : agents) append(bytes, agent);
+    }
+    append(bytes, std::uint64_t{0});  // no positions
+    append(bytes, std::uint64_t{0});  // no values
+    return bytes;
+  };
+  AgentObservationsMessage back;
+  back.observations.assign(5, 1.0F);  // what a reused message held before
+  std::string error;
+  ASSERT_TRUE(decode(message(100, {}), back, &error)) << error;
+  EXPECT_EQ(back.source, 7U);
+  EXPECT_EQ(back.rows(), 0U);
+  EXPECT_TRUE(back.observations.empty());
+  ASSERT_TRUE(decode(message(0, {2, 5}), back, &error)) << error;
+  EXPECT_EQ(back.agents, (std::vector<std::uint32_t>{2, 5}));
+  EXPECT_EQ(back.observation_size, 0U);
+  EXPECT_TRUE(back.observations.empty());
+}
+
 }  // namespace
 }  // namespace tagflow::nodes
