@@ -248,10 +248,10 @@ void ReactorFederate::announce_or_defer(const WireTag& next) {
     ++lazy_waits_;
   }
   // Only once the coordinator has heard that this federate may defer (so that it asks when
-  // someone waits for its grant), and never on a zero-delay cycle, whose PTAG reads the NET.
-  if (!eager && eager_waits_ == 0 && plane_.announced_reporting() == Reporting::kMayDefer &&
-      expect_notices_ && plane_.unreported_tags() < kMaxDeferredTags &&
-      !plane_.on_zero_delay_cycle()) {
+  // someone waits for its grant).
+  if (!eager && reporting_now() == Reporting::kMayDefer &&
+      plane_.announced_reporting() == Reporting::kMayDefer &&
+      plane_.unreported_tags() < kMaxDeferredTags) {
     if (waits) {
       deferred_since_ = std::chrono::steady_clock::now();
       if (deferred_waits_ != nullptr) deferred_waits_->Increment();
@@ -261,18 +261,19 @@ void ReactorFederate::announce_or_defer(const WireTag& next) {
   report(next);
 }
 
+Reporting ReactorFederate::reporting_now() const {
+  // Waits its upstreams' notices will end do not need the coordinator's grant; outside an eager
+  // stretch they may go unreported. Never on a zero-delay cycle, whose PTAG reads the NET.
+  if (!expect_notices_ || plane_.on_zero_delay_cycle()) return Reporting::kEveryWait;
+  return eager_waits_ > 0 ? Reporting::kEveryWaitByNotices : Reporting::kMayDefer;
+}
+
 void ReactorFederate::report(const WireTag& next) {
   deferred_since_.reset();
-  // Waits its upstreams' notices will end do not need the coordinator's grant; outside an eager
-  // stretch they may go unreported.
-  Reporting reporting = Reporting::kEveryWait;
-  if (expect_notices_ && !plane_.on_zero_delay_cycle()) {
-    reporting = eager_waits_ > 0 ? Reporting::kEveryWaitByNotices : Reporting::kMayDefer;
-  }
   if (next == transport::kNever) {
     plane_.flush_completed(*client_, std::nullopt);
   } else {
-    plane_.announce(*client_, next, reporting);
+    plane_.announce(*client_, next, reporting_now());
   }
 }
 

@@ -26,37 +26,41 @@
 // drains in order; data messages are reported in transit
 // by the LTC that follows them, which goes in one frame with the NET the scheduler announces right
 // after it (PROTOCOL.md §3.2). A NET for a tag only a received message asks for is not sent
-// (§3.3). At a wait its upstreams' COMPLETED notices will end (it sent to every upstream at the
-// tag it just completed), it sends neither, until the coordinator asks with REPORT_REQUEST, 16
-// tags are held back, or the wait lasted 1 ms (§3.9). Received values enter through
-// PhysicalAction::schedule_at at the tag they carry; TAG(g) becomes env.grant(g) once the data
-// messages the grant counts have all arrived (values first, then the grant: federation.hpp step 3).
-// The socket owner reads at most FederateDataPlane::kMaxReceivedPerCall data messages between two
-// looks at its commands and control messages. The owner looks at the coordinator's socket at least
-// every 20 ms, so a lost coordinator (seen by the heartbeat thread) ends the run either way. Values
-// are transport::Payload: immutable shared bytes. send() queues the Payload itself and the socket
-// owner hands its bytes to ZeroMQ without copying them (so one value sent to several downstreams is
-// one buffer); a received value is the frame ZeroMQ received, passed to the action and on to the
-// reactions without a copy (transport/WIRE.md §4). Stop (PROTOCOL.md §5): env.request_stop() in any
-// federate sends STOP_REQUEST with the tag it proposes (the next microstep); a STOP_REQUEST
-// forwarded by the coordinator is answered with max(its tag, this federate's next unstarted tag),
-// obtained from the scheduler the same way. From its proposal on, a federate processes no tag at or
-// past it until STOP_GRANTED(s) arrives; then every federate stops at s. Without a negotiation the
-// run ends at the environment's own stop tag (set the same `timeout` everywhere). A FAILED from the
-// coordinator, or a lost coordinator, stops the environment without waiting for grants and run()
-// throws FederationError naming the federate. Zero-delay cycles across federates (PROTOCOL.md
-// §3.7): a NetworkReceiver on a link of such a cycle delivers through CycleInputs — under PTAG(g)
-// the federate runs g, and the receiver's reaction waits inside the tag until a value or an ABSENT
-// with tag g (or a TAG >= g) arrived. A NetworkSender on such a link sends ABSENT(port, g) at every
-// tag g it did not write: before any cycle receiver of the federate waits (for senders ordered
-// before it) and when the tag completes. run() orders every cycle sender before every cycle
-// receiver that does not feed it (Environment::order_before), so a federate sends what it can
-// before it waits. ABSENTs go over the data path and are reported in transit like data messages. An
-// input on such a link cannot be bound with bind_input(), which cannot wait inside a tag: it throws
-// FederationConfigError. Metrics (options.metrics): tagflow_transport_{messages,sent_bytes}_... per
-// downstream peer, _received_... per upstream peer, tagflow_transport_invalid_messages_total{peer,
-// reason}, and tagflow_federation_grants_total{by="coordinator"|"upstreams"}: which grants let it
-// run further. Thread-safety: construct, join, declare and run from one thread; send() is called by
+// (§3.3). Received values enter through PhysicalAction::schedule_at at the tag they carry; TAG(g)
+// becomes env.grant(g) once the data messages the grant counts have all arrived (values first,
+// then the grant: federation.hpp step 3). The socket owner reads at most
+// FederateDataPlane::kMaxReceivedPerCall data messages between two looks at its commands and
+// control messages. The owner looks at the coordinator's socket at least every 20 ms, so a lost
+// coordinator (seen by the heartbeat thread) ends the run either way.
+// Waits left unreported (§3.9): at a wait its upstreams' COMPLETED notices will end (it sent to
+// every upstream at the tag it just completed), it sends neither LTC nor NET until the
+// coordinator asks with REPORT_REQUEST, 16 completed tags are held back, or the wait lasted 1 ms.
+// Values are transport::Payload: immutable shared bytes. send() queues the Payload itself and the
+// socket owner hands its bytes to ZeroMQ without copying them (so one value sent to several
+// downstreams is one buffer); a received value is the frame ZeroMQ received, passed to the
+// action and on to the reactions without a copy (transport/WIRE.md §4).
+// Stop (PROTOCOL.md §5): env.request_stop() in any federate sends STOP_REQUEST with the tag it
+// proposes (the next microstep); a STOP_REQUEST forwarded by the coordinator is answered with
+// max(its tag, this federate's next unstarted tag), obtained from the scheduler the same way.
+// From its proposal on, a federate processes no tag at or past it until STOP_GRANTED(s) arrives;
+// then every federate stops at s. Without a negotiation the run ends at the environment's own
+// stop tag (set the same `timeout` everywhere). A FAILED from the coordinator, or a lost
+// coordinator, stops the environment without waiting for grants and run() throws
+// FederationError naming the federate.
+// Zero-delay cycles across federates (PROTOCOL.md §3.7): a NetworkReceiver on a link of such a
+// cycle delivers through CycleInputs — under PTAG(g) the federate runs g, and the receiver's
+// reaction waits inside the tag until a value or an ABSENT with tag g (or a TAG >= g) arrived.
+// A NetworkSender on such a link sends ABSENT(port, g) at every tag g it did not write: before
+// any cycle receiver of the federate waits (for senders ordered before it) and when the tag
+// completes. run() orders every cycle sender before every cycle receiver that does not feed it
+// (Environment::order_before), so a federate sends what it can before it waits. ABSENTs go over
+// the data path and are reported in transit like data messages. An input on such a link cannot
+// be bound with bind_input(), which cannot wait inside a tag: it throws FederationConfigError.
+// Metrics (options.metrics): tagflow_transport_{messages,sent_bytes}_... per downstream peer,
+// _received_... per upstream peer, tagflow_transport_invalid_messages_total{peer, reason}, and
+// tagflow_federation_grants_total{by="coordinator"|"upstreams"}: which grants let it run further,
+// and tagflow_federation_deferred_waits_total: the waits it left unreported.
+// Thread-safety: construct, join, declare and run from one thread; send() is called by
 // NetworkSender from worker threads; the ProcessMetrics must outlive the federate.
 #pragma once
 
@@ -190,6 +194,8 @@ class ReactorFederate {
   /// The scheduler's next tag `next`, after a completed tag: reported to the coordinator (LTC and
   /// NET in one frame), or left unreported while the upstreams' notices will grant it (§3.9).
   void announce_or_defer(const WireTag& next);
+  /// What this federate's frames say of its waits now (§3.9).
+  [[nodiscard]] Reporting reporting_now() const;
   /// Sends what is unreported with `next`, saying whether the next waits may go unreported.
   void report(const WireTag& next);
   /// After a REPORT_REQUEST, or a wait left unreported for longer than kOverdue: reports now and
