@@ -374,6 +374,12 @@ bool consistent(const AgentActionsMessage& m) {
          m.actions.size() == m.rows();
 }
 
+/// Whether a sparse agent-observation frame of `frame_bytes` may stand for `floats` floats: no
+/// more than 64 per byte of the frame, so a small frame cannot make the receiver allocate much.
+bool sparse_claim_fits(std::uint64_t floats, std::size_t frame_bytes) {
+  return floats <= 64 * static_cast<std::uint64_t>(frame_bytes) + 64;
+}
+
 Bytes encode(const AgentObservationsMessage& m) {
   require(consistent(m), "AgentObservationsMessage");
   // Mostly-zero rows (one-hot grids such as TrafficJunction's) go sparse: the positions and
@@ -393,19 +399,26 @@ Bytes encode(const AgentObservationsMessage& m) {
       }
     }
   }
-  const bool sparse = total > 0 && 2 * positions.size() < total;
-  Writer w(sparse ? kAgentObservationsSparse : kAgentObservations);
-  w.scalar(m.source);
-  w.scalar(m.observation_size);
-  w.block(m.agents);
-  w.block(m.policies);
-  if (sparse) {
-    w.block(positions);
-    w.block(values);
-  } else {
-    w.block(m.observations);
+  const auto write = [&m, &positions, &values](bool sparse) {
+    Writer w(sparse ? kAgentObservationsSparse : kAgentObservations);
+    w.scalar(m.source);
+    w.scalar(m.observation_size);
+    w.block(m.agents);
+    w.block(m.policies);
+    if (sparse) {
+      w.block(positions);
+      w.block(values);
+    } else {
+      w.block(m.observations);
+    }
+    return w.take();
+  };
+  if (total > 0 && 2 * positions.size() < total) {
+    // Almost all zeros over many floats can make a frame the receiver's bound refuses: dense.
+    Bytes sparse = write(true);
+    if (sparse_claim_fits(total, sparse.size())) return sparse;
   }
-  return w.take();
+  return write(false);
 }
 
 bool decode(const std::uint8_t* data, std::size_t size, AgentObservationsMessage& out,
@@ -433,7 +446,7 @@ bool decode(const std::uint8_t* data, std::size_t size, AgentObservationsMessage
   const std::uint64_t total =
       static_cast<std::uint64_t>(out.rows()) * static_cast<std::uint64_t>(out.observation_size);
   // Bounded by the frame: a sparse message may not claim more floats than 64 times its bytes.
-  if (total > 64 * static_cast<std::uint64_t>(size) + 64) {
+  if (!sparse_claim_fits(total, size)) {
     return r.fail("sparse agent observations claim " + std::to_string(total) + " floats");
   }
   out.observations.resize(static_cast<std::size_t>(total));

@@ -307,6 +307,20 @@ TEST(Messages, MostlyZeroAgentObservationsTravelSparseAndComeBackBitForBit) {
   EXPECT_EQ(back.observations, dense.observations);
 }
 
+// A sparse frame may claim at most 64 floats per byte (the decoder's bound against a small frame
+// that makes the receiver allocate much). Many zero floats would encode sparse under that bound
+// and be refused where they arrive, so they travel dense.
+TEST(Messages, ManyZeroAgentObservationsTravelDenseWhereASparseFrameWouldBeRefused) {
+  const AgentObservationsMessage o{1, 100000, {0, 3}, {0, 1}, std::vector<float>(200000, 0.0F)};
+  const Bytes bytes = encode(o);
+  EXPECT_GT(bytes.size(), 800000U);  // every float: a sparse frame of 60-odd bytes is refused
+  AgentObservationsMessage back;
+  std::string error;
+  ASSERT_TRUE(decode(bytes, back, &error)) << error;
+  EXPECT_EQ(back.observations, o.observations);
+  EXPECT_EQ(encode(back), bytes);
+}
+
 TEST(Messages, MalformedSparseAgentObservationsAreRefusedWithAReason) {
   AgentObservationsMessage o{1, 100, {0, 3}, {0, 1}, std::vector<float>(200, 0.0F)};
   o.observations[7] = 1.0F;
