@@ -1,7 +1,7 @@
 // `tagflow bench federation`: logical tags per second through the coordinator over TCP loopback,
 // and bytes per second through one federated link, with what clusters run: every federate is a
 // reactor program under a ReactorFederate, its inputs NetworkReceivers and its outputs
-// NetworkSenders (coordinator/reactor_federate.hpp).
+// NetworkSenders (federate/reactor_federate.hpp).
 //
 // Federations of 2, 4 and 8 federates (threads of this process, each with its own ZeroMQ context
 // and sockets, so every control and data message crosses TCP loopback), in a chain and in
@@ -44,7 +44,7 @@
 #include "bench/benchmarks.hpp"
 #include "bench/raw_zmq.hpp"
 #include "coordinator/coordinator.hpp"
-#include "coordinator/reactor_federate.hpp"
+#include "federate/reactor_federate.hpp"
 #include "reactors/reactors.hpp"
 
 namespace tagflow::bench {

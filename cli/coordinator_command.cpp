@@ -1,4 +1,4 @@
-// `tagflow coordinator --config FILE`: runs the federation coordinator (coordinator/PROTOCOL.md)
+// `tagflow coordinator --config FILE`: runs the federation coordinator (federation/PROTOCOL.md)
 // until every federate resigned (exit 0) or the run failed (exit 1, naming the federate). With a
 // cluster file whose coordinator has a metrics_port, it serves its metrics there (on
 // monitoring.bind) with node=coordinator, kind=coordinator. With `--results DIR` (a cluster file;
@@ -15,7 +15,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "coordinator/checkpoint_store.hpp"
+#include "federation/checkpoint_store.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -31,14 +31,14 @@ namespace tagflow::cli {
 namespace {
 
 /// A cluster file (nodes + connections, configs/README.md) or a bare federation description
-/// (a `federation:` section, coordinator/PROTOCOL.md §0, as used for non-RL reactor programs).
+/// (a `federation:` section, federation/PROTOCOL.md §0, as used for non-RL reactor programs).
 struct LoadedSpec {
   coordinator::FederationSpec spec;
   std::optional<cluster::ClusterConfig> cluster;  // when the file is a cluster file
 };
 
 /// A cluster file (nodes + connections, configs/README.md) or a bare federation description
-/// (a `federation:` section, coordinator/PROTOCOL.md §0, as used for non-RL reactor programs).
+/// (a `federation:` section, federation/PROTOCOL.md §0, as used for non-RL reactor programs).
 LoadedSpec load_spec(const std::string& path, const std::string& run_keys) {
   bool bare_federation = false;
   try {

@@ -24,7 +24,7 @@
 #include "actors/actor_credentials.hpp"
 #include "cli/commands.hpp"
 #include "cli/launch/launch_plan.hpp"
-#include "coordinator/federation_spec.hpp"
+#include "federation/federation_spec.hpp"
 #include "nodes/cluster/cluster_config.hpp"
 #include "nodes/cluster/process_plan.hpp"
 #include "transport/curve_keys.hpp"

@@ -15,8 +15,8 @@
 #include "common/atomic_file.hpp"
 #include "hosts/actor/actor_process.hpp"
 
-#include "coordinator/federate_client.hpp"
-#include "coordinator/federation_spec.hpp"
+#include "federate/federate_client.hpp"
+#include "federation/federation_spec.hpp"
 #include "hosts/reactor/federated_process.hpp"
 #include "nodes/cluster/process_plan.hpp"
 

@@ -35,9 +35,9 @@
 #include <zmq.hpp>
 
 #include "common/log_text.hpp"
-#include "coordinator/control_message.hpp"
-#include "coordinator/federation_spec.hpp"
 #include "coordinator/grant_calculator.hpp"
+#include "federation/control_message.hpp"
+#include "federation/federation_spec.hpp"
 #include "transport/peer_drop_counters.hpp"
 #include "transport/zap_authenticator.hpp"
 

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "coordinator/federation_spec.hpp"
+#include "federation/federation_spec.hpp"
 
 namespace tagflow::coordinator {
 

@@ -1,4 +1,4 @@
-// libFuzzer target: the coordinator's control-message decoder (coordinator/PROTOCOL.md §1) on
+// libFuzzer target: the coordinator's control-message decoder (federation/PROTOCOL.md §1) on
 // arbitrary bytes.
 //
 // Beyond "no crash, no sanitizer report": decoding never throws, and a decoded message
@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "coordinator/control_message.hpp"
+#include "federation/control_message.hpp"
 
 namespace tc = tagflow::coordinator;
 

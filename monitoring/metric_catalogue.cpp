@@ -75,11 +75,11 @@ std::vector<MetricSpec> make_catalogue() {
       counter(Metric::federation_grants, "tagflow_federation_grants_total",
               "Reactor mode: grants that let this federate run further, by who gave them: "
               "coordinator (TAG or PTAG) or upstreams (their COMPLETED notices on the data path, "
-              "coordinator/PROTOCOL.md 3.8).",
+              "federation/PROTOCOL.md 3.8).",
               "", {"by"}, kNodes),
       counter(Metric::federation_deferred_waits, "tagflow_federation_deferred_waits_total",
               "Reactor mode: waits for a grant this federate did not report to the coordinator, "
-              "counting on its upstreams' COMPLETED notices (coordinator/PROTOCOL.md 3.9).",
+              "counting on its upstreams' COMPLETED notices (federation/PROTOCOL.md 3.9).",
               "", {}, kNodes),
       counter(Metric::env_steps, "tagflow_env_steps_total",
               "Environment steps taken (one per environment per step; a multi-agent env's joint "
@@ -171,7 +171,7 @@ std::vector<MetricSpec> make_catalogue() {
               "Tag advance grants sent (TAG and PTAG).", "", {}, {kCoordinator}),
       counter(Metric::coordinator_report_requests, "tagflow_coordinator_report_requests_total",
               "REPORT_REQUESTs sent: a federate waited for the coordinator's grant while others "
-              "had left their waits unreported (coordinator/PROTOCOL.md 3.9).",
+              "had left their waits unreported (federation/PROTOCOL.md 3.9).",
               "", {}, {kCoordinator}),
       histogram(Metric::coordinator_grant_latency, "tagflow_coordinator_grant_latency_seconds",
                 "Time from a federate's next tag (a NET, or the next tag an LTC carries) to the "

@@ -1,5 +1,5 @@
 // The federation door of the scheduler: a tag-advance barrier and hooks, the way Lingua Franca's
-// centralized coordination drives a federate (ARCHITECTURE §4; coordinator/PROTOCOL.md).
+// centralized coordination drives a federate (ARCHITECTURE §4; federation/PROTOCOL.md).
 //
 // 1. Before run(), the federation layer calls Environment::enable_tag_barrier(initial_grant) and
 //    Environment::set_federation_hooks(hooks), and sets EnvironmentConfig::start_time to the
@@ -25,7 +25,7 @@
 //    grant(g.predecessor()), unless every input that may still carry a value at g is received
 //    by a reaction that waits, inside the tag, until the value or its absence is known: then it
 //    may be grant(g). The scheduler does not know the difference; the federation layer
-//    (coordinator/reactor_federate.hpp, PROTOCOL.md §3.7) schedules those inputs at g before
+//    (federate/reactor_federate.hpp, PROTOCOL.md §3.7) schedules those inputs at g before
 //    the grant and orders their reactions with Environment::order_before.
 // 7. Stop: with hooks.stop_requested set, Environment::request_stop() (from a reaction or any
 //    thread) does not stop locally; it calls hooks.stop_requested(proposed tag) and the

@@ -9,7 +9,7 @@
 // (3) ordering hints (add_ordering_hint): `first` before `second` at the same tag, added only
 // when `second` does not already lead to `first` (a hint never creates a cycle; one that would is
 // skipped). Federation uses them to run a federate's own outputs on a zero-delay cycle before it
-// waits for the cycle's inputs (coordinator/reactor_federate.hpp).
+// waits for the cycle's inputs (federate/reactor_federate.hpp).
 //
 // Contract: built once by Environment::assemble() from bound ports; pure computation, no
 // threads. levels() throws AssemblyError naming the reactions and ports of a cycle with no delay.

@@ -24,21 +24,28 @@ const std::map<std::string, std::set<std::string>>& allowed() {
       {"reactors", {"common"}},
       {"transport", {"common"}},
       {"monitoring", {"common", "tagflow"}},  // tagflow/build_info.hpp is generated
-      {"coordinator", {"common", "reactors", "transport", "monitoring"}},
+      {"federation", {"common", "transport", "monitoring"}},
+      {"coordinator", {"common", "transport", "monitoring", "federation"}},
+      {"federate", {"common", "reactors", "transport", "monitoring", "federation"}},
       {"actors", {"common", "transport", "monitoring"}},
-      {"nodes", {"common", "rl", "reactors", "transport", "monitoring", "coordinator", "actors"}},
+      {"nodes",
+       {"common", "rl", "reactors", "transport", "monitoring", "federation", "coordinator",
+        "federate", "actors"}},
       {"hosts",
-       {"common", "rl", "reactors", "transport", "monitoring", "coordinator", "actors", "nodes"}},
+       {"common", "rl", "reactors", "transport", "monitoring", "federation", "coordinator",
+        "federate", "actors", "nodes"}},
       {"bench",
-       {"common", "rl", "reactors", "transport", "monitoring", "coordinator", "actors", "nodes",
-        "hosts", "clients"}},
+       {"common", "rl", "reactors", "transport", "monitoring", "federation", "coordinator",
+        "federate", "actors", "nodes", "hosts", "clients"}},
       {"cli",
-       {"common", "rl", "reactors", "transport", "monitoring", "coordinator", "actors", "nodes",
-        "hosts", "bench", "tagflow"}},
+       {"common", "rl", "reactors", "transport", "monitoring", "federation", "coordinator",
+        "federate", "actors", "nodes", "hosts", "bench", "tagflow"}},
       // Clients of outside programs use the documented protocols only, no tagflow code.
       {"clients", {}},
       // libFuzzer targets for the decoders of the layers below (preset `fuzz`).
-      {"fuzz", {"common", "rl", "reactors", "transport", "monitoring", "coordinator", "nodes"}},
+      {"fuzz",
+       {"common", "rl", "reactors", "transport", "monitoring", "federation", "coordinator",
+        "federate", "nodes"}},
   };
   return rules;
 }

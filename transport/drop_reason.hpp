@@ -1,5 +1,5 @@
 // DropReason: why a received message was refused. Every value up to kTagInPast names one check of
-// transport/WIRE.md §3; the next two are the coordinator's (coordinator/PROTOCOL.md §1): a control
+// transport/WIRE.md §3; the next two are the coordinator's (federation/PROTOCOL.md §1): a control
 // frame that does not decode, and a JOIN it refused; then a node's: a value whose content
 // its logic refused (nodes/node_metrics.hpp); the last two are connections cut by the
 // ConnectionGuard (WIRE.md §3.1), each counted as one drop; the last is actor mode's: a TLS

@@ -9,7 +9,7 @@
 #include "bench/paper/child_processes.hpp"
 #include "bench/paper/placements.hpp"
 #include "coordinator/coordinator.hpp"
-#include "coordinator/reactor_federate.hpp"
+#include "federate/reactor_federate.hpp"
 #include "reactors/reactors.hpp"
 #include "transport/message_validator.hpp"
 

@@ -23,7 +23,7 @@
 #include "cli/launch/remote_hosts.hpp"
 #include "cli/launch/run_report.hpp"
 #include "common/state_stream.hpp"
-#include "coordinator/checkpoint_store.hpp"
+#include "federation/checkpoint_store.hpp"
 #include "hosts/actor/replica_spawner.hpp"
 #include "hosts/replica_params_check.hpp"
 #include "nodes/actor_checkpoint.hpp"
@@ -282,7 +282,7 @@ void wind_down(ProcessSupervisor& supervisor, std::vector<ChildExit>& exits,
   supervisor.stop_all(kStopGrace);
 }
 
-/// The newest usable checkpoint under `root` (coordinator/checkpoint_store.hpp); every newer one
+/// The newest usable checkpoint under `root` (federation/checkpoint_store.hpp); every newer one
 /// it refuses is named on stderr with the reason.
 std::optional<coordinator::UsableCheckpoint> choose_checkpoint(
     const std::string& root, const std::vector<std::string>& federates) {

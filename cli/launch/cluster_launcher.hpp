@@ -31,7 +31,7 @@
 // Recovery (reactor mode, the whole cluster on this machine): with `restart: {max: N}` a process
 // that dies (any signal or exit status but 2, the coordinator included) makes the launcher stop
 // the others and start every process again, up to N times, from the newest usable checkpoint
-// (`checkpoint:`, coordinator/checkpoint_store.hpp; a refused one is named with the reason), or
+// (`checkpoint:`, federation/checkpoint_store.hpp; a refused one is named with the reason), or
 // from the start without one. The run being deterministic, it ends with the digest of an
 // uninterrupted run; the summary lists each restart (process, how it died, the checkpoint, the
 // wall time lost). `--resume RUN_DIR` continues a run whose launcher itself died, from RUN_DIR's

@@ -4,7 +4,7 @@
 
 #include <zmq.hpp>
 
-#include "coordinator/control_message.hpp"
+#include "federation/control_message.hpp"
 #include "nodes/cluster/federation_plan.hpp"
 #include "transport/curve_keys.hpp"
 

@@ -4,7 +4,7 @@
 
 #include "common/atomic_file.hpp"
 
-#include "coordinator/checkpoint_store.hpp"
+#include "federation/checkpoint_store.hpp"
 
 namespace tagflow::hosts {
 

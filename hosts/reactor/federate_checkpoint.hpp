@@ -1,12 +1,12 @@
 // FederateCheckpoint: one replica federate's side of reactor-mode checkpoints (ARCHITECTURE §12,
-// coordinator/PROTOCOL.md §9).
+// federation/PROTOCOL.md §9).
 //
 // Checkpoint tags are fixed by the cluster file, so no message is needed to agree on them: with
 // `checkpoint: {every: E}`, checkpoint k holds the state as of the end of the tag just before
 // (k·E, 0) and the run resumes from it at (k·E, 0). A timer of the federate fires at every
 // (k·E, 0); its reaction runs before every other reaction of the federate at that tag
 // (Environment::order_before), so what it saves is the state after every tag before (k·E, 0)
-// and before anything at it. It writes the part (coordinator/checkpoint_store.hpp) — the
+// and before anything at it. It writes the part (federation/checkpoint_store.hpp) — the
 // replica's state (ReplicaBinding::save_state), then the data messages this federate sent at a
 // tag before (k·E, 0) that arrive at (k·E, 0) or later (recorded by the wire outputs through
 // record_sent(); nothing else is in transit at that point) — and reports it with
@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "common/state_stream.hpp"
-#include "coordinator/reactor_federate.hpp"
+#include "federate/reactor_federate.hpp"
 #include "hosts/reactor/replica_binding.hpp"
 #include "reactors/reactors.hpp"
 #include "transport/payload.hpp"

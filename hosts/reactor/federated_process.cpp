@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "coordinator/reactor_federate.hpp"
+#include "federate/reactor_federate.hpp"
 #include "hosts/reactor/federate_checkpoint.hpp"
 #include "hosts/reactor/wire_ports.hpp"
 #include "hosts/replica_metrics.hpp"
@@ -77,7 +77,7 @@ void run_replica(const ClusterConfig& config, const coordinator::FederationSpec&
   // A learner's reactions (training steps) run for milliseconds, longer on a loaded machine: its
   // sockets keep a thread of their own, which reads what arrives meanwhile and lets the
   // connection guard check its peers (transport/connection_guard.hpp). The other kinds run
-  // short reactions and wait on their sockets themselves (coordinator/reactor_federate.hpp).
+  // short reactions and wait on their sockets themselves (federate/reactor_federate.hpp).
   federate_options.network_thread = setup.config.kind == cluster::NodeKind::learner;
   coordinator::ReactorFederate federate(spec, setup.config.name, federate_options);
   const coordinator::WireTag start =

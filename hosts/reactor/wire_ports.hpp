@@ -23,7 +23,7 @@
 #include <optional>
 #include <string>
 
-#include "coordinator/reactor_federate.hpp"
+#include "federate/reactor_federate.hpp"
 #include "nodes/encoded_value.hpp"
 #include "reactors/reactors.hpp"
 

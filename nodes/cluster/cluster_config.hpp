@@ -100,7 +100,7 @@ struct StopConfig {
 };
 
 /// `checkpoint:` (reactor mode, configs/README.md): the federation's state every `every` of
-/// logical time (coordinator/PROTOCOL.md §9), the newest `keep` complete checkpoints kept.
+/// logical time (federation/PROTOCOL.md §9), the newest `keep` complete checkpoints kept.
 struct CheckpointConfig {
   std::optional<std::chrono::nanoseconds> every;  // unset: no checkpoints
   int keep = 2;

@@ -1,4 +1,4 @@
-// The federation a cluster file runs as in reactor mode (coordinator/PROTOCOL.md §0).
+// The federation a cluster file runs as in reactor mode (federation/PROTOCOL.md §0).
 //
 // One federate per node replica, named by replica_name() (sampler-0, sampler-1, replay, ...).
 // The replica pairs are those of the link plan (link_plan.hpp: equal counts i→i, one to many),
@@ -9,7 +9,7 @@
 // (relative to the cluster file) when security.curve is on.
 #pragma once
 
-#include "coordinator/federation_spec.hpp"
+#include "federation/federation_spec.hpp"
 #include "nodes/cluster/cluster_config.hpp"
 
 namespace tagflow::cluster {

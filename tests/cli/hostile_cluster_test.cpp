@@ -52,7 +52,7 @@
 #include "actors/control_messages.hpp"
 #include "actors/message_types.hpp"
 #include "cli/launch/metrics_probe.hpp"
-#include "coordinator/control_message.hpp"
+#include "federation/control_message.hpp"
 #include "tests/support/cluster_files.hpp"
 #include "tests/support/launched_processes.hpp"
 #include "tests/support/raw_zmtp_peer.hpp"

@@ -23,7 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/launch/metrics_probe.hpp"
-#include "coordinator/federate_client.hpp"
+#include "federate/federate_client.hpp"
 #include "nodes/cluster/federation_plan.hpp"
 #include "tests/support/cluster_files.hpp"
 #include "tests/support/launched_processes.hpp"

@@ -12,8 +12,8 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include "coordinator/federate_client.hpp"
-#include "coordinator/federate_runtime.hpp"
+#include "federate/federate_client.hpp"
+#include "federate/federate_runtime.hpp"
 #include "monitoring/process_metrics.hpp"
 #include "transport/curve_keys.hpp"
 

@@ -10,7 +10,7 @@
 #include <random>
 #include <string>
 
-#include "coordinator/federate_runtime.hpp"
+#include "federate/federate_runtime.hpp"
 
 namespace tagflow::coordinator::testing {
 

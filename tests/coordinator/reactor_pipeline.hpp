@@ -11,7 +11,7 @@
 #include <random>
 #include <string>
 
-#include "coordinator/reactor_federate.hpp"
+#include "federate/reactor_federate.hpp"
 #include "payload_text.hpp"
 #include "reactors/reactors.hpp"
 

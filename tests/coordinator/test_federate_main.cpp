@@ -12,7 +12,7 @@
 #include <string>
 
 #include "common/atomic_file.hpp"
-#include "coordinator/federate_runtime.hpp"
+#include "federate/federate_runtime.hpp"
 #include "pipeline_program.hpp"
 
 namespace {

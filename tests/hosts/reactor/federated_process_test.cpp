@@ -5,7 +5,7 @@
 //
 // The file is configs/local.yaml stopping at 2400 env steps, with its `after: 0` connections
 // made `after: 1ms`: a loop whose only delay is one microstep needs PTAG across federates, which
-// the reactor federation does not implement yet (coordinator/PROTOCOL.md), and stalls there.
+// the reactor federation does not implement yet (federation/PROTOCOL.md), and stalls there.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>

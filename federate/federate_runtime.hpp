@@ -28,8 +28,8 @@
 
 #include <zmq.hpp>
 
-#include "coordinator/federate_client.hpp"
-#include "coordinator/federate_data_plane.hpp"
+#include "federate/federate_client.hpp"
+#include "federate/federate_data_plane.hpp"
 #include "transport/peer_drop_counters.hpp"
 
 namespace tagflow::coordinator {

@@ -1,4 +1,4 @@
-#include "coordinator/reactor_federate.hpp"
+#include "federate/reactor_federate.hpp"
 
 #include <algorithm>
 #include <array>

@@ -6,7 +6,7 @@
 
 #include <zmq.hpp>
 
-#include "coordinator/federation_spec.hpp"
+#include "federation/federation_spec.hpp"
 #include "transport/message_validator.hpp"
 #include "transport/zap_authenticator.hpp"
 

@@ -1,8 +1,8 @@
-#include "coordinator/federate_data_plane.hpp"
+#include "federate/federate_data_plane.hpp"
 
 #include <algorithm>
 
-#include "coordinator/data_socket.hpp"
+#include "federate/data_socket.hpp"
 #include "monitoring/process_metrics.hpp"
 #include "transport/curve_keys.hpp"
 

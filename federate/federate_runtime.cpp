@@ -1,4 +1,4 @@
-#include "coordinator/federate_runtime.hpp"
+#include "federate/federate_runtime.hpp"
 
 #include <algorithm>
 #include <array>

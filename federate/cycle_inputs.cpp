@@ -1,4 +1,4 @@
-#include "coordinator/cycle_inputs.hpp"
+#include "federate/cycle_inputs.hpp"
 
 #include <algorithm>
 

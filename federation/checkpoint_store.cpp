@@ -1,4 +1,4 @@
-#include "coordinator/checkpoint_store.hpp"
+#include "federation/checkpoint_store.hpp"
 
 #include <algorithm>
 #include <cinttypes>

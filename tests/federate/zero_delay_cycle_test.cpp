@@ -17,7 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "coordinator/coordinator.hpp"
-#include "coordinator/reactor_federate.hpp"
+#include "federate/reactor_federate.hpp"
 #include "payload_text.hpp"
 #include "pipeline_program.hpp"
 #include "reactors/timer.hpp"

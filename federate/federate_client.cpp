@@ -1,4 +1,4 @@
-#include "coordinator/federate_client.hpp"
+#include "federate/federate_client.hpp"
 
 #include <algorithm>
 

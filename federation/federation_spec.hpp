@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "coordinator/control_message.hpp"
+#include "federation/control_message.hpp"
 
 namespace tagflow::coordinator {
 

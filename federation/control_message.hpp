@@ -1,4 +1,4 @@
-// ControlMessage: one message of the coordinator protocol (coordinator/PROTOCOL.md).
+// ControlMessage: one message of the coordinator protocol (federation/PROTOCOL.md).
 //
 // Every control message is a single ZeroMQ frame holding a MessagePack array whose first element
 // is the ControlType. Only the fields a type uses are encoded (PROTOCOL.md lists them per type).

@@ -1,6 +1,6 @@
 // A reactor program split over three processes (ReactorFederate) gives the same traces and
 // digest as the same program in one Environment, across runs with random sleeps in reactions.
-#include "coordinator/reactor_federate.hpp"
+#include "federate/reactor_federate.hpp"
 
 #include <algorithm>
 #include <filesystem>

@@ -1,4 +1,4 @@
-#include "coordinator/federation_spec.hpp"
+#include "federation/federation_spec.hpp"
 
 #include <algorithm>
 #include <fstream>

@@ -75,9 +75,9 @@
 #include <thread>
 #include <vector>
 
-#include "coordinator/cycle_inputs.hpp"
-#include "coordinator/federate_client.hpp"
-#include "coordinator/federate_data_plane.hpp"
+#include "federate/cycle_inputs.hpp"
+#include "federate/federate_client.hpp"
+#include "federate/federate_data_plane.hpp"
 #include "reactors/action.hpp"
 #include "reactors/environment.hpp"
 #include "reactors/port.hpp"

@@ -24,8 +24,8 @@
 
 #include <zmq.hpp>
 
-#include "coordinator/control_message.hpp"
-#include "coordinator/federation_spec.hpp"
+#include "federation/control_message.hpp"
+#include "federation/federation_spec.hpp"
 
 namespace tagflow::coordinator {
 

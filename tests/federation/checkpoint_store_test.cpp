@@ -1,7 +1,7 @@
-// Checkpoint files (coordinator/checkpoint_store.hpp): a manifest only once every federate
+// Checkpoint files (federation/checkpoint_store.hpp): a manifest only once every federate
 // reported, only the newest `keep` complete checkpoints kept, and a corrupt, truncated or
 // missing part (or attachment) refused by name with the previous checkpoint used.
-#include "coordinator/checkpoint_store.hpp"
+#include "federation/checkpoint_store.hpp"
 
 #include <filesystem>
 #include <fstream>

@@ -57,7 +57,7 @@
 
 #include <zmq.hpp>
 
-#include "coordinator/federate_client.hpp"
+#include "federate/federate_client.hpp"
 #include "transport/connection_guard.hpp"
 #include "transport/message_validator.hpp"
 #include "transport/payload.hpp"

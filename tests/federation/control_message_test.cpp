@@ -1,4 +1,4 @@
-#include "coordinator/control_message.hpp"
+#include "federation/control_message.hpp"
 
 #include <string>
 

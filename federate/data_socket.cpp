@@ -1,4 +1,4 @@
-#include "coordinator/data_socket.hpp"
+#include "federate/data_socket.hpp"
 
 #include <set>
 

@@ -1,7 +1,7 @@
 // FederateDataPlane on its own: two planes in one process over TCP loopback, and a stand-in
 // coordinator (a ROUTER that answers JOIN with START) that shows which control frames the plane
 // sends — so LTC batching, in-transit reports and the NET rules are checked frame by frame.
-#include "coordinator/federate_data_plane.hpp"
+#include "federate/federate_data_plane.hpp"
 
 #include <atomic>
 #include <chrono>
