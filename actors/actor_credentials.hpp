@@ -1,4 +1,4 @@
-// The TLS credentials of an actor-mode cluster (ARCHITECTURE §13): who may connect to a node's
+// The TLS credentials of an actor-mode cluster (docs/ARCHITECTURE.md): who may connect to a node's
 // middleman port.
 //
 // Actor mode runs CAF's middleman over TLS (caf::openssl, mutual authentication: both ends show

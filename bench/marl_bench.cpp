@@ -41,7 +41,7 @@ namespace {
 struct MarlShape {
   std::string env = "TrafficJunction10-v1";
   int agents = 10;
-  double paper_seconds = 179.11;  // Lingua Franca, 100k joint steps (REFERENCES.md §3)
+  double paper_seconds = 179.11;  // Lingua Franca, 100k joint steps (arXiv 2312.04704)
 };
 MarlShape shape;
 
@@ -188,7 +188,7 @@ BenchReport run_marl_bench(const BenchOptions& options) {
                    "plain_loop_seconds");
   report.add_ratio("reactor_inference_2_processes/reactor_one_process",
                    "reactor_inference_2_processes_seconds", "reactor_one_process_seconds");
-  // Lingua Franca's figure for 100k joint steps, for the speedup (REFERENCES.md).
+  // Lingua Franca's figure for 100k joint steps, for the speedup (paper/reference_figures.hpp).
   report.add("lingua_franca_paper_100k", shape.paper_seconds, "s");
   if (!options.quick) {
     report.add_ratio("lingua_franca_paper/reactor_one_process", "lingua_franca_paper_100k",

@@ -1,4 +1,4 @@
-// `tagflow bench recovery`: what checkpoints cost (ARCHITECTURE §12). The local demo cluster
+// `tagflow bench recovery`: what checkpoints cost (docs/recovery.md). The local demo cluster
 // (configs/local.yaml's nodes: 2 samplers acting through an inference server, replay, learner),
 // stopped after a fixed number of env steps, runs twice as federated processes through
 // `tagflow up` (the launcher beside this binary): without checkpoints, then with a checkpoint

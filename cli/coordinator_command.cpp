@@ -85,7 +85,7 @@ void add_coordinator_command(CLI::App& app) {
                       "The start tag's time in ns (a run resumed from the checkpoint of that "
                       "time); default 0");
   command->add_option("--run-keys", *run_keys,
-                      "CURVE key pairs `tagflow up` minted for this run (ARCHITECTURE §13)");
+                      "CURVE key pairs `tagflow up` minted for this run (docs/ARCHITECTURE.md)");
   command->add_option("--results", *results,
                       "Store the results the other hosts' launchers send here (a cluster file)");
   command->add_option(

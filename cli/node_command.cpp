@@ -179,7 +179,7 @@ void add_node_command(CLI::App& app) {
   command->add_option("--result", o->result, "Write the process result JSON here at a normal end");
   command->add_option("--run-keys", o->run_keys,
                       "The keys `tagflow up` minted for this run: CURVE pairs, and TLS "
-                      "certificates under actor/ for actor mode (ARCHITECTURE §13)");
+                      "certificates under actor/ for actor mode (docs/ARCHITECTURE.md)");
   command->add_option("--checkpoints", o->checkpoints,
                       "Write this process's checkpoint parts under this directory (a file with "
                       "checkpoint:; actor mode: each replica's own, every checkpoint.every)");

@@ -1,4 +1,4 @@
-// FNV-1a, 64 bits: the one hash of the tree — run digests (ARCHITECTURE §8), checkpoint and
+// FNV-1a, 64 bits: the one hash of the tree — run digests (docs/ARCHITECTURE.md), checkpoint and
 // weights checksums. Not cryptographic: it detects changes and corruption, not tampering.
 //
 // fnv1a64(data, size, hash) continues a running hash, so a digest over several pieces is the

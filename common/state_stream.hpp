@@ -1,4 +1,4 @@
-// StateWriter / StateReader: a process's state as bytes, for checkpoints (ARCHITECTURE §12).
+// StateWriter / StateReader: a process's state as bytes, for checkpoints (docs/recovery.md).
 //
 // Little-endian fixed-width integers and IEEE doubles, byte strings with a u64 length, vectors
 // with a u64 count. No field names and no schema: a reader reads exactly what the writer wrote,

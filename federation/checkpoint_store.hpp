@@ -1,4 +1,4 @@
-// The files of reactor-mode checkpoints (ARCHITECTURE §12, PROTOCOL.md §9): parts, manifests and
+// The files of reactor-mode checkpoints (docs/recovery.md, PROTOCOL.md §9): parts, manifests and
 // the choice of the checkpoint to resume from.
 //
 // Layout under a checkpoint root (a run's `RUN_DIR/checkpoints`):

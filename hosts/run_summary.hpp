@@ -4,7 +4,7 @@
 //   "updates",
 //    "weights_version", "digest" (16 hex digits), "digest_reproducible", "evaluations": [...],
 //    "nodes": {NAME: {"kind", "unit", "count", "per_second"}}}
-// "security" says how the cluster was closed (ARCHITECTURE §13): "per-run keys" (minted by
+// "security" says how the cluster was closed (docs/ARCHITECTURE.md): "per-run keys" (minted by
 // tagflow up: CURVE in reactor mode, TLS certificates in actor mode), "key files"
 // (security.keys_dir), "none" (`security: none`, debugging only), "open" (no keys), or
 // "one process" (placement single: nothing listens for peers).

@@ -1,4 +1,4 @@
-// Actor-mode checkpoints (ARCHITECTURE §12): each node actor writes its own state, uncoordinated,
+// Actor-mode checkpoints (docs/recovery.md): each node actor writes its own state, uncoordinated,
 // every `checkpoint.every` of wall time, and a restarted process starts each of its replicas from
 // that replica's newest one.
 //

@@ -5,7 +5,7 @@
 //
 // Each channel has exactly one writer (the reactor that owns the output), so the sequence each
 // hash sees depends only on logical time, never on worker threads: the cluster folds the
-// channel hashes in connection order into the run's digest (ARCHITECTURE §8).
+// channel hashes in connection order into the run's digest (docs/ARCHITECTURE.md, Determinism).
 // The digest covers only what was sent at tags before the run's cutoff (the earliest stop
 // proposal, nodes/README.md), which is known only after the run: each channel keeps the hash and
 // count after every record (24 bytes per value sent) so hash_before()/count_before() can answer

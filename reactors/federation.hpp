@@ -1,5 +1,5 @@
 // The federation door of the scheduler: a tag-advance barrier and hooks, the way Lingua Franca's
-// centralized coordination drives a federate (ARCHITECTURE §4; federation/PROTOCOL.md).
+// centralized coordination drives a federate (docs/ARCHITECTURE.md; federation/PROTOCOL.md).
 //
 // 1. Before run(), the federation layer calls Environment::enable_tag_barrier(initial_grant) and
 //    Environment::set_federation_hooks(hooks), and sets EnvironmentConfig::start_time to the

@@ -1,4 +1,4 @@
-// The layering rules of the tree (README.md, "Layers"), checked on every source file: a folder
+// The layering rules of the tree (docs/ARCHITECTURE.md, Layers), checked on every source file: a
 // includes only from the folders below it. Each rule names what a folder may use; an include of
 // anything else — upward (monitoring/ → nodes/) or sideways (actors/ → coordinator/) — fails here
 // with the file, the line and the rule it breaks.

@@ -1,5 +1,5 @@
-// `tagflow bench paper`: the Lingua Franca paper's workloads (REFERENCES.md §3, ARCHITECTURE.md
-// §10) in every placement in one run — see bench/README.md for the shapes, the placements and the
+// `tagflow bench paper`: the Lingua Franca paper's workloads (arXiv 2312.04704; docs/benchmarks.md)
+// in every placement in one run — see bench/README.md for the shapes, the placements and the
 // names. Each workload prints a table (one row per case, one column per placement, the paper's
 // figures beside) and adds its figures and ratios to the report.
 #include <unistd.h>
@@ -311,7 +311,7 @@ class PaperBench {
       w.rounds = options_.quick ? 2 : 50;
       RoundWorkload across = w;
       // Between processes a value is one message, and a federate's data socket refuses messages
-      // over 64 MiB (transport/message_validator.hpp, ARCHITECTURE.md §13): 100 MB and up run in
+      // over 64 MiB (transport/message_validator.hpp, transport/WIRE.md §3): 100 MB and up run in
       // one process only.
       across.rounds = options_.quick ? 2 : (w.bytes <= kMaxMessageBytes ? 3 : 0);
       measure(table, "object_" + std::to_string(megabytes) + "MB", w, Metric::kMillisecondsPerRound,

@@ -1,4 +1,4 @@
-// The paper's synchronized Q-learning pieces (REFERENCES.md §3), without LibTorch: a 3→32→2 ReLU
+// The paper's synchronized Q-learning pieces (arXiv 2312.04704), without LibTorch: a 3→32→2 ReLU
 // Q-network with its backward pass, torch.optim.Adam's update, and the replay buffer the round
 // driver fills. The maths is PyTorch's: nn.Linear's default initialization (weights and biases
 // U(±1/sqrt(fan_in))), MSE loss on Q(s, a) against r + γ·max_a' Q_target(s', a')·(1 − done)

@@ -1,6 +1,6 @@
 // The Lingua Franca paper's figures (Kwok, Lohstroh, Lee, "Optimizing Distributed RL with Reactor
 // Model and Lingua Franca", arXiv 2312.04704), as decoded from the authors' artifact
-// jackyk02/parallel_rl_benchmarks (visualization/*, *.xlsx) in REFERENCES.md §3. Single-process
+// jackyk02/parallel_rl_benchmarks (visualization/*, *.xlsx). Single-process
 // multi-threaded LF (Python target) and Ray actors on a 32-core AWS machine; the harness printed
 // every observation inside the timed loop.
 #pragma once

@@ -16,7 +16,7 @@ class GymWorker : public RoundWorker {
     pixels_ = spec.observation_space.dtype == envs::DType::kUInt8;
     discrete_ = spec.action_space.kind == envs::Space::Kind::kDiscrete;
     observation_size_ = spec.observation_space.size();
-    // Seed + index, one generator per env (EnvPool's convention, REFERENCES.md §5.1).
+    // Seed + index, one generator per env (EnvPool's convention).
     std::vector<std::uint8_t> scratch(spec.observation_space.bytes());
     reset_into(workload.seed + index, scratch.data());
   }

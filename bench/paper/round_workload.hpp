@@ -1,5 +1,5 @@
 // RoundWorkload: the shape shared by the Lingua Franca paper's gym, Atari-sized, broadcast +
-// gather and object-size workloads (REFERENCES.md §3): a driver broadcasts one request to N
+// gather and object-size workloads (arXiv 2312.04704): a driver broadcasts one request to N
 // workers, every worker answers, the driver gathers the N answers, and that is one round.
 //
 // The request and the answers are transport::Payload (immutable shared bytes), so the same

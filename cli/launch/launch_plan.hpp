@@ -76,7 +76,7 @@ LaunchPlan make_launch_plan(const cluster::ClusterConfig& config, const std::str
 std::vector<ChildSpec> child_specs(const LaunchPlan& plan, const std::string& tagflow,
                                    const std::string& log_dir, const std::string& ssh = "ssh");
 
-/// Whether `tagflow up` mints keys for this run (ARCHITECTURE §13), in either mode: when the file
+/// Whether `tagflow up` mints run keys (docs/ARCHITECTURE.md, Trust), in either mode: when the file
 /// names no keys, does not say `security: none`, and every process of the cluster runs from this
 /// launcher (other hosts could not get the keys: they use `tagflow keys generate`).
 bool wants_run_keys(const cluster::ClusterConfig& config, const LaunchPlan& plan);

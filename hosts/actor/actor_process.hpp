@@ -22,7 +22,7 @@
 //      and wait until the local actors end (a StopRun flooding the cluster, `stop.seconds`, or
 //      SIGTERM/SIGINT: stop the run — or, with `join`, the sampler leaves: Leave to its peers,
 //      the others go on). Then give the middleman `flush_delay` to deliver the last messages.
-// Recovery (ARCHITECTURE §12, configs/README.md "Checkpoints and restarts"):
+// Recovery (docs/recovery.md, configs/README.md "Checkpoints and restarts"):
 //   - with `checkpoint_dir` and the file's `checkpoint.every`, each replica writes its own
 //     checkpoint there every `every` of wall time (nodes/actor_checkpoint.hpp);
 //   - with `resume_dir` (a restarted process), each replica starts from its checkpoint there; one

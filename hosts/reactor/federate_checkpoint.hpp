@@ -1,4 +1,4 @@
-// FederateCheckpoint: one replica federate's side of reactor-mode checkpoints (ARCHITECTURE §12,
+// FederateCheckpoint: one replica federate's side of reactor-mode checkpoints (docs/recovery.md,
 // federation/PROTOCOL.md §9).
 //
 // Checkpoint tags are fixed by the cluster file, so no message is needed to agree on them: with

@@ -177,14 +177,14 @@ struct ClusterConfig {
 };
 
 /// Turns CURVE on with the key pairs in `keys_dir` (an absolute path): what `tagflow up` does
-/// with the per-run keys it mints for a cluster file that names no keys (ARCHITECTURE §13).
+/// with the per-run keys it mints for a cluster file that names no keys (docs/ARCHITECTURE.md).
 void use_run_keys(ClusterConfig& config, const std::string& keys_dir);
 
 /// The directory of the cluster's keys (CURVE pairs, and actor-mode TLS credentials under
 /// actor/): security.keys_dir resolved against the cluster file's folder, or "" without keys.
 std::string resolved_keys_dir(const ClusterConfig& config);
 
-/// How the cluster is closed, as the run summary says it (ARCHITECTURE §13): "per-run keys"
+/// How the cluster is closed, as the run summary says it (docs/ARCHITECTURE.md): "per-run keys"
 /// (minted by tagflow up), "key files" (security.keys_dir), "none" (`security: none`) or "open"
 /// (no keys and not `security: none`: processes started by hand, or hosts with their own
 /// launchers and no key files).

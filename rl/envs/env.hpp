@@ -88,7 +88,7 @@ class Env {
   void set_state(const std::vector<double>& state);
   /// Writes the observation that corresponds to the current internal state.
   void observe(Span<float> observation) const;
-  /// Checkpoints (ARCHITECTURE §12): the whole env — state(), generator, step counter — so that
+  /// Checkpoints (docs/recovery.md): the whole env — state(), generator, step counter — so that
   /// a loaded env steps exactly as the saved one would have. std::logic_error for an env without
   /// a settable state (save refuses it before anything is written); load throws StateError for
   /// bytes that do not fit.

@@ -1,4 +1,4 @@
-// Recovery with real processes (ARCHITECTURE §12, federation/PROTOCOL.md §9): configs/local.yaml
+// Recovery with real processes (docs/recovery.md, federation/PROTOCOL.md §9): configs/local.yaml
 // shortened, with a checkpoint every 20 ms of logical time (20 rounds). Checkpoints do not change
 // the digest; kill -9 of any process (each node kind and the coordinator) after the first
 // checkpoint, or of one while a checkpoint is being written, ends with exit 0 and the uninterrupted

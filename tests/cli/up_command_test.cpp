@@ -321,7 +321,7 @@ TEST_F(TagflowUp, AKilledSamplerEndsTheRunWithAnErrorNamingItAndNoProcessLeft) {
   for (const auto& [name, pid] : pids) EXPECT_FALSE(alive(pid)) << name << " outlived the run";
 }
 
-// ARCHITECTURE §13: a file that names no keys still runs closed. A squatter on this machine that
+// docs/ARCHITECTURE.md, Trust: a file that names no keys still runs closed. A squatter here that
 // sends the replay's very JOIN (its id, upstreams and data endpoint, from the same file) over and
 // over from before the launcher starts never gets an answer, and the run ends as usual.
 TEST_F(TagflowUp, AProcessTheLauncherDidNotStartCannotJoinEvenIfItJoinsFirst) {
