@@ -1,6 +1,6 @@
 // PeerSet: the peers one node actor knows, for the parts of the protocol that are not per port:
-// forwarding a StopRun to everyone once, forgetting a replica that left, and telling samplers
-// (which may come and go) from the fixed nodes (whose loss ends the run).
+// forwarding a StopRun to everyone once, forgetting a replica that left, and telling transient
+// peers (which may come and go) from the fixed nodes (whose loss ends the run).
 //
 // Value type; not thread-safe (an actor's own state).
 #pragma once
@@ -18,18 +18,18 @@ class PeerSet {
  public:
   struct Peer {
     caf::actor handle;
-    bool sampler = false;
-    std::string name;  // its replica name, when it told it (Offer.from); else empty
+    bool transient = false;  // a peer that may come and go (a replica of a transient kind)
+    std::string name;        // its replica name, when it told it (Offer.from); else empty
   };
 
   /// Adds `peer` if new; returns true if it was new. A known peer without a name takes `name`.
-  bool add(const caf::actor& peer, bool sampler, const std::string& name = "") {
+  bool add(const caf::actor& peer, bool transient, const std::string& name = "") {
     const auto it = find(peer.address());
     if (it != peers_.end()) {
       if (it->name.empty()) it->name = name;
       return false;
     }
-    peers_.push_back(Peer{peer, sampler, name});
+    peers_.push_back(Peer{peer, transient, name});
     return true;
   }
   /// The name `peer` told, or "" (unknown peer, or it never told).
@@ -45,18 +45,18 @@ class PeerSet {
     peers_.erase(it);
     return true;
   }
-  [[nodiscard]] bool is_sampler(const caf::actor_addr& peer) const {
+  [[nodiscard]] bool is_transient(const caf::actor_addr& peer) const {
     const auto it = std::find_if(peers_.begin(), peers_.end(),
                                  [&](const Peer& p) { return p.handle.address() == peer; });
-    return it != peers_.end() && it->sampler;
+    return it != peers_.end() && it->transient;
   }
   [[nodiscard]] bool contains(const caf::actor_addr& peer) const {
     return std::any_of(peers_.begin(), peers_.end(),
                        [&](const Peer& p) { return p.handle.address() == peer; });
   }
-  [[nodiscard]] long samplers() const {
+  [[nodiscard]] long transients() const {
     return static_cast<long>(
-        std::count_if(peers_.begin(), peers_.end(), [](const Peer& p) { return p.sampler; }));
+        std::count_if(peers_.begin(), peers_.end(), [](const Peer& p) { return p.transient; }));
   }
   [[nodiscard]] const std::vector<Peer>& all() const { return peers_; }
 

@@ -29,7 +29,6 @@
 
 #include "bench/benchmarks.hpp"
 #include "hosts/actor/actor_cluster.hpp"
-#include "hosts/actor/torch_replica_spawner.hpp"
 #include "hosts/reactor/single_process_cluster.hpp"
 #include "rl/envs/registry.hpp"
 #include "rl/learning/stacked_mlp.hpp"
@@ -124,7 +123,6 @@ void actor_single(BenchReport& report, std::int64_t steps) {
       cluster::parse_cluster_config(serve_file(1, steps, 7860), "marl-bench.yaml");
   config.mode = cluster::Mode::actor;
   hosts::ActorClusterOptions options;
-  options.torch = hosts::torch_replica_spawner();
   const auto start = std::chrono::steady_clock::now();
   const hosts::RunSummary summary = hosts::run_actor_cluster(config, options);
   const double seconds =

@@ -11,6 +11,7 @@
 #include "bench/benchmarks.hpp"
 #include "bench/timing.hpp"
 #include "monitoring/process_metrics.hpp"
+#include "nodes/node_metrics.hpp"
 
 namespace tagflow::bench {
 
@@ -27,7 +28,8 @@ BenchReport run_monitoring_bench(const BenchOptions& options) {
            1e9 / kBatch;
   };
 
-  monitoring::ProcessMetrics metrics({"sampler-0", "sampler", "reactor"});
+  monitoring::ProcessMetrics metrics({"sampler-0", "sampler", "reactor"},
+                                     nodes::node_families({nodes::family::kEnvSteps}));
   BenchReport report("monitoring");
 
   std::atomic<std::uint64_t> plain{0};
@@ -35,7 +37,7 @@ BenchReport run_monitoring_bench(const BenchOptions& options) {
              ns_per_update([&](int) { plain.fetch_add(1, std::memory_order_relaxed); }), "ns/op");
   do_not_optimize(plain.load());
 
-  prometheus::Counter& steps = metrics.counter(Metric::env_steps);
+  prometheus::Counter& steps = metrics.counter(nodes::family::kEnvSteps);
   report.add("counter_increment", ns_per_update([&](int) { steps.Increment(); }), "ns/op");
 
   const monitoring::Labels peer{{"peer", "replay"}};

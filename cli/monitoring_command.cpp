@@ -9,6 +9,7 @@
 #include "monitoring/metric_catalogue.hpp"
 #include "nodes/cluster/cluster_config.hpp"
 #include "nodes/cluster/scrape_config.hpp"
+#include "nodes/kind/registry.hpp"
 
 namespace tagflow::cli {
 namespace {
@@ -65,7 +66,8 @@ void add_monitoring_command(CLI::App& app) {
 
   auto* metrics = command->add_subcommand(
       "metrics", "Print the metric catalogue: every family a tagflow process exports");
-  metrics->callback([] { std::cout << monitoring::catalogue_markdown(); });
+  metrics->callback(
+      [] { std::cout << monitoring::catalogue_markdown(nodes::full_metric_catalogue()); });
 }
 
 }  // namespace tagflow::cli

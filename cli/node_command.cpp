@@ -1,11 +1,11 @@
 // `tagflow node --config FILE --name PROCESS [--mode reactor|actor] [--result PATH] [--join]
 // [--checkpoints DIR] [--resume DIR] [--peers-restart] [--quiet]`: runs the replicas of one
 // process of a cluster file (nodes/README.md) until the cluster stops. Built into both executables:
-// `tagflow` runs processes of samplers and replays and hands the others (learner, inference) to
-// `tagflow-torch` (cli/main.cpp), whose build of this file (TAGFLOW_NODE_COMMAND_TORCH) can create
-// every kind. Exit codes: 0 the cluster stopped normally; 2 bad file, param or process name; 4
-// federation failure (the message names the federate); 1 anything else. Errors go to stderr as one
-// line starting `tagflow node PROCESS:`.
+// `tagflow` runs processes of kinds without LibTorch and hands the others (learner, inference)
+// to `tagflow-torch` (cli/main.cpp), which installs the LibTorch kinds at start
+// (nodes/kind/torch_registry.hpp). Exit codes: 0 the cluster stopped normally; 2 bad file, param or
+// process name; 4 federation failure (the message names the federate); 1 anything else. Errors go
+// to stderr as one line starting `tagflow node PROCESS:`.
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -22,8 +22,6 @@
 
 #ifdef TAGFLOW_NODE_COMMAND_TORCH
 #include "cli/torch_commands.hpp"
-#include "hosts/actor/torch_replica_spawner.hpp"
-#include "hosts/reactor/torch_replicas.hpp"
 #else
 #include "cli/commands.hpp"
 #endif
@@ -85,9 +83,6 @@ void run_node(const NodeOptions& o) {
     actor_options.checkpoint_dir = o.checkpoints;
     actor_options.resume_dir = o.resume;
     actor_options.peers_return = o.peers_restart;
-#ifdef TAGFLOW_NODE_COMMAND_TORCH
-    actor_options.torch = hosts::torch_replica_spawner();
-#endif
     hosts::ProcessResult result;
     try {
       result = hosts::run_actor_process(config, *plan, actor_options);
@@ -104,11 +99,6 @@ void run_node(const NodeOptions& o) {
   if (o.join) fail(o, "--join is for actor mode only", 2);
 
   hosts::FederatedProcessOptions options;
-#ifdef TAGFLOW_NODE_COMMAND_TORCH
-  options.factory = hosts::make_replica;
-#else
-  options.factory = hosts::make_torch_free_replica;
-#endif
   options.checkpoint_root = o.checkpoints;
   options.resume_directory = o.resume;
   if (!o.quiet) {

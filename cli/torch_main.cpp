@@ -6,6 +6,7 @@
 
 #include "cli/torch_commands.hpp"
 #include "cli/torch_probe.hpp"
+#include "nodes/kind/torch_registry.hpp"
 #include "tagflow/build_info.hpp"
 
 int main(int argc, char** argv) {
@@ -17,6 +18,8 @@ int main(int argc, char** argv) {
   // then run in one order in every process and placement, so the digest does not depend on
   // whether it shares a process (a node process's learners, --placement single) or not.
   tagflow::cli::set_torch_threads(1);
+  // The learner and inference kinds can be built here (nodes/kind/torch_registry.hpp).
+  tagflow::nodes::install_torch_kinds();
   int exit_code = 0;
   app.add_subcommand("probe", "Print LibTorch's version and BLAS backend as JSON (for doctor)")
       ->callback([&exit_code] { exit_code = tagflow::cli::run_torch_probe(); });

@@ -63,8 +63,9 @@ function(tagflow_finalize_torch_tests)
   get_property(libs GLOBAL PROPERTY TAGFLOW_TORCH_TEST_LIBS)
   get_property(deps GLOBAL PROPERTY TAGFLOW_TORCH_TEST_DEPENDS)
   list(REMOVE_DUPLICATES libs)
-  add_executable(tagflow_torch_tests ${sources})
-  target_link_libraries(tagflow_torch_tests PRIVATE ${libs} GTest::gtest GTest::gtest_main Threads::Threads
+  # Every torch test runs with the LibTorch kinds installed (nodes/kind/torch_registry.hpp).
+  add_executable(tagflow_torch_tests ${sources} ${CMAKE_SOURCE_DIR}/tests/support/torch_kinds.cpp)
+  target_link_libraries(tagflow_torch_tests PRIVATE ${libs} tagflow_kinds_torch GTest::gtest GTest::gtest_main Threads::Threads
     tagflow_tsan_suppressions)
   _tagflow_test_common(tagflow_torch_tests)
   if(deps)

@@ -4,11 +4,12 @@ namespace tagflow::hosts {
 
 ReplicaMetrics::ReplicaMetrics(const cluster::ClusterConfig& config, const ReplicaConfig& replica,
                                bool serve, const std::function<void(const std::string&)>& log)
-    : process_({replica.name, cluster::to_string(replica.kind), cluster::to_string(config.mode)}),
-      node_(process_, replica.kind) {
+    : process_({replica.name, replica.kind->name, cluster::to_string(config.mode)},
+               replica.kind->metrics),
+      node_(process_) {
   // An inference service gateway (reactor mode) is ready once its policies are loaded: it says so.
-  if (config.mode == cluster::Mode::reactor && replica.kind == cluster::NodeKind::inference &&
-      replica.params.has("gateway_port") && !replica.policies.empty()) {
+  if (config.mode == cluster::Mode::reactor && replica.params.has("gateway_port") &&
+      !replica.policies.empty()) {
     process_.set_ready(false);
   }
   if (!serve || replica.group->metrics_port == 0) return;

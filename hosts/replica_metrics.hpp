@@ -14,9 +14,9 @@
 #include <memory>
 #include <string>
 
-#include "hosts/replica_config.hpp"
 #include "monitoring/metrics_endpoint.hpp"
 #include "monitoring/process_metrics.hpp"
+#include "nodes/kind/replica_config.hpp"
 #include "nodes/node_metrics.hpp"
 
 namespace tagflow::hosts {

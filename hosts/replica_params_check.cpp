@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "hosts/replica_config.hpp"
+#include "nodes/kind/replica_config.hpp"
 
 namespace tagflow::hosts {
 

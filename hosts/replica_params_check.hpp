@@ -2,7 +2,7 @@
 // process starts (`tagflow up`), so that a bad param (a negative `capacity`) is an error naming
 // the file and the line, not a process that dies after every other one started.
 //
-// It builds each replica's ReplicaConfig (hosts/replica_config.hpp): the sampler's and the
+// It builds each replica's ReplicaConfig (nodes/kind/replica_config.hpp): the sampler's and the
 // replay's params in full, the learner's evaluation params, and the env named by the first
 // sampler. The LibTorch params of the learner and the inference server (network, optimiser,
 // TorchScript file) are checked by the process that links LibTorch, when it builds them.

@@ -5,8 +5,8 @@
 #include <stdexcept>
 
 #include "common/fnv1a.hpp"
-#include "hosts/replica_config.hpp"
 #include "nodes/cluster/link_plan.hpp"
+#include "nodes/kind/replica_config.hpp"
 
 namespace tagflow::hosts {
 RunSummary combine_results(const cluster::ClusterConfig& config,
@@ -39,6 +39,7 @@ RunSummary combine_results(const cluster::ClusterConfig& config,
   }
 
   const ReplicaResult* learner = nullptr;
+  bool evaluator_reached = false;
   const bool multi_agent = !config.multi_agent.empty();
   std::vector<const ReplicaResult*> learners;
   for (const cluster::NodeConfig& node : config.nodes) {
@@ -50,16 +51,15 @@ RunSummary combine_results(const cluster::ClusterConfig& config,
       const double seconds = it->second.second->seconds;
       summary.nodes.push_back({r.name, r.kind, r.unit, r.count,
                                seconds > 0 ? static_cast<double>(r.count) / seconds : 0.0});
-      if (node.kind == cluster::NodeKind::sampler || node.kind == cluster::NodeKind::multi_agent) {
+      if (node.kind->steps_env) {
         summary.env_steps += r.count;
         summary.episode_returns.push_back(r.episode_returns);
       }
-      if (node.kind == cluster::NodeKind::multi_agent && r.multi_agent && !summary.multi_agent) {
+      if (r.multi_agent && !summary.multi_agent) {
         summary.multi_agent = r.multi_agent;
         summary.evaluations = r.evaluations;
       }
-      if (node.kind == cluster::NodeKind::multi_agent && r.joint_step_p50 &&
-          !summary.joint_step_p50) {
+      if (r.joint_step_p50 && !summary.joint_step_p50) {
         summary.joint_step_p50 = r.joint_step_p50;
         summary.joint_step_p99 = r.joint_step_p99;
       }
@@ -68,7 +68,11 @@ RunSummary combine_results(const cluster::ClusterConfig& config,
             summary.outside_transitions.value_or(0) + *r.outside_transitions;
         if (*r.outside_transitions > 0) summary.digest_reproducible = false;
       }
-      if (node.kind == cluster::NodeKind::learner) {
+      if (node.kind->publishes_evaluations) {
+        summary.evaluators.push_back({r.name, r.evaluations, r.target_reached});
+        if (r.target_reached) evaluator_reached = true;
+      }
+      if (node.kind->trains) {
         if (learner == nullptr) learner = &r;
         learners.push_back(&r);
         if (!r.policy_file.empty()) summary.policy_files.emplace_back(r.policy, r.policy_file);
@@ -99,7 +103,9 @@ RunSummary combine_results(const cluster::ClusterConfig& config,
   for (const ProcessResult& p : results) {
     reasons.push_back(p.stop_reason == "target_return" ? "" : p.stop_reason);
   }
-  if (learner != nullptr && learner->target_reached) reasons.push_back("target_return");
+  if ((learner != nullptr && learner->target_reached) || evaluator_reached) {
+    reasons.push_back("target_return");
+  }
   summary.stop_reason = stop_reason(reasons, false);
   summary.digest = digest;
   return summary;

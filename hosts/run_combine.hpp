@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "hosts/process_result.hpp"
 #include "hosts/run_summary.hpp"
 #include "nodes/cluster/cluster_config.hpp"
+#include "nodes/kind/process_result.hpp"
 
 namespace tagflow::hosts {
 

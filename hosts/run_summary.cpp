@@ -25,6 +25,18 @@ std::string RunSummary::to_json() const {
   j["digest"] = digest_hex();
   j["digest_reproducible"] = digest_reproducible;
   j["evaluations"] = evaluations;
+  if (!evaluators.empty()) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::object();
+    for (const EvaluatorFigures& e : evaluators) {
+      nlohmann::ordered_json one;
+      one["evaluations"] = e.evaluations;
+      one["mean_return"] = e.evaluations.empty() ? nlohmann::ordered_json()
+                                                 : nlohmann::ordered_json(e.evaluations.back());
+      one["target_reached"] = e.target_reached;
+      list[e.name] = one;
+    }
+    j["evaluators"] = list;
+  }
   if (multi_agent) {
     const MultiAgentFigures& f = *multi_agent;
     j["multi_agent"] = {{"mean_return", f.mean_return},

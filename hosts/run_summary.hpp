@@ -13,6 +13,8 @@
 // evaluation beside a random policy on the same seeds; mean_return above is the same figure)
 // "policies": {POLICY: "path of its exported TorchScript file"} for learners that export, and
 // "joint_step_seconds": {"p50", "p99"} (wall clock between the env node's joint steps).
+// A cluster with evaluator nodes adds "evaluators": {NAME: {"evaluations": [...], "mean_return":
+// the last one or null, "target_reached"}}.
 #pragma once
 
 #include <cstdint>
@@ -21,14 +23,21 @@
 #include <utility>
 #include <vector>
 
-#include "hosts/process_result.hpp"
+#include "nodes/kind/process_result.hpp"
 
 namespace tagflow::hosts {
+
+/// One evaluator replica's greedy evaluations of the learner's weights, in order.
+struct EvaluatorFigures {
+  std::string name;
+  std::vector<double> evaluations;
+  bool target_reached = false;
+};
 
 struct NodeThroughput {
   std::string name;  // replica name, e.g. sampler-0
   std::string kind;
-  std::string unit;  // env_steps, inserts, updates, rows
+  std::string unit;  // its kind's count unit: env_steps, inserts, updates, rows, ...
   std::int64_t count = 0;
   double per_second = 0.0;
 };
@@ -79,6 +88,9 @@ struct RunSummary {
   /// False in actor mode: results depend on message arrival order, so the digest varies.
   bool digest_reproducible = true;
   std::vector<double> evaluations;
+  /// The replicas of kinds that publish evaluations (evaluators): in the JSON as `evaluators`
+  /// when there are any.
+  std::vector<EvaluatorFigures> evaluators;
   std::vector<NodeThroughput> nodes;
   /// Multi-agent clusters: the evaluation beside random play, and each exported policy's file.
   std::optional<MultiAgentFigures> multi_agent;

@@ -6,13 +6,13 @@
 namespace tagflow::monitoring {
 namespace {
 
-// The process kinds, as the `kind` label values the processes export (monitoring/README.md).
+// Who exports a family of this catalogue: the coordinator, and every node process ("node", what
+// kind it may be). The families of one node kind are declared by the kind (nodes/kind/).
 using K = std::string;
-const K kCoordinator = kCoordinatorKind, kSampler = "sampler", kReplay = "replay",
-        kLearner = "learner", kInference = "inference", kMultiAgent = "multi_agent";
+const K kCoordinator = kCoordinatorKind;
 
-const std::vector<K> kAll = {kCoordinator, kSampler, kReplay, kLearner, kInference, kMultiAgent};
-const std::vector<K> kNodes = {kSampler, kReplay, kLearner, kInference, kMultiAgent};
+const std::vector<K> kAll = {kCoordinator, kNodeProcesses};
+const std::vector<K> kNodes = {kNodeProcesses};
 
 MetricSpec counter(Metric id, std::string name, std::string help, std::string unit,
                    std::vector<std::string> labels, std::vector<K> exporters) {
@@ -42,11 +42,6 @@ MetricSpec histogram(Metric id, std::string name, std::string help, std::string 
                      std::vector<double> buckets, std::vector<K> exporters) {
   return {id, std::move(name),    std::move(help),     MetricType::histogram, std::move(unit),
           {}, std::move(buckets), std::move(exporters)};
-}
-
-MetricSpec labelled(MetricSpec spec, std::vector<std::string> labels) {
-  spec.labels = std::move(labels);
-  return spec;
 }
 
 MetricSpec collected(MetricSpec spec) {
@@ -81,92 +76,11 @@ std::vector<MetricSpec> make_catalogue() {
               "Reactor mode: waits for a grant this federate did not report to the coordinator, "
               "counting on its upstreams' COMPLETED notices (federation/PROTOCOL.md 3.9).",
               "", {}, kNodes),
-      counter(Metric::env_steps, "tagflow_env_steps_total",
-              "Environment steps taken (one per environment per step; a multi-agent env's joint "
-              "step counts once).",
-              "", {}, {kSampler, kMultiAgent}),
-      counter(Metric::episodes, "tagflow_episodes_total",
-              "Episodes finished (terminated or truncated).", "", {}, {kSampler, kMultiAgent}),
-      gauge(Metric::episode_return_mean, "tagflow_episode_return_mean",
-            "Mean undiscounted return of the last 100 episodes finished by this process (a "
-            "multi-agent env: the team return, every agent's rewards summed).",
-            "", {}, {kSampler, kMultiAgent}),
-      gauge(Metric::episode_length_mean, "tagflow_episode_length_mean",
-            "Mean length in joint steps of the last 100 episodes of a multi-agent env.", "", {},
-            {kMultiAgent}),
-      counter(Metric::collisions, "tagflow_collisions_total",
-              "Collisions in a multi-agent env (TrafficJunction: cars moving into each other).", "",
-              {}, {kMultiAgent}),
-      gauge(Metric::weights_version, "tagflow_weights_version",
-            "Version of the policy weights this process holds (the learner: the newest it made).",
-            "", {}, {kSampler, kLearner, kInference, kMultiAgent}),
-      counter(Metric::replay_transitions_inserted, "tagflow_replay_transitions_inserted_total",
-              "Transitions inserted into a replay table.", "", {"table"}, {kReplay}),
-      counter(Metric::replay_transitions_sampled, "tagflow_replay_transitions_sampled_total",
-              "Transitions sampled from a replay table (counted once per time sampled).", "",
-              {"table"}, {kReplay}),
-      counter(Metric::replay_priority_updates, "tagflow_replay_priority_updates_total",
-              "Priority updates applied to items of a replay table.", "", {"table"}, {kReplay}),
-      gauge(Metric::replay_transitions, "tagflow_replay_transitions",
-            "Transitions currently stored in a replay table.", "", {"table"}, {kReplay}),
-      gauge(Metric::replay_bytes, "tagflow_replay_bytes",
-            "Bytes of transition data currently stored in a replay table.", "bytes", {"table"},
-            {kReplay}),
-      counter(Metric::learner_updates, "tagflow_learner_updates_total",
-              "Gradient updates applied by the learner.", "", {}, {kLearner}),
-      gauge(Metric::learner_loss, "tagflow_learner_loss", "Loss of the latest gradient update.", "",
-            {}, {kLearner}),
-      gauge(Metric::learner_policy_lag, "tagflow_learner_policy_lag_versions",
-            "Weights versions between the learner's newest weights and the weights that acted "
-            "for the transitions of its latest batch (mean over the batch).",
-            "", {}, {kLearner}),
-      histogram(Metric::learner_update_duration, "tagflow_learner_update_duration_seconds",
-                "Wall time of one gradient update (forward, backward, optimizer step).", "seconds",
-                latency_buckets(), {kLearner}),
-      counter(Metric::inference_requests, "tagflow_inference_requests_total",
-              "Action requests answered (one per observation).", "", {}, {kInference}),
-      histogram(Metric::inference_batch_size, "tagflow_inference_batch_size",
-                "Observations per forward pass of the inference server.", "", batch_size_buckets(),
-                {kInference}),
-      histogram(Metric::inference_request_duration, "tagflow_inference_request_duration_seconds",
-                "Time from a request's arrival to its reply being sent.", "seconds",
-                latency_buckets(), {kInference}),
-      counter(Metric::gateway_requests, "tagflow_gateway_requests_total",
-              "Inference service: agent observations answered for outside clients, per policy.", "",
-              {"policy"}, {kInference}),
-      counter(Metric::gateway_errors, "tagflow_gateway_errors_total",
-              "Inference service: requests refused, by policy (\"none\" when not tied to one) "
-              "and reason (the protocol's error code, or slow_reader for a dropped reply).",
-              "", {"policy", "reason"}, {kInference}),
-      labelled(histogram(Metric::gateway_queue_duration, "tagflow_gateway_queue_seconds",
-                         "Inference service: time from a request's arrival to its forward pass.",
-                         "seconds", latency_buckets(), {kInference}),
-               {"policy"}),
-      labelled(histogram(Metric::gateway_compute_duration, "tagflow_gateway_compute_seconds",
-                         "Inference service: wall time of one forward pass of a batch.", "seconds",
-                         latency_buckets(), {kInference}),
-               {"policy"}),
-      labelled(
-          histogram(Metric::gateway_request_duration, "tagflow_gateway_request_duration_seconds",
-                    "Inference service: time from a request's arrival to its reply being "
-                    "sent (end to end inside the gateway).",
-                    "seconds", latency_buckets(), {kInference}),
-          {"policy"}),
-      labelled(histogram(Metric::gateway_batch_size, "tagflow_gateway_batch_size",
-                         "Inference service: observations of one policy per forward pass.", "",
-                         batch_size_buckets(), {kInference}),
-               {"policy"}),
-      gauge(Metric::gateway_in_flight, "tagflow_gateway_in_flight",
-            "Inference service: observations of a policy queued or being computed.", "", {"policy"},
-            {kInference}),
-      counter(Metric::gateway_transitions, "tagflow_gateway_transitions_total",
-              "Inference service: transitions of logged episodes, by policy and outcome (logged: "
-              "queued for the replay; dropped: the experience queue was full).",
-              "", {"policy", "outcome"}, {kInference}),
       gauge(Metric::actor_members, "tagflow_actor_members",
-            "Actor mode: 1 for each sampler linked to this node (label peer: its replica name), "
-            "0 once it left or died. Samplers that joined a running cluster show up here.",
-            "", peer, {kReplay, kLearner, kInference}),
+            "Actor mode: 1 for each replica of a transient kind (one that may join and leave, "
+            "a sampler) linked to this node (label peer: its replica name), 0 once it left or "
+            "died. Replicas that joined a running cluster show up here.",
+            "", peer, kNodes),
       counter(Metric::coordinator_tag_advances, "tagflow_coordinator_tag_advances_total",
               "Tag advance grants sent (TAG and PTAG).", "", {}, {kCoordinator}),
       counter(Metric::coordinator_report_requests, "tagflow_coordinator_report_requests_total",
@@ -230,7 +144,7 @@ const char* to_string(MetricType type) {
 
 bool MetricSpec::exported_by(const std::string& kind) const {
   for (const std::string& k : exporters) {
-    if (k == kind) return true;
+    if (k == kind || (k == kNodeProcesses && kind != kCoordinatorKind)) return true;
   }
   return false;
 }
@@ -266,13 +180,14 @@ std::optional<Metric> find_metric(const std::string& name) {
   return std::nullopt;
 }
 
-std::string catalogue_markdown() {
+std::string catalogue_markdown(const std::vector<MetricSpec>& specs) {
   std::ostringstream out;
   out << "| family | type | unit | labels | exported by | help |\n"
       << "|---|---|---|---|---|---|\n";
-  for (const MetricSpec& s : catalogue()) {
+  for (const MetricSpec& s : specs) {
     std::vector<std::string> kinds = s.exporters;
-    if (s.exporters.size() == kAll.size()) kinds = {"all"};
+    if (s.exporters == kAll) kinds = {"all"};
+    if (s.exporters == kNodes) kinds = {"every node"};
     const char* note = s.source == MetricSource::scrape ? " (by Prometheus)" : "";
     out << "| `" << s.name << "` | " << to_string(s.type) << " | " << s.unit << " | "
         << join(s.labels) << " | " << join(kinds) << note << " | " << s.help << " |\n";

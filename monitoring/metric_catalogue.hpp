@@ -1,15 +1,18 @@
-// The metric catalogue: every metric family a tagflow process exports, in one place.
+// The metric catalogue: every metric family a tagflow process exports that is not a node kind's
+// own, in one place; each node kind declares its own families (nodes/kind/node_kind.hpp), and
+// nodes::full_metric_catalogue() (nodes/kind/registry.hpp) lists both.
 //
 // Contract: a process registers metrics only through ProcessMetrics (process_metrics.hpp), which
-// accepts only the families listed here, with exactly the per-series labels listed here. The
-// Grafana dashboard (monitoring/grafana/) queries only these names. So the three stay in step.
+// accepts only the families listed here or given to it (its kind's), with exactly the per-series
+// labels of their spec. The Grafana dashboard (monitoring/grafana/) queries only catalogued
+// names. So the three stay in step.
 //
 // Conventions (Prometheus naming practice):
 //   - application families are prefixed `tagflow_`; counters end in `_total`;
 //   - base units in the name: `_seconds`, `_bytes` (never milliseconds or kilobytes);
 //   - latencies are histograms (`_bucket`, `_sum`, `_count` series);
 //   - every series carries the constant labels `node` (process name, e.g. sampler-0), `kind`
-//     (coordinator, sampler, replay, learner, inference) and `mode` (reactor, actor);
+//     (coordinator, or the node kind's name) and `mode` (reactor, actor);
 //   - per-peer families carry `peer` (the process name at the other end).
 //
 // Process families (CPU, resident memory, ...) use the standard unprefixed names
@@ -51,32 +54,6 @@ enum class Metric {
   transport_invalid_messages,
   federation_grants,
   federation_deferred_waits,
-  env_steps,
-  episodes,
-  episode_return_mean,
-  episode_length_mean,
-  collisions,
-  weights_version,
-  replay_transitions_inserted,
-  replay_transitions_sampled,
-  replay_priority_updates,
-  replay_transitions,
-  replay_bytes,
-  learner_updates,
-  learner_loss,
-  learner_policy_lag,
-  learner_update_duration,
-  inference_requests,
-  inference_batch_size,
-  inference_request_duration,
-  gateway_requests,
-  gateway_errors,
-  gateway_queue_duration,
-  gateway_compute_duration,
-  gateway_request_duration,
-  gateway_batch_size,
-  gateway_in_flight,
-  gateway_transitions,
   actor_members,
   coordinator_tag_advances,
   coordinator_report_requests,
@@ -90,9 +67,13 @@ enum class Metric {
   process_open_fds,
   process_start_time,
   up,
+  node_kind,  // a family declared by a node kind (nodes/kind/node_kind.hpp), not in catalogue()
 };
 
 inline constexpr std::size_t kMetricCount = static_cast<std::size_t>(Metric::up) + 1;
+
+/// The exporter that stands for every node process, whatever its kind.
+inline constexpr const char* kNodeProcesses = "node";
 
 /// The labels every exported series carries, set once per process.
 inline const std::vector<std::string>& constant_label_names() {
@@ -108,7 +89,7 @@ struct MetricSpec {
   std::string unit;                    // "seconds", "bytes", or "" for a plain count/ratio
   std::vector<std::string> labels;     // per-series labels besides node/kind/mode, in order
   std::vector<double> buckets;         // histogram upper bounds (ascending); empty otherwise
-  std::vector<std::string> exporters;  // the process kinds that export it (label values)
+  std::vector<std::string> exporters;  // who exports it: `kind` label values, or kNodeProcesses
   MetricSource source = MetricSource::registry;
 
   bool exported_by(const std::string& kind) const;
@@ -130,7 +111,8 @@ const std::vector<double>& latency_buckets();
 /// Bucket bounds for batch sizes: 1, 2, 4, ..., 4096.
 const std::vector<double>& batch_size_buckets();
 
-/// The catalogue as a Markdown table (name, type, unit, labels, exported by, help).
-std::string catalogue_markdown();
+/// A catalogue (this one, or the full one with the node kinds' families) as a Markdown table
+/// (name, type, unit, labels, exported by, help).
+std::string catalogue_markdown(const std::vector<MetricSpec>& specs = catalogue());
 
 }  // namespace tagflow::monitoring

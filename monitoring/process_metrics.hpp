@@ -1,16 +1,18 @@
 // ProcessMetrics: the one metric registry of a tagflow process.
 //
 // Owns a prometheus-cpp Registry holding exactly the catalogue families (metric_catalogue.hpp)
-// that this process's kind exports, each with the constant labels node/kind/mode of this process,
-// plus a ProcessCollector for the process_* families. Families without per-series labels are
-// created at construction, so they are exported (as 0) before the first update.
+// that this process's kind exports, plus the families given at construction (a node kind's own,
+// nodes/kind/node_kind.hpp), each with the constant labels node/kind/mode of this process, plus a
+// ProcessCollector for the process_* families. Families without per-series labels are created at
+// construction, so they are exported (as 0) before the first update.
 //
 // Usage: look a series up once and keep the reference; updating it is a lock-free atomic.
 //
-//   ProcessMetrics metrics({"sampler-0", "sampler", "reactor"});
-//   prometheus::Counter& steps = metrics.counter(Metric::env_steps);
-//   prometheus::Counter& sent = metrics.counter(Metric::transport_messages_sent, {{"peer",
-//   "replay"}}); steps.Increment(num_envs);
+//   ProcessMetrics metrics({"sampler-0", "sampler", "reactor"}, its_kinds_families);
+//   prometheus::Counter& steps = metrics.counter("tagflow_env_steps_total");
+//   prometheus::Counter& sent =
+//       metrics.counter(Metric::transport_messages_sent, {{"peer", "replay"}});
+//   steps.Increment(num_envs);
 //
 // Errors (programmer errors, std::logic_error): asking for a family of another type, a family
 // this kind does not export, a process-collector or scrape family, or labels whose names differ
@@ -42,8 +44,9 @@ using Labels = std::map<std::string, std::string>;
 
 class ProcessMetrics {
  public:
-  /// Throws std::invalid_argument when identity.node is empty.
-  explicit ProcessMetrics(ProcessIdentity identity);
+  /// The catalogue's families this kind exports, and `own` (a node kind's families; one already
+  /// registered is skipped). Throws std::invalid_argument when identity.node is empty.
+  explicit ProcessMetrics(ProcessIdentity identity, const std::vector<MetricSpec>& own = {});
   ProcessMetrics(const ProcessMetrics&) = delete;
   ProcessMetrics& operator=(const ProcessMetrics&) = delete;
 
@@ -53,9 +56,16 @@ class ProcessMetrics {
   [[nodiscard]] prometheus::Counter& counter(Metric metric, const Labels& labels = {});
   [[nodiscard]] prometheus::Gauge& gauge(Metric metric, const Labels& labels = {});
   [[nodiscard]] prometheus::Histogram& histogram(Metric metric, const Labels& labels = {});
+  /// The same by family name (a node kind's families have no Metric of their own).
+  [[nodiscard]] prometheus::Counter& counter(const std::string& family, const Labels& labels = {});
+  [[nodiscard]] prometheus::Gauge& gauge(const std::string& family, const Labels& labels = {});
+  [[nodiscard]] prometheus::Histogram& histogram(const std::string& family,
+                                                 const Labels& labels = {});
 
-  /// True when this process's kind exports `metric` through this registry.
+  /// True when this process exports `metric` (or the family called `family`) through this
+  /// registry.
   bool registers(Metric metric) const;
+  bool registers(const std::string& family) const;
 
   /// What an Exposer serves: the registry and the process collector.
   std::vector<std::weak_ptr<prometheus::Collectable>> collectables() const;
@@ -74,17 +84,19 @@ class ProcessMetrics {
   [[nodiscard]] std::shared_ptr<const std::atomic<bool>> readiness() const { return ready_; }
 
  private:
-  const MetricSpec& checked(Metric metric, MetricType type, const Labels& labels) const;
+  void add_family(const MetricSpec& spec);
+  const MetricSpec& checked(const std::string& family, MetricType type, const Labels& labels) const;
 
   ProcessIdentity identity_;
   std::shared_ptr<prometheus::Registry> registry_;
   std::shared_ptr<ProcessCollector> process_collector_;
   std::shared_ptr<std::atomic<bool>> ready_ = std::make_shared<std::atomic<bool>>(true);
-  // Indexed by Metric; null where this kind does not export the family. Written only in the
-  // constructor, so reading them needs no lock.
-  std::vector<prometheus::Family<prometheus::Counter>*> counters_;
-  std::vector<prometheus::Family<prometheus::Gauge>*> gauges_;
-  std::vector<prometheus::Family<prometheus::Histogram>*> histograms_;
+  // By family name, the families this process exports. Written only in the constructor, so
+  // reading them needs no lock.
+  std::map<std::string, MetricSpec> specs_;
+  std::map<std::string, prometheus::Family<prometheus::Counter>*> counters_;
+  std::map<std::string, prometheus::Family<prometheus::Gauge>*> gauges_;
+  std::map<std::string, prometheus::Family<prometheus::Histogram>*> histograms_;
 };
 
 }  // namespace tagflow::monitoring

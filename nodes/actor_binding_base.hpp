@@ -3,11 +3,12 @@
 //
 // It owns the actor's PeerSet and the protocol steps that are not per port
 // (actors/control_messages.hpp):
-//   - add_peer(): a new peer is monitored; a sampler that told its name is marked in
-//     tagflow_actor_members (how the launcher finds joined samplers);
+//   - add_peer(): a new peer is monitored; a transient peer (a replica of a kind that may join and
+//     leave, nodes/kind/node_kind.hpp) that told its name is marked in tagflow_actor_members (how
+//     the launcher finds joined samplers);
 //   - forget(): Leave from a peer, or its down message: the peer is demonitored and dropped, the
 //     kind drops what it held for it (forget_peer_state()), the member mark goes to 0;
-//   - a peer that goes down is forgotten; if it was not a sampler (replay, learner, inference:
+//   - a peer that goes down is forgotten; if it was not transient (replay, learner, inference:
 //     the run cannot go on without it) the run stops for this actor too — unless the launcher
 //     restarts dead processes (ActorRecovery::peers_return): then the actor records what it had
 //     sent the peer unanswered (unanswered_to(), into ReplicaReport::unanswered_at_loss) and
@@ -139,24 +140,24 @@ class NodeActorBase : public Interface::base {
 
   /// Adds `peer` (monitored when new); `name` is what it told (Offer.from), or "". Returns true
   /// when it was new.
-  bool add_peer(const caf::actor& peer, bool sampler, const std::string& name = "") {
-    const bool added = peers_.add(peer, sampler, name);
+  bool add_peer(const caf::actor& peer, bool transient, const std::string& name = "") {
+    const bool added = peers_.add(peer, transient, name);
     if (added) this->monitor(peer);
-    if (sampler && !name.empty() && metrics_ != nullptr) metrics_->set_sampler_member(name, true);
-    report_->peers.store(peers_.samplers(), std::memory_order_relaxed);
+    if (transient && !name.empty() && metrics_ != nullptr) metrics_->set_member(name, true);
+    report_->peers.store(peers_.transients(), std::memory_order_relaxed);
     return added;
   }
 
   /// Forgets `peer` (a Leave, or it went down); see the header comment.
   void forget(const caf::actor_addr& peer) {
     const std::string name = peers_.name_of(peer);
-    if (peers_.is_sampler(peer) && !name.empty() && metrics_ != nullptr) {
-      metrics_->set_sampler_member(name, false);
+    if (peers_.is_transient(peer) && !name.empty() && metrics_ != nullptr) {
+      metrics_->set_member(name, false);
     }
     peers_.remove(peer);
     this->demonitor(peer);
     forget_peer_state(peer);
-    report_->peers.store(peers_.samplers(), std::memory_order_relaxed);
+    report_->peers.store(peers_.transients(), std::memory_order_relaxed);
   }
 
   /// StopRun to every peer but `from` (the peer whose StopRun this passes on), record `reason`,
@@ -249,7 +250,7 @@ class NodeActorBase : public Interface::base {
  private:
   void on_down(const caf::down_msg& down) {
     if (!peers_.contains(down.source)) return;
-    const bool sampler = peers_.is_sampler(down.source);
+    const bool transient = peers_.is_transient(down.source);
     // A peer that ended normally sent its StopRun or Leave first; one whose process died (its
     // link dropped) did not.
     const bool died = static_cast<bool>(down.reason);
@@ -261,7 +262,7 @@ class NodeActorBase : public Interface::base {
     }
     forget(down.source);
     // A node the run needs is gone: the run ends, unless its process comes back.
-    if (!sampler && !recovery_.peers_return) stop_run("");
+    if (!transient && !recovery_.peers_return) stop_run("");
   }
 
   void finish(const std::string& reason) {

@@ -383,7 +383,7 @@ hosts::RestartRecord restart_actor_process(const ChildExit& dead,
           0, state.base[replica] + static_cast<std::int64_t>(it->second) - r.checkpoint_count);
     }
     const cluster::NodeConfig* group = cluster::find_replica(config, replica).first;
-    r.unit = group != nullptr ? hosts::count_unit(group->kind) : "";
+    r.unit = group != nullptr ? group->kind->count_unit : "";
     state.base[replica] = r.checkpoint_count;
     record.replicas.push_back(std::move(r));
   }

@@ -6,7 +6,7 @@
 
 #include "cli/launch/launch_plan.hpp"
 #include "common/atomic_file.hpp"
-#include "hosts/process_result.hpp"
+#include "nodes/kind/process_result.hpp"
 
 namespace tagflow::cli {
 

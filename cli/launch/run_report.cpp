@@ -11,8 +11,8 @@
 
 #include "cli/launch/coordinator_link.hpp"
 #include "common/atomic_file.hpp"
-#include "hosts/process_result.hpp"
 #include "hosts/run_combine.hpp"
+#include "nodes/kind/process_result.hpp"
 
 namespace tagflow::cli {
 namespace {

@@ -1,8 +1,8 @@
 // report_run: the end of a normal `tagflow up` run (every child exited 0).
 //
-// Reads the result file of each process this launcher ran (DIR/P.json, hosts/process_result.hpp)
-// and, when this machine ran the whole cluster, combines them (hosts::combine_results, placement
-// "process") into the run summary: one line on stdout
+// Reads the result file of each process this launcher ran (DIR/P.json,
+// nodes/kind/process_result.hpp) and, when this machine ran the whole cluster, combines them
+// (hosts::combine_results, placement "process") into the run summary: one line on stdout
 //   stop target_return: mean_return 482.3, env_steps 57344, updates 3456, 41.2 s, digest 0123...
 // and the JSON in DIR/summary.json and at `summary_path` (when not empty), each written through a
 // temporary file and a rename. When other hosts run part of the cluster (`--host`) in reactor

@@ -41,7 +41,7 @@ std::vector<cluster::ScrapeTarget> SamplerRoster::update_members(
     if (planned_.count(name) != 0) continue;
     JoinedSampler* sampler = find(name);
     if (sampler == nullptr) {
-      if (!in || !cluster::sampler_scrape_target(config_, name)) continue;
+      if (!in || !cluster::transient_scrape_target(config_, name)) continue;
       joined_.push_back(JoinedSampler{name});
       sampler = &joined_.back();
     }
@@ -54,7 +54,7 @@ std::vector<cluster::ScrapeTarget> SamplerRoster::update_members(
   std::vector<cluster::ScrapeTarget> targets;
   for (const JoinedSampler& sampler : joined_) {
     if (!sampler.in) continue;
-    if (auto target = cluster::sampler_scrape_target(config_, sampler.name)) {
+    if (auto target = cluster::transient_scrape_target(config_, sampler.name)) {
       targets.push_back(std::move(*target));
     }
   }

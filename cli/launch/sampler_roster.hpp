@@ -10,7 +10,7 @@
 //      is in while some node that answered lists it with 1, out once every node that lists it says
 //      0; a round in which no answering node lists it changes nothing (a missed scrape is not a
 //      leave). It returns the endpoints of the joined samplers that are in (sampler metrics_port
-//      + K, cluster::sampler_scrape_target).
+//      + K, cluster::transient_scrape_target).
 //   2. record() keeps each joined sampler's latest env steps and episodes from its own endpoint.
 //      A sampler that left keeps its last count: what the run summary reports for it.
 // Pure (no I/O). Not thread-safe: one owner (the reporter's thread; read joined() after it ended).

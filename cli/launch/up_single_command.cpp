@@ -11,7 +11,6 @@
 #include "cli/torch_commands.hpp"
 #include "common/atomic_file.hpp"
 #include "hosts/actor/actor_cluster.hpp"
-#include "hosts/actor/torch_replica_spawner.hpp"
 #include "hosts/reactor/single_process_cluster.hpp"
 #include "nodes/cluster/cluster_config.hpp"
 #include "nodes/node_params.hpp"
@@ -56,7 +55,6 @@ void run_up(const UpOptions& options) {
     if (config.mode == cluster::Mode::actor) {  // every replica a CAF actor (actors/README.md)
       hosts::ActorClusterOptions actor_options;
       actor_options.progress = !options.quiet;
-      actor_options.torch = hosts::torch_replica_spawner();
       summary = hosts::run_actor_cluster(config, actor_options);
     } else {
       summary = hosts::run_single_process_cluster(config, run_options);

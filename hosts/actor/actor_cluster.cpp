@@ -23,20 +23,16 @@ class ProgressPrinter {
     std::uint64_t version = 0;
     int samplers = 0;
     for (const HostedReplica& r : replicas_) {
-      switch (r.config.kind) {
-        case cluster::NodeKind::sampler:
-        case cluster::NodeKind::multi_agent:
-          steps += r.report->count.load();
-          recent += r.report->last_return.load();
-          samplers += r.report->done.load() ? 0 : 1;
-          break;
-        case cluster::NodeKind::learner:
-          updates = r.report->count.load();
-          evaluation = r.report->last_evaluation.load();
-          version = r.report->weights_version.load();
-          break;
-        default:
-          break;
+      const nodes::NodeKind& kind = *r.config.kind;
+      if (kind.steps_env) {
+        steps += r.report->count.load();
+        recent += r.report->last_return.load();
+        samplers += r.report->done.load() ? 0 : 1;
+      }
+      if (kind.trains) {
+        updates = r.report->count.load();
+        evaluation = r.report->last_evaluation.load();
+        version = r.report->weights_version.load();
       }
     }
     const double dt = elapsed - last_elapsed_;
@@ -77,7 +73,7 @@ hosts::RunSummary run_actor_cluster(const cluster::ClusterConfig& config,
   auto system_config = actors::make_actor_system_config({false, options.worker_threads});
   nodes::add_node_message_types(*system_config);
   caf::actor_system system{*system_config};
-  ReplicaHost host(system, config, facts, options.torch);
+  ReplicaHost host(system, config, facts);
   std::map<std::string, caf::actor> by_name;
   try {
     for (const cluster::NodeConfig& node : config.nodes) {

@@ -27,7 +27,6 @@ namespace tagflow::hosts {
 struct ActorClusterOptions {
   std::size_t worker_threads = 0;  // CAF scheduler threads (0: one per core)
   bool progress = false;           // a live line on stderr, 4 times per second
-  TorchReplicaSpawner torch;       // learners and inference servers (torch_replica_spawner())
 };
 
 [[nodiscard]] hosts::RunSummary run_actor_cluster(const cluster::ClusterConfig& config,

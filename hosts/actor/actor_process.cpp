@@ -87,11 +87,11 @@ caf::atom_value registry_key(std::size_t n) {
   return caf::atom_from_string("r" + std::to_string(n));
 }
 
-/// The first replica of `process` that is published (not a sampler), or "".
+/// The first replica of `process` that is published (not of a transient kind), or "".
 std::string first_published(const cluster::ClusterConfig& config,
                             const cluster::ProcessPlan& process) {
   for (const std::string& replica : process.replicas) {
-    if (replica_kind(config, replica) != cluster::NodeKind::sampler) return replica;
+    if (!replica_kind(config, replica).transient) return replica;
   }
   return "";
 }
@@ -236,7 +236,7 @@ HostedReplica& spawn_recovered(ReplicaHost& host, const ReplicaConfig& config,
     try {
       HostedReplica& r = host.spawn(config, metrics, recovery);
       std::cerr << config.name << ": restored from checkpoint " << recovery.restore->sequence
-                << " (" << count_unit(config.kind) << " " << recovery.restore->count << ")"
+                << " (" << config.kind->count_unit << " " << recovery.restore->count << ")"
                 << std::endl;
       return r;
     } catch (const std::exception& e) {  // StateError, CheckpointError, a kind's own
@@ -286,7 +286,7 @@ hosts::ProcessResult run_actor_process(const cluster::ClusterConfig& config,
   auto system_config = actors::make_actor_system_config({true, options.worker_threads}, tls);
   nodes::add_node_message_types(*system_config);
   caf::actor_system system{*system_config};
-  ReplicaHost host(system, config, facts, options.torch);
+  ReplicaHost host(system, config, facts);
   std::vector<caf::actor> watchers;  // one per dialled process, with peers_return
   const auto stop_watchers = [&] {
     for (const caf::actor& w : watchers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
@@ -343,7 +343,7 @@ hosts::ProcessResult run_actor_process(const cluster::ClusterConfig& config,
       system.registry().put(registry_key(n), r.handle);
     }
     for (const HostedReplica& r : host.replicas()) {
-      if (r.config.kind == cluster::NodeKind::sampler) continue;
+      if (r.config.kind->transient) continue;
       const ReplicaAddress at = address_of(config, r.config.name);
       auto published = actors::publish_actor(system, r.handle, at.port, at.host);
       if (!published) {
@@ -408,7 +408,7 @@ hosts::ProcessResult run_actor_process(const cluster::ClusterConfig& config,
     next_progress = elapsed + options.progress_every.count() / 1000.0;
     std::string line = "progress";
     for (const HostedReplica& r : host.replicas()) {
-      line += " " + r.config.name + " " + count_unit(r.config.kind) + "=" +
+      line += " " + r.config.name + " " + r.config.kind->count_unit + "=" +
               std::to_string(r.report->count.load()) +
               " weights_version=" + std::to_string(r.report->weights_version.load()) + ";";
     }

@@ -36,7 +36,7 @@
 // With `join`, `plan` names one sampler that is not (or not yet) running: GROUP-K for K beyond
 // the group's replicas, or a replica of the file started late; it takes the links of replica
 // K mod replicas of its group.
-// Returns the process result (hosts/process_result.hpp, mode "actor", channel hashes 0).
+// Returns the process result (nodes/kind/process_result.hpp, mode "actor", channel hashes 0).
 // Errors: std::runtime_error naming the peer that could not be reached or the port that could
 // not be published; ConfigError/ParamError/std::invalid_argument as the other placements.
 // Blocks; call from the main thread (it installs SIGTERM/SIGINT handlers while it runs).
@@ -46,9 +46,9 @@
 #include <cstddef>
 
 #include "hosts/actor/replica_spawner.hpp"
-#include "hosts/process_result.hpp"
 #include "nodes/cluster/cluster_config.hpp"
 #include "nodes/cluster/process_plan.hpp"
+#include "nodes/kind/process_result.hpp"
 
 namespace tagflow::hosts {
 
@@ -60,7 +60,6 @@ struct ActorProcessOptions {
   bool metrics = true;             // a metrics endpoint per replica (metrics_port + i)
   bool quiet = false;              // no log lines on stderr
   std::chrono::milliseconds progress_every{1000};  // a progress log line per replica count
-  TorchReplicaSpawner torch;   // needed when the process hosts a learner or inference
   std::string checkpoint_dir;  // write the replicas' checkpoints here (see above); empty: none
   std::string resume_dir;      // start the replicas from their checkpoints here; empty: fresh
   bool peers_return = false;   // dead processes are restarted: wait for them (see above)

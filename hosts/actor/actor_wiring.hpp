@@ -2,10 +2,11 @@
 // link, which replica starts it and towards which peer (actors/control_messages.hpp).
 //
 // Rule: the sending replica offers its output (connect → Offer → Credit) — except when the
-// receiver is a sampler, which starts its own input links (it subscribes to weights by granting
-// the learner a credit; its `actions` arrive as replies to its observations and need no step).
-// So everything a sampler needs is started by the sampler itself, and a sampler can join a
-// running cluster and leave it without anyone else changing their wiring.
+// receiver is of a transient kind (a sampler: nodes/kind/node_kind.hpp), which starts its own
+// input links (it subscribes to weights by granting the learner a credit; its `actions` arrive as
+// replies to its observations and need no step). So everything a transient replica needs is
+// started by itself, and it can join a running cluster and leave it without anyone else changing
+// their wiring.
 // Pure function over plain values; thread-safe.
 #pragma once
 
@@ -26,9 +27,9 @@ struct WiringStep {
 [[nodiscard]] std::vector<WiringStep> plan_wiring(const cluster::ClusterConfig& config,
                                                   const cluster::LinkPlan& links);
 
-/// The kind of replica `name` (a replica of the file, or a joining sampler `GROUP-K`;
+/// The kind of replica `name` (a replica of the file, or a joining replica `GROUP-K`;
 /// std::invalid_argument for anything else).
-[[nodiscard]] cluster::NodeKind replica_kind(const cluster::ClusterConfig& config,
-                                             const std::string& name);
+[[nodiscard]] const nodes::NodeKind& replica_kind(const cluster::ClusterConfig& config,
+                                                  const std::string& name);
 
 }  // namespace tagflow::hosts

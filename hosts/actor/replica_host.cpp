@@ -3,31 +3,15 @@
 #include <stdexcept>
 #include <thread>
 
-#include "common/fnv1a.hpp"
 #include "nodes/actor_messages.hpp"
 #include "nodes/cluster/process_plan.hpp"
-#include "nodes/learner/evaluator.hpp"
+#include "nodes/kind/node_kind.hpp"
 
 namespace tagflow::hosts {
-namespace {
-
-/// A multi-agent replica's figures as the reactor placements report them (replica_binding.cpp).
-void multi_agent_result(const nodes::ReplicaReport& report, ReplicaResult& r) {
-  r.collisions = report.collisions;
-  if (report.mean_return) {
-    r.mean_return = report.mean_return;
-    r.multi_agent = MultiAgentFigures{*report.mean_return, *report.collisions_per_episode,
-                                      *report.random_return, *report.random_collisions_per_episode,
-                                      report.evaluation_episodes};
-  }
-  set_joint_step_latency(r, report.step_intervals);
-}
-
-}  // namespace
 
 ReplicaHost::ReplicaHost(caf::actor_system& system, const cluster::ClusterConfig& config,
-                         const hosts::ClusterFacts& facts, TorchReplicaSpawner torch)
-    : system_(system), config_(config), facts_(facts), torch_(std::move(torch)) {}
+                         const hosts::ClusterFacts& facts)
+    : system_(system), config_(config), facts_(facts) {}
 
 HostedReplica& ReplicaHost::spawn(const std::string& name, nodes::NodeMetrics* metrics) {
   return spawn(replica_config(config_, facts_, name), metrics);
@@ -37,10 +21,8 @@ HostedReplica& ReplicaHost::spawn(ReplicaConfig config, nodes::NodeMetrics* metr
                                   nodes::ActorRecovery recovery) {
   HostedReplica r;
   r.config = std::move(config);
-  r.report =
-      std::make_shared<nodes::ReplicaReport>(r.config.name, cluster::to_string(r.config.kind));
-  r.handle =
-      spawn_replica(system_, ReplicaSpawnSetup{r.config, r.report, metrics, recovery}, torch_);
+  r.report = std::make_shared<nodes::ReplicaReport>(r.config.name, r.config.kind->name);
+  r.handle = spawn_replica(system_, ReplicaSpawnSetup{r.config, r.report, metrics, recovery});
   replicas_.push_back(std::move(r));
   return replicas_.back();
 }
@@ -79,7 +61,7 @@ double ReplicaHost::wait(const WaitOptions& options) {
     if (!stop_sent && stop_requested_.load()) {
       if (options.leave_on_request) {
         for (const HostedReplica& r : replicas_) {
-          if (r.config.kind == cluster::NodeKind::sampler) {
+          if (r.config.kind->transient) {
             caf::anon_send(r.handle, actors::leave_atom::value);
           } else {
             caf::anon_send(r.handle, actors::StopRun{""});
@@ -116,8 +98,8 @@ std::vector<ReplicaResult> ReplicaHost::results(const cluster::LinkPlan& links) 
   for (const HostedReplica& h : replicas_) {
     hosts::ReplicaResult r;
     r.name = h.config.name;
-    r.kind = cluster::to_string(h.config.kind);
-    r.unit = count_unit(h.config.kind);
+    r.kind = h.config.kind->name;
+    r.unit = h.config.kind->count_unit;
     r.count = h.report->count.load();
     r.weights_version = h.report->weights_version.load();
     std::lock_guard<std::mutex> lock(h.report->mutex);
@@ -125,30 +107,7 @@ std::vector<ReplicaResult> ReplicaHost::results(const cluster::LinkPlan& links) 
     r.evaluations = h.report->evaluations;
     r.target_reached = h.report->target_reached;
     r.unanswered_at_loss = h.report->unanswered_at_loss;
-    if (h.config.kind == cluster::NodeKind::learner) {
-      r.updates = r.count;
-      if (h.report->final_weights) {
-        const nodes::WeightsMessage& w = *h.report->final_weights;
-        r.final_weights_hash = fnv1a64(nodes::encode(w));
-        r.weights_version = w.version;
-        if (r.target_reached && !r.evaluations.empty()) {
-          r.mean_return = r.evaluations.back();
-        } else if (h.config.evaluation) {
-          // One evaluation of the final weights, as the reactor placements do.
-          const EvaluationConfig& e = *h.config.evaluation;
-          nodes::Evaluator evaluator(e.env_id, e.hidden, e.episodes, e.seed, e.max_steps);
-          r.mean_return = evaluator.mean_return(w.values);
-        }
-      }
-    }
-    if (h.config.kind == cluster::NodeKind::learner && !h.config.policies.empty()) {
-      r.policy = h.config.agents.policies[static_cast<std::size_t>(h.config.policies.front())].name;
-      r.policy_file = h.report->policy_file;
-    }
-    if (h.config.kind == cluster::NodeKind::multi_agent) multi_agent_result(*h.report, r);
-    if (h.config.kind == cluster::NodeKind::inference && h.config.experience_linked) {
-      r.outside_transitions = h.report->outside_transitions.load();
-    }
+    if (h.config.kind->actor_result != nullptr) h.config.kind->actor_result(h.config, *h.report, r);
     for (const cluster::Link& link : links.links) {
       if (link.from.replica == h.config.name) {
         r.channels.push_back({link.from.port, link.from.channel, 0, 0});

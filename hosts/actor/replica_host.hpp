@@ -28,7 +28,7 @@
 
 #include "hosts/actor/actor_wiring.hpp"
 #include "hosts/actor/replica_spawner.hpp"
-#include "hosts/process_result.hpp"
+#include "nodes/kind/process_result.hpp"
 #include "nodes/replica_report.hpp"
 
 namespace tagflow::hosts {
@@ -51,7 +51,7 @@ struct WaitOptions {
 class ReplicaHost {
  public:
   ReplicaHost(caf::actor_system& system, const cluster::ClusterConfig& config,
-              const hosts::ClusterFacts& facts, TorchReplicaSpawner torch);
+              const hosts::ClusterFacts& facts);
 
   /// Spawns replica `name` (a replica of the file, or a joining sampler GROUP-K).
   HostedReplica& spawn(const std::string& name, nodes::NodeMetrics* metrics = nullptr);
@@ -72,7 +72,7 @@ class ReplicaHost {
   /// The results of the hosted replicas (after wait()). `channels` lists, per replica, its
   /// output channels of the link plan (actor mode keeps no channel hashes: count and hash 0).
   [[nodiscard]] std::vector<ReplicaResult> results(const cluster::LinkPlan& links) const;
-  /// Why the hosted replicas stopped (after wait()): stop_reason() of hosts/replica_config.hpp
+  /// Why the hosted replicas stopped (after wait()): stop_reason() of nodes/kind/replica_config.hpp
   /// over the reasons their reports recorded.
   [[nodiscard]] std::string stop_reason() const;
 
@@ -80,7 +80,6 @@ class ReplicaHost {
   caf::actor_system& system_;
   const cluster::ClusterConfig& config_;
   const hosts::ClusterFacts& facts_;
-  TorchReplicaSpawner torch_;
   std::vector<HostedReplica> replicas_;
   std::atomic<bool> stop_requested_{false};
 };

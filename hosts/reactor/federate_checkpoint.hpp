@@ -34,7 +34,7 @@
 
 #include "common/state_stream.hpp"
 #include "federate/reactor_federate.hpp"
-#include "hosts/reactor/replica_binding.hpp"
+#include "nodes/kind/replica_binding.hpp"
 #include "reactors/reactors.hpp"
 #include "transport/payload.hpp"
 

@@ -78,7 +78,7 @@ void run_replica(const ClusterConfig& config, const coordinator::FederationSpec&
   // sockets keep a thread of their own, which reads what arrives meanwhile and lets the
   // connection guard check its peers (transport/connection_guard.hpp). The other kinds run
   // short reactions and wait on their sockets themselves (federate/reactor_federate.hpp).
-  federate_options.network_thread = setup.config.kind == cluster::NodeKind::learner;
+  federate_options.network_thread = setup.config.kind->network_thread;
   coordinator::ReactorFederate federate(spec, setup.config.name, federate_options);
   const coordinator::WireTag start =
       federate.join(config.coordinator.join_timeout + std::chrono::seconds(5));
@@ -235,7 +235,7 @@ ProcessResult run_federated_process(const ClusterConfig& config,
   for (auto& run : runs) {
     if (run->cutoff && (!result.cutoff || *run->cutoff < *result.cutoff))
       result.cutoff = run->cutoff;
-    reasons.push_back(run->reached_condition ? own_stop_reason(run->setup.config.kind) : "");
+    reasons.push_back(run->reached_condition ? run->setup.config.kind->own_stop_reason : "");
     result.replicas.push_back(std::move(run->result));
   }
   result.stop_reason = stop_reason(reasons, timed_out);

@@ -28,15 +28,15 @@
 #include <functional>
 #include <string>
 
-#include "hosts/process_result.hpp"
-#include "hosts/reactor/replica_binding.hpp"
 #include "nodes/cluster/cluster_config.hpp"
 #include "nodes/cluster/process_plan.hpp"
+#include "nodes/kind/process_result.hpp"
+#include "nodes/kind/replica_binding.hpp"
 
 namespace tagflow::hosts {
 
 struct FederatedProcessOptions {
-  ReplicaFactory factory = make_torch_free_replica;
+  ReplicaFactory factory = nodes::make_replica;
   std::chrono::nanoseconds round_period = std::chrono::milliseconds(1);
   /// Called from replica threads with one line of news ("sampler-0 joined ..."); may be empty.
   std::function<void(const std::string&)> log;

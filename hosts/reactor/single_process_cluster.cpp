@@ -1,5 +1,6 @@
 #include "hosts/reactor/single_process_cluster.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
@@ -8,15 +9,14 @@
 #include <mutex>
 #include <thread>
 
-#include "hosts/reactor/torch_replicas.hpp"
 #include "hosts/run_combine.hpp"
 #include "nodes/cluster/link_plan.hpp"
+#include "nodes/kind/replica_binding.hpp"
 
 namespace tagflow::hosts {
 namespace {
 
 using cluster::ClusterConfig;
-using cluster::NodeKind;
 
 // Live progress on stderr (and the `seconds` stop), from its own thread.
 class ProgressLine {
@@ -61,24 +61,17 @@ class ProgressLine {
       int samplers = 0;
       for (const auto& r : replicas_) {
         const ReplicaProgress p = r->progress();
-        switch (r->kind()) {
-          case NodeKind::sampler:
-          case NodeKind::multi_agent:
-            steps += p.env_steps;
-            recent += p.last_return;
-            ++samplers;
-            break;
-          case NodeKind::learner:
-            updates = p.updates;
-            evaluation = p.last_evaluation;
-            version = p.weights_version;
-            break;
-          case NodeKind::inference:
-            version = p.weights_version;
-            break;
-          case NodeKind::replay:
-            break;
+        const nodes::NodeKind& kind = r->kind();
+        if (kind.steps_env) {
+          steps += p.env_steps;
+          recent += p.last_return;
+          ++samplers;
         }
+        if (kind.trains) {
+          updates = p.updates;
+          evaluation = p.last_evaluation;
+        }
+        version = std::max(version, p.weights_version);
       }
       const double dt = std::chrono::duration<double>(now - last).count();
       std::fprintf(stderr,

@@ -10,19 +10,15 @@
 #include "nodes/cluster/cluster_validation.hpp"
 #include "nodes/cluster/policy_config.hpp"
 #include "nodes/cluster/yaml_reader.hpp"
+#include "nodes/kind/registry.hpp"
 
 namespace tagflow::cluster {
 namespace {
 
-NodeKind parse_kind(const YamlReader& node) {
+const NodeKind* parse_kind(const YamlReader& node) {
   const std::string kind = node.string("kind");
-  if (kind == "sampler") return NodeKind::sampler;
-  if (kind == "replay") return NodeKind::replay;
-  if (kind == "learner") return NodeKind::learner;
-  if (kind == "inference") return NodeKind::inference;
-  if (kind == "multi_agent") return NodeKind::multi_agent;
-  node.fail("kind", "unknown node kind '" + kind +
-                        "' (known: sampler, replay, learner, inference, multi_agent)");
+  if (const NodeKind* found = nodes::find_node_kind(kind)) return found;
+  node.fail("kind", "unknown node kind '" + kind + "' (known: " + nodes::node_kind_names() + ")");
 }
 
 /// [a-z][a-z0-9_]*
@@ -205,10 +201,14 @@ void parse_recovery(const YamlReader& top, ClusterConfig& config) {
     config.checkpoint.every = every;
     config.checkpoint.keep = static_cast<int>(checkpoint.integer_or("keep", 2, 1, 1000));
     for (const NodeConfig& node : config.nodes) {
-      if (node.kind == NodeKind::multi_agent) {
-        top.fail("checkpoint", "node '" + node.name +
-                                   "' (multi_agent) cannot be checkpointed; checkpoints cover "
-                                   "sampler, replay, learner and inference nodes");
+      if (!node.kind->checkpointable) {
+        std::string kinds;
+        for (const NodeKind* k : nodes::node_kinds()) {
+          if (k->checkpointable) kinds += (kinds.empty() ? "" : ", ") + k->name;
+        }
+        top.fail("checkpoint", "node '" + node.name + "' (" + node.kind->name +
+                                   ") cannot be checkpointed; checkpoints cover " + kinds +
+                                   " nodes");
       }
     }
   }
@@ -229,22 +229,6 @@ ConfigError::ConfigError(std::string file, int line, std::string key, const std:
       key_(std::move(key)) {}
 
 const char* to_string(Mode mode) { return mode == Mode::reactor ? "reactor" : "actor"; }
-
-const char* to_string(NodeKind kind) {
-  switch (kind) {
-    case NodeKind::sampler:
-      return "sampler";
-    case NodeKind::replay:
-      return "replay";
-    case NodeKind::learner:
-      return "learner";
-    case NodeKind::inference:
-      return "inference";
-    case NodeKind::multi_agent:
-      return "multi_agent";
-  }
-  return "?";
-}
 
 const NodeConfig* ClusterConfig::find_node(const std::string& node_name) const {
   for (const NodeConfig& n : nodes) {

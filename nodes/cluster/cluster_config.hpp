@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "nodes/kind/node_kind.hpp"
+
 namespace tagflow::cluster {
 
 /// A problem in a cluster file, located by file, 1-based line and dotted key.
@@ -39,10 +41,11 @@ class ConfigError : public std::runtime_error {
 };
 
 enum class Mode { reactor, actor };
-enum class NodeKind { sampler, replay, learner, inference, multi_agent };
 
 const char* to_string(Mode mode);
-const char* to_string(NodeKind kind);
+
+/// A node kind's descriptor (nodes/kind/node_kind.hpp); the registry lists them.
+using NodeKind = nodes::NodeKind;
 
 struct HostConfig {
   std::string name;
@@ -70,7 +73,7 @@ struct CoordinatorConfig {
 /// Replica i listens on data_port + i and serves metrics on metrics_port + i.
 struct NodeConfig {
   std::string name;
-  NodeKind kind = NodeKind::sampler;
+  const NodeKind* kind = nullptr;  // from the registry (nodes/kind/registry.hpp), never null
   int replicas = 1;
   std::string host;
   std::uint16_t data_port = 0;
@@ -202,9 +205,5 @@ std::optional<std::chrono::nanoseconds> parse_duration(const std::string& text);
 
 /// The process name of replica `index` of a node group: NAME for a single replica, else NAME-i.
 std::string replica_name(const NodeConfig& node, int index);
-
-/// The input and output port names of a node kind (what connections may name).
-const std::vector<std::string>& input_ports(NodeKind kind);
-const std::vector<std::string>& output_ports(NodeKind kind);
 
 }  // namespace tagflow::cluster

@@ -10,10 +10,6 @@
 namespace tagflow::cluster {
 namespace {
 
-bool contains(const std::vector<std::string>& names, const std::string& name) {
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-
 std::string join(const std::vector<std::string>& names) {
   std::string out;
   for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
@@ -32,20 +28,17 @@ void check_endpoints(const ClusterConfig& config) {
     if (to == nullptr) {
       throw ConfigError(config.file, c.line, key + ".to", "no node '" + c.to_node + "'");
     }
-    if (!contains(output_ports(from->kind), c.from_port)) {
+    if (!from->kind->has_output(c.from_port)) {
       throw ConfigError(config.file, c.line, key + ".from",
-                        std::string(to_string(from->kind)) + " '" + from->name +
-                            "' has no output port '" + c.from_port +
-                            "' (outputs: " + join(output_ports(from->kind)) + ")");
+                        from->kind->name + " '" + from->name + "' has no output port '" +
+                            c.from_port + "' (outputs: " + join(from->kind->outputs) + ")");
     }
-    if (!contains(input_ports(to->kind), c.to_port)) {
+    if (!to->kind->has_input(c.to_port)) {
       throw ConfigError(config.file, c.line, key + ".to",
-                        std::string(to_string(to->kind)) + " '" + to->name +
-                            "' has no input port '" + c.to_port +
-                            "' (inputs: " + join(input_ports(to->kind)) + ")");
+                        to->kind->name + " '" + to->name + "' has no input port '" + c.to_port +
+                            "' (inputs: " + join(to->kind->inputs) + ")");
     }
-    if (c.from_port == "experience" &&
-        (to->kind != NodeKind::replay || c.to_port != "transitions")) {
+    if (c.from_port == "experience" && (to->kind->name != "replay" || c.to_port != "transitions")) {
       throw ConfigError(config.file, c.line, key + ".to",
                         "an inference node's experience (transitions logged by outside clients) "
                         "goes to a replay's transitions, not to " +
@@ -167,28 +160,6 @@ void check_port_clashes(const ClusterConfig& config) {
 }
 
 }  // namespace
-
-const std::vector<std::string>& input_ports(NodeKind kind) {
-  static const std::map<NodeKind, std::vector<std::string>> ports = {
-      {NodeKind::sampler, {"actions", "weights"}},
-      {NodeKind::replay, {"transitions", "priorities"}},
-      {NodeKind::learner, {"batches"}},
-      {NodeKind::inference, {"observations", "weights"}},
-      {NodeKind::multi_agent, {"actions"}},
-  };
-  return ports.at(kind);
-}
-
-const std::vector<std::string>& output_ports(NodeKind kind) {
-  static const std::map<NodeKind, std::vector<std::string>> ports = {
-      {NodeKind::sampler, {"transitions", "observations"}},
-      {NodeKind::replay, {"batches"}},
-      {NodeKind::learner, {"priorities", "weights"}},
-      {NodeKind::inference, {"actions", "experience"}},
-      {NodeKind::multi_agent, {"observations", "transitions"}},
-  };
-  return ports.at(kind);
-}
 
 void validate_topology(const ClusterConfig& config) {
   check_endpoints(config);

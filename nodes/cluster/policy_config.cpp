@@ -12,10 +12,7 @@
 namespace tagflow::cluster {
 namespace {
 
-bool hosts_policies(NodeKind kind) {
-  return kind == NodeKind::multi_agent || kind == NodeKind::inference ||
-         kind == NodeKind::learner || kind == NodeKind::replay;
-}
+bool hosts_policies(const NodeKind* kind) { return kind->hosts_policies; }
 
 std::string trim(const std::string& text) {
   std::size_t from = 0, to = text.size();
@@ -46,7 +43,7 @@ std::vector<std::string> split_names(std::string text) {
 void read_env(const YamlReader& top, ClusterConfig& config) {
   const NodeConfig* group = nullptr;
   for (const NodeConfig& node : config.nodes) {
-    if (node.kind != NodeKind::multi_agent) continue;
+    if (!node.kind->multi_agent_env()) continue;
     if (group != nullptr && node.params.count("env") != 0 && group->params.count("env") != 0 &&
         node.params.at("env") != group->params.at("env")) {
       throw ConfigError(config.file, node.param_lines.at("env"), "nodes." + node.name + ".env",
@@ -117,7 +114,7 @@ void check_each_agent_reaches_one_server(const ClusterConfig& config) {
   for (const ConnectionConfig& c : config.connections) {
     const NodeConfig* from = config.find_node(c.from_node);
     const NodeConfig* to = config.find_node(c.to_node);
-    if (from == nullptr || to == nullptr || from->kind != NodeKind::multi_agent ||
+    if (from == nullptr || to == nullptr || !from->kind->multi_agent_env() ||
         !routed_by_policy(config, c)) {
       continue;
     }
@@ -167,7 +164,7 @@ int MultiAgentConfig::find(const std::string& name) const {
 void parse_policies(const YamlReader& top, ClusterConfig& config) {
   bool has_multi_agent = false;
   for (const NodeConfig& node : config.nodes) {
-    has_multi_agent = has_multi_agent || node.kind == NodeKind::multi_agent;
+    has_multi_agent = has_multi_agent || node.kind->multi_agent_env();
   }
   if (!top.has("policies")) {
     if (has_multi_agent) top.fail("policies", "a multi_agent node needs policies (missing)");
@@ -288,7 +285,7 @@ std::vector<int> hosted_policies(const ClusterConfig& config, const NodeConfig& 
   const MultiAgentConfig& m = config.multi_agent;
   if (m.empty() || !hosts_policies(node.kind)) return {};
   std::vector<int> listed;
-  if (node.kind == NodeKind::multi_agent) {
+  if (node.kind->multi_agent_env()) {
     for (std::size_t i = 0; i < m.policies.size(); ++i) listed.push_back(static_cast<int>(i));
     return listed;
   }
@@ -323,16 +320,17 @@ void validate_policy_hosting(const ClusterConfig& config) {
     const auto line = node.param_lines.find("policies");
     const int at = line == node.param_lines.end() ? node.line : line->second;
     const std::string key = "nodes." + node.name + ".params.policies";
-    if (m.empty() || !hosts_policies(node.kind) || node.kind == NodeKind::multi_agent) {
+    if (m.empty() || !hosts_policies(node.kind) || node.kind->multi_agent_env()) {
       if (node.params.count("policies") != 0) {
         throw ConfigError(config.file, at, key,
                           m.empty() ? "the file names no policies (top-level policies:)"
                                     : "only inference, learner and replay nodes host policies");
       }
-      if (!m.empty() && node.kind == NodeKind::sampler) {
+      if (!m.empty() && !node.kind->hosts_policies) {
         throw ConfigError(config.file, node.line, "nodes." + node.name,
                           "a multi-agent cluster (policies:) drives its env with a multi_agent "
-                          "node, not a sampler");
+                          "node, not a " +
+                              node.kind->name);
       }
       continue;
     }
@@ -364,11 +362,10 @@ void validate_policy_hosting(const ClusterConfig& config) {
                         std::to_string(node.replicas) + " replicas share " +
                             std::to_string(listed) + " policies: each replica needs at least one");
     }
-    if ((node.kind == NodeKind::learner || node.kind == NodeKind::replay) && listed != replicas) {
+    if ((node.kind->trains || node.kind->name == "replay") && listed != replicas) {
       throw ConfigError(config.file, at, key,
-                        std::string("a ") + to_string(node.kind) +
-                            " replica serves one policy: give the group " + std::to_string(listed) +
-                            " replicas for its " + std::to_string(listed) +
+                        "a " + node.kind->name + " replica serves one policy: give the group " +
+                            std::to_string(listed) + " replicas for its " + std::to_string(listed) +
                             " policies (or list fewer policies)");
     }
   }

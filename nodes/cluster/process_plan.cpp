@@ -8,7 +8,7 @@ std::vector<ProcessPlan> plan_processes(const ClusterConfig& config) {
   std::vector<ProcessPlan> plans;
   std::map<std::string, std::size_t> by_name;
   for (const NodeConfig& node : config.nodes) {
-    const bool torch = node.kind == NodeKind::learner || node.kind == NodeKind::inference;
+    const bool torch = node.kind->needs_torch;
     for (int i = 0; i < node.replicas; ++i) {
       const std::string replica = replica_name(node, i);
       const std::string name = node.process.empty() ? replica : node.process;

@@ -27,7 +27,7 @@ std::vector<ScrapeTarget> scrape_targets(const cluster::ClusterConfig& config) {
   for (const cluster::NodeConfig& node : config.nodes) {
     if (node.metrics_port == 0) continue;
     for (int i = 0; i < node.replicas; ++i) {
-      targets.push_back({replica_name(node, i), node.name, to_string(node.kind),
+      targets.push_back({replica_name(node, i), node.name, node.kind->name,
                          host_address(config, node.host),
                          static_cast<std::uint16_t>(node.metrics_port + i)});
     }
@@ -43,8 +43,8 @@ std::optional<ScrapeTarget> find_scrape_target(const cluster::ClusterConfig& con
   return std::nullopt;
 }
 
-std::optional<ScrapeTarget> sampler_scrape_target(const cluster::ClusterConfig& config,
-                                                  const std::string& replica) {
+std::optional<ScrapeTarget> transient_scrape_target(const cluster::ClusterConfig& config,
+                                                    const std::string& replica) {
   const auto dash = replica.rfind('-');
   if (dash == std::string::npos || dash + 1 == replica.size()) return std::nullopt;
   const std::string digits = replica.substr(dash + 1);
@@ -52,12 +52,12 @@ std::optional<ScrapeTarget> sampler_scrape_target(const cluster::ClusterConfig& 
     return std::nullopt;
   }
   const cluster::NodeConfig* group = config.find_node(replica.substr(0, dash));
-  if (group == nullptr || group->kind != cluster::NodeKind::sampler || group->metrics_port == 0) {
+  if (group == nullptr || !group->kind->transient || group->metrics_port == 0) {
     return std::nullopt;
   }
   const long port = group->metrics_port + std::stol(digits);
   if (port > 65535) return std::nullopt;
-  return ScrapeTarget{replica, group->name, "sampler", host_address(config, group->host),
+  return ScrapeTarget{replica, group->name, group->kind->name, host_address(config, group->host),
                       static_cast<std::uint16_t>(port)};
 }
 

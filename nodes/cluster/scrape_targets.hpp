@@ -35,11 +35,11 @@ std::vector<ScrapeTarget> scrape_targets(const cluster::ClusterConfig& config);
 std::optional<ScrapeTarget> find_scrape_target(const cluster::ClusterConfig& config,
                                                const std::string& process);
 
-/// The endpoint of sampler GROUP-K for any K ≥ 0, also beyond the group's replicas: where a
-/// sampler that joined a running cluster (`tagflow node --name GROUP-K --join`) serves its
-/// metrics (metrics_port + K). nullopt when GROUP is no sampler group with a metrics port, or the
-/// name does not end in "-K".
-std::optional<ScrapeTarget> sampler_scrape_target(const cluster::ClusterConfig& config,
-                                                  const std::string& replica);
+/// The endpoint of replica GROUP-K of a transient kind (nodes/kind/node_kind.hpp) for any K ≥ 0,
+/// also beyond the group's replicas: where a replica that joined a running cluster (`tagflow
+/// node --name GROUP-K --join`) serves its metrics (metrics_port + K). nullopt when GROUP is no
+/// transient group with a metrics port, or the name does not end in "-K".
+std::optional<ScrapeTarget> transient_scrape_target(const cluster::ClusterConfig& config,
+                                                    const std::string& replica);
 
 }  // namespace tagflow::cluster

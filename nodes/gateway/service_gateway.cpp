@@ -10,6 +10,7 @@
 
 #include "monitoring/process_metrics.hpp"
 #include "nodes/gateway/episode_experience.hpp"
+#include "nodes/gateway/gateway_metrics.hpp"
 #include "nodes/gateway/gateway_protocol.hpp"
 #include "transport/zap_authenticator.hpp"
 
@@ -17,7 +18,6 @@ namespace tagflow::gateway {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using monitoring::Metric;
 
 constexpr std::size_t kMaxEnvelopeFrames = 3;  // routing id, optional REQ delimiter, one spare
 constexpr std::size_t kMaxEpisodes = 1024;
@@ -105,8 +105,7 @@ struct ServiceGateway::Impl {
 
   void count_error(const std::string& policy, const std::string& reason) {
     if (metrics != nullptr) {
-      metrics->counter(Metric::gateway_errors, {{"policy", policy}, {"reason", reason}})
-          .Increment();
+      metrics->counter(metric::kErrors, {{"policy", policy}, {"reason", reason}}).Increment();
     }
   }
 
@@ -122,8 +121,8 @@ struct ServiceGateway::Impl {
       if (queued) episode.logged += rows;
       if (metrics != nullptr) {
         metrics
-            ->counter(Metric::gateway_transitions, {{"policy", model().policy_names[p]},
-                                                    {"outcome", queued ? "logged" : "dropped"}})
+            ->counter(metric::kTransitions, {{"policy", model().policy_names[p]},
+                                             {"outcome", queued ? "logged" : "dropped"}})
             .Increment(static_cast<double>(rows));
       }
       if (!queued) {
@@ -164,12 +163,12 @@ ServiceGateway::ServiceGateway(GatewayConfig config, std::unique_ptr<GatewayBack
     for (const int p : m.hosted) {
       const monitoring::Labels labels = {{"policy", m.policy_names[static_cast<std::size_t>(p)]}};
       PolicySeries& ps = s.series[static_cast<std::size_t>(p)];
-      ps.requests = &metrics->counter(Metric::gateway_requests, labels);
-      ps.queue = &metrics->histogram(Metric::gateway_queue_duration, labels);
-      ps.compute = &metrics->histogram(Metric::gateway_compute_duration, labels);
-      ps.total = &metrics->histogram(Metric::gateway_request_duration, labels);
-      ps.batch = &metrics->histogram(Metric::gateway_batch_size, labels);
-      ps.in_flight = &metrics->gauge(Metric::gateway_in_flight, labels);
+      ps.requests = &metrics->counter(metric::kRequests, labels);
+      ps.queue = &metrics->histogram(metric::kQueueDuration, labels);
+      ps.compute = &metrics->histogram(metric::kComputeDuration, labels);
+      ps.total = &metrics->histogram(metric::kRequestDuration, labels);
+      ps.batch = &metrics->histogram(metric::kBatchSize, labels);
+      ps.in_flight = &metrics->gauge(metric::kInFlight, labels);
     }
   }
   if (!s.config.curve_secret_key.empty() && !s.config.allowed_client_keys.empty()) {

@@ -83,7 +83,8 @@ class InferenceActorImpl : public nodes::NodeActorBase<nodes::InferenceActor> {
   // for the deadline.
   void serve_when_due() {
     if (server_.queued_requests() == 0 || done()) return;
-    const bool everyone_waits = static_cast<long>(server_.queued_requests()) >= peers().samplers();
+    const bool everyone_waits =
+        static_cast<long>(server_.queued_requests()) >= peers().transients();
     if (server_.batch_due(now()) || everyone_waits) {
       serve();
     } else if (!flush_pending_) {

@@ -1,7 +1,7 @@
 // The inference server's params as a cluster file gives them, read and range-checked without
 // LibTorch, so that `tagflow up` refuses a bad inference param before any process starts
 // (hosts/replica_params_check.hpp); InferenceConfig::from_params (inference_server.hpp) and the
-// policy bank's configuration (hosts/torch_replica_config.hpp) build on these.
+// policy bank's configuration (nodes/kind/torch_replica_config.hpp) build on these.
 // Errors: ParamError naming the node, the param and its line. Pure; thread-safe.
 #pragma once
 

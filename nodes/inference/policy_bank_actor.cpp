@@ -102,7 +102,7 @@ class PolicyBankActorImpl : public nodes::NodeActorBase<nodes::PolicyBankActor> 
  private:
   void serve_when_everyone_waits() {
     if (requests_.empty() || done()) return;
-    if (static_cast<long>(requests_.size()) < peers().samplers()) return;
+    if (static_cast<long>(requests_.size()) < peers().transients()) return;
     const auto started = std::chrono::steady_clock::now();
     std::vector<std::size_t> answered;
     const std::uint64_t rejected = bank_.rejected();

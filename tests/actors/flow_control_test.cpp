@@ -16,6 +16,7 @@
 #include "nodes/node_metrics.hpp"
 #include "nodes/replay/replay_actor.hpp"
 #include "nodes/sampler/sampler_actor.hpp"
+#include "tests/support/kind_families.hpp"
 
 namespace tagflow::actors {
 namespace {
@@ -119,10 +120,12 @@ double metric_value(const std::string& text, const std::string& family) {
 }
 
 TEST_F(ActorFlow, SamplerAndReplayActorsUpdateTheReactorModeMetricFamilies) {
-  monitoring::ProcessMetrics sampler_metrics({"sampler-0", "sampler", "actor"});
-  monitoring::ProcessMetrics replay_metrics({"replay", "replay", "actor"});
-  nodes::NodeMetrics sampler_node(sampler_metrics, cluster::NodeKind::sampler);
-  nodes::NodeMetrics replay_node(replay_metrics, cluster::NodeKind::replay);
+  monitoring::ProcessMetrics sampler_metrics({"sampler-0", "sampler", "actor"},
+                                             tagflow::test::families("sampler"));
+  monitoring::ProcessMetrics replay_metrics({"replay", "replay", "actor"},
+                                            tagflow::test::families("replay"));
+  nodes::NodeMetrics sampler_node(sampler_metrics);
+  nodes::NodeMetrics replay_node(replay_metrics);
   nodes::ReplayConfig replay_config;
   replay_config.min_size = 64;
   replay_config.batch_size = 32;

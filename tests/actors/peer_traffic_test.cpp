@@ -16,6 +16,7 @@
 #include "nodes/node_metrics.hpp"
 #include "nodes/replay/replay_actor.hpp"
 #include "nodes/sampler/sampler_actor.hpp"
+#include "tests/support/kind_families.hpp"
 
 namespace tagflow::actors {
 namespace {
@@ -79,13 +80,15 @@ struct PeerTrafficTest : ::testing::Test {
   PeerTrafficTest() : config(make_actor_system_config({false, 2})), system(*config) {}
   std::unique_ptr<caf::actor_system_config> config;
   caf::actor_system system;
-  monitoring::ProcessMetrics replay_metrics{{"replay", "replay", "actor"}};
-  nodes::NodeMetrics replay_node{replay_metrics, cluster::NodeKind::replay};
+  monitoring::ProcessMetrics replay_metrics{{"replay", "replay", "actor"},
+                                            tagflow::test::families("replay")};
+  nodes::NodeMetrics replay_node{replay_metrics};
 };
 
 TEST_F(PeerTrafficTest, SamplerAndReplayCountMessagesAndBytesPerPeerBothWays) {
-  monitoring::ProcessMetrics sampler_metrics({"sampler-0", "sampler", "actor"});
-  nodes::NodeMetrics sampler_node(sampler_metrics, cluster::NodeKind::sampler);
+  monitoring::ProcessMetrics sampler_metrics({"sampler-0", "sampler", "actor"},
+                                             tagflow::test::families("sampler"));
+  nodes::NodeMetrics sampler_node(sampler_metrics);
   nodes::ReplayConfig replay_config;
   replay_config.min_size = 64;
   replay_config.batch_size = 32;

@@ -19,6 +19,7 @@
 #include "actors/actor_system_setup.hpp"
 #include "actors/tls_peers.hpp"
 #include "monitoring/process_metrics.hpp"
+#include "tests/support/kind_families.hpp"
 
 namespace tagflow::actors {
 namespace {
@@ -88,7 +89,8 @@ TEST_F(TlsPeers, ADialBoundToANameReachesOnlyThePeerHoldingIt) {
 }
 
 TEST_F(TlsPeers, EveryRefusedHandshakeIsCountedAndInTheMetricsWhileTheyAreWatched) {
-  monitoring::ProcessMetrics metrics({"replay", "replay", "actor"});
+  monitoring::ProcessMetrics metrics({"replay", "replay", "actor"},
+                                     tagflow::test::families("replay"));
   {
     const RefusedHandshakeMetrics watched(metrics, [](const std::string&) {});
     const std::uint64_t before = refused_handshakes();

@@ -11,6 +11,7 @@
 
 #include "monitoring/metrics_endpoint.hpp"
 #include "monitoring/process_metrics.hpp"
+#include "tests/support/kind_families.hpp"
 
 namespace tagflow::cli {
 namespace {
@@ -115,11 +116,12 @@ TEST(MetricsProbe, AListenerThatNeverAnswersTimesOut) {
 }
 
 TEST(MetricsProbe, ReadsTheFamiliesOfARealMetricsEndpoint) {
-  monitoring::ProcessMetrics metrics({"sampler-1", "sampler", "reactor"});
-  metrics.counter(monitoring::Metric::env_steps).Increment(4096);
-  metrics.counter(monitoring::Metric::episodes).Increment(12);
-  metrics.gauge(monitoring::Metric::episode_return_mean).Set(87.25);
-  metrics.gauge(monitoring::Metric::weights_version).Set(31);
+  monitoring::ProcessMetrics metrics({"sampler-1", "sampler", "reactor"},
+                                     tagflow::test::families("sampler"));
+  metrics.counter("tagflow_env_steps_total").Increment(4096);
+  metrics.counter("tagflow_episodes_total").Increment(12);
+  metrics.gauge("tagflow_episode_return_mean").Set(87.25);
+  metrics.gauge("tagflow_weights_version").Set(31);
   const monitoring::MetricsEndpoint endpoint(metrics, "127.0.0.1", 0);
 
   const ProbeResult result = probe_metrics(

@@ -15,6 +15,7 @@
 
 #include "monitoring/metrics_endpoint.hpp"
 #include "monitoring/process_metrics.hpp"
+#include "tests/support/kind_families.hpp"
 
 namespace tagflow::cli {
 namespace {
@@ -29,10 +30,11 @@ std::string read_file(const std::string& path) {
 }
 
 TEST(ProgressReporter, PrintsTheLineOfTheEndpointsThatAnswerAsNewLinesWhenNotATerminal) {
-  monitoring::ProcessMetrics metrics({"sampler-0", "sampler", "reactor"});
-  metrics.counter(monitoring::Metric::episodes).Increment(3);
-  metrics.gauge(monitoring::Metric::episode_return_mean).Set(21.5);
-  metrics.gauge(monitoring::Metric::weights_version).Set(12);
+  monitoring::ProcessMetrics metrics({"sampler-0", "sampler", "reactor"},
+                                     tagflow::test::families("sampler"));
+  metrics.counter("tagflow_episodes_total").Increment(3);
+  metrics.gauge("tagflow_episode_return_mean").Set(21.5);
+  metrics.gauge("tagflow_weights_version").Set(12);
   const monitoring::MetricsEndpoint endpoint(metrics, "127.0.0.1", 0);
 
   std::vector<cluster::ScrapeTarget> targets{

@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "hosts/process_result.hpp"
+#include "nodes/kind/process_result.hpp"
 #include "tests/support/launched_processes.hpp"
 
 namespace tagflow::cli {

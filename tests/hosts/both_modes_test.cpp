@@ -1,6 +1,6 @@
 // The same cluster file gives the same replicas in both modes: for every replica of the shipped
 // files, the configuration actor mode spawned its actor from (hosts/actor/replica_host.hpp) equals
-// the one reactor mode builds its reactor from (hosts/reactor/replica_binding.hpp), field by
+// the one reactor mode builds its reactor from (nodes/kind/replica_binding.hpp), field by
 // field, including the LibTorch configurations of learners and inference servers.
 #include <sstream>
 #include <string>
@@ -11,25 +11,24 @@
 
 #include "actors/actor_system_setup.hpp"
 #include "hosts/actor/replica_host.hpp"
-#include "hosts/actor/torch_replica_spawner.hpp"
-#include "hosts/reactor/replica_binding.hpp"
-#include "hosts/torch_replica_config.hpp"
 #include "nodes/actor_messages.hpp"
 #include "nodes/cluster/link_plan.hpp"
+#include "nodes/kind/replica_binding.hpp"
+#include "nodes/kind/torch_replica_config.hpp"
 
 namespace tagflow::hosts {
 namespace {
 
 std::string describe_torch(const ReplicaConfig& r) {
   std::ostringstream out;
-  if (r.kind == cluster::NodeKind::learner) {
+  if (r.kind->name == "learner") {
     const nodes::LearnerConfig c = learner_config(r);
     out << "hidden=" << c.dqn.network.hidden_sizes.size() << " lr=" << c.dqn.learning_rate
         << " gamma=" << c.gamma << " target=" << c.dqn.target_sync_interval
         << " seed=" << c.dqn.seed << " eval_every=" << c.eval_every
         << " eval_max_steps=" << c.eval_max_steps;
   }
-  if (r.kind == cluster::NodeKind::inference) {
+  if (r.kind->name == "inference") {
     const nodes::InferenceConfig c = inference_config(r);
     out << "inputs=" << c.network.input_size << " max_batch=" << c.max_batch
         << " max_wait=" << c.max_wait.count() << " seed=" << c.seed;
@@ -46,7 +45,7 @@ void expect_same_replicas_in_both_modes(const std::string& file) {
   auto system_config = actors::make_actor_system_config({false, 2});
   nodes::add_node_message_types(*system_config);
   caf::actor_system system(*system_config);
-  ReplicaHost host(system, config, facts, torch_replica_spawner());
+  ReplicaHost host(system, config, facts);
   std::size_t compared = 0;
   for (const cluster::NodeConfig& node : config.nodes) {
     for (int i = 0; i < node.replicas; ++i) {

@@ -1,6 +1,6 @@
-// Tests of hosts/process_result.hpp: the result JSON of a `tagflow node` process
+// Tests of nodes/kind/process_result.hpp: the result JSON of a `tagflow node` process
 // (tests/hosts/run_combine_test.cpp combines such results into a run summary).
-#include "hosts/process_result.hpp"
+#include "nodes/kind/process_result.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,11 @@
-#include "hosts/replica_config.hpp"
+#include "nodes/kind/replica_config.hpp"
 
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 #include <string>
+
+#include "nodes/kind/registry.hpp"
 
 namespace tagflow::hosts {
 namespace {
@@ -111,7 +113,7 @@ TEST_F(ReplicaConfigTest, TheLearnersEvaluationKeepsItsStepCapAndAFixedSeed) {
 
 TEST_F(ReplicaConfigTest, AJoiningSamplerIsConfiguredLikeReplicaKOfItsGroup) {
   const ReplicaConfig joined = of("sampler-5");
-  EXPECT_EQ(joined.kind, cluster::NodeKind::sampler);
+  EXPECT_EQ(joined.kind->name, "sampler");
   EXPECT_EQ(joined.index, 5);
   EXPECT_EQ(joined.seed, 7 * 1000003ULL + 1005);
   EXPECT_EQ(joined.sampler->index, 5U);
@@ -139,9 +141,9 @@ TEST(StopReason, TheLearnersTargetWinsOverEnvStepsOverSeconds) {
   EXPECT_EQ(stop_reason({"", ""}, true), "seconds");
   EXPECT_EQ(stop_reason({"seconds", ""}, false), "seconds");
   EXPECT_EQ(stop_reason({"", "left"}, false), "");
-  EXPECT_EQ(own_stop_reason(cluster::NodeKind::learner), "target_return");
-  EXPECT_EQ(own_stop_reason(cluster::NodeKind::sampler), "env_steps");
-  EXPECT_EQ(own_stop_reason(cluster::NodeKind::replay), "");
+  EXPECT_EQ(nodes::find_node_kind("learner")->own_stop_reason, "target_return");
+  EXPECT_EQ(nodes::find_node_kind("sampler")->own_stop_reason, "env_steps");
+  EXPECT_EQ(nodes::find_node_kind("replay")->own_stop_reason, "");
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "common/loopback_ports.hpp"
 #include "tests/monitoring/http_get.hpp"
+#include "tests/support/kind_families.hpp"
 
 namespace tagflow::hosts {
 namespace {
@@ -65,7 +66,8 @@ TEST(ReplicaMetrics, ATakenPortIsReportedAndTheReplicaKeepsItsRegistry) {
   const std::uint16_t base = free_port();
   const cluster::ClusterConfig config = cluster_with_metrics_port(base);
   const ClusterFacts facts = ClusterFacts::of(config);
-  monitoring::ProcessMetrics squatter({"other", "replay", "reactor"});
+  monitoring::ProcessMetrics squatter({"other", "replay", "reactor"},
+                                      tagflow::test::families("replay"));
   const monitoring::MetricsEndpoint taken(squatter, "127.0.0.1", base);
   std::vector<std::string> log;
   ReplicaMetrics metrics(config, replica_config(config, facts, "sampler-0"), true,

@@ -1,6 +1,6 @@
 // The LibTorch configurations of a replica come from its ReplicaConfig: the env's network shape,
 // the cluster seed, the node's params — and a bad param is named with its node.
-#include "hosts/torch_replica_config.hpp"
+#include "nodes/kind/torch_replica_config.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,15 @@
 // Tests of monitoring/metric_catalogue.hpp: the names follow Prometheus conventions and the
-// catalogue is consistent with itself.
+// catalogue is consistent with itself — monitoring's own families and, through the registry
+// (nodes/kind/registry.hpp), every node kind's.
 #include "monitoring/metric_catalogue.hpp"
 
 #include <cctype>
 #include <set>
 
 #include <gtest/gtest.h>
+
+#include "nodes/kind/registry.hpp"
+#include "tests/support/kind_families.hpp"
 
 namespace tagflow::monitoring {
 namespace {
@@ -17,6 +21,19 @@ bool valid_metric_name(const std::string& name) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != ':') return false;
   }
   return true;
+}
+
+/// Every family a process may export: monitoring's and the node kinds'.
+const std::vector<MetricSpec>& all() {
+  static const std::vector<MetricSpec> specs = nodes::full_metric_catalogue();
+  return specs;
+}
+
+const MetricSpec& named(const std::string& name) {
+  for (const MetricSpec& s : all()) {
+    if (s.name == name) return s;
+  }
+  throw std::invalid_argument("no family " + name);
 }
 
 bool ends_with(const std::string& text, const std::string& suffix) {
@@ -33,10 +50,18 @@ TEST(MetricCatalogue, ListsEveryMetricInEnumOrderWithUniqueNames) {
     EXPECT_FALSE(catalogue()[i].help.empty()) << catalogue()[i].name;
     EXPECT_FALSE(catalogue()[i].exporters.empty()) << catalogue()[i].name;
   }
+  // The node kinds' families: declared with their kinds, no name twice, none of monitoring's.
+  for (std::size_t i = kMetricCount; i < all().size(); ++i) {
+    EXPECT_EQ(all()[i].id, Metric::node_kind) << all()[i].name;
+    EXPECT_TRUE(names.insert(all()[i].name).second) << all()[i].name;
+    EXPECT_FALSE(all()[i].help.empty()) << all()[i].name;
+    EXPECT_FALSE(all()[i].exporters.empty()) << all()[i].name;
+  }
+  EXPECT_GT(all().size(), kMetricCount);
 }
 
 TEST(MetricCatalogue, ApplicationFamiliesArePrefixedAndProcessFamiliesAreStandard) {
-  for (const MetricSpec& s : catalogue()) {
+  for (const MetricSpec& s : all()) {
     EXPECT_TRUE(valid_metric_name(s.name)) << s.name;
     switch (s.source) {
       case MetricSource::registry:
@@ -53,13 +78,13 @@ TEST(MetricCatalogue, ApplicationFamiliesArePrefixedAndProcessFamiliesAreStandar
 }
 
 TEST(MetricCatalogue, CountersEndInTotalAndNothingElseDoes) {
-  for (const MetricSpec& s : catalogue()) {
+  for (const MetricSpec& s : all()) {
     EXPECT_EQ(ends_with(s.name, "_total"), s.type == MetricType::counter) << s.name;
   }
 }
 
 TEST(MetricCatalogue, UnitsAreBaseUnitsNamedBeforeTheTotalSuffix) {
-  for (const MetricSpec& s : catalogue()) {
+  for (const MetricSpec& s : all()) {
     EXPECT_TRUE(s.unit.empty() || s.unit == "seconds" || s.unit == "bytes") << s.name;
     std::string stem = s.name;
     if (ends_with(stem, "_total")) stem.resize(stem.size() - 6);
@@ -73,12 +98,13 @@ TEST(MetricCatalogue, UnitsAreBaseUnitsNamedBeforeTheTotalSuffix) {
 }
 
 TEST(MetricCatalogue, LatenciesAreHistogramsInSecondsWithAscendingBuckets) {
-  for (Metric m : {Metric::learner_update_duration, Metric::inference_request_duration,
-                   Metric::coordinator_grant_latency}) {
-    EXPECT_EQ(spec(m).type, MetricType::histogram) << spec(m).name;
-    EXPECT_EQ(spec(m).unit, "seconds") << spec(m).name;
+  for (const char* name :
+       {"tagflow_learner_update_duration_seconds", "tagflow_inference_request_duration_seconds",
+        "tagflow_coordinator_grant_latency_seconds", "tagflow_gateway_request_duration_seconds"}) {
+    EXPECT_EQ(named(name).type, MetricType::histogram) << name;
+    EXPECT_EQ(named(name).unit, "seconds") << name;
   }
-  for (const MetricSpec& s : catalogue()) {
+  for (const MetricSpec& s : all()) {
     EXPECT_EQ(s.buckets.empty(), s.type != MetricType::histogram) << s.name;
     for (std::size_t i = 1; i < s.buckets.size(); ++i) EXPECT_LT(s.buckets[i - 1], s.buckets[i]);
   }
@@ -91,7 +117,7 @@ TEST(MetricCatalogue, PerPeerFamiliesCarryThePeerLabelAndNoLabelCollidesWithCons
     ASSERT_FALSE(spec(m).labels.empty());
     EXPECT_EQ(spec(m).labels.front(), "peer") << spec(m).name;
   }
-  for (const MetricSpec& s : catalogue()) {
+  for (const MetricSpec& s : all()) {
     for (const std::string& label : s.labels) {
       for (const std::string& constant : constant_label_names()) EXPECT_NE(label, constant);
       EXPECT_NE(label, "le");
@@ -106,30 +132,40 @@ TEST(MetricCatalogue, EveryProcessKindExportsTransportAndProcessFamilies) {
     EXPECT_TRUE(spec(Metric::process_cpu_seconds).exported_by(kind));
     EXPECT_TRUE(spec(Metric::process_resident_memory).exported_by(kind));
   }
-  EXPECT_TRUE(spec(Metric::env_steps).exported_by("sampler"));
-  EXPECT_FALSE(spec(Metric::env_steps).exported_by("learner"));
+  EXPECT_TRUE(named("tagflow_env_steps_total").exported_by("sampler"));
+  EXPECT_TRUE(named("tagflow_env_steps_total").exported_by("multi_agent"));
+  EXPECT_FALSE(named("tagflow_env_steps_total").exported_by("learner"));
   EXPECT_FALSE(spec(Metric::coordinator_tag_advances).exported_by("sampler"));
+  // A kind added to the registry exports the node families with nothing listed here.
+  EXPECT_TRUE(spec(Metric::federation_grants).exported_by("evaluator"));
+  EXPECT_FALSE(spec(Metric::federation_grants).exported_by("coordinator"));
 }
 
 TEST(MetricCatalogue, FindsFamiliesByNameIncludingHistogramSeries) {
-  EXPECT_EQ(find_metric("tagflow_env_steps_total"), Metric::env_steps);
-  EXPECT_EQ(find_metric("tagflow_inference_request_duration_seconds_bucket"),
-            Metric::inference_request_duration);
-  EXPECT_EQ(find_metric("tagflow_inference_batch_size_count"), Metric::inference_batch_size);
+  EXPECT_EQ(find_metric("tagflow_coordinator_tag_advances_total"),
+            Metric::coordinator_tag_advances);
+  EXPECT_EQ(find_metric("tagflow_coordinator_grant_latency_seconds_bucket"),
+            Metric::coordinator_grant_latency);
+  EXPECT_EQ(find_metric("tagflow_coordinator_grant_latency_seconds_count"),
+            Metric::coordinator_grant_latency);
+  // A node kind's family is the kind's, not monitoring's.
+  EXPECT_FALSE(find_metric("tagflow_env_steps_total").has_value());
   EXPECT_EQ(find_metric("process_cpu_seconds_total"), Metric::process_cpu_seconds);
   EXPECT_EQ(find_metric("up"), Metric::up);
-  EXPECT_FALSE(find_metric("tagflow_env_steps_total_bucket").has_value());
-  EXPECT_FALSE(find_metric("tagflow_env_steps").has_value());
+  EXPECT_FALSE(find_metric("tagflow_coordinator_tag_advances_total_bucket").has_value());
+  EXPECT_FALSE(find_metric("tagflow_coordinator_tag_advances").has_value());
 }
 
 TEST(MetricCatalogue, MarkdownTableHasOneRowPerFamily) {
-  const std::string table = catalogue_markdown();
+  const std::string table = catalogue_markdown(all());
   std::size_t rows = 0;
   for (std::size_t at = table.find("\n| `"); at != std::string::npos;
        at = table.find("\n| `", at + 1)) {
     ++rows;
   }
-  EXPECT_EQ(rows, kMetricCount);
+  EXPECT_EQ(rows, all().size());
+  EXPECT_NE(table.find("`tagflow_env_steps_total` | counter |  |  | sampler, multi_agent |"),
+            std::string::npos);
   EXPECT_NE(table.find("`tagflow_coordinator_grant_latency_seconds` | histogram | seconds"),
             std::string::npos);
 }

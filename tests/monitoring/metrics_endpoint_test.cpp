@@ -18,13 +18,14 @@
 
 #include "monitoring/process_metrics.hpp"
 #include "tests/monitoring/http_get.hpp"
+#include "tests/support/kind_families.hpp"
 
 namespace tagflow::monitoring {
 namespace {
 
 TEST(MetricsEndpoint, ServesTheProcessMetricsTextOnSlashMetrics) {
-  ProcessMetrics metrics({"replay", "replay", "reactor"});
-  metrics.gauge(Metric::replay_transitions, {{"table", "main"}}).Set(1234);
+  ProcessMetrics metrics({"replay", "replay", "reactor"}, tagflow::test::families("replay"));
+  metrics.gauge("tagflow_replay_transitions", {{"table", "main"}}).Set(1234);
   const MetricsEndpoint endpoint(metrics, "127.0.0.1", 0);
   ASSERT_NE(endpoint.port(), 0);
   EXPECT_EQ(endpoint.url(), "http://127.0.0.1:" + std::to_string(endpoint.port()) + "/metrics");
@@ -41,7 +42,7 @@ TEST(MetricsEndpoint, ServesTheProcessMetricsTextOnSlashMetrics) {
 }
 
 TEST(MetricsEndpoint, RefusesAPortThatIsAlreadyTakenWithAnErrorNamingIt) {
-  ProcessMetrics metrics({"sampler-0", "sampler", "reactor"});
+  ProcessMetrics metrics({"sampler-0", "sampler", "reactor"}, tagflow::test::families("sampler"));
   const MetricsEndpoint first(metrics, "127.0.0.1", 0);
   const std::string taken = "127.0.0.1:" + std::to_string(first.port());
   try {
@@ -67,7 +68,7 @@ int connect_to(std::uint16_t port) {
 }
 
 TEST(MetricsEndpoint, AnswersOtherPathsWith404AndOtherMethodsWith405) {
-  ProcessMetrics metrics({"learner", "learner", "reactor"});
+  ProcessMetrics metrics({"learner", "learner", "reactor"}, tagflow::test::families("learner"));
   const MetricsEndpoint endpoint(metrics, "127.0.0.1", 0);
   EXPECT_EQ(tagflow::testing::http_get(endpoint.port(), "/nothing").status, 404);
   EXPECT_EQ(tagflow::testing::http_get(endpoint.port(), "/metrics?x=1").status, 200);
@@ -84,7 +85,7 @@ TEST(MetricsEndpoint, AnswersOtherPathsWith404AndOtherMethodsWith405) {
 }
 
 TEST(MetricsEndpoint, KeepsServingAfterAClientThatStallsOrSendsGarbage) {
-  ProcessMetrics metrics({"inference", "inference", "actor"});
+  ProcessMetrics metrics({"inference", "inference", "actor"}, tagflow::test::families("inference"));
   const MetricsEndpoint endpoint(metrics, "127.0.0.1", 0);
   // A client that sends half a request line and then nothing, and one that sends 64 KiB of
   // garbage without a line end: each is cut off (timeout, size cap), and a real scrape after
@@ -127,7 +128,7 @@ bool still_open_and_unanswered(int fd) {
 // Six clients that connect and send nothing used to delay a scrape by 2 s each (one connection
 // at a time): the scrape is now answered while all six are still connected.
 TEST(MetricsEndpoint, IdleConnectionsDoNotDelayAScrape) {
-  ProcessMetrics metrics({"replay", "replay", "reactor"});
+  ProcessMetrics metrics({"replay", "replay", "reactor"}, tagflow::test::families("replay"));
   const MetricsEndpoint endpoint(metrics, "127.0.0.1", 0, {std::chrono::seconds(60), 32});
   std::vector<int> idle;
   for (int i = 0; i < 6; ++i) {
@@ -147,7 +148,7 @@ TEST(MetricsEndpoint, IdleConnectionsDoNotDelayAScrape) {
 // A client that sends a byte now and then used to restart a per-read timeout for ever; the
 // deadline covers the whole request.
 TEST(MetricsEndpoint, ATricklingClientIsCutOffAtTheRequestDeadline) {
-  ProcessMetrics metrics({"replay", "replay", "reactor"});
+  ProcessMetrics metrics({"replay", "replay", "reactor"}, tagflow::test::families("replay"));
   const MetricsEndpoint endpoint(metrics, "127.0.0.1", 0, {std::chrono::milliseconds(300), 32});
   const int fd = connect_to(endpoint.port());
   ASSERT_GE(fd, 0);
@@ -169,7 +170,7 @@ TEST(MetricsEndpoint, ATricklingClientIsCutOffAtTheRequestDeadline) {
 // At most max_connections at once: a new connection takes the slot of the oldest one that has
 // not sent a request, so a scrape is answered however many idle clients there are.
 TEST(MetricsEndpoint, AFullEndpointGivesTheOldestIdleSlotToANewConnection) {
-  ProcessMetrics metrics({"replay", "replay", "reactor"});
+  ProcessMetrics metrics({"replay", "replay", "reactor"}, tagflow::test::families("replay"));
   const MetricsEndpoint endpoint(metrics, "127.0.0.1", 0, {std::chrono::seconds(60), 4});
   std::vector<int> idle;
   for (int i = 0; i < 4; ++i) {
@@ -198,7 +199,7 @@ TEST(MetricsEndpoint, ServesAnEmptyPageOnceItsMetricsAreGone) {
 }
 
 TEST(MetricsEndpoint, RefusesAnAddressItCannotResolveNamingIt) {
-  ProcessMetrics metrics({"sampler-0", "sampler", "reactor"});
+  ProcessMetrics metrics({"sampler-0", "sampler", "reactor"}, tagflow::test::families("sampler"));
   try {
     const MetricsEndpoint endpoint(metrics, "no-such-host.invalid", 0);
     ADD_FAILURE() << "listened on an unresolvable address";

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/monitoring/synthetic_metrics.hpp"
+#include "tests/support/kind_families.hpp"
 #include "tests/support/run_command.hpp"
 
 namespace tagflow::monitoring {
@@ -47,7 +48,7 @@ TEST(ProcessMetrics, ExportsExactlyTheCatalogueFamiliesOfItsKind) {
 }
 
 TEST(ProcessMetrics, EverySeriesCarriesNodeKindAndModeLabels) {
-  ProcessMetrics metrics({"sampler-1", "sampler", "actor"});
+  ProcessMetrics metrics({"sampler-1", "sampler", "actor"}, tagflow::test::families("sampler"));
   metrics.counter(Metric::transport_messages_sent, {{"peer", "replay"}}).Increment();
   const std::vector<std::string> lines = sample_lines(metrics.text());
   ASSERT_GT(lines.size(), 10U);
@@ -59,7 +60,7 @@ TEST(ProcessMetrics, EverySeriesCarriesNodeKindAndModeLabels) {
 }
 
 TEST(ProcessMetrics, UnlabelledFamiliesAreExportedAsZeroBeforeTheFirstUpdate) {
-  ProcessMetrics metrics({"learner", "learner", "reactor"});
+  ProcessMetrics metrics({"learner", "learner", "reactor"}, tagflow::test::families("learner"));
   const std::string text = metrics.text();
   EXPECT_TRUE(contains(
       text,
@@ -73,13 +74,14 @@ TEST(ProcessMetrics, UnlabelledFamiliesAreExportedAsZeroBeforeTheFirstUpdate) {
 }
 
 TEST(ProcessMetrics, UpdatesShowInTheTextWithTheirPerSeriesLabels) {
-  ProcessMetrics metrics({"inference", "inference", "reactor"});
-  metrics.counter(Metric::inference_requests).Increment(64);
+  ProcessMetrics metrics({"inference", "inference", "reactor"},
+                         tagflow::test::families("inference"));
+  metrics.counter("tagflow_inference_requests_total").Increment(64);
   metrics.counter(Metric::transport_received_bytes, {{"peer", "sampler-0"}}).Increment(1024);
-  prometheus::Histogram& latency = metrics.histogram(Metric::inference_request_duration);
+  prometheus::Histogram& latency = metrics.histogram("tagflow_inference_request_duration_seconds");
   latency.Observe(0.0007);
   latency.Observe(0.003);
-  metrics.histogram(Metric::inference_batch_size).Observe(64);
+  metrics.histogram("tagflow_inference_batch_size").Observe(64);
   const std::string text = metrics.text();
   const std::string labels = "kind=\"inference\",mode=\"reactor\",node=\"inference\"";
   EXPECT_TRUE(contains(text, "tagflow_inference_requests_total{" + labels + "} 64\n"));
@@ -97,20 +99,23 @@ TEST(ProcessMetrics, UpdatesShowInTheTextWithTheirPerSeriesLabels) {
 }
 
 TEST(ProcessMetrics, TheSameLabelsGiveTheSameSeries) {
-  ProcessMetrics metrics({"replay", "replay", "reactor"});
-  prometheus::Counter& a = metrics.counter(Metric::replay_transitions_inserted, {{"table", "t"}});
-  prometheus::Counter& b = metrics.counter(Metric::replay_transitions_inserted, {{"table", "t"}});
-  prometheus::Counter& c = metrics.counter(Metric::replay_transitions_inserted, {{"table", "u"}});
+  ProcessMetrics metrics({"replay", "replay", "reactor"}, tagflow::test::families("replay"));
+  prometheus::Counter& a =
+      metrics.counter("tagflow_replay_transitions_inserted_total", {{"table", "t"}});
+  prometheus::Counter& b =
+      metrics.counter("tagflow_replay_transitions_inserted_total", {{"table", "t"}});
+  prometheus::Counter& c =
+      metrics.counter("tagflow_replay_transitions_inserted_total", {{"table", "u"}});
   EXPECT_EQ(&a, &b);
   EXPECT_NE(&a, &c);
 }
 
 TEST(ProcessMetrics, RejectsMisuseAsProgrammerErrors) {
-  ProcessMetrics metrics({"sampler-0", "sampler", "reactor"});
+  ProcessMetrics metrics({"sampler-0", "sampler", "reactor"}, tagflow::test::families("sampler"));
   // Wrong type.
-  EXPECT_THROW((void)metrics.gauge(Metric::env_steps), std::logic_error);
+  EXPECT_THROW((void)metrics.gauge("tagflow_env_steps_total"), std::logic_error);
   // A family samplers do not export.
-  EXPECT_THROW((void)metrics.counter(Metric::learner_updates), std::logic_error);
+  EXPECT_THROW((void)metrics.counter("tagflow_learner_updates_total"), std::logic_error);
   // Families the registry does not own.
   EXPECT_THROW((void)metrics.counter(Metric::process_cpu_seconds), std::logic_error);
   EXPECT_THROW((void)metrics.gauge(Metric::up), std::logic_error);
@@ -118,20 +123,20 @@ TEST(ProcessMetrics, RejectsMisuseAsProgrammerErrors) {
   EXPECT_THROW((void)metrics.counter(Metric::transport_messages_sent), std::logic_error);
   EXPECT_THROW((void)metrics.counter(Metric::transport_messages_sent, {{"pear", "x"}}),
                std::logic_error);
-  EXPECT_THROW((void)metrics.counter(Metric::env_steps, {{"peer", "x"}}), std::logic_error);
+  EXPECT_THROW((void)metrics.counter("tagflow_env_steps_total", {{"peer", "x"}}), std::logic_error);
   EXPECT_THROW((void)metrics.counter(Metric::transport_invalid_messages, {{"peer", "x"}}),
                std::logic_error);
   EXPECT_THROW(ProcessMetrics({"", "sampler", "reactor"}), std::invalid_argument);
 }
 
 TEST(ProcessMetrics, ConcurrentIncrementsFromManyThreadsAreAllCounted) {
-  ProcessMetrics metrics({"sampler-0", "sampler", "reactor"});
+  ProcessMetrics metrics({"sampler-0", "sampler", "reactor"}, tagflow::test::families("sampler"));
   constexpr int kThreads = 4;
   constexpr int kIncrements = 20000;
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&metrics, t] {
-      prometheus::Counter& steps = metrics.counter(Metric::env_steps);
+      prometheus::Counter& steps = metrics.counter("tagflow_env_steps_total");
       prometheus::Counter& sent =
           metrics.counter(Metric::transport_messages_sent, {{"peer", "p" + std::to_string(t % 2)}});
       for (int i = 0; i < kIncrements; ++i) {
@@ -141,7 +146,7 @@ TEST(ProcessMetrics, ConcurrentIncrementsFromManyThreadsAreAllCounted) {
     });
   }
   for (std::thread& thread : threads) thread.join();
-  EXPECT_EQ(metrics.counter(Metric::env_steps).Value(), kThreads * kIncrements);
+  EXPECT_EQ(metrics.counter("tagflow_env_steps_total").Value(), kThreads * kIncrements);
   EXPECT_EQ(metrics.counter(Metric::transport_messages_sent, {{"peer", "p0"}}).Value(),
             kThreads / 2 * kIncrements);
 }

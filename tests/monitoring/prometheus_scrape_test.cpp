@@ -32,6 +32,7 @@
 #include "common/loopback_ports.hpp"
 #include "monitoring/metric_catalogue.hpp"
 
+#include "nodes/kind/registry.hpp"
 #include "tests/monitoring/child_process.hpp"
 #include "tests/monitoring/dashboard_queries.hpp"
 #include "tests/monitoring/http_get.hpp"
@@ -237,7 +238,7 @@ TEST(PrometheusScrape, ScrapesARealClusterAndAnswersEveryDashboardQuery) {
   })) << api.query("tagflow_transport_invalid_messages_total").dump();
 
   // Every catalogue family, from exactly the processes whose kind exports it.
-  for (const MetricSpec& s : catalogue()) {
+  for (const MetricSpec& s : nodes::full_metric_catalogue()) {
     if (s.source == MetricSource::scrape) continue;
     const std::string series = s.type == MetricType::histogram ? s.name + "_count" : s.name;
     std::set<std::string> expected;
@@ -313,7 +314,7 @@ TEST(PrometheusScrape, ActorModeNodesExportTheSameFamiliesLabelledActor) {
     if (p.kind == "coordinator") continue;  // actor mode runs without a coordinator
     const auto page = http_get(p.port, "/metrics");
     ASSERT_EQ(page.status, 200) << p.name << "\n" << cluster.logs();
-    for (const MetricSpec& s : catalogue()) {
+    for (const MetricSpec& s : nodes::full_metric_catalogue()) {
       if (s.source == MetricSource::scrape || !s.exported_by(p.kind)) continue;
       if (!s.labels.empty()) continue;  // per-table and per-peer families: below
       EXPECT_NE(page.body.find("\n" + s.name), std::string::npos) << p.name << ": " << s.name;

@@ -1,5 +1,6 @@
 // Tests of nodes/node_metrics.hpp: each kind's families through ProcessMetrics::text().
 #include "nodes/node_metrics.hpp"
+#include "tests/support/kind_families.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,8 +14,8 @@ bool has_line(const std::string& text, const std::string& line) {
 }
 
 TEST(NodeMetrics, SamplerCountsStepsEpisodesAndTheMeanOfTheLastHundredReturns) {
-  ProcessMetrics process({"sampler-0", "sampler", "reactor"});
-  NodeMetrics metrics(process, cluster::NodeKind::sampler);
+  ProcessMetrics process({"sampler-0", "sampler", "reactor"}, tagflow::test::families("sampler"));
+  NodeMetrics metrics(process);
   metrics.add_env_steps(8);
   metrics.add_env_steps(8);
   std::vector<double> returns(150, 10.0);
@@ -37,8 +38,8 @@ TEST(NodeMetrics, SamplerCountsStepsEpisodesAndTheMeanOfTheLastHundredReturns) {
 }
 
 TEST(NodeMetrics, ReplayLearnerAndInferenceUpdateTheirFamilies) {
-  ProcessMetrics replay_process({"replay", "replay", "reactor"});
-  NodeMetrics replay(replay_process, cluster::NodeKind::replay);
+  ProcessMetrics replay_process({"replay", "replay", "reactor"}, tagflow::test::families("replay"));
+  NodeMetrics replay(replay_process);
   replay.add_replay_inserted(16);
   replay.add_replay_sampled(64);
   replay.add_replay_priority_updates(64);
@@ -55,8 +56,9 @@ TEST(NodeMetrics, ReplayLearnerAndInferenceUpdateTheirFamilies) {
       std::string::npos)
       << r;
 
-  ProcessMetrics learner_process({"learner", "learner", "reactor"});
-  NodeMetrics learner(learner_process, cluster::NodeKind::learner);
+  ProcessMetrics learner_process({"learner", "learner", "reactor"},
+                                 tagflow::test::families("learner"));
+  NodeMetrics learner(learner_process);
   learner.add_learner_update(0.5, 0.002);
   learner.add_learner_update(0.25, 0.003);
   const std::string l = learner_process.text();
@@ -73,8 +75,9 @@ TEST(NodeMetrics, ReplayLearnerAndInferenceUpdateTheirFamilies) {
       std::string::npos)
       << l;
 
-  ProcessMetrics inference_process({"inference", "inference", "reactor"});
-  NodeMetrics inference(inference_process, cluster::NodeKind::inference);
+  ProcessMetrics inference_process({"inference", "inference", "reactor"},
+                                   tagflow::test::families("inference"));
+  NodeMetrics inference(inference_process);
   inference.add_inference_batch(16, 0.001);
   const std::string i = inference_process.text();
   EXPECT_NE(
@@ -90,8 +93,8 @@ TEST(NodeMetrics, ReplayLearnerAndInferenceUpdateTheirFamilies) {
 }
 
 TEST(NodeMetrics, AMethodOfAnotherKindIsAProgrammerError) {
-  ProcessMetrics process({"replay", "replay", "reactor"});
-  NodeMetrics replay(process, cluster::NodeKind::replay);
+  ProcessMetrics process({"replay", "replay", "reactor"}, tagflow::test::families("replay"));
+  NodeMetrics replay(process);
   EXPECT_THROW(replay.add_env_steps(1), std::logic_error);
   EXPECT_THROW(replay.set_weights_version(1), std::logic_error);
 }

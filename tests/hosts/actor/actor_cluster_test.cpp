@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include "hosts/actor/torch_replica_spawner.hpp"
 #include "tests/support/cluster_files.hpp"
 
 namespace tagflow::hosts {
@@ -21,7 +20,6 @@ TEST(ActorCluster, ShortenedLocalClusterRunsToItsEnvStepsStopInActorMode) {
   const cluster::ClusterConfig config = shortened(3000);
   ActorClusterOptions options;
   options.worker_threads = 2;
-  options.torch = torch_replica_spawner();
   const hosts::RunSummary summary = run_actor_cluster(config, options);
   EXPECT_EQ(summary.mode, "actor");
   EXPECT_EQ(summary.placement, "single");
@@ -35,17 +33,6 @@ TEST(ActorCluster, ShortenedLocalClusterRunsToItsEnvStepsStopInActorMode) {
   std::size_t episodes = 0;
   for (const auto& returns : summary.episode_returns) episodes += returns.size();
   EXPECT_GT(episodes, 10U);
-}
-
-TEST(ActorCluster, LearnerWithoutTheTorchSpawnerIsANamedError) {
-  const cluster::ClusterConfig config = shortened(100);
-  ActorClusterOptions options;  // no torch spawner
-  try {
-    (void)run_actor_cluster(config, options);
-    FAIL() << "expected std::invalid_argument";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("needs LibTorch"), std::string::npos) << e.what();
-  }
 }
 
 }  // namespace

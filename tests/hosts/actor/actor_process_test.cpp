@@ -19,7 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "hosts/process_result.hpp"
+#include "nodes/kind/process_result.hpp"
 #include "tests/support/cluster_files.hpp"
 
 namespace {

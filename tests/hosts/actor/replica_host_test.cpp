@@ -61,7 +61,7 @@ class ReplicaHostTest : public ::testing::Test {
 };
 
 TEST_F(ReplicaHostTest, SamplersRunTheirShareThenTheStopFloodEndsEveryActor) {
-  ReplicaHost host(system_, config_, facts_, TorchReplicaSpawner{});
+  ReplicaHost host(system_, config_, facts_);
   std::map<std::string, caf::actor> by_name;
   for (const char* name : {"sampler-0", "sampler-1", "replay"}) {
     by_name[name] = host.spawn(name).handle;
@@ -91,7 +91,7 @@ TEST_F(ReplicaHostTest, SamplersRunTheirShareThenTheStopFloodEndsEveryActor) {
 }
 
 TEST_F(ReplicaHostTest, ALearnerNeedsTheTorchSpawnerAndStrangersAreRefused) {
-  ReplicaHost host(system_, config_, facts_, TorchReplicaSpawner{});
+  ReplicaHost host(system_, config_, facts_);
   try {
     (void)host.spawn("learner");
     FAIL() << "expected an error";
@@ -103,7 +103,7 @@ TEST_F(ReplicaHostTest, ALearnerNeedsTheTorchSpawnerAndStrangersAreRefused) {
 }
 
 TEST_F(ReplicaHostTest, AJoiningSamplerIsSpawnedAsReplicaKOfItsGroup) {
-  ReplicaHost host(system_, config_, facts_, TorchReplicaSpawner{});
+  ReplicaHost host(system_, config_, facts_);
   const HostedReplica& joined = host.spawn("sampler-4");
   EXPECT_EQ(joined.config.index, 4);
   EXPECT_EQ(joined.config.seed, replica_seed(config_, *joined.config.group, 4));

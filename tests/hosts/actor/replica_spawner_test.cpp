@@ -6,6 +6,7 @@
 
 #include "actors/actor_system_setup.hpp"
 #include "nodes/actor_messages.hpp"
+#include "nodes/kind/registry.hpp"
 
 namespace tagflow::hosts {
 namespace {
@@ -21,30 +22,19 @@ TEST(ReplicaSpawner, SpawnsSamplersAndReplaysFromTheirConfigurationAndNeedsTorch
   for (const char* name : {"sampler-0", "replay"}) {
     auto report = std::make_shared<nodes::ReplicaReport>(name, "");
     spawned.push_back(
-        spawn_replica(system, {replica_config(config, facts, name), report, nullptr}, {}));
+        spawn_replica(system, {replica_config(config, facts, name), report, nullptr}));
     EXPECT_TRUE(spawned.back()) << name;
   }
   for (const char* name : {"learner", "inference"}) {
     auto report = std::make_shared<nodes::ReplicaReport>(name, "");
     EXPECT_THROW(
-        (void)spawn_replica(system, {replica_config(config, facts, name), report, nullptr}, {}),
+        (void)spawn_replica(system, {replica_config(config, facts, name), report, nullptr}),
         std::invalid_argument)
         << name;
   }
-  // A torch spawner is called for exactly the kinds that need it.
-  int torch_calls = 0;
-  const TorchReplicaSpawner counting = [&](caf::actor_system&, const ReplicaSpawnSetup& s) {
-    ++torch_calls;
-    EXPECT_EQ(s.config.name, "learner");
-    return caf::actor{};
-  };
-  auto report = std::make_shared<nodes::ReplicaReport>("learner", "learner");
-  (void)spawn_replica(system, {replica_config(config, facts, "learner"), report, nullptr},
-                      counting);
-  EXPECT_EQ(torch_calls, 1);
   for (const caf::actor& a : spawned) caf::anon_send(a, actors::StopRun{""});
   system.await_all_actors_done();
-  EXPECT_EQ(count_unit(cluster::NodeKind::replay), std::string("inserts"));
+  EXPECT_EQ(nodes::find_node_kind("replay")->count_unit, "inserts");
 }
 
 }  // namespace

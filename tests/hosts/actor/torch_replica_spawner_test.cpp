@@ -1,6 +1,7 @@
-// The LibTorch half of actor mode's spawning: learners and inference servers of a cluster file
+// The LibTorch half of actor mode's spawning (the learner and inference kinds' actor(), installed
+// in the torch test binary as in tagflow-torch): learners and inference servers of a cluster file
 // become real actors configured from their ReplicaConfig; a bad param fails before any actor runs.
-#include "hosts/actor/torch_replica_spawner.hpp"
+#include "hosts/actor/replica_spawner.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,20 +11,19 @@
 namespace tagflow::hosts {
 namespace {
 
-TEST(TorchReplicaSpawner, SpawnsTheLearnerAndInferenceOfTheDemoFile) {
+TEST(TorchKindActors, SpawnsTheLearnerAndInferenceOfTheDemoFile) {
   const cluster::ClusterConfig config =
       cluster::load_cluster_config(std::string(TAGFLOW_SOURCE_DIR) + "/configs/local.yaml");
   const ClusterFacts facts = ClusterFacts::of(config);
   auto system_config = actors::make_actor_system_config({false, 2});
   nodes::add_node_message_types(*system_config);
   caf::actor_system system(*system_config);
-  const TorchReplicaSpawner spawner = torch_replica_spawner();
   auto learner_report = std::make_shared<nodes::ReplicaReport>("learner", "learner");
   auto inference_report = std::make_shared<nodes::ReplicaReport>("inference", "inference");
   const caf::actor learner =
-      spawner(system, {replica_config(config, facts, "learner"), learner_report, nullptr});
-  const caf::actor inference =
-      spawner(system, {replica_config(config, facts, "inference"), inference_report, nullptr});
+      spawn_replica(system, {replica_config(config, facts, "learner"), learner_report, nullptr});
+  const caf::actor inference = spawn_replica(
+      system, {replica_config(config, facts, "inference"), inference_report, nullptr});
   ASSERT_TRUE(learner);
   ASSERT_TRUE(inference);
   caf::anon_send(learner, actors::StopRun{"target_return"});
@@ -38,7 +38,7 @@ TEST(TorchReplicaSpawner, SpawnsTheLearnerAndInferenceOfTheDemoFile) {
             static_cast<std::size_t>(4 * 64 + 64 + 64 * 64 + 64 + 64 * 2 + 2));
 }
 
-TEST(TorchReplicaSpawner, ABadTorchScriptParamFailsBeforeAnyActorRuns) {
+TEST(TorchKindActors, ABadTorchScriptParamFailsBeforeAnyActorRuns) {
   cluster::ClusterConfig config =
       cluster::load_cluster_config(std::string(TAGFLOW_SOURCE_DIR) + "/configs/local.yaml");
   for (cluster::NodeConfig& node : config.nodes) {
@@ -49,9 +49,9 @@ TEST(TorchReplicaSpawner, ABadTorchScriptParamFailsBeforeAnyActorRuns) {
   nodes::add_node_message_types(*system_config);
   caf::actor_system system(*system_config);
   auto report = std::make_shared<nodes::ReplicaReport>("inference", "inference");
-  EXPECT_THROW((void)torch_replica_spawner()(
-                   system, {replica_config(config, facts, "inference"), report, nullptr}),
-               nodes::ParamError);
+  EXPECT_THROW(
+      (void)spawn_replica(system, {replica_config(config, facts, "inference"), report, nullptr}),
+      nodes::ParamError);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "hosts/reactor/replica_binding.hpp"
+#include "nodes/kind/replica_binding.hpp"
 
 #include <gtest/gtest.h>
 
@@ -32,8 +32,8 @@ class ReplicaBindingTest : public ::testing::Test {
 TEST_F(ReplicaBindingTest, ASamplerBindingHasThePortsOfItsLinksAndItsConfiguredShare) {
   const ReplicaSetup setup = replica_setup(config_, links_, facts_, "sampler-1");
   EXPECT_EQ(setup.config.index, 1);
-  auto binding = make_torch_free_replica(setup, env_);
-  EXPECT_EQ(binding->kind(), cluster::NodeKind::sampler);
+  auto binding = make_replica(setup, env_);
+  EXPECT_EQ(binding->kind().name, "sampler");
   EXPECT_EQ(binding->output("transitions", 0).full_name(), "sampler-1.transitions[0]");
   EXPECT_EQ(binding->input("actions", 0).full_name(), "sampler-1.actions[0]");
   EXPECT_THROW((void)binding->output("batches", 0), std::invalid_argument);
@@ -45,8 +45,8 @@ TEST_F(ReplicaBindingTest, ASamplerBindingHasThePortsOfItsLinksAndItsConfiguredS
 }
 
 TEST_F(ReplicaBindingTest, AReplayBindingReportsItsBatchesChannel) {
-  auto binding = make_torch_free_replica(replica_setup(config_, links_, facts_, "replay"), env_);
-  EXPECT_EQ(binding->kind(), cluster::NodeKind::replay);
+  auto binding = make_replica(replica_setup(config_, links_, facts_, "replay"), env_);
+  EXPECT_EQ(binding->kind().name, "replay");
   EXPECT_EQ(binding->input("priorities", 0).full_name(), "replay.priorities[0]");
   const ReplicaResult result = binding->result(std::nullopt);
   ASSERT_EQ(result.channels.size(), 1U);
@@ -57,7 +57,7 @@ TEST_F(ReplicaBindingTest, AReplayBindingReportsItsBatchesChannel) {
 TEST_F(ReplicaBindingTest, TheTorchFreeFactoryRefusesLearnersAndInferenceServers) {
   for (const char* name : {"learner", "inference"}) {
     try {
-      (void)make_torch_free_replica(replica_setup(config_, links_, facts_, name), env_);
+      (void)make_replica(replica_setup(config_, links_, facts_, name), env_);
       FAIL() << name;
     } catch (const std::invalid_argument& e) {
       EXPECT_NE(std::string(e.what()).find("LibTorch"), std::string::npos) << e.what();
@@ -67,8 +67,7 @@ TEST_F(ReplicaBindingTest, TheTorchFreeFactoryRefusesLearnersAndInferenceServers
 
 TEST_F(ReplicaBindingTest, NoReplicaStoppedOnItsOwnSoTheReasonIsTheTimeoutOrNothing) {
   std::vector<std::unique_ptr<ReplicaBinding>> replicas;
-  replicas.push_back(
-      make_torch_free_replica(replica_setup(config_, links_, facts_, "replay"), env_));
+  replicas.push_back(make_replica(replica_setup(config_, links_, facts_, "replay"), env_));
   EXPECT_EQ(stop_reason(replicas, false), "");
   EXPECT_EQ(stop_reason(replicas, true), "seconds");
 }

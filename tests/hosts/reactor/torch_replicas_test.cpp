@@ -1,4 +1,4 @@
-#include "hosts/reactor/torch_replicas.hpp"
+#include "nodes/kind/replica_binding.hpp"
 
 #include <gtest/gtest.h>
 
@@ -38,7 +38,7 @@ TEST_F(TorchReplicas, BuildsEveryKindOfTheDemoFileWithThePortsOfItsLinks) {
   for (const char* name : {"sampler-0", "replay", "learner", "inference"}) {
     built[name] = build(name);
   }
-  EXPECT_EQ(built["learner"]->kind(), cluster::NodeKind::learner);
+  EXPECT_EQ(built["learner"]->kind().name, "learner");
   EXPECT_EQ(built["learner"]->output("weights", 0).full_name(), "learner.weights[0]");
   EXPECT_EQ(built["inference"]->input("observations", 1).full_name(), "inference.observations[1]");
   EXPECT_THROW((void)built["inference"]->output("weights", 0), std::invalid_argument);

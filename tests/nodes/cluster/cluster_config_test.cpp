@@ -58,7 +58,7 @@ TEST(ClusterConfig, LocalConfigDescribesTheDemoCluster) {
   EXPECT_EQ(config.mode, Mode::reactor);
   ASSERT_NE(config.find_node("sampler"), nullptr);
   EXPECT_EQ(config.find_node("sampler")->replicas, 2);
-  EXPECT_EQ(config.find_node("learner")->kind, NodeKind::learner);
+  EXPECT_EQ(config.find_node("learner")->kind->name, "learner");
   EXPECT_EQ(config.find_node("sampler")->params.at("env"), "CartPole-v1");
   ASSERT_TRUE(config.stop.target_return.has_value());
   EXPECT_DOUBLE_EQ(*config.stop.target_return, 475.0);

@@ -74,19 +74,19 @@ TEST(ScrapeTargets, FindsTheEndpointOfOneProcessByName) {
 
 TEST(ScrapeTargets, AJoinedSamplerBeyondTheReplicasServesOnItsIndexOverTheMetricsPort) {
   const cluster::ClusterConfig config = cluster::parse_cluster_config(kTwoHosts, "c.yaml");
-  const std::optional<ScrapeTarget> joined = sampler_scrape_target(config, "sampler-7");
+  const std::optional<ScrapeTarget> joined = transient_scrape_target(config, "sampler-7");
   ASSERT_TRUE(joined.has_value());
   EXPECT_EQ(joined->process, "sampler-7");
   EXPECT_EQ(joined->group, "sampler");
   EXPECT_EQ(joined->kind, "sampler");
   EXPECT_EQ(joined->address(), "10.0.0.2:9007");
-  EXPECT_EQ(sampler_scrape_target(config, "sampler-1")->port, 9001);
-  EXPECT_FALSE(sampler_scrape_target(config, "learner-1").has_value());  // not a sampler group
-  EXPECT_FALSE(sampler_scrape_target(config, "replay-0").has_value());
-  EXPECT_FALSE(sampler_scrape_target(config, "sampler").has_value());
-  EXPECT_FALSE(sampler_scrape_target(config, "sampler-x").has_value());
-  EXPECT_FALSE(sampler_scrape_target(config, "sampler-99999").has_value());  // port > 65535
-  EXPECT_FALSE(sampler_scrape_target(config, "other-1").has_value());
+  EXPECT_EQ(transient_scrape_target(config, "sampler-1")->port, 9001);
+  EXPECT_FALSE(transient_scrape_target(config, "learner-1").has_value());  // not a sampler group
+  EXPECT_FALSE(transient_scrape_target(config, "replay-0").has_value());
+  EXPECT_FALSE(transient_scrape_target(config, "sampler").has_value());
+  EXPECT_FALSE(transient_scrape_target(config, "sampler-x").has_value());
+  EXPECT_FALSE(transient_scrape_target(config, "sampler-99999").has_value());  // port > 65535
+  EXPECT_FALSE(transient_scrape_target(config, "other-1").has_value());
 }
 
 TEST(ScrapeConfig, WritesOneLabelledTargetPerEndpointAndHonoursExportedLabels) {

@@ -6,6 +6,7 @@
 #include "monitoring/process_metrics.hpp"
 #include "nodes/gateway/service_gateway.hpp"
 #include "tests/nodes/gateway/fake_backend.hpp"
+#include "tests/support/kind_families.hpp"
 
 namespace tagflow::gateway {
 namespace {
@@ -34,7 +35,8 @@ std::size_t rows_of(const std::vector<std::pair<int, nodes::TransitionsMessage>>
 }
 
 TEST(ServiceGatewayExperienceTest, ALoggedEpisodeQueuesOneTransitionPerAgentStep) {
-  monitoring::ProcessMetrics metrics({"inference-0", "inference", "reactor"});
+  monitoring::ProcessMetrics metrics({"inference-0", "inference", "reactor"},
+                                     tagflow::test::families("inference"));
   GatewayConfig config = logging(1000);
   const auto queue = config.experience;
   const auto gateway = start(config, &metrics);
@@ -118,7 +120,8 @@ TEST(ServiceGatewayExperienceTest, WrongUseIsRefusedWithAReason) {
 }
 
 TEST(ServiceGatewayExperienceTest, TransitionsBeyondTheQueuesBoundAreDroppedAndCounted) {
-  monitoring::ProcessMetrics metrics({"inference-0", "inference", "reactor"});
+  monitoring::ProcessMetrics metrics({"inference-0", "inference", "reactor"},
+                                     tagflow::test::families("inference"));
   const auto gateway = start(logging(2), &metrics);
   GatewayClient client(gateway->endpoint());
   const auto episode = client.episode_start(true).episode;

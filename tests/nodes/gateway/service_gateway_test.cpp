@@ -12,6 +12,7 @@
 #include "clients/cpp/gateway_client.hpp"
 #include "monitoring/process_metrics.hpp"
 #include "tests/nodes/gateway/fake_backend.hpp"
+#include "tests/support/kind_families.hpp"
 #include "transport/curve_keys.hpp"
 
 namespace tagflow::gateway {
@@ -58,7 +59,8 @@ TEST(ServiceGatewayTest, ActAnswersEveryAgentWithItsPolicyAndVersion) {
 }
 
 TEST(ServiceGatewayTest, RefusesWithAReasonAndKeepsServing) {
-  monitoring::ProcessMetrics metrics({"inference-0", "inference", "reactor"});
+  monitoring::ProcessMetrics metrics({"inference-0", "inference", "reactor"},
+                                     tagflow::test::families("inference"));
   const auto gateway = start({}, nullptr, &metrics);
   GatewayClient client(gateway->endpoint());
   auto reply = client.act({{3, {1, 1, 1}}});

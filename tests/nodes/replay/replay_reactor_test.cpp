@@ -8,6 +8,7 @@
 
 #include "monitoring/process_metrics.hpp"
 #include "nodes/sampler/sampler_reactor.hpp"
+#include "tests/support/kind_families.hpp"
 
 namespace tagflow::nodes {
 namespace {
@@ -132,8 +133,9 @@ TEST(ReplayReactor, AValueThatDoesNotFitTheTableIsDroppedAndCountedAndTheRunGoes
   reactors::Environment env(config);
   ReplayConfig rc;
   rc.min_size = 1000;
-  monitoring::ProcessMetrics process({"replay-0", "replay", "reactor"});
-  NodeMetrics metrics(process, cluster::NodeKind::replay);
+  monitoring::ProcessMetrics process({"replay-0", "replay", "reactor"},
+                                     tagflow::test::families("replay"));
+  NodeMetrics metrics(process);
   auto& replay = env.add<ReplayReactor>("replay-0", rc, ReplayPortWidths{1, 0, 0});
   replay.set_metrics(&metrics);
   auto& source = env.add<MixedWidths>("sampler");

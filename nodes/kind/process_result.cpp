@@ -1,11 +1,11 @@
-#include "hosts/process_result.hpp"
+#include "nodes/kind/process_result.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-namespace tagflow::hosts {
+namespace tagflow::nodes {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -207,4 +207,4 @@ ProcessResult ProcessResult::from_json(const std::string& text) {
   return result;
 }
 
-}  // namespace tagflow::hosts
+}  // namespace tagflow::nodes

@@ -1,4 +1,4 @@
-#include "hosts/torch_replica_config.hpp"
+#include "nodes/kind/torch_replica_config.hpp"
 
 #include <iostream>
 #include <map>
@@ -10,7 +10,7 @@
 #include "nodes/inference/inference_params.hpp"
 #include "transport/curve_keys.hpp"
 
-namespace tagflow::hosts {
+namespace tagflow::nodes {
 
 nodes::LearnerConfig learner_config(const ReplicaConfig& replica) {
   return nodes::LearnerConfig::from_params(replica.params, replica.network_seed,
@@ -96,4 +96,4 @@ std::unique_ptr<gateway::ServiceGateway> start_gateway(const ReplicaConfig& repl
   return gateway;
 }
 
-}  // namespace tagflow::hosts
+}  // namespace tagflow::nodes

@@ -1,13 +1,13 @@
 // ReplicaBinding: one node replica's reactor inside a reactors::Environment, seen the same way by
 // every placement (the in-process cluster and the federated process host).
 //
-// A ReplicaFactory creates the reactor of a replica from its ReplicaConfig (hosts/
-// replica_config.hpp: params, seeds, stop condition, evaluation, checkpoint path — what actor
-// mode builds its actors from too) and the port widths of the link plan, and returns its binding:
-// its ports by (name, channel) for the placement to connect, live progress counters, and its
-// ReplicaResult after the run (channel hashes as of the cutoff: process_result.hpp).
-// make_torch_free_replica() builds samplers and replays; learners and inference servers need
-// LibTorch (hosts/reactor/torch_replicas.hpp).
+// A kind's reactor() (nodes/kind/node_kind.hpp) creates the reactor of a replica from its
+// ReplicaConfig (nodes/kind/replica_config.hpp: params, seeds, stop condition, evaluation,
+// checkpoint path — what actor mode builds its actors from too) and the port widths of the link
+// plan, and returns its binding: its ports by (name, channel) for the placement to connect, live
+// progress counters, and its ReplicaResult after the run (channel hashes as of the cutoff:
+// process_result.hpp). make_replica() asks the replica's kind; kinds that need LibTorch have
+// their factory only in torch binaries (nodes/kind/torch_registry.hpp).
 //
 // Errors: ParamError for a bad param (naming node and param), std::invalid_argument for an env
 // that does not exist or a kind the factory cannot build. Bindings are used from the thread that
@@ -23,18 +23,18 @@
 #include <vector>
 
 #include "common/state_stream.hpp"
-#include "hosts/process_result.hpp"
-#include "hosts/replica_config.hpp"
 #include "nodes/channel_digest.hpp"
 #include "nodes/cluster/cluster_config.hpp"
 #include "nodes/cluster/link_plan.hpp"
+#include "nodes/kind/process_result.hpp"
+#include "nodes/kind/replica_config.hpp"
 #include "nodes/node_metrics.hpp"
 #include "reactors/reactors.hpp"
 
-namespace tagflow::hosts {
+namespace tagflow::nodes {
 
 struct ReplicaSetup {
-  ReplicaConfig config;  // hosts/replica_config.hpp: the same in every placement and mode
+  ReplicaConfig config;  // nodes/kind/replica_config.hpp: the same in every placement and mode
   const cluster::LinkPlan* links = nullptr;
   std::chrono::nanoseconds round_period = std::chrono::milliseconds(1);
   nodes::NodeMetrics* metrics = nullptr;  // optional; must outlive the run
@@ -57,7 +57,7 @@ struct ReplicaProgress {
 class ReplicaBinding {
  public:
   virtual ~ReplicaBinding() = default;
-  [[nodiscard]] virtual cluster::NodeKind kind() const = 0;
+  [[nodiscard]] virtual const NodeKind& kind() const = 0;
   /// Output `port`, channel `channel` (a port of the kind, channel < its link-plan width).
   [[nodiscard]] virtual reactors::PortBase& output(const std::string& port,
                                                    std::size_t channel) = 0;
@@ -69,7 +69,7 @@ class ReplicaBinding {
   /// True once this replica requested the stop because its own condition was met
   /// (target_return or its env_steps share).
   [[nodiscard]] virtual bool reached_stop_condition() const = 0;
-  /// Checkpoints (ARCHITECTURE §12), between tags only: the replica's whole state to `out`, and
+  /// Checkpoints (docs/recovery.md), between tags only: the replica's whole state to `out`, and
   /// to files `file_prefix`.NAME (a replay table). load_state() reads it back
   /// into a replica built from the same setup, before its environment runs. The default throws
   /// std::logic_error: the kind cannot checkpoint (multi_agent, a policy bank); so does save for
@@ -83,22 +83,37 @@ class ReplicaBinding {
 using ReplicaFactory =
     std::function<std::unique_ptr<ReplicaBinding>(const ReplicaSetup&, reactors::Environment&)>;
 
-/// Samplers and replays; std::invalid_argument for the kinds that need LibTorch.
-[[nodiscard]] std::unique_ptr<ReplicaBinding> make_torch_free_replica(const ReplicaSetup& setup,
-                                                                      reactors::Environment& env);
+/// The binding of the setup's replica, from its kind's reactor(); std::invalid_argument for a
+/// kind without one here (one that needs LibTorch, in a torch-free binary).
+[[nodiscard]] std::unique_ptr<ReplicaBinding> make_replica(const ReplicaSetup& setup,
+                                                           reactors::Environment& env);
 
-/// stop_reason() (hosts/replica_config.hpp) of these replicas: each one that met its own
-/// condition gives own_stop_reason() of its kind.
+/// For kinds' bindings: the link plan's width of input / output `port` of the setup's replica.
+[[nodiscard]] std::size_t input_width(const ReplicaSetup& setup, const char* port);
+[[nodiscard]] std::size_t output_width(const ReplicaSetup& setup, const char* port);
+
+/// For kinds' bindings: std::invalid_argument "replica 'R' has no port 'P'".
+[[noreturn]] void no_port(const std::string& replica, const std::string& port);
+
+/// stop_reason() (nodes/kind/replica_config.hpp) of these replicas: each one that met its own
+/// condition gives its kind's own_stop_reason.
 [[nodiscard]] std::string stop_reason(const std::vector<std::unique_ptr<ReplicaBinding>>& replicas,
                                       bool timed_out);
-
-/// A multi-agent replica's figures in its result: collisions, and the last evaluation beside the
-/// random policy on the same seeds (mean_return is the evaluation's). Both modes use it.
-void append_multi_agent_figures(ReplicaResult& result, const nodes::MultiAgentServer& server);
 
 /// The output channels of a reactor's ChannelDigests as ChannelResults (helper for bindings).
 // (nodes/channel_digest.hpp)
 void append_channels(std::vector<ChannelResult>& out, const std::string& port,
                      const nodes::ChannelDigests& digests, std::optional<reactors::Tag> cutoff);
 
+}  // namespace tagflow::nodes
+
+namespace tagflow::hosts {
+using nodes::append_channels;
+using nodes::make_replica;
+using nodes::replica_setup;
+using nodes::ReplicaBinding;
+using nodes::ReplicaFactory;
+using nodes::ReplicaProgress;
+using nodes::ReplicaSetup;
+using nodes::stop_reason;
 }  // namespace tagflow::hosts

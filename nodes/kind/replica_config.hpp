@@ -3,28 +3,26 @@
 // build their binding from its result; tests/hosts/both_modes_test.cpp holds that they end
 // up with identical configurations from the same file.
 //
-// What it settles, per replica:
-//   - seed: replica i of the g-th node group (1-based, file order) gets
-//     seed * 1000003 + g * 1000 + i, whatever process or mode it runs in (replica_seed());
-//   - sampler: its SamplerConfig (the learner's `hidden` when the sampler's own params omit it)
-//     and step_limit, its share of `stop.env_steps` (rounded up over every sampler of the file);
-//   - replay: its ReplayConfig; checkpoints go to checkpoint_path,
-//     `<checkpoint_dir>/<replica>.ckpt` — one file per replica, written at stop in both modes;
-//   - learner: `stop.target_return` and its evaluation (env, hidden sizes, episodes, step cap,
-//     seed = cluster seed + 424242: the same episodes in every placement and mode);
-//   - learner and inference: the node's params with the network shape of the env
-//     (observation_size, num_actions) and the cluster seed; their LibTorch configs are built
-//     from these by hosts/torch_replica_config.hpp.
-// A sampler joining a running cluster as GROUP-K (K beyond the group's replicas) is configured
-// like replica K of its group.
+// replica_config() settles what every kind shares — the name, the group, the index, the params
+// and the seed: replica i of the g-th node group (1-based, file order) gets
+// seed * 1000003 + g * 1000 + i, whatever process or mode it runs in (replica_seed()) — and hands
+// the rest to its kind's configure() (nodes/<kind>/<kind>_kind.cpp), which reads and checks the
+// params and fills the kind's fields below: a sampler's SamplerConfig and its share of
+// `stop.env_steps`, a replay's ReplayConfig and checkpoint path, a learner's target and
+// evaluation, a multi-agent env node's config, the policies a replica hosts. The LibTorch
+// configurations of learners and inference servers are built from these by
+// nodes/kind/torch_replica_config.hpp.
+// A replica of a transient kind joining a running cluster as GROUP-K (K beyond the group's
+// replicas) is configured like replica K of its group.
 // stop_reason() is the one rule both modes use to name why a process stopped.
 //
 // Errors: nodes::ParamError for a bad param (naming node and param), std::invalid_argument for a
 // name that is no replica of the file or an env that does not exist, cluster::ConfigError for a
-// cluster without a sampler. Pure functions of the file; thread-safe.
+// cluster without an env-stepping node. Pure functions of the file; thread-safe.
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -32,23 +30,24 @@
 #include <vector>
 
 #include "nodes/cluster/cluster_config.hpp"
+#include "nodes/kind/node_kind.hpp"
 #include "nodes/multi_agent/multi_agent_server.hpp"
 #include "nodes/node_params.hpp"
 #include "nodes/replay/replay_server.hpp"
 #include "nodes/sampler/sampler_server.hpp"
 
-namespace tagflow::hosts {
+namespace tagflow::nodes {
 
-/// Facts every replica of a cluster shares: the env of the first sampler group and the
-/// learner's network shape.
+/// Facts every replica of a cluster shares: the env of the first env-stepping group and the
+/// first training group's network shape.
 struct ClusterFacts {
   std::string env_id = "CartPole-v1";
   int observation_size = 0;
   int num_actions = 0;
   std::string hidden = "64,64";   // the first learner's `hidden` param
-  std::size_t sampler_count = 0;  // env-stepping replicas (samplers, multi_agent) in the cluster
+  std::size_t sampler_count = 0;  // replicas of env-stepping kinds in the cluster
 
-  /// Throws cluster::ConfigError when the cluster has no sampler.
+  /// Throws cluster::ConfigError when the cluster has no env-stepping node.
   static ClusterFacts of(const cluster::ClusterConfig& config);
 };
 
@@ -62,8 +61,8 @@ struct EvaluationConfig {
 };
 
 struct ReplicaConfig {
-  std::string name;  // replica name, e.g. sampler-0
-  cluster::NodeKind kind = cluster::NodeKind::sampler;
+  std::string name;                            // replica name, e.g. sampler-0
+  const NodeKind* kind = nullptr;              // its descriptor (nodes/kind/node_kind.hpp)
   const cluster::NodeConfig* group = nullptr;  // points into the ClusterConfig
   int index = 0;                               // replica index within its group
   std::uint64_t seed = 0;                      // replica_seed()
@@ -89,7 +88,7 @@ struct ReplicaConfig {
   std::size_t transition_links = 0;   // multi_agent: replicas its `transitions` port reaches
   std::size_t observation_links = 0;  // multi_agent: servers its `observations` port reaches
   bool experience_linked = false;     // inference: its `experience` port reaches a replay
-  // learner and inference (LibTorch configs: hosts/torch_replica_config.hpp)
+  // learner and inference (LibTorch configs: nodes/kind/torch_replica_config.hpp)
   nodes::NodeParams params;  // the group's params (`hidden` filled in for samplers and inference)
   std::uint64_t network_seed = 0;  // the cluster seed: every learner/inference starts alike
   int observation_size = 0;
@@ -103,18 +102,23 @@ struct ReplicaConfig {
 [[nodiscard]] std::uint64_t replica_seed(const cluster::ClusterConfig& config,
                                          const cluster::NodeConfig& group, int index);
 
-/// The group and index of replica `name`: a replica of the file, or a sampler joining as GROUP-K
-/// (std::invalid_argument for anything else).
+/// The group and index of replica `name`: a replica of the file, or a replica of a transient kind
+/// joining as GROUP-K (std::invalid_argument for anything else).
 [[nodiscard]] std::pair<const cluster::NodeConfig*, int> locate_replica(
     const cluster::ClusterConfig& config, const std::string& name);
 
-/// The configuration of replica `name` (a replica of the file, or a joining sampler GROUP-K).
+/// The configuration of replica `name` (a replica of the file, or a joining replica GROUP-K).
 [[nodiscard]] ReplicaConfig replica_config(const cluster::ClusterConfig& config,
                                            const ClusterFacts& facts, const std::string& name);
 
-/// The reason a replica of `kind` gives when its own stop condition is met: "target_return"
-/// (learner) or "env_steps" (sampler); "" for kinds that have none.
-[[nodiscard]] std::string own_stop_reason(cluster::NodeKind kind);
+/// For kinds' configure(): the group's params without `keys` (settled by the file, not the kind).
+[[nodiscard]] NodeParams params_without(const cluster::NodeConfig& group,
+                                        std::initializer_list<const char*> keys);
+
+/// For kinds' configure(): an env-stepping replica's share of `stop.env_steps`, rounded up over
+/// every env-stepping replica of the file; -1 without that stop condition.
+[[nodiscard]] std::int64_t env_steps_share(const cluster::ClusterConfig& config,
+                                           const ClusterFacts& facts);
 
 /// Why a process's replicas stopped, from each replica's reason ("" when it was stopped by
 /// someone else; "left" for a sampler that left is ignored): "target_return" over "env_steps"
@@ -123,4 +127,14 @@ struct ReplicaConfig {
 [[nodiscard]] std::string stop_reason(const std::vector<std::string>& replica_reasons,
                                       bool timed_out);
 
+}  // namespace tagflow::nodes
+
+namespace tagflow::hosts {
+using nodes::ClusterFacts;
+using nodes::EvaluationConfig;
+using nodes::locate_replica;
+using nodes::replica_config;
+using nodes::replica_seed;
+using nodes::ReplicaConfig;
+using nodes::stop_reason;
 }  // namespace tagflow::hosts

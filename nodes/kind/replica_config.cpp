@@ -1,4 +1,4 @@
-#include "hosts/replica_config.hpp"
+#include "nodes/kind/replica_config.hpp"
 
 #include <initializer_list>
 #include <map>
@@ -7,14 +7,10 @@
 
 #include "nodes/cluster/policy_config.hpp"
 #include "nodes/cluster/process_plan.hpp"
-#include "nodes/inference/inference_params.hpp"
-#include "nodes/learner/learner_params.hpp"
 #include "rl/envs/vector_env.hpp"
 
-namespace tagflow::hosts {
+namespace tagflow::nodes {
 namespace {
-
-using cluster::NodeKind;
 
 template <class T>
 std::string join(const std::vector<T>& values) {
@@ -23,84 +19,44 @@ std::string join(const std::vector<T>& values) {
   return out.str();
 }
 
-/// The group's params without `keys` (settled here rather than by the node kind's parser).
-nodes::NodeParams without(const cluster::NodeConfig& group,
-                          std::initializer_list<const char*> keys) {
+bool steps_env(const cluster::NodeConfig& node) { return node.kind->steps_env; }
+
+}  // namespace
+
+nodes::NodeParams params_without(const cluster::NodeConfig& group,
+                                 std::initializer_list<const char*> keys) {
   std::map<std::string, std::string> values = group.params;
   for (const char* key : keys) values.erase(key);
   return nodes::NodeParams(group.name, values, group.param_lines);
 }
 
-/// The rest of replica_config() in a file with policies: every replica serves its policies.
-ReplicaConfig multi_agent_replica(const cluster::ClusterConfig& config, ReplicaConfig r) {
+std::int64_t env_steps_share(const cluster::ClusterConfig& config, const ClusterFacts& facts) {
+  if (!config.stop.env_steps) return -1;
+  const auto n = static_cast<std::int64_t>(std::max<std::size_t>(1, facts.sampler_count));
+  return (*config.stop.env_steps + n - 1) / n;
+}
+
+namespace {
+
+/// What every replica of a file with policies knows: who hosts which policy, which learner
+/// trains which, and whether its group's `experience` port is linked.
+void add_policy_facts(const cluster::ClusterConfig& config, ReplicaConfig& r) {
   const cluster::NodeConfig& group = *r.group;
-  const cluster::MultiAgentConfig& m = config.multi_agent;
-  r.params = without(group, {"policies", "export_dir"});
+  r.agents = config.multi_agent;
+  r.policies = cluster::hosted_policies(config, group, r.index);
+  r.params = params_without(group, {"policies", "export_dir"});
   for (const cluster::NodeConfig& node : config.nodes) {
     for (int i = 0; i < node.replicas; ++i) {
       std::vector<int> hosted = cluster::hosted_policies(config, node, i);
       if (hosted.empty()) continue;
       const std::string replica = cluster::replica_name(node, i);
-      if (node.kind == NodeKind::learner) r.learner_policies[replica] = hosted.front();
+      if (node.kind->trains) r.learner_policies[replica] = hosted.front();
       r.replica_policies[replica] = std::move(hosted);
     }
   }
   for (const cluster::ConnectionConfig& c : config.connections) {
     if (c.from_node == group.name && c.from_port == "experience") r.experience_linked = true;
   }
-  switch (group.kind) {
-    case NodeKind::multi_agent:
-      for (const cluster::ConnectionConfig& c : config.connections) {
-        if (c.from_node != group.name) continue;
-        const cluster::NodeConfig& to = *config.find_node(c.to_node);
-        if (c.from_port == "transitions") {
-          r.transition_links += static_cast<std::size_t>(to.replicas);
-        } else if (c.from_port == "observations") {
-          // The link plan links the servers that host a policy (every agent's is this node's).
-          for (int i = 0; i < to.replicas; ++i) {
-            r.observation_links += r.replica_policies.count(cluster::replica_name(to, i));
-          }
-        }
-      }
-      r.multi_agent = nodes::MultiAgentNodeConfig::from_params(
-          r.params, m, r.seed, config.seed + 424242ULL, static_cast<std::uint32_t>(r.index));
-      if (config.stop.env_steps) {
-        std::int64_t replicas = 0;
-        for (const cluster::NodeConfig& node : config.nodes) {
-          if (node.kind == NodeKind::multi_agent) replicas += node.replicas;
-        }
-        r.step_limit = (*config.stop.env_steps + replicas - 1) / replicas;
-      }
-      break;
-    case NodeKind::replay:
-      r.replay = nodes::ReplayConfig::from_params(r.params, r.seed);
-      r.checkpoint_path = nodes::replay_checkpoint_path(r.replay->checkpoint_dir, r.name);
-      break;
-    case NodeKind::learner: {
-      // One policy per learner replica (validated with the file): its network and its file.
-      const int policy = r.policies.at(0);
-      const cluster::PolicyConfig& p = m.policies[static_cast<std::size_t>(policy)];
-      if (r.params.has("hidden") && r.params.get_string("hidden", "") != p.hidden) {
-        r.params.fail("hidden", "the network of policy '" + p.name + "' is set under policies (" +
-                                    p.hidden + ")");
-      }
-      r.params.set("hidden", p.hidden);
-      (void)nodes::LearnerParams::read(r.params);  // checked before any process starts
-      r.observation_size = m.input_size(policy);
-      r.network_seed = config.seed + static_cast<std::uint64_t>(policy);
-      const std::string dir = nodes::NodeParams(group.name, group.params, group.param_lines)
-                                  .get_string("export_dir", "");
-      if (!dir.empty()) r.policy_file = dir + "/" + p.name + ".pt";
-      break;
-    }
-    case NodeKind::inference:
-      r.network_seed = config.seed;  // policy p starts from seed + p (PolicyBankConfig)
-      nodes::check_policy_bank_params(r.params, r.index);
-      break;
-    case NodeKind::sampler:
-      break;  // refused with the file (policy_config.cpp)
-  }
-  return r;
 }
 
 }  // namespace
@@ -111,9 +67,9 @@ std::pair<const cluster::NodeConfig*, int> locate_replica(const cluster::Cluster
   if (group != nullptr) return {group, index};
   const auto dash = name.rfind('-');
   if (dash != std::string::npos) group = config.find_node(name.substr(0, dash));
-  if (group == nullptr || group->kind != NodeKind::sampler) {
+  if (group == nullptr || !group->kind->transient) {
     throw std::invalid_argument("no replica '" + name + "' in " + config.file +
-                                " (a joining replica is a sampler named GROUP-K)");
+                                " (a joining replica is one of a transient kind, named GROUP-K)");
   }
   try {
     std::size_t used = 0;
@@ -130,11 +86,11 @@ ClusterFacts ClusterFacts::of(const cluster::ClusterConfig& config) {
   const cluster::NodeConfig* sampler = nullptr;
   const cluster::NodeConfig* learner = nullptr;
   for (const cluster::NodeConfig& node : config.nodes) {
-    if (node.kind == NodeKind::sampler || node.kind == NodeKind::multi_agent) {
+    if (steps_env(node)) {
       facts.sampler_count += static_cast<std::size_t>(node.replicas);
       if (sampler == nullptr) sampler = &node;
     }
-    if (node.kind == NodeKind::learner && learner == nullptr) learner = &node;
+    if (node.kind->trains && learner == nullptr) learner = &node;
   }
   if (!config.multi_agent.empty()) {
     facts.env_id = config.multi_agent.env;
@@ -144,7 +100,8 @@ ClusterFacts ClusterFacts::of(const cluster::ClusterConfig& config) {
   }
   if (sampler == nullptr) {
     throw cluster::ConfigError(config.file, 0, "nodes",
-                               "a cluster needs at least one sampler (or a multi_agent node)");
+                               "a cluster needs at least one node that steps an env (a sampler "
+                               "or a multi_agent node)");
   }
   facts.env_id = nodes::NodeParams(sampler->name, sampler->params, sampler->param_lines)
                      .get_string("env", "CartPole-v1");
@@ -180,48 +137,16 @@ ReplicaConfig replica_config(const cluster::ClusterConfig& config, const Cluster
   r.network_seed = config.seed;
   r.observation_size = facts.observation_size;
   r.num_actions = facts.num_actions;
-  if (!config.multi_agent.empty()) {
-    r.agents = config.multi_agent;
-    r.policies = cluster::hosted_policies(config, *group, index);
-    return multi_agent_replica(config, std::move(r));
-  }
-  switch (group->kind) {
-    case NodeKind::sampler: {
-      if (!r.params.has("hidden")) r.params.set("hidden", facts.hidden);
-      r.sampler =
-          nodes::SamplerConfig::from_params(r.params, r.seed, static_cast<std::uint32_t>(index));
-      if (config.stop.env_steps) {
-        const auto n = static_cast<std::int64_t>(std::max<std::size_t>(1, facts.sampler_count));
-        r.step_limit = (*config.stop.env_steps + n - 1) / n;
-      }
-      break;
-    }
-    case NodeKind::replay:
-      r.replay = nodes::ReplayConfig::from_params(r.params, r.seed);
-      r.checkpoint_path = nodes::replay_checkpoint_path(r.replay->checkpoint_dir, name);
-      break;
-    case NodeKind::learner: {
-      r.target_return = config.stop.target_return;
-      const nodes::LearnerParams p = nodes::LearnerParams::read(r.params);  // every param, now
-      r.evaluation = EvaluationConfig{facts.env_id, p.hidden, p.eval_episodes, p.eval_max_steps,
-                                      config.seed + 424242ULL};
-      break;
-    }
-    case NodeKind::inference:
-      if (!r.params.has("hidden")) r.params.set("hidden", facts.hidden);
-      (void)nodes::InferenceParams::read(r.params);  // every param, before any process starts
-      break;
-    case NodeKind::multi_agent:
-      break;  // only in files with policies (above)
-  }
+  if (!config.multi_agent.empty()) add_policy_facts(config, r);
+  r.kind->configure(r, config, facts);
   return r;
 }
 
 std::string ReplicaConfig::describe() const {
   std::ostringstream out;
-  out << "name=" << name << "\nkind=" << cluster::to_string(kind) << "\nindex=" << index
-      << "\nseed=" << seed << "\nnetwork_seed=" << network_seed
-      << "\nobservation_size=" << observation_size << "\nnum_actions=" << num_actions << "\n";
+  out << "name=" << name << "\nkind=" << kind->name << "\nindex=" << index << "\nseed=" << seed
+      << "\nnetwork_seed=" << network_seed << "\nobservation_size=" << observation_size
+      << "\nnum_actions=" << num_actions << "\n";
   for (const auto& [key, value] : params.values()) out << "param." << key << "=" << value << "\n";
   if (sampler) {
     const nodes::SamplerConfig& s = *sampler;
@@ -262,20 +187,6 @@ std::string ReplicaConfig::describe() const {
   return out.str();
 }
 
-std::string own_stop_reason(cluster::NodeKind kind) {
-  switch (kind) {
-    case NodeKind::learner:
-      return "target_return";
-    case NodeKind::sampler:
-    case NodeKind::multi_agent:
-      return "env_steps";
-    case NodeKind::replay:
-    case NodeKind::inference:
-      break;
-  }
-  return "";
-}
-
 std::string stop_reason(const std::vector<std::string>& replica_reasons, bool timed_out) {
   bool env_steps = false, seconds = timed_out;
   for (const std::string& reason : replica_reasons) {
@@ -287,4 +198,4 @@ std::string stop_reason(const std::vector<std::string>& replica_reasons, bool ti
   return seconds ? "seconds" : "";
 }
 
-}  // namespace tagflow::hosts
+}  // namespace tagflow::nodes

@@ -1,4 +1,4 @@
-// The LibTorch halves of a ReplicaConfig (hosts/replica_config.hpp): the learner's and the
+// The LibTorch halves of a ReplicaConfig (nodes/kind/replica_config.hpp): the learner's and the
 // inference server's configurations, built the same way for both modes from the replica's
 // params, the env's network shape and the cluster seed. Links LibTorch (through the node kinds'
 // configs); torch-free hosts never include it.
@@ -9,13 +9,13 @@
 #include <memory>
 #include <optional>
 
-#include "hosts/replica_config.hpp"
 #include "nodes/gateway/service_gateway.hpp"
 #include "nodes/inference/inference_server.hpp"
 #include "nodes/inference/policy_bank.hpp"
+#include "nodes/kind/replica_config.hpp"
 #include "nodes/learner/learner_server.hpp"
 
-namespace tagflow::hosts {
+namespace tagflow::nodes {
 
 /// The configuration of learner replica `replica` (kind learner).
 [[nodiscard]] nodes::LearnerConfig learner_config(const ReplicaConfig& replica);
@@ -48,4 +48,12 @@ namespace tagflow::hosts {
     const ReplicaConfig& replica, const gateway::GatewayConfig& config,
     const nodes::PolicyBankConfig& bank, monitoring::ProcessMetrics* metrics);
 
+}  // namespace tagflow::nodes
+
+namespace tagflow::hosts {
+using nodes::gateway_config;
+using nodes::inference_config;
+using nodes::learner_config;
+using nodes::policy_bank_config;
+using nodes::start_gateway;
 }  // namespace tagflow::hosts

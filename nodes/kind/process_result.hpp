@@ -27,7 +27,7 @@
 
 #include "reactors/tag.hpp"
 
-namespace tagflow::hosts {
+namespace tagflow::nodes {
 
 struct ChannelResult {
   std::string port;  // output port name
@@ -47,8 +47,8 @@ struct MultiAgentFigures {
 
 struct ReplicaResult {
   std::string name;  // replica name, e.g. sampler-0
-  std::string kind;  // sampler, replay, learner, inference
-  std::string unit;  // env_steps, inserts, updates, rows
+  std::string kind;  // its kind's name (nodes/kind/node_kind.hpp)
+  std::string unit;  // its kind's count_unit: env_steps, inserts, updates, rows, ...
   std::int64_t count = 0;
   std::vector<double> episode_returns;  // samplers: finished episodes in completion order
   std::vector<double> evaluations;      // learner: mean return of each evaluation
@@ -99,4 +99,14 @@ void set_joint_step_latency(ReplicaResult& result, std::vector<float> intervals)
 /// Parses hex64()'s format; throws std::invalid_argument.
 [[nodiscard]] std::uint64_t parse_hex64(const std::string& text);
 
+}  // namespace tagflow::nodes
+
+namespace tagflow::hosts {
+using nodes::ChannelResult;
+using nodes::hex64;
+using nodes::MultiAgentFigures;
+using nodes::parse_hex64;
+using nodes::ProcessResult;
+using nodes::ReplicaResult;
+using nodes::set_joint_step_latency;
 }  // namespace tagflow::hosts

@@ -1,0 +1,111 @@
+// The sampler kind: a vector env stepped by a local epsilon-greedy MLP policy (or by actions from
+// an inference server), sending transitions to replays and taking weights from the learner.
+// Transient: samplers may join and leave a running actor-mode cluster (`tagflow node --join`).
+#include <memory>
+
+#include "nodes/kind/actor_setup.hpp"
+#include "nodes/kind/replica_binding.hpp"
+#include "nodes/kind/replica_config.hpp"
+#include "nodes/sampler/sampler_actor.hpp"
+#include "nodes/sampler/sampler_reactor.hpp"
+
+namespace tagflow::nodes {
+
+NodeKind& sampler_kind();
+
+namespace {
+
+void configure(ReplicaConfig& r, const cluster::ClusterConfig& config, const ClusterFacts& facts) {
+  if (!config.multi_agent.empty()) return;  // refused with the file (policy_config.cpp)
+  if (!r.params.has("hidden")) r.params.set("hidden", facts.hidden);
+  r.sampler = SamplerConfig::from_params(r.params, r.seed, static_cast<std::uint32_t>(r.index));
+  r.step_limit = env_steps_share(config, facts);
+}
+
+class SamplerBinding : public ReplicaBinding {
+ public:
+  SamplerBinding(const ReplicaSetup& s, reactors::Environment& env) {
+    reactor_ = &env.add<SamplerReactor>(
+        s.config.name, *s.config.sampler,
+        SamplerPortWidths{input_width(s, "actions"), input_width(s, "weights"),
+                          output_width(s, "transitions"), output_width(s, "observations")},
+        s.round_period);
+    if (s.config.step_limit >= 0) reactor_->set_step_limit(s.config.step_limit);
+    reactor_->set_metrics(s.metrics);
+  }
+  const NodeKind& kind() const override { return sampler_kind(); }
+  reactors::PortBase& output(const std::string& port, std::size_t ch) override {
+    if (port == "transitions") return reactor_->transitions[ch];
+    if (port == "observations") return reactor_->observations[ch];
+    no_port(reactor_->name(), port);
+  }
+  reactors::PortBase& input(const std::string& port, std::size_t ch) override {
+    if (port == "actions") return reactor_->actions[ch];
+    if (port == "weights") return reactor_->weights[ch];
+    no_port(reactor_->name(), port);
+  }
+  ReplicaProgress progress() const override {
+    ReplicaProgress p;
+    p.env_steps = reactor_->env_steps.load(std::memory_order_relaxed);
+    p.last_return = reactor_->last_return.load(std::memory_order_relaxed);
+    return p;
+  }
+  ReplicaResult result(std::optional<reactors::Tag> cutoff) override {
+    ReplicaResult r;
+    r.name = reactor_->name();
+    r.kind = kind().name;
+    r.unit = kind().count_unit;
+    r.count = reactor_->env_steps.load();
+    r.episode_returns = reactor_->finished_returns();
+    append_channels(r.channels, "transitions", reactor_->transitions_digest(), cutoff);
+    append_channels(r.channels, "observations", reactor_->observations_digest(), cutoff);
+    return r;
+  }
+  bool reached_stop_condition() const override { return reactor_->step_limit_reached(); }
+  std::vector<std::string> save_state(StateWriter& out, const std::string& /*prefix*/) override {
+    reactor_->save(out);
+    return {};
+  }
+  void load_state(StateReader& in, const std::string& /*file_prefix*/) override {
+    reactor_->load(in);
+  }
+
+ private:
+  SamplerReactor* reactor_ = nullptr;
+};
+
+std::unique_ptr<ReplicaBinding> make_reactor(const ReplicaSetup& s, reactors::Environment& env) {
+  return std::make_unique<SamplerBinding>(s, env);
+}
+
+caf::actor spawn_actor(caf::actor_system& system, const ReplicaSpawnSetup& s) {
+  const ReplicaConfig& r = s.config;
+  SamplerActorOptions options{r.name, r.step_limit, s.report, s.metrics, s.recovery};
+  return caf::actor_cast<caf::actor>(spawn_sampler_actor(system, *r.sampler, options));
+}
+
+NodeKind make_kind() {
+  NodeKind k;
+  k.name = "sampler";
+  k.inputs = {"actions", "weights"};
+  k.outputs = {"transitions", "observations"};
+  k.count_unit = "env_steps";
+  k.own_stop_reason = "env_steps";
+  k.steps_env = true;
+  k.transient = true;
+  k.metrics = node_families(
+      {family::kEnvSteps, family::kEpisodes, family::kReturnMean, family::kWeightsVersion});
+  k.configure = configure;
+  k.reactor = make_reactor;
+  k.actor = spawn_actor;
+  return k;
+}
+
+}  // namespace
+
+NodeKind& sampler_kind() {
+  static NodeKind kind = make_kind();
+  return kind;
+}
+
+}  // namespace tagflow::nodes
