@@ -220,7 +220,7 @@ void Coordinator::handle_join(const std::string& identity, const ControlMessage&
     }
     broadcast(start);
     started_ = true;
-    spdlog::info("coordinator: all federates joined; start tag {}", spec_.start_tag.time_ns);
+    spdlog::info("coordinator: all federates joined; start tag {}", spec_.start_tag.time_ns());
   }
 }
 

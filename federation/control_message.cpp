@@ -16,8 +16,8 @@ void pack_string(Packer& packer, const std::string& text) {
 
 void pack_tag(Packer& packer, const WireTag& tag) {
   packer.pack_array(2);
-  packer.pack_int64(tag.time_ns);
-  packer.pack_uint32(tag.microstep);
+  packer.pack_int64(tag.time_ns());
+  packer.pack_uint32(tag.microstep());
 }
 
 bool read_string(const msgpack::object& object, std::string& out) {
@@ -60,10 +60,11 @@ bool read_reporting(const msgpack::object& object, Reporting& out) {
 
 bool read_tag(const msgpack::object& object, WireTag& out) {
   if (object.type != msgpack::type::ARRAY || object.via.array.size != 2) return false;
+  std::int64_t time_ns = 0;
   std::uint64_t microstep = 0;
-  if (!read_i64(object.via.array.ptr[0], out.time_ns)) return false;
+  if (!read_i64(object.via.array.ptr[0], time_ns)) return false;
   if (!read_u64(object.via.array.ptr[1], microstep) || microstep > UINT32_MAX) return false;
-  out.microstep = static_cast<std::uint32_t>(microstep);
+  out = WireTag(time_ns, static_cast<std::uint32_t>(microstep));
   return true;
 }
 

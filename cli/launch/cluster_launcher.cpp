@@ -506,9 +506,9 @@ int launch_cluster(const LaunchOptions& options) {
     }
     if (const auto from = choose_checkpoint(plan.checkpoint_root, federates)) {
       plan.resume_directory = from->directory;
-      plan.resume_time_ns = from->tag.time_ns;
+      plan.resume_time_ns = from->tag.time_ns();
       std::cerr << "tagflow up: resuming " << log_dir << " from the checkpoint at logical time "
-                << from->tag.time_ns << " ns\n";
+                << from->tag.time_ns() << " ns\n";
     } else {
       std::cerr << "tagflow up: no usable checkpoint in " << plan.checkpoint_root
                 << ": the run starts over\n";
@@ -582,8 +582,8 @@ int launch_cluster(const LaunchOptions& options) {
       if (!plan.checkpoint_root.empty()) {
         if (const auto from = choose_checkpoint(plan.checkpoint_root, federates)) {
           plan.resume_directory = from->directory;
-          plan.resume_time_ns = from->tag.time_ns;
-          record.resumed_from = from->tag.time_ns;
+          plan.resume_time_ns = from->tag.time_ns();
+          record.resumed_from = from->tag.time_ns();
           redo_from = std::max(redo_from, completed_at(from->directory));
         }
       }

@@ -87,7 +87,7 @@ void run_replica(const ClusterConfig& config, const coordinator::FederationSpec&
 
   reactors::EnvironmentConfig env_config;
   env_config.workers = 1;
-  env_config.start_time_ns = start.time_ns;
+  env_config.start_time_ns = start.time_ns();
   env_config.keepalive = true;
   reactors::Environment env(env_config);
   ReplicaSetup with_metrics = setup;
@@ -121,11 +121,10 @@ void run_replica(const ClusterConfig& config, const coordinator::FederationSpec&
     }
     std::vector<std::string> federates;
     for (const auto& f : spec.federates) federates.push_back(f.id);
-    checkpoint->resume(options.resume_directory, federates,
-                       reactors::Tag(start.time_ns, start.microstep));
+    checkpoint->resume(options.resume_directory, federates, start);
     if (options.log) {
       options.log(setup.config.name + " resumed from " + options.resume_directory +
-                  " at logical time " + std::to_string(start.time_ns) + " ns");
+                  " at logical time " + std::to_string(start.time_ns()) + " ns");
     }
   }
   run.env.store(&env);
