@@ -143,6 +143,13 @@ std::string result_path(const std::string& log_dir, const std::string& process) 
 
 std::vector<ChildSpec> child_specs(const LaunchPlan& plan, const std::string& tagflow,
                                    const std::string& log_dir, const std::string& ssh) {
+  std::vector<ChildSpec> specs = local_child_specs(plan, tagflow, log_dir);
+  for (ChildSpec& spec : remote_child_specs(plan, ssh, log_dir)) specs.push_back(std::move(spec));
+  return specs;
+}
+
+std::vector<ChildSpec> local_child_specs(const LaunchPlan& plan, const std::string& tagflow,
+                                         const std::string& log_dir) {
   const std::filesystem::path dir(log_dir);
   const auto log_of = [&](const std::string& name) {
     return (dir / (plan.attempt == 0 ? name + ".log"
@@ -196,8 +203,14 @@ std::vector<ChildSpec> child_specs(const LaunchPlan& plan, const std::string& ta
     if (plan.peers_restart) spec.argv.push_back("--peers-restart");
     specs.push_back(std::move(spec));
   }
+  return specs;
+}
+
+std::vector<ChildSpec> remote_child_specs(const LaunchPlan& plan, const std::string& ssh,
+                                          const std::string& log_dir) {
   const std::optional<cluster::Mode> mode =
       plan.mode_overridden ? std::optional<cluster::Mode>(plan.mode) : std::nullopt;
+  std::vector<ChildSpec> specs;
   for (const cluster::HostConfig& host : plan.remote_hosts) {
     specs.push_back(remote_child(host, ssh, plan.file_argument, log_dir, mode));
   }

@@ -70,11 +70,17 @@ struct LaunchPlan {
 LaunchPlan make_launch_plan(const cluster::ClusterConfig& config, const std::string& cluster_file,
                             std::optional<cluster::Mode> mode, const std::string& host);
 
-/// The child processes of `plan`: the coordinator first (when it runs here), then the nodes,
-/// then one ssh client per remote host (`ssh` is its path). `tagflow` is the path of the tagflow
-/// executable; logs and results go to `log_dir`.
+/// The child processes of `plan`: local_child_specs(), then remote_child_specs().
 std::vector<ChildSpec> child_specs(const LaunchPlan& plan, const std::string& tagflow,
                                    const std::string& log_dir, const std::string& ssh = "ssh");
+/// The processes of `plan` that run on this machine: the coordinator first (when it runs here),
+/// then the nodes. `tagflow` is the path of the tagflow executable; logs and results go to
+/// `log_dir`.
+std::vector<ChildSpec> local_child_specs(const LaunchPlan& plan, const std::string& tagflow,
+                                         const std::string& log_dir);
+/// One ssh client per remote host of `plan` (`ssh` is its path; cli/launch/remote_hosts.hpp).
+std::vector<ChildSpec> remote_child_specs(const LaunchPlan& plan, const std::string& ssh,
+                                          const std::string& log_dir);
 
 /// Whether `tagflow up` mints keys for this run (ARCHITECTURE §13), in either mode: when the file
 /// names no keys, does not say `security: none`, and every process of the cluster runs from this
