@@ -65,9 +65,9 @@ void run_actor_node(const NodeOptions& o, const cluster::ClusterConfig& config,
   hosts::ActorProcessOptions actor_options;
   actor_options.join = o.join;
   actor_options.quiet = o.quiet;
-  actor_options.checkpoint_dir = o.checkpoints;
-  actor_options.resume_dir = o.resume;
-  actor_options.peers_return = o.peers_restart;
+  actor_options.checkpoints = o.checkpoints;
+  actor_options.resume = o.resume;
+  actor_options.peers_restart = o.peers_restart;
 #ifdef TAGFLOW_NODE_COMMAND_TORCH
   actor_options.torch = hosts::torch_replica_spawner();
 #endif
@@ -93,8 +93,8 @@ void run_reactor_node(const NodeOptions& o, const cluster::ClusterConfig& config
 #else
   options.factory = hosts::make_torch_free_replica;
 #endif
-  options.checkpoint_root = o.checkpoints;
-  options.resume_directory = o.resume;
+  options.checkpoints = o.checkpoints;
+  options.resume = o.resume;
   if (!o.quiet) {
     options.log = [name = o.name](const std::string& line) {
       std::cerr << "tagflow node " + name + ": " + line + "\n";

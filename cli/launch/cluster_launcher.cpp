@@ -396,7 +396,7 @@ hosts::RestartRecord restart_actor_process(
   for (const std::string& replica : process->replicas) {
     std::optional<std::chrono::system_clock::time_point> written;
     record.replicas.push_back(
-        replica_restart(replica, config, plan.checkpoint_root, seen, state, written));
+        replica_restart(replica, config, plan.checkpoints, seen, state, written));
     if (written) oldest = oldest ? std::min(*oldest, *written) : *written;
   }
   record.lost_seconds =
@@ -408,9 +408,9 @@ hosts::RestartRecord restart_actor_process(
     spec.log_path = (std::filesystem::path(log_dir) /
                      (dead.name + ".restart" + std::to_string(number) + ".log"))
                         .string();
-    if (!plan.checkpoint_root.empty()) {
+    if (!plan.checkpoints.empty()) {
       spec.argv.push_back("--resume");
-      spec.argv.push_back(plan.checkpoint_root);
+      spec.argv.push_back(plan.checkpoints);
     }
     reporter.forget_counts(process->replicas);
     supervisor.start(spec);
@@ -557,10 +557,9 @@ void ClusterLaunch::plan_recovery() {
   actor_recoverable_ = !reactor_ && plan_.whole_cluster() && !plan_.processes.empty();
   plan_.peers_restart = actor_recoverable_ && config_.restart.max > 0;
   if ((recoverable_ || actor_recoverable_) && config_.checkpoint.every) {
-    plan_.checkpoint_root =
-        std::filesystem::absolute(std::filesystem::path(log_dir_) / "checkpoints")
-            .lexically_normal()
-            .string();
+    plan_.checkpoints = std::filesystem::absolute(std::filesystem::path(log_dir_) / "checkpoints")
+                            .lexically_normal()
+                            .string();
   }
   for (const cluster::ProcessPlan& process : plan_.processes) {
     federates_.insert(federates_.end(), process.replicas.begin(), process.replicas.end());
@@ -575,19 +574,19 @@ void ClusterLaunch::plan_recovery() {
 
 /// --resume RUN_DIR: the newest usable checkpoint there, or the start.
 void ClusterLaunch::resume_run() {
-  if (plan_.checkpoint_root.empty() || !reactor_) {
+  if (plan_.checkpoints.empty() || !reactor_) {
     end_launch(
         "--resume needs a reactor-mode file with checkpoint:, whose processes all run on this "
         "machine",
         kExitBadFile);
   }
-  if (const auto from = choose_checkpoint(plan_.checkpoint_root, federates_)) {
-    plan_.resume_directory = from->directory;
+  if (const auto from = choose_checkpoint(plan_.checkpoints, federates_)) {
+    plan_.resume = from->directory;
     plan_.resume_time_ns = from->tag.time_ns();
     std::cerr << "tagflow up: resuming " << log_dir_ << " from the checkpoint at logical time "
               << from->tag.time_ns() << " ns\n";
   } else {
-    std::cerr << "tagflow up: no usable checkpoint in " << plan_.checkpoint_root
+    std::cerr << "tagflow up: no usable checkpoint in " << plan_.checkpoints
               << ": the run starts over\n";
   }
   plan_.attempt = next_attempt(log_dir_);
@@ -645,8 +644,8 @@ void ClusterLaunch::restart_dead_actor_processes(Attempt& attempt) {
     std::cerr << "tagflow up: " << dead.name << " " << restarts_.back().how << "; restart "
               << restarts_.size() << " of " << config_.restart.max << ": " << dead.name
               << " alone, "
-              << (plan_.checkpoint_root.empty() ? "from scratch"
-                                                : "each replica from its own checkpoint")
+              << (plan_.checkpoints.empty() ? "from scratch"
+                                            : "each replica from its own checkpoint")
               << "\n";
     std::vector<ChildExit> more =
         supervise(attempt.supervisor, attempt.interrupted, plan_, attempt.link);
@@ -674,10 +673,10 @@ void ClusterLaunch::restart_cluster(Attempt& attempt) {
   record.process = cause.name;
   record.how = how(cause);
   auto redo_from = attempt_started_;
-  plan_.resume_directory.clear();
-  if (!plan_.checkpoint_root.empty()) {
-    if (const auto from = choose_checkpoint(plan_.checkpoint_root, federates_)) {
-      plan_.resume_directory = from->directory;
+  plan_.resume.clear();
+  if (!plan_.checkpoints.empty()) {
+    if (const auto from = choose_checkpoint(plan_.checkpoints, federates_)) {
+      plan_.resume = from->directory;
       plan_.resume_time_ns = from->tag.time_ns();
       record.resumed_from = from->tag.time_ns();
       redo_from = std::max(redo_from, completed_at(from->directory));

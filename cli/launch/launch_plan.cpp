@@ -161,11 +161,11 @@ std::vector<ChildSpec> local_child_specs(const LaunchPlan& plan, const std::stri
     ChildSpec coordinator{"coordinator",
                           {tagflow, "coordinator", "--config", plan.cluster_file},
                           log_of("coordinator")};
-    if (!plan.checkpoint_root.empty()) {
+    if (!plan.checkpoints.empty()) {
       coordinator.argv.push_back("--checkpoints");
-      coordinator.argv.push_back(plan.checkpoint_root);
+      coordinator.argv.push_back(plan.checkpoints);
     }
-    if (!plan.resume_directory.empty()) {
+    if (!plan.resume.empty()) {
       coordinator.argv.push_back("--start-time");
       coordinator.argv.push_back(std::to_string(plan.resume_time_ns));
     }
@@ -184,13 +184,13 @@ std::vector<ChildSpec> local_child_specs(const LaunchPlan& plan, const std::stri
                    {tagflow, "node", "--config", plan.cluster_file, "--name", process.name,
                     "--result", result_path(log_dir, process.name), "--quiet"},
                    log_of(process.name)};
-    if (!plan.checkpoint_root.empty()) {
+    if (!plan.checkpoints.empty()) {
       spec.argv.push_back("--checkpoints");
-      spec.argv.push_back(plan.checkpoint_root);
+      spec.argv.push_back(plan.checkpoints);
     }
-    if (!plan.resume_directory.empty()) {
+    if (!plan.resume.empty()) {
       spec.argv.push_back("--resume");
-      spec.argv.push_back(plan.resume_directory);
+      spec.argv.push_back(plan.resume);
     }
     if (!plan.run_keys.empty()) {
       spec.argv.push_back("--run-keys");

@@ -49,14 +49,15 @@ struct LaunchPlan {
   std::vector<cluster::ProcessPlan> processes;    // this machine's, in file order
   std::size_t cluster_processes = 0;              // processes of the whole cluster
   std::string run_keys;  // the CURVE key pairs minted for this run (empty: none), an absolute path
-  /// With `checkpoint:`: RUN_DIR/checkpoints, absolute (empty: no checkpoints). Actor mode: each
-  /// replica's own checkpoint is there.
-  std::string checkpoint_root;
+  /// With `checkpoint:`: RUN_DIR/checkpoints, absolute (empty: no checkpoints), what every child
+  /// gets as --checkpoints. Actor mode: each replica's own checkpoint is there.
+  std::string checkpoints;
   /// Actor mode with `restart:`: the launcher restarts a dead process alone, so the others wait
   /// for it (`tagflow node --peers-restart`).
   bool peers_restart = false;
-  /// Resume from this checkpoint directory (CHECKPOINT_ROOT/<time_ns>) at that time.
-  std::string resume_directory;
+  /// Resume from this checkpoint directory (CHECKPOINTS/<time_ns>) at that time: the nodes'
+  /// --resume.
+  std::string resume;
   std::int64_t resume_time_ns = 0;
   /// The attempt (0 = the first); restarts log to DIR/P.restartN.log.
   int attempt = 0;

@@ -208,16 +208,16 @@ caf::behavior watch_process(caf::event_based_actor* self, caf::actor peer, std::
 nodes::ActorRecovery recovery_of(const cluster::ClusterConfig& config,
                                  const ActorProcessOptions& options, const std::string& name) {
   nodes::ActorRecovery recovery;
-  recovery.peers_return = options.peers_return;
-  if (!options.checkpoint_dir.empty() && config.checkpoint.every) {
-    recovery.checkpoint_prefix = (std::filesystem::path(options.checkpoint_dir) / name).string();
+  recovery.peers_return = options.peers_restart;
+  if (!options.checkpoints.empty() && config.checkpoint.every) {
+    recovery.checkpoint_prefix = (std::filesystem::path(options.checkpoints) / name).string();
     recovery.every =
         std::max(std::chrono::milliseconds(1),
                  std::chrono::duration_cast<std::chrono::milliseconds>(*config.checkpoint.every));
   }
-  if (options.resume_dir.empty()) return recovery;
+  if (options.resume.empty()) return recovery;
   const std::string path =
-      nodes::actor_checkpoint_path((std::filesystem::path(options.resume_dir) / name).string());
+      nodes::actor_checkpoint_path((std::filesystem::path(options.resume) / name).string());
   try {
     if (auto file = nodes::read_actor_checkpoint(path, name)) {
       recovery.restore = std::make_shared<const nodes::ActorCheckpointFile>(std::move(*file));
@@ -357,7 +357,7 @@ class ActorProcess {
   std::unique_ptr<caf::actor_system_config> system_config_;
   caf::actor_system system_;
   ReplicaHost host_;
-  std::vector<caf::actor> watchers_;  // one per dialled process, with peers_return
+  std::vector<caf::actor> watchers_;  // one per dialled process, with peers_restart
   std::map<std::string, caf::actor> local_;
   const std::vector<cluster::ProcessPlan> plans_;
   Dialled dialled_;
@@ -416,7 +416,7 @@ void ActorProcess::wire() {
     }
   }
   for (const cluster::ProcessPlan& other : plans_) {
-    if (dials(config_, plan_, other) && wire_with(other) && options_.peers_return) watch(other);
+    if (dials(config_, plan_, other) && wire_with(other) && options_.peers_restart) watch(other);
   }
 }
 

@@ -83,20 +83,20 @@ void connect_links(const ClusterConfig& config, const coordinator::FederationSpe
   }
 }
 
-/// With options.resume_directory: the replica's state from that checkpoint, as of `start`.
+/// With options.resume: the replica's state from that checkpoint, as of `start`.
 void resume_replica(const ClusterConfig& config, const coordinator::FederationSpec& spec,
                     const FederatedProcessOptions& options, const std::string& name,
                     FederateCheckpoint* checkpoint, const coordinator::WireTag& start) {
-  if (options.resume_directory.empty()) return;
+  if (options.resume.empty()) return;
   if (checkpoint == nullptr) {
     throw cluster::ConfigError(config.file, config.checkpoint.line, "checkpoint",
                                "resuming needs the file's checkpoint: section");
   }
   std::vector<std::string> federates;
   for (const auto& f : spec.federates) federates.push_back(f.id);
-  checkpoint->resume(options.resume_directory, federates, start);
+  checkpoint->resume(options.resume, federates, start);
   if (options.log) {
-    options.log(name + " resumed from " + options.resume_directory + " at logical time " +
+    options.log(name + " resumed from " + options.resume + " at logical time " +
                 std::to_string(start.time_ns()) + " ns");
   }
 }
@@ -142,8 +142,8 @@ void run_replica(const ClusterConfig& config, const coordinator::FederationSpec&
   with_metrics.metrics = &metrics.node();
   const std::unique_ptr<ReplicaBinding> binding = options.factory(with_metrics, env);
   std::unique_ptr<FederateCheckpoint> checkpoint;
-  if (!options.checkpoint_root.empty() && config.checkpoint.every) {
-    checkpoint = std::make_unique<FederateCheckpoint>(setup.config.name, options.checkpoint_root,
+  if (!options.checkpoints.empty() && config.checkpoint.every) {
+    checkpoint = std::make_unique<FederateCheckpoint>(setup.config.name, options.checkpoints,
                                                       *config.checkpoint.every, federate, *binding);
   }
   connect_links(config, spec, links, setup.config.name, env, federate, *binding, checkpoint.get());
@@ -179,7 +179,7 @@ std::vector<std::unique_ptr<ReplicaRun>> build_replicas(const ClusterConfig& con
     run->setup.round_period = options.round_period;
     reactors::Environment scratch;
     const std::unique_ptr<ReplicaBinding> built = options.factory(run->setup, scratch);
-    if (!options.checkpoint_root.empty() && config.checkpoint.every) {
+    if (!options.checkpoints.empty() && config.checkpoint.every) {
       try {
         check_can_checkpoint(*built);
       } catch (const std::logic_error& e) {
