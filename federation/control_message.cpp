@@ -20,6 +20,17 @@ void pack_tag(Packer& packer, const WireTag& tag) {
   packer.pack_uint32(tag.microstep());
 }
 
+/// [[name, second]...], each second packed by `pack_second` (what read_pairs() reads).
+template <class Pairs, class PackSecond>
+void pack_pairs(Packer& packer, const Pairs& pairs, PackSecond pack_second) {
+  packer.pack_array(static_cast<std::uint32_t>(pairs.size()));
+  for (const auto& [name, second] : pairs) {
+    packer.pack_array(2);
+    pack_string(packer, name);
+    pack_second(second);
+  }
+}
+
 /// The array of `fields` elements a message is, and its first element: the type.
 void pack_head(Packer& packer, std::uint32_t fields, ControlType type) {
   packer.pack_array(fields);
@@ -50,12 +61,8 @@ void pack_join(Packer& packer, const ControlMessage& m) {
 void pack_start(Packer& packer, const ControlMessage& m) {
   pack_head(packer, 3, m.type);
   pack_tag(packer, m.tag);
-  packer.pack_array(static_cast<std::uint32_t>(m.endpoints.size()));
-  for (const auto& [id, endpoint] : m.endpoints) {
-    packer.pack_array(2);
-    pack_string(packer, id);
-    pack_string(packer, endpoint);
-  }
+  pack_pairs(packer, m.endpoints,
+             [&](const std::string& endpoint) { pack_string(packer, endpoint); });
 }
 
 /// [LTC, tag] or [LTC, tag, in_transit] or [LTC, tag, in_transit, next] or
@@ -65,12 +72,7 @@ void pack_completed(Packer& packer, const ControlMessage& m) {
   pack_head(packer, m.next ? (reports_field ? 5 : 4) : m.in_transit.empty() ? 2 : 3, m.type);
   pack_tag(packer, m.tag);
   if (!m.in_transit.empty() || m.next) {
-    packer.pack_array(static_cast<std::uint32_t>(m.in_transit.size()));
-    for (const auto& [destination, tag] : m.in_transit) {
-      packer.pack_array(2);
-      pack_string(packer, destination);
-      pack_tag(packer, tag);
-    }
+    pack_pairs(packer, m.in_transit, [&](const WireTag& tag) { pack_tag(packer, tag); });
   }
   if (m.next) pack_tag(packer, *m.next);
   if (m.next && reports_field) packer.pack_uint8(static_cast<std::uint8_t>(m.reporting));
@@ -80,12 +82,7 @@ void pack_completed(Packer& packer, const ControlMessage& m) {
 void pack_grant(Packer& packer, const ControlMessage& m) {
   pack_head(packer, 3, m.type);
   pack_tag(packer, m.tag);
-  packer.pack_array(static_cast<std::uint32_t>(m.counts.size()));
-  for (const auto& [id, count] : m.counts) {
-    packer.pack_array(2);
-    pack_string(packer, id);
-    packer.pack_uint64(count);
-  }
+  pack_pairs(packer, m.counts, [&](std::uint64_t count) { packer.pack_uint64(count); });
 }
 
 bool read_string(const msgpack::object& object, std::string& out) {
