@@ -246,7 +246,7 @@ FederationRun run_federation(Shape shape, int federates, int tags,
         coordinator::ReactorFederate federate(spec, me.id);
         const WireTag start = federate.join();
         reactors::EnvironmentConfig config;
-        config.start_time_ns = start.time_ns;
+        config.start_time_ns = start.time_ns();
         config.timeout = std::chrono::nanoseconds(tags * kTagSpacingNs);
         reactors::Environment env(config);
         declare_program(env, federate, me, shape, tags, value_size, timeline);

@@ -64,6 +64,110 @@ void collect_results(coordinator::Coordinator& coordinator, ResultCollector& col
   std::cerr << "\n";
 }
 
+struct CoordinatorOptions {
+  std::string config;
+  std::string endpoint;
+  std::string results;
+  std::string run_keys;
+  std::string checkpoints;
+  std::int64_t start_ns = 0;
+};
+
+/// With --checkpoints and a cluster file with checkpoint:, the manifest writer; null else.
+std::unique_ptr<coordinator::CheckpointManifest> checkpoint_manifest(const CoordinatorOptions& o,
+                                                                     const LoadedSpec& loaded) {
+  if (o.checkpoints.empty() || !loaded.cluster || !loaded.cluster->checkpoint.every) {
+    return nullptr;
+  }
+  std::vector<std::string> federates;
+  for (const auto& f : loaded.spec.federates) federates.push_back(f.id);
+  return std::make_unique<coordinator::CheckpointManifest>(o.checkpoints, std::move(federates),
+                                                           loaded.cluster->checkpoint.keep);
+}
+
+/// Hands the coordinator's checkpoint reports to `manifest` and the other hosts' results to
+/// `collector`, each when there is one.
+void attach_sinks(coordinator::Coordinator& coordinator,
+                  std::unique_ptr<coordinator::CheckpointManifest>& manifest,
+                  std::unique_ptr<ResultCollector>& collector) {
+  if (manifest) {
+    coordinator.set_checkpoint_sink([&manifest](const std::string& federate,
+                                                const coordinator::ControlMessage& message) {
+      const auto path =
+          manifest->on_written(federate, message.tag, {message.part_bytes, message.part_checksum});
+      if (path) std::cout << "tagflow coordinator: checkpoint complete: " << *path << std::endl;
+    });
+  }
+  if (collector) {
+    coordinator.set_result_sink([&collector](const std::string& federate,
+                                             const std::string& process, const std::string& json) {
+      return collector->receive(federate, process, json);
+    });
+  }
+}
+
+/// The coordinator's metrics endpoint, when its cluster file gives it a metrics_port.
+std::unique_ptr<monitoring::MetricsEndpoint> serve_metrics(coordinator::Coordinator& coordinator,
+                                                           monitoring::ProcessMetrics& metrics,
+                                                           const LoadedSpec& loaded) {
+  if (!loaded.cluster || loaded.cluster->coordinator.metrics_port == 0) return nullptr;
+  coordinator.set_metrics(&metrics);
+  auto endpoint = std::make_unique<monitoring::MetricsEndpoint>(
+      metrics, loaded.cluster->monitoring.bind, loaded.cluster->coordinator.metrics_port);
+  std::cout << "tagflow coordinator: metrics on " << endpoint->url() << std::endl;
+  return endpoint;
+}
+
+/// Runs the coordinator until the run ends; a failed run exits 1.
+void serve(const CoordinatorOptions& o) {
+  LoadedSpec loaded = load_spec(o.config, o.run_keys);
+  loaded.spec.start_tag = {o.start_ns, 0};
+  std::unique_ptr<coordinator::CheckpointManifest> manifest = checkpoint_manifest(o, loaded);
+  std::unique_ptr<ResultCollector> collector;
+  if (!o.results.empty() && loaded.cluster) {
+    collector = std::make_unique<ResultCollector>(*loaded.cluster, o.results);
+  }
+  monitoring::ProcessMetrics metrics(
+      {"coordinator", monitoring::kCoordinatorKind,
+       cluster::to_string(loaded.cluster ? loaded.cluster->mode : cluster::Mode::reactor)});
+  coordinator::Coordinator coordinator(std::move(loaded.spec));
+  attach_sinks(coordinator, manifest, collector);
+  const std::unique_ptr<monitoring::MetricsEndpoint> endpoint_http =
+      serve_metrics(coordinator, metrics, loaded);
+  const std::string bound = coordinator.bind(o.endpoint);
+  std::cout << "tagflow coordinator: listening on " << bound << std::endl;
+  const coordinator::CoordinatorResult result = coordinator.run();
+  if (!result.ok) {
+    std::cerr << "tagflow coordinator: run failed: " << result.error << "\n";
+    throw CLI::RuntimeError(1);
+  }
+  std::cout << "tagflow coordinator: run finished (" << result.grants_sent << " grants, "
+            << result.messages_handled << " messages)" << std::endl;
+  if (collector) collect_results(coordinator, *collector);
+}
+
+[[noreturn]] void fail(const std::string& message, int code) {
+  std::cerr << "tagflow coordinator: " << message << "\n";
+  throw CLI::RuntimeError(code);
+}
+
+/// serve(), its errors as exit codes: 2 for a bad file, keys or address.
+void run_coordinator(const CoordinatorOptions& o) {
+  try {
+    serve(o);
+  } catch (const cluster::ConfigError& e) {
+    fail(e.what(), 2);
+  } catch (const coordinator::FederationConfigError& e) {
+    fail(e.what(), 2);
+  } catch (const transport::CurveKeyError& e) {
+    fail(e.what(), 2);
+  } catch (const monitoring::MonitoringError& e) {
+    fail(e.what(), 2);
+  } catch (const zmq::error_t& e) {
+    fail(std::string("cannot bind: ") + e.what(), 2);
+  }
+}
+
 }  // namespace
 
 void add_coordinator_command(CLI::App& app) {
@@ -71,95 +175,22 @@ void add_coordinator_command(CLI::App& app) {
       "coordinator",
       "Run the federation coordinator of a cluster file (reactor mode): one federate per node "
       "replica, or the federates of a `federation:` section");
-  auto config = std::make_shared<std::string>();
-  auto endpoint = std::make_shared<std::string>();
-  auto results = std::make_shared<std::string>();
-  auto run_keys = std::make_shared<std::string>();
-  auto checkpoints = std::make_shared<std::string>();
-  auto start_ns = std::make_shared<std::int64_t>(0);
-  command->add_option("--config", *config, "Cluster YAML file")->required();
-  command->add_option("--checkpoints", *checkpoints,
+  auto o = std::make_shared<CoordinatorOptions>();
+  command->add_option("--config", o->config, "Cluster YAML file")->required();
+  command->add_option("--checkpoints", o->checkpoints,
                       "Write the manifest of each checkpoint here once every federate wrote its "
                       "part (a cluster file with checkpoint:, PROTOCOL.md §9)");
-  command->add_option("--start-time", *start_ns,
+  command->add_option("--start-time", o->start_ns,
                       "The start tag's time in ns (a run resumed from the checkpoint of that "
                       "time); default 0");
-  command->add_option("--run-keys", *run_keys,
+  command->add_option("--run-keys", o->run_keys,
                       "CURVE key pairs `tagflow up` minted for this run (docs/ARCHITECTURE.md)");
-  command->add_option("--results", *results,
+  command->add_option("--results", o->results,
                       "Store the results the other hosts' launchers send here (a cluster file)");
   command->add_option(
-      "--bind", *endpoint,
+      "--bind", o->endpoint,
       "Endpoint to bind instead of the configured coordinator address (e.g. tcp://0.0.0.0:7600)");
-  command->callback([config, endpoint, results, run_keys, checkpoints, start_ns] {
-    try {
-      LoadedSpec loaded = load_spec(*config, *run_keys);
-      loaded.spec.start_tag = {*start_ns, 0};
-      std::unique_ptr<coordinator::CheckpointManifest> manifest;
-      if (!checkpoints->empty() && loaded.cluster && loaded.cluster->checkpoint.every) {
-        std::vector<std::string> federates;
-        for (const auto& f : loaded.spec.federates) federates.push_back(f.id);
-        manifest = std::make_unique<coordinator::CheckpointManifest>(
-            *checkpoints, std::move(federates), loaded.cluster->checkpoint.keep);
-      }
-      std::unique_ptr<ResultCollector> collector;
-      if (!results->empty() && loaded.cluster) {
-        collector = std::make_unique<ResultCollector>(*loaded.cluster, *results);
-      }
-      monitoring::ProcessMetrics metrics(
-          {"coordinator", monitoring::kCoordinatorKind,
-           cluster::to_string(loaded.cluster ? loaded.cluster->mode : cluster::Mode::reactor)});
-      coordinator::Coordinator coordinator(std::move(loaded.spec));
-      if (manifest) {
-        coordinator.set_checkpoint_sink(
-            [&manifest](const std::string& federate, const coordinator::ControlMessage& message) {
-              const auto path = manifest->on_written(federate, message.tag,
-                                                     {message.part_bytes, message.part_checksum});
-              if (path)
-                std::cout << "tagflow coordinator: checkpoint complete: " << *path << std::endl;
-            });
-      }
-      if (collector) {
-        coordinator.set_result_sink([&collector](const std::string& federate,
-                                                 const std::string& process,
-                                                 const std::string& json) {
-          return collector->receive(federate, process, json);
-        });
-      }
-      std::unique_ptr<monitoring::MetricsEndpoint> endpoint_http;
-      if (loaded.cluster && loaded.cluster->coordinator.metrics_port != 0) {
-        coordinator.set_metrics(&metrics);
-        endpoint_http = std::make_unique<monitoring::MetricsEndpoint>(
-            metrics, loaded.cluster->monitoring.bind, loaded.cluster->coordinator.metrics_port);
-        std::cout << "tagflow coordinator: metrics on " << endpoint_http->url() << std::endl;
-      }
-      const std::string bound = coordinator.bind(*endpoint);
-      std::cout << "tagflow coordinator: listening on " << bound << std::endl;
-      const coordinator::CoordinatorResult result = coordinator.run();
-      if (!result.ok) {
-        std::cerr << "tagflow coordinator: run failed: " << result.error << "\n";
-        throw CLI::RuntimeError(1);
-      }
-      std::cout << "tagflow coordinator: run finished (" << result.grants_sent << " grants, "
-                << result.messages_handled << " messages)" << std::endl;
-      if (collector) collect_results(coordinator, *collector);
-    } catch (const cluster::ConfigError& e) {
-      std::cerr << "tagflow coordinator: " << e.what() << "\n";
-      throw CLI::RuntimeError(2);
-    } catch (const coordinator::FederationConfigError& e) {
-      std::cerr << "tagflow coordinator: " << e.what() << "\n";
-      throw CLI::RuntimeError(2);
-    } catch (const transport::CurveKeyError& e) {
-      std::cerr << "tagflow coordinator: " << e.what() << "\n";
-      throw CLI::RuntimeError(2);
-    } catch (const monitoring::MonitoringError& e) {
-      std::cerr << "tagflow coordinator: " << e.what() << "\n";
-      throw CLI::RuntimeError(2);
-    } catch (const zmq::error_t& e) {
-      std::cerr << "tagflow coordinator: cannot bind: " << e.what() << "\n";
-      throw CLI::RuntimeError(2);
-    }
-  });
+  command->callback([o] { run_coordinator(*o); });
 }
 
 }  // namespace tagflow::cli

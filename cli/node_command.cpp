@@ -57,6 +57,61 @@ void write_result(const NodeOptions& o, const hosts::ProcessResult& result) {
   }
 }
 
+/// The replicas of `plan` as CAF actors (actors/README.md).
+void run_actor_node(const NodeOptions& o, const cluster::ClusterConfig& config,
+                    const cluster::ProcessPlan& plan) {
+  hosts::ActorProcessOptions actor_options;
+  actor_options.join = o.join;
+  actor_options.quiet = o.quiet;
+  actor_options.checkpoints = o.checkpoints;
+  actor_options.resume = o.resume;
+  actor_options.peers_restart = o.peers_restart;
+  hosts::ProcessResult result;
+  try {
+    result = hosts::run_actor_process(config, plan, actor_options);
+  } catch (const cluster::ConfigError& e) {
+    fail(o, e.what(), 2);
+  } catch (const std::invalid_argument& e) {
+    fail(o, e.what(), 2);
+  } catch (const std::exception& e) {
+    fail(o, e.what(), 1);
+  }
+  write_result(o, result);
+}
+
+/// The replicas of `plan` as federates of the coordinator (federation/PROTOCOL.md).
+void run_reactor_node(const NodeOptions& o, const cluster::ClusterConfig& config,
+                      const cluster::ProcessPlan& plan) {
+  hosts::FederatedProcessOptions options;
+  options.checkpoints = o.checkpoints;
+  options.resume = o.resume;
+  if (!o.quiet) {
+    options.log = [name = o.name](const std::string& line) {
+      std::cerr << "tagflow node " + name + ": " + line + "\n";
+    };
+  }
+  hosts::ProcessResult result;
+  try {
+    result = hosts::run_federated_process(config, plan, options);
+  } catch (const cluster::ConfigError& e) {
+    fail(o, e.what(), 2);
+  } catch (const std::invalid_argument& e) {  // ParamError, an unknown env, ...
+    fail(o, e.what(), 2);
+  } catch (const coordinator::FederationError& e) {
+    fail(o, e.what(), 4);
+  } catch (const coordinator::FederationConfigError& e) {
+    fail(o, e.what(), 2);
+  } catch (const std::exception& e) {
+    fail(o, e.what(), 1);
+  }
+  write_result(o, result);
+  if (!o.quiet) {
+    std::cerr << "tagflow node " << o.name << ": stopped ("
+              << (result.stop_reason.empty() ? "by another process" : result.stop_reason)
+              << ") after " << result.seconds << " s" << std::endl;
+  }
+}
+
 void run_node(const NodeOptions& o) {
   cluster::ClusterConfig config;
   try {
@@ -76,56 +131,12 @@ void run_node(const NodeOptions& o) {
     for (const auto& p : plans) known += (known.empty() ? "" : ", ") + p.name;
     fail(o, "no process '" + o.name + "' in " + o.config + " (processes: " + known + ")", 2);
   }
-  if (config.mode == cluster::Mode::actor) {  // the replicas as CAF actors (actors/README.md)
-    hosts::ActorProcessOptions actor_options;
-    actor_options.join = o.join;
-    actor_options.quiet = o.quiet;
-    actor_options.checkpoint_dir = o.checkpoints;
-    actor_options.resume_dir = o.resume;
-    actor_options.peers_return = o.peers_restart;
-    hosts::ProcessResult result;
-    try {
-      result = hosts::run_actor_process(config, *plan, actor_options);
-    } catch (const cluster::ConfigError& e) {
-      fail(o, e.what(), 2);
-    } catch (const std::invalid_argument& e) {
-      fail(o, e.what(), 2);
-    } catch (const std::exception& e) {
-      fail(o, e.what(), 1);
-    }
-    write_result(o, result);
+  if (config.mode == cluster::Mode::actor) {
+    run_actor_node(o, config, *plan);
     return;
   }
   if (o.join) fail(o, "--join is for actor mode only", 2);
-
-  hosts::FederatedProcessOptions options;
-  options.checkpoint_root = o.checkpoints;
-  options.resume_directory = o.resume;
-  if (!o.quiet) {
-    options.log = [name = o.name](const std::string& line) {
-      std::cerr << "tagflow node " + name + ": " + line + "\n";
-    };
-  }
-  hosts::ProcessResult result;
-  try {
-    result = hosts::run_federated_process(config, *plan, options);
-  } catch (const cluster::ConfigError& e) {
-    fail(o, e.what(), 2);
-  } catch (const std::invalid_argument& e) {  // ParamError, an unknown env, ...
-    fail(o, e.what(), 2);
-  } catch (const coordinator::FederationError& e) {
-    fail(o, e.what(), 4);
-  } catch (const coordinator::FederationConfigError& e) {
-    fail(o, e.what(), 2);
-  } catch (const std::exception& e) {
-    fail(o, e.what(), 1);
-  }
-  write_result(o, result);
-  if (!o.quiet) {
-    std::cerr << "tagflow node " << o.name << ": stopped ("
-              << (result.stop_reason.empty() ? "by another process" : result.stop_reason)
-              << ") after " << result.seconds << " s" << std::endl;
-  }
+  run_reactor_node(o, config, *plan);
 }
 
 }  // namespace

@@ -124,8 +124,7 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--updates-per-round", c.updates_per_round, "Updates per training round")
       ->capture_default_str();
-  command
-      ->add_option("--target-sync", c.dqn.target_sync_interval, "Updates between hard target syncs")
+  command->add_option("--target-sync", c.dqn.target_update, "Updates between hard target syncs")
       ->capture_default_str();
   command->add_option("--tau", c.dqn.target_tau, "Soft target update rate (0: hard syncs)")
       ->capture_default_str();

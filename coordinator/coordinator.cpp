@@ -220,7 +220,7 @@ void Coordinator::handle_join(const std::string& identity, const ControlMessage&
     }
     broadcast(start);
     started_ = true;
-    spdlog::info("coordinator: all federates joined; start tag {}", spec_.start_tag.time_ns);
+    spdlog::info("coordinator: all federates joined; start tag {}", spec_.start_tag.time_ns());
   }
 }
 
@@ -262,24 +262,28 @@ void Coordinator::handle(const std::string& identity, const zmq::message_t& fram
   }
   count_received(member_of(identity), frame.size());
   if (is_heartbeat_identity(identity)) {
-    const std::string id = identity.substr(0, identity.size() - 3);
-    const std::size_t index = grants_.index_of(id);
-    if (index == grants_.size() || message.type != ControlType::kHeartbeat) return;
-    if (members_[index].joined) members_[index].last_seen = Clock::now();
-    if (members_[index].heartbeats != nullptr) members_[index].heartbeats->Increment();
-    send(identity, message);
-    return;
-  }
-  if (is_launcher_identity(identity)) {
+    handle_heartbeat(identity, message);
+  } else if (is_launcher_identity(identity)) {
     handle_launcher(identity, member_of(identity), message);
-    return;
-  }
-  if (message.type == ControlType::kJoin) {
+  } else if (message.type == ControlType::kJoin) {
     const char* peer_address = zmq_msg_gets(frame.handle(), "Peer-Address");
     handle_join(identity, message,
                 peer_address == nullptr ? "(unknown address)" : escape_for_log(peer_address));
-    return;
+  } else {
+    handle_member(identity, message);
   }
+}
+
+void Coordinator::handle_heartbeat(const std::string& identity, const ControlMessage& message) {
+  const std::string id = identity.substr(0, identity.size() - 3);
+  const std::size_t index = grants_.index_of(id);
+  if (index == grants_.size() || message.type != ControlType::kHeartbeat) return;
+  if (members_[index].joined) members_[index].last_seen = Clock::now();
+  if (members_[index].heartbeats != nullptr) members_[index].heartbeats->Increment();
+  send(identity, message);
+}
+
+void Coordinator::handle_member(const std::string& identity, const ControlMessage& message) {
   const std::size_t index = grants_.index_of(identity);
   if (index == grants_.size() || !members_[index].joined || members_[index].resigned) {
     drops_.record(identity, transport::DropReason::kUnknownPeer);
@@ -296,64 +300,74 @@ void Coordinator::handle(const std::string& identity, const zmq::message_t& fram
     case ControlType::kCompleted:
       members_[index].reporting = message.reporting;
       members_[index].asked = false;
-      for (const auto& [destination_id, tag] : message.in_transit) {
-        const std::size_t destination = grants_.index_of(destination_id);
-        if (destination == grants_.size() || !grants_.on_in_transit(index, destination, tag)) {
-          drops_.record(identity, transport::DropReason::kUnknownPeer);
-        }
+      for (const auto& [destination, tag] : message.in_transit) {
+        note_in_transit(identity, index, destination, tag);
       }
       grants_.on_completed(index, message.tag, message.next);
       if (message.next) time_grant(index, *message.next);
       break;
-    case ControlType::kInTransit: {
-      const std::size_t destination = grants_.index_of(message.federate);
-      if (destination == grants_.size() ||
-          !grants_.on_in_transit(index, destination, message.tag)) {
-        drops_.record(identity, transport::DropReason::kUnknownPeer);
-      }
+    case ControlType::kInTransit:
+      note_in_transit(identity, index, message.federate, message.tag);
       break;
-    }
     case ControlType::kStopRequest:
     case ControlType::kStopReply:
       handle_stop(index, message);
       break;
     case ControlType::kResign:
-      grants_.on_resigned(index);
-      members_[index].resigned = true;
-      ++resigned_count_;
-      spdlog::info("coordinator: '{}' resigned", identity);
-      if (stop_proposal_ && !stop_granted_ && stop_waiting_[index]) {
-        handle_stop(index, make_tag_message(ControlType::kStopReply, *stop_proposal_));
-      }
+      handle_resign(identity, index);
       break;
     case ControlType::kHeartbeat:
       break;
     case ControlType::kCheckpointWritten:
-      if (!checkpoint_sink_) {
-        drops_.record(identity, transport::DropReason::kUnknownKind);
-        break;
-      }
-      try {
-        checkpoint_sink_(identity, message);
-      } catch (const std::exception& e) {
-        if (!peer_failure_) {
-          peer_failure_ = std::string("checkpoint failed: ") + e.what();
-          peer_failure_index_ = index;
-        }
-      }
+      handle_checkpoint_written(identity, index, message);
       break;
     case ControlType::kFailed:
       // The federate cannot go on (e.g. a data message its grant counts was dropped, §3.4): the
       // run ends now, naming it, instead of waiting for its heartbeats to stop.
-      if (!peer_failure_) {
-        peer_failure_ = "federate '" + identity + "' failed: " + escape_for_log(message.text, 1024);
-        peer_failure_index_ = index;
-      }
+      note_failure(index,
+                   "federate '" + identity + "' failed: " + escape_for_log(message.text, 1024));
       break;
     default:
       drops_.record(identity, transport::DropReason::kUnknownKind);
       break;
   }
+}
+
+void Coordinator::note_in_transit(const std::string& identity, std::size_t federate,
+                                  const std::string& destination, const WireTag& tag) {
+  const std::size_t to = grants_.index_of(destination);
+  if (to == grants_.size() || !grants_.on_in_transit(federate, to, tag)) {
+    drops_.record(identity, transport::DropReason::kUnknownPeer);
+  }
+}
+
+void Coordinator::handle_resign(const std::string& identity, std::size_t federate) {
+  grants_.on_resigned(federate);
+  members_[federate].resigned = true;
+  ++resigned_count_;
+  spdlog::info("coordinator: '{}' resigned", identity);
+  if (stop_proposal_ && !stop_granted_ && stop_waiting_[federate]) {
+    handle_stop(federate, make_tag_message(ControlType::kStopReply, *stop_proposal_));
+  }
+}
+
+void Coordinator::handle_checkpoint_written(const std::string& identity, std::size_t federate,
+                                            const ControlMessage& message) {
+  if (!checkpoint_sink_) {
+    drops_.record(identity, transport::DropReason::kUnknownKind);
+    return;
+  }
+  try {
+    checkpoint_sink_(identity, message);
+  } catch (const std::exception& e) {
+    note_failure(federate, std::string("checkpoint failed: ") + e.what());
+  }
+}
+
+void Coordinator::note_failure(std::size_t federate, const std::string& why) {
+  if (peer_failure_) return;
+  peer_failure_ = why;
+  peer_failure_index_ = federate;
 }
 
 void Coordinator::handle_launcher(const std::string& identity, std::size_t index,
@@ -365,9 +379,8 @@ void Coordinator::handle_launcher(const std::string& identity, std::size_t index
   const std::string& id = grants_.id_of(index);
   if (message.type == ControlType::kFailed && message.federate == id) {
     // The launcher saw the federate's process die: no need to wait for its heartbeats to stop.
-    if (!members_[index].resigned && !peer_failure_) {
-      peer_failure_ = "federate '" + id + "' failed: " + escape_for_log(message.text, 1024);
-      peer_failure_index_ = index;
+    if (!members_[index].resigned) {
+      note_failure(index, "federate '" + id + "' failed: " + escape_for_log(message.text, 1024));
     }
     return;
   }

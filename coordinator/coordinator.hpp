@@ -131,6 +131,18 @@ class Coordinator {
   };
 
   void handle(const std::string& identity, const zmq::message_t& frame);
+  /// A heartbeat on a heartbeat connection (`id#hb`): noted and echoed.
+  void handle_heartbeat(const std::string& identity, const ControlMessage& message);
+  /// A message from a joined federate's control connection.
+  void handle_member(const std::string& identity, const ControlMessage& message);
+  /// The in-transit report `federate` sent: a message to `destination` arrives at `tag`.
+  void note_in_transit(const std::string& identity, std::size_t federate,
+                       const std::string& destination, const WireTag& tag);
+  void handle_resign(const std::string& identity, std::size_t federate);
+  void handle_checkpoint_written(const std::string& identity, std::size_t federate,
+                                 const ControlMessage& message);
+  /// Ends the run naming member `federate` (the first failure reported wins).
+  void note_failure(std::size_t federate, const std::string& why);
   /// `address`: the connection's peer address (ZeroMQ's Peer-Address), for the log.
   void handle_join(const std::string& identity, const ControlMessage& join,
                    const std::string& address);

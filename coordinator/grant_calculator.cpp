@@ -7,8 +7,6 @@ namespace tagflow::coordinator {
 using transport::delayed;
 using transport::kForever;
 using transport::kNever;
-using transport::next_microstep;
-using transport::previous_tag;
 
 GrantCalculator::GrantCalculator(const FederationSpec& spec) {
   federates_.resize(spec.federates.size());
@@ -118,7 +116,7 @@ std::vector<WireTag> GrantCalculator::send_bounds(const std::vector<bool>& exclu
     for (const Inbound& in : s.inbound) {
       if (!excluded[u] && !in.in_transit.empty()) own = std::min(own, in.in_transit.front());
     }
-    tentative[u] = std::max(next_microstep(s.completed), own);
+    tentative[u] = std::max(s.completed.next_microstep(), own);
     if (s.completed == kNever) tentative[u] = own;
   }
   for (std::size_t round = 0; round < n; ++round) {
@@ -135,7 +133,7 @@ std::vector<WireTag> GrantCalculator::send_bounds(const std::vector<bool>& exclu
         if (in.from != best) continue;
         WireTag candidate = delayed(tentative[best], in.delay);
         if (target.completed != kNever) {
-          candidate = std::max(candidate, next_microstep(target.completed));
+          candidate = std::max(candidate, target.completed.next_microstep());
         }
         tentative[to] = std::min(tentative[to], candidate);
       }
@@ -192,7 +190,7 @@ std::vector<GrantDecision> GrantCalculator::take_new_grants() {
     }
     if (!waiting) continue;
     const WireTag earliest = incoming_from(bounds, f);
-    const WireTag grant = earliest == kForever ? kForever : previous_tag(earliest);
+    const WireTag grant = earliest.predecessor();
     if (grant >= wanted) {
       state.granted = grant;
       grants.push_back({f, grant, false, counts_up_to(f, grant)});
@@ -208,7 +206,7 @@ std::vector<GrantDecision> GrantCalculator::take_new_grants() {
     if (without_self > state.next_event) {
       state.provisional = state.next_event;
       grants.push_back(
-          {f, state.next_event, true, counts_up_to(f, previous_tag(state.next_event))});
+          {f, state.next_event, true, counts_up_to(f, state.next_event.predecessor())});
     }
   }
   return grants;

@@ -3,11 +3,6 @@
 #include <algorithm>
 
 namespace tagflow::coordinator {
-namespace {
-
-reactors::Tag to_reactor_tag(const transport::WireTag& tag) { return {tag.time_ns, tag.microstep}; }
-
-}  // namespace
 
 std::size_t CycleInputs::add(std::string from, std::uint32_t port,
                              reactors::PhysicalAction<transport::Payload>& action) {
@@ -31,7 +26,7 @@ void CycleInputs::trigger(Input& input, const transport::WireTag& tag) {
   // event per tag and input does not fill).
   if (tag <= input.triggered) return;
   input.triggered = tag;
-  input.action->schedule_at(to_reactor_tag(tag), transport::Payload());
+  input.action->schedule_at(tag, transport::Payload());
 }
 
 void CycleInputs::on_arrival(std::size_t index, const transport::WireTag& tag,
@@ -41,7 +36,7 @@ void CycleInputs::on_arrival(std::size_t index, const transport::WireTag& tag,
     Input& input = inputs_[index];
     input.arrived.emplace_back(tag, std::move(value));
     // One peer's messages arrive in tag order: nothing earlier can follow this one.
-    input.known_through = std::max(input.known_through, transport::previous_tag(tag));
+    input.known_through = std::max(input.known_through, tag.predecessor());
     trigger(input, tag);
   }
   changed_.notify_all();

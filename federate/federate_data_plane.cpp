@@ -110,7 +110,7 @@ void FederateDataPlane::connect(const ControlMessage& start) {
     socket.connect(endpoint);
     outputs_.emplace(down, std::move(socket));
   }
-  validator_.set_completed_tag(transport::previous_tag(start.tag));
+  validator_.set_completed_tag(start.tag.predecessor());
 }
 
 bool FederateDataPlane::receive(
@@ -175,8 +175,8 @@ void FederateDataPlane::fail_on_lost_message(const transport::WireHeader& header
   // can never be met. Waiting would hang the run; it fails instead, naming the message.
   throw DataLossError(
       "federate '" + id_ + "' dropped a data message from '" + header.from + "' on port " +
-      std::to_string(header.port) + " at tag (" + std::to_string(header.tag.time_ns) + ", " +
-      std::to_string(header.tag.microstep) + "): " + transport::drop_reason_name(reason) +
+      std::to_string(header.port) + " at tag (" + std::to_string(header.tag.time_ns()) + ", " +
+      std::to_string(header.tag.microstep()) + "): " + transport::drop_reason_name(reason) +
       "; its grants count it, so the federate cannot go on");
 }
 
@@ -274,9 +274,8 @@ WireTag FederateDataPlane::upstream_bound() const {
     const auto completed = upstream_completed_.find(link.federate);
     if (completed == upstream_completed_.end()) return kNever;
     // It sends only at tags after the one it completed; its messages arrive that much later.
-    const WireTag earliest =
-        transport::delayed(transport::next_microstep(completed->second), link.delay);
-    bound = std::min(bound, transport::previous_tag(earliest));
+    const WireTag earliest = transport::delayed(completed->second.next_microstep(), link.delay);
+    bound = std::min(bound, earliest.predecessor());
   }
   return bound;
 }

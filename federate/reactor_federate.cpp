@@ -10,17 +10,6 @@
 #include "transport/wire_socket.hpp"
 
 namespace tagflow::coordinator {
-namespace {
-
-reactors::Tag to_reactor_tag(const WireTag& tag) {
-  if (tag == transport::kForever) return reactors::Tag::forever();
-  if (tag == transport::kNever) return reactors::Tag::never();
-  return {tag.time_ns, tag.microstep};
-}
-
-WireTag to_wire_tag(const reactors::Tag& tag) { return {tag.time_ns(), tag.microstep()}; }
-
-}  // namespace
 
 ReactorFederate::ReactorFederate(const FederationSpec& spec, std::string id,
                                  ReactorFederateOptions options)
@@ -97,13 +86,12 @@ void ReactorFederate::bind_output(const std::string& to, std::uint32_t port,
 std::optional<transport::Payload> ReactorFederate::await_cycle_input(std::size_t index,
                                                                      const reactors::Tag& tag,
                                                                      std::size_t level) {
-  const WireTag at = to_wire_tag(tag);
-  if (!cycle_inputs_.known(index, at)) {
+  if (!cycle_inputs_.known(index, tag)) {
     // Whatever this federate sends on the cycle before this reaction is settled: tell the
     // downstreams now, since what they send back may be what this reaction waits for.
-    push({Command::kAbsent, at, {}, 0, {}, level});
+    push({Command::kAbsent, tag, {}, 0, {}, level});
   }
-  return cycle_inputs_.take(index, at);
+  return cycle_inputs_.take(index, tag);
 }
 
 void ReactorFederate::send_absents(const WireTag& tag, std::size_t below_level) {
@@ -165,12 +153,11 @@ std::array<zmq::pollitem_t, 3> ReactorFederate::poll_items() {
 
 void ReactorFederate::send(const std::string& to, std::uint32_t port, const reactors::Tag& tag,
                            transport::Payload value) {
-  push({Command::kSend, plane_.arrival_tag(to, to_wire_tag(tag)), to, port, std::move(value)});
+  push({Command::kSend, plane_.arrival_tag(to, tag), to, port, std::move(value)});
 }
 
 reactors::Tag ReactorFederate::arrival_tag(const std::string& to, const reactors::Tag& tag) const {
-  const WireTag arrival = plane_.arrival_tag(to, to_wire_tag(tag));
-  return reactors::Tag(arrival.time_ns, arrival.microstep);
+  return plane_.arrival_tag(to, tag);
 }
 
 bool ReactorFederate::inject(const std::string& from, std::uint32_t port, const reactors::Tag& tag,
@@ -183,7 +170,7 @@ bool ReactorFederate::inject(const std::string& from, std::uint32_t port, const 
 
 void ReactorFederate::report_checkpoint(const reactors::Tag& tag, std::uint64_t bytes,
                                         std::uint64_t checksum) {
-  Command command{Command::kCheckpoint, to_wire_tag(tag), "", 0, {}};
+  Command command{Command::kCheckpoint, tag, "", 0, {}};
   command.part_bytes = bytes;
   command.part_checksum = checksum;
   push(std::move(command));
@@ -321,7 +308,7 @@ void ReactorFederate::deliver(transport::ReceivedMessage& message) {
   if (cycle_input) {
     cycle_inputs_.on_arrival(*cycle_input, header.tag, std::move(value));
   } else if (const auto input = inputs_.find({header.from, header.port}); input != inputs_.end()) {
-    input->second->schedule_at(to_reactor_tag(header.tag), std::move(value));
+    input->second->schedule_at(header.tag, std::move(value));
   }
 }
 
@@ -335,7 +322,7 @@ void ReactorFederate::update_grant(reactors::Environment& env) {
     if (granted > granted_to_env_) {
       if (by_coordinator_ != nullptr) by_coordinator_->Increment();
       granted_to_env_ = granted;
-      env.grant(to_reactor_tag(granted));
+      env.grant(granted);
     }
   }
   // The upstreams' own COMPLETED notices: a bound as safe as a TAG, without the coordinator's
@@ -345,19 +332,19 @@ void ReactorFederate::update_grant(reactors::Environment& env) {
     if (by_upstreams_ != nullptr) by_upstreams_->Increment();
     cycle_inputs_.known_through(direct);
     granted_to_env_ = direct;
-    env.grant(to_reactor_tag(direct));
+    env.grant(direct);
   }
   // PTAG(g): nothing more arrives below g; at g only the cycle's outputs may. The tag may run,
   // its cycle inputs' deliver reactions waiting inside it for their status (§3.7).
   const WireTag provisional = client_->provisional();
   if (provisional <= granted_to_env_) return;
-  const WireTag below = transport::previous_tag(provisional);
+  const WireTag below = provisional.predecessor();
   if (!plane_.counts_met(client_->provisional_counts(), below)) return;
   cycle_inputs_.known_through(below);
   cycle_inputs_.provisional(provisional);  // the deliver reactions run at g, before the grant
   if (by_coordinator_ != nullptr) by_coordinator_->Increment();
   granted_to_env_ = provisional;
-  env.grant(to_reactor_tag(provisional));
+  env.grant(provisional);
 }
 
 void ReactorFederate::propose_stop(const WireTag& floor) {
@@ -382,7 +369,7 @@ void ReactorFederate::handle_stop(reactors::Environment& env) {
     stop_applied_ = true;
     stop_tag_ = client_->stop_tag();
     stop_proposal_ = client_->stop_proposal();
-    env.stop_at(to_reactor_tag(*stop_tag_));
+    env.stop_at(*stop_tag_);
   }
 }
 
@@ -471,14 +458,10 @@ void ReactorFederate::look_at_sockets(reactors::Environment& env) {
 void ReactorFederate::run(reactors::Environment& env) {
   if (!client_) throw FederationError("federate '" + id_ + "': run() before join()");
   reactors::FederationHooks hooks;
-  hooks.next_event_tag = [this](reactors::Tag next) {
-    push({Command::kNet, to_wire_tag(next), {}, 0, {}});
-  };
-  hooks.tag_complete = [this](reactors::Tag tag) {
-    push({Command::kLtc, to_wire_tag(tag), {}, 0, {}});
-  };
+  hooks.next_event_tag = [this](reactors::Tag next) { push({Command::kNet, next, {}, 0, {}}); };
+  hooks.tag_complete = [this](reactors::Tag tag) { push({Command::kLtc, tag, {}, 0, {}}); };
   hooks.stop_requested = [this](reactors::Tag proposed) {
-    push({Command::kStop, to_wire_tag(proposed), {}, 0, {}});
+    push({Command::kStop, proposed, {}, 0, {}});
   };
   // A deliver reaction waiting inside a tag for a cycle input needs someone else on the
   // sockets; so do reactions on several workers, which would send while the owner polls.
@@ -529,12 +512,12 @@ void ReactorFederate::run(reactors::Environment& env) {
 
 std::optional<reactors::Tag> ReactorFederate::stop_proposal() const {
   if (!stop_proposal_) return std::nullopt;
-  return to_reactor_tag(*stop_proposal_);
+  return *stop_proposal_;
 }
 
 std::optional<reactors::Tag> ReactorFederate::granted_stop_tag() const {
   if (!stop_tag_) return std::nullopt;
-  return to_reactor_tag(*stop_tag_);
+  return *stop_tag_;
 }
 
 NetworkReceiver::NetworkReceiver(std::string name, reactors::Environment& env,

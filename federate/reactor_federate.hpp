@@ -5,7 +5,7 @@
 // Use, in this order:
 //   ReactorFederate federate(spec, "mid", {.bind_endpoint = "tcp://10.0.0.5:7611"});
 //   const WireTag start = federate.join();          // blocks until every federate joined
-//   config.start_time_ns = start.time_ns; config.timeout = ...;  // same timeout everywhere
+//   config.start_time_ns = start.time_ns(); config.timeout = ...;  // same timeout everywhere
 //   Environment env(config);  ...declare reactors...
 //   auto& rx = env.add<NetworkReceiver>("from_source", federate, "source", 1);   // inputs
 //   auto& tx = env.add<NetworkSender>("to_sink", federate, "sink", 1);          // outputs

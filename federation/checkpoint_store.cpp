@@ -61,9 +61,10 @@ Manifest read_manifest(const std::string& path) {
     std::istringstream fields(line);
     fields >> word;
     if (word == "tag") {
+      std::int64_t time_ns = 0;
       std::uint64_t micro = 0;
-      fields >> m.tag.time_ns >> micro;
-      m.tag.microstep = static_cast<std::uint32_t>(micro);
+      fields >> time_ns >> micro;
+      m.tag = transport::WireTag(time_ns, static_cast<std::uint32_t>(micro));
       tagged = static_cast<bool>(fields);
     } else if (word == "part") {
       std::string federate, checksum;
@@ -97,8 +98,8 @@ PartInfo write_part(const std::string& directory, const std::string& federate,
   StateWriter out;
   out.u32(kPartFormat);
   out.string(federate);
-  out.i64(tag.time_ns);
-  out.u32(tag.microstep);
+  out.i64(tag.time_ns());
+  out.u32(tag.microstep());
   out.u64(attachments.size());
   for (const std::string& name : attachments) {
     const std::string bytes = read_whole((fs::path(directory) / (federate + "." + name)).string());
@@ -122,8 +123,8 @@ Part read_part(const std::string& directory, const std::string& federate) {
   StateReader in(payload, path);
   if (in.u32() != kPartFormat) throw StateError(path + ": unsupported part format");
   if (in.string() != federate) throw StateError(path + ": the part of another federate");
-  part.tag.time_ns = in.i64();
-  part.tag.microstep = in.u32();
+  const std::int64_t time_ns = in.i64();
+  part.tag = transport::WireTag(time_ns, in.u32());
   const std::uint64_t attachments = in.u64();
   for (std::uint64_t i = 0; i < attachments; ++i) {
     const std::string name = in.string();
@@ -156,27 +157,27 @@ CheckpointManifest::CheckpointManifest(std::string root, std::vector<std::string
 std::optional<std::string> CheckpointManifest::on_written(const std::string& federate,
                                                           const transport::WireTag& tag,
                                                           const PartInfo& part) {
-  auto& parts = pending_[tag.time_ns];
+  auto& parts = pending_[tag.time_ns()];
   parts[federate] = part;
   for (const std::string& id : federates_) {
     if (parts.count(id) == 0) return std::nullopt;
   }
   std::string text = std::string(kManifestHead) + "\n";
-  text += "tag " + std::to_string(tag.time_ns) + " " + std::to_string(tag.microstep) + "\n";
+  text += "tag " + std::to_string(tag.time_ns()) + " " + std::to_string(tag.microstep()) + "\n";
   for (const std::string& id : federates_) {
     const PartInfo& p = parts.at(id);
     text += "part " + id + " " + std::to_string(p.bytes) + " " + hex(p.checksum) + "\n";
   }
   const std::string path =
-      (fs::path(checkpoint_directory(root_, tag.time_ns)) / "manifest").string();
+      (fs::path(checkpoint_directory(root_, tag.time_ns())) / "manifest").string();
   try {
     write_file_atomically(path, text);
   } catch (const AtomicFileError& e) {
     throw StateError(e.what());
   }
   ++completed_;
-  pending_.erase(pending_.begin(), pending_.upper_bound(tag.time_ns));
-  prune(tag.time_ns);
+  pending_.erase(pending_.begin(), pending_.upper_bound(tag.time_ns()));
+  prune(tag.time_ns());
   return path;
 }
 

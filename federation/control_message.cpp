@@ -16,8 +16,73 @@ void pack_string(Packer& packer, const std::string& text) {
 
 void pack_tag(Packer& packer, const WireTag& tag) {
   packer.pack_array(2);
-  packer.pack_int64(tag.time_ns);
-  packer.pack_uint32(tag.microstep);
+  packer.pack_int64(tag.time_ns());
+  packer.pack_uint32(tag.microstep());
+}
+
+/// [[name, second]...], each second packed by `pack_second` (what read_pairs() reads).
+template <class Pairs, class PackSecond>
+void pack_pairs(Packer& packer, const Pairs& pairs, PackSecond pack_second) {
+  packer.pack_array(static_cast<std::uint32_t>(pairs.size()));
+  for (const auto& [name, second] : pairs) {
+    packer.pack_array(2);
+    pack_string(packer, name);
+    pack_second(second);
+  }
+}
+
+/// The array of `fields` elements a message is, and its first element: the type.
+void pack_head(Packer& packer, std::uint32_t fields, ControlType type) {
+  packer.pack_array(fields);
+  packer.pack_uint8(static_cast<std::uint8_t>(type));
+}
+
+/// [JOIN, version, federate, [[upstream, delay | nil]...], [downstream...], endpoint]
+void pack_join(Packer& packer, const ControlMessage& m) {
+  pack_head(packer, 6, m.type);
+  packer.pack_uint32(m.version);
+  pack_string(packer, m.federate);
+  packer.pack_array(static_cast<std::uint32_t>(m.upstreams.size()));
+  for (const UpstreamLink& link : m.upstreams) {
+    packer.pack_array(2);
+    pack_string(packer, link.federate);
+    if (link.delay.has_value()) {
+      packer.pack_int64(*link.delay);
+    } else {
+      packer.pack_nil();
+    }
+  }
+  packer.pack_array(static_cast<std::uint32_t>(m.downstreams.size()));
+  for (const std::string& id : m.downstreams) pack_string(packer, id);
+  pack_string(packer, m.endpoints.empty() ? std::string() : m.endpoints.front().second);
+}
+
+/// [START, tag, [[federate, endpoint]...]]
+void pack_start(Packer& packer, const ControlMessage& m) {
+  pack_head(packer, 3, m.type);
+  pack_tag(packer, m.tag);
+  pack_pairs(packer, m.endpoints,
+             [&](const std::string& endpoint) { pack_string(packer, endpoint); });
+}
+
+/// [LTC, tag] or [LTC, tag, in_transit] or [LTC, tag, in_transit, next] or
+/// [LTC, tag, in_transit, next, reporting] (reporting only when it is not kEveryWait).
+void pack_completed(Packer& packer, const ControlMessage& m) {
+  const bool reports_field = m.reporting != Reporting::kEveryWait;
+  pack_head(packer, m.next ? (reports_field ? 5 : 4) : m.in_transit.empty() ? 2 : 3, m.type);
+  pack_tag(packer, m.tag);
+  if (!m.in_transit.empty() || m.next) {
+    pack_pairs(packer, m.in_transit, [&](const WireTag& tag) { pack_tag(packer, tag); });
+  }
+  if (m.next) pack_tag(packer, *m.next);
+  if (m.next && reports_field) packer.pack_uint8(static_cast<std::uint8_t>(m.reporting));
+}
+
+/// [TAG or PTAG, tag, [[federate, count]...]]
+void pack_grant(Packer& packer, const ControlMessage& m) {
+  pack_head(packer, 3, m.type);
+  pack_tag(packer, m.tag);
+  pack_pairs(packer, m.counts, [&](std::uint64_t count) { packer.pack_uint64(count); });
 }
 
 bool read_string(const msgpack::object& object, std::string& out) {
@@ -60,10 +125,11 @@ bool read_reporting(const msgpack::object& object, Reporting& out) {
 
 bool read_tag(const msgpack::object& object, WireTag& out) {
   if (object.type != msgpack::type::ARRAY || object.via.array.size != 2) return false;
+  std::int64_t time_ns = 0;
   std::uint64_t microstep = 0;
-  if (!read_i64(object.via.array.ptr[0], out.time_ns)) return false;
+  if (!read_i64(object.via.array.ptr[0], time_ns)) return false;
   if (!read_u64(object.via.array.ptr[1], microstep) || microstep > UINT32_MAX) return false;
-  out.microstep = static_cast<std::uint32_t>(microstep);
+  out = WireTag(time_ns, static_cast<std::uint32_t>(microstep));
   return true;
 }
 
@@ -248,92 +314,43 @@ bool read_fields(const msgpack::object* field, std::uint32_t count, ControlMessa
 std::string encode_control(const ControlMessage& m) {
   msgpack::sbuffer buffer(64);
   Packer packer(buffer);
-  const auto type = static_cast<std::uint8_t>(m.type);
+  const ControlType type = m.type;
   const bool reports_field = m.reporting != Reporting::kEveryWait;  // absent: kEveryWait
-  switch (m.type) {
+  switch (type) {
     case ControlType::kJoin:
-      packer.pack_array(6);
-      packer.pack_uint8(type);
-      packer.pack_uint32(m.version);
-      pack_string(packer, m.federate);
-      packer.pack_array(static_cast<std::uint32_t>(m.upstreams.size()));
-      for (const UpstreamLink& link : m.upstreams) {
-        packer.pack_array(2);
-        pack_string(packer, link.federate);
-        if (link.delay.has_value()) {
-          packer.pack_int64(*link.delay);
-        } else {
-          packer.pack_nil();
-        }
-      }
-      packer.pack_array(static_cast<std::uint32_t>(m.downstreams.size()));
-      for (const std::string& id : m.downstreams) pack_string(packer, id);
-      pack_string(packer, m.endpoints.empty() ? std::string() : m.endpoints.front().second);
+      pack_join(packer, m);
       break;
     case ControlType::kRefused:
-      packer.pack_array(2);
-      packer.pack_uint8(type);
+      pack_head(packer, 2, type);
       pack_string(packer, m.text);
       break;
     case ControlType::kStart:
-      packer.pack_array(3);
-      packer.pack_uint8(type);
-      pack_tag(packer, m.tag);
-      packer.pack_array(static_cast<std::uint32_t>(m.endpoints.size()));
-      for (const auto& [id, endpoint] : m.endpoints) {
-        packer.pack_array(2);
-        pack_string(packer, id);
-        pack_string(packer, endpoint);
-      }
+      pack_start(packer, m);
       break;
     case ControlType::kCompleted:
-      packer.pack_array(m.next ? (reports_field ? 5 : 4) : m.in_transit.empty() ? 2 : 3);
-      packer.pack_uint8(type);
-      pack_tag(packer, m.tag);
-      if (!m.in_transit.empty() || m.next) {
-        packer.pack_array(static_cast<std::uint32_t>(m.in_transit.size()));
-        for (const auto& [destination, tag] : m.in_transit) {
-          packer.pack_array(2);
-          pack_string(packer, destination);
-          pack_tag(packer, tag);
-        }
-      }
-      if (m.next) pack_tag(packer, *m.next);
-      if (m.next && reports_field) packer.pack_uint8(static_cast<std::uint8_t>(m.reporting));
+      pack_completed(packer, m);
       break;
     case ControlType::kNextEvent:
-      packer.pack_array(reports_field ? 3 : 2);
-      packer.pack_uint8(type);
+      pack_head(packer, reports_field ? 3 : 2, type);
       pack_tag(packer, m.tag);
       if (reports_field) packer.pack_uint8(static_cast<std::uint8_t>(m.reporting));
       break;
     case ControlType::kStopRequest:
     case ControlType::kStopReply:
-      packer.pack_array(2);
-      packer.pack_uint8(type);
+      pack_head(packer, 2, type);
       pack_tag(packer, m.tag);
       break;
     case ControlType::kStopGranted:
-      packer.pack_array(3);
-      packer.pack_uint8(type);
+      pack_head(packer, 3, type);
       pack_tag(packer, m.tag);
       pack_tag(packer, m.proposal);
       break;
     case ControlType::kGrant:
     case ControlType::kProvisional:
-      packer.pack_array(3);
-      packer.pack_uint8(type);
-      pack_tag(packer, m.tag);
-      packer.pack_array(static_cast<std::uint32_t>(m.counts.size()));
-      for (const auto& [id, count] : m.counts) {
-        packer.pack_array(2);
-        pack_string(packer, id);
-        packer.pack_uint64(count);
-      }
+      pack_grant(packer, m);
       break;
     case ControlType::kInTransit:
-      packer.pack_array(3);
-      packer.pack_uint8(type);
+      pack_head(packer, 3, type);
       pack_string(packer, m.federate);
       pack_tag(packer, m.tag);
       break;
@@ -341,31 +358,26 @@ std::string encode_control(const ControlMessage& m) {
     case ControlType::kHeartbeat:
     case ControlType::kFinished:
     case ControlType::kReportRequest:
-      packer.pack_array(1);
-      packer.pack_uint8(type);
+      pack_head(packer, 1, type);
       break;
     case ControlType::kFailed:
-      packer.pack_array(3);
-      packer.pack_uint8(type);
+      pack_head(packer, 3, type);
       pack_string(packer, m.federate);
       pack_string(packer, m.text);
       break;
     case ControlType::kResult:
-      packer.pack_array(3);
-      packer.pack_uint8(type);
+      pack_head(packer, 3, type);
       pack_string(packer, m.process);
       packer.pack_bin(static_cast<std::uint32_t>(m.text.size()));
       packer.pack_bin_body(m.text.data(), static_cast<std::uint32_t>(m.text.size()));
       break;
     case ControlType::kResultStored:
-      packer.pack_array(3);
-      packer.pack_uint8(type);
+      pack_head(packer, 3, type);
       pack_string(packer, m.process);
       pack_string(packer, m.text);
       break;
     case ControlType::kCheckpointWritten:
-      packer.pack_array(4);
-      packer.pack_uint8(type);
+      pack_head(packer, 4, type);
       pack_tag(packer, m.tag);
       packer.pack_uint64(m.part_bytes);
       packer.pack_uint64(m.part_checksum);

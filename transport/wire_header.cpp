@@ -31,17 +31,18 @@ bool read_unsigned(const msgpack::object& object, std::uint64_t max, std::uint64
 bool read_tag(const msgpack::object& object, WireTag& out) {
   if (object.type != msgpack::type::ARRAY || object.via.array.size != 2) return false;
   const msgpack::object& time = object.via.array.ptr[0];
+  std::int64_t time_ns = 0;
   if (time.type == msgpack::type::POSITIVE_INTEGER) {
-    if (time.via.u64 > static_cast<std::uint64_t>(kForever.time_ns)) return false;
-    out.time_ns = static_cast<std::int64_t>(time.via.u64);
+    if (time.via.u64 > static_cast<std::uint64_t>(kForever.time_ns())) return false;
+    time_ns = static_cast<std::int64_t>(time.via.u64);
   } else if (time.type == msgpack::type::NEGATIVE_INTEGER) {
-    out.time_ns = time.via.i64;
+    time_ns = time.via.i64;
   } else {
     return false;
   }
   std::uint64_t microstep = 0;
-  if (!read_unsigned(object.via.array.ptr[1], kForever.microstep, microstep)) return false;
-  out.microstep = static_cast<std::uint32_t>(microstep);
+  if (!read_unsigned(object.via.array.ptr[1], kForever.microstep(), microstep)) return false;
+  out = WireTag(time_ns, static_cast<std::uint32_t>(microstep));
   return true;
 }
 
@@ -111,8 +112,8 @@ std::string encode_header(const WireHeader& header) {
   packer.pack_uint32(header.version);
   pack_key(packer, "tag");
   packer.pack_array(2);
-  packer.pack_int64(header.tag.time_ns);
-  packer.pack_uint32(header.tag.microstep);
+  packer.pack_int64(header.tag.time_ns());
+  packer.pack_uint32(header.tag.microstep());
   pack_key(packer, "from");
   packer.pack_str(static_cast<std::uint32_t>(header.from.size()));
   packer.pack_str_body(header.from.data(), static_cast<std::uint32_t>(header.from.size()));

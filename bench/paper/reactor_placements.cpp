@@ -96,7 +96,7 @@ void run_worker_federate(const RoundWorkload& workload, const std::string& addre
   coordinator::ReactorFederate federate(spec, "w" + std::to_string(index));
   const coordinator::WireTag start = federate.join(std::chrono::seconds(60));
   rx::EnvironmentConfig config;
-  config.start_time_ns = start.time_ns;
+  config.start_time_ns = start.time_ns();
   rx::Environment env(config);
   auto& from = env.add<coordinator::NetworkReceiver>("from_driver", federate, "driver", 1);
   auto& worker = env.add<WorkerReactor>("worker", index, workload);
@@ -167,7 +167,7 @@ RoundRun run_reactor_processes(const RoundWorkload& workload) {
     coordinator::ReactorFederate federate(spec, "driver");
     const coordinator::WireTag start = federate.join(std::chrono::seconds(60));
     rx::EnvironmentConfig config;
-    config.start_time_ns = start.time_ns;
+    config.start_time_ns = start.time_ns();
     rx::Environment env(config);
     auto& server = env.add<DriverReactor>("driver", driver, workload.workers, workload.rounds);
     for (std::size_t i = 0; i < workload.workers; ++i) {

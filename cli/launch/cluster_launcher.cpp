@@ -17,6 +17,7 @@
 #include <optional>
 
 #include "cli/launch/coordinator_link.hpp"
+#include "cli/launch/launch_backend.hpp"
 #include "cli/launch/launch_plan.hpp"
 #include "cli/launch/process_supervisor.hpp"
 #include "cli/launch/progress_reporter.hpp"
@@ -336,16 +337,51 @@ bool restarts_actor_process(const ChildExit& dead, const std::vector<ChildExit>&
   return std::none_of(exits.begin(), exits.end(), [](const ChildExit& e) { return !failed(e); });
 }
 
+/// Actor mode: what `replica`'s restart loses: its newest checkpoint (under `checkpoints`, when
+/// the file has checkpoint:) and the work since it, from the counts last read from its metrics
+/// (`seen`). Moves the replica's count base to its checkpoint's. `written` gets the checkpoint's
+/// time, when there is one.
+hosts::ReplicaRestart replica_restart(
+    const std::string& replica, const cluster::ClusterConfig& config,
+    const std::string& checkpoints, const std::map<std::string, double>& seen, ActorRestarts& state,
+    std::optional<std::chrono::system_clock::time_point>& written) {
+  hosts::ReplicaRestart r;
+  r.replica = replica;
+  std::optional<nodes::ActorCheckpointFile> file;
+  if (!checkpoints.empty()) {
+    try {
+      file = nodes::read_actor_checkpoint(
+          nodes::actor_checkpoint_path((std::filesystem::path(checkpoints) / replica).string()),
+          replica);
+    } catch (const StateError&) {  // the restarted process names it and starts from scratch
+    }
+  }
+  if (file) {
+    r.checkpoint = file->sequence;
+    r.checkpoint_count = file->count;
+    written = std::chrono::system_clock::time_point{
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(
+            std::chrono::nanoseconds(file->written_unix_ns))};
+  }
+  if (const auto it = seen.find(replica); it != seen.end()) {
+    r.since_checkpoint = std::max<std::int64_t>(
+        0, state.base[replica] + static_cast<std::int64_t>(it->second) - r.checkpoint_count);
+  }
+  const cluster::NodeConfig* group = cluster::find_replica(config, replica).first;
+  r.unit = group != nullptr ? group->kind->count_unit : "";
+  state.base[replica] = r.checkpoint_count;
+  return r;
+}
+
 /// Actor mode: starts the process that died with `dead` again, alone and under its own name
-/// (the same certificate), each replica from its own newest checkpoint (`--resume`, when the
-/// file has checkpoint:), and returns what it lost (hosts/run_summary.hpp; messages_in_flight
-/// comes from the peers' results at the end, run_report.cpp).
-hosts::RestartRecord restart_actor_process(const ChildExit& dead,
-                                           const cluster::ClusterConfig& config,
-                                           const LaunchPlan& plan, const LaunchOptions& options,
-                                           const std::string& log_dir,
-                                           ProcessSupervisor& supervisor,
-                                           ProgressReporter& reporter, ActorRestarts& state) {
+/// (the same certificate; its spec among `specs`), each replica from its own newest checkpoint
+/// (`--resume`, when the file has checkpoint:), and returns what it lost
+/// (hosts/run_summary.hpp; messages_in_flight comes from the peers' results at the end,
+/// run_report.cpp).
+hosts::RestartRecord restart_actor_process(
+    const ChildExit& dead, const cluster::ClusterConfig& config, const LaunchPlan& plan,
+    const std::vector<ChildSpec>& specs, const std::string& log_dir, ProcessSupervisor& supervisor,
+    ProgressReporter& reporter, ActorRestarts& state) {
   hosts::RestartRecord record;
   record.process = dead.name;
   record.how = how(dead);
@@ -358,47 +394,23 @@ hosts::RestartRecord restart_actor_process(const ChildExit& dead,
   const auto now_unix = std::chrono::system_clock::now();
   std::optional<std::chrono::system_clock::time_point> oldest;
   for (const std::string& replica : process->replicas) {
-    hosts::ReplicaRestart r;
-    r.replica = replica;
-    std::optional<nodes::ActorCheckpointFile> file;
-    if (!plan.checkpoint_root.empty()) {
-      try {
-        file = nodes::read_actor_checkpoint(
-            nodes::actor_checkpoint_path(
-                (std::filesystem::path(plan.checkpoint_root) / replica).string()),
-            replica);
-      } catch (const StateError&) {  // the restarted process names it and starts from scratch
-      }
-    }
-    if (file) {
-      r.checkpoint = file->sequence;
-      r.checkpoint_count = file->count;
-      const std::chrono::system_clock::time_point written{
-          std::chrono::duration_cast<std::chrono::system_clock::duration>(
-              std::chrono::nanoseconds(file->written_unix_ns))};
-      oldest = oldest ? std::min(*oldest, written) : written;
-    }
-    if (const auto it = seen.find(replica); it != seen.end()) {
-      r.since_checkpoint = std::max<std::int64_t>(
-          0, state.base[replica] + static_cast<std::int64_t>(it->second) - r.checkpoint_count);
-    }
-    const cluster::NodeConfig* group = cluster::find_replica(config, replica).first;
-    r.unit = group != nullptr ? group->kind->count_unit : "";
-    state.base[replica] = r.checkpoint_count;
-    record.replicas.push_back(std::move(r));
+    std::optional<std::chrono::system_clock::time_point> written;
+    record.replicas.push_back(
+        replica_restart(replica, config, plan.checkpoints, seen, state, written));
+    if (written) oldest = oldest ? std::min(*oldest, *written) : *written;
   }
   record.lost_seconds =
       oldest ? std::chrono::duration<double>(now_unix - *oldest).count()
              : std::chrono::duration<double>(Clock::now() - state.started[dead.name]).count();
   const int number = ++state.count[dead.name];
-  for (ChildSpec spec : child_specs(plan, options.tagflow, log_dir)) {
+  for (ChildSpec spec : specs) {
     if (spec.name != dead.name) continue;
     spec.log_path = (std::filesystem::path(log_dir) /
                      (dead.name + ".restart" + std::to_string(number) + ".log"))
                         .string();
-    if (!plan.checkpoint_root.empty()) {
+    if (!plan.checkpoints.empty()) {
       spec.argv.push_back("--resume");
-      spec.argv.push_back(plan.checkpoint_root);
+      spec.argv.push_back(plan.checkpoints);
     }
     reporter.forget_counts(process->replicas);
     supervisor.start(spec);
@@ -407,220 +419,326 @@ hosts::RestartRecord restart_actor_process(const ChildExit& dead,
   return record;
 }
 
-}  // namespace
+/// Ends launch_cluster() with `code`, once the step that throws it said why.
+struct LaunchEnd {
+  int code;
+};
 
-int launch_cluster(const LaunchOptions& options) {
-  cluster::ClusterConfig config;
-  LaunchPlan plan;
+[[noreturn]] void end_launch(const std::string& message, int code) {
+  std::cerr << "tagflow up: " << message << "\n";
+  throw LaunchEnd{code};
+}
+
+/// One attempt: the children started together, supervised until they end, fail or a signal
+/// arrives (actor mode: a dead process restarted alone within it).
+struct Attempt {
+  ProcessSupervisor supervisor{kTailLines};
+  std::vector<ChildSpec> specs;
+  std::optional<ProgressReporter> reporter;
+  std::optional<CoordinatorLink> link;  // reactor mode: deaths go to the coordinator at once
+  std::vector<ChildExit> exits;
+  bool interrupted = false;
+
+  /// The last exit is a failure.
+  [[nodiscard]] bool failed_run() const { return !exits.empty() && failed(exits.back()); }
+};
+
+/// One `tagflow up`: the steps of launch_cluster(), in the order it calls them, and what they
+/// share. A step that ends the launch prints why and throws LaunchEnd.
+class ClusterLaunch {
+ public:
+  explicit ClusterLaunch(const LaunchOptions& options) : options_(options) {}
+
+  void plan();              // the cluster file, checked, and what runs on this machine
+  void open_log_dir();      // a new run directory, or the resumed run's
+  void mint_keys();         // this run's keys, when the launcher mints them
+  void announce() const;    // what runs where, the logs, the security
+  void prepare_backends();  // the ways the processes start (local children, ssh)
+  void plan_recovery();     // checkpoints, restarts, and where --resume starts from
+  /// Start → supervise (restarting what dies, as the file allows) → report; returns the exit code.
+  int run();
+
+ private:
+  void resume_run();
+  void start(Attempt& attempt);
+  void restart_dead_actor_processes(Attempt& attempt);
+  [[nodiscard]] bool restarts_cluster(const Attempt& attempt) const;
+  void restart_cluster(Attempt& attempt);
+  int finish(Attempt& attempt);
+
+  const LaunchOptions& options_;
+  cluster::ClusterConfig config_;
+  LaunchPlan plan_;
+  std::string log_dir_;
+  std::vector<std::unique_ptr<LaunchBackend>> backends_;
+  bool reactor_ = false;
+  bool recoverable_ = false;        // reactor mode: restarts of the whole cluster from here
+  bool actor_recoverable_ = false;  // actor mode: a dead process is restarted alone
+  std::vector<std::string> federates_;
+  Clock::time_point launched_;
+  Clock::time_point attempt_started_;
+  ActorRestarts actor_restarts_;
+  std::vector<hosts::RestartRecord> restarts_;
+};
+
+void ClusterLaunch::plan() {
   try {
-    config = cluster::load_cluster_config(options.file);
-    hosts::check_replica_params(config);  // every node's params, before any process starts
-    plan = make_launch_plan(config, options.file, options.mode, options.host);
+    config_ = cluster::load_cluster_config(options_.file);
+    hosts::check_replica_params(config_);  // every node's params, before any process starts
+    plan_ = make_launch_plan(config_, options_.file, options_.mode, options_.host);
   } catch (const cluster::ConfigError& e) {
-    std::cerr << "tagflow up: " << e.what() << "\n";
-    return kExitBadFile;
+    end_launch(e.what(), kExitBadFile);
   } catch (const LaunchError& e) {
-    std::cerr << "tagflow up: " << e.what() << "\n";
-    return kExitBadFile;
+    end_launch(e.what(), kExitBadFile);
   }
-  if (!plan.coordinator && plan.processes.empty()) {
-    std::cerr << "tagflow up: " << options.file << ": nothing runs on " << describe(plan) << "\n";
-    return kExitBadFile;
+  if (!plan_.coordinator && plan_.processes.empty()) {
+    end_launch(options_.file + ": nothing runs on " + describe(plan_), kExitBadFile);
   }
-  std::string log_dir = options.resume_run.empty() ? options.log_dir : options.resume_run;
-  if (!options.resume_run.empty() && !std::filesystem::is_directory(options.resume_run)) {
-    std::cerr << "tagflow up: --resume " << options.resume_run << ": no such run directory\n";
-    return kExitBadFile;
+}
+
+void ClusterLaunch::open_log_dir() {
+  log_dir_ = options_.resume_run.empty() ? options_.log_dir : options_.resume_run;
+  if (!options_.resume_run.empty() && !std::filesystem::is_directory(options_.resume_run)) {
+    end_launch("--resume " + options_.resume_run + ": no such run directory", kExitBadFile);
   }
-  if (log_dir.empty()) {  // a new directory per run, even for two runs in the same second
-    const std::string stem = default_log_dir(config.name, std::chrono::system_clock::now());
-    log_dir = stem;
-    for (int n = 2; std::filesystem::exists(log_dir); ++n) log_dir = stem + "-" + std::to_string(n);
-  }
-  std::error_code error;
-  std::filesystem::create_directories(log_dir, error);
-  if (error) {
-    std::cerr << "tagflow up: cannot create the log directory " << log_dir << ": "
-              << error.message() << "\n";
-    return kExitFailed;
-  }
-  if (wants_run_keys(config, plan)) {
-    try {
-      plan.run_keys = mint_run_keys(config, log_dir);
-      cluster::use_run_keys(config, plan.run_keys);  // the launcher's own link to the coordinator
-    } catch (const transport::CurveKeyError& e) {
-      std::cerr << "tagflow up: cannot mint this run's keys: " << e.what() << "\n";
-      return kExitFailed;
+  if (log_dir_.empty()) {  // a new directory per run, even for two runs in the same second
+    const std::string stem = default_log_dir(config_.name, std::chrono::system_clock::now());
+    log_dir_ = stem;
+    for (int n = 2; std::filesystem::exists(log_dir_); ++n) {
+      log_dir_ = stem + "-" + std::to_string(n);
     }
   }
-  std::cerr << "tagflow up: " << config.name << " (" << options.file << "), mode "
-            << cluster::to_string(plan.mode) << ", placement process\n"
-            << "tagflow up: " << describe(plan) << "\n"
-            << "tagflow up: logs in " << log_dir << "/\n";
-  if (!plan.run_keys.empty()) {
+  std::error_code error;
+  std::filesystem::create_directories(log_dir_, error);
+  if (error) {
+    end_launch("cannot create the log directory " + log_dir_ + ": " + error.message(), kExitFailed);
+  }
+}
+
+void ClusterLaunch::mint_keys() {
+  if (!wants_run_keys(config_, plan_)) return;
+  try {
+    plan_.run_keys = mint_run_keys(config_, log_dir_);
+    cluster::use_run_keys(config_, plan_.run_keys);  // the launcher's own link to the coordinator
+  } catch (const transport::CurveKeyError& e) {
+    end_launch(std::string("cannot mint this run's keys: ") + e.what(), kExitFailed);
+  }
+}
+
+void ClusterLaunch::announce() const {
+  std::cerr << "tagflow up: " << config_.name << " (" << options_.file << "), mode "
+            << cluster::to_string(plan_.mode) << ", placement process\n"
+            << "tagflow up: " << describe(plan_) << "\n"
+            << "tagflow up: logs in " << log_dir_ << "/\n";
+  if (!plan_.run_keys.empty()) {
     std::cerr << "tagflow up: closed cluster: "
-              << (plan.mode == cluster::Mode::reactor ? "CURVE keys" : "TLS certificates")
-              << " minted for this run in " << plan.run_keys << "/\n";
-  } else if (config.security.none) {
+              << (plan_.mode == cluster::Mode::reactor ? "CURVE keys" : "TLS certificates")
+              << " minted for this run in " << plan_.run_keys << "/\n";
+  } else if (config_.security.none) {
     std::cerr << "tagflow up: security: none: any local process may join this cluster (debugging "
                  "only)\n";
   }
+}
 
-  std::string ssh = "ssh";
-  if (!plan.remote_hosts.empty()) {
-    ssh = find_on_path("ssh");
-    if (ssh.empty()) {
-      std::cerr << "tagflow up: starting hosts over ssh needs the OpenSSH client (ssh) on PATH\n";
-      return kExitFailed;
-    }
+void ClusterLaunch::prepare_backends() {
+  backends_ = launch_backends(plan_, options_.tagflow);
+  try {
+    for (const auto& backend : backends_) backend->prepare();
+  } catch (const std::runtime_error& e) {
+    end_launch(e.what(), kExitFailed);
   }
-  const SignalGuard signals;
-  g_stop_with_stdin = options.stop_with_stdin;
-  const bool reactor = plan.mode == cluster::Mode::reactor;
+}
+
+void ClusterLaunch::plan_recovery() {
+  reactor_ = plan_.mode == cluster::Mode::reactor;
   // Restarts and checkpoints need the whole cluster here: the launcher restarts every process.
-  const bool recoverable = reactor && plan.coordinator && plan.whole_cluster();
+  recoverable_ = reactor_ && plan_.coordinator && plan_.whole_cluster();
   // Actor mode: a dead process is restarted alone (the whole cluster here, one launcher).
-  const bool actor_recoverable = !reactor && plan.whole_cluster() && !plan.processes.empty();
-  plan.peers_restart = actor_recoverable && config.restart.max > 0;
-  if ((recoverable || actor_recoverable) && config.checkpoint.every) {
-    plan.checkpoint_root = std::filesystem::absolute(std::filesystem::path(log_dir) / "checkpoints")
-                               .lexically_normal()
-                               .string();
+  actor_recoverable_ = !reactor_ && plan_.whole_cluster() && !plan_.processes.empty();
+  plan_.peers_restart = actor_recoverable_ && config_.restart.max > 0;
+  if ((recoverable_ || actor_recoverable_) && config_.checkpoint.every) {
+    plan_.checkpoints = std::filesystem::absolute(std::filesystem::path(log_dir_) / "checkpoints")
+                            .lexically_normal()
+                            .string();
   }
-  std::vector<std::string> federates;
-  for (const cluster::ProcessPlan& process : plan.processes) {
-    federates.insert(federates.end(), process.replicas.begin(), process.replicas.end());
+  for (const cluster::ProcessPlan& process : plan_.processes) {
+    federates_.insert(federates_.end(), process.replicas.begin(), process.replicas.end());
   }
-  const auto launched = Clock::now();
-  auto attempt_started = launched;
-  ActorRestarts actor_restarts;
-  for (const cluster::ProcessPlan& process : plan.processes) {
-    actor_restarts.started[process.name] = launched;
+  launched_ = Clock::now();
+  attempt_started_ = launched_;
+  for (const cluster::ProcessPlan& process : plan_.processes) {
+    actor_restarts_.started[process.name] = launched_;
   }
-  std::vector<hosts::RestartRecord> restarts;
-  if (!options.resume_run.empty()) {
-    if (plan.checkpoint_root.empty() || !reactor) {
-      std::cerr << "tagflow up: --resume needs a reactor-mode file with checkpoint:, whose "
-                   "processes all run on this machine\n";
-      return kExitBadFile;
-    }
-    if (const auto from = choose_checkpoint(plan.checkpoint_root, federates)) {
-      plan.resume_directory = from->directory;
-      plan.resume_time_ns = from->tag.time_ns;
-      std::cerr << "tagflow up: resuming " << log_dir << " from the checkpoint at logical time "
-                << from->tag.time_ns << " ns\n";
-    } else {
-      std::cerr << "tagflow up: no usable checkpoint in " << plan.checkpoint_root
-                << ": the run starts over\n";
-    }
-    plan.attempt = next_attempt(log_dir);
-  }
+  if (!options_.resume_run.empty()) resume_run();
+}
 
+/// --resume RUN_DIR: the newest usable checkpoint there, or the start.
+void ClusterLaunch::resume_run() {
+  if (plan_.checkpoints.empty() || !reactor_) {
+    end_launch(
+        "--resume needs a reactor-mode file with checkpoint:, whose processes all run on this "
+        "machine",
+        kExitBadFile);
+  }
+  if (const auto from = choose_checkpoint(plan_.checkpoints, federates_)) {
+    plan_.resume = from->directory;
+    plan_.resume_time_ns = from->tag.time_ns();
+    std::cerr << "tagflow up: resuming " << log_dir_ << " from the checkpoint at logical time "
+              << from->tag.time_ns() << " ns\n";
+  } else {
+    std::cerr << "tagflow up: no usable checkpoint in " << plan_.checkpoints
+              << ": the run starts over\n";
+  }
+  plan_.attempt = next_attempt(log_dir_);
+}
+
+int ClusterLaunch::run() {
   for (;;) {
-    ProcessSupervisor supervisor(kTailLines);
-    const std::vector<ChildSpec> specs = child_specs(plan, options.tagflow, log_dir, ssh);
-    try {
-      for (const ChildSpec& spec : specs) {
-        supervisor.start(spec);
-        write_pids(log_dir, supervisor, specs);
-      }
-    } catch (const std::runtime_error& e) {
-      supervisor.stop_all(kStopGrace);
-      std::cerr << "tagflow up: " << e.what() << "\n";
-      return kExitFailed;
-    }
+    Attempt attempt;
+    start(attempt);
+    attempt.exits = supervise(attempt.supervisor, attempt.interrupted, plan_, attempt.link);
+    restart_dead_actor_processes(attempt);
+    if (!restarts_cluster(attempt)) return finish(attempt);
+    restart_cluster(attempt);
+  }
+}
 
-    ProgressReporter reporter(cluster::scrape_targets(config), ::isatty(STDERR_FILENO) == 1,
-                              !options.quiet);
-    const bool actor_mode = plan.mode == cluster::Mode::actor;
-    if (actor_mode) reporter.follow_joined_samplers(config);  // samplers may join (--join)
-    if (!options.quiet || actor_mode) reporter.start();
-    bool interrupted = false;
-    std::optional<CoordinatorLink> link;  // reactor mode: deaths go to the coordinator at once
-    if (reactor) link.emplace(config);
-    std::vector<ChildExit> exits = supervise(supervisor, interrupted, plan, link);
-    while (actor_recoverable && !interrupted && g_signal == 0 && !exits.empty() &&
-           restarts_actor_process(exits.back(), exits, config, restarts)) {
-      // Actor mode: only the dead process starts again; the others wait for it and link to it
-      // again (hosts/actor/actor_process.hpp), and the run goes on.
-      const ChildExit dead = exits.back();
-      exits.pop_back();
-      try {
-        restarts.push_back(restart_actor_process(dead, config, plan, options, log_dir, supervisor,
-                                                 reporter, actor_restarts));
-      } catch (const std::runtime_error& e) {
-        supervisor.stop_all(kStopGrace);
-        std::cerr << "tagflow up: " << e.what() << "\n";
-        return kExitFailed;
-      }
-      write_pids(log_dir, supervisor, specs);
-      std::cerr << "tagflow up: " << dead.name << " " << restarts.back().how << "; restart "
-                << restarts.size() << " of " << config.restart.max << ": " << dead.name
-                << " alone, "
-                << (plan.checkpoint_root.empty() ? "from scratch"
-                                                 : "each replica from its own checkpoint")
-                << "\n";
-      std::vector<ChildExit> more = supervise(supervisor, interrupted, plan, link);
-      exits.insert(exits.end(), more.begin(), more.end());
+/// Starts every backend's children (their pids to DIR/pids), the progress reporter and, in
+/// reactor mode, the link to the coordinator.
+void ClusterLaunch::start(Attempt& attempt) {
+  attempt.specs = children_of(backends_, plan_, log_dir_);
+  try {
+    for (const ChildSpec& spec : attempt.specs) {
+      attempt.supervisor.start(spec);
+      write_pids(log_dir_, attempt.supervisor, attempt.specs);
     }
-    const bool run_failed = !exits.empty() && failed(exits.back());
-    if (run_failed && !interrupted && g_signal == 0 && recoverable &&
-        static_cast<int>(restarts.size()) < config.restart.max &&
-        !(!exits.back().signaled && exits.back().exit_code == kNodeExitBadConfig)) {
-      // Restart: stop the survivors, then start every process again from the last complete
-      // checkpoint (or from the start). The execution is deterministic, so the run ends as an
-      // uninterrupted one would have.
-      const ChildExit cause = root_cause(exits);
-      supervisor.stop_all(kStopGrace);
-      reporter.stop();
-      link.reset();
-      hosts::RestartRecord record;
-      record.process = cause.name;
-      record.how = how(cause);
-      auto redo_from = attempt_started;
-      plan.resume_directory.clear();
-      if (!plan.checkpoint_root.empty()) {
-        if (const auto from = choose_checkpoint(plan.checkpoint_root, federates)) {
-          plan.resume_directory = from->directory;
-          plan.resume_time_ns = from->tag.time_ns;
-          record.resumed_from = from->tag.time_ns;
-          redo_from = std::max(redo_from, completed_at(from->directory));
-        }
-      }
-      record.lost_seconds = std::chrono::duration<double>(Clock::now() - redo_from).count();
-      std::cerr << "tagflow up: " << (cause.name == "coordinator" ? "the coordinator" : cause.name)
-                << " " << record.how << "; restart " << restarts.size() + 1 << " of "
-                << config.restart.max << " from "
-                << (record.resumed_from ? "the checkpoint at logical time " +
-                                              std::to_string(*record.resumed_from) + " ns"
-                                        : std::string("the start"))
-                << "\n";
-      restarts.push_back(record);
-      ++plan.attempt;
-      attempt_started = Clock::now();
-      continue;
+  } catch (const std::runtime_error& e) {
+    attempt.supervisor.stop_all(kStopGrace);
+    end_launch(e.what(), kExitFailed);
+  }
+  attempt.reporter.emplace(cluster::scrape_targets(config_), ::isatty(STDERR_FILENO) == 1,
+                           !options_.quiet);
+  const bool actor_mode = plan_.mode == cluster::Mode::actor;
+  if (actor_mode) attempt.reporter->follow_joined_samplers(config_);  // samplers may join (--join)
+  if (!options_.quiet || actor_mode) attempt.reporter->start();
+  if (reactor_) attempt.link.emplace(config_);
+}
+
+/// Actor mode: only the dead process starts again; the others wait for it and link to it again
+/// (hosts/actor/actor_process.hpp), and the run goes on.
+void ClusterLaunch::restart_dead_actor_processes(Attempt& attempt) {
+  std::vector<ChildExit>& exits = attempt.exits;
+  while (actor_recoverable_ && !attempt.interrupted && g_signal == 0 && !exits.empty() &&
+         restarts_actor_process(exits.back(), exits, config_, restarts_)) {
+    const ChildExit dead = exits.back();
+    exits.pop_back();
+    try {
+      restarts_.push_back(restart_actor_process(dead, config_, plan_, attempt.specs, log_dir_,
+                                                attempt.supervisor, *attempt.reporter,
+                                                actor_restarts_));
+    } catch (const std::runtime_error& e) {
+      attempt.supervisor.stop_all(kStopGrace);
+      end_launch(e.what(), kExitFailed);
     }
-    if (run_failed && !interrupted) {
-      // Reactor mode: the coordinator heard of the death at once (from this launcher or another
-      // host's) or declared a silent federate dead itself, and sent FAILED to every federate, so
-      // the others end on their own within moments; what is left after the window is stopped.
-      const auto window = reactor ? kReactorWindDown : std::chrono::milliseconds(1s);
-      wind_down(supervisor, exits, window);
+    write_pids(log_dir_, attempt.supervisor, attempt.specs);
+    std::cerr << "tagflow up: " << dead.name << " " << restarts_.back().how << "; restart "
+              << restarts_.size() << " of " << config_.restart.max << ": " << dead.name
+              << " alone, "
+              << (plan_.checkpoints.empty() ? "from scratch"
+                                            : "each replica from its own checkpoint")
+              << "\n";
+    std::vector<ChildExit> more =
+        supervise(attempt.supervisor, attempt.interrupted, plan_, attempt.link);
+    exits.insert(exits.end(), more.begin(), more.end());
+  }
+}
+
+/// Reactor mode: the run failed (not on a bad file), restarts are left, and no signal came.
+bool ClusterLaunch::restarts_cluster(const Attempt& attempt) const {
+  const ChildExit* last = attempt.exits.empty() ? nullptr : &attempt.exits.back();
+  return attempt.failed_run() && !attempt.interrupted && g_signal == 0 && recoverable_ &&
+         static_cast<int>(restarts_.size()) < config_.restart.max &&
+         !(!last->signaled && last->exit_code == kNodeExitBadConfig);
+}
+
+/// Stops the survivors; the next attempt starts every process again from the last complete
+/// checkpoint (or from the start). The execution is deterministic, so the run ends as an
+/// uninterrupted one would have.
+void ClusterLaunch::restart_cluster(Attempt& attempt) {
+  const ChildExit cause = root_cause(attempt.exits);
+  attempt.supervisor.stop_all(kStopGrace);
+  attempt.reporter->stop();
+  attempt.link.reset();
+  hosts::RestartRecord record;
+  record.process = cause.name;
+  record.how = how(cause);
+  auto redo_from = attempt_started_;
+  plan_.resume.clear();
+  if (!plan_.checkpoints.empty()) {
+    if (const auto from = choose_checkpoint(plan_.checkpoints, federates_)) {
+      plan_.resume = from->directory;
+      plan_.resume_time_ns = from->tag.time_ns();
+      record.resumed_from = from->tag.time_ns();
+      redo_from = std::max(redo_from, completed_at(from->directory));
     }
-    reporter.stop();
-    if (interrupted || g_signal != 0) {
-      std::cerr << "tagflow up: " << ::strsignal(g_signal.load()) << ": stopping "
-                << supervisor.running() << " process(es)\n";
-      supervisor.stop_all(kStopGrace);
-      return kExitInterrupted;
-    }
-    if (run_failed) {
-      const ChildExit& cause = root_cause(exits);
-      print_failure(cause, supervisor, plan, log_dir);
-      return !cause.signaled && cause.exit_code == kNodeExitBadConfig ? kExitBadFile : kExitFailed;
-    }
-    return report_run(config, plan, log_dir, options.summary_path, reporter.joined_samplers(),
-                      restarts, std::chrono::duration<double>(Clock::now() - launched).count());
+  }
+  record.lost_seconds = std::chrono::duration<double>(Clock::now() - redo_from).count();
+  std::cerr << "tagflow up: " << (cause.name == "coordinator" ? "the coordinator" : cause.name)
+            << " " << record.how << "; restart " << restarts_.size() + 1 << " of "
+            << config_.restart.max << " from "
+            << (record.resumed_from ? "the checkpoint at logical time " +
+                                          std::to_string(*record.resumed_from) + " ns"
+                                    : std::string("the start"))
+            << "\n";
+  restarts_.push_back(record);
+  ++plan_.attempt;
+  attempt_started_ = Clock::now();
+}
+
+/// The attempt's end: a failure winds down and is named, a signal stops everything, a normal
+/// end is reported (the run summary).
+int ClusterLaunch::finish(Attempt& attempt) {
+  const bool run_failed = attempt.failed_run();
+  if (run_failed && !attempt.interrupted) {
+    // Reactor mode: the coordinator heard of the death at once (from this launcher or another
+    // host's) or declared a silent federate dead itself, and sent FAILED to every federate, so
+    // the others end on their own within moments; what is left after the window is stopped.
+    const auto window = reactor_ ? kReactorWindDown : std::chrono::milliseconds(1s);
+    wind_down(attempt.supervisor, attempt.exits, window);
+  }
+  attempt.reporter->stop();
+  if (attempt.interrupted || g_signal != 0) {
+    std::cerr << "tagflow up: " << ::strsignal(g_signal.load()) << ": stopping "
+              << attempt.supervisor.running() << " process(es)\n";
+    attempt.supervisor.stop_all(kStopGrace);
+    return kExitInterrupted;
+  }
+  if (run_failed) {
+    const ChildExit& cause = root_cause(attempt.exits);
+    print_failure(cause, attempt.supervisor, plan_, log_dir_);
+    return !cause.signaled && cause.exit_code == kNodeExitBadConfig ? kExitBadFile : kExitFailed;
+  }
+  return report_run(config_, plan_, log_dir_, options_.summary_path,
+                    attempt.reporter->joined_samplers(), restarts_,
+                    std::chrono::duration<double>(Clock::now() - launched_).count());
+}
+
+}  // namespace
+
+int launch_cluster(const LaunchOptions& options) {
+  ClusterLaunch launch(options);
+  try {
+    launch.plan();
+    launch.open_log_dir();
+    launch.mint_keys();
+    launch.announce();
+    launch.prepare_backends();
+    const SignalGuard signals;
+    g_stop_with_stdin = options.stop_with_stdin;
+    launch.plan_recovery();
+    return launch.run();
+  } catch (const LaunchEnd& end) {
+    return end.code;
   }
 }
 

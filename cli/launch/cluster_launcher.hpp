@@ -6,9 +6,11 @@
 //      A head host (no --host; the other hosts have `ssh`) also starts the other hosts' halves
 //      over ssh (cli/launch/remote_hosts.hpp); each is one child, `host:NAME`, supervised like a
 //      node; the progress line scrapes every host's endpoints, so it covers the whole cluster;
-//   2. start: the log directory (default runs/CLUSTER-TIMESTAMP/, printed), then the coordinator
-//      (reactor mode, when its host runs here) and this host's processes as children of a
-//      ProcessSupervisor (own process groups, killed with the launcher); their pids go to DIR/pids;
+//   2. start: the log directory (default runs/CLUSTER-TIMESTAMP/, printed) and this run's keys,
+//      then the coordinator (reactor mode, when its host runs here) and this host's processes as
+//      children of a ProcessSupervisor (own process groups, killed with the launcher); their pids
+//      go to DIR/pids. How processes start is a LaunchBackend (launch_backend.hpp): local
+//      children, and one ssh child per remote host; the launcher supervises all alike;
 //   3. supervise: a live progress line on stderr (progress_reporter.hpp) unless quiet, until
 //      - every child exited 0: the run ended normally;
 //      - a child failed (non-zero exit or a signal): in reactor mode a node that died on its own
@@ -25,7 +27,7 @@
 //      launchers send their results to the coordinator, which stores them in this DIR; they say
 //      where the summary is (cli/launch/run_report.hpp). In actor mode the samplers that joined
 //      while it ran
-//      (`tagflow node --join`, found through the nodes' metrics: sampler_roster.hpp) are in the
+//      (`tagflow node --join`, found through the nodes' metrics: joined_roster.hpp) are in the
 //      progress line while they are in, and their env steps in the summary.
 //
 // Recovery (reactor mode, the whole cluster on this machine): with `restart: {max: N}` a process

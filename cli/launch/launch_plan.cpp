@@ -143,6 +143,13 @@ std::string result_path(const std::string& log_dir, const std::string& process) 
 
 std::vector<ChildSpec> child_specs(const LaunchPlan& plan, const std::string& tagflow,
                                    const std::string& log_dir, const std::string& ssh) {
+  std::vector<ChildSpec> specs = local_child_specs(plan, tagflow, log_dir);
+  for (ChildSpec& spec : remote_child_specs(plan, ssh, log_dir)) specs.push_back(std::move(spec));
+  return specs;
+}
+
+std::vector<ChildSpec> local_child_specs(const LaunchPlan& plan, const std::string& tagflow,
+                                         const std::string& log_dir) {
   const std::filesystem::path dir(log_dir);
   const auto log_of = [&](const std::string& name) {
     return (dir / (plan.attempt == 0 ? name + ".log"
@@ -154,11 +161,11 @@ std::vector<ChildSpec> child_specs(const LaunchPlan& plan, const std::string& ta
     ChildSpec coordinator{"coordinator",
                           {tagflow, "coordinator", "--config", plan.cluster_file},
                           log_of("coordinator")};
-    if (!plan.checkpoint_root.empty()) {
+    if (!plan.checkpoints.empty()) {
       coordinator.argv.push_back("--checkpoints");
-      coordinator.argv.push_back(plan.checkpoint_root);
+      coordinator.argv.push_back(plan.checkpoints);
     }
-    if (!plan.resume_directory.empty()) {
+    if (!plan.resume.empty()) {
       coordinator.argv.push_back("--start-time");
       coordinator.argv.push_back(std::to_string(plan.resume_time_ns));
     }
@@ -177,13 +184,13 @@ std::vector<ChildSpec> child_specs(const LaunchPlan& plan, const std::string& ta
                    {tagflow, "node", "--config", plan.cluster_file, "--name", process.name,
                     "--result", result_path(log_dir, process.name), "--quiet"},
                    log_of(process.name)};
-    if (!plan.checkpoint_root.empty()) {
+    if (!plan.checkpoints.empty()) {
       spec.argv.push_back("--checkpoints");
-      spec.argv.push_back(plan.checkpoint_root);
+      spec.argv.push_back(plan.checkpoints);
     }
-    if (!plan.resume_directory.empty()) {
+    if (!plan.resume.empty()) {
       spec.argv.push_back("--resume");
-      spec.argv.push_back(plan.resume_directory);
+      spec.argv.push_back(plan.resume);
     }
     if (!plan.run_keys.empty()) {
       spec.argv.push_back("--run-keys");
@@ -196,8 +203,14 @@ std::vector<ChildSpec> child_specs(const LaunchPlan& plan, const std::string& ta
     if (plan.peers_restart) spec.argv.push_back("--peers-restart");
     specs.push_back(std::move(spec));
   }
+  return specs;
+}
+
+std::vector<ChildSpec> remote_child_specs(const LaunchPlan& plan, const std::string& ssh,
+                                          const std::string& log_dir) {
   const std::optional<cluster::Mode> mode =
       plan.mode_overridden ? std::optional<cluster::Mode>(plan.mode) : std::nullopt;
+  std::vector<ChildSpec> specs;
   for (const cluster::HostConfig& host : plan.remote_hosts) {
     specs.push_back(remote_child(host, ssh, plan.file_argument, log_dir, mode));
   }

@@ -49,14 +49,15 @@ struct LaunchPlan {
   std::vector<cluster::ProcessPlan> processes;    // this machine's, in file order
   std::size_t cluster_processes = 0;              // processes of the whole cluster
   std::string run_keys;  // the CURVE key pairs minted for this run (empty: none), an absolute path
-  /// With `checkpoint:`: RUN_DIR/checkpoints, absolute (empty: no checkpoints). Actor mode: each
-  /// replica's own checkpoint is there.
-  std::string checkpoint_root;
+  /// With `checkpoint:`: RUN_DIR/checkpoints, absolute (empty: no checkpoints), what every child
+  /// gets as --checkpoints. Actor mode: each replica's own checkpoint is there.
+  std::string checkpoints;
   /// Actor mode with `restart:`: the launcher restarts a dead process alone, so the others wait
   /// for it (`tagflow node --peers-restart`).
   bool peers_restart = false;
-  /// Resume from this checkpoint directory (CHECKPOINT_ROOT/<time_ns>) at that time.
-  std::string resume_directory;
+  /// Resume from this checkpoint directory (CHECKPOINTS/<time_ns>) at that time: the nodes'
+  /// --resume.
+  std::string resume;
   std::int64_t resume_time_ns = 0;
   /// The attempt (0 = the first); restarts log to DIR/P.restartN.log.
   int attempt = 0;
@@ -70,11 +71,17 @@ struct LaunchPlan {
 LaunchPlan make_launch_plan(const cluster::ClusterConfig& config, const std::string& cluster_file,
                             std::optional<cluster::Mode> mode, const std::string& host);
 
-/// The child processes of `plan`: the coordinator first (when it runs here), then the nodes,
-/// then one ssh client per remote host (`ssh` is its path). `tagflow` is the path of the tagflow
-/// executable; logs and results go to `log_dir`.
+/// The child processes of `plan`: local_child_specs(), then remote_child_specs().
 std::vector<ChildSpec> child_specs(const LaunchPlan& plan, const std::string& tagflow,
                                    const std::string& log_dir, const std::string& ssh = "ssh");
+/// The processes of `plan` that run on this machine: the coordinator first (when it runs here),
+/// then the nodes. `tagflow` is the path of the tagflow executable; logs and results go to
+/// `log_dir`.
+std::vector<ChildSpec> local_child_specs(const LaunchPlan& plan, const std::string& tagflow,
+                                         const std::string& log_dir);
+/// One ssh client per remote host of `plan` (`ssh` is its path; cli/launch/remote_hosts.hpp).
+std::vector<ChildSpec> remote_child_specs(const LaunchPlan& plan, const std::string& ssh,
+                                          const std::string& log_dir);
 
 /// Whether `tagflow up` mints run keys (docs/ARCHITECTURE.md, Trust), in either mode: when the file
 /// names no keys, does not say `security: none`, and every process of the cluster runs from this

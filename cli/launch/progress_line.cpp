@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "nodes/kind/registry.hpp"
+
 namespace tagflow::cli {
 namespace {
 
@@ -75,8 +77,9 @@ std::string ProgressLine::update(Clock::time_point now, const std::vector<Proces
         learner_version = std::max(learner_version.value_or(0.0), *version);
       }
     }
-    if (sample.kind != "sampler" && sample.kind != "multi_agent") continue;
-    multi_agent = multi_agent || sample.kind == "multi_agent";
+    const nodes::NodeKind* kind = nodes::find_node_kind(sample.kind);
+    if (kind == nullptr || !kind->steps_env) continue;
+    multi_agent = multi_agent || kind->multi_agent_env();
     ++samplers;
     if (sample.joined) ++joined;
     if (!sample.probe.answered) continue;

@@ -10,7 +10,7 @@
 // - weights: the newest `tagflow_weights_version` a learner reports (else any process);
 // - samplers N/M: how many of the M sampler endpoints answered this round; M counts the samplers
 //   of the file and the samplers that joined and are still in (actor mode's elasticity shows
-//   here), and " (J joined)" follows when J > 0 of them joined (cli/launch/sampler_roster.hpp).
+//   here), and " (J joined)" follows when J > 0 of them joined (cli/launch/joined_roster.hpp).
 //   Multi-agent nodes step envs too: they count as samplers for env steps/s and the return (a
 //   team return), and the column reads "env nodes N/M" when the file has any.
 // A process that did not answer is left out of the round; its counter is compared again when it
@@ -31,8 +31,8 @@ namespace tagflow::cli {
 
 /// One process's answer in a round of scrapes.
 struct ProcessSample {
-  std::string process;           // sampler-0, learner, ...
-  std::string kind = "sampler";  // the `kind` label value
+  std::string process;  // sampler-0, learner, ...
+  std::string kind;     // the `kind` label value: coordinator or a node kind's name
   ProbeResult probe;
   bool joined = false;  // a sampler that joined the running cluster (not a process of the file)
 };

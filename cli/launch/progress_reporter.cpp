@@ -1,10 +1,12 @@
 #include "cli/launch/progress_reporter.hpp"
 
+#include <algorithm>
 #include <iostream>
 #include <utility>
 
 #include "cli/launch/metrics_probe.hpp"
 #include "cli/launch/progress_line.hpp"
+#include "nodes/kind/registry.hpp"
 
 namespace tagflow::cli {
 namespace {
@@ -13,21 +15,22 @@ using namespace std::chrono_literals;
 
 constexpr auto kProbeTimeout = 200ms;
 
-/// The counter of a replica's count, by kind (hosts::count_unit: env_steps, inserts, updates,
-/// rows).
+/// The counter of a replica's count, by its kind (nodes/kind/node_kind.hpp); "" for the
+/// coordinator.
 std::string count_family(const std::string& kind) {
-  if (kind == "sampler") return "tagflow_env_steps_total";
-  if (kind == "replay") return "tagflow_replay_transitions_inserted_total";
-  if (kind == "learner") return "tagflow_learner_updates_total";
-  if (kind == "inference") return "tagflow_inference_requests_total";
-  return "";
+  const nodes::NodeKind* k = nodes::find_node_kind(kind);
+  return k == nullptr ? "" : k->count_family;
 }
 
 /// What a round probes: the progress line's families and every kind's count.
 const std::vector<std::string>& probed_families() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> all = ProgressLine::families();
-    for (const char* kind : {"replay", "inference"}) all.push_back(count_family(kind));
+    for (const nodes::NodeKind* kind : nodes::node_kinds()) {
+      if (std::find(all.begin(), all.end(), kind->count_family) == all.end()) {
+        all.push_back(kind->count_family);
+      }
+    }
     return all;
   }();
   return names;
@@ -66,7 +69,7 @@ void ProgressReporter::follow_joined_samplers(const cluster::ClusterConfig& conf
   if (!thread_.joinable()) roster_.emplace(config, targets_);
 }
 
-std::vector<JoinedSampler> ProgressReporter::joined_samplers() const {
+std::vector<JoinedReplica> ProgressReporter::joined_samplers() const {
   if (!roster_ || thread_.joinable()) return {};
   return roster_->joined();
 }

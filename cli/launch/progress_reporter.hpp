@@ -7,7 +7,7 @@
 // still show progress without being flooded).
 //
 // With follow_joined_samplers() it also follows samplers that join the running cluster (actor
-// mode, cli/launch/sampler_roster.hpp): their endpoints join the rounds while they are in, and
+// mode, cli/launch/joined_roster.hpp): their endpoints join the rounds while they are in, and
 // joined_samplers() tells, after stop(), what each one did (for the run summary). It then runs
 // even when it prints nothing (`print` false, `tagflow up --quiet`).
 //
@@ -26,7 +26,7 @@
 #include <thread>
 #include <vector>
 
-#include "cli/launch/sampler_roster.hpp"
+#include "cli/launch/joined_roster.hpp"
 #include "nodes/cluster/scrape_targets.hpp"
 
 namespace tagflow::cli {
@@ -46,7 +46,7 @@ class ProgressReporter {
   /// Before start(): also follow samplers that join, with the endpoints of `config`.
   void follow_joined_samplers(const cluster::ClusterConfig& config);
   /// After stop(): every sampler that joined while it ran, with its last counts.
-  [[nodiscard]] std::vector<JoinedSampler> joined_samplers() const;
+  [[nodiscard]] std::vector<JoinedReplica> joined_samplers() const;
 
   /// The last count each replica's endpoint gave (env steps, replay inserts, learner updates,
   /// inference rows: the counters of its process, which start at 0 in every process), by
@@ -61,7 +61,7 @@ class ProgressReporter {
   std::vector<cluster::ScrapeTarget> targets_;
   bool terminal_;
   bool print_;
-  std::optional<SamplerRoster> roster_;  // used by the thread while it runs
+  std::optional<JoinedRoster> roster_;  // used by the thread while it runs
   std::chrono::milliseconds period_;
   std::thread thread_;
   std::mutex mutex_;

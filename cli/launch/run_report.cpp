@@ -13,6 +13,7 @@
 #include "common/atomic_file.hpp"
 #include "hosts/run_combine.hpp"
 #include "nodes/kind/process_result.hpp"
+#include "nodes/kind/registry.hpp"
 
 namespace tagflow::cli {
 namespace {
@@ -34,29 +35,29 @@ hosts::ProcessResult read_result(const std::string& path) {
 }
 
 /// What this host's processes did, when the digest cannot be computed here.
-void print_joined(const std::vector<JoinedSampler>& joined) {
-  for (const JoinedSampler& sampler : joined) {
+void print_joined(const std::vector<JoinedReplica>& joined) {
+  for (const JoinedReplica& sampler : joined) {
     std::cout << "  " << sampler.name << " (joined): " << sampler.env_steps
               << " env_steps (last seen)\n";
   }
 }
 
 /// The joined samplers' steps into the summary, each as a node of its own.
-void add_joined(hosts::RunSummary& summary, const std::vector<JoinedSampler>& joined) {
-  for (const JoinedSampler& sampler : joined) {
+void add_joined(hosts::RunSummary& summary, const std::vector<JoinedReplica>& joined) {
+  for (const JoinedReplica& sampler : joined) {
     summary.env_steps += sampler.env_steps;
     const double per_second =
         summary.seconds > 0 ? static_cast<double>(sampler.env_steps) / summary.seconds : 0.0;
-    summary.nodes.push_back(
-        hosts::NodeThroughput{sampler.name, "sampler", "env_steps", sampler.env_steps, per_second});
+    summary.nodes.push_back(hosts::NodeThroughput{sampler.name, sampler.kind, "env_steps",
+                                                  sampler.env_steps, per_second});
   }
 }
 
 /// This host's processes, when another host prints the cluster's summary (or none does).
 void print_host_report(const LaunchPlan& plan, const std::vector<hosts::ProcessResult>& results,
-                       const std::vector<JoinedSampler>& joined) {
+                       const std::vector<JoinedReplica>& joined) {
   std::int64_t env_steps = 0;
-  for (const JoinedSampler& sampler : joined) env_steps += sampler.env_steps;
+  for (const JoinedReplica& sampler : joined) env_steps += sampler.env_steps;
   print_joined(joined);
   std::string stop_reason;
   double seconds = 0.0;
@@ -64,7 +65,8 @@ void print_host_report(const LaunchPlan& plan, const std::vector<hosts::ProcessR
     if (stop_reason.empty()) stop_reason = result.stop_reason;
     seconds = std::max(seconds, result.seconds);
     for (const hosts::ReplicaResult& replica : result.replicas) {
-      if (replica.kind == "sampler") env_steps += replica.count;
+      const nodes::NodeKind* kind = nodes::find_node_kind(replica.kind);
+      if (kind != nullptr && kind->steps_env) env_steps += replica.count;
       std::cout << "  " << replica.name << ": " << replica.count << " " << replica.unit << "\n";
     }
   }
@@ -168,7 +170,7 @@ void print_restart(const hosts::RestartRecord& r) {
 
 int report_run(const cluster::ClusterConfig& config, const LaunchPlan& plan,
                const std::string& log_dir, const std::string& summary_path,
-               const std::vector<JoinedSampler>& joined,
+               const std::vector<JoinedReplica>& joined,
                const std::vector<hosts::RestartRecord>& restarts, double wall_seconds) {
   std::vector<hosts::ProcessResult> results;
   hosts::RunSummary summary;

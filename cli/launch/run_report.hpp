@@ -12,7 +12,7 @@
 // summary is, and reports its own processes (env steps, stop reason). In actor mode (no
 // coordinator) each launcher reports its own processes and no summary is written.
 //
-// Samplers that joined the running cluster (`joined`, actor mode: cli/launch/sampler_roster.hpp)
+// Samplers that joined the running cluster (`joined`, actor mode: cli/launch/joined_roster.hpp)
 // have no result file here: their last counts seen by the launcher are added to the env steps and
 // listed as nodes of the summary (kind sampler, unit env_steps), and printed on stdout.
 //
@@ -27,8 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/launch/joined_roster.hpp"
 #include "cli/launch/launch_plan.hpp"
-#include "cli/launch/sampler_roster.hpp"
 #include "hosts/run_summary.hpp"
 #include "nodes/cluster/cluster_config.hpp"
 
@@ -36,7 +36,7 @@ namespace tagflow::cli {
 
 [[nodiscard]] int report_run(const cluster::ClusterConfig& config, const LaunchPlan& plan,
                              const std::string& log_dir, const std::string& summary_path,
-                             const std::vector<JoinedSampler>& joined = {},
+                             const std::vector<JoinedReplica>& joined = {},
                              const std::vector<hosts::RestartRecord>& restarts = {},
                              double wall_seconds = 0.0);
 

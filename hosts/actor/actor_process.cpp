@@ -4,8 +4,10 @@
 #include <atomic>
 #include <csignal>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -206,16 +208,16 @@ caf::behavior watch_process(caf::event_based_actor* self, caf::actor peer, std::
 nodes::ActorRecovery recovery_of(const cluster::ClusterConfig& config,
                                  const ActorProcessOptions& options, const std::string& name) {
   nodes::ActorRecovery recovery;
-  recovery.peers_return = options.peers_return;
-  if (!options.checkpoint_dir.empty() && config.checkpoint.every) {
-    recovery.checkpoint_prefix = (std::filesystem::path(options.checkpoint_dir) / name).string();
+  recovery.peers_return = options.peers_restart;
+  if (!options.checkpoints.empty() && config.checkpoint.every) {
+    recovery.checkpoint_prefix = (std::filesystem::path(options.checkpoints) / name).string();
     recovery.every =
         std::max(std::chrono::milliseconds(1),
                  std::chrono::duration_cast<std::chrono::milliseconds>(*config.checkpoint.every));
   }
-  if (options.resume_dir.empty()) return recovery;
+  if (options.resume.empty()) return recovery;
   const std::string path =
-      nodes::actor_checkpoint_path((std::filesystem::path(options.resume_dir) / name).string());
+      nodes::actor_checkpoint_path((std::filesystem::path(options.resume) / name).string());
   try {
     if (auto file = nodes::read_actor_checkpoint(path, name)) {
       recovery.restore = std::make_shared<const nodes::ActorCheckpointFile>(std::move(*file));
@@ -248,184 +250,306 @@ HostedReplica& spawn_recovered(ReplicaHost& host, const ReplicaConfig& config,
   return host.spawn(config, metrics, recovery);
 }
 
+/// The process's replicas: each one's config and metrics (one registry per replica, labels
+/// node = replica name, served on metrics_port + its index), made in that order, replica by
+/// replica.
+struct ProcessReplicas {
+  std::vector<ReplicaConfig> configs;
+  std::vector<std::unique_ptr<ReplicaMetrics>> metrics;
+};
+
+ProcessReplicas process_replicas(const cluster::ClusterConfig& config,
+                                 const hosts::ClusterFacts& facts, const cluster::ProcessPlan& plan,
+                                 bool serve_metrics,
+                                 const std::function<void(const std::string&)>& log) {
+  ProcessReplicas replicas;
+  for (const std::string& name : plan.replicas) {
+    replicas.configs.push_back(replica_config(config, facts, name));
+    replicas.metrics.push_back(
+        std::make_unique<ReplicaMetrics>(config, replicas.configs.back(), serve_metrics, log));
+  }
+  return replicas;
+}
+
+/// Mutual TLS: only holders of a certificate of this cluster's CA connect (actors/README.md);
+/// none without keys.
+std::optional<actors::ActorCredentials> credentials_of(const cluster::ClusterConfig& config,
+                                                       const cluster::ProcessPlan& plan,
+                                                       bool join) {
+  const std::string keys = cluster::resolved_keys_dir(config);
+  if (keys.empty()) return std::nullopt;
+  return actors::actor_credentials(keys, join ? std::string(actors::kJoinCredential) : plan.name);
+}
+
+/// Handshakes the TLS layer refuses are counted in the first replica's metrics (one TLS layer per
+/// process) and logged, --quiet or not: they are what an operator must see. Null without TLS.
+std::unique_ptr<actors::RefusedHandshakeMetrics> count_refusals(
+    const std::optional<actors::ActorCredentials>& tls, const ProcessReplicas& replicas,
+    const std::string& process) {
+  if (!tls || replicas.metrics.empty()) return nullptr;
+  return std::make_unique<actors::RefusedHandshakeMetrics>(
+      replicas.metrics.front()->process(), [name = process](const std::string& line) {
+        std::cerr << "tagflow node " << name << ": " << line << std::endl;
+      });
+}
+
+std::unique_ptr<caf::actor_system_config> system_config_of(
+    const ActorProcessOptions& options, const std::optional<actors::ActorCredentials>& tls) {
+  auto system_config = actors::make_actor_system_config({true, options.worker_threads}, tls);
+  nodes::add_node_message_types(*system_config);
+  return system_config;
+}
+
+/// One actor process: run_actor_process()'s steps (actor_process.hpp) and what they share. The
+/// members are made in the order the steps need them: the replicas' configs and metrics, the TLS
+/// credentials and refusal counts, then the actor system that hosts the replicas.
+class ActorProcess {
+ public:
+  ActorProcess(const cluster::ClusterConfig& config, const cluster::ProcessPlan& plan,
+               const ActorProcessOptions& options)
+      : config_(config),
+        plan_(plan),
+        options_(options),
+        facts_(hosts::ClusterFacts::of(config)),
+        links_(cluster::plan_links(config)),
+        wiring_(plan_wiring(config, links_)),
+        replicas_(process_replicas(config, facts_, plan, options.metrics,
+                                   [this](const std::string& line) { log(line); })),
+        tls_(credentials_of(config, plan, options.join)),
+        refusals_(count_refusals(tls_, replicas_, plan.name)),
+        system_config_(system_config_of(options, tls_)),
+        system_(*system_config_),
+        host_(system_, config, facts_),
+        plans_(cluster::plan_processes(config)),
+        dialled_(system_, config, options.connect_timeout) {}
+
+  /// Steps 1–3: spawn, publish, wire; on a failure the spawned actors are stopped.
+  void start();
+  /// Step 4: runs until the local actors end, then lets the middleman flush; the result.
+  hosts::ProcessResult run();
+
+ private:
+  void log(const std::string& line) const {
+    if (!options_.quiet) std::cerr << "tagflow node " << plan_.name << ": " << line << std::endl;
+  }
+  void spawn_replicas();
+  void publish_replicas();
+  void wire();
+  bool wire_with(const cluster::ProcessPlan& other);
+  void watch(const cluster::ProcessPlan& other);
+  void stop_watchers();
+  void stop_spawned();
+  void on_tick(double elapsed);
+  void note_lost();
+  void relink_returned();
+  void log_progress(double elapsed);
+  void wind_down();
+
+  const cluster::ClusterConfig& config_;
+  const cluster::ProcessPlan& plan_;
+  const ActorProcessOptions& options_;
+  const hosts::ClusterFacts facts_;
+  const cluster::LinkPlan links_;
+  const std::vector<WiringStep> wiring_;
+  ProcessReplicas replicas_;
+  std::optional<actors::ActorCredentials> tls_;
+  std::unique_ptr<actors::RefusedHandshakeMetrics> refusals_;
+  std::unique_ptr<caf::actor_system_config> system_config_;
+  caf::actor_system system_;
+  ReplicaHost host_;
+  std::vector<caf::actor> watchers_;  // one per dialled process, with peers_restart
+  std::map<std::string, caf::actor> local_;
+  const std::vector<cluster::ProcessPlan> plans_;
+  Dialled dialled_;
+  const std::shared_ptr<LostProcesses> lost_ = std::make_shared<LostProcesses>();
+  std::set<std::string> down_;  // dialled processes that went down and did not answer yet
+  double next_progress_ = 1.0;
+};
+
+void ActorProcess::start() {
+  try {
+    spawn_replicas();
+    publish_replicas();
+    wire();
+  } catch (...) {
+    stop_spawned();
+    throw;
+  }
+  log(std::string(options_.join ? "joined the cluster" : "running") +
+      (tls_ ? " (TLS, members only)" : " (no TLS: any local process may connect)"));
+}
+
+void ActorProcess::spawn_replicas() {
+  for (std::size_t n = 0; n < replicas_.configs.size(); ++n) {
+    const std::string& name = replicas_.configs[n].name;
+    const HostedReplica& r =
+        spawn_recovered(host_, replicas_.configs[n], &replicas_.metrics[n]->node(),
+                        recovery_of(config_, options_, name));
+    local_[name] = r.handle;
+    // Found by name over a connection another process dialled (see wire()).
+    system_.registry().put(registry_key(n), r.handle);
+  }
+}
+
+/// Every replica but the samplers, on its data port at its host's address.
+void ActorProcess::publish_replicas() {
+  for (const HostedReplica& r : host_.replicas()) {
+    if (r.config.kind->transient) continue;
+    const ReplicaAddress at = address_of(config_, r.config.name);
+    auto published = actors::publish_actor(system_, r.handle, at.port, at.host);
+    if (!published) {
+      throw std::runtime_error("cannot publish " + r.config.name + " on " + at.host + ":" +
+                               std::to_string(at.port) + ": " + system_.render(published.error()));
+    }
+    log("published " + r.config.name + " on " + at.host + ":" + std::to_string(*published));
+  }
+}
+
+/// The links. CAF 0.17's TLS module loses the link between two processes as soon as a second
+/// connection between them opens, so every pair of processes has one connection, dialled by one
+/// side (dials()), and that side runs every wiring step between the two, in both directions: a
+/// step whose initiator is on the other side is sent there as a message.
+void ActorProcess::wire() {
+  for (const HostedReplica& r : host_.replicas()) {
+    for (const WiringStep& step : steps_of(wiring_, r.config)) {
+      if (const auto it = local_.find(step.peer); it != local_.end()) host_.wire(step, it->second);
+    }
+  }
+  for (const cluster::ProcessPlan& other : plans_) {
+    if (dials(config_, plan_, other) && wire_with(other) && options_.peers_restart) watch(other);
+  }
+}
+
+/// Runs every wiring step between this process and `other`, which this one dials (dialling it
+/// when a step needs it); false when there is none.
+bool ActorProcess::wire_with(const cluster::ProcessPlan& other) {
+  const auto in_other = [&](const std::string& replica) {
+    return std::find(other.replicas.begin(), other.replicas.end(), replica) != other.replicas.end();
+  };
+  bool any = false;
+  for (const HostedReplica& r : host_.replicas()) {
+    for (const WiringStep& step : steps_of(wiring_, r.config)) {
+      if (!in_other(step.peer)) continue;
+      host_.wire(step, dialled_.replica(other, step.peer));
+      any = true;
+    }
+  }
+  for (const WiringStep& step : wiring_) {  // steps the dialled process's replicas start here
+    const auto peer = local_.find(step.peer);
+    if (peer == local_.end() || !in_other(step.initiator)) continue;
+    caf::anon_send(dialled_.replica(other, step.initiator), actors::connect_atom::value, step.port,
+                   step.peer, peer->second);
+    any = true;
+  }
+  return any;
+}
+
+void ActorProcess::watch(const cluster::ProcessPlan& other) {
+  watchers_.push_back(system_.spawn(
+      watch_process, dialled_.replica(other, first_published(config_, other)), other.name, lost_));
+}
+
+void ActorProcess::stop_watchers() {
+  for (const caf::actor& w : watchers_) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+  watchers_.clear();
+}
+
+void ActorProcess::stop_spawned() {
+  stop_watchers();
+  for (const HostedReplica& r : host_.replicas()) caf::anon_send(r.handle, actors::StopRun{""});
+  for (std::size_t n = 0; n < host_.replicas().size(); ++n) {
+    system_.registry().erase(registry_key(n));
+  }
+  system_.await_all_actors_done();
+}
+
+hosts::ProcessResult ActorProcess::run() {
+  StopSignals signals;
+  WaitOptions wait;
+  wait.seconds = config_.stop.seconds;
+  wait.leave_on_request = options_.join;
+  wait.tick = std::chrono::milliseconds(50);
+  wait.on_tick = [this](double elapsed) { on_tick(elapsed); };
+  hosts::ProcessResult result;
+  result.process = plan_.name;
+  result.mode = "actor";
+  result.seconds = host_.wait(wait);
+  wind_down();
+  result.replicas = host_.results(links_);
+  result.stop_reason = host_.stop_reason();
+  log("stopped" + (result.stop_reason.empty() ? std::string() : " (" + result.stop_reason + ")"));
+  return result;
+}
+
+void ActorProcess::on_tick(double elapsed) {
+  if (g_signalled.load()) host_.request_stop();
+  note_lost();
+  relink_returned();
+  log_progress(elapsed);
+}
+
+/// The dialled processes the watchers saw go down: forgotten, and dialled again every tick.
+void ActorProcess::note_lost() {
+  for (const std::string& name : lost_->take()) {
+    dialled_.forget(name);
+    down_.insert(name);
+    std::cerr << "tagflow node " << plan_.name << ": lost process " << name
+              << "; waiting for it to come back" << std::endl;
+  }
+}
+
+/// One dial to each lost process; one that answers is wired and watched again.
+void ActorProcess::relink_returned() {
+  for (auto it = down_.begin(); it != down_.end();) {
+    const cluster::ProcessPlan* other = cluster::find_process(plans_, *it);
+    if (other == nullptr || !dialled_.try_dial(*other)) {
+      ++it;
+      continue;
+    }
+    try {
+      (void)wire_with(*other);
+      watch(*other);
+    } catch (const std::runtime_error&) {  // it went again, or its replicas are not up yet
+      dialled_.forget(*it);
+      ++it;
+      continue;
+    }
+    std::cerr << "tagflow node " << plan_.name << ": process " << *it << " is back: linked again"
+              << std::endl;
+    it = down_.erase(it);
+  }
+}
+
+/// Each replica's count and weights version, every progress_every.
+void ActorProcess::log_progress(double elapsed) {
+  if (options_.quiet || elapsed < next_progress_) return;
+  next_progress_ = elapsed + options_.progress_every.count() / 1000.0;
+  std::string line = "progress";
+  for (const HostedReplica& r : host_.replicas()) {
+    line += " " + r.config.name + " " + r.config.kind->count_unit + "=" +
+            std::to_string(r.report->count.load()) +
+            " weights_version=" + std::to_string(r.report->weights_version.load()) + ";";
+  }
+  log(line);
+}
+
+void ActorProcess::wind_down() {
+  stop_watchers();
+  for (std::size_t n = 0; n < replicas_.configs.size(); ++n) {
+    system_.registry().erase(registry_key(n));
+  }
+  system_.await_all_actors_done();
+  std::this_thread::sleep_for(options_.flush_delay);  // let the middleman send the last messages
+}
+
 }  // namespace
 
 hosts::ProcessResult run_actor_process(const cluster::ClusterConfig& config,
                                        const cluster::ProcessPlan& plan,
                                        const ActorProcessOptions& options) {
-  const hosts::ClusterFacts facts = hosts::ClusterFacts::of(config);
-  const cluster::LinkPlan links = cluster::plan_links(config);
-  const std::vector<WiringStep> wiring = plan_wiring(config, links);
-  const auto log = [&](const std::string& line) {
-    if (!options.quiet) std::cerr << "tagflow node " << plan.name << ": " << line << std::endl;
-  };
-
-  // One registry per replica (labels node = replica name), served on metrics_port + its index.
-  std::vector<ReplicaConfig> replicas;
-  std::vector<std::unique_ptr<ReplicaMetrics>> metrics;
-  for (const std::string& name : plan.replicas) {
-    replicas.push_back(replica_config(config, facts, name));
-    metrics.push_back(
-        std::make_unique<ReplicaMetrics>(config, replicas.back(), options.metrics, log));
-  }
-
-  std::optional<actors::ActorCredentials> tls;
-  if (const std::string keys = cluster::resolved_keys_dir(config); !keys.empty()) {
-    // Mutual TLS: only holders of a certificate of this cluster's CA connect (actors/README.md).
-    tls = actors::actor_credentials(
-        keys, options.join ? std::string(actors::kJoinCredential) : plan.name);
-  }
-  // Handshakes the TLS layer refuses are counted in the first replica's metrics (one TLS
-  // layer per process) and logged, --quiet or not: they are what an operator must see.
-  std::optional<actors::RefusedHandshakeMetrics> refusals;
-  if (tls && !metrics.empty()) {
-    refusals.emplace(metrics.front()->process(), [name = plan.name](const std::string& line) {
-      std::cerr << "tagflow node " << name << ": " << line << std::endl;
-    });
-  }
-  auto system_config = actors::make_actor_system_config({true, options.worker_threads}, tls);
-  nodes::add_node_message_types(*system_config);
-  caf::actor_system system{*system_config};
-  ReplicaHost host(system, config, facts);
-  std::vector<caf::actor> watchers;  // one per dialled process, with peers_return
-  const auto stop_watchers = [&] {
-    for (const caf::actor& w : watchers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
-    watchers.clear();
-  };
-  const auto stop_spawned = [&] {
-    stop_watchers();
-    for (const HostedReplica& r : host.replicas()) caf::anon_send(r.handle, actors::StopRun{""});
-    for (std::size_t n = 0; n < host.replicas().size(); ++n) {
-      system.registry().erase(registry_key(n));
-    }
-    system.await_all_actors_done();
-  };
-
-  std::map<std::string, caf::actor> local;
-  const std::vector<cluster::ProcessPlan> plans = cluster::plan_processes(config);
-  Dialled dialled(system, config, options.connect_timeout);
-  // Runs every wiring step between this process and `other`, which this one dials (dialling it
-  // when a step needs it); false when there is none.
-  const auto wire_with = [&](const cluster::ProcessPlan& other) {
-    const auto in_other = [&](const std::string& replica) {
-      return std::find(other.replicas.begin(), other.replicas.end(), replica) !=
-             other.replicas.end();
-    };
-    bool any = false;
-    for (const HostedReplica& r : host.replicas()) {
-      for (const WiringStep& step : steps_of(wiring, r.config)) {
-        if (!in_other(step.peer)) continue;
-        host.wire(step, dialled.replica(other, step.peer));
-        any = true;
-      }
-    }
-    for (const WiringStep& step : wiring) {  // steps the dialled process's replicas start here
-      const auto peer = local.find(step.peer);
-      if (peer == local.end() || !in_other(step.initiator)) continue;
-      caf::anon_send(dialled.replica(other, step.initiator), actors::connect_atom::value, step.port,
-                     step.peer, peer->second);
-      any = true;
-    }
-    return any;
-  };
-  const auto lost = std::make_shared<LostProcesses>();
-  const auto watch = [&](const cluster::ProcessPlan& other) {
-    watchers.push_back(system.spawn(
-        watch_process, dialled.replica(other, first_published(config, other)), other.name, lost));
-  };
-  try {
-    for (std::size_t n = 0; n < replicas.size(); ++n) {
-      const std::string& name = replicas[n].name;
-      const HostedReplica& r = spawn_recovered(host, replicas[n], &metrics[n]->node(),
-                                               recovery_of(config, options, name));
-      local[name] = r.handle;
-      // Found by name over a connection another process dialled (see below).
-      system.registry().put(registry_key(n), r.handle);
-    }
-    for (const HostedReplica& r : host.replicas()) {
-      if (r.config.kind->transient) continue;
-      const ReplicaAddress at = address_of(config, r.config.name);
-      auto published = actors::publish_actor(system, r.handle, at.port, at.host);
-      if (!published) {
-        throw std::runtime_error("cannot publish " + r.config.name + " on " + at.host + ":" +
-                                 std::to_string(at.port) + ": " + system.render(published.error()));
-      }
-      log("published " + r.config.name + " on " + at.host + ":" + std::to_string(*published));
-    }
-    // The links. CAF 0.17's TLS module loses the link between two processes as soon as a second
-    // connection between them opens, so every pair of processes has one connection, dialled by
-    // one side (dials()), and that side runs every wiring step between the two, in both
-    // directions: a step whose initiator is on the other side is sent there as a message.
-    for (const HostedReplica& r : host.replicas()) {
-      for (const WiringStep& step : steps_of(wiring, r.config)) {
-        if (const auto it = local.find(step.peer); it != local.end()) host.wire(step, it->second);
-      }
-    }
-    for (const cluster::ProcessPlan& other : plans) {
-      if (dials(config, plan, other) && wire_with(other) && options.peers_return) watch(other);
-    }
-  } catch (...) {
-    stop_spawned();
-    throw;
-  }
-  log(std::string(options.join ? "joined the cluster" : "running") +
-      (tls ? " (TLS, members only)" : " (no TLS: any local process may connect)"));
-
-  StopSignals signals;
-  WaitOptions wait;
-  wait.seconds = config.stop.seconds;
-  wait.leave_on_request = options.join;
-  wait.tick = std::chrono::milliseconds(50);
-  double next_progress = 1.0;
-  std::set<std::string> down;  // dialled processes that went down and did not answer yet
-  wait.on_tick = [&](double elapsed) {
-    if (g_signalled.load()) host.request_stop();
-    for (const std::string& name : lost->take()) {
-      dialled.forget(name);
-      down.insert(name);
-      std::cerr << "tagflow node " << plan.name << ": lost process " << name
-                << "; waiting for it to come back" << std::endl;
-    }
-    for (auto it = down.begin(); it != down.end();) {
-      const cluster::ProcessPlan* other = cluster::find_process(plans, *it);
-      if (other == nullptr || !dialled.try_dial(*other)) {
-        ++it;
-        continue;
-      }
-      try {
-        (void)wire_with(*other);
-        watch(*other);
-      } catch (const std::runtime_error&) {  // it went again, or its replicas are not up yet
-        dialled.forget(*it);
-        ++it;
-        continue;
-      }
-      std::cerr << "tagflow node " << plan.name << ": process " << *it << " is back: linked again"
-                << std::endl;
-      it = down.erase(it);
-    }
-    if (options.quiet || elapsed < next_progress) return;
-    next_progress = elapsed + options.progress_every.count() / 1000.0;
-    std::string line = "progress";
-    for (const HostedReplica& r : host.replicas()) {
-      line += " " + r.config.name + " " + r.config.kind->count_unit + "=" +
-              std::to_string(r.report->count.load()) +
-              " weights_version=" + std::to_string(r.report->weights_version.load()) + ";";
-    }
-    log(line);
-  };
-  hosts::ProcessResult result;
-  result.process = plan.name;
-  result.mode = "actor";
-  result.seconds = host.wait(wait);
-  stop_watchers();
-  for (std::size_t n = 0; n < replicas.size(); ++n) system.registry().erase(registry_key(n));
-  system.await_all_actors_done();
-  std::this_thread::sleep_for(options.flush_delay);  // let the middleman send the last messages
-  result.replicas = host.results(links);
-  result.stop_reason = host.stop_reason();
-  log("stopped" + (result.stop_reason.empty() ? std::string() : " (" + result.stop_reason + ")"));
-  return result;
+  ActorProcess process(config, plan, options);
+  process.start();
+  return process.run();
 }
 
 }  // namespace tagflow::hosts

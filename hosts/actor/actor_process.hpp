@@ -23,12 +23,12 @@
 //      SIGTERM/SIGINT: stop the run — or, with `join`, the sampler leaves: Leave to its peers,
 //      the others go on). Then give the middleman `flush_delay` to deliver the last messages.
 // Recovery (docs/recovery.md, configs/README.md "Checkpoints and restarts"):
-//   - with `checkpoint_dir` and the file's `checkpoint.every`, each replica writes its own
+//   - with `checkpoints` and the file's `checkpoint.every`, each replica writes its own
 //     checkpoint there every `every` of wall time (nodes/actor_checkpoint.hpp);
-//   - with `resume_dir` (a restarted process), each replica starts from its checkpoint there; one
+//   - with `resume` (a restarted process), each replica starts from its checkpoint there; one
 //     that cannot be used (truncated, corrupt, another replica's, or refused by the kind) is
 //     named on stderr and the replica starts from scratch;
-//   - with `peers_return` (the launcher restarts dead processes), a replay, learner or inference
+//   - with `peers_restart` (the launcher restarts dead processes), a replay, learner or inference
 //     peer that goes down does not end the run: the actors forget it and go on, and this process
 //     watches every process it dialled — when one goes down it dials it again every tick until
 //     its restarted process answers, then runs the wiring steps between the two again (a process
@@ -60,9 +60,10 @@ struct ActorProcessOptions {
   bool metrics = true;             // a metrics endpoint per replica (metrics_port + i)
   bool quiet = false;              // no log lines on stderr
   std::chrono::milliseconds progress_every{1000};  // a progress log line per replica count
-  std::string checkpoint_dir;  // write the replicas' checkpoints here (see above); empty: none
-  std::string resume_dir;      // start the replicas from their checkpoints here; empty: fresh
-  bool peers_return = false;   // dead processes are restarted: wait for them (see above)
+  // The names of `tagflow node`'s flags --checkpoints, --resume and --peers-restart.
+  std::string checkpoints;     // write the replicas' checkpoints here (see above); empty: none
+  std::string resume;          // start the replicas from their checkpoints here; empty: fresh
+  bool peers_restart = false;  // dead processes are restarted: wait for them (see above)
 };
 
 [[nodiscard]] hosts::ProcessResult run_actor_process(const cluster::ClusterConfig& config,

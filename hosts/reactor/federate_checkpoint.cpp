@@ -108,8 +108,8 @@ void FederateCheckpoint::resume(const std::string& directory,
   for (const std::string& id : federates) {
     const coordinator::Part part = coordinator::read_part(directory, id);
     const std::string what = coordinator::part_path(directory, id);
-    if (part.tag.time_ns != start.time_ns() || part.tag.microstep != start.microstep()) {
-      throw StateError(what + ": resumes at logical time " + std::to_string(part.tag.time_ns) +
+    if (part.tag.time_ns() != start.time_ns() || part.tag.microstep() != start.microstep()) {
+      throw StateError(what + ": resumes at logical time " + std::to_string(part.tag.time_ns()) +
                        " ns, but the coordinator started the run at " +
                        std::to_string(start.time_ns()) + " ns");
     }

@@ -60,15 +60,51 @@ std::optional<std::chrono::nanoseconds> extra_delay(const ClusterConfig& config,
                         std::to_string(*on_link) + " ns and this one); give them the same `after`");
 }
 
-void run_replica(const ClusterConfig& config, const coordinator::FederationSpec& spec,
-                 const cluster::LinkPlan& links, const FederatedProcessOptions& options,
-                 ReplicaRun& run) {
-  const ReplicaSetup& setup = run.setup;
-  // Metrics: one registry and endpoint per replica, even when it shares the process.
-  ReplicaMetrics metrics(config, setup.config, true, [](const std::string& line) {
-    std::fprintf(stderr, "%s\n", line.c_str());
-  });
+/// Joins the replica's environment to the links of the file: a link within the replica directly,
+/// one from another replica through a wire input, one to another replica through a wire output.
+void connect_links(const ClusterConfig& config, const coordinator::FederationSpec& spec,
+                   const cluster::LinkPlan& links, const std::string& name,
+                   reactors::Environment& env, coordinator::ReactorFederate& federate,
+                   ReplicaBinding& binding, FederateCheckpoint* checkpoint) {
+  for (const cluster::Link& link : links.links) {
+    if (link.from.replica == name && link.to.replica == name) {
+      env.connect(binding.output(link.from.port, link.from.channel),
+                  binding.input(link.to.port, link.to.channel), link.after);
+    } else if (link.to.replica == name) {
+      env.connect(add_wire_input(env, federate, link.to.port, link.to.channel, link.from.replica,
+                                 !config.multi_agent.empty()),
+                  binding.input(link.to.port, link.to.channel));
+    } else if (link.from.replica == name) {
+      env.connect(binding.output(link.from.port, link.from.channel),
+                  add_wire_output(env, federate, link.from.port, link.to.replica, link.to.port,
+                                  link.to.channel, extra_delay(config, link, spec),
+                                  !config.multi_agent.empty(), checkpoint));
+    }
+  }
+}
 
+/// With options.resume: the replica's state from that checkpoint, as of `start`.
+void resume_replica(const ClusterConfig& config, const coordinator::FederationSpec& spec,
+                    const FederatedProcessOptions& options, const std::string& name,
+                    FederateCheckpoint* checkpoint, const coordinator::WireTag& start) {
+  if (options.resume.empty()) return;
+  if (checkpoint == nullptr) {
+    throw cluster::ConfigError(config.file, config.checkpoint.line, "checkpoint",
+                               "resuming needs the file's checkpoint: section");
+  }
+  std::vector<std::string> federates;
+  for (const auto& f : spec.federates) federates.push_back(f.id);
+  checkpoint->resume(options.resume, federates, start);
+  if (options.log) {
+    options.log(name + " resumed from " + options.resume + " at logical time " +
+                std::to_string(start.time_ns()) + " ns");
+  }
+}
+
+/// The federate of one replica: its data socket on the group's data_port + index.
+coordinator::ReactorFederateOptions federate_options_of(const ClusterConfig& config,
+                                                        const ReplicaSetup& setup,
+                                                        ReplicaMetrics& metrics) {
   coordinator::ReactorFederateOptions federate_options;
   federate_options.bind_endpoint =
       "tcp://" + config.hosts.at(setup.config.group->host).address + ":" +
@@ -79,7 +115,19 @@ void run_replica(const ClusterConfig& config, const coordinator::FederationSpec&
   // connection guard check its peers (transport/connection_guard.hpp). The other kinds run
   // short reactions and wait on their sockets themselves (federate/reactor_federate.hpp).
   federate_options.network_thread = setup.config.kind->network_thread;
-  coordinator::ReactorFederate federate(spec, setup.config.name, federate_options);
+  return federate_options;
+}
+
+void run_replica(const ClusterConfig& config, const coordinator::FederationSpec& spec,
+                 const cluster::LinkPlan& links, const FederatedProcessOptions& options,
+                 ReplicaRun& run) {
+  const ReplicaSetup& setup = run.setup;
+  // Metrics: one registry and endpoint per replica, even when it shares the process.
+  ReplicaMetrics metrics(config, setup.config, true, [](const std::string& line) {
+    std::fprintf(stderr, "%s\n", line.c_str());
+  });
+  coordinator::ReactorFederate federate(spec, setup.config.name,
+                                        federate_options_of(config, setup, metrics));
   const coordinator::WireTag start =
       federate.join(config.coordinator.join_timeout + std::chrono::seconds(5));
   if (options.log)
@@ -87,47 +135,20 @@ void run_replica(const ClusterConfig& config, const coordinator::FederationSpec&
 
   reactors::EnvironmentConfig env_config;
   env_config.workers = 1;
-  env_config.start_time_ns = start.time_ns;
+  env_config.start_time_ns = start.time_ns();
   env_config.keepalive = true;
   reactors::Environment env(env_config);
   ReplicaSetup with_metrics = setup;
   with_metrics.metrics = &metrics.node();
   const std::unique_ptr<ReplicaBinding> binding = options.factory(with_metrics, env);
   std::unique_ptr<FederateCheckpoint> checkpoint;
-  if (!options.checkpoint_root.empty() && config.checkpoint.every) {
-    checkpoint = std::make_unique<FederateCheckpoint>(setup.config.name, options.checkpoint_root,
+  if (!options.checkpoints.empty() && config.checkpoint.every) {
+    checkpoint = std::make_unique<FederateCheckpoint>(setup.config.name, options.checkpoints,
                                                       *config.checkpoint.every, federate, *binding);
   }
-  for (const cluster::Link& link : links.links) {
-    if (link.from.replica == setup.config.name && link.to.replica == setup.config.name) {
-      env.connect(binding->output(link.from.port, link.from.channel),
-                  binding->input(link.to.port, link.to.channel), link.after);
-    } else if (link.to.replica == setup.config.name) {
-      env.connect(add_wire_input(env, federate, link.to.port, link.to.channel, link.from.replica,
-                                 !config.multi_agent.empty()),
-                  binding->input(link.to.port, link.to.channel));
-    } else if (link.from.replica == setup.config.name) {
-      env.connect(binding->output(link.from.port, link.from.channel),
-                  add_wire_output(env, federate, link.from.port, link.to.replica, link.to.port,
-                                  link.to.channel, extra_delay(config, link, spec),
-                                  !config.multi_agent.empty(), checkpoint.get()));
-    }
-  }
+  connect_links(config, spec, links, setup.config.name, env, federate, *binding, checkpoint.get());
   if (checkpoint) checkpoint->install(env);
-  if (!options.resume_directory.empty()) {
-    if (!checkpoint) {
-      throw cluster::ConfigError(config.file, config.checkpoint.line, "checkpoint",
-                                 "resuming needs the file's checkpoint: section");
-    }
-    std::vector<std::string> federates;
-    for (const auto& f : spec.federates) federates.push_back(f.id);
-    checkpoint->resume(options.resume_directory, federates,
-                       reactors::Tag(start.time_ns, start.microstep));
-    if (options.log) {
-      options.log(setup.config.name + " resumed from " + options.resume_directory +
-                  " at logical time " + std::to_string(start.time_ns) + " ns");
-    }
-  }
+  resume_replica(config, spec, options, setup.config.name, checkpoint.get(), start);
   run.env.store(&env);
   try {
     federate.run(env);
@@ -142,17 +163,15 @@ void run_replica(const ClusterConfig& config, const coordinator::FederationSpec&
   run.reached_condition = binding->reached_stop_condition();
 }
 
-}  // namespace
-
-ProcessResult run_federated_process(const ClusterConfig& config,
-                                    const cluster::ProcessPlan& process,
-                                    const FederatedProcessOptions& options) {
-  const cluster::LinkPlan links = cluster::plan_links(config);
-  const ClusterFacts facts = ClusterFacts::of(config);
-  const coordinator::FederationSpec spec = cluster::federation_spec(config);
-
-  // Build every replica once in a scratch environment: bad params and unbuildable kinds fail
-  // here, before this process joins anything.
+/// Builds every replica of `process` once in a scratch environment: bad params and unbuildable
+/// kinds (or, with checkpoints, kinds that cannot checkpoint) fail here, before this process
+/// joins anything.
+std::vector<std::unique_ptr<ReplicaRun>> build_replicas(const ClusterConfig& config,
+                                                        const cluster::ProcessPlan& process,
+                                                        const cluster::LinkPlan& links,
+                                                        const ClusterFacts& facts,
+                                                        const coordinator::FederationSpec& spec,
+                                                        const FederatedProcessOptions& options) {
   std::vector<std::unique_ptr<ReplicaRun>> runs;
   for (const std::string& name : process.replicas) {
     auto run = std::make_unique<ReplicaRun>();
@@ -160,7 +179,7 @@ ProcessResult run_federated_process(const ClusterConfig& config,
     run->setup.round_period = options.round_period;
     reactors::Environment scratch;
     const std::unique_ptr<ReplicaBinding> built = options.factory(run->setup, scratch);
-    if (!options.checkpoint_root.empty() && config.checkpoint.every) {
+    if (!options.checkpoints.empty() && config.checkpoint.every) {
       try {
         check_can_checkpoint(*built);
       } catch (const std::logic_error& e) {
@@ -174,8 +193,15 @@ ProcessResult run_federated_process(const ClusterConfig& config,
     }
     runs.push_back(std::move(run));
   }
+  return runs;
+}
 
-  const auto start = std::chrono::steady_clock::now();
+/// Runs every replica on a thread of its own until all ended; with the file's `seconds` stop
+/// (wall time) asks each to stop at that time. Returns whether that time came.
+bool run_replicas(const ClusterConfig& config, const coordinator::FederationSpec& spec,
+                  const cluster::LinkPlan& links, const FederatedProcessOptions& options,
+                  std::vector<std::unique_ptr<ReplicaRun>>& runs,
+                  std::chrono::steady_clock::time_point start) {
   std::mutex mutex;
   std::condition_variable finished_cv;
   std::size_t finished = 0;  // guarded by mutex
@@ -194,7 +220,6 @@ ProcessResult run_federated_process(const ClusterConfig& config,
       finished_cv.notify_all();
     });
   }
-  // The `seconds` stop: wall time, requested in every replica of this process.
   bool timed_out = false;
   {
     std::unique_lock<std::mutex> lock(mutex);
@@ -212,10 +237,14 @@ ProcessResult run_federated_process(const ClusterConfig& config,
     finished_cv.wait(lock, all_done);
   }
   for (std::thread& t : threads) t.join();
+  return timed_out;
+}
 
-  // A replica's own error first; a federation error (which may only be the echo of it) else.
+/// Rethrows a replica's own error first; a federation error (which may only be the echo of it)
+/// else.
+void rethrow_replica_errors(const std::vector<std::unique_ptr<ReplicaRun>>& runs) {
   std::exception_ptr federation_error;
-  for (auto& run : runs) {
+  for (const auto& run : runs) {
     if (!run->error) continue;
     try {
       std::rethrow_exception(run->error);
@@ -226,6 +255,21 @@ ProcessResult run_federated_process(const ClusterConfig& config,
     }
   }
   if (federation_error) std::rethrow_exception(federation_error);
+}
+
+}  // namespace
+
+ProcessResult run_federated_process(const ClusterConfig& config,
+                                    const cluster::ProcessPlan& process,
+                                    const FederatedProcessOptions& options) {
+  const cluster::LinkPlan links = cluster::plan_links(config);
+  const ClusterFacts facts = ClusterFacts::of(config);
+  const coordinator::FederationSpec spec = cluster::federation_spec(config);
+  std::vector<std::unique_ptr<ReplicaRun>> runs =
+      build_replicas(config, process, links, facts, spec, options);
+  const auto start = std::chrono::steady_clock::now();
+  const bool timed_out = run_replicas(config, spec, links, options, runs, start);
+  rethrow_replica_errors(runs);
 
   ProcessResult result;
   result.process = process.name;

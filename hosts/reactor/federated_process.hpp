@@ -12,8 +12,8 @@
 // every replica's channel hashes as of the cutoff: the earliest stop proposal of the
 // federation (ReactorFederate::stop_proposal()).
 //
-// Checkpoints (options.checkpoint_root with the file's `checkpoint:`): each replica writes its
-// part every `every` of logical time (federate_checkpoint.hpp); with options.resume_directory it
+// Checkpoints (options.checkpoints with the file's `checkpoint:`): each replica writes its
+// part every `every` of logical time (federate_checkpoint.hpp); with options.resume it
 // first loads its state and the messages in transit to it from that checkpoint.
 // Every replica is built once in a scratch environment before anything joins, so bad params
 // (and, with checkpoints, a kind or env that cannot checkpoint) fail fast without a federation.
@@ -40,12 +40,13 @@ struct FederatedProcessOptions {
   std::chrono::nanoseconds round_period = std::chrono::milliseconds(1);
   /// Called from replica threads with one line of news ("sampler-0 joined ..."); may be empty.
   std::function<void(const std::string&)> log;
-  /// With the file's `checkpoint:`: where the checkpoints go (RUN_DIR/checkpoints); empty: none
-  /// (hosts/reactor/federate_checkpoint.hpp).
-  std::string checkpoint_root;
-  /// Resume every replica from the checkpoint in this directory (ROOT/<time_ns>); the
+  /// With the file's `checkpoint:`: where the checkpoints go (RUN_DIR/checkpoints, `tagflow node
+  /// --checkpoints`); empty: none (hosts/reactor/federate_checkpoint.hpp).
+  std::string checkpoints;
+  /// Resume every replica from the checkpoint in this directory (CHECKPOINTS/<time_ns>, `tagflow
+  /// node --resume`); the
   /// coordinator must start the run at that checkpoint's tag. Empty: a fresh run.
-  std::string resume_directory;
+  std::string resume;
 };
 
 [[nodiscard]] ProcessResult run_federated_process(const cluster::ClusterConfig& config,

@@ -161,6 +161,128 @@ int MultiAgentConfig::find(const std::string& name) const {
   return -1;
 }
 
+namespace {
+
+/// One `policies:` entry as declared (a per_agent one is expanded by declare_policies()).
+PolicyConfig read_policy(const YamlReader& p, const std::string& name, int line) {
+  p.only_keys({"hidden", "torchscript", "per_agent", "agent_id_input", "max_batch", "max_wait"});
+  PolicyConfig base;
+  base.name = name;
+  base.line = line;
+  base.hidden = p.string_or("hidden", base.hidden);
+  for (const std::string& size : split_names(base.hidden)) {
+    if (size.empty() ||
+        !std::all_of(size.begin(), size.end(),
+                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }) ||
+        std::stol(size) < 1) {
+      p.fail("hidden", "expected positive layer sizes such as \"64\" or \"64,64\", got '" +
+                           base.hidden + "'");
+    }
+  }
+  base.torchscript = p.string_or("torchscript", "");
+  if (p.has("max_batch")) {
+    base.max_batch = static_cast<std::uint32_t>(p.integer("max_batch", 1, 1 << 20));
+  }
+  if (p.has("max_wait")) {
+    base.max_wait = p.duration("max_wait");
+    if (*base.max_wait > std::chrono::hours(24)) {
+      p.fail("max_wait", "at most 24h: it is how long a request may wait for a batch");
+    }
+  }
+  base.agent_id_input = p.boolean_or("agent_id_input", true);
+  return base;
+}
+
+/// The declared policies, by declared name: a per_agent policy stands for name_0 ... name_{n-1}.
+struct DeclaredPolicies {
+  std::map<std::string, std::vector<int>> expansions;  // declared name → policy indices
+  std::vector<bool> id_input_given;                    // per policy index
+
+  /// The policy index a declared name gives agent `agent`.
+  [[nodiscard]] int expanded(const std::string& name, int agent) const {
+    const std::vector<int>& indices = expansions.at(name);
+    return indices.size() == 1 ? indices[0] : indices.at(static_cast<std::size_t>(agent));
+  }
+};
+
+DeclaredPolicies declare_policies(const YamlReader& top, MultiAgentConfig& m) {
+  const YamlReader policies = top.map("policies");
+  DeclaredPolicies declared;
+  for (const auto& entry : policies.node()) {
+    const std::string name = entry.first.Scalar();
+    const YamlReader p = policies.map(name);
+    const PolicyConfig base = read_policy(p, name, policies.line_of(name));
+    const bool per_agent = p.boolean_or("per_agent", false);
+    if (per_agent && !base.torchscript.empty()) {
+      p.fail("torchscript", "a per_agent policy has one file per agent: declare them one by one");
+    }
+    const int copies = per_agent ? m.num_agents : 1;
+    for (int i = 0; i < copies; ++i) {
+      PolicyConfig policy = base;
+      if (per_agent) policy.name = name + "_" + std::to_string(i);
+      if (m.find(policy.name) >= 0 || (per_agent && policies.has(policy.name))) {
+        policies.fail(name, "policy '" + policy.name + "' is declared twice");
+      }
+      declared.expansions[name].push_back(static_cast<int>(m.policies.size()));
+      m.policies.push_back(std::move(policy));
+      declared.id_input_given.push_back(p.has("agent_id_input"));
+    }
+  }
+  if (m.policies.empty()) top.fail("policies", "name at least one policy");
+  return declared;
+}
+
+/// `agents:` (an agent index or "*" → a declared or expanded policy name) into agent_policy.
+void map_agents(const YamlReader& agents, MultiAgentConfig& m, const DeclaredPolicies& declared) {
+  int fallback = -2;  // "*": a declared name, resolved per agent
+  std::string fallback_name;
+  for (const auto& entry : agents.node()) {
+    const std::string key = entry.first.Scalar();
+    const int agent = agent_key(agents, key, m.num_agents);
+    const std::string name = agents.string(key);
+    const bool is_declared = declared.expansions.count(name) != 0;
+    const int index = m.find(name);
+    if (!is_declared && index < 0) agents.fail(key, "no policy '" + name + "' under policies");
+    if (agent < 0) {
+      fallback = 0;
+      fallback_name = is_declared ? name : m.policies[static_cast<std::size_t>(index)].name;
+      continue;
+    }
+    m.agent_policy[static_cast<std::size_t>(agent)] =
+        is_declared ? declared.expanded(name, agent) : index;
+  }
+  for (int a = 0; a < m.num_agents; ++a) {
+    int& policy = m.agent_policy[static_cast<std::size_t>(a)];
+    if (policy >= 0) continue;
+    if (fallback == -2) {
+      agents.fail("*", "agent " + std::to_string(a) +
+                           " has no policy (map it, or give \"*\" for every other agent)");
+    }
+    policy = declared.expansions.count(fallback_name) != 0 ? declared.expanded(fallback_name, a)
+                                                           : m.find(fallback_name);
+  }
+}
+
+/// Each policy's agents; a policy that serves none is an error.
+void assign_agents(const ClusterConfig& config, MultiAgentConfig& m,
+                   const DeclaredPolicies& declared) {
+  for (int a = 0; a < m.num_agents; ++a) {
+    m.policies[static_cast<std::size_t>(m.agent_policy[static_cast<std::size_t>(a)])]
+        .agents.push_back(a);
+  }
+  for (std::size_t i = 0; i < m.policies.size(); ++i) {
+    PolicyConfig& p = m.policies[i];
+    if (p.agents.empty()) {
+      throw ConfigError(config.file, p.line, "policies." + p.name,
+                        "policy '" + p.name + "' serves no agent (map one to it under agents:)");
+    }
+    // A policy of one agent needs no agent feature unless the file asks for one.
+    if (p.agents.size() == 1 && !declared.id_input_given[i]) p.agent_id_input = false;
+  }
+}
+
+}  // namespace
+
 void parse_policies(const YamlReader& top, ClusterConfig& config) {
   bool has_multi_agent = false;
   for (const NodeConfig& node : config.nodes) {
@@ -173,112 +295,20 @@ void parse_policies(const YamlReader& top, ClusterConfig& config) {
   }
   read_env(top, config);
   MultiAgentConfig& m = config.multi_agent;
-  const YamlReader policies = top.map("policies");
-  // Declared names: a per_agent policy stands for name_0 ... name_{n-1}.
-  std::map<std::string, std::vector<int>> expansions;  // declared name → policy indices
-  std::vector<bool> id_input_given;
-  for (const auto& entry : policies.node()) {
-    const std::string name = entry.first.Scalar();
-    const YamlReader p = policies.map(name);
-    p.only_keys({"hidden", "torchscript", "per_agent", "agent_id_input", "max_batch", "max_wait"});
-    PolicyConfig base;
-    base.name = name;
-    base.line = policies.line_of(name);
-    base.hidden = p.string_or("hidden", base.hidden);
-    for (const std::string& size : split_names(base.hidden)) {
-      if (size.empty() ||
-          !std::all_of(size.begin(), size.end(),
-                       [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }) ||
-          std::stol(size) < 1) {
-        p.fail("hidden", "expected positive layer sizes such as \"64\" or \"64,64\", got '" +
-                             base.hidden + "'");
-      }
-    }
-    base.torchscript = p.string_or("torchscript", "");
-    if (p.has("max_batch")) {
-      base.max_batch = static_cast<std::uint32_t>(p.integer("max_batch", 1, 1 << 20));
-    }
-    if (p.has("max_wait")) {
-      base.max_wait = p.duration("max_wait");
-      if (*base.max_wait > std::chrono::hours(24)) {
-        p.fail("max_wait", "at most 24h: it is how long a request may wait for a batch");
-      }
-    }
-    const bool per_agent = p.boolean_or("per_agent", false);
-    base.agent_id_input = p.boolean_or("agent_id_input", true);
-    if (per_agent && !base.torchscript.empty()) {
-      p.fail("torchscript", "a per_agent policy has one file per agent: declare them one by one");
-    }
-    const int copies = per_agent ? m.num_agents : 1;
-    for (int i = 0; i < copies; ++i) {
-      PolicyConfig policy = base;
-      if (per_agent) policy.name = name + "_" + std::to_string(i);
-      if (m.find(policy.name) >= 0 || (per_agent && policies.has(policy.name))) {
-        policies.fail(name, "policy '" + policy.name + "' is declared twice");
-      }
-      expansions[name].push_back(static_cast<int>(m.policies.size()));
-      m.policies.push_back(std::move(policy));
-      id_input_given.push_back(p.has("agent_id_input"));
-    }
-  }
-  if (m.policies.empty()) top.fail("policies", "name at least one policy");
-
+  const DeclaredPolicies declared = declare_policies(top, m);
   m.agent_policy.assign(static_cast<std::size_t>(m.num_agents), -1);
-  const auto expanded = [&](const std::string& name, int agent) {
-    const std::vector<int>& indices = expansions.at(name);
-    return indices.size() == 1 ? indices[0] : indices.at(static_cast<std::size_t>(agent));
-  };
   if (top.has("agents")) {
-    const YamlReader agents = top.map("agents");
-    int fallback = -2;  // "*": a declared name, resolved per agent
-    std::string fallback_name;
-    for (const auto& entry : agents.node()) {
-      const std::string key = entry.first.Scalar();
-      const int agent = agent_key(agents, key, m.num_agents);
-      const std::string name = agents.string(key);
-      const bool declared = expansions.count(name) != 0;
-      const int index = m.find(name);
-      if (!declared && index < 0) {
-        agents.fail(key, "no policy '" + name + "' under policies");
-      }
-      if (agent < 0) {
-        fallback = 0;
-        fallback_name = declared ? name : m.policies[static_cast<std::size_t>(index)].name;
-        continue;
-      }
-      m.agent_policy[static_cast<std::size_t>(agent)] = declared ? expanded(name, agent) : index;
-    }
-    for (int a = 0; a < m.num_agents; ++a) {
-      int& policy = m.agent_policy[static_cast<std::size_t>(a)];
-      if (policy >= 0) continue;
-      if (fallback == -2) {
-        agents.fail("*", "agent " + std::to_string(a) +
-                             " has no policy (map it, or give \"*\" for every other agent)");
-      }
-      policy =
-          expansions.count(fallback_name) != 0 ? expanded(fallback_name, a) : m.find(fallback_name);
-    }
+    map_agents(top.map("agents"), m, declared);
   } else {
-    if (expansions.size() != 1) {
+    if (declared.expansions.size() != 1) {
       top.fail("policies", "with several policies, say which agent each serves under agents:");
     }
     for (int a = 0; a < m.num_agents; ++a) {
-      m.agent_policy[static_cast<std::size_t>(a)] = expanded(expansions.begin()->first, a);
+      m.agent_policy[static_cast<std::size_t>(a)] =
+          declared.expanded(declared.expansions.begin()->first, a);
     }
   }
-  for (int a = 0; a < m.num_agents; ++a) {
-    m.policies[static_cast<std::size_t>(m.agent_policy[static_cast<std::size_t>(a)])]
-        .agents.push_back(a);
-  }
-  for (std::size_t i = 0; i < m.policies.size(); ++i) {
-    PolicyConfig& p = m.policies[i];
-    if (p.agents.empty()) {
-      throw ConfigError(config.file, p.line, "policies." + p.name,
-                        "policy '" + p.name + "' serves no agent (map one to it under agents:)");
-    }
-    // A policy of one agent needs no agent feature unless the file asks for one.
-    if (p.agents.size() == 1 && !id_input_given[i]) p.agent_id_input = false;
-  }
+  assign_agents(config, m, declared);
 }
 
 std::vector<int> hosted_policies(const ClusterConfig& config, const NodeConfig& node, int index) {

@@ -100,6 +100,7 @@ NodeKind make_kind() {
   k.name = "evaluator";
   k.inputs = {"weights"};
   k.count_unit = "evaluations";
+  k.count_family = family::kEvaluations;
   k.own_stop_reason = "target_return";
   k.publishes_evaluations = true;
   k.checkpointable = false;

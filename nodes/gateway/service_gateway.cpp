@@ -68,9 +68,56 @@ struct Episode {
   std::uint64_t logged = 0;                       // logged: transitions queued for the replay
 };
 
+/// One decoded request and where its reply goes.
+struct Incoming {
+  std::vector<zmq::message_t> envelope;
+  std::string client;
+  GatewayRequest request;
+};
+
+/// The due requests of one forward pass, and their rows per policy.
+struct Batch {
+  std::vector<Pending> requests;
+  std::map<int, std::size_t> rows;
+};
+
+/// What one forward pass gave: an answer per request, or why there is none.
+struct ForwardPass {
+  std::vector<nodes::AgentActionsMessage> answers;
+  std::string failure;  // empty: answered
+};
+
+/// Sends one reply on `envelope`; false when the connection cannot take it (gone or full).
+bool send_reply(zmq::socket_t& router, const std::vector<zmq::message_t>& envelope,
+                const Frame& body) {
+  try {
+    for (const zmq::message_t& part : envelope) {
+      if (!router.send(zmq::message_t(part.data(), part.size()),
+                       zmq::send_flags::sndmore | zmq::send_flags::dontwait)) {
+        return false;  // the first frame: the connection's queue is full, nothing was sent
+      }
+    }
+    return router.send(zmq::message_t(body.data(), body.size()), zmq::send_flags::dontwait)
+        .has_value();
+  } catch (const zmq::error_t&) {
+    return false;  // EHOSTUNREACH: the client is gone
+  }
+}
+
+/// True when `p` is due: its deadline has passed, or one of its policies has max_batch rows
+/// queued (`full`).
+bool is_due(const Pending& p, Clock::time_point now, const std::set<int>& full) {
+  if (now >= p.deadline) return true;
+  return std::any_of(p.policy_rows.begin(), p.policy_rows.end(),
+                     [&](const auto& entry) { return full.count(entry.first) != 0; });
+}
+
 }  // namespace
 
 struct ServiceGateway::Impl {
+  explicit Impl(ServiceGateway& gateway) : owner(gateway) {}
+
+  ServiceGateway& owner;  // its counters, its stop flag and the weights it is offered
   GatewayConfig config;
   std::unique_ptr<GatewayBackend> backend;
   monitoring::ProcessMetrics* metrics = nullptr;
@@ -140,12 +187,54 @@ struct ServiceGateway::Impl {
     log(model().server + " gateway: client " + client + ": " + reason + ": " + text +
         " (further refusals of this client for this reason are only counted)");
   }
+
+  // The loop's steps (run(), in this order).
+  void refresh_backend(Clock::time_point& last_refresh);
+  [[nodiscard]] bool wait_for_frames();  // false: the wait was interrupted
+  void read_waiting(std::vector<zmq::message_t>& parts);
+  void apply_weights();
+  [[nodiscard]] bool due(Clock::time_point now) const;
+  void serve_batch();
+
+  // Reading and dispatching one request.
+  [[nodiscard]] std::chrono::milliseconds poll_timeout() const;
+  [[nodiscard]] bool receive(std::vector<zmq::message_t>& parts);
+  void handle(std::vector<zmq::message_t>& parts);
+  void answer_hello(const Incoming& in);
+  void start_episode(const Incoming& in);
+  void end_episode(const Incoming& in);
+
+  // Admitting an act: the checks in the order a refusal names, then the queue.
+  void admit_act(Incoming& in);
+  [[nodiscard]] bool agents_served(Incoming& in);
+  [[nodiscard]] bool has_room(const Incoming& in);
+  [[nodiscard]] bool episode_accepts(const Incoming& in, Episode*& episode);
+  std::optional<std::uint64_t> record_step(Incoming& in, Episode* episode);
+  void enqueue(Incoming& in, std::optional<std::uint64_t> logged_episode);
+
+  // Replies.
+  void reply(const std::vector<zmq::message_t>& envelope, const std::string& client,
+             const Frame& body);
+  void refuse(const std::vector<zmq::message_t>& envelope, const std::string& client,
+              const GatewayError& error, const std::string& policy);
+  void fail(const Incoming& in, const std::string& code, const std::string& reason,
+            const std::string& policy = kNoPolicy);
+  [[nodiscard]] std::vector<PolicyStatus> statuses() const;
+
+  // Batching and serving.
+  [[nodiscard]] std::set<int> full_policies() const;
+  Batch take_due(Clock::time_point now);
+  ForwardPass forward(const std::vector<nodes::AgentObservationsMessage>& requests);
+  void observe_pass(const std::map<int, std::size_t>& rows, Clock::duration compute);
+  void answer_act(const Pending& p, const nodes::AgentObservationsMessage& rows,
+                  const nodes::AgentActionsMessage& answer);
+  void finish(const Pending& p);
 };
 
 ServiceGateway::ServiceGateway(GatewayConfig config, std::unique_ptr<GatewayBackend> backend,
                                monitoring::ProcessMetrics* metrics,
                                std::function<void(const std::string&)> log)
-    : impl_(std::make_unique<Impl>()) {
+    : impl_(std::make_unique<Impl>(*this)) {
   Impl& s = *impl_;
   s.config = std::move(config);
   s.backend = std::move(backend);
@@ -205,434 +294,520 @@ void ServiceGateway::offer_weights(int policy, nodes::WeightsMessage weights) {
   weights_pending_.store(true, std::memory_order_release);
 }
 
-namespace {
-
-/// Sends one reply on `envelope`; false when the connection cannot take it (gone or full).
-bool send_reply(zmq::socket_t& router, const std::vector<zmq::message_t>& envelope,
-                const Frame& body) {
-  try {
-    for (const zmq::message_t& part : envelope) {
-      if (!router.send(zmq::message_t(part.data(), part.size()),
-                       zmq::send_flags::sndmore | zmq::send_flags::dontwait)) {
-        return false;  // the first frame: the connection's queue is full, nothing was sent
-      }
-    }
-    return router.send(zmq::message_t(body.data(), body.size()), zmq::send_flags::dontwait)
-        .has_value();
-  } catch (const zmq::error_t&) {
-    return false;  // EHOSTUNREACH: the client is gone
-  }
-}
-
-}  // namespace
-
 void ServiceGateway::run() {
   Impl& s = *impl_;
-  const GatewayModel& model = s.model();
-  const auto reply = [&](const std::vector<zmq::message_t>& envelope, const std::string& client,
-                         const Frame& body) {
-    if (send_reply(s.router, envelope, body)) return;
-    dropped_.fetch_add(1, std::memory_order_relaxed);
-    s.count_error(kNoPolicy, "slow_reader");
-    s.log_once(client, "slow_reader", "a reply was dropped: the client does not read them");
-  };
-  const auto refuse = [&](const std::vector<zmq::message_t>& envelope, const std::string& client,
-                          const GatewayError& error, const std::string& policy) {
-    refused_.fetch_add(1, std::memory_order_relaxed);
-    if (error.code == "busy") busy_.fetch_add(1, std::memory_order_relaxed);
-    s.count_error(policy, error.code);
-    s.log_once(client, error.code, error.reason);
-    reply(envelope, client, encode_error(error));
-  };
-  const auto statuses = [&] {
-    std::vector<PolicyStatus> out;
-    for (const int p : model.hosted) {
-      out.push_back(
-          {model.policy_names[static_cast<std::size_t>(p)], s.backend->version(p), true,
-           s.batch_of(p),
-           static_cast<std::uint64_t>(
-               std::chrono::duration_cast<std::chrono::microseconds>(s.wait_of(p)).count())});
-    }
-    return out;
-  };
-  const auto apply_weights = [&] {
-    if (!weights_pending_.load(std::memory_order_acquire)) return;
-    std::vector<std::pair<int, nodes::WeightsMessage>> offered;
-    {
-      const std::lock_guard<std::mutex> lock(weights_mutex_);
-      offered.swap(offered_);
-      weights_pending_.store(false, std::memory_order_relaxed);
-    }
-    for (const auto& [policy, weights] : offered) {
-      try {
-        s.backend->load_weights(policy, weights);
-      } catch (const std::exception& e) {
-        if (s.log)
-          s.log(model.server + " gateway: weights of policy " + std::to_string(policy) +
-                " not loaded: " + e.what());
-      }
-    }
-  };
-
-  // Answers or queues one request; returns nothing (every outcome is a reply or a drop).
-  const auto handle = [&](std::vector<zmq::message_t>& parts) {
-    if (parts.size() < 2 || parts.size() > kMaxEnvelopeFrames + 1) {
-      refused_.fetch_add(1, std::memory_order_relaxed);
-      s.count_error(kNoPolicy, "malformed");
-      if (!parts.empty())
-        s.log_once(hex(parts[0]), "malformed", "a message of too many frames, dropped");
-      return;
-    }
-    zmq::message_t body = std::move(parts.back());
-    parts.pop_back();
-    const std::string client = hex(parts[0]);
-    DecodeResult decoded = decode_request(body.data(), body.size(), s.shape);
-    if (auto* error = std::get_if<GatewayError>(&decoded)) {
-      refuse(parts, client, *error, kNoPolicy);
-      return;
-    }
-    GatewayRequest& request = std::get<GatewayRequest>(decoded);
-    const auto fail = [&](const std::string& code, const std::string& reason,
-                          const std::string& policy = kNoPolicy) {
-      refuse(parts, client, GatewayError{code, reason, request.op, request.id}, policy);
-    };
-    switch (request.op) {
-      case GatewayOp::hello: {
-        HelloInfo info;
-        info.server = model.server;
-        info.env = model.env;
-        info.observation_size = model.observation_size;
-        info.num_actions = model.num_actions;
-        for (std::uint32_t a = 0; a < model.num_agents; ++a) {
-          if (model.serves_agent(a)) {
-            info.agents.emplace_back(
-                a, model.policy_names[static_cast<std::size_t>(model.agent_policy[a])]);
-          }
-        }
-        info.policies = statuses();
-        info.max_batch = s.config.max_batch;
-        info.max_in_flight = s.config.max_in_flight;
-        info.max_wait_us = static_cast<std::uint64_t>(
-            std::chrono::duration_cast<std::chrono::microseconds>(s.config.max_wait).count());
-        reply(parts, client, encode_hello(request.id, info));
-        return;
-      }
-      case GatewayOp::health:
-        reply(parts, client, encode_health(request.id, true, statuses()));
-        return;
-      case GatewayOp::episode_start: {
-        const bool log = request.log.value_or(s.config.log_by_default);
-        if (log && s.config.experience == nullptr) {
-          fail("no_replay", model.server +
-                                " has no replay linked to its experience port: it cannot log "
-                                "episodes (start the episode without log)");
-          return;
-        }
-        if (s.episodes.size() >= kMaxEpisodes) {
-          s.episodes.erase(s.episode_order.front());
-          s.episode_order.pop_front();
-        }
-        const std::uint64_t e = s.next_episode++;
-        Episode& episode = s.episodes[e];
-        if (log) episode.experience = std::make_unique<EpisodeExperience>(model);
-        s.episode_order.push_back(e);
-        reply(parts, client, encode_episode_start(request.id, e, log));
-        return;
-      }
-      case GatewayOp::episode_end: {
-        const auto it = s.episodes.find(*request.episode);
-        if (it == s.episodes.end()) {
-          fail("unknown_episode", "no open episode " + std::to_string(*request.episode));
-          return;
-        }
-        Episode& episode = it->second;
-        if (episode.experience != nullptr) {
-          if (episode.act_in_flight) {
-            fail("busy",
-                 "an act of this logged episode is still in flight: end it after its reply");
-            return;
-          }
-          if (const std::string why = episode.experience->check(request); !why.empty()) {
-            fail("not_in_step", why);
-            return;
-          }
-          std::vector<nodes::TransitionsMessage> made;
-          episode.experience->complete(request, true, made);
-          s.push_experience(made, episode, client, logged_, logged_dropped_);
-        }
-        for (const auto& [agent, reward] : request.rewards) episode.returns[agent] += reward;
-        reply(parts, client,
-              encode_episode_end(request.id, it->first, episode.steps, episode.returns,
-                                 episode.logged));
-        s.episode_order.erase(std::find(s.episode_order.begin(), s.episode_order.end(), it->first));
-        s.episodes.erase(it);
-        return;
-      }
-      case GatewayOp::act:
-        break;
-    }
-    if (request.single) {  // one observation: the gateway must serve exactly one agent
-      for (std::uint32_t a = 0; a < model.num_agents; ++a) {
-        if (model.serves_agent(a)) request.agents.push_back(a);
-      }
-      if (request.agents.size() != 1) {
-        fail("malformed", "obs is one observation, but this gateway serves " +
-                              std::to_string(request.agents.size()) +
-                              " agents: send a map agent -> observation");
-        return;
-      }
-    }
-    for (const std::uint32_t agent : request.agents) {
-      if (model.serves_agent(agent) && request.rows > s.batch_of(model.agent_policy[agent])) {
-        const auto policy = static_cast<std::size_t>(model.agent_policy[agent]);
-        fail("too_large", "rows " + std::to_string(request.rows) + " is above policy " +
-                              model.policy_names[policy] + "'s max_batch " +
-                              std::to_string(s.batch_of(model.agent_policy[agent])));
-        return;
-      }
-      if (!model.serves_agent(agent)) {
-        const auto policy = static_cast<std::size_t>(model.agent_policy[agent]);
-        const std::string& other = model.policy_server[policy];
-        fail("not_served", "agent " + std::to_string(agent) + " (policy " +
-                               model.policy_names[policy] + ") is not served by " + model.server +
-                               (other.empty() ? std::string() : "; ask " + other + "'s gateway"));
-        return;
-      }
-    }
-    const auto found = s.in_flight.find(client);
-    const std::uint32_t queued = found == s.in_flight.end() ? 0 : found->second;
-    const std::size_t bytes = request.observations.size() * sizeof(float);
-    if (queued >= s.config.max_in_flight || s.queue.size() >= s.config.max_queue ||
-        (!s.queue.empty() && s.queued_bytes + bytes > s.config.max_queue_bytes)) {
-      fail("busy", queued >= s.config.max_in_flight
-                       ? "this client has max_in_flight requests queued"
-                       : "the gateway's queue is full");
-      return;
-    }
-    Episode* episode = nullptr;
-    if (request.episode) {
-      const auto it = s.episodes.find(*request.episode);
-      if (it == s.episodes.end()) {
-        fail("unknown_episode", "no open episode " + std::to_string(*request.episode));
-        return;
-      }
-      episode = &it->second;
-      if (episode->experience != nullptr) {
-        if (episode->act_in_flight) {
-          fail("busy",
-               "an act of this logged episode is still in flight: send the next step "
-               "after its reply");
-          return;
-        }
-        if (const std::string why = episode->experience->check(request); !why.empty()) {
-          fail(request.rows != 1 ? "too_large" : "not_in_step", why);
-          return;
-        }
-      }
-    }
-    std::optional<std::uint64_t> logged_episode;
-    if (episode != nullptr && episode->experience != nullptr) {
-      std::vector<nodes::TransitionsMessage> made;
-      episode->experience->complete(request, false, made);
-      s.push_experience(made, *episode, client, logged_, logged_dropped_);
-      episode->act_in_flight = true;
-      logged_episode = request.episode;
-    }
-    if (episode != nullptr) {
-      ++episode->steps;
-      for (const auto& [agent, reward] : request.rewards) episode->returns[agent] += reward;
-    }
-    ++s.in_flight[client];
-    Pending p;
-    p.envelope = std::move(parts);
-    p.client = client;
-    p.arrival = Clock::now();
-    p.logged_episode = logged_episode;
-    p.rows.observation_size = model.observation_size;
-    for (const std::uint32_t agent : request.agents) {
-      const int policy = model.agent_policy[agent];
-      p.policy_rows[policy] += request.rows;
-      for (std::uint32_t r = 0; r < request.rows; ++r) {
-        p.rows.agents.push_back(agent);
-        p.rows.policies.push_back(static_cast<std::uint32_t>(policy));
-      }
-    }
-    std::chrono::nanoseconds wait = kLongestWait;
-    for (const auto& entry : p.policy_rows) wait = std::min(wait, s.wait_of(entry.first));
-    p.deadline = p.arrival + (p.policy_rows.empty() ? std::chrono::nanoseconds(0) : wait);
-    p.rows.observations = std::move(request.observations);
-    p.request = std::move(request);
-    for (const auto& [policy, rows] : p.policy_rows) {
-      if (auto* g = s.series[static_cast<std::size_t>(policy)].in_flight)
-        g->Increment(static_cast<double>(rows));
-    }
-    s.queued_bytes += p.rows.observations.size() * sizeof(float);
-    s.queue.push_back(std::move(p));
-    if (s.queue.size() > peak_queued_.load(std::memory_order_relaxed)) {
-      peak_queued_.store(s.queue.size(), std::memory_order_relaxed);
-    }
-  };
-
-  // The policies with max_batch rows queued: their requests are due whatever their deadline.
-  const auto full_policies = [&] {
-    std::map<int, std::size_t> rows;
-    std::set<int> full;
-    for (const Pending& p : s.queue) {
-      for (const auto& [policy, n] : p.policy_rows) {
-        if ((rows[policy] += n) >= s.batch_of(policy)) full.insert(policy);
-      }
-    }
-    return full;
-  };
-  const auto is_due = [](const Pending& p, Clock::time_point now, const std::set<int>& full) {
-    if (now >= p.deadline) return true;
-    return std::any_of(p.policy_rows.begin(), p.policy_rows.end(),
-                       [&](const auto& entry) { return full.count(entry.first) != 0; });
-  };
-  const auto due = [&](Clock::time_point now) {
-    if (s.queue.empty()) return false;
-    const std::set<int> full = full_policies();
-    return std::any_of(s.queue.begin(), s.queue.end(),
-                       [&](const Pending& p) { return is_due(p, now, full); });
-  };
-
-  // Takes the due requests in arrival order while every policy stays within its max_batch (the
-  // first due request always: a lone request is served whatever its size); the others stay.
-  const auto serve_batch = [&] {
-    const Clock::time_point now = Clock::now();
-    const std::set<int> full = full_policies();
-    std::vector<Pending> batch;
-    std::map<int, std::size_t> rows;
-    std::deque<Pending> waiting;
-    while (!s.queue.empty()) {
-      Pending next = std::move(s.queue.front());
-      s.queue.pop_front();
-      bool take = is_due(next, now, full);
-      for (const auto& [policy, n] : next.policy_rows) {
-        take = take && (batch.empty() || rows[policy] + n <= s.batch_of(policy));
-      }
-      if (!take) {
-        waiting.push_back(std::move(next));
-        continue;
-      }
-      for (const auto& [policy, n] : next.policy_rows) rows[policy] += n;
-      s.queued_bytes -= next.rows.observations.size() * sizeof(float);
-      batch.push_back(std::move(next));
-    }
-    s.queue.swap(waiting);
-    std::vector<nodes::AgentObservationsMessage> requests;
-    requests.reserve(batch.size());
-    for (Pending& p : batch) requests.push_back(std::move(p.rows));
-    const Clock::time_point started = Clock::now();
-    std::vector<nodes::AgentActionsMessage> answers;
-    std::string failure;
-    try {
-      answers = s.backend->serve(requests);
-      if (answers.size() != requests.size()) failure = "the policy answered the wrong count";
-    } catch (const std::exception& e) {
-      failure = e.what();
-    }
-    const Clock::time_point computed = Clock::now();
-    passes_.fetch_add(1, std::memory_order_relaxed);
-    for (const auto& [policy, n] : rows) {
-      const PolicySeries& ps = s.series[static_cast<std::size_t>(policy)];
-      if (ps.batch != nullptr) ps.batch->Observe(static_cast<double>(n));
-      if (ps.compute != nullptr) ps.compute->Observe(seconds(computed - started));
-    }
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      Pending& p = batch[i];
-      const GatewayRequest& request = p.request;
-      // Counted before the reply leaves: a client that reads the metrics after its reply sees it.
-      for (const auto& [policy, n] : p.policy_rows) {
-        const PolicySeries& ps = s.series[static_cast<std::size_t>(policy)];
-        if (ps.requests != nullptr && failure.empty())
-          ps.requests->Increment(static_cast<double>(n));
-        if (ps.queue != nullptr) ps.queue->Observe(seconds(started - p.arrival));
-      }
-      if (failure.empty()) {
-        const nodes::AgentActionsMessage& a = answers[i];
-        ActAnswer answer;
-        answer.agents = request.agents;
-        for (std::size_t k = 0; k < request.agents.size(); ++k) {
-          const std::size_t first = k * request.rows;
-          answer.policies.push_back(model.policy_names[a.policies.at(first)]);
-          answer.versions.push_back(a.versions.at(first));
-        }
-        answer.actions = a.actions;
-        if (p.logged_episode) {
-          // Its episode's steps open with what the policies chose (the episode may be forgotten).
-          const auto e = s.episodes.find(*p.logged_episode);
-          if (e != s.episodes.end() && e->second.experience != nullptr) {
-            e->second.experience->open(request.agents, requests[i].observations, a.actions,
-                                       answer.versions);
-            answer.logged = e->second.logged;
-          }
-        }
-        rows_answered_.fetch_add(a.rows(), std::memory_order_relaxed);
-        reply(p.envelope, p.client, encode_act(request, answer));
-      } else {
-        if (s.log) s.log(model.server + " gateway: a forward pass failed: " + failure);
-        refuse(p.envelope, p.client, GatewayError{"internal", failure, request.op, request.id},
-               kNoPolicy);
-      }
-      const Clock::time_point sent = Clock::now();
-      for (const auto& [policy, n] : p.policy_rows) {
-        const PolicySeries& ps = s.series[static_cast<std::size_t>(policy)];
-        if (ps.total != nullptr) ps.total->Observe(seconds(sent - p.arrival));
-        if (ps.in_flight != nullptr) ps.in_flight->Decrement(static_cast<double>(n));
-      }
-      const auto it = s.in_flight.find(p.client);
-      if (it != s.in_flight.end() && --it->second == 0) s.in_flight.erase(it);
-      if (p.logged_episode) {
-        const auto e = s.episodes.find(*p.logged_episode);
-        if (e != s.episodes.end()) e->second.act_in_flight = false;
-      }
-    }
-  };
-
   std::vector<zmq::message_t> parts;
   Clock::time_point last_refresh = Clock::now();
   while (!stop_.load(std::memory_order_relaxed)) {
-    if (Clock::now() - last_refresh >= std::chrono::seconds(1)) {
-      last_refresh = Clock::now();
-      const std::string line = s.backend->refresh();  // between passes: a pass sees one bank
-      if (!line.empty() && s.log) s.log(line);
+    s.refresh_backend(last_refresh);
+    if (!s.wait_for_frames()) continue;  // EINTR
+    s.read_waiting(parts);
+    s.apply_weights();
+    while (s.due(Clock::now())) s.serve_batch();
+  }
+}
+
+// --- the loop's steps
+
+void ServiceGateway::Impl::refresh_backend(Clock::time_point& last_refresh) {
+  if (Clock::now() - last_refresh < std::chrono::seconds(1)) return;
+  last_refresh = Clock::now();
+  const std::string line = backend->refresh();  // between passes: a pass sees one bank
+  if (!line.empty() && log) log(line);
+}
+
+/// Until the earliest deadline of a queued request, 20 ms at the most.
+std::chrono::milliseconds ServiceGateway::Impl::poll_timeout() const {
+  auto timeout = std::chrono::milliseconds(20);
+  for (const Pending& p : queue) {
+    const auto left = p.deadline - Clock::now();
+    timeout = std::max(std::chrono::milliseconds(0),
+                       std::min(timeout, std::chrono::ceil<std::chrono::milliseconds>(left)));
+  }
+  return timeout;
+}
+
+bool ServiceGateway::Impl::wait_for_frames() {
+  const std::chrono::milliseconds timeout = poll_timeout();
+  zmq::pollitem_t item{router.handle(), 0, ZMQ_POLLIN, 0};
+  try {
+    zmq::poll(&item, 1, timeout);
+  } catch (const zmq::error_t&) {
+    return false;
+  }
+  return true;
+}
+
+/// Reads and handles what is waiting (bounded, so that a flood cannot starve the forward passes).
+void ServiceGateway::Impl::read_waiting(std::vector<zmq::message_t>& parts) {
+  for (std::size_t n = 0; n < config.max_queue + 64; ++n) {
+    if (!receive(parts)) break;
+    handle(parts);
+  }
+}
+
+/// One waiting message into `parts`; false when none waits. Frames beyond the envelope's are read
+/// and dropped, leaving `parts` one frame too long for handle() to refuse (counted).
+bool ServiceGateway::Impl::receive(std::vector<zmq::message_t>& parts) {
+  parts.clear();
+  zmq::message_t first;
+  if (!router.recv(first, zmq::recv_flags::dontwait)) return false;
+  bool more = first.more();
+  bool too_many = false;
+  parts.push_back(std::move(first));
+  while (more) {  // the rest of a multipart message is already here
+    zmq::message_t next;
+    if (!router.recv(next, zmq::recv_flags::dontwait)) break;
+    more = next.more();
+    if (parts.size() <= kMaxEnvelopeFrames) {
+      parts.push_back(std::move(next));
+    } else {
+      too_many = true;  // the rest is read and dropped
     }
-    auto timeout = std::chrono::milliseconds(20);
-    for (const Pending& p : s.queue) {
-      const auto left = p.deadline - Clock::now();
-      timeout = std::max(std::chrono::milliseconds(0),
-                         std::min(timeout, std::chrono::ceil<std::chrono::milliseconds>(left)));
-    }
-    zmq::pollitem_t item{s.router.handle(), 0, ZMQ_POLLIN, 0};
+  }
+  if (too_many) parts.resize(kMaxEnvelopeFrames + 2);
+  return true;
+}
+
+/// Loads the weights offered since the last pass, so that a pass runs on one version of each.
+void ServiceGateway::Impl::apply_weights() {
+  if (!owner.weights_pending_.load(std::memory_order_acquire)) return;
+  std::vector<std::pair<int, nodes::WeightsMessage>> offered;
+  {
+    const std::lock_guard<std::mutex> lock(owner.weights_mutex_);
+    offered.swap(owner.offered_);
+    owner.weights_pending_.store(false, std::memory_order_relaxed);
+  }
+  for (const auto& [policy, weights] : offered) {
     try {
-      zmq::poll(&item, 1, timeout);
-    } catch (const zmq::error_t&) {
-      continue;  // EINTR
+      backend->load_weights(policy, weights);
+    } catch (const std::exception& e) {
+      if (log)
+        log(model().server + " gateway: weights of policy " + std::to_string(policy) +
+            " not loaded: " + e.what());
     }
-    // Read what is waiting (bounded, so that a flood cannot starve the forward passes).
-    for (std::size_t n = 0; n < s.config.max_queue + 64; ++n) {
-      parts.clear();
-      zmq::message_t first;
-      if (!s.router.recv(first, zmq::recv_flags::dontwait)) break;
-      bool more = first.more();
-      bool too_many = false;
-      parts.push_back(std::move(first));
-      while (more) {  // the rest of a multipart message is already here
-        zmq::message_t next;
-        if (!s.router.recv(next, zmq::recv_flags::dontwait)) break;
-        more = next.more();
-        if (parts.size() <= kMaxEnvelopeFrames) {
-          parts.push_back(std::move(next));
-        } else {
-          too_many = true;  // the rest is read and dropped
-        }
-      }
-      if (too_many) parts.resize(kMaxEnvelopeFrames + 2);  // handle() drops it, counted
-      handle(parts);
+  }
+}
+
+bool ServiceGateway::Impl::due(Clock::time_point now) const {
+  if (queue.empty()) return false;
+  const std::set<int> full = full_policies();
+  return std::any_of(queue.begin(), queue.end(),
+                     [&](const Pending& p) { return is_due(p, now, full); });
+}
+
+/// Serves the due requests in one backend call and answers each.
+void ServiceGateway::Impl::serve_batch() {
+  Batch batch = take_due(Clock::now());
+  std::vector<nodes::AgentObservationsMessage> requests;
+  requests.reserve(batch.requests.size());
+  for (Pending& p : batch.requests) requests.push_back(std::move(p.rows));
+  const Clock::time_point started = Clock::now();
+  const ForwardPass pass = forward(requests);
+  observe_pass(batch.rows, Clock::now() - started);
+  for (std::size_t i = 0; i < batch.requests.size(); ++i) {
+    const Pending& p = batch.requests[i];
+    // Counted before the reply leaves: a client that reads the metrics after its reply sees it.
+    for (const auto& [policy, n] : p.policy_rows) {
+      const PolicySeries& ps = series[static_cast<std::size_t>(policy)];
+      if (ps.requests != nullptr && pass.failure.empty())
+        ps.requests->Increment(static_cast<double>(n));
+      if (ps.queue != nullptr) ps.queue->Observe(seconds(started - p.arrival));
     }
-    apply_weights();
-    while (due(Clock::now())) serve_batch();
+    if (pass.failure.empty()) {
+      answer_act(p, requests[i], pass.answers[i]);
+    } else {
+      if (log) log(model().server + " gateway: a forward pass failed: " + pass.failure);
+      refuse(p.envelope, p.client,
+             GatewayError{"internal", pass.failure, p.request.op, p.request.id}, kNoPolicy);
+    }
+    finish(p);
+  }
+}
+
+// --- reading and dispatching one request
+
+/// Answers or queues one request; every outcome is a reply or a drop.
+void ServiceGateway::Impl::handle(std::vector<zmq::message_t>& parts) {
+  if (parts.size() < 2 || parts.size() > kMaxEnvelopeFrames + 1) {
+    owner.refused_.fetch_add(1, std::memory_order_relaxed);
+    count_error(kNoPolicy, "malformed");
+    if (!parts.empty())
+      log_once(hex(parts[0]), "malformed", "a message of too many frames, dropped");
+    return;
+  }
+  zmq::message_t body = std::move(parts.back());
+  parts.pop_back();
+  const std::string client = hex(parts[0]);
+  DecodeResult decoded = decode_request(body.data(), body.size(), shape);
+  if (auto* error = std::get_if<GatewayError>(&decoded)) {
+    refuse(parts, client, *error, kNoPolicy);
+    return;
+  }
+  Incoming in{std::move(parts), client, std::move(std::get<GatewayRequest>(decoded))};
+  switch (in.request.op) {
+    case GatewayOp::hello:
+      answer_hello(in);
+      return;
+    case GatewayOp::health:
+      reply(in.envelope, in.client, encode_health(in.request.id, true, statuses()));
+      return;
+    case GatewayOp::episode_start:
+      start_episode(in);
+      return;
+    case GatewayOp::episode_end:
+      end_episode(in);
+      return;
+    case GatewayOp::act:
+      admit_act(in);
+      return;
+  }
+}
+
+void ServiceGateway::Impl::answer_hello(const Incoming& in) {
+  const GatewayModel& m = model();
+  HelloInfo info;
+  info.server = m.server;
+  info.env = m.env;
+  info.observation_size = m.observation_size;
+  info.num_actions = m.num_actions;
+  for (std::uint32_t a = 0; a < m.num_agents; ++a) {
+    if (m.serves_agent(a)) {
+      info.agents.emplace_back(a, m.policy_names[static_cast<std::size_t>(m.agent_policy[a])]);
+    }
+  }
+  info.policies = statuses();
+  info.max_batch = config.max_batch;
+  info.max_in_flight = config.max_in_flight;
+  info.max_wait_us = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(config.max_wait).count());
+  reply(in.envelope, in.client, encode_hello(in.request.id, info));
+}
+
+void ServiceGateway::Impl::start_episode(const Incoming& in) {
+  const bool logs = in.request.log.value_or(config.log_by_default);
+  if (logs && config.experience == nullptr) {
+    fail(in, "no_replay",
+         model().server +
+             " has no replay linked to its experience port: it cannot log "
+             "episodes (start the episode without log)");
+    return;
+  }
+  if (episodes.size() >= kMaxEpisodes) {
+    episodes.erase(episode_order.front());
+    episode_order.pop_front();
+  }
+  const std::uint64_t e = next_episode++;
+  Episode& episode = episodes[e];
+  if (logs) episode.experience = std::make_unique<EpisodeExperience>(model());
+  episode_order.push_back(e);
+  reply(in.envelope, in.client, encode_episode_start(in.request.id, e, logs));
+}
+
+void ServiceGateway::Impl::end_episode(const Incoming& in) {
+  const GatewayRequest& request = in.request;
+  const auto it = episodes.find(*request.episode);
+  if (it == episodes.end()) {
+    fail(in, "unknown_episode", "no open episode " + std::to_string(*request.episode));
+    return;
+  }
+  Episode& episode = it->second;
+  if (episode.experience != nullptr) {
+    if (episode.act_in_flight) {
+      fail(in, "busy", "an act of this logged episode is still in flight: end it after its reply");
+      return;
+    }
+    if (const std::string why = episode.experience->check(request); !why.empty()) {
+      fail(in, "not_in_step", why);
+      return;
+    }
+    std::vector<nodes::TransitionsMessage> made;
+    episode.experience->complete(request, true, made);
+    push_experience(made, episode, in.client, owner.logged_, owner.logged_dropped_);
+  }
+  for (const auto& [agent, reward] : request.rewards) episode.returns[agent] += reward;
+  reply(in.envelope, in.client,
+        encode_episode_end(request.id, it->first, episode.steps, episode.returns, episode.logged));
+  episode_order.erase(std::find(episode_order.begin(), episode_order.end(), it->first));
+  episodes.erase(it);
+}
+
+// --- admitting an act
+
+void ServiceGateway::Impl::admit_act(Incoming& in) {
+  if (!agents_served(in) || !has_room(in)) return;
+  Episode* episode = nullptr;
+  if (!episode_accepts(in, episode)) return;
+  const std::optional<std::uint64_t> logged_episode = record_step(in, episode);
+  enqueue(in, logged_episode);
+}
+
+/// The request's agents (the one this gateway serves, for a single observation) are served here,
+/// each policy within its max_batch; otherwise refuses it.
+bool ServiceGateway::Impl::agents_served(Incoming& in) {
+  const GatewayModel& m = model();
+  GatewayRequest& request = in.request;
+  if (request.single) {  // one observation: the gateway must serve exactly one agent
+    for (std::uint32_t a = 0; a < m.num_agents; ++a) {
+      if (m.serves_agent(a)) request.agents.push_back(a);
+    }
+    if (request.agents.size() != 1) {
+      fail(in, "malformed",
+           "obs is one observation, but this gateway serves " +
+               std::to_string(request.agents.size()) + " agents: send a map agent -> observation");
+      return false;
+    }
+  }
+  for (const std::uint32_t agent : request.agents) {
+    const auto policy = static_cast<std::size_t>(m.agent_policy[agent]);
+    if (m.serves_agent(agent) && request.rows > batch_of(m.agent_policy[agent])) {
+      fail(in, "too_large",
+           "rows " + std::to_string(request.rows) + " is above policy " + m.policy_names[policy] +
+               "'s max_batch " + std::to_string(batch_of(m.agent_policy[agent])));
+      return false;
+    }
+    if (!m.serves_agent(agent)) {
+      const std::string& other = m.policy_server[policy];
+      fail(in, "not_served",
+           "agent " + std::to_string(agent) + " (policy " + m.policy_names[policy] +
+               ") is not served by " + m.server +
+               (other.empty() ? std::string() : "; ask " + other + "'s gateway"));
+      return false;
+    }
+  }
+  return true;
+}
+
+/// The client is below max_in_flight and the queue below its bounds; otherwise `busy`.
+bool ServiceGateway::Impl::has_room(const Incoming& in) {
+  const auto found = in_flight.find(in.client);
+  const std::uint32_t queued = found == in_flight.end() ? 0 : found->second;
+  const std::size_t bytes = in.request.observations.size() * sizeof(float);
+  if (queued >= config.max_in_flight || queue.size() >= config.max_queue ||
+      (!queue.empty() && queued_bytes + bytes > config.max_queue_bytes)) {
+    fail(in, "busy",
+         queued >= config.max_in_flight ? "this client has max_in_flight requests queued"
+                                        : "the gateway's queue is full");
+    return false;
+  }
+  return true;
+}
+
+/// The episode the request names (`episode`, null when it names none) is open and, when logged,
+/// ready for this step; otherwise refuses it.
+bool ServiceGateway::Impl::episode_accepts(const Incoming& in, Episode*& episode) {
+  const GatewayRequest& request = in.request;
+  if (!request.episode) return true;
+  const auto it = episodes.find(*request.episode);
+  if (it == episodes.end()) {
+    fail(in, "unknown_episode", "no open episode " + std::to_string(*request.episode));
+    return false;
+  }
+  episode = &it->second;
+  if (episode->experience == nullptr) return true;
+  if (episode->act_in_flight) {
+    fail(in, "busy",
+         "an act of this logged episode is still in flight: send the next step "
+         "after its reply");
+    return false;
+  }
+  if (const std::string why = episode->experience->check(request); !why.empty()) {
+    fail(in, request.rows != 1 ? "too_large" : "not_in_step", why);
+    return false;
+  }
+  return true;
+}
+
+/// Counts the step in its episode; a logged episode's rewards complete its previous transitions.
+/// Returns the logged episode the act belongs to.
+std::optional<std::uint64_t> ServiceGateway::Impl::record_step(Incoming& in, Episode* episode) {
+  if (episode == nullptr) return std::nullopt;
+  const GatewayRequest& request = in.request;
+  std::optional<std::uint64_t> logged_episode;
+  if (episode->experience != nullptr) {
+    std::vector<nodes::TransitionsMessage> made;
+    episode->experience->complete(request, false, made);
+    push_experience(made, *episode, in.client, owner.logged_, owner.logged_dropped_);
+    episode->act_in_flight = true;
+    logged_episode = request.episode;
+  }
+  ++episode->steps;
+  for (const auto& [agent, reward] : request.rewards) episode->returns[agent] += reward;
+  return logged_episode;
+}
+
+/// Queues the act with its rows per policy and its deadline (arrival + its smallest max_wait).
+void ServiceGateway::Impl::enqueue(Incoming& in, std::optional<std::uint64_t> logged_episode) {
+  const GatewayModel& m = model();
+  GatewayRequest& request = in.request;
+  ++in_flight[in.client];
+  Pending p;
+  p.envelope = std::move(in.envelope);
+  p.client = in.client;
+  p.arrival = Clock::now();
+  p.logged_episode = logged_episode;
+  p.rows.observation_size = m.observation_size;
+  for (const std::uint32_t agent : request.agents) {
+    const int policy = m.agent_policy[agent];
+    p.policy_rows[policy] += request.rows;
+    for (std::uint32_t r = 0; r < request.rows; ++r) {
+      p.rows.agents.push_back(agent);
+      p.rows.policies.push_back(static_cast<std::uint32_t>(policy));
+    }
+  }
+  std::chrono::nanoseconds wait = kLongestWait;
+  for (const auto& entry : p.policy_rows) wait = std::min(wait, wait_of(entry.first));
+  p.deadline = p.arrival + (p.policy_rows.empty() ? std::chrono::nanoseconds(0) : wait);
+  p.rows.observations = std::move(request.observations);
+  p.request = std::move(request);
+  for (const auto& [policy, rows] : p.policy_rows) {
+    if (auto* g = series[static_cast<std::size_t>(policy)].in_flight)
+      g->Increment(static_cast<double>(rows));
+  }
+  queued_bytes += p.rows.observations.size() * sizeof(float);
+  queue.push_back(std::move(p));
+  if (queue.size() > owner.peak_queued_.load(std::memory_order_relaxed)) {
+    owner.peak_queued_.store(queue.size(), std::memory_order_relaxed);
+  }
+}
+
+// --- replies
+
+void ServiceGateway::Impl::reply(const std::vector<zmq::message_t>& envelope,
+                                 const std::string& client, const Frame& body) {
+  if (send_reply(router, envelope, body)) return;
+  owner.dropped_.fetch_add(1, std::memory_order_relaxed);
+  count_error(kNoPolicy, "slow_reader");
+  log_once(client, "slow_reader", "a reply was dropped: the client does not read them");
+}
+
+void ServiceGateway::Impl::refuse(const std::vector<zmq::message_t>& envelope,
+                                  const std::string& client, const GatewayError& error,
+                                  const std::string& policy) {
+  owner.refused_.fetch_add(1, std::memory_order_relaxed);
+  if (error.code == "busy") owner.busy_.fetch_add(1, std::memory_order_relaxed);
+  count_error(policy, error.code);
+  log_once(client, error.code, error.reason);
+  reply(envelope, client, encode_error(error));
+}
+
+void ServiceGateway::Impl::fail(const Incoming& in, const std::string& code,
+                                const std::string& reason, const std::string& policy) {
+  refuse(in.envelope, in.client, GatewayError{code, reason, in.request.op, in.request.id}, policy);
+}
+
+std::vector<PolicyStatus> ServiceGateway::Impl::statuses() const {
+  const GatewayModel& m = model();
+  std::vector<PolicyStatus> out;
+  for (const int p : m.hosted) {
+    out.push_back({m.policy_names[static_cast<std::size_t>(p)], backend->version(p), true,
+                   batch_of(p),
+                   static_cast<std::uint64_t>(
+                       std::chrono::duration_cast<std::chrono::microseconds>(wait_of(p)).count())});
+  }
+  return out;
+}
+
+// --- batching and serving
+
+/// The policies with max_batch rows queued: their requests are due whatever their deadline.
+std::set<int> ServiceGateway::Impl::full_policies() const {
+  std::map<int, std::size_t> rows;
+  std::set<int> full;
+  for (const Pending& p : queue) {
+    for (const auto& [policy, n] : p.policy_rows) {
+      if ((rows[policy] += n) >= batch_of(policy)) full.insert(policy);
+    }
+  }
+  return full;
+}
+
+/// Takes the due requests in arrival order while every policy stays within its max_batch (the
+/// first due request always: a lone request is served whatever its size); the others stay.
+Batch ServiceGateway::Impl::take_due(Clock::time_point now) {
+  const std::set<int> full = full_policies();
+  Batch batch;
+  std::deque<Pending> waiting;
+  while (!queue.empty()) {
+    Pending next = std::move(queue.front());
+    queue.pop_front();
+    bool take = is_due(next, now, full);
+    for (const auto& [policy, n] : next.policy_rows) {
+      take = take && (batch.requests.empty() || batch.rows[policy] + n <= batch_of(policy));
+    }
+    if (!take) {
+      waiting.push_back(std::move(next));
+      continue;
+    }
+    for (const auto& [policy, n] : next.policy_rows) batch.rows[policy] += n;
+    queued_bytes -= next.rows.observations.size() * sizeof(float);
+    batch.requests.push_back(std::move(next));
+  }
+  queue.swap(waiting);
+  return batch;
+}
+
+/// One backend call for the whole batch.
+ForwardPass ServiceGateway::Impl::forward(
+    const std::vector<nodes::AgentObservationsMessage>& requests) {
+  ForwardPass pass;
+  try {
+    pass.answers = backend->serve(requests);
+    if (pass.answers.size() != requests.size())
+      pass.failure = "the policy answered the wrong count";
+  } catch (const std::exception& e) {
+    pass.failure = e.what();
+  }
+  owner.passes_.fetch_add(1, std::memory_order_relaxed);
+  return pass;
+}
+
+void ServiceGateway::Impl::observe_pass(const std::map<int, std::size_t>& rows,
+                                        Clock::duration compute) {
+  for (const auto& [policy, n] : rows) {
+    const PolicySeries& ps = series[static_cast<std::size_t>(policy)];
+    if (ps.batch != nullptr) ps.batch->Observe(static_cast<double>(n));
+    if (ps.compute != nullptr) ps.compute->Observe(seconds(compute));
+  }
+}
+
+/// Replies to one served act; a logged episode's steps open with what the policies chose.
+void ServiceGateway::Impl::answer_act(const Pending& p, const nodes::AgentObservationsMessage& rows,
+                                      const nodes::AgentActionsMessage& a) {
+  const GatewayRequest& request = p.request;
+  ActAnswer answer;
+  answer.agents = request.agents;
+  for (std::size_t k = 0; k < request.agents.size(); ++k) {
+    const std::size_t first = k * request.rows;
+    answer.policies.push_back(model().policy_names[a.policies.at(first)]);
+    answer.versions.push_back(a.versions.at(first));
+  }
+  answer.actions = a.actions;
+  if (p.logged_episode) {
+    // The episode may be forgotten meanwhile.
+    const auto e = episodes.find(*p.logged_episode);
+    if (e != episodes.end() && e->second.experience != nullptr) {
+      e->second.experience->open(request.agents, rows.observations, a.actions, answer.versions);
+      answer.logged = e->second.logged;
+    }
+  }
+  owner.rows_answered_.fetch_add(a.rows(), std::memory_order_relaxed);
+  reply(p.envelope, p.client, encode_act(request, answer));
+}
+
+/// After the reply: the request's latency and in-flight counts, its client's and episode's.
+void ServiceGateway::Impl::finish(const Pending& p) {
+  const Clock::time_point sent = Clock::now();
+  for (const auto& [policy, n] : p.policy_rows) {
+    const PolicySeries& ps = series[static_cast<std::size_t>(policy)];
+    if (ps.total != nullptr) ps.total->Observe(seconds(sent - p.arrival));
+    if (ps.in_flight != nullptr) ps.in_flight->Decrement(static_cast<double>(n));
+  }
+  const auto it = in_flight.find(p.client);
+  if (it != in_flight.end() && --it->second == 0) in_flight.erase(it);
+  if (p.logged_episode) {
+    const auto e = episodes.find(*p.logged_episode);
+    if (e != episodes.end()) e->second.act_in_flight = false;
   }
 }
 

@@ -36,6 +36,7 @@ NodeKind make_kind() {
   k.inputs = {"observations", "weights"};
   k.outputs = {"actions", "experience"};
   k.count_unit = "rows";
+  k.count_family = family::kInferenceRequests;
   k.hosts_policies = true;
   k.needs_torch = true;
   k.metrics = node_families({family::kInferenceRequests, family::kInferenceBatchSize,

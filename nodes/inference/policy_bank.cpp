@@ -26,6 +26,60 @@ std::vector<float> probe_inputs(int width) {
   return probe;
 }
 
+[[noreturn]] void refuse_file(const cluster::PolicyConfig& policy, const std::string& why) {
+  throw ParamError("policy '" + policy.name + "': torchscript: " + why);
+}
+
+/// Whether a stacked MLP of `spec` with `parameters` scores `probe` as `expected`.
+bool same_scores(const learning::MlpSpec& spec, const std::vector<float>& parameters,
+                 const std::vector<float>& probe, const std::vector<float>& expected) {
+  learning::StackedMlp check(spec, 1, kProbeRows);
+  check.load(0, parameters);
+  const std::vector<float> got = check.scores(probe.data());
+  bool same = true;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    same = same && std::fabs(got[i] - expected[i]) <= 1e-4F * (1.0F + std::fabs(expected[i]));
+  }
+  return same;
+}
+
+/// Loads `policy`'s TorchScript file and checks that it scores observations of `spec`'s width
+/// with one score per action (ParamError otherwise). `stackable` gets its MLP parameters when a
+/// stacked MLP computes the same scores (the module is then not needed).
+std::unique_ptr<learning::TorchScriptPolicy> load_policy_file(const cluster::PolicyConfig& policy,
+                                                              const learning::MlpSpec& spec,
+                                                              std::vector<float>& stackable) {
+  if (!std::filesystem::is_regular_file(policy.torchscript)) {
+    refuse_file(policy, "no such file '" + policy.torchscript + "'");
+  }
+  std::unique_ptr<learning::TorchScriptPolicy> module;
+  try {
+    module = std::make_unique<learning::TorchScriptPolicy>(policy.torchscript);
+  } catch (const learning::TorchScriptError& e) {
+    refuse_file(policy, e.what());
+  }
+  const std::vector<float> probe = probe_inputs(spec.input_size);
+  std::vector<float> expected;
+  try {
+    expected = module->scores(probe.data(), kProbeRows, spec.input_size);
+  } catch (const std::exception& e) {
+    refuse_file(policy, "'" + policy.torchscript +
+                            "' does not run on inputs of the policy's width " +
+                            std::to_string(spec.input_size) + ": " + e.what());
+  }
+  if (expected.size() != static_cast<std::size_t>(kProbeRows * spec.output_size)) {
+    refuse_file(policy, "'" + policy.torchscript + "' returns " +
+                            std::to_string(expected.size() / kProbeRows) +
+                            " scores per observation, the env has " +
+                            std::to_string(spec.output_size) + " actions");
+  }
+  std::vector<float> parameters = module->mlp_parameters(spec);
+  if (!parameters.empty() && same_scores(spec, parameters, probe, expected)) {
+    stackable = std::move(parameters);
+  }
+  return module;
+}
+
 }  // namespace
 
 learning::MlpSpec PolicyBankConfig::network(int policy) const {
@@ -51,62 +105,50 @@ struct PolicyBank::Group {
   std::vector<std::int64_t> actions;
 };
 
+/// Where a serve() call's answers go: one per valid request, by request index.
+struct PolicyBank::Answers {
+  std::vector<AgentActionsMessage> messages;
+  std::vector<std::size_t> index_of;  // request → its answer, SIZE_MAX for a rejected one
+
+  void record(const Hosted& h, std::size_t k, std::size_t j, std::int64_t action) {
+    AgentActionsMessage& answer = messages[index_of[k]];
+    answer.actions[j] = action;
+    answer.versions[j] = h.version;
+  }
+};
+
 PolicyBank::PolicyBank(const PolicyBankConfig& config)
     : config_(config), position_(config.agents.policies.size(), -1) {
-  std::map<std::string, std::vector<float>> file_parameters;  // policy name → stackable params
+  FileParameters file_parameters;
   for (const int p : config_.hosted) {
-    const cluster::PolicyConfig& policy = config_.agents.policies.at(static_cast<std::size_t>(p));
-    Hosted h;
-    h.policy = p;
-    h.spec = config_.network(p);
-    h.spec.validate();
-    if (!policy.torchscript.empty()) {
-      h.from_file = true;
-      const auto fail = [&](const std::string& why) {
-        throw ParamError("policy '" + policy.name + "': torchscript: " + why);
-      };
-      if (!std::filesystem::is_regular_file(policy.torchscript)) {
-        fail("no such file '" + policy.torchscript + "'");
-      }
-      try {
-        h.module = std::make_unique<learning::TorchScriptPolicy>(policy.torchscript);
-      } catch (const learning::TorchScriptError& e) {
-        fail(e.what());
-      }
-      const std::vector<float> probe = probe_inputs(h.spec.input_size);
-      std::vector<float> expected;
-      try {
-        expected = h.module->scores(probe.data(), kProbeRows, h.spec.input_size);
-      } catch (const std::exception& e) {
-        fail("'" + policy.torchscript + "' does not run on inputs of the policy's width " +
-             std::to_string(h.spec.input_size) + ": " + e.what());
-      }
-      if (expected.size() != static_cast<std::size_t>(kProbeRows * h.spec.output_size)) {
-        fail("'" + policy.torchscript + "' returns " +
-             std::to_string(expected.size() / kProbeRows) +
-             " scores per observation, the env has " + std::to_string(h.spec.output_size) +
-             " actions");
-      }
-      std::vector<float> parameters = h.module->mlp_parameters(h.spec);
-      if (!parameters.empty()) {
-        learning::StackedMlp check(h.spec, 1, kProbeRows);
-        check.load(0, parameters);
-        const std::vector<float> got = check.scores(probe.data());
-        bool same = true;
-        for (std::size_t i = 0; i < got.size(); ++i) {
-          same = same && std::fabs(got[i] - expected[i]) <= 1e-4F * (1.0F + std::fabs(expected[i]));
-        }
-        if (same) {
-          file_parameters[policy.name] = std::move(parameters);
-          h.module.reset();
-        }
-      }
-    }
+    Hosted h = make_hosted(p, file_parameters);
     position_[static_cast<std::size_t>(p)] = static_cast<int>(hosted_.size());
     hosted_.push_back(std::move(h));
   }
-  // Stack the policies of each shape; rows per slot: the most agents any policy of that shape in
-  // the whole file serves (the same in every server, whatever it hosts).
+  stack_groups(file_parameters);
+}
+
+PolicyBank::Hosted PolicyBank::make_hosted(int p, FileParameters& file_parameters) const {
+  const cluster::PolicyConfig& policy = config_.agents.policies.at(static_cast<std::size_t>(p));
+  Hosted h;
+  h.policy = p;
+  h.spec = config_.network(p);
+  h.spec.validate();
+  if (!policy.torchscript.empty()) {
+    h.from_file = true;
+    std::vector<float> stackable;
+    h.module = load_policy_file(policy, h.spec, stackable);
+    if (!stackable.empty()) {
+      file_parameters[policy.name] = std::move(stackable);
+      h.module.reset();
+    }
+  }
+  return h;
+}
+
+// Rows per slot: the most agents any policy of that shape in the whole file serves (the same in
+// every server, whatever it hosts).
+void PolicyBank::stack_groups(const FileParameters& file_parameters) {
   std::map<std::string, std::vector<std::size_t>> by_shape;
   for (std::size_t i = 0; i < hosted_.size(); ++i) {
     if (!hosted_[i].module) by_shape[hosted_[i].spec.to_string()].push_back(i);
@@ -228,11 +270,21 @@ std::vector<AgentActionsMessage> PolicyBank::serve(
   return serve(in_place, answered);
 }
 
-std::vector<AgentActionsMessage> PolicyBank::serve(
-    const std::vector<const AgentObservationsMessage*>& requests,
-    std::vector<std::size_t>* answered) {
-  std::vector<AgentActionsMessage> answers;
-  std::vector<std::size_t> index_of(requests.size(), SIZE_MAX);
+std::vector<AgentActionsMessage> PolicyBank::serve(const Requests& requests,
+                                                   std::vector<std::size_t>* answered) {
+  Answers answers;
+  answers.index_of.assign(requests.size(), SIZE_MAX);
+  assign_rows(requests, answered, answers);
+  for (Group& g : groups_) serve_group(g, requests, answers);
+  for (const Hosted& h : hosted_) {
+    if (h.module && !h.rows.empty()) serve_unstacked(h, requests, answers);
+  }
+  for (const Hosted& h : hosted_) rows_served_ += h.rows.size();
+  return std::move(answers.messages);
+}
+
+void PolicyBank::assign_rows(const Requests& requests, std::vector<std::size_t>* answered,
+                             Answers& answers) {
   for (Hosted& h : hosted_) h.rows.clear();
   for (std::size_t k = 0; k < requests.size(); ++k) {
     const AgentObservationsMessage& request = *requests[k];
@@ -242,7 +294,7 @@ std::vector<AgentActionsMessage> PolicyBank::serve(
       last_rejection_ = why;
       continue;
     }
-    index_of[k] = answers.size();
+    answers.index_of[k] = answers.messages.size();
     if (answered != nullptr) answered->push_back(k);
     AgentActionsMessage answer;
     answer.source = request.source;
@@ -250,77 +302,74 @@ std::vector<AgentActionsMessage> PolicyBank::serve(
     answer.policies = request.policies;
     answer.versions.resize(request.rows());
     answer.actions.resize(request.rows());
-    answers.push_back(std::move(answer));
+    answers.messages.push_back(std::move(answer));
     for (std::size_t j = 0; j < request.rows(); ++j) {
       const int policy = static_cast<int>(request.policies[j]);
       hosted_[static_cast<std::size_t>(position_[static_cast<std::size_t>(policy)])]
           .rows.emplace_back(k, j);
     }
   }
-  const auto observation = [&](std::size_t k, std::size_t j) {
-    return requests[k]->observations.data() +
-           j * static_cast<std::size_t>(config_.agents.observation_size);
-  };
-  const auto record = [&](const Hosted& h, std::size_t k, std::size_t j, std::int64_t action) {
-    AgentActionsMessage& answer = answers[index_of[k]];
-    answer.actions[j] = action;
-    answer.versions[j] = h.version;
-  };
-  for (Group& g : groups_) {
-    const auto width = static_cast<std::size_t>(g.net->spec().input_size);
-    std::size_t most = 0;
-    for (const std::size_t m : g.members) most = std::max(most, hosted_[m].rows.size());
-    const std::int64_t rows = rows_per_pass(*g.net, most);
-    g.actions.resize(g.members.size() * static_cast<std::size_t>(rows));
-    for (std::size_t from = 0; from < most; from += static_cast<std::size_t>(rows)) {
-      const float* input = in_place_input(g, requests, rows, width);
-      if (input == nullptr) {
-        // Every row in use is written whole (write_agent_input); only padding rows are zeroed.
-        input_.resize(g.members.size() * static_cast<std::size_t>(rows) * width);
-        for (std::size_t slot = 0; slot < g.members.size(); ++slot) {
-          const Hosted& h = hosted_[g.members[slot]];
-          std::size_t r = 0;
-          float* const slot_input = input_.data() + slot * static_cast<std::size_t>(rows) * width;
-          for (; r < static_cast<std::size_t>(rows) && from + r < h.rows.size(); ++r) {
-            const auto [k, j] = h.rows[from + r];
-            write_agent_input(config_.agents, h.policy, static_cast<int>(requests[k]->agents[j]),
-                              observation(k, j), slot_input + r * width);
-          }
-          if (r < static_cast<std::size_t>(rows)) {
-            std::memset(slot_input + r * width, 0,
-                        (static_cast<std::size_t>(rows) - r) * width * sizeof(float));
-          }
-        }
-        input = input_.data();
-      }
-      g.net->act(input, rows, g.actions.data());
-      ++stacked_passes_;
-      for (std::size_t slot = 0; slot < g.members.size(); ++slot) {
-        const Hosted& h = hosted_[g.members[slot]];
-        for (std::size_t r = 0; r < static_cast<std::size_t>(rows) && from + r < h.rows.size();
-             ++r) {
-          const auto [k, j] = h.rows[from + r];
-          record(h, k, j, g.actions[slot * static_cast<std::size_t>(rows) + r]);
-        }
+}
+
+const float* PolicyBank::observation(const AgentObservationsMessage& request, std::size_t j) const {
+  return request.observations.data() +
+         j * static_cast<std::size_t>(config_.agents.observation_size);
+}
+
+void PolicyBank::serve_group(Group& g, const Requests& requests, Answers& answers) {
+  const auto width = static_cast<std::size_t>(g.net->spec().input_size);
+  std::size_t most = 0;
+  for (const std::size_t m : g.members) most = std::max(most, hosted_[m].rows.size());
+  const std::int64_t rows = rows_per_pass(*g.net, most);
+  g.actions.resize(g.members.size() * static_cast<std::size_t>(rows));
+  for (std::size_t from = 0; from < most; from += static_cast<std::size_t>(rows)) {
+    g.net->act(stacked_input(g, requests, rows, width, from), rows, g.actions.data());
+    ++stacked_passes_;
+    for (std::size_t slot = 0; slot < g.members.size(); ++slot) {
+      const Hosted& h = hosted_[g.members[slot]];
+      for (std::size_t r = 0; r < static_cast<std::size_t>(rows) && from + r < h.rows.size(); ++r) {
+        const auto [k, j] = h.rows[from + r];
+        answers.record(h, k, j, g.actions[slot * static_cast<std::size_t>(rows) + r]);
       }
     }
   }
-  for (Hosted& h : hosted_) {
-    if (!h.module || h.rows.empty()) continue;
-    const auto width = static_cast<std::size_t>(h.spec.input_size);
-    input_.resize(h.rows.size() * width);  // every row written whole below
-    for (std::size_t r = 0; r < h.rows.size(); ++r) {
-      const auto [k, j] = h.rows[r];
+}
+
+const float* PolicyBank::stacked_input(const Group& g, const Requests& requests, std::int64_t rows,
+                                       std::size_t width, std::size_t from) {
+  if (const float* in_place = in_place_input(g, requests, rows, width)) return in_place;
+  // Every row in use is written whole (write_agent_input); only padding rows are zeroed.
+  input_.resize(g.members.size() * static_cast<std::size_t>(rows) * width);
+  for (std::size_t slot = 0; slot < g.members.size(); ++slot) {
+    const Hosted& h = hosted_[g.members[slot]];
+    std::size_t r = 0;
+    float* const slot_input = input_.data() + slot * static_cast<std::size_t>(rows) * width;
+    for (; r < static_cast<std::size_t>(rows) && from + r < h.rows.size(); ++r) {
+      const auto [k, j] = h.rows[from + r];
       write_agent_input(config_.agents, h.policy, static_cast<int>(requests[k]->agents[j]),
-                        observation(k, j), input_.data() + r * width);
+                        observation(*requests[k], j), slot_input + r * width);
     }
-    const std::vector<std::int64_t> actions =
-        h.module->act(input_.data(), static_cast<std::int64_t>(h.rows.size()), h.spec.input_size);
-    for (std::size_t r = 0; r < h.rows.size(); ++r)
-      record(h, h.rows[r].first, h.rows[r].second, actions[r]);
+    if (r < static_cast<std::size_t>(rows)) {
+      std::memset(slot_input + r * width, 0,
+                  (static_cast<std::size_t>(rows) - r) * width * sizeof(float));
+    }
   }
-  for (const Hosted& h : hosted_) rows_served_ += h.rows.size();
-  return answers;
+  return input_.data();
+}
+
+void PolicyBank::serve_unstacked(const Hosted& h, const Requests& requests, Answers& answers) {
+  const auto width = static_cast<std::size_t>(h.spec.input_size);
+  input_.resize(h.rows.size() * width);  // every row written whole below
+  for (std::size_t r = 0; r < h.rows.size(); ++r) {
+    const auto [k, j] = h.rows[r];
+    write_agent_input(config_.agents, h.policy, static_cast<int>(requests[k]->agents[j]),
+                      observation(*requests[k], j), input_.data() + r * width);
+  }
+  const std::vector<std::int64_t> actions =
+      h.module->act(input_.data(), static_cast<std::int64_t>(h.rows.size()), h.spec.input_size);
+  for (std::size_t r = 0; r < h.rows.size(); ++r) {
+    answers.record(h, h.rows[r].first, h.rows[r].second, actions[r]);
+  }
 }
 
 }  // namespace tagflow::nodes

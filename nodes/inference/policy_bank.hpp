@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -89,7 +90,28 @@ class PolicyBank {
  private:
   struct Group;
   struct Hosted;
+  struct Answers;
+  using Requests = std::vector<const AgentObservationsMessage*>;
+  /// Policy name → the parameters of a TorchScript file that the stacked MLP computes alike.
+  using FileParameters = std::map<std::string, std::vector<float>>;
+
+  /// Hosted policy `policy`: its network, and its TorchScript module when it has a file.
+  [[nodiscard]] Hosted make_hosted(int policy, FileParameters& file_parameters) const;
+  /// Stacks the hosted policies (all but the unstackable files) in one group per shape.
+  void stack_groups(const FileParameters& file_parameters);
   [[nodiscard]] std::string invalid(const AgentObservationsMessage& request) const;
+  /// An answer per valid request (`answered` gets their indices), and each hosted policy's rows.
+  void assign_rows(const Requests& requests, std::vector<std::size_t>* answered, Answers& answers);
+  /// The stacked passes of group `g` over its policies' rows.
+  void serve_group(Group& g, const Requests& requests, Answers& answers);
+  /// The stacked input of the pass of `g` over rows from..from+rows of each slot.
+  const float* stacked_input(const Group& g, const Requests& requests, std::int64_t rows,
+                             std::size_t width, std::size_t from);
+  /// One pass of `h`'s own TorchScript module over its rows.
+  void serve_unstacked(const Hosted& h, const Requests& requests, Answers& answers);
+  /// Row `j`'s observation in `request`.
+  [[nodiscard]] const float* observation(const AgentObservationsMessage& request,
+                                         std::size_t j) const;
 
   PolicyBankConfig config_;
   std::vector<Hosted> hosted_;  // by position in config.hosted

@@ -58,6 +58,7 @@ struct NodeKind {
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
   std::string count_unit;
+  std::string count_family;  // the metric family that counts it (what a launcher's probe reads)
   std::string own_stop_reason;
 
   bool steps_env = false;

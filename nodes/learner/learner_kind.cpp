@@ -41,7 +41,13 @@ void configure(ReplicaConfig& r, const cluster::ClusterConfig& config, const Clu
     configure_policy(r, config);
     return;
   }
-  r.target_return = config.stop.target_return;
+  // With an evaluator in the file, the evaluator decides `stop.target_return`: the learner goes
+  // on learning (it still evaluates its final weights once, for the summary).
+  bool evaluator = false;
+  for (const cluster::NodeConfig& node : config.nodes) {
+    evaluator = evaluator || node.kind->publishes_evaluations;
+  }
+  if (!evaluator) r.target_return = config.stop.target_return;
   const LearnerParams p = LearnerParams::read(r.params);  // every param, now
   r.evaluation = EvaluationConfig{facts.env_id, p.hidden, p.eval_episodes, p.eval_max_steps,
                                   config.seed + 424242ULL};
@@ -75,6 +81,7 @@ NodeKind make_kind() {
   k.inputs = {"batches"};
   k.outputs = {"priorities", "weights"};
   k.count_unit = "updates";
+  k.count_family = family::kLearnerUpdates;
   k.own_stop_reason = "target_return";
   k.trains = true;
   k.hosts_policies = true;

@@ -18,7 +18,7 @@ LearnerConfig LearnerConfig::from_params(const NodeParams& params, std::uint64_t
   c.dqn.network = {observation_size, p.hidden, num_actions};
   c.dqn.learning_rate = p.learning_rate;
   c.gamma = p.gamma;
-  c.dqn.target_sync_interval = p.target_update;
+  c.dqn.target_update = p.target_update;
   c.dqn.double_dqn = p.double_dqn;
   c.dqn.max_grad_norm = p.max_grad_norm;
   c.publish_every = p.publish_every;

@@ -131,6 +131,7 @@ NodeKind make_kind() {
   k.inputs = {"actions"};
   k.outputs = {"observations", "transitions"};
   k.count_unit = "joint_steps";
+  k.count_family = family::kEnvSteps;
   k.own_stop_reason = "env_steps";
   k.steps_env = true;
   k.hosts_policies = true;

@@ -171,12 +171,7 @@ std::vector<TransitionsMessage> MultiAgentServer::step(bool transitions) {
   if (!ready())
     throw std::logic_error("multi_agent: a joint step before every agent has an action");
   Run& run = active();
-  const double eps = epsilon();
-  for (std::size_t a = 0; a < actions_.size(); ++a) {
-    actions_[a] = envs::uniform01(rng_) < eps
-                      ? envs::uniform_index(rng_, config_.agents.num_actions)
-                      : greedy_[a];
-  }
+  choose_actions();
   const envs::MultiAgentStepInfo info =
       run.env->step(envs::Span<const std::int64_t>(actions_), env_rows(next_observations_),
                     envs::Span<float>(rewards_), envs::Span<std::uint8_t>(next_dones_));
@@ -190,63 +185,77 @@ std::vector<TransitionsMessage> MultiAgentServer::step(bool transitions) {
     ++joint_steps_;
     collisions_ += info.collisions;
   }
-  if (!evaluating_ && transitions) {
-    out.resize(config_.agents.policies.size());
-    for (std::size_t p = 0; p < out.size(); ++p) {
-      out[p].observation_size =
-          static_cast<std::uint32_t>(config_.agents.input_size(static_cast<int>(p)));
-    }
-    // A done agent's episode ended in a terminal state unless the time limit ended it.
-    const bool time_limit = run.length >= run.env->spec().max_episode_steps;
-    for (int a = 0; a < num_agents(); ++a) {
-      const auto i = static_cast<std::size_t>(a);
-      if (run.dones[i] != 0) continue;  // done before this step: its action was ignored
-      const int policy = config_.agents.agent_policy[i];
-      TransitionsMessage& m = out[static_cast<std::size_t>(policy)];
-      m.weights_version = std::max(m.weights_version, versions_[i]);
-      append_transition(m, policy, a, next_observations_.data() + i * observation_size_,
-                        next_dones_[i] != 0 && !time_limit);
-    }
-  }
+  if (!evaluating_ && transitions) out = step_transitions(run);
   run.observations.swap(next_observations_);
   run.dones = next_dones_;
-  if (info.episode_done) {
-    if (evaluating_) {
-      ++eval_episode_;
-      eval_return_sum_ += run.episode_return;
-      eval_collision_sum_ += static_cast<double>(run.collisions);
-      eval_length_sum_ += static_cast<double>(run.length);
-    } else {
-      ++episodes_;
-      finished_.returns.push_back(run.episode_return);
-      finished_.lengths.push_back(run.length);
-      finished_.collisions.push_back(run.collisions);
-    }
-    run.episode_return = 0.0;
-    run.length = run.collisions = 0;
-    if (evaluating_ && eval_episode_ >= config_.eval_episodes) {
-      const double n = static_cast<double>(config_.eval_episodes);
-      last_evaluation_ = {eval_return_sum_ / n, eval_collision_sum_ / n, eval_length_sum_ / n,
-                          config_.eval_episodes};
-      evaluations_.push_back(last_evaluation_.mean_return);
-      evaluating_ = false;
-    } else if (evaluating_) {
-      run.env->reset(config_.eval_seed + static_cast<std::uint64_t>(eval_episode_),
-                     env_rows(run.observations));
-      with_time(0, run.observations);
-      run.dones.assign(run.dones.size(), 0);
-    } else {
-      run.env->reset(std::nullopt, env_rows(run.observations));
-      with_time(0, run.observations);
-      run.dones.assign(run.dones.size(), 0);
-    }
-  }
+  if (info.episode_done) end_episode(run);
   if (!evaluating_ && !finishing_ && config_.eval_every > 0 && joint_steps_ >= next_eval_) {
     next_eval_ += config_.eval_every;
     start_evaluation();
   }
   reset_for_answers();
   return out;
+}
+
+void MultiAgentServer::choose_actions() {
+  const double eps = epsilon();
+  for (std::size_t a = 0; a < actions_.size(); ++a) {
+    actions_[a] = envs::uniform01(rng_) < eps
+                      ? envs::uniform_index(rng_, config_.agents.num_actions)
+                      : greedy_[a];
+  }
+}
+
+std::vector<TransitionsMessage> MultiAgentServer::step_transitions(const Run& run) const {
+  std::vector<TransitionsMessage> out(config_.agents.policies.size());
+  for (std::size_t p = 0; p < out.size(); ++p) {
+    out[p].observation_size =
+        static_cast<std::uint32_t>(config_.agents.input_size(static_cast<int>(p)));
+  }
+  // A done agent's episode ended in a terminal state unless the time limit ended it.
+  const bool time_limit = run.length >= run.env->spec().max_episode_steps;
+  for (int a = 0; a < num_agents(); ++a) {
+    const auto i = static_cast<std::size_t>(a);
+    if (run.dones[i] != 0) continue;  // done before this step: its action was ignored
+    const int policy = config_.agents.agent_policy[i];
+    TransitionsMessage& m = out[static_cast<std::size_t>(policy)];
+    m.weights_version = std::max(m.weights_version, versions_[i]);
+    append_transition(m, policy, a, next_observations_.data() + i * observation_size_,
+                      next_dones_[i] != 0 && !time_limit);
+  }
+  return out;
+}
+
+void MultiAgentServer::end_episode(Run& run) {
+  if (evaluating_) {
+    ++eval_episode_;
+    eval_return_sum_ += run.episode_return;
+    eval_collision_sum_ += static_cast<double>(run.collisions);
+    eval_length_sum_ += static_cast<double>(run.length);
+  } else {
+    ++episodes_;
+    finished_.returns.push_back(run.episode_return);
+    finished_.lengths.push_back(run.length);
+    finished_.collisions.push_back(run.collisions);
+  }
+  run.episode_return = 0.0;
+  run.length = run.collisions = 0;
+  if (evaluating_ && eval_episode_ >= config_.eval_episodes) {
+    const double n = static_cast<double>(config_.eval_episodes);
+    last_evaluation_ = {eval_return_sum_ / n, eval_collision_sum_ / n, eval_length_sum_ / n,
+                        config_.eval_episodes};
+    evaluations_.push_back(last_evaluation_.mean_return);
+    evaluating_ = false;
+    return;
+  }
+  if (evaluating_) {
+    run.env->reset(config_.eval_seed + static_cast<std::uint64_t>(eval_episode_),
+                   env_rows(run.observations));
+  } else {
+    run.env->reset(std::nullopt, env_rows(run.observations));
+  }
+  with_time(0, run.observations);
+  run.dones.assign(run.dones.size(), 0);
 }
 
 void MultiAgentServer::start_evaluation() {

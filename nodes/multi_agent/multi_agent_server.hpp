@@ -128,6 +128,12 @@ class MultiAgentServer {
   [[nodiscard]] envs::Span<float> env_rows(std::vector<float>& out);
   void with_time(std::int64_t length, std::vector<float>& out) const;
   void reset_for_answers();
+  /// Each agent's action: epsilon-greedy over its greedy answer.
+  void choose_actions();
+  /// The transitions of the joint step just taken in `run`, one message per policy.
+  [[nodiscard]] std::vector<TransitionsMessage> step_transitions(const Run& run) const;
+  /// `run`'s episode ended: its figures counted, then the next episode (or the evaluation's end).
+  void end_episode(Run& run);
   void append_transition(TransitionsMessage& out, int policy, int agent, const float* next,
                          bool terminated) const;
   EpisodeFigures play_random();

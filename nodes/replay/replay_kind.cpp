@@ -78,6 +78,7 @@ NodeKind make_kind() {
   k.inputs = {"transitions", "priorities"};
   k.outputs = {"batches"};
   k.count_unit = "inserts";
+  k.count_family = family::kReplayInserted;
   k.hosts_policies = true;
   k.metrics = node_families({family::kReplayInserted, family::kReplaySampled,
                              family::kReplayPriorityUpdates, family::kReplayTransitions,

@@ -90,6 +90,7 @@ NodeKind make_kind() {
   k.inputs = {"actions", "weights"};
   k.outputs = {"transitions", "observations"};
   k.count_unit = "env_steps";
+  k.count_family = family::kEnvSteps;
   k.own_stop_reason = "env_steps";
   k.steps_env = true;
   k.transient = true;

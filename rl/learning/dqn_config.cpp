@@ -16,7 +16,7 @@ void DqnConfig::validate() const {
   require(adam_epsilon > 0.0, "adam_epsilon");
   require(huber_delta > 0.0, "huber_delta");
   require(target_tau >= 0.0 && target_tau <= 1.0, "target_tau");
-  require(target_tau > 0.0 || target_sync_interval > 0, "target_sync_interval");
+  require(target_tau > 0.0 || target_update > 0, "target_update");
 }
 
 }  // namespace tagflow::learning

@@ -21,8 +21,9 @@ struct DqnConfig {
   double max_grad_norm = 10.0;
   /// Double DQN: the online network picks the next action, the target network values it.
   bool double_dqn = true;
-  /// Hard target sync: copy online → target every this many updates (when target_tau == 0).
-  std::int64_t target_sync_interval = 500;
+  /// Hard target sync: copy online → target every this many updates (when target_tau == 0); the
+  /// learner's `target_update` param (`tagflow train --target-sync`).
+  std::int64_t target_update = 500;
   /// Soft (Polyak) target update after every update: target ← τ·online + (1−τ)·target.
   double target_tau = 0.0;
   /// Seeds the initial weights (init_mlp_parameters); the learner uses no other randomness.

@@ -71,7 +71,7 @@ struct DqnLearner::Impl {
     const at::Tensor o = online.parameters().detach();
     if (config.target_tau > 0.0) {
       t.mul_(1.0 - config.target_tau).add_(o, config.target_tau);
-    } else if (updates % config.target_sync_interval == 0) {
+    } else if (updates % config.target_update == 0) {
       t.copy_(o);
     }
   }

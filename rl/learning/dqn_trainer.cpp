@@ -77,6 +77,280 @@ void to_transition_batch(const replay::SampledBatch& sampled, std::size_t observ
   }
 }
 
+/// The env of a DQN run; std::invalid_argument unless its actions are discrete and its
+/// observations float32.
+std::unique_ptr<envs::Env> make_dqn_env(const std::string& env_id) {
+  std::unique_ptr<envs::Env> env = envs::make_env(env_id);
+  const envs::EnvSpec& spec = env->spec();
+  if (spec.action_space.kind != envs::Space::Kind::kDiscrete) {
+    throw std::invalid_argument(env_id + ": DQN needs a discrete action space, not " +
+                                spec.action_space.to_string());
+  }
+  if (spec.observation_space.dtype != envs::DType::kFloat32) {
+    throw std::invalid_argument(env_id + ": DQN here needs float32 observations");
+  }
+  return env;
+}
+
+/// `config` with the Q-network sized for `spec` and the learner seeded with the run's seed.
+TrainConfig sized_for(TrainConfig config, const envs::EnvSpec& spec) {
+  config.dqn.network.input_size = static_cast<int>(spec.observation_space.size());
+  config.dqn.network.output_size = static_cast<int>(spec.action_space.n);
+  config.dqn.seed = config.seed;
+  return config;
+}
+
+/// The replay table of a run: observations, (action, n-step horizon) rows.
+replay::TableConfig replay_config(const TrainConfig& config, std::size_t obs_size) {
+  replay::TableConfig table_config;
+  table_config.spec.observation = {replay::DType::kFloat32, {static_cast<std::int64_t>(obs_size)}};
+  table_config.spec.action = {replay::DType::kInt64, {2}};  // (action, n-step horizon)
+  table_config.max_items = config.replay_capacity;
+  table_config.selector =
+      config.prioritized ? replay::SelectorKind::kPrioritized : replay::SelectorKind::kUniform;
+  table_config.priority_exponent = config.priority_exponent;
+  table_config.binary_sum_tree = config.binary_sum_tree;
+  table_config.rate_limiter.min_size_to_sample = config.batch_size;
+  table_config.seed = config.seed * 0x9E3779B97F4A7C15ULL + 1;
+  return table_config;
+}
+
+/// One train_dqn() run: the loop's steps (dqn_trainer.hpp) and the state they share.
+class DqnTraining {
+ public:
+  DqnTraining(const TrainConfig& config, const ProgressCallback& progress)
+      : env_(make_dqn_env(config.env_id)),
+        config_(sized_for(config, env_->spec())),
+        progress_(progress),
+        obs_size_(env_->spec().observation_space.size()),
+        learner_(config_.dqn),
+        base_learning_rate_(config_.dqn.learning_rate),
+        table_(replay_config(config_, obs_size_)),
+        accumulator_(config_.n_step, config_.gamma),
+        explore_(config_.seed * 0xD1B54A32D192ED03ULL + 2),
+        random_action_(0, env_->spec().action_space.n - 1),
+        observation_(obs_size_),
+        next_observation_(obs_size_) {
+    summary_.env_id = config_.env_id;
+    summary_.seed = config_.seed;
+    summary_.network = config_.dqn.network;
+    summary_.policy = "final";
+  }
+
+  TrainSummary run() {
+    env_->reset(config_.seed, observation_);
+    while (step_ < config_.total_env_steps) {
+      take_step();
+      if (train_due()) train_round();
+      if (evaluation_due() && evaluate() && config_.stop_at_threshold) break;
+      if ((step_ & 255) == 0 && seconds_since(last_report_) >= config_.progress_interval_seconds) {
+        emit_progress();
+      }
+    }
+    emit_progress();
+    return summarize();
+  }
+
+ private:
+  void take_step();
+  void store_ready();
+  void end_episode();
+  [[nodiscard]] bool train_due() const;
+  void train_round();
+  void reprioritize(const replay::SampledBatch& sampled, const UpdateResult& update);
+  [[nodiscard]] bool evaluation_due() const;
+  bool evaluate();
+  void emit_progress();
+  TrainSummary summarize();
+
+  const Clock::time_point start_ = Clock::now();
+  const std::unique_ptr<envs::Env> env_;
+  const TrainConfig config_;
+  const ProgressCallback& progress_;
+  const std::size_t obs_size_;
+  DqnLearner learner_;
+  const double base_learning_rate_;
+  replay::Table table_;
+  NStepAccumulator accumulator_;
+  std::mt19937_64 explore_;
+  std::uniform_real_distribution<double> coin_{0.0, 1.0};
+  std::uniform_int_distribution<std::int64_t> random_action_;
+
+  std::vector<float> observation_;
+  std::vector<float> next_observation_;
+  std::vector<NStepTransition> ready_;
+  replay::SampledBatch sampled_;
+  TransitionBatch batch_;
+  std::deque<double> recent_returns_;
+  double episode_return_ = 0.0;
+  double max_priority_ = 1.0;
+  double loss_sum_ = 0.0;
+  std::int64_t loss_count_ = 0;
+  std::int64_t episodes_ = 0;
+  std::int64_t step_ = 0;
+
+  TrainSummary summary_;
+  double best_eval_ = -1e300;
+  WeightsBuffer best_weights_;
+  double last_eval_ = -1.0;
+
+  TrainProgress report_;
+  Clock::time_point last_report_ = start_;
+  std::int64_t last_report_steps_ = 0;
+  std::int64_t last_report_updates_ = 0;
+};
+
+/// One epsilon-greedy env step; its complete n-step transitions go to the table.
+void DqnTraining::take_step() {
+  const double epsilon = config_.epsilon.at(step_);
+  const std::int64_t action = coin_(explore_) < epsilon
+                                  ? random_action_(explore_)
+                                  : learner_.greedy_action(observation_.data());
+  const envs::StepResult result = env_->step(envs::Action::discrete(action), next_observation_);
+  ++step_;
+  episode_return_ += static_cast<double>(result.reward);
+  ready_.clear();
+  accumulator_.push(observation_, action, result.reward, next_observation_, result.terminated,
+                    result.truncated, &ready_);
+  store_ready();
+  if (result.terminated || result.truncated) {
+    end_episode();
+  } else {
+    observation_.swap(next_observation_);
+  }
+}
+
+void DqnTraining::store_ready() {
+  for (const NStepTransition& t : ready_) {
+    const std::vector<std::int64_t> action_row = {t.action, t.horizon};
+    replay::Transition item;
+    item.observation = replay::bytes_of(t.observation);
+    item.action = replay::bytes_of(action_row);
+    item.reward = t.reward;
+    item.done = t.discount == 0.0F;
+    item.next_observation = replay::bytes_of(t.next_observation);
+    const replay::ReplayStatus status =
+        table_.try_insert(item, config_.prioritized ? max_priority_ : 1.0);
+    if (status != replay::ReplayStatus::kOk) {
+      throw std::runtime_error(std::string("replay insert failed: ") + replay::to_string(status));
+    }
+  }
+}
+
+void DqnTraining::end_episode() {
+  recent_returns_.push_back(episode_return_);
+  if (recent_returns_.size() > kRecentEpisodes) recent_returns_.pop_front();
+  ++episodes_;
+  episode_return_ = 0.0;
+  env_->reset(std::nullopt, observation_);
+}
+
+bool DqnTraining::train_due() const {
+  return step_ >= config_.learning_starts && step_ % config_.train_every == 0 &&
+         table_.size() >= config_.batch_size;
+}
+
+/// updates_per_round updates, with the learning rate and importance beta annealed by progress.
+void DqnTraining::train_round() {
+  const double fraction = static_cast<double>(step_) / static_cast<double>(config_.total_env_steps);
+  learner_.set_learning_rate(base_learning_rate_ *
+                             (1.0 - (1.0 - config_.final_learning_rate_fraction) * fraction));
+  replay::SampleRequest request;
+  request.batch_size = config_.batch_size;
+  request.importance_beta =
+      config_.importance_beta_start + (1.0 - config_.importance_beta_start) * fraction;
+  for (int u = 0; u < config_.updates_per_round; ++u) {
+    if (table_.try_sample(request, sampled_) != replay::ReplayStatus::kOk) break;
+    to_transition_batch(sampled_, obs_size_, config_.gamma, config_.prioritized, &batch_);
+    const UpdateResult update = learner_.update(batch_);
+    loss_sum_ += update.loss;
+    ++loss_count_;
+    if (config_.prioritized) reprioritize(sampled_, update);
+  }
+}
+
+void DqnTraining::reprioritize(const replay::SampledBatch& sampled, const UpdateResult& update) {
+  std::vector<double> priorities(update.priorities.size());
+  for (std::size_t i = 0; i < priorities.size(); ++i) {
+    priorities[i] = static_cast<double>(update.priorities[i]) + kMinPriority;
+    max_priority_ = std::max(max_priority_, priorities[i]);
+  }
+  (void)table_.update_priorities(sampled.keys, priorities);
+}
+
+bool DqnTraining::evaluation_due() const {
+  return config_.eval_every > 0 && step_ % config_.eval_every == 0;
+}
+
+/// An interval evaluation (keeping the best policy); true when the policy is solved.
+bool DqnTraining::evaluate() {
+  const std::optional<double>& threshold = env_->spec().reward_threshold;
+  const WeightsBuffer current = learner_.weights();
+  last_eval_ =
+      evaluate_greedy(config_.env_id, config_.dqn.network, current, config_.eval_interval_episodes,
+                      kIntervalEvalSeed + static_cast<std::uint64_t>(step_));
+  // A policy at the threshold must also reach it in every episode of a second evaluation on
+  // other episodes before it counts as solved; its score is the mean over both.
+  bool solved = false;
+  if (threshold && last_eval_ >= *threshold) {
+    std::vector<double> returns;
+    const double confirmation = evaluate_greedy(
+        config_.env_id, config_.dqn.network, current, config_.eval_interval_episodes,
+        kConfirmEvalSeed + static_cast<std::uint64_t>(step_), &returns);
+    solved = *std::min_element(returns.begin(), returns.end()) >= *threshold;
+    last_eval_ = 0.5 * (last_eval_ + confirmation);
+  }
+  if (config_.keep_best && last_eval_ >= best_eval_) {
+    best_eval_ = last_eval_;
+    best_weights_ = current;
+    summary_.policy = "best@" + std::to_string(step_);
+  }
+  return solved;
+}
+
+/// The progress since the last report, to the callback.
+void DqnTraining::emit_progress() {
+  const double elapsed = std::max(seconds_since(last_report_), 1e-9);
+  report_.env_steps = step_;
+  report_.updates = learner_.updates();
+  report_.episodes = episodes_;
+  report_.steps_per_second = static_cast<double>(step_ - last_report_steps_) / elapsed;
+  report_.updates_per_second =
+      static_cast<double>(learner_.updates() - last_report_updates_) / elapsed;
+  report_.recent_return = recent_returns_.empty() ? 0.0
+                                                  : std::accumulate(recent_returns_.begin(),
+                                                                    recent_returns_.end(), 0.0) /
+                                                        static_cast<double>(recent_returns_.size());
+  report_.epsilon = config_.epsilon.at(step_);
+  report_.loss = loss_count_ > 0 ? loss_sum_ / static_cast<double>(loss_count_) : 0.0;
+  report_.last_eval_return = last_eval_;
+  loss_sum_ = 0.0;
+  loss_count_ = 0;
+  last_report_ = Clock::now();
+  last_report_steps_ = step_;
+  last_report_updates_ = learner_.updates();
+  if (progress_) progress_(report_);
+}
+
+/// The returned policy (the best one kept, or the last) and its final evaluation.
+TrainSummary DqnTraining::summarize() {
+  summary_.weights =
+      config_.keep_best && !best_weights_.values.empty() ? best_weights_ : learner_.weights();
+  summary_.mean_return =
+      evaluate_greedy(config_.env_id, config_.dqn.network, summary_.weights, config_.eval_episodes,
+                      kFinalEvalSeed + config_.seed, &summary_.eval_returns);
+  summary_.min_return =
+      *std::min_element(summary_.eval_returns.begin(), summary_.eval_returns.end());
+  summary_.max_return =
+      *std::max_element(summary_.eval_returns.begin(), summary_.eval_returns.end());
+  summary_.env_steps = step_;
+  summary_.updates = learner_.updates();
+  summary_.episodes = episodes_;
+  summary_.digest = summary_.weights.digest();
+  summary_.seconds = seconds_since(start_);
+  return summary_;
+}
+
 }  // namespace
 
 double evaluate_greedy(const std::string& env_id, const MlpSpec& network,
@@ -104,196 +378,7 @@ double evaluate_greedy(const std::string& env_id, const MlpSpec& network,
 
 TrainSummary train_dqn(TrainConfig config, const ProgressCallback& progress) {
   validate(config);
-  const Clock::time_point start = Clock::now();
-  const std::unique_ptr<envs::Env> env = envs::make_env(config.env_id);
-  const envs::EnvSpec& spec = env->spec();
-  if (spec.action_space.kind != envs::Space::Kind::kDiscrete) {
-    throw std::invalid_argument(config.env_id + ": DQN needs a discrete action space, not " +
-                                spec.action_space.to_string());
-  }
-  if (spec.observation_space.dtype != envs::DType::kFloat32) {
-    throw std::invalid_argument(config.env_id + ": DQN here needs float32 observations");
-  }
-  const std::size_t obs_size = spec.observation_space.size();
-  const std::int64_t num_actions = spec.action_space.n;
-  config.dqn.network.input_size = static_cast<int>(obs_size);
-  config.dqn.network.output_size = static_cast<int>(num_actions);
-  config.dqn.seed = config.seed;
-  DqnLearner learner(config.dqn);
-  const double base_learning_rate = config.dqn.learning_rate;
-
-  replay::TableConfig table_config;
-  table_config.spec.observation = {replay::DType::kFloat32, {static_cast<std::int64_t>(obs_size)}};
-  table_config.spec.action = {replay::DType::kInt64, {2}};  // (action, n-step horizon)
-  table_config.max_items = config.replay_capacity;
-  table_config.selector =
-      config.prioritized ? replay::SelectorKind::kPrioritized : replay::SelectorKind::kUniform;
-  table_config.priority_exponent = config.priority_exponent;
-  table_config.binary_sum_tree = config.binary_sum_tree;
-  table_config.rate_limiter.min_size_to_sample = config.batch_size;
-  table_config.seed = config.seed * 0x9E3779B97F4A7C15ULL + 1;
-  replay::Table table(table_config);
-
-  NStepAccumulator accumulator(config.n_step, config.gamma);
-  std::mt19937_64 explore(config.seed * 0xD1B54A32D192ED03ULL + 2);
-  std::uniform_real_distribution<double> coin(0.0, 1.0);
-  std::uniform_int_distribution<std::int64_t> random_action(0, num_actions - 1);
-
-  std::vector<float> observation(obs_size);
-  std::vector<float> next_observation(obs_size);
-  std::vector<NStepTransition> ready;
-  replay::SampledBatch sampled;
-  TransitionBatch batch;
-  std::deque<double> recent_returns;
-  double episode_return = 0.0;
-  double max_priority = 1.0;
-  double loss_sum = 0.0;
-  std::int64_t loss_count = 0;
-  std::int64_t episodes = 0;
-
-  TrainSummary summary;
-  summary.env_id = config.env_id;
-  summary.seed = config.seed;
-  summary.network = config.dqn.network;
-  summary.policy = "final";
-  double best_eval = -1e300;
-  WeightsBuffer best_weights;
-  double last_eval = -1.0;
-
-  TrainProgress report;
-  Clock::time_point last_report = start;
-  std::int64_t last_report_steps = 0;
-  std::int64_t last_report_updates = 0;
-  auto emit_progress = [&](std::int64_t steps) {
-    const double elapsed = std::max(seconds_since(last_report), 1e-9);
-    report.env_steps = steps;
-    report.updates = learner.updates();
-    report.episodes = episodes;
-    report.steps_per_second = static_cast<double>(steps - last_report_steps) / elapsed;
-    report.updates_per_second =
-        static_cast<double>(learner.updates() - last_report_updates) / elapsed;
-    report.recent_return = recent_returns.empty() ? 0.0
-                                                  : std::accumulate(recent_returns.begin(),
-                                                                    recent_returns.end(), 0.0) /
-                                                        static_cast<double>(recent_returns.size());
-    report.epsilon = config.epsilon.at(steps);
-    report.loss = loss_count > 0 ? loss_sum / static_cast<double>(loss_count) : 0.0;
-    report.last_eval_return = last_eval;
-    loss_sum = 0.0;
-    loss_count = 0;
-    last_report = Clock::now();
-    last_report_steps = steps;
-    last_report_updates = learner.updates();
-    if (progress) progress(report);
-  };
-
-  env->reset(config.seed, observation);
-  std::int64_t step = 0;
-  while (step < config.total_env_steps) {
-    const double epsilon = config.epsilon.at(step);
-    const std::int64_t action = coin(explore) < epsilon ? random_action(explore)
-                                                        : learner.greedy_action(observation.data());
-    const envs::StepResult result = env->step(envs::Action::discrete(action), next_observation);
-    ++step;
-    episode_return += static_cast<double>(result.reward);
-
-    ready.clear();
-    accumulator.push(observation, action, result.reward, next_observation, result.terminated,
-                     result.truncated, &ready);
-    for (const NStepTransition& t : ready) {
-      const std::vector<std::int64_t> action_row = {t.action, t.horizon};
-      replay::Transition item;
-      item.observation = replay::bytes_of(t.observation);
-      item.action = replay::bytes_of(action_row);
-      item.reward = t.reward;
-      item.done = t.discount == 0.0F;
-      item.next_observation = replay::bytes_of(t.next_observation);
-      const replay::ReplayStatus status =
-          table.try_insert(item, config.prioritized ? max_priority : 1.0);
-      if (status != replay::ReplayStatus::kOk) {
-        throw std::runtime_error(std::string("replay insert failed: ") + replay::to_string(status));
-      }
-    }
-
-    if (result.terminated || result.truncated) {
-      recent_returns.push_back(episode_return);
-      if (recent_returns.size() > kRecentEpisodes) recent_returns.pop_front();
-      ++episodes;
-      episode_return = 0.0;
-      env->reset(std::nullopt, observation);
-    } else {
-      observation.swap(next_observation);
-    }
-
-    if (step >= config.learning_starts && step % config.train_every == 0 &&
-        table.size() >= config.batch_size) {
-      const double fraction =
-          static_cast<double>(step) / static_cast<double>(config.total_env_steps);
-      learner.set_learning_rate(base_learning_rate *
-                                (1.0 - (1.0 - config.final_learning_rate_fraction) * fraction));
-      replay::SampleRequest request;
-      request.batch_size = config.batch_size;
-      request.importance_beta =
-          config.importance_beta_start + (1.0 - config.importance_beta_start) * fraction;
-      for (int u = 0; u < config.updates_per_round; ++u) {
-        if (table.try_sample(request, sampled) != replay::ReplayStatus::kOk) break;
-        to_transition_batch(sampled, obs_size, config.gamma, config.prioritized, &batch);
-        const UpdateResult update = learner.update(batch);
-        loss_sum += update.loss;
-        ++loss_count;
-        if (config.prioritized) {
-          std::vector<double> priorities(update.priorities.size());
-          for (std::size_t i = 0; i < priorities.size(); ++i) {
-            priorities[i] = static_cast<double>(update.priorities[i]) + kMinPriority;
-            max_priority = std::max(max_priority, priorities[i]);
-          }
-          (void)table.update_priorities(sampled.keys, priorities);
-        }
-      }
-    }
-
-    if (config.eval_every > 0 && step % config.eval_every == 0) {
-      const WeightsBuffer current = learner.weights();
-      last_eval =
-          evaluate_greedy(config.env_id, config.dqn.network, current, config.eval_interval_episodes,
-                          kIntervalEvalSeed + static_cast<std::uint64_t>(step));
-      // A policy at the threshold must also reach it in every episode of a second evaluation
-      // on other episodes before it counts as solved; its score is the mean over both.
-      bool solved = false;
-      if (spec.reward_threshold && last_eval >= *spec.reward_threshold) {
-        std::vector<double> returns;
-        const double confirmation = evaluate_greedy(
-            config.env_id, config.dqn.network, current, config.eval_interval_episodes,
-            kConfirmEvalSeed + static_cast<std::uint64_t>(step), &returns);
-        solved = *std::min_element(returns.begin(), returns.end()) >= *spec.reward_threshold;
-        last_eval = 0.5 * (last_eval + confirmation);
-      }
-      if (config.keep_best && last_eval >= best_eval) {
-        best_eval = last_eval;
-        best_weights = current;
-        summary.policy = "best@" + std::to_string(step);
-      }
-      if (config.stop_at_threshold && solved) break;
-    }
-    if ((step & 255) == 0 && seconds_since(last_report) >= config.progress_interval_seconds) {
-      emit_progress(step);
-    }
-  }
-  emit_progress(step);
-
-  summary.weights =
-      config.keep_best && !best_weights.values.empty() ? best_weights : learner.weights();
-  summary.mean_return =
-      evaluate_greedy(config.env_id, config.dqn.network, summary.weights, config.eval_episodes,
-                      kFinalEvalSeed + config.seed, &summary.eval_returns);
-  summary.min_return = *std::min_element(summary.eval_returns.begin(), summary.eval_returns.end());
-  summary.max_return = *std::max_element(summary.eval_returns.begin(), summary.eval_returns.end());
-  summary.env_steps = step;
-  summary.updates = learner.updates();
-  summary.episodes = episodes;
-  summary.digest = summary.weights.digest();
-  summary.seconds = seconds_since(start);
-  return summary;
+  return DqnTraining(config, progress).run();
 }
 
 }  // namespace tagflow::learning

@@ -38,7 +38,7 @@ namespace tagflow::learning {
   DqnConfig config;
   config.network.hidden_sizes = {64, 64};
   config.learning_rate = 2.3e-3;
-  config.target_sync_interval = 128;
+  config.target_update = 128;
   return config;
 }
 

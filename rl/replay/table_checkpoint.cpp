@@ -109,6 +109,14 @@ class TableCheckpoint {
  public:
   static void write(const Table& table, Writer& out);
   static std::unique_ptr<Table> read(Reader& in);
+
+ private:
+  /// The header and the table's config.
+  static TableConfig read_config(Reader& in);
+  /// The rate limiter's counts, the counters, the random generator and the key range.
+  static void read_state(Reader& in, Table& t);
+  /// Every item, its frames shared as they were written.
+  static void read_items(Reader& in, Table& t);
 };
 
 void TableCheckpoint::write(const Table& t, Writer& out) {
@@ -159,6 +167,25 @@ void TableCheckpoint::write(const Table& t, Writer& out) {
 }
 
 std::unique_ptr<Table> TableCheckpoint::read(Reader& in) {
+  const TableConfig c = read_config(in);
+  std::unique_ptr<Table> table;
+  try {
+    table = std::make_unique<Table>(c);
+  } catch (const std::invalid_argument& error) {
+    in.fail(std::string("invalid table config: ") + error.what());
+  }
+  read_state(in, *table);
+  read_items(in, *table);
+  char trailer[sizeof kTrailer];
+  in.bytes(trailer, sizeof trailer);
+  if (std::memcmp(trailer, kTrailer, sizeof kTrailer) != 0 ||
+      in.value<std::uint64_t>() != table->next_key_ - table->oldest_key_) {
+    in.fail("bad trailer");
+  }
+  return table;
+}
+
+TableConfig TableCheckpoint::read_config(Reader& in) {
   char magic[sizeof kMagic];
   in.bytes(magic, sizeof magic);
   if (std::memcmp(magic, kMagic, sizeof kMagic) != 0) in.fail("not a replay checkpoint");
@@ -177,13 +204,10 @@ std::unique_ptr<Table> TableCheckpoint::read(Reader& in) {
   c.rate_limiter.samples_per_insert = in.value<double>();
   c.rate_limiter.error_buffer = in.value<double>();
   c.seed = in.value<std::uint64_t>();
-  std::unique_ptr<Table> table;
-  try {
-    table = std::make_unique<Table>(c);
-  } catch (const std::invalid_argument& error) {
-    in.fail(std::string("invalid table config: ") + error.what());
-  }
-  Table& t = *table;
+  return c;
+}
+
+void TableCheckpoint::read_state(Reader& in, Table& t) {
   const auto inserts = in.value<std::uint64_t>();
   const auto sampled = in.value<std::uint64_t>();
   t.limiter_.restore(inserts, sampled);
@@ -194,10 +218,12 @@ std::unique_ptr<Table> TableCheckpoint::read(Reader& in) {
   if (!rng) in.fail("bad random generator state");
   t.oldest_key_ = in.value<std::uint64_t>();
   t.next_key_ = in.value<std::uint64_t>();
-  if (t.next_key_ < t.oldest_key_ || t.next_key_ - t.oldest_key_ > c.max_items) {
+  if (t.next_key_ < t.oldest_key_ || t.next_key_ - t.oldest_key_ > t.config_.max_items) {
     in.fail("item count above max_items");
   }
+}
 
+void TableCheckpoint::read_items(Reader& in, Table& t) {
   std::vector<FrameId> frames;
   const auto frame = [&]() {
     const auto index = in.value<std::uint32_t>();
@@ -229,13 +255,6 @@ std::unique_ptr<Table> TableCheckpoint::read(Reader& in) {
     t.bytes_ += t.freed_bytes(slot);
     ++t.committed_;
   }
-  char trailer[sizeof kTrailer];
-  in.bytes(trailer, sizeof trailer);
-  if (std::memcmp(trailer, kTrailer, sizeof kTrailer) != 0 ||
-      in.value<std::uint64_t>() != t.next_key_ - t.oldest_key_) {
-    in.fail("bad trailer");
-  }
-  return table;
 }
 
 void Table::save_checkpoint(const std::string& path) const {

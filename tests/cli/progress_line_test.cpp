@@ -94,7 +94,7 @@ TEST(FormatRate, UsesThreeSignificantFiguresWithSuffixes) {
   EXPECT_EQ(format_rate(1.5e6), "1.50M");
 }
 
-TEST(ProgressLine, JoinedSamplersCountWhileTheyAreInAndAreNamedAsJoined) {
+TEST(ProgressLine, JoinedReplicasCountWhileTheyAreInAndAreNamedAsJoined) {
   const auto start = ProgressLine::Clock::now();
   ProgressLine line(start);
   ProcessSample joined = sampler("sampler-2", 100, 0, 0, 0);

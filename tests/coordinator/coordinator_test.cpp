@@ -140,7 +140,7 @@ TEST(Coordinator, FederatesStartTogetherGetGrantsAndFinishByResigning) {
   ASSERT_TRUE(poll_until(a, [&] { return a.granted() == transport::kForever; }));
   b.send_next_event({5, 0});
   ASSERT_TRUE(poll_until(b, [&] { return b.granted() >= WireTag{5, 0}; }));
-  EXPECT_EQ(b.granted(), transport::previous_tag({10, 0}));
+  EXPECT_EQ(b.granted(), transport::WireTag(10, 0).predecessor());
 
   a.send_in_transit("b", {20, 0});
   a.send_completed({10, 0});
@@ -242,7 +242,7 @@ TEST(Coordinator, TheNextTagAnLtcCarriesActsAsItsNet) {
   // The same LTC tag again, now with a's next tag (30): b may go up to just before 40.
   a.send_completed({10, 0}, {}, WireTag{30, 0});
   ASSERT_TRUE(poll_until(b, granted_25));
-  EXPECT_EQ(b.granted(), transport::previous_tag({40, 0}));
+  EXPECT_EQ(b.granted(), transport::WireTag(40, 0).predecessor());
   EXPECT_EQ(b.granted_counts().at("a"), 1U);
   chain.finish();
 }

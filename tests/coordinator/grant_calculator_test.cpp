@@ -6,7 +6,6 @@ namespace tagflow::coordinator {
 namespace {
 
 using transport::kForever;
-using transport::previous_tag;
 
 /// Builds a spec from "from->to" edges with delays (nullopt: no delay).
 FederationSpec spec_of(
@@ -47,14 +46,14 @@ TEST(GrantCalculator, DelayedConnectionGrantsUpToJustBeforeUpstreamBoundPlusDela
   calc.on_next_event(1, {0, 0});
   auto grant = grant_for(calc.take_new_grants(), 1);
   ASSERT_TRUE(grant.has_value());
-  EXPECT_EQ(grant->tag, previous_tag({10, 0}));
+  EXPECT_EQ(grant->tag, WireTag(10, 0).predecessor());
   calc.on_next_event(1, {20, 0});
   EXPECT_FALSE(grant_for(calc.take_new_grants(), 1).has_value()) << "a may still send at 10";
   calc.on_completed(0, {0, 0});
   calc.on_next_event(0, {15, 0});
   grant = grant_for(calc.take_new_grants(), 1);
   ASSERT_TRUE(grant.has_value());
-  EXPECT_EQ(grant->tag, previous_tag({25, 0}));
+  EXPECT_EQ(grant->tag, WireTag(25, 0).predecessor());
 }
 
 TEST(GrantCalculator, ZeroDelayDownstreamWaitsForTheUpstreamToCompleteTheTag) {
@@ -75,7 +74,7 @@ TEST(GrantCalculator, BoundsPropagateTransitivelyAlongAChain) {
   calc.on_next_event(2, {0, 0});
   const auto grant = grant_for(calc.take_new_grants(), 2);
   ASSERT_TRUE(grant.has_value());
-  EXPECT_EQ(grant->tag, previous_tag({120, 0}));
+  EXPECT_EQ(grant->tag, WireTag(120, 0).predecessor());
   EXPECT_EQ(calc.earliest_incoming(2), (WireTag{120, 0}));
 }
 
@@ -180,7 +179,7 @@ TEST(GrantCalculator, MessageInTransitGetsItsReceiverAGrantWithoutANewNet) {
   calc.on_next_event(1, {1, 0});
   const auto first = grant_for(calc.take_new_grants(), 1);
   ASSERT_TRUE(first.has_value());
-  EXPECT_EQ(first->tag, transport::previous_tag({3, 0}));
+  EXPECT_EQ(first->tag, transport::WireTag(3, 0).predecessor());
   // b completes 1 and sends no new NET: its NET (1) is stale from now on.
   calc.on_completed(1, {1, 0});
   EXPECT_FALSE(grant_for(calc.take_new_grants(), 1).has_value()) << "nothing asks for more";
@@ -190,7 +189,7 @@ TEST(GrantCalculator, MessageInTransitGetsItsReceiverAGrantWithoutANewNet) {
   calc.on_next_event(0, {9, 0});
   const auto second = grant_for(calc.take_new_grants(), 1);
   ASSERT_TRUE(second.has_value());
-  EXPECT_EQ(second->tag, transport::previous_tag({9, 0}));
+  EXPECT_EQ(second->tag, transport::WireTag(9, 0).predecessor());
   ASSERT_EQ(second->counts.size(), 1U);
   EXPECT_EQ(second->counts[0].second, 1U);
 }

@@ -18,7 +18,7 @@ std::uint64_t mix(std::uint64_t x) {
 }
 
 std::string tag_text(const WireTag& tag) {
-  return std::to_string(tag.time_ns) + "." + std::to_string(tag.microstep);
+  return std::to_string(tag.time_ns()) + "." + std::to_string(tag.microstep());
 }
 
 }  // namespace

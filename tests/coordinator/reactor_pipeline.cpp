@@ -103,7 +103,7 @@ FederateOutcome run_reactor_pipeline_federate(const FederationSpec& spec, const 
   ReactorFederate federate(spec, id, std::move(options));
   const WireTag start = federate.join();
   reactors::EnvironmentConfig config = config_for(events, workers);
-  config.start_time_ns = start.time_ns;
+  config.start_time_ns = start.time_ns();
   reactors::Environment env(config);
   std::string* trace = nullptr;
   if (id == "source") {

@@ -46,7 +46,7 @@ TEST_F(CheckpointStore, TheManifestComesOnlyOnceEveryFederateReported) {
   checkpoint(manifest, 2000);
   const auto usable = latest_usable_checkpoint(root_, federates_);
   ASSERT_TRUE(usable.has_value());
-  EXPECT_EQ(usable->tag.time_ns, 2000);
+  EXPECT_EQ(usable->tag.time_ns(), 2000);
   const Part a = read_part(usable->directory, "a");
   EXPECT_EQ(a.body, "state of a at 2000");
   // The older incomplete checkpoint is gone once a newer one is complete.
@@ -75,7 +75,7 @@ TEST_F(CheckpointStore, ACorruptPartIsRefusedByNameAndThePreviousCheckpointUsed)
   std::vector<std::string> refused;
   const auto usable = latest_usable_checkpoint(root_, federates_, &refused);
   ASSERT_TRUE(usable.has_value());
-  EXPECT_EQ(usable->tag.time_ns, 1000);
+  EXPECT_EQ(usable->tag.time_ns(), 1000);
   ASSERT_EQ(refused.size(), 1U);
   EXPECT_NE(refused[0].find("checkpoint 2000: part a: " + part + ": corrupt (checksum mismatch)"),
             std::string::npos)
@@ -94,7 +94,7 @@ TEST_F(CheckpointStore, ATruncatedPartOrAttachmentIsRefusedByName) {
   std::vector<std::string> refused;
   const auto usable = latest_usable_checkpoint(root_, federates_, &refused);
   ASSERT_TRUE(usable.has_value());
-  EXPECT_EQ(usable->tag.time_ns, 1000);
+  EXPECT_EQ(usable->tag.time_ns(), 1000);
   ASSERT_EQ(refused.size(), 2U);
   EXPECT_NE(refused[0].find("checkpoint 3000: part b: " + part + ": truncated"), std::string::npos)
       << refused[0];
@@ -114,7 +114,7 @@ TEST_F(CheckpointStore, APartOfAnotherFederateOrAnotherTagIsRefused) {
   std::vector<std::string> refused;
   const auto usable = latest_usable_checkpoint(root_, federates_, &refused);
   ASSERT_TRUE(usable.has_value());
-  EXPECT_EQ(usable->tag.time_ns, 1000);
+  EXPECT_EQ(usable->tag.time_ns(), 1000);
   ASSERT_EQ(refused.size(), 1U);
   EXPECT_NE(refused[0].find("not the part its manifest lists"), std::string::npos) << refused[0];
 }

@@ -24,9 +24,8 @@ std::string describe_torch(const ReplicaConfig& r) {
   if (r.kind->name == "learner") {
     const nodes::LearnerConfig c = learner_config(r);
     out << "hidden=" << c.dqn.network.hidden_sizes.size() << " lr=" << c.dqn.learning_rate
-        << " gamma=" << c.gamma << " target=" << c.dqn.target_sync_interval
-        << " seed=" << c.dqn.seed << " eval_every=" << c.eval_every
-        << " eval_max_steps=" << c.eval_max_steps;
+        << " gamma=" << c.gamma << " target=" << c.dqn.target_update << " seed=" << c.dqn.seed
+        << " eval_every=" << c.eval_every << " eval_max_steps=" << c.eval_max_steps;
   }
   if (r.kind->name == "inference") {
     const nodes::InferenceConfig c = inference_config(r);

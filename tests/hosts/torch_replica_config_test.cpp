@@ -37,7 +37,7 @@ TEST(TorchReplicaConfig, TheLearnerTakesTheEnvsShapeTheClusterSeedAndItsParams) 
   EXPECT_EQ(learner.dqn.network.output_size, 3);
   EXPECT_EQ(learner.dqn.network.hidden_sizes, (std::vector<int>{32}));
   EXPECT_DOUBLE_EQ(learner.dqn.learning_rate, 0.0005);
-  EXPECT_EQ(learner.dqn.target_sync_interval, 50);
+  EXPECT_EQ(learner.dqn.target_update, 50);
   EXPECT_EQ(learner.dqn.seed, 9U);
   EXPECT_EQ(learner.eval_max_steps, 200);
 }

@@ -147,7 +147,7 @@ TEST(WireSocket, MalformedSprayIsDroppedAndCountedWhileValidMessagesGetThrough) 
       continue;
     }
     EXPECT_EQ(result.message.peer, "a");
-    EXPECT_EQ(result.message.header.tag.time_ns, 100 + valid * 30);
+    EXPECT_EQ(result.message.header.tag.time_ns(), 100 + valid * 30);
     EXPECT_EQ(result.message.payloads.at(0).to_string(), std::to_string(valid * 30));
     ++valid;
   }

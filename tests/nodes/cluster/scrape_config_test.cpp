@@ -72,7 +72,7 @@ TEST(ScrapeTargets, FindsTheEndpointOfOneProcessByName) {
   EXPECT_FALSE(find_scrape_target(config, "sampler").has_value());
 }
 
-TEST(ScrapeTargets, AJoinedSamplerBeyondTheReplicasServesOnItsIndexOverTheMetricsPort) {
+TEST(ScrapeTargets, AJoinedReplicaBeyondTheReplicasServesOnItsIndexOverTheMetricsPort) {
   const cluster::ClusterConfig config = cluster::parse_cluster_config(kTwoHosts, "c.yaml");
   const std::optional<ScrapeTarget> joined = transient_scrape_target(config, "sampler-7");
   ASSERT_TRUE(joined.has_value());

@@ -40,7 +40,7 @@ LearnerRun run_loop(unsigned workers, std::optional<double> target) {
   LearnerConfig lc;
   lc.dqn.network = {4, {16}, 2};
   lc.dqn.seed = 5;
-  lc.dqn.target_sync_interval = 10;
+  lc.dqn.target_update = 10;
   lc.eval_every = 20;
   lc.eval_episodes = 2;
   lc.eval_max_steps = 30;

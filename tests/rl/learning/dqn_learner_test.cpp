@@ -16,7 +16,7 @@ DqnConfig small_config() {
   DqnConfig config;
   config.network = MlpSpec{3, {32}, 2};
   config.learning_rate = 3e-3;
-  config.target_sync_interval = 1000000;
+  config.target_update = 1000000;
   config.seed = 11;
   return config;
 }
@@ -97,7 +97,7 @@ TEST(DqnLearner, ZeroImportanceWeightsLeaveTheWeightsUnchanged) {
 
 TEST(DqnLearner, HardTargetSyncCopiesTheOnlineWeightsEveryNUpdates) {
   DqnConfig config = small_config();
-  config.target_sync_interval = 3;
+  config.target_update = 3;
   DqnLearner learner(config);
   const std::vector<float> initial = learner.state().target;
   const TransitionBatch batch = synthetic_batch(3, 2, 8, 9, 0.5F);

@@ -20,7 +20,7 @@ TrainConfig short_config(std::uint64_t seed) {
   config.epsilon = EpsilonSchedule{1.0, 0.05, 3000};
   config.dqn.network.hidden_sizes = {64, 64};
   config.dqn.learning_rate = 2e-3;
-  config.dqn.target_sync_interval = 48;
+  config.dqn.target_update = 48;
   config.final_learning_rate_fraction = 1.0;
   config.eval_episodes = 10;
   config.eval_every = 0;

@@ -17,7 +17,7 @@ using testing::synthetic_batch;
 DqnConfig config_with_seed(std::uint64_t seed) {
   DqnConfig config;
   config.network = MlpSpec{3, {16}, 2};
-  config.target_sync_interval = 4;
+  config.target_update = 4;
   config.seed = seed;
   return config;
 }

@@ -1,6 +1,6 @@
-// Tests of cli/launch/sampler_roster.hpp: how the launcher learns of samplers that joined a running
+// Tests of cli/launch/joined_roster.hpp: how the launcher learns of samplers that joined a running
 // actor-mode cluster from the members its nodes report, and what it keeps of them.
-#include "cli/launch/sampler_roster.hpp"
+#include "cli/launch/joined_roster.hpp"
 
 #include <gtest/gtest.h>
 
@@ -36,16 +36,16 @@ ProcessSample joined_answer(const std::string& name, double steps, double episod
   return ProcessSample{name, "sampler", probe, true};
 }
 
-class SamplerRosterTest : public ::testing::Test {
+class JoinedRosterTest : public ::testing::Test {
  protected:
-  SamplerRosterTest()
+  JoinedRosterTest()
       : config_(cluster::parse_cluster_config(kCluster, "roster.yaml")),
         roster_(config_, cluster::scrape_targets(config_)) {}
   cluster::ClusterConfig config_;
-  SamplerRoster roster_;
+  JoinedRoster roster_;
 };
 
-TEST_F(SamplerRosterTest, ASamplerOutsideTheFileListedByANodeIsProbedOnItsOwnEndpoint) {
+TEST_F(JoinedRosterTest, ASamplerOutsideTheFileListedByANodeIsProbedOnItsOwnEndpoint) {
   const auto targets = roster_.update_members(
       {hub("replay", {{"sampler-0", 1}, {"sampler-1", 1}, {"sampler-4", 1}})});
   ASSERT_EQ(targets.size(), 1U);  // sampler-0 and -1 are processes of the file
@@ -56,7 +56,7 @@ TEST_F(SamplerRosterTest, ASamplerOutsideTheFileListedByANodeIsProbedOnItsOwnEnd
   EXPECT_TRUE(roster_.joined()[0].in);
 }
 
-TEST_F(SamplerRosterTest, ASamplerThatLeftKeepsItsLastCountAndIsNoLongerProbed) {
+TEST_F(JoinedRosterTest, ASamplerThatLeftKeepsItsLastCountAndIsNoLongerProbed) {
   roster_.update_members({hub("replay", {{"sampler-2", 1}})});
   roster_.record(joined_answer("sampler-2", 800, 3));
   roster_.record(joined_answer("sampler-2", 1600, 7));
@@ -67,7 +67,7 @@ TEST_F(SamplerRosterTest, ASamplerThatLeftKeepsItsLastCountAndIsNoLongerProbed) 
   EXPECT_EQ(roster_.joined()[0].episodes, 7);
 }
 
-TEST_F(SamplerRosterTest, AMissedScrapeIsNoLeaveAndOneNodeStillListingItKeepsItIn) {
+TEST_F(JoinedRosterTest, AMissedScrapeIsNoLeaveAndOneNodeStillListingItKeepsItIn) {
   roster_.update_members({hub("replay", {{"sampler-2", 1}})});
   // The node that lists it did not answer: nothing changes.
   EXPECT_EQ(roster_.update_members({ProcessSample{"replay", "replay", ProbeResult{}}}).size(), 1U);
@@ -80,7 +80,7 @@ TEST_F(SamplerRosterTest, AMissedScrapeIsNoLeaveAndOneNodeStillListingItKeepsItI
   EXPECT_TRUE(roster_.joined()[0].in);
 }
 
-TEST_F(SamplerRosterTest, ASamplerThatJoinsAgainAddsItsNewCountsToTheOldOnes) {
+TEST_F(JoinedRosterTest, ASamplerThatJoinsAgainAddsItsNewCountsToTheOldOnes) {
   roster_.update_members({hub("replay", {{"sampler-2", 1}})});
   roster_.record(joined_answer("sampler-2", 500, 2));
   roster_.update_members({hub("replay", {{"sampler-2", 0}})});
@@ -90,7 +90,7 @@ TEST_F(SamplerRosterTest, ASamplerThatJoinsAgainAddsItsNewCountsToTheOldOnes) {
   EXPECT_EQ(roster_.joined()[0].episodes, 3);
 }
 
-TEST_F(SamplerRosterTest, NamesThatAreNoSamplerOfAGroupWithAMetricsPortAreIgnored) {
+TEST_F(JoinedRosterTest, NamesThatAreNoSamplerOfAGroupWithAMetricsPortAreIgnored) {
   const auto targets = roster_.update_members(
       {hub("replay", {{"learner-3", 1}, {"stranger", 1}, {"sampler-x", 1}, {"sampler-5", 0}})});
   EXPECT_TRUE(targets.empty());

@@ -1,4 +1,4 @@
-// SamplerRoster: the samplers that joined a running actor-mode cluster (`tagflow node --name
+// JoinedRoster: the samplers that joined a running actor-mode cluster (`tagflow node --name
 // GROUP-K --join`), as the launcher of `tagflow up` learns of them.
 //
 // The launcher starts only the processes of the cluster file; a joined sampler is started by
@@ -27,8 +27,9 @@
 
 namespace tagflow::cli {
 
-struct JoinedSampler {
+struct JoinedReplica {
   std::string name;            // GROUP-K
+  std::string kind;            // its group's kind (a transient one)
   std::int64_t env_steps = 0;  // the last count its endpoint reported (over every time it joined)
   std::int64_t episodes = 0;
   bool in = true;  // linked to a node as of the latest round
@@ -38,10 +39,10 @@ struct JoinedSampler {
   std::int64_t base_episodes = 0;
 };
 
-class SamplerRoster {
+class JoinedRoster {
  public:
   /// `planned`: the processes of the file (their names are never joined samplers).
-  SamplerRoster(cluster::ClusterConfig config, const std::vector<cluster::ScrapeTarget>& planned);
+  JoinedRoster(cluster::ClusterConfig config, const std::vector<cluster::ScrapeTarget>& planned);
 
   /// Step 1 above; returns the endpoints to probe this round.
   std::vector<cluster::ScrapeTarget> update_members(const std::vector<ProcessSample>& round);
@@ -50,14 +51,14 @@ class SamplerRoster {
   void record(const ProcessSample& sample);
 
   /// Every sampler that joined so far, in the order they were first seen.
-  [[nodiscard]] const std::vector<JoinedSampler>& joined() const { return joined_; }
+  [[nodiscard]] const std::vector<JoinedReplica>& joined() const { return joined_; }
 
  private:
-  JoinedSampler* find(const std::string& name);
+  JoinedReplica* find(const std::string& name);
 
   cluster::ClusterConfig config_;
   std::set<std::string> planned_;
-  std::vector<JoinedSampler> joined_;
+  std::vector<JoinedReplica> joined_;
 };
 
 }  // namespace tagflow::cli

@@ -1,8 +1,11 @@
-#include "reactors/tag.hpp"
+// The one tag type (common/tag.hpp): reactors::Tag and transport::WireTag name it.
+#include "common/tag.hpp"
+
+#include <sstream>
 
 #include <gtest/gtest.h>
 
-namespace tagflow::reactors {
+namespace tagflow {
 namespace {
 
 using std::chrono::nanoseconds;
@@ -39,13 +42,27 @@ TEST(Tag, PredecessorIsTheGreatestSmallerTag) {
   const Tag before = Tag(10, 0).predecessor();
   EXPECT_LT(before, Tag(10, 0));
   EXPECT_EQ(before.next_microstep(), Tag(10, 0));
+  EXPECT_EQ(Tag(100, 0).predecessor(), Tag(99, std::numeric_limits<std::uint32_t>::max()));
+}
+
+TEST(Tag, NeverAndForeverStayUnderPredecessor) {
+  EXPECT_EQ(Tag::never().predecessor(), Tag::never());
+  EXPECT_EQ(Tag::forever().predecessor(), Tag::forever());
+  EXPECT_EQ(Tag::forever().next_microstep(), Tag::forever());
+}
+
+TEST(Tag, MicrostepOverflowMovesToTheNextNanosecond) {
+  EXPECT_EQ(Tag(5, std::numeric_limits<std::uint32_t>::max()).next_microstep(), Tag(6, 0));
 }
 
 TEST(Tag, PrintsRelativeToAnOrigin) {
   EXPECT_EQ(Tag(1000000250, 3).to_string(), "(t=1.000000250s, m=3)");
   EXPECT_EQ(Tag(1500, 0).to_string(1000), "(t=0.000000500s, m=0)");
   EXPECT_EQ(Tag::forever().to_string(), "(forever)");
+  std::ostringstream raw;
+  raw << Tag(100, 3);
+  EXPECT_EQ(raw.str(), "(100, 3)");
 }
 
 }  // namespace
-}  // namespace tagflow::reactors
+}  // namespace tagflow

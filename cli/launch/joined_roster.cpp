@@ -1,4 +1,4 @@
-#include "cli/launch/sampler_roster.hpp"
+#include "cli/launch/joined_roster.hpp"
 
 #include <algorithm>
 #include <map>
@@ -12,8 +12,8 @@ const char* const kEpisodes = "tagflow_episodes_total";
 
 }  // namespace
 
-SamplerRoster::SamplerRoster(cluster::ClusterConfig config,
-                             const std::vector<cluster::ScrapeTarget>& planned)
+JoinedRoster::JoinedRoster(cluster::ClusterConfig config,
+                           const std::vector<cluster::ScrapeTarget>& planned)
     : config_(std::move(config)) {
   for (const cluster::ScrapeTarget& target : planned) planned_.insert(target.process);
   for (const cluster::NodeConfig& node : config_.nodes) {
@@ -21,14 +21,14 @@ SamplerRoster::SamplerRoster(cluster::ClusterConfig config,
   }
 }
 
-JoinedSampler* SamplerRoster::find(const std::string& name) {
-  for (JoinedSampler& sampler : joined_) {
+JoinedReplica* JoinedRoster::find(const std::string& name) {
+  for (JoinedReplica& sampler : joined_) {
     if (sampler.name == name) return &sampler;
   }
   return nullptr;
 }
 
-std::vector<cluster::ScrapeTarget> SamplerRoster::update_members(
+std::vector<cluster::ScrapeTarget> JoinedRoster::update_members(
     const std::vector<ProcessSample>& round) {
   std::map<std::string, bool> listed;  // name → some answering node lists it as in
   for (const ProcessSample& sample : round) {
@@ -39,10 +39,11 @@ std::vector<cluster::ScrapeTarget> SamplerRoster::update_members(
   }
   for (const auto& [name, in] : listed) {
     if (planned_.count(name) != 0) continue;
-    JoinedSampler* sampler = find(name);
+    JoinedReplica* sampler = find(name);
     if (sampler == nullptr) {
       if (!in || !cluster::transient_scrape_target(config_, name)) continue;
-      joined_.push_back(JoinedSampler{name});
+      const std::string group = name.substr(0, name.rfind('-'));
+      joined_.push_back(JoinedReplica{name, config_.find_node(group)->kind->name});
       sampler = &joined_.back();
     }
     if (in && !sampler->in) {  // back after it left: a new process, whose counters restart
@@ -52,7 +53,7 @@ std::vector<cluster::ScrapeTarget> SamplerRoster::update_members(
     sampler->in = in;
   }
   std::vector<cluster::ScrapeTarget> targets;
-  for (const JoinedSampler& sampler : joined_) {
+  for (const JoinedReplica& sampler : joined_) {
     if (!sampler.in) continue;
     if (auto target = cluster::transient_scrape_target(config_, sampler.name)) {
       targets.push_back(std::move(*target));
@@ -61,8 +62,8 @@ std::vector<cluster::ScrapeTarget> SamplerRoster::update_members(
   return targets;
 }
 
-void SamplerRoster::record(const ProcessSample& sample) {
-  JoinedSampler* sampler = find(sample.process);
+void JoinedRoster::record(const ProcessSample& sample) {
+  JoinedReplica* sampler = find(sample.process);
   if (sampler == nullptr || !sample.probe.answered) return;
   const auto steps = sample.probe.values.find(kEnvSteps);
   if (steps != sample.probe.values.end()) {

@@ -1,0 +1,69 @@
+// LaunchBackend: one way `tagflow up` starts processes of a cluster. Every way gives the launcher
+// children (ChildSpec) that it runs under its ProcessSupervisor, so the launcher supervises,
+// reports deaths, stops and restarts the children of every way alike (cluster_launcher.hpp):
+//
+// - LocalChildren: this host's coordinator and node processes, children of the launcher
+//   (local_child_specs(), launch_plan.hpp);
+// - SshHosts: one ssh client per remote host, which starts that host's half with its own
+//   launcher and ends it when the connection closes (remote_hosts.hpp).
+//
+// Another way (a batch scheduler's or a cluster manager's client) is another implementation: a
+// child that runs the far processes and ends when they end.
+//
+// Not thread-safe; the launcher's main thread uses them.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/launch/launch_plan.hpp"
+#include "cli/launch/process_supervisor.hpp"
+
+namespace tagflow::cli {
+
+class LaunchBackend {
+ public:
+  virtual ~LaunchBackend() = default;
+
+  /// Checks, before anything starts, what this way needs on this machine. Throws
+  /// std::runtime_error with a message for the user.
+  virtual void prepare() {}
+  /// The children this way starts for `plan` (its current attempt); logs and results go to
+  /// `log_dir`.
+  [[nodiscard]] virtual std::vector<ChildSpec> children(const LaunchPlan& plan,
+                                                        const std::string& log_dir) const = 0;
+};
+
+/// This host's coordinator and nodes, run with the tagflow executable `tagflow`.
+class LocalChildren final : public LaunchBackend {
+ public:
+  explicit LocalChildren(std::string tagflow) : tagflow_(std::move(tagflow)) {}
+  [[nodiscard]] std::vector<ChildSpec> children(const LaunchPlan& plan,
+                                                const std::string& log_dir) const override;
+
+ private:
+  std::string tagflow_;
+};
+
+/// The remote hosts' halves, each over one ssh client (the OpenSSH client found on PATH).
+class SshHosts final : public LaunchBackend {
+ public:
+  void prepare() override;
+  [[nodiscard]] std::vector<ChildSpec> children(const LaunchPlan& plan,
+                                                const std::string& log_dir) const override;
+
+ private:
+  std::string ssh_ = "ssh";
+};
+
+/// The ways `plan` needs: local children (none when nothing runs here), and ssh when this machine
+/// starts remote hosts.
+std::vector<std::unique_ptr<LaunchBackend>> launch_backends(const LaunchPlan& plan,
+                                                            const std::string& tagflow);
+
+/// Every backend's children for `plan`, in the backends' order.
+std::vector<ChildSpec> children_of(const std::vector<std::unique_ptr<LaunchBackend>>& backends,
+                                   const LaunchPlan& plan, const std::string& log_dir);
+
+}  // namespace tagflow::cli
