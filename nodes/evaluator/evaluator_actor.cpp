@@ -5,11 +5,6 @@
 namespace tagflow::nodes {
 namespace {
 
-using actors::Credit;
-using actors::Leave;
-using actors::Offer;
-using actors::StopRun;
-
 class EvaluatorActorImpl : public NodeActorBase<EvaluatorActor> {
  public:
   EvaluatorActorImpl(caf::actor_config& cfg, EvaluatorSettings settings, std::string name,
@@ -22,18 +17,18 @@ class EvaluatorActorImpl : public NodeActorBase<EvaluatorActor> {
     return {
         [](actors::connect_atom, const std::string&, const std::string&, const caf::actor&) {},
         [](actors::connect_atom, const std::string&, const caf::actor&) {},
-        [this](const Offer& offer) {
+        [this](const actors::Offer& offer) {
           auto peer = sender_handle();
           if (!peer || done()) return;
           if (offer.port != "weights") return reject(transport::DropReason::kUnknownPort);
           add_peer(peer, false, offer.from);
           count_received(offer);
-          send_to(peer, Credit{"weights", 1, replica_name()});
+          send_to(peer, actors::Credit{"weights", 1, replica_name()});
         },
-        [this](const Credit&) { reject(transport::DropReason::kUnknownKind); },
+        [this](const actors::Credit&) { reject(transport::DropReason::kUnknownKind); },
         [this](const WeightsMessage& weights) { on_weights(weights); },
-        [this](const Leave& leave) { on_leave(leave); },
-        [this](const StopRun& stop) { on_stop_run(stop); },
+        [this](const actors::Leave& leave) { on_leave(leave); },
+        [this](const actors::StopRun& stop) { on_stop_run(stop); },
     };
   }
 
@@ -49,7 +44,7 @@ class EvaluatorActorImpl : public NodeActorBase<EvaluatorActor> {
       if (metrics_ != nullptr) metrics_->add_evaluation(*mean);
       if (schedule_.target_reached()) return stop_run("target_return");
     }
-    if (auto peer = sender_handle()) send_to(peer, Credit{"weights", 1, replica_name()});
+    if (auto peer = sender_handle()) send_to(peer, actors::Credit{"weights", 1, replica_name()});
   }
 
   void record_results(ReplicaReport& report) override {

@@ -64,10 +64,7 @@ class EvaluatorBinding : public ReplicaBinding {
     return p;
   }
   ReplicaResult result(std::optional<reactors::Tag> /*cutoff*/) override {
-    ReplicaResult r;
-    r.name = reactor_->name();
-    r.kind = kind().name;
-    r.unit = kind().count_unit;
+    ReplicaResult r = result_of(reactor_->name(), kind());
     r.evaluations = reactor_->schedule().evaluations();
     r.count = static_cast<std::int64_t>(r.evaluations.size());
     r.weights_version = reactor_->schedule().weights_version();

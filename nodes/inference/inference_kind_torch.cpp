@@ -46,10 +46,7 @@ class InferenceBinding : public ReplicaBinding {
     return p;
   }
   ReplicaResult result(std::optional<reactors::Tag> cutoff) override {
-    ReplicaResult r;
-    r.name = reactor_->name();
-    r.kind = kind_.name;
-    r.unit = kind_.count_unit;
+    ReplicaResult r = result_of(reactor_->name(), kind_);
     r.count = reactor_->rows_served.load();
     r.weights_version = reactor_->weights_version.load();
     if constexpr (std::is_same_v<Reactor, PolicyBankReactor>) {

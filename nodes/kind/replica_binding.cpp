@@ -15,6 +15,22 @@ std::size_t output_width(const ReplicaSetup& s, const char* port) {
   return s.links->output_width(s.config.name, port);
 }
 
+ReplicaResult result_of(const std::string& replica, const NodeKind& kind) {
+  ReplicaResult r;
+  r.name = replica;
+  r.kind = kind.name;
+  r.unit = kind.count_unit;
+  return r;
+}
+
+ReplicaProgress env_progress(const std::atomic<std::int64_t>& env_steps,
+                             const std::atomic<double>& last_return) {
+  ReplicaProgress p;
+  p.env_steps = env_steps.load(std::memory_order_relaxed);
+  p.last_return = last_return.load(std::memory_order_relaxed);
+  return p;
+}
+
 void no_port(const std::string& replica, const std::string& port) {
   throw std::invalid_argument("replica '" + replica + "' has no port '" + port + "'");
 }

@@ -14,6 +14,7 @@
 // declares and runs the environment; progress() may be called from any thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -91,6 +92,13 @@ using ReplicaFactory =
 /// For kinds' bindings: the link plan's width of input / output `port` of the setup's replica.
 [[nodiscard]] std::size_t input_width(const ReplicaSetup& setup, const char* port);
 [[nodiscard]] std::size_t output_width(const ReplicaSetup& setup, const char* port);
+
+/// For kinds' bindings: a result named for `replica`, with its kind's name and count unit.
+[[nodiscard]] ReplicaResult result_of(const std::string& replica, const NodeKind& kind);
+
+/// For kinds' bindings: the live progress of a replica that steps an env.
+[[nodiscard]] ReplicaProgress env_progress(const std::atomic<std::int64_t>& env_steps,
+                                           const std::atomic<double>& last_return);
 
 /// For kinds' bindings: std::invalid_argument "replica 'R' has no port 'P'".
 [[noreturn]] void no_port(const std::string& replica, const std::string& port);

@@ -54,10 +54,7 @@ class LearnerBinding : public ReplicaBinding {
     return p;
   }
   ReplicaResult result(std::optional<reactors::Tag> cutoff) override {
-    ReplicaResult r;
-    r.name = reactor_->name();
-    r.kind = kind_.name;
-    r.unit = kind_.count_unit;
+    ReplicaResult r = result_of(reactor_->name(), kind_);
     r.count = reactor_->updates.load();
     r.updates = reactor_->server().updates();
     const WeightsMessage weights = reactor_->server().weights();

@@ -69,17 +69,11 @@ class MultiAgentBinding : public ReplicaBinding {
     no_port(reactor_->name(), port);
   }
   ReplicaProgress progress() const override {
-    ReplicaProgress p;
-    p.env_steps = reactor_->env_steps.load(std::memory_order_relaxed);
-    p.last_return = reactor_->last_return.load(std::memory_order_relaxed);
-    return p;
+    return env_progress(reactor_->env_steps, reactor_->last_return);
   }
   ReplicaResult result(std::optional<reactors::Tag> cutoff) override {
     const MultiAgentServer& server = reactor_->server();
-    ReplicaResult r;
-    r.name = reactor_->name();
-    r.kind = kind().name;
-    r.unit = kind().count_unit;
+    ReplicaResult r = result_of(reactor_->name(), kind());
     r.count = server.joint_steps();
     r.episode_returns = reactor_->finished_returns();
     r.evaluations = server.evaluations();

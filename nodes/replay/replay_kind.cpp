@@ -42,10 +42,7 @@ class ReplayBinding : public ReplicaBinding {
   }
   ReplicaProgress progress() const override { return {}; }
   ReplicaResult result(std::optional<reactors::Tag> cutoff) override {
-    ReplicaResult r;
-    r.name = reactor_->name();
-    r.kind = kind().name;
-    r.unit = kind().count_unit;
+    ReplicaResult r = result_of(reactor_->name(), kind());
     r.count = reactor_->inserts.load();
     append_channels(r.channels, "batches", reactor_->batches_digest(), cutoff);
     return r;

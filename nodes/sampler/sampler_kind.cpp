@@ -45,16 +45,10 @@ class SamplerBinding : public ReplicaBinding {
     no_port(reactor_->name(), port);
   }
   ReplicaProgress progress() const override {
-    ReplicaProgress p;
-    p.env_steps = reactor_->env_steps.load(std::memory_order_relaxed);
-    p.last_return = reactor_->last_return.load(std::memory_order_relaxed);
-    return p;
+    return env_progress(reactor_->env_steps, reactor_->last_return);
   }
   ReplicaResult result(std::optional<reactors::Tag> cutoff) override {
-    ReplicaResult r;
-    r.name = reactor_->name();
-    r.kind = kind().name;
-    r.unit = kind().count_unit;
+    ReplicaResult r = result_of(reactor_->name(), kind());
     r.count = reactor_->env_steps.load();
     r.episode_returns = reactor_->finished_returns();
     append_channels(r.channels, "transitions", reactor_->transitions_digest(), cutoff);
