@@ -20,7 +20,7 @@ namespace tagflow::nodes {
 
 struct ReplicaReport {
   std::string name;  // replica name, e.g. sampler-0
-  std::string kind;  // sampler, replay, learner, inference
+  std::string kind;  // its kind's name (nodes/kind/node_kind.hpp)
 
   // Live progress.
   std::atomic<std::int64_t> count{0};  // env steps, inserts, updates or rows served

@@ -56,10 +56,6 @@ std::string node_kind_names() {
   return names;
 }
 
-const std::vector<monitoring::MetricSpec>& kind_metrics(const NodeKind& kind) {
-  return kind.metrics;
-}
-
 std::vector<monitoring::MetricSpec> full_metric_catalogue() {
   std::vector<monitoring::MetricSpec> all = monitoring::catalogue();
   std::map<std::string, std::size_t> by_name;

@@ -27,10 +27,6 @@ namespace tagflow::nodes {
 /// kinds declare listed once with every kind among its exporters.
 [[nodiscard]] std::vector<monitoring::MetricSpec> full_metric_catalogue();
 
-/// The families a replica of `kind` exports beyond monitoring's own (what its ProcessMetrics
-/// is built with).
-[[nodiscard]] const std::vector<monitoring::MetricSpec>& kind_metrics(const NodeKind& kind);
-
 /// For the torch registry: the kind called `name`, to fill in its factories.
 [[nodiscard]] NodeKind& kind_to_complete(const std::string& name);
 
