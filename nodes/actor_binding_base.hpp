@@ -14,9 +14,9 @@
 //     sent the peer unanswered (unanswered_to(), into ReplicaReport::unanswered_at_loss) and
 //     goes on without it; the peer's restarted process links to it again;
 //   - checkpoints (nodes/actor_checkpoint.hpp): restore_from_checkpoint() in the kind's
-//     constructor loads ActorRecovery::restore through the kind's load_state();
+//     constructor loads ActorRecovery::restore through the kind's load_checkpoint();
 //     schedule_checkpoint() in make_behavior() and on_checkpoint() (the kind's checkpoint_atom
-//     handler) write the kind's save_state() every ActorRecovery::every — a message to itself, so
+//     handler) write the kind's save_checkpoint() every ActorRecovery::every — a message to itself, so
 //     between two of its messages;
 //   - stop_run(reason): StopRun to every peer (on_stop_run: but the one it came from), the
 //     reason recorded in the ReplicaReport (plus what record_results() adds: the learner's final
@@ -191,12 +191,12 @@ class NodeActorBase : public Interface::base {
   /// The kind's state for a checkpoint (the server state the reactor binding saves, without its
   /// digests); returns the replica's count. `table_path`: where a replay writes its table.
   /// Default: std::logic_error (a kind that cannot be checkpointed).
-  virtual std::int64_t save_state(StateWriter& /*out*/, const std::string& /*table_path*/) {
+  virtual std::int64_t save_checkpoint(StateWriter& /*out*/, const std::string& /*table_path*/) {
     throw std::logic_error("a " + report_->kind + " actor cannot be checkpointed");
   }
-  /// Loads what save_state() wrote; throws StateError (or the kind's own error) when it does
+  /// Loads what save_checkpoint() wrote; throws StateError (or the kind's own error) when it does
   /// not fit.
-  virtual void load_state(StateReader& /*in*/, const std::string& /*table_path*/) {
+  virtual void load_checkpoint(StateReader& /*in*/, const std::string& /*table_path*/) {
     throw std::logic_error("a " + report_->kind + " actor cannot be checkpointed");
   }
   /// Messages sent to `peer` on this kind's credit links that it has not answered yet.
@@ -206,7 +206,7 @@ class NodeActorBase : public Interface::base {
   void restore_from_checkpoint() {
     if (!recovery_.restore) return;
     StateReader in(recovery_.restore->state, actor_checkpoint_path(recovery_.checkpoint_prefix));
-    load_state(in, recovery_.checkpoint_prefix + ".table");
+    load_checkpoint(in, recovery_.checkpoint_prefix + ".table");
     in.expect_end();
     sequence_ = recovery_.restore->sequence;
   }
@@ -222,7 +222,7 @@ class NodeActorBase : public Interface::base {
     try {
       StateWriter out;
       ActorCheckpointFile file;
-      file.count = save_state(out, recovery_.checkpoint_prefix + ".table");
+      file.count = save_checkpoint(out, recovery_.checkpoint_prefix + ".table");
       file.replica = name_;
       file.kind = report_->kind;
       file.written_unix_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(

@@ -126,7 +126,7 @@ class InferenceActorImpl : public nodes::NodeActorBase<nodes::InferenceActor> {
 
   // The weights it serves with and its rows served; held requests are not kept (their samplers
   // ask again).
-  std::int64_t save_state(StateWriter& out, const std::string& /*table_path*/) override {
+  std::int64_t save_checkpoint(StateWriter& out, const std::string& /*table_path*/) override {
     out.boolean(latest_weights_.has_value());
     if (latest_weights_) {
       out.u64(latest_weights_->version);
@@ -136,7 +136,7 @@ class InferenceActorImpl : public nodes::NodeActorBase<nodes::InferenceActor> {
     out.i64(rows);
     return rows;
   }
-  void load_state(StateReader& in, const std::string& /*table_path*/) override {
+  void load_checkpoint(StateReader& in, const std::string& /*table_path*/) override {
     if (in.boolean()) {
       WeightsMessage weights;
       weights.version = in.u64();

@@ -164,11 +164,11 @@ class LearnerActorImpl : public nodes::NodeActorBase<nodes::LearnerActor> {
   }
 
   // Weights, optimizer, target network, generators and update count (LearnerServer::save).
-  std::int64_t save_state(StateWriter& out, const std::string& /*table_path*/) override {
+  std::int64_t save_checkpoint(StateWriter& out, const std::string& /*table_path*/) override {
     server_.save(out);
     return server_.updates();
   }
-  void load_state(StateReader& in, const std::string& /*table_path*/) override {
+  void load_checkpoint(StateReader& in, const std::string& /*table_path*/) override {
     server_.load(in);
     latest_ = server_.weights();
     options_.report->count.store(server_.updates(), std::memory_order_relaxed);

@@ -92,11 +92,11 @@ class ReplayActorImpl : public nodes::NodeActorBase<nodes::ReplayActor> {
  private:
   // The table, selector and rate limiter (ReplayServer::checkpoint_to, in a file of its own);
   // the minibatches owed to the learner are not kept (sampled again from the restored table).
-  std::int64_t save_state(StateWriter& out, const std::string& table_path) override {
+  std::int64_t save_checkpoint(StateWriter& out, const std::string& table_path) override {
     out.boolean(server_.checkpoint_to(table_path).has_value());
     return static_cast<std::int64_t>(server_.inserts());
   }
-  void load_state(StateReader& in, const std::string& table_path) override {
+  void load_checkpoint(StateReader& in, const std::string& table_path) override {
     if (in.boolean()) server_.restore_from(table_path);
     options_.report->count.store(static_cast<std::int64_t>(server_.inserts()),
                                  std::memory_order_relaxed);

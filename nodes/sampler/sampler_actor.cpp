@@ -148,11 +148,11 @@ class SamplerActorImpl : public nodes::NodeActorBase<nodes::SamplerActor> {
   }
 
   // The envs, generators, ε and policy copy (SamplerServer::save); the count is its env steps.
-  std::int64_t save_state(StateWriter& out, const std::string& /*table_path*/) override {
+  std::int64_t save_checkpoint(StateWriter& out, const std::string& /*table_path*/) override {
     server_.save(out);
     return server_.env_steps();
   }
-  void load_state(StateReader& in, const std::string& /*table_path*/) override {
+  void load_checkpoint(StateReader& in, const std::string& /*table_path*/) override {
     server_.load(in);
     steps_reported_ = server_.env_steps();  // the metrics count this process's steps
     options_.report->count.store(server_.env_steps(), std::memory_order_relaxed);
