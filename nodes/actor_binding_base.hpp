@@ -16,8 +16,8 @@
 //   - checkpoints (nodes/actor_checkpoint.hpp): restore_from_checkpoint() in the kind's
 //     constructor loads ActorRecovery::restore through the kind's load_checkpoint();
 //     schedule_checkpoint() in make_behavior() and on_checkpoint() (the kind's checkpoint_atom
-//     handler) write the kind's save_checkpoint() every ActorRecovery::every — a message to itself, so
-//     between two of its messages;
+//     handler) write the kind's save_checkpoint() every ActorRecovery::every — a message to itself,
+//     so between two of its messages;
 //   - stop_run(reason): StopRun to every peer (on_stop_run: but the one it came from), the
 //     reason recorded in the ReplicaReport (plus what record_results() adds: the learner's final
 //     weights), quit.
