@@ -11,6 +11,10 @@ std::string RunSummary::digest_hex() const {
   return text;
 }
 
+std::string RunSummary::numerics_line() const {
+  return numerics ? "numerics: " + numerics::describe(*numerics) : std::string();
+}
+
 std::string RunSummary::to_json() const {
   nlohmann::ordered_json j;
   j["mode"] = mode;
@@ -24,6 +28,7 @@ std::string RunSummary::to_json() const {
   j["weights_version"] = weights_version;
   j["digest"] = digest_hex();
   j["digest_reproducible"] = digest_reproducible;
+  if (numerics) j["numerics"] = nlohmann::ordered_json::parse(nodes::numerics_json(*numerics));
   j["evaluations"] = evaluations;
   if (!evaluators.empty()) {
     nlohmann::ordered_json list = nlohmann::ordered_json::object();

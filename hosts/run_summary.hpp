@@ -87,6 +87,9 @@ struct RunSummary {
   std::uint64_t digest = 0;
   /// False in actor mode: results depend on message arrival order, so the digest varies.
   bool digest_reproducible = true;
+  /// The numeric kernels of the run's processes, merged (common/numerics.hpp): in the JSON as
+  /// `numerics` (nodes/kind/process_result.hpp, numerics_json()).
+  std::optional<numerics::Report> numerics;
   std::vector<double> evaluations;
   /// The replicas of kinds that publish evaluations (evaluators): in the JSON as `evaluators`
   /// when there are any.
@@ -109,6 +112,8 @@ struct RunSummary {
   std::vector<std::vector<double>> episode_returns;
 
   [[nodiscard]] std::string digest_hex() const;
+  /// "numerics: " and numerics::describe() of the run's kernels, or "" without a report.
+  [[nodiscard]] std::string numerics_line() const;
   /// The JSON text (2-space indent).
   [[nodiscard]] std::string to_json() const;
 };
