@@ -155,8 +155,8 @@ Report process_report() {
   // Pinned only when the environment really holds the pins (a process started some other way,
   // a test binary say, reports what it ran with).
   report.portable = mode == Mode::portable && cpu.x86_64_v3 && environment_matches(mode);
-  report.libm = env_or_empty("GLIBC_TUNABLES").find(kLibmTunable) != std::string::npos ? "plain"
-                                                                                      : "cpu";
+  report.libm =
+      env_or_empty("GLIBC_TUNABLES").find(kLibmTunable) != std::string::npos ? "plain" : "cpu";
   TorchKernels& kernels = torch_kernels();
   const std::lock_guard<std::mutex> lock(kernels.mutex);
   report.blas = kernels.blas;

@@ -43,8 +43,8 @@ inline constexpr const char* kLibmTunable = "glibc.cpu.hwcaps=-FMA,-FMA4";
 
 /// What this process's CPU is.
 struct Cpu {
-  std::string model;        // /proc/cpuinfo's "model name" (or the architecture)
-  bool x86_64_v3 = false;   // x86-64 with AVX2 and FMA: the CPUs portable mode pins for
+  std::string model;       // /proc/cpuinfo's "model name" (or the architecture)
+  bool x86_64_v3 = false;  // x86-64 with AVX2 and FMA: the CPUs portable mode pins for
 };
 
 [[nodiscard]] const Cpu& this_cpu();
@@ -53,7 +53,7 @@ struct Cpu {
 /// marker; otherwise the marker only, since the pinned kernels would not run there). The
 /// GLIBC_TUNABLES value keeps what the environment already had, with the libm pin appended.
 [[nodiscard]] std::vector<std::pair<std::string, std::string>> variables_for(Mode mode,
-                                                                            const Cpu& cpu);
+                                                                             const Cpu& cpu);
 
 /// True when this process's environment already holds variables_for(mode, this_cpu()).
 [[nodiscard]] bool environment_matches(Mode mode);

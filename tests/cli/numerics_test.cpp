@@ -39,9 +39,8 @@ std::vector<Machine> emulated_machines() {
   std::vector<Machine> machines{{"this machine", ""}};
   for (const char* core : {"Sandybridge", "Haswell", "Zen"}) {
     for (const char* aten : {"default", "avx2"}) {
-      machines.push_back({std::string(core) + "/" + aten, std::string("OPENBLAS_CORETYPE=") +
-                                                              core + " ATEN_CPU_CAPABILITY=" +
-                                                              aten});
+      machines.push_back({std::string(core) + "/" + aten, std::string("OPENBLAS_CORETYPE=") + core +
+                                                              " ATEN_CPU_CAPABILITY=" + aten});
     }
   }
   machines.push_back({"libm without FMA", "GLIBC_TUNABLES=glibc.cpu.hwcaps=-FMA"});
@@ -66,8 +65,7 @@ class EmulatedCpus : public ::testing::Test {
 
   /// `source` (a file under configs/) with its `stop:` section replaced by `stop` and each
   /// `from` → `to` of `edits` applied (each must be found), written as DIR/NAME.
-  std::string shortened(const std::string& source, const std::string& name,
-                        const std::string& stop,
+  std::string shortened(const std::string& source, const std::string& name, const std::string& stop,
                         const std::vector<std::pair<std::string, std::string>>& edits = {}) {
     std::ifstream in(fs::path(TAGFLOW_SOURCE_DIR) / "configs" / source);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -99,10 +97,10 @@ class EmulatedCpus : public ::testing::Test {
     const std::string logs = args.find("single") == std::string::npos
                                  ? " --log-dir " + (dir_ / "logs").string()
                                  : std::string();
-    const auto result = testing::run_command(
-        (machine.env.empty() ? "" : "env " + machine.env + " ") + testing::tagflow_binary() +
-        " up " + file + " " + args + " --quiet" + logs + " --summary " + summary.string() +
-        " 2>&1");
+    const auto result =
+        testing::run_command((machine.env.empty() ? "" : "env " + machine.env + " ") +
+                             testing::tagflow_binary() + " up " + file + " " + args + " --quiet" +
+                             logs + " --summary " + summary.string() + " 2>&1");
     EXPECT_EQ(result.exit_code, 0) << machine.name << ": " << result.output;
     if (result.exit_code != 0 || !fs::exists(summary)) return nullptr;
     std::ifstream in(summary);

@@ -38,9 +38,9 @@ class Environment : public ::testing::Test {
       }
     }
   }
-  static constexpr const char* kNames[] = {"OPENBLAS_CORETYPE", "ATEN_CPU_CAPABILITY",
+  static constexpr const char* kNames[] = {"OPENBLAS_CORETYPE",  "ATEN_CPU_CAPABILITY",
                                            "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA",
-                                           "GLIBC_TUNABLES", "TAGFLOW_NUMERICS"};
+                                           "GLIBC_TUNABLES",     "TAGFLOW_NUMERICS"};
   std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
 };
 
@@ -124,8 +124,8 @@ TEST(Numerics, ReportsOfSeveralProcessesMerge) {
 }
 
 TEST(Numerics, AnotherBlasIsNotPortable) {
-  const Report reference{"portable", false, "CPU A", "plain", "/usr/lib/blas/libblas.so.3", "",
-                         "avx2"};
+  const Report reference{"portable", false, "CPU A", "plain", "/usr/lib/blas/libblas.so.3",
+                         "",         "avx2"};
   EXPECT_NE(describe(reference).find("digest specific to CPU A"), std::string::npos);
   EXPECT_NE(describe(reference).find("BLAS /usr/lib/blas/libblas.so.3"), std::string::npos);
 }
