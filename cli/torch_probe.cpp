@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/numerics.hpp"
+
 namespace tagflow::cli {
 
 std::string mapped_blas_library() {
@@ -50,9 +52,13 @@ int run_torch_probe() {
   }
   const std::string library = mapped_blas_library();
   nlohmann::json report = {
-      {"torch_version", TORCH_VERSION}, {"intra_op_threads", at::get_num_threads()},
-      {"blas_library", library},        {"blas_kind", blas_kind(library)},
+      {"torch_version", TORCH_VERSION},
+      {"intra_op_threads", at::get_num_threads()},
+      {"blas_library", library},
+      {"blas_kind", blas_kind(library)},
       {"matmul_us", best_us},
+      {"numerics", numerics::describe(numerics::process_report())},
+      {"numerics_portable", numerics::process_report().portable},
   };
   std::cout << report.dump() << "\n";
   return 0;
