@@ -9,7 +9,8 @@
 // (security.keys_dir), "none" (`security: none`, debugging only), "open" (no keys), or
 // "one process" (placement single: nothing listens for peers).
 // A multi-agent cluster adds "multi_agent": {"mean_return", "collisions_per_episode",
-// "random_return", "random_collisions_per_episode", "episodes"} (the env node's last greedy
+// "random_return", "random_collisions_per_episode", "episodes", "success_rate",
+// "random_success_rate"} (success: an episode without a collision; the env node's last greedy
 // evaluation beside a random policy on the same seeds; mean_return above is the same figure)
 // "policies": {POLICY: "path of its exported TorchScript file"} for learners that export, and
 // "joint_step_seconds": {"p50", "p99"} (wall clock between the env node's joint steps).
@@ -114,6 +115,9 @@ struct RunSummary {
   [[nodiscard]] std::string digest_hex() const;
   /// "numerics: " and numerics::describe() of the run's kernels, or "" without a report.
   [[nodiscard]] std::string numerics_line() const;
+  /// The lines printed under the stop line: the multi-agent evaluation beside random play (when
+  /// there is one), then numerics_line() (when there is a report).
+  [[nodiscard]] std::vector<std::string> detail_lines() const;
   /// The JSON text (2-space indent).
   [[nodiscard]] std::string to_json() const;
 };

@@ -47,7 +47,9 @@ Json replica_json(const ReplicaResult& r) {
                         {"collisions_per_episode", f.collisions_per_episode},
                         {"random_return", f.random_return},
                         {"random_collisions_per_episode", f.random_collisions_per_episode},
-                        {"episodes", f.episodes}};
+                        {"episodes", f.episodes},
+                        {"success_rate", f.success_rate},
+                        {"random_success_rate", f.random_success_rate}};
   }
   if (r.joint_step_p50 && r.joint_step_p99) {
     j["joint_step_seconds"] = {{"p50", *r.joint_step_p50}, {"p99", *r.joint_step_p99}};
@@ -87,10 +89,17 @@ ReplicaResult replica_from_json(const Json& j, const std::string& where) {
   if (j.contains("multi_agent")) {
     const Json& m = j.at("multi_agent");
     const std::string at = here + ".multi_agent";
-    r.multi_agent = MultiAgentFigures{
-        get<double>(m, "mean_return", at), get<double>(m, "collisions_per_episode", at),
-        get<double>(m, "random_return", at), get<double>(m, "random_collisions_per_episode", at),
-        get<int>(m, "episodes", at)};
+    r.multi_agent = MultiAgentFigures{get<double>(m, "mean_return", at),
+                                      get<double>(m, "collisions_per_episode", at),
+                                      get<double>(m, "random_return", at),
+                                      get<double>(m, "random_collisions_per_episode", at),
+                                      get<int>(m, "episodes", at),
+                                      0.0,
+                                      0.0};
+    if (m.contains("success_rate")) {
+      r.multi_agent->success_rate = get<double>(m, "success_rate", at);
+      r.multi_agent->random_success_rate = get<double>(m, "random_success_rate", at);
+    }
   }
   if (j.contains("joint_step_seconds")) {
     const std::string at = here + ".joint_step_seconds";

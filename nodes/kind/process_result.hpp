@@ -13,8 +13,8 @@
 //                  "channels": [{"port", "channel", "count", "hash": "16 hex"}],
 //                  multi-agent clusters only: "collisions", "multi_agent": {"mean_return",
 //                  "collisions_per_episode", "random_return", "random_collisions_per_episode",
-//                  "episodes"}, "joint_step_seconds": {"p50", "p99"}, "policy",
-//                  "policy_file"}]}
+//                  "episodes", "success_rate", "random_success_rate"}, "joint_step_seconds":
+//                  {"p50", "p99"}, "policy", "policy_file"}]}
 // Channel hashes and counts cover the values sent at tags < cutoff (all of them without one);
 // `channels` lists the replica's output channels. Plain values; from_json() throws
 // std::invalid_argument naming the missing or mistyped field.
@@ -45,6 +45,9 @@ struct MultiAgentFigures {
   double random_return = 0.0;
   double random_collisions_per_episode = 0.0;
   int episodes = 0;
+  /// Episodes without a collision, as a share (the greedy policy's, and random play's).
+  double success_rate = 0.0;
+  double random_success_rate = 0.0;
 };
 
 struct ReplicaResult {

@@ -8,6 +8,7 @@
 //   - a policy file that does not fit is refused at start, naming the policy.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -133,6 +134,19 @@ TEST_F(MarlCluster, TrainingInBothModesExportsPoliciesThatAServeFileLoadsBack) {
     // The random policy plays the same seeds in both modes.
     EXPECT_LT(figures["random_return"].get<double>(), 0.0) << mode;
     EXPECT_GE(figures["random_collisions_per_episode"].get<double>(), 0.0) << mode;
+    // Success: an episode without a collision; three episodes give thirds.
+    for (const char* rate : {"success_rate", "random_success_rate"}) {
+      const double value = figures[rate].get<double>();
+      EXPECT_GE(value, 0.0) << mode << " " << rate;
+      EXPECT_LE(value, 1.0) << mode << " " << rate;
+      EXPECT_NEAR(value * 3.0, std::round(value * 3.0), 1e-9) << mode << " " << rate;
+    }
+    if (figures["collisions_per_episode"].get<double>() == 0.0) {
+      EXPECT_EQ(figures["success_rate"].get<double>(), 1.0) << mode;
+    }
+    if (figures["success_rate"].get<double>() == 1.0) {
+      EXPECT_EQ(figures["collisions_per_episode"].get<double>(), 0.0) << mode;
+    }
     // One policy shared by the four cars: one file.
     ASSERT_EQ(summary["policies"].size(), 1U) << mode;
     EXPECT_EQ(summary["policies"]["car"], (exported / "car.pt").string());
