@@ -75,7 +75,9 @@ class MarlCluster : public ::testing::Test {
 
 TEST_F(MarlCluster, TheServeFileGivesOneDigestOnEveryRunAndInEveryPlacement) {
   if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "inference needs tagflow-torch";
-  const std::string serve = shipped("marl-serve.yaml", {{"env_steps: 250000", "env_steps: 400"}});
+  // The shipped file stops on wall time only; the test adds a step limit.
+  const std::string serve =
+      shipped("marl-serve.yaml", {{"seconds: 3600", "env_steps: 400\n  seconds: 3600"}});
   const nlohmann::json single = up("single", serve, "--placement single");
   ASSERT_FALSE(single.empty());
   EXPECT_EQ(single["env_steps"], 400);
@@ -84,7 +86,7 @@ TEST_F(MarlCluster, TheServeFileGivesOneDigestOnEveryRunAndInEveryPlacement) {
   EXPECT_EQ(up("again", serve, "--placement single")["digest"], digest);
   EXPECT_EQ(up("processes", serve, "")["digest"], digest);
   const std::string grouped =
-      shipped("marl-serve.yaml", {{"env_steps: 250000", "env_steps: 400"},
+      shipped("marl-serve.yaml", {{"seconds: 3600", "env_steps: 400\n  seconds: 3600"},
                                   {"    replicas: 2 ", "    process: servers\n    replicas: 2 "}});
   EXPECT_EQ(up("grouped", grouped, "")["digest"], digest);
   // The servers answered every agent: 400 joint steps of ten agents.
@@ -98,9 +100,9 @@ TEST_F(MarlCluster, TheServeFileGivesOneDigestOnEveryRunAndInEveryPlacement) {
 // whose answer completed the last step too, so the run ends at its step limit.
 TEST_F(MarlCluster, ActorModeAsProcessesAsksEveryServerAndEndsAtItsStepLimit) {
   if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "inference needs tagflow-torch";
-  const std::string serve = shipped("marl-serve.yaml", {{"mode: reactor", "mode: actor"},
-                                                        {"env_steps: 250000", "env_steps: 300"},
-                                                        {"seconds: 300", "seconds: 600"}});
+  const std::string serve = shipped(
+      "marl-serve.yaml",
+      {{"mode: reactor", "mode: actor"}, {"seconds: 3600", "env_steps: 300\n  seconds: 600"}});
   const nlohmann::json summary = up("actor-processes", serve, "");
   ASSERT_FALSE(summary.empty());
   EXPECT_EQ(summary["env_steps"], 300);
@@ -168,7 +170,7 @@ TEST_F(MarlCluster, TrainingInBothModesExportsPoliciesThatAServeFileLoadsBack) {
               {{"policies:\n  car: {hidden: \"64\", per_agent: true}\n", policies},
                {"env: TrafficJunction10-v1", "env: TrafficJunction4-v1, time_input: true"},
                {"replicas: 2", "replicas: 1"},  // one policy: one server
-               {"env_steps: 250000", "env_steps: 200"}});
+               {"seconds: 3600", "env_steps: 200\n  seconds: 3600"}});
   const nlohmann::json served = up("serve-exported", serve, "--placement single");
   ASSERT_FALSE(served.empty());
   EXPECT_EQ(served["env_steps"], 200);
