@@ -140,8 +140,8 @@ RequestScan scan_request(const void* data, std::size_t size, const RequestLimits
   Scanner scanner(limits, out);
   std::size_t offset = 0;
   try {
-    out.parsed = msgpack::parse(static_cast<const char*>(data), size, offset, scanner) &&
-                 offset == size;
+    out.parsed =
+        msgpack::parse(static_cast<const char*>(data), size, offset, scanner) && offset == size;
   } catch (const std::exception&) {
     out.parsed = false;  // the parser's own bounds (its stack depth) are below ours
   }
