@@ -55,10 +55,10 @@ void record_torch_numerics() {
     if (const char* name = reinterpret_cast<CoreName>(symbol)()) core = name;
   }
   numerics::record_torch_kernels(library, core, aten_capability());
-  const numerics::Report report = numerics::process_report();
   // Portable mode promises OpenBLAS's pinned kernels; say so once per process when another BLAS
   // (Debian's alternatives decide which libblas.so.3 loads) takes their place.
-  if (report.mode == "portable" && core.empty() && numerics::this_cpu().x86_64_v3) {
+  if (numerics::current_mode() == numerics::Mode::portable && core.empty() &&
+      numerics::this_cpu().x86_64_v3) {
     std::cerr << "tagflow-torch: numerics: the BLAS is " << (library.empty() ? "unknown" : library)
               << ", not OpenBLAS: the digest is specific to this machine (scripts/setup selects "
                  "OpenBLAS)\n";
