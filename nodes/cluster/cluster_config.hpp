@@ -138,6 +138,8 @@ struct PolicyConfig {
   std::string torchscript;      // a TorchScript file to serve instead of learned weights
   bool agent_id_input = false;  // the agent's one-hot index follows its observation
   std::vector<int> agents;      // the agents it serves, ascending
+  // Its learner is `algo: vdn`: the multi-agent node sends it one joint transition per step.
+  bool joint_transitions = false;
   // Its gateway batching, when it differs from the inference node's max_batch / max_wait.
   std::optional<std::uint32_t> max_batch;
   std::optional<std::chrono::nanoseconds> max_wait;

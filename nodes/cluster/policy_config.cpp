@@ -281,6 +281,34 @@ void assign_agents(const ClusterConfig& config, MultiAgentConfig& m,
   }
 }
 
+/// Marks the policies that a learner with `algo: vdn` trains: the multi-agent node sends them
+/// joint transitions. Such a policy must serve two agents or more, and a joint action (one
+/// integer, num_actions^agents codes) must fit.
+void mark_joint_transitions(ClusterConfig& config) {
+  MultiAgentConfig& m = config.multi_agent;
+  for (const NodeConfig& node : config.nodes) {
+    const auto algo = node.params.find("algo");
+    if (!node.kind->trains || algo == node.params.end() || trim(algo->second) != "vdn") continue;
+    const int line = node.param_lines.count("algo") != 0 ? node.param_lines.at("algo") : node.line;
+    for (int r = 0; r < node.replicas; ++r) {
+      for (const int p : hosted_policies(config, node, r)) {
+        PolicyConfig& policy = m.policies[static_cast<std::size_t>(p)];
+        double codes = 1.0;
+        for (std::size_t j = 0; j < policy.agents.size(); ++j) codes *= m.num_actions;
+        if (policy.agents.size() < 2 || codes >= 9.0e18) {
+          throw ConfigError(config.file, line, "nodes." + node.name + ".params.algo",
+                            "vdn sums the Qs of the agents one policy serves: policy '" +
+                                policy.name + "' serves " + std::to_string(policy.agents.size()) +
+                                (policy.agents.size() < 2
+                                     ? " agent (give the group one shared policy, not per_agent)"
+                                     : " agents, too many for one joint action code"));
+        }
+        policy.joint_transitions = true;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void parse_policies(const YamlReader& top, ClusterConfig& config) {
@@ -309,6 +337,7 @@ void parse_policies(const YamlReader& top, ClusterConfig& config) {
     }
   }
   assign_agents(config, m, declared);
+  mark_joint_transitions(config);
 }
 
 std::vector<int> hosted_policies(const ClusterConfig& config, const NodeConfig& node, int index) {

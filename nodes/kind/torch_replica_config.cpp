@@ -13,8 +13,15 @@
 namespace tagflow::nodes {
 
 nodes::LearnerConfig learner_config(const ReplicaConfig& replica) {
+  int joint_agents = 0;
+  if (!replica.policies.empty()) {
+    const cluster::PolicyConfig& policy =
+        replica.agents.policies.at(static_cast<std::size_t>(replica.policies.front()));
+    if (policy.joint_transitions) joint_agents = static_cast<int>(policy.agents.size());
+  }
   return nodes::LearnerConfig::from_params(replica.params, replica.network_seed,
-                                           replica.observation_size, replica.num_actions);
+                                           replica.observation_size, replica.num_actions,
+                                           joint_agents);
 }
 
 nodes::InferenceConfig inference_config(const ReplicaConfig& replica) {

@@ -49,6 +49,9 @@ void configure(ReplicaConfig& r, const cluster::ClusterConfig& config, const Clu
   }
   if (!evaluator) r.target_return = config.stop.target_return;
   const LearnerParams p = LearnerParams::read(r.params);  // every param, now
+  if (p.value_decomposition) {
+    r.params.fail("algo", "vdn trains a policy that several agents of a multi-agent file share");
+  }
   r.evaluation = EvaluationConfig{facts.env_id, p.hidden, p.eval_episodes, p.eval_max_steps,
                                   config.seed + 424242ULL};
 }

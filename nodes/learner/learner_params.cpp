@@ -9,8 +9,11 @@ LearnerParams LearnerParams::read(const NodeParams& params) {
                       "max_grad_norm", "publish_every", "eval_every", "eval_episodes",
                       "eval_max_steps"});
   const std::string algo = params.get_string("algo", "dqn");
-  if (algo != "dqn") params.fail("algo", "only dqn is supported, got '" + algo + "'");
+  if (algo != "dqn" && algo != "vdn") {
+    params.fail("algo", "expected dqn or vdn (value decomposition), got '" + algo + "'");
+  }
   LearnerParams p;
+  p.value_decomposition = algo == "vdn";
   p.hidden = params.get_sizes("hidden", p.hidden);
   p.learning_rate = params.get_double("learning_rate", p.learning_rate, 1e-9, 1.0);
   p.gamma = params.get_double("gamma", p.gamma, 0.0, 1.0);

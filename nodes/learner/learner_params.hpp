@@ -23,8 +23,11 @@ struct LearnerParams {
   std::int64_t eval_every = 1000;   // >= 1
   int eval_episodes = 20;           // >= 1
   std::int64_t eval_max_steps = 0;  // >= 0 (0: to the episode's end)
+  /// algo: vdn — value decomposition over the agents of the learner's policy (multi-agent files
+  /// only: the policy must serve several agents, checked with the file, policy_config.hpp).
+  bool value_decomposition = false;
 
-  /// Reads algo (dqn only), hidden, learning_rate, gamma, target_update, double_dqn,
+  /// Reads algo (dqn or vdn), hidden, learning_rate, gamma, target_update, double_dqn,
   /// max_grad_norm, publish_every, eval_every, eval_episodes, eval_max_steps; refuses others.
   static LearnerParams read(const NodeParams& params);
 };

@@ -12,9 +12,15 @@
 namespace tagflow::nodes {
 
 LearnerConfig LearnerConfig::from_params(const NodeParams& params, std::uint64_t seed,
-                                         int observation_size, int num_actions) {
+                                         int observation_size, int num_actions, int joint_agents) {
   const LearnerParams p = LearnerParams::read(params);
+  if (p.value_decomposition && joint_agents < 2) {
+    params.fail("algo",
+                "vdn sums the Qs of the agents a policy serves: it needs a policy of a "
+                "multi-agent file that serves two agents or more");
+  }
   LearnerConfig c;
+  if (p.value_decomposition) c.dqn.joint_agents = joint_agents;
   c.dqn.network = {observation_size, p.hidden, num_actions};
   c.dqn.learning_rate = p.learning_rate;
   c.gamma = p.gamma;
@@ -33,7 +39,7 @@ LearnerConfig LearnerConfig::from_params(const NodeParams& params, std::uint64_t
 LearnerServer::LearnerServer(const LearnerConfig& config) : config_(config), learner_(config.dqn) {}
 
 LearnerOutput LearnerServer::on_batch(const SampleBatchMessage& b) {
-  const int obs_size = config_.dqn.network.input_size;
+  const int obs_size = config_.dqn.row_size();
   if (static_cast<int>(b.observation_size) != obs_size) {
     throw std::invalid_argument("learner: batch observation size " +
                                 std::to_string(b.observation_size) + ", network input " +

@@ -19,7 +19,7 @@ MultiAgentNodeConfig MultiAgentNodeConfig::from_params(const NodeParams& params,
                                                        std::uint64_t seed, std::uint64_t eval_seed,
                                                        std::uint32_t index) {
   params.check_known({"env", "epsilon_start", "epsilon_end", "epsilon_decay_steps", "eval_every",
-                      "eval_episodes", "time_input"});
+                      "eval_episodes", "time_input", "reward_scale"});
   MultiAgentNodeConfig c;
   c.agents = agents;
   if (params.get_string("env", agents.env) != agents.env) {
@@ -31,6 +31,7 @@ MultiAgentNodeConfig MultiAgentNodeConfig::from_params(const NodeParams& params,
   c.eval_every = params.get_int("eval_every", c.eval_every, 0);
   c.eval_episodes = static_cast<int>(params.get_int("eval_episodes", c.eval_episodes, 0));
   c.time_input = params.get_bool("time_input", c.time_input);
+  c.reward_scale = params.get_double("reward_scale", c.reward_scale, 1e-6, 1e6);
   c.seed = seed;
   c.eval_seed = eval_seed;
   c.index = index;
@@ -163,7 +164,8 @@ void MultiAgentServer::append_transition(TransitionsMessage& out, int policy, in
                     out.observations.data() + at);
   write_agent_input(config_.agents, policy, agent, next, out.next_observations.data() + at);
   out.actions.push_back(actions_[a]);
-  out.rewards.push_back(rewards_[a]);
+  out.rewards.push_back(
+      static_cast<float>(static_cast<double>(rewards_[a]) * config_.reward_scale));
   out.terminated.push_back(terminated ? 1 : 0);
 }
 
@@ -206,18 +208,65 @@ void MultiAgentServer::choose_actions() {
   }
 }
 
+void MultiAgentServer::append_joint_transition(TransitionsMessage& out, int policy, const Run& run,
+                                               bool time_limit) const {
+  const cluster::PolicyConfig& p = config_.agents.policies[static_cast<std::size_t>(policy)];
+  const auto width = static_cast<std::size_t>(config_.agents.input_size(policy));
+  const std::size_t k = p.agents.size();
+  bool any_alive = false;
+  for (const int a : p.agents) any_alive = any_alive || run.dones[static_cast<std::size_t>(a)] == 0;
+  if (!any_alive) return;  // every agent of the group was done before this step
+  const std::size_t at = out.observations.size();
+  out.observations.resize(at + k * (width + 1));
+  out.next_observations.resize(at + k * (width + 1));
+  float* now = out.observations.data() + at;
+  float* next = out.next_observations.data() + at;
+  std::int64_t code = 0, scale = 1;
+  float reward = 0.0F;
+  bool all_ended = true;
+  for (std::size_t j = 0; j < k; ++j) {
+    const auto a = static_cast<std::size_t>(p.agents[j]);
+    write_agent_input(config_.agents, policy, p.agents[j],
+                      run.observations.data() + a * observation_size_, now + j * width);
+    write_agent_input(config_.agents, policy, p.agents[j],
+                      next_observations_.data() + a * observation_size_, next + j * width);
+    // Alive before: the agent acted. Alive after: it acts again, or the time limit cut it off
+    // (the value of its state then still counts).
+    const bool ended = next_dones_[a] != 0 && !time_limit;
+    now[k * width + j] = run.dones[a] == 0 ? 1.0F : 0.0F;
+    next[k * width + j] = run.dones[a] == 0 && !ended ? 1.0F : 0.0F;
+    all_ended = all_ended && (run.dones[a] != 0 || ended);
+    code += actions_[a] * scale;
+    scale *= config_.agents.num_actions;
+    reward += rewards_[a];
+    out.weights_version = std::max(out.weights_version, versions_[a]);
+  }
+  out.actions.push_back(code);
+  out.rewards.push_back(static_cast<float>(static_cast<double>(reward) * config_.reward_scale));
+  out.terminated.push_back(all_ended ? 1 : 0);
+}
+
 std::vector<TransitionsMessage> MultiAgentServer::step_transitions(const Run& run) const {
   std::vector<TransitionsMessage> out(config_.agents.policies.size());
-  for (std::size_t p = 0; p < out.size(); ++p) {
-    out[p].observation_size =
-        static_cast<std::uint32_t>(config_.agents.input_size(static_cast<int>(p)));
-  }
   // A done agent's episode ended in a terminal state unless the time limit ended it.
   const bool time_limit = run.length >= run.env->spec().max_episode_steps;
+  for (std::size_t p = 0; p < out.size(); ++p) {
+    const int policy = static_cast<int>(p);
+    const int width = config_.agents.input_size(policy);
+    const cluster::PolicyConfig& config = config_.agents.policies[p];
+    if (config.joint_transitions) {
+      out[p].observation_size =
+          static_cast<std::uint32_t>(static_cast<int>(config.agents.size()) * (width + 1));
+      append_joint_transition(out[p], policy, run, time_limit);
+    } else {
+      out[p].observation_size = static_cast<std::uint32_t>(width);
+    }
+  }
   for (int a = 0; a < num_agents(); ++a) {
     const auto i = static_cast<std::size_t>(a);
     if (run.dones[i] != 0) continue;  // done before this step: its action was ignored
     const int policy = config_.agents.agent_policy[i];
+    if (config_.agents.policies[static_cast<std::size_t>(policy)].joint_transitions) continue;
     TransitionsMessage& m = out[static_cast<std::size_t>(policy)];
     m.weights_version = std::max(m.weights_version, versions_[i]);
     append_transition(m, policy, a, next_observations_.data() + i * observation_size_,

@@ -7,7 +7,9 @@
 // once every agent has an action, step(): ε-greedy over the greedy actions (per agent, from the
 // node's own seeded generator), one env step, and the transitions of each policy (one row per
 // agent of that policy that was not yet done; observations as the policy sees them,
-// agent_input.hpp). An episode ends when every agent is done; the env resets at once.
+// agent_input.hpp). A policy whose learner is `algo: vdn` gets one joint row per step instead:
+// its agents' inputs and alive flags, the joint action code and the sum of their rewards
+// (append_joint_transition). An episode ends when every agent is done; the env resets at once.
 //
 // Evaluation: every `eval_every` joint steps (0: only at the end), and once more when the node's
 // step limit is reached (finish()), the node plays `eval_episodes` greedy episodes on a second
@@ -50,9 +52,13 @@ struct MultiAgentNodeConfig {
   /// (policy_config.cpp). The env is unchanged; its time-dependent costs (TrafficJunction's
   /// −0.01·τ) become visible to the policies, so waiting stops looking free.
   bool time_input = false;
+  /// Every reward in the transitions is multiplied by this (> 0): the learners' scale. Returns,
+  /// evaluations and the random baseline stay in the env's units.
+  double reward_scale = 1.0;
 
   /// Reads params env, epsilon_start, epsilon_end, epsilon_decay_steps, eval_every,
-  /// eval_episodes, time_input (the env and policies come from the cluster file's `agents`).
+  /// eval_episodes, time_input, reward_scale (the env and policies come from the cluster file's
+  /// `agents`).
   static MultiAgentNodeConfig from_params(const NodeParams& params,
                                           const cluster::MultiAgentConfig& agents,
                                           std::uint64_t seed, std::uint64_t eval_seed,
@@ -138,6 +144,11 @@ class MultiAgentServer {
   void end_episode(Run& run);
   void append_transition(TransitionsMessage& out, int policy, int agent, const float* next,
                          bool terminated) const;
+  /// The joint transition of a policy whose learner is vdn (PolicyConfig::joint_transitions):
+  /// one row for its agents (the layout of rl/learning/dqn_learner.hpp), unless every one of
+  /// them was done before the step.
+  void append_joint_transition(TransitionsMessage& out, int policy, const Run& run,
+                               bool time_limit) const;
   EpisodeFigures play_random();
 
   MultiAgentNodeConfig config_;

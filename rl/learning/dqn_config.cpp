@@ -17,6 +17,11 @@ void DqnConfig::validate() const {
   require(huber_delta > 0.0, "huber_delta");
   require(target_tau >= 0.0 && target_tau <= 1.0, "target_tau");
   require(target_tau > 0.0 || target_update > 0, "target_update");
+  require(joint_agents >= 0, "joint_agents");
+  // A joint action is one integer: agent j's action times num_actions^j, summed.
+  double codes = 1.0;
+  for (int j = 0; j < joint_agents; ++j) codes *= network.output_size;
+  require(codes < 9.0e18, "joint_agents");
 }
 
 }  // namespace tagflow::learning

@@ -26,8 +26,18 @@ struct DqnConfig {
   std::int64_t target_update = 500;
   /// Soft (Polyak) target update after every update: target ← τ·online + (1−τ)·target.
   double target_tau = 0.0;
+  /// Value decomposition (VDN, Sunehag et al. 2017) over this many agents that share the
+  /// network; 0 trains plain DQN. With k > 0 every batch row is one joint transition of the k
+  /// agents (row layout in DqnLearner) and the team's Q is the sum of the agents' Qs.
+  int joint_agents = 0;
   /// Seeds the initial weights (init_mlp_parameters); the learner uses no other randomness.
   std::uint64_t seed = 0;
+
+  /// Floats per batch row: the network's input, or with joint_agents = k the k agents' inputs
+  /// followed by k alive flags.
+  [[nodiscard]] int row_size() const {
+    return joint_agents > 0 ? joint_agents * (network.input_size + 1) : network.input_size;
+  }
 
   /// Throws std::invalid_argument naming the first bad field.
   void validate() const;

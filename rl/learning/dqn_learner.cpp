@@ -33,10 +33,10 @@ std::vector<float> to_vector(const at::Tensor& tensor) {
 
 }  // namespace
 
-void TransitionBatch::validate(int observation_size) const {
+void TransitionBatch::validate(int row_size) const {
   if (size <= 0) throw std::invalid_argument("TransitionBatch.size must be > 0");
-  check_length("observations", observations.size(), size * observation_size);
-  check_length("next_observations", next_observations.size(), size * observation_size);
+  check_length("observations", observations.size(), size * row_size);
+  check_length("next_observations", next_observations.size(), size * row_size);
   check_length("actions", actions.size(), size);
   check_length("rewards", rewards.size(), size);
   check_length("discounts", discounts.size(), size);
@@ -94,28 +94,94 @@ DqnLearner::~DqnLearner() = default;
 DqnLearner::DqnLearner(DqnLearner&&) noexcept = default;
 DqnLearner& DqnLearner::operator=(DqnLearner&&) noexcept = default;
 
-UpdateResult DqnLearner::update(const TransitionBatch& batch) {
-  Impl& m = *impl_;
-  const int obs_size = m.config.network.input_size;
-  batch.validate(obs_size);
+namespace {
+
+/// The joint rows' agent inputs as (size·k) × input_size and their alive flags as size × k.
+struct JointRows {
+  at::Tensor inputs;
+  at::Tensor alive;
+};
+
+JointRows split_joint_rows(const std::vector<float>& rows, std::int64_t size, int k, int width) {
+  const at::Tensor all =
+      borrow_matrix(rows.data(), size, static_cast<std::int64_t>(k) * (width + 1));
+  return {all.narrow(1, 0, static_cast<std::int64_t>(k) * width).reshape({size * k, width}),
+          all.narrow(1, static_cast<std::int64_t>(k) * width, k)};
+}
+
+/// Each agent's action of the joint codes, size·k × 1 (agent j of row i at i·k + j).
+at::Tensor agent_actions(const std::vector<std::int64_t>& codes, int k, std::int64_t num_actions) {
+  at::Tensor out = at::empty({static_cast<std::int64_t>(codes.size()) * k, 1}, at::kLong);
+  std::int64_t* a = out.data_ptr<std::int64_t>();
+  for (std::size_t i = 0; i < codes.size(); ++i) {
+    std::int64_t code = codes[i];
+    for (int j = 0; j < k; ++j) {
+      *a++ = code % num_actions;
+      code /= num_actions;
+    }
+  }
+  return out;
+}
+
+/// max-action values of `next_inputs`: the target network's value of the action the online
+/// network (double DQN) or the target network picks.
+at::Tensor next_values(const FlatMlp& online, const FlatMlp& target, const at::Tensor& next_inputs,
+                       bool double_dqn) {
+  const at::Tensor next_target_q = target.forward(next_inputs);
+  const at::Tensor next_actions =
+      double_dqn ? online.forward(next_inputs).argmax(1, true) : next_target_q.argmax(1, true);
+  return next_target_q.gather(1, next_actions).squeeze(1);
+}
+
+}  // namespace
+
+/// q (the taken actions' values, with gradient) and the TD targets of one batch.
+struct DqnLearner::Estimates {
+  at::Tensor q;
+  at::Tensor targets;
+};
+
+DqnLearner::Estimates DqnLearner::estimate(const TransitionBatch& batch) const {
+  const Impl& m = *impl_;
+  const int width = m.config.network.input_size;
   const std::int64_t n = batch.size;
-  const at::Tensor obs = borrow_matrix(batch.observations.data(), n, obs_size);
-  const at::Tensor next_obs = borrow_matrix(batch.next_observations.data(), n, obs_size);
-  const at::Tensor actions =
-      at::from_blob(const_cast<std::int64_t*>(batch.actions.data()), {n, 1}, at::kLong);
   const at::Tensor rewards = borrow_matrix(batch.rewards.data(), n, 1).view({n});
   const at::Tensor discounts = borrow_matrix(batch.discounts.data(), n, 1).view({n});
-
+  const int k = m.config.joint_agents;
+  if (k == 0) {
+    const at::Tensor obs = borrow_matrix(batch.observations.data(), n, width);
+    const at::Tensor next_obs = borrow_matrix(batch.next_observations.data(), n, width);
+    const at::Tensor actions =
+        at::from_blob(const_cast<std::int64_t*>(batch.actions.data()), {n, 1}, at::kLong);
+    at::Tensor targets;
+    {
+      const at::NoGradGuard no_grad;
+      targets =
+          rewards + discounts * next_values(m.online, m.target, next_obs, m.config.double_dqn);
+    }
+    return {m.online.forward(obs).gather(1, actions).squeeze(1), targets};
+  }
+  const JointRows now = split_joint_rows(batch.observations, n, k, width);
+  const JointRows next = split_joint_rows(batch.next_observations, n, k, width);
+  const at::Tensor actions = agent_actions(batch.actions, k, m.config.network.output_size);
   at::Tensor targets;
   {
     const at::NoGradGuard no_grad;
-    const at::Tensor next_target_q = m.target.forward(next_obs);
-    const at::Tensor next_actions = m.config.double_dqn ? m.online.forward(next_obs).argmax(1, true)
-                                                        : next_target_q.argmax(1, true);
-    targets = rewards + discounts * next_target_q.gather(1, next_actions).squeeze(1);
+    const at::Tensor per_agent =
+        next_values(m.online, m.target, next.inputs, m.config.double_dqn).view({n, k});
+    targets = rewards + discounts * (per_agent * next.alive).sum(1);
   }
-  const at::Tensor q_all = m.online.forward(obs);
-  const at::Tensor q = q_all.gather(1, actions).squeeze(1);
+  const at::Tensor q_agents = m.online.forward(now.inputs).gather(1, actions).view({n, k});
+  return {(q_agents * now.alive).sum(1), targets};
+}
+
+UpdateResult DqnLearner::update(const TransitionBatch& batch) {
+  Impl& m = *impl_;
+  batch.validate(m.config.row_size());
+  const std::int64_t n = batch.size;
+  const Estimates estimates = estimate(batch);
+  const at::Tensor& q = estimates.q;
+  const at::Tensor& targets = estimates.targets;
   const at::Tensor td = targets - q;
   const at::Tensor abs_td = td.abs();
   const double delta = m.config.huber_delta;

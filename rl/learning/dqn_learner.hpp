@@ -8,6 +8,15 @@
 //   Adam step on the clipped gradient; target network synced (hard every N updates, or soft τ).
 // It returns the loss and |δ| per sample: the new priorities for prioritized replay.
 //
+// Value decomposition (DqnConfig::joint_agents = k > 0, VDN): every row is one joint transition
+// of k agents that share the network. An observation row is the k agents' inputs (input_size
+// floats each, agent-major) followed by k alive flags (1: the agent acts in that state, 0: it is
+// done and counts for nothing); the action is the joint code Σ_j a_j · A^j (A = num_actions); the
+// reward is the team's. Then, with m_j and m'_j the alive flags of s and s':
+//   Q_tot  = Σ_j m_j  · Q_online(o_j)[a_j]
+//   y      = R + discount · Σ_j m'_j · Q_target(o'_j)[a*_j]   (a*_j per agent, as above)
+// and the loss, priorities and step are those above with q = Q_tot.
+//
 // Parameters live in one contiguous float32 tensor (MlpSpec layout); every layer is a view of
 // it, so weights() / load_weights() are one memcpy and the Adam moments are flat tensors too.
 // All randomness comes from DqnConfig::seed. Results are bit-reproducible for the same inputs
@@ -28,18 +37,18 @@
 
 namespace tagflow::learning {
 
-/// A minibatch in flat row-major arrays: `size` rows of observation_size floats each.
+/// A minibatch in flat row-major arrays: `size` rows of DqnConfig::row_size() floats each.
 struct TransitionBatch {
   std::int64_t size = 0;
   std::vector<float> observations;
-  std::vector<std::int64_t> actions;
-  std::vector<float> rewards;    // n-step discounted reward sums
-  std::vector<float> discounts;  // γ^k to bootstrap with, 0 for terminal transitions
+  std::vector<std::int64_t> actions;  // joint codes with value decomposition
+  std::vector<float> rewards;         // n-step discounted reward sums
+  std::vector<float> discounts;       // γ^k to bootstrap with, 0 for terminal transitions
   std::vector<float> next_observations;
   std::vector<float> importance_weights;  // empty: all 1 (uniform replay)
 
   /// Throws std::invalid_argument when an array's length does not match size and sizes.
-  void validate(int observation_size) const;
+  void validate(int row_size) const;
 };
 
 struct UpdateResult {
@@ -85,6 +94,9 @@ class DqnLearner {
 
  private:
   struct Impl;
+  struct Estimates;
+  [[nodiscard]] Estimates estimate(const TransitionBatch& batch) const;
+
   std::unique_ptr<Impl> impl_;
 };
 

@@ -186,6 +186,43 @@ TEST(PolicyConfig, MistakesAreRefusedWithFileLineAndKey) {
   EXPECT_EQ(e.key(), "policies");
 }
 
+/// marl_file() with `learners` learners whose params are `params`.
+std::string with_learner_params(const std::string& policies, int learners,
+                                const std::string& params) {
+  std::string text = marl_file(policies, 1, learners);
+  const std::string learner = "data_port: 7300}";
+  text.replace(text.find(learner), learner.size(), "data_port: 7300,\n    params: " + params + "}");
+  return text;
+}
+
+TEST(PolicyConfig, AVdnLearnersPolicyGetsJointTransitions) {
+  const ClusterConfig c = parse_cluster_config(
+      with_learner_params("policies:\n  car: {}\n", 1, "{algo: vdn}"), "m.yaml");
+  ASSERT_EQ(c.multi_agent.policies.size(), 1U);
+  EXPECT_TRUE(c.multi_agent.policies[0].joint_transitions);
+  const ClusterConfig dqn = parse_cluster_config(
+      with_learner_params("policies:\n  car: {}\n", 1, "{algo: dqn}"), "m.yaml");
+  EXPECT_FALSE(dqn.multi_agent.policies[0].joint_transitions);
+  // Groups: each vdn learner sums the Qs of its own policy's agents.
+  const ClusterConfig groups = parse_cluster_config(
+      with_learner_params("policies:\n  north: {}\n  south: {}\nagents: {0: north, 1: north, "
+                          "\"*\": south}\n",
+                          2, "{algo: vdn}"),
+      "m.yaml");
+  EXPECT_TRUE(groups.multi_agent.policies[0].joint_transitions);
+  EXPECT_TRUE(groups.multi_agent.policies[1].joint_transitions);
+}
+
+TEST(PolicyConfig, AVdnLearnerOfAOneAgentPolicyIsRefusedWithFileLineAndKey) {
+  const ConfigError e =
+      error_of(with_learner_params("policies:\n  car: {per_agent: true}\n", 4, "{algo: vdn}"));
+  EXPECT_EQ(e.key(), "nodes.learner.params.algo");
+  EXPECT_EQ(e.line(), 11);  // the learner's params line, where algo is
+  EXPECT_NE(std::string(e.what()).find("policy 'car_0' serves 1 agent"), std::string::npos)
+      << e.what();
+  EXPECT_NE(std::string(e.what()).find("m.yaml:11"), std::string::npos) << e.what();
+}
+
 TEST(PolicyConfig, APolicyMayBatchWithItsOwnMaxBatchAndMaxWait) {
   const ClusterConfig c = parse_cluster_config(
       marl_file("policies:\n  car: {per_agent: true, max_batch: 8, max_wait: 2ms}\n"), "m.yaml");

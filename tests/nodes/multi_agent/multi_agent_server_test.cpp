@@ -185,6 +185,97 @@ TEST(MultiAgentServer, EachAgentsOwnRowActionRewardAndDoneReachItsPolicysTransit
   EXPECT_GT(terminal_rows, 0);
 }
 
+/// One policy for the four cars, trained by a vdn learner: its transitions are joint.
+cluster::MultiAgentConfig one_policy_with_vdn() {
+  const cluster::ClusterConfig c = cluster::parse_cluster_config(
+      "cluster: m\npolicies:\n  car: {}\n"
+      "nodes:\n  junction: {kind: multi_agent, data_port: 7000, params: {env: "
+      "TrafficJunction4-v1}}\n  inference: {kind: inference, data_port: 7100}\n"
+      "  replay: {kind: replay, data_port: 7200}\n"
+      "  learner: {kind: learner, data_port: 7300, params: {algo: vdn}}\n"
+      "connections:\n  - {from: junction.observations, to: inference.observations}\n"
+      "  - {from: inference.actions, to: junction.actions, after: 0}\n"
+      "  - {from: junction.transitions, to: replay.transitions}\n"
+      "  - {from: replay.batches, to: learner.batches}\n"
+      "  - {from: learner.weights, to: inference.weights, after: 0}\n"
+      "stop: {env_steps: 10}\n",
+      "m.yaml");
+  return c.multi_agent;
+}
+
+// A vdn policy's message has one joint row per step: every car's input (its observation and
+// one-hot index), alive flags before and after, the joint action code and the team reward.
+TEST(MultiAgentServer, AVdnPolicyGetsOneJointRowOfItsAgentsPerStep) {
+  MultiAgentNodeConfig c = config();
+  c.agents = one_policy_with_vdn();
+  ASSERT_TRUE(c.agents.policies.at(0).joint_transitions);
+  MultiAgentServer server(c);
+  const auto reference = envs::make_multi_agent_env("TrafficJunction4-v1");
+  constexpr std::size_t kAgents = 4, kWidth = 324, kInput = kWidth + kAgents;
+  constexpr std::size_t kRow = kAgents * (kInput + 1);
+  std::vector<float> obs(kAgents * kWidth), next(kAgents * kWidth), rewards(kAgents);
+  std::vector<std::uint8_t> dones(kAgents, 0), next_dones(kAgents);
+  reference->reset(c.seed, envs::Span<float>(obs));
+  std::vector<std::int64_t> actions(kAgents);
+  int length = 0, episodes = 0, partly_alive = 0, terminal_rows = 0;
+  for (int step = 0; step < 260; ++step) {
+    AgentActionsMessage answer = answer_all(server, 0);
+    for (std::size_t a = 0; a < kAgents; ++a) {
+      actions[a] = (step + static_cast<int>(a)) % (static_cast<int>(a) + 2) == 0 ? 1 : 0;
+      answer.actions[a] = actions[a];
+    }
+    ASSERT_TRUE(server.on_actions(answer, nullptr));
+    const std::vector<TransitionsMessage> rows = server.step();
+    const envs::MultiAgentStepInfo info =
+        reference->step(envs::Span<const std::int64_t>(actions), envs::Span<float>(next),
+                        envs::Span<float>(rewards), envs::Span<std::uint8_t>(next_dones));
+    ++length;
+    ASSERT_EQ(rows.size(), 1U);
+    const TransitionsMessage& m = rows[0];
+    ASSERT_EQ(m.observation_size, kRow);
+    ASSERT_EQ(m.rows(), 1U) << "step " << step;
+    std::int64_t code = 0;
+    float team = 0.0F;
+    bool all_ended = true;
+    int alive_now = 0;
+    for (std::size_t a = 0; a < kAgents; ++a) {
+      code += actions[a] << a;
+      team += rewards[a];
+      const bool ended = dones[a] != 0 || (next_dones[a] != 0 && length < 100);
+      all_ended = all_ended && ended;
+      alive_now += dones[a] == 0 ? 1 : 0;
+      EXPECT_EQ(
+          std::memcmp(m.observations.data() + a * kInput, obs.data() + a * kWidth, kWidth * 4), 0);
+      EXPECT_EQ(std::memcmp(m.next_observations.data() + a * kInput, next.data() + a * kWidth,
+                            kWidth * 4),
+                0);
+      for (std::size_t b = 0; b < kAgents; ++b) {
+        EXPECT_EQ(m.observations[a * kInput + kWidth + b], a == b ? 1.0F : 0.0F);
+      }
+      EXPECT_EQ(m.observations[kAgents * kInput + a], dones[a] == 0 ? 1.0F : 0.0F);
+      EXPECT_EQ(m.next_observations[kAgents * kInput + a], ended ? 0.0F : 1.0F)
+          << "agent " << a << " step " << step;
+    }
+    EXPECT_EQ(m.actions[0], code);
+    EXPECT_FLOAT_EQ(m.rewards[0], team);
+    EXPECT_EQ(m.terminated[0], all_ended ? 1 : 0) << "step " << step;
+    EXPECT_EQ(m.weights_version, 7U);
+    partly_alive += alive_now > 0 && alive_now < 4 ? 1 : 0;
+    terminal_rows += all_ended ? 1 : 0;
+    obs.swap(next);
+    dones = next_dones;
+    if (info.episode_done) {
+      reference->reset(std::nullopt, envs::Span<float>(obs));
+      std::fill(dones.begin(), dones.end(), 0);
+      length = 0;
+      ++episodes;
+    }
+  }
+  EXPECT_GE(episodes, 2);
+  EXPECT_GT(partly_alive, 0);  // some car arrived before the others
+  EXPECT_GT(terminal_rows, 0);
+}
+
 // time_input: each agent's row is the env's observation, then the episode's elapsed fraction,
 // in requests and transitions alike.
 TEST(MultiAgentServer, TimeInputAppendsTheElapsedFractionToEveryAgentsRow) {
