@@ -19,7 +19,8 @@ MultiAgentNodeConfig MultiAgentNodeConfig::from_params(const NodeParams& params,
                                                        std::uint64_t seed, std::uint64_t eval_seed,
                                                        std::uint32_t index) {
   params.check_known({"env", "epsilon_start", "epsilon_end", "epsilon_decay_steps", "eval_every",
-                      "eval_episodes", "time_input", "reward_scale"});
+                      "eval_episodes", "time_input", "reward_scale", "greedy_episodes",
+                      "team_reward"});
   MultiAgentNodeConfig c;
   c.agents = agents;
   if (params.get_string("env", agents.env) != agents.env) {
@@ -32,6 +33,8 @@ MultiAgentNodeConfig MultiAgentNodeConfig::from_params(const NodeParams& params,
   c.eval_episodes = static_cast<int>(params.get_int("eval_episodes", c.eval_episodes, 0));
   c.time_input = params.get_bool("time_input", c.time_input);
   c.reward_scale = params.get_double("reward_scale", c.reward_scale, 1e-6, 1e6);
+  c.greedy_episodes = params.get_double("greedy_episodes", c.greedy_episodes, 0.0, 1.0);
+  c.team_reward = params.get_bool("team_reward", c.team_reward);
   c.seed = seed;
   c.eval_seed = eval_seed;
   c.index = index;
@@ -68,6 +71,7 @@ MultiAgentServer::MultiAgentServer(const MultiAgentNodeConfig& config)
   versions_.assign(n, 0);
   train_.env->reset(config_.seed, env_rows(train_.observations));
   with_time(0, train_.observations);
+  draw_greedy_episode();
   if (config_.eval_episodes > 0) random_ = play_random();
   next_eval_ = config_.eval_every;
   reset_for_answers();
@@ -89,8 +93,13 @@ void MultiAgentServer::with_time(std::int64_t length, std::vector<float>& out) c
   }
 }
 
+void MultiAgentServer::draw_greedy_episode() {
+  if (config_.greedy_episodes > 0.0)
+    greedy_episode_ = envs::uniform01(rng_) < config_.greedy_episodes;
+}
+
 double MultiAgentServer::epsilon() const {
-  if (evaluating_) return 0.0;
+  if (evaluating_ || greedy_episode_) return 0.0;
   const double progress = std::min(
       1.0, static_cast<double>(joint_steps_) / static_cast<double>(config_.epsilon_decay_steps));
   return config_.epsilon_start + (config_.epsilon_end - config_.epsilon_start) * progress;
@@ -164,8 +173,12 @@ void MultiAgentServer::append_transition(TransitionsMessage& out, int policy, in
                     out.observations.data() + at);
   write_agent_input(config_.agents, policy, agent, next, out.next_observations.data() + at);
   out.actions.push_back(actions_[a]);
-  out.rewards.push_back(
-      static_cast<float>(static_cast<double>(rewards_[a]) * config_.reward_scale));
+  float reward = rewards_[a];
+  if (config_.team_reward) {
+    reward = 0.0F;
+    for (const float r : rewards_) reward += r;
+  }
+  out.rewards.push_back(static_cast<float>(static_cast<double>(reward) * config_.reward_scale));
   out.terminated.push_back(terminated ? 1 : 0);
 }
 
@@ -303,6 +316,7 @@ void MultiAgentServer::end_episode(Run& run) {
                    env_rows(run.observations));
   } else {
     run.env->reset(std::nullopt, env_rows(run.observations));
+    draw_greedy_episode();
   }
   with_time(0, run.observations);
   run.dones.assign(run.dones.size(), 0);

@@ -55,10 +55,19 @@ struct MultiAgentNodeConfig {
   /// Every reward in the transitions is multiplied by this (> 0): the learners' scale. Returns,
   /// evaluations and the random baseline stay in the env's units.
   double reward_scale = 1.0;
+  /// The chance that a training episode is played greedily (ε = 0 for every agent), drawn at
+  /// each training episode's start from the node's generator (0: never, and no draw).
+  /// Deterministic policies can stall: when every car brakes, nothing changes but the clock,
+  /// and the same greedy actions follow. ε-greedy training breaks such stalls at random, so
+  /// their cost is never seen; greedy training episodes show it to the learners.
+  double greedy_episodes = 0.0;
+  /// Every agent's transitions carry the team's reward (the sum of every agent's rewards that
+  /// step) instead of its own; a vdn policy's joint rows carry its agents' sum either way.
+  bool team_reward = false;
 
   /// Reads params env, epsilon_start, epsilon_end, epsilon_decay_steps, eval_every,
-  /// eval_episodes, time_input, reward_scale (the env and policies come from the cluster file's
-  /// `agents`).
+  /// eval_episodes, time_input, reward_scale, greedy_episodes, team_reward (the env and
+  /// policies come from the cluster file's `agents`).
   static MultiAgentNodeConfig from_params(const NodeParams& params,
                                           const cluster::MultiAgentConfig& agents,
                                           std::uint64_t seed, std::uint64_t eval_seed,
@@ -104,6 +113,7 @@ class MultiAgentServer {
   [[nodiscard]] std::int64_t joint_steps() const { return joint_steps_; }
   [[nodiscard]] std::int64_t episodes() const { return episodes_; }
   [[nodiscard]] std::int64_t collisions() const { return collisions_; }
+  /// The current ε: 0 while evaluating and in a greedy training episode.
   [[nodiscard]] double epsilon() const;
   /// Training episodes finished since the last call: returns, lengths and collisions.
   struct Finished {
@@ -150,6 +160,8 @@ class MultiAgentServer {
   void append_joint_transition(TransitionsMessage& out, int policy, const Run& run,
                                bool time_limit) const;
   EpisodeFigures play_random();
+  /// A training episode starts: draws whether it is played greedily (greedy_episodes).
+  void draw_greedy_episode();
 
   MultiAgentNodeConfig config_;
   Run train_, eval_;
@@ -162,6 +174,7 @@ class MultiAgentServer {
   std::vector<std::int64_t> greedy_, actions_;
   std::vector<std::uint64_t> versions_;  // per agent: the weights that chose its greedy action
   std::vector<bool> answered_;
+  bool greedy_episode_ = false;  // the running training episode is played with ε = 0
   int pending_ = 0;
   std::int64_t joint_steps_ = 0, episodes_ = 0, collisions_ = 0;
   Finished finished_;

@@ -276,6 +276,57 @@ TEST(MultiAgentServer, AVdnPolicyGetsOneJointRowOfItsAgentsPerStep) {
   EXPECT_GT(terminal_rows, 0);
 }
 
+// greedy_episodes: 1 plays every training episode with ε = 0 (the greedy answers are the actions
+// taken) while 0 leaves ε-greedy alone; reward_scale multiplies the transitions' rewards only;
+// team_reward gives every row the sum of the step's rewards.
+TEST(MultiAgentServer, GreedyEpisodesTakeTheGreedyActionsAndRewardScaleScalesTransitions) {
+  MultiAgentNodeConfig c = config();
+  c.epsilon_start = c.epsilon_end = 1.0;
+  c.greedy_episodes = 1.0;
+  MultiAgentServer greedy(c);
+  c.team_reward = true;
+  MultiAgentServer team(c);
+  c.team_reward = false;
+  c.reward_scale = 10.0;
+  MultiAgentServer scaled(c);
+  c.greedy_episodes = 0.0;
+  MultiAgentServer exploring(c);
+  EXPECT_EQ(greedy.epsilon(), 0.0);
+  EXPECT_EQ(exploring.epsilon(), 1.0);
+  int explored = 0, rows = 0;
+  for (int step = 0; step < 300; ++step) {
+    const std::int64_t action = step % 3 == 0 ? 1 : 0;
+    for (MultiAgentServer* s : {&greedy, &team, &scaled, &exploring}) {
+      ASSERT_TRUE(s->on_actions(answer_all(*s, action), nullptr));
+    }
+    const std::vector<TransitionsMessage> plain = greedy.step();
+    const std::vector<TransitionsMessage> times_ten = scaled.step();
+    const std::vector<TransitionsMessage> shared = team.step();
+    float sum = 0.0F;
+    for (const TransitionsMessage& m : plain) {
+      for (const float r : m.rewards) sum += r;
+    }
+    for (const TransitionsMessage& m : shared) {
+      for (const float r : m.rewards) EXPECT_FLOAT_EQ(r, sum) << "step " << step;
+    }
+    for (const TransitionsMessage& m : exploring.step()) {
+      for (const std::int64_t a : m.actions) explored += a != action ? 1 : 0;
+    }
+    ASSERT_EQ(plain.size(), times_ten.size());
+    for (std::size_t p = 0; p < plain.size(); ++p) {
+      ASSERT_EQ(plain[p].rows(), times_ten[p].rows());
+      for (std::size_t i = 0; i < plain[p].rows(); ++i) {
+        EXPECT_EQ(plain[p].actions[i], action) << "step " << step;
+        EXPECT_FLOAT_EQ(times_ten[p].rewards[i], 10.0F * plain[p].rewards[i]);
+        ++rows;
+      }
+    }
+  }
+  EXPECT_GT(rows, 300);
+  EXPECT_GT(explored, 50);  // ε = 1 without greedy episodes: about half the actions differ
+  EXPECT_EQ(greedy.take_finished().returns, scaled.take_finished().returns);  // env units
+}
+
 // time_input: each agent's row is the env's observation, then the episode's elapsed fraction,
 // in requests and transitions alike.
 TEST(MultiAgentServer, TimeInputAppendsTheElapsedFractionToEveryAgentsRow) {
