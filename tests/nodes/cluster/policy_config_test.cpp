@@ -256,10 +256,14 @@ TEST(PolicyConfig, EachPolicyIsServedExactlyOncePerPort) {
 }
 
 TEST(PolicyConfig, TheShippedMultiAgentFilesLoad) {
-  for (const char* name : {"marl.yaml", "marl-serve.yaml"}) {
+  for (const char* name :
+       {"marl.yaml", "marl-serve.yaml", "marl-per-agent.yaml", "marl-vdn.yaml"}) {
     const ClusterConfig c =
         load_cluster_config(std::string(TAGFLOW_SOURCE_DIR) + "/configs/" + name);
     EXPECT_FALSE(c.multi_agent.empty()) << name;
+    const bool vdn = std::string(name) == "marl-vdn.yaml";
+    for (const PolicyConfig& p : c.multi_agent.policies)
+      EXPECT_EQ(p.joint_transitions, vdn) << name;
   }
 }
 
