@@ -5,6 +5,8 @@
 //   - a shortened configs/marl.yaml trains in both modes (reactor mode: the same digest in one
 //     process and as processes), its summary carries the evaluation beside random play and the
 //     exported policies, and a serve file loads those files back;
+//   - shortened configs/marl-vdn.yaml and configs/marl-per-agent.yaml give one digest in one
+//     process and as processes;
 //   - a policy file that does not fit is refused at start, naming the policy.
 #include <gtest/gtest.h>
 
@@ -174,6 +176,28 @@ TEST_F(MarlCluster, TrainingInBothModesExportsPoliciesThatAServeFileLoadsBack) {
   const nlohmann::json served = up("serve-exported", serve, "--placement single");
   ASSERT_FALSE(served.empty());
   EXPECT_EQ(served["env_steps"], 200);
+}
+
+// configs/marl-vdn.yaml (joint transitions to one VDN learner) and configs/marl-per-agent.yaml
+// (four learners), shortened: each gives one digest in one process and as processes.
+TEST_F(MarlCluster, TheVdnAndPerCarFilesTrainToOneDigestInOneProcessAndAsProcesses) {
+  if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "learners need tagflow-torch";
+  const fs::path exported = dir_ / "policies";
+  for (const std::string name : {"marl-vdn.yaml", "marl-per-agent.yaml"}) {
+    const bool vdn = name == "marl-vdn.yaml";
+    const std::string train = shipped(
+        name,
+        {{"env_steps: 250000", "env_steps: 1500"},
+         {"eval_every: 50000, eval_episodes: 20", "eval_every: 0, eval_episodes: 3"},
+         {"min_size: 500", "min_size: 100"},
+         {vdn ? "runs/marl-vdn-policies" : "runs/marl-per-agent-policies", exported.string()}});
+    const nlohmann::json single = up("single", train, "--placement single");
+    ASSERT_FALSE(single.empty()) << name;
+    EXPECT_EQ(single["env_steps"], 1500) << name;
+    EXPECT_GT(single["updates"].get<int>(), 0) << name;
+    EXPECT_EQ(single["policies"].size(), vdn ? 1U : 4U) << name;
+    EXPECT_EQ(up("processes", train, "")["digest"], single["digest"]) << name;
+  }
 }
 
 TEST_F(MarlCluster, APolicyFileThatDoesNotFitIsRefusedAtStartNamingThePolicy) {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "nodes/cluster/cluster_config.hpp"
@@ -59,6 +60,37 @@ AgentActionsMessage answer_all(const MultiAgentServer& server, std::int64_t acti
   }
   return a;
 }
+
+/// A second TrafficJunction4-v1 stepped with the same actions as a server: what each joint
+/// step's transitions must hold. obs/dones are before the step, next/next_dones after it.
+struct ReferenceEnv {
+  static constexpr std::size_t kAgents = 4, kWidth = 324;
+  explicit ReferenceEnv(std::uint64_t seed) { env->reset(seed, envs::Span<float>(obs)); }
+
+  envs::MultiAgentStepInfo step(const std::vector<std::int64_t>& actions) {
+    ++length;
+    return env->step(envs::Span<const std::int64_t>(actions), envs::Span<float>(next),
+                     envs::Span<float>(rewards), envs::Span<std::uint8_t>(next_dones));
+  }
+  /// After the checks: the step's results become the current state (a new episode when done).
+  void advance(const envs::MultiAgentStepInfo& info) {
+    obs.swap(next);
+    dones = next_dones;
+    if (!info.episode_done) return;
+    env->reset(std::nullopt, envs::Span<float>(obs));
+    std::fill(dones.begin(), dones.end(), 0);
+    length = 0;
+    ++episodes;
+  }
+
+  std::unique_ptr<envs::MultiAgentEnv> env = envs::make_multi_agent_env("TrafficJunction4-v1");
+  std::vector<float> obs = std::vector<float>(kAgents * kWidth);
+  std::vector<float> next = std::vector<float>(kAgents * kWidth);
+  std::vector<float> rewards = std::vector<float>(kAgents);
+  std::vector<std::uint8_t> dones = std::vector<std::uint8_t>(kAgents, 0);
+  std::vector<std::uint8_t> next_dones = std::vector<std::uint8_t>(kAgents);
+  int length = 0, episodes = 0;
+};
 
 TEST(MultiAgentServer, EachServerIsAskedOnlyForTheAgentsOfItsPolicies) {
   const MultiAgentServer server(config());
@@ -125,13 +157,11 @@ TEST(MultiAgentServer, EachAgentsOwnRowActionRewardAndDoneReachItsPolicysTransit
   c.agents = one_policy_per_car();
   ASSERT_EQ(c.agents.policies.size(), 4U);
   MultiAgentServer server(c);
-  const auto reference = envs::make_multi_agent_env("TrafficJunction4-v1");
-  constexpr std::size_t kAgents = 4, kWidth = 324;
-  std::vector<float> obs(kAgents * kWidth), next(kAgents * kWidth), rewards(kAgents);
-  std::vector<std::uint8_t> dones(kAgents, 0), next_dones(kAgents);
-  reference->reset(c.seed, envs::Span<float>(obs));
+  constexpr std::size_t kAgents = ReferenceEnv::kAgents, kWidth = ReferenceEnv::kWidth;
+  ReferenceEnv ref(c.seed);
+  const std::vector<float>& obs = ref.obs;
   std::vector<std::int64_t> actions(kAgents);
-  int length = 0, episodes = 0, done_rows_skipped = 0, terminal_rows = 0;
+  int done_rows_skipped = 0, terminal_rows = 0;
   for (int step = 0; step < 260; ++step) {
     for (std::size_t a = 0; a < kAgents; ++a) {
       const AgentObservationsMessage own = server.observations({static_cast<int>(a)});
@@ -148,14 +178,11 @@ TEST(MultiAgentServer, EachAgentsOwnRowActionRewardAndDoneReachItsPolicysTransit
       ASSERT_TRUE(server.on_actions(answer, nullptr));
     }
     const std::vector<TransitionsMessage> rows = server.step();
-    const envs::MultiAgentStepInfo info =
-        reference->step(envs::Span<const std::int64_t>(actions), envs::Span<float>(next),
-                        envs::Span<float>(rewards), envs::Span<std::uint8_t>(next_dones));
-    ++length;
+    const envs::MultiAgentStepInfo info = ref.step(actions);
     ASSERT_EQ(rows.size(), kAgents);
     for (std::size_t a = 0; a < kAgents; ++a) {
       const TransitionsMessage& m = rows[a];
-      if (dones[a] != 0) {
+      if (ref.dones[a] != 0) {
         EXPECT_EQ(m.rows(), 0U) << "agent " << a << " was done before step " << step;
         ++done_rows_skipped;
         continue;
@@ -163,24 +190,18 @@ TEST(MultiAgentServer, EachAgentsOwnRowActionRewardAndDoneReachItsPolicysTransit
       ASSERT_EQ(m.rows(), 1U) << "agent " << a << " step " << step;
       EXPECT_EQ(m.weights_version, a + 1);
       EXPECT_EQ(m.actions[0], actions[a]);
-      EXPECT_EQ(m.rewards[0], rewards[a]) << "agent " << a << " step " << step;
-      const bool terminal = next_dones[a] != 0 && length < 100;
+      EXPECT_EQ(m.rewards[0], ref.rewards[a]) << "agent " << a << " step " << step;
+      const bool terminal = ref.next_dones[a] != 0 && ref.length < 100;
       EXPECT_EQ(m.terminated[0], terminal ? 1 : 0) << "agent " << a << " step " << step;
       terminal_rows += terminal ? 1 : 0;
       EXPECT_EQ(std::memcmp(m.observations.data(), obs.data() + a * kWidth, kWidth * 4), 0);
-      EXPECT_EQ(std::memcmp(m.next_observations.data(), next.data() + a * kWidth, kWidth * 4), 0);
+      EXPECT_EQ(std::memcmp(m.next_observations.data(), ref.next.data() + a * kWidth, kWidth * 4),
+                0);
     }
-    obs.swap(next);
-    dones = next_dones;
-    if (info.episode_done) {
-      reference->reset(std::nullopt, envs::Span<float>(obs));
-      std::fill(dones.begin(), dones.end(), 0);
-      length = 0;
-      ++episodes;
-    }
+    ref.advance(info);
   }
-  EXPECT_EQ(server.episodes(), episodes);
-  EXPECT_GE(episodes, 2);
+  EXPECT_EQ(server.episodes(), ref.episodes);
+  EXPECT_GE(ref.episodes, 2);
   EXPECT_GT(done_rows_skipped, 0);  // some car arrived before the others
   EXPECT_GT(terminal_rows, 0);
 }
@@ -210,14 +231,14 @@ TEST(MultiAgentServer, AVdnPolicyGetsOneJointRowOfItsAgentsPerStep) {
   c.agents = one_policy_with_vdn();
   ASSERT_TRUE(c.agents.policies.at(0).joint_transitions);
   MultiAgentServer server(c);
-  const auto reference = envs::make_multi_agent_env("TrafficJunction4-v1");
-  constexpr std::size_t kAgents = 4, kWidth = 324, kInput = kWidth + kAgents;
-  constexpr std::size_t kRow = kAgents * (kInput + 1);
-  std::vector<float> obs(kAgents * kWidth), next(kAgents * kWidth), rewards(kAgents);
-  std::vector<std::uint8_t> dones(kAgents, 0), next_dones(kAgents);
-  reference->reset(c.seed, envs::Span<float>(obs));
+  constexpr std::size_t kAgents = ReferenceEnv::kAgents, kWidth = ReferenceEnv::kWidth;
+  constexpr std::size_t kInput = kWidth + kAgents, kRow = kAgents * (kInput + 1);
+  ReferenceEnv ref(c.seed);
+  const std::vector<float>& obs = ref.obs;
+  const std::vector<float>& next = ref.next;
+  const std::vector<std::uint8_t>& dones = ref.dones;
   std::vector<std::int64_t> actions(kAgents);
-  int length = 0, episodes = 0, partly_alive = 0, terminal_rows = 0;
+  int partly_alive = 0, terminal_rows = 0;
   for (int step = 0; step < 260; ++step) {
     AgentActionsMessage answer = answer_all(server, 0);
     for (std::size_t a = 0; a < kAgents; ++a) {
@@ -226,10 +247,7 @@ TEST(MultiAgentServer, AVdnPolicyGetsOneJointRowOfItsAgentsPerStep) {
     }
     ASSERT_TRUE(server.on_actions(answer, nullptr));
     const std::vector<TransitionsMessage> rows = server.step();
-    const envs::MultiAgentStepInfo info =
-        reference->step(envs::Span<const std::int64_t>(actions), envs::Span<float>(next),
-                        envs::Span<float>(rewards), envs::Span<std::uint8_t>(next_dones));
-    ++length;
+    const envs::MultiAgentStepInfo info = ref.step(actions);
     ASSERT_EQ(rows.size(), 1U);
     const TransitionsMessage& m = rows[0];
     ASSERT_EQ(m.observation_size, kRow);
@@ -240,8 +258,8 @@ TEST(MultiAgentServer, AVdnPolicyGetsOneJointRowOfItsAgentsPerStep) {
     int alive_now = 0;
     for (std::size_t a = 0; a < kAgents; ++a) {
       code += actions[a] << a;
-      team += rewards[a];
-      const bool ended = dones[a] != 0 || (next_dones[a] != 0 && length < 100);
+      team += ref.rewards[a];
+      const bool ended = dones[a] != 0 || (ref.next_dones[a] != 0 && ref.length < 100);
       all_ended = all_ended && ended;
       alive_now += dones[a] == 0 ? 1 : 0;
       EXPECT_EQ(
@@ -262,16 +280,9 @@ TEST(MultiAgentServer, AVdnPolicyGetsOneJointRowOfItsAgentsPerStep) {
     EXPECT_EQ(m.weights_version, 7U);
     partly_alive += alive_now > 0 && alive_now < 4 ? 1 : 0;
     terminal_rows += all_ended ? 1 : 0;
-    obs.swap(next);
-    dones = next_dones;
-    if (info.episode_done) {
-      reference->reset(std::nullopt, envs::Span<float>(obs));
-      std::fill(dones.begin(), dones.end(), 0);
-      length = 0;
-      ++episodes;
-    }
+    ref.advance(info);
   }
-  EXPECT_GE(episodes, 2);
+  EXPECT_GE(ref.episodes, 2);
   EXPECT_GT(partly_alive, 0);  // some car arrived before the others
   EXPECT_GT(terminal_rows, 0);
 }
