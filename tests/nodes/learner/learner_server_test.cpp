@@ -86,5 +86,18 @@ TEST(LearnerServer, BadParamsAndBatchesAreErrors) {
   EXPECT_THROW((void)learner.on_batch(wrong), std::invalid_argument);
 }
 
+// algo: vdn needs the agents of a multi-agent policy; its batches are joint rows of them.
+TEST(LearnerServer, AVdnLearnerTrainsOnJointRowsOfItsPolicysAgents) {
+  const NodeParams vdn("learner", {{"algo", "vdn"}});
+  EXPECT_THROW((void)LearnerConfig::from_params(vdn, 1, 4, 2), ParamError);
+  EXPECT_THROW((void)LearnerConfig::from_params(vdn, 1, 4, 2, 1), ParamError);
+  const LearnerConfig joint = LearnerConfig::from_params(vdn, 1, 4, 2, 3);
+  EXPECT_EQ(joint.dqn.joint_agents, 3);
+  EXPECT_EQ(joint.dqn.row_size(), 3 * (4 + 1));
+  EXPECT_EQ(LearnerConfig::from_params(NodeParams("learner", {}), 1, 4, 2, 3).dqn.joint_agents, 0);
+  LearnerServer learner(joint);
+  EXPECT_THROW((void)learner.on_batch(batch_of(4, 1.0F)), std::invalid_argument);  // per-agent rows
+}
+
 }  // namespace
 }  // namespace tagflow::nodes
