@@ -473,6 +473,7 @@ hosts::ProcessResult ActorProcess::run() {
   wait.on_tick = [this](double elapsed) { on_tick(elapsed); };
   hosts::ProcessResult result;
   result.process = plan_.name;
+  result.numerics = numerics::process_report();
   result.mode = "actor";
   result.seconds = host_.wait(wait);
   wind_down();

@@ -274,6 +274,7 @@ ProcessResult run_federated_process(const ClusterConfig& config,
 
   ProcessResult result;
   result.process = process.name;
+  result.numerics = numerics::process_report();
   result.mode = cluster::to_string(config.mode);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::vector<std::string> reasons;

@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "common/numerics.hpp"
 #include "nodes/cluster/cluster_names.hpp"
 #include "nodes/cluster/cluster_validation.hpp"
 #include "nodes/cluster/policy_config.hpp"
@@ -356,7 +357,8 @@ ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::stri
   check_cluster_tree(root, file);
   const YamlReader top(root, file, "");
   top.only_keys({"cluster", "mode", "seed", "hosts", "coordinator", "nodes", "connections", "stop",
-                 "checkpoint", "restart", "monitoring", "security", "policies", "agents"});
+                 "checkpoint", "restart", "monitoring", "security", "policies", "agents",
+                 "numerics"});
   ClusterConfig config;
   config.file = file;
   config.name = top.string("cluster");
@@ -365,6 +367,13 @@ ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::stri
   if (mode != "reactor" && mode != "actor") top.fail("mode", "expected reactor or actor");
   config.mode = mode == "reactor" ? Mode::reactor : Mode::actor;
   config.seed = static_cast<std::uint64_t>(top.integer_or("seed", 0, 0, 1L << 62));
+  const std::string numerics = top.string_or("numerics", "portable");
+  if (!numerics::parse_mode(numerics)) {
+    top.fail("numerics",
+             "expected portable (the same digest on every x86-64-v3 machine) or "
+             "native (the CPU's fastest kernels; the digest is specific to the CPU)");
+  }
+  config.numerics = *numerics::parse_mode(numerics);
   parse_hosts(top, config);
   parse_coordinator(top, config);
   parse_nodes(top, config);

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "common/numerics.hpp"
 #include "nodes/kind/node_kind.hpp"
 
 namespace tagflow::cluster {
@@ -188,6 +189,9 @@ struct ClusterConfig {
   std::string name;
   Mode mode = Mode::reactor;
   std::uint64_t seed = 0;
+  /// `numerics:` portable (default) or native: the numeric kernels (common/numerics.hpp). Every
+  /// process reads it from the file at start (cli/process_numerics.hpp).
+  numerics::Mode numerics = numerics::Mode::portable;
   std::map<std::string, HostConfig> hosts;
   CoordinatorConfig coordinator;
   std::vector<NodeConfig> nodes;  // in file order
