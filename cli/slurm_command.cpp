@@ -97,8 +97,9 @@ void run_slurm(const SlurmArguments& arguments) {
   cluster::ClusterConfig config;
   const auto components = load_components("slurm", arguments.file, config);
   check_against_slurm(config, components);
-  const std::string script = slurm_batch_script(
-      config, components, {absolute(arguments.file), own_executable(), absolute(arguments.summary)});
+  const std::string script =
+      slurm_batch_script(config, components,
+                         {absolute(arguments.file), own_executable(), absolute(arguments.summary)});
   std::string out = arguments.out;
   if (out.empty() && arguments.submit) out = "tagflow-" + config.name + ".sbatch";
   if (out.empty()) {
@@ -178,7 +179,8 @@ void add_slurm_command(CLI::App& app) {
                       "tagflow-CLUSTER.sbatch)");
   command->add_option("--summary", arguments->summary,
                       "Where the coordinator's launcher also writes the run summary JSON");
-  command->add_flag("--submit", arguments->submit, "Submit the script with sbatch; print the job id");
+  command->add_flag("--submit", arguments->submit,
+                    "Submit the script with sbatch; print the job id");
   command->callback([arguments] { run_slurm(*arguments); });
 
   auto node_arguments = std::make_shared<SlurmNodeArguments>();

@@ -1,8 +1,8 @@
 #include "cli/launch/slurm_allocation.hpp"
 
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <arpa/inet.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 

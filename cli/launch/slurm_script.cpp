@@ -34,6 +34,12 @@ void add_request(std::ostringstream& out, const cluster::SlurmRequest& request) 
 }  // namespace
 
 std::vector<SlurmComponent> slurm_components(const cluster::ClusterConfig& config) {
+  if (config.restart.max > 0) {
+    // Refused rather than ignored: each node's launcher would restart only its own processes.
+    throw cluster::ConfigError(config.file, config.restart.line, "restart",
+                               "restarts inside a Slurm allocation are not supported yet: a "
+                               "process that dies ends the job (docs/slurm.md)");
+  }
   std::map<std::string, int> processes;
   for (const cluster::ProcessPlan& process : cluster::plan_processes(config)) {
     ++processes[process.host];
@@ -95,8 +101,8 @@ void check_slurm_partitions(const cluster::ClusterConfig& config,
     std::string names;
     for (const SlurmPartition& partition : partitions) {
       names += (names.empty() ? "" : ", ") + partition.name;
-      const bool match = request.partition.empty() ? partition.is_default
-                                                   : partition.name == request.partition;
+      const bool match =
+          request.partition.empty() ? partition.is_default : partition.name == request.partition;
       if (match) found = &partition;
     }
     if (found == nullptr) {

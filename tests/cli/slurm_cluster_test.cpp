@@ -56,11 +56,12 @@ std::string digest_of(const fs::path& summary) {
 }
 
 /// munged, slurmctld and two slurmd in `namespaces` (slurmctld and node 1 in the first), all
-/// configured under `dir`; stopped, and the /etc/hosts lines removed, on destruction.
+/// configured under `dir`, their clients run from `work`; stopped, and the /etc/hosts lines
+/// removed, on destruction.
 class SlurmDaemons {
  public:
-  SlurmDaemons(const NamespacePair& namespaces, fs::path dir)
-      : namespaces_(namespaces), dir_(std::move(dir)) {
+  SlurmDaemons(const NamespacePair& namespaces, fs::path dir, fs::path work)
+      : namespaces_(namespaces), dir_(std::move(dir)), work_(std::move(work)) {
     const std::string id = std::to_string(::getpid() % 100000);
     node_1 = "tfs" + id + "n1";
     node_2 = "tfs" + id + "n2";
@@ -74,8 +75,8 @@ class SlurmDaemons {
   /// Starts them; "" or why not.
   std::string start() {
     for (const char* program : {"munged", "slurmctld", "slurmd", "sbatch", "nsenter"}) {
-      if (sh(std::string("command -v ") + program + " || test -x /usr/sbin/" + program)
-              .exit_code != 0) {
+      if (sh(std::string("command -v ") + program + " || test -x /usr/sbin/" + program).exit_code !=
+          0) {
         return std::string("no ") + program + " (scripts/setup installs slurm-wlm and munge)";
       }
     }
@@ -90,11 +91,13 @@ class SlurmDaemons {
     for (const std::string& command :
          {"printf '%s %s " + marker_ + "\\n%s %s " + marker_ + "\\n' " + namespaces_.address_a +
               " " + node_1 + " " + namespaces_.address_b + " " + node_2 + " >> /etc/hosts",
-          "dd if=/dev/urandom of=" + path("munge/key") + " bs=1024 count=1 2>/dev/null && chmod "
-              "400 " + path("munge/key"),
-          "/usr/sbin/munged -f --socket=" + path("munge/sock") + " --key-file=" +
-              path("munge/key") + " --log-file=" + path("munge/log") + " --pid-file=" +
-              path("munge/pid") + " --seed-file=" + path("munge/seed"),
+          "dd if=/dev/urandom of=" + path("munge/key") +
+              " bs=1024 count=1 2>/dev/null && chmod "
+              "400 " +
+              path("munge/key"),
+          "/usr/sbin/munged -f --socket=" + path("munge/sock") +
+              " --key-file=" + path("munge/key") + " --log-file=" + path("munge/log") +
+              " --pid-file=" + path("munge/pid") + " --seed-file=" + path("munge/seed"),
           in(namespaces_.ns_a, "/usr/sbin/slurmctld -i"),
           in(namespaces_.ns_a, "/usr/sbin/slurmd -N " + node_1),
           in(namespaces_.ns_b, "/usr/sbin/slurmd -N " + node_2)}) {
@@ -110,9 +113,10 @@ class SlurmDaemons {
     return "";
   }
 
-  /// `command` run in the first namespace with this test's Slurm configuration, from `dir`.
+  /// `command` run in the first namespace with this test's Slurm configuration, from `work`
+  /// (where jobs write their output and run directories).
   std::string client(const std::string& command) const {
-    return "cd " + dir_.string() + " && SLURM_CONF=" + path("slurm.conf") + " " +
+    return "cd " + work_.string() + " && SLURM_CONF=" + path("slurm.conf") + " " +
            in(namespaces_.ns_a, command);
   }
 
@@ -146,13 +150,15 @@ class SlurmDaemons {
            "KillWait=2\nMpiDefault=none\nMailProg=/bin/true\nNodeName=" +
            node_1 + " NodeAddr=" + namespaces_.address_a + " Port=" + std::to_string(port_ + 1) +
            " CPUs=2 State=UNKNOWN\nNodeName=" + node_2 + " NodeAddr=" + namespaces_.address_b +
-           " Port=" + std::to_string(port_ + 2) + " CPUs=2 State=UNKNOWN\nPartitionName=debug Nodes=" +
-           node_1 + "," + node_2 + " Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES\n";
+           " Port=" + std::to_string(port_ + 2) +
+           " CPUs=2 State=UNKNOWN\nPartitionName=debug Nodes=" + node_1 + "," + node_2 +
+           " Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES\n";
   }
 
   void stop() {
-    for (const std::string pid_file :
-         {"slurmd-" + node_1 + ".pid", "slurmd-" + node_2 + ".pid", "slurmctld.pid", "munge/pid"}) {
+    for (const std::string& pid_file :
+         std::vector<std::string>{"slurmd-" + node_1 + ".pid", "slurmd-" + node_2 + ".pid",
+                                  "slurmctld.pid", "munge/pid"}) {
       const std::string pid = read_file(dir_ / pid_file);
       if (!pid.empty()) (void)sh("kill -9 " + pid);
     }
@@ -161,6 +167,7 @@ class SlurmDaemons {
 
   const NamespacePair& namespaces_;
   fs::path dir_;
+  fs::path work_;
   std::string marker_;
   int port_ = 0;
   bool hosts_added_ = false;
@@ -177,7 +184,10 @@ class SlurmCluster : public ::testing::Test {
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    daemons_.emplace(namespaces_, dir_ / "slurm");
+    // Slurm's spool holds Unix sockets, whose paths must stay under 108 bytes: a short directory.
+    slurm_dir_ = fs::path("/tmp") / ("tfs" + std::to_string(::getpid()));
+    fs::remove_all(slurm_dir_);
+    daemons_.emplace(namespaces_, slurm_dir_, dir_);
     const std::string started = daemons_->start();
     if (started.find("scripts/setup") != std::string::npos) GTEST_SKIP() << started;
     ASSERT_EQ(started, "");
@@ -185,7 +195,10 @@ class SlurmCluster : public ::testing::Test {
   void TearDown() override {
     if (daemons_) (void)sh(daemons_->client("scancel --user=root"));
     daemons_.reset();
-    if (!dir_.empty() && !HasFailure()) fs::remove_all(dir_);
+    if (!dir_.empty() && !HasFailure()) {
+      fs::remove_all(dir_);
+      fs::remove_all(slurm_dir_);
+    }
   }
 
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
@@ -195,8 +208,8 @@ class SlurmCluster : public ::testing::Test {
   std::string write(const std::string& name, long env_steps) {
     std::string text = read_file(fs::path(TAGFLOW_SOURCE_DIR) / "configs" / "slurm.yaml");
     replace(text, "  target_return: 475\n  seconds: 900\n",
-              env_steps > 0 ? "  env_steps: " + std::to_string(env_steps) + "\n"
-                            : std::string("  seconds: 120\n"));
+            env_steps > 0 ? "  env_steps: " + std::to_string(env_steps) + "\n"
+                          : std::string("  seconds: 120\n"));
     replace(text, "min_size: 1000", "min_size: 200");
     std::ofstream(dir_ / name) << text;
     return path(name);
@@ -204,9 +217,9 @@ class SlurmCluster : public ::testing::Test {
 
   /// `tagflow slurm FILE --out DIR/job.sh --summary DIR/summary.json`, checked; the script's path.
   std::string script(const std::string& file) {
-    const testing::CommandResult wrote = sh(daemons_->client(
-        testing::tagflow_binary() + " slurm " + file + " --out " + path("job.sh") +
-        " --summary " + path("summary.json")));
+    const testing::CommandResult wrote =
+        sh(daemons_->client(testing::tagflow_binary() + " slurm " + file + " --out " +
+                            path("job.sh") + " --summary " + path("summary.json")));
     EXPECT_EQ(wrote.exit_code, 0) << wrote.output;
     return path("job.sh");
   }
@@ -219,9 +232,7 @@ class SlurmCluster : public ::testing::Test {
   }
 
   /// The run directory of job `id` (the script's RUN).
-  fs::path run_dir(const std::string& id) const {
-    return dir_ / "runs" / ("slurm-cartpole-" + id);
-  }
+  fs::path run_dir(const std::string& id) const { return dir_ / "runs" / ("slurm-cartpole-" + id); }
 
   /// Every node's recorded processes: "NODE/PROCESS" -> pid, once all 6 (the coordinator and 5
   /// node processes) are running.
@@ -261,6 +272,7 @@ class SlurmCluster : public ::testing::Test {
   NamespacePair namespaces_{"tfsl"};
   std::optional<SlurmDaemons> daemons_;
   fs::path dir_;
+  fs::path slurm_dir_;
 };
 
 TEST_F(SlurmCluster, TheJobEndsWithTheSummaryOfTheSingleProcessDigest) {
@@ -271,16 +283,17 @@ TEST_F(SlurmCluster, TheJobEndsWithTheSummaryOfTheSingleProcessDigest) {
   EXPECT_NE(text.find("srun --het-group=0,1"), std::string::npos) << text;
 
   const auto submitted = Clock::now();
-  const testing::CommandResult waited = sh(daemons_->client("sbatch --wait --parsable " + job));
+  // Bounded below ctest's 300 s, so that a hung job fails here and the daemons are still stopped.
+  const testing::CommandResult waited =
+      sh(daemons_->client("timeout 200 sbatch --wait --parsable " + job));
   const double seconds = std::chrono::duration<double>(Clock::now() - submitted).count();
   RecordProperty("sbatch_to_summary_seconds", std::to_string(seconds));
   std::cerr << "sbatch --wait to the summary: " << seconds << " s\n";
   const std::string id = waited.output.substr(0, waited.output.find_first_of(";\n"));
   ASSERT_EQ(waited.exit_code, 0) << waited.output << read_file(dir_ / ("slurm-" + id + ".out"));
 
-  const testing::CommandResult single =
-      sh(testing::tagflow_binary() + " up " + file + " --placement single --summary " +
-         path("single.json"));
+  const testing::CommandResult single = sh(testing::tagflow_binary() + " up " + file +
+                                           " --placement single --summary " + path("single.json"));
   ASSERT_EQ(single.exit_code, 0) << single.output;
   const std::string digest = digest_of(dir_ / "single.json");
   EXPECT_EQ(digest.size(), 16U) << digest;
@@ -302,10 +315,16 @@ TEST_F(SlurmCluster, ScancelStopsEveryProcessOnEveryNodeWithin5Seconds) {
   ASSERT_EQ(processes.size(), 6U) << read_file(dir_ / ("slurm-" + id + ".out"));
   const auto cancelled = Clock::now();
   ASSERT_EQ(sh(daemons_->client("scancel " + id)).exit_code, 0);
-  EXPECT_TRUE(eventually([&] { return left_behind().empty(); }, 5s))
-      << left_behind().size() << " process(es) left";
-  RecordProperty("scancel_seconds",
-                 std::to_string(std::chrono::duration<double>(Clock::now() - cancelled).count()));
+  const auto none_left = [&] {
+    for (const auto& [name, pid] : processes) {
+      if (alive(pid)) return false;
+    }
+    return left_behind().empty();
+  };
+  EXPECT_TRUE(eventually(none_left, 5s)) << left_behind().size() << " launcher(s) left";
+  const double seconds = std::chrono::duration<double>(Clock::now() - cancelled).count();
+  RecordProperty("scancel_seconds", std::to_string(seconds));
+  std::cerr << "scancel to no process left: " << seconds << " s\n";
   for (const auto& [name, pid] : processes) EXPECT_FALSE(alive(pid)) << name;
 }
 
@@ -335,8 +354,10 @@ TEST_F(SlurmCluster, AKilledNodeProcessEndsTheRunWithin2SecondsNamingItAndItsNod
                  std::to_string(std::chrono::duration<double>(Clock::now() - killed).count()));
   const fs::path out = dir_ / ("slurm-" + id + ".out");
   EXPECT_TRUE(eventually(
-      [&] { return read_file(out).find("sampler-0 on host act (node " + node + ")") !=
-                   std::string::npos; },
+      [&] {
+        return read_file(out).find("sampler-0 on host act (node " + node + ")") !=
+               std::string::npos;
+      },
       10s))
       << read_file(out);
 }

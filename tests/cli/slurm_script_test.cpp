@@ -14,7 +14,9 @@ std::string slurm_file(const std::string& act) {
   return "cluster: slurm-test\n"
          "hosts:\n"
          "  learn: {slurm: {partition: gpu, nodes: 1, gres: \"gpu:1\", cpus_per_task: 8}}\n"
-         "  act: " + act + "\n"
+         "  act: " +
+         act +
+         "\n"
          "coordinator: {host: learn, port: 7600}\n"
          "nodes:\n"
          "  sampler: {kind: sampler, replicas: 3, host: act, data_port: 7610}\n"
@@ -67,8 +69,17 @@ TEST(SlurmScript, EveryHostIsOneComponentSeparatedByHetjobThenOneSrunStep) {
 
 TEST(SlurmScript, AHostWithAnAddressIsRefusedWithItsLine) {
   const cluster::ClusterConfig config = parse("{address: 10.0.0.1}");
-  EXPECT_EQ(error_of([&] { (void)slurm_components(config); }).rfind("slurm-test.yaml:4: hosts.act: ", 0),
-            0U);
+  EXPECT_EQ(
+      error_of([&] { (void)slurm_components(config); }).rfind("slurm-test.yaml:4: hosts.act: ", 0),
+      0U);
+}
+
+TEST(SlurmScript, RestartsAreRefusedWithTheirLineUntilTheyWorkAcrossNodes) {
+  const cluster::ClusterConfig config = cluster::parse_cluster_config(
+      slurm_file("{slurm: {nodes: 1}}") + "restart: {max: 2}\n", "slurm-test.yaml");
+  EXPECT_EQ(error_of([&] { (void)slurm_components(config); }),
+            "slurm-test.yaml:12: restart: restarts inside a Slurm allocation are not supported "
+            "yet: a process that dies ends the job (docs/slurm.md)");
 }
 
 TEST(SlurmScript, MoreNodesThanProcessesAreRefused) {
@@ -100,8 +111,9 @@ TEST(SlurmScript, ASlurmHostHasNoAddressAndItsKeysAreChecked) {
   EXPECT_EQ(error_of([] { (void)parse("{address: 10.0.0.1, slurm: {nodes: 1}}"); }),
             "slurm-test.yaml:4: hosts.act.address: a Slurm host has none: its nodes are found "
             "inside the allocation");
-  EXPECT_EQ(error_of([] { (void)parse("{slurm: {gres: \"gpu 1\"}}"); })
-                .rfind("slurm-test.yaml:4: hosts.act.slurm.gres: must be one word", 0),
+  EXPECT_EQ(error_of([] {
+              (void)parse("{slurm: {gres: \"gpu 1\"}}");
+            }).rfind("slurm-test.yaml:4: hosts.act.slurm.gres: must be one word", 0),
             0U);
   EXPECT_EQ(error_of([] { (void)parse("{slurm: {nodes: 0}}"); }),
             "slurm-test.yaml:4: hosts.act.slurm.nodes: 0 is outside 1..4096");
