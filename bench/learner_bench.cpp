@@ -6,15 +6,28 @@
 // 1, 16 and 64 on the MARL policy, three ways: the flat-parameter PolicyNetwork, the same weights
 // as a TorchScript module, and a plain C++ loop (no framework) as the ceiling. One intra-op
 // thread, as in training.
+//
+// Pinned kernels against the CPU's own (common/numerics.hpp): run under `numerics: portable` (the
+// default), the benchmark measures the same figures again in a child process under `native` and
+// records, per figure, the pinned kernels' speed as a fraction of the native ones'
+// ("pinned/native ..." ratios: updates/s pinned ÷ native, latency native ÷ pinned).
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "bench/benchmarks.hpp"
 #include "bench/timing.hpp"
+#include "common/numerics.hpp"
 #include "rl/learning/dqn_learner.hpp"
 #include "rl/learning/dqn_trainer.hpp"
 #include "rl/learning/policy_network.hpp"
@@ -90,6 +103,57 @@ void plain_forward(const MlpSpec& spec, const std::vector<float>& params, const 
   }
 }
 
+/// The figures of `tagflow bench learner` measured in a child process under `numerics: native`
+/// (the pins this process runs with dropped before the child's libraries load); empty when the
+/// child fails.
+std::map<std::string, double> native_figures(bool quick) {
+  const std::string json = "/tmp/tagflow_learner_bench_native_" + std::to_string(::getpid());
+  const pid_t child = ::fork();
+  if (child == 0) {
+    numerics::apply_environment(numerics::Mode::native);
+    const char* args[] = {"tagflow-torch", "bench",      "learner",
+                          "--json",        json.c_str(), quick ? "--quick" : nullptr,
+                          nullptr};
+    if (std::freopen("/dev/null", "w", stdout) == nullptr) ::_exit(127);
+    ::execv("/proc/self/exe", const_cast<char**>(args));
+    ::_exit(127);
+  }
+  int status = 0;
+  if (child < 0 || ::waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
+      WEXITSTATUS(status) != 0) {
+    return {};
+  }
+  std::map<std::string, double> figures;
+  std::ifstream in(json);
+  const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+  ::unlink(json.c_str());
+  if (!doc.is_object()) return figures;
+  for (const nlohmann::json& r : doc.value("results", nlohmann::json::array())) {
+    figures[r.value("name", "")] = r.value("value", 0.0);
+  }
+  return figures;
+}
+
+/// Adds native_figures() beside this run's (`native_` + name) and the pinned/native ratios.
+void compare_with_native(BenchReport& report, bool quick) {
+  const std::map<std::string, double> native = native_figures(quick);
+  if (native.empty()) {
+    std::cerr << "bench learner: the native-kernel run failed; no pinned/native figures\n";
+    return;
+  }
+  const std::vector<BenchResult> pinned = report.results();
+  for (const BenchResult& r : pinned) {
+    const auto found = native.find(r.name);
+    if (found == native.end()) continue;
+    report.add("native_" + r.name, found->second, r.unit);
+    if (r.unit == "us") {  // latency: lower is faster
+      report.add_ratio("pinned/native " + r.name, "native_" + r.name, r.name);
+    } else {
+      report.add_ratio("pinned/native " + r.name, r.name, "native_" + r.name);
+    }
+  }
+}
+
 }  // namespace
 
 BenchReport run_learner_bench(const BenchOptions& options) {
@@ -142,6 +206,9 @@ BenchReport run_learner_bench(const BenchOptions& options) {
                "us");
     report.add_ratio("torchscript/flat_b" + b, "infer_torchscript_marl_b" + b, "infer_marl_b" + b);
     report.add_ratio("flat/plain_loop_b" + b, "infer_marl_b" + b, "infer_plain_loop_marl_b" + b);
+  }
+  if (numerics::current_mode() == numerics::Mode::portable && numerics::this_cpu().x86_64_v3) {
+    compare_with_native(report, options.quick);
   }
   return report;
 }

@@ -200,6 +200,16 @@ std::vector<Check> check_libtorch(const std::string& torch_probe) {
                                "(scripts/setup does)",
                            false});
   }
+  // The kernels the digest depends on (common/numerics.hpp): pinned, or why not.
+  const std::string kernels = probe.value("numerics", "not reported");
+  if (probe.value("numerics_portable", false)) {
+    checks.push_back(Check{"numerics", CheckStatus::ok,
+                           kernels + ": the same digests as every x86-64-v3 machine", false});
+  } else {
+    checks.push_back(Check{"numerics", CheckStatus::warn,
+                           kernels + ": digests of this machine differ from x86-64-v3 machines'",
+                           false});
+  }
   return checks;
 }
 

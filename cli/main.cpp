@@ -6,6 +6,7 @@
 
 #include "bench/registry.hpp"
 #include "cli/commands.hpp"
+#include "cli/process_numerics.hpp"
 #include "tagflow/build_info.hpp"
 
 namespace {
@@ -34,6 +35,14 @@ bool is_torch_command(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before anything else: the numeric kernels the file asks for (common/numerics.hpp). The
+  // environment set here reaches tagflow-torch and every process a launcher starts.
+  try {
+    tagflow::cli::pin_process_numerics(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "tagflow: " << e.what() << "\n";
+    return 1;
+  }
   if (is_torch_command(argc, argv)) return tagflow::cli::exec_torch_command(argc, argv);
 
   CLI::App app{"tagflow: distributed reinforcement learning on deterministic reactors", "tagflow"};
@@ -52,6 +61,7 @@ int main(int argc, char** argv) {
   tagflow::cli::add_env_command(app);
   tagflow::cli::add_node_command(app);
   tagflow::cli::add_up_command(app);
+  tagflow::cli::add_slurm_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

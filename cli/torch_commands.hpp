@@ -27,6 +27,10 @@ void add_node_command(CLI::App& app);
 /// Sets LibTorch's intra-op threads (and OpenBLAS's, when OpenBLAS is the BLAS) to `threads`.
 void set_torch_threads(int threads);
 
+/// Records what the libraries chose (BLAS, OpenBLAS core, ATen capability) in this process's
+/// numerics report (common/numerics.hpp); warns once when portable mode runs on another BLAS.
+void record_torch_numerics();
+
 /// One line naming the BLAS LibTorch uses, with a warning when it is the slow reference BLAS.
 [[nodiscard]] std::string blas_startup_line();
 

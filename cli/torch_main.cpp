@@ -4,12 +4,21 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/process_numerics.hpp"
 #include "cli/torch_commands.hpp"
 #include "cli/torch_probe.hpp"
 #include "nodes/kind/torch_registry.hpp"
 #include "tagflow/build_info.hpp"
 
 int main(int argc, char** argv) {
+  // The numeric kernels (common/numerics.hpp): started through tagflow or a launcher, the
+  // environment is already set; started directly, this re-executes once with it.
+  try {
+    tagflow::cli::pin_process_numerics(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "tagflow-torch: " << e.what() << "\n";
+    return 1;
+  }
   CLI::App app{"tagflow-torch: the LibTorch commands of tagflow (normally run through tagflow)",
                "tagflow-torch"};
   app.set_version_flag("--version", std::string("tagflow-torch ") + tagflow::build_info::kVersion);
@@ -18,6 +27,7 @@ int main(int argc, char** argv) {
   // then run in one order in every process and placement, so the digest does not depend on
   // whether it shares a process (a node process's learners, --placement single) or not.
   tagflow::cli::set_torch_threads(1);
+  tagflow::cli::record_torch_numerics();
   // The learner and inference kinds can be built here (nodes/kind/torch_registry.hpp).
   tagflow::nodes::install_torch_kinds();
   int exit_code = 0;

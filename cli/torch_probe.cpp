@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/numerics.hpp"
+
 namespace tagflow::cli {
 
 std::string mapped_blas_library() {
@@ -49,10 +51,15 @@ int run_torch_probe() {
     best_us = std::min(best_us, std::chrono::duration<double, std::micro>(end - start).count());
   }
   const std::string library = mapped_blas_library();
+  const numerics::Report kernels = numerics::process_report();
   nlohmann::json report = {
-      {"torch_version", TORCH_VERSION}, {"intra_op_threads", at::get_num_threads()},
-      {"blas_library", library},        {"blas_kind", blas_kind(library)},
+      {"torch_version", TORCH_VERSION},
+      {"intra_op_threads", at::get_num_threads()},
+      {"blas_library", library},
+      {"blas_kind", blas_kind(library)},
       {"matmul_us", best_us},
+      {"numerics", numerics::describe(kernels)},
+      {"numerics_portable", kernels.portable},
   };
   std::cout << report.dump() << "\n";
   return 0;

@@ -1,7 +1,8 @@
 // `tagflow-torch probe`: what LibTorch sees in this process, as one JSON object on stdout:
 // torch_version, intra_op_threads, blas_library (the BLAS shared object mapped into the process),
-// blas_kind ("openblas", "reference", "mkl", "blis" or "unknown") and matmul_us (a 64x1350 by
-// 1350x64 product, best of 20). `tagflow doctor` runs it.
+// blas_kind ("openblas", "reference", "mkl", "blis" or "unknown"), matmul_us (a 64x1350 by
+// 1350x64 product, best of 20), numerics (the kernels, common/numerics.hpp's describe()) and
+// numerics_portable. `tagflow doctor` runs it.
 #pragma once
 
 #include <string>

@@ -9,6 +9,8 @@
 
 #include "cli/torch_commands.hpp"
 #include "common/atomic_file.hpp"
+#include "common/numerics.hpp"
+#include "nodes/kind/process_result.hpp"
 #include "rl/learning/dqn_trainer.hpp"
 #include "rl/learning/learner_checkpoint.hpp"
 #include "rl/learning/torchscript_policy.hpp"
@@ -23,6 +25,7 @@ struct TrainOptions {
   std::string policy_path;
   std::string weights_path;
   int threads = 1;
+  std::string numerics = "portable";
   bool quiet = false;
 };
 
@@ -52,7 +55,8 @@ nlohmann::json summary_json(const learning::TrainSummary& s, const TrainOptions&
           {"digest", s.digest},
           {"policy", s.policy},
           {"network", s.network.to_string()},
-          {"torch_threads", options.threads}};
+          {"torch_threads", options.threads},
+          {"numerics", nlohmann::json::parse(nodes::numerics_json(numerics::process_report()))}};
 }
 
 void run_train(const TrainOptions& options) {
@@ -80,6 +84,7 @@ void run_train(const TrainOptions& options) {
             << " episodes (min " << summary.min_return << ", max " << summary.max_return << ")"
             << ", env_steps " << summary.env_steps << ", " << summary.seconds << " s, policy "
             << summary.policy << ", digest " << summary.digest << "\n";
+  std::cout << "numerics: " << numerics::describe(numerics::process_report()) << "\n";
   try {
     if (!options.summary_path.empty()) {
       write_file_atomically(options.summary_path, doc.dump(2) + "\n");
@@ -167,6 +172,13 @@ void add_train_command(CLI::App& app) {
                    "LibTorch intra-op threads (1 keeps runs bit-reproducible)")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
+  // Read before main() goes on (cli/process_numerics.hpp); listed here for --help and checking.
+  command
+      ->add_option("--numerics", options->numerics,
+                   "portable: the same digest on every x86-64-v3 machine; native: the CPU's "
+                   "fastest kernels (common/numerics.hpp)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"portable", "native"}));
   command->add_flag("--quiet", options->quiet, "No progress lines");
   command->callback([options] { run_train(*options); });
 }

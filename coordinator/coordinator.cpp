@@ -166,22 +166,25 @@ void Coordinator::refuse(const std::string& identity, const std::string& why) {
 
 void Coordinator::handle_join(const std::string& identity, const ControlMessage& join,
                               const std::string& address) {
-  if (join.version != kProtocolVersion) {
-    refuse(identity, "protocol version " + std::to_string(join.version) + " is not supported (" +
-                         std::to_string(kProtocolVersion) + " is)");
+  if (join.version < kOldestProtocolVersion || join.version > kProtocolVersion) {
+    refuse(identity, "federate '" + join.federate + "' speaks protocol version " +
+                         std::to_string(join.version) + "; this coordinator speaks version " +
+                         std::to_string(kProtocolVersion) + " and accepts versions " +
+                         std::to_string(kOldestProtocolVersion) + " to " +
+                         std::to_string(kProtocolVersion));
     return;
   }
   const std::size_t index = grants_.index_of(join.federate);
   if (index == grants_.size()) {
     std::string known;
     for (const FederateSpec& f : spec_.federates) known += " " + f.id;
-    refuse(identity,
-           "unknown federate id '" + join.federate + "' (this federation has:" + known + ")");
+    refuse(identity, "federate '" + join.federate +
+                         "': unknown federate id (this federation has:" + known + ")");
     return;
   }
   if (identity != join.federate) {
-    refuse(identity,
-           "federate '" + join.federate + "' must connect with routing id '" + join.federate + "'");
+    refuse(identity, "federate '" + join.federate + "': must connect with routing id '" +
+                         join.federate + "'");
     return;
   }
   Member& member = members_[index];
@@ -198,8 +201,8 @@ void Coordinator::handle_join(const std::string& identity, const ControlMessage&
   std::sort(downs.begin(), downs.end());
   std::sort(expected_downs.begin(), expected_downs.end());
   if (!same_links(join.upstreams, expected.upstreams) || downs != expected_downs) {
-    refuse(identity, "neighbour structure of '" + join.federate +
-                         "' disagrees with the federation: it declared " +
+    refuse(identity, "federate '" + join.federate +
+                         "': its neighbour structure disagrees with the federation: it declared " +
                          describe_links(join.upstreams, join.downstreams) + ", expected " +
                          describe_links(expected.upstreams, expected.downstreams));
     return;
@@ -207,6 +210,7 @@ void Coordinator::handle_join(const std::string& identity, const ControlMessage&
   member.joined = true;
   member.identity = identity;
   member.address = address;
+  member.version = join.version;
   member.endpoint = join.endpoints.empty() ? std::string() : join.endpoints.front().second;
   member.last_seen = Clock::now();
   ++joined_count_;
@@ -256,7 +260,8 @@ void Coordinator::handle(const std::string& identity, const zmq::message_t& fram
   const ControlMessage& message = *decoded.message;
   if (!key_owner_.empty() && !key_matches(identity, frame)) {
     // ZAP admitted the key, but it belongs to another federate (§7): refused, whatever it sent.
-    refuse(identity, "the key this connection authenticated with belongs to federate '" +
+    refuse(identity, "federate '" + escape_for_log(identity) +
+                         "': the key this connection authenticated with belongs to federate '" +
                          key_owner_of(frame) + "', which may join only as itself");
     return;
   }
@@ -290,15 +295,19 @@ void Coordinator::handle_member(const std::string& identity, const ControlMessag
     return;
   }
   members_[index].last_seen = Clock::now();
+  // Version 2 has no `reporting` field (§2.5): such a federate reports every wait, and is never
+  // asked for a report, whatever its frames hold.
+  const Reporting reporting =
+      members_[index].version >= kFirstReportingVersion ? message.reporting : Reporting::kEveryWait;
   switch (message.type) {
     case ControlType::kNextEvent:
       grants_.on_next_event(index, message.tag);
       time_grant(index, message.tag);
-      members_[index].reporting = message.reporting;
+      members_[index].reporting = reporting;
       members_[index].asked = false;
       break;
     case ControlType::kCompleted:
-      members_[index].reporting = message.reporting;
+      members_[index].reporting = reporting;
       members_[index].asked = false;
       for (const auto& [destination, tag] : message.in_transit) {
         note_in_transit(identity, index, destination, tag);
@@ -413,7 +422,8 @@ void Coordinator::handle_malformed(const std::string& identity,
   // heartbeat connections get no reply (a REFUSED there would end it for a frame it may not
   // have sent): the frame is dropped, counted and logged once.
   if (!member && !is_heartbeat_identity(identity)) {
-    refuse(identity, "malformed control message: " + decoded.error);
+    refuse(identity, "federate '" + escape_for_log(identity) +
+                         "': malformed control message: " + decoded.error);
     return;
   }
   drops_.record(identity, transport::DropReason::kMalformedControl);

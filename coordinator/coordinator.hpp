@@ -112,6 +112,7 @@ class Coordinator {
     std::string identity;  // routing id of the control connection
     std::string endpoint;  // data endpoint
     std::string address;   // peer address of the connection it joined from (logs)
+    std::uint32_t version = kProtocolVersion;  // the protocol version it joined with (§2)
     Clock::time_point last_seen;
     std::optional<Clock::time_point> waiting_since;  // a NET not yet answered by a grant
     Reporting reporting = Reporting::kEveryWait;     // as its last NET or LTC said (§3.9)

@@ -95,6 +95,7 @@ ControlMessage FederateClient::join(std::chrono::milliseconds timeout,
                                     const std::function<void()>& while_waiting) {
   ControlMessage join;
   join.type = ControlType::kJoin;
+  join.version = options_.protocol_version;
   join.federate = options_.id;
   join.upstreams = options_.upstreams;
   join.downstreams = options_.downstreams;
@@ -118,7 +119,7 @@ ControlMessage FederateClient::join(std::chrono::milliseconds timeout,
 
 void FederateClient::send_next_event(const WireTag& tag, Reporting reporting) {
   ControlMessage message = make_tag_message(ControlType::kNextEvent, tag);
-  message.reporting = reporting;
+  message.reporting = may_report_lazily() ? reporting : Reporting::kEveryWait;
   send(message);
 }
 
@@ -132,7 +133,7 @@ void FederateClient::send_completed(const WireTag& tag,
   ControlMessage message = make_tag_message(ControlType::kCompleted, tag);
   message.in_transit = std::move(in_transit);
   message.next = next;
-  message.reporting = next ? reporting : Reporting::kEveryWait;
+  message.reporting = next && may_report_lazily() ? reporting : Reporting::kEveryWait;
   send(message);
 }
 

@@ -52,6 +52,10 @@ struct FederateOptions {
   /// True: poll() answers the coordinator's STOP_REQUEST itself, with max(tag, stop floor).
   /// False: it keeps the request for take_stop_request() and the runtime answers.
   bool answer_stop_requests = true;
+  /// The protocol version it speaks (JOIN's first field): kProtocolVersion, or an older one the
+  /// coordinator still accepts (PROTOCOL.md §2.5). Below kFirstReportingVersion every NET and LTC
+  /// goes without the `reporting` field, whatever the caller asks.
+  std::uint32_t protocol_version = kProtocolVersion;
 
   /// The options of federate `id` as the spec describes it; throws FederationConfigError when
   /// `id` is not in the spec.
@@ -95,6 +99,10 @@ class FederateClient {
   /// Waits up to `timeout` for control messages and applies them; true if any arrived.
   bool poll(std::chrono::milliseconds timeout);
 
+  /// Whether this federate may say `reporting` 1 or 2 (its version has the field, §3.9).
+  [[nodiscard]] bool may_report_lazily() const {
+    return options_.protocol_version >= kFirstReportingVersion;
+  }
   zmq::socket_t& socket() { return socket_; }
   const FederateOptions& options() const { return options_; }
   const WireTag& granted() const { return granted_; }

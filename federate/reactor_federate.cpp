@@ -42,6 +42,7 @@ WireTag ReactorFederate::join(std::chrono::milliseconds timeout) {
   options.data_endpoint =
       options_.advertised_endpoint.empty() ? plane_.endpoint() : options_.advertised_endpoint;
   options.answer_stop_requests = false;  // answered with the scheduler's floor (handle_stop)
+  options.protocol_version = options_.protocol_version;
   client_ = std::make_unique<FederateClient>(context_, options);
   const ControlMessage start = client_->join(timeout, [this] { plane_.watch_connections(); });
   plane_.connect(start);
@@ -251,7 +252,10 @@ void ReactorFederate::announce_or_defer(const WireTag& next) {
 Reporting ReactorFederate::reporting_now() const {
   // Waits its upstreams' notices will end do not need the coordinator's grant; outside an eager
   // stretch they may go unreported. Never on a zero-delay cycle, whose PTAG reads the NET.
-  if (!expect_notices_ || plane_.on_zero_delay_cycle()) return Reporting::kEveryWait;
+  // A version-2 federate has no `reporting` field: it reports every wait.
+  if (!expect_notices_ || plane_.on_zero_delay_cycle() || !client_->may_report_lazily()) {
+    return Reporting::kEveryWait;
+  }
   return eager_waits_ > 0 ? Reporting::kEveryWaitByNotices : Reporting::kMayDefer;
 }
 

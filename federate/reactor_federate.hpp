@@ -98,6 +98,9 @@ struct ReactorFederateOptions {
   /// has several workers or a NetworkReceiver waits on a zero-delay cycle; otherwise the thread
   /// that runs the environment does the network work while it waits (see the header comment).
   bool network_thread = false;
+  /// The protocol version it joins with (FederateOptions::protocol_version). Version 2 reports
+  /// every wait (PROTOCOL.md §3.9 needs version 3).
+  std::uint32_t protocol_version = kProtocolVersion;
 };
 
 class ReactorFederate {

@@ -21,7 +21,13 @@ namespace tagflow::coordinator {
 using transport::ConnectionDelay;
 using transport::WireTag;
 
+/// The version this side speaks (PROTOCOL.md §2). The coordinator also accepts every version from
+/// kOldestProtocolVersion on: a version-2 federate sends no `reporting` field and is never sent
+/// REPORT_REQUEST (§3.9).
 inline constexpr std::uint32_t kProtocolVersion = 3;
+inline constexpr std::uint32_t kOldestProtocolVersion = 2;
+/// The first version with the `reporting` field of NET and LTC and with REPORT_REQUEST.
+inline constexpr std::uint32_t kFirstReportingVersion = 3;
 /// In-transit reports one LTC may carry (so that an LTC frame stays far below the frame limit).
 inline constexpr std::size_t kMaxInTransitPerLtc = 128;
 

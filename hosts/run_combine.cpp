@@ -107,7 +107,12 @@ RunSummary combine_results(const cluster::ClusterConfig& config,
   summary.placement = std::move(placement);
   if (summary.placement != "single") summary.security = cluster::security_mode(config);
   summary.digest_reproducible = summary.mode != "actor";
-  for (const ProcessResult& p : results) summary.seconds = std::max(summary.seconds, p.seconds);
+  std::vector<numerics::Report> reports;
+  for (const ProcessResult& p : results) {
+    summary.seconds = std::max(summary.seconds, p.seconds);
+    if (p.numerics) reports.push_back(*p.numerics);
+  }
+  if (!reports.empty()) summary.numerics = numerics::merge(reports);
 
   std::uint64_t digest = channels_digest(config, by_name);
   std::vector<const ReplicaResult*> learners;

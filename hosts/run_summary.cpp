@@ -11,6 +11,26 @@ std::string RunSummary::digest_hex() const {
   return text;
 }
 
+std::string RunSummary::numerics_line() const {
+  return numerics ? "numerics: " + numerics::describe(*numerics) : std::string();
+}
+
+std::vector<std::string> RunSummary::detail_lines() const {
+  std::vector<std::string> lines;
+  if (multi_agent) {
+    const MultiAgentFigures& f = *multi_agent;
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "multi_agent: greedy mean return %.2f, success rate %.2f, %.2f collisions per "
+                  "episode; random play %.2f, %.2f, %.2f (%d episodes)",
+                  f.mean_return, f.success_rate, f.collisions_per_episode, f.random_return,
+                  f.random_success_rate, f.random_collisions_per_episode, f.episodes);
+    lines.emplace_back(text);
+  }
+  if (numerics) lines.push_back(numerics_line());
+  return lines;
+}
+
 std::string RunSummary::to_json() const {
   nlohmann::ordered_json j;
   j["mode"] = mode;
@@ -24,6 +44,7 @@ std::string RunSummary::to_json() const {
   j["weights_version"] = weights_version;
   j["digest"] = digest_hex();
   j["digest_reproducible"] = digest_reproducible;
+  if (numerics) j["numerics"] = nlohmann::ordered_json::parse(nodes::numerics_json(*numerics));
   j["evaluations"] = evaluations;
   if (!evaluators.empty()) {
     nlohmann::ordered_json list = nlohmann::ordered_json::object();
@@ -43,7 +64,9 @@ std::string RunSummary::to_json() const {
                         {"collisions_per_episode", f.collisions_per_episode},
                         {"random_return", f.random_return},
                         {"random_collisions_per_episode", f.random_collisions_per_episode},
-                        {"episodes", f.episodes}};
+                        {"episodes", f.episodes},
+                        {"success_rate", f.success_rate},
+                        {"random_success_rate", f.random_success_rate}};
   }
   if (joint_step_p50 && joint_step_p99) {
     j["joint_step_seconds"] = {{"p50", *joint_step_p50}, {"p99", *joint_step_p99}};

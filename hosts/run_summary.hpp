@@ -9,7 +9,8 @@
 // (security.keys_dir), "none" (`security: none`, debugging only), "open" (no keys), or
 // "one process" (placement single: nothing listens for peers).
 // A multi-agent cluster adds "multi_agent": {"mean_return", "collisions_per_episode",
-// "random_return", "random_collisions_per_episode", "episodes"} (the env node's last greedy
+// "random_return", "random_collisions_per_episode", "episodes", "success_rate",
+// "random_success_rate"} (success: an episode without a collision; the env node's last greedy
 // evaluation beside a random policy on the same seeds; mean_return above is the same figure)
 // "policies": {POLICY: "path of its exported TorchScript file"} for learners that export, and
 // "joint_step_seconds": {"p50", "p99"} (wall clock between the env node's joint steps).
@@ -87,6 +88,9 @@ struct RunSummary {
   std::uint64_t digest = 0;
   /// False in actor mode: results depend on message arrival order, so the digest varies.
   bool digest_reproducible = true;
+  /// The numeric kernels of the run's processes, merged (common/numerics.hpp): in the JSON as
+  /// `numerics` (nodes/kind/process_result.hpp, numerics_json()).
+  std::optional<numerics::Report> numerics;
   std::vector<double> evaluations;
   /// The replicas of kinds that publish evaluations (evaluators): in the JSON as `evaluators`
   /// when there are any.
@@ -109,6 +113,11 @@ struct RunSummary {
   std::vector<std::vector<double>> episode_returns;
 
   [[nodiscard]] std::string digest_hex() const;
+  /// "numerics: " and numerics::describe() of the run's kernels, or "" without a report.
+  [[nodiscard]] std::string numerics_line() const;
+  /// The lines printed under the stop line: the multi-agent evaluation beside random play (when
+  /// there is one), then numerics_line() (when there is a report).
+  [[nodiscard]] std::vector<std::string> detail_lines() const;
   /// The JSON text (2-space indent).
   [[nodiscard]] std::string to_json() const;
 };

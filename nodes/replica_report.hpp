@@ -44,7 +44,7 @@ struct ReplicaReport {
   // wall seconds between joint steps.
   std::int64_t collisions = 0;
   std::optional<double> mean_return, collisions_per_episode, random_return,
-      random_collisions_per_episode;
+      random_collisions_per_episode, success_rate, random_success_rate;
   int evaluation_episodes = 0;
   std::vector<float> step_intervals;
   // Actor mode with restarts: per peer replica that went down, one entry per time it did — the

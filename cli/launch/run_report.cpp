@@ -204,6 +204,7 @@ int report_run(const cluster::ClusterConfig& config, const LaunchPlan& plan,
             << summary.seconds << " s, digest " << summary.digest_hex()
             << (summary.digest_reproducible ? "" : " (actor mode: not reproducible)")
             << ", security " << summary.security << std::endl;
+  for (const std::string& line : summary.detail_lines()) std::cout << line << std::endl;
   try {
     const std::string json = summary.to_json() + "\n";
     write_file_atomically((std::filesystem::path(log_dir) / "summary.json").string(), json);

@@ -73,6 +73,7 @@ void run_up(const UpOptions& options) {
             << ", env_steps " << summary.env_steps << ", updates " << summary.updates << ", "
             << summary.seconds << " s, digest " << summary.digest_hex()
             << (summary.digest_reproducible ? "" : " (actor mode: not reproducible)") << "\n";
+  for (const std::string& line : summary.detail_lines()) std::cout << line << "\n";
   if (!options.summary_path.empty()) {
     try {
       write_file_atomically(options.summary_path, summary.to_json() + "\n");

@@ -118,7 +118,11 @@ std::vector<std::uint8_t> GatewayClient::exchange(const std::vector<std::uint8_t
                                   static_cast<const std::uint8_t*>(reply.data()) + reply.size());
     if (id == 0) return out;
     const msgpack::object_handle h = parse(out);
-    if (get<std::uint64_t>(h.get(), "id") == id) return out;  // else a stale reply: skip it
+    // A nil id answers a request whose id the gateway could not read (PROTOCOL.md §6): with one
+    // request at a time, this one.
+    const msgpack::object* got = find(h.get(), "id");
+    if (got == nullptr || got->is_nil() || get<std::uint64_t>(h.get(), "id") == id) return out;
+    // else a stale reply: skip it
   }
 }
 
@@ -144,6 +148,7 @@ HelloReply GatewayClient::hello() {
   r.max_in_flight = get<std::uint32_t>(o, "max_in_flight");
   r.agents = get<std::map<std::uint32_t, std::string>>(o, "agents");
   r.versions = read_versions(o);
+  r.limits = get<std::map<std::string, std::uint64_t>>(o, "limits");
   return r;
 }
 

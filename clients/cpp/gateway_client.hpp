@@ -50,6 +50,7 @@ struct HelloReply : Reply {
   std::uint32_t observation_size = 0, num_actions = 0, max_batch = 0, max_in_flight = 0;
   std::map<std::uint32_t, std::string> agents;    // agent → policy
   std::map<std::string, std::uint64_t> versions;  // policy → weights version
+  std::map<std::string, std::uint64_t> limits;    // PROTOCOL.md §2.1: limit → number
 };
 
 struct ActReply : Reply {

@@ -11,6 +11,7 @@ Copy it, or put clients/python on PYTHONPATH.
     actions = client.act(obs, episode=episode, rewards={0: -0.01, ...}, dones={...})
     summary = client.episode_end(episode, rewards={...})  # steps, returns per agent, logged
     client.health()                      # per gateway: live, ready, policy versions
+    client.limits()                      # per gateway: every limit of a request, as numbers
 
 Refusals raise GatewayError (code and reason as the protocol's section 6); `busy` raises Busy
 after `busy_retries` retries. A gateway that does not answer within `timeout` seconds raises
@@ -75,7 +76,9 @@ class Gateway:
                 self._connect()  # a late reply must not answer a later request
                 raise TimeoutError(f"no reply from {self.endpoint} within {self.timeout} s")
             reply = _unpack(self.socket.recv())
-            if reply.get("id") == request_id:
+            # A nil id answers a request whose id the gateway could not read (PROTOCOL.md
+            # section 3): only a malformed request of this client, which waits for its reply.
+            if reply.get("id") == request_id or reply.get("id") is None:
                 return reply
 
     def call(self, op, **fields):
@@ -194,8 +197,15 @@ class Client:
             logged += reply.get("logged", 0)
         return {"steps": steps, "returns": returns, "logged": logged}
 
+    def limits(self):
+        """{endpoint: {limit name: number}}: what one request may hold (PROTOCOL.md 2.1)."""
+        if not self.agent_gateway:
+            self.connect()
+        return {g.endpoint: g.info["limits"] for g in self.gateways}
+
     def health(self):
-        """{endpoint: {"live", "ready", "policies"}} from every gateway."""
+        """{endpoint: {"live", "ready", "policies"}} from every gateway; "policies" maps each
+        hosted policy to {"version", "loaded", "max_batch", "max_wait_us", "replay"}."""
         return {g.endpoint: g.call("health") for g in self.gateways}
 
     def close(self):

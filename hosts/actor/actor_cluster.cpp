@@ -94,6 +94,7 @@ hosts::RunSummary run_actor_cluster(const cluster::ClusterConfig& config,
   if (options.progress) wait.on_tick = [&printer](double elapsed) { printer.tick(elapsed); };
   hosts::ProcessResult result;
   result.process = config.name;
+  result.numerics = numerics::process_report();
   result.mode = "actor";
   result.seconds = host.wait(wait);
   if (options.progress) printer.finish();

@@ -16,6 +16,7 @@
 #include "hosts/replica_metrics.hpp"
 #include "nodes/cluster/federation_plan.hpp"
 #include "nodes/cluster/link_plan.hpp"
+#include "nodes/cluster/process_plan.hpp"
 
 namespace tagflow::hosts {
 namespace {
@@ -107,7 +108,7 @@ coordinator::ReactorFederateOptions federate_options_of(const ClusterConfig& con
                                                         ReplicaMetrics& metrics) {
   coordinator::ReactorFederateOptions federate_options;
   federate_options.bind_endpoint =
-      "tcp://" + config.hosts.at(setup.config.group->host).address + ":" +
+      "tcp://" + cluster::replica_address(config, setup.config.name) + ":" +
       std::to_string(setup.config.group->data_port + setup.config.index);
   federate_options.metrics = &metrics.process();
   // A learner's reactions (training steps) run for milliseconds, longer on a loaded machine: its
@@ -273,6 +274,7 @@ ProcessResult run_federated_process(const ClusterConfig& config,
 
   ProcessResult result;
   result.process = process.name;
+  result.numerics = numerics::process_report();
   result.mode = cluster::to_string(config.mode);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::vector<std::string> reasons;

@@ -149,6 +149,7 @@ RunSummary run_single_process_cluster(const ClusterConfig& config,
 
   ProcessResult result;
   result.process = "single";
+  result.numerics = numerics::process_report();
   result.mode = cluster::to_string(config.mode);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.cutoff = cutoff;

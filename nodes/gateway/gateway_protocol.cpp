@@ -209,16 +209,49 @@ const char* to_string(GatewayOp op) {
   return "?";
 }
 
+RequestLimits request_limits(const RequestShape& shape) {
+  const std::size_t most_floats = static_cast<std::size_t>(shape.max_rows) * shape.observation_size;
+  RequestLimits limits;
+  limits.max_string_chars = kMaxStringChars;
+  limits.max_map_entries = std::max<std::size_t>(shape.num_agents, kMaxFields);
+  limits.max_array_entries = std::max<std::size_t>(most_floats, kMaxFields);
+  limits.max_bin_bytes = most_floats * sizeof(float);
+  limits.max_depth = 4;
+  return limits;
+}
+
+GatewayError error_of(const GatewayRequest& request, std::string code, std::string reason) {
+  return GatewayError{std::move(code), std::move(reason), std::string(to_string(request.op)),
+                      request.id};
+}
+
 DecodeResult decode_request(const void* data, std::size_t size, const RequestShape& shape) {
   GatewayRequest r;
   GatewayError error;
-  // Containers are bounded before MessagePack allocates for them: a map of agents, the floats of
-  // the largest observation array, a bin of the largest act.
-  const std::size_t most_floats = static_cast<std::size_t>(shape.max_rows) * shape.observation_size;
-  const msgpack::unpack_limit limits(
-      /*array=*/std::max<std::size_t>(most_floats, 16),
-      /*map=*/std::max<std::size_t>(shape.num_agents, kMaxFields),
-      /*str=*/kMaxStringChars, /*bin=*/most_floats * sizeof(float), /*ext=*/0, /*depth=*/4);
+  // The id and op first, and the limits, without allocating: a refused request is answered with
+  // its own id and op (PROTOCOL.md §6).
+  const RequestLimits bounds = request_limits(shape);
+  const RequestScan scan = scan_request(data, size, bounds);
+  // An absent id reads as 0 only in a well-formed map: in bytes that are not one, it is unknown.
+  if (scan.id_state == FieldState::read ||
+      (scan.id_state == FieldState::absent && scan.parsed && scan.is_map)) {
+    error.id = scan.id;
+  }
+  if (scan.op_state == FieldState::read) error.op = scan.op;
+  if (scan.id_state == FieldState::unreadable) {
+    error.code = "malformed";
+    error.reason = scan.id_problem + ": the reply's id is nil";
+    return error;
+  }
+  if (!scan.too_large.empty()) {
+    error.code = "too_large";
+    error.reason = scan.too_large;
+    return error;
+  }
+  // The same limits bound MessagePack's allocations (the scan has checked them already).
+  const msgpack::unpack_limit limits(bounds.max_array_entries, bounds.max_map_entries,
+                                     bounds.max_string_chars, bounds.max_bin_bytes, /*ext=*/0,
+                                     bounds.max_depth);
   try {
     if (data == nullptr || size == 0) throw Failure{"malformed", "an empty frame"};
     std::size_t offset = 0;
@@ -230,7 +263,6 @@ DecodeResult decode_request(const void* data, std::size_t size, const RequestSha
     const msgpack::object_map& map = handle.get().via.map;
     if (const msgpack::object* id = field(map, "id")) {
       if (!read_uint(*id, r.id)) throw Failure{"malformed", "id is not an unsigned integer"};
-      error.id = r.id;
     }
     const msgpack::object* op = field(map, "op");
     if (op == nullptr) throw Failure{"malformed", "no op"};
@@ -239,7 +271,6 @@ DecodeResult decode_request(const void* data, std::size_t size, const RequestSha
       throw Failure{"unknown_op",
                     "op is not one of hello, act, episode_start, episode_end, health"};
     r.op = *parsed;
-    error.op = r.op;
     const msgpack::object* v = field(map, "v");
     std::uint64_t version = 0;
     if (v == nullptr || !read_uint(*v, version) || version != kProtocolVersion) {
@@ -289,21 +320,35 @@ class Writer {
   msgpack::packer<msgpack::sbuffer> packer_;
 };
 
-void header(Writer& w, std::size_t fields, GatewayOp op, std::uint64_t id, bool ok) {
+/// The fields every reply starts with: op and id (nil when the request's could not be read), ok.
+void header(Writer& w, std::size_t fields, const std::optional<std::string>& op,
+            std::optional<std::uint64_t> id, bool ok) {
   w.p().pack_map(static_cast<std::uint32_t>(fields + 3));
   w.key("op");
-  w.p().pack(std::string(to_string(op)));
+  if (op) {
+    w.p().pack(*op);
+  } else {
+    w.p().pack_nil();
+  }
   w.key("id");
-  w.p().pack(id);
+  if (id) {
+    w.p().pack(*id);
+  } else {
+    w.p().pack_nil();
+  }
   w.key("ok");
   w.p().pack(ok);
+}
+
+void header(Writer& w, std::size_t fields, GatewayOp op, std::uint64_t id) {
+  header(w, fields, std::string(to_string(op)), id, true);
 }
 
 void pack_policies(Writer& w, const std::vector<PolicyStatus>& policies) {
   w.p().pack_map(static_cast<std::uint32_t>(policies.size()));
   for (const PolicyStatus& s : policies) {
     w.p().pack(s.name);
-    w.p().pack_map(4);
+    w.p().pack_map(5);
     w.key("version");
     w.p().pack(s.version);
     w.key("loaded");
@@ -312,6 +357,31 @@ void pack_policies(Writer& w, const std::vector<PolicyStatus>& policies) {
     w.p().pack(s.max_batch);
     w.key("max_wait_us");
     w.p().pack(s.max_wait_us);
+    w.key("replay");
+    w.p().pack(s.replay);
+  }
+}
+
+void pack_limits(Writer& w, const HelloInfo& info) {
+  const RequestLimits& l = info.limits;
+  const std::pair<const char*, std::uint64_t> entries[] = {
+      {"max_frame_bytes", info.max_frame_bytes},
+      {"max_frames", kMaxClientFrames},
+      {"max_string_chars", l.max_string_chars},
+      {"max_map_entries", l.max_map_entries},
+      {"max_array_entries", l.max_array_entries},
+      {"max_bin_bytes", l.max_bin_bytes},
+      {"max_depth", l.max_depth},
+      {"max_rows", info.max_rows},
+      {"max_in_flight", info.max_in_flight},
+      {"max_queue", info.max_queue},
+      {"max_queue_bytes", info.max_queue_bytes},
+      {"max_open_episodes", info.max_open_episodes},
+  };
+  w.p().pack_map(static_cast<std::uint32_t>(std::size(entries)));
+  for (const auto& [name, value] : entries) {
+    w.key(name);
+    w.p().pack(value);
   }
 }
 
@@ -335,7 +405,7 @@ Frame encode_error(const GatewayError& error) {
 
 Frame encode_hello(std::uint64_t id, const HelloInfo& info) {
   Writer w;
-  header(w, 10, GatewayOp::hello, id, true);
+  header(w, 11, GatewayOp::hello, id);
   w.key("v");
   w.p().pack(kProtocolVersion);
   w.key("server");
@@ -360,6 +430,8 @@ Frame encode_hello(std::uint64_t id, const HelloInfo& info) {
   w.p().pack(info.max_wait_us);
   w.key("max_in_flight");
   w.p().pack(info.max_in_flight);
+  w.key("limits");
+  pack_limits(w, info);
   return w.frame();
 }
 
@@ -374,7 +446,17 @@ Frame encode_act(const GatewayRequest& request, const ActAnswer& answer) {
     w.p().pack_array(static_cast<std::uint32_t>(rows));
     for (std::size_t r = 0; r < rows; ++r) w.p().pack(answer.actions[a * rows + r]);
   };
-  header(w, answer.logged ? 4 : 3, GatewayOp::act, request.id, true);
+  // With `rows: k` every value is an array of k (PROTOCOL.md §4.2): an agent's rows run on one
+  // version of its policy, so its policy and version repeat k times.
+  const auto pack_each_row = [&](const auto& value) {
+    if (!request.rows_given) {
+      w.p().pack(value);
+      return;
+    }
+    w.p().pack_array(static_cast<std::uint32_t>(rows));
+    for (std::size_t r = 0; r < rows; ++r) w.p().pack(value);
+  };
+  header(w, answer.logged ? 4 : 3, GatewayOp::act, request.id);
   if (answer.logged) {
     w.key("logged");
     w.p().pack(*answer.logged);
@@ -383,9 +465,9 @@ Frame encode_act(const GatewayRequest& request, const ActAnswer& answer) {
     w.key("action");
     pack_actions(0);
     w.key("policy");
-    w.p().pack(answer.policies.at(0));
+    pack_each_row(answer.policies.at(0));
     w.key("version");
-    w.p().pack(answer.versions.at(0));
+    pack_each_row(answer.versions.at(0));
     return w.frame();
   }
   const auto n = static_cast<std::uint32_t>(answer.agents.size());
@@ -399,20 +481,20 @@ Frame encode_act(const GatewayRequest& request, const ActAnswer& answer) {
   w.p().pack_map(n);
   for (std::size_t a = 0; a < n; ++a) {
     w.p().pack(answer.agents[a]);
-    w.p().pack(answer.policies[a]);
+    pack_each_row(answer.policies[a]);
   }
   w.key("versions");
   w.p().pack_map(n);
   for (std::size_t a = 0; a < n; ++a) {
     w.p().pack(answer.agents[a]);
-    w.p().pack(answer.versions[a]);
+    pack_each_row(answer.versions[a]);
   }
   return w.frame();
 }
 
 Frame encode_episode_start(std::uint64_t id, std::uint64_t episode, bool log) {
   Writer w;
-  header(w, 2, GatewayOp::episode_start, id, true);
+  header(w, 2, GatewayOp::episode_start, id);
   w.key("episode");
   w.p().pack(episode);
   w.key("log");
@@ -423,7 +505,7 @@ Frame encode_episode_start(std::uint64_t id, std::uint64_t episode, bool log) {
 Frame encode_episode_end(std::uint64_t id, std::uint64_t episode, std::uint64_t steps,
                          const std::map<std::uint32_t, double>& returns, std::uint64_t logged) {
   Writer w;
-  header(w, 4, GatewayOp::episode_end, id, true);
+  header(w, 4, GatewayOp::episode_end, id);
   w.key("logged");
   w.p().pack(logged);
   w.key("episode");
@@ -437,7 +519,7 @@ Frame encode_episode_end(std::uint64_t id, std::uint64_t episode, std::uint64_t 
 
 Frame encode_health(std::uint64_t id, bool ready, const std::vector<PolicyStatus>& policies) {
   Writer w;
-  header(w, 3, GatewayOp::health, id, true);
+  header(w, 3, GatewayOp::health, id);
   w.key("live");
   w.p().pack(true);
   w.key("ready");

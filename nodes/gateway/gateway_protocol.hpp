@@ -1,11 +1,12 @@
 // The inference service protocol's messages (nodes/gateway/PROTOCOL.md): requests decoded from one
 // MessagePack frame, replies encoded into one. Pure functions: no sockets, no threads, no policy.
 //
-// decode_request() checks everything that needs only the frame and the env's shape: the map and
-// its field types, the version, the op, agent indices, observation widths, NaN and infinities,
-// `rows` against max_rows, and container sizes before MessagePack allocates for them. Whether an
-// agent is served by this gateway is the gateway's check. Bad bytes are a normal event: every
-// failure is a GatewayError value (code and reason, as in the protocol's section 6), never an
+// decode_request() checks everything that needs only the frame and the env's shape: the limits of
+// PROTOCOL.md §2.1 (request_scan.hpp, before MessagePack allocates for anything), the map and its
+// field types, the version, the op, agent indices, observation widths, NaN and infinities, and
+// `rows` against max_rows. Whether an agent is served by this gateway is the gateway's check. Bad
+// bytes are a normal event: every failure is a GatewayError value (code and reason, as in the
+// protocol's section 6, with the request's `id` and `op` whenever they could be read), never an
 // exception. Thread-safe (no shared state).
 #pragma once
 
@@ -18,9 +19,14 @@
 #include <variant>
 #include <vector>
 
+#include "nodes/gateway/request_scan.hpp"
+
 namespace tagflow::gateway {
 
 inline constexpr std::uint32_t kProtocolVersion = 1;
+/// Frames of one request as the client sends it: the request, after at most two envelope frames
+/// (a REQ socket's empty delimiter, a DEALER's own), PROTOCOL.md §2.
+inline constexpr std::size_t kMaxClientFrames = 3;
 
 enum class GatewayOp { hello, act, episode_start, episode_end, health };
 [[nodiscard]] const char* to_string(GatewayOp op);
@@ -31,6 +37,9 @@ struct RequestShape {
   std::uint32_t num_agents = 0;
   std::uint32_t max_rows = 64;  // `rows` of one act request (the gateway's max_batch)
 };
+
+/// The limits a request of `shape` must keep (PROTOCOL.md §2.1).
+[[nodiscard]] RequestLimits request_limits(const RequestShape& shape);
 
 struct GatewayRequest {
   GatewayOp op = GatewayOp::hello;
@@ -49,12 +58,18 @@ struct GatewayRequest {
   std::optional<bool> log;
 };
 
+/// A refusal. `op` and `id` are the request's when they could be read (an absent `id` reads as
+/// 0); the reply carries nil for each that could not (PROTOCOL.md §6).
 struct GatewayError {
   std::string code;  // the protocol's error code: malformed, version, ...
   std::string reason;
-  GatewayOp op = GatewayOp::hello;  // the request's op when it was read, for the reply
-  std::uint64_t id = 0;             // the request's id when it was read
+  std::optional<std::string> op;  // as the request spelled it (unknown_op: the unknown one)
+  std::optional<std::uint64_t> id;
 };
+
+/// The refusal of a decoded request: its own op and id.
+[[nodiscard]] GatewayError error_of(const GatewayRequest& request, std::string code,
+                                    std::string reason);
 
 using DecodeResult = std::variant<GatewayRequest, GatewayError>;
 
@@ -69,6 +84,7 @@ struct PolicyStatus {
   bool loaded = false;
   std::uint32_t max_batch = 0;    // rows of this policy per forward pass
   std::uint64_t max_wait_us = 0;  // how long a request of this policy may wait for a batch
+  bool replay = false;  // its logged transitions reach a replay (else dropped, counted: §4.3)
 };
 
 struct HelloInfo {
@@ -78,12 +94,15 @@ struct HelloInfo {
   std::vector<PolicyStatus> policies;
   std::uint32_t max_batch = 0, max_in_flight = 0;
   std::uint64_t max_wait_us = 0;
+  RequestLimits limits;        // what one request may hold (§2.1)
+  std::uint32_t max_rows = 0;  // `rows` of one act (the largest max_batch of its policies)
+  std::uint64_t max_frame_bytes = 0, max_queue = 0, max_queue_bytes = 0, max_open_episodes = 0;
 };
 
 /// The answer to one act request: per agent (request order), `rows` actions, policy, version.
 struct ActAnswer {
   std::vector<std::uint32_t> agents;
-  std::vector<std::string> policies;    // per agent
+  std::vector<std::string> policies;    // per agent (every row of an agent runs on one version)
   std::vector<std::uint64_t> versions;  // per agent
   std::vector<std::int64_t> actions;    // agents × rows
   std::optional<std::uint64_t> logged;  // a logged episode: its transitions logged so far

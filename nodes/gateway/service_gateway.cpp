@@ -19,7 +19,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr std::size_t kMaxEnvelopeFrames = 3;  // routing id, optional REQ delimiter, one spare
+// The routing id the ROUTER adds, then at most two envelope frames of the client's (PROTOCOL.md
+// §2).
+constexpr std::size_t kMaxEnvelopeFrames = 1 + kMaxClientFrames - 1;
 constexpr std::size_t kMaxEpisodes = 1024;
 constexpr std::size_t kMaxLoggedRefusals = 4096;
 constexpr const char* kNoPolicy = "none";
@@ -156,23 +158,38 @@ struct ServiceGateway::Impl {
     }
   }
 
-  /// Queues the transitions an episode completed; counts what is logged and what is dropped.
+  /// Whether policy `p`'s logged transitions reach a replay.
+  [[nodiscard]] bool replayed(int p) const {
+    return config.experience != nullptr &&
+           (!config.replayed_policies || config.replayed_policies->count(p) != 0);
+  }
+
+  /// Queues the transitions an episode completed; counts what is logged and what is dropped (the
+  /// queue is full, or the policy has no replay).
   void push_experience(const std::vector<nodes::TransitionsMessage>& made, Episode& episode,
-                       const std::string& client, std::atomic<std::uint64_t>& queued_rows,
-                       std::atomic<std::uint64_t>& dropped_rows) {
+                       const std::string& client) {
     for (std::size_t p = 0; p < made.size(); ++p) {
       const std::size_t rows = made[p].rows();
       if (rows == 0) continue;
-      const bool queued = config.experience->try_push(static_cast<int>(p), made[p]);
-      (queued ? queued_rows : dropped_rows).fetch_add(rows, std::memory_order_relaxed);
+      const bool has_replay = replayed(static_cast<int>(p));
+      const bool queued = has_replay && config.experience->try_push(static_cast<int>(p), made[p]);
+      std::atomic<std::uint64_t>& count = queued       ? owner.logged_
+                                          : has_replay ? owner.logged_dropped_
+                                                       : owner.without_replay_;
+      count.fetch_add(rows, std::memory_order_relaxed);
       if (queued) episode.logged += rows;
+      const char* outcome = queued ? "logged" : has_replay ? "dropped" : "no_replay";
       if (metrics != nullptr) {
         metrics
-            ->counter(metric::kTransitions, {{"policy", model().policy_names[p]},
-                                             {"outcome", queued ? "logged" : "dropped"}})
+            ->counter(metric::kTransitions,
+                      {{"policy", model().policy_names[p]}, {"outcome", outcome}})
             .Increment(static_cast<double>(rows));
       }
-      if (!queued) {
+      if (!has_replay) {
+        log_once(client, "no_replay",
+                 "transitions of policy " + model().policy_names[p] +
+                     " were dropped: no replay of it is linked to the experience port");
+      } else if (!queued) {
         log_once(client, "experience_full",
                  "transitions of a logged episode were dropped: the experience queue holds " +
                      std::to_string(config.experience->max_rows()) +
@@ -418,8 +435,7 @@ void ServiceGateway::Impl::serve_batch() {
       answer_act(p, requests[i], pass.answers[i]);
     } else {
       if (log) log(model().server + " gateway: a forward pass failed: " + pass.failure);
-      refuse(p.envelope, p.client,
-             GatewayError{"internal", pass.failure, p.request.op, p.request.id}, kNoPolicy);
+      refuse(p.envelope, p.client, error_of(p.request, "internal", pass.failure), kNoPolicy);
     }
     finish(p);
   }
@@ -429,11 +445,18 @@ void ServiceGateway::Impl::serve_batch() {
 
 /// Answers or queues one request; every outcome is a reply or a drop.
 void ServiceGateway::Impl::handle(std::vector<zmq::message_t>& parts) {
-  if (parts.size() < 2 || parts.size() > kMaxEnvelopeFrames + 1) {
-    owner.refused_.fetch_add(1, std::memory_order_relaxed);
-    count_error(kNoPolicy, "malformed");
-    if (!parts.empty())
-      log_once(hex(parts[0]), "malformed", "a message of too many frames, dropped");
+  if (parts.size() < 2) return;  // a ROUTER always gives the routing id and a frame
+  if (parts.size() > kMaxEnvelopeFrames + 1) {
+    // Which frame is the request is unknown: `malformed` with a nil op and id, on the routing
+    // id and, when the client's first frame is empty (a REQ socket's delimiter), that frame.
+    const std::string client = hex(parts[0]);
+    parts.resize(parts[1].size() == 0 ? 2 : 1);
+    refuse(parts, client,
+           GatewayError{"malformed",
+                        "a message of more than " + std::to_string(kMaxClientFrames) +
+                            " frames: the request was not read",
+                        std::nullopt, std::nullopt},
+           kNoPolicy);
     return;
   }
   zmq::message_t body = std::move(parts.back());
@@ -481,6 +504,12 @@ void ServiceGateway::Impl::answer_hello(const Incoming& in) {
   info.max_in_flight = config.max_in_flight;
   info.max_wait_us = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(config.max_wait).count());
+  info.limits = request_limits(shape);
+  info.max_rows = shape.max_rows;
+  info.max_frame_bytes = static_cast<std::uint64_t>(config.max_message);
+  info.max_queue = config.max_queue;
+  info.max_queue_bytes = config.max_queue_bytes;
+  info.max_open_episodes = kMaxEpisodes;
   reply(in.envelope, in.client, encode_hello(in.request.id, info));
 }
 
@@ -523,7 +552,7 @@ void ServiceGateway::Impl::end_episode(const Incoming& in) {
     }
     std::vector<nodes::TransitionsMessage> made;
     episode.experience->complete(request, true, made);
-    push_experience(made, episode, in.client, owner.logged_, owner.logged_dropped_);
+    push_experience(made, episode, in.client);
   }
   for (const auto& [agent, reward] : request.rewards) episode.returns[agent] += reward;
   reply(in.envelope, in.client,
@@ -627,7 +656,7 @@ std::optional<std::uint64_t> ServiceGateway::Impl::record_step(Incoming& in, Epi
   if (episode->experience != nullptr) {
     std::vector<nodes::TransitionsMessage> made;
     episode->experience->complete(request, false, made);
-    push_experience(made, *episode, in.client, owner.logged_, owner.logged_dropped_);
+    push_experience(made, *episode, in.client);
     episode->act_in_flight = true;
     logged_episode = request.episode;
   }
@@ -693,7 +722,7 @@ void ServiceGateway::Impl::refuse(const std::vector<zmq::message_t>& envelope,
 
 void ServiceGateway::Impl::fail(const Incoming& in, const std::string& code,
                                 const std::string& reason, const std::string& policy) {
-  refuse(in.envelope, in.client, GatewayError{code, reason, in.request.op, in.request.id}, policy);
+  refuse(in.envelope, in.client, error_of(in.request, code, reason), policy);
 }
 
 std::vector<PolicyStatus> ServiceGateway::Impl::statuses() const {
@@ -703,7 +732,8 @@ std::vector<PolicyStatus> ServiceGateway::Impl::statuses() const {
     out.push_back({m.policy_names[static_cast<std::size_t>(p)], backend->version(p), true,
                    batch_of(p),
                    static_cast<std::uint64_t>(
-                       std::chrono::duration_cast<std::chrono::microseconds>(wait_of(p)).count())});
+                       std::chrono::duration_cast<std::chrono::microseconds>(wait_of(p)).count()),
+                   replayed(p)});
   }
   return out;
 }

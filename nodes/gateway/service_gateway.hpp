@@ -27,7 +27,7 @@
 // later requests complete transitions (episode_experience.hpp), which go to `experience` (beyond
 // its bound they are dropped and counted, tagflow_gateway_transitions_total{outcome="dropped"}).
 // A logged episode has at most one act in flight (a second one gets `busy`), so its steps follow
-// the client's order.
+// the client's order. Transitions of a policy outside `replayed_policies` are dropped and counted.
 //
 // Security: with `curve_secret_key` set the socket is a CURVE server; clients must know its public
 // key, and with `allowed_client_keys` a ZapAuthenticator (transport/zap_authenticator.hpp) admits
@@ -96,6 +96,10 @@ struct GatewayConfig {
   /// Where logged episodes' transitions go (the replica's `experience` port); null: no replay is
   /// linked, and episode_start with `log: true` is refused (no_replay).
   std::shared_ptr<ExperienceQueue> experience;
+  /// The policies whose rows `experience` carries to a replay; nullopt: every hosted policy. A
+  /// logged agent's transitions whose policy is not among them are dropped and counted
+  /// (tagflow_gateway_transitions_total{outcome="no_replay"}, PROTOCOL.md §4.3).
+  std::optional<std::set<int>> replayed_policies;
   std::size_t max_experience = 65536;  // rows the replica's experience queue holds
   bool log_by_default = false;         // an episode_start without `log` logs (needs `experience`)
 };
@@ -128,6 +132,8 @@ class ServiceGateway {
   /// Transitions of logged episodes queued for the replay, and dropped (the queue was full).
   [[nodiscard]] std::uint64_t transitions_logged() const { return logged_.load(); }
   [[nodiscard]] std::uint64_t transitions_dropped() const { return logged_dropped_.load(); }
+  /// Transitions of logged episodes dropped because their policy has no replay.
+  [[nodiscard]] std::uint64_t transitions_without_replay() const { return without_replay_.load(); }
 
  private:
   struct Impl;
@@ -142,7 +148,7 @@ class ServiceGateway {
   std::atomic<bool> weights_pending_{false};  // release on offer, acquire in the loop
   // Statistics (relaxed).
   std::atomic<std::uint64_t> rows_answered_{0}, refused_{0}, busy_{0}, dropped_{0}, passes_{0},
-      peak_queued_{0}, logged_{0}, logged_dropped_{0};
+      peak_queued_{0}, logged_{0}, logged_dropped_{0}, without_replay_{0};
   std::thread thread_;
 };
 

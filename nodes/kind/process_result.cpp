@@ -47,7 +47,9 @@ Json replica_json(const ReplicaResult& r) {
                         {"collisions_per_episode", f.collisions_per_episode},
                         {"random_return", f.random_return},
                         {"random_collisions_per_episode", f.random_collisions_per_episode},
-                        {"episodes", f.episodes}};
+                        {"episodes", f.episodes},
+                        {"success_rate", f.success_rate},
+                        {"random_success_rate", f.random_success_rate}};
   }
   if (r.joint_step_p50 && r.joint_step_p99) {
     j["joint_step_seconds"] = {{"p50", *r.joint_step_p50}, {"p99", *r.joint_step_p99}};
@@ -87,10 +89,17 @@ ReplicaResult replica_from_json(const Json& j, const std::string& where) {
   if (j.contains("multi_agent")) {
     const Json& m = j.at("multi_agent");
     const std::string at = here + ".multi_agent";
-    r.multi_agent = MultiAgentFigures{
-        get<double>(m, "mean_return", at), get<double>(m, "collisions_per_episode", at),
-        get<double>(m, "random_return", at), get<double>(m, "random_collisions_per_episode", at),
-        get<int>(m, "episodes", at)};
+    r.multi_agent = MultiAgentFigures{get<double>(m, "mean_return", at),
+                                      get<double>(m, "collisions_per_episode", at),
+                                      get<double>(m, "random_return", at),
+                                      get<double>(m, "random_collisions_per_episode", at),
+                                      get<int>(m, "episodes", at),
+                                      0.0,
+                                      0.0};
+    if (m.contains("success_rate")) {
+      r.multi_agent->success_rate = get<double>(m, "success_rate", at);
+      r.multi_agent->random_success_rate = get<double>(m, "random_success_rate", at);
+    }
   }
   if (j.contains("joint_step_seconds")) {
     const std::string at = here + ".joint_step_seconds";
@@ -178,7 +187,40 @@ std::string ProcessResult::to_json() const {
   Json list = Json::array();
   for (const ReplicaResult& r : replicas) list.push_back(replica_json(r));
   j["replicas"] = list;
+  if (numerics) j["numerics"] = Json::parse(numerics_json(*numerics));
   return j.dump(2);
+}
+
+std::string numerics_json(const numerics::Report& report) {
+  Json j;
+  j["mode"] = report.mode;
+  j["portable"] = report.portable;
+  j["cpu"] = report.cpu;
+  j["libm"] = report.libm;
+  j["blas"] = report.blas;
+  j["blas_core"] = report.blas_core;
+  j["aten_capability"] = report.aten_capability;
+  j["kernels"] = numerics::describe(report);
+  return j.dump();
+}
+
+numerics::Report numerics_from_json(const std::string& text) {
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(std::string("numerics: not JSON (") + e.what() + ")");
+  }
+  numerics::Report report;
+  const std::string where = "numerics";
+  report.mode = get<std::string>(j, "mode", where);
+  report.portable = get<bool>(j, "portable", where);
+  report.cpu = get<std::string>(j, "cpu", where);
+  report.libm = get<std::string>(j, "libm", where);
+  report.blas = get<std::string>(j, "blas", where);
+  report.blas_core = get<std::string>(j, "blas_core", where);
+  report.aten_capability = get<std::string>(j, "aten_capability", where);
+  return report;
 }
 
 ProcessResult ProcessResult::from_json(const std::string& text) {
@@ -204,6 +246,7 @@ ProcessResult ProcessResult::from_json(const std::string& text) {
     throw std::invalid_argument("process result: " + where + ".replicas is not a list");
   for (const Json& r : replicas)
     result.replicas.push_back(replica_from_json(r, where + ".replicas"));
+  if (j.contains("numerics")) result.numerics = numerics_from_json(j.at("numerics").dump());
   return result;
 }
 

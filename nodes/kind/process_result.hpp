@@ -6,14 +6,15 @@
 //   {"process": "sampler-0", "mode": "reactor", "seconds": 12.5,
 //    "stop_reason": "target_return" | "env_steps" | "seconds" | "",
 //    "cutoff": {"time_ns": 123000000, "microstep": 3} | null,
+//    "numerics": numerics_json() (absent in results of older versions),
 //    "replicas": [{"name", "kind", "unit", "count", "episode_returns", "evaluations",
 //                  "target_reached", "updates", "weights_version",
 //                  "final_weights_hash": "16 hex" | null, "mean_return": null | 482.3,
 //                  "channels": [{"port", "channel", "count", "hash": "16 hex"}],
 //                  multi-agent clusters only: "collisions", "multi_agent": {"mean_return",
 //                  "collisions_per_episode", "random_return", "random_collisions_per_episode",
-//                  "episodes"}, "joint_step_seconds": {"p50", "p99"}, "policy",
-//                  "policy_file"}]}
+//                  "episodes", "success_rate", "random_success_rate"}, "joint_step_seconds":
+//                  {"p50", "p99"}, "policy", "policy_file"}]}
 // Channel hashes and counts cover the values sent at tags < cutoff (all of them without one);
 // `channels` lists the replica's output channels. Plain values; from_json() throws
 // std::invalid_argument naming the missing or mistyped field.
@@ -25,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "common/numerics.hpp"
 #include "reactors/tag.hpp"
 
 namespace tagflow::nodes {
@@ -43,6 +45,9 @@ struct MultiAgentFigures {
   double random_return = 0.0;
   double random_collisions_per_episode = 0.0;
   int episodes = 0;
+  /// Episodes without a collision, as a share (the greedy policy's, and random play's).
+  double success_rate = 0.0;
+  double random_success_rate = 0.0;
 };
 
 struct ReplicaResult {
@@ -83,6 +88,8 @@ struct ProcessResult {
   std::string stop_reason;  // target_return, env_steps, seconds, or "" (stopped by another)
   std::optional<reactors::Tag> cutoff;
   std::vector<ReplicaResult> replicas;
+  /// The numeric kernels the process computed with (common/numerics.hpp).
+  std::optional<numerics::Report> numerics;
 
   /// The JSON text (2-space indent).
   [[nodiscard]] std::string to_json() const;
@@ -93,6 +100,12 @@ struct ProcessResult {
 /// A multi-agent replica's joint_step_p50/p99 from the wall seconds between its joint steps
 /// (both modes measure them; nothing when there are none).
 void set_joint_step_latency(ReplicaResult& result, std::vector<float> intervals);
+
+/// A numerics report as the JSON object of results and summaries: {"mode", "portable", "cpu",
+/// "libm", "blas", "blas_core", "aten_capability", "kernels"} (kernels: numerics::describe()).
+[[nodiscard]] std::string numerics_json(const numerics::Report& report);
+/// Parses numerics_json()'s object (kernels ignored); throws std::invalid_argument.
+[[nodiscard]] numerics::Report numerics_from_json(const std::string& text);
 
 /// 16 lower-case hex digits.
 [[nodiscard]] std::string hex64(std::uint64_t value);

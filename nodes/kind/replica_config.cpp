@@ -55,7 +55,13 @@ void add_policy_facts(const cluster::ClusterConfig& config, ReplicaConfig& r) {
     }
   }
   for (const cluster::ConnectionConfig& c : config.connections) {
-    if (c.from_node == group.name && c.from_port == "experience") r.experience_linked = true;
+    if (c.from_node != group.name || c.from_port != "experience") continue;
+    r.experience_linked = true;
+    const cluster::NodeConfig* replay = config.find_node(c.to_node);
+    for (int i = 0; replay != nullptr && i < replay->replicas; ++i) {
+      for (const int p : cluster::hosted_policies(config, *replay, i))
+        r.replayed_policies.insert(p);
+    }
   }
 }
 

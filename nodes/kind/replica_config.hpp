@@ -25,6 +25,7 @@
 #include <initializer_list>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -88,6 +89,7 @@ struct ReplicaConfig {
   std::size_t transition_links = 0;   // multi_agent: replicas its `transitions` port reaches
   std::size_t observation_links = 0;  // multi_agent: servers its `observations` port reaches
   bool experience_linked = false;     // inference: its `experience` port reaches a replay
+  std::set<int> replayed_policies;    // inference: policies of the replays `experience` reaches
   // learner and inference (LibTorch configs: nodes/kind/torch_replica_config.hpp)
   nodes::NodeParams params;  // the group's params (`hidden` filled in for samplers and inference)
   std::uint64_t network_seed = 0;  // the cluster seed: every learner/inference starts alike

@@ -49,6 +49,7 @@ std::optional<gateway::GatewayConfig> gateway_config(const ReplicaConfig& replic
   c.max_queue = static_cast<std::size_t>(params.get_int("max_queue", 1024, 1));
   c.log_by_default = params.get_bool("log_experience", false);
   c.max_experience = static_cast<std::size_t>(params.get_int("max_experience", 65536, 1));
+  c.replayed_policies = replica.replayed_policies;  // used once `experience` is set (linked)
   const std::string keys = params.get_string("gateway_keys", "");
   const std::string clients = params.get_string("gateway_clients", "");
   if (!keys.empty()) {

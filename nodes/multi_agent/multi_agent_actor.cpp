@@ -152,6 +152,8 @@ class MultiAgentActorImpl : public nodes::NodeActorBase<nodes::MultiAgentActor> 
     report.random_return = server_.random_baseline().mean_return;
     report.random_collisions_per_episode = server_.random_baseline().collisions_per_episode;
     report.evaluation_episodes = server_.last_evaluation().episodes;
+    report.success_rate = server_.last_evaluation().success_rate;
+    report.random_success_rate = server_.random_baseline().success_rate;
   }
 
   void forget_peer_state(const caf::actor_addr& peer) override {

@@ -82,7 +82,8 @@ class MultiAgentBinding : public ReplicaBinding {
       figures = MultiAgentFigures{
           server.last_evaluation().mean_return, server.last_evaluation().collisions_per_episode,
           server.random_baseline().mean_return, server.random_baseline().collisions_per_episode,
-          server.last_evaluation().episodes};
+          server.last_evaluation().episodes,    server.last_evaluation().success_rate,
+          server.random_baseline().success_rate};
     }
     multi_agent_figures(r, server.collisions(), figures);
     set_joint_step_latency(r, reactor_->step_intervals());
@@ -111,9 +112,13 @@ caf::actor spawn_actor(caf::actor_system& system, const ReplicaSpawnSetup& s) {
 void actor_result(const ReplicaConfig& /*replica*/, const ReplicaReport& report, ReplicaResult& r) {
   std::optional<MultiAgentFigures> figures;
   if (report.mean_return) {
-    figures = MultiAgentFigures{*report.mean_return, *report.collisions_per_episode,
-                                *report.random_return, *report.random_collisions_per_episode,
-                                report.evaluation_episodes};
+    figures = MultiAgentFigures{*report.mean_return,
+                                *report.collisions_per_episode,
+                                *report.random_return,
+                                *report.random_collisions_per_episode,
+                                report.evaluation_episodes,
+                                report.success_rate.value_or(0.0),
+                                report.random_success_rate.value_or(0.0)};
   }
   multi_agent_figures(r, report.collisions, figures);
   set_joint_step_latency(r, report.step_intervals);

@@ -231,6 +231,7 @@ void MultiAgentServer::end_episode(Run& run) {
     ++eval_episode_;
     eval_return_sum_ += run.episode_return;
     eval_collision_sum_ += static_cast<double>(run.collisions);
+    if (run.collisions == 0) ++eval_successes_;
     eval_length_sum_ += static_cast<double>(run.length);
   } else {
     ++episodes_;
@@ -243,7 +244,7 @@ void MultiAgentServer::end_episode(Run& run) {
   if (evaluating_ && eval_episode_ >= config_.eval_episodes) {
     const double n = static_cast<double>(config_.eval_episodes);
     last_evaluation_ = {eval_return_sum_ / n, eval_collision_sum_ / n, eval_length_sum_ / n,
-                        config_.eval_episodes};
+                        config_.eval_episodes, eval_successes_ / n};
     evaluations_.push_back(last_evaluation_.mean_return);
     evaluating_ = false;
     return;
@@ -263,6 +264,7 @@ void MultiAgentServer::start_evaluation() {
   evaluating_ = true;
   eval_episode_ = 0;
   eval_return_sum_ = eval_collision_sum_ = eval_length_sum_ = 0.0;
+  eval_successes_ = 0;
   eval_.episode_return = 0.0;
   eval_.length = eval_.collisions = 0;
   eval_.env->reset(config_.eval_seed, env_rows(eval_.observations));
@@ -292,6 +294,7 @@ EpisodeFigures MultiAgentServer::play_random() {
   figures.episodes = config_.eval_episodes;
   for (int k = 0; k < config_.eval_episodes; ++k) {
     eval_.env->reset(config_.eval_seed + static_cast<std::uint64_t>(k), envs::Span<float>(obs));
+    std::int64_t collisions = 0;
     for (bool done = false; !done;) {
       for (auto& action : actions) action = envs::uniform_index(rng, config_.agents.num_actions);
       const envs::MultiAgentStepInfo info =
@@ -299,14 +302,17 @@ EpisodeFigures MultiAgentServer::play_random() {
                           envs::Span<float>(rewards), envs::Span<std::uint8_t>(dones));
       for (const float r : rewards) figures.mean_return += static_cast<double>(r);
       figures.collisions_per_episode += info.collisions;
+      collisions += info.collisions;
       figures.mean_length += 1.0;
       done = info.episode_done;
     }
+    if (collisions == 0) figures.success_rate += 1.0;
   }
   const double episodes = std::max(1, config_.eval_episodes);
   figures.mean_return /= episodes;
   figures.collisions_per_episode /= episodes;
   figures.mean_length /= episodes;
+  figures.success_rate /= episodes;
   return figures;
 }
 

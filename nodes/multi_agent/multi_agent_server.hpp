@@ -65,6 +65,8 @@ struct EpisodeFigures {
   double collisions_per_episode = 0.0;
   double mean_length = 0.0;
   int episodes = 0;
+  /// The share of episodes that ended without a collision (TrafficJunction's success rate).
+  double success_rate = 0.0;
 };
 
 class MultiAgentServer {
@@ -157,6 +159,7 @@ class MultiAgentServer {
   std::int64_t next_eval_ = 0;
   int eval_episode_ = 0;
   double eval_return_sum_ = 0.0, eval_collision_sum_ = 0.0, eval_length_sum_ = 0.0;
+  int eval_successes_ = 0;
   std::vector<double> evaluations_;
   EpisodeFigures last_evaluation_, random_;
 };

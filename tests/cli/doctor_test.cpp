@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/numerics.hpp"
 #include "tests/support/run_command.hpp"
 
 namespace tagflow::cli {
@@ -122,6 +123,16 @@ TEST(DoctorCommand, FindsOpenBlasAndCurveOnThisMachine) {
             std::string::npos);
   if (TAGFLOW_HAS_TORCH) {
     EXPECT_NE(by_name["BLAS"]["detail"].get<std::string>().find("openblas"), std::string::npos);
+    // The probe ran pinned (common/numerics.hpp): portable on an x86-64-v3 CPU, named otherwise.
+    ASSERT_TRUE(by_name.count("numerics"));
+    const std::string kernels = by_name["numerics"]["detail"].get<std::string>();
+    if (numerics::this_cpu().x86_64_v3) {
+      EXPECT_EQ(by_name["numerics"]["status"], "ok") << kernels;
+      EXPECT_NE(kernels.find("OpenBLAS Haswell, ATen avx2, plain libm"), std::string::npos)
+          << kernels;
+    } else {
+      EXPECT_EQ(by_name["numerics"]["status"], "warn") << kernels;
+    }
   }
 }
 

@@ -14,10 +14,11 @@ namespace {
 using testing::run_command;
 using testing::tagflow_binary;
 
-nlohmann::json train(const std::string& name, const std::string& extra) {
+/// `tagflow train` with `env` (VAR=value ...) in its environment.
+nlohmann::json run_env(const std::string& env, const std::string& name, const std::string& extra) {
   const std::string path = ::testing::TempDir() + name;
   std::filesystem::remove(path);
-  const auto result = run_command(tagflow_binary() +
+  const auto result = run_command((env.empty() ? "" : "env " + env + " ") + tagflow_binary() +
                                   " train --env CartPole-v1 --algo dqn --seed 5 --steps 2000"
                                   " --hidden 32 --learning-starts 300 --train-every 50"
                                   " --updates-per-round 10 --eval-episodes 3 --summary " +
@@ -27,6 +28,10 @@ nlohmann::json train(const std::string& name, const std::string& extra) {
   EXPECT_NE(result.output.find("mean_return "), std::string::npos) << result.output;
   std::ifstream in(path);
   return nlohmann::json::parse(in);
+}
+
+nlohmann::json train(const std::string& name, const std::string& extra) {
+  return run_env("", name, extra);
 }
 
 TEST(TrainCommand, WritesTheRunSummaryAndReproducesItsDigest) {
@@ -40,6 +45,22 @@ TEST(TrainCommand, WritesTheRunSummaryAndReproducesItsDigest) {
   EXPECT_EQ(first["digest"].get<std::string>().size(), 16U);
   EXPECT_EQ(first["digest"], second["digest"]);
   EXPECT_EQ(first["mean_return"], second["mean_return"]);
+}
+
+TEST(TrainCommand, PinsTheKernelsUnlessToldNative) {
+  // The digest must not depend on the kernels a user's shell asks for under portable (the
+  // default), and does under native (common/numerics.hpp).
+  const nlohmann::json portable = train("train_portable.json", "");
+  const nlohmann::json old_cpu = run_env(
+      "OPENBLAS_CORETYPE=Sandybridge ATEN_CPU_CAPABILITY=default", "train_old_cpu.json", "");
+  EXPECT_EQ(portable["numerics"]["mode"], "portable");
+  EXPECT_EQ(old_cpu["digest"], portable["digest"]);
+  EXPECT_EQ(old_cpu["numerics"], portable["numerics"]);
+  const nlohmann::json native = run_env("OPENBLAS_CORETYPE=Sandybridge ATEN_CPU_CAPABILITY=default",
+                                        "train_native.json", "--numerics native");
+  EXPECT_EQ(native["numerics"]["mode"], "native");
+  EXPECT_EQ(native["numerics"]["blas_core"], "Sandybridge");
+  EXPECT_EQ(native["numerics"]["aten_capability"], "default");
 }
 
 TEST(TrainCommand, UnknownAlgorithmOrEnvironmentIsAClearError) {

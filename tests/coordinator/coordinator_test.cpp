@@ -92,7 +92,9 @@ TEST(Coordinator, UnknownFederateIsRefusedWithAClearError) {
     ghost.join(10s);
     FAIL() << "an unknown federate was admitted";
   } catch (const FederationError& e) {
-    EXPECT_NE(std::string(e.what()).find("unknown federate id 'ghost'"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find(
+                  "federate 'ghost': unknown federate id (this federation has: a b)"),
+              std::string::npos)
         << e.what();
   }
 }
@@ -108,7 +110,8 @@ TEST(Coordinator, DisagreeingNeighbourStructureIsRefused) {
     b.join(10s);
     FAIL() << "a federate with the wrong neighbour structure was admitted";
   } catch (const FederationError& e) {
-    EXPECT_NE(std::string(e.what()).find("neighbour structure of 'b' disagrees"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("federate 'b': its neighbour structure disagrees"),
+              std::string::npos)
         << e.what();
   }
 }
@@ -399,7 +402,7 @@ TEST(Coordinator, AJoinWithAMalformedFieldIsRefusedWithTheReason) {
   const std::optional<ControlMessage> reply = next_message(client);
   ASSERT_TRUE(reply.has_value()) << "no answer to a malformed JOIN";
   EXPECT_EQ(reply->type, ControlType::kRefused);
-  EXPECT_NE(reply->text.find("malformed control message: JOIN: expected 6 elements"),
+  EXPECT_NE(reply->text.find("federate 'a': malformed control message: JOIN: expected 6 elements"),
             std::string::npos)
       << reply->text;
   EXPECT_EQ(
@@ -429,7 +432,8 @@ TEST(Coordinator, RefusedJoinsAreLoggedEscapedAndOncePerPeer) {
   }
   const std::string text = log.text();
   EXPECT_EQ(text.find("\n[info] coordinator: every federate"), std::string::npos) << text;
-  EXPECT_NE(text.find("unknown federate id 'x\\x0a[info] coordinator: every federate"),
+  EXPECT_NE(text.find("federate 'x\\x0a[info] coordinator: every federate resigned; run finished': "
+                      "unknown federate id"),
             std::string::npos)
       << text;
   std::size_t lines = 0;
@@ -619,6 +623,85 @@ TEST(Coordinator, ASecondJoinForAClaimedIdIsRefusedNamingBothConnections) {
                 "federate 'a' has already joined (first from 127.0.0.1, now again from 127.0.0.1)"),
             std::string::npos)
       << reply->text;
+}
+
+// PROTOCOL.md §2.5: the coordinator accepts its own version and the one before; any other is
+// refused, and the refusal names the federate and the versions the coordinator accepts.
+TEST(Coordinator, AcceptsTheCurrentAndThePreviousProtocolVersionAndRefusesOthersNamingTheFederate) {
+  const FederationSpec spec = parse_federation_spec(kChain);
+  for (const std::uint32_t refused : {kOldestProtocolVersion - 1, kProtocolVersion + 1}) {
+    RunningCoordinator running(spec);
+    zmq::context_t context;
+    FederateOptions options = options_for(spec, "b", running.endpoint());
+    options.protocol_version = refused;
+    FederateClient b(context, options);
+    try {
+      b.join(10s);
+      FAIL() << "a federate speaking version " << refused << " was admitted";
+    } catch (const FederationError& e) {
+      const std::string text = e.what();
+      EXPECT_NE(text.find("federate 'b' speaks protocol version " + std::to_string(refused) +
+                          "; this coordinator speaks version 3 and accepts versions 2 to 3"),
+                std::string::npos)
+          << text;
+    }
+  }
+  RunningCoordinator running(spec);
+  zmq::context_t context;
+  FederateOptions old = options_for(spec, "a", running.endpoint());
+  old.protocol_version = 2;
+  FederateClient a(context, old);
+  FederateClient b(context, options_for(spec, "b", running.endpoint()));
+  auto joined_b = std::async(std::launch::async, [&] { return b.join(10s); });
+  EXPECT_NO_THROW(a.join(10s));
+  EXPECT_NO_THROW(joined_b.get());
+}
+
+/// How many REPORT_REQUESTs federate `a` (a raw DEALER joining with `version`, whose NET says it
+/// may defer its reports) gets while `b` waits for a grant that depends on it, up to the end of a
+/// stop negotiation that `b` starts after its NET. The STOP_REQUEST relayed to `a` shows that
+/// the coordinator has read b's NET; STOP_GRANTED comes after every request that NET caused.
+int report_requests_to(std::uint32_t version) {
+  FederationSpec spec = parse_federation_spec(kChain);
+  spec.heartbeat_timeout = 10s;  // `a` sends no heartbeats
+  RunningCoordinator running(spec);
+  zmq::context_t context;
+  FederateClient b(context, options_for(spec, "b", running.endpoint()));
+  auto joined_b = std::async(std::launch::async, [&] { return b.join(10s); });
+  zmq::socket_t a = raw_dealer(context, "a", running.endpoint());
+  ControlMessage join;
+  join.type = ControlType::kJoin;
+  join.version = version;
+  join.federate = "a";
+  join.downstreams = {"b"};
+  join.endpoints = {{"a", "tcp://127.0.0.1:1"}};
+  a.send(zmq::buffer(encode_control(join)), zmq::send_flags::none);
+  const std::optional<ControlMessage> start = next_message(a);
+  EXPECT_TRUE(start && start->type == ControlType::kStart);
+  joined_b.get();
+  ControlMessage net = make_tag_message(ControlType::kNextEvent, WireTag(5, 0));
+  net.reporting = Reporting::kMayDefer;  // a field version 2 does not have
+  a.send(zmq::buffer(encode_control(net)), zmq::send_flags::none);
+  b.send_next_event(WireTag(100, 0));  // b waits: a's bound keeps its grant below 100
+  b.send_stop_request(WireTag(1000, 0));
+  int requests = 0;
+  for (std::optional<ControlMessage> m = next_message(a); m; m = next_message(a)) {
+    if (m->type == ControlType::kReportRequest) ++requests;
+    if (m->type == ControlType::kStopRequest) {
+      a.send(zmq::buffer(encode_control(make_tag_message(ControlType::kStopReply, m->tag))),
+             zmq::send_flags::none);
+    }
+    if (m->type == ControlType::kStopGranted) return requests;
+  }
+  ADD_FAILURE() << "no STOP_GRANTED";
+  return requests;
+}
+
+// PROTOCOL.md §3.9 and §2.5: a version-3 federate that may defer is asked for its report when
+// another federate waits for its grant; a version-2 federate never is, whatever its frames hold.
+TEST(Coordinator, NeverSendsAReportRequestToAVersionTwoFederate) {
+  EXPECT_EQ(report_requests_to(3), 1);
+  EXPECT_EQ(report_requests_to(2), 0);
 }
 
 TEST(Coordinator, WrongCurveKeyIsRefusedAndTheRightOneAdmitted) {

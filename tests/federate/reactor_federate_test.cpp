@@ -37,7 +37,8 @@ std::string read_file(const fs::path& path) {
 }
 
 // Each child exits with status 4 if any message reached it after its tag had started (a late
-// event), so the status check below also holds late events at 0.
+// event), so the status check below also holds late events at 0. In the last run `mid` speaks
+// protocol version 2 (federation/PROTOCOL.md §2.5) in the version-3 federation.
 TEST(ReactorFederate, ThreeProcessesGiveTheSameTracesAndDigestAsOneEnvironment) {
   const std::map<std::string, std::string> expected =
       testing::run_reactor_pipeline_in_one_process(kEvents, kSeed);
@@ -61,12 +62,15 @@ TEST(ReactorFederate, ThreeProcessesGiveTheSameTracesAndDigestAsOneEnvironment) 
     std::vector<std::unique_ptr<testing::ChildProcess>> children;
     for (const std::string& id : kFederates) {
       const std::string stem = (dir / (id + "-" + std::to_string(run))).string();
-      children.push_back(std::make_unique<testing::ChildProcess>(
-          std::vector<std::string>{TAGFLOW_BIN_DIR "/tagflow_test_reactor_federate",
-                                   config.string(), id, std::to_string(kEvents),
-                                   std::to_string(kSeed), std::to_string(run * 200),
-                                   stem + ".trace"},
-          stem + ".log"));
+      std::vector<std::string> args{TAGFLOW_BIN_DIR "/tagflow_test_reactor_federate",
+                                    config.string(),
+                                    id,
+                                    std::to_string(kEvents),
+                                    std::to_string(kSeed),
+                                    std::to_string(run * 200),
+                                    stem + ".trace"};
+      if (run == 2 && id == "mid") args.emplace_back("2");
+      children.push_back(std::make_unique<testing::ChildProcess>(args, stem + ".log"));
     }
     std::map<std::string, std::string> traces;
     for (std::size_t i = 0; i < kFederates.size(); ++i) {
@@ -343,17 +347,19 @@ struct LoopRun {
   std::uint64_t late_b = 0;
 };
 
-/// `A` as federate a and an Echo as federate b, each environment on `workers` workers.
+/// `A` as federate a and an Echo as federate b, each environment on `workers` workers; b joins
+/// with protocol version `b_version`.
 template <typename A>
 LoopRun loop_across_federates(unsigned workers, monitoring::ProcessMetrics& a_metrics,
-                              monitoring::ProcessMetrics& b_metrics) {
+                              monitoring::ProcessMetrics& b_metrics,
+                              std::uint32_t b_version = kProtocolVersion) {
   LoopRun run;
   FederationSpec spec = parse_federation_spec(kLoop);
   Coordinator coordinator(spec);
   spec.address = coordinator.bind("tcp://127.0.0.1:*");
   std::thread loop([&] { run.result = coordinator.run(); });
   std::thread b_thread([&] {
-    ReactorFederate federate(spec, "b", {"tcp://127.0.0.1:*", "", &b_metrics});
+    ReactorFederate federate(spec, "b", {"tcp://127.0.0.1:*", "", &b_metrics, false, b_version});
     federate.join();
     reactors::Environment env(loop_config(workers));
     auto& echo = env.add<Echo>("echo");
@@ -457,6 +463,26 @@ TEST(ReactorFederate, WaitsTheUpstreamsNoticesEndGoUnreportedAndTheTraceIsUnchan
         << "workers " << workers;
     // Each rally's first tag waits for the coordinator, which asks b for what it held back.
     EXPECT_GT(run.result.report_requests, 0U) << "workers " << workers;
+  }
+}
+
+// PROTOCOL.md §2.5: a federate speaking protocol version 2 (no `reporting` field, no
+// REPORT_REQUEST) runs in a version-3 federation to the same trace. It reports every wait, so
+// the coordinator never asks it for a report; its version-3 peer still leaves waits unreported.
+TEST(ReactorFederate, AVersionTwoFederateRunsInAVersionThreeFederationToTheSameTrace) {
+  const std::string expected = loop_in_one_environment<Rally>();
+  for (const unsigned workers : {1U, 2U}) {
+    monitoring::ProcessMetrics a_metrics({"a", "multi_agent"});
+    monitoring::ProcessMetrics b_metrics({"b", "inference"});
+    const LoopRun run = loop_across_federates<Rally>(workers, a_metrics, b_metrics, 2);
+    ASSERT_TRUE(run.result.ok) << run.result.error;
+    EXPECT_EQ(run.trace, expected) << "workers " << workers;
+    EXPECT_EQ(run.late_a + run.late_b, 0U) << "workers " << workers;
+    const auto deferred = [](const monitoring::ProcessMetrics& metrics) {
+      return sample(metrics.text(), "tagflow_federation_deferred_waits_total", {});
+    };
+    EXPECT_EQ(deferred(b_metrics), 0) << "workers " << workers;
+    EXPECT_GT(deferred(a_metrics), 0) << "workers " << workers;
   }
 }
 

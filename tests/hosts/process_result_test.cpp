@@ -20,12 +20,12 @@ ReplicaResult replica(const std::string& name, const std::string& kind, std::int
 
 /// Three processes: the samplers alone, replay + learner together.
 std::vector<ProcessResult> results(std::uint64_t replay_hash) {
-  ProcessResult s0{"sampler-0", "reactor", 2.0, "env_steps", reactors::Tag(5000000, 1), {}};
+  ProcessResult s0{"sampler-0", "reactor", 2.0, "env_steps", reactors::Tag(5000000, 1), {}, {}};
   s0.replicas.push_back(replica("sampler-0", "sampler", 500, {{"transitions", 0, 62, 0x1111}}));
   s0.replicas.back().episode_returns = {10.0, 12.5};
-  ProcessResult s1{"sampler-1", "reactor", 2.5, "", reactors::Tag(5000000, 1), {}};
+  ProcessResult s1{"sampler-1", "reactor", 2.5, "", reactors::Tag(5000000, 1), {}, {}};
   s1.replicas.push_back(replica("sampler-1", "sampler", 504, {{"transitions", 0, 63, 0x2222}}));
-  ProcessResult trainer{"trainer", "reactor", 2.2, "", reactors::Tag(5000000, 1), {}};
+  ProcessResult trainer{"trainer", "reactor", 2.2, "", reactors::Tag(5000000, 1), {}, {}};
   trainer.replicas.push_back(replica("replay", "replay", 1004, {{"batches", 0, 9, replay_hash}}));
   ReplicaResult learner = replica("learner", "learner", 72, {{"priorities", 0, 9, 0x4444}});
   learner.updates = 72;
@@ -51,6 +51,22 @@ TEST(ProcessResult, JsonRoundTripKeepsEveryField) {
   EXPECT_EQ(back.replicas[0].channels[0].hash, 0x3333U);
   EXPECT_NE(original.to_json().find("\"final_weights_hash\": \"abcdef0123456789\""),
             std::string::npos);
+}
+
+TEST(ProcessResult, NumericsRoundTripAndMergeIntoTheSummary) {
+  std::vector<ProcessResult> processes = results(0x3333);
+  processes[0].numerics = numerics::Report{"portable", true, "CPU A", "plain", "", "", ""};
+  processes[2].numerics =
+      numerics::Report{"portable", true, "CPU A", "plain", "/lib/libblas.so.3", "Haswell", "avx2"};
+  const ProcessResult back = ProcessResult::from_json(processes[2].to_json());
+  ASSERT_TRUE(back.numerics.has_value());
+  EXPECT_EQ(back.numerics->blas_core, "Haswell");
+  EXPECT_EQ(back.numerics->aten_capability, "avx2");
+  EXPECT_TRUE(back.numerics->portable);
+  EXPECT_FALSE(ProcessResult::from_json(processes[1].to_json()).numerics.has_value());
+  EXPECT_NE(processes[2].to_json().find("\"kernels\": \"portable (x86-64-v3: OpenBLAS Haswell"),
+            std::string::npos)
+      << processes[2].to_json();
 }
 
 TEST(ProcessResult, NoCutoffIsNull) {

@@ -90,6 +90,22 @@ TEST_F(RunCombine, SumsEnvStepsAndTakesTheLearnersFiguresAndTheLongestProcess) {
   EXPECT_EQ(summary.episode_returns.front(), (std::vector<double>{10.0, 20.0}));
 }
 
+TEST_F(RunCombine, TheSummarysNumericsMergeTheProcessesReports) {
+  EXPECT_FALSE(combine_results(config_, results_, "process").numerics.has_value());
+  results_[0].numerics = numerics::Report{"native", false, "CPU A", "cpu", "", "", ""};
+  results_[1].numerics =
+      numerics::Report{"native", false, "CPU B", "cpu", "/lib/libblas.so.3", "Zen", "avx2"};
+  const RunSummary summary = combine_results(config_, results_, "process");
+  ASSERT_TRUE(summary.numerics.has_value());
+  EXPECT_EQ(summary.numerics->cpu, "CPU A / CPU B");
+  EXPECT_EQ(summary.numerics->blas_core, "Zen");
+  EXPECT_FALSE(summary.numerics->portable);
+  EXPECT_EQ(summary.numerics_line(),
+            "numerics: native: digest specific to CPU A / CPU B (OpenBLAS Zen, ATen avx2, libm "
+            "for this CPU)");
+  EXPECT_NE(summary.to_json().find("\"numerics\""), std::string::npos);
+}
+
 TEST_F(RunCombine, TheStopReasonIsTheTargetOnlyWhenTheLearnerReachedIt) {
   EXPECT_EQ(combine_results(config_, results_, "process").stop_reason, "env_steps");
   results_[1].stop_reason = "target_return";

@@ -48,3 +48,25 @@ TEST(RunSummary, RestartsAreListedOnlyWhenThereWereAny) {
 
 }  // namespace
 }  // namespace tagflow::hosts
+
+namespace tagflow::hosts {
+namespace {
+
+TEST(RunSummary, DetailLinesGiveTheMultiAgentSuccessRatesAndTheKernels) {
+  RunSummary summary;
+  EXPECT_TRUE(summary.detail_lines().empty());
+  summary.multi_agent = MultiAgentFigures{-1.5, 0.25, -9.0, 2.5, 20, 0.8, 0.1};
+  summary.numerics = numerics::Report{"portable", true, "CPU", "plain", "b", "Haswell", "avx2"};
+  const std::vector<std::string> lines = summary.detail_lines();
+  ASSERT_EQ(lines.size(), 2U);
+  EXPECT_EQ(lines[0],
+            "multi_agent: greedy mean return -1.50, success rate 0.80, 0.25 collisions per "
+            "episode; random play -9.00, 0.10, 2.50 (20 episodes)");
+  EXPECT_EQ(lines[1], "numerics: portable (x86-64-v3: OpenBLAS Haswell, ATen avx2, plain libm)");
+  const std::string json = summary.to_json();
+  EXPECT_NE(json.find("\"success_rate\": 0.8"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"random_success_rate\": 0.1"), std::string::npos) << json;
+}
+
+}  // namespace
+}  // namespace tagflow::hosts

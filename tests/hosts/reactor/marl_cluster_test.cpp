@@ -8,6 +8,7 @@
 //   - a policy file that does not fit is refused at start, naming the policy.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -74,7 +75,9 @@ class MarlCluster : public ::testing::Test {
 
 TEST_F(MarlCluster, TheServeFileGivesOneDigestOnEveryRunAndInEveryPlacement) {
   if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "inference needs tagflow-torch";
-  const std::string serve = shipped("marl-serve.yaml", {{"env_steps: 250000", "env_steps: 400"}});
+  // The shipped file stops on wall time only; the test adds a step limit.
+  const std::string serve =
+      shipped("marl-serve.yaml", {{"seconds: 3600", "env_steps: 400\n  seconds: 3600"}});
   const nlohmann::json single = up("single", serve, "--placement single");
   ASSERT_FALSE(single.empty());
   EXPECT_EQ(single["env_steps"], 400);
@@ -83,7 +86,7 @@ TEST_F(MarlCluster, TheServeFileGivesOneDigestOnEveryRunAndInEveryPlacement) {
   EXPECT_EQ(up("again", serve, "--placement single")["digest"], digest);
   EXPECT_EQ(up("processes", serve, "")["digest"], digest);
   const std::string grouped =
-      shipped("marl-serve.yaml", {{"env_steps: 250000", "env_steps: 400"},
+      shipped("marl-serve.yaml", {{"seconds: 3600", "env_steps: 400\n  seconds: 3600"},
                                   {"    replicas: 2 ", "    process: servers\n    replicas: 2 "}});
   EXPECT_EQ(up("grouped", grouped, "")["digest"], digest);
   // The servers answered every agent: 400 joint steps of ten agents.
@@ -97,9 +100,9 @@ TEST_F(MarlCluster, TheServeFileGivesOneDigestOnEveryRunAndInEveryPlacement) {
 // whose answer completed the last step too, so the run ends at its step limit.
 TEST_F(MarlCluster, ActorModeAsProcessesAsksEveryServerAndEndsAtItsStepLimit) {
   if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "inference needs tagflow-torch";
-  const std::string serve = shipped("marl-serve.yaml", {{"mode: reactor", "mode: actor"},
-                                                        {"env_steps: 250000", "env_steps: 300"},
-                                                        {"seconds: 300", "seconds: 600"}});
+  const std::string serve = shipped(
+      "marl-serve.yaml",
+      {{"mode: reactor", "mode: actor"}, {"seconds: 3600", "env_steps: 300\n  seconds: 600"}});
   const nlohmann::json summary = up("actor-processes", serve, "");
   ASSERT_FALSE(summary.empty());
   EXPECT_EQ(summary["env_steps"], 300);
@@ -133,6 +136,19 @@ TEST_F(MarlCluster, TrainingInBothModesExportsPoliciesThatAServeFileLoadsBack) {
     // The random policy plays the same seeds in both modes.
     EXPECT_LT(figures["random_return"].get<double>(), 0.0) << mode;
     EXPECT_GE(figures["random_collisions_per_episode"].get<double>(), 0.0) << mode;
+    // Success: an episode without a collision; three episodes give thirds.
+    for (const char* rate : {"success_rate", "random_success_rate"}) {
+      const double value = figures[rate].get<double>();
+      EXPECT_GE(value, 0.0) << mode << " " << rate;
+      EXPECT_LE(value, 1.0) << mode << " " << rate;
+      EXPECT_NEAR(value * 3.0, std::round(value * 3.0), 1e-9) << mode << " " << rate;
+    }
+    if (figures["collisions_per_episode"].get<double>() == 0.0) {
+      EXPECT_EQ(figures["success_rate"].get<double>(), 1.0) << mode;
+    }
+    if (figures["success_rate"].get<double>() == 1.0) {
+      EXPECT_EQ(figures["collisions_per_episode"].get<double>(), 0.0) << mode;
+    }
     // One policy shared by the four cars: one file.
     ASSERT_EQ(summary["policies"].size(), 1U) << mode;
     EXPECT_EQ(summary["policies"]["car"], (exported / "car.pt").string());
@@ -154,7 +170,7 @@ TEST_F(MarlCluster, TrainingInBothModesExportsPoliciesThatAServeFileLoadsBack) {
               {{"policies:\n  car: {hidden: \"64\", per_agent: true}\n", policies},
                {"env: TrafficJunction10-v1", "env: TrafficJunction4-v1, time_input: true"},
                {"replicas: 2", "replicas: 1"},  // one policy: one server
-               {"env_steps: 250000", "env_steps: 200"}});
+               {"seconds: 3600", "env_steps: 200\n  seconds: 3600"}});
   const nlohmann::json served = up("serve-exported", serve, "--placement single");
   ASSERT_FALSE(served.empty());
   EXPECT_EQ(served["env_steps"], 200);

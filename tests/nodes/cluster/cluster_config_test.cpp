@@ -92,6 +92,16 @@ TEST(ClusterConfig, UnknownTopLevelKeyIsRefused) {
   EXPECT_EQ(e.line(), 12);
 }
 
+TEST(ClusterConfig, NumericsIsPortableUnlessTheFileSaysNative) {
+  EXPECT_EQ(parse_cluster_config(kValid, "c.yaml").numerics, numerics::Mode::portable);
+  EXPECT_EQ(parse_cluster_config(std::string(kValid) + "numerics: native\n", "c.yaml").numerics,
+            numerics::Mode::native);
+  const ConfigError e = error_of(std::string(kValid) + "numerics: fast\n");
+  EXPECT_EQ(e.key(), "numerics");
+  EXPECT_EQ(e.line(), 12);
+  EXPECT_NE(std::string(e.what()).find("expected portable"), std::string::npos) << e.what();
+}
+
 TEST(ClusterConfig, WrongTypesAreRefused) {
   EXPECT_EQ(error_of(with(kValid, "replicas: 2", "replicas: two")).key(), "nodes.sampler.replicas");
   EXPECT_EQ(error_of(with(kValid, "replicas: 2", "replicas: 0")).key(), "nodes.sampler.replicas");

@@ -1,6 +1,11 @@
 // ServiceGateway's experience logging (PROTOCOL.md §4.3) over real sockets, with the fake backend
 // (agents 0 and 1: p0, agent 2: p1, agent 3 served elsewhere).
+#include <chrono>
+#include <set>
+
 #include <gtest/gtest.h>
+#include <msgpack.hpp>
+#include <zmq.hpp>
 
 #include "clients/cpp/gateway_client.hpp"
 #include "monitoring/process_metrics.hpp"
@@ -133,6 +138,74 @@ TEST(ServiceGatewayExperienceTest, TransitionsBeyondTheQueuesBoundAreDroppedAndC
   EXPECT_EQ(gateway->transitions_logged(), 2U);
   EXPECT_EQ(gateway->transitions_dropped(), 1U);
   EXPECT_NE(metrics.text().find("outcome=\"dropped\",policy=\"p1\"} 1"), std::string::npos);
+}
+
+// PROTOCOL.md §4.3: a logged agent whose policy has no replay plays on; its transitions are
+// dropped and counted (outcome no_replay), `logged` leaves them out, and hello says which
+// policies have a replay.
+TEST(ServiceGatewayExperienceTest, TransitionsOfAPolicyWithoutAReplayAreDroppedAndCounted) {
+  monitoring::ProcessMetrics metrics({"inference-0", "inference", "reactor"},
+                                     tagflow::test::families("inference"));
+  GatewayConfig config = logging(1000);
+  config.replayed_policies = std::set<int>{0};  // p1 (agent 2) has no replay
+  const auto queue = config.experience;
+  const auto gateway = start(config, &metrics);
+  GatewayClient client(gateway->endpoint());
+  const auto episode = client.episode_start(true).episode;
+  ASSERT_TRUE(client.act({{0, {1, 1, 1}}, {2, {1, 1, 1}}}, episode).ok);
+  const auto second = client.act({{0, {2, 2, 2}}, {2, {2, 2, 2}}}, episode, {{0, 1.0}, {2, 1.0}});
+  ASSERT_TRUE(second.ok) << second.reason;
+  EXPECT_EQ(second.logged, std::optional<std::uint64_t>(1));
+  const auto ended = client.episode_end(episode, {{2, 1.0}});
+  ASSERT_TRUE(ended.ok) << ended.reason;
+  EXPECT_EQ(ended.logged, 2U);
+  EXPECT_EQ(gateway->transitions_logged(), 2U);
+  EXPECT_EQ(gateway->transitions_without_replay(), 2U);
+  const auto taken = queue->take();
+  EXPECT_EQ(rows_of(taken, 0), 2U);
+  EXPECT_EQ(rows_of(taken, 1), 0U);
+  EXPECT_NE(metrics.text().find("outcome=\"no_replay\",policy=\"p1\"} 2"), std::string::npos)
+      << metrics.text();
+  msgpack::object_handle h;
+  const std::vector<std::uint8_t> hello_frame = {0x82, 0xa2, 'o', 'p',  0xa5, 'h', 'e',
+                                                 'l',  'l',  'o', 0xa1, 'v',  0x01};
+  const std::vector<std::uint8_t> raw = client.exchange_raw(hello_frame);
+  h = msgpack::unpack(reinterpret_cast<const char*>(raw.data()), raw.size());
+  const auto policies = h.get().as<std::map<std::string, msgpack::object>>().at("policies");
+  const auto by_name = policies.as<std::map<std::string, std::map<std::string, msgpack::object>>>();
+  EXPECT_TRUE(by_name.at("p0").at("replay").as<bool>());
+  EXPECT_FALSE(by_name.at("p1").at("replay").as<bool>());
+}
+
+// PROTOCOL.md §5: `busy` for an act of a logged episode read while another act of it is read and
+// not yet answered. Here the first waits in the queue (max_wait: nothing is due until p0 has
+// max_batch rows), so the second is read while it is unanswered.
+TEST(ServiceGatewayExperienceTest, AnActOfALoggedEpisodeReadWhileItsLastIsUnansweredIsBusy) {
+  GatewayConfig config = logging(1000);
+  config.max_wait = std::chrono::hours(1);
+  config.max_batch = 2;
+  const auto gateway = start(config);
+  GatewayClient client(gateway->endpoint());
+  const auto episode = client.episode_start(true).episode;
+  zmq::context_t context;
+  zmq::socket_t dealer(context, zmq::socket_type::dealer);
+  dealer.set(zmq::sockopt::linger, 0);
+  dealer.connect(gateway->endpoint());
+  dealer.send(zmq::buffer(GatewayClient::act_request(1, {{0, {1, 1, 1}}}, episode)));
+  dealer.send(zmq::buffer(GatewayClient::act_request(2, {{0, {1, 1, 1}}}, episode)));
+  const auto reply_of = [&dealer] {
+    zmq::message_t frame;
+    EXPECT_TRUE(dealer.recv(frame));
+    const auto h = msgpack::unpack(static_cast<const char*>(frame.data()), frame.size());
+    const auto m = h.get().as<std::map<std::string, msgpack::object>>();
+    return std::make_pair(m.at("id").as<int>(),
+                          m.at("ok").as<bool>() ? "ok" : m.at("error").as<std::string>());
+  };
+  EXPECT_EQ(reply_of(), std::make_pair(2, std::string("busy")));
+  // Two rows of p0 from another client fill its batch: the queued act is due and answered.
+  EXPECT_TRUE(client.act({{0, {1, 1, 1}}, {1, {1, 1, 1}}}).ok);
+  EXPECT_EQ(reply_of(), std::make_pair(1, std::string("ok")));
+  EXPECT_TRUE(client.episode_end(episode).ok);
 }
 
 }  // namespace

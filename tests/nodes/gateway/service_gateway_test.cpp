@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -32,6 +33,15 @@ std::map<std::string, msgpack::object> fields(const std::vector<std::uint8_t>& f
                                               msgpack::object_handle& keep) {
   keep = msgpack::unpack(reinterpret_cast<const char*>(frame.data()), frame.size());
   return keep.get().as<std::map<std::string, msgpack::object>>();
+}
+
+/// The next reply frame on `socket` as a map (empty when none came); `keep` holds its objects.
+std::map<std::string, msgpack::object> next_reply(zmq::socket_t& socket,
+                                                  msgpack::object_handle& keep) {
+  zmq::message_t reply;
+  if (!socket.recv(reply)) return {};
+  const auto* data = static_cast<const std::uint8_t*>(reply.data());
+  return fields({data, data + reply.size()}, keep);
 }
 
 TEST(ServiceGatewayTest, HelloListsTheAgentsAndPoliciesServedHere) {
@@ -101,10 +111,9 @@ TEST(ServiceGatewayTest, AReqClientAndAWrongVersionGetReplies) {
   q.pack("id");
   q.pack(2);
   req.send(zmq::buffer(full.data(), full.size()));
-  zmq::message_t reply;
-  ASSERT_TRUE(req.recv(reply));
-  const auto h = msgpack::unpack(static_cast<const char*>(reply.data()), reply.size());
-  const auto m = h.get().as<std::map<std::string, msgpack::object>>();
+  msgpack::object_handle h;
+  const auto m = next_reply(req, h);
+  ASSERT_FALSE(m.empty());
   EXPECT_EQ(m.at("error").as<std::string>(), "version");
   EXPECT_EQ(m.at("id").as<int>(), 2);
 }
@@ -309,6 +318,202 @@ TEST(ServiceGatewayTest, TooManyFramesAreDroppedAndAClientThatNeverReadsLosesOnl
   }
   EXPECT_GT(gateway->replies_dropped(), 0U);
   EXPECT_TRUE(client.act({{0, {1, 1, 1}}}).ok);
+}
+
+/// A request map packed from `build`, which packs `entries` key/value pairs.
+template <class Build>
+std::vector<std::uint8_t> request(std::uint32_t entries, Build build) {
+  msgpack::sbuffer b;
+  msgpack::packer<msgpack::sbuffer> p(b);
+  p.pack_map(entries);
+  build(p);
+  return {reinterpret_cast<const std::uint8_t*>(b.data()),
+          reinterpret_cast<const std::uint8_t*>(b.data()) + b.size()};
+}
+
+/// The entries `op` and `v: 1` of a request.
+void pack_op(msgpack::packer<msgpack::sbuffer>& p, const char* op) {
+  p.pack("op");
+  p.pack(op);
+  p.pack("v");
+  p.pack(1);
+}
+
+/// {op: act, v: 1, id: `id`, obs: {0: a bin of `bytes` bytes}}
+std::vector<std::uint8_t> act_with_bin(std::uint64_t id, std::size_t bytes,
+                                       std::optional<std::uint32_t> rows = std::nullopt) {
+  return request(rows ? 5 : 4, [&](msgpack::packer<msgpack::sbuffer>& p) {
+    pack_op(p, "act");
+    p.pack("id");
+    p.pack(id);
+    if (rows) {
+      p.pack("rows");
+      p.pack(*rows);
+    }
+    p.pack("obs");
+    p.pack_map(1);
+    p.pack(0);
+    const std::vector<char> zeros(bytes, 0);
+    p.pack_bin(static_cast<std::uint32_t>(bytes));
+    p.pack_bin_body(zeros.data(), static_cast<std::uint32_t>(bytes));
+  });
+}
+
+// PROTOCOL.md §2.1 and §6: an act over a limit is refused as too_large with its own id and op (a
+// client matching replies by id used to wait forever for a reply with id 0 and op hello).
+TEST(ServiceGatewayTest, AnOversizedActGetsItsOwnIdAndOpBack) {
+  const auto gateway = start();
+  GatewayClient client(gateway->endpoint());
+  msgpack::object_handle h;
+  // The bin of one observation row beyond max_batch (64) rows of 3 floats.
+  const auto bin = fields(client.exchange_raw(act_with_bin(77, (64 * 3 + 1) * 4)), h);
+  EXPECT_EQ(bin.at("error").as<std::string>(), "too_large");
+  EXPECT_EQ(bin.at("id").as<std::uint64_t>(), 77U);
+  EXPECT_EQ(bin.at("op").as<std::string>(), "act");
+  EXPECT_NE(bin.at("reason").as<std::string>().find("a bin of 772 bytes (at most 768)"),
+            std::string::npos);
+  // A string of 100 characters, after the id and op.
+  const auto text = fields(client.exchange_raw(request(4,
+                                                       [](auto& p) {
+                                                         pack_op(p, "act");
+                                                         p.pack("id");
+                                                         p.pack(78);
+                                                         p.pack("note");
+                                                         p.pack(std::string(100, 'x'));
+                                                       })),
+                           h);
+  EXPECT_EQ(text.at("error").as<std::string>(), "too_large");
+  EXPECT_EQ(text.at("id").as<std::uint64_t>(), 78U);
+  // A map of 20 entries (the env has 4 agents; maps hold at most 16), with id and op after it.
+  const auto map = fields(client.exchange_raw(request(4,
+                                                      [](auto& p) {
+                                                        p.pack("obs");
+                                                        p.pack_map(20);
+                                                        for (int k = 0; k < 20; ++k) {
+                                                          p.pack(k);
+                                                          p.pack(0);
+                                                        }
+                                                        pack_op(p, "act");
+                                                        p.pack("id");
+                                                        p.pack(79);
+                                                      })),
+                          h);
+  EXPECT_EQ(map.at("error").as<std::string>(), "too_large");
+  EXPECT_EQ(map.at("id").as<std::uint64_t>(), 79U);
+  EXPECT_EQ(map.at("op").as<std::string>(), "act");
+  EXPECT_TRUE(client.act({{0, {1, 1, 1}}}).ok);
+}
+
+// PROTOCOL.md §6: an id that cannot be read comes back as nil, and the reason says why; bytes
+// that are no MessagePack map have neither id nor op.
+TEST(ServiceGatewayTest, ARequestWhoseIdCannotBeReadGetsANilIdThatSaysSo) {
+  const auto gateway = start();
+  GatewayClient client(gateway->endpoint());
+  msgpack::object_handle h;
+  const auto bad_id = fields(client.exchange_raw(request(3,
+                                                         [](auto& p) {
+                                                           pack_op(p, "health");
+                                                           p.pack("id");
+                                                           p.pack("seven");
+                                                         })),
+                             h);
+  EXPECT_EQ(bad_id.at("error").as<std::string>(), "malformed");
+  EXPECT_TRUE(bad_id.at("id").is_nil());
+  EXPECT_EQ(bad_id.at("op").as<std::string>(), "health");
+  EXPECT_NE(bad_id.at("reason").as<std::string>().find("id is a string"), std::string::npos);
+  const auto garbage = fields(client.exchange_raw({0xc1, 0x02}), h);
+  EXPECT_EQ(garbage.at("error").as<std::string>(), "malformed");
+  EXPECT_TRUE(garbage.at("id").is_nil());
+  EXPECT_TRUE(garbage.at("op").is_nil());
+  // A well-formed map without an id: id 0, as the document says.
+  const auto no_id =
+      fields(client.exchange_raw(request(2, [](auto& p) { pack_op(p, "health"); })), h);
+  EXPECT_TRUE(no_id.at("ok").as<bool>());
+  EXPECT_EQ(no_id.at("id").as<std::uint64_t>(), 0U);
+}
+
+// PROTOCOL.md §2: more than 3 frames from a client get a malformed reply (nil op and id), sent
+// without an envelope to a DEALER.
+TEST(ServiceGatewayTest, MoreThanThreeFramesGetAMalformedReplyWithANilIdAndOp) {
+  const auto gateway = start();
+  zmq::context_t context;
+  zmq::socket_t dealer(context, zmq::socket_type::dealer);
+  dealer.set(zmq::sockopt::linger, 0);
+  dealer.connect(gateway->endpoint());
+  for (int i = 0; i < 3; ++i) dealer.send(zmq::str_buffer("x"), zmq::send_flags::sndmore);
+  dealer.send(zmq::str_buffer("x"));
+  msgpack::object_handle h;
+  const auto m = next_reply(dealer, h);
+  ASSERT_FALSE(m.empty());
+  EXPECT_EQ(m.at("error").as<std::string>(), "malformed");
+  EXPECT_TRUE(m.at("id").is_nil());
+  EXPECT_TRUE(m.at("op").is_nil());
+  // A DEALER's own envelope frame comes back in front of the reply (PROTOCOL.md §2).
+  dealer.send(zmq::str_buffer("envelope"), zmq::send_flags::sndmore);
+  dealer.send(zmq::buffer(GatewayClient::act_request(5, {{0, {1, 1, 1}}})));
+  zmq::message_t envelope;
+  ASSERT_TRUE(dealer.recv(envelope));
+  EXPECT_EQ(envelope.to_string(), "envelope");
+  ASSERT_TRUE(envelope.more());
+  EXPECT_EQ(next_reply(dealer, h).at("id").as<int>(), 5);
+}
+
+// PROTOCOL.md §2.1: hello reports every limit as a number, and the gateway keeps exactly those.
+TEST(ServiceGatewayTest, HelloReportsEveryLimitAndTheGatewayKeepsThem) {
+  const auto gateway = start();
+  GatewayClient client(gateway->endpoint());
+  const auto hello = client.hello();
+  ASSERT_TRUE(hello.ok);
+  const std::map<std::string, std::uint64_t> expected = {{"max_frame_bytes", 16U << 20},
+                                                         {"max_frames", 3},
+                                                         {"max_string_chars", 64},
+                                                         {"max_map_entries", 16},
+                                                         {"max_array_entries", 192},
+                                                         {"max_bin_bytes", 768},
+                                                         {"max_depth", 4},
+                                                         {"max_rows", 64},
+                                                         {"max_in_flight", 8},
+                                                         {"max_queue", 1024},
+                                                         {"max_queue_bytes", 256U << 20},
+                                                         {"max_open_episodes", 1024}};
+  EXPECT_EQ(hello.limits, expected);
+  msgpack::object_handle h;
+  const auto at_limit =
+      fields(client.exchange_raw(act_with_bin(1, hello.limits.at("max_bin_bytes"), 64)), h);
+  EXPECT_TRUE(at_limit.at("ok").as<bool>()) << at_limit.at("reason").as<std::string>();
+  const auto beyond =
+      fields(client.exchange_raw(act_with_bin(2, hello.limits.at("max_bin_bytes") + 4, 65)), h);
+  EXPECT_EQ(beyond.at("error").as<std::string>(), "too_large");
+  EXPECT_EQ(beyond.at("id").as<int>(), 2);
+}
+
+// PROTOCOL.md §4.2: with `rows: k` every value of the reply is an array of k, policies and
+// versions included.
+TEST(ServiceGatewayTest, WithRowsEveryReplyValueIsAnArrayOfK) {
+  const auto gateway = start();
+  gateway->offer_weights(1, nodes::WeightsMessage{4, {}});
+  GatewayClient client(gateway->endpoint());
+  const auto frame = request(5, [](auto& p) {
+    pack_op(p, "act");
+    p.pack("id");
+    p.pack(3);
+    p.pack("rows");
+    p.pack(2);
+    p.pack("obs");
+    p.pack_map(2);
+    p.pack(0);
+    p.pack(std::vector<float>{1, 1, 1, -1, -1, -1});
+    p.pack(2);
+    p.pack(std::vector<float>{1, 1, 1, 1, 1, 1});
+  });
+  msgpack::object_handle h;
+  const auto reply = fields(client.exchange_raw(frame), h);
+  ASSERT_TRUE(reply.at("ok").as<bool>()) << reply.at("reason").as<std::string>();
+  using Names = std::map<std::uint32_t, std::vector<std::string>>;
+  using Numbers = std::map<std::uint32_t, std::vector<std::uint64_t>>;
+  EXPECT_EQ(reply.at("actions").as<Numbers>(), (Numbers{{0, {1, 0}}, {2, {1, 1}}}));
+  EXPECT_EQ(reply.at("policies").as<Names>(), (Names{{0, {"p0", "p0"}}, {2, {"p1", "p1"}}}));
+  EXPECT_EQ(reply.at("versions").as<Numbers>(), (Numbers{{0, {0, 0}}, {2, {4, 4}}}));
 }
 
 TEST(ServiceGatewayTest, WeightsOfferedUnderLoadFailNoRequestAndVersionsOnlyGrow) {

@@ -1,0 +1,61 @@
+#include "cli/process_numerics.hpp"
+
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include <yaml-cpp/yaml.h>
+
+namespace tagflow::cli {
+namespace {
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+/// The `numerics:` key of a cluster file, if it can be read and is valid.
+std::optional<numerics::Mode> numerics_of_file(const std::string& path) {
+  try {
+    const YAML::Node root = YAML::LoadFile(path);
+    if (!root.IsMap() || !root["numerics"] || !root["numerics"].IsScalar()) return std::nullopt;
+    return numerics::parse_mode(root["numerics"].as<std::string>());
+  } catch (const std::exception&) {
+    return std::nullopt;  // the cluster parser reports it, with file and line
+  }
+}
+
+}  // namespace
+
+numerics::Mode numerics_of_command(int argc, char** argv) {
+  std::string file;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--numerics" && i + 1 < argc) {
+      if (auto mode = numerics::parse_mode(argv[i + 1])) return *mode;
+    }
+    if (arg.rfind("--numerics=", 0) == 0) {
+      if (auto mode = numerics::parse_mode(arg.substr(11))) return *mode;
+    }
+    const std::string value = arg.rfind("--config=", 0) == 0 ? arg.substr(9) : arg;
+    if (file.empty() && (ends_with(value, ".yaml") || ends_with(value, ".yml"))) file = value;
+  }
+  if (!file.empty()) {
+    if (auto mode = numerics_of_file(file)) return *mode;
+    return numerics::Mode::portable;
+  }
+  return numerics::current_mode();
+}
+
+void pin_process_numerics(int argc, char** argv) {
+  const numerics::Mode mode = numerics_of_command(argc, argv);
+  if (numerics::environment_matches(mode)) return;
+  const bool first = std::getenv(numerics::kMarker) == nullptr;
+  const std::string warning = numerics::unportable_cpu_line(numerics::this_cpu());
+  if (first && mode == numerics::Mode::portable && !warning.empty()) {
+    std::cerr << "tagflow: " << warning << "\n";
+  }
+  numerics::pin_or_reexec(mode, argv);
+}
+
+}  // namespace tagflow::cli

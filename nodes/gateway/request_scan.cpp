@@ -1,0 +1,151 @@
+#include "nodes/gateway/request_scan.hpp"
+
+#include <msgpack.hpp>
+
+namespace tagflow::gateway {
+namespace {
+
+/// The visitor: tracks the depth, the key of the top-level map being read, and the first broken
+/// limit. Values of the top-level map named `id` and `op` are kept when they are scalars.
+class Scanner : public msgpack::null_visitor {
+ public:
+  Scanner(const RequestLimits& limits, RequestScan& out) : limits_(limits), out_(out) {}
+
+  bool visit_nil() { return scalar("nil"); }
+  bool visit_boolean(bool) { return scalar("a bool"); }
+  bool visit_positive_integer(std::uint64_t v) {
+    if (top_value() && key_ == "id" && out_.id_state == FieldState::absent) {
+      out_.id_state = FieldState::read;
+      out_.id = v;
+      return true;
+    }
+    return scalar("a negative or too large integer");
+  }
+  bool visit_negative_integer(std::int64_t) { return scalar("a negative integer"); }
+  bool visit_float32(float) { return scalar("a float"); }
+  bool visit_float64(double) { return scalar("a float"); }
+  bool visit_str(const char* v, std::uint32_t size) {
+    if (size > limits_.max_string_chars) {
+      breaks("a string of " + std::to_string(size) + " bytes (at most " +
+             std::to_string(limits_.max_string_chars) + ")");
+    }
+    if (in_top_key()) {
+      key_.assign(v, std::min<std::size_t>(size, limits_.max_string_chars));
+      return true;
+    }
+    if (top_value() && key_ == "op" && out_.op_state == FieldState::absent &&
+        size <= limits_.max_string_chars) {
+      out_.op_state = FieldState::read;
+      out_.op.assign(v, size);
+      return true;
+    }
+    return scalar("a string");
+  }
+  bool visit_bin(const char*, std::uint32_t size) {
+    if (size > limits_.max_bin_bytes) {
+      breaks("a bin of " + std::to_string(size) + " bytes (at most " +
+             std::to_string(limits_.max_bin_bytes) + ")");
+    }
+    return scalar("a bin");
+  }
+  bool visit_ext(const char*, std::uint32_t) {
+    breaks("an ext value (none is accepted)");
+    return scalar("an ext value");
+  }
+  bool start_array(std::uint32_t n) {
+    if (n > limits_.max_array_entries) {
+      breaks("an array of " + std::to_string(n) + " entries (at most " +
+             std::to_string(limits_.max_array_entries) + ")");
+    }
+    return open("an array");
+  }
+  bool end_array() { return close(); }
+  bool start_map(std::uint32_t n) {
+    if (n > limits_.max_map_entries) {
+      breaks("a map of " + std::to_string(n) + " entries (at most " +
+             std::to_string(limits_.max_map_entries) + ")");
+    }
+    if (depth_ == 0) out_.is_map = true;
+    return open("a map");
+  }
+  bool end_map() { return close(); }
+  bool start_map_key() {
+    reading_top_key_ = depth_ == 1;
+    if (reading_top_key_) key_.clear();
+    return true;
+  }
+  bool end_map_key() {
+    reading_top_key_ = false;
+    return true;
+  }
+  bool start_map_value() {
+    value_at_top_ = depth_ == 1;
+    return true;
+  }
+  bool end_map_value() {
+    value_at_top_ = false;
+    return true;
+  }
+  void parse_error(std::size_t, std::size_t) {}
+  void insufficient_bytes(std::size_t, std::size_t) {}
+
+ private:
+  /// A key of the top-level map is being read (not a value inside a container key).
+  bool in_top_key() const { return reading_top_key_ && depth_ == 1; }
+  /// The value being read is a direct value of the top-level map (not inside a container).
+  bool top_value() const { return value_at_top_ && depth_ == 1; }
+
+  /// A scalar where `id` or `op` may be: one of them is then unreadable.
+  bool scalar(const char* what) {
+    if (in_top_key()) key_.clear();  // a key that is no string names no field
+    if (!top_value()) return true;
+    if (key_ == "id" && out_.id_state == FieldState::absent) {
+      out_.id_state = FieldState::unreadable;
+      out_.id_problem = std::string("id is ") + what + ", not an unsigned 64-bit integer";
+    } else if (key_ == "op" && out_.op_state == FieldState::absent) {
+      out_.op_state = FieldState::unreadable;
+    }
+    return true;
+  }
+  bool open(const char* what) {
+    scalar(what);
+    value_at_top_ = false;
+    if (++depth_ > limits_.max_depth) {
+      breaks("containers " + std::to_string(depth_) + " deep (at most " +
+             std::to_string(limits_.max_depth) + ")");
+    }
+    return true;
+  }
+  bool close() {
+    --depth_;
+    return true;
+  }
+  void breaks(const std::string& what) {
+    if (out_.too_large.empty()) out_.too_large = "the request holds " + what;
+  }
+
+  const RequestLimits& limits_;
+  RequestScan& out_;
+  std::size_t depth_ = 0;
+  bool reading_top_key_ = false;
+  bool value_at_top_ = false;
+  std::string key_;  // the key of the top-level entry being read
+};
+
+}  // namespace
+
+RequestScan scan_request(const void* data, std::size_t size, const RequestLimits& limits) {
+  RequestScan out;
+  if (data == nullptr || size == 0) return out;
+  Scanner scanner(limits, out);
+  std::size_t offset = 0;
+  try {
+    out.parsed =
+        msgpack::parse(static_cast<const char*>(data), size, offset, scanner) && offset == size;
+  } catch (const std::exception&) {
+    out.parsed = false;  // the parser's own bounds (its stack depth) are below ours
+  }
+  return out;
+}
+
+}  // namespace tagflow::gateway
