@@ -108,7 +108,8 @@ function(tagflow_finalize_torch_tests)
   target_link_libraries(tagflow_torch_tests PRIVATE ${libs} tagflow_kinds_torch GTest::gtest GTest::gtest_main Threads::Threads
     tagflow_tsan_suppressions)
   _tagflow_test_common(tagflow_torch_tests)
-  _tagflow_test_pch(tagflow_torch_tests)
+  # No shared precompiled header here: LibTorch defines _GLIBCXX_USE_CXX11_ABI, which the header
+  # was not built with.
   if(deps)
     list(REMOVE_DUPLICATES deps)
     add_dependencies(tagflow_torch_tests ${deps})
