@@ -26,6 +26,9 @@ bool node_needs_torch(int argc, char** argv);
 /// `up FILE [--mode M] [--host NAME] [--summary PATH] [--log-dir DIR] [--quiet]`: a cluster as
 /// processes (cli/launch/cluster_launcher.hpp); `--placement single` goes to tagflow-torch.
 void add_up_command(CLI::App& app);
+/// `slurm FILE [--out PATH] [--summary PATH] [--submit]` and `slurm-node`: a cluster file as a
+/// Slurm heterogeneous job (cli/slurm_command.cpp, docs/slurm.md).
+void add_slurm_command(CLI::App& app);
 
 /// Path of the tagflow-torch executable that holds every LibTorch command: $TAGFLOW_TORCH if set,
 /// else `tagflow-torch` beside the running executable.

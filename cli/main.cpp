@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
   tagflow::cli::add_env_command(app);
   tagflow::cli::add_node_command(app);
   tagflow::cli::add_up_command(app);
+  tagflow::cli::add_slurm_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -9,8 +9,17 @@
 # ports, processes or many threads). TORCH tests are linked into one executable, tagflow_torch_tests,
 # run as one ctest entry, because every process that loads LibTorch pays about 1.5 s at start-up.
 #
+# The other files of a folder share one executable, test_<area> (test_<area>_serial for its SERIAL
+# files), linked with the union of their libraries: linking one executable per file cost more than
+# compiling them. Each gtest test is still its own ctest entry, run alone in its own process, so a
+# file's tests cannot see another file's; files of one folder must not share a test name or a
+# symbol outside an anonymous namespace. A file that needs its own compile options sets them on the
+# source (set_source_files_properties in the folder's CMakeLists.txt).
+#
 # Every test sees TAGFLOW_SOURCE_DIR, TAGFLOW_BIN_DIR (where the tagflow binaries are) and
 # TAGFLOW_HAS_TORCH (0 in presets that leave LibTorch out, such as asan and tsan) as macros.
+
+option(TAGFLOW_TEST_PCH "Precompile gtest and the common standard headers once for every test" ON)
 
 set_property(GLOBAL PROPERTY TAGFLOW_TORCH_TEST_SOURCES "")
 set_property(GLOBAL PROPERTY TAGFLOW_TORCH_TEST_LIBS "")
@@ -25,9 +34,25 @@ function(_tagflow_test_common target)
   set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
 endfunction()
 
+# One precompiled header for every test executable (REUSE_FROM this target): gtest and the standard
+# headers most test files include, about half of a test file's preprocessed lines.
+function(_tagflow_test_pch target)
+  if(NOT TAGFLOW_TEST_PCH)
+    return()
+  endif()
+  if(NOT TARGET tagflow_test_pch)
+    file(CONFIGURE OUTPUT ${CMAKE_BINARY_DIR}/generated/tagflow_test_pch.cpp CONTENT "")
+    add_library(tagflow_test_pch OBJECT ${CMAKE_BINARY_DIR}/generated/tagflow_test_pch.cpp)
+    target_link_libraries(tagflow_test_pch PRIVATE GTest::gtest)
+    _tagflow_test_common(tagflow_test_pch)
+    target_precompile_headers(tagflow_test_pch PRIVATE <gtest/gtest.h> <algorithm> <atomic> <chrono>
+      <filesystem> <fstream> <map> <sstream> <string> <thread> <vector>)
+  endif()
+  target_precompile_headers(${target} REUSE_FROM tagflow_test_pch)
+endfunction()
+
 function(tagflow_add_test file)
   cmake_parse_arguments(T "TORCH;SERIAL" "" "DEPENDS" ${ARGN})
-  get_filename_component(stem ${file} NAME_WE)
   get_filename_component(abs ${file} ABSOLUTE)
   if(T_TORCH)
     if(TAGFLOW_BUILD_TORCH)
@@ -39,19 +64,34 @@ function(tagflow_add_test file)
   endif()
   file(RELATIVE_PATH rel ${CMAKE_SOURCE_DIR}/tests ${CMAKE_CURRENT_SOURCE_DIR})
   string(REPLACE "/" "_" area "${rel}")
-  set(target test_${area}_${stem})
-  add_executable(${target} ${file})
-  target_link_libraries(${target} PRIVATE ${T_UNPARSED_ARGUMENTS} GTest::gtest GTest::gtest_main Threads::Threads
-    tagflow_tsan_suppressions)
-  _tagflow_test_common(${target})
+  if(area)
+    set(target test_${area})
+  else()
+    set(target test_top)  # tests/ itself (the layer check)
+  endif()
+  if(T_SERIAL)
+    string(APPEND target _serial)
+  endif()
+  if(TARGET ${target})
+    target_sources(${target} PRIVATE ${file})
+  else()
+    add_executable(${target} ${file})
+    target_link_libraries(${target} PRIVATE GTest::gtest GTest::gtest_main Threads::Threads
+      tagflow_tsan_suppressions)
+    _tagflow_test_common(${target})
+    _tagflow_test_pch(${target})
+    set(props LABELS ${area} TIMEOUT 300)
+    if(T_SERIAL)
+      list(APPEND props RUN_SERIAL TRUE)
+    endif()
+    gtest_discover_tests(${target} TEST_PREFIX "${area}/" DISCOVERY_MODE PRE_TEST PROPERTIES ${props})
+  endif()
+  if(T_UNPARSED_ARGUMENTS)
+    target_link_libraries(${target} PRIVATE ${T_UNPARSED_ARGUMENTS})
+  endif()
   if(T_DEPENDS)
     add_dependencies(${target} ${T_DEPENDS})
   endif()
-  set(props LABELS ${area} TIMEOUT 300)
-  if(T_SERIAL)
-    list(APPEND props RUN_SERIAL TRUE)
-  endif()
-  gtest_discover_tests(${target} TEST_PREFIX "${area}/" DISCOVERY_MODE PRE_TEST PROPERTIES ${props})
 endfunction()
 
 # Called once from the root CMakeLists.txt after every test folder was added.
@@ -68,6 +108,8 @@ function(tagflow_finalize_torch_tests)
   target_link_libraries(tagflow_torch_tests PRIVATE ${libs} tagflow_kinds_torch GTest::gtest GTest::gtest_main Threads::Threads
     tagflow_tsan_suppressions)
   _tagflow_test_common(tagflow_torch_tests)
+  # No shared precompiled header here: LibTorch defines _GLIBCXX_USE_CXX11_ABI, which the header
+  # was not built with.
   if(deps)
     list(REMOVE_DUPLICATES deps)
     add_dependencies(tagflow_torch_tests ${deps})

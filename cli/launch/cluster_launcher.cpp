@@ -228,7 +228,8 @@ void report_death(const ChildExit& exit, const LaunchPlan& plan,
   if (!exit.signaled && exit.exit_code == kNodeExitFederation) return;
   for (const cluster::ProcessPlan& process : plan.processes) {
     if (process.name != exit.name) continue;
-    const std::string host = plan.hosts.size() == 1 ? " on host " + plan.hosts.front() : "";
+    std::string host = plan.hosts.size() == 1 ? " on host " + plan.hosts.front() : "";
+    if (!plan.node_name.empty()) host += " (node " + plan.node_name + ")";
     for (const std::string& replica : process.replicas) {
       link->report_failure(replica, "its process " + process.name + host + " " + exit.describe(),
                            kReportLinger);
@@ -485,7 +486,8 @@ void ClusterLaunch::plan() {
   try {
     config_ = cluster::load_cluster_config(options_.file);
     hosts::check_replica_params(config_);  // every node's params, before any process starts
-    plan_ = make_launch_plan(config_, options_.file, options_.mode, options_.host);
+    plan_ = make_launch_plan(config_, options_.file, options_.mode, options_.host, options_.node,
+                             options_.node_name);
   } catch (const cluster::ConfigError& e) {
     end_launch(e.what(), kExitBadFile);
   } catch (const LaunchError& e) {
@@ -516,6 +518,11 @@ void ClusterLaunch::open_log_dir() {
 }
 
 void ClusterLaunch::mint_keys() {
+  if (!options_.run_keys.empty()) {  // minted once for every launcher of the run (a Slurm job)
+    plan_.run_keys = std::filesystem::absolute(options_.run_keys).lexically_normal().string();
+    cluster::use_run_keys(config_, plan_.run_keys);
+    return;
+  }
   if (!wants_run_keys(config_, plan_)) return;
   try {
     plan_.run_keys = mint_run_keys(config_, log_dir_);
@@ -530,7 +537,9 @@ void ClusterLaunch::announce() const {
             << cluster::to_string(plan_.mode) << ", placement process\n"
             << "tagflow up: " << describe(plan_) << "\n"
             << "tagflow up: logs in " << log_dir_ << "/\n";
-  if (!plan_.run_keys.empty()) {
+  if (!options_.run_keys.empty()) {
+    std::cerr << "tagflow up: closed cluster: this job's keys in " << plan_.run_keys << "/\n";
+  } else if (!plan_.run_keys.empty()) {
     std::cerr << "tagflow up: closed cluster: "
               << (plan_.mode == cluster::Mode::reactor ? "CURVE keys" : "TLS certificates")
               << " minted for this run in " << plan_.run_keys << "/\n";

@@ -72,6 +72,9 @@ struct LaunchOptions {
   std::string tagflow;                // the tagflow executable the children run
   bool stop_with_stdin = false;       // stop like on SIGTERM when stdin closes (started over ssh)
   std::string resume_run;             // --resume RUN_DIR: continue that run from its checkpoint
+  int node = -1;                      // a Slurm host's node: only its processes (launch_plan.hpp)
+  std::string node_name;              // that node's name
+  std::string run_keys;               // keys minted for the whole run elsewhere (a Slurm job)
 };
 
 /// Runs the cluster as described above and returns the exit code.

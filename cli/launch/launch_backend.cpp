@@ -1,5 +1,6 @@
 #include "cli/launch/launch_backend.hpp"
 
+#include <cstdlib>
 #include <stdexcept>
 
 #include "cli/launch/remote_hosts.hpp"
@@ -23,9 +24,24 @@ std::vector<ChildSpec> SshHosts::children(const LaunchPlan& plan,
   return remote_child_specs(plan, ssh_, log_dir);
 }
 
+void SlurmNode::prepare() {
+  if (std::getenv("SLURM_JOB_ID") == nullptr) {
+    throw std::runtime_error("a Slurm node's launcher runs inside a Slurm job (no SLURM_JOB_ID)");
+  }
+}
+
+std::vector<ChildSpec> SlurmNode::children(const LaunchPlan& plan,
+                                           const std::string& log_dir) const {
+  return local_child_specs(plan, tagflow_, log_dir);  // plan.processes: this node's only
+}
+
 std::vector<std::unique_ptr<LaunchBackend>> launch_backends(const LaunchPlan& plan,
                                                             const std::string& tagflow) {
   std::vector<std::unique_ptr<LaunchBackend>> backends;
+  if (plan.node >= 0) {
+    backends.push_back(std::make_unique<SlurmNode>(tagflow));
+    return backends;
+  }
   backends.push_back(std::make_unique<LocalChildren>(tagflow));
   if (!plan.remote_hosts.empty()) backends.push_back(std::make_unique<SshHosts>());
   return backends;

@@ -7,8 +7,13 @@
 // - SshHosts: one ssh client per remote host, which starts that host's half with its own
 //   launcher and ends it when the connection closes (remote_hosts.hpp).
 //
-// Another way (a batch scheduler's or a cluster manager's client) is another implementation: a
-// child that runs the far processes and ends when they end.
+// - SlurmNode: inside a Slurm allocation, the processes dealt to this launcher's node (one
+//   launcher per node, started by the job's srun step; cli/launch/slurm_allocation.hpp). The
+//   other nodes' launchers start theirs; deaths reach the coordinator, which ends the run on
+//   every node.
+//
+// Another way (a cluster manager's client) is another implementation: a child that runs the far
+// processes and ends when they end.
 //
 // Not thread-safe; the launcher's main thread uses them.
 #pragma once
@@ -57,8 +62,21 @@ class SshHosts final : public LaunchBackend {
   std::string ssh_ = "ssh";
 };
 
-/// The ways `plan` needs: local children (none when nothing runs here), and ssh when this machine
-/// starts remote hosts.
+/// One node of a Slurm allocation: its processes, run with the tagflow executable `tagflow`.
+class SlurmNode final : public LaunchBackend {
+ public:
+  explicit SlurmNode(std::string tagflow) : tagflow_(std::move(tagflow)) {}
+  /// Refuses to run outside a Slurm job step (no SLURM_JOB_ID).
+  void prepare() override;
+  [[nodiscard]] std::vector<ChildSpec> children(const LaunchPlan& plan,
+                                                const std::string& log_dir) const override;
+
+ private:
+  std::string tagflow_;
+};
+
+/// The ways `plan` needs: this Slurm node's processes (plan.node >= 0), or local children (none
+/// when nothing runs here), and ssh when this machine starts remote hosts.
 std::vector<std::unique_ptr<LaunchBackend>> launch_backends(const LaunchPlan& plan,
                                                             const std::string& tagflow);
 

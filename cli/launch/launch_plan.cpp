@@ -74,7 +74,8 @@ bool contains(const std::vector<std::string>& list, const std::string& value) {
 }  // namespace
 
 LaunchPlan make_launch_plan(const cluster::ClusterConfig& config, const std::string& cluster_file,
-                            std::optional<cluster::Mode> mode, const std::string& host) {
+                            std::optional<cluster::Mode> mode, const std::string& host, int node,
+                            const std::string& node_name) {
   LaunchPlan plan;
   plan.cluster_file = std::filesystem::absolute(cluster_file).lexically_normal().string();
   plan.mode = mode.value_or(config.mode);
@@ -88,12 +89,16 @@ LaunchPlan make_launch_plan(const cluster::ClusterConfig& config, const std::str
                     [](const auto& h) { return is_loopback(h.second.address); });
     if (!loopback_only) plan.remote_hosts = remote;
   }
-  plan.coordinator =
-      plan.mode == cluster::Mode::reactor && contains(plan.hosts, config.coordinator.host);
+  plan.node = node;
+  plan.node_name = node_name;
+  plan.coordinator = plan.mode == cluster::Mode::reactor &&
+                     contains(plan.hosts, config.coordinator.host) && node <= 0;
   const std::vector<cluster::ProcessPlan> all = cluster::plan_processes(config);
   plan.cluster_processes = all.size();
   for (const cluster::ProcessPlan& process : all) {
-    if (contains(plan.hosts, process.host)) plan.processes.push_back(process);
+    if (contains(plan.hosts, process.host) && (node < 0 || process.node == node)) {
+      plan.processes.push_back(process);
+    }
   }
   return plan;
 }
@@ -233,6 +238,7 @@ std::string describe(const LaunchPlan& plan) {
       text += (i == 0 ? "" : ", ") + plan.hosts[i];
     }
   }
+  if (!plan.node_name.empty()) text += " (node " + plan.node_name + ")";
   text += ":";
   bool first = true;
   auto add = [&](const std::string& name) {

@@ -61,15 +61,21 @@ struct LaunchPlan {
   std::int64_t resume_time_ns = 0;
   /// The attempt (0 = the first); restarts log to DIR/P.restartN.log.
   int attempt = 0;
+  /// Inside a Slurm allocation: the node of the played host this launcher runs on (its index
+  /// among the host's nodes, ProcessPlan::node, and its name); -1 and "" elsewhere.
+  int node = -1;
+  std::string node_name;
 
   /// True when every process of the cluster runs on this launcher's machine.
   bool whole_cluster() const { return processes.size() == cluster_processes; }
 };
 
 /// The plan for `host` ("" = choose as described above). Throws LaunchError for an unknown host
-/// or a multi-host file without --host.
+/// or a multi-host file without --host. With `node` >= 0 (a Slurm host's node, named
+/// `node_name`) only that node's processes, and the coordinator on node 0.
 LaunchPlan make_launch_plan(const cluster::ClusterConfig& config, const std::string& cluster_file,
-                            std::optional<cluster::Mode> mode, const std::string& host);
+                            std::optional<cluster::Mode> mode, const std::string& host,
+                            int node = -1, const std::string& node_name = "");
 
 /// The child processes of `plan`: local_child_specs(), then remote_child_specs().
 std::vector<ChildSpec> child_specs(const LaunchPlan& plan, const std::string& tagflow,

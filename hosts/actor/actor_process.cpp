@@ -64,7 +64,8 @@ ReplicaAddress address_of(const cluster::ClusterConfig& config, const std::strin
   if (group == nullptr) throw std::invalid_argument("no replica '" + replica + "'");
   const auto host = config.hosts.find(group->host);
   if (host == config.hosts.end()) throw std::invalid_argument("no host '" + group->host + "'");
-  return {host->second.address, static_cast<std::uint16_t>(group->data_port + index)};
+  return {cluster::replica_address(config, replica),
+          static_cast<std::uint16_t>(group->data_port + index)};
 }
 
 // The wiring steps a joining sampler takes over: those of replica K mod replicas of its group.

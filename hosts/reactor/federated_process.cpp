@@ -16,6 +16,7 @@
 #include "hosts/replica_metrics.hpp"
 #include "nodes/cluster/federation_plan.hpp"
 #include "nodes/cluster/link_plan.hpp"
+#include "nodes/cluster/process_plan.hpp"
 
 namespace tagflow::hosts {
 namespace {
@@ -107,7 +108,7 @@ coordinator::ReactorFederateOptions federate_options_of(const ClusterConfig& con
                                                         ReplicaMetrics& metrics) {
   coordinator::ReactorFederateOptions federate_options;
   federate_options.bind_endpoint =
-      "tcp://" + config.hosts.at(setup.config.group->host).address + ":" +
+      "tcp://" + cluster::replica_address(config, setup.config.name) + ":" +
       std::to_string(setup.config.group->data_port + setup.config.index);
   federate_options.metrics = &metrics.process();
   // A learner's reactions (training steps) run for milliseconds, longer on a loaded machine: its

@@ -2,8 +2,10 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "common/numerics.hpp"
@@ -45,6 +47,52 @@ std::chrono::milliseconds to_ms(std::chrono::nanoseconds d) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(d);
 }
 
+/// Slurm's own spelling of a few values: one line, no blanks (they go on #SBATCH lines).
+void check_slurm_word(const YamlReader& slurm, const char* key) {
+  if (!slurm.has(key)) return;
+  const std::string value = slurm.string(key);
+  if (value.empty() || value.find_first_of(" \t\n\r'\"#\\$`") != std::string::npos) {
+    slurm.fail(key, "must be one word without blanks, quotes, '#', '$' or '\\'");
+  }
+}
+
+SlurmRequest parse_slurm(const YamlReader& host) {
+  const YamlReader slurm = host.map("slurm");
+  slurm.only_keys(
+      {"partition", "nodes", "gres", "cpus_per_task", "mem", "time", "account", "constraint"});
+  SlurmRequest request;
+  for (const char* key : {"partition", "gres", "mem", "time", "account", "constraint"}) {
+    check_slurm_word(slurm, key);
+  }
+  request.partition = slurm.string_or("partition", "");
+  request.nodes = static_cast<int>(slurm.integer_or("nodes", 1, 1, 4096));
+  request.gres = slurm.string_or("gres", "");
+  request.cpus_per_task = static_cast<int>(slurm.integer_or("cpus_per_task", 0, 1, 4096));
+  request.mem = slurm.string_or("mem", "");
+  request.time = slurm.string_or("time", "");
+  request.account = slurm.string_or("account", "");
+  request.constraint = slurm.string_or("constraint", "");
+  request.line = host.line_of("slurm");
+  return request;
+}
+
+/// "HOST=ADDR,ADDR;HOST=ADDR" (kSlurmAddressesVariable) into host -> addresses.
+std::map<std::string, std::vector<std::string>> slurm_addresses() {
+  std::map<std::string, std::vector<std::string>> out;
+  const char* value = std::getenv(kSlurmAddressesVariable);
+  std::stringstream hosts(value == nullptr ? "" : value);
+  std::string entry;
+  while (std::getline(hosts, entry, ';')) {
+    const auto equals = entry.find('=');
+    if (equals == std::string::npos) continue;
+    std::stringstream addresses(entry.substr(equals + 1));
+    std::string address;
+    auto& list = out[entry.substr(0, equals)];
+    while (std::getline(addresses, address, ',')) list.push_back(address);
+  }
+  return out;
+}
+
 void parse_hosts(const YamlReader& top, ClusterConfig& config) {
   if (!top.has("hosts")) {
     HostConfig local;
@@ -54,13 +102,33 @@ void parse_hosts(const YamlReader& top, ClusterConfig& config) {
     return;
   }
   const YamlReader hosts = top.map("hosts");
+  const auto allocated = slurm_addresses();
   for (const auto& entry : hosts.node()) {
     const std::string name = entry.first.Scalar();
     const YamlReader host = hosts.map(name);
-    host.only_keys({"address", "ssh", "tagflow", "workdir"});
+    host.only_keys({"address", "ssh", "tagflow", "workdir", "slurm"});
     HostConfig parsed;
     parsed.name = name;
-    parsed.address = host.string("address");
+    if (host.has("slurm")) {
+      for (const char* key : {"address", "ssh", "workdir"}) {
+        if (host.has(key)) {
+          host.fail(key, "a Slurm host has none: its nodes are found inside the allocation");
+        }
+      }
+      parsed.slurm = parse_slurm(host);
+      const auto nodes = allocated.find(name);
+      if (nodes != allocated.end()) {
+        if (static_cast<int>(nodes->second.size()) != parsed.slurm->nodes) {
+          host.fail("slurm", "the allocation has " + std::to_string(nodes->second.size()) +
+                                 " node(s) for it, the file asks for " +
+                                 std::to_string(parsed.slurm->nodes));
+        }
+        parsed.node_addresses = nodes->second;
+        parsed.address = parsed.node_addresses.front();
+      }
+    } else {
+      parsed.address = host.string("address");
+    }
     parsed.ssh = host.string_or("ssh", "");
     parsed.tagflow = host.string_or("tagflow", "tagflow");
     parsed.workdir = host.string_or("workdir", "");

@@ -48,9 +48,33 @@ const char* to_string(Mode mode);
 /// A node kind's descriptor (nodes/kind/node_kind.hpp); the registry lists them.
 using NodeKind = nodes::NodeKind;
 
+/// `hosts.NAME.slurm`: the host is one component of a Slurm heterogeneous job (docs/slurm.md).
+/// Empty strings and 0 leave the choice to Slurm's defaults.
+struct SlurmRequest {
+  std::string partition;
+  int nodes = 1;          // its processes are dealt over them (ProcessPlan::node)
+  std::string gres;       // e.g. "gpu:1", per node
+  int cpus_per_task = 0;  // one task (tagflow launcher) per node
+  std::string mem;        // per node, e.g. "16G"
+  std::string time;       // e.g. "01:00:00"
+  std::string account;
+  std::string constraint;
+  int line = 0;  // of hosts.NAME.slurm, for errors
+};
+
+/// The environment variable through which the Slurm launcher (`tagflow slurm-node`) gives every
+/// process the run-time addresses of the Slurm hosts' nodes: "HOST=ADDR,ADDR;HOST=ADDR", node
+/// order as in the allocation. load_cluster_config() reads it for hosts with `slurm`.
+inline constexpr const char* kSlurmAddressesVariable = "TAGFLOW_SLURM_ADDRESSES";
+
 struct HostConfig {
   std::string name;
-  std::string address;  // where other hosts reach it, e.g. 127.0.0.1
+  std::string address;  // where other hosts reach it, e.g. 127.0.0.1 (a Slurm host: its 1st node)
+  /// A Slurm resource instead of a fixed address (then `address` is empty until the run).
+  std::optional<SlurmRequest> slurm;
+  /// A Slurm host inside the allocation: the address of each of its nodes
+  /// (kSlurmAddressesVariable).
+  std::vector<std::string> node_addresses;
   /// How the head host's `tagflow up FILE` starts this host's half (cli/launch/remote_hosts.hpp):
   /// an ssh destination (`user@machine`, an alias of the user's ssh config, `ssh://u@m:port`);
   /// empty: not started over ssh.

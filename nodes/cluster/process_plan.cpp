@@ -19,7 +19,28 @@ std::vector<ProcessPlan> plan_processes(const ClusterConfig& config) {
       plan.needs_torch = plan.needs_torch || torch;
     }
   }
+  std::map<std::string, int> dealt;  // host -> processes dealt so far
+  for (ProcessPlan& plan : plans) {
+    const auto& slurm = config.hosts.at(plan.host).slurm;
+    plan.node = dealt[plan.host]++ % (slurm ? slurm->nodes : 1);
+  }
   return plans;
+}
+
+std::string process_address(const ClusterConfig& config, const ProcessPlan& process) {
+  const HostConfig& host = config.hosts.at(process.host);
+  const auto node = static_cast<std::size_t>(process.node);
+  return node < host.node_addresses.size() ? host.node_addresses[node] : host.address;
+}
+
+std::string replica_address(const ClusterConfig& config, const std::string& replica) {
+  for (const ProcessPlan& process : plan_processes(config)) {
+    for (const std::string& name : process.replicas) {
+      if (name == replica) return process_address(config, process);
+    }
+  }
+  const NodeConfig* group = find_replica(config, replica).first;
+  return group == nullptr ? std::string() : config.hosts.at(group->host).address;
 }
 
 const ProcessPlan* find_process(const std::vector<ProcessPlan>& plans, const std::string& name) {

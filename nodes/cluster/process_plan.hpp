@@ -4,6 +4,11 @@
 // that value; a group without the key gives each of its replicas its own process, named by the
 // replica name (sampler-0, replay, ...). The grouping is a placement choice only: in reactor mode
 // every replica stays one federate, so it changes neither tags nor the digest.
+//
+// A Slurm host with `nodes: N` (SlurmRequest) deals its processes over its nodes in file order:
+// its k-th process runs on node k mod N (the coordinator on node 0). Ports do not change: replica
+// i of a group still listens on data_port + i, so every endpoint of a host stays distinct on
+// whichever of its nodes it lands.
 // Plain values; plan_processes() never throws for a config that loaded (load_cluster_config
 // already checked hosts and names).
 #pragma once
@@ -20,10 +25,19 @@ struct ProcessPlan {
   std::string host;                   // a key of ClusterConfig::hosts
   std::vector<std::string> replicas;  // replica names, in file order
   bool needs_torch = false;           // hosts a learner or an inference replica
+  int node = 0;                       // index among its host's Slurm nodes (0 otherwise)
 };
 
 /// Every process of the cluster, in file order of their first replica.
 std::vector<ProcessPlan> plan_processes(const ClusterConfig& config);
+
+/// The address `process` binds: its node's (HostConfig::node_addresses) on a Slurm host inside
+/// the allocation, its host's otherwise.
+std::string process_address(const ClusterConfig& config, const ProcessPlan& process);
+
+/// The address of the process that hosts `replica` (process_address()); its host's when the
+/// replica is unknown.
+std::string replica_address(const ClusterConfig& config, const std::string& replica);
 
 /// The process called `name`, or nullptr.
 const ProcessPlan* find_process(const std::vector<ProcessPlan>& plans, const std::string& name);

@@ -1,5 +1,7 @@
 #include "nodes/cluster/scrape_targets.hpp"
 
+#include "nodes/cluster/process_plan.hpp"
+
 namespace tagflow::cluster {
 namespace {
 
@@ -27,8 +29,10 @@ std::vector<ScrapeTarget> scrape_targets(const cluster::ClusterConfig& config) {
   for (const cluster::NodeConfig& node : config.nodes) {
     if (node.metrics_port == 0) continue;
     for (int i = 0; i < node.replicas; ++i) {
-      targets.push_back({replica_name(node, i), node.name, node.kind->name,
-                         host_address(config, node.host),
+      const std::string replica = replica_name(node, i);
+      const std::string at = replica_address(config, replica);
+      targets.push_back({replica, node.name, node.kind->name,
+                         at.empty() ? host_address(config, node.host) : at,
                          static_cast<std::uint16_t>(node.metrics_port + i)});
     }
   }

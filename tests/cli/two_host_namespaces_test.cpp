@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/launched_processes.hpp"
+#include "tests/support/namespace_pair.hpp"
 #include "tests/support/run_command.hpp"
 
 namespace tagflow::cli {
@@ -49,66 +50,8 @@ void replace(std::string& text, const std::string& from, const std::string& to) 
   text.replace(at, from.size(), to);
 }
 
-/// Runs a shell command; its output (stdout and stderr) and exit code.
-testing::CommandResult sh(const std::string& command) {
-  return testing::run_command(command + " 2>&1");
-}
-
-/// Two network namespaces joined by a veth pair; removed (processes inside killed) on destruction.
-class NamespacePair {
- public:
-  NamespacePair() {
-    const int id = static_cast<int>(::getpid() % 100000);
-    stem_ = "tfmh" + std::to_string(id);
-    const std::string net =
-        "10." + std::to_string(100 + id % 100) + "." + std::to_string(id / 100 % 250) + ".";
-    address_a = net + "1";
-    address_b = net + "2";
-    ns_a = stem_ + "a";
-    ns_b = stem_ + "b";
-  }
-  ~NamespacePair() { remove(); }
-  NamespacePair(const NamespacePair&) = delete;
-  NamespacePair& operator=(const NamespacePair&) = delete;
-
-  /// Creates both; returns "" or why it could not.
-  std::string create() {
-    if (::geteuid() != 0) return "network namespaces need root";
-    if (sh("command -v ip").exit_code != 0) return "no `ip` command (iproute2)";
-    remove();  // left over from a killed run with the same pid
-    const testing::CommandResult added = sh("ip netns add " + ns_a);
-    if (added.exit_code != 0) return "`ip netns add` failed: " + added.output;
-    created_ = true;
-    const std::string va = stem_ + "va";
-    const std::string vb = stem_ + "vb";
-    for (const std::string& command :
-         {"ip netns add " + ns_b, "ip link add " + va + " type veth peer name " + vb,
-          "ip link set " + va + " netns " + ns_a, "ip link set " + vb + " netns " + ns_b,
-          "ip -n " + ns_a + " addr add " + address_a + "/24 dev " + va,
-          "ip -n " + ns_b + " addr add " + address_b + "/24 dev " + vb,
-          "ip -n " + ns_a + " link set " + va + " up", "ip -n " + ns_b + " link set " + vb + " up",
-          "ip -n " + ns_a + " link set lo up", "ip -n " + ns_b + " link set lo up"}) {
-      const testing::CommandResult result = sh(command);
-      if (result.exit_code != 0) return "`" + command + "` failed: " + result.output;
-    }
-    return "";
-  }
-
-  std::string ns_a, ns_b, address_a, address_b;
-
- private:
-  void remove() {
-    for (const std::string& ns : {ns_a, ns_b}) {
-      (void)sh("for p in $(ip netns pids " + ns +
-               " 2>/dev/null); do kill -9 $p; done; ip netns del " + ns + " 2>/dev/null");
-    }
-    (void)sh("ip link del " + stem_ + "va 2>/dev/null");
-    created_ = false;
-  }
-
-  std::string stem_;
-  bool created_ = false;
-};
+using testing::NamespacePair;
+using testing::sh;
 
 struct Launched {
   pid_t pid = -1;

@@ -3,6 +3,8 @@
 // process ends (no hang, no orphan).
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -34,6 +36,34 @@ std::string free_endpoint() {
   return probe.get(zmq::sockopt::last_endpoint);
 }
 
+/// `tagflow coordinator` of DIR/cluster.yaml, written here with a free endpoint, once it listens.
+/// A port found free can be taken by another test's socket before the coordinator binds it: a
+/// coordinator that could not bind is started again on another port (at most 5 times).
+std::unique_ptr<ChildProcess> listening_coordinator(const fs::path& dir,
+                                                    const std::string& heartbeat_timeout) {
+  const fs::path config = dir / "cluster.yaml";
+  const fs::path log = dir / "coordinator.log";
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    std::ofstream(config) << testing::pipeline_config(free_endpoint(), heartbeat_timeout);
+    auto coordinator = std::make_unique<ChildProcess>(
+        std::vector<std::string>{TAGFLOW_BIN_DIR "/tagflow", "coordinator", "--config",
+                                 config.string()},
+        log.string());
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (read_file(log).find("listening on") == std::string::npos &&
+           std::chrono::steady_clock::now() < deadline) {
+      const std::optional<int> status = coordinator->wait(std::chrono::milliseconds(10));
+      if (!status) continue;
+      if (*status == 2 && read_file(log).find("cannot bind") != std::string::npos) break;
+      ADD_FAILURE() << "the coordinator ended with status " << *status << ": " << read_file(log);
+      return coordinator;
+    }
+    if (read_file(log).find("listening on") != std::string::npos) return coordinator;
+  }
+  ADD_FAILURE() << "no coordinator could bind a port: " << read_file(log);
+  return nullptr;
+}
+
 bool wait_for_text(const fs::path& file, const std::string& text, std::chrono::seconds limit) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
   while (read_file(file).find(text) == std::string::npos) {
@@ -56,10 +86,8 @@ TEST(FederationFailure, KilledFederateIsReportedByNameAndEveryProcessEnds) {
 #else
   const char* heartbeat_timeout = "500ms";
 #endif
-  std::ofstream(config) << testing::pipeline_config(free_endpoint(), heartbeat_timeout);
-
-  ChildProcess coordinator({TAGFLOW_BIN_DIR "/tagflow", "coordinator", "--config", config.string()},
-                           (dir / "coordinator.log").string());
+  const std::unique_ptr<ChildProcess> coordinator = listening_coordinator(dir, heartbeat_timeout);
+  ASSERT_NE(coordinator, nullptr);
   std::vector<std::unique_ptr<ChildProcess>> federates;
   const std::vector<std::string> ids = {"source", "left", "right", "sink"};
   for (const std::string& id : ids) {
@@ -76,7 +104,7 @@ TEST(FederationFailure, KilledFederateIsReportedByNameAndEveryProcessEnds) {
       << read_file(dir / "coordinator.log");
   federates[1]->kill();
 
-  const std::optional<int> coordinator_status = coordinator.wait(std::chrono::seconds(20));
+  const std::optional<int> coordinator_status = coordinator->wait(std::chrono::seconds(20));
   ASSERT_TRUE(coordinator_status.has_value()) << "the coordinator hangs after a failure";
   EXPECT_EQ(*coordinator_status, 1);
   const std::string log = read_file(dir / "coordinator.log");
@@ -102,9 +130,8 @@ TEST(FederationFailure, ADroppedMessageTheGrantsCountEndsTheRunNamingSenderPortA
   fs::create_directories(dir);
   const fs::path config = dir / "cluster.yaml";
   // A long heartbeat timeout: the run must end by the sink's report, not by silence.
-  std::ofstream(config) << testing::pipeline_config(free_endpoint(), "60s");
-  ChildProcess coordinator({TAGFLOW_BIN_DIR "/tagflow", "coordinator", "--config", config.string()},
-                           (dir / "coordinator.log").string());
+  const std::unique_ptr<ChildProcess> coordinator = listening_coordinator(dir, "60s");
+  ASSERT_NE(coordinator, nullptr);
   std::vector<std::unique_ptr<ChildProcess>> federates;
   const std::vector<std::string> ids = {"source", "left", "right", "sink"};
   for (const std::string& id : ids) {
@@ -120,7 +147,7 @@ TEST(FederationFailure, ADroppedMessageTheGrantsCountEndsTheRunNamingSenderPortA
     federates.push_back(std::make_unique<ChildProcess>(args, (dir / (id + ".log")).string()));
   }
   // Guards against a hang, far below the 60 s heartbeat timeout.
-  const std::optional<int> coordinator_status = coordinator.wait(std::chrono::seconds(30));
+  const std::optional<int> coordinator_status = coordinator->wait(std::chrono::seconds(30));
   ASSERT_TRUE(coordinator_status.has_value()) << "the run hangs on the dropped message";
   EXPECT_EQ(*coordinator_status, 1);
   const std::string log = read_file(dir / "coordinator.log");

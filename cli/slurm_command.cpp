@@ -1,0 +1,198 @@
+// `tagflow slurm FILE [--out PATH] [--summary PATH] [--submit]`: the batch script that runs a
+// cluster file whose hosts are Slurm resources as one heterogeneous job
+// (cli/launch/slurm_script.hpp), checked against the file and Slurm's partitions before anything
+// is submitted; `--submit` hands it to sbatch and prints the job id.
+// `tagflow slurm-node FILE --run-dir DIR [--summary PATH] [--mint-keys]`: what that script runs,
+// once with --mint-keys (the job's keys in DIR/keys), then on every node of the job's step: the
+// node's launcher (cli/launch/slurm_allocation.hpp), `tagflow up` of that node's processes with
+// the SlurmNode backend (cli/launch/launch_backend.hpp), logging to DIR/NODE/.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/launch/cluster_launcher.hpp"
+#include "cli/launch/launch_plan.hpp"
+#include "cli/launch/remote_hosts.hpp"
+#include "cli/launch/slurm_allocation.hpp"
+#include "cli/launch/slurm_script.hpp"
+#include "hosts/replica_params_check.hpp"
+#include "transport/curve_keys.hpp"
+
+namespace tagflow::cli {
+namespace {
+
+constexpr int kExitFailed = 1;
+constexpr int kExitBadFile = 2;
+
+struct SlurmArguments {
+  std::string file;
+  std::string out;
+  std::string summary;
+  bool submit = false;
+};
+
+struct SlurmNodeArguments {
+  std::string file;
+  std::string run_dir;
+  std::string summary;
+  bool mint_keys = false;
+};
+
+std::string absolute(const std::string& path) {
+  return path.empty() ? path : std::filesystem::absolute(path).lexically_normal().string();
+}
+
+std::string own_executable() {
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  return error ? std::string("tagflow") : self.string();
+}
+
+[[noreturn]] void fail(const std::string& command, const std::string& message, int code) {
+  std::cerr << "tagflow " << command << ": " << message << "\n";
+  throw CLI::RuntimeError(code);
+}
+
+/// The file, loaded and checked as `tagflow up` checks it, and its Slurm components.
+std::vector<SlurmComponent> load_components(const std::string& command, const std::string& file,
+                                            cluster::ClusterConfig& config) {
+  try {
+    config = cluster::load_cluster_config(file);
+    hosts::check_replica_params(config);
+    return slurm_components(config);
+  } catch (const cluster::ConfigError& e) {
+    fail(command, e.what(), kExitBadFile);
+  }
+}
+
+/// What Slurm can give, when its client reaches a controller; a request it cannot meet is
+/// refused with the file's line and key.
+void check_against_slurm(const cluster::ClusterConfig& config,
+                         const std::vector<SlurmComponent>& components) {
+  const std::string sinfo = find_on_path("sinfo");
+  if (sinfo.empty()) {
+    std::cerr << "tagflow slurm: no sinfo on PATH: partitions and node counts not checked\n";
+    return;
+  }
+  const SlurmToolResult listed = run_slurm_tool(shell_quote(sinfo) + " -h -o '%P %D'");
+  if (listed.exit_code != 0) {
+    std::cerr << "tagflow slurm: sinfo failed, partitions and node counts not checked: "
+              << listed.output;
+    return;
+  }
+  try {
+    check_slurm_partitions(config, components, parse_sinfo_partitions(listed.output));
+  } catch (const cluster::ConfigError& e) {
+    fail("slurm", e.what(), kExitBadFile);
+  }
+}
+
+void run_slurm(const SlurmArguments& arguments) {
+  cluster::ClusterConfig config;
+  const auto components = load_components("slurm", arguments.file, config);
+  check_against_slurm(config, components);
+  const std::string script =
+      slurm_batch_script(config, components,
+                         {absolute(arguments.file), own_executable(), absolute(arguments.summary)});
+  std::string out = arguments.out;
+  if (out.empty() && arguments.submit) out = "tagflow-" + config.name + ".sbatch";
+  if (out.empty()) {
+    std::cout << script;
+    return;
+  }
+  std::ofstream(out) << script;
+  if (!std::ofstream(out, std::ios::app)) fail("slurm", "cannot write " + out, kExitFailed);
+  std::cerr << "tagflow slurm: wrote " << out << "\n";
+  if (!arguments.submit) return;
+  const std::string sbatch = find_on_path("sbatch");
+  if (sbatch.empty()) fail("slurm", "--submit needs sbatch on PATH", kExitFailed);
+  const SlurmToolResult submitted =
+      run_slurm_tool(shell_quote(sbatch) + " --parsable " + shell_quote(out));
+  if (submitted.exit_code != 0) fail("slurm", "sbatch failed: " + submitted.output, kExitFailed);
+  const std::string id = submitted.output.substr(0, submitted.output.find_first_of(";\n"));
+  std::cout << id << "\n";
+  std::cerr << "tagflow slurm: submitted job " << id << " (squeue -j " << id << ")\n";
+}
+
+void run_slurm_node(const SlurmNodeArguments& arguments) {
+  cluster::ClusterConfig config;
+  const auto components = load_components("slurm-node", arguments.file, config);
+  if (arguments.mint_keys) {
+    try {
+      const std::string keys = mint_run_keys(config, arguments.run_dir);
+      std::cerr << "tagflow slurm-node: this job's keys in " << keys << "/\n";
+    } catch (const transport::CurveKeyError& e) {
+      fail("slurm-node", std::string("cannot mint this job's keys: ") + e.what(), kExitFailed);
+    }
+    return;
+  }
+  LaunchOptions launch;
+  try {
+    const SlurmPlace place =
+        slurm_place([](const char* name) { return std::getenv(name); }, scontrol_hostnames);
+    std::vector<std::string> hosts;
+    for (const SlurmComponent& component : components) hosts.push_back(component.host);
+    if (place.nodes.size() != components.size()) {
+      fail("slurm-node",
+           "the job has " + std::to_string(place.nodes.size()) + " component(s), " +
+               arguments.file + " has " + std::to_string(components.size()) + " Slurm host(s)",
+           kExitBadFile);
+    }
+    const std::string value = addresses_value(hosts, place, resolve_node_address);
+    ::setenv(cluster::kSlurmAddressesVariable, value.c_str(), 1);
+    // Every launcher writes the same line: what `tagflow monitoring prometheus-config` needs
+    // outside the allocation (docs/slurm.md).
+    std::ofstream(std::filesystem::path(arguments.run_dir) / "addresses") << value << "\n";
+    launch.host = hosts[static_cast<std::size_t>(place.component)];
+    launch.node = place.node;
+    launch.node_name = place.node_name;
+  } catch (const std::runtime_error& e) {
+    fail("slurm-node", e.what(), kExitFailed);
+  }
+  launch.file = arguments.file;
+  launch.log_dir = (std::filesystem::path(arguments.run_dir) / launch.node_name).string();
+  launch.run_keys = (std::filesystem::path(arguments.run_dir) / "keys").string();
+  launch.summary_path = arguments.summary;
+  launch.quiet = true;
+  launch.tagflow = own_executable();
+  const int code = launch_cluster(launch);
+  if (code != 0) throw CLI::RuntimeError(code);
+}
+
+}  // namespace
+
+void add_slurm_command(CLI::App& app) {
+  auto arguments = std::make_shared<SlurmArguments>();
+  auto* command = app.add_subcommand(
+      "slurm",
+      "Write the Slurm batch script that runs a cluster file whose hosts are Slurm resources as "
+      "one heterogeneous job (docs/slurm.md); --submit hands it to sbatch");
+  command->add_option("file", arguments->file, "Cluster file (configs/README.md)")->required();
+  command->add_option("--out", arguments->out,
+                      "Write the script here (default: stdout; with --submit "
+                      "tagflow-CLUSTER.sbatch)");
+  command->add_option("--summary", arguments->summary,
+                      "Where the coordinator's launcher also writes the run summary JSON");
+  command->add_flag("--submit", arguments->submit,
+                    "Submit the script with sbatch; print the job id");
+  command->callback([arguments] { run_slurm(*arguments); });
+
+  auto node_arguments = std::make_shared<SlurmNodeArguments>();
+  auto* node = app.add_subcommand(
+      "slurm-node",
+      "Inside the job `tagflow slurm` wrote: this node's launcher (one per node, run by srun)");
+  node->add_option("file", node_arguments->file, "Cluster file")->required();
+  node->add_option("--run-dir", node_arguments->run_dir, "The job's run directory")->required();
+  node->add_option("--summary", node_arguments->summary, "Also write the run summary JSON here");
+  node->add_flag("--mint-keys", node_arguments->mint_keys,
+                 "Only mint the job's keys in RUN_DIR/keys");
+  node->callback([node_arguments] { run_slurm_node(*node_arguments); });
+}
+
+}  // namespace tagflow::cli

@@ -1,0 +1,123 @@
+// Tests of cli/launch/slurm_script.hpp: the batch script of a file whose hosts are Slurm
+// resources, and the requests refused with the file's line and key before anything is submitted.
+#include "cli/launch/slurm_script.hpp"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+namespace tagflow::cli {
+namespace {
+
+std::string slurm_file(const std::string& act) {
+  return "cluster: slurm-test\n"
+         "hosts:\n"
+         "  learn: {slurm: {partition: gpu, nodes: 1, gres: \"gpu:1\", cpus_per_task: 8}}\n"
+         "  act: " +
+         act +
+         "\n"
+         "coordinator: {host: learn, port: 7600}\n"
+         "nodes:\n"
+         "  sampler: {kind: sampler, replicas: 3, host: act, data_port: 7610}\n"
+         "  replay: {kind: replay, host: learn, data_port: 7620}\n"
+         "connections:\n"
+         "  - {from: sampler.transitions, to: replay.transitions}\n"
+         "stop: {env_steps: 100}\n";
+}
+
+cluster::ClusterConfig parse(const std::string& act) {
+  return cluster::parse_cluster_config(slurm_file(act), "slurm-test.yaml");
+}
+
+std::string error_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const cluster::ConfigError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(SlurmScript, EveryHostIsOneComponentSeparatedByHetjobThenOneSrunStep) {
+  const cluster::ClusterConfig config = parse("{slurm: {partition: cpu, nodes: 3}}");
+  const auto components = slurm_components(config);
+  ASSERT_EQ(components.size(), 2U);
+  EXPECT_EQ(components[0].host, "act");
+  EXPECT_EQ(components[1].host, "learn");
+  EXPECT_TRUE(components[1].coordinator);
+  const std::string script =
+      slurm_batch_script(config, components, {"/data/slurm.yaml", "/opt/tagflow", "/data/s.json"});
+  const auto act = script.find("#SBATCH --partition=cpu");
+  const auto hetjob = script.find("#SBATCH hetjob");
+  const auto gres = script.find("#SBATCH --gres=gpu:1");
+  ASSERT_NE(act, std::string::npos) << script;
+  EXPECT_LT(act, hetjob);
+  EXPECT_LT(hetjob, gres);
+  EXPECT_NE(script.find("#SBATCH --nodes=3\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("#SBATCH --cpus-per-task=8\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("'/opt/tagflow' slurm-node '/data/slurm.yaml' --run-dir \"$run_dir\" "
+                        "--mint-keys\n"),
+            std::string::npos)
+      << script;
+  EXPECT_NE(script.find("srun --het-group=0,1 --kill-on-bad-exit=1 '/opt/tagflow' slurm-node "
+                        "'/data/slurm.yaml' --run-dir \"$run_dir\" --summary '/data/s.json'\n"),
+            std::string::npos)
+      << script;
+  EXPECT_NE(script.find("umask 077"), std::string::npos);
+}
+
+TEST(SlurmScript, AHostWithAnAddressIsRefusedWithItsLine) {
+  const cluster::ClusterConfig config = parse("{address: 10.0.0.1}");
+  EXPECT_EQ(
+      error_of([&] { (void)slurm_components(config); }).rfind("slurm-test.yaml:4: hosts.act: ", 0),
+      0U);
+}
+
+TEST(SlurmScript, RestartsAreRefusedWithTheirLineUntilTheyWorkAcrossNodes) {
+  const cluster::ClusterConfig config = cluster::parse_cluster_config(
+      slurm_file("{slurm: {nodes: 1}}") + "restart: {max: 2}\n", "slurm-test.yaml");
+  EXPECT_EQ(error_of([&] { (void)slurm_components(config); }),
+            "slurm-test.yaml:12: restart: restarts inside a Slurm allocation are not supported "
+            "yet: a process that dies ends the job (docs/slurm.md)");
+}
+
+TEST(SlurmScript, MoreNodesThanProcessesAreRefused) {
+  const cluster::ClusterConfig config = parse("{slurm: {nodes: 4}}");
+  EXPECT_EQ(error_of([&] { (void)slurm_components(config); }),
+            "slurm-test.yaml:4: hosts.act.slurm.nodes: 4 nodes for 3 process(es): a node would "
+            "have nothing to run");
+}
+
+TEST(SlurmScript, APartitionSlurmLacksOrTooFewNodesAreRefused) {
+  const auto partitions = parse_sinfo_partitions("gpu 1\ncpu* 2\ncpu* 1\n");
+  ASSERT_EQ(partitions.size(), 2U);
+  EXPECT_EQ(partitions[1].nodes, 3);
+  EXPECT_TRUE(partitions[1].is_default);
+  const cluster::ClusterConfig fits = parse("{slurm: {nodes: 3}}");
+  EXPECT_EQ(error_of([&] { check_slurm_partitions(fits, slurm_components(fits), partitions); }),
+            "(no error)");
+  const cluster::ClusterConfig unknown = parse("{slurm: {partition: big, nodes: 1}}");
+  EXPECT_EQ(
+      error_of([&] { check_slurm_partitions(unknown, slurm_components(unknown), partitions); }),
+      "slurm-test.yaml:4: hosts.act.slurm.partition: Slurm has no partition 'big' (partitions: "
+      "gpu, cpu)");
+  const cluster::ClusterConfig many = parse("{slurm: {partition: gpu, nodes: 2}}");
+  EXPECT_EQ(error_of([&] { check_slurm_partitions(many, slurm_components(many), partitions); }),
+            "slurm-test.yaml:4: hosts.act.slurm.nodes: 2 nodes, but partition gpu has 1");
+}
+
+TEST(SlurmScript, ASlurmHostHasNoAddressAndItsKeysAreChecked) {
+  EXPECT_EQ(error_of([] { (void)parse("{address: 10.0.0.1, slurm: {nodes: 1}}"); }),
+            "slurm-test.yaml:4: hosts.act.address: a Slurm host has none: its nodes are found "
+            "inside the allocation");
+  EXPECT_EQ(error_of([] {
+              (void)parse("{slurm: {gres: \"gpu 1\"}}");
+            }).rfind("slurm-test.yaml:4: hosts.act.slurm.gres: must be one word", 0),
+            0U);
+  EXPECT_EQ(error_of([] { (void)parse("{slurm: {nodes: 0}}"); }),
+            "slurm-test.yaml:4: hosts.act.slurm.nodes: 0 is outside 1..4096");
+}
+
+}  // namespace
+}  // namespace tagflow::cli
