@@ -176,6 +176,14 @@ void print_tail(const std::string& name, const ProcessSupervisor& supervisor,
   for (const std::string& line : lines) std::cerr << "  | " << line << "\n";
 }
 
+/// " on host H (node N)": where this launcher's processes run (the host when the plan has one,
+/// the node inside a Slurm allocation).
+std::string where(const LaunchPlan& plan) {
+  std::string host = plan.hosts.size() == 1 ? " on host " + plan.hosts.front() : "";
+  if (!plan.node_name.empty()) host += " (node " + plan.node_name + ")";
+  return host;
+}
+
 /// Names the process that failed and shows the end of its log. When the first exits are only
 /// federates that stopped because another one failed (exit 4) or the coordinator, and the
 /// coordinator declared one of this host's federates dead (silent: hung, or stopped), that one is
@@ -210,7 +218,11 @@ void print_failure(const ChildExit& cause, const ProcessSupervisor& supervisor,
     std::cerr << "tagflow up: node " << dead << " failed (declared dead by the coordinator)\n";
     print_tail(dead, supervisor, log_dir);
   } else {
-    const std::string what = cause.name == "coordinator" ? "the coordinator" : "node " + cause.name;
+    // Inside a Slurm allocation every node's launcher names its node: the job's output shows
+    // whichever launcher speaks first.
+    const std::string what =
+        (cause.name == "coordinator" ? "the coordinator" : "node " + cause.name) +
+        (plan.node_name.empty() ? "" : where(plan));
     std::cerr << "tagflow up: " << what << " failed (" << how(cause) << ")\n";
     print_tail(cause.name, supervisor, log_dir);
   }
@@ -228,10 +240,9 @@ void report_death(const ChildExit& exit, const LaunchPlan& plan,
   if (!exit.signaled && exit.exit_code == kNodeExitFederation) return;
   for (const cluster::ProcessPlan& process : plan.processes) {
     if (process.name != exit.name) continue;
-    std::string host = plan.hosts.size() == 1 ? " on host " + plan.hosts.front() : "";
-    if (!plan.node_name.empty()) host += " (node " + plan.node_name + ")";
     for (const std::string& replica : process.replicas) {
-      link->report_failure(replica, "its process " + process.name + host + " " + exit.describe(),
+      link->report_failure(replica,
+                           "its process " + process.name + where(plan) + " " + exit.describe(),
                            kReportLinger);
     }
     return;
