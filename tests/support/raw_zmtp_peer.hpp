@@ -12,9 +12,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <thread>
 
 namespace tagflow::testing {
 
@@ -117,6 +119,41 @@ class RawZmtpPeer {
   int fd_ = -1;
   bool connected_ = false;
   std::uint64_t sent_ = 0;
+};
+
+/// A multipart message without end sent at a known top speed: frames of `frame_bytes` with the
+/// MORE flag, at least `pace` apart, until the connection is cut or `max_frames` went out.
+/// A connection guard promises a bound relative to its checks (the cap plus what arrives within
+/// a few check intervals), so a test can only hold it to a number if the sender's speed is
+/// bounded: this one sends at most frame_bytes / pace bytes per second.
+struct EndlessMessage {
+  std::size_t frame_bytes = std::size_t{4} << 20;
+  std::chrono::milliseconds pace{4};
+  int max_frames = 512;
+
+  /// Sends through `peer`; returns the frames that went out (max_frames: never cut).
+  int send(RawZmtpPeer& peer) const {
+    const std::string frame(frame_bytes, 'x');
+    int frames = 0;
+    while (frames < max_frames && peer.send_frame(frame, true)) {
+      ++frames;
+      std::this_thread::sleep_for(pace);
+    }
+    return frames;
+  }
+
+  /// The most the sender can have sent before a guard with `max_held_bytes` cut it, when that
+  /// guard checks at least every `check_interval`: the cap, three intervals at top speed (the
+  /// crossing may fall just after a check, and the cut comes at the second check over the cap),
+  /// one frame, and 32 MiB for both kernels' socket buffers (sent, but not yet received).
+  [[nodiscard]] std::uint64_t bound(std::size_t max_held_bytes,
+                                    std::chrono::duration<double> check_interval) const {
+    const double per_second =
+        static_cast<double>(frame_bytes) / std::chrono::duration<double>(pace).count();
+    return static_cast<std::uint64_t>(static_cast<double>(max_held_bytes) +
+                                      3 * check_interval.count() * per_second) +
+           frame_bytes + (std::uint64_t{32} << 20);
+  }
 };
 
 }  // namespace tagflow::testing
