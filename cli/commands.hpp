@@ -29,6 +29,8 @@ void add_up_command(CLI::App& app);
 /// `slurm FILE [--out PATH] [--summary PATH] [--submit]` and `slurm-node`: a cluster file as a
 /// Slurm heterogeneous job (cli/slurm_command.cpp, docs/slurm.md).
 void add_slurm_command(CLI::App& app);
+/// `tagflow k8s`, `k8s-pod` and `k8s-probe` (cli/k8s_command.cpp, docs/kubernetes.md).
+void add_k8s_command(CLI::App& app);
 
 /// Path of the tagflow-torch executable that holds every LibTorch command: $TAGFLOW_TORCH if set,
 /// else `tagflow-torch` beside the running executable.

@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
   tagflow::cli::add_node_command(app);
   tagflow::cli::add_up_command(app);
   tagflow::cli::add_slurm_command(app);
+  tagflow::cli::add_k8s_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -5,7 +5,7 @@
 // `tagflow slurm-node FILE --run-dir DIR [--summary PATH] [--mint-keys]`: what that script runs,
 // once with --mint-keys (the job's keys in DIR/keys), then on every node of the job's step: the
 // node's launcher (cli/launch/slurm_allocation.hpp), `tagflow up` of that node's processes with
-// the SlurmNode backend (cli/launch/launch_backend.hpp), logging to DIR/NODE/.
+// the AllocatedNode backend (cli/launch/launch_backend.hpp), logging to DIR/NODE/.
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -145,12 +145,13 @@ void run_slurm_node(const SlurmNodeArguments& arguments) {
            kExitBadFile);
     }
     const std::string value = addresses_value(hosts, place, resolve_node_address);
-    ::setenv(cluster::kSlurmAddressesVariable, value.c_str(), 1);
+    ::setenv(cluster::kNodeAddressesVariable, value.c_str(), 1);
     // Every launcher writes the same line: what `tagflow monitoring prometheus-config` needs
     // outside the allocation (docs/slurm.md).
     std::ofstream(std::filesystem::path(arguments.run_dir) / "addresses") << value << "\n";
     launch.host = hosts[static_cast<std::size_t>(place.component)];
     launch.node = place.node;
+    launch.manager = NodeManager::slurm;
     launch.node_name = place.node_name;
   } catch (const std::runtime_error& e) {
     fail("slurm-node", e.what(), kExitFailed);

@@ -184,12 +184,38 @@ std::string where(const LaunchPlan& plan) {
   return host;
 }
 
+/// " (host H, pod P)": where the federate that `told` names (`federate 'NAME' ...`) ran, when it
+/// ran on another host of an allocation (a Kubernetes pod, a Slurm node); "" when it names none.
+std::string where_federate_ran(const cluster::ClusterConfig& config, const LaunchPlan& plan,
+                               const std::string& told) {
+  const std::string marker = "federate '";
+  const std::size_t at = told.find(marker);
+  if (at == std::string::npos || plan.manager == NodeManager::none) return "";
+  const std::size_t start = at + marker.size();
+  const std::size_t end = told.find('\'', start);
+  if (end == std::string::npos) return "";
+  const std::string replica = told.substr(start, end - start);
+  for (const cluster::ProcessPlan& process : cluster::plan_processes(config)) {
+    if (std::find(process.replicas.begin(), process.replicas.end(), replica) ==
+        process.replicas.end()) {
+      continue;
+    }
+    const std::string index = std::to_string(process.node);
+    return plan.manager == NodeManager::kubernetes
+               ? " (host " + process.host + ", pod " + config.name + "-" + process.host + "-" +
+                     index + ")"
+               : " (host " + process.host + ", node index " + index + ")";
+  }
+  return "";
+}
+
 /// Names the process that failed and shows the end of its log. When the first exits are only
 /// federates that stopped because another one failed (exit 4) or the coordinator, and the
 /// coordinator declared one of this host's federates dead (silent: hung, or stopped), that one is
 /// named instead.
 void print_failure(const ChildExit& cause, const ProcessSupervisor& supervisor,
-                   const LaunchPlan& plan, const std::string& log_dir) {
+                   const cluster::ClusterConfig& config, const LaunchPlan& plan,
+                   const std::string& log_dir) {
   if (cause.name == kStragglers) return;  // supervise() said what happened
   const std::string remote = remote_host_of(cause.name);
   if (!remote.empty()) {
@@ -210,7 +236,8 @@ void print_failure(const ChildExit& cause, const ProcessSupervisor& supervisor,
     const std::string prefix = "run failed: ";
     if (told.rfind(prefix, 0) == 0) told = told.substr(prefix.size());
     if (!told.empty()) {
-      std::cerr << "tagflow up: the run failed on another host: " << told << "\n";
+      std::cerr << "tagflow up: the run failed on another host: " << told
+                << where_federate_ran(config, plan, told) << "\n";
       return;
     }
   }
@@ -499,6 +526,7 @@ void ClusterLaunch::plan() {
     hosts::check_replica_params(config_);  // every node's params, before any process starts
     plan_ = make_launch_plan(config_, options_.file, options_.mode, options_.host, options_.node,
                              options_.node_name);
+    plan_.manager = options_.manager;
   } catch (const cluster::ConfigError& e) {
     end_launch(e.what(), kExitBadFile);
   } catch (const LaunchError& e) {
@@ -735,7 +763,7 @@ int ClusterLaunch::finish(Attempt& attempt) {
   }
   if (run_failed) {
     const ChildExit& cause = root_cause(attempt.exits);
-    print_failure(cause, attempt.supervisor, plan_, log_dir_);
+    print_failure(cause, attempt.supervisor, config_, plan_, log_dir_);
     return !cause.signaled && cause.exit_code == kNodeExitBadConfig ? kExitBadFile : kExitFailed;
   }
   return report_run(config_, plan_, log_dir_, options_.summary_path,

@@ -58,6 +58,7 @@
 #include <optional>
 #include <string>
 
+#include "cli/launch/launch_plan.hpp"
 #include "nodes/cluster/cluster_config.hpp"
 
 namespace tagflow::cli {
@@ -72,9 +73,10 @@ struct LaunchOptions {
   std::string tagflow;                // the tagflow executable the children run
   bool stop_with_stdin = false;       // stop like on SIGTERM when stdin closes (started over ssh)
   std::string resume_run;             // --resume RUN_DIR: continue that run from its checkpoint
-  int node = -1;                      // a Slurm host's node: only its processes (launch_plan.hpp)
+  int node = -1;                      // a Slurm node or Kubernetes pod: only its processes
   std::string node_name;              // that node's name
-  std::string run_keys;               // keys minted for the whole run elsewhere (a Slurm job)
+  NodeManager manager = NodeManager::none;  // what started this launcher (launch_plan.hpp)
+  std::string run_keys;                     // keys minted for the whole run elsewhere (Slurm, k8s)
 };
 
 /// Runs the cluster as described above and returns the exit code.

@@ -24,14 +24,18 @@ std::vector<ChildSpec> SshHosts::children(const LaunchPlan& plan,
   return remote_child_specs(plan, ssh_, log_dir);
 }
 
-void SlurmNode::prepare() {
-  if (std::getenv("SLURM_JOB_ID") == nullptr) {
+void AllocatedNode::prepare() {
+  if (manager_ == NodeManager::kubernetes && std::getenv("JOB_COMPLETION_INDEX") == nullptr) {
+    throw std::runtime_error(
+        "a Kubernetes pod's launcher runs in a pod of an Indexed Job (no JOB_COMPLETION_INDEX)");
+  }
+  if (manager_ != NodeManager::kubernetes && std::getenv("SLURM_JOB_ID") == nullptr) {
     throw std::runtime_error("a Slurm node's launcher runs inside a Slurm job (no SLURM_JOB_ID)");
   }
 }
 
-std::vector<ChildSpec> SlurmNode::children(const LaunchPlan& plan,
-                                           const std::string& log_dir) const {
+std::vector<ChildSpec> AllocatedNode::children(const LaunchPlan& plan,
+                                               const std::string& log_dir) const {
   return local_child_specs(plan, tagflow_, log_dir);  // plan.processes: this node's only
 }
 
@@ -39,7 +43,7 @@ std::vector<std::unique_ptr<LaunchBackend>> launch_backends(const LaunchPlan& pl
                                                             const std::string& tagflow) {
   std::vector<std::unique_ptr<LaunchBackend>> backends;
   if (plan.node >= 0) {
-    backends.push_back(std::make_unique<SlurmNode>(tagflow));
+    backends.push_back(std::make_unique<AllocatedNode>(tagflow, plan.manager));
     return backends;
   }
   backends.push_back(std::make_unique<LocalChildren>(tagflow));

@@ -7,10 +7,10 @@
 // - SshHosts: one ssh client per remote host, which starts that host's half with its own
 //   launcher and ends it when the connection closes (remote_hosts.hpp).
 //
-// - SlurmNode: inside a Slurm allocation, the processes dealt to this launcher's node (one
-//   launcher per node, started by the job's srun step; cli/launch/slurm_allocation.hpp). The
-//   other nodes' launchers start theirs; deaths reach the coordinator, which ends the run on
-//   every node.
+// - AllocatedNode: one node of an allocation, the processes dealt to it: a Slurm node (one
+//   launcher per node, started by the job's srun step; cli/launch/slurm_allocation.hpp) or a pod
+//   of a Kubernetes Indexed Job (`tagflow k8s-pod`, cli/k8s_command.cpp). The other nodes'
+//   launchers start theirs; deaths reach the coordinator, which ends the run on every node.
 //
 // Another way (a cluster manager's client) is another implementation: a child that runs the far
 // processes and ends when they end.
@@ -62,21 +62,25 @@ class SshHosts final : public LaunchBackend {
   std::string ssh_ = "ssh";
 };
 
-/// One node of a Slurm allocation: its processes, run with the tagflow executable `tagflow`.
-class SlurmNode final : public LaunchBackend {
+/// One node of an allocation (a Slurm node, a Kubernetes pod): its processes, run with the
+/// tagflow executable `tagflow`.
+class AllocatedNode final : public LaunchBackend {
  public:
-  explicit SlurmNode(std::string tagflow) : tagflow_(std::move(tagflow)) {}
-  /// Refuses to run outside a Slurm job step (no SLURM_JOB_ID).
+  AllocatedNode(std::string tagflow, NodeManager manager)
+      : tagflow_(std::move(tagflow)), manager_(manager) {}
+  /// Refuses to run outside what its manager starts: a Slurm job step (no SLURM_JOB_ID), a pod
+  /// of an Indexed Job (no JOB_COMPLETION_INDEX).
   void prepare() override;
   [[nodiscard]] std::vector<ChildSpec> children(const LaunchPlan& plan,
                                                 const std::string& log_dir) const override;
 
  private:
   std::string tagflow_;
+  NodeManager manager_;
 };
 
-/// The ways `plan` needs: this Slurm node's processes (plan.node >= 0), or local children (none
-/// when nothing runs here), and ssh when this machine starts remote hosts.
+/// The ways `plan` needs: this Slurm node's or pod's processes (plan.node >= 0), or local children
+/// (none when nothing runs here), and ssh when this machine starts remote hosts.
 std::vector<std::unique_ptr<LaunchBackend>> launch_backends(const LaunchPlan& plan,
                                                             const std::string& tagflow);
 

@@ -38,6 +38,9 @@ class LaunchError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// What started this launcher on its node, when something other than a user did.
+enum class NodeManager { none, slurm, kubernetes };
+
 struct LaunchPlan {
   std::string cluster_file;  // as the children get it (absolute)
   cluster::Mode mode = cluster::Mode::reactor;
@@ -61,10 +64,12 @@ struct LaunchPlan {
   std::int64_t resume_time_ns = 0;
   /// The attempt (0 = the first); restarts log to DIR/P.restartN.log.
   int attempt = 0;
-  /// Inside a Slurm allocation: the node of the played host this launcher runs on (its index
-  /// among the host's nodes, ProcessPlan::node, and its name); -1 and "" elsewhere.
+  /// Inside a Slurm allocation or a Kubernetes Job: the node (pod) of the played host this
+  /// launcher runs on (its index among the host's nodes, ProcessPlan::node, and its name); -1
+  /// and "" elsewhere.
   int node = -1;
   std::string node_name;
+  NodeManager manager = NodeManager::none;
 
   /// True when every process of the cluster runs on this launcher's machine.
   bool whole_cluster() const { return processes.size() == cluster_processes; }

@@ -10,7 +10,7 @@
 //   3. this launcher's node: SLURMD_NODENAME's place in its component's nodes (one task per
 //      node), which is also the node index processes are dealt to (cluster/process_plan.hpp).
 // Then every node name is resolved to its address (the resolver's, e.g. /etc/hosts or DNS) and
-// given to the processes as TAGFLOW_SLURM_ADDRESSES (cluster_config.hpp).
+// given to the processes as TAGFLOW_NODE_ADDRESSES (cluster_config.hpp).
 //
 // slurm_place() and addresses_value() are pure over the functions they are given. Errors:
 // std::runtime_error with a message for the user.

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <sstream>
 
 #include "common/numerics.hpp"
@@ -76,10 +77,40 @@ SlurmRequest parse_slurm(const YamlReader& host) {
   return request;
 }
 
-/// "HOST=ADDR,ADDR;HOST=ADDR" (kSlurmAddressesVariable) into host -> addresses.
-std::map<std::string, std::vector<std::string>> slurm_addresses() {
+/// A Kubernetes quantity as the API server accepts it: a decimal number with an optional
+/// binary (Ki..Ei) or decimal (n, u, m, k, M..E) suffix, or an exponent.
+bool is_quantity(const std::string& value) {
+  static const std::regex pattern(
+      R"(^[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$)");
+  return std::regex_match(value, pattern);
+}
+
+KubernetesRequest parse_kubernetes(const YamlReader& host) {
+  const YamlReader kubernetes = host.map("kubernetes");
+  kubernetes.only_keys({"pods", "cpu", "memory", "gpu"});
+  KubernetesRequest request;
+  request.pods = static_cast<int>(kubernetes.integer_or("pods", 1, 1, 1000));
+  for (const char* key : {"cpu", "memory"}) {
+    if (!kubernetes.has(key)) {
+      kubernetes.fail(
+          key, "is needed: each pod requests it (a Kubernetes quantity, e.g. " +
+                   std::string(key == std::string("cpu") ? "\"2\" or \"500m\"" : "4Gi") + ")");
+    }
+    const std::string value = kubernetes.string(key);
+    if (!is_quantity(value)) kubernetes.fail(key, "'" + value + "' is not a Kubernetes quantity");
+  }
+  request.cpu = kubernetes.string("cpu");
+  request.memory = kubernetes.string("memory");
+  request.gpu = static_cast<int>(kubernetes.integer_or("gpu", 0, 0, 64));
+  request.line = host.line_of("kubernetes");
+  return request;
+}
+
+/// "HOST=ADDR,ADDR;HOST=ADDR" (kNodeAddressesVariable) into host -> addresses.
+std::map<std::string, std::vector<std::string>> node_addresses_given() {
   std::map<std::string, std::vector<std::string>> out;
-  const char* value = std::getenv(kSlurmAddressesVariable);
+  const char* value = std::getenv(kNodeAddressesVariable);
+  if (value == nullptr) value = std::getenv(kSlurmAddressesVariable);
   std::stringstream hosts(value == nullptr ? "" : value);
   std::string entry;
   while (std::getline(hosts, entry, ';')) {
@@ -102,32 +133,50 @@ void parse_hosts(const YamlReader& top, ClusterConfig& config) {
     return;
   }
   const YamlReader hosts = top.map("hosts");
-  const auto allocated = slurm_addresses();
+  const auto allocated = node_addresses_given();
   for (const auto& entry : hosts.node()) {
     const std::string name = entry.first.Scalar();
     const YamlReader host = hosts.map(name);
-    host.only_keys({"address", "ssh", "tagflow", "workdir", "slurm"});
+    host.only_keys({"address", "ssh", "tagflow", "workdir", "slurm", "kubernetes"});
     HostConfig parsed;
     parsed.name = name;
-    if (host.has("slurm")) {
+    if (host.has("slurm") && host.has("kubernetes")) {
+      host.fail("kubernetes", "a host is a Slurm resource or Kubernetes pods, not both");
+    }
+    if (host.has("slurm") || host.has("kubernetes")) {
+      const bool slurm = host.has("slurm");
       for (const char* key : {"address", "ssh", "workdir"}) {
         if (host.has(key)) {
-          host.fail(key, "a Slurm host has none: its nodes are found inside the allocation");
+          host.fail(key, slurm
+                             ? "a Slurm host has none: its nodes are found inside the allocation"
+                             : "a Kubernetes host has none: its pods are found by their DNS names");
         }
       }
-      parsed.slurm = parse_slurm(host);
+      if (slurm) {
+        parsed.slurm = parse_slurm(host);
+      } else {
+        parsed.kubernetes = parse_kubernetes(host);
+      }
       const auto nodes = allocated.find(name);
       if (nodes != allocated.end()) {
-        if (static_cast<int>(nodes->second.size()) != parsed.slurm->nodes) {
-          host.fail("slurm", "the allocation has " + std::to_string(nodes->second.size()) +
-                                 " node(s) for it, the file asks for " +
-                                 std::to_string(parsed.slurm->nodes));
+        const int count = node_count(parsed);
+        if (static_cast<int>(nodes->second.size()) != count) {
+          host.fail(slurm ? "slurm" : "kubernetes",
+                    "the allocation has " + std::to_string(nodes->second.size()) + " " +
+                        (slurm ? "node(s)" : "pod(s)") + " for it, the file asks for " +
+                        std::to_string(count));
         }
         parsed.node_addresses = nodes->second;
         parsed.address = parsed.node_addresses.front();
       }
     } else {
       parsed.address = host.string("address");
+      // A pod of a Kubernetes run stands in for an address host: its address is the pod's.
+      const auto pod = allocated.find(name);
+      if (pod != allocated.end() && pod->second.size() == 1) {
+        parsed.node_addresses = pod->second;
+        parsed.address = pod->second.front();
+      }
     }
     parsed.ssh = host.string_or("ssh", "");
     parsed.tagflow = host.string_or("tagflow", "tagflow");
@@ -298,6 +347,12 @@ ConfigError::ConfigError(std::string file, int line, std::string key, const std:
       key_(std::move(key)) {}
 
 const char* to_string(Mode mode) { return mode == Mode::reactor ? "reactor" : "actor"; }
+
+int node_count(const HostConfig& host) {
+  if (host.slurm) return host.slurm->nodes;
+  if (host.kubernetes) return host.kubernetes->pods;
+  return 1;
+}
 
 const NodeConfig* ClusterConfig::find_node(const std::string& node_name) const {
   for (const NodeConfig& n : nodes) {

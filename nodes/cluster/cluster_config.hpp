@@ -62,9 +62,23 @@ struct SlurmRequest {
   int line = 0;  // of hosts.NAME.slurm, for errors
 };
 
-/// The environment variable through which the Slurm launcher (`tagflow slurm-node`) gives every
-/// process the run-time addresses of the Slurm hosts' nodes: "HOST=ADDR,ADDR;HOST=ADDR", node
-/// order as in the allocation. load_cluster_config() reads it for hosts with `slurm`.
+/// `hosts.NAME.kubernetes`: the host is an Indexed Job of `pods` pods (docs/kubernetes.md).
+/// `cpu` and `memory` are Kubernetes quantities ("2", "500m", "4Gi"), requested for each pod
+/// (memory is also its limit); `gpu` is its nvidia.com/gpu limit (0: none).
+struct KubernetesRequest {
+  int pods = 1;  // its processes are dealt over them (ProcessPlan::node)
+  std::string cpu;
+  std::string memory;
+  int gpu = 0;
+  int line = 0;  // of hosts.NAME.kubernetes, for errors
+};
+
+/// The environment variable through which a node's launcher inside an allocation (`tagflow
+/// slurm-node`, `tagflow k8s-pod`) gives every process the run-time addresses of the Slurm and
+/// Kubernetes hosts' nodes: "HOST=ADDR,ADDR;HOST=ADDR", node order as in the allocation (a
+/// Kubernetes host's pods by index). load_cluster_config() reads it for hosts with `slurm` or
+/// `kubernetes`; the older name kSlurmAddressesVariable is read when it is unset.
+inline constexpr const char* kNodeAddressesVariable = "TAGFLOW_NODE_ADDRESSES";
 inline constexpr const char* kSlurmAddressesVariable = "TAGFLOW_SLURM_ADDRESSES";
 
 struct HostConfig {
@@ -72,8 +86,10 @@ struct HostConfig {
   std::string address;  // where other hosts reach it, e.g. 127.0.0.1 (a Slurm host: its 1st node)
   /// A Slurm resource instead of a fixed address (then `address` is empty until the run).
   std::optional<SlurmRequest> slurm;
-  /// A Slurm host inside the allocation: the address of each of its nodes
-  /// (kSlurmAddressesVariable).
+  /// Pods of a Kubernetes Indexed Job instead of a fixed address (`address` empty until the run).
+  std::optional<KubernetesRequest> kubernetes;
+  /// A Slurm or Kubernetes host inside its allocation: the address of each of its nodes (pods)
+  /// (kNodeAddressesVariable).
   std::vector<std::string> node_addresses;
   /// How the head host's `tagflow up FILE` starts this host's half (cli/launch/remote_hosts.hpp):
   /// an ssh destination (`user@machine`, an alias of the user's ssh config, `ssh://u@m:port`);
@@ -83,6 +99,10 @@ struct HostConfig {
   std::string workdir;              // the directory it runs in there (empty: the login directory)
   int line = 0;                     // of hosts.NAME, for errors
 };
+
+/// The nodes (Slurm) or pods (Kubernetes) a host's processes are dealt over: 1 for a host with
+/// an address.
+int node_count(const HostConfig& host);
 
 struct CoordinatorConfig {
   std::string host;  // a key of ClusterConfig::hosts

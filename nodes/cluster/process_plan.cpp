@@ -21,8 +21,7 @@ std::vector<ProcessPlan> plan_processes(const ClusterConfig& config) {
   }
   std::map<std::string, int> dealt;  // host -> processes dealt so far
   for (ProcessPlan& plan : plans) {
-    const auto& slurm = config.hosts.at(plan.host).slurm;
-    plan.node = dealt[plan.host]++ % (slurm ? slurm->nodes : 1);
+    plan.node = dealt[plan.host]++ % node_count(config.hosts.at(plan.host));
   }
   return plans;
 }

@@ -24,6 +24,7 @@
 #include "tests/support/launched_processes.hpp"
 #include "tests/support/namespace_pair.hpp"
 #include "tests/support/run_command.hpp"
+#include "tests/support/shipped_config.hpp"
 
 namespace tagflow::cli {
 namespace {
@@ -35,25 +36,9 @@ using testing::alive;
 using testing::eventually;
 using testing::NamespacePair;
 using testing::recorded_pids;
+using testing::replace_once;
 using testing::sh;
 constexpr auto read_file = &testing::read_text_file;
-
-void replace(std::string& text, const std::string& from, const std::string& to) {
-  const std::size_t at = text.find(from);
-  if (at == std::string::npos) {
-    ADD_FAILURE() << "configs/slurm.yaml no longer contains: " << from;
-    return;
-  }
-  text.replace(at, from.size(), to);
-}
-
-std::string digest_of(const fs::path& summary) {
-  const nlohmann::json json = nlohmann::json::parse(read_file(summary), nullptr, false);
-  if (json.is_discarded() || !json.contains("digest")) {
-    return "(no summary at " + summary.string() + ")";
-  }
-  return json.at("digest").get<std::string>();
-}
 
 /// munged, slurmctld and two slurmd in `namespaces` (slurmctld and node 1 in the first), all
 /// configured under `dir`, their clients run from `work`; stopped, and the /etc/hosts lines
@@ -207,10 +192,11 @@ class SlurmCluster : public ::testing::Test {
   /// items on, as DIR/NAME; its path.
   std::string write(const std::string& name, long env_steps) {
     std::string text = read_file(fs::path(TAGFLOW_SOURCE_DIR) / "configs" / "slurm.yaml");
-    replace(text, "  target_return: 475\n  seconds: 900\n",
-            env_steps > 0 ? "  env_steps: " + std::to_string(env_steps) + "\n"
-                          : std::string("  seconds: 120\n"));
-    replace(text, "min_size: 1000", "min_size: 200");
+    replace_once(text, "  target_return: 475\n  seconds: 900\n",
+                 env_steps > 0 ? "  env_steps: " + std::to_string(env_steps) + "\n"
+                               : std::string("  seconds: 120\n"),
+                 "configs/slurm.yaml");
+    replace_once(text, "min_size: 1000", "min_size: 200", "configs/slurm.yaml");
     std::ofstream(dir_ / name) << text;
     return path(name);
   }
@@ -295,9 +281,9 @@ TEST_F(SlurmCluster, TheJobEndsWithTheSummaryOfTheSingleProcessDigest) {
   const testing::CommandResult single = sh(testing::tagflow_binary() + " up " + file +
                                            " --placement single --summary " + path("single.json"));
   ASSERT_EQ(single.exit_code, 0) << single.output;
-  const std::string digest = digest_of(dir_ / "single.json");
+  const std::string digest = testing::summary_digest(dir_ / "single.json");
   EXPECT_EQ(digest.size(), 16U) << digest;
-  EXPECT_EQ(digest_of(dir_ / "summary.json"), digest);
+  EXPECT_EQ(testing::summary_digest(dir_ / "summary.json"), digest);
   const std::string out = read_file(dir_ / ("slurm-" + id + ".out"));
   EXPECT_NE(out.find("digest " + digest), std::string::npos) << out;
   // The job's keys: its user's only.

@@ -28,6 +28,7 @@
 #include "tests/support/launched_processes.hpp"
 #include "tests/support/namespace_pair.hpp"
 #include "tests/support/run_command.hpp"
+#include "tests/support/shipped_config.hpp"
 
 namespace tagflow::cli {
 namespace {
@@ -41,16 +42,8 @@ using testing::recorded_pids;
 using testing::wait_exit;
 constexpr auto read_file = &testing::read_text_file;
 
-void replace(std::string& text, const std::string& from, const std::string& to) {
-  const std::size_t at = text.find(from);
-  if (at == std::string::npos) {
-    ADD_FAILURE() << "configs/two-host.yaml no longer contains: " << from;
-    return;
-  }
-  text.replace(at, from.size(), to);
-}
-
 using testing::NamespacePair;
+using testing::replace_once;
 using testing::sh;
 
 struct Launched {
@@ -67,13 +60,6 @@ Launched launch_in(const std::string& ns, const std::vector<std::string>& comman
   argv.insert(argv.end(), command.begin(), command.end());
   launched.pid = testing::spawn_with_output(argv, launched.out, launched.err);
   return launched;
-}
-
-std::string digest_of(const fs::path& summary) {
-  const nlohmann::json json = nlohmann::json::parse(read_file(summary), nullptr, false);
-  if (json.is_discarded() || !json.contains("digest"))
-    return "(no summary at " + summary.string() + ")";
-  return json.at("digest").get<std::string>();
 }
 
 class TwoHostNamespaces : public ::testing::Test {
@@ -104,15 +90,18 @@ class TwoHostNamespaces : public ::testing::Test {
   std::string two_host_yaml(long env_steps, const std::string& a = "", const std::string& b = "",
                             const std::string& keys = "keys", const std::string& host_a = "") {
     std::string text = read_file(fs::path(TAGFLOW_SOURCE_DIR) / "configs" / "two-host.yaml");
-    replace(text, "  a: {address: 192.168.1.10}",
-            host_a.empty() ? "  a: {address: " + (a.empty() ? namespaces_.address_a : a) + "}"
-                           : host_a);
-    replace(text, "192.168.1.11", b.empty() ? namespaces_.address_b : b);
-    replace(text, "  target_return: 475\n  seconds: 1800\n",
-            "  env_steps: " + std::to_string(env_steps) + "\n  seconds: 300\n");
-    replace(text, "min_size: 1000", "min_size: 200");
-    replace(text, "join_timeout: 120s", "join_timeout: 30s");
-    replace(text, "keys_dir: two-host-keys", "keys_dir: " + keys);
+    replace_once(
+        text, "  a: {address: 192.168.1.10}",
+        host_a.empty() ? "  a: {address: " + (a.empty() ? namespaces_.address_a : a) + "}" : host_a,
+        "configs/two-host.yaml");
+    replace_once(text, "192.168.1.11", b.empty() ? namespaces_.address_b : b,
+                 "configs/two-host.yaml");
+    replace_once(text, "  target_return: 475\n  seconds: 1800\n",
+                 "  env_steps: " + std::to_string(env_steps) + "\n  seconds: 300\n",
+                 "configs/two-host.yaml");
+    replace_once(text, "min_size: 1000", "min_size: 200", "configs/two-host.yaml");
+    replace_once(text, "join_timeout: 120s", "join_timeout: 30s", "configs/two-host.yaml");
+    replace_once(text, "keys_dir: two-host-keys", "keys_dir: " + keys, "configs/two-host.yaml");
     return text;
   }
   /// Writes two_host_yaml(env_steps) as DIR/NAME; returns its path.
@@ -145,7 +134,7 @@ class TwoHostNamespaces : public ::testing::Test {
            {path("one.yaml"), "--log-dir", path("one"), "--summary", path("one.json"), "--quiet"},
            "one");
     EXPECT_EQ(wait_exit(one.pid, 120s), 0) << read_file(one.err);
-    digest = digest_of(dir_ / "one.json");
+    digest = testing::summary_digest(dir_ / "one.json");
     EXPECT_EQ(digest.size(), 16U) << digest;
     return digest;
   }
@@ -166,8 +155,8 @@ TEST_F(TwoHostNamespaces, TheHeadHostPrintsTheWholeClustersSummaryWithTheOneHost
   ASSERT_EQ(wait_exit(b.pid, 120s), 0) << read_file(b.err);
 
   const std::string digest = one_host_digest();
-  EXPECT_EQ(digest_of(dir_ / "two.json"), digest);
-  EXPECT_EQ(digest_of(dir_ / "logs-b" / "summary.json"), digest);
+  EXPECT_EQ(testing::summary_digest(dir_ / "two.json"), digest);
+  EXPECT_EQ(testing::summary_digest(dir_ / "logs-b" / "summary.json"), digest);
   const nlohmann::json summary = nlohmann::json::parse(read_file(dir_ / "two.json"));
   EXPECT_EQ(summary.at("env_steps"), 1200);
   EXPECT_EQ(summary.at("stop_reason"), "env_steps");
@@ -275,7 +264,7 @@ TEST_F(TwoHostNamespaces, AStrangerKeyIsRefused) {
   fs::copy_file(dir_ / "keys" / "coordinator.pub", dir_ / "stranger" / "coordinator.pub",
                 fs::copy_options::overwrite_existing);
   std::string stranger = two_host_yaml(100000000, "", "", "stranger");
-  replace(stranger, "join_timeout: 30s", "join_timeout: 1s");
+  replace_once(stranger, "join_timeout: 30s", "join_timeout: 1s", "the shortened two-host.yaml");
   std::ofstream(dir_ / "stranger.yaml") << stranger;
 
   const Launched b =
@@ -393,7 +382,7 @@ TEST_F(TwoHostOverSsh, TheHeadHostStartsTheOtherOverSshAndPrintsTheOneHostDigest
                      namespaces_.address_a + ":2222)"),
             std::string::npos)
       << err;
-  EXPECT_EQ(digest_of(dir_ / "ssh.json"), one_host_digest());
+  EXPECT_EQ(testing::summary_digest(dir_ / "ssh.json"), one_host_digest());
   // Host a's half ran from its workdir, with its own log directory, and said where the summary is.
   EXPECT_TRUE(fs::exists(dir_ / "head-a" / "sampler-0.json"));
   const std::string far = read_file(dir_ / "head" / "host-a.log");

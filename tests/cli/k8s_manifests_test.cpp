@@ -1,0 +1,198 @@
+// Tests of cli/launch/k8s_manifests.hpp: the objects a cluster file becomes, and the files refused
+// with their line and key before anything is written.
+#include "cli/launch/k8s_manifests.hpp"
+
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace tagflow::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string k8s_file(const std::string& act, const std::string& extra = "",
+                     const std::string& name = "k8s-test", int data_port = 7610) {
+  return "cluster: " + name +
+         "\n"
+         "hosts:\n"
+         "  learn: {kubernetes: {cpu: \"2\", memory: 2Gi, gpu: 1}}\n"
+         "  " +
+         act +
+         "\n"
+         "coordinator: {host: learn, port: 7600, metrics_port: 9460}\n"
+         "nodes:\n"
+         "  sampler: {kind: sampler, replicas: 3, host: act, data_port: " +
+         std::to_string(data_port) +
+         ", metrics_port: 9470}\n"
+         "  replay: {kind: replay, host: learn, data_port: 7620}\n"
+         "connections:\n"
+         "  - {from: sampler.transitions, to: replay.transitions}\n"
+         "stop: {env_steps: 100}\n" +
+         extra;
+}
+
+class K8sManifests : public ::testing::Test {
+ protected:
+  /// `text` as a file (lines are read back from it for errors), loaded.
+  cluster::ClusterConfig load(const std::string& text) {
+    path_ = fs::path(::testing::TempDir()) / ("k8s_" + std::to_string(::getpid()) + ".yaml");
+    std::ofstream(path_) << text;
+    return cluster::load_cluster_config(path_.string());
+  }
+  void TearDown() override { fs::remove(path_); }
+
+  /// The error k8s_hosts() throws for `text` ("" when it accepts it).
+  std::string refusal(const std::string& text, const K8sOptions& options = {}) {
+    try {
+      std::vector<std::string> notes;
+      (void)k8s_hosts(load(text), options, notes);
+      return "";
+    } catch (const cluster::ConfigError& e) {
+      return e.what();
+    }
+  }
+
+  fs::path path_;
+};
+
+TEST_F(K8sManifests, EveryHostIsAnIndexedJobOfItsPodsBehindOneHeadlessService) {
+  const std::string text = k8s_file("act: {kubernetes: {pods: 3, cpu: 500m, memory: 1Gi}}");
+  const cluster::ClusterConfig config = load(text);
+  std::vector<std::string> notes;
+  const std::vector<K8sHost> hosts = k8s_hosts(config, {}, notes);
+  ASSERT_EQ(hosts.size(), 2U);
+  const auto files =
+      render_k8s(config, hosts, text, {{"coordinator.key", "secret\n"}, {"actor/ca.crt", "pem"}},
+                 {"reg.example/tagflow:1", "rl", "", "", true});
+  for (const char* name : {"kustomization.yaml", "configmap.yaml", "secret.yaml", "service.yaml",
+                           "job-act.yaml", "job-learn.yaml", "podmonitor.yaml"}) {
+    EXPECT_EQ(files.count(name), 1U) << name;
+  }
+  const YAML::Node kustomization = YAML::Load(files.at("kustomization.yaml"));
+  EXPECT_EQ(kustomization["namespace"].as<std::string>(), "rl");
+  EXPECT_EQ(kustomization["resources"].size(), files.size() - 1);
+
+  const YAML::Node service = YAML::Load(files.at("service.yaml"));
+  EXPECT_EQ(service["metadata"]["name"].as<std::string>(), "k8s-test");
+  EXPECT_EQ(service["spec"]["clusterIP"].as<std::string>(), "None");
+  EXPECT_TRUE(service["spec"]["publishNotReadyAddresses"].as<bool>());
+
+  // The cluster file travels unchanged; the keys are base64, and each Secret item goes back to
+  // its path under the keys directory.
+  EXPECT_EQ(YAML::Load(files.at("configmap.yaml"))["data"]["cluster.yaml"].as<std::string>(), text);
+  const YAML::Node secret = YAML::Load(files.at("secret.yaml"));
+  EXPECT_EQ(secret["data"]["coordinator.key"].as<std::string>(), "c2VjcmV0Cg==");
+  EXPECT_EQ(secret["data"]["actor.ca.crt"].as<std::string>(), "cGVt");
+
+  const YAML::Node act = YAML::Load(files.at("job-act.yaml"));
+  EXPECT_EQ(act["metadata"]["name"].as<std::string>(), "k8s-test-act");
+  EXPECT_EQ(act["spec"]["completionMode"].as<std::string>(), "Indexed");
+  EXPECT_EQ(act["spec"]["completions"].as<int>(), 3);
+  EXPECT_EQ(act["spec"]["backoffLimit"].as<int>(), 0);
+  const YAML::Node pod = act["spec"]["template"]["spec"];
+  EXPECT_EQ(pod["subdomain"].as<std::string>(), "k8s-test");
+  const YAML::Node container = pod["containers"][0];
+  EXPECT_EQ(container["image"].as<std::string>(), "reg.example/tagflow:1");
+  EXPECT_EQ(container["command"][1].as<std::string>(), "k8s-pod");
+  EXPECT_EQ(container["resources"]["requests"]["cpu"].as<std::string>(), "500m");
+  EXPECT_EQ(container["resources"]["limits"]["memory"].as<std::string>(), "1Gi");
+  EXPECT_FALSE(container["resources"]["limits"]["nvidia.com/gpu"]);
+  // Every port of the host's processes: 3 sampler data ports, 3 metrics ports.
+  EXPECT_EQ(container["ports"].size(), 6U);
+  EXPECT_EQ(container["readinessProbe"]["exec"]["command"][1].as<std::string>(), "k8s-probe");
+  EXPECT_EQ(pod["volumes"][2]["secret"]["items"][0]["path"].as<std::string>(), "actor/ca.crt");
+  // Strings stay strings: an annotation's value is never read back as a number.
+  EXPECT_EQ(
+      act["spec"]["template"]["metadata"]["annotations"]["prometheus.io/port"].as<std::string>(),
+      "9470");
+  EXPECT_NE(files.at("job-act.yaml").find("prometheus.io/port: \"9470\""), std::string::npos);
+
+  const YAML::Node learn = YAML::Load(files.at("job-learn.yaml"));
+  EXPECT_EQ(
+      learn["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"]
+          .as<std::string>(),
+      "1");
+  // The coordinator's metrics port makes the head host probed too.
+  EXPECT_TRUE(learn["spec"]["template"]["spec"]["containers"][0]["livenessProbe"]);
+  // Three pods share the metrics ports of the host, and the metrics bind to 127.0.0.1: both said.
+  EXPECT_EQ(notes.size(), 2U);
+}
+
+TEST_F(K8sManifests, PodDnsNamesAreJobIndexAndService) {
+  EXPECT_EQ(k8s_pod_dns_name("tf", "tf-act", 2), "tf-act-2.tf");
+}
+
+TEST_F(K8sManifests, AnAddressHostIsOnePodWithTheCommandLinesResources) {
+  const std::string text = k8s_file("act: {address: 10.0.0.2}");
+  EXPECT_NE(refusal(text).find(":4: hosts.act: no resources for its pod"), std::string::npos)
+      << refusal(text);
+  K8sOptions options;
+  options.cpu = "1";
+  options.memory = "512Mi";
+  std::vector<std::string> notes;
+  const auto hosts = k8s_hosts(load(text), options, notes);
+  ASSERT_EQ(hosts.size(), 2U);
+  EXPECT_EQ(hosts[0].host, "act");
+  EXPECT_EQ(hosts[0].pods, 1);
+  EXPECT_EQ(hosts[0].memory, "512Mi");
+}
+
+TEST_F(K8sManifests, FilesThatCannotBePlacedAreRefusedWithLineAndKey) {
+  const std::string pods = "act: {kubernetes: {cpu: \"1\", memory: 1Gi}}";
+  EXPECT_NE(refusal(k8s_file(pods, "", "K8s_Test")).find(":1: cluster: 'K8s_Test'"),
+            std::string::npos);
+  EXPECT_NE(refusal(k8s_file(pods, "", "9lives")).find(":1: cluster:"), std::string::npos);
+  std::string upper = k8s_file(pods);
+  for (std::size_t at = upper.find("act"); at != std::string::npos; at = upper.find("act", at)) {
+    upper.replace(at, 3, "Act");
+  }
+  EXPECT_NE(refusal(upper).find(":4: hosts.Act: 'Act' names a Job"), std::string::npos)
+      << refusal(upper);
+  // Replicas' ports run past 65535: 65534, 65535, 65536 (refused as the file is loaded).
+  EXPECT_NE(refusal(k8s_file(pods, "", "k8s-test", 65534))
+                .find(":7: nodes.sampler: replica ports run past 65535"),
+            std::string::npos)
+      << refusal(k8s_file(pods, "", "k8s-test", 65534));
+  EXPECT_NE(refusal(k8s_file("act: {kubernetes: {pods: 4, cpu: \"1\", memory: 1Gi}}"))
+                .find("hosts.act.kubernetes.pods: 4 pods for 3 process(es)"),
+            std::string::npos);
+  EXPECT_NE(
+      refusal(k8s_file(pods, "restart: {max: 2}\n")).find(":12: restart: restarts across pods"),
+      std::string::npos)
+      << refusal(k8s_file(pods, "restart: {max: 2}\n"));
+  EXPECT_NE(refusal(k8s_file("act: {slurm: {nodes: 1}}")).find("hosts.act.slurm"),
+            std::string::npos);
+  EXPECT_EQ(refusal(k8s_file(pods)), "");
+}
+
+TEST_F(K8sManifests, KubernetesHostsNeedResourcesAsKubernetesQuantities) {
+  auto error = [&](const std::string& act) {
+    try {
+      (void)load(k8s_file(act));
+      return std::string();
+    } catch (const cluster::ConfigError& e) {
+      return std::string(e.what());
+    }
+  };
+  EXPECT_NE(error("act: {kubernetes: {memory: 1Gi}}").find("hosts.act.kubernetes.cpu: is needed"),
+            std::string::npos);
+  EXPECT_NE(error("act: {kubernetes: {cpu: 1, memory: lots}}")
+                .find("hosts.act.kubernetes.memory: 'lots' is not a Kubernetes quantity"),
+            std::string::npos);
+  EXPECT_NE(error("act: {kubernetes: {cpu: 1, memory: 1Gi, replicas: 2}}")
+                .find("hosts.act.kubernetes.replicas"),
+            std::string::npos);
+  EXPECT_NE(error("act: {address: 10.0.0.1, kubernetes: {cpu: 1, memory: 1Gi}}")
+                .find("hosts.act.address: a Kubernetes host has none"),
+            std::string::npos);
+  EXPECT_EQ(error("act: {kubernetes: {cpu: 1.5, memory: 1e9}}"), "");
+}
+
+}  // namespace
+}  // namespace tagflow::cli

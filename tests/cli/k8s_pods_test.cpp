@@ -1,0 +1,359 @@
+// configs/kubernetes.yaml as the pods `tagflow k8s` describes, run without Kubernetes: no API
+// server or kubelet can run here, so the test plays the kubelet's part for every pod of every
+// Job of the rendered manifests, as closely as this machine allows:
+//   - the container's command, args and env exactly as written (and nothing else of the test's
+//     environment), plus what the kubelet adds: JOB_COMPLETION_INDEX, HOSTNAME, and PATH (the
+//     image's /usr/local/bin is this build's bin directory);
+//   - its own network namespace (the pod's address) and UTS namespace (hostname JOB-INDEX);
+//   - the pods' DNS names (JOB-INDEX.SERVICE) in the namespace's hosts file
+//     (/etc/netns/NS/hosts, which `ip netns exec` mounts over /etc/hosts);
+//   - in its own mount namespace, the ConfigMap's data and the Secret's items (decoded, at their
+//     item paths, with the volume's defaultMode) bind-mounted at their mountPath, and an empty
+//     directory for each emptyDir.
+// It checks that the run ends with the one-host digest, that the readiness probe as written
+// passes while the run goes on, and that a pod killed mid-run (every process in its network
+// namespace) is named by the head pod, with no process left. Root only (namespaces and mounts):
+// skipped with the reason elsewhere.
+#include <signal.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/support/launched_processes.hpp"
+#include "tests/support/namespace_pair.hpp"
+#include "tests/support/run_command.hpp"
+#include "tests/support/shipped_config.hpp"
+
+namespace tagflow::cli {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+using testing::alive;
+using testing::eventually;
+using testing::NamespacePair;
+using testing::replace_once;
+using testing::sh;
+using testing::summary_digest;
+constexpr auto read_file = &testing::read_text_file;
+
+std::string quote(const std::string& text) {
+  std::string out = "'";
+  for (const char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string decode_base64(const std::string& text) {
+  std::string out;
+  unsigned buffer = 0;
+  int bits = 0;
+  for (const char c : text) {
+    const std::string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const std::size_t value = alphabet.find(c);
+    if (value == std::string::npos) continue;  // '=' and line breaks
+    buffer = (buffer << 6U) | static_cast<unsigned>(value);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((buffer >> static_cast<unsigned>(bits)) & 0xFFU);
+    }
+  }
+  return out;
+}
+
+/// One pod of the rendered manifests, as the kubelet would start it.
+struct Pod {
+  std::string name;  // its hostname, JOB-INDEX
+  std::string job;
+  int index = 0;
+  std::vector<std::string> command;  // command, then args
+  std::vector<std::pair<std::string, std::string>> env;
+  std::vector<std::pair<std::string, fs::path>> mounts;  // mountPath, the directory bound there
+  std::vector<std::string> readiness;                    // the readiness probe's exec command
+};
+
+/// The rendered directory: every Job's pods, with their volumes written under `volumes`.
+struct Manifests {
+  std::string service;
+  std::vector<Pod> pods;
+};
+
+/// Reads every object `kustomization.yaml` lists; writes the ConfigMap and Secret volumes.
+Manifests read_manifests(const fs::path& dir, const fs::path& volumes) {
+  std::map<std::string, YAML::Node> config_maps;
+  std::map<std::string, YAML::Node> secrets;
+  std::vector<YAML::Node> jobs;
+  Manifests out;
+  for (const auto& file : YAML::LoadFile((dir / "kustomization.yaml").string())["resources"]) {
+    for (const YAML::Node& object :
+         YAML::LoadAllFromFile((dir / file.as<std::string>()).string())) {
+      const std::string kind = object["kind"].as<std::string>();
+      const std::string name = object["metadata"]["name"].as<std::string>();
+      if (kind == "ConfigMap") config_maps[name] = object;
+      if (kind == "Secret") secrets[name] = object;
+      if (kind == "Job") jobs.push_back(object);
+      if (kind == "Service") out.service = name;
+    }
+  }
+  for (const YAML::Node& job : jobs) {
+    const YAML::Node spec = job["spec"]["template"]["spec"];
+    EXPECT_EQ(job["spec"]["completionMode"].as<std::string>(), "Indexed");
+    EXPECT_EQ(spec["subdomain"].as<std::string>(), out.service);
+    const YAML::Node container = spec["containers"][0];
+    for (int index = 0; index < job["spec"]["completions"].as<int>(); ++index) {
+      Pod pod;
+      pod.job = job["metadata"]["name"].as<std::string>();
+      pod.index = index;
+      pod.name = pod.job + "-" + std::to_string(index);
+      for (const auto& word : container["command"]) pod.command.push_back(word.as<std::string>());
+      for (const auto& word : container["args"]) pod.command.push_back(word.as<std::string>());
+      for (const auto& variable : container["env"]) {
+        pod.env.emplace_back(variable["name"].as<std::string>(),
+                             variable["value"].as<std::string>());
+      }
+      pod.env.emplace_back("JOB_COMPLETION_INDEX", std::to_string(index));
+      pod.env.emplace_back("HOSTNAME", pod.name);
+      if (container["readinessProbe"]) {
+        for (const auto& word : container["readinessProbe"]["exec"]["command"]) {
+          pod.readiness.push_back(word.as<std::string>());
+        }
+      }
+      for (const auto& volume : spec["volumes"]) {
+        const std::string name = volume["name"].as<std::string>();
+        const fs::path root = volumes / pod.name / name;
+        fs::create_directories(root);
+        if (volume["configMap"]) {
+          const YAML::Node& map = config_maps.at(volume["configMap"]["name"].as<std::string>());
+          for (const auto& item : map["data"]) {
+            std::ofstream(root / item.first.as<std::string>()) << item.second.as<std::string>();
+          }
+        } else if (volume["secret"]) {
+          const YAML::Node& secret = secrets.at(volume["secret"]["secretName"].as<std::string>());
+          const auto mode = static_cast<fs::perms>(volume["secret"]["defaultMode"].as<int>());
+          for (const auto& item : volume["secret"]["items"]) {
+            const fs::path path = root / item["path"].as<std::string>();
+            fs::create_directories(path.parent_path());
+            std::ofstream(path) << decode_base64(
+                secret["data"][item["key"].as<std::string>()].as<std::string>());
+            fs::permissions(path, mode, fs::perm_options::replace);
+          }
+        }  // emptyDir: the empty directory
+        for (const auto& mount : container["volumeMounts"]) {
+          if (mount["name"].as<std::string>() == name) {
+            pod.mounts.emplace_back(mount["mountPath"].as<std::string>(), root);
+          }
+        }
+      }
+      out.pods.push_back(std::move(pod));
+    }
+  }
+  return out;
+}
+
+class K8sPods : public ::testing::Test {
+ public:
+  void SetUp() override {
+    if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the learner and inference need tagflow-torch";
+    if (sh("command -v unshare").exit_code != 0) GTEST_SKIP() << "no unshare (util-linux)";
+    const std::string why = namespaces_.create();
+    if (!why.empty()) GTEST_SKIP() << why;
+    dir_ = fs::path(::testing::TempDir()) /
+           ("tagflow_k8s_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    for (const pid_t pid : launched_) {
+      if (alive(pid)) ::kill(pid, SIGKILL);
+      (void)testing::wait_exit(pid, 5s);
+    }
+    for (const std::string& ns : {namespaces_.ns_a, namespaces_.ns_b}) {
+      fs::remove_all(fs::path("/etc/netns") / ns);
+    }
+    for (auto it = mount_points_.rbegin(); it != mount_points_.rend(); ++it) {
+      std::error_code ignored;
+      fs::remove(*it, ignored);  // only if still empty
+    }
+    if (!dir_.empty() && !HasFailure()) fs::remove_all(dir_);
+  }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  /// configs/kubernetes.yaml stopping after `env_steps` (or after 120 s when 0), learning from
+  /// 200 items on, as DIR/kubernetes.yaml; its path.
+  std::string write(long env_steps) {
+    std::string text = read_file(fs::path(TAGFLOW_SOURCE_DIR) / "configs" / "kubernetes.yaml");
+    const std::string file = "configs/kubernetes.yaml";
+    replace_once(text, "  target_return: 475\n  seconds: 900\n",
+                 env_steps > 0 ? "  env_steps: " + std::to_string(env_steps) + "\n"
+                               : std::string("  seconds: 120\n"),
+                 file);
+    replace_once(text, "min_size: 1000", "min_size: 200", file);
+    replace_once(text, "join_timeout: 300s", "join_timeout: 60s", file);
+    std::ofstream(dir_ / "kubernetes.yaml") << text;
+    return path("kubernetes.yaml");
+  }
+
+  /// `tagflow k8s FILE -o DIR/manifests`, then the pods it describes (two: one per host).
+  Manifests render(const std::string& file) {
+    const testing::CommandResult rendered =
+        sh(testing::tagflow_binary() + " k8s " + file + " -o " + path("manifests"));
+    EXPECT_EQ(rendered.exit_code, 0) << rendered.output;
+    Manifests manifests = read_manifests(dir_ / "manifests", dir_ / "volumes");
+    EXPECT_EQ(manifests.pods.size(), 2U);
+    return manifests;
+  }
+
+  /// The namespace pod `i` runs in.
+  const std::string& ns_of(std::size_t i) const {
+    return i == 0 ? namespaces_.ns_a : namespaces_.ns_b;
+  }
+
+  /// Every pod's DNS names in both namespaces' hosts files.
+  void write_hosts(const Manifests& manifests) {
+    std::string hosts = "127.0.0.1 localhost\n";
+    for (std::size_t i = 0; i < manifests.pods.size(); ++i) {
+      const std::string& name = manifests.pods[i].name;
+      hosts += (i == 0 ? namespaces_.address_a : namespaces_.address_b) + " " + name + "." +
+               manifests.service + " " + name + "\n";
+    }
+    for (std::size_t i = 0; i < manifests.pods.size(); ++i) {
+      fs::create_directories(fs::path("/etc/netns") / ns_of(i));
+      std::ofstream(fs::path("/etc/netns") / ns_of(i) / "hosts") << hosts;
+    }
+  }
+
+  /// `words` run in pod `pod`'s namespaces with its mounts and only its environment.
+  std::string in_pod(const Pod& pod, std::size_t i, const std::vector<std::string>& words) {
+    std::string script = "set -e; hostname " + quote(pod.name) + "; ";
+    for (const auto& [mount_path, source] : pod.mounts) {
+      // The mount point must exist: created once, removed at the end when still empty.
+      fs::path point = mount_path;
+      std::vector<fs::path> created;
+      for (fs::path p = point; !p.empty() && p != p.root_path() && !fs::exists(p);
+           p = p.parent_path()) {
+        created.push_back(p);
+      }
+      fs::create_directories(point);
+      for (auto it = created.rbegin(); it != created.rend(); ++it) mount_points_.push_back(*it);
+      script += "mount --bind " + quote(source.string()) + " " + quote(mount_path) + "; ";
+    }
+    script += "exec env -i";
+    for (const auto& [name, value] : pod.env) script += " " + quote(name + "=" + value);
+    script += " " + quote("PATH=" + fs::path(testing::tagflow_binary()).parent_path().string() +
+                          ":/usr/local/bin:/usr/bin:/bin");
+    for (const std::string& word : words) script += " " + quote(word);
+    return "ip netns exec " + ns_of(i) + " unshare --uts --mount --propagation private sh -c " +
+           quote(script);
+  }
+
+  /// Starts every pod; their pids (output in DIR/POD.log).
+  std::vector<pid_t> start(const Manifests& manifests) {
+    write_hosts(manifests);
+    std::vector<pid_t> pids;
+    for (std::size_t i = 0; i < manifests.pods.size(); ++i) {
+      const Pod& pod = manifests.pods[i];
+      const fs::path log = dir_ / (pod.name + ".log");
+      pids.push_back(
+          testing::spawn_with_output({"/bin/sh", "-c", in_pod(pod, i, pod.command)}, log, log));
+      launched_.push_back(pids.back());
+    }
+    return pids;
+  }
+
+  /// The pod's emptyDir `run` as the test sees it.
+  fs::path run_dir(const Pod& pod) const { return dir_ / "volumes" / pod.name / "run"; }
+
+  NamespacePair namespaces_{"tfk8"};
+  fs::path dir_;
+  std::vector<pid_t> launched_;
+  std::vector<fs::path> mount_points_;
+};
+
+TEST_F(K8sPods, TheRenderedPodsEndWithTheSingleProcessDigest) {
+  const std::string file = write(1200);
+  const Manifests manifests = render(file);
+  ASSERT_EQ(manifests.pods.size(), 2U);
+  const Pod& head = manifests.pods[0].job.find("-learn") != std::string::npos ? manifests.pods[0]
+                                                                              : manifests.pods[1];
+  const std::vector<pid_t> pods = start(manifests);
+  for (std::size_t i = 0; i < pods.size(); ++i) {
+    EXPECT_EQ(testing::wait_exit(pods[i], 240s), 0)
+        << manifests.pods[i].name << ":\n"
+        << read_file(dir_ / (manifests.pods[i].name + ".log"));
+  }
+  const testing::CommandResult single = sh(testing::tagflow_binary() + " up " + file +
+                                           " --placement single --summary " + path("single.json"));
+  ASSERT_EQ(single.exit_code, 0) << single.output;
+  const std::string digest = summary_digest(dir_ / "single.json");
+  EXPECT_EQ(digest.size(), 16U) << digest;
+  EXPECT_EQ(summary_digest(run_dir(head) / "summary.json"), digest);
+  const std::string log = read_file(dir_ / (head.name + ".log"));
+  EXPECT_NE(log.find("digest " + digest), std::string::npos) << log;
+  // Each pod's processes bound its own address, found by the pods' DNS names.
+  const std::string started = read_file(run_dir(head) / "started");
+  EXPECT_NE(started.find(namespaces_.address_a), std::string::npos) << started;
+  EXPECT_NE(started.find(namespaces_.address_b), std::string::npos) << started;
+}
+
+TEST_F(K8sPods, AKilledPodIsNamedByTheHeadAndNoProcessIsLeft) {
+  const Manifests manifests = render(write(0));
+  ASSERT_EQ(manifests.pods.size(), 2U);
+  const std::size_t head_index = manifests.pods[0].job.find("-learn") != std::string::npos ? 0 : 1;
+  const std::size_t victim_index = 1 - head_index;
+  const Pod& head = manifests.pods[head_index];
+  const Pod& victim = manifests.pods[victim_index];
+  const std::vector<pid_t> pods = start(manifests);
+  // Both pods' processes run: the head's coordinator, replay and learner; the samplers and
+  // inference.
+  const bool running = eventually(
+      [&] {
+        return testing::recorded_pids(run_dir(head) / head.name).size() == 3 &&
+               testing::recorded_pids(run_dir(victim) / victim.name).size() == 3;
+      },
+      90s);
+  ASSERT_TRUE(running) << read_file(dir_ / (head.name + ".log"))
+                       << read_file(dir_ / (victim.name + ".log"));
+  // The readiness probe, exactly as written, passes in the head's pod once its processes are
+  // ready.
+  ASSERT_FALSE(head.readiness.empty());
+  const bool ready =
+      eventually([&] { return sh(in_pod(head, head_index, head.readiness)).exit_code == 0; }, 60s);
+  EXPECT_TRUE(ready) << sh(in_pod(head, head_index, head.readiness)).output;
+
+  // The pod dies: every process in its network namespace, at once.
+  const std::string& victim_ns = ns_of(victim_index);
+  const auto killed = std::chrono::steady_clock::now();
+  (void)sh("ip netns pids " + victim_ns + " | xargs -r kill -9");
+  const int head_exit = testing::wait_exit(pods[head_index], 30s);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  RecordProperty("killed_pod_to_head_exit_seconds", std::to_string(seconds));
+  std::cerr << "a killed pod to the head's exit: " << seconds << " s\n";
+  const std::string log = read_file(dir_ / (head.name + ".log"));
+  EXPECT_NE(head_exit, 0) << log;
+  EXPECT_NE(log.find(victim.name), std::string::npos) << log;
+  EXPECT_LT(seconds, 10.0) << log;
+  EXPECT_TRUE(eventually(
+      [&] {
+        return sh("ip netns pids " + namespaces_.ns_a + "; ip netns pids " + namespaces_.ns_b)
+            .output.empty();
+      },
+      10s))
+      << "left: "
+      << sh("ip netns pids " + namespaces_.ns_a + "; ip netns pids " + namespaces_.ns_b).output;
+}
+
+}  // namespace
+}  // namespace tagflow::cli
