@@ -1,6 +1,7 @@
 #include "coordinator/coordinator.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <set>
 #include <sstream>
@@ -9,6 +10,7 @@
 
 #include "common/log_text.hpp"
 #include "monitoring/process_metrics.hpp"
+#include "transport/connection_guard.hpp"
 #include "transport/curve_keys.hpp"
 #include "transport/drop_reason.hpp"
 
@@ -62,12 +64,21 @@ Coordinator::Coordinator(FederationSpec spec)
     : spec_(std::move(spec)),
       context_(1),
       router_(context_, zmq::socket_type::router),
+      closed_events_(context_, zmq::socket_type::pair),
       grants_(spec_),
       members_(spec_.federates.size()),
       stop_waiting_(spec_.federates.size(), false) {
   router_.set(zmq::sockopt::linger, 1000);
   router_.set(zmq::sockopt::maxmsgsize, std::int64_t{64 * 1024});
   router_.set(zmq::sockopt::router_mandatory, false);
+  static std::atomic<std::uint64_t> next_monitor{0};
+  const std::string monitor = "inproc://tagflow-coordinator-closed-" +
+                              std::to_string(next_monitor.fetch_add(1, std::memory_order_relaxed));
+  if (zmq_socket_monitor(router_.handle(), monitor.c_str(), ZMQ_EVENT_DISCONNECTED) != 0) {
+    throw zmq::error_t();
+  }
+  closed_events_.set(zmq::sockopt::linger, 0);
+  closed_events_.connect(monitor);
   if (spec_.keys_dir) {
     std::set<std::string> allowed;
     for (const FederateSpec& f : spec_.federates) {
@@ -81,6 +92,8 @@ Coordinator::Coordinator(FederationSpec spec)
 }
 
 Coordinator::~Coordinator() {
+  (void)zmq_socket_monitor(router_.handle(), nullptr, 0);
+  closed_events_.close();
   router_.close();
   zap_.reset();
 }
@@ -266,6 +279,7 @@ void Coordinator::handle(const std::string& identity, const zmq::message_t& fram
     return;
   }
   count_received(member_of(identity), frame.size());
+  note_connection(identity, frame);
   if (is_heartbeat_identity(identity)) {
     handle_heartbeat(identity, message);
   } else if (is_launcher_identity(identity)) {
@@ -503,6 +517,49 @@ std::size_t Coordinator::find_silent(Clock::time_point now) const {
   return members_.size();
 }
 
+void Coordinator::note_connection(const std::string& identity, const zmq::message_t& frame) {
+  // A launcher's connection may close after one exchange (§8): only the federate's own count.
+  if (is_launcher_identity(identity)) return;
+  const std::size_t index = member_of(identity);
+  if (index >= members_.size()) return;
+  const char* fd = zmq_msg_gets(frame.handle(), "__fd");  // what ZMQ_SRCFD reads
+  if (fd != nullptr) connection_identity_[std::atoi(fd)] = identity;
+  members_[index].closed_at.reset();  // heard from: on this or a new connection
+}
+
+void Coordinator::read_closed_connections(Clock::time_point now) {
+  std::uint16_t kind = 0;
+  std::uint32_t value = 0;
+  while (transport::read_monitor_event(closed_events_, kind, value)) {
+    if (kind != ZMQ_EVENT_DISCONNECTED) continue;
+    const auto it = connection_identity_.find(static_cast<int>(value));
+    if (it == connection_identity_.end()) continue;
+    const std::size_t index = member_of(it->second);
+    connection_identity_.erase(it);  // the descriptor may be another connection's next
+    if (index < members_.size() && members_[index].joined && !members_[index].resigned &&
+        !members_[index].closed_at) {
+      members_[index].closed_at = now;
+    }
+  }
+}
+
+std::size_t Coordinator::find_gone(Clock::time_point now) const {
+  // A live federate whose connection broke is heard from again on the reconnected one within a
+  // heartbeat period (heartbeat_timeout / 4) and ZeroMQ's reconnect interval.
+  const auto grace = spec_.heartbeat_timeout / 4 + std::chrono::milliseconds(200);
+  for (std::size_t i = 0; i < members_.size(); ++i) {
+    const Member& m = members_[i];
+    if (m.joined && !m.resigned && m.closed_at && now - *m.closed_at > grace) return i;
+  }
+  return members_.size();
+}
+
+void Coordinator::count_failure() {
+  if (metrics_.failures == nullptr) return;
+  metrics_.failures->Increment();
+  metrics_.federates->Decrement();
+}
+
 CoordinatorResult Coordinator::fail(std::vector<std::string> who, const std::string& why) {
   CoordinatorResult result = stats_;
   result.ok = false;
@@ -545,15 +602,14 @@ bool Coordinator::collect_results(std::chrono::milliseconds timeout,
 CoordinatorResult Coordinator::run() {
   const Clock::time_point join_deadline = Clock::now() + spec_.join_timeout;
   const auto tick = std::max(std::chrono::milliseconds(1), spec_.heartbeat_timeout / 8);
-  zmq::pollitem_t item{router_.handle(), 0, ZMQ_POLLIN, 0};
+  std::array<zmq::pollitem_t, 2> items{
+      {{router_.handle(), 0, ZMQ_POLLIN, 0}, {closed_events_.handle(), 0, ZMQ_POLLIN, 0}}};
   while (true) {
-    zmq::poll(&item, 1, tick);
+    zmq::poll(items.data(), items.size(), tick);
     const bool caught_up = receive_batch();  // every message that had arrived is handled
+    read_closed_connections(Clock::now());
     if (peer_failure_) {
-      if (metrics_.failures != nullptr) {
-        metrics_.failures->Increment();
-        metrics_.federates->Decrement();
-      }
+      count_failure();
       return fail({grants_.id_of(peer_failure_index_)}, *peer_failure_);
     }
     if (started_) {
@@ -576,12 +632,17 @@ CoordinatorResult Coordinator::run() {
     const std::size_t silent = may_judge ? find_silent(now) : members_.size();
     if (silent < members_.size()) {
       const std::string id = grants_.id_of(silent);
-      if (metrics_.failures != nullptr) {
-        metrics_.failures->Increment();
-        metrics_.federates->Decrement();
-      }
+      count_failure();
       return fail({id}, "federate '" + id + "' failed: no message or heartbeat for more than " +
                             std::to_string(spec_.heartbeat_timeout.count()) + " ms");
+    }
+    const std::size_t gone = find_gone(now);
+    if (gone < members_.size()) {
+      const std::string id = grants_.id_of(gone);
+      count_failure();
+      return fail({id}, "federate '" + id +
+                            "' failed: its connection to the coordinator closed and it was not "
+                            "heard from again (its process, or its host, is gone)");
     }
     if (!started_ && now > join_deadline) {
       std::vector<std::string> missing;

@@ -114,6 +114,9 @@ class Coordinator {
     std::string address;   // peer address of the connection it joined from (logs)
     std::uint32_t version = kProtocolVersion;  // the protocol version it joined with (§2)
     Clock::time_point last_seen;
+    /// When one of its control or heartbeat connections closed (TCP ended), until it is heard
+    /// from again (§6.3).
+    std::optional<Clock::time_point> closed_at;
     std::optional<Clock::time_point> waiting_since;  // a NET not yet answered by a grant
     Reporting reporting = Reporting::kEveryWait;     // as its last NET or LTC said (§3.9)
     bool asked = false;                              // sent REPORT_REQUEST since that frame
@@ -153,6 +156,15 @@ class Coordinator {
                        const ControlMessage& message);
   /// Receives and handles up to one batch; returns whether every waiting message was read.
   bool receive_batch();
+  /// Notes the connection (ZMQ_SRCFD) a frame of a joined federate came on.
+  void note_connection(const std::string& identity, const zmq::message_t& frame);
+  /// Reads the socket monitor's DISCONNECTED events: marks the members whose connection closed.
+  void read_closed_connections(Clock::time_point now);
+  /// The first joined, not resigned member whose connection closed more than the grace ago and
+  /// who sent nothing since; members_.size() when none.
+  [[nodiscard]] std::size_t find_gone(Clock::time_point now) const;
+  /// A member failed: the failure counter and the federates gauge, with metrics.
+  void count_failure();
   /// A frame that does not decode: REFUSED with the reason to a peer that has not joined, else
   /// dropped, counted and logged once (PROTOCOL.md §1).
   void handle_malformed(const std::string& identity, const ControlDecodeResult& decoded);
@@ -182,6 +194,8 @@ class Coordinator {
   std::unique_ptr<transport::ZapAuthenticator> zap_;
   std::map<std::string, std::string> key_owner_;  // CURVE public key → federate id
   zmq::socket_t router_;
+  zmq::socket_t closed_events_;  // the router's DISCONNECTED events (socket monitor)
+  std::map<int, std::string> connection_identity_;  // fd -> the routing id last heard on it
   GrantCalculator grants_;
   std::vector<Member> members_;
   std::size_t joined_count_ = 0;

@@ -93,21 +93,28 @@ ConnectionGuard::~ConnectionGuard() {
   events_.close();
 }
 
-void ConnectionGuard::read_events() {
+bool read_monitor_event(zmq::socket_t& events, std::uint16_t& kind, std::uint32_t& value) {
   zmq::message_t event;
   zmq::message_t address;
-  while (events_.recv(event, zmq::recv_flags::dontwait)) {
-    std::uint16_t kind = 0;
-    std::uint32_t value = 0;
-    const bool well_formed = event.size() >= 6 && events_.get(zmq::sockopt::rcvmore) != 0;
-    if (well_formed) {
-      std::memcpy(&kind, event.data(), sizeof kind);
-      std::memcpy(&value, static_cast<const char*>(event.data()) + 2, sizeof value);
-    }
-    while (events_.get(zmq::sockopt::rcvmore) != 0) {
-      if (!events_.recv(address, zmq::recv_flags::dontwait)) break;
-    }
-    if (!well_formed) continue;
+  if (!events.recv(event, zmq::recv_flags::dontwait)) return false;
+  kind = 0;
+  value = 0;
+  const bool well_formed = event.size() >= 6 && events.get(zmq::sockopt::rcvmore) != 0;
+  if (well_formed) {
+    std::memcpy(&kind, event.data(), sizeof kind);
+    std::memcpy(&value, static_cast<const char*>(event.data()) + 2, sizeof value);
+  }
+  while (events.get(zmq::sockopt::rcvmore) != 0) {
+    if (!events.recv(address, zmq::recv_flags::dontwait)) break;
+  }
+  return true;
+}
+
+void ConnectionGuard::read_events() {
+  std::uint16_t kind = 0;
+  std::uint32_t value = 0;
+  while (read_monitor_event(events_, kind, value)) {
+    if (kind == 0) continue;
     const int fd = static_cast<int>(value);
     if (kind == ZMQ_EVENT_ACCEPTED) {
       watch(fd);

@@ -64,6 +64,11 @@ struct ConnectionLimits {
   return size + (size <= 255 ? 2 : 9);
 }
 
+/// Reads one event of a socket monitor (zmq_socket_monitor) from `events` without waiting: its
+/// kind (ZMQ_EVENT_*) and value (for ACCEPTED and DISCONNECTED: the connection's descriptor).
+/// False when none is waiting; a malformed event reads as kind 0.
+bool read_monitor_event(zmq::socket_t& events, std::uint16_t& kind, std::uint32_t& value);
+
 class ConnectionGuard {
  public:
   using Clock = std::chrono::steady_clock;

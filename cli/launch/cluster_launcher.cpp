@@ -184,13 +184,14 @@ std::string where(const LaunchPlan& plan) {
   return host;
 }
 
-/// " (host H, pod P)": where the federate that `told` names (`federate 'NAME' ...`) ran, when it
-/// ran on another host of an allocation (a Kubernetes pod, a Slurm node); "" when it names none.
+/// " (host H)", " (host H, pod P)" (Kubernetes), " (host H, node index N)" (Slurm): where the
+/// federate that `told` names (`federate 'NAME' ...`) ran; "" when it names none or `told` says
+/// already (a launcher's death report names the host).
 std::string where_federate_ran(const cluster::ClusterConfig& config, const LaunchPlan& plan,
                                const std::string& told) {
   const std::string marker = "federate '";
   const std::size_t at = told.find(marker);
-  if (at == std::string::npos || plan.manager == NodeManager::none) return "";
+  if (at == std::string::npos || told.find(" on host ") != std::string::npos) return "";
   const std::size_t start = at + marker.size();
   const std::size_t end = told.find('\'', start);
   if (end == std::string::npos) return "";
@@ -201,6 +202,7 @@ std::string where_federate_ran(const cluster::ClusterConfig& config, const Launc
       continue;
     }
     const std::string index = std::to_string(process.node);
+    if (plan.manager == NodeManager::none) return " (host " + process.host + ")";
     return plan.manager == NodeManager::kubernetes
                ? " (host " + process.host + ", pod " + config.name + "-" + process.host + "-" +
                      index + ")"

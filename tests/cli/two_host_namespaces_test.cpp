@@ -18,6 +18,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -252,6 +253,141 @@ TEST_F(TwoHostNamespaces, ALearnerKilledOnHostBIsNamedOnHostAAndEveryLauncherExi
   kill_and_time(*this, "b", "learner",
                 "tagflow up: the run failed on another host: federate 'learner' failed: its "
                 "process learner on host b killed by signal 9 (Killed)\n");
+}
+
+// Link faults, injected for real between the two namespaces while a run goes on. Each run is
+// compared with the same file run on the same two hosts without the fault: same digest, and the
+// time the fault cost is printed and recorded.
+class LinkFaults : public TwoHostNamespaces {
+ public:
+  static constexpr long kSteps = 6000;
+
+  struct Run {
+    int exit_a = -1, exit_b = -1;
+    double seconds = 0;
+    std::string digest, err_a, err_b;
+  };
+
+  /// Both halves of DIR/faults.yaml (kSteps env steps); `fault` runs once every federate joined.
+  Run run(const std::string& tag, const std::function<void()>& fault = {}) {
+    std::ofstream(dir_ / "faults.yaml") << two_host_yaml(kSteps);
+    const std::string file = path("faults.yaml");
+    const auto started = Clock::now();
+    const Launched b = up(namespaces_.ns_b,
+                          {file, "--host", "b", "--log-dir", path(tag + "-b"), "--summary",
+                           path(tag + ".json"), "--quiet"},
+                          tag + "-b");
+    const Launched a =
+        up(namespaces_.ns_a, {file, "--host", "a", "--log-dir", path(tag + "-a"), "--quiet"},
+           tag + "-a");
+    if (fault) {
+      const bool joined = eventually(
+          [&] {
+            return read_file(dir_ / (tag + "-b") / "coordinator.log")
+                       .find("all federates joined") != std::string::npos;
+          },
+          60s);
+      EXPECT_TRUE(joined) << read_file(b.err);
+      fault();
+    }
+    Run result;
+    result.exit_a = wait_exit(a.pid, 240s);
+    result.exit_b = wait_exit(b.pid, 240s);
+    result.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+    result.digest = testing::summary_digest(dir_ / (tag + ".json"));
+    result.err_a = read_file(a.err);
+    result.err_b = read_file(b.err);
+    return result;
+  }
+
+  /// The fault-free run: its digest and time, once per test.
+  const Run& clean() {
+    if (clean_.exit_b < 0) {
+      clean_ = run("clean");
+      EXPECT_EQ(clean_.exit_b, 0) << clean_.err_b;
+      EXPECT_EQ(clean_.digest.size(), 16U) << clean_.digest;
+    }
+    return clean_;
+  }
+
+  void report(const std::string& fault, const Run& faulty) {
+    const double lost = faulty.seconds - clean().seconds;
+    std::cout << fault << ": " << faulty.seconds << " s against " << clean().seconds
+              << " s without it (" << lost << " s lost), digest "
+              << (faulty.digest == clean().digest ? "held" : "CHANGED") << "\n";
+    RecordProperty("seconds_lost", std::to_string(lost));
+  }
+
+ private:
+  Run clean_;
+};
+
+TEST_F(LinkFaults, ALinkDownFor2SecondsLosesTimeButNoMessage) {
+  const Run& without = clean();
+  const Run faulty = run("down2", [&] {
+    std::this_thread::sleep_for(1s);  // mid-run
+    ASSERT_EQ(
+        sh("ip -n " + namespaces_.ns_a + " link set " + namespaces_.veth_a() + " down").exit_code,
+        0);
+    std::this_thread::sleep_for(2s);  // shorter than the file's heartbeat_timeout (5 s)
+    ASSERT_EQ(
+        sh("ip -n " + namespaces_.ns_a + " link set " + namespaces_.veth_a() + " up").exit_code, 0);
+  });
+  EXPECT_EQ(faulty.exit_a, 0) << faulty.err_a;
+  EXPECT_EQ(faulty.exit_b, 0) << faulty.err_b;
+  EXPECT_EQ(faulty.digest, without.digest);
+  report("link down for 2 s", faulty);
+}
+
+TEST_F(LinkFaults, ATenMegabitLinkKeepsTheDigest) {
+  const Run& without = clean();
+  for (const auto& [ns, veth] : {std::pair{namespaces_.ns_a, namespaces_.veth_a()},
+                                 std::pair{namespaces_.ns_b, namespaces_.veth_b()}}) {
+    const testing::CommandResult shaped =
+        sh("tc -n " + ns + " qdisc add dev " + veth + " root tbf rate 10mbit burst 32kbit " +
+           "latency 400ms");
+    if (shaped.exit_code != 0) GTEST_SKIP() << "tc cannot add tbf here: " << shaped.output;
+  }
+  const Run faulty = run("tbf10");
+  EXPECT_EQ(faulty.exit_a, 0) << faulty.err_a;
+  EXPECT_EQ(faulty.exit_b, 0) << faulty.err_b;
+  EXPECT_EQ(faulty.digest, without.digest);
+  report("10 Mbit/s link (tbf)", faulty);
+}
+
+TEST_F(LinkFaults, AWholeHostKilledIsNamedByTheHead) {
+  std::ofstream(dir_ / "long.yaml") << two_host_yaml(100000000);
+  const std::string file = path("long.yaml");
+  const Launched b =
+      up(namespaces_.ns_b, {file, "--host", "b", "--log-dir", path("kill-b"), "--quiet"}, "kill-b");
+  const Launched a =
+      up(namespaces_.ns_a, {file, "--host", "a", "--log-dir", path("kill-a"), "--quiet"}, "kill-a");
+  ASSERT_TRUE(eventually(
+      [&] {
+        return read_file(dir_ / "kill-b" / "coordinator.log").find("all federates joined") !=
+               std::string::npos;
+      },
+      60s))
+      << read_file(b.err);
+  std::this_thread::sleep_for(1s);
+  // Every process of host a, its launcher included, at once.
+  const auto killed = Clock::now();
+  (void)sh("ip netns pids " + namespaces_.ns_a + " | xargs -r kill -9");
+  const int exit_b = wait_exit(b.pid, 30s);
+  const double seconds = std::chrono::duration<double>(Clock::now() - killed).count();
+  (void)wait_exit(a.pid, 5s);
+  const std::string err_b = read_file(b.err);
+  std::cout << "host a killed: the head named it and exited after " << seconds << " s\n";
+  RecordProperty("host_killed_to_head_exit_ms", static_cast<int>(seconds * 1000));
+  EXPECT_EQ(exit_b, 1) << err_b;
+  // Named from its closed connections (federation/PROTOCOL.md §6.3), before the 5 s of silence
+  // that would otherwise be needed.
+  EXPECT_NE(err_b.find("its connection to the coordinator closed"), std::string::npos) << err_b;
+  EXPECT_NE(err_b.find("(host a)"), std::string::npos) << err_b;
+  EXPECT_LT(seconds, 5.0) << err_b;
+  for (const auto& [name, pid] : recorded_pids(dir_ / "kill-b")) {
+    EXPECT_FALSE(alive(pid)) << name << " outlived the run";
+  }
 }
 
 TEST_F(TwoHostNamespaces, AStrangerKeyIsRefused) {

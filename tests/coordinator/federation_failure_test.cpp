@@ -1,8 +1,10 @@
 // `tagflow coordinator` as its own process with federates in their own processes: a federate
-// killed mid-run is reported, naming it, by the coordinator and by its neighbours, and every
-// process ends (no hang, no orphan).
+// killed mid-run (its connections close) or stopped (silent) is reported, naming it, by the
+// coordinator and by its neighbours, and every process ends (no hang, no orphan).
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -73,9 +75,14 @@ bool wait_for_text(const fs::path& file, const std::string& text, std::chrono::s
   return true;
 }
 
-TEST(FederationFailure, KilledFederateIsReportedByNameAndEveryProcessEnds) {
+/// Four federates under `tagflow coordinator`; once the run is under way `disturb` is done to
+/// `left`. Checks that the coordinator exits 1 with `expected` in its log, naming `left`, and that
+/// every other federate ends (status 3) naming it too.
+void disturb_left_federate(const std::string& name,
+                           const std::function<void(ChildProcess&)>& disturb,
+                           const std::string& expected) {
   const fs::path dir =
-      fs::temp_directory_path() / ("tagflow-failure-" + std::to_string(::getpid()));
+      fs::temp_directory_path() / ("tagflow-failure-" + std::to_string(::getpid()) + "-" + name);
   fs::remove_all(dir);
   fs::create_directories(dir);
   const fs::path config = dir / "cluster.yaml";
@@ -98,17 +105,17 @@ TEST(FederationFailure, KilledFederateIsReportedByNameAndEveryProcessEnds) {
         (dir / (id + ".log")).string()));
   }
   // Once every federate joined the run is under way; a million events at up to 200 us each
-  // would take minutes, so it is still going when `left` is killed.
+  // would take minutes, so it is still going when `left` is disturbed.
   ASSERT_TRUE(
       wait_for_text(dir / "coordinator.log", "all federates joined", std::chrono::seconds(30)))
       << read_file(dir / "coordinator.log");
-  federates[1]->kill();
+  disturb(*federates[1]);
 
   const std::optional<int> coordinator_status = coordinator->wait(std::chrono::seconds(20));
   ASSERT_TRUE(coordinator_status.has_value()) << "the coordinator hangs after a failure";
   EXPECT_EQ(*coordinator_status, 1);
   const std::string log = read_file(dir / "coordinator.log");
-  EXPECT_NE(log.find("federate 'left' failed"), std::string::npos) << log;
+  EXPECT_NE(log.find(expected), std::string::npos) << log;
   for (std::size_t i : {0U, 2U, 3U}) {
     const std::optional<int> status = federates[i]->wait(std::chrono::seconds(20));
     ASSERT_TRUE(status.has_value()) << ids[i] << " outlived the failed run";
@@ -116,7 +123,23 @@ TEST(FederationFailure, KilledFederateIsReportedByNameAndEveryProcessEnds) {
     EXPECT_NE(read_file(dir / (ids[i] + ".log")).find("'left'"), std::string::npos)
         << ids[i] << ": " << read_file(dir / (ids[i] + ".log"));
   }
+  federates[1]->kill();  // a stopped one is still there
   fs::remove_all(dir);
+}
+
+// Killed: the kernel closes its connections, and the coordinator hears them close (§6.3).
+TEST(FederationFailure, KilledFederateIsReportedByNameAndEveryProcessEnds) {
+  disturb_left_federate(
+      "killed", [](ChildProcess& left) { left.kill(); },
+      "federate 'left' failed: its connection to the coordinator closed and it was not heard "
+      "from again");
+}
+
+// Stopped (SIGSTOP): its connections stay open but it says nothing: found by its silence (§6.2).
+TEST(FederationFailure, AStoppedFederateIsFoundByItsSilenceAndEveryProcessEnds) {
+  disturb_left_federate(
+      "stopped", [](ChildProcess& left) { left.kill(SIGSTOP); },
+      "federate 'left' failed: no message or heartbeat for more than");
 }
 
 // A data message the coordinator counts in a grant but the receiver drops (here: a port the sink

@@ -60,6 +60,10 @@ class NamespacePair {
 
   std::string ns_a, ns_b, address_a, address_b;
 
+  /// The veth ends in ns_a and ns_b (for `ip -n NS link set ... down`, `tc -n NS qdisc ...`).
+  std::string veth_a() const { return stem_ + "va"; }
+  std::string veth_b() const { return stem_ + "vb"; }
+
  private:
   void remove() {
     for (const std::string& ns : {ns_a, ns_b}) {
