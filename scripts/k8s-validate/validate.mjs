@@ -24,6 +24,9 @@ const schemas = {
   "monitoring.coreos.com/v1 PodMonitor": [podMonitor, "com.coreos.monitoring.v1.PodMonitor"],
 };
 
+// kubectl reads YAML 1.1 (0400 is octal there, `yes` a boolean): so does this.
+const yaml11 = { version: "1.1" };
+
 const kustomizationKeys = new Set([
   "apiVersion", "kind", "namespace", "resources", "labels", "commonLabels", "commonAnnotations",
 ]);
@@ -105,6 +108,15 @@ function serverRules(object, report) {
       }
     });
   });
+  const volumes = new Set((template?.spec?.volumes ?? []).map((volume) => volume?.name));
+  containers.forEach((container, i) => {
+    (container?.volumeMounts ?? []).forEach((mount, j) => {
+      if (!volumes.has(mount?.name)) {
+        report(`spec.template.spec.containers[${i}].volumeMounts[${j}].name`,
+          `'${mount?.name}' names no volume of the pod`);
+      }
+    });
+  });
   if (template?.spec?.subdomain !== undefined && !dnsLabel.test(template.spec.subdomain)) {
     report("spec.template.spec.subdomain", "not a DNS label");
   }
@@ -117,7 +129,7 @@ function checkDirectory(dir, problems) {
     problems.push(`${dir}: no kustomization.yaml`);
     return kinds;
   }
-  const kustomization = YAML.parse(fs.readFileSync(kustomizationFile, "utf8")) ?? {};
+  const kustomization = YAML.parse(fs.readFileSync(kustomizationFile, "utf8"), yaml11) ?? {};
   const at = (message) => problems.push(`${path.join(dir, "kustomization.yaml")}: ${message}`);
   if (kustomization.apiVersion !== "kustomize.config.k8s.io/v1beta1") {
     at(`apiVersion: '${kustomization.apiVersion}' is not kustomize.config.k8s.io/v1beta1`);
@@ -132,7 +144,7 @@ function checkDirectory(dir, problems) {
       at(`resources: ${resource} does not exist`);
       continue;
     }
-    const documents = YAML.parseAllDocuments(fs.readFileSync(file, "utf8"));
+    const documents = YAML.parseAllDocuments(fs.readFileSync(file, "utf8"), yaml11);
     documents.forEach((document, index) => {
       const object = document.toJS();
       if (object === null || object === undefined) return;
