@@ -142,7 +142,8 @@ void serve(const CoordinatorOptions& o) {
     throw CLI::RuntimeError(1);
   }
   std::cout << "tagflow coordinator: run finished (" << result.grants_sent << " grants, "
-            << result.messages_handled << " messages)" << std::endl;
+            << result.messages_handled << " messages, " << result.silences << " silences, "
+            << result.silence_seconds << " s silent)" << std::endl;
   if (collector) collect_results(coordinator, *collector);
 }
 

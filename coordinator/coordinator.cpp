@@ -109,6 +109,8 @@ void Coordinator::set_metrics(monitoring::ProcessMetrics* metrics) {
   for (std::size_t i = 0; i < members_.size(); ++i) {
     const monitoring::Labels peer{{"peer", grants_.id_of(i)}};
     members_[i].heartbeats = &metrics->counter(Metric::coordinator_heartbeats, peer);
+    members_[i].silences = &metrics->counter(Metric::coordinator_silences, peer);
+    members_[i].silence_seconds = &metrics->counter(Metric::coordinator_silence_seconds, peer);
     members_[i].sent = &metrics->counter(Metric::transport_messages_sent, peer);
     members_[i].sent_bytes = &metrics->counter(Metric::transport_sent_bytes, peer);
     members_[i].received = &metrics->counter(Metric::transport_messages_received, peer);
@@ -297,7 +299,7 @@ void Coordinator::handle_heartbeat(const std::string& identity, const ControlMes
   const std::string id = identity.substr(0, identity.size() - 3);
   const std::size_t index = grants_.index_of(id);
   if (index == grants_.size() || message.type != ControlType::kHeartbeat) return;
-  if (members_[index].joined) members_[index].last_seen = Clock::now();
+  if (members_[index].joined) heard_from(index, Clock::now());
   if (members_[index].heartbeats != nullptr) members_[index].heartbeats->Increment();
   send(identity, message);
 }
@@ -308,7 +310,7 @@ void Coordinator::handle_member(const std::string& identity, const ControlMessag
     drops_.record(identity, transport::DropReason::kUnknownPeer);
     return;
   }
-  members_[index].last_seen = Clock::now();
+  heard_from(index, Clock::now());
   // Version 2 has no `reporting` field (§2.5): such a federate reports every wait, and is never
   // asked for a report, whatever its frames hold.
   const Reporting reporting =
@@ -552,6 +554,25 @@ std::size_t Coordinator::find_gone(Clock::time_point now) const {
     if (m.joined && !m.resigned && m.closed_at && now - *m.closed_at > grace) return i;
   }
   return members_.size();
+}
+
+void Coordinator::heard_from(std::size_t index, Clock::time_point now) {
+  Member& m = members_[index];
+  const auto gap = now - m.last_seen;
+  if (gap > spec_.heartbeat_timeout * 3 / 8) {  // 1.5 heartbeat periods
+    const double seconds = std::chrono::duration<double>(gap).count();
+    ++stats_.silences;
+    stats_.silence_seconds += seconds;
+    if (m.silences != nullptr) {
+      m.silences->Increment();
+      m.silence_seconds->Increment(seconds);
+    }
+    spdlog::warn(
+        "coordinator: '{}' was silent for {:.3f} s (a slow or broken link, or a stalled "
+        "process), and is back",
+        grants_.id_of(index), seconds);
+  }
+  m.last_seen = now;
 }
 
 void Coordinator::count_failure() {

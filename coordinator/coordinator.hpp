@@ -59,6 +59,11 @@ struct CoordinatorResult {
   std::uint64_t grants_sent = 0;
   std::uint64_t messages_handled = 0;
   std::uint64_t report_requests = 0;  ///< REPORT_REQUESTs sent (PROTOCOL.md §3.9)
+  /// Silences: a joined federate heard from again after more than 3/8 of heartbeat_timeout
+  /// without a message (one and a half heartbeat periods: a slow or broken link, a stalled
+  /// process), and their total length in seconds (PROTOCOL.md §6.2).
+  std::uint64_t silences = 0;
+  double silence_seconds = 0;
 };
 
 /// What a result sink answers: stored (`text` says where the cluster's summary goes) or refused
@@ -121,7 +126,9 @@ class Coordinator {
     Reporting reporting = Reporting::kEveryWait;     // as its last NET or LTC said (§3.9)
     bool asked = false;                              // sent REPORT_REQUEST since that frame
     prometheus::Counter* heartbeats = nullptr;       // with metrics
-    prometheus::Counter* sent = nullptr;             // transport families, per peer
+    prometheus::Counter* silences = nullptr;
+    prometheus::Counter* silence_seconds = nullptr;
+    prometheus::Counter* sent = nullptr;  // transport families, per peer
     prometheus::Counter* sent_bytes = nullptr;
     prometheus::Counter* received = nullptr;
     prometheus::Counter* received_bytes = nullptr;
@@ -165,6 +172,8 @@ class Coordinator {
   [[nodiscard]] std::size_t find_gone(Clock::time_point now) const;
   /// A member failed: the failure counter and the federates gauge, with metrics.
   void count_failure();
+  /// Member `index` sent something: a sign of life, and the end of a silence if it was one.
+  void heard_from(std::size_t index, Clock::time_point now);
   /// A frame that does not decode: REFUSED with the reason to a peer that has not joined, else
   /// dropped, counted and logged once (PROTOCOL.md §1).
   void handle_malformed(const std::string& identity, const ControlDecodeResult& decoded);

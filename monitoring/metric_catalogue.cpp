@@ -93,11 +93,21 @@ std::vector<MetricSpec> make_catalogue() {
                 "seconds", latency_buckets(), {kCoordinator}),
       counter(Metric::coordinator_heartbeats, "tagflow_coordinator_heartbeats_total",
               "Heartbeats received from a federate.", "", peer, {kCoordinator}),
+      counter(Metric::coordinator_silences, "tagflow_coordinator_silences_total",
+              "Times a federate was heard from again after more than 3/8 of heartbeat_timeout "
+              "(one and a half heartbeat periods) without a message: a slow or broken link, or a "
+              "stalled process "
+              "(federation/PROTOCOL.md 6.2).",
+              "", peer, {kCoordinator}),
+      counter(Metric::coordinator_silence_seconds, "tagflow_coordinator_silence_seconds_total",
+              "The length of those silences: time lost to a federate's link or process.", "seconds",
+              peer, {kCoordinator}),
       gauge(Metric::coordinator_federates, "tagflow_coordinator_federates",
             "Federates joined and not failed.", "", {}, {kCoordinator}),
       counter(Metric::coordinator_federate_failures, "tagflow_coordinator_federate_failures_total",
-              "Federates declared failed (silent for longer than the heartbeat timeout).", "", {},
-              {kCoordinator}),
+              "Federates declared failed: silent for longer than the heartbeat timeout, gone (its "
+              "connection closed), or reported failed.",
+              "", {}, {kCoordinator}),
       collected(counter(Metric::process_cpu_seconds, "process_cpu_seconds_total",
                         "Total user and system CPU time spent in seconds.", "seconds", {}, kAll)),
       collected(gauge(Metric::process_resident_memory, "process_resident_memory_bytes",

@@ -59,6 +59,8 @@ enum class Metric {
   coordinator_report_requests,
   coordinator_grant_latency,
   coordinator_heartbeats,
+  coordinator_silences,
+  coordinator_silence_seconds,
   coordinator_federates,
   coordinator_federate_failures,
   process_cpu_seconds,

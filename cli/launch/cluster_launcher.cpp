@@ -603,8 +603,9 @@ void ClusterLaunch::plan_recovery() {
   reactor_ = plan_.mode == cluster::Mode::reactor;
   // Restarts and checkpoints need the whole cluster here: the launcher restarts every process.
   recoverable_ = reactor_ && plan_.coordinator && plan_.whole_cluster();
-  // Actor mode: a dead process is restarted alone (the whole cluster here, one launcher).
-  actor_recoverable_ = !reactor_ && plan_.whole_cluster() && !plan_.processes.empty();
+  // Actor mode: a dead process is restarted alone by the launcher of its host; its peers, here
+  // or on other hosts, dial it again (hosts/actor/actor_process.hpp).
+  actor_recoverable_ = !reactor_ && !plan_.processes.empty();
   plan_.peers_restart = actor_recoverable_ && config_.restart.max > 0;
   if ((recoverable_ || actor_recoverable_) && config_.checkpoint.every) {
     plan_.checkpoints = std::filesystem::absolute(std::filesystem::path(log_dir_) / "checkpoints")

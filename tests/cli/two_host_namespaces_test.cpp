@@ -337,6 +337,15 @@ TEST_F(LinkFaults, ALinkDownFor2SecondsLosesTimeButNoMessage) {
   EXPECT_EQ(faulty.exit_b, 0) << faulty.err_b;
   EXPECT_EQ(faulty.digest, without.digest);
   report("link down for 2 s", faulty);
+  // What the coordinator saw of it: silences of host a's federates (PROTOCOL.md §6.2).
+  const std::string log = read_file(dir_ / "down2-b" / "coordinator.log");
+  const std::size_t at = log.find("run finished (");
+  ASSERT_NE(at, std::string::npos) << log;
+  const std::string line = log.substr(at, log.find('\n', at) - at);
+  std::cout << "the coordinator: " << line << "\n";
+  // Nothing came from host a for the 2 s, more than 3/8 of the file's 5 s heartbeat timeout:
+  // each of its three federates was counted silent once.
+  EXPECT_NE(line.find(", 3 silences, "), std::string::npos) << line;
 }
 
 TEST_F(LinkFaults, ATenMegabitLinkKeepsTheDigest) {
@@ -388,6 +397,40 @@ TEST_F(LinkFaults, AWholeHostKilledIsNamedByTheHead) {
   for (const auto& [name, pid] : recorded_pids(dir_ / "kill-b")) {
     EXPECT_FALSE(alive(pid)) << name << " outlived the run";
   }
+}
+
+// Actor mode across hosts: a sampler killed on host a is restarted alone by host a's launcher,
+// its peers on host b dial it again, and the run reaches its stop on both hosts.
+TEST_F(TwoHostNamespaces, InActorModeAKilledSamplerIsRestartedOnItsOwnHostAndTheRunGoesOn) {
+  std::string text = two_host_yaml(100000000);  // stops after `seconds` instead
+  replace_once(text, "mode: reactor", "mode: actor", "configs/two-host.yaml");
+  replace_once(text, "seconds: 300", "seconds: 12", "the shortened two-host.yaml");
+  text += "restart: {max: 2}\n";
+  std::ofstream(dir_ / "actor.yaml") << text;
+  const std::string file = path("actor.yaml");
+  const Launched b = up(namespaces_.ns_b,
+                        {file, "--host", "b", "--log-dir", path("actor-b"), "--quiet"}, "actor-b");
+  const Launched a = up(namespaces_.ns_a,
+                        {file, "--host", "a", "--log-dir", path("actor-a"), "--quiet"}, "actor-a");
+  // Under way: every process of both hosts started, and a few seconds of training.
+  ASSERT_TRUE(eventually(
+      [&] {
+        return recorded_pids(dir_ / "actor-a").size() == 3 &&
+               recorded_pids(dir_ / "actor-b").size() == 2;
+      },
+      60s))
+      << read_file(b.err) << read_file(a.err);
+  std::this_thread::sleep_for(3s);
+  const auto pids = recorded_pids(dir_ / "actor-a");
+  ASSERT_EQ(pids.count("sampler-0"), 1U);
+  ASSERT_EQ(::kill(pids.at("sampler-0"), SIGKILL), 0);
+  EXPECT_EQ(wait_exit(a.pid, 180s), 0) << read_file(a.err);
+  EXPECT_EQ(wait_exit(b.pid, 180s), 0) << read_file(b.err);
+  const std::string err_a = read_file(a.err);
+  EXPECT_NE(err_a.find("sampler-0 killed by signal 9; restart 1 of 2: sampler-0 alone"),
+            std::string::npos)
+      << err_a;
+  EXPECT_NE(recorded_pids(dir_ / "actor-a").at("sampler-0"), pids.at("sampler-0"));
 }
 
 TEST_F(TwoHostNamespaces, AStrangerKeyIsRefused) {

@@ -127,6 +127,40 @@ void disturb_left_federate(const std::string& name,
   fs::remove_all(dir);
 }
 
+// Stopped for less than the heartbeat timeout: no failure, but the coordinator counts a silence
+// and logs it (federation/PROTOCOL.md §6.2) — what a link down for a moment looks like.
+TEST(FederationFailure, AShortSilenceIsCountedAndTheRunGoesOn) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("tagflow-failure-" + std::to_string(::getpid()) + "-silence");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::unique_ptr<ChildProcess> coordinator = listening_coordinator(dir, "2s");
+  ASSERT_NE(coordinator, nullptr);
+  std::vector<std::unique_ptr<ChildProcess>> federates;
+  for (const std::string id : {"source", "left", "right", "sink"}) {
+    federates.push_back(std::make_unique<ChildProcess>(
+        std::vector<std::string>{TAGFLOW_BIN_DIR "/tagflow_test_federate",
+                                 (dir / "cluster.yaml").string(), id, "1000000", "1", "200",
+                                 (dir / (id + ".trace")).string(),
+                                 (dir / (id + ".endpoint")).string()},
+        (dir / (id + ".log")).string()));
+  }
+  ASSERT_TRUE(
+      wait_for_text(dir / "coordinator.log", "all federates joined", std::chrono::seconds(30)))
+      << read_file(dir / "coordinator.log");
+  federates[1]->kill(SIGSTOP);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1400));  // > 2 s / 2, < 2 s
+  federates[1]->kill(SIGCONT);
+  EXPECT_TRUE(
+      wait_for_text(dir / "coordinator.log", "'left' was silent for ", std::chrono::seconds(10)))
+      << read_file(dir / "coordinator.log");
+  EXPECT_FALSE(coordinator->wait(std::chrono::milliseconds(500)).has_value())
+      << "the run ended: " << read_file(dir / "coordinator.log");
+  coordinator->kill();
+  for (auto& federate : federates) federate->kill();
+  fs::remove_all(dir);
+}
+
 // Killed: the kernel closes its connections, and the coordinator hears them close (§6.3).
 TEST(FederationFailure, KilledFederateIsReportedByNameAndEveryProcessEnds) {
   disturb_left_federate(
