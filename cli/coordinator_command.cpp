@@ -18,9 +18,11 @@
 #include "federation/checkpoint_store.hpp"
 
 #include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/launch/result_collector.hpp"
+#include "common/atomic_file.hpp"
 #include "coordinator/coordinator.hpp"
 #include "monitoring/metrics_endpoint.hpp"
 #include "monitoring/process_metrics.hpp"
@@ -70,8 +72,23 @@ struct CoordinatorOptions {
   std::string results;
   std::string run_keys;
   std::string checkpoints;
+  std::string stats;
   std::int64_t start_ns = 0;
 };
+
+/// The run's silences (federation/PROTOCOL.md §6.2) as JSON: what `--stats` writes and the
+/// launcher puts in the run summary.
+std::string silences_json(const coordinator::CoordinatorResult& result) {
+  nlohmann::ordered_json by_federate = nlohmann::ordered_json::object();
+  for (const auto& [id, silences] : result.silences_by_federate) {
+    by_federate[id] = {{"count", silences.first}, {"seconds", silences.second}};
+  }
+  return nlohmann::ordered_json{{"grants", result.grants_sent},
+                                {"messages", result.messages_handled},
+                                {"silences", by_federate}}
+             .dump(2) +
+         "\n";
+}
 
 /// With --checkpoints and a cluster file with checkpoint:, the manifest writer; null else.
 std::unique_ptr<coordinator::CheckpointManifest> checkpoint_manifest(const CoordinatorOptions& o,
@@ -144,6 +161,7 @@ void serve(const CoordinatorOptions& o) {
   std::cout << "tagflow coordinator: run finished (" << result.grants_sent << " grants, "
             << result.messages_handled << " messages, " << result.silences << " silences, "
             << result.silence_seconds << " s silent)" << std::endl;
+  if (!o.stats.empty()) write_file_atomically(o.stats, silences_json(result));
   if (collector) collect_results(coordinator, *collector);
 }
 
@@ -188,6 +206,9 @@ void add_coordinator_command(CLI::App& app) {
                       "CURVE key pairs `tagflow up` minted for this run (docs/ARCHITECTURE.md)");
   command->add_option("--results", o->results,
                       "Store the results the other hosts' launchers send here (a cluster file)");
+  command->add_option("--stats", o->stats,
+                      "At the end of a finished run, write its grants, messages and silences "
+                      "per federate here (JSON; the launcher's summary reads it)");
   command->add_option(
       "--bind", o->endpoint,
       "Endpoint to bind instead of the configured coordinator address (e.g. tcp://0.0.0.0:7600)");

@@ -563,6 +563,9 @@ void Coordinator::heard_from(std::size_t index, Clock::time_point now) {
     const double seconds = std::chrono::duration<double>(gap).count();
     ++stats_.silences;
     stats_.silence_seconds += seconds;
+    auto& mine = stats_.silences_by_federate[grants_.id_of(index)];
+    ++mine.first;
+    mine.second += seconds;
     if (m.silences != nullptr) {
       m.silences->Increment();
       m.silence_seconds->Increment(seconds);

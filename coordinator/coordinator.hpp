@@ -64,6 +64,8 @@ struct CoordinatorResult {
   /// process), and their total length in seconds (PROTOCOL.md §6.2).
   std::uint64_t silences = 0;
   double silence_seconds = 0;
+  /// The same per federate that had any: id -> (silences, seconds).
+  std::map<std::string, std::pair<std::uint64_t, double>> silences_by_federate;
 };
 
 /// What a result sink answers: stored (`text` says where the cluster's summary goes) or refused

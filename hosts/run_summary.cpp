@@ -83,6 +83,13 @@ std::string RunSummary::to_json() const {
         {"kind", n.kind}, {"unit", n.unit}, {"count", n.count}, {"per_second", n.per_second}};
   }
   j["nodes"] = per_node;
+  if (!silences.empty()) {
+    nlohmann::ordered_json by_federate = nlohmann::ordered_json::object();
+    for (const auto& [federate, silence] : silences) {
+      by_federate[federate] = {{"count", silence.first}, {"seconds", silence.second}};
+    }
+    j["silences"] = by_federate;
+  }
   if (!restarts.empty()) {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const RestartRecord& r : restarts) {

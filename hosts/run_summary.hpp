@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -105,6 +106,10 @@ struct RunSummary {
   /// JSON when an inference replica has a linked `experience` port). Nonzero: the digest is not
   /// reproducible (digest_reproducible false).
   std::optional<std::int64_t> outside_transitions;
+  /// Reactor mode, processes: federates the coordinator did not hear from for more than 1.5
+  /// heartbeat periods (federation/PROTOCOL.md §6.2), by federate: (silences, seconds). In the
+  /// JSON as `silences` when there were any.
+  std::map<std::string, std::pair<std::uint64_t, double>> silences;
   /// Restarts after a process died, in order (in the JSON as `restarts` when there were any,
   /// with `wall_seconds`: the launcher's whole time, every attempt included).
   std::vector<RestartRecord> restarts;

@@ -146,6 +146,10 @@ std::string result_path(const std::string& log_dir, const std::string& process) 
   return (std::filesystem::path(log_dir) / (process + ".json")).string();
 }
 
+std::string coordinator_stats_path(const std::string& log_dir) {
+  return (std::filesystem::path(log_dir) / "coordinator.stats.json").string();
+}
+
 std::vector<ChildSpec> child_specs(const LaunchPlan& plan, const std::string& tagflow,
                                    const std::string& log_dir, const std::string& ssh) {
   std::vector<ChildSpec> specs = local_child_specs(plan, tagflow, log_dir);
@@ -163,8 +167,10 @@ std::vector<ChildSpec> local_child_specs(const LaunchPlan& plan, const std::stri
   };
   std::vector<ChildSpec> specs;
   if (plan.coordinator) {
+    // Its grants, messages and silences per federate go into the run summary (run_report.hpp).
     ChildSpec coordinator{"coordinator",
-                          {tagflow, "coordinator", "--config", plan.cluster_file},
+                          {tagflow, "coordinator", "--config", plan.cluster_file, "--stats",
+                           coordinator_stats_path(log_dir)},
                           log_of("coordinator")};
     if (!plan.checkpoints.empty()) {
       coordinator.argv.push_back("--checkpoints");

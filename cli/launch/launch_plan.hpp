@@ -112,6 +112,10 @@ std::string mint_run_keys(const cluster::ClusterConfig& config, const std::strin
 /// Where a node's result JSON goes: DIR/PROCESS.json.
 std::string result_path(const std::string& log_dir, const std::string& process);
 
+/// Where the coordinator writes its grants, messages and silences at the end (`--stats`):
+/// DIR/coordinator.stats.json.
+std::string coordinator_stats_path(const std::string& log_dir);
+
 /// runs/CLUSTER-YYYYMMDD-HHMMSS (local time).
 std::string default_log_dir(const std::string& cluster, std::chrono::system_clock::time_point now);
 

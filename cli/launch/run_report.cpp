@@ -1,9 +1,12 @@
 #include "cli/launch/run_report.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -166,6 +169,38 @@ void print_restart(const hosts::RestartRecord& r) {
             << " messages in flight lost, " << r.lost_seconds << " s lost" << std::endl;
 }
 
+/// The coordinator's silences per federate (its --stats file); none when it wrote none.
+std::map<std::string, std::pair<std::uint64_t, double>> read_silences(const std::string& path) {
+  std::map<std::string, std::pair<std::uint64_t, double>> silences;
+  std::ifstream in(path);
+  if (!in) return silences;
+  const nlohmann::json stats = nlohmann::json::parse(in, nullptr, false);
+  if (stats.is_discarded() || !stats.contains("silences")) return silences;
+  for (const auto& [federate, silence] : stats.at("silences").items()) {
+    silences[federate] = {silence.value("count", std::uint64_t{0}), silence.value("seconds", 0.0)};
+  }
+  return silences;
+}
+
+/// "silences: 3, 6.16 s without a message: inference 1 (2.05 s), ..." when there were any.
+void print_silences(const std::map<std::string, std::pair<std::uint64_t, double>>& silences) {
+  if (silences.empty()) return;
+  std::uint64_t count = 0;
+  double seconds = 0;
+  std::string each;
+  for (const auto& [federate, silence] : silences) {
+    count += silence.first;
+    seconds += silence.second;
+    std::ostringstream one;
+    one << (each.empty() ? "" : ", ") << federate << " " << silence.first << " ("
+        << std::setprecision(3) << silence.second << " s)";
+    each += one.str();
+  }
+  std::cout << "silences: " << count << ", " << std::setprecision(3) << seconds
+            << " s without a message (a slow or broken link, a stalled process): " << each
+            << std::endl;
+}
+
 }  // namespace
 
 int report_run(const cluster::ClusterConfig& config, const LaunchPlan& plan,
@@ -193,12 +228,14 @@ int report_run(const cluster::ClusterConfig& config, const LaunchPlan& plan,
     add_joined(summary, joined);
     summary.restarts = with_messages_in_flight(restarts, results);
     summary.wall_seconds = wall_seconds;
+    if (plan.coordinator) summary.silences = read_silences(coordinator_stats_path(log_dir));
   } catch (const std::exception& e) {
     std::cerr << "tagflow up: " << e.what() << "\n";
     return kExitFailed;
   }
   print_joined(joined);
   for (const hosts::RestartRecord& r : summary.restarts) print_restart(r);
+  print_silences(summary.silences);
   std::cout << "stop " << summary.stop_reason << ": mean_return " << summary.mean_return
             << ", env_steps " << summary.env_steps << ", updates " << summary.updates << ", "
             << summary.seconds << " s, digest " << summary.digest_hex()

@@ -115,7 +115,8 @@ TEST(LaunchPlan, ChildrenRunTheCoordinatorAndTagflowNodeWithResultsAndLogsInTheL
   ASSERT_EQ(specs.size(), 4U);
   EXPECT_EQ(specs[0].name, "coordinator");
   EXPECT_EQ(specs[0].argv, (std::vector<std::string>{"/opt/tagflow", "coordinator", "--config",
-                                                     "/etc/plan-test.yaml"}));
+                                                     "/etc/plan-test.yaml", "--stats",
+                                                     "/tmp/run/coordinator.stats.json"}));
   EXPECT_EQ(specs[0].log_path, "/tmp/run/coordinator.log");
   EXPECT_EQ(specs[3].name, "replay");
   EXPECT_EQ(specs[3].argv, (std::vector<std::string>{

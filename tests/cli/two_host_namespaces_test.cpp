@@ -265,7 +265,7 @@ class LinkFaults : public TwoHostNamespaces {
   struct Run {
     int exit_a = -1, exit_b = -1;
     double seconds = 0;
-    std::string digest, err_a, err_b;
+    std::string digest, err_a, err_b, out_b;
   };
 
   /// Both halves of DIR/faults.yaml (kSteps env steps); `fault` runs once every federate joined.
@@ -297,6 +297,7 @@ class LinkFaults : public TwoHostNamespaces {
     result.digest = testing::summary_digest(dir_ / (tag + ".json"));
     result.err_a = read_file(a.err);
     result.err_b = read_file(b.err);
+    result.out_b = read_file(b.out);
     return result;
   }
 
@@ -344,8 +345,17 @@ TEST_F(LinkFaults, ALinkDownFor2SecondsLosesTimeButNoMessage) {
   const std::string line = log.substr(at, log.find('\n', at) - at);
   std::cout << "the coordinator: " << line << "\n";
   // Nothing came from host a for the 2 s, more than 3/8 of the file's 5 s heartbeat timeout:
-  // each of its three federates was counted silent once.
+  // each of its three federates was counted silent once, and the summary says so.
   EXPECT_NE(line.find(", 3 silences, "), std::string::npos) << line;
+  const nlohmann::json summary =
+      nlohmann::json::parse(read_file(dir_ / "down2.json"), nullptr, false);
+  ASSERT_TRUE(summary.contains("silences")) << summary.dump(2);
+  for (const char* federate : {"sampler-0", "sampler-1", "inference"}) {
+    ASSERT_TRUE(summary.at("silences").contains(federate)) << summary.dump(2);
+    EXPECT_EQ(summary.at("silences").at(federate).at("count"), 1) << summary.dump(2);
+    EXPECT_GE(summary.at("silences").at(federate).at("seconds").get<double>(), 1.875);
+  }
+  EXPECT_NE(faulty.out_b.find("silences: 3, "), std::string::npos) << faulty.out_b;
 }
 
 TEST_F(LinkFaults, ATenMegabitLinkKeepsTheDigest) {
