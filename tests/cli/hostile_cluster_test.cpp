@@ -389,7 +389,10 @@ ReactorAttackCounts attack_reactor_cluster(std::uint16_t coordinator_port,
 
 TEST_F(HostileCluster, ReactorModeUnderEveryAttackGivesTheDigestOfAQuietRunWithinItsBounds) {
   // The quiet reference: closed (per-run keys); the same garbage at every port cannot connect.
-  const fs::path closed = write_cluster("closed", "reactor", 50000, false);
+  // Long enough for the open run to outlast its attacks on a loaded machine: the learner counts
+  // the stolen routing id's connection only once it held data 5 s without delivering any, and
+  // only a live learner's metrics say so (50,000 steps ended first in a CI run).
+  const fs::path closed = write_cluster("closed", "reactor", 100000, false);
   {
     PeakWatch watch(dir_ / "closed");
     const pid_t up = start(closed, "closed");
@@ -404,7 +407,7 @@ TEST_F(HostileCluster, ReactorModeUnderEveryAttackGivesTheDigestOfAQuietRunWithi
   const nlohmann::json quiet = summary("closed");
   EXPECT_EQ(quiet.at("security"), "per-run keys");
 
-  const fs::path open = write_cluster("open", "reactor", 50000, true);
+  const fs::path open = write_cluster("open", "reactor", 100000, true);
   PeakWatch watch(dir_ / "open");
   const pid_t up = start(open, "open");
   ASSERT_TRUE(testing::eventually([&] { return running(); }, 60s));
