@@ -124,6 +124,8 @@ void run_render(const RenderArguments& arguments) {
     hosts = k8s_hosts(config, arguments.options, notes);
   } catch (const cluster::ConfigError& e) {
     fail("k8s", e.what(), kExitBadFile);
+  } catch (const std::invalid_argument& e) {
+    fail("k8s", e.what(), kExitBadFile);
   }
   const auto files =
       render_k8s(config, hosts, read_text(arguments.file), mint_keys(config), arguments.options);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
+#include <stdexcept>
 
 #include "nodes/cluster/process_plan.hpp"
 
@@ -236,6 +237,13 @@ std::string k8s_pod_dns_name(const std::string& service, const std::string& job,
 
 std::vector<K8sHost> k8s_hosts(const cluster::ClusterConfig& config, const K8sOptions& options,
                                std::vector<std::string>& notes) {
+  for (const auto& [flag, value] :
+       {std::pair{"--cpu", options.cpu}, {"--memory", options.memory}}) {
+    if (!value.empty() && !cluster::is_kubernetes_quantity(value)) {
+      throw std::invalid_argument(std::string(flag) + " '" + value +
+                                  "' is not a Kubernetes quantity (e.g. 2, 500m, 4Gi)");
+    }
+  }
   if (!is_dns_label(config.name, true)) {
     throw cluster::ConfigError(
         config.file, top_line(config.file, "cluster"), "cluster",

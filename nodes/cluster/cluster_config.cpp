@@ -77,14 +77,6 @@ SlurmRequest parse_slurm(const YamlReader& host) {
   return request;
 }
 
-/// A Kubernetes quantity as the API server accepts it: a decimal number with an optional
-/// binary (Ki..Ei) or decimal (n, u, m, k, M..E) suffix, or an exponent.
-bool is_quantity(const std::string& value) {
-  static const std::regex pattern(
-      R"(^[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$)");
-  return std::regex_match(value, pattern);
-}
-
 KubernetesRequest parse_kubernetes(const YamlReader& host) {
   const YamlReader kubernetes = host.map("kubernetes");
   kubernetes.only_keys({"pods", "cpu", "memory", "gpu"});
@@ -97,7 +89,8 @@ KubernetesRequest parse_kubernetes(const YamlReader& host) {
                    std::string(key == std::string("cpu") ? "\"2\" or \"500m\"" : "4Gi") + ")");
     }
     const std::string value = kubernetes.string(key);
-    if (!is_quantity(value)) kubernetes.fail(key, "'" + value + "' is not a Kubernetes quantity");
+    if (!is_kubernetes_quantity(value))
+      kubernetes.fail(key, "'" + value + "' is not a Kubernetes quantity");
   }
   request.cpu = kubernetes.string("cpu");
   request.memory = kubernetes.string("memory");
@@ -347,6 +340,14 @@ ConfigError::ConfigError(std::string file, int line, std::string key, const std:
       key_(std::move(key)) {}
 
 const char* to_string(Mode mode) { return mode == Mode::reactor ? "reactor" : "actor"; }
+
+bool is_kubernetes_quantity(const std::string& value) {
+  // A decimal number with an optional binary (Ki..Ei) or decimal (n, u, m, k, M..E) suffix, or
+  // an exponent.
+  static const std::regex pattern(
+      R"(^[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$)");
+  return std::regex_match(value, pattern);
+}
 
 int node_count(const HostConfig& host) {
   if (host.slurm) return host.slurm->nodes;

@@ -100,6 +100,9 @@ struct HostConfig {
   int line = 0;                     // of hosts.NAME, for errors
 };
 
+/// True for a Kubernetes quantity as the API server accepts it ("2", "500m", "4Gi", "1e9").
+bool is_kubernetes_quantity(const std::string& value);
+
 /// The nodes (Slurm) or pods (Kubernetes) a host's processes are dealt over: 1 for a host with
 /// an address.
 int node_count(const HostConfig& host);

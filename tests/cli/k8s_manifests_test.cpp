@@ -141,6 +141,14 @@ TEST_F(K8sManifests, AnAddressHostIsOnePodWithTheCommandLinesResources) {
   EXPECT_EQ(hosts[0].host, "act");
   EXPECT_EQ(hosts[0].pods, 1);
   EXPECT_EQ(hosts[0].memory, "512Mi");
+  options.memory = "lots";
+  try {
+    (void)k8s_hosts(load(text), options, notes);
+    ADD_FAILURE() << "--memory lots was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--memory 'lots' is not a Kubernetes quantity (e.g. 2, 500m, 4Gi)");
+  }
 }
 
 TEST_F(K8sManifests, FilesThatCannotBePlacedAreRefusedWithLineAndKey) {
