@@ -581,11 +581,12 @@ TEST(Coordinator, AKeyJoinsOnlyAsTheFederateItWasMadeFor) {
   spec.keys_dir = keys.string();
   spec.heartbeat_timeout = 5s;  // about joins, not heartbeats: room for a slow (sanitized) build
   RunningCoordinator running(spec);
-  zmq::context_t context;
   {
+    // A context of its own: destroying it closes the squatter's connections for certain.
+    zmq::context_t squatter_context;
     FederateOptions squat = options_for(spec, "b", running.endpoint());
     squat.keys_dir = (keys / "squatter").string();
-    FederateClient squatter(context, squat);
+    FederateClient squatter(squatter_context, squat);
     try {
       squatter.join(10s);
       ADD_FAILURE() << "a's key joined as b";
@@ -596,6 +597,11 @@ TEST(Coordinator, AKeyJoinsOnlyAsTheFederateItWasMadeFor) {
           << e.what();
     }
   }
+  // The real b comes under the same routing id, and a ROUTER ignores a second connection with a
+  // routing id still in use (its JOIN would be lost): give the coordinator's I/O thread time to
+  // drop the squatter's closed connection first.
+  std::this_thread::sleep_for(300ms);
+  zmq::context_t context;
   expect_both_join(spec, running.endpoint(), context);  // the real b still gets its slot
   std::filesystem::remove_all(keys);
 }
