@@ -32,6 +32,10 @@ void add_slurm_command(CLI::App& app);
 /// `tagflow k8s`, `k8s-pod` and `k8s-probe` (cli/k8s_command.cpp, docs/kubernetes.md).
 void add_k8s_command(CLI::App& app);
 
+/// This program's own path (/proc/self/exe), what launchers give their children to run;
+/// "tagflow" (found on PATH) when it cannot be read.
+std::string own_executable();
+
 /// Path of the tagflow-torch executable that holds every LibTorch command: $TAGFLOW_TORCH if set,
 /// else `tagflow-torch` beside the running executable.
 std::string torch_executable_path();

@@ -217,12 +217,6 @@ std::string pod_addresses(const cluster::ClusterConfig& config, const std::strin
   }
 }
 
-std::string own_executable() {
-  std::error_code error;
-  const fs::path self = fs::read_symlink("/proc/self/exe", error);
-  return error ? std::string("tagflow") : self.string();
-}
-
 void run_pod(const PodArguments& arguments) {
   const cluster::ClusterConfig config = load("k8s-pod", arguments.file);
   const int index = pod_index("k8s-pod");

@@ -12,6 +12,12 @@
 
 namespace tagflow::cli {
 
+std::string own_executable() {
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  return error ? std::string("tagflow") : self.string();
+}
+
 std::string torch_executable_path() {
   if (const char* override_path = std::getenv("TAGFLOW_TORCH")) return override_path;
   std::error_code error;

@@ -48,12 +48,6 @@ std::string absolute(const std::string& path) {
   return path.empty() ? path : std::filesystem::absolute(path).lexically_normal().string();
 }
 
-std::string own_executable() {
-  std::error_code error;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
-  return error ? std::string("tagflow") : self.string();
-}
-
 [[noreturn]] void fail(const std::string& command, const std::string& message, int code) {
   std::cerr << "tagflow " << command << ": " << message << "\n";
   throw CLI::RuntimeError(code);

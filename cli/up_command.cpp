@@ -22,12 +22,6 @@ struct UpArguments {
   std::string mode;
 };
 
-std::string own_executable() {
-  std::error_code error;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
-  return error ? std::string("tagflow") : self.string();
-}
-
 void run_up(UpArguments& arguments) {
   if (arguments.placement != "process") {
     std::cerr << "tagflow up: unknown placement '" << arguments.placement

@@ -68,6 +68,7 @@ Coordinator::Coordinator(FederationSpec spec)
       grants_(spec_),
       members_(spec_.federates.size()),
       stop_waiting_(spec_.federates.size(), false) {
+  resuming_ = spec_.start_tag != WireTag(0, 0);
   router_.set(zmq::sockopt::linger, 1000);
   router_.set(zmq::sockopt::maxmsgsize, std::int64_t{64 * 1024});
   router_.set(zmq::sockopt::router_mandatory, false);
@@ -187,6 +188,13 @@ void Coordinator::handle_join(const std::string& identity, const ControlMessage&
                          std::to_string(kProtocolVersion) + " and accepts versions " +
                          std::to_string(kOldestProtocolVersion) + " to " +
                          std::to_string(kProtocolVersion));
+    return;
+  }
+  if (resuming_ && join.version < kFirstResumingVersion) {
+    refuse(identity, "federate '" + join.federate + "' speaks protocol version " +
+                         std::to_string(join.version) +
+                         ", and this run resumes from a checkpoint, which needs version " +
+                         std::to_string(kFirstResumingVersion) + " (RESUMED, §9.6)");
     return;
   }
   const std::size_t index = grants_.index_of(join.federate);
@@ -346,6 +354,9 @@ void Coordinator::handle_member(const std::string& identity, const ControlMessag
     case ControlType::kCheckpointWritten:
       handle_checkpoint_written(identity, index, message);
       break;
+    case ControlType::kResumed:
+      handle_resumed(identity, index, message.tag);
+      break;
     case ControlType::kFailed:
       // The federate cannot go on (e.g. a data message its grant counts was dropped, §3.4): the
       // run ends now, naming it, instead of waiting for its heartbeats to stop.
@@ -373,6 +384,27 @@ void Coordinator::handle_resign(const std::string& identity, std::size_t federat
   spdlog::info("coordinator: '{}' resigned", identity);
   if (stop_proposal_ && !stop_granted_ && stop_waiting_[federate]) {
     handle_stop(federate, make_tag_message(ControlType::kStopReply, *stop_proposal_));
+  }
+}
+
+void Coordinator::handle_resumed(const std::string& identity, std::size_t federate,
+                                 const WireTag& tag) {
+  Member& member = members_[federate];
+  if (!resuming_ || member.resumed) {
+    drops_.record(identity, transport::DropReason::kUnknownKind);
+    return;
+  }
+  if (tag != spec_.start_tag) {
+    note_failure(federate, "federate '" + identity + "' failed: it resumed at logical time " +
+                               std::to_string(tag.time_ns()) + " ns, but the run resumes at " +
+                               std::to_string(spec_.start_tag.time_ns()) + " ns");
+    return;
+  }
+  member.resumed = true;
+  ++resumed_count_;
+  if (resumed_count_ == members_.size()) {
+    spdlog::info("coordinator: every federate resumed from the checkpoint at {} ns",
+                 spec_.start_tag.time_ns());
   }
 }
 
@@ -525,7 +557,11 @@ void Coordinator::note_connection(const std::string& identity, const zmq::messag
   const std::size_t index = member_of(identity);
   if (index >= members_.size()) return;
   const char* fd = zmq_msg_gets(frame.handle(), "__fd");  // what ZMQ_SRCFD reads
-  if (fd != nullptr) connection_identity_[std::atoi(fd)] = identity;
+  if (fd != nullptr) {
+    // Written only when the fd is new or changed hands: most messages come on a known connection.
+    const auto [at, inserted] = connection_identity_.try_emplace(std::atoi(fd), identity);
+    if (!inserted && at->second != identity) at->second = identity;
+  }
   members_[index].closed_at.reset();  // heard from: on this or a new connection
 }
 
@@ -636,7 +672,7 @@ CoordinatorResult Coordinator::run() {
       count_failure();
       return fail({grants_.id_of(peer_failure_index_)}, *peer_failure_);
     }
-    if (started_) {
+    if (granting()) {
       send_grants();
       request_reports();
     }

@@ -127,6 +127,7 @@ class Coordinator {
     std::optional<Clock::time_point> waiting_since;  // a NET not yet answered by a grant
     Reporting reporting = Reporting::kEveryWait;     // as its last NET or LTC said (§3.9)
     bool asked = false;                              // sent REPORT_REQUEST since that frame
+    bool resumed = false;                            // a resumed run: it sent RESUMED (§9.6)
     prometheus::Counter* heartbeats = nullptr;       // with metrics
     prometheus::Counter* silences = nullptr;
     prometheus::Counter* silence_seconds = nullptr;
@@ -152,6 +153,11 @@ class Coordinator {
   void note_in_transit(const std::string& identity, std::size_t federate,
                        const std::string& destination, const WireTag& tag);
   void handle_resign(const std::string& identity, std::size_t federate);
+  void handle_resumed(const std::string& identity, std::size_t federate, const WireTag& tag);
+  /// Grants may go out: the run started and, when resumed, every federate sent RESUMED.
+  [[nodiscard]] bool granting() const {
+    return started_ && (!resuming_ || resumed_count_ == members_.size());
+  }
   void handle_checkpoint_written(const std::string& identity, std::size_t federate,
                                  const ControlMessage& message);
   /// Ends the run naming member `federate` (the first failure reported wins).
@@ -212,6 +218,9 @@ class Coordinator {
   std::size_t joined_count_ = 0;
   std::size_t resigned_count_ = 0;
   bool started_ = false;
+  /// A resumed run (start tag not (0, 0)): no grant until every federate sent RESUMED (§9.6).
+  bool resuming_ = false;
+  std::size_t resumed_count_ = 0;
   std::optional<WireTag> stop_proposal_;      // the latest proposal: the stop tag
   std::optional<WireTag> earliest_proposal_;  // the earliest: relayed as the cutoff
   std::vector<bool> stop_waiting_;

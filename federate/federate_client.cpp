@@ -159,6 +159,10 @@ void FederateClient::send_checkpoint_written(const WireTag& tag, std::uint64_t b
   send(message);
 }
 
+void FederateClient::send_resumed(const WireTag& tag) {
+  send(make_tag_message(ControlType::kResumed, tag));
+}
+
 void FederateClient::resign() {
   ControlMessage message;
   message.type = ControlType::kResign;

@@ -91,6 +91,9 @@ class FederateClient {
   /// CHECKPOINT_WRITTEN (PROTOCOL.md §9): this federate's part of the checkpoint at `tag` is on
   /// disk, `bytes` long with checksum `checksum`.
   void send_checkpoint_written(const WireTag& tag, std::uint64_t bytes, std::uint64_t checksum);
+  /// RESUMED (PROTOCOL.md §9.6): this federate loaded its part of the checkpoint resuming at
+  /// `tag` and reported (IN_TRANSIT) every message the part held in transit.
+  void send_resumed(const WireTag& tag);
   void resign();
   /// FAILED(this federate, `reason`): it stops with an error and the coordinator ends the run
   /// (PROTOCOL.md §3.4). Never throws (the coordinator may be gone already).

@@ -161,12 +161,19 @@ reactors::Tag ReactorFederate::arrival_tag(const std::string& to, const reactors
   return plane_.arrival_tag(to, tag);
 }
 
-bool ReactorFederate::inject(const std::string& from, std::uint32_t port, const reactors::Tag& tag,
-                             transport::Payload value) {
-  const auto it = inputs_.find({from, port});
-  if (it == inputs_.end()) return false;
-  injected_.push_back({it->second, tag, std::move(value)});  // scheduled once run() assembled
+bool ReactorFederate::resend_in_transit(const std::string& to, std::uint32_t port,
+                                        const reactors::Tag& tag, const transport::Payload& value) {
+  if (!plane_.sends_to(to)) return false;
+  // Reported before it is sent, and both before RESUMED: no grant can pass it (§9.6).
+  client_->send_in_transit(to, tag);
+  plane_.send_value(to, port, tag, value);
   return true;
+}
+
+void ReactorFederate::report_resumed(const reactors::Tag& tag) { client_->send_resumed(tag); }
+
+void ReactorFederate::report_failure(const std::string& reason) noexcept {
+  if (client_) client_->report_failure(reason);
 }
 
 void ReactorFederate::report_checkpoint(const reactors::Tag& tag, std::uint64_t bytes,
@@ -484,8 +491,6 @@ void ReactorFederate::run(reactors::Environment& env) {
   order_cycle_ports(env);
   env.assemble();
   for (CycleOutput& output : cycle_outputs_) output.level = output.sender->level();
-  for (Injected& message : injected_) message.action->schedule_at(message.tag, message.value);
-  injected_.clear();
   std::thread network;
   if (!owner_is_runner) network = std::thread([this, &env] { network_loop(env); });
   const auto end_network = [&] {

@@ -140,11 +140,18 @@ class ReactorFederate {
             transport::Payload value);
   /// The tag at which a value sent to `to` at `tag` arrives (the link's delay added).
   [[nodiscard]] reactors::Tag arrival_tag(const std::string& to, const reactors::Tag& tag) const;
-  /// Delivers `value` as if upstream `from` had sent it on `port` to arrive at `tag`, without
-  /// the grants counting it: a message a checkpoint saved in transit (PROTOCOL.md §9), handed
-  /// over before run(). False when no input is bound for (from, port).
-  bool inject(const std::string& from, std::uint32_t port, const reactors::Tag& tag,
-              transport::Payload value);
+  /// Resuming from a checkpoint (PROTOCOL.md §9.6), after join() and before run(): sends again
+  /// a message this federate's part saved in transit, to input `port` of downstream `to`,
+  /// arriving at `tag`, and reports it IN_TRANSIT, so that the grants count it like any other.
+  /// False when `to` is no downstream.
+  bool resend_in_transit(const std::string& to, std::uint32_t port, const reactors::Tag& tag,
+                         const transport::Payload& value);
+  /// Then RESUMED(tag): the part is loaded and every message it held is reported; the
+  /// coordinator of a resumed run grants nothing until every federate said so.
+  void report_resumed(const reactors::Tag& tag);
+  /// Before run(): FAILED(this federate, `reason`) to the coordinator, which ends the run naming
+  /// it (PROTOCOL.md §3.4), e.g. when its checkpoint part cannot be loaded. Never throws.
+  void report_failure(const std::string& reason) noexcept;
   /// Sends CHECKPOINT_WRITTEN(tag, bytes, checksum) through the socket owner, in order with
   /// the federate's other messages. Thread-safe; called from a reaction.
   void report_checkpoint(const reactors::Tag& tag, std::uint64_t bytes, std::uint64_t checksum);
@@ -222,12 +229,6 @@ class ReactorFederate {
   std::unique_ptr<FederateClient> client_;
   std::map<std::pair<std::string, std::uint32_t>, reactors::PhysicalAction<transport::Payload>*>
       inputs_;
-  struct Injected {
-    reactors::PhysicalAction<transport::Payload>* action;
-    reactors::Tag tag;
-    transport::Payload value;
-  };
-  std::vector<Injected> injected_;              // inject()ed before run(), scheduled once assembled
   WireTag granted_to_env_ = transport::kNever;  // the highest grant given to env (TAG or PTAG)
   WireTag tag_applied_ = transport::kNever;     // the highest TAG applied
   // Zero-delay cycle ports (§3.7). cycle_outputs_ is the socket owner's after run() starts.

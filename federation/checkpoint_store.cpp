@@ -198,8 +198,10 @@ void CheckpointManifest::prune(std::int64_t newest_complete) const {
 
 std::optional<UsableCheckpoint> latest_usable_checkpoint(const std::string& root,
                                                          const std::vector<std::string>& federates,
-                                                         std::vector<std::string>* refused) {
+                                                         std::vector<std::string>* refused,
+                                                         const std::set<std::int64_t>& skip) {
   for (const std::int64_t time : complete_times(root)) {
+    if (skip.count(time) != 0) continue;
     const std::string directory = checkpoint_directory(root, time);
     try {
       const Manifest manifest = read_manifest((fs::path(directory) / "manifest").string());

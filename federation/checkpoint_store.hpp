@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -90,8 +91,9 @@ struct UsableCheckpoint {
 };
 /// The newest complete checkpoint under `root` whose parts for every id of `federates` check out
 /// (see above); each one refused is described in `refused` (when given). nullopt: none.
+/// Checkpoints whose times are in `skip` are passed over (another host could not load its part).
 [[nodiscard]] std::optional<UsableCheckpoint> latest_usable_checkpoint(
     const std::string& root, const std::vector<std::string>& federates,
-    std::vector<std::string>* refused = nullptr);
+    std::vector<std::string>* refused = nullptr, const std::set<std::int64_t>& skip = {});
 
 }  // namespace tagflow::coordinator

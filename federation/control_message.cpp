@@ -240,6 +240,7 @@ const char* field_layout(ControlType type) {
       return "[type]";
     case ControlType::kStopRequest:
     case ControlType::kStopReply:
+    case ControlType::kResumed:
       break;
   }
   return "[type, tag] with tag = [time_ns (int64), microstep (uint32)]";
@@ -279,6 +280,7 @@ bool read_fields(const msgpack::object* field, std::uint32_t count, ControlMessa
              (count == 2 || read_reporting(field[2], m.reporting));
     case ControlType::kStopRequest:
     case ControlType::kStopReply:
+    case ControlType::kResumed:
       return count == 2 && read_tag(field[1], m.tag);
     case ControlType::kStopGranted:
       if (count == 2 && read_tag(field[1], m.tag)) {
@@ -337,6 +339,7 @@ std::string encode_control(const ControlMessage& m) {
       break;
     case ControlType::kStopRequest:
     case ControlType::kStopReply:
+    case ControlType::kResumed:
       pack_head(packer, 2, type);
       pack_tag(packer, m.tag);
       break;
@@ -489,6 +492,8 @@ const char* control_type_name(ControlType type) {
       return "CHECKPOINT_WRITTEN";
     case ControlType::kReportRequest:
       return "REPORT_REQUEST";
+    case ControlType::kResumed:
+      return "RESUMED";
   }
   return "?";
 }

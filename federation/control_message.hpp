@@ -28,6 +28,8 @@ inline constexpr std::uint32_t kProtocolVersion = 3;
 inline constexpr std::uint32_t kOldestProtocolVersion = 2;
 /// The first version with the `reporting` field of NET and LTC and with REPORT_REQUEST.
 inline constexpr std::uint32_t kFirstReportingVersion = 3;
+/// The oldest version that can resume from a checkpoint (RESUMED, PROTOCOL.md §9.6).
+inline constexpr std::uint32_t kFirstResumingVersion = 3;
 /// In-transit reports one LTC may carry (so that an LTC frame stays far below the frame limit).
 inline constexpr std::size_t kMaxInTransitPerLtc = 128;
 
@@ -52,10 +54,11 @@ enum class ControlType : std::uint8_t {
   kResultStored = 17,  ///< C→L: process (name), text (where the cluster's summary is written)
   kCheckpointWritten = 18,  ///< F→C: tag (the checkpoint's), part size, part checksum
   kReportRequest = 19,      ///< C→F: send your deferred LTC and next tag now (§3.9)
+  kResumed = 20,  ///< F→C: tag (the resume tag): its part loaded, its messages in transit reported
 };
 
 /// The last type number a decoder accepts.
-inline constexpr std::uint8_t kLastControlType = 19;
+inline constexpr std::uint8_t kLastControlType = 20;
 
 /// How a federate reports its waits from a NET or LTC on (PROTOCOL.md §3.9). Values are part of
 /// the protocol.

@@ -15,6 +15,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "cli/launch/coordinator_link.hpp"
 #include "cli/launch/launch_backend.hpp"
@@ -149,20 +150,32 @@ std::string told_by_coordinator(const std::string& name, const ProcessSupervisor
   return "";
 }
 
-/// The process hosting the federate the coordinator declared dead in `report`, or "".
-std::string declared_dead(const std::string& report, const LaunchPlan& plan) {
+/// The federate a report names ("federate 'X' failed: ..."), or "".
+std::string federate_named(const std::string& report) {
   const std::string marker = "federate '";
   const auto at = report.find(marker);
   if (at == std::string::npos) return "";
   const auto end = report.find('\'', at + marker.size());
   if (end == std::string::npos) return "";
-  const std::string federate = report.substr(at + marker.size(), end - at - marker.size());
-  for (const cluster::ProcessPlan& process : plan.processes) {
+  return report.substr(at + marker.size(), end - at - marker.size());
+}
+
+/// The process among `processes` hosting the federate `report` names, or "".
+std::string process_hosting(const std::string& report,
+                            const std::vector<cluster::ProcessPlan>& processes) {
+  const std::string federate = federate_named(report);
+  if (federate.empty()) return "";
+  for (const cluster::ProcessPlan& process : processes) {
     for (const std::string& replica : process.replicas) {
       if (replica == federate) return process.name;
     }
   }
   return "";
+}
+
+/// The process of this host hosting the federate the coordinator declared dead in `report`, or "".
+std::string declared_dead(const std::string& report, const LaunchPlan& plan) {
+  return process_hosting(report, plan.processes);
 }
 
 void print_tail(const std::string& name, const ProcessSupervisor& supervisor,
@@ -189,13 +202,8 @@ std::string where(const LaunchPlan& plan) {
 /// already (a launcher's death report names the host).
 std::string where_federate_ran(const cluster::ClusterConfig& config, const LaunchPlan& plan,
                                const std::string& told) {
-  const std::string marker = "federate '";
-  const std::size_t at = told.find(marker);
-  if (at == std::string::npos || told.find(" on host ") != std::string::npos) return "";
-  const std::size_t start = at + marker.size();
-  const std::size_t end = told.find('\'', start);
-  if (end == std::string::npos) return "";
-  const std::string replica = told.substr(start, end - start);
+  const std::string replica = federate_named(told);
+  if (replica.empty() || told.find(" on host ") != std::string::npos) return "";
   for (const cluster::ProcessPlan& process : cluster::plan_processes(config)) {
     if (std::find(process.replicas.begin(), process.replicas.end(), replica) ==
         process.replicas.end()) {
@@ -327,13 +335,27 @@ void wind_down(ProcessSupervisor& supervisor, std::vector<ChildExit>& exits,
 /// The newest usable checkpoint under `root` (federation/checkpoint_store.hpp); every newer one
 /// it refuses is named on stderr with the reason.
 std::optional<coordinator::UsableCheckpoint> choose_checkpoint(
-    const std::string& root, const std::vector<std::string>& federates) {
+    const std::string& root, const std::vector<std::string>& federates,
+    const std::set<std::int64_t>& unusable = {}) {
   std::vector<std::string> refused;
-  auto chosen = coordinator::latest_usable_checkpoint(root, federates, &refused);
+  auto chosen = coordinator::latest_usable_checkpoint(root, federates, &refused, unusable);
   for (const std::string& why : refused) {
     std::cerr << "tagflow up: refused " << why << "\n";
   }
   return chosen;
+}
+
+/// The checkpoint a federate of another host could not resume from, as the coordinator reports
+/// it ("... cannot resume from its part of the checkpoint at logical time T ns: ..."), or nullopt.
+std::optional<std::int64_t> unloadable_checkpoint(const std::string& report) {
+  const std::string marker = "cannot resume from its part of the checkpoint at logical time ";
+  const std::size_t at = report.find(marker);
+  if (at == std::string::npos) return std::nullopt;
+  try {
+    return std::stoll(report.substr(at + marker.size()));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
 }
 
 /// When the checkpoint in `directory` was complete (its manifest written), on the launcher's
@@ -513,13 +535,14 @@ class ClusterLaunch {
   std::string log_dir_;
   std::vector<std::unique_ptr<LaunchBackend>> backends_;
   bool reactor_ = false;
-  bool recoverable_ = false;        // reactor mode: restarts of the whole cluster from here
+  bool recoverable_ = false;        // reactor mode: this host's part of a restart of the run
   bool actor_recoverable_ = false;  // actor mode: a dead process is restarted alone
   std::vector<std::string> federates_;
   Clock::time_point launched_;
   Clock::time_point attempt_started_;
   ActorRestarts actor_restarts_;
   std::vector<hosts::RestartRecord> restarts_;
+  std::set<std::int64_t> unusable_;  // checkpoints a federate of another host could not load
 };
 
 void ClusterLaunch::plan() {
@@ -601,8 +624,12 @@ void ClusterLaunch::prepare_backends() {
 
 void ClusterLaunch::plan_recovery() {
   reactor_ = plan_.mode == cluster::Mode::reactor;
-  // Restarts and checkpoints need the whole cluster here: the launcher restarts every process.
-  recoverable_ = reactor_ && plan_.coordinator && plan_.whole_cluster();
+  // A failure ends the run on every host, and every host's launcher restarts its own processes;
+  // the coordinator's host chooses the checkpoint, and the others' processes load their own
+  // parts of it, found by the start tag the coordinator sends (PROTOCOL.md §9.6). A head that
+  // starts the other hosts over ssh does not restart (its ssh children are whole launchers).
+  recoverable_ =
+      reactor_ && plan_.remote_hosts.empty() && (plan_.coordinator || !plan_.processes.empty());
   // Actor mode: a dead process is restarted alone by the launcher of its host; its peers, here
   // or on other hosts, dial it again (hosts/actor/actor_process.hpp).
   actor_recoverable_ = !reactor_ && !plan_.processes.empty();
@@ -627,11 +654,14 @@ void ClusterLaunch::plan_recovery() {
 void ClusterLaunch::resume_run() {
   if (plan_.checkpoints.empty() || !reactor_) {
     end_launch(
-        "--resume needs a reactor-mode file with checkpoint:, whose processes all run on this "
-        "machine",
+        "--resume needs a reactor-mode file with checkpoint:, started by one launcher per host "
+        "(not over ssh)",
         kExitBadFile);
   }
-  if (const auto from = choose_checkpoint(plan_.checkpoints, federates_)) {
+  if (!plan_.coordinator) {  // its processes load their parts of the coordinator host's choice
+    std::cerr << "tagflow up: resuming " << log_dir_
+              << " from the checkpoint the coordinator's host chooses\n";
+  } else if (const auto from = choose_checkpoint(plan_.checkpoints, federates_)) {
     plan_.resume = from->directory;
     plan_.resume_time_ns = from->tag.time_ns();
     std::cerr << "tagflow up: resuming " << log_dir_ << " from the checkpoint at logical time "
@@ -723,10 +753,43 @@ void ClusterLaunch::restart_cluster(Attempt& attempt) {
   hosts::RestartRecord record;
   record.process = cause.name;
   record.how = how(cause);
+  // A process here that ended because the run failed elsewhere: the coordinator (here, or as a
+  // federate here heard it) names the federate that failed, on which host.
+  const bool consequence =
+      cause.name == "coordinator" || (!cause.signaled && cause.exit_code == kNodeExitFederation);
+  std::string told = coordinator_report(attempt.supervisor);
+  if (told.empty() && consequence) told = told_by_coordinator(cause.name, attempt.supervisor);
+  if (const std::string prefix = "run failed: "; told.rfind(prefix, 0) == 0) {
+    told = told.substr(prefix.size());
+  }
+  if (consequence && !told.empty()) {
+    std::cerr << "tagflow up: the run failed: " << told << where_federate_ran(config_, plan_, told)
+              << "\n";
+    if (const std::string dead = declared_dead(told, plan_); !dead.empty()) {
+      record.process = dead;
+    } else if (const std::string process = process_hosting(told, cluster::plan_processes(config_));
+               !process.empty()) {
+      record.process = process;
+      record.how = "failed on another host";
+    }
+  }
   auto redo_from = attempt_started_;
+  if (!plan_.resume.empty()) {
+    // A federate elsewhere could not load its part of the checkpoint this attempt resumed from
+    // (a host lost its disk): an older one is tried next.
+    if (const auto bad = unloadable_checkpoint(coordinator_report(attempt.supervisor))) {
+      if (*bad == plan_.resume_time_ns) {
+        unusable_.insert(*bad);
+        std::cerr << "tagflow up: refused checkpoint " << *bad
+                  << ": a federate could not load its part ("
+                  << coordinator_report(attempt.supervisor) << ")\n";
+      }
+    }
+  }
   plan_.resume.clear();
-  if (!plan_.checkpoints.empty()) {
-    if (const auto from = choose_checkpoint(plan_.checkpoints, federates_)) {
+  // Only the coordinator's host chooses: the other hosts' processes follow its start tag.
+  if (!plan_.checkpoints.empty() && plan_.coordinator) {
+    if (const auto from = choose_checkpoint(plan_.checkpoints, federates_, unusable_)) {
       plan_.resume = from->directory;
       plan_.resume_time_ns = from->tag.time_ns();
       record.resumed_from = from->tag.time_ns();
@@ -737,9 +800,10 @@ void ClusterLaunch::restart_cluster(Attempt& attempt) {
   std::cerr << "tagflow up: " << (cause.name == "coordinator" ? "the coordinator" : cause.name)
             << " " << record.how << "; restart " << restarts_.size() + 1 << " of "
             << config_.restart.max << " from "
-            << (record.resumed_from ? "the checkpoint at logical time " +
-                                          std::to_string(*record.resumed_from) + " ns"
-                                    : std::string("the start"))
+            << (!plan_.coordinator    ? std::string("the checkpoint the coordinator's host chooses")
+                : record.resumed_from ? "the checkpoint at logical time " +
+                                            std::to_string(*record.resumed_from) + " ns"
+                                      : std::string("the start"))
             << "\n";
   restarts_.push_back(record);
   ++plan_.attempt;

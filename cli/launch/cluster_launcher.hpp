@@ -30,15 +30,19 @@
 //      (`tagflow node --join`, found through the nodes' metrics: joined_roster.hpp) are in the
 //      progress line while they are in, and their env steps in the summary.
 //
-// Recovery (reactor mode, the whole cluster on this machine): with `restart: {max: N}` a process
-// that dies (any signal or exit status but 2, the coordinator included) makes the launcher stop
-// the others and start every process again, up to N times, from the newest usable checkpoint
-// (`checkpoint:`, federation/checkpoint_store.hpp; a refused one is named with the reason), or
-// from the start without one. The run being deterministic, it ends with the digest of an
-// uninterrupted run; the summary lists each restart (process, how it died, the checkpoint, the
+// Recovery (reactor mode; one launcher per host, not a head starting others over ssh): with
+// `restart: {max: N}` a failed run (a process that died here, any signal or exit status but 2,
+// the coordinator included, or a federate of another host: this host's processes then exit 4)
+// makes the launcher stop its other processes and start all of them again, up to N times. The
+// coordinator's host chooses the checkpoint: the newest usable one (`checkpoint:`,
+// federation/checkpoint_store.hpp; a refused one is named with the reason, and one that a federate
+// of another host reported it could not load is passed over), or the start without one. The other
+// hosts' processes follow the coordinator's start tag and load their own parts from this host's
+// RUN_DIR/checkpoints (PROTOCOL.md §9.6). The run being deterministic, it ends with the digest of
+// an uninterrupted run; the summary lists each restart (process, how it died, the checkpoint, the
 // wall time lost). `--resume RUN_DIR` continues a run whose launcher itself died, from RUN_DIR's
-// newest usable checkpoint, in RUN_DIR.
-// Actor mode (the whole cluster on this machine): every node gets `--checkpoints
+// newest usable checkpoint, in RUN_DIR (on every host of a multi-host run).
+// Actor mode (one launcher per host): every node gets `--checkpoints
 // RUN_DIR/checkpoints` (with `checkpoint:`; each replica checkpoints itself every `every` of wall
 // time) and, with `restart: {max: N}`, `--peers-restart` (a lost peer is waited for). A process
 // that dies (any signal or exit status but 2) while no process has ended yet is started again

@@ -307,15 +307,6 @@ std::vector<K8sHost> k8s_hosts(const cluster::ClusterConfig& config, const K8sOp
     collect_ports(config, out);
     hosts.push_back(std::move(out));
   }
-  int pods = 0;
-  for (const K8sHost& host : hosts) pods += host.pods;
-  if (config.restart.max > 0 && pods > 1) {
-    // One pod restarts its processes as `tagflow up` does; across pods, each pod's launcher
-    // would restart only its own.
-    throw cluster::ConfigError(config.file, config.restart.line, "restart",
-                               "restarts across pods are not supported yet: a process that "
-                               "dies ends the run (docs/kubernetes.md); with one pod they are");
-  }
   bool any_metrics = false;
   for (const K8sHost& host : hosts) any_metrics = any_metrics || !host.metrics.empty();
   if (any_metrics && config.monitoring.bind != "0.0.0.0") {

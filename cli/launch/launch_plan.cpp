@@ -199,10 +199,6 @@ std::vector<ChildSpec> local_child_specs(const LaunchPlan& plan, const std::stri
       spec.argv.push_back("--checkpoints");
       spec.argv.push_back(plan.checkpoints);
     }
-    if (!plan.resume.empty()) {
-      spec.argv.push_back("--resume");
-      spec.argv.push_back(plan.resume);
-    }
     if (!plan.run_keys.empty()) {
       spec.argv.push_back("--run-keys");
       spec.argv.push_back(plan.run_keys);

@@ -13,9 +13,10 @@
 // - processes: every process of cluster::plan_processes() whose host is played here, in file
 //   order, each run as `tagflow node --config FILE --name P --result DIR/P.json --quiet
 //   [--mode M]` with its output in DIR/P.log (the coordinator's in DIR/coordinator.log);
-// - checkpoints (reactor mode, `checkpoint:`, the whole cluster on this machine): every child
-//   gets `--checkpoints DIR/checkpoints`; a restarted attempt also `--resume` (nodes) and
-//   `--start-time` (coordinator), and logs to DIR/P.restartN.log.
+// - checkpoints (reactor mode, `checkpoint:`, one launcher per host): every child gets
+//   `--checkpoints DIR/checkpoints`; a restarted attempt's coordinator also `--start-time` (its
+//   nodes load their parts of the checkpoint at the start tag it sends), and every child of a
+//   restarted attempt logs to DIR/P.restartN.log.
 //
 // Pure functions over values (no processes, no file system) except default_log_dir(), which reads
 // nothing either: it only formats the name. Errors: LaunchError with a message for the user.
@@ -58,8 +59,8 @@ struct LaunchPlan {
   /// Actor mode with `restart:`: the launcher restarts a dead process alone, so the others wait
   /// for it (`tagflow node --peers-restart`).
   bool peers_restart = false;
-  /// Resume from this checkpoint directory (CHECKPOINTS/<time_ns>) at that time: the nodes'
-  /// --resume.
+  /// Resume from this checkpoint directory (CHECKPOINTS/<time_ns>) at that time: the
+  /// coordinator's --start-time (the nodes follow its start tag).
   std::string resume;
   std::int64_t resume_time_ns = 0;
   /// The attempt (0 = the first); restarts log to DIR/P.restartN.log.

@@ -34,12 +34,6 @@ void add_request(std::ostringstream& out, const cluster::SlurmRequest& request) 
 }  // namespace
 
 std::vector<SlurmComponent> slurm_components(const cluster::ClusterConfig& config) {
-  if (config.restart.max > 0) {
-    // Refused rather than ignored: each node's launcher would restart only its own processes.
-    throw cluster::ConfigError(config.file, config.restart.line, "restart",
-                               "restarts inside a Slurm allocation are not supported yet: a "
-                               "process that dies ends the job (docs/slurm.md)");
-  }
   std::map<std::string, int> processes;
   for (const cluster::ProcessPlan& process : cluster::plan_processes(config)) {
     ++processes[process.host];

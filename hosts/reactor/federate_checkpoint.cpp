@@ -23,12 +23,13 @@ class FederateCheckpoint::TimerReactor : public reactors::Reactor {
 };
 
 FederateCheckpoint::FederateCheckpoint(std::string federate, std::string root,
-                                       std::chrono::nanoseconds every,
+                                       std::chrono::nanoseconds every, int keep,
                                        coordinator::ReactorFederate& federate_link,
                                        ReplicaBinding& binding)
     : federate_(std::move(federate)),
       root_(std::move(root)),
       every_(every),
+      keep_(keep),
       link_(federate_link),
       binding_(binding) {}
 
@@ -87,6 +88,7 @@ void FederateCheckpoint::write(const reactors::Tag& at) {
   const coordinator::PartInfo info = coordinator::write_part(
       directory, federate_, {at.time_ns(), at.microstep()}, attachments, body.take());
   link_.report_checkpoint(at, info.bytes, info.checksum);
+  prune(at.time_ns());
   ++parts_written_;
   bytes_written_ += info.bytes;
   for (const std::string& name : attachments) {
@@ -101,44 +103,67 @@ void FederateCheckpoint::write(const reactors::Tag& at) {
                             std::to_string(seconds_writing_) + "\n");
 }
 
-void FederateCheckpoint::resume(const std::string& directory,
-                                const std::vector<std::string>& federates,
-                                const reactors::Tag& start) {
+void FederateCheckpoint::resume(const std::string& directory, const reactors::Tag& start) {
   const std::string prefix = (std::filesystem::path(directory) / federate_).string();
-  for (const std::string& id : federates) {
-    const coordinator::Part part = coordinator::read_part(directory, id);
-    const std::string what = coordinator::part_path(directory, id);
-    if (part.tag.time_ns() != start.time_ns() || part.tag.microstep() != start.microstep()) {
-      throw StateError(what + ": resumes at logical time " + std::to_string(part.tag.time_ns()) +
-                       " ns, but the coordinator started the run at " +
-                       std::to_string(start.time_ns()) + " ns");
-    }
-    StateReader in(part.body, what);
+  const std::string what = coordinator::part_path(directory, federate_);
+  const coordinator::Part part = coordinator::read_part(directory, federate_);
+  if (part.tag.time_ns() != start.time_ns() || part.tag.microstep() != start.microstep()) {
+    throw StateError(what + ": resumes at logical time " + std::to_string(part.tag.time_ns()) +
+                     " ns, but the coordinator started the run at " +
+                     std::to_string(start.time_ns()) + " ns");
+  }
+  StateReader in(part.body, what);
+  {
     const std::string state = in.bytes();
-    if (id == federate_) {
-      StateReader replica(state, what);
-      binding_.load_state(replica, prefix);
-      replica.expect_end();
+    StateReader replica(state, what);
+    binding_.load_state(replica, prefix);
+    replica.expect_end();
+  }
+  // The messages this federate had sent that arrive at the resume tag or later go out again,
+  // reported before RESUMED: the receivers get them as they got them in the first run.
+  const std::uint64_t n = in.u64();
+  for (std::uint64_t i = 0; i < n; ++i) {
+    Sent s;
+    s.to = in.string();
+    s.port = in.u32();
+    const std::int64_t time = in.i64();
+    const std::uint32_t micro = in.u32();
+    s.arrival = reactors::Tag(time, micro);
+    const std::string bytes = in.bytes();
+    s.bytes = transport::Payload::copy_of(bytes.data(), bytes.size());
+    if (s.arrival < start) in.fail("a message in transit that arrives before the resume tag");
+    if (!link_.resend_in_transit(s.to, s.port, s.arrival, s.bytes)) {
+      in.fail("a message in transit to '" + s.to + "', which is no downstream of this federate");
     }
-    const std::uint64_t n = in.u64();
-    for (std::uint64_t i = 0; i < n; ++i) {
-      Sent s;
-      s.to = in.string();
-      s.port = in.u32();
-      const std::int64_t time = in.i64();
-      const std::uint32_t micro = in.u32();
-      s.arrival = reactors::Tag(time, micro);
-      const std::string bytes = in.bytes();
-      s.bytes = transport::Payload::copy_of(bytes.data(), bytes.size());
-      if (s.to == federate_ && !link_.inject(id, s.port, s.arrival, s.bytes)) {
-        in.fail("a message for an input this federate does not have");
-      }
-      if (id == federate_) {
-        const std::lock_guard<std::mutex> lock(mutex_);
-        sent_.push_back(std::move(s));
-      }
+    const std::lock_guard<std::mutex> lock(mutex_);
+    sent_.push_back(std::move(s));
+  }
+  in.expect_end();
+  link_.report_resumed(start);
+}
+
+void FederateCheckpoint::prune(std::int64_t newest) const {
+  // Its own parts of checkpoints older than the newest keep + 2 it wrote: the coordinator keeps
+  // `keep` complete ones, and the newest one or two may not be complete yet. On a host without
+  // the coordinator nobody else removes them.
+  const std::int64_t oldest_kept = newest - static_cast<std::int64_t>(keep_ + 1) * every_.count();
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(root_, ec)) {
+    std::int64_t time = 0;
+    const std::string name = entry.path().filename().string();
+    try {
+      std::size_t used = 0;
+      time = std::stoll(name, &used);
+      if (used != name.size()) continue;
+    } catch (const std::exception&) {
+      continue;
     }
-    in.expect_end();
+    if (time >= oldest_kept || !entry.is_directory(ec)) continue;
+    const std::string own = federate_ + ".";
+    for (const auto& file : std::filesystem::directory_iterator(entry.path(), ec)) {
+      if (file.path().filename().string().rfind(own, 0) == 0) std::filesystem::remove(file, ec);
+    }
+    std::filesystem::remove(entry.path(), ec);  // only once empty
   }
 }
 

@@ -14,11 +14,16 @@
 // each part it also replaces ROOT/<federate>.stats ("parts N", "bytes B", "seconds S": its totals
 // so far, attachments included), which `tagflow bench recovery` reads.
 //
-// Resuming (resume(), before run): the replica loads its state from its own part; the messages
-// every other federate's part holds for it are delivered to its wire inputs at the tags they
-// carry (ReactorFederate::inject); its own in-transit record is kept for the next checkpoint.
-// The run starts at (k·E, 0), the start tag the coordinator sends, and goes on exactly as the
-// uninterrupted run did: the digest at the end is the same.
+// Resuming (resume(), after join and before run): the replica loads its state from its own part,
+// which is on this federate's host (parts are never read across hosts); the messages the part
+// holds in transit are sent again to their receivers, reported IN_TRANSIT first, and RESUMED
+// follows: the coordinator grants nothing in a resumed run until every federate sent it, so the
+// receivers' grants count those messages and they arrive at the tags they carry, as in the first
+// run (PROTOCOL.md §9.6). The record is kept for the next checkpoint. The run starts at (k·E, 0),
+// the start tag the coordinator sends, and goes on exactly as the uninterrupted run did: the
+// digest at the end is the same.
+// After each part it writes, a federate removes its own parts older than the newest keep + 2
+// checkpoint tags (on hosts without the coordinator nothing else would).
 //
 // Errors: StateError naming the file when a part cannot be read or does not fit; std::logic_error
 // from the first save for a kind or env that cannot checkpoint (checked at startup by
@@ -42,17 +47,19 @@ namespace tagflow::hosts {
 
 class FederateCheckpoint {
  public:
-  /// `root`: RUN_DIR/checkpoints; `every`: logical time between checkpoints.
+  /// `root`: RUN_DIR/checkpoints; `every`: logical time between checkpoints; `keep`: the file's
+  /// complete checkpoints kept.
   FederateCheckpoint(std::string federate, std::string root, std::chrono::nanoseconds every,
-                     coordinator::ReactorFederate& federate_link, ReplicaBinding& binding);
+                     int keep, coordinator::ReactorFederate& federate_link,
+                     ReplicaBinding& binding);
 
   /// Adds the checkpoint timer and reaction to `env` and orders the reaction before every other
   /// reaction of `env`. Call once, after the replica and its wire ports are declared.
   void install(reactors::Environment& env);
-  /// Loads the checkpoint in `directory` (see above), which must be the one resuming at `start`
-  /// (the coordinator's start tag). Call before run().
-  void resume(const std::string& directory, const std::vector<std::string>& federates,
-              const reactors::Tag& start);
+  /// Loads this federate's part of the checkpoint in `directory` (see above), which must be the
+  /// one resuming at `start` (the coordinator's start tag), and sends its messages in transit
+  /// again. Call after join() and before run().
+  void resume(const std::string& directory, const reactors::Tag& start);
   /// A wire output sent `bytes` to (to, port) at `sent`, arriving at `arrival`.
   void record_sent(const std::string& to, std::uint32_t port, const reactors::Tag& sent,
                    const reactors::Tag& arrival, const transport::Payload& bytes);
@@ -70,10 +77,13 @@ class FederateCheckpoint {
   };
   class TimerReactor;
   void write(const reactors::Tag& at);
+  /// Removes this federate's parts older than the newest keep + 2 checkpoint tags.
+  void prune(std::int64_t newest) const;
 
   std::string federate_;
   std::string root_;
   std::chrono::nanoseconds every_;
+  int keep_;
   coordinator::ReactorFederate& link_;
   ReplicaBinding& binding_;
   std::mutex mutex_;        // guards sent_

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "federate/reactor_federate.hpp"
+#include "federation/checkpoint_store.hpp"
 #include "hosts/reactor/federate_checkpoint.hpp"
 #include "hosts/reactor/wire_ports.hpp"
 #include "hosts/replica_metrics.hpp"
@@ -84,20 +85,34 @@ void connect_links(const ClusterConfig& config, const coordinator::FederationSpe
   }
 }
 
-/// With options.resume: the replica's state from that checkpoint, as of `start`.
-void resume_replica(const ClusterConfig& config, const coordinator::FederationSpec& spec,
-                    const FederatedProcessOptions& options, const std::string& name,
+/// A resumed run (the coordinator's start tag is not (0, 0), PROTOCOL.md §9.6): the replica's
+/// state from its own part of the checkpoint resuming there, on this host (options.resume, or
+/// CHECKPOINTS/<start time>). A part that cannot be loaded is reported to the coordinator
+/// (FAILED), which ends the run naming it, and thrown.
+void resume_replica(const ClusterConfig& config, const FederatedProcessOptions& options,
+                    const std::string& name, coordinator::ReactorFederate& federate,
                     FederateCheckpoint* checkpoint, const coordinator::WireTag& start) {
-  if (options.resume.empty()) return;
+  const bool resumed_run = start.time_ns() != 0 || start.microstep() != 0;
+  if (!resumed_run && options.resume.empty()) return;
+  const std::string at =
+      "the checkpoint at logical time " + std::to_string(start.time_ns()) + " ns";
   if (checkpoint == nullptr) {
-    throw cluster::ConfigError(config.file, config.checkpoint.line, "checkpoint",
-                               "resuming needs the file's checkpoint: section");
+    const std::string why = "the coordinator resumes the run from " + at +
+                            ", and resuming needs the file's checkpoint: section and --checkpoints";
+    federate.report_failure("cannot resume: " + why);
+    throw cluster::ConfigError(config.file, config.checkpoint.line, "checkpoint", why);
   }
-  std::vector<std::string> federates;
-  for (const auto& f : spec.federates) federates.push_back(f.id);
-  checkpoint->resume(options.resume, federates, start);
+  const std::string directory = options.resume.empty() ? coordinator::checkpoint_directory(
+                                                             options.checkpoints, start.time_ns())
+                                                       : options.resume;
+  try {
+    checkpoint->resume(directory, start);
+  } catch (const StateError& e) {
+    federate.report_failure(std::string("cannot resume from its part of ") + at + ": " + e.what());
+    throw;
+  }
   if (options.log) {
-    options.log(name + " resumed from " + options.resume + " at logical time " +
+    options.log(name + " resumed from " + directory + " at logical time " +
                 std::to_string(start.time_ns()) + " ns");
   }
 }
@@ -145,11 +160,12 @@ void run_replica(const ClusterConfig& config, const coordinator::FederationSpec&
   std::unique_ptr<FederateCheckpoint> checkpoint;
   if (!options.checkpoints.empty() && config.checkpoint.every) {
     checkpoint = std::make_unique<FederateCheckpoint>(setup.config.name, options.checkpoints,
-                                                      *config.checkpoint.every, federate, *binding);
+                                                      *config.checkpoint.every,
+                                                      config.checkpoint.keep, federate, *binding);
   }
   connect_links(config, spec, links, setup.config.name, env, federate, *binding, checkpoint.get());
   if (checkpoint) checkpoint->install(env);
-  resume_replica(config, spec, options, setup.config.name, checkpoint.get(), start);
+  resume_replica(config, options, setup.config.name, federate, checkpoint.get(), start);
   run.env.store(&env);
   try {
     federate.run(env);

@@ -189,15 +189,15 @@ class SlurmCluster : public ::testing::Test {
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
   /// configs/slurm.yaml stopping after `env_steps` (or after 120 s when 0), learning from 200
-  /// items on, as DIR/NAME; its path.
-  std::string write(const std::string& name, long env_steps) {
+  /// items on, with `extra` appended, as DIR/NAME; its path.
+  std::string write(const std::string& name, long env_steps, const std::string& extra = "") {
     std::string text = read_file(fs::path(TAGFLOW_SOURCE_DIR) / "configs" / "slurm.yaml");
     replace_once(text, "  target_return: 475\n  seconds: 900\n",
                  env_steps > 0 ? "  env_steps: " + std::to_string(env_steps) + "\n"
                                : std::string("  seconds: 120\n"),
                  "configs/slurm.yaml");
     replace_once(text, "min_size: 1000", "min_size: 200", "configs/slurm.yaml");
-    std::ofstream(dir_ / name) << text;
+    std::ofstream(dir_ / name) << text << extra;
     return path(name);
   }
 
@@ -346,6 +346,50 @@ TEST_F(SlurmCluster, AKilledNodeProcessEndsTheRunWithin2SecondsNamingItAndItsNod
       },
       10s))
       << read_file(out);
+}
+
+// With checkpoint: and restart:, every node's launcher restarts its own processes inside the
+// allocation; the coordinator's node picks the checkpoint, the other node's processes load their
+// own parts of it (docs/recovery.md, "Across hosts"), and the job ends with the digest of the
+// same file in one process.
+TEST_F(SlurmCluster,
+       WithCheckpointsAKilledNodeProcessRestartsInsideTheAllocationAndKeepsTheDigest) {
+  const std::string file =
+      write("slurm.yaml", 6000, "checkpoint: {every: 50ms, keep: 2}\nrestart: {max: 2}\n");
+  const std::string id = submit(script(file));
+  const std::map<std::string, pid_t> processes = running_processes(id);
+  ASSERT_EQ(processes.size(), 6U) << read_file(dir_ / ("slurm-" + id + ".out"));
+  std::string head, other;
+  for (const auto& [name, pid] : processes) {
+    const std::string node = name.substr(0, name.find('/'));
+    if (name == node + "/coordinator") head = node;
+    if (name == node + "/sampler-0") other = node;
+  }
+  ASSERT_FALSE(head.empty());
+  ASSERT_NE(other, head);  // sampler-0's node loads its part from its own directory
+  ASSERT_TRUE(eventually(
+      [&] {
+        std::error_code ec;
+        for (const auto& entry : fs::directory_iterator(run_dir(id) / head / "checkpoints", ec)) {
+          if (fs::exists(entry.path() / "manifest")) return true;
+        }
+        return false;
+      },
+      60s))
+      << read_file(dir_ / ("slurm-" + id + ".out"));
+  ASSERT_EQ(::kill(processes.at(other + "/sampler-0"), SIGKILL), 0);
+  const fs::path out = dir_ / ("slurm-" + id + ".out");
+  ASSERT_TRUE(
+      eventually([&] { return testing::summary_digest(dir_ / "summary.json").size() == 16; }, 120s))
+      << read_file(out);
+  EXPECT_NE(read_file(out).find("restart 1 of 2"), std::string::npos) << read_file(out);
+  const testing::CommandResult single = sh(testing::tagflow_binary() + " up " + file +
+                                           " --placement single --summary " + path("single.json"));
+  ASSERT_EQ(single.exit_code, 0) << single.output;
+  EXPECT_EQ(testing::summary_digest(dir_ / "summary.json"),
+            testing::summary_digest(dir_ / "single.json"))
+      << read_file(out);
+  EXPECT_TRUE(eventually([&] { return left_behind().empty(); }, 10s));
 }
 
 }  // namespace

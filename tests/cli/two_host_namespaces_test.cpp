@@ -266,11 +266,12 @@ class LinkFaults : public TwoHostNamespaces {
     int exit_a = -1, exit_b = -1;
     double seconds = 0;
     std::string digest, err_a, err_b, out_b;
+    nlohmann::json summary;
   };
 
   /// Both halves of DIR/faults.yaml (kSteps env steps); `fault` runs once every federate joined.
   Run run(const std::string& tag, const std::function<void()>& fault = {}) {
-    std::ofstream(dir_ / "faults.yaml") << two_host_yaml(kSteps);
+    std::ofstream(dir_ / "faults.yaml") << two_host_yaml(kSteps) << extra_;
     const std::string file = path("faults.yaml");
     const auto started = Clock::now();
     const Launched b = up(namespaces_.ns_b,
@@ -298,17 +299,31 @@ class LinkFaults : public TwoHostNamespaces {
     result.err_a = read_file(a.err);
     result.err_b = read_file(b.err);
     result.out_b = read_file(b.out);
+    result.summary = nlohmann::json::parse(read_file(dir_ / (tag + ".json")), nullptr, false);
     return result;
   }
 
-  /// The fault-free run: its digest and time, once per test.
+  /// The fault-free run: its digest and time, once per test (without extra_: checkpoints leave
+  /// the digest as it is).
   const Run& clean() {
     if (clean_.exit_b < 0) {
+      const std::string extra = std::move(extra_);
+      extra_.clear();
       clean_ = run("clean");
+      extra_ = extra;
       EXPECT_EQ(clean_.exit_b, 0) << clean_.err_b;
       EXPECT_EQ(clean_.digest.size(), 16U) << clean_.digest;
     }
     return clean_;
+  }
+
+  /// Appended to every run's file but the clean one.
+  std::string extra_;
+
+  /// `ip link set VETH_A up|down` in host a's namespace: the link between the hosts.
+  bool set_link_a(const std::string& state) {
+    return sh("ip -n " + namespaces_.ns_a + " link set " + namespaces_.veth_a() + " " + state)
+               .exit_code == 0;
   }
 
   void report(const std::string& fault, const Run& faulty) {
@@ -327,12 +342,9 @@ TEST_F(LinkFaults, ALinkDownFor2SecondsLosesTimeButNoMessage) {
   const Run& without = clean();
   const Run faulty = run("down2", [&] {
     std::this_thread::sleep_for(1s);  // mid-run
-    ASSERT_EQ(
-        sh("ip -n " + namespaces_.ns_a + " link set " + namespaces_.veth_a() + " down").exit_code,
-        0);
+    ASSERT_TRUE(set_link_a("down"));
     std::this_thread::sleep_for(2s);  // shorter than the file's heartbeat_timeout (5 s)
-    ASSERT_EQ(
-        sh("ip -n " + namespaces_.ns_a + " link set " + namespaces_.veth_a() + " up").exit_code, 0);
+    ASSERT_TRUE(set_link_a("up"));
   });
   EXPECT_EQ(faulty.exit_a, 0) << faulty.err_a;
   EXPECT_EQ(faulty.exit_b, 0) << faulty.err_b;
@@ -407,6 +419,105 @@ TEST_F(LinkFaults, AWholeHostKilledIsNamedByTheHead) {
   for (const auto& [name, pid] : recorded_pids(dir_ / "kill-b")) {
     EXPECT_FALSE(alive(pid)) << name << " outlived the run";
   }
+}
+
+// Reactor-mode recovery across hosts (federation/PROTOCOL.md §9.6): each host keeps its own
+// processes' checkpoint parts, every launcher restarts its own processes after a failure, the
+// coordinator's host (b) chooses the checkpoint and host a's processes load their parts of it by
+// the start tag. Each run must end with the digest of the fault-free run.
+class RecoveryAcrossHosts : public LinkFaults {
+ public:
+  void SetUp() override {
+    LinkFaults::SetUp();
+    extra_ = "checkpoint: {every: 50ms, keep: 2}\nrestart: {max: 4}\n";
+  }
+
+  /// True once the coordinator's host holds a complete checkpoint of run `tag`.
+  bool checkpointed(const std::string& tag) {
+    return eventually(
+        [&] {
+          std::error_code ec;
+          for (const auto& entry :
+               fs::directory_iterator(dir_ / (tag + "-b") / "checkpoints", ec)) {
+            if (fs::exists(entry.path() / "manifest")) return true;
+          }
+          return false;
+        },
+        60s);
+  }
+
+  /// Kills `process` of host `host` in run `tag` once a checkpoint is complete.
+  void kill_after_checkpoint(const std::string& tag, const std::string& host,
+                             const std::string& process) {
+    ASSERT_TRUE(checkpointed(tag));
+    const auto pids = recorded_pids(dir_ / (tag + "-" + host));
+    ASSERT_EQ(pids.count(process), 1U) << process;
+    ASSERT_EQ(::kill(pids.at(process), SIGKILL), 0);
+  }
+
+  /// The run ended well on both hosts with the fault-free digest, after `restarts` restarts at
+  /// least, the first resumed from a checkpoint when `from_checkpoint`.
+  void expect_recovered(const Run& faulty, std::size_t restarts, bool from_checkpoint = true) {
+    EXPECT_EQ(faulty.exit_a, 0) << faulty.err_a;
+    EXPECT_EQ(faulty.exit_b, 0) << faulty.err_b;
+    EXPECT_EQ(faulty.digest, clean().digest) << faulty.err_b;
+    ASSERT_TRUE(faulty.summary.contains("restarts")) << faulty.err_b;
+    EXPECT_GE(faulty.summary.at("restarts").size(), restarts) << faulty.summary.dump(2);
+    if (from_checkpoint) {
+      EXPECT_FALSE(faulty.summary.at("restarts")[0].at("resumed_from_ns").is_null())
+          << faulty.summary.dump(2);
+    }
+  }
+};
+
+TEST_F(RecoveryAcrossHosts, AProcessKilledOnEitherHostResumesEveryHostFromTheCheckpoint) {
+  for (const auto& [host, victim] :
+       {std::pair<std::string, std::string>{"a", "sampler-0"}, {"b", "learner"}}) {
+    SCOPED_TRACE(victim);
+    const std::string tag = "kill-" + victim;
+    const Run faulty = run(tag, [&] { kill_after_checkpoint(tag, host, victim); });
+    expect_recovered(faulty, 1);
+    report(victim + " killed on host " + host, faulty);
+    // Each host holds its own processes' parts (the manifest is the coordinator's host's).
+    std::error_code ec;
+    int complete = 0;
+    for (const auto& entry : fs::directory_iterator(dir_ / (tag + "-b") / "checkpoints", ec)) {
+      if (!fs::exists(entry.path() / "manifest")) continue;
+      ++complete;
+      const fs::path on_a = dir_ / (tag + "-a") / "checkpoints" / entry.path().filename();
+      EXPECT_TRUE(fs::exists(on_a / "sampler-1.ckpt")) << on_a;
+      EXPECT_FALSE(fs::exists(entry.path() / "sampler-1.ckpt")) << entry.path();
+      EXPECT_TRUE(fs::exists(entry.path() / "learner.ckpt")) << entry.path();
+    }
+    EXPECT_GT(complete, 0);
+  }
+}
+
+TEST_F(RecoveryAcrossHosts, ALinkDownLongerThanTheTimeoutIsRecoveredOnceItIsBack) {
+  const std::string tag = "down7";
+  const Run faulty = run(tag, [&] {
+    ASSERT_TRUE(checkpointed(tag));
+    ASSERT_TRUE(set_link_a("down"));
+    std::this_thread::sleep_for(7s);  // longer than the file's heartbeat_timeout (5 s)
+    ASSERT_TRUE(set_link_a("up"));
+  });
+  expect_recovered(faulty, 1);
+  report("link down for 7 s", faulty);
+  // The head said which federates it lost: host a's.
+  EXPECT_NE(faulty.err_b.find("(host a)"), std::string::npos) << faulty.err_b;
+}
+
+TEST_F(RecoveryAcrossHosts, AHostThatLostItsPartsFallsBackToAnOlderCheckpointOrTheStart) {
+  const std::string tag = "disk";
+  const Run faulty = run(tag, [&] {
+    kill_after_checkpoint(tag, "a", "sampler-0");
+    std::error_code ec;
+    fs::remove_all(dir_ / (tag + "-a") / "checkpoints", ec);  // host a's disk is gone
+  });
+  expect_recovered(faulty, 2, false);
+  report("host a's checkpoints lost", faulty);
+  EXPECT_NE(faulty.err_b.find("a federate could not load its part"), std::string::npos)
+      << faulty.err_b;
 }
 
 // Actor mode across hosts: a sampler killed on host a is restarted alone by host a's launcher,

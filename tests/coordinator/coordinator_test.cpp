@@ -195,17 +195,24 @@ TEST(Coordinator, FederatesStartTogetherGetGrantsAndFinishByResigning) {
   EXPECT_GT(sample(text, "tagflow_transport_sent_bytes_total", "peer=\"b\""), 0);
 }
 
-/// kChain's coordinator with a and b joined.
-struct JoinedChain {
+/// kChain's spec, starting at `start` (not (0, 0): a resumed run, PROTOCOL.md §9.6).
+FederationSpec chain_spec(const WireTag& start) {
   FederationSpec spec = parse_federation_spec(kChain);
+  spec.start_tag = start;
+  return spec;
+}
+
+/// kChain's coordinator with a and b joined, starting at `start`.
+struct JoinedChain {
+  FederationSpec spec;
   RunningCoordinator running{spec};
   zmq::context_t context;
   FederateClient a{context, options_for(spec, "a", running.endpoint())};
   FederateClient b{context, options_for(spec, "b", running.endpoint())};
 
-  JoinedChain() {
+  explicit JoinedChain(const WireTag& start = WireTag(0, 0)) : spec(chain_spec(start)) {
     auto joined_b = std::async(std::launch::async, [&] { return b.join(10s); });
-    a.join(10s);
+    EXPECT_EQ(a.join(10s).tag, start);
     joined_b.get();
   }
   /// Both resign; the run must end well.
@@ -248,6 +255,35 @@ TEST(Coordinator, TheNextTagAnLtcCarriesActsAsItsNet) {
   EXPECT_EQ(b.granted(), transport::WireTag(40, 0).predecessor());
   EXPECT_EQ(b.granted_counts().at("a"), 1U);
   chain.finish();
+}
+
+TEST(Coordinator, AResumedRunGrantsNothingUntilEveryFederateResumedAndCountsTheResentMessages) {
+  JoinedChain chain(WireTag(100, 0));
+  FederateClient& a = chain.a;
+  FederateClient& b = chain.b;
+  // a's part held a message to b arriving at 105: reported, then a resumed and asks for 200.
+  a.send_in_transit("b", {105, 0});
+  a.send_resumed({100, 0});
+  a.send_next_event({200, 0});
+  b.send_next_event({105, 0});
+  const auto granted_105 = [&] { return b.granted() >= WireTag{105, 0}; };
+  EXPECT_FALSE(poll_until(b, granted_105, 300ms));  // b has not said RESUMED yet
+  b.send_resumed({100, 0});
+  ASSERT_TRUE(poll_until(b, granted_105));
+  EXPECT_EQ(b.granted_counts().at("a"), 1U);  // the re-sent message is waited for
+  chain.finish();
+}
+
+TEST(Coordinator, AFederateResumingAtAnotherTagEndsTheRunNamingIt) {
+  JoinedChain chain(WireTag(100, 0));
+  chain.a.send_resumed({50, 0});
+  const auto result = chain.running.result(10s);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_FALSE(result->ok);
+  EXPECT_NE(result->error.find("federate 'a' failed: it resumed at logical time 50 ns, but the "
+                               "run resumes at 100 ns"),
+            std::string::npos)
+      << result->error;
 }
 
 TEST(FederateRuntime, AFederateOnAZeroDelayCycleIsRefusedWithAClearError) {
@@ -661,6 +697,22 @@ TEST(Coordinator, AcceptsTheCurrentAndThePreviousProtocolVersionAndRefusesOthers
   auto joined_b = std::async(std::launch::async, [&] { return b.join(10s); });
   EXPECT_NO_THROW(a.join(10s));
   EXPECT_NO_THROW(joined_b.get());
+  // A resumed run needs RESUMED (§9.6), which version 2 lacks.
+  FederationSpec resumed = spec;
+  resumed.start_tag = WireTag(100, 0);
+  RunningCoordinator resuming(resumed);
+  FederateOptions v2 = options_for(resumed, "a", resuming.endpoint());
+  v2.protocol_version = 2;
+  FederateClient late(context, v2);
+  try {
+    late.join(10s);
+    FAIL() << "a version-2 federate joined a resumed run";
+  } catch (const FederationError& e) {
+    EXPECT_NE(std::string(e.what()).find("federate 'a' speaks protocol version 2, and this run "
+                                         "resumes from a checkpoint, which needs version 3"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 /// How many REPORT_REQUESTs federate `a` (a raw DEALER joining with `version`, whose NET says it
