@@ -370,12 +370,21 @@ Clock::time_point completed_at(const std::string& directory) {
 }
 
 /// The first attempt number whose logs are not in `log_dir` yet (a resumed run keeps the old
-/// attempts' logs).
+/// attempts' logs): one above every `NAME.restartN.log` there (on a host without the coordinator
+/// too).
 int next_attempt(const std::string& log_dir) {
   int attempt = 1;
-  while (std::filesystem::exists(std::filesystem::path(log_dir) /
-                                 ("coordinator.restart" + std::to_string(attempt) + ".log"))) {
-    ++attempt;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(log_dir, error)) {
+    const std::string name = entry.path().filename().string();
+    const std::size_t at = name.rfind(".restart");
+    if (at == std::string::npos || name.size() < 4 || name.substr(name.size() - 4) != ".log") {
+      continue;
+    }
+    try {
+      attempt = std::max(attempt, std::stoi(name.substr(at + 8)) + 1);
+    } catch (const std::exception&) {  // not one of ours
+    }
   }
   return attempt;
 }

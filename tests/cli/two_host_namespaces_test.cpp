@@ -270,17 +270,19 @@ class LinkFaults : public TwoHostNamespaces {
   };
 
   /// Both halves of DIR/faults.yaml (kSteps env steps); `fault` runs once every federate joined.
-  Run run(const std::string& tag, const std::function<void()>& fault = {}) {
+  /// With `resume`, both halves continue the run in their directories (`--resume`).
+  Run run(const std::string& tag, const std::function<void()>& fault = {}, bool resume = false) {
     std::ofstream(dir_ / "faults.yaml") << two_host_yaml(kSteps) << extra_;
     const std::string file = path("faults.yaml");
+    const std::string dir_flag = resume ? "--resume" : "--log-dir";
+    const std::string out = resume ? tag + "-resumed" : tag;
     const auto started = Clock::now();
     const Launched b = up(namespaces_.ns_b,
-                          {file, "--host", "b", "--log-dir", path(tag + "-b"), "--summary",
-                           path(tag + ".json"), "--quiet"},
-                          tag + "-b");
-    const Launched a =
-        up(namespaces_.ns_a, {file, "--host", "a", "--log-dir", path(tag + "-a"), "--quiet"},
-           tag + "-a");
+                          {file, "--host", "b", dir_flag, path(tag + "-b"), "--summary",
+                           path(out + ".json"), "--quiet"},
+                          out + "-b");
+    const Launched a = up(namespaces_.ns_a,
+                          {file, "--host", "a", dir_flag, path(tag + "-a"), "--quiet"}, out + "-a");
     if (fault) {
       const bool joined = eventually(
           [&] {
@@ -295,11 +297,11 @@ class LinkFaults : public TwoHostNamespaces {
     result.exit_a = wait_exit(a.pid, 240s);
     result.exit_b = wait_exit(b.pid, 240s);
     result.seconds = std::chrono::duration<double>(Clock::now() - started).count();
-    result.digest = testing::summary_digest(dir_ / (tag + ".json"));
+    result.digest = testing::summary_digest(dir_ / (out + ".json"));
     result.err_a = read_file(a.err);
     result.err_b = read_file(b.err);
     result.out_b = read_file(b.out);
-    result.summary = nlohmann::json::parse(read_file(dir_ / (tag + ".json")), nullptr, false);
+    result.summary = nlohmann::json::parse(read_file(dir_ / (out + ".json")), nullptr, false);
     return result;
   }
 
@@ -518,6 +520,30 @@ TEST_F(RecoveryAcrossHosts, AHostThatLostItsPartsFallsBackToAnOlderCheckpointOrT
   report("host a's checkpoints lost", faulty);
   EXPECT_NE(faulty.err_b.find("a federate could not load its part"), std::string::npos)
       << faulty.err_b;
+}
+
+TEST_F(RecoveryAcrossHosts, BothLaunchersKilledResumeFromTheirOwnDirectories) {
+  const std::string tag = "power";
+  const Run killed = run(tag, [&] {
+    ASSERT_TRUE(checkpointed(tag));
+    // Every process of both hosts, the launchers included, at once.
+    (void)sh("ip netns pids " + namespaces_.ns_a + " | xargs -r kill -9; ip netns pids " +
+             namespaces_.ns_b + " | xargs -r kill -9");
+  });
+  EXPECT_NE(killed.exit_b, 0);
+  const Run resumed = run(tag, {}, true);
+  EXPECT_EQ(resumed.exit_a, 0) << resumed.err_a;
+  EXPECT_EQ(resumed.exit_b, 0) << resumed.err_b;
+  EXPECT_EQ(resumed.digest, clean().digest) << resumed.err_b;
+  EXPECT_NE(resumed.err_b.find("resuming " + path(tag + "-b") + " from the checkpoint at logical"),
+            std::string::npos)
+      << resumed.err_b;
+  EXPECT_NE(resumed.err_a.find("from the checkpoint the coordinator's host chooses"),
+            std::string::npos)
+      << resumed.err_a;
+  // The second attempt's logs sit beside the first's, on both hosts.
+  EXPECT_TRUE(fs::exists(dir_ / (tag + "-a") / "sampler-0.restart1.log"));
+  EXPECT_TRUE(fs::exists(dir_ / (tag + "-b") / "coordinator.restart1.log"));
 }
 
 // Actor mode across hosts: a sampler killed on host a is restarted alone by host a's launcher,
