@@ -5,7 +5,8 @@
 // the one of the same file run on one host; the other host says where that summary is; a process
 // killed on one host is named on the other and every launcher exits soon after (the time is
 // printed and recorded as a test property); a stranger key is refused; Ctrl-C on the head stops
-// the far half too.
+// the far half too; link faults (down, slow, delayed through tests/support/delay_bridge.py, a
+// whole host killed) keep the digest; reactor-mode recovery across hosts.
 //
 // Needs root and `ip` (iproute2); without them every test skips, naming what is missing. The
 // namespaces, the veth pair and the addresses (10.X.Y.1 and .2, X and Y from the test's pid) are
@@ -68,7 +69,7 @@ class TwoHostNamespaces : public ::testing::Test {
   void SetUp() override {
     if (!TAGFLOW_HAS_TORCH)
       GTEST_SKIP() << "the learner and inference processes need tagflow-torch";
-    const std::string why = namespaces_.create();
+    const std::string why = namespaces_.create(bridge_);
     if (!why.empty()) GTEST_SKIP() << why;
     dir_ = fs::path(::testing::TempDir()) /
            ("tagflow_two_host_" + std::to_string(::getpid()) + "_" +
@@ -141,6 +142,8 @@ class TwoHostNamespaces : public ::testing::Test {
   }
 
   NamespacePair namespaces_;
+  /// Set before SetUp: join the namespaces through this delay bridge (NamespacePair::create).
+  std::string bridge_;
   fs::path dir_;
 };
 
@@ -272,7 +275,7 @@ class LinkFaults : public TwoHostNamespaces {
   /// Both halves of DIR/faults.yaml (kSteps env steps); `fault` runs once every federate joined.
   /// With `resume`, both halves continue the run in their directories (`--resume`).
   Run run(const std::string& tag, const std::function<void()>& fault = {}, bool resume = false) {
-    std::ofstream(dir_ / "faults.yaml") << two_host_yaml(kSteps) << extra_;
+    std::ofstream(dir_ / "faults.yaml") << two_host_yaml(steps_) << extra_;
     const std::string file = path("faults.yaml");
     const std::string dir_flag = resume ? "--resume" : "--log-dir";
     const std::string out = resume ? tag + "-resumed" : tag;
@@ -321,6 +324,8 @@ class LinkFaults : public TwoHostNamespaces {
 
   /// Appended to every run's file but the clean one.
   std::string extra_;
+  /// Env steps of every run.
+  long steps_ = kSteps;
 
   /// `ip link set VETH_A up|down` in host a's namespace: the link between the hosts.
   bool set_link_a(const std::string& state) {
@@ -421,6 +426,33 @@ TEST_F(LinkFaults, AWholeHostKilledIsNamedByTheHead) {
   for (const auto& [name, pid] : recorded_pids(dir_ / "kill-b")) {
     EXPECT_FALSE(alive(pid)) << name << " outlived the run";
   }
+}
+
+// A slow link: 20 ms added each way by a bridge between the hosts' namespaces
+// (tests/support/delay_bridge.py; this kernel has no netem). The fault-free run goes through the
+// same bridge with no delay.
+class DelayedLink : public LinkFaults {
+ public:
+  void SetUp() override {
+    bridge_ = (fs::path(TAGFLOW_SOURCE_DIR) / "tests" / "support" / "delay_bridge.py").string();
+    LinkFaults::SetUp();
+    steps_ = 1200;  // a round takes a few round trips across the link: 140 ms at 20 ms each way
+  }
+};
+
+TEST_F(DelayedLink, TwentyMillisecondsEachWayKeepTheDigest) {
+  const Run& without = clean();
+  ASSERT_EQ(namespaces_.start_bridge(20), "");
+  const Run faulty = run("delay20");
+  EXPECT_EQ(faulty.exit_a, 0) << faulty.err_a;
+  EXPECT_EQ(faulty.exit_b, 0) << faulty.err_b;
+  EXPECT_EQ(faulty.digest, without.digest);
+  report("20 ms added each way", faulty);
+  // Where the time went: the coordinator's grants waited on the link.
+  const std::string log = read_file(dir_ / "delay20-b" / "coordinator.log");
+  const std::size_t at = log.find("run finished (");
+  ASSERT_NE(at, std::string::npos) << log;
+  std::cout << "the coordinator: " << log.substr(at, log.find('\n', at) - at) << "\n";
 }
 
 // Reactor-mode recovery across hosts (federation/PROTOCOL.md §9.6): each host keeps its own
