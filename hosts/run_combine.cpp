@@ -61,6 +61,9 @@ void add_replica(RunSummary& summary, const cluster::NodeConfig& node, const Rep
     summary.outside_transitions = summary.outside_transitions.value_or(0) + *r.outside_transitions;
     if (*r.outside_transitions > 0) summary.digest_reproducible = false;
   }
+  if (r.resent_in_transit) {
+    summary.resent_in_transit = summary.resent_in_transit.value_or(0) + *r.resent_in_transit;
+  }
   if (node.kind->publishes_evaluations) {
     summary.evaluators.push_back({r.name, r.evaluations, r.target_reached});
   }

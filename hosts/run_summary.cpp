@@ -72,6 +72,7 @@ std::string RunSummary::to_json() const {
     j["joint_step_seconds"] = {{"p50", *joint_step_p50}, {"p99", *joint_step_p99}};
   }
   if (outside_transitions) j["outside_transitions"] = *outside_transitions;
+  if (resent_in_transit) j["resent_in_transit"] = *resent_in_transit;
   if (!policy_files.empty()) {
     nlohmann::ordered_json files = nlohmann::ordered_json::object();
     for (const auto& [policy, path] : policy_files) files[policy] = path;

@@ -110,6 +110,10 @@ struct RunSummary {
   /// heartbeat periods (federation/PROTOCOL.md §6.2), by federate: (silences, seconds). In the
   /// JSON as `silences` when there were any.
   std::map<std::string, std::pair<std::uint64_t, double>> silences;
+  /// Reactor mode, after a restart: the messages in transit the processes' checkpoint parts held
+  /// and sent again when they last resumed (federation/PROTOCOL.md §9.6); in the JSON as
+  /// `resent_in_transit`.
+  std::optional<std::int64_t> resent_in_transit;
   /// Restarts after a process died, in order (in the JSON as `restarts` when there were any,
   /// with `wall_seconds`: the launcher's whole time, every attempt included).
   std::vector<RestartRecord> restarts;

@@ -76,6 +76,20 @@ std::vector<MetricSpec> make_catalogue() {
               "Reactor mode: waits for a grant this federate did not report to the coordinator, "
               "counting on its upstreams' COMPLETED notices (federation/PROTOCOL.md 3.9).",
               "", {}, kNodes),
+      counter(Metric::checkpoint_parts, "tagflow_checkpoint_parts_total",
+              "Reactor mode: checkpoint parts this federate wrote (federation/PROTOCOL.md 9).", "",
+              {}, kNodes),
+      counter(Metric::checkpoint_written_bytes, "tagflow_checkpoint_written_bytes_total",
+              "Reactor mode: bytes of those parts, attachments (a replay table) included.", "bytes",
+              {}, kNodes),
+      gauge(Metric::checkpoint_resumed_from, "tagflow_checkpoint_resumed_from_seconds",
+            "Reactor mode: the logical time of the checkpoint this process resumed from after a "
+            "restart; 0 for a process that started the run.",
+            "seconds", {}, kNodes),
+      counter(Metric::checkpoint_resent_messages, "tagflow_checkpoint_resent_messages_total",
+              "Reactor mode: messages this federate's checkpoint part held in transit and that it "
+              "sent again when it resumed (federation/PROTOCOL.md 9.6).",
+              "", {}, kNodes),
       gauge(Metric::actor_members, "tagflow_actor_members",
             "Actor mode: 1 for each replica of a transient kind (one that may join and leave, "
             "a sampler) linked to this node (label peer: its replica name), 0 once it left or "

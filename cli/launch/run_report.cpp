@@ -235,6 +235,10 @@ int report_run(const cluster::ClusterConfig& config, const LaunchPlan& plan,
   }
   print_joined(joined);
   for (const hosts::RestartRecord& r : summary.restarts) print_restart(r);
+  if (summary.resent_in_transit) {
+    std::cout << "resumed: " << *summary.resent_in_transit
+              << " message(s) in transit sent again from the checkpoint parts" << std::endl;
+  }
   print_silences(summary.silences);
   std::cout << "stop " << summary.stop_reason << ": mean_return " << summary.mean_return
             << ", env_steps " << summary.env_steps << ", updates " << summary.updates << ", "

@@ -25,13 +25,21 @@ class FederateCheckpoint::TimerReactor : public reactors::Reactor {
 FederateCheckpoint::FederateCheckpoint(std::string federate, std::string root,
                                        std::chrono::nanoseconds every, int keep,
                                        coordinator::ReactorFederate& federate_link,
-                                       ReplicaBinding& binding)
+                                       ReplicaBinding& binding, monitoring::ProcessMetrics* metrics)
     : federate_(std::move(federate)),
       root_(std::move(root)),
       every_(every),
       keep_(keep),
       link_(federate_link),
-      binding_(binding) {}
+      binding_(binding) {
+  if (metrics != nullptr) {
+    using monitoring::Metric;
+    parts_metric_ = &metrics->counter(Metric::checkpoint_parts);
+    bytes_metric_ = &metrics->counter(Metric::checkpoint_written_bytes);
+    resent_metric_ = &metrics->counter(Metric::checkpoint_resent_messages);
+    resumed_from_metric_ = &metrics->gauge(Metric::checkpoint_resumed_from);
+  }
+}
 
 void FederateCheckpoint::install(reactors::Environment& env) {
   auto& timer = env.add<TimerReactor>("__checkpoint", every_, *this);
@@ -90,9 +98,14 @@ void FederateCheckpoint::write(const reactors::Tag& at) {
   link_.report_checkpoint(at, info.bytes, info.checksum);
   prune(at.time_ns());
   ++parts_written_;
+  const std::uint64_t before = bytes_written_;
   bytes_written_ += info.bytes;
   for (const std::string& name : attachments) {
     bytes_written_ += std::filesystem::file_size(prefix + "." + name, ec);
+  }
+  if (parts_metric_ != nullptr) {
+    parts_metric_->Increment();
+    bytes_metric_->Increment(static_cast<double>(bytes_written_ - before));
   }
   seconds_writing_ +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -135,11 +148,16 @@ void FederateCheckpoint::resume(const std::string& directory, const reactors::Ta
     if (!link_.resend_in_transit(s.to, s.port, s.arrival, s.bytes)) {
       in.fail("a message in transit to '" + s.to + "', which is no downstream of this federate");
     }
+    ++resent_;
     const std::lock_guard<std::mutex> lock(mutex_);
     sent_.push_back(std::move(s));
   }
   in.expect_end();
   link_.report_resumed(start);
+  if (resent_metric_ != nullptr) {
+    resent_metric_->Increment(static_cast<double>(resent_));
+    resumed_from_metric_->Set(static_cast<double>(start.time_ns()) * 1e-9);
+  }
 }
 
 void FederateCheckpoint::prune(std::int64_t newest) const {

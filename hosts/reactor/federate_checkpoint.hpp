@@ -39,6 +39,7 @@
 
 #include "common/state_stream.hpp"
 #include "federate/reactor_federate.hpp"
+#include "monitoring/process_metrics.hpp"
 #include "nodes/kind/replica_binding.hpp"
 #include "reactors/reactors.hpp"
 #include "transport/payload.hpp"
@@ -50,8 +51,8 @@ class FederateCheckpoint {
   /// `root`: RUN_DIR/checkpoints; `every`: logical time between checkpoints; `keep`: the file's
   /// complete checkpoints kept.
   FederateCheckpoint(std::string federate, std::string root, std::chrono::nanoseconds every,
-                     int keep, coordinator::ReactorFederate& federate_link,
-                     ReplicaBinding& binding);
+                     int keep, coordinator::ReactorFederate& federate_link, ReplicaBinding& binding,
+                     monitoring::ProcessMetrics* metrics = nullptr);
 
   /// Adds the checkpoint timer and reaction to `env` and orders the reaction before every other
   /// reaction of `env`. Call once, after the replica and its wire ports are declared.
@@ -67,6 +68,8 @@ class FederateCheckpoint {
   [[nodiscard]] std::uint64_t parts_written() const { return parts_written_; }
   [[nodiscard]] std::uint64_t bytes_written() const { return bytes_written_; }
   [[nodiscard]] double seconds_writing() const { return seconds_writing_; }
+  /// After resume(): the messages in transit it sent again.
+  [[nodiscard]] std::uint64_t resent() const { return resent_; }
 
  private:
   struct Sent {
@@ -91,6 +94,12 @@ class FederateCheckpoint {
   std::uint64_t parts_written_ = 0;
   std::uint64_t bytes_written_ = 0;
   double seconds_writing_ = 0.0;
+  std::uint64_t resent_ = 0;
+  // With metrics: tagflow_checkpoint_* (monitoring/README.md).
+  prometheus::Counter* parts_metric_ = nullptr;
+  prometheus::Counter* bytes_metric_ = nullptr;
+  prometheus::Counter* resent_metric_ = nullptr;
+  prometheus::Gauge* resumed_from_metric_ = nullptr;
 };
 
 /// Throws std::logic_error when `binding` cannot be checkpointed (its kind or its env).

@@ -113,7 +113,8 @@ void resume_replica(const ClusterConfig& config, const FederatedProcessOptions& 
   }
   if (options.log) {
     options.log(name + " resumed from " + directory + " at logical time " +
-                std::to_string(start.time_ns()) + " ns");
+                std::to_string(start.time_ns()) + " ns, " + std::to_string(checkpoint->resent()) +
+                " message(s) in transit sent again");
   }
 }
 
@@ -159,9 +160,9 @@ void run_replica(const ClusterConfig& config, const coordinator::FederationSpec&
   const std::unique_ptr<ReplicaBinding> binding = options.factory(with_metrics, env);
   std::unique_ptr<FederateCheckpoint> checkpoint;
   if (!options.checkpoints.empty() && config.checkpoint.every) {
-    checkpoint = std::make_unique<FederateCheckpoint>(setup.config.name, options.checkpoints,
-                                                      *config.checkpoint.every,
-                                                      config.checkpoint.keep, federate, *binding);
+    checkpoint = std::make_unique<FederateCheckpoint>(
+        setup.config.name, options.checkpoints, *config.checkpoint.every, config.checkpoint.keep,
+        federate, *binding, &metrics.process());
   }
   connect_links(config, spec, links, setup.config.name, env, federate, *binding, checkpoint.get());
   if (checkpoint) checkpoint->install(env);
@@ -177,6 +178,9 @@ void run_replica(const ClusterConfig& config, const coordinator::FederationSpec&
   run.cutoff = federate.stop_proposal();
   // Every federate of the run saw the same negotiation, so its proposal is the run's cutoff.
   run.result = binding->result(run.cutoff);
+  if (checkpoint && (start.time_ns() != 0 || start.microstep() != 0)) {
+    run.result.resent_in_transit = static_cast<std::int64_t>(checkpoint->resent());
+  }
   run.reached_condition = binding->reached_stop_condition();
 }
 

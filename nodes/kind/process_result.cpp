@@ -57,6 +57,7 @@ Json replica_json(const ReplicaResult& r) {
   if (!r.policy.empty()) j["policy"] = r.policy;
   if (!r.policy_file.empty()) j["policy_file"] = r.policy_file;
   if (r.outside_transitions) j["outside_transitions"] = *r.outside_transitions;
+  if (r.resent_in_transit) j["resent_in_transit"] = *r.resent_in_transit;
   Json channels = Json::array();
   for (const ChannelResult& c : r.channels) {
     channels.push_back(
@@ -114,6 +115,9 @@ ReplicaResult replica_from_json(const Json& j, const std::string& where) {
   }
   if (j.contains("outside_transitions")) {
     r.outside_transitions = get<std::int64_t>(j, "outside_transitions", here);
+  }
+  if (j.contains("resent_in_transit")) {
+    r.resent_in_transit = get<std::int64_t>(j, "resent_in_transit", here);
   }
   const Json& channels = field(j, "channels", here);
   if (!channels.is_array())

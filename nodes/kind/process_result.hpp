@@ -71,6 +71,9 @@ struct ReplicaResult {
   /// inference with a linked `experience` port: transitions logged by outside clients and sent
   /// to the replays (their arrival depends on wall-clock time: no reproducible digest).
   std::optional<std::int64_t> outside_transitions;
+  /// Reactor mode, a process that resumed from a checkpoint: the messages in transit its part
+  /// held, which it sent again (federation/PROTOCOL.md §9.6).
+  std::optional<std::int64_t> resent_in_transit;
   std::vector<ChannelResult> channels;
   /// Actor mode with restarts: per peer replica that went down, one entry per time — the
   /// messages this replica had sent it unanswered (nodes/replica_report.hpp).

@@ -502,6 +502,9 @@ class RecoveryAcrossHosts : public LinkFaults {
     if (from_checkpoint) {
       EXPECT_FALSE(faulty.summary.at("restarts")[0].at("resumed_from_ns").is_null())
           << faulty.summary.dump(2);
+      // Counted: the messages the parts held in transit and sent again (0 with this file, whose
+      // delayed links deliver within the round).
+      EXPECT_TRUE(faulty.summary.contains("resent_in_transit")) << faulty.summary.dump(2);
     }
   }
 };
