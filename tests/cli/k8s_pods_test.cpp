@@ -191,8 +191,8 @@ class K8sPods : public ::testing::Test {
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
   /// configs/kubernetes.yaml stopping after `env_steps` (or after 120 s when 0), learning from
-  /// 200 items on, as DIR/kubernetes.yaml; its path.
-  std::string write(long env_steps) {
+  /// 200 items on, with `extra` appended, as DIR/kubernetes.yaml; its path.
+  std::string write(long env_steps, const std::string& extra = "") {
     std::string text = read_file(fs::path(TAGFLOW_SOURCE_DIR) / "configs" / "kubernetes.yaml");
     const std::string file = "configs/kubernetes.yaml";
     replace_once(text, "  target_return: 475\n  seconds: 900\n",
@@ -201,7 +201,7 @@ class K8sPods : public ::testing::Test {
                  file);
     replace_once(text, "min_size: 1000", "min_size: 200", file);
     replace_once(text, "join_timeout: 300s", "join_timeout: 60s", file);
-    std::ofstream(dir_ / "kubernetes.yaml") << text;
+    std::ofstream(dir_ / "kubernetes.yaml") << text << extra;
     return path("kubernetes.yaml");
   }
 
@@ -272,6 +272,31 @@ class K8sPods : public ::testing::Test {
     return pids;
   }
 
+  /// The index of the pod with the coordinator (host learn).
+  static std::size_t head_of(const Manifests& manifests) {
+    return manifests.pods[0].job.find("-learn") != std::string::npos ? 0 : 1;
+  }
+
+  /// Every pod ended with exit status 0.
+  void expect_success(const Manifests& manifests, const std::vector<pid_t>& pods) {
+    for (std::size_t i = 0; i < pods.size(); ++i) {
+      EXPECT_EQ(testing::wait_exit(pods[i], 240s), 0)
+          << manifests.pods[i].name << ":\n"
+          << read_file(dir_ / (manifests.pods[i].name + ".log"));
+    }
+  }
+
+  /// The digest of `file` run in one process.
+  std::string single_digest(const std::string& file) {
+    const testing::CommandResult single =
+        sh(testing::tagflow_binary() + " up " + file + " --placement single --summary " +
+           path("single.json"));
+    EXPECT_EQ(single.exit_code, 0) << single.output;
+    const std::string digest = summary_digest(dir_ / "single.json");
+    EXPECT_EQ(digest.size(), 16U) << digest;
+    return digest;
+  }
+
   /// The pod's emptyDir `run` as the test sees it.
   fs::path run_dir(const Pod& pod) const { return dir_ / "volumes" / pod.name / "run"; }
 
@@ -285,19 +310,10 @@ TEST_F(K8sPods, TheRenderedPodsEndWithTheSingleProcessDigest) {
   const std::string file = write(1200);
   const Manifests manifests = render(file);
   ASSERT_EQ(manifests.pods.size(), 2U);
-  const Pod& head = manifests.pods[0].job.find("-learn") != std::string::npos ? manifests.pods[0]
-                                                                              : manifests.pods[1];
+  const Pod& head = manifests.pods[head_of(manifests)];
   const std::vector<pid_t> pods = start(manifests);
-  for (std::size_t i = 0; i < pods.size(); ++i) {
-    EXPECT_EQ(testing::wait_exit(pods[i], 240s), 0)
-        << manifests.pods[i].name << ":\n"
-        << read_file(dir_ / (manifests.pods[i].name + ".log"));
-  }
-  const testing::CommandResult single = sh(testing::tagflow_binary() + " up " + file +
-                                           " --placement single --summary " + path("single.json"));
-  ASSERT_EQ(single.exit_code, 0) << single.output;
-  const std::string digest = summary_digest(dir_ / "single.json");
-  EXPECT_EQ(digest.size(), 16U) << digest;
+  expect_success(manifests, pods);
+  const std::string digest = single_digest(file);
   EXPECT_EQ(summary_digest(run_dir(head) / "summary.json"), digest);
   const std::string log = read_file(dir_ / (head.name + ".log"));
   EXPECT_NE(log.find("digest " + digest), std::string::npos) << log;
@@ -310,7 +326,7 @@ TEST_F(K8sPods, TheRenderedPodsEndWithTheSingleProcessDigest) {
 TEST_F(K8sPods, AKilledPodIsNamedByTheHeadAndNoProcessIsLeft) {
   const Manifests manifests = render(write(0));
   ASSERT_EQ(manifests.pods.size(), 2U);
-  const std::size_t head_index = manifests.pods[0].job.find("-learn") != std::string::npos ? 0 : 1;
+  const std::size_t head_index = head_of(manifests);
   const std::size_t victim_index = 1 - head_index;
   const Pod& head = manifests.pods[head_index];
   const Pod& victim = manifests.pods[victim_index];
@@ -353,6 +369,36 @@ TEST_F(K8sPods, AKilledPodIsNamedByTheHeadAndNoProcessIsLeft) {
       10s))
       << "left: "
       << sh("ip netns pids " + namespaces_.ns_a + "; ip netns pids " + namespaces_.ns_b).output;
+}
+
+// With checkpoint: and restart:, each pod's launcher restarts its own processes; the head's pod
+// picks the checkpoint and the other pod's processes load their own parts from their own run
+// directory: the run ends with the one-process digest.
+TEST_F(K8sPods, WithCheckpointsAProcessKilledInOnePodRestartsBothAndKeepsTheDigest) {
+  const std::string file = write(6000, "checkpoint: {every: 50ms, keep: 2}\nrestart: {max: 2}\n");
+  const Manifests manifests = render(file);
+  ASSERT_EQ(manifests.pods.size(), 2U);
+  const Pod& head = manifests.pods[head_of(manifests)];
+  const Pod& other = manifests.pods[1 - head_of(manifests)];
+  const std::vector<pid_t> pods = start(manifests);
+  const bool checkpointed = eventually(
+      [&] {
+        std::error_code ec;
+        for (const auto& entry :
+             fs::directory_iterator(run_dir(head) / head.name / "checkpoints", ec)) {
+          if (fs::exists(entry.path() / "manifest")) return true;
+        }
+        return false;
+      },
+      90s);
+  ASSERT_TRUE(checkpointed) << read_file(dir_ / (head.name + ".log"));
+  const auto pids = testing::recorded_pids(run_dir(other) / other.name);
+  ASSERT_EQ(pids.count("sampler-0"), 1U);
+  ASSERT_EQ(::kill(pids.at("sampler-0"), SIGKILL), 0);
+  expect_success(manifests, pods);
+  EXPECT_EQ(summary_digest(run_dir(head) / "summary.json"), single_digest(file));
+  const std::string log = read_file(dir_ / (other.name + ".log"));
+  EXPECT_NE(log.find("restart 1 of 2"), std::string::npos) << log;
 }
 
 }  // namespace
