@@ -636,9 +636,10 @@ void ClusterLaunch::plan_recovery() {
   // A failure ends the run on every host, and every host's launcher restarts its own processes;
   // the coordinator's host chooses the checkpoint, and the others' processes load their own
   // parts of it, found by the start tag the coordinator sends (PROTOCOL.md §9.6). A head that
-  // starts the other hosts over ssh does not restart (its ssh children are whole launchers).
-  recoverable_ =
-      reactor_ && plan_.remote_hosts.empty() && (plan_.coordinator || !plan_.processes.empty());
+  // starts the other hosts over ssh does not restart (its ssh children are whole launchers),
+  // and neither do the halves it started (--stop-with-stdin).
+  recoverable_ = reactor_ && plan_.remote_hosts.empty() && !options_.stop_with_stdin &&
+                 (plan_.coordinator || !plan_.processes.empty());
   // Actor mode: a dead process is restarted alone by the launcher of its host; its peers, here
   // or on other hosts, dial it again (hosts/actor/actor_process.hpp).
   actor_recoverable_ = !reactor_ && !plan_.processes.empty();
