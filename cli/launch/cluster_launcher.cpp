@@ -767,7 +767,8 @@ void ClusterLaunch::restart_cluster(Attempt& attempt) {
   // federate here heard it) names the federate that failed, on which host.
   const bool consequence =
       cause.name == "coordinator" || (!cause.signaled && cause.exit_code == kNodeExitFederation);
-  std::string told = coordinator_report(attempt.supervisor);
+  const std::string report = coordinator_report(attempt.supervisor);
+  std::string told = report;
   if (told.empty() && consequence) told = told_by_coordinator(cause.name, attempt.supervisor);
   if (const std::string prefix = "run failed: "; told.rfind(prefix, 0) == 0) {
     told = told.substr(prefix.size());
@@ -787,13 +788,10 @@ void ClusterLaunch::restart_cluster(Attempt& attempt) {
   if (!plan_.resume.empty()) {
     // A federate elsewhere could not load its part of the checkpoint this attempt resumed from
     // (a host lost its disk): an older one is tried next.
-    if (const auto bad = unloadable_checkpoint(coordinator_report(attempt.supervisor))) {
-      if (*bad == plan_.resume_time_ns) {
-        unusable_.insert(*bad);
-        std::cerr << "tagflow up: refused checkpoint " << *bad
-                  << ": a federate could not load its part ("
-                  << coordinator_report(attempt.supervisor) << ")\n";
-      }
+    if (const auto bad = unloadable_checkpoint(report); bad && *bad == plan_.resume_time_ns) {
+      unusable_.insert(*bad);
+      std::cerr << "tagflow up: refused checkpoint " << *bad
+                << ": a federate could not load its part (" << report << ")\n";
     }
   }
   plan_.resume.clear();
@@ -807,9 +805,10 @@ void ClusterLaunch::restart_cluster(Attempt& attempt) {
     }
   }
   record.lost_seconds = std::chrono::duration<double>(Clock::now() - redo_from).count();
-  std::cerr << "tagflow up: " << (cause.name == "coordinator" ? "the coordinator" : cause.name)
-            << " " << record.how << "; restart " << restarts_.size() + 1 << " of "
-            << config_.restart.max << " from "
+  std::cerr << "tagflow up: "
+            << (record.process == "coordinator" ? "the coordinator" : record.process) << " "
+            << record.how << "; restart " << restarts_.size() + 1 << " of " << config_.restart.max
+            << " from "
             << (!plan_.coordinator    ? std::string("the checkpoint the coordinator's host chooses")
                 : record.resumed_from ? "the checkpoint at logical time " +
                                             std::to_string(*record.resumed_from) + " ns"
