@@ -181,7 +181,7 @@ void Coordinator::refuse(const std::string& identity, const std::string& why) {
 }
 
 void Coordinator::handle_join(const std::string& identity, const ControlMessage& join,
-                              const std::string& address) {
+                              const std::string& address, int fd) {
   if (join.version < kOldestProtocolVersion || join.version > kProtocolVersion) {
     refuse(identity, "federate '" + join.federate + "' speaks protocol version " +
                          std::to_string(join.version) + "; this coordinator speaks version " +
@@ -211,7 +211,11 @@ void Coordinator::handle_join(const std::string& identity, const ControlMessage&
     return;
   }
   Member& member = members_[index];
-  if (member.joined) {
+  // Before START a federate whose first connection closed may come back on a new one: its JOIN
+  // to a coordinator that went away may never have arrived anywhere else (§2.1).
+  const bool rejoin = member.joined && !started_ && member.closed_at.has_value();
+  if (member.joined && fd >= 0 && fd == member.join_fd) return;  // repeated until START (§2.1)
+  if (member.joined && !rejoin) {
     // A second claim on an id: one of the two may not be the real federate, so the refusal (sent
     // and logged) names where each came from.
     refuse(identity, "federate '" + join.federate + "' has already joined (first from " +
@@ -230,12 +234,19 @@ void Coordinator::handle_join(const std::string& identity, const ControlMessage&
                          describe_links(expected.upstreams, expected.downstreams));
     return;
   }
-  member.joined = true;
   member.identity = identity;
   member.address = address;
   member.version = join.version;
   member.endpoint = join.endpoints.empty() ? std::string() : join.endpoints.front().second;
   member.last_seen = Clock::now();
+  member.join_fd = fd;
+  member.closed_at.reset();
+  if (rejoin) {
+    spdlog::info("coordinator: '{}' joined again from {} on a new connection", join.federate,
+                 address);
+    return;
+  }
+  member.joined = true;
   ++joined_count_;
   if (metrics_.federates != nullptr) metrics_.federates->Increment();
   spdlog::info("coordinator: '{}' joined from {} ({}/{})", join.federate, address, joined_count_,
@@ -289,15 +300,23 @@ void Coordinator::handle(const std::string& identity, const zmq::message_t& fram
     return;
   }
   count_received(member_of(identity), frame.size());
+  if (message.type == ControlType::kJoin && !is_heartbeat_identity(identity) &&
+      !is_launcher_identity(identity)) {
+    // Before note_connection(): whether the member's first connection closed decides a JOIN
+    // that comes again on a new one (§2.1).
+    const char* peer_address = zmq_msg_gets(frame.handle(), "Peer-Address");
+    const char* fd = zmq_msg_gets(frame.handle(), "__fd");
+    handle_join(identity, message,
+                peer_address == nullptr ? "(unknown address)" : escape_for_log(peer_address),
+                fd == nullptr ? -1 : std::atoi(fd));
+    note_connection(identity, frame);
+    return;
+  }
   note_connection(identity, frame);
   if (is_heartbeat_identity(identity)) {
     handle_heartbeat(identity, message);
   } else if (is_launcher_identity(identity)) {
     handle_launcher(identity, member_of(identity), message);
-  } else if (message.type == ControlType::kJoin) {
-    const char* peer_address = zmq_msg_gets(frame.handle(), "Peer-Address");
-    handle_join(identity, message,
-                peer_address == nullptr ? "(unknown address)" : escape_for_log(peer_address));
   } else {
     handle_member(identity, message);
   }

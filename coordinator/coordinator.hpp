@@ -128,7 +128,8 @@ class Coordinator {
     Reporting reporting = Reporting::kEveryWait;     // as its last NET or LTC said (§3.9)
     bool asked = false;                              // sent REPORT_REQUEST since that frame
     bool resumed = false;                            // a resumed run: it sent RESUMED (§9.6)
-    prometheus::Counter* heartbeats = nullptr;       // with metrics
+    int join_fd = -1;  // the connection (ZMQ_SRCFD) its accepted JOIN came on
+    prometheus::Counter* heartbeats = nullptr;  // with metrics
     prometheus::Counter* silences = nullptr;
     prometheus::Counter* silence_seconds = nullptr;
     prometheus::Counter* sent = nullptr;  // transport families, per peer
@@ -163,8 +164,9 @@ class Coordinator {
   /// Ends the run naming member `federate` (the first failure reported wins).
   void note_failure(std::size_t federate, const std::string& why);
   /// `address`: the connection's peer address (ZeroMQ's Peer-Address), for the log.
+  /// `fd`: the connection it came on (ZMQ_SRCFD), -1 when unknown.
   void handle_join(const std::string& identity, const ControlMessage& join,
-                   const std::string& address);
+                   const std::string& address, int fd);
   void handle_stop(std::size_t federate, const ControlMessage& message);
   /// A message on a launcher's connection (`id#up`) for federate `index` (§8).
   void handle_launcher(const std::string& identity, std::size_t index,

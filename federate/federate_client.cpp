@@ -101,8 +101,16 @@ ControlMessage FederateClient::join(std::chrono::milliseconds timeout,
   join.downstreams = options_.downstreams;
   join.endpoints = {{options_.id, options_.data_endpoint}};
   send(join);
-  const Clock::time_point deadline = Clock::now() + timeout;
+  Clock::time_point sent = Clock::now();
+  const Clock::time_point deadline = sent + timeout;
   while (!start_) {
+    // Again every kJoinRepeat until START or REFUSED: a JOIN written to the connection of a
+    // coordinator that was going away is lost with it, and ZeroMQ does not resend it on the
+    // connection it makes to the next one (PROTOCOL.md §2.1).
+    if (Clock::now() - sent >= kJoinRepeat) {
+      send(join);
+      sent = Clock::now();
+    }
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {

@@ -64,14 +64,18 @@ struct FederateOptions {
 
 class FederateClient {
  public:
+  /// How often join() sends JOIN again until START or REFUSED (PROTOCOL.md §2.1).
+  static constexpr std::chrono::milliseconds kJoinRepeat{1000};
+
   FederateClient(zmq::context_t& context, FederateOptions options);
   ~FederateClient();
   FederateClient(const FederateClient&) = delete;
   FederateClient& operator=(const FederateClient&) = delete;
 
-  /// JOIN, then wait for START (returned: start tag and every federate's data endpoint). While
-  /// it waits, `while_waiting` (when set) is called every 20 ms (the data plane watches its
-  /// connections with it: nothing reads the data socket before START).
+  /// JOIN (again every kJoinRepeat), then wait for START (returned: start tag and every
+  /// federate's data endpoint). While it waits, `while_waiting` (when set) is called every 20 ms
+  /// (the data plane watches its connections with it: nothing reads the data socket before
+  /// START).
   ControlMessage join(std::chrono::milliseconds timeout,
                       const std::function<void()>& while_waiting = {});
 

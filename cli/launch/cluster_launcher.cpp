@@ -756,8 +756,10 @@ bool ClusterLaunch::restarts_cluster(const Attempt& attempt) const {
 /// checkpoint (or from the start). The execution is deterministic, so the run ends as an
 /// uninterrupted one would have.
 void ClusterLaunch::restart_cluster(Attempt& attempt) {
+  // The others end on their own first (the coordinator tells every federate, on every host, that
+  // the run failed: stopped at once, it might not have); then what is left is stopped.
+  wind_down(attempt.supervisor, attempt.exits, kReactorWindDown);
   const ChildExit cause = root_cause(attempt.exits);
-  attempt.supervisor.stop_all(kStopGrace);
   attempt.reporter->stop();
   attempt.link.reset();
   hosts::RestartRecord record;

@@ -29,6 +29,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cli/launch/remote_hosts.hpp"
 #include "tests/support/launched_processes.hpp"
 #include "tests/support/namespace_pair.hpp"
 #include "tests/support/run_command.hpp"
@@ -46,12 +47,6 @@ using testing::replace_once;
 using testing::sh;
 using testing::summary_digest;
 constexpr auto read_file = &testing::read_text_file;
-
-std::string quote(const std::string& text) {
-  std::string out = "'";
-  for (const char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
 
 std::string decode_base64(const std::string& text) {
   std::string out;
@@ -236,7 +231,7 @@ class K8sPods : public ::testing::Test {
 
   /// `words` run in pod `pod`'s namespaces with its mounts and only its environment.
   std::string in_pod(const Pod& pod, std::size_t i, const std::vector<std::string>& words) {
-    std::string script = "set -e; hostname " + quote(pod.name) + "; ";
+    std::string script = "set -e; hostname " + shell_quote(pod.name) + "; ";
     for (const auto& [mount_path, source] : pod.mounts) {
       // The mount point must exist: created once, removed at the end when still empty.
       fs::path point = mount_path;
@@ -247,15 +242,17 @@ class K8sPods : public ::testing::Test {
       }
       fs::create_directories(point);
       for (auto it = created.rbegin(); it != created.rend(); ++it) mount_points_.push_back(*it);
-      script += "mount --bind " + quote(source.string()) + " " + quote(mount_path) + "; ";
+      script +=
+          "mount --bind " + shell_quote(source.string()) + " " + shell_quote(mount_path) + "; ";
     }
     script += "exec env -i";
-    for (const auto& [name, value] : pod.env) script += " " + quote(name + "=" + value);
-    script += " " + quote("PATH=" + fs::path(testing::tagflow_binary()).parent_path().string() +
+    for (const auto& [name, value] : pod.env) script += " " + shell_quote(name + "=" + value);
+    script +=
+        " " + shell_quote("PATH=" + fs::path(testing::tagflow_binary()).parent_path().string() +
                           ":/usr/local/bin:/usr/bin:/bin");
-    for (const std::string& word : words) script += " " + quote(word);
+    for (const std::string& word : words) script += " " + shell_quote(word);
     return "ip netns exec " + ns_of(i) + " unshare --uts --mount --propagation private sh -c " +
-           quote(script);
+           shell_quote(script);
   }
 
   /// Starts every pod; their pids (output in DIR/POD.log).

@@ -35,10 +35,11 @@ federation:
 /// A coordinator running on its own thread for the duration of a test.
 class RunningCoordinator {
  public:
-  explicit RunningCoordinator(FederationSpec spec, monitoring::ProcessMetrics* metrics = nullptr)
+  explicit RunningCoordinator(FederationSpec spec, monitoring::ProcessMetrics* metrics = nullptr,
+                              const std::string& bind = "tcp://127.0.0.1:*")
       : coordinator_(std::move(spec)) {
     coordinator_.set_metrics(metrics);
-    endpoint_ = coordinator_.bind("tcp://127.0.0.1:*");
+    endpoint_ = coordinator_.bind(bind);
     thread_ = std::thread([this] { result_.set_value(coordinator_.run()); });
     future_ = result_.get_future();
   }
@@ -645,26 +646,88 @@ TEST(Coordinator, AKeyJoinsOnlyAsTheFederateItWasMadeFor) {
 // Without CURVE an id is claimed by the first JOIN; a second one is refused, naming where each
 // came from, so that a squatted id shows up in the log. (A second connection with a live
 // routing id never reaches the coordinator: ZeroMQ's ROUTER keeps the first.)
-TEST(Coordinator, ASecondJoinForAClaimedIdIsRefusedNamingBothConnections) {
-  const FederationSpec spec = parse_federation_spec(kChain);
-  RunningCoordinator running(spec);
-  zmq::context_t context;
-  zmq::socket_t client = raw_dealer(context, "a", running.endpoint());
+/// kChain's JOIN of federate a, as a raw client sends it.
+std::string join_of_a() {
   ControlMessage join;
   join.type = ControlType::kJoin;
   join.federate = "a";
   join.downstreams = {"b"};
   join.endpoints = {{"a", "tcp://127.0.0.1:1"}};
-  client.send(zmq::buffer(encode_control(join)), zmq::send_flags::none);
-  client.send(zmq::buffer(encode_control(join)), zmq::send_flags::none);
+  return encode_control(join);
+}
+
+/// Federate b joins in the background; once a has too, the returned future holds b's START.
+std::future<ControlMessage> b_joins(FederateClient& b) {
+  return std::async(std::launch::async, [&b] { return b.join(10s); });
+}
+
+// PROTOCOL.md §2.1: a federate sends JOIN again every second until START; the coordinator ignores
+// the repeats on the connection that joined.
+TEST(Coordinator, AJoinRepeatedOnTheConnectionThatJoinedIsIgnored) {
+  const FederationSpec spec = parse_federation_spec(kChain);
+  RunningCoordinator running(spec);
+  zmq::context_t context;
+  zmq::socket_t client = raw_dealer(context, "a", running.endpoint());
+  client.send(zmq::buffer(join_of_a()), zmq::send_flags::none);
+  client.send(zmq::buffer(join_of_a()), zmq::send_flags::none);
+  FederateClient b(context, options_for(spec, "b", running.endpoint()));
+  auto joined_b = b_joins(b);
   const std::optional<ControlMessage> reply = next_message(client);
-  ASSERT_TRUE(reply.has_value()) << "no answer to the second JOIN";
-  EXPECT_EQ(reply->type, ControlType::kRefused);
-  // ZeroMQ's Peer-Address: the IP address of each connection.
-  EXPECT_NE(reply->text.find(
-                "federate 'a' has already joined (first from 127.0.0.1, now again from 127.0.0.1)"),
-            std::string::npos)
-      << reply->text;
+  ASSERT_TRUE(reply.has_value()) << "no START";
+  EXPECT_EQ(reply->type, ControlType::kStart) << reply->text;
+  EXPECT_EQ(joined_b.get().type, ControlType::kStart);
+}
+
+// PROTOCOL.md §2.1-2.2: before START, a federate whose connection closed may join again on a new
+// one (its JOIN may have gone to a coordinator that went away).
+TEST(Coordinator, BeforeStartAFederateWhoseConnectionClosedJoinsAgainOnANewOne) {
+  FederationSpec spec = parse_federation_spec(kChain);
+  spec.heartbeat_timeout = 5s;  // the raw client sends no heartbeats
+  RunningCoordinator running(spec);
+  {
+    zmq::context_t first_context;  // destroyed: the first connection surely closes
+    zmq::socket_t first = raw_dealer(first_context, "a", running.endpoint());
+    first.send(zmq::buffer(join_of_a()), zmq::send_flags::none);
+    std::this_thread::sleep_for(200ms);
+  }
+  std::this_thread::sleep_for(300ms);  // the coordinator reads the closed connection
+  zmq::context_t context;
+  zmq::socket_t again = raw_dealer(context, "a", running.endpoint());
+  again.send(zmq::buffer(join_of_a()), zmq::send_flags::none);
+  FederateClient b(context, options_for(spec, "b", running.endpoint()));
+  auto joined_b = b_joins(b);
+  const std::optional<ControlMessage> reply = next_message(again);
+  ASSERT_TRUE(reply.has_value()) << "no START on the new connection";
+  EXPECT_EQ(reply->type, ControlType::kStart) << reply->text;
+  EXPECT_EQ(joined_b.get().type, ControlType::kStart);
+}
+
+// The case behind both: a coordinator restarted while a federate waits for START. The JOIN the
+// federate wrote to the first one (here a bare ROUTER that reads it and goes away without an
+// answer, as a killed coordinator does) is gone with it; the repeat reaches the second.
+TEST(Coordinator, AFederateWaitingForStartJoinsTheCoordinatorThatReplacedTheFirst) {
+  const FederationSpec spec = parse_federation_spec(kChain);
+  std::string endpoint;
+  auto first_context = std::make_unique<zmq::context_t>();
+  auto first = std::make_unique<zmq::socket_t>(*first_context, zmq::socket_type::router);
+  first->set(zmq::sockopt::linger, 0);
+  first->set(zmq::sockopt::rcvtimeo, 10000);
+  first->bind("tcp://127.0.0.1:*");
+  endpoint = first->get(zmq::sockopt::last_endpoint);
+  zmq::context_t context;
+  FederateClient a(context, options_for(spec, "a", endpoint));
+  auto joined_a = std::async(std::launch::async, [&] { return a.join(20s); });
+  zmq::message_t routing_id;
+  zmq::message_t frame;
+  ASSERT_TRUE(first->recv(routing_id));  // a's first JOIN reached the first coordinator
+  ASSERT_TRUE(first->recv(frame));
+  first.reset();
+  first_context.reset();
+  RunningCoordinator second(spec, nullptr, endpoint);
+  FederateClient b(context, options_for(spec, "b", endpoint));
+  auto joined_b = b_joins(b);
+  EXPECT_EQ(joined_a.get().type, ControlType::kStart);
+  EXPECT_EQ(joined_b.get().type, ControlType::kStart);
 }
 
 // PROTOCOL.md §2.5: the coordinator accepts its own version and the one before; any other is
