@@ -108,7 +108,9 @@ ControlMessage FederateClient::join(std::chrono::milliseconds timeout,
     // coordinator that was going away is lost with it, and ZeroMQ does not resend it on the
     // connection it makes to the next one (PROTOCOL.md §2.1).
     if (Clock::now() - sent >= kJoinRepeat) {
-      send(join);
+      // Without waiting: with no connection up (a refused CURVE handshake tears it down) a
+      // blocking send would never return, and the timeout below must still end the wait.
+      (void)socket_.send(zmq::buffer(encode_control(join)), zmq::send_flags::dontwait);
       sent = Clock::now();
     }
     const auto left =
