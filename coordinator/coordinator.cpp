@@ -17,6 +17,9 @@
 namespace tagflow::coordinator {
 namespace {
 
+/// The largest control frame the coordinator accepts (PROTOCOL.md §1).
+constexpr std::size_t kMaxControlBytes = std::size_t{64} << 10;
+
 constexpr const char* kHeartbeatSuffix = "#hb";
 constexpr const char* kLauncherSuffix = "#up";  // a launcher speaking for a federate (§8)
 constexpr std::size_t kSuffixLength = 3;
@@ -70,13 +73,19 @@ Coordinator::Coordinator(FederationSpec spec)
       stop_waiting_(spec_.federates.size(), false) {
   resuming_ = spec_.start_tag != WireTag(0, 0);
   router_.set(zmq::sockopt::linger, 1000);
-  router_.set(zmq::sockopt::maxmsgsize, std::int64_t{64 * 1024});
+  router_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(kMaxControlBytes));
   router_.set(zmq::sockopt::router_mandatory, false);
   static std::atomic<std::uint64_t> next_monitor{0};
   const std::string monitor = "inproc://tagflow-coordinator-closed-" +
                               std::to_string(next_monitor.fetch_add(1, std::memory_order_relaxed));
-  if (zmq_socket_monitor(router_.handle(), monitor.c_str(), ZMQ_EVENT_DISCONNECTED) != 0) {
-    throw zmq::error_t();
+  // Without CURVE anyone may connect: a connection guard bounds what ZeroMQ holds for them
+  // (transport/WIRE.md §3.1), told of each connection by this socket's one monitor.
+  const int events =
+      spec_.keys_dir ? ZMQ_EVENT_DISCONNECTED : ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_ACCEPTED;
+  if (zmq_socket_monitor(router_.handle(), monitor.c_str(), events) != 0) throw zmq::error_t();
+  if (!spec_.keys_dir) {
+    guard_ = std::make_unique<transport::ConnectionGuard>(
+        transport::limits_for_messages(kMaxControlBytes, 0));
   }
   closed_events_.set(zmq::sockopt::linger, 0);
   closed_events_.connect(monitor);
@@ -93,6 +102,7 @@ Coordinator::Coordinator(FederationSpec spec)
 }
 
 Coordinator::~Coordinator() {
+  guard_.reset();
   (void)zmq_socket_monitor(router_.handle(), nullptr, 0);
   closed_events_.close();
   router_.close();
@@ -588,7 +598,9 @@ void Coordinator::read_closed_connections(Clock::time_point now) {
   std::uint16_t kind = 0;
   std::uint32_t value = 0;
   while (transport::read_monitor_event(closed_events_, kind, value)) {
+    if (guard_ && kind == ZMQ_EVENT_ACCEPTED) guard_->accepted(static_cast<int>(value));
     if (kind != ZMQ_EVENT_DISCONNECTED) continue;
+    if (guard_) guard_->ended(static_cast<int>(value));
     const auto it = connection_identity_.find(static_cast<int>(value));
     if (it == connection_identity_.end()) continue;
     const std::size_t index = member_of(it->second);
@@ -656,11 +668,22 @@ CoordinatorResult Coordinator::fail(std::vector<std::string> who, const std::str
 bool Coordinator::receive_batch() {
   zmq::message_t identity;
   zmq::message_t frame;
+  if (guard_) read_closed_connections(Clock::now());  // the guard learns of new connections
   for (std::size_t handled = 0; handled < kMaxBatch; ++handled) {
-    if (!router_.recv(identity, zmq::recv_flags::dontwait)) return true;
+    if (!router_.recv(identity, zmq::recv_flags::dontwait)) {
+      if (guard_) (void)guard_->check(drops_);
+      return true;
+    }
     if (router_.get(zmq::sockopt::rcvmore) == 0) continue;
     (void)router_.recv(frame, zmq::recv_flags::none);
-    while (router_.get(zmq::sockopt::rcvmore) != 0) (void)router_.recv(frame);
+    std::size_t wire_bytes = transport::zmtp_frame_bytes(frame.size());
+    const char* fd_text = guard_ ? zmq_msg_gets(frame.handle(), "__fd") : nullptr;
+    const int fd = fd_text != nullptr ? std::atoi(fd_text) : -1;  // what ZMQ_SRCFD reads
+    while (router_.get(zmq::sockopt::rcvmore) != 0) {
+      (void)router_.recv(frame);
+      wire_bytes += transport::zmtp_frame_bytes(frame.size());
+    }
+    if (fd >= 0) guard_->note_read(fd, identity.to_string(), wire_bytes);
     handle(identity.to_string(), frame);
   }
   return false;

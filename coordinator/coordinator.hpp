@@ -38,6 +38,7 @@
 #include "coordinator/grant_calculator.hpp"
 #include "federation/control_message.hpp"
 #include "federation/federation_spec.hpp"
+#include "transport/connection_guard.hpp"
 #include "transport/peer_drop_counters.hpp"
 #include "transport/zap_authenticator.hpp"
 
@@ -213,8 +214,9 @@ class Coordinator {
   std::unique_ptr<transport::ZapAuthenticator> zap_;
   std::map<std::string, std::string> key_owner_;  // CURVE public key → federate id
   zmq::socket_t router_;
-  zmq::socket_t closed_events_;  // the router's DISCONNECTED events (socket monitor)
-  std::map<int, std::string> connection_identity_;  // fd -> the routing id last heard on it
+  zmq::socket_t closed_events_;  // the router's DISCONNECTED (and ACCEPTED) events (monitor)
+  std::unique_ptr<transport::ConnectionGuard> guard_;  // without CURVE (WIRE.md §3.1)
+  std::map<int, std::string> connection_identity_;     // fd -> the routing id last heard on it
   GrantCalculator grants_;
   std::vector<Member> members_;
   std::size_t joined_count_ = 0;

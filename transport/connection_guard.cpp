@@ -1,8 +1,10 @@
 #include "transport/connection_guard.hpp"
 
 #include <arpa/inet.h>
+#include <linux/sockios.h>
 #include <linux/tcp.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -51,46 +53,66 @@ bool bytes_received(int fd, std::uint64_t& bytes) {
   return true;
 }
 
-}  // namespace
-
-std::size_t kernel_buffer_allowance() {
-  // The kernel may hold up to tcp_rmem's maximum on a connection before ZeroMQ reads it.
-  std::size_t most = 0;
-  if (std::FILE* file = std::fopen("/proc/sys/net/ipv4/tcp_rmem", "r")) {
-    unsigned long long low = 0;
-    unsigned long long initial = 0;
-    unsigned long long high = 0;
-    if (std::fscanf(file, "%llu %llu %llu", &low, &initial, &high) == 3) {
-      most = static_cast<std::size_t>(high);
-    }
-    std::fclose(file);
-  }
-  return std::max(std::size_t{16} << 20, most);
+/// Bytes waiting in the kernel's receive queue of `fd` (not yet read by ZeroMQ); 0 when unknown.
+std::uint64_t bytes_in_kernel(int fd) {
+  int queued = 0;
+  if (ioctl(fd, SIOCINQ, &queued) != 0 || queued < 0) return 0;
+  return static_cast<std::uint64_t>(queued);
 }
+
+/// What every guard of the process holds, as each published it at its last check.
+std::atomic<std::uint64_t> process_total{0};
+
+}  // namespace
 
 ConnectionLimits limits_for_messages(std::size_t max_message_bytes, std::size_t max_header_bytes) {
   ConnectionLimits limits;
   const std::size_t message = max_message_bytes + max_header_bytes + 17 * 9;
-  limits.max_held_bytes = 2 * message + kernel_buffer_allowance();
+  limits.max_held_bytes = 2 * message;
+  limits.process_budget = std::max(kProcessHeldBudget, 2 * limits.max_held_bytes);
   return limits;
 }
 
 ConnectionGuard::ConnectionGuard(zmq::context_t& context, zmq::socket_t& router,
                                  ConnectionLimits limits)
-    : limits_(limits), router_(router), events_(context, zmq::socket_type::pair) {
+    : limits_(limits), router_(&router), events_(context, zmq::socket_type::pair) {
   static std::atomic<std::uint64_t> next_id{0};
   const std::string endpoint = "inproc://tagflow-connection-guard-" +
                                std::to_string(next_id.fetch_add(1, std::memory_order_relaxed));
-  const int rc = zmq_socket_monitor(router_.handle(), endpoint.c_str(),
+  const int rc = zmq_socket_monitor(router_->handle(), endpoint.c_str(),
                                     ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_CLOSED);
   if (rc != 0) throw zmq::error_t();
   events_.set(zmq::sockopt::linger, 0);
   events_.connect(endpoint);
+  thread_ = std::thread([this] { run(); });
+}
+
+ConnectionGuard::ConnectionGuard(ConnectionLimits limits) : limits_(limits) {
+  thread_ = std::thread([this] { run(); });
+}
+
+void ConnectionGuard::accepted(int fd) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  watch(fd);
+}
+
+void ConnectionGuard::ended(int fd) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  live_.erase(fd);
 }
 
 ConnectionGuard::~ConnectionGuard() {
-  (void)zmq_socket_monitor(router_.handle(), nullptr, 0);
-  events_.close();
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+  publish(0);
+  if (router_ != nullptr) {
+    (void)zmq_socket_monitor(router_->handle(), nullptr, 0);
+    events_.close();
+  }
 }
 
 bool read_monitor_event(zmq::socket_t& events, std::uint16_t& kind, std::uint32_t& value) {
@@ -111,6 +133,7 @@ bool read_monitor_event(zmq::socket_t& events, std::uint16_t& kind, std::uint32_
 }
 
 void ConnectionGuard::read_events() {
+  if (router_ == nullptr) return;  // fed by accepted() and ended()
   std::uint16_t kind = 0;
   std::uint32_t value = 0;
   while (read_monitor_event(events_, kind, value)) {
@@ -145,7 +168,27 @@ bool ConnectionGuard::still_same(int fd, const Connection& connection) const {
          remote == connection.remote_port && local == connection.local_port;
 }
 
+void ConnectionGuard::run() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!stop_) {
+    // Faster once the process holds half its budget: what arrives between two checks is what
+    // the budget can be overrun by.
+    const bool filling = process_total.load(std::memory_order_relaxed) > limits_.process_budget / 2;
+    (void)wake_.wait_for(lock, filling ? std::chrono::milliseconds(1) : limits_.check_every);
+    if (stop_) break;
+    const Clock::time_point now = Clock::now();
+    if (!filling && now - last_check_ < limits_.check_every) continue;  // checked just now
+    inspect(now, false);
+  }
+}
+
+std::size_t ConnectionGuard::connections() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return live_.size();
+}
+
 void ConnectionGuard::note_read(int fd, const std::string& peer, std::size_t wire_bytes) {
+  const std::lock_guard<std::mutex> lock(mutex_);
   auto it = live_.find(fd);
   if (it == live_.end()) {
     read_events();  // the ACCEPTED event may still be waiting
@@ -156,40 +199,79 @@ void ConnectionGuard::note_read(int fd, const std::string& peer, std::size_t wir
   if (it->second.peer.empty()) it->second.peer = peer.substr(0, 64);
 }
 
+std::uint64_t ConnectionGuard::process_held() {
+  return process_total.load(std::memory_order_relaxed);
+}
+
+void ConnectionGuard::publish(std::uint64_t held) {
+  if (held >= published_) {
+    process_total.fetch_add(held - published_, std::memory_order_relaxed);
+  } else {
+    process_total.fetch_sub(published_ - held, std::memory_order_relaxed);
+  }
+  published_ = held;
+}
+
 int ConnectionGuard::check(PeerDropCounters& drops, Clock::time_point now) {
-  if (now - last_check_ < limits_.check_every) return 0;
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (now - last_drained_check_ >= limits_.check_every) {
+    last_drained_check_ = now;
+    inspect(now, true);
+  }
+  int counted = 0;
+  for (const Cut& c : cuts_) {
+    for (std::uint64_t i = 0; i < c.count; ++i) drops.record(c.peer, c.reason);
+    counted += static_cast<int>(c.count);
+  }
+  cuts_.clear();
+  return counted;
+}
+
+void ConnectionGuard::inspect(Clock::time_point now, bool drained) {
   last_check_ = now;
   read_events();
-  int cut_count = 0;
+  std::uint64_t total = 0;
+  std::vector<int> idle;  // holding something, nothing read since the previous check
   for (auto it = live_.begin(); it != live_.end();) {
     Connection& connection = it->second;
-    // One system call per connection and check: each of them waits for the socket's lock, which
-    // ZeroMQ's I/O thread holds while it reads a large frame from a fast sender, and a check
-    // that waits lets such a sender go on. Whether the descriptor is still this connection is
-    // asked only before a cut, the one step that must not hit another connection.
+    // One system call per connection and check (two when it holds bytes): each of them waits
+    // for the socket's lock, which ZeroMQ's I/O thread holds while it reads a large frame from a
+    // fast sender, and a check that waits lets such a sender go on. Whether the descriptor is
+    // still this connection is asked only before a cut, the one step that must not hit another
+    // connection.
     std::uint64_t received = 0;
     if (!bytes_received(it->first, received)) {
       it = live_.erase(it);
       continue;
     }
-    const std::uint64_t held =
+    const std::uint64_t unread =
         received > connection.read_bytes ? received - connection.read_bytes : 0;
-    const bool progressed = connection.read_bytes != connection.read_at_last_check;
-    const bool over_cap = held > limits_.max_held_bytes;
-    if (received != connection.received_at_last_check || progressed ||
-        held <= limits_.handshake_allowance) {
-      connection.unchanged_since = now;
-    }
+    const std::uint64_t in_kernel = unread > 0 ? bytes_in_kernel(it->first) : 0;
+    const std::uint64_t held = unread > in_kernel ? unread - in_kernel : 0;
     DropReason reason = DropReason::kNone;
-    if (over_cap && connection.over_cap_at_last_check && !progressed) {
-      reason = DropReason::kIncompleteOverCap;
-    } else if (now - connection.unchanged_since >= limits_.stall_after) {
-      reason = DropReason::kUndeliveredConnection;
+    if (drained) {
+      // Rules 1 and 2, judged only right after the application read everything waiting.
+      const bool progressed = connection.read_bytes != connection.read_at_last_check;
+      const bool over_cap = held > limits_.max_held_bytes;
+      if (received != connection.received_at_last_check || progressed ||
+          unread <= limits_.handshake_allowance) {
+        connection.unchanged_since = now;
+      }
+      if (over_cap && connection.over_cap_at_last_check && !progressed) {
+        reason = DropReason::kIncompleteOverCap;
+      } else if (now - connection.unchanged_since >= limits_.stall_after) {
+        reason = DropReason::kUndeliveredConnection;
+      }
+      connection.over_cap_at_last_check = over_cap;
+      connection.read_at_last_check = connection.read_bytes;
+      connection.received_at_last_check = received;
     }
-    connection.over_cap_at_last_check = over_cap;
-    connection.read_at_last_check = connection.read_bytes;
-    connection.received_at_last_check = received;
+    const bool read_nothing = connection.read_bytes == connection.read_at_last_inspect;
+    connection.read_at_last_inspect = connection.read_bytes;
+    connection.held = held;
     if (reason == DropReason::kNone) {
+      total += held;
+      if (read_nothing && held > limits_.handshake_allowance) idle.push_back(it->first);
       ++it;
       continue;
     }
@@ -197,26 +279,52 @@ int ConnectionGuard::check(PeerDropCounters& drops, Clock::time_point now) {
       it = live_.erase(it);  // another connection's now: its own ACCEPTED event will watch it
       continue;
     }
-    cut(it->first, connection, reason, held, drops);
-    ++cut_count;
+    cut(it->first, connection, reason, held);
     it = live_.erase(it);
   }
-  return cut_count;
+  publish(total);
+  if (process_total.load(std::memory_order_relaxed) > limits_.process_budget) {
+    keep_within_budget(idle);
+  }
+}
+
+void ConnectionGuard::keep_within_budget(std::vector<int>& idle) {
+  std::sort(idle.begin(), idle.end(),
+            [this](int a, int b) { return live_.at(a).held > live_.at(b).held; });
+  std::uint64_t total = published_;
+  for (const int fd : idle) {
+    if (process_total.load(std::memory_order_relaxed) <= limits_.process_budget) break;
+    const auto it = live_.find(fd);
+    const std::uint64_t held = it->second.held;
+    if (still_same(fd, it->second)) cut(fd, it->second, DropReason::kOverProcessBudget, held);
+    live_.erase(it);
+    total -= held;
+    publish(total);
+  }
 }
 
 void ConnectionGuard::cut(int fd, const Connection& connection, DropReason reason,
-                          std::uint64_t held, PeerDropCounters& drops) {
+                          std::uint64_t held) {
   // shutdown, not close: the descriptor stays ZeroMQ's; its next read sees the end, and dropping
   // the connection rolls back (frees) the half-received message.
   (void)shutdown(fd, SHUT_RDWR);
   const std::string& peer = connection.peer.empty() ? std::string(kUnidentified) : connection.peer;
-  if (drops.total(peer) == 0) {
+  // Logged once per name (and for at most 256 names), as PeerDropCounters logs its drops.
+  if (logged_.size() < 256 && logged_.insert(peer).second) {
     spdlog::warn(
         "transport: cut the connection from {} (routing id '{}'): {} with {} bytes held "
         "unread",
         connection.address, escape_for_log(peer), drop_reason_name(reason), held);
   }
-  drops.record(peer, reason);
+  // Kept for the next check() from the socket's thread: at most 256 entries, the rest together.
+  const std::string& name = cuts_.size() < 256 ? peer : std::string("(other)");
+  for (Cut& c : cuts_) {
+    if (c.peer == name && c.reason == reason) {
+      ++c.count;
+      return;
+    }
+  }
+  cuts_.push_back({name, reason, 1});
 }
 
 }  // namespace tagflow::transport

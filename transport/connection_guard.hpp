@@ -10,30 +10,47 @@
 //   - every message the application reads is noted with its connection (ZMQ_SRCFD) and the
 //     bytes its frames took on the wire (ZMTP 3 framing);
 //   - check(), called after a receive found nothing waiting, compares what the kernel received on
-//     each connection (TCP_INFO tcpi_bytes_received) with what the application read from it:
-//     the difference is what ZeroMQ holds for that connection (plus what is still in the kernel).
+//     each connection (TCP_INFO tcpi_bytes_received) with what the application read from it and
+//     what still waits in the kernel's receive queue (SIOCINQ): the difference is what ZeroMQ
+//     holds for that connection in this process's memory.
 // A connection is cut (shutdown(2): ZeroMQ sees the end, drops the connection and frees its
 // half-received message) and counted in `drops` when
 //   1. it holds more than `max_held_bytes` at two checks in a row and nothing was read from it
 //      in between (incomplete_over_cap): a real peer's bytes not yet readable are at most one
-//      message being received, one ZeroMQ has decoded but not handed over yet, and the kernel's
-//      buffer — within the cap — so only complete messages not yet read can take it over the
-//      cap, and the receive before the next check reads those; or
-//   2. it holds more than a handshake (`handshake_allowance`) and neither received nor delivered
-//      a byte for `stall_after` (undelivered_connection): ZeroMQ keeps its messages from the
-//      application — a second connection with a routing id already in use — or it stopped in
-//      the middle of a message.
+//      message being received and one ZeroMQ has decoded but not handed over yet — within the
+//      cap — so only complete messages not yet read can take it over the cap, and the receive
+//      before the next check reads those; or
+//   2. it holds more than a handshake (`handshake_allowance`, counting the kernel's queue too)
+//      and neither received nor delivered a byte for `stall_after` (undelivered_connection):
+//      ZeroMQ keeps its messages from the application — a second connection with a routing id
+//      already in use — or it stopped in the middle of a message; or
+//   3. the connections of every guard in the process together hold more than
+//      `process_budget` (over_process_budget): then the connections nothing was read from since
+//      the previous check are cut, the one holding most first, until the rest fit. Many
+//      connections each under the cap thus cannot add up past the budget.
+// Rules 1 and 2 are judged when the application calls check(), right after it read everything
+// waiting. Rule 3 is also judged on the guard's own thread every `check_every` (every 1 ms while
+// the process holds more than half its budget), so a process busy in a long reaction (reading
+// nothing) still keeps within its budget; there "nothing read" means since the previous check
+// of either kind.
 // Drops are counted under the connection's routing id once it delivered a message, else under
-// "(unidentified)"; the first drop of each logs the peer's address.
-// Only TCP connections are watched (others have no TCP_INFO). Not thread-safe: use it from the
-// socket's thread. The router must outlive the guard.
+// "(unidentified)"; the first drop of each logs the peer's address. Cuts made on the guard's
+// thread reach `drops` at the next check() from the socket's thread.
+// Only TCP connections are watched (others have no TCP_INFO). note_read() and check() belong to
+// the socket's thread; the process's total is shared between guards safely. The router must outlive
+// the guard.
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <mutex>
+#include <set>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <zmq.hpp>
 
@@ -41,9 +58,14 @@
 
 namespace tagflow::transport {
 
+/// What every guard of a process may hold together by default (rule 3): 64 MiB.
+inline constexpr std::size_t kProcessHeldBudget = std::size_t{64} << 20;
+
 struct ConnectionLimits {
   /// Bytes one connection may make ZeroMQ hold (see the class comment, rule 1).
-  std::size_t max_held_bytes = std::size_t{80} << 20;
+  std::size_t max_held_bytes = std::size_t{32} << 20;
+  /// Bytes all connections of all guards in this process may make ZeroMQ hold (rule 3).
+  std::size_t process_budget = kProcessHeldBudget;
   /// Bytes that count as a handshake, not as held data (rule 2).
   std::size_t handshake_allowance = 1024;
   /// How long a connection may hold data without any progress (rule 2).
@@ -53,9 +75,9 @@ struct ConnectionLimits {
 };
 
 /// The limits for a receiver that accepts messages of up to `max_message_bytes` (payload) with
-/// headers of up to `max_header_bytes`: two whole messages (one being read, one ZeroMQ decoded
-/// but has not yet handed over) plus the kernel's receive buffer (tcp_rmem's maximum, at least
-/// 16 MiB).
+/// headers of up to `max_header_bytes`: per connection two whole messages (one being read, one
+/// ZeroMQ decoded but has not yet handed over); per process kProcessHeldBudget, or twice a
+/// connection's cap when that is more (room for two upstreams sending their largest at once).
 [[nodiscard]] ConnectionLimits limits_for_messages(std::size_t max_message_bytes,
                                                    std::size_t max_header_bytes);
 
@@ -76,6 +98,9 @@ class ConnectionGuard {
   /// Starts watching `router`'s connections; call before it binds (connections accepted
   /// earlier are not watched).
   ConnectionGuard(zmq::context_t& context, zmq::socket_t& router, ConnectionLimits limits);
+  /// A guard told of connections by its owner (accepted(), ended()), for a socket whose monitor
+  /// the owner reads itself (a socket has one monitor).
+  explicit ConnectionGuard(ConnectionLimits limits);
   ~ConnectionGuard();
   ConnectionGuard(const ConnectionGuard&) = delete;
   ConnectionGuard& operator=(const ConnectionGuard&) = delete;
@@ -83,11 +108,17 @@ class ConnectionGuard {
   /// The application read a message of `wire_bytes` from connection `fd` (ZMQ_SRCFD) whose
   /// routing id is `peer`.
   void note_read(int fd, const std::string& peer, std::size_t wire_bytes);
-  /// Cuts the connections that break a rule (see above) and counts them in `drops`. Call after a
-  /// receive found nothing waiting. Returns how many it cut.
+  /// The owner's monitor reported a connection accepted on `fd`, or its end (second constructor).
+  void accepted(int fd);
+  void ended(int fd);
+  /// Cuts the connections that break a rule (see above) and counts in `drops` every cut since
+  /// the previous call (the guard's thread's too). Call after a receive found nothing waiting.
+  /// Returns how many it counted.
   int check(PeerDropCounters& drops, Clock::time_point now = Clock::now());
   /// The TCP connections being watched.
-  [[nodiscard]] std::size_t connections() const { return live_.size(); }
+  [[nodiscard]] std::size_t connections() const;
+  /// What every guard of this process held at their last checks.
+  [[nodiscard]] static std::uint64_t process_held();
   [[nodiscard]] const ConnectionLimits& limits() const { return limits_; }
 
  private:
@@ -99,20 +130,42 @@ class ConnectionGuard {
     std::uint64_t read_bytes = 0;
     std::uint64_t read_at_last_check = 0;
     std::uint64_t received_at_last_check = 0;
+    std::uint64_t read_at_last_inspect = 0;  ///< at the last check of either thread
+    std::uint64_t held = 0;                  ///< in this process's memory, at the last check
     bool over_cap_at_last_check = false;
     Clock::time_point unchanged_since;
   };
+  struct Cut {
+    std::string peer;
+    DropReason reason;
+    std::uint64_t count;
+  };
+  void run();
+  /// One check; `drained`: called by the application after it read everything waiting (rules 1
+  /// and 2 apply). Holds mutex_.
+  void inspect(Clock::time_point now, bool drained);
   void read_events();
   void watch(int fd);
   [[nodiscard]] bool still_same(int fd, const Connection& connection) const;
-  void cut(int fd, const Connection& connection, DropReason reason, std::uint64_t held,
-           PeerDropCounters& drops);
+  void cut(int fd, const Connection& connection, DropReason reason, std::uint64_t held);
+  /// Rule 3: cuts connections nothing was read from, most held first, while the process holds
+  /// more than the budget. `idle` lists them.
+  void keep_within_budget(std::vector<int>& idle);
+  void publish(std::uint64_t held);
 
   ConnectionLimits limits_;
-  zmq::socket_t& router_;
+  zmq::socket_t* router_ = nullptr;  // nullptr: fed by accepted() and ended()
   zmq::socket_t events_;
-  std::map<int, Connection> live_;  // by file descriptor
-  Clock::time_point last_check_{};
+  std::map<int, Connection> live_;          // by file descriptor
+  Clock::time_point last_check_{};          // by either thread
+  Clock::time_point last_drained_check_{};  // by check()
+  std::uint64_t published_ = 0;             // this guard's share of the process's total
+  std::vector<Cut> cuts_;                   // not yet counted in the caller's drops
+  std::set<std::string> logged_;            // names whose first cut was logged
+  mutable std::mutex mutex_;                // guards everything above, and events_
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;  // last: starts once the rest is ready
 };
 
 }  // namespace tagflow::transport

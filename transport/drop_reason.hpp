@@ -1,9 +1,10 @@
 // DropReason: why a received message was refused. Every value up to kTagInPast names one check of
 // transport/WIRE.md §3; the next two are the coordinator's (federation/PROTOCOL.md §1): a control
 // frame that does not decode, and a JOIN it refused; then a node's: a value whose content
-// its logic refused (nodes/node_metrics.hpp); the last two are connections cut by the
-// ConnectionGuard (WIRE.md §3.1), each counted as one drop; the last is actor mode's: a TLS
-// connection whose handshake failed (actors/tls_peers.hpp). The names are used as the
+// its logic refused (nodes/node_metrics.hpp); the next two are connections cut by the
+// ConnectionGuard (WIRE.md §3.1), each counted as one drop; then actor mode's: a TLS
+// connection whose handshake failed (actors/tls_peers.hpp); the last is a connection the guard
+// cut because the process as a whole held too much (WIRE.md §3.1). The names are used as the
 // `reason` label of the drop counters.
 #pragma once
 
@@ -31,9 +32,10 @@ enum class DropReason : std::uint8_t {
   kIncompleteOverCap,
   kUndeliveredConnection,
   kRefusedHandshake,
+  kOverProcessBudget,
 };
 
-inline constexpr int kDropReasonCount = 19;
+inline constexpr int kDropReasonCount = 20;
 
 /// A short snake_case name, stable, for logs and metric labels.
 inline const char* drop_reason_name(DropReason reason) {
@@ -76,6 +78,8 @@ inline const char* drop_reason_name(DropReason reason) {
       return "undelivered_connection";
     case DropReason::kRefusedHandshake:
       return "refused_handshake";
+    case DropReason::kOverProcessBudget:
+      return "over_process_budget";
   }
   return "unknown";
 }

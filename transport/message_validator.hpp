@@ -22,8 +22,10 @@ namespace tagflow::transport {
 struct ValidationPolicy {
   HeaderLimits header_limits;
   /// Sum of payload frame sizes allowed in one message; also set as ZMQ_MAXMSGSIZE on the
-  /// receiving socket so ZeroMQ itself refuses any larger frame before allocating it.
-  std::size_t max_message_bytes = std::size_t{64} << 20;
+  /// receiving socket so ZeroMQ itself refuses any larger frame before allocating it. 16 MiB:
+  /// two connections receiving two whole messages each fit in a process's 64 MiB budget of
+  /// held bytes (connection_guard.hpp).
+  std::size_t max_message_bytes = std::size_t{16} << 20;
 };
 
 class MessageValidator {

@@ -26,6 +26,7 @@
 #include "bench/paper/reference_figures.hpp"
 #include "bench/paper/workload_table.hpp"
 #include "bench/raw_zmq.hpp"
+#include "transport/message_validator.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
@@ -40,8 +41,6 @@ using paper::RoundRun;
 using paper::unit_of;
 using paper::WorkloadTable;
 
-/// The largest value a federate accepts in one message (transport::ValidationPolicy's default).
-constexpr std::size_t kMaxMessageBytes = std::size_t{64} << 20;
 using paper::RoundWorkload;
 
 struct Placement {
@@ -311,9 +310,10 @@ class PaperBench {
       w.rounds = options_.quick ? 2 : 50;
       RoundWorkload across = w;
       // Between processes a value is one message, and a federate's data socket refuses messages
-      // over 64 MiB (transport/message_validator.hpp, transport/WIRE.md §3): 100 MB and up run in
+      // over 16 MiB (transport/message_validator.hpp, transport/WIRE.md §3): 100 MB and up run in
       // one process only.
-      across.rounds = options_.quick ? 2 : (w.bytes <= kMaxMessageBytes ? 3 : 0);
+      across.rounds =
+          options_.quick ? 2 : (w.bytes <= transport::ValidationPolicy{}.max_message_bytes ? 3 : 0);
       measure(table, "object_" + std::to_string(megabytes) + "MB", w, Metric::kMillisecondsPerRound,
               &across);
     }

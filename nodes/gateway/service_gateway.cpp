@@ -12,6 +12,8 @@
 #include "nodes/gateway/episode_experience.hpp"
 #include "nodes/gateway/gateway_metrics.hpp"
 #include "nodes/gateway/gateway_protocol.hpp"
+#include "transport/connection_guard.hpp"
+#include "transport/peer_drop_counters.hpp"
 #include "transport/zap_authenticator.hpp"
 
 namespace tagflow::gateway {
@@ -127,6 +129,8 @@ struct ServiceGateway::Impl {
   zmq::context_t context;
   std::unique_ptr<transport::ZapAuthenticator> zap;
   zmq::socket_t router;
+  transport::PeerDropCounters drops;                  // connections the guard cut
+  std::unique_ptr<transport::ConnectionGuard> guard;  // without CURVE; closes before router
   RequestShape shape;
   std::vector<PolicySeries> series;  // by policy index
   std::deque<Pending> queue;
@@ -288,6 +292,20 @@ ServiceGateway::ServiceGateway(GatewayConfig config, std::unique_ptr<GatewayBack
   if (!s.config.curve_secret_key.empty()) {
     s.router.set(zmq::sockopt::curve_server, true);
     s.router.set(zmq::sockopt::curve_secretkey, s.config.curve_secret_key);
+  } else {
+    // Anyone may connect: bound what ZeroMQ holds for them (transport/WIRE.md §3.1); a request
+    // is one frame of at most max_message bytes after a small envelope.
+    s.guard = std::make_unique<transport::ConnectionGuard>(
+        s.context, s.router,
+        transport::limits_for_messages(static_cast<std::size_t>(s.config.max_message), 0));
+    if (metrics != nullptr) {
+      s.drops.set_observer([metrics](const std::string& peer, transport::DropReason reason) {
+        metrics
+            ->counter(monitoring::Metric::transport_invalid_messages,
+                      {{"peer", peer}, {"reason", transport::drop_reason_name(reason)}})
+            .Increment();
+      });
+    }
   }
   try {
     s.router.bind(s.config.endpoint);
@@ -368,14 +386,24 @@ void ServiceGateway::Impl::read_waiting(std::vector<zmq::message_t>& parts) {
 bool ServiceGateway::Impl::receive(std::vector<zmq::message_t>& parts) {
   parts.clear();
   zmq::message_t first;
-  if (!router.recv(first, zmq::recv_flags::dontwait)) return false;
+  if (!router.recv(first, zmq::recv_flags::dontwait)) {
+    if (guard) (void)guard->check(drops);
+    return false;
+  }
   bool more = first.more();
   bool too_many = false;
+  int fd = -1;  // the connection, from a frame that crossed it (what ZMQ_SRCFD reads)
+  // The routing id ROUTER puts first did not cross the wire.
+  std::size_t wire_bytes = 0;
   parts.push_back(std::move(first));
   while (more) {  // the rest of a multipart message is already here
     zmq::message_t next;
     if (!router.recv(next, zmq::recv_flags::dontwait)) break;
     more = next.more();
+    wire_bytes += transport::zmtp_frame_bytes(next.size());
+    if (guard && fd < 0) {
+      if (const char* text = zmq_msg_gets(next.handle(), "__fd")) fd = std::atoi(text);
+    }
     if (parts.size() <= kMaxEnvelopeFrames) {
       parts.push_back(std::move(next));
     } else {
@@ -383,6 +411,7 @@ bool ServiceGateway::Impl::receive(std::vector<zmq::message_t>& parts) {
     }
   }
   if (too_many) parts.resize(kMaxEnvelopeFrames + 2);
+  if (fd >= 0) guard->note_read(fd, parts.front().to_string(), wire_bytes);
   return true;
 }
 

@@ -5,6 +5,9 @@
 // Reactor mode, `security: none` (the open case: anyone can speak ZMTP to every port):
 //   - a multipart message without end, then a second connection under the replay's routing id,
 //     at the learner's data port (cut by the connection guard, counted);
+//   - eight connections at once at the replay's data port, each one message without end under a
+//     connection's cap, together far over the process's 64 MiB budget (cut, counted);
+//   - a multipart message without end at the coordinator (cut, counted);
 //   - garbage frames at every data port and at the coordinator;
 //   - 5,000 JOINs whose id forges a coordinator log line;
 //   - six idle connections and one trickling a byte at a time to the learner's metrics endpoint
@@ -63,11 +66,13 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-/// What a node's peak RSS may grow by while it is under attack: one connection's cap on held
-/// bytes in reactor mode (160 MiB, transport/WIRE.md §3.1) and 96 MiB for the node's own work in
-/// the meantime. The attacks offer far more: 1 GiB of one endless message, 512 MiB under a stolen
-/// routing id, a 512 MiB BASP claim.
-constexpr std::uint64_t kGrowthBound = std::uint64_t{256} << 20;
+/// What a node's peak RSS may grow by while it is under attack: the 64 MiB a process may hold of
+/// bytes not yet validated in reactor mode (transport/WIRE.md §3.1), and as much again for what
+/// arrives while the guard's thread waits for a core (two cores, seven processes and eight
+/// attacking connections: measured up to 57 MiB over the budget) and the node's own work in the
+/// meantime. The attacks offer far more: 1 GiB of one endless message, 512 MiB under a stolen
+/// routing id, 192 MiB over eight connections, 512 MiB at the coordinator, a 512 MiB BASP claim.
+constexpr std::uint64_t kGrowthBound = std::uint64_t{128} << 20;
 
 /// VmHWM (peak resident set) of `pid` in bytes, or nullopt once it is gone.
 std::optional<std::uint64_t> peak_rss(pid_t pid) {
@@ -277,15 +282,18 @@ double scraped(std::uint16_t port, const std::string& family, const std::string&
 
 /// What the attacked processes counted (-1: not read).
 struct ReactorAttackCounts {
-  double refused_joins = -1;  // the coordinator's, once it reached 5,000 (or after 20 s)
-  double cut = -1;            // the learner's guard: incomplete_over_cap
-  double stolen = -1;         // ... and undelivered_connection
+  double refused_joins = -1;    // the coordinator's, once it reached 5,000 (or after 20 s)
+  double cut = -1;              // the learner's guard: incomplete_over_cap
+  double stolen = -1;           // ... and undelivered_connection
+  double over_budget = -1;      // the replay's guard: over_process_budget
+  double coordinator_cut = -1;  // the coordinator's guard: either reason
 };
 
 // The reactor attacks, from this process, while the cluster runs. Returns once all are done.
 ReactorAttackCounts attack_reactor_cluster(std::uint16_t coordinator_port,
                                            std::uint16_t coordinator_metrics, std::uint16_t learner,
-                                           std::uint16_t learner_metrics,
+                                           std::uint16_t learner_metrics, std::uint16_t replay,
+                                           std::uint16_t replay_metrics,
                                            const std::vector<std::uint16_t>& data_ports) {
   ReactorAttackCounts counts;
   double& refused = counts.refused_joins;
@@ -329,7 +337,50 @@ ReactorAttackCounts attack_reactor_cluster(std::uint16_t coordinator_port,
         },
         10s);
   });
-  // 3. Garbage frames at every data port and at the coordinator.
+  // 3. Eight connections at the replay at once, each a 24 MiB message without end: every one
+  // under a connection's cap (two 16 MiB messages), 192 MiB together.
+  attacks.emplace_back([replay, replay_metrics, &counts] {
+    std::vector<std::thread> flows;
+    std::atomic<std::uint64_t> taken{0};
+    for (int i = 0; i < 8; ++i) {
+      flows.emplace_back([replay, i, &taken] {
+        testing::RawZmtpPeer peer(replay, "crowd-" + std::to_string(i));
+        (void)testing::EndlessMessage{std::size_t{1} << 20, 2ms, 24}.send(peer);
+        taken += peer.bytes_sent();
+        std::this_thread::sleep_for(3s);  // held until cut, or until the others are
+      });
+    }
+    for (std::thread& flow : flows) flow.join();
+    std::cout << "eight endless messages: " << (taken.load() >> 20) << " MiB taken\n";
+    (void)testing::eventually(
+        [&] {
+          counts.over_budget = scraped(replay_metrics, "tagflow_transport_invalid_messages_total",
+                                       "reason", "over_process_budget");
+          return counts.over_budget >= 1;
+        },
+        10s);
+  });
+  // 4. One message that never ends at the coordinator, in 64 KiB frames (its frame limit: ZeroMQ
+  // drops a connection that sends a larger one at once), up to 512 MiB.
+  attacks.emplace_back([coordinator_port, coordinator_metrics, &counts] {
+    testing::RawZmtpPeer peer(coordinator_port, "endless");  // the JOINs come as "intruder"
+    (void)testing::EndlessMessage{std::size_t{64} << 10, 0ms, 8192}.send(peer);
+    std::cout << "endless message at the coordinator: " << (peer.bytes_sent() >> 20)
+              << " MiB taken\n";
+    (void)testing::eventually(
+        [&] {
+          const double cut =
+              scraped(coordinator_metrics, "tagflow_transport_invalid_messages_total", "reason",
+                      "incomplete_over_cap");
+          const double over =
+              scraped(coordinator_metrics, "tagflow_transport_invalid_messages_total", "reason",
+                      "over_process_budget");
+          if (cut >= 0 && over >= 0) counts.coordinator_cut = cut + over;
+          return counts.coordinator_cut >= 1;
+        },
+        10s);
+  });
+  // 5. Garbage frames at every data port and at the coordinator.
   attacks.emplace_back([coordinator_port, data_ports] {
     std::vector<std::uint16_t> ports = data_ports;
     ports.push_back(coordinator_port);
@@ -340,7 +391,7 @@ ReactorAttackCounts attack_reactor_cluster(std::uint16_t coordinator_port,
       }
     }
   });
-  // 4. 5,000 JOINs whose id forges a coordinator log line.
+  // 6. 5,000 JOINs whose id forges a coordinator log line.
   attacks.emplace_back([coordinator_port, coordinator_metrics, &refused] {
     zmq::context_t context;
     zmq::socket_t dealer(context, zmq::socket_type::dealer);
@@ -362,7 +413,7 @@ ReactorAttackCounts attack_reactor_cluster(std::uint16_t coordinator_port,
         },
         20s);
   });
-  // 5. Six idle connections and a trickler at the learner's metrics endpoint; a scrape answers.
+  // 7. Six idle connections and a trickler at the learner's metrics endpoint; a scrape answers.
   attacks.emplace_back([learner_metrics] {
     std::vector<int> idle;
     for (int i = 0; i < 6; ++i) idle.push_back(connect_loopback(learner_metrics));
@@ -412,17 +463,23 @@ TEST_F(HostileCluster, ReactorModeUnderEveryAttackGivesTheDigestOfAQuietRunWithi
   const pid_t up = start(open, "open");
   ASSERT_TRUE(testing::eventually([&] { return running(); }, 60s));
   const std::map<std::string, std::uint64_t> before = watch.peaks();
-  const ReactorAttackCounts counts = attack_reactor_cluster(
-      port(0), port(1), port(8), port(9), {port(2), port(3), port(6), port(8), port(10)});
+  const ReactorAttackCounts counts =
+      attack_reactor_cluster(port(0), port(1), port(8), port(9), port(6), port(7),
+                             {port(2), port(3), port(6), port(8), port(10)});
   const std::map<std::string, std::uint64_t> after = watch.peaks();
   const double refused = counts.refused_joins, cut = counts.cut, stolen = counts.stolen;
+  const double over_budget = counts.over_budget;
+  EXPECT_GE(counts.coordinator_cut, 1) << "the coordinator's guard never cut the endless message";
   const int code = testing::wait_exit(up, 150s);
   ASSERT_EQ(code, 0) << testing::read_text_file(dir_ / "open.err");
   expect_none_left(watch);
   expect_bounded(before, after);
   std::cout << "learner drops: incomplete_over_cap " << cut << ", undelivered_connection " << stolen
+            << "; replay drops: over_process_budget " << over_budget
             << "; coordinator refused_join " << refused << "\n";
   EXPECT_GE(cut + stolen, 2) << "the learner's guard counted neither cut connection";
+  // 192 MiB offered over eight connections against 64 MiB: at least the first few cut.
+  EXPECT_GE(over_budget, 1) << "the replay's guard never kept within the process budget";
   EXPECT_GE(refused, 5000);
 
   const nlohmann::json attacked = summary("open");

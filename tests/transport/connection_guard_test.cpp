@@ -4,8 +4,10 @@
 #include <atomic>
 #include <chrono>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -108,6 +110,7 @@ TEST(ConnectionGuard, MultipartMessageWithoutEndIsCutNearTheCap) {
     std::this_thread::sleep_for(2ms);
   }
   attacker.join();
+  (void)receiver.pump();  // counts a cut the guard's own thread made after the last pump
   const ConnectionLimits& limits = receiver.guard.limits();
   // ZeroMQ cannot have held more than the attacker got to send before the cut: the cap, the
   // kernels' buffers, and what arrives within the checks (at the speed the attacker keeps to).
@@ -189,6 +192,50 @@ TEST(ConnectionGuard, SecondConnectionWithALiveRoutingIdIsCutAndCounted) {
     std::this_thread::sleep_for(1ms);
   }
   EXPECT_EQ(receiver.delivered, 2);
+}
+
+// Many connections, each holding less than a connection's cap, together more than the process's
+// budget: the guard's own thread cuts the idle ones, most held first, until the rest fit, while
+// the application reads nothing (as in a long reaction); the process's total ends within the
+// budget, and the real upstream goes on.
+TEST(ConnectionGuard, ConnectionsEachUnderTheCapAreCutWhenTogetherOverTheProcessBudget) {
+  ConnectionLimits limits = small_limits();  // a connection's cap: two 3 MB messages
+  limits.process_budget = std::size_t{12} << 20;
+  limits.stall_after = 60s;  // rule 3 alone
+  GuardedReceiver receiver(limits);
+  zmq::socket_t sender = receiver.upstream();
+  // Six connections, each one 4 MiB message that never ends (under the 6 MB cap): 24 MiB.
+  std::vector<std::unique_ptr<RawZmtpPeer>> intruders;
+  for (int i = 0; i < 6; ++i) {
+    intruders.push_back(
+        std::make_unique<RawZmtpPeer>(receiver.port, "intruder-" + std::to_string(i)));
+    ASSERT_TRUE(intruders.back()->connected());
+    const EndlessMessage part{std::size_t{1} << 20, 1ms, 4};
+    ASSERT_EQ(part.send(*intruders.back()), 4);
+  }
+  // No receive, no check() from here: only the guard's thread looks.
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (receiver.guard.connections() > 3 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(1ms);
+  }
+  (void)receiver.pump();  // counts the cuts
+  // 24 MiB held against a 12 MiB budget: at least three of the six go (each holds at most 4 MiB,
+  // and what is left must fit), and no more than needed.
+  const std::uint64_t cut = receiver.drops.count("(unidentified)", DropReason::kOverProcessBudget);
+  std::cout << "cut " << cut << " of 6 connections; the process holds "
+            << ConnectionGuard::process_held() << " bytes\n";
+  EXPECT_GE(cut, 3U);
+  EXPECT_LE(cut, 4U);
+  EXPECT_EQ(receiver.drops.total(), cut);
+  EXPECT_LE(ConnectionGuard::process_held(), limits.process_budget);
+  EXPECT_EQ(receiver.guard.connections(), 7 - cut);  // and the upstream
+  ASSERT_TRUE(send_wire_message(sender, header_at(1), {Payload::owning(std::string(10, 'a'))}));
+  const auto second_deadline = std::chrono::steady_clock::now() + 10s;
+  while (receiver.delivered < 1 && std::chrono::steady_clock::now() < second_deadline) {
+    (void)receiver.pump();
+    std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_EQ(receiver.delivered, 1);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "monitoring/process_metrics.hpp"
 #include "tests/nodes/gateway/fake_backend.hpp"
 #include "tests/support/kind_families.hpp"
+#include "tests/support/raw_zmtp_peer.hpp"
 #include "transport/curve_keys.hpp"
 
 namespace tagflow::gateway {
@@ -318,6 +319,33 @@ TEST(ServiceGatewayTest, TooManyFramesAreDroppedAndAClientThatNeverReadsLosesOnl
   }
   EXPECT_GT(gateway->replies_dropped(), 0U);
   EXPECT_TRUE(client.act({{0, {1, 1, 1}}}).ok);
+}
+
+// Without CURVE the gateway's socket has a connection guard (transport/WIRE.md §3.1): a message
+// that never ends is cut near two requests' worth (32 MiB), counted, and clients go on.
+TEST(ServiceGatewayTest, AMessageWithoutEndIsCutAndCountedAndClientsGoOn) {
+  monitoring::ProcessMetrics metrics({"inference-0", "inference", "reactor"},
+                                     tagflow::test::families("inference"));
+  const auto gateway = start({}, nullptr, &metrics);
+  const std::string endpoint = gateway->endpoint();
+  const auto port = static_cast<std::uint16_t>(std::stoi(endpoint.substr(endpoint.rfind(':') + 1)));
+  tagflow::testing::RawZmtpPeer intruder(port, "intruder");
+  ASSERT_TRUE(intruder.connected());
+  // 1 MiB frames with MORE, at most 1 GiB/s, up to 512 MiB.
+  const tagflow::testing::EndlessMessage flood{std::size_t{1} << 20, std::chrono::milliseconds(1),
+                                               512};
+  const int frames = flood.send(intruder);
+  EXPECT_LT(frames, flood.max_frames) << "never cut";
+  EXPECT_LT(intruder.bytes_sent(), std::uint64_t{160} << 20);
+  GatewayClient client(endpoint);
+  EXPECT_TRUE(client.act({{0, {1, 1, 1}}}).ok);  // the gateway counts the cut as it reads
+  const auto counted = [&](const char* reason) {
+    return metrics
+        .counter(monitoring::Metric::transport_invalid_messages,
+                 {{"peer", "(unidentified)"}, {"reason", reason}})
+        .Value();
+  };
+  EXPECT_EQ(counted("incomplete_over_cap") + counted("over_process_budget"), 1.0);
 }
 
 /// A request map packed from `build`, which packs `entries` key/value pairs.
