@@ -294,7 +294,7 @@ void Coordinator::handle_stop(std::size_t federate, const ControlMessage& messag
   }
 }
 
-void Coordinator::handle(const std::string& identity, const zmq::message_t& frame) {
+void Coordinator::handle(const std::string& identity, const zmq::message_t& frame, int fd) {
   ++stats_.messages_handled;
   const ControlDecodeResult decoded = decode_control_explained(frame.data(), frame.size());
   if (!decoded.message) {
@@ -315,14 +315,12 @@ void Coordinator::handle(const std::string& identity, const zmq::message_t& fram
     // Before note_connection(): whether the member's first connection closed decides a JOIN
     // that comes again on a new one (§2.1).
     const char* peer_address = zmq_msg_gets(frame.handle(), "Peer-Address");
-    const char* fd = zmq_msg_gets(frame.handle(), "__fd");
     handle_join(identity, message,
-                peer_address == nullptr ? "(unknown address)" : escape_for_log(peer_address),
-                fd == nullptr ? -1 : std::atoi(fd));
-    note_connection(identity, frame);
+                peer_address == nullptr ? "(unknown address)" : escape_for_log(peer_address), fd);
+    note_connection(identity, fd);
     return;
   }
-  note_connection(identity, frame);
+  note_connection(identity, fd);
   if (is_heartbeat_identity(identity)) {
     handle_heartbeat(identity, message);
   } else if (is_launcher_identity(identity)) {
@@ -580,15 +578,14 @@ std::size_t Coordinator::find_silent(Clock::time_point now) const {
   return members_.size();
 }
 
-void Coordinator::note_connection(const std::string& identity, const zmq::message_t& frame) {
+void Coordinator::note_connection(const std::string& identity, int fd) {
   // A launcher's connection may close after one exchange (§8): only the federate's own count.
   if (is_launcher_identity(identity)) return;
   const std::size_t index = member_of(identity);
   if (index >= members_.size()) return;
-  const char* fd = zmq_msg_gets(frame.handle(), "__fd");  // what ZMQ_SRCFD reads
-  if (fd != nullptr) {
+  if (fd >= 0) {
     // Written only when the fd is new or changed hands: most messages come on a known connection.
-    const auto [at, inserted] = connection_identity_.try_emplace(std::atoi(fd), identity);
+    const auto [at, inserted] = connection_identity_.try_emplace(fd, identity);
     if (!inserted && at->second != identity) at->second = identity;
   }
   members_[index].closed_at.reset();  // heard from: on this or a new connection
@@ -677,14 +674,14 @@ bool Coordinator::receive_batch() {
     if (router_.get(zmq::sockopt::rcvmore) == 0) continue;
     (void)router_.recv(frame, zmq::recv_flags::none);
     std::size_t wire_bytes = transport::zmtp_frame_bytes(frame.size());
-    const char* fd_text = guard_ ? zmq_msg_gets(frame.handle(), "__fd") : nullptr;
+    const char* fd_text = zmq_msg_gets(frame.handle(), "__fd");
     const int fd = fd_text != nullptr ? std::atoi(fd_text) : -1;  // what ZMQ_SRCFD reads
     while (router_.get(zmq::sockopt::rcvmore) != 0) {
       (void)router_.recv(frame);
       wire_bytes += transport::zmtp_frame_bytes(frame.size());
     }
-    if (fd >= 0) guard_->note_read(fd, identity.to_string(), wire_bytes);
-    handle(identity.to_string(), frame);
+    if (guard_ && fd >= 0) guard_->note_read(fd, identity.to_string(), wire_bytes);
+    handle(identity.to_string(), frame, fd);
   }
   return false;
 }

@@ -146,7 +146,8 @@ class Coordinator {
     prometheus::Counter* failures = nullptr;
   };
 
-  void handle(const std::string& identity, const zmq::message_t& frame);
+  /// One control frame from `identity`, read from connection `fd` (ZMQ_SRCFD; -1: unknown).
+  void handle(const std::string& identity, const zmq::message_t& frame, int fd);
   /// A heartbeat on a heartbeat connection (`id#hb`): noted and echoed.
   void handle_heartbeat(const std::string& identity, const ControlMessage& message);
   /// A message from a joined federate's control connection.
@@ -174,8 +175,8 @@ class Coordinator {
                        const ControlMessage& message);
   /// Receives and handles up to one batch; returns whether every waiting message was read.
   bool receive_batch();
-  /// Notes the connection (ZMQ_SRCFD) a frame of a joined federate came on.
-  void note_connection(const std::string& identity, const zmq::message_t& frame);
+  /// Notes the connection `fd` (ZMQ_SRCFD) a frame of a joined federate came on.
+  void note_connection(const std::string& identity, int fd);
   /// Reads the socket monitor's DISCONNECTED events: marks the members whose connection closed.
   void read_closed_connections(Clock::time_point now);
   /// The first joined, not resigned member whose connection closed more than the grace ago and

@@ -219,6 +219,22 @@ std::string where_federate_ran(const cluster::ClusterConfig& config, const Launc
   return "";
 }
 
+/// `cause` ended because the run failed: it is the coordinator, or a node the coordinator told.
+bool ended_by_the_run(const ChildExit& cause) {
+  return cause.name == "coordinator" || (!cause.signaled && cause.exit_code == kNodeExitFederation);
+}
+
+/// Why the coordinator says the run failed, for a process the run's failure ended: its report
+/// (`report`, when this host runs it), else what it told `cause`; without "run failed: ".
+std::string coordinator_told(const ChildExit& cause, const ProcessSupervisor& supervisor,
+                             const std::string& report) {
+  std::string told = report.empty() ? told_by_coordinator(cause.name, supervisor) : report;
+  if (const std::string prefix = "run failed: "; told.rfind(prefix, 0) == 0) {
+    told = told.substr(prefix.size());
+  }
+  return told;
+}
+
 /// Names the process that failed and shows the end of its log. When the first exits are only
 /// federates that stopped because another one failed (exit 4) or the coordinator, and the
 /// coordinator declared one of this host's federates dead (silent: hung, or stopped), that one is
@@ -237,15 +253,11 @@ void print_failure(const ChildExit& cause, const ProcessSupervisor& supervisor,
     return;
   }
   const std::string report = coordinator_report(supervisor);
-  const bool consequence =
-      cause.name == "coordinator" || (!cause.signaled && cause.exit_code == kNodeExitFederation);
+  const bool consequence = ended_by_the_run(cause);
   const std::string dead = consequence ? declared_dead(report, plan) : "";
   if (consequence && dead.empty()) {
     // The coordinator (here, or through a federate it told) names a federate of another host.
-    std::string told = report.empty() ? told_by_coordinator(cause.name, supervisor) : report;
-    const std::string prefix = "run failed: ";
-    if (told.rfind(prefix, 0) == 0) told = told.substr(prefix.size());
-    if (!told.empty()) {
+    if (const std::string told = coordinator_told(cause, supervisor, report); !told.empty()) {
       std::cerr << "tagflow up: the run failed on another host: " << told
                 << where_federate_ran(config, plan, told) << "\n";
       return;
@@ -636,15 +648,23 @@ void ClusterLaunch::plan_recovery() {
   // A failure ends the run on every host, and every host's launcher restarts its own processes;
   // the coordinator's host chooses the checkpoint, and the others' processes load their own
   // parts of it, found by the start tag the coordinator sends (PROTOCOL.md §9.6). A head that
-  // starts the other hosts over ssh does not restart (its ssh children are whole launchers),
-  // and neither do the halves it started (--stop-with-stdin).
-  recoverable_ = reactor_ && plan_.remote_hosts.empty() && !options_.stop_with_stdin &&
-                 (plan_.coordinator || !plan_.processes.empty());
+  // starts the other hosts over ssh restarts its ssh children too: each is a whole launcher,
+  // started again on the same directory, whose processes load their parts there. So the halves
+  // it started (--stop-with-stdin) write their parts but do not restart on their own.
+  recoverable_ =
+      reactor_ && !options_.stop_with_stdin && (plan_.coordinator || !plan_.processes.empty());
+  const bool writes_parts =
+      recoverable_ || (reactor_ && options_.stop_with_stdin && !plan_.processes.empty());
   // Actor mode: a dead process is restarted alone by the launcher of its host; its peers, here
   // or on other hosts, dial it again (hosts/actor/actor_process.hpp).
   actor_recoverable_ = !reactor_ && !plan_.processes.empty();
   plan_.peers_restart = actor_recoverable_ && config_.restart.max > 0;
-  if ((recoverable_ || actor_recoverable_) && config_.checkpoint.every) {
+  if (options_.stop_with_stdin &&
+      std::filesystem::exists(std::filesystem::path(log_dir_) / "pids")) {
+    // A half its head started again on the same directory: the earlier attempts' logs stay.
+    plan_.attempt = next_attempt(log_dir_);
+  }
+  if ((writes_parts || actor_recoverable_) && config_.checkpoint.every) {
     plan_.checkpoints = std::filesystem::absolute(std::filesystem::path(log_dir_) / "checkpoints")
                             .lexically_normal()
                             .string();
@@ -767,15 +787,12 @@ void ClusterLaunch::restart_cluster(Attempt& attempt) {
   record.how = how(cause);
   // A process here that ended because the run failed elsewhere: the coordinator (here, or as a
   // federate here heard it) names the federate that failed, on which host.
-  const bool consequence =
-      cause.name == "coordinator" || (!cause.signaled && cause.exit_code == kNodeExitFederation);
+  // A half started over ssh ends with its processes when the run fails: the coordinator here
+  // says which of them failed.
+  const bool consequence = ended_by_the_run(cause) || !remote_host_of(cause.name).empty();
   const std::string report = coordinator_report(attempt.supervisor);
-  std::string told = report;
-  if (told.empty() && consequence) told = told_by_coordinator(cause.name, attempt.supervisor);
-  if (const std::string prefix = "run failed: "; told.rfind(prefix, 0) == 0) {
-    told = told.substr(prefix.size());
-  }
-  if (consequence && !told.empty()) {
+  const std::string told = consequence ? coordinator_told(cause, attempt.supervisor, report) : "";
+  if (!told.empty()) {
     std::cerr << "tagflow up: the run failed: " << told << where_federate_ran(config_, plan_, told)
               << "\n";
     if (const std::string dead = declared_dead(told, plan_); !dead.empty()) {

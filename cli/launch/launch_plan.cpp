@@ -157,13 +157,22 @@ std::vector<ChildSpec> child_specs(const LaunchPlan& plan, const std::string& ta
   return specs;
 }
 
+namespace {
+
+/// LOG_DIR/NAME.log, or NAME.restartN.log for attempt N of a restarted run.
+std::string attempt_log(const std::string& log_dir, const std::string& name, int attempt) {
+  return (std::filesystem::path(log_dir) /
+          (attempt == 0 ? name + ".log" : name + ".restart" + std::to_string(attempt) + ".log"))
+      .string();
+}
+
+}  // namespace
+
 std::vector<ChildSpec> local_child_specs(const LaunchPlan& plan, const std::string& tagflow,
                                          const std::string& log_dir) {
   const std::filesystem::path dir(log_dir);
   const auto log_of = [&](const std::string& name) {
-    return (dir / (plan.attempt == 0 ? name + ".log"
-                                     : name + ".restart" + std::to_string(plan.attempt) + ".log"))
-        .string();
+    return attempt_log(log_dir, name, plan.attempt);
   };
   std::vector<ChildSpec> specs;
   if (plan.coordinator) {
@@ -220,6 +229,7 @@ std::vector<ChildSpec> remote_child_specs(const LaunchPlan& plan, const std::str
   std::vector<ChildSpec> specs;
   for (const cluster::HostConfig& host : plan.remote_hosts) {
     specs.push_back(remote_child(host, ssh, plan.file_argument, log_dir, mode));
+    specs.back().log_path = attempt_log(log_dir, "host-" + host.name, plan.attempt);
   }
   return specs;
 }

@@ -85,6 +85,9 @@ void connect_links(const ClusterConfig& config, const coordinator::FederationSpe
   }
 }
 
+/// The coordinator's start tag is not (0, 0): the run resumes from a checkpoint (PROTOCOL.md §9.6).
+bool resumed_run(const coordinator::WireTag& start) { return start != coordinator::WireTag(0, 0); }
+
 /// A resumed run (the coordinator's start tag is not (0, 0), PROTOCOL.md §9.6): the replica's
 /// state from its own part of the checkpoint resuming there, on this host (options.resume, or
 /// CHECKPOINTS/<start time>). A part that cannot be loaded is reported to the coordinator
@@ -92,8 +95,7 @@ void connect_links(const ClusterConfig& config, const coordinator::FederationSpe
 void resume_replica(const ClusterConfig& config, const FederatedProcessOptions& options,
                     const std::string& name, coordinator::ReactorFederate& federate,
                     FederateCheckpoint* checkpoint, const coordinator::WireTag& start) {
-  const bool resumed_run = start.time_ns() != 0 || start.microstep() != 0;
-  if (!resumed_run && options.resume.empty()) return;
+  if (!resumed_run(start) && options.resume.empty()) return;
   const std::string at =
       "the checkpoint at logical time " + std::to_string(start.time_ns()) + " ns";
   if (checkpoint == nullptr) {
@@ -178,7 +180,7 @@ void run_replica(const ClusterConfig& config, const coordinator::FederationSpec&
   run.cutoff = federate.stop_proposal();
   // Every federate of the run saw the same negotiation, so its proposal is the run's cutoff.
   run.result = binding->result(run.cutoff);
-  if (checkpoint && (start.time_ns() != 0 || start.microstep() != 0)) {
+  if (checkpoint && resumed_run(start)) {
     run.result.resent_in_transit = static_cast<std::int64_t>(checkpoint->resent());
   }
   run.reached_condition = binding->reached_stop_condition();

@@ -127,16 +127,18 @@ class TwoHostNamespaces : public ::testing::Test {
   }
 
   /// The digest of the same file (both hosts at 127.0.0.1) run on one host, computed once.
-  std::string one_host_digest() {
-    static std::string digest;
+  std::string one_host_digest(long env_steps = 1200) {
+    static std::map<long, std::string> digests;
+    std::string& digest = digests[env_steps];
     if (!digest.empty()) return digest;
-    std::ofstream(dir_ / "one.yaml") << two_host_yaml(1200, "127.0.0.1", "127.0.0.1");
-    const Launched one =
-        up(namespaces_.ns_a,
-           {path("one.yaml"), "--log-dir", path("one"), "--summary", path("one.json"), "--quiet"},
-           "one");
+    const std::string name = "one-" + std::to_string(env_steps);
+    std::ofstream(dir_ / (name + ".yaml")) << two_host_yaml(env_steps, "127.0.0.1", "127.0.0.1");
+    const Launched one = up(namespaces_.ns_a,
+                            {path(name + ".yaml"), "--log-dir", path(name), "--summary",
+                             path(name + ".json"), "--quiet"},
+                            name);
     EXPECT_EQ(wait_exit(one.pid, 120s), 0) << read_file(one.err);
-    digest = testing::summary_digest(dir_ / "one.json");
+    digest = testing::summary_digest(dir_ / (name + ".json"));
     EXPECT_EQ(digest.size(), 16U) << digest;
     return digest;
   }
@@ -714,12 +716,12 @@ class SshFixture {
 
 class TwoHostOverSsh : public TwoHostNamespaces {
  protected:
-  /// The two-host file whose host a is started from host b over ssh.
-  std::string ssh_file(const std::string& name, long env_steps) {
+  /// The two-host file whose host a is started from host b over ssh, with `extra` appended.
+  std::string ssh_file(const std::string& name, long env_steps, const std::string& extra = "") {
     const std::string host_a = "  a: {address: " + namespaces_.address_a + ", ssh: \"ssh://root@" +
                                namespaces_.address_a + ":2222\", tagflow: " + tagflow() +
                                ", workdir: " + dir_.string() + "}";
-    std::ofstream(dir_ / name) << two_host_yaml(env_steps, "", "", "keys", host_a);
+    std::ofstream(dir_ / name) << two_host_yaml(env_steps, "", "", "keys", host_a) << extra;
     return name;  // relative: host a resolves it in its workdir, host b in the test's cwd
   }
   /// `tagflow up FILE` on host b, with the test's ssh client first on PATH.
@@ -773,6 +775,49 @@ TEST_F(TwoHostOverSsh, CtrlCOnTheHeadStopsTheOtherHostsHalfToo) {
     EXPECT_TRUE(eventually([pid = pid] { return !alive(pid); }, 10s))
         << name << " on host a outlived the head";
   }
+}
+
+// A process killed on the far host: the head restarts its own processes and its ssh child (a whole
+// launcher, on the same directory), every process resumes from its own host's part of the
+// checkpoint, and the run ends with the one-host digest.
+TEST_F(TwoHostOverSsh, AProcessKilledOnTheFarHostRestartsBothHalvesFromTheCheckpoint) {
+  const std::string why = ssh_.start(dir_, namespaces_.ns_a, namespaces_.address_a);
+  if (!why.empty()) GTEST_SKIP() << why;
+  const std::string file = path(
+      ssh_file("restart.yaml", 6000, "checkpoint: {every: 50ms, keep: 2}\nrestart: {max: 2}\n"));
+  const Launched b =
+      head({file, "--log-dir", path("head"), "--summary", path("restart.json"), "--quiet"}, "head");
+  ASSERT_TRUE(eventually(
+      [&] {
+        std::error_code ec;
+        for (const auto& entry : fs::directory_iterator(dir_ / "head" / "checkpoints", ec)) {
+          if (fs::exists(entry.path() / "manifest")) return true;
+        }
+        return false;
+      },
+      60s))
+      << read_file(b.err) << read_file(dir_ / "head" / "host-a.log");
+  const auto far = recorded_pids(dir_ / "head-a");
+  ASSERT_EQ(far.count("sampler-0"), 1U);
+  ASSERT_EQ(::kill(far.at("sampler-0"), SIGKILL), 0);
+  ASSERT_EQ(wait_exit(b.pid, 180s), 0)
+      << read_file(b.err) << read_file(dir_ / "head" / "host-a.log");
+  const std::string err = read_file(b.err);
+  EXPECT_NE(err.find("restart 1 of 2 from the checkpoint at logical time"), std::string::npos)
+      << err;
+  EXPECT_EQ(testing::summary_digest(dir_ / "restart.json"), one_host_digest(6000)) << err;
+  const nlohmann::json summary = nlohmann::json::parse(read_file(dir_ / "restart.json"));
+  ASSERT_TRUE(summary.contains("restarts")) << summary.dump(2);
+  EXPECT_EQ(summary.at("restarts")[0].at("process"), "sampler-0") << summary.dump(2);
+  EXPECT_FALSE(summary.at("restarts")[0].at("resumed_from_ns").is_null()) << summary.dump(2);
+  // Every federate, host a's too, loaded its part (host a's are only in host a's directory) and
+  // said so with RESUMED at that tag.
+  const std::string resumed =
+      std::to_string(summary.at("restarts")[0].at("resumed_from_ns").get<std::int64_t>());
+  const std::string log = read_file(dir_ / "head" / "coordinator.restart1.log");
+  EXPECT_NE(log.find("every federate resumed from the checkpoint at " + resumed + " ns"),
+            std::string::npos)
+      << log;
 }
 
 }  // namespace
