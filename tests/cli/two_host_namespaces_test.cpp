@@ -268,6 +268,7 @@ class LinkFaults : public TwoHostNamespaces {
   static constexpr long kSteps = 6000;
 
   struct Run {
+    std::string tag;  // its log directories: TAG-a, TAG-b
     int exit_a = -1, exit_b = -1;
     double seconds = 0;
     std::string digest, err_a, err_b, out_b;
@@ -299,6 +300,7 @@ class LinkFaults : public TwoHostNamespaces {
       fault();
     }
     Run result;
+    result.tag = tag;
     result.exit_a = wait_exit(a.pid, 240s);
     result.exit_b = wait_exit(b.pid, 240s);
     result.seconds = std::chrono::duration<double>(Clock::now() - started).count();
@@ -324,8 +326,9 @@ class LinkFaults : public TwoHostNamespaces {
     return clean_;
   }
 
-  /// Appended to every run's file but the clean one.
-  std::string extra_;
+  /// Appended to every run's file but the clean one: checkpoints on, as a user who wants
+  /// recovery would have them (RecoveryAcrossHosts adds restarts).
+  std::string extra_ = "checkpoint: {every: 50ms, keep: 2}\n";
   /// Env steps of every run.
   long steps_ = kSteps;
 
@@ -335,12 +338,26 @@ class LinkFaults : public TwoHostNamespaces {
                .exit_code == 0;
   }
 
-  /// Both halves of `faulty` ended well with the fault-free digest; reported as `fault`.
+  /// Both halves of `faulty` ended well with the fault-free digest, and left no process;
+  /// reported as `fault`.
   void expect_unharmed(const std::string& fault, const Run& faulty) {
     EXPECT_EQ(faulty.exit_a, 0) << faulty.err_a;
     EXPECT_EQ(faulty.exit_b, 0) << faulty.err_b;
     EXPECT_EQ(faulty.digest, clean().digest);
+    expect_none_left(faulty);
     report(fault, faulty);
+  }
+
+  /// No process either launcher of `faulty` recorded outlived it (its last attempt's).
+  void expect_none_left(const Run& faulty) {
+    for (const char* host : {"-a", "-b"}) {
+      const auto pids = recorded_pids(dir_ / (faulty.tag + host));
+      EXPECT_FALSE(pids.empty()) << faulty.tag << host;
+      for (const auto& [name, pid] : pids) {
+        EXPECT_TRUE(eventually([pid = pid] { return !alive(pid); }, 5s))
+            << name << " of " << faulty.tag << host << " outlived the run";
+      }
+    }
   }
 
   /// The coordinator's last line of run `tag` ("run finished (N grants, ...)"), printed; "" when
@@ -390,6 +407,22 @@ TEST_F(LinkFaults, ALinkDownFor2SecondsLosesTimeButNoMessage) {
     EXPECT_GE(summary.at("silences").at(federate).at("seconds").get<double>(), 1.875);
   }
   EXPECT_NE(faulty.out_b.find("silences: 3, "), std::string::npos) << faulty.out_b;
+}
+
+// Without `checkpoint:` a link down longer than the heartbeat timeout ends the run on both hosts,
+// naming the host that was cut off, and leaves no process on either side.
+TEST_F(LinkFaults, ALinkDownLongerThanTheTimeoutWithoutCheckpointsEndsNamingTheHost) {
+  extra_.clear();
+  const Run faulty = run("down7-nockpt", [&] {
+    std::this_thread::sleep_for(1s);  // mid-run
+    ASSERT_TRUE(set_link_a("down"));
+    std::this_thread::sleep_for(7s);  // longer than the file's heartbeat_timeout (5 s)
+    ASSERT_TRUE(set_link_a("up"));
+  });
+  EXPECT_EQ(faulty.exit_b, 1) << faulty.err_b;
+  EXPECT_NE(faulty.exit_a, 0) << faulty.err_a;
+  EXPECT_NE(faulty.err_b.find("(host a)"), std::string::npos) << faulty.err_b;
+  expect_none_left(faulty);
 }
 
 TEST_F(LinkFaults, ATenMegabitLinkKeepsTheDigest) {
@@ -499,6 +532,7 @@ class RecoveryAcrossHosts : public LinkFaults {
     EXPECT_EQ(faulty.exit_a, 0) << faulty.err_a;
     EXPECT_EQ(faulty.exit_b, 0) << faulty.err_b;
     EXPECT_EQ(faulty.digest, clean().digest) << faulty.err_b;
+    expect_none_left(faulty);
     ASSERT_TRUE(faulty.summary.contains("restarts")) << faulty.err_b;
     EXPECT_GE(faulty.summary.at("restarts").size(), restarts) << faulty.summary.dump(2);
     if (from_checkpoint) {
