@@ -27,6 +27,7 @@
 #include "monitoring/metrics_endpoint.hpp"
 #include "monitoring/process_metrics.hpp"
 #include "nodes/cluster/federation_plan.hpp"
+#include "nodes/cluster/process_plan.hpp"
 #include "transport/curve_keys.hpp"
 
 namespace tagflow::cli {
@@ -98,8 +99,12 @@ std::unique_ptr<coordinator::CheckpointManifest> checkpoint_manifest(const Coord
   }
   std::vector<std::string> federates;
   for (const auto& f : loaded.spec.federates) federates.push_back(f.id);
-  return std::make_unique<coordinator::CheckpointManifest>(o.checkpoints, std::move(federates),
-                                                           loaded.cluster->checkpoint.keep);
+  std::map<std::string, std::string> hosts;  // where each part is written
+  for (const cluster::ProcessPlan& process : cluster::plan_processes(*loaded.cluster)) {
+    for (const std::string& replica : process.replicas) hosts[replica] = process.host;
+  }
+  return std::make_unique<coordinator::CheckpointManifest>(
+      o.checkpoints, std::move(federates), loaded.cluster->checkpoint.keep, std::move(hosts));
 }
 
 /// Hands the coordinator's checkpoint reports to `manifest` and the other hosts' results to

@@ -48,6 +48,7 @@ std::vector<std::int64_t> complete_times(const std::string& root) {
 struct Manifest {
   transport::WireTag tag;
   std::map<std::string, PartInfo> parts;
+  std::map<std::string, std::string> hosts;  // by federate, when recorded
 };
 
 Manifest read_manifest(const std::string& path) {
@@ -73,6 +74,7 @@ Manifest read_manifest(const std::string& path) {
       if (!fields) throw StateError(path + ": bad line '" + line + "'");
       info.checksum = std::stoull(checksum, nullptr, 16);
       m.parts[federate] = info;
+      if (std::string host; fields >> host) m.hosts[federate] = host;
     }
   }
   if (!tagged) throw StateError(path + ": no tag line");
@@ -151,8 +153,11 @@ Part read_part(const std::string& directory, const std::string& federate) {
 }
 
 CheckpointManifest::CheckpointManifest(std::string root, std::vector<std::string> federates,
-                                       int keep)
-    : root_(std::move(root)), federates_(std::move(federates)), keep_(std::max(keep, 1)) {}
+                                       int keep, std::map<std::string, std::string> hosts)
+    : root_(std::move(root)),
+      federates_(std::move(federates)),
+      keep_(std::max(keep, 1)),
+      hosts_(std::move(hosts)) {}
 
 std::optional<std::string> CheckpointManifest::on_written(const std::string& federate,
                                                           const transport::WireTag& tag,
@@ -166,7 +171,9 @@ std::optional<std::string> CheckpointManifest::on_written(const std::string& fed
   text += "tag " + std::to_string(tag.time_ns()) + " " + std::to_string(tag.microstep()) + "\n";
   for (const std::string& id : federates_) {
     const PartInfo& p = parts.at(id);
-    text += "part " + id + " " + std::to_string(p.bytes) + " " + hex(p.checksum) + "\n";
+    const auto host = hosts_.find(id);
+    text += "part " + id + " " + std::to_string(p.bytes) + " " + hex(p.checksum) + " " +
+            (host == hosts_.end() || host->second.empty() ? "-" : host->second) + "\n";
   }
   const std::string path =
       (fs::path(checkpoint_directory(root_, tag.time_ns())) / "manifest").string();
@@ -194,6 +201,10 @@ void CheckpointManifest::prune(std::int64_t newest_complete) const {
     std::error_code remove_error;
     fs::remove_all(entry.path(), remove_error);
   }
+}
+
+std::map<std::string, std::string> part_hosts(const std::string& directory) {
+  return read_manifest((fs::path(directory) / "manifest").string()).hosts;
 }
 
 std::optional<UsableCheckpoint> latest_usable_checkpoint(const std::string& root,

@@ -14,7 +14,9 @@
 // attachments — then the federate's own bytes (body). The manifest is text:
 //   tagflow-checkpoint 1
 //   tag TIME_NS MICROSTEP
-//   part FEDERATE BYTES CHECKSUM        (one line per federate, checksum in hex)
+//   part FEDERATE BYTES CHECKSUM HOST   (one line per federate, checksum in hex; HOST: the cluster
+//                                        file's host whose RUN_DIR holds the part, "-" unknown;
+//                                        absent in manifests written before it was recorded)
 //
 // latest_usable_checkpoint() walks the complete checkpoints from the newest and takes the first
 // whose every part (and attachment) reads back with the manifest's checksum; each one it refuses
@@ -69,7 +71,10 @@ struct Part {
 /// checkpoints stay (and no incomplete one older than the newest complete).
 class CheckpointManifest {
  public:
-  CheckpointManifest(std::string root, std::vector<std::string> federates, int keep);
+  /// `hosts`: where each federate's part is written (the host of its process), for the
+  /// manifest; a federate not in it is recorded as "-".
+  CheckpointManifest(std::string root, std::vector<std::string> federates, int keep,
+                     std::map<std::string, std::string> hosts = {});
   /// Records `federate`'s part for `tag`; returns the manifest's path when this completed the
   /// checkpoint. Throws StateError when the manifest cannot be written.
   std::optional<std::string> on_written(const std::string& federate, const transport::WireTag& tag,
@@ -81,9 +86,15 @@ class CheckpointManifest {
   std::string root_;
   std::vector<std::string> federates_;
   int keep_;
+  std::map<std::string, std::string> hosts_;
   std::map<std::int64_t, std::map<std::string, PartInfo>> pending_;  // by tag time
   std::size_t completed_ = 0;
 };
+
+/// The hosts a complete checkpoint's manifest in `directory` records, by federate ("-": unknown;
+/// none for a manifest written before hosts were recorded). Throws StateError when it cannot be
+/// read.
+[[nodiscard]] std::map<std::string, std::string> part_hosts(const std::string& directory);
 
 struct UsableCheckpoint {
   transport::WireTag tag;  // the tag the run resumes at

@@ -370,6 +370,19 @@ std::optional<std::int64_t> unloadable_checkpoint(const std::string& report) {
   }
 }
 
+/// "; the manifest puts its part on host H", for `federate`'s part of the checkpoint in
+/// `directory`; "" when the manifest does not say.
+std::string part_host(const std::string& directory, const std::string& federate) {
+  try {
+    const std::map<std::string, std::string> hosts = coordinator::part_hosts(directory);
+    const auto it = hosts.find(federate);
+    if (it == hosts.end() || it->second == "-") return "";
+    return "; the manifest puts its part on host " + it->second;
+  } catch (const StateError&) {
+    return "";
+  }
+}
+
 /// When the checkpoint in `directory` was complete (its manifest written), on the launcher's
 /// clock.
 Clock::time_point completed_at(const std::string& directory) {
@@ -810,7 +823,8 @@ void ClusterLaunch::restart_cluster(Attempt& attempt) {
     if (const auto bad = unloadable_checkpoint(report); bad && *bad == plan_.resume_time_ns) {
       unusable_.insert(*bad);
       std::cerr << "tagflow up: refused checkpoint " << *bad
-                << ": a federate could not load its part (" << report << ")\n";
+                << ": a federate could not load its part (" << report << ")"
+                << part_host(plan_.resume, federate_named(report)) << "\n";
     }
   }
   plan_.resume.clear();

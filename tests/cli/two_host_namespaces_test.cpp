@@ -593,6 +593,9 @@ TEST_F(RecoveryAcrossHosts, AHostThatLostItsPartsFallsBackToAnOlderCheckpointOrT
   report("host a's checkpoints lost", faulty);
   EXPECT_NE(faulty.err_b.find("a federate could not load its part"), std::string::npos)
       << faulty.err_b;
+  // The coordinator's manifest says where the missing part was.
+  EXPECT_NE(faulty.err_b.find("the manifest puts its part on host a"), std::string::npos)
+      << faulty.err_b;
 }
 
 TEST_F(RecoveryAcrossHosts, BothLaunchersKilledResumeFromTheirOwnDirectories) {

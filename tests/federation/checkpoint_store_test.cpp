@@ -5,6 +5,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <map>
+#include <sstream>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -51,6 +55,30 @@ TEST_F(CheckpointStore, TheManifestComesOnlyOnceEveryFederateReported) {
   EXPECT_EQ(a.body, "state of a at 2000");
   // The older incomplete checkpoint is gone once a newer one is complete.
   EXPECT_FALSE(fs::exists(checkpoint_directory(root_, 1000)));
+}
+
+// The manifest records which host holds each part; one written before hosts were recorded (three
+// fields per part) still reads, with no hosts.
+TEST_F(CheckpointStore, TheManifestRecordsWhichHostHoldsEachPart) {
+  CheckpointManifest manifest(root_, federates_, 2, {{"a", "hostA"}});
+  checkpoint(manifest, 1000);
+  const std::string dir = checkpoint_directory(root_, 1000);
+  const std::map<std::string, std::string> hosts = part_hosts(dir);
+  EXPECT_EQ(hosts, (std::map<std::string, std::string>{{"a", "hostA"}, {"b", "-"}}));
+  std::ifstream in(fs::path(dir) / "manifest");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("part a "), std::string::npos) << text;
+  EXPECT_NE(text.find(" hostA\n"), std::string::npos) << text;
+  // The same manifest without the host field: usable, and no hosts.
+  std::string old;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("part ", 0) == 0) line = line.substr(0, line.rfind(' '));
+    old += line + "\n";
+  }
+  std::ofstream(fs::path(dir) / "manifest", std::ios::trunc) << old;
+  EXPECT_TRUE(part_hosts(dir).empty());
+  ASSERT_TRUE(latest_usable_checkpoint(root_, federates_).has_value());
 }
 
 TEST_F(CheckpointStore, OnlyTheNewestKeepCheckpointsStay) {
