@@ -11,6 +11,7 @@ namespace tagflow::nodes {
 namespace {
 
 constexpr std::uint64_t kRandomPolicySalt = 0x52414e44ULL;  // "RAND"
+constexpr std::uint64_t kEvalNoiseSalt = 0x4e4f4953ULL;     // "NOIS"
 
 }  // namespace
 
@@ -19,8 +20,8 @@ MultiAgentNodeConfig MultiAgentNodeConfig::from_params(const NodeParams& params,
                                                        std::uint64_t seed, std::uint64_t eval_seed,
                                                        std::uint32_t index) {
   params.check_known({"env", "epsilon_start", "epsilon_end", "epsilon_decay_steps", "eval_every",
-                      "eval_episodes", "time_input", "reward_scale", "greedy_episodes",
-                      "team_reward"});
+                      "eval_episodes", "eval_epsilon", "time_input", "reward_scale",
+                      "greedy_episodes", "team_reward"});
   MultiAgentNodeConfig c;
   c.agents = agents;
   if (params.get_string("env", agents.env) != agents.env) {
@@ -31,6 +32,7 @@ MultiAgentNodeConfig MultiAgentNodeConfig::from_params(const NodeParams& params,
   c.epsilon_decay_steps = params.get_int("epsilon_decay_steps", c.epsilon_decay_steps, 1);
   c.eval_every = params.get_int("eval_every", c.eval_every, 0);
   c.eval_episodes = static_cast<int>(params.get_int("eval_episodes", c.eval_episodes, 0));
+  c.eval_epsilon = params.get_double("eval_epsilon", c.eval_epsilon, 0.0, 1.0);
   c.time_input = params.get_bool("time_input", c.time_input);
   c.reward_scale = params.get_double("reward_scale", c.reward_scale, 1e-6, 1e6);
   c.greedy_episodes = params.get_double("greedy_episodes", c.greedy_episodes, 0.0, 1.0);
@@ -99,7 +101,8 @@ void MultiAgentServer::draw_greedy_episode() {
 }
 
 double MultiAgentServer::epsilon() const {
-  if (evaluating_ || greedy_episode_) return 0.0;
+  if (evaluating_) return config_.eval_epsilon;
+  if (greedy_episode_) return 0.0;
   const double progress = std::min(
       1.0, static_cast<double>(joint_steps_) / static_cast<double>(config_.epsilon_decay_steps));
   return config_.epsilon_start + (config_.epsilon_end - config_.epsilon_start) * progress;
@@ -214,10 +217,12 @@ std::vector<TransitionsMessage> MultiAgentServer::step(bool transitions) {
 
 void MultiAgentServer::choose_actions() {
   const double eps = epsilon();
+  // Evaluation noise comes from its own generator; without it evaluations draw from the node's
+  // (as they always did: ε = 0 never acts on the draw).
+  std::mt19937_64& rng = evaluating_ && config_.eval_epsilon > 0.0 ? eval_rng_ : rng_;
   for (std::size_t a = 0; a < actions_.size(); ++a) {
-    actions_[a] = envs::uniform01(rng_) < eps
-                      ? envs::uniform_index(rng_, config_.agents.num_actions)
-                      : greedy_[a];
+    actions_[a] = envs::uniform01(rng) < eps ? envs::uniform_index(rng, config_.agents.num_actions)
+                                             : greedy_[a];
   }
 }
 
@@ -325,6 +330,7 @@ void MultiAgentServer::end_episode(Run& run) {
 void MultiAgentServer::start_evaluation() {
   if (config_.eval_episodes <= 0) return;
   evaluating_ = true;
+  eval_rng_.seed(config_.eval_seed ^ kEvalNoiseSalt);
   eval_episode_ = 0;
   eval_return_sum_ = eval_collision_sum_ = eval_length_sum_ = 0.0;
   eval_successes_ = 0;

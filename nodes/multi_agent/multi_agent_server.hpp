@@ -61,13 +61,17 @@ struct MultiAgentNodeConfig {
   /// and the same greedy actions follow. ε-greedy training breaks such stalls at random, so
   /// their cost is never seen; greedy training episodes show it to the learners.
   double greedy_episodes = 0.0;
+  /// Evaluation episodes act ε-greedily with this ε (default 0: greedy), drawn from a generator
+  /// seeded by the evaluation seed alone, so every evaluation sees the same noise. DQN's own
+  /// evaluations use 0.05: a deterministic policy that stalls stays stalled.
+  double eval_epsilon = 0.0;
   /// Every agent's transitions carry the team's reward (the sum of every agent's rewards that
   /// step) instead of its own; a vdn policy's joint rows carry its agents' sum either way.
   bool team_reward = false;
 
   /// Reads params env, epsilon_start, epsilon_end, epsilon_decay_steps, eval_every,
-  /// eval_episodes, time_input, reward_scale, greedy_episodes, team_reward (the env and
-  /// policies come from the cluster file's `agents`).
+  /// eval_episodes, eval_epsilon, time_input, reward_scale, greedy_episodes, team_reward (the env
+  /// and policies come from the cluster file's `agents`).
   static MultiAgentNodeConfig from_params(const NodeParams& params,
                                           const cluster::MultiAgentConfig& agents,
                                           std::uint64_t seed, std::uint64_t eval_seed,
@@ -169,6 +173,7 @@ class MultiAgentServer {
   std::size_t env_width_ = 0;         // per agent, as the env writes it
   std::vector<float> env_rows_;       // the env's last observations
   std::mt19937_64 rng_;
+  std::mt19937_64 eval_rng_;  // evaluation noise (eval_epsilon), reseeded at each evaluation
   std::vector<float> next_observations_, rewards_;
   std::vector<std::uint8_t> next_dones_;
   std::vector<std::int64_t> greedy_, actions_;

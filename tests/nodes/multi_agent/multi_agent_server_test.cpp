@@ -399,5 +399,30 @@ TEST(MultiAgentServer, TheFinalEvaluationPlaysTheRandomPolicysSeedsGreedily) {
   EXPECT_EQ(random_again.mean_return, random.mean_return);
 }
 
+// eval_epsilon: evaluation episodes act ε-greedily, with noise drawn from the evaluation seed
+// alone, so two nodes with other training seeds evaluate alike, and the greedy stall (every car
+// braking until the step limit) is broken.
+TEST(MultiAgentServer, EvaluationEpsilonDrawsItsNoiseFromTheEvaluationSeedAlone) {
+  const auto evaluate = [](double eval_epsilon, std::uint64_t seed) {
+    MultiAgentNodeConfig c = config(2);
+    c.eval_epsilon = eval_epsilon;
+    c.seed = seed;
+    MultiAgentServer server(c);
+    server.finish();
+    while (!server.finished()) {
+      EXPECT_TRUE(server.on_actions(answer_all(server, 1), nullptr));  // always brake
+      EXPECT_TRUE(server.step().empty());
+    }
+    return server.last_evaluation();
+  };
+  const EpisodeFigures greedy = evaluate(0.0, 3);
+  const EpisodeFigures noisy = evaluate(0.5, 3);
+  const EpisodeFigures other_seed = evaluate(0.5, 4);
+  EXPECT_EQ(greedy.collisions_per_episode, 0.0);
+  EXPECT_NE(noisy.mean_return, greedy.mean_return);  // cars moved
+  EXPECT_EQ(noisy.mean_return, other_seed.mean_return);
+  EXPECT_EQ(noisy.collisions_per_episode, other_seed.collisions_per_episode);
+}
+
 }  // namespace
 }  // namespace tagflow::nodes
