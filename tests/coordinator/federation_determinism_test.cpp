@@ -164,9 +164,9 @@ class FederationDeterminism : public ::testing::Test {
     // 1 GiB at most, at most 1 GiB/s.
     (void)tagflow::testing::EndlessMessage{std::size_t{4} << 20, std::chrono::milliseconds(4), 256}
         .send(peer);
-    // The cap (two 64 MiB messages and the kernel's buffer, WIRE.md §3.1) plus what arrives
-    // within a few checks at that speed: well under 512 MiB unless the sink is starved of CPU
-    // for a third of a second.
+    // The cap (two 16 MiB messages, and the process's 64 MiB budget, WIRE.md §3.1) plus what
+    // arrives within a few checks at that speed and the kernels' buffers: well under 512 MiB
+    // unless the sink is starved of CPU for a third of a second.
     const std::uint64_t bound = std::uint64_t{512} << 20;
     EXPECT_LT(peer.bytes_sent(), bound) << "the sink never cut the connection";
     std::ifstream status("/proc/" + std::to_string(sink) + "/status");
