@@ -665,7 +665,6 @@ CoordinatorResult Coordinator::fail(std::vector<std::string> who, const std::str
 bool Coordinator::receive_batch() {
   zmq::message_t identity;
   zmq::message_t frame;
-  if (guard_) read_closed_connections(Clock::now());  // the guard learns of new connections
   for (std::size_t handled = 0; handled < kMaxBatch; ++handled) {
     if (!router_.recv(identity, zmq::recv_flags::dontwait)) {
       if (guard_) (void)guard_->check(drops_);

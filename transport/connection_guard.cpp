@@ -94,11 +94,20 @@ ConnectionGuard::ConnectionGuard(ConnectionLimits limits) : limits_(limits) {
 void ConnectionGuard::accepted(int fd) {
   const std::lock_guard<std::mutex> lock(mutex_);
   watch(fd);
+  // What was read from it before its owner passed the event on.
+  if (const auto early = unmatched_.find(fd); early != unmatched_.end()) {
+    if (const auto it = live_.find(fd); it != live_.end()) {
+      it->second.read_bytes += early->second.bytes;
+      it->second.peer = early->second.peer;
+    }
+    unmatched_.erase(early);
+  }
 }
 
 void ConnectionGuard::ended(int fd) {
   const std::lock_guard<std::mutex> lock(mutex_);
   live_.erase(fd);
+  unmatched_.erase(fd);
 }
 
 ConnectionGuard::~ConnectionGuard() {
@@ -193,7 +202,15 @@ void ConnectionGuard::note_read(int fd, const std::string& peer, std::size_t wir
   if (it == live_.end()) {
     read_events();  // the ACCEPTED event may still be waiting
     it = live_.find(fd);
-    if (it == live_.end()) return;
+  }
+  if (it == live_.end()) {
+    if (router_ == nullptr && (unmatched_.size() < 1024 || unmatched_.count(fd) != 0)) {
+      // Fed by its owner, whose ACCEPTED event for this connection may come after the read.
+      Unmatched& early = unmatched_[fd];
+      early.bytes += wire_bytes;
+      if (early.peer.empty()) early.peer = peer.substr(0, 64);
+    }
+    return;
   }
   it->second.read_bytes += wire_bytes;
   if (it->second.peer.empty()) it->second.peer = peer.substr(0, 64);

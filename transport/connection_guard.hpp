@@ -156,7 +156,14 @@ class ConnectionGuard {
   ConnectionLimits limits_;
   zmq::socket_t* router_ = nullptr;  // nullptr: fed by accepted() and ended()
   zmq::socket_t events_;
-  std::map<int, Connection> live_;          // by file descriptor
+  std::map<int, Connection> live_;  // by file descriptor
+  struct Unmatched {
+    std::uint64_t bytes = 0;
+    std::string peer;
+  };
+  /// Fed by its owner: reads from connections whose ACCEPTED event has not come yet (at most
+  /// 1024), credited when it does.
+  std::map<int, Unmatched> unmatched_;
   Clock::time_point last_check_{};          // by either thread
   Clock::time_point last_drained_check_{};  // by check()
   std::uint64_t published_ = 0;             // this guard's share of the process's total
