@@ -67,12 +67,13 @@ using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
 /// What a node's peak RSS may grow by while it is under attack: the 64 MiB a process may hold of
-/// bytes not yet validated in reactor mode (transport/WIRE.md §3.1), and as much again for what
-/// arrives while the guard's thread waits for a core (two cores, seven processes and eight
-/// attacking connections: measured up to 57 MiB over the budget) and the node's own work in the
-/// meantime. The attacks offer far more: 1 GiB of one endless message, 512 MiB under a stolen
-/// routing id, 192 MiB over eight connections, 512 MiB at the coordinator, a 512 MiB BASP claim.
-constexpr std::uint64_t kGrowthBound = std::uint64_t{128} << 20;
+/// bytes not yet validated in reactor mode (transport/WIRE.md §3.1), and 96 MiB for what arrives
+/// while the guard's thread waits for a core (two cores, seven processes and eight attacking
+/// connections), the frames ZeroMQ allocates whole before they arrive, what the allocator keeps
+/// after a cut, and the node's own work meanwhile: the replay grew by 91-121 MiB in six runs. The
+/// attacks offer far more: 1 GiB of one endless message, 512 MiB under a stolen routing id,
+/// 192 MiB over eight connections, 512 MiB at the coordinator, a 512 MiB BASP claim.
+constexpr std::uint64_t kGrowthBound = std::uint64_t{160} << 20;
 
 /// VmHWM (peak resident set) of `pid` in bytes, or nullopt once it is gone.
 std::optional<std::uint64_t> peak_rss(pid_t pid) {
@@ -283,8 +284,7 @@ double scraped(std::uint16_t port, const std::string& family, const std::string&
 /// What the attacked processes counted (-1: not read).
 struct ReactorAttackCounts {
   double refused_joins = -1;    // the coordinator's, once it reached 5,000 (or after 20 s)
-  double cut = -1;              // the learner's guard: incomplete_over_cap
-  double stolen = -1;           // ... and undelivered_connection
+  double learner_cuts = -1;     // the learner's guard, for any of its three reasons
   double over_budget = -1;      // the replay's guard: over_process_budget
   double coordinator_cut = -1;  // the coordinator's guard: either reason
 };
@@ -309,12 +309,21 @@ ReactorAttackCounts attack_reactor_cluster(std::uint16_t coordinator_port,
       }
       std::cout << "endless message: " << (peer.bytes_sent() >> 20) << " MiB taken\n";
     }
-    const double first_cut = scraped(learner_metrics, "tagflow_transport_invalid_messages_total",
-                                     "reason", "incomplete_over_cap");
-    if (first_cut >= 0) {
-      counts.cut = first_cut;
-      counts.stolen = 0;
-    }
+    // Which rule cuts first depends on timing: a connection's cap at a check after the learner
+    // read everything waiting, or the process's budget on the guard's own thread (the learner
+    // may be in a training step). Either is counted.
+    const auto cuts = [learner_metrics] {
+      double sum = 0;
+      for (const char* reason :
+           {"incomplete_over_cap", "undelivered_connection", "over_process_budget"}) {
+        const double n =
+            scraped(learner_metrics, "tagflow_transport_invalid_messages_total", "reason", reason);
+        if (n < 0) return -1.0;
+        sum += n;
+      }
+      return sum;
+    };
+    counts.learner_cuts = cuts();
     testing::RawZmtpPeer peer(learner, "replay");
     const std::string chunk(std::size_t{1} << 20, 'y');
     for (int i = 0; i < 512 && peer.send_frame(chunk, false); ++i) {
@@ -325,27 +334,22 @@ ReactorAttackCounts attack_reactor_cluster(std::uint16_t coordinator_port,
     // failed scrape keeps the counts of the last one that answered.
     (void)testing::eventually(
         [&] {
-          const double cut = scraped(learner_metrics, "tagflow_transport_invalid_messages_total",
-                                     "reason", "incomplete_over_cap");
-          const double stolen = scraped(learner_metrics, "tagflow_transport_invalid_messages_total",
-                                        "reason", "undelivered_connection");
-          if (cut >= 0 && stolen >= 0) {
-            counts.cut = cut;
-            counts.stolen = stolen;
-          }
-          return counts.cut + counts.stolen >= 2;
+          if (const double n = cuts(); n >= 0) counts.learner_cuts = n;
+          return counts.learner_cuts >= 2;
         },
         10s);
   });
   // 3. Eight connections at the replay at once, each a 24 MiB message without end: every one
-  // under a connection's cap (two 16 MiB messages), 192 MiB together.
+  // under a connection's cap (two 16 MiB messages), 192 MiB together, at most 1.6 GB/s (more
+  // than loopback carries here, and what arrives while the guard's thread waits for a core is
+  // what the peak can exceed the budget by).
   attacks.emplace_back([replay, replay_metrics, &counts] {
     std::vector<std::thread> flows;
     std::atomic<std::uint64_t> taken{0};
     for (int i = 0; i < 8; ++i) {
       flows.emplace_back([replay, i, &taken] {
         testing::RawZmtpPeer peer(replay, "crowd-" + std::to_string(i));
-        (void)testing::EndlessMessage{std::size_t{1} << 20, 2ms, 24}.send(peer);
+        (void)testing::EndlessMessage{std::size_t{1} << 20, 5ms, 24}.send(peer);
         taken += peer.bytes_sent();
         std::this_thread::sleep_for(3s);  // held until cut, or until the others are
       });
@@ -467,17 +471,17 @@ TEST_F(HostileCluster, ReactorModeUnderEveryAttackGivesTheDigestOfAQuietRunWithi
       attack_reactor_cluster(port(0), port(1), port(8), port(9), port(6), port(7),
                              {port(2), port(3), port(6), port(8), port(10)});
   const std::map<std::string, std::uint64_t> after = watch.peaks();
-  const double refused = counts.refused_joins, cut = counts.cut, stolen = counts.stolen;
+  const double refused = counts.refused_joins, learner_cuts = counts.learner_cuts;
   const double over_budget = counts.over_budget;
   EXPECT_GE(counts.coordinator_cut, 1) << "the coordinator's guard never cut the endless message";
   const int code = testing::wait_exit(up, 150s);
   ASSERT_EQ(code, 0) << testing::read_text_file(dir_ / "open.err");
   expect_none_left(watch);
   expect_bounded(before, after);
-  std::cout << "learner drops: incomplete_over_cap " << cut << ", undelivered_connection " << stolen
+  std::cout << "learner: " << learner_cuts << " connections cut"
             << "; replay drops: over_process_budget " << over_budget
             << "; coordinator refused_join " << refused << "\n";
-  EXPECT_GE(cut + stolen, 2) << "the learner's guard counted neither cut connection";
+  EXPECT_GE(learner_cuts, 2) << "the learner's guard did not count both cut connections";
   // 192 MiB offered over eight connections against 64 MiB: at least the first few cut.
   EXPECT_GE(over_budget, 1) << "the replay's guard never kept within the process budget";
   EXPECT_GE(refused, 5000);
