@@ -19,6 +19,7 @@ BenchReport run_serve_bench(const BenchOptions& options);
 BenchReport run_paper_bench(const BenchOptions& options);
 BenchReport run_reactors_bench(const BenchOptions& options);
 BenchReport run_recovery_bench(const BenchOptions& options);
+BenchReport run_trace_bench(const BenchOptions& options);
 BenchReport run_replay_bench(const BenchOptions& options);
 
 }  // namespace tagflow::bench

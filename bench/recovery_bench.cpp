@@ -38,6 +38,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/benchmarks.hpp"
+#include "bench/local_cluster.hpp"
 #include "common/loopback_ports.hpp"
 #include "monitoring/http_get.hpp"
 
@@ -47,72 +48,12 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-constexpr int kPorts = 13;           // the cluster's 12, then the learner's metrics endpoint
-constexpr int kLearnerMetrics = 12;  // offset of the learner's metrics port
-
-/// The local demo cluster on ports from `base` (kPorts of them), `checkpoint` added when not
-/// empty, and `extra` (top-level keys) after it.
+/// The local demo cluster (bench/local_cluster.hpp) with `checkpoint` when not empty, then
+/// `extra`.
 std::string cluster_file(int base, std::int64_t env_steps, const std::string& checkpoint,
                          const std::string& extra = "") {
-  const auto port = [base](int offset) { return std::to_string(base + offset); };
-  std::string text =
-      "cluster: recovery-bench\nmode: reactor\nseed: 7\n"
-      "hosts:\n  local: {address: 127.0.0.1}\n"
-      "coordinator: {host: local, port: " +
-      port(0) +
-      ", heartbeat_timeout: 10s, "
-      "join_timeout: 180s}\n"
-      "nodes:\n"
-      "  sampler:\n    kind: sampler\n    replicas: 2\n    data_port: " +
-      port(2) +
-      "\n    params: {env: CartPole-v1, num_envs: 8, policy: inference, epsilon_start: 1.0, "
-      "epsilon_end: 0.04, epsilon_decay_steps: 4000}\n"
-      "  replay:\n    kind: replay\n    data_port: " +
-      port(6) +
-      "\n    params: {capacity: 50000, selector: uniform, min_size: 1000, samples_per_insert: 32, "
-      "batch_size: 64, max_batches_per_call: 8}\n"
-      "  learner:\n    kind: learner\n    data_port: " +
-      port(8) + "\n    metrics_port: " + port(kLearnerMetrics) +
-      "\n    params: {algo: dqn, hidden: \"64,64\", learning_rate: 0.001, gamma: 0.99, "
-      "target_update: 128}\n"
-      "  inference:\n    kind: inference\n    data_port: " +
-      port(10) +
-      "\n    params: {max_batch: 64, max_wait: 1ms}\n"
-      "connections:\n"
-      "  - {from: sampler.observations, to: inference.observations}\n"
-      "  - {from: inference.actions, to: sampler.actions, after: 0}\n"
-      "  - {from: sampler.transitions, to: replay.transitions}\n"
-      "  - {from: replay.batches, to: learner.batches}\n"
-      "  - {from: learner.priorities, to: replay.priorities, after: 0}\n"
-      "  - {from: learner.weights, to: inference.weights, after: 0}\n"
-      "stop: {env_steps: " +
-      std::to_string(env_steps) + "}\n";
-  if (!checkpoint.empty()) text += "checkpoint: " + checkpoint + "\n";
-  return text + extra;
-}
-
-struct Run {
-  double seconds = 0.0;  // the summary's (the processes' own run time)
-  std::int64_t env_steps = 0;
-  std::string digest;
-};
-
-/// Runs `tagflow up` on `yaml` (written to DIR/NAME.yaml, logs in DIR/NAME) and reads its summary.
-Run up(const fs::path& dir, const std::string& name, const std::string& yaml) {
-  const fs::path self = fs::read_symlink("/proc/self/exe");
-  std::ofstream(dir / (name + ".yaml")) << yaml;
-  const fs::path logs = dir / name;
-  const std::string command = (self.parent_path() / "tagflow").string() + " up " +
-                              (dir / (name + ".yaml")).string() + " --quiet --log-dir " +
-                              logs.string() + " > " + (dir / (name + ".log")).string() + " 2>&1";
-  if (std::system(command.c_str()) != 0) {
-    throw std::runtime_error("tagflow up of the " + name + " run failed (see " +
-                             (dir / (name + ".log")).string() + ")");
-  }
-  std::ifstream in(logs / "summary.json");
-  const nlohmann::json summary = nlohmann::json::parse(in);
-  return {summary.at("seconds").get<double>(), summary.at("env_steps").get<std::int64_t>(),
-          summary.at("digest").get<std::string>()};
+  return local_cluster_file("recovery-bench", base, env_steps,
+                            (checkpoint.empty() ? "" : "checkpoint: " + checkpoint + "\n") + extra);
 }
 
 /// The pid LOG_DIR/pids gives `process`, or -1.
@@ -165,12 +106,12 @@ struct KillTimes {
 /// The killed run described in the header comment.
 KillTimes kill_learner(const fs::path& dir, int base, const std::string& yaml) {
   const fs::path logs = dir / "killed";
-  const int metrics = base + kLearnerMetrics;
-  Run finished;
+  const int metrics = base + kLocalLearnerMetrics;
+  LocalRun finished;
   std::exception_ptr failure;
   std::thread launcher([&] {
     try {
-      finished = up(dir, "killed", yaml);
+      finished = up_local(dir, "killed", yaml);
     } catch (...) {
       failure = std::current_exception();
     }
@@ -219,18 +160,18 @@ BenchReport run_recovery_bench(const BenchOptions& options) {
   const fs::path dir =
       fs::temp_directory_path() / ("tagflow_recovery_bench_" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  const int base = free_loopback_port_range(kPorts);
+  const int base = free_loopback_port_range(kLocalClusterPorts);
   if (base < 0) throw std::runtime_error("no free range of loopback ports");
   BenchReport report("recovery");
 
-  const Run plain = up(dir, "none", cluster_file(base, env_steps, ""));
+  const LocalRun plain = up_local(dir, "none", cluster_file(base, env_steps, ""));
   // 16 env steps per 1 ms round: the logical time the run covered, and an E near 5 s of wall.
   const double logical_ms = static_cast<double>(plain.env_steps) / 16.0;
   const double wall_target = options.quick ? 1.0 : 5.0;
   const auto every_ms = std::max<std::int64_t>(
       1, static_cast<std::int64_t>(logical_ms * wall_target / plain.seconds));
   const std::string every = "{every: " + std::to_string(every_ms) + "ms, keep: 2}";
-  const Run checked = up(dir, "checkpoints", cluster_file(base, env_steps, every));
+  const LocalRun checked = up_local(dir, "checkpoints", cluster_file(base, env_steps, every));
 
   report.add("checkpoint_every_logical", static_cast<double>(every_ms), "ms");
   report.add("none_env_steps_per_s", static_cast<double>(plain.env_steps) / plain.seconds,

@@ -40,6 +40,10 @@ const std::vector<BenchEntry>& benchmarks() {
        "Checkpoints: env steps/s of the local cluster with a checkpoint about every 5 s vs none, "
        "and bytes and ms per checkpoint for each node kind",
        run_recovery_bench, false},
+      {"trace",
+       "Tracing: env steps/s of the local cluster untraced, with --trace and with per-message "
+       "digests; the same digest either way",
+       run_trace_bench, false},
       {"replay", "Prioritized replay: K-ary vs binary sum tree (insert, sample, update), table",
        run_replay_bench, false},
   };

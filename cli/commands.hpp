@@ -31,6 +31,10 @@ void add_up_command(CLI::App& app);
 void add_slurm_command(CLI::App& app);
 /// `tagflow k8s`, `k8s-pod` and `k8s-probe` (cli/k8s_command.cpp, docs/kubernetes.md).
 void add_k8s_command(CLI::App& app);
+/// `trace summary|merge LOG_DIR` and `diff RUN_A RUN_B` (cli/trace_command.cpp,
+/// tracing/README.md).
+void add_trace_command(CLI::App& app);
+void add_diff_command(CLI::App& app);
 
 /// This program's own path (/proc/self/exe), what launchers give their children to run;
 /// "tagflow" (found on PATH) when it cannot be read.

@@ -7,7 +7,8 @@
 // resigned, waits up to 30 s for the missing ones before it exits. With `--checkpoints ROOT` (a
 // cluster file with `checkpoint:`) it writes each checkpoint's manifest once every federate
 // reported its part (PROTOCOL.md §9); `--start-time NS` starts a run resumed from the checkpoint
-// of that logical time.
+// of that logical time. `--trace DIR` records the messages it sends and receives
+// (tracing/README.md).
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -22,8 +23,11 @@
 
 #include "cli/commands.hpp"
 #include "cli/launch/result_collector.hpp"
+#include "cli/launch/trace_collector.hpp"
 #include "common/atomic_file.hpp"
+#include "common/trace_recorder.hpp"
 #include "coordinator/coordinator.hpp"
+#include "hosts/reactor/federated_process.hpp"
 #include "monitoring/metrics_endpoint.hpp"
 #include "monitoring/process_metrics.hpp"
 #include "nodes/cluster/federation_plan.hpp"
@@ -60,17 +64,31 @@ LoadedSpec load_spec(const std::string& path, const std::string& run_keys) {
 /// they resign, a learner's after its final evaluation.
 constexpr std::chrono::seconds kResultWait{30};
 
-void collect_results(coordinator::Coordinator& coordinator, ResultCollector& collector) {
-  if (coordinator.collect_results(kResultWait, [&] { return collector.complete(); })) return;
-  std::cerr << "tagflow coordinator: no result within " << kResultWait.count() << " s from:";
-  for (const std::string& process : collector.missing()) std::cerr << " " << process;
-  std::cerr << "\n";
+void collect_results(coordinator::Coordinator& coordinator, ResultCollector& collector,
+                     const TraceCollector* traces) {
+  if (coordinator.collect_results(kResultWait, [&] {
+        return collector.complete() && (traces == nullptr || traces->complete());
+      })) {
+    return;
+  }
+  if (!collector.complete()) {
+    std::cerr << "tagflow coordinator: no result within " << kResultWait.count() << " s from:";
+    for (const std::string& process : collector.missing()) std::cerr << " " << process;
+    std::cerr << "\n";
+  }
+  if (traces != nullptr && !traces->complete()) {
+    std::cerr << "tagflow coordinator: trace files not received within " << kResultWait.count()
+              << " s:";
+    for (const std::string& file : traces->missing()) std::cerr << " " << file;
+    std::cerr << "\n";
+  }
 }
 
 struct CoordinatorOptions {
   std::string config;
   std::string endpoint;
   std::string results;
+  std::string trace;  // --trace DIR
   std::string run_keys;
   std::string checkpoints;
   std::string stats;
@@ -146,14 +164,29 @@ void serve(const CoordinatorOptions& o) {
   loaded.spec.start_tag = {o.start_ns, 0};
   std::unique_ptr<coordinator::CheckpointManifest> manifest = checkpoint_manifest(o, loaded);
   std::unique_ptr<ResultCollector> collector;
+  std::unique_ptr<TraceCollector> traces;
   if (!o.results.empty() && loaded.cluster) {
     collector = std::make_unique<ResultCollector>(*loaded.cluster, o.results);
+    if (!o.trace.empty()) traces = std::make_unique<TraceCollector>(*loaded.cluster, o.results);
   }
   monitoring::ProcessMetrics metrics(
       {"coordinator", monitoring::kCoordinatorKind,
        cluster::to_string(loaded.cluster ? loaded.cluster->mode : cluster::Mode::reactor)});
+  std::optional<hosts::ProcessTrace> trace;
+  if (!o.trace.empty()) {
+    trace.emplace(o.trace, "coordinator", "",
+                  loaded.cluster ? loaded.cluster->trace.events_per_thread
+                                 : cluster::TraceConfig{}.events_per_thread);
+    trace::active()->name_thread("coordinator", "");
+  }
   coordinator::Coordinator coordinator(std::move(loaded.spec));
   attach_sinks(coordinator, manifest, collector);
+  if (traces) {
+    coordinator.set_trace_sink(
+        [&traces](const std::string& federate, const coordinator::ControlMessage& part) {
+          return traces->receive(federate, part);
+        });
+  }
   const std::unique_ptr<monitoring::MetricsEndpoint> endpoint_http =
       serve_metrics(coordinator, metrics, loaded);
   const std::string bound = coordinator.bind(o.endpoint);
@@ -167,7 +200,7 @@ void serve(const CoordinatorOptions& o) {
             << result.messages_handled << " messages, " << result.silences << " silences, "
             << result.silence_seconds << " s silent)" << std::endl;
   if (!o.stats.empty()) write_file_atomically(o.stats, silences_json(result));
-  if (collector) collect_results(coordinator, *collector);
+  if (collector) collect_results(coordinator, *collector, traces.get());
 }
 
 [[noreturn]] void fail(const std::string& message, int code) {
@@ -214,6 +247,9 @@ void add_coordinator_command(CLI::App& app) {
   command->add_option("--stats", o->stats,
                       "At the end of a finished run, write its grants, messages and silences "
                       "per federate here (JSON; the launcher's summary reads it)");
+  command->add_option("--trace", o->trace,
+                      "Record the coordinator's messages into DIR/coordinator.trace.json "
+                      "(tracing/README.md)");
   command->add_option(
       "--bind", o->endpoint,
       "Endpoint to bind instead of the configured coordinator address (e.g. tcp://0.0.0.0:7600)");

@@ -63,6 +63,8 @@ int main(int argc, char** argv) {
   tagflow::cli::add_up_command(app);
   tagflow::cli::add_slurm_command(app);
   tagflow::cli::add_k8s_command(app);
+  tagflow::cli::add_trace_command(app);
+  tagflow::cli::add_diff_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

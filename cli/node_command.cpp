@@ -1,8 +1,8 @@
 // `tagflow node --config FILE --name PROCESS [--mode reactor|actor] [--result PATH] [--join]
-// [--checkpoints DIR] [--resume DIR] [--peers-restart] [--quiet]`: runs the replicas of one
-// process of a cluster file (nodes/README.md) until the cluster stops. Built into both executables:
-// `tagflow` runs processes of kinds without LibTorch and hands the others (learner, inference)
-// to `tagflow-torch` (cli/main.cpp), which installs the LibTorch kinds at start
+// [--checkpoints DIR] [--resume DIR] [--trace DIR] [--peers-restart] [--quiet]`: runs the replicas
+// of one process of a cluster file (nodes/README.md) until the cluster stops. Built into both
+// executables: `tagflow` runs processes of kinds without LibTorch and hands the others (learner,
+// inference) to `tagflow-torch` (cli/main.cpp), which installs the LibTorch kinds at start
 // (nodes/kind/torch_registry.hpp). Exit codes: 0 the cluster stopped normally; 2 bad file, param or
 // process name; 4 federation failure (the message names the federate); 1 anything else. Errors go
 // to stderr as one line starting `tagflow node PROCESS:`.
@@ -36,6 +36,7 @@ struct NodeOptions {
   std::string result;
   std::string run_keys;
   std::string checkpoints;
+  std::string trace;  // --trace DIR
   std::string resume;
   bool peers_restart = false;
   bool join = false;
@@ -85,6 +86,7 @@ void run_reactor_node(const NodeOptions& o, const cluster::ClusterConfig& config
   hosts::FederatedProcessOptions options;
   options.checkpoints = o.checkpoints;
   options.resume = o.resume;
+  options.trace_dir = o.trace;
   if (!o.quiet) {
     options.log = [name = o.name](const std::string& line) {
       std::cerr << "tagflow node " + name + ": " + line + "\n";
@@ -187,6 +189,8 @@ void add_node_command(CLI::App& app) {
   command->add_option("--resume", o->resume,
                       "Resume from the checkpoint in this directory (CHECKPOINTS/<time_ns>; actor "
                       "mode: each replica from its own in CHECKPOINTS)");
+  command->add_option("--trace", o->trace,
+                      "Record the run into DIR (reactor mode; tracing/README.md)");
   command->add_flag("--peers-restart", o->peers_restart,
                     "Actor mode: a dead replay, learner or inference process is restarted by the "
                     "launcher: wait for it instead of ending the run");

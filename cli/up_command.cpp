@@ -1,5 +1,5 @@
 // `tagflow up FILE [--mode reactor|actor] [--host NAME] [--summary PATH] [--log-dir DIR]
-// [--quiet] [--stop-with-stdin]`: runs a cluster file as the processes it describes
+// [--quiet] [--trace] [--stop-with-stdin]`: runs a cluster file as the processes it describes
 // (cli/launch/cluster_launcher.hpp).
 // `--placement single` never reaches this command: main() hands it to tagflow-torch, which runs
 // the whole file in one process (cli/launch/up_single_command.cpp).
@@ -66,6 +66,9 @@ void add_up_command(CLI::App& app) {
                       "Continue the run in this log directory from its newest usable checkpoint "
                       "(its launcher died; reactor mode, a file with checkpoint:)");
   command->add_flag("--quiet", arguments->launch.quiet, "No progress line");
+  command->add_flag("--trace", arguments->launch.trace,
+                    "Record the run (reactor mode) as the file's `trace: true` would: "
+                    "LOG_DIR/trace.json at the end (tracing/README.md)");
   command->add_flag("--stop-with-stdin", arguments->launch.stop_with_stdin,
                     "Stop every process when stdin closes (how a head host's ssh session "
                     "stops this half)");

@@ -160,6 +160,13 @@ std::string Coordinator::bind(const std::string& endpoint) {
 
 void Coordinator::send(const std::string& identity, const ControlMessage& message) {
   const std::string frame = encode_control(message);
+  if (trace::TraceRecorder* tracer = trace::active();
+      tracer != nullptr && !is_heartbeat_identity(identity)) {
+    // Recorded before it leaves, so that it never seems to arrive before it was sent.
+    tracer->instant(trace::Kind::kControlSend, carried_tag(message),
+                    trace_names_.id(*tracer, control_type_name(message.type)),
+                    trace_names_.id(*tracer, identity), 0, frame.size());
+  }
   router_.send(zmq::buffer(identity), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
   router_.send(zmq::buffer(frame), zmq::send_flags::dontwait);
   const std::size_t index = member_of(identity);
@@ -310,6 +317,12 @@ void Coordinator::handle(const std::string& identity, const zmq::message_t& fram
     return;
   }
   count_received(member_of(identity), frame.size());
+  if (trace::TraceRecorder* tracer = trace::active();
+      tracer != nullptr && !is_heartbeat_identity(identity)) {
+    tracer->instant(trace::Kind::kControlReceive, carried_tag(message),
+                    trace_names_.id(*tracer, control_type_name(message.type)),
+                    trace_names_.id(*tracer, identity), 0, frame.size());
+  }
   if (message.type == ControlType::kJoin && !is_heartbeat_identity(identity) &&
       !is_launcher_identity(identity)) {
     // Before note_connection(): whether the member's first connection closed decides a JOIN
@@ -466,6 +479,29 @@ void Coordinator::handle_launcher(const std::string& identity, std::size_t index
     if (!members_[index].resigned) {
       note_failure(index, "federate '" + id + "' failed: " + escape_for_log(message.text, 1024));
     }
+    return;
+  }
+  if (message.type == ControlType::kClockRequest) {
+    // A launcher of another host aligning its trace's clock with this one (§8.4).
+    ControlMessage clock;
+    clock.type = ControlType::kClock;
+    clock.clock_ns = trace::TraceRecorder::now_ns();
+    send(identity, clock);
+    return;
+  }
+  if (message.type == ControlType::kTracePart) {
+    const TraceReceipt receipt = trace_sink_
+                                     ? trace_sink_(id, message)
+                                     : TraceReceipt{false, "this coordinator stores no traces", 0};
+    if (!receipt.stored) {
+      refuse(identity, "trace file '" + message.process + "': " + receipt.text);
+      return;
+    }
+    ControlMessage stored;
+    stored.type = ControlType::kTraceStored;
+    stored.process = message.process;
+    stored.offset = receipt.stored_bytes;
+    send(identity, stored);
     return;
   }
   if (message.type != ControlType::kResult) {

@@ -19,8 +19,10 @@
 // Launchers (PROTOCOL.md §8) reach it on a third connection per federate, routing id = id +
 // `#up`, authenticated with that federate's key: FAILED there ends the run at once naming the
 // federate (its process died), and RESULT hands a process's result to the sink set with
-// set_result_sink(), answered by RESULT_STORED or REFUSED. collect_results() keeps serving them
-// after run() returned, until the sink has every result it waits for.
+// set_result_sink(), answered by RESULT_STORED or REFUSED; TRACE_PART hands a piece of a traced
+// process's file to the sink set with set_trace_sink() (TRACE_STORED or REFUSED), and
+// CLOCK_REQUEST is answered with the coordinator's clock (CLOCK). collect_results() keeps serving
+// them after run() returned, until the sinks have everything they wait for.
 #pragma once
 
 #include <atomic>
@@ -35,6 +37,7 @@
 #include <zmq.hpp>
 
 #include "common/log_text.hpp"
+#include "common/trace_recorder.hpp"
 #include "coordinator/grant_calculator.hpp"
 #include "federation/control_message.hpp"
 #include "federation/federation_spec.hpp"
@@ -79,6 +82,17 @@ struct ResultReceipt {
 using ResultSink =
     std::function<ResultReceipt(const std::string&, const std::string&, const std::string&)>;
 
+/// What a trace sink answers: stored, with the bytes of the file stored so far, or refused
+/// (`text` says why).
+struct TraceReceipt {
+  bool stored = false;
+  std::string text;
+  std::uint64_t stored_bytes = 0;
+};
+/// (federate whose key sent it, its TRACE_PART) → receipt (PROTOCOL.md §8.4). Runs on the loop's
+/// thread.
+using TraceSink = std::function<TraceReceipt(const std::string&, const ControlMessage&)>;
+
 /// (federate, its CHECKPOINT_WRITTEN) → nothing (PROTOCOL.md §9). Runs on the loop's thread; a
 /// std::exception it throws ends the run with its message (a manifest that cannot be written).
 using CheckpointSink = std::function<void(const std::string&, const ControlMessage&)>;
@@ -102,6 +116,8 @@ class Coordinator {
   void set_checkpoint_sink(CheckpointSink sink) { checkpoint_sink_ = std::move(sink); }
   /// Where RESULT messages go (before run()); without a sink they are refused.
   void set_result_sink(ResultSink sink) { result_sink_ = std::move(sink); }
+  /// Where TRACE_PART messages go (before run()); without a sink they are refused.
+  void set_trace_sink(TraceSink sink) { trace_sink_ = std::move(sink); }
   /// After run(): serves launchers' RESULT messages until `complete()` is true (checked after
   /// every batch) or `timeout` passed; returns complete().
   bool collect_results(std::chrono::milliseconds timeout, const std::function<bool()>& complete);
@@ -233,6 +249,7 @@ class Coordinator {
   transport::PeerDropCounters drops_;
   PeerLogBudget log_budget_;  // refusals and malformed frames: one log line per peer
   ResultSink result_sink_;
+  TraceSink trace_sink_;
   CheckpointSink checkpoint_sink_;
   std::optional<std::string> peer_failure_;  // a FAILED from a federate: the run ends
   std::size_t peer_failure_index_ = 0;
@@ -240,6 +257,7 @@ class Coordinator {
   CoordinatorResult stats_;
   std::atomic<bool> stop_requested_{false};        // relaxed: polled by run()
   std::optional<Clock::time_point> behind_since_;  // messages were left unread since then
+  trace::NameCache trace_names_;                   // tracing/README.md
 };
 
 }  // namespace tagflow::coordinator

@@ -86,8 +86,18 @@ void FederateClient::check_coordinator() const {
   }
 }
 
+void FederateClient::trace_control(trace::Kind kind, const ControlMessage& message,
+                                   std::size_t bytes) {
+  trace::TraceRecorder* tracer = trace::active();
+  if (tracer == nullptr) return;
+  tracer->instant(kind, carried_tag(message),
+                  trace_names_.id(*tracer, control_type_name(message.type)),
+                  trace_names_.id(*tracer, "coordinator"), 0, bytes);
+}
+
 void FederateClient::send(const ControlMessage& message) {
   const std::string frame = encode_control(message);
+  trace_control(trace::Kind::kControlSend, message, frame.size());  // before: never after receipt
   socket_.send(zmq::buffer(frame), zmq::send_flags::none);
 }
 
@@ -200,7 +210,10 @@ bool FederateClient::poll(std::chrono::milliseconds timeout) {
   while (socket_.recv(frame, zmq::recv_flags::dontwait)) {
     any = true;
     const std::optional<ControlMessage> message = decode_control(frame.data(), frame.size());
-    if (message) apply(*message);
+    if (message) {
+      trace_control(trace::Kind::kControlReceive, *message, frame.size());
+      apply(*message);
+    }
   }
   check_coordinator();
   return any;

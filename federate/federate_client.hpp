@@ -24,6 +24,7 @@
 
 #include <zmq.hpp>
 
+#include "common/trace_recorder.hpp"
 #include "federation/control_message.hpp"
 #include "federation/federation_spec.hpp"
 
@@ -142,6 +143,8 @@ class FederateClient {
 
  private:
   void send(const ControlMessage& message);
+  /// Records a control message sent or received in the trace, when the process traces.
+  void trace_control(trace::Kind kind, const ControlMessage& message, std::size_t bytes);
   void apply(const ControlMessage& message);
   void heartbeat_loop(zmq::socket_t heartbeat);
   void check_coordinator() const;
@@ -162,6 +165,7 @@ class FederateClient {
   std::atomic<bool> coordinator_lost_{false};  // set by the heartbeat thread (release/acquire)
   std::atomic<bool> stopping_{false};          // tells the heartbeat thread to end
   std::thread heartbeat_thread_;
+  trace::NameCache trace_names_;  // tracing/README.md
 };
 
 }  // namespace tagflow::coordinator

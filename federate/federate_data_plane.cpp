@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/trace_recorder.hpp"
 #include "federate/data_socket.hpp"
 #include "monitoring/process_metrics.hpp"
 #include "transport/curve_keys.hpp"
@@ -120,6 +121,9 @@ bool FederateDataPlane::receive(
   for (int i = 0; i < kMaxReceivedPerCall; ++i) {
     transport::ReceiveResult result =
         transport::receive_wire_message(data_, validator_, drops_, zmq::recv_flags::dontwait);
+    // Taken once the message is here, so that it never seems to arrive before it was sent.
+    trace::TraceRecorder* const tracer = trace::active();
+    const std::int64_t taken_at = tracer != nullptr ? trace::TraceRecorder::now_ns() : 0;
     if (!result.received) {
       if (guard_) (void)guard_->check(drops_);
       return false;
@@ -145,20 +149,34 @@ bool FederateDataPlane::receive(
       // it, on the same connection. Not a data message: no grant counts it.
       WireTag& completed = upstream_completed_[header.from];
       completed = std::max(completed, header.tag);
+      if (tracer != nullptr) {
+        tracer->instant(trace::Kind::kControlReceive, header.tag,
+                        trace_names_.id(*tracer, "COMPLETED"),
+                        trace_names_.id(*tracer, header.from));
+      }
       continue;
     }
     // Values and ABSENTs alike count towards the grants' message counts.
     received_[header.from].push_back(header.tag);
+    std::size_t bytes = 0;
+    for (const zmq::message_t& frame : result.message.payloads) bytes += frame.size();
     if (header.kind == transport::MessageKind::kPortValue) {
       if (const auto counters = received_metrics_.find(header.from);
           counters != received_metrics_.end()) {
-        std::size_t bytes = 0;
-        for (const zmq::message_t& frame : result.message.payloads) bytes += frame.size();
         counters->second.messages->Increment();
         counters->second.bytes->Increment(static_cast<double>(bytes));
       }
     }
+    const WireTag tag = header.tag;
+    const std::uint32_t port = header.port;
+    std::string from;  // deliver() may move the message
+    if (tracer != nullptr) from = header.from;
     deliver(result.message);
+    if (tracer != nullptr) {
+      tracer->record({trace::Kind::kReceive, taken_at, trace::TraceRecorder::now_ns() - taken_at,
+                      tag, trace_names_.id(*tracer, id_), trace_names_.id(*tracer, from), port,
+                      bytes});
+    }
   }
   return true;
 }
@@ -227,11 +245,14 @@ bool FederateDataPlane::send_value(const std::string& to, std::uint32_t port,
                           "' is over the message cap of " + std::to_string(cap) +
                           " bytes (transport/WIRE.md §3); nothing was sent");
   }
+  trace::Span span(trace::Kind::kSend, arrival);
+  if (span.on()) trace_message(span.event(), to, port, payload.size);
   transport::WireHeader header;
   header.tag = arrival;
   header.from = id_;
   header.port = port;
   transport::send_wire_message(socket->second, header, {payload});
+  if (value_log_ != nullptr) value_log_->record(arrival, to, port, payload.data, payload.size);
   unnotified_.insert(to);
   if (const auto counters = sent_metrics_.find(to); counters != sent_metrics_.end()) {
     counters->second.messages->Increment();
@@ -253,15 +274,31 @@ bool FederateDataPlane::send_header_only(const std::string& to, std::uint32_t po
   return true;
 }
 
+void FederateDataPlane::trace_message(trace::Event& event, const std::string& to,
+                                      std::uint32_t port, std::size_t bytes) {
+  trace::TraceRecorder& tracer = *trace::active();
+  event.name = trace_names_.id(tracer, id_);
+  event.peer = trace_names_.id(tracer, to);
+  event.port = port;
+  event.bytes = bytes;
+}
+
 bool FederateDataPlane::send_absent(const std::string& to, std::uint32_t port,
                                     const WireTag& arrival) {
+  trace::Span span(trace::Kind::kSend, arrival);
+  if (span.on()) trace_message(span.event(), to, port, 0);
   if (!send_header_only(to, port, transport::MessageKind::kPortAbsent, arrival)) return false;
+  if (value_log_ != nullptr) value_log_->record(arrival, to, port, nullptr, 0);
   unnotified_.insert(to);
   return true;
 }
 
 void FederateDataPlane::send_completed_notices() {
   for (const auto& [to, tag] : notices_due_) {
+    if (trace::TraceRecorder* tracer = trace::active()) {
+      tracer->instant(trace::Kind::kControlSend, tag, trace_names_.id(*tracer, "COMPLETED"),
+                      trace_names_.id(*tracer, to));
+    }
     (void)send_header_only(to, 0, transport::MessageKind::kCompleted, tag);
   }
   notices_due_.clear();

@@ -57,6 +57,8 @@
 
 #include <zmq.hpp>
 
+#include "common/trace_recorder.hpp"
+#include "common/value_log.hpp"
 #include "federate/federate_client.hpp"
 #include "transport/connection_guard.hpp"
 #include "transport/message_validator.hpp"
@@ -171,6 +173,10 @@ class FederateDataPlane {
   /// it is kMayDefer may the federate leave a wait unreported.
   [[nodiscard]] Reporting announced_reporting() const { return announced_reporting_; }
 
+  /// Every data message sent from now on is also written to `log` (with `trace.digests`,
+  /// tracing/README.md); null: none. The log must outlive the plane's sends.
+  void set_value_log(ValueLog* log) { value_log_ = log; }
+
  private:
   struct PeerCounters {
     prometheus::Counter* messages = nullptr;
@@ -184,6 +190,9 @@ class FederateDataPlane {
   /// a connected downstream.
   bool send_header_only(const std::string& to, std::uint32_t port, transport::MessageKind kind,
                         const WireTag& tag);
+  /// The names of a data message this federate sends to `to`, for its trace event.
+  void trace_message(trace::Event& event, const std::string& to, std::uint32_t port,
+                     std::size_t bytes);
   [[noreturn]] void fail_on_lost_message(const transport::WireHeader& header,
                                          transport::DropReason reason) const;
 
@@ -213,6 +222,8 @@ class FederateDataPlane {
   std::map<std::string, WireTag> upstream_completed_;  // per upstream: its latest notice
   WireTag announced_ = transport::kNever;
   Reporting announced_reporting_ = Reporting::kEveryWait;
+  trace::NameCache trace_names_;  // the socket owner's (tracing/README.md)
+  ValueLog* value_log_ = nullptr;
 };
 
 }  // namespace tagflow::coordinator

@@ -18,6 +18,7 @@ ReactorFederate::ReactorFederate(const FederationSpec& spec, std::string id,
       options_(std::move(options)),
       context_(1),
       plane_(context_, spec_, id_, options_.bind_endpoint, options_.metrics) {
+  plane_.set_value_log(options_.value_log);
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (options_.metrics != nullptr) {
     using monitoring::Metric;
@@ -327,7 +328,10 @@ void ReactorFederate::update_grant(reactors::Environment& env) {
   // Called after the data plane's receive(): every value counted here was scheduled before the
   // grant.
   const WireTag granted = client_->granted();
-  if (granted > tag_applied_ && plane_.counts_met(client_->granted_counts(), granted)) {
+  const bool granted_later = granted > tag_applied_;
+  const bool met = granted_later && plane_.counts_met(client_->granted_counts(), granted);
+  if (granted_later) trace_data_wait(granted, met);
+  if (met) {
     tag_applied_ = granted;
     cycle_inputs_.known_through(granted);
     if (granted > granted_to_env_) {
@@ -356,6 +360,22 @@ void ReactorFederate::update_grant(reactors::Environment& env) {
   if (by_coordinator_ != nullptr) by_coordinator_->Increment();
   granted_to_env_ = provisional;
   env.grant(provisional);
+}
+
+void ReactorFederate::trace_data_wait(const WireTag& granted, bool met) {
+  trace::TraceRecorder* const tracer = trace::active();
+  if (tracer == nullptr) return;
+  if (!met) {
+    if (data_wait_since_ == 0) {
+      data_wait_since_ = trace::TraceRecorder::now_ns();
+      data_wait_tag_ = granted;
+    }
+    return;
+  }
+  if (data_wait_since_ == 0) return;
+  tracer->record({trace::Kind::kWaitData, data_wait_since_,
+                  trace::TraceRecorder::now_ns() - data_wait_since_, data_wait_tag_, 0, 0, 0, 0});
+  data_wait_since_ = 0;
 }
 
 void ReactorFederate::propose_stop(const WireTag& floor) {
@@ -416,10 +436,14 @@ void ReactorFederate::finish() {
 }
 
 void ReactorFederate::network_loop(reactors::Environment& env) {
+  if (trace::TraceRecorder* tracer = trace::active()) tracer->name_thread(id_ + " network", id_);
   std::array<zmq::pollitem_t, 3> items = poll_items();
   try {
     while (!done_.load(std::memory_order_acquire)) {
-      zmq::poll(items.data(), items.size(), poll_limit(std::chrono::milliseconds(20)));
+      {
+        const trace::Span waiting(trace::Kind::kWaitSocket, transport::kNever);
+        zmq::poll(items.data(), items.size(), poll_limit(std::chrono::milliseconds(20)));
+      }
       drain_commands();
       network_round(env);  // what is left over wakes the next poll at once
     }

@@ -101,6 +101,9 @@ struct ReactorFederateOptions {
   /// The protocol version it joins with (FederateOptions::protocol_version). Version 2 reports
   /// every wait (PROTOCOL.md §3.9 needs version 3).
   std::uint32_t protocol_version = kProtocolVersion;
+  /// With `trace.digests`: every data message it sends is written here (not owned; must outlive
+  /// the federate's run). Null: none.
+  ValueLog* value_log = nullptr;
 };
 
 class ReactorFederate {
@@ -216,6 +219,8 @@ class ReactorFederate {
   void send_value(const Command& command);
   void deliver(transport::ReceivedMessage& message);
   void update_grant(reactors::Environment& env);
+  /// Traces the wait of a granted tag for the data messages its grant counts (`met`: over).
+  void trace_data_wait(const WireTag& granted, bool met);
   void send_absents(const WireTag& tag, std::size_t below_level);
   void order_cycle_ports(reactors::Environment& env);
   void handle_stop(reactors::Environment& env);
@@ -261,11 +266,13 @@ class ReactorFederate {
   bool expect_notices_ = false;               // the last tag sent to every upstream
   WireTag pending_next_ = transport::kNever;  // the scheduler's last next tag
   std::optional<std::chrono::steady_clock::time_point> deferred_since_;  // the wait unreported
-  int eager_waits_ = 0;            // waits still to report whatever happens
-  int eager_stretch_ = 0;          // the length of the last such stretch
-  int lazy_waits_ = 1 << 20;       // waits since that stretch ended
-  std::atomic<bool> done_{false};  // env.run() returned (release/acquire; the network thread's)
-  std::string error_;              // set by the socket owner before run() reads it
+  int eager_waits_ = 0;               // waits still to report whatever happens
+  int eager_stretch_ = 0;             // the length of the last such stretch
+  int lazy_waits_ = 1 << 20;          // waits since that stretch ended
+  std::atomic<bool> done_{false};     // env.run() returned (release/acquire; the network thread's)
+  std::string error_;                 // set by the socket owner before run() reads it
+  std::int64_t data_wait_since_ = 0;  // traced: a grant waiting for its data since (socket owner)
+  WireTag data_wait_tag_ = transport::kNever;
 };
 
 /// A reactor that delivers values received from another federate on its `out` port: the received

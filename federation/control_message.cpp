@@ -233,6 +233,14 @@ const char* field_layout(ControlType type) {
       return "[17, process, text]";
     case ControlType::kCheckpointWritten:
       return "[18, tag, part bytes, part checksum]";
+    case ControlType::kTracePart:
+      return "[21, file name, offset, total size, bytes as binary]";
+    case ControlType::kTraceStored:
+      return "[22, file name, bytes stored]";
+    case ControlType::kClockRequest:
+      return "[23]";
+    case ControlType::kClock:
+      return "[24, time_ns (int64)]";
     case ControlType::kResign:
     case ControlType::kHeartbeat:
     case ControlType::kFinished:
@@ -307,6 +315,15 @@ bool read_fields(const msgpack::object* field, std::uint32_t count, ControlMessa
     case ControlType::kCheckpointWritten:
       return count == 4 && read_tag(field[1], m.tag) && read_u64(field[2], m.part_bytes) &&
              read_u64(field[3], m.part_checksum);
+    case ControlType::kTracePart:
+      return count == 5 && read_string(field[1], m.process) && read_u64(field[2], m.offset) &&
+             read_u64(field[3], m.total) && read_binary(field[4], m.text);
+    case ControlType::kTraceStored:
+      return count == 3 && read_string(field[1], m.process) && read_u64(field[2], m.offset);
+    case ControlType::kClockRequest:
+      return count == 1;
+    case ControlType::kClock:
+      return count == 2 && read_i64(field[1], m.clock_ns);
   }
   return false;
 }
@@ -385,6 +402,26 @@ std::string encode_control(const ControlMessage& m) {
       packer.pack_uint64(m.part_bytes);
       packer.pack_uint64(m.part_checksum);
       break;
+    case ControlType::kTracePart:
+      pack_head(packer, 5, type);
+      pack_string(packer, m.process);
+      packer.pack_uint64(m.offset);
+      packer.pack_uint64(m.total);
+      packer.pack_bin(static_cast<std::uint32_t>(m.text.size()));
+      packer.pack_bin_body(m.text.data(), static_cast<std::uint32_t>(m.text.size()));
+      break;
+    case ControlType::kTraceStored:
+      pack_head(packer, 3, type);
+      pack_string(packer, m.process);
+      packer.pack_uint64(m.offset);
+      break;
+    case ControlType::kClockRequest:
+      pack_head(packer, 1, type);
+      break;
+    case ControlType::kClock:
+      pack_head(packer, 2, type);
+      packer.pack_int64(m.clock_ns);
+      break;
   }
   return std::string(buffer.data(), buffer.size());
 }
@@ -452,6 +489,26 @@ std::optional<ControlMessage> decode_control(const void* data, std::size_t size,
   return decode_control_explained(data, size, limits).message;
 }
 
+WireTag carried_tag(const ControlMessage& message) {
+  switch (message.type) {
+    case ControlType::kJoin:
+    case ControlType::kRefused:
+    case ControlType::kResign:
+    case ControlType::kHeartbeat:
+    case ControlType::kFailed:
+    case ControlType::kReportRequest:
+    case ControlType::kResult:
+    case ControlType::kResultStored:
+    case ControlType::kTracePart:
+    case ControlType::kTraceStored:
+    case ControlType::kClockRequest:
+    case ControlType::kClock:
+      return transport::kNever;
+    default:
+      return message.tag;
+  }
+}
+
 const char* control_type_name(ControlType type) {
   switch (type) {
     case ControlType::kJoin:
@@ -494,6 +551,14 @@ const char* control_type_name(ControlType type) {
       return "REPORT_REQUEST";
     case ControlType::kResumed:
       return "RESUMED";
+    case ControlType::kTracePart:
+      return "TRACE_PART";
+    case ControlType::kTraceStored:
+      return "TRACE_STORED";
+    case ControlType::kClockRequest:
+      return "CLOCK_REQUEST";
+    case ControlType::kClock:
+      return "CLOCK";
   }
   return "?";
 }

@@ -55,10 +55,14 @@ enum class ControlType : std::uint8_t {
   kCheckpointWritten = 18,  ///< F→C: tag (the checkpoint's), part size, part checksum
   kReportRequest = 19,      ///< C→F: send your deferred LTC and next tag now (§3.9)
   kResumed = 20,  ///< F→C: tag (the resume tag): its part loaded, its messages in transit reported
+  kTracePart = 21,  ///< L→C: process (file name), offset, total, text (the bytes, binary) (§8.4)
+  kTraceStored = 22,   ///< C→L: process (file name), offset (bytes stored so far)
+  kClockRequest = 23,  ///< L→C: what is your clock? (§8.4)
+  kClock = 24,         ///< C→L: clock_ns (the coordinator's CLOCK_REALTIME in ns)
 };
 
 /// The last type number a decoder accepts.
-inline constexpr std::uint8_t kLastControlType = 20;
+inline constexpr std::uint8_t kLastControlType = 24;
 
 /// How a federate reports its waits from a NET or LTC on (PROTOCOL.md §3.9). Values are part of
 /// the protocol.
@@ -102,6 +106,12 @@ struct ControlMessage {
   /// kCheckpointWritten: the size in bytes and the checksum of the part the federate wrote.
   std::uint64_t part_bytes = 0;
   std::uint64_t part_checksum = 0;
+  /// kTracePart: where the bytes in `text` go in the file and the file's whole size;
+  /// kTraceStored: `offset` is how many bytes of the file are stored.
+  std::uint64_t offset = 0;
+  std::uint64_t total = 0;
+  /// kClock: the coordinator's CLOCK_REALTIME when it answered, in ns.
+  std::int64_t clock_ns = 0;
   /// kGrant/kProvisional: per upstream, how many data messages with a tag <= `tag` it has sent
   /// to this federate since the start.
   std::vector<std::pair<std::string, std::uint64_t>> counts;
@@ -131,6 +141,9 @@ struct ControlDecodeResult {
 
 /// Short upper-case name ("NET", "TAG", ...) for logs.
 [[nodiscard]] const char* control_type_name(ControlType type);
+/// The tag a message carries (NET, LTC, TAG, PTAG, START, ...), or NEVER for one without a tag
+/// (JOIN, HEARTBEAT, RESIGN, FAILED, ...): what a trace records with it.
+[[nodiscard]] WireTag carried_tag(const ControlMessage& message);
 
 // Shorthands for the messages built most often.
 ControlMessage make_tag_message(ControlType type, const WireTag& tag);

@@ -96,6 +96,10 @@ class Reaction {
   std::vector<TriggerBase*> effects_;
   /// Sequence number of the last tag this reaction was enqueued at (dedupe; see Scheduler).
   std::atomic<std::uint64_t> queued_sequence_{0};
+  /// Its full name interned in the process's trace, and for which recorder (Scheduler only; a
+  /// reaction runs on one worker at a time, handed over by the scheduler's release/acquire).
+  const void* trace_recorder_ = nullptr;
+  std::uint32_t trace_name_ = 0;
 };
 
 /// Throws AssemblyError: `reaction` set `output` without declaring it as an effect. Its value

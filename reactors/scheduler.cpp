@@ -164,6 +164,8 @@ const Reaction* Scheduler::running_reaction() noexcept { return running_on_this_
 
 void Scheduler::run_reaction(Reaction& reaction) noexcept {
   running_on_this_thread = &reaction;
+  trace::TraceRecorder* const tracer = trace::active();
+  const std::int64_t started_at = tracer != nullptr ? trace::TraceRecorder::now_ns() : 0;
   try {
     reaction.body_();
   } catch (...) {
@@ -179,6 +181,37 @@ void Scheduler::run_reaction(Reaction& reaction) noexcept {
     if (first) stop_without_grant();
   }
   running_on_this_thread = nullptr;
+  if (tracer != nullptr) trace_reaction(*tracer, reaction, started_at);
+}
+
+void Scheduler::trace_reaction(trace::TraceRecorder& tracer, Reaction& reaction,
+                               std::int64_t started_at) {
+  if (reaction.trace_recorder_ != &tracer) {
+    reaction.trace_name_ = tracer.intern(reaction.full_name());
+    reaction.trace_recorder_ = &tracer;
+  }
+  tracer.record({trace::Kind::kReaction, started_at, trace::TraceRecorder::now_ns() - started_at,
+                 current_, reaction.trace_name_, 0, 0, 0});
+}
+
+void Scheduler::trace_wait(trace::Kind kind, const Tag& tag) {
+  trace::TraceRecorder* const tracer = trace::active();
+  if (tracer == nullptr) return;
+  if (wait_since_ != 0 && (kind != wait_kind_ || tag != wait_tag_)) end_traced_wait();
+  if (wait_since_ == 0) {
+    wait_since_ = trace::TraceRecorder::now_ns();
+    wait_kind_ = kind;
+    wait_tag_ = tag;
+  }
+}
+
+void Scheduler::end_traced_wait() {
+  if (wait_since_ == 0) return;
+  if (trace::TraceRecorder* const tracer = trace::active()) {
+    tracer->record({wait_kind_, wait_since_, trace::TraceRecorder::now_ns() - wait_since_,
+                    wait_tag_, 0, 0, 0, 0});
+  }
+  wait_since_ = 0;
 }
 
 void Scheduler::publish_state(std::uint64_t phase, std::uint64_t level, bool wake) {
@@ -371,18 +404,22 @@ void Scheduler::advance_tag() {
     const bool unbarred = local_stop_ && next == stop_tag_;
     const bool held = stop_held_ && !stop_decided && !unbarred && hold_from_ <= next;
     if (next.is_forever() || held || (!unbarred && granted < next)) {
+      // Nothing to run (an event from outside will come), or the coordinator's word is missing.
+      trace_wait(next.is_forever() ? trace::Kind::kWaitData : trace::Kind::kWaitGrant, next);
       wait_external(epoch, -1);
       continue;
     }
     if (!options_.fast) {
       const std::int64_t wait_ns = next.time_ns() - physical_time_ns();
       if (wait_ns > 0) {
+        trace_wait(trace::Kind::kWaitTime, next);
         wait_external(epoch, wait_ns);
         continue;
       }
     }
     break;
   }
+  end_traced_wait();
   current_ = next;
   ++sequence_;
   in_tag_ = true;

@@ -40,6 +40,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/trace_recorder.hpp"
 #include "reactors/atomic_tag.hpp"
 #include "reactors/federation.hpp"
 #include "reactors/parker.hpp"
@@ -131,6 +132,11 @@ class Scheduler {
     std::uint32_t runs = 0;
   };
   void worker_loop();
+  /// Tracing (common/trace_recorder.hpp): a reaction's span; the advancing worker's waits, one
+  /// span per stretch of the same kind at the same tag.
+  void trace_reaction(trace::TraceRecorder& tracer, Reaction& reaction, std::int64_t started_at);
+  void trace_wait(trace::Kind kind, const Tag& tag);
+  void end_traced_wait();
   /// Runs `reaction`'s body; an exception is kept (the first) and stops the run.
   void run_reaction(Reaction& reaction) noexcept;
   void wait_for_state_change(std::uint64_t seen);
@@ -170,6 +176,9 @@ class Scheduler {
 
   // Owned by the advancing worker (handed over through state_'s release/acquire).
   Tag current_ = Tag::never();
+  std::int64_t wait_since_ = 0;  // a traced wait in progress (the advancing worker's)
+  trace::Kind wait_kind_ = trace::Kind::kWaitGrant;
+  Tag wait_tag_;
   std::uint64_t sequence_ = 0;
   Tag stop_tag_ = Tag::forever();
   Tag last_announced_ = Tag::never();

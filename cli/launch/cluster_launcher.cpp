@@ -30,6 +30,7 @@
 #include "hosts/replica_params_check.hpp"
 #include "nodes/actor_checkpoint.hpp"
 #include "nodes/cluster/scrape_targets.hpp"
+#include "tracing/trace_merge.hpp"
 #include "transport/curve_keys.hpp"
 
 namespace tagflow::cli {
@@ -562,6 +563,7 @@ class ClusterLaunch {
   [[nodiscard]] bool restarts_cluster(const Attempt& attempt) const;
   void restart_cluster(Attempt& attempt);
   int finish(Attempt& attempt);
+  void merge_trace();
 
   const LaunchOptions& options_;
   cluster::ClusterConfig config_;
@@ -676,6 +678,11 @@ void ClusterLaunch::plan_recovery() {
       std::filesystem::exists(std::filesystem::path(log_dir_) / "pids")) {
     // A half its head started again on the same directory: the earlier attempts' logs stay.
     plan_.attempt = next_attempt(log_dir_);
+  }
+  if (reactor_ && (config_.trace.enabled || options_.trace)) {
+    plan_.trace = std::filesystem::absolute(std::filesystem::path(log_dir_) / "trace")
+                      .lexically_normal()
+                      .string();
   }
   if ((writes_parts || actor_recoverable_) && config_.checkpoint.every) {
     plan_.checkpoints = std::filesystem::absolute(std::filesystem::path(log_dir_) / "checkpoints")
@@ -852,6 +859,19 @@ void ClusterLaunch::restart_cluster(Attempt& attempt) {
   attempt_started_ = Clock::now();
 }
 
+/// A traced run, on the coordinator's host: every process's trace merged into LOG_DIR/trace.json
+/// (tracing/README.md), failed runs included. A merge that fails is reported, never fatal.
+void ClusterLaunch::merge_trace() {
+  if (plan_.trace.empty() || !plan_.coordinator) return;
+  try {
+    const tracing::MergeReport merged = tracing::merge_traces(log_dir_);
+    std::cerr << "tagflow up: trace of " << merged.processes << " processes, " << merged.events
+              << " events in " << merged.path << " (tagflow trace summary " << log_dir_ << ")\n";
+  } catch (const std::exception& e) {
+    std::cerr << "tagflow up: the trace could not be merged: " << e.what() << "\n";
+  }
+}
+
 /// The attempt's end: a failure winds down and is named, a signal stops everything, a normal
 /// end is reported (the run summary).
 int ClusterLaunch::finish(Attempt& attempt) {
@@ -870,6 +890,7 @@ int ClusterLaunch::finish(Attempt& attempt) {
     attempt.supervisor.stop_all(kStopGrace);
     return kExitInterrupted;
   }
+  merge_trace();
   if (run_failed) {
     const ChildExit& cause = root_cause(attempt.exits);
     print_failure(cause, attempt.supervisor, config_, plan_, log_dir_);

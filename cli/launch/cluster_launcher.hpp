@@ -81,6 +81,7 @@ struct LaunchOptions {
   std::string node_name;              // that node's name
   NodeManager manager = NodeManager::none;  // what started this launcher (launch_plan.hpp)
   std::string run_keys;                     // keys minted for the whole run elsewhere (Slurm, k8s)
+  bool trace = false;  // --trace: record the run as the file's `trace: true` would
 };
 
 /// Runs the cluster as described above and returns the exit code.

@@ -1,5 +1,6 @@
 #include "cli/launch/coordinator_link.hpp"
 
+#include <ctime>
 #include <exception>
 
 #include <zmq.hpp>
@@ -30,6 +31,28 @@ zmq::socket_t open_socket(zmq::context_t& context, const std::string& address,
   }
   socket.connect(address);
   return socket;
+}
+
+/// The next frame on `socket` decoded, or a CoordinatorLinkError after `timeout`.
+ControlMessage await_answer(zmq::socket_t& socket, std::chrono::milliseconds timeout,
+                            const std::string& address) {
+  zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
+  if (zmq::poll(&item, 1, timeout) <= 0) {
+    throw CoordinatorLinkError("no answer from the coordinator at " + address + " within " +
+                               std::to_string(timeout.count()) + " ms");
+  }
+  zmq::message_t reply;
+  (void)socket.recv(reply, zmq::recv_flags::none);
+  const std::optional<ControlMessage> answer =
+      coordinator::decode_control(reply.data(), reply.size());
+  if (!answer) throw CoordinatorLinkError("the coordinator answered with a malformed frame");
+  return *answer;
+}
+
+std::int64_t realtime_ns() {
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
 }
 
 }  // namespace
@@ -91,6 +114,75 @@ std::string CoordinatorLink::send_result(const std::string& federate, const std:
     }
     throw CoordinatorLinkError("the coordinator answered the result of " + process +
                                " with something else than RESULT_STORED");
+  } catch (const zmq::error_t& e) {
+    throw CoordinatorLinkError(std::string("cannot reach the coordinator: ") + e.what());
+  } catch (const transport::CurveKeyError& e) {
+    throw CoordinatorLinkError(e.what());
+  }
+}
+
+CoordinatorLink::ClockOffset CoordinatorLink::measure_clock(
+    const std::string& federate, int rounds, std::chrono::milliseconds timeout) const {
+  try {
+    zmq::context_t context(1);
+    zmq::socket_t socket = open_socket(context, address_, keys_dir_, federate, timeout);
+    socket.set(zmq::sockopt::linger, 0);
+    ControlMessage request;
+    request.type = ControlType::kClockRequest;
+    const std::string frame = coordinator::encode_control(request);
+    ClockOffset best;
+    std::int64_t best_round_trip = -1;
+    for (int i = 0; i < rounds; ++i) {
+      const std::int64_t sent = realtime_ns();
+      (void)socket.send(zmq::buffer(frame), zmq::send_flags::none);
+      const ControlMessage answer = await_answer(socket, timeout, address_);
+      const std::int64_t received = realtime_ns();
+      if (answer.type != ControlType::kClock) {
+        throw CoordinatorLinkError(std::string("the coordinator answered CLOCK_REQUEST with ") +
+                                   coordinator::control_type_name(answer.type));
+      }
+      const std::int64_t round_trip = received - sent;
+      if (best_round_trip < 0 || round_trip < best_round_trip) {
+        best_round_trip = round_trip;
+        best.offset_ns = answer.clock_ns - (sent + round_trip / 2);
+        best.error_ns = (round_trip + 1) / 2;
+      }
+    }
+    return best;
+  } catch (const zmq::error_t& e) {
+    throw CoordinatorLinkError(std::string("cannot reach the coordinator: ") + e.what());
+  } catch (const transport::CurveKeyError& e) {
+    throw CoordinatorLinkError(e.what());
+  }
+}
+
+void CoordinatorLink::send_trace_file(const std::string& federate, const std::string& name,
+                                      const std::string& bytes,
+                                      std::chrono::milliseconds timeout) const {
+  try {
+    zmq::context_t context(1);
+    zmq::socket_t socket = open_socket(context, address_, keys_dir_, federate, timeout);
+    socket.set(zmq::sockopt::linger, 0);
+    std::size_t offset = 0;
+    do {
+      ControlMessage part;
+      part.type = ControlType::kTracePart;
+      part.process = name;
+      part.offset = offset;
+      part.total = bytes.size();
+      part.text = bytes.substr(offset, kTracePieceBytes);
+      (void)socket.send(zmq::buffer(coordinator::encode_control(part)), zmq::send_flags::none);
+      const ControlMessage answer = await_answer(socket, timeout, address_);
+      if (answer.type == ControlType::kRefused) {
+        throw CoordinatorLinkError("the coordinator refused the trace file " + name + ": " +
+                                   answer.text);
+      }
+      if (answer.type != ControlType::kTraceStored || answer.offset != offset + part.text.size()) {
+        throw CoordinatorLinkError("the coordinator answered a piece of the trace file " + name +
+                                   " with something else than TRACE_STORED of its end");
+      }
+      offset += part.text.size();
+    } while (offset < bytes.size());
   } catch (const zmq::error_t& e) {
     throw CoordinatorLinkError(std::string("cannot reach the coordinator: ") + e.what());
   } catch (const transport::CurveKeyError& e) {

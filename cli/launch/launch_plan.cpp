@@ -193,6 +193,10 @@ std::vector<ChildSpec> local_child_specs(const LaunchPlan& plan, const std::stri
       coordinator.argv.push_back("--run-keys");
       coordinator.argv.push_back(plan.run_keys);
     }
+    if (!plan.trace.empty()) {
+      coordinator.argv.push_back("--trace");
+      coordinator.argv.push_back(plan.trace);
+    }
     if (!plan.whole_cluster()) {  // the other hosts' results come here (PROTOCOL.md §8)
       coordinator.argv.push_back("--results");
       coordinator.argv.push_back(std::filesystem::absolute(dir).lexically_normal().string());
@@ -217,6 +221,10 @@ std::vector<ChildSpec> local_child_specs(const LaunchPlan& plan, const std::stri
       spec.argv.push_back(cluster::to_string(plan.mode));
     }
     if (plan.peers_restart) spec.argv.push_back("--peers-restart");
+    if (!plan.trace.empty()) {
+      spec.argv.push_back("--trace");
+      spec.argv.push_back(plan.trace);
+    }
     specs.push_back(std::move(spec));
   }
   return specs;
@@ -228,7 +236,8 @@ std::vector<ChildSpec> remote_child_specs(const LaunchPlan& plan, const std::str
       plan.mode_overridden ? std::optional<cluster::Mode>(plan.mode) : std::nullopt;
   std::vector<ChildSpec> specs;
   for (const cluster::HostConfig& host : plan.remote_hosts) {
-    specs.push_back(remote_child(host, ssh, plan.file_argument, log_dir, mode));
+    specs.push_back(
+        remote_child(host, ssh, plan.file_argument, log_dir, mode, !plan.trace.empty()));
     specs.back().log_path = attempt_log(log_dir, "host-" + host.name, plan.attempt);
   }
   return specs;

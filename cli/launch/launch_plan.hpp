@@ -63,6 +63,9 @@ struct LaunchPlan {
   /// coordinator's --start-time (the nodes follow its start tag).
   std::string resume;
   std::int64_t resume_time_ns = 0;
+  /// With `trace:` or --trace (reactor mode): RUN_DIR/trace, absolute, what every child gets as
+  /// --trace (tracing/README.md); empty: not traced.
+  std::string trace;
   /// The attempt (0 = the first); restarts log to DIR/P.restartN.log.
   int attempt = 0;
   /// Inside a Slurm allocation or a Kubernetes Job: the node (pod) of the played host this

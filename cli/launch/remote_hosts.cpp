@@ -34,13 +34,14 @@ std::string shell_quote(const std::string& text) {
 
 ChildSpec remote_child(const cluster::HostConfig& host, const std::string& ssh,
                        const std::string& file, const std::string& log_dir,
-                       const std::optional<cluster::Mode>& mode) {
+                       const std::optional<cluster::Mode>& mode, bool trace) {
   std::string command;
   if (!host.workdir.empty()) command = "cd " + shell_quote(host.workdir) + " && ";
   command += "exec " + shell_quote(host.tagflow) + " up " + shell_quote(file) + " --host " +
              shell_quote(host.name) + " --log-dir " + shell_quote(log_dir + "-" + host.name) +
              " --quiet --stop-with-stdin";
   if (mode) command += std::string(" --mode ") + cluster::to_string(*mode);
+  if (trace) command += " --trace";
   ChildSpec spec;
   spec.name = remote_child_name(host.name);
   spec.argv = {ssh, "-o", "BatchMode=yes", "-T", host.ssh, command};

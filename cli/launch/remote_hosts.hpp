@@ -35,10 +35,11 @@ std::string remote_host_of(const std::string& name);
 /// `text` quoted for a POSIX shell ('...', with ' written '\'').
 std::string shell_quote(const std::string& text);
 
-/// The ssh child for `host`; `ssh` is the client's path, `file` the cluster file as given.
+/// The ssh child for `host`; `ssh` is the client's path, `file` the cluster file as given;
+/// `trace`: it records its processes too (`tagflow up --trace`).
 ChildSpec remote_child(const cluster::HostConfig& host, const std::string& ssh,
                        const std::string& file, const std::string& log_dir,
-                       const std::optional<cluster::Mode>& mode);
+                       const std::optional<cluster::Mode>& mode, bool trace = false);
 
 /// The path of `program` in the directories of $PATH, or "" when it is in none.
 std::string find_on_path(const std::string& program);

@@ -1,7 +1,5 @@
 #include "cli/launch/run_report.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -12,7 +10,10 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/launch/coordinator_link.hpp"
+#include "cli/launch/trace_collector.hpp"
 #include "common/atomic_file.hpp"
 #include "hosts/run_combine.hpp"
 #include "nodes/kind/process_result.hpp"
@@ -102,6 +103,40 @@ void send_results(const cluster::ClusterConfig& config, const LaunchPlan& plan,
                    host + " (" + config.hosts.at(host).address + ") and written there to " + where +
                    "\n"
             << std::flush;
+}
+
+/// Another host than the coordinator's, in a traced run: this host's trace files to the
+/// coordinator's host (PROTOCOL.md §8.4), each process's trace saying how this host's clock stands
+/// to the coordinator's. A file that cannot be sent is reported; the run's result stands.
+void send_traces(const cluster::ClusterConfig& config, const LaunchPlan& plan) {
+  if (plan.trace.empty() || plan.processes.empty()) return;
+  try {
+    CoordinatorLink link(config);
+    const std::string& first = plan.processes.front().replicas.front();
+    const CoordinatorLink::ClockOffset clock = link.measure_clock(first, 16, kResultTimeout);
+    for (const cluster::ProcessPlan& process : plan.processes) {
+      for (const std::string& name : trace_files_of(config, process.name, process.replicas)) {
+        const std::filesystem::path path = std::filesystem::path(plan.trace) / name;
+        std::ifstream in(path, std::ios::binary);
+        if (!in) throw CoordinatorLinkError("no trace file " + path.string());
+        std::stringstream bytes;
+        bytes << in.rdbuf();
+        std::string text = bytes.str();
+        if (name == process.name + ".trace.json") {
+          nlohmann::json trace = nlohmann::json::parse(text);
+          trace["clock_offset_ns"] = clock.offset_ns;
+          trace["clock_error_ns"] = clock.error_ns;
+          text = trace.dump();
+        }
+        link.send_trace_file(process.replicas.front(), name, text, kResultTimeout);
+      }
+    }
+    std::cerr << "tagflow up: this host's trace went to the coordinator's host (clock offset "
+              << clock.offset_ns << " ns, ± " << clock.error_ns << " ns)\n";
+  } catch (const std::exception& e) {
+    std::cerr << "tagflow up: this host's trace did not reach the coordinator's host: " << e.what()
+              << "\n";
+  }
 }
 
 /// The coordinator's host: every process's result is here, this host's from its nodes and the
@@ -215,7 +250,10 @@ int report_run(const cluster::ClusterConfig& config, const LaunchPlan& plan,
     }
     const bool reactor = plan.mode == cluster::Mode::reactor;
     if (!plan.whole_cluster() && !(reactor && plan.coordinator)) {
-      if (reactor) send_results(config, plan, log_dir);
+      if (reactor) {
+        send_results(config, plan, log_dir);
+        send_traces(config, plan);
+      }
       print_host_report(plan, results, joined);
       if (!reactor) {
         std::cerr << "tagflow up: no digest in actor mode across hosts: each host reports its own "

@@ -4,12 +4,15 @@
 #include <condition_variable>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
 
+#include "common/trace_recorder.hpp"
+#include "common/value_log.hpp"
 #include "federate/reactor_federate.hpp"
 #include "federation/checkpoint_store.hpp"
 #include "hosts/reactor/federate_checkpoint.hpp"
@@ -145,8 +148,18 @@ void run_replica(const ClusterConfig& config, const coordinator::FederationSpec&
   ReplicaMetrics metrics(config, setup.config, true, [](const std::string& line) {
     std::fprintf(stderr, "%s\n", line.c_str());
   });
-  coordinator::ReactorFederate federate(spec, setup.config.name,
-                                        federate_options_of(config, setup, metrics));
+  if (trace::TraceRecorder* tracer = trace::active()) {
+    tracer->name_thread(setup.config.name + " worker 0", setup.config.name);
+  }
+  coordinator::ReactorFederateOptions federate_options =
+      federate_options_of(config, setup, metrics);
+  std::unique_ptr<ValueLog> values;
+  if (!options.trace_dir.empty() && config.trace.digests) {
+    values = std::make_unique<ValueLog>(options.trace_dir + "/" + setup.config.name,
+                                        config.trace.values_mb << 20);
+    federate_options.value_log = values.get();
+  }
+  coordinator::ReactorFederate federate(spec, setup.config.name, federate_options);
   const coordinator::WireTag start =
       federate.join(config.coordinator.join_timeout + std::chrono::seconds(5));
   if (options.log)
@@ -282,6 +295,24 @@ void rethrow_replica_errors(const std::vector<std::unique_ptr<ReplicaRun>>& runs
 
 }  // namespace
 
+ProcessTrace::ProcessTrace(std::string dir, const std::string& process, const std::string& host,
+                           std::size_t events_per_thread)
+    : path_(dir + "/" + process + ".trace.json") {
+  std::filesystem::create_directories(dir);
+  trace::TraceRecorder::start({process, host, events_per_thread});
+}
+
+ProcessTrace::~ProcessTrace() {
+  trace::TraceRecorder* const tracer = trace::active();
+  trace::TraceRecorder::stop();
+  if (tracer == nullptr) return;
+  try {
+    tracer->write(path_);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "the trace could not be written: %s\n", e.what());
+  }
+}
+
 ProcessResult run_federated_process(const ClusterConfig& config,
                                     const cluster::ProcessPlan& process,
                                     const FederatedProcessOptions& options) {
@@ -290,6 +321,11 @@ ProcessResult run_federated_process(const ClusterConfig& config,
   const coordinator::FederationSpec spec = cluster::federation_spec(config);
   std::vector<std::unique_ptr<ReplicaRun>> runs =
       build_replicas(config, process, links, facts, spec, options);
+  std::optional<ProcessTrace> trace;
+  if (!options.trace_dir.empty()) {
+    trace.emplace(options.trace_dir, process.name, config.hosts.size() > 1 ? process.host : "",
+                  config.trace.events_per_thread);
+  }
   const auto start = std::chrono::steady_clock::now();
   const bool timed_out = run_replicas(config, spec, links, options, runs, start);
   rethrow_replica_errors(runs);

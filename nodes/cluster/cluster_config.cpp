@@ -297,6 +297,24 @@ void parse_stop(const YamlReader& top, ClusterConfig& config) {
   }
 }
 
+void parse_trace(const YamlReader& top, ClusterConfig& config) {
+  if (!top.has("trace")) return;
+  if (top.raw("trace").IsScalar()) {
+    config.trace.enabled = top.boolean_or("trace", false);
+  } else {
+    const YamlReader trace = top.map("trace");
+    trace.only_keys({"events", "digests", "values_mb"});
+    config.trace.enabled = true;
+    config.trace.events_per_thread =
+        static_cast<std::size_t>(trace.integer_or("events", 200'000, 1'000, 10'000'000));
+    config.trace.digests = trace.boolean_or("digests", false);
+    config.trace.values_mb = static_cast<std::uint64_t>(trace.integer_or("values_mb", 64, 0, 4096));
+  }
+  if (config.trace.enabled && config.mode == Mode::actor) {
+    top.fail("trace", "tracing records reactor mode only (mode: reactor)");
+  }
+}
+
 void parse_recovery(const YamlReader& top, ClusterConfig& config) {
   if (top.has("checkpoint")) {
     const YamlReader checkpoint = top.map("checkpoint");
@@ -414,7 +432,7 @@ ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::stri
   const YamlReader top(root, file, "");
   top.only_keys({"cluster", "mode", "seed", "hosts", "coordinator", "nodes", "connections", "stop",
                  "checkpoint", "restart", "monitoring", "security", "policies", "agents",
-                 "numerics"});
+                 "numerics", "trace"});
   ClusterConfig config;
   config.file = file;
   config.name = top.string("cluster");
@@ -437,6 +455,7 @@ ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::stri
   parse_connections(top, file, config);
   parse_stop(top, config);
   parse_recovery(top, config);
+  parse_trace(top, config);
   if (top.has("monitoring")) {
     const YamlReader monitoring = top.map("monitoring");
     monitoring.only_keys({"bind"});

@@ -158,6 +158,15 @@ struct CheckpointConfig {
   int line = 0;  // of the key, for errors found later (a node that cannot checkpoint)
 };
 
+/// `trace:` (reactor mode, tracing/README.md): every process records its reactions, waits and
+/// messages; `tagflow up` merges them into LOG_DIR/trace.json. `trace: true` or a map.
+struct TraceConfig {
+  bool enabled = false;
+  std::size_t events_per_thread = 200'000;  // each recording thread keeps its latest events
+  bool digests = false;          // every data message's hash (and bytes) for `tagflow diff`
+  std::uint64_t values_mb = 64;  // payload bytes each federate keeps for `tagflow diff`
+};
+
 /// `restart:`: how many times `tagflow up` restarts the run after a process died (from the last
 /// complete checkpoint, or from the start without checkpoints).
 struct RestartConfig {
@@ -223,6 +232,7 @@ struct ClusterConfig {
   std::vector<ConnectionConfig> connections;
   StopConfig stop;
   CheckpointConfig checkpoint;
+  TraceConfig trace;
   RestartConfig restart;
   MonitoringConfig monitoring;
   SecurityConfig security;

@@ -32,7 +32,7 @@ void copy_observations(const envs::VectorEnv& env, ObservationType type, std::ve
 SamplerConfig SamplerConfig::from_params(const NodeParams& params, std::uint64_t seed,
                                          std::uint32_t index) {
   params.check_known({"env", "num_envs", "policy", "hidden", "epsilon_start", "epsilon_end",
-                      "epsilon_decay_steps"});
+                      "epsilon_decay_steps", "reseed_at_step", "reseed"});
   SamplerConfig c;
   c.env = params.get_string("env", c.env);
   c.num_envs = static_cast<std::size_t>(params.get_int("num_envs", 8, 1));
@@ -45,6 +45,8 @@ SamplerConfig SamplerConfig::from_params(const NodeParams& params, std::uint64_t
   c.epsilon_start = params.get_double("epsilon_start", c.epsilon_start, 0.0, 1.0);
   c.epsilon_end = params.get_double("epsilon_end", c.epsilon_end, 0.0, 1.0);
   c.epsilon_decay_steps = params.get_int("epsilon_decay_steps", c.epsilon_decay_steps, 0);
+  c.reseed_at_step = params.get_int("reseed_at_step", 0, 0);
+  c.reseed = static_cast<std::uint64_t>(params.get_int("reseed", 0, 0));
   c.seed = seed;
   c.index = index;
   return c;
@@ -102,6 +104,10 @@ TransitionsMessage SamplerServer::step(const std::vector<std::int64_t>& greedy,
                                 std::to_string(greedy.size()));
   }
   const double eps = epsilon();
+  if (config_.reseed_at_step > 0 && env_steps_ < config_.reseed_at_step &&
+      config_.reseed_at_step <= env_steps_ + static_cast<std::int64_t>(n)) {
+    rng_.seed(config_.reseed * 0x9E3779B97F4A7C15ULL + 0x5a3);  // from this step on
+  }
   for (std::size_t i = 0; i < n; ++i) {
     // Two draws per env and step whatever the outcome, so the stream stays aligned.
     const double u = static_cast<double>(rng_() >> 11U) * 0x1.0p-53;

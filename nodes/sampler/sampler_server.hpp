@@ -39,8 +39,14 @@ struct SamplerConfig {
   std::int64_t epsilon_decay_steps = 10000;  // counted in this sampler's env steps
   std::uint64_t seed = 0;
   std::uint32_t index = 0;  // replica index: tags its observation batches
+  // A perturbation on purpose (params reseed_at_step, reseed): from the step that reaches this
+  // many env steps of this sampler, its exploration is drawn from `reseed` instead; 0: never.
+  // Two runs that differ only here part at that step's tag (`tagflow diff`, tracing/README.md).
+  std::int64_t reseed_at_step = 0;
+  std::uint64_t reseed = 0;
 
-  /// Reads params env, num_envs, policy, hidden, epsilon_start, epsilon_end, epsilon_decay_steps.
+  /// Reads params env, num_envs, policy, hidden, epsilon_start, epsilon_end, epsilon_decay_steps,
+  /// reseed_at_step, reseed.
   static SamplerConfig from_params(const NodeParams& params, std::uint64_t seed,
                                    std::uint32_t index);
 };

@@ -21,6 +21,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -181,6 +182,48 @@ TEST_F(TwoHostNamespaces, TheHeadHostPrintsTheWholeClustersSummaryWithTheOneHost
             std::string::npos)
       << err_a;
   EXPECT_NE(read_file(a.out).find("this host ran 3 of 5 processes"), std::string::npos);
+}
+
+TEST_F(TwoHostNamespaces, ATracedRunMergesBothHostsProcessesOnTheCoordinatorsClock) {
+  const std::string file = path("two.yaml");
+  const Launched b = up(namespaces_.ns_b,
+                        {file, "--host", "b", "--log-dir", path("logs-b"), "--quiet", "--trace"},
+                        "b");
+  const Launched a = up(namespaces_.ns_a,
+                        {file, "--host", "a", "--log-dir", path("logs-a"), "--quiet", "--trace"},
+                        "a");
+  ASSERT_EQ(wait_exit(a.pid, 120s), 0) << read_file(a.err);
+  ASSERT_EQ(wait_exit(b.pid, 120s), 0) << read_file(b.err);
+  // Host a's launcher measured its clock against the coordinator's and handed its files over.
+  EXPECT_NE(read_file(a.err).find("this host's trace went to the coordinator's host"),
+            std::string::npos)
+      << read_file(a.err);
+  const nlohmann::json trace = nlohmann::json::parse(read_file(dir_ / "logs-b" / "trace.json"));
+  std::set<std::string> processes;
+  std::map<long, std::pair<double, double>> flows;
+  std::map<long, std::string> names;
+  for (const nlohmann::json& e : trace.at("traceEvents")) {
+    if (e.at("ph") == "M" && e.at("name") == "process_name") processes.insert(e["args"]["name"]);
+    if (e.at("ph") == "s") {
+      flows[e.at("id")].first = e.at("ts");
+      names[e.at("id")] = e.at("name");
+    }
+    if (e.at("ph") == "f") flows[e.at("id")].second = e.at("ts");
+  }
+  for (const std::string process : {"sampler-0 (a)", "sampler-1 (a)", "inference (a)",
+                                    "replay (b)", "learner (b)", "coordinator"}) {
+    EXPECT_EQ(processes.count(process), 1U) << process << " has no track";
+  }
+  const nlohmann::json& clock = trace.at("metadata").at("clock_alignment").at("a");
+  const double error_us = clock.at("error_ns").get<double>() / 1000.0;
+  EXPECT_GT(clock.at("error_ns").get<long>(), 0);
+  EXPECT_LT(clock.at("error_ns").get<long>(), 50'000'000);  // half a round trip, on one machine
+  std::size_t across = 0;
+  for (const auto& [id, ends] : flows) {
+    EXPECT_LE(ends.first, ends.second + 2 * error_us) << names[id];
+    if (names[id].rfind("sampler-0 → replay", 0) == 0) ++across;
+  }
+  EXPECT_GT(across, 10U);  // host a's sends met host b's receives
 }
 
 /// Runs the long file on both hosts, kills `process` of host `victim` mid-run, and checks that

@@ -117,6 +117,42 @@ TEST(ControlMessage, EveryTypeRoundTrips) {
   }
 }
 
+TEST(ControlMessage, TracePartsAndClocksCarryTheirFields) {
+  ControlMessage part;
+  part.type = ControlType::kTracePart;
+  part.process = "sampler-0.trace.json";
+  part.offset = 49152;
+  part.total = 1'000'000;
+  part.text = std::string(48 * 1024, '\x7f');
+  const std::string frame = encode_control(part);
+  EXPECT_LE(frame.size(), 64U * 1024U);
+  const ControlMessage decoded = round_trip(part);
+  EXPECT_EQ(decoded.type, ControlType::kTracePart);
+  EXPECT_EQ(decoded.process, part.process);
+  EXPECT_EQ(decoded.offset, 49152U);
+  EXPECT_EQ(decoded.total, 1'000'000U);
+  EXPECT_EQ(decoded.text, part.text);
+  ControlMessage stored;
+  stored.type = ControlType::kTraceStored;
+  stored.process = "sampler-0.trace.json";
+  stored.offset = 98304;
+  EXPECT_EQ(round_trip(stored).offset, 98304U);
+  ControlMessage clock;
+  clock.type = ControlType::kClock;
+  clock.clock_ns = -1'700'000'000'123'456'789;
+  EXPECT_EQ(round_trip(clock).clock_ns, clock.clock_ns);
+  EXPECT_EQ(encode_control(make_tag_message(ControlType::kClockRequest, {})),
+            std::string("\x91\x17", 2));
+  EXPECT_STREQ(control_type_name(ControlType::kTracePart), "TRACE_PART");
+  // A part whose bytes are text, not binary, names the layout.
+  const std::string bad = std::string("\x95\x15\xa1x\x00\x01\xa1y", 8);
+  const ControlDecodeResult result = decode_control_explained(bad.data(), bad.size());
+  EXPECT_FALSE(result.message);
+  EXPECT_NE(result.error.find("[21, file name, offset, total size, bytes as binary]"),
+            std::string::npos)
+      << result.error;
+}
+
 TEST(ControlMessage, AResultCarriesItsProcessAndAJsonLongerThanAStringMayBe) {
   ControlMessage result;
   result.type = ControlType::kResult;

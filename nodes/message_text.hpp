@@ -1,0 +1,24 @@
+// Messages as text for people: what `tagflow diff` prints of a value two runs sent differently
+// (tracing/README.md). The payload's first four bytes name its type (messages.cpp, "Magics");
+// it is decoded with messages.hpp's decode() and shown field by field.
+//
+// describe_payload(): the type, its counts and the first few elements of each field.
+// first_difference(): the first field and element where two payloads of one type differ, with
+// both values (floats also as their bits, so that a difference in the last bit shows), or why
+// they cannot be compared (other types, bytes that do not decode).
+// wire_port_name(): a wire port (hosts/reactor/wire_ports.hpp: code << 16 | channel) as
+// "transitions[0]". Thread-safety: pure functions.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace tagflow::nodes {
+
+[[nodiscard]] std::string describe_payload(const std::uint8_t* data, std::size_t size);
+[[nodiscard]] std::string first_difference(const std::uint8_t* a, std::size_t a_size,
+                                           const std::uint8_t* b, std::size_t b_size);
+[[nodiscard]] std::string wire_port_name(std::uint32_t port);
+
+}  // namespace tagflow::nodes

@@ -1,0 +1,196 @@
+// Tracing a real run (tracing/README.md): `tagflow up --trace` on a cluster of three node
+// processes and a coordinator leaves one Chrome trace with every process, worker and message in
+// it, each send before its receive; `tagflow trace summary` reads it; two runs that part on
+// purpose (a sampler reseeded from an env step) are told apart by `tagflow diff`, at the tag and
+// on the connection where they part, and two runs of the same file match.
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/cluster_files.hpp"
+#include "tests/support/launched_processes.hpp"
+
+namespace tagflow::cli {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+constexpr auto read_file = &testing::read_text_file;
+
+/// Two samplers (local policy, two processes) feeding one replay: three node processes without
+/// LibTorch. `sampler_params` is added to the samplers' params.
+std::string traced_cluster(int base, const std::string& trace,
+                           const std::string& sampler_params = "") {
+  std::ostringstream yaml;
+  yaml << "cluster: traced\nmode: reactor\nseed: 11\n"
+       << "hosts:\n  local: {address: 127.0.0.1}\n"
+       << "coordinator: {host: local, port: " << base << "}\n"
+       << "nodes:\n"
+       << "  sampler:\n    kind: sampler\n    replicas: 2\n    data_port: " << base + 1
+       << "\n    params: {env: CartPole-v1, num_envs: 8, policy: local, epsilon_start: 1.0, "
+          "epsilon_end: 0.1, epsilon_decay_steps: 2000"
+       << sampler_params << "}\n"
+       << "  replay:\n    kind: replay\n    data_port: " << base + 3
+       << "\n    params: {capacity: 5000, selector: uniform, min_size: 100, batch_size: 32}\n"
+       << "connections:\n  - {from: sampler.transitions, to: replay.transitions}\n"
+       << "stop: {env_steps: 1600, seconds: 120}\n"
+       << "trace: " << trace << "\n";
+  return yaml.str();
+}
+
+class Traced : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) /
+           ("trace_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    base_ = testing::free_local_cluster_ports();
+    ASSERT_GT(base_, 0) << "no free port range";
+  }
+  /// Runs `tagflow ARGS...`; its exit code, stdout and stderr in files named after `tag`.
+  int tagflow(const std::vector<std::string>& args, const std::string& tag) {
+    std::vector<std::string> argv{std::string(TAGFLOW_BIN_DIR) + "/tagflow"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return testing::wait_exit(
+        testing::spawn_with_output(argv, dir_ / (tag + ".out"), dir_ / (tag + ".err")), 150s);
+  }
+  std::string out(const std::string& tag) { return read_file(dir_ / (tag + ".out")); }
+  std::string err(const std::string& tag) { return read_file(dir_ / (tag + ".err")); }
+  std::string file(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+    return (dir_ / name).string();
+  }
+
+  fs::path dir_;
+  int base_ = 0;
+};
+
+TEST_F(Traced, AThreeProcessRunLeavesOneChromeTraceWithEveryProcessWorkerAndMessage) {
+  const std::string cluster = file("traced.yaml", traced_cluster(base_, "false"));
+  const fs::path run = dir_ / "run";
+  ASSERT_EQ(tagflow({"up", cluster, "--trace", "--log-dir", run.string(), "--quiet"}, "up"), 0)
+      << err("up");
+  EXPECT_NE(err("up").find("trace.json"), std::string::npos) << err("up");
+
+  const nlohmann::json trace = nlohmann::json::parse(read_file(run / "trace.json"));
+  ASSERT_TRUE(trace.at("traceEvents").is_array());
+  std::map<int, std::string> processes;                    // pid → name
+  std::map<std::pair<int, int>, std::string> threads;      // (pid, tid) → name
+  std::map<std::string, std::size_t> kinds;                // cat → events
+  std::map<std::string, std::pair<double, double>> flows;  // id → (start ts, finish ts)
+  std::map<std::string, std::string> flow_names;
+  for (const nlohmann::json& e : trace.at("traceEvents")) {
+    const std::string ph = e.at("ph");
+    if (ph == "M" && e.at("name") == "process_name") {
+      processes[e.at("pid")] = e.at("args").at("name");
+    } else if (ph == "M" && e.at("name") == "thread_name") {
+      threads[{e.at("pid"), e.at("tid")}] = e.at("args").at("name");
+    } else if (ph == "X" || ph == "i") {
+      ++kinds[e.value("cat", "")];
+      EXPECT_TRUE(e.contains("args")) << e.dump();
+    } else if (ph == "s" || ph == "f") {
+      const std::string id = e.at("id").is_string() ? e.at("id").get<std::string>()
+                                                    : std::to_string(e.at("id").get<long>());
+      (ph == "s" ? flows[id].first : flows[id].second) = e.at("ts").get<double>();
+      if (ph == "s") flow_names[id] = e.value("name", "");
+    }
+  }
+  std::set<std::string> names;
+  for (const auto& [pid, name] : processes) names.insert(name);
+  for (const std::string process : {"coordinator", "sampler-0", "sampler-1", "replay"}) {
+    EXPECT_EQ(names.count(process), 1U) << process << " has no track";
+  }
+  std::set<std::string> thread_names;
+  for (const auto& [key, name] : threads) thread_names.insert(name);
+  for (const std::string worker : {"sampler-0 worker 0", "sampler-1 worker 0", "replay worker 0"}) {
+    EXPECT_EQ(thread_names.count(worker), 1U) << worker << " has no track";
+  }
+  EXPECT_GT(kinds["reaction"], 100U);
+  EXPECT_GT(kinds["send"], 100U);
+  EXPECT_GT(kinds["receive"], 100U);
+  EXPECT_GT(kinds["control_send"], 10U);
+  // Every message's arrow starts before it ends, after the clocks are aligned; both links and the
+  // coordinator's messages have arrows.
+  std::size_t from_sampler_0 = 0, from_sampler_1 = 0;
+  for (const auto& [id, ends] : flows) {
+    EXPECT_LE(ends.first, ends.second) << "flow " << id << " (" << flow_names[id] << ")";
+    if (flow_names[id].find("sampler-0") == 0) ++from_sampler_0;
+    if (flow_names[id].find("sampler-1") == 0) ++from_sampler_1;
+  }
+  EXPECT_GT(from_sampler_0, 50U);
+  EXPECT_GT(from_sampler_1, 50U);
+  EXPECT_TRUE(trace.at("metadata").contains("clock_alignment")) << trace.at("metadata").dump();
+
+  ASSERT_EQ(tagflow({"trace", "summary", run.string()}, "summary"), 0) << err("summary");
+  for (const std::string federate : {"sampler-0", "sampler-1", "replay"}) {
+    EXPECT_NE(out("summary").find(federate), std::string::npos) << out("summary");
+  }
+  const std::string svg = read_file(run / "trace-summary.svg");
+  EXPECT_EQ(svg.rfind("<svg", 0), 0U) << svg.substr(0, 200);
+}
+
+/// The tag of the `index`-th message `sender` sent to `receiver` in a run (its values.tsv).
+std::string nth_tag(const fs::path& run, const std::string& sender, const std::string& receiver,
+                    std::size_t index) {
+  std::ifstream in(run / "trace" / (sender + ".values.tsv"));
+  std::string line;
+  std::size_t seen = 0;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string time, micro, to;
+    fields >> time >> micro >> to;
+    if (to != receiver) continue;
+    if (seen++ == index) return time;
+  }
+  return "(no such message)";
+}
+
+TEST_F(Traced, DiffNamesTheTagAndConnectionWhereAReseededSamplerParts) {
+  const std::string trace = "{digests: true, events: 20000}";
+  const std::string same = file("same.yaml", traced_cluster(base_, trace));
+  // From env step 400 on (the 50th step of 8 envs), each sampler explores with another seed.
+  const std::string reseeded =
+      file("reseeded.yaml", traced_cluster(base_, trace, ", reseed_at_step: 400, reseed: 99"));
+  const fs::path a = dir_ / "a", b = dir_ / "b", c = dir_ / "c";
+  ASSERT_EQ(tagflow({"up", same, "--log-dir", a.string(), "--quiet"}, "a"), 0) << err("a");
+  ASSERT_EQ(tagflow({"up", same, "--log-dir", b.string(), "--quiet"}, "b"), 0) << err("b");
+  ASSERT_EQ(tagflow({"up", reseeded, "--log-dir", c.string(), "--quiet"}, "c"), 0) << err("c");
+
+  EXPECT_EQ(tagflow({"diff", a.string(), b.string()}, "same"), 0) << out("same") << err("same");
+
+  ASSERT_EQ(tagflow({"diff", a.string(), c.string()}, "parted"), 1)
+      << out("parted") << err("parted");
+  const std::string said = out("parted");
+  // Both samplers part at the same step; sampler-0 comes first among equal tags.
+  const std::string tag = nth_tag(a, "sampler-0", "replay", 49);
+  EXPECT_NE(said.find(tag), std::string::npos) << "expected tag " << tag << " in:\n" << said;
+  EXPECT_NE(said.find("sampler-0"), std::string::npos) << said;
+  EXPECT_NE(said.find("replay"), std::string::npos) << said;
+  EXPECT_NE(said.find("transitions"), std::string::npos) << said;
+  // The messages before it were the same in both runs.
+  EXPECT_EQ(nth_tag(a, "sampler-0", "replay", 48), nth_tag(c, "sampler-0", "replay", 48));
+}
+
+TEST_F(Traced, DiffOfRunsRecordedWithoutDigestsSaysHowToRecordThem) {
+  const std::string cluster = file("plain.yaml", traced_cluster(base_, "true"));
+  const fs::path a = dir_ / "a";
+  ASSERT_EQ(tagflow({"up", cluster, "--log-dir", a.string(), "--quiet"}, "a"), 0) << err("a");
+  EXPECT_EQ(tagflow({"diff", a.string(), a.string()}, "diff"), 2);
+  EXPECT_NE(err("diff").find("digests"), std::string::npos) << err("diff") << out("diff");
+}
+
+}  // namespace
+}  // namespace tagflow::cli

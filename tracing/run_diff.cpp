@@ -1,0 +1,252 @@
+#include "tracing/run_diff.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "nodes/message_text.hpp"
+#include "tracing/trace_files.hpp"
+
+namespace tagflow::tracing {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kSuffix = ".values.tsv";
+
+/// Every sender's value log of a run, by federate.
+std::map<std::string, std::vector<SentValue>> read_run(const std::string& run) {
+  std::map<std::string, std::vector<SentValue>> logs;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(fs::path(run) / "trace", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() <= kSuffix.size() ||
+        name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0) {
+      continue;
+    }
+    logs[name.substr(0, name.size() - kSuffix.size())] = read_value_log(entry.path().string());
+  }
+  if (logs.empty()) {
+    throw TraceError("no value logs in " + run + " (" + (fs::path(run) / "trace").string() +
+                     "/*.values.tsv): record both runs with `trace: {digests: true}` in the "
+                     "cluster file");
+  }
+  for (auto& [sender, values] : logs) {
+    std::stable_sort(values.begin(), values.end(), [](const SentValue& x, const SentValue& y) {
+      return std::tie(x.tag, x.receiver, x.port) < std::tie(y.tag, y.receiver, y.port);
+    });
+  }
+  return logs;
+}
+
+std::string bytes_of(const std::string& run, const std::string& sender, const SentValue& value) {
+  if (!value.offset) return {};
+  std::ifstream in(fs::path(run) / "trace" / (sender + ".values.bin"), std::ios::binary);
+  std::string bytes(value.bytes, '\0');
+  in.seekg(static_cast<std::streamoff>(*value.offset));
+  in.read(bytes.data(), static_cast<std::streamsize>(value.bytes));
+  if (!in) return {};
+  return bytes;
+}
+
+std::string tag_text(const Tag& tag, const Tag& first) {
+  std::string text =
+      "(" + std::to_string(tag.time_ns()) + ", " + std::to_string(tag.microstep()) + ")";
+  if (!first.is_forever()) {
+    char relative[64];
+    std::snprintf(relative, sizeof relative, ", %.3f ms after the run's first tag",
+                  static_cast<double>(tag.time_ns() - first.time_ns()) / 1e6);
+    text += relative;
+  }
+  return text;
+}
+
+/// The reactions of `federate` at `tag` in run `run`'s traces (none when it was not traced).
+std::vector<std::string> reactions_at(const std::string& run, const std::string& federate,
+                                      const Tag& tag) {
+  std::vector<std::string> names;
+  try {
+    for (const ProcessTraceFile& file : read_trace_dir(run)) {
+      for (const TraceEvent& e : file.events) {
+        if (e.kind == "reaction" && e.tag == tag && file.threads[e.thread].federate == federate &&
+            std::find(names.begin(), names.end(), e.name) == names.end()) {
+          names.push_back(e.name);
+        }
+      }
+    }
+  } catch (const TraceError&) {
+    // Without a process trace the difference is still named, only not its reactions.
+  }
+  return names;
+}
+
+}  // namespace
+
+std::vector<SentValue> read_value_log(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw TraceError("cannot read the value log " + path);
+  std::vector<SentValue> values;
+  std::string line;
+  std::size_t number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    std::istringstream fields(line);
+    SentValue v;
+    std::int64_t time = 0;
+    std::uint32_t microstep = 0;
+    std::string offset;
+    if (!(fields >> time >> microstep >> v.receiver >> v.port >> v.bytes >> v.hash >> offset)) {
+      throw TraceError("the value log " + path + " line " + std::to_string(number) +
+                       " is not 7 fields (tag time, microstep, receiver, port, bytes, hash, "
+                       "offset)");
+    }
+    v.tag = Tag(time, microstep);
+    if (offset != "-") v.offset = std::stoull(offset);
+    values.push_back(std::move(v));
+  }
+  return values;
+}
+
+DiffResult diff_runs(const std::string& run_a, const std::string& run_b) {
+  const auto a = read_run(run_a);
+  const auto b = read_run(run_b);
+  DiffResult result;
+  std::set<std::string> senders;
+  for (const auto& [sender, values] : a) {
+    senders.insert(sender);
+    result.a_messages += values.size();
+    if (!values.empty()) result.first_tag = std::min(result.first_tag, values.front().tag);
+  }
+  for (const auto& [sender, values] : b) {
+    senders.insert(sender);
+    result.b_messages += values.size();
+  }
+  // Per sender: its first difference.
+  using Key = std::tuple<Tag, std::string, std::string, std::uint32_t>;
+  std::optional<Key> first;
+  std::optional<RunDifference> found;
+  static const std::vector<SentValue> kNone;
+  for (const std::string& sender : senders) {
+    const auto ia = a.find(sender);
+    const auto ib = b.find(sender);
+    const std::vector<SentValue>& va = ia == a.end() ? kNone : ia->second;
+    const std::vector<SentValue>& vb = ib == b.end() ? kNone : ib->second;
+    std::size_t i = 0, j = 0;
+    while (i < va.size() || j < vb.size()) {
+      const SentValue* x = i < va.size() ? &va[i] : nullptr;
+      const SentValue* y = j < vb.size() ? &vb[j] : nullptr;
+      const auto key_of = [&](const SentValue& v) {
+        return Key{v.tag, sender, v.receiver, v.port};
+      };
+      RunDifference d;
+      d.sender = sender;
+      if (x != nullptr && y != nullptr && key_of(*x) == key_of(*y)) {
+        if (x->hash == y->hash) {
+          ++i;
+          ++j;
+          continue;
+        }
+        d.a = *x;
+        d.b = *y;
+      } else if (y == nullptr || (x != nullptr && key_of(*x) < key_of(*y))) {
+        d.a = *x;
+      } else {
+        d.b = *y;
+      }
+      const SentValue& at = d.a ? *d.a : *d.b;
+      d.tag = at.tag;
+      d.receiver = at.receiver;
+      d.port = at.port;
+      const Key key = key_of(at);
+      if (!first || key < *first) {
+        first = key;
+        found = d;
+      }
+      break;
+    }
+  }
+  // The messages both runs sent alike before the first difference (all, when there is none).
+  for (const auto& [sender, values] : a) {
+    const auto other = b.find(sender);
+    if (other == b.end()) continue;
+    const std::size_t n = std::min(values.size(), other->second.size());
+    for (std::size_t k = 0; k < n; ++k) {
+      const SentValue& x = values[k];
+      const SentValue& y = other->second[k];
+      if (std::tie(x.tag, x.receiver, x.port, x.hash) !=
+          std::tie(y.tag, y.receiver, y.port, y.hash))
+        break;
+      if (first && Key{x.tag, sender, x.receiver, x.port} >= *first) break;
+      ++result.matched;
+    }
+  }
+  if (found) {
+    RunDifference& d = *found;
+    const std::string bytes_a = d.a ? bytes_of(run_a, d.sender, *d.a) : std::string();
+    const std::string bytes_b = d.b ? bytes_of(run_b, d.sender, *d.b) : std::string();
+    const auto describe = [&](const std::optional<SentValue>& v, const std::string& bytes) {
+      if (!v) return std::string("not sent in this run");
+      if (v->bytes == 0) return std::string("ABSENT (no value at this tag)");
+      if (bytes.empty()) {
+        return "not kept (" + std::to_string(v->bytes) +
+               " bytes; keep more with a larger trace.values_mb)";
+      }
+      return nodes::describe_payload(reinterpret_cast<const std::uint8_t*>(bytes.data()),
+                                     bytes.size());
+    };
+    d.a_value = describe(d.a, bytes_a);
+    d.b_value = describe(d.b, bytes_b);
+    if (d.a && d.b) {
+      if ((d.a->bytes != 0 && bytes_a.empty()) || (d.b->bytes != 0 && bytes_b.empty())) {
+        d.difference = "the hashes differ; the bytes were not kept to say where";
+      } else {
+        d.difference = nodes::first_difference(
+            reinterpret_cast<const std::uint8_t*>(bytes_a.data()), bytes_a.size(),
+            reinterpret_cast<const std::uint8_t*>(bytes_b.data()), bytes_b.size());
+      }
+    } else {
+      d.difference = d.a ? "only the first run sent it" : "only the second run sent it";
+    }
+    d.reactions = reactions_at(run_a, d.sender, d.a ? d.a->tag : d.b->tag);
+    result.difference = std::move(d);
+  }
+  return result;
+}
+
+std::string DiffResult::text() const {
+  std::ostringstream out;
+  if (!difference) {
+    out << "the runs match: " << matched << " data messages, each with the same bytes";
+    if (a_messages != b_messages) {
+      out << " (one run sent more: " << a_messages << " against " << b_messages << ")";
+    }
+    out << "\n";
+    return out.str();
+  }
+  const RunDifference& d = *difference;
+  out << "the runs part at tag " << tag_text(d.tag, first_tag) << "\n"
+      << "  connection: " << d.sender << " → " << d.receiver << " " << nodes::wire_port_name(d.port)
+      << " (wire port " << d.port << ")\n"
+      << "  before it: " << matched << " data messages the same in both runs\n";
+  if (!d.reactions.empty()) {
+    out << "  produced by " << d.sender << " at that tag in";
+    for (const std::string& r : d.reactions) out << " " << r;
+    out << "\n";
+  }
+  const auto side = [&](const char* label, const std::optional<SentValue>& v,
+                        const std::string& value) {
+    out << "  " << label << ": ";
+    if (v) out << v->bytes << " bytes, hash " << v->hash << "\n      ";
+    out << value << "\n";
+  };
+  side("run A", d.a, d.a_value);
+  side("run B", d.b, d.b_value);
+  out << "  first difference: " << d.difference << "\n";
+  return out.str();
+}
+
+}  // namespace tagflow::tracing
