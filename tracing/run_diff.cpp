@@ -65,23 +65,32 @@ std::string tag_text(const Tag& tag, const Tag& first) {
   return text;
 }
 
-/// The reactions of `federate` at `tag` in run `run`'s traces (none when it was not traced).
-std::vector<std::string> reactions_at(const std::string& run, const std::string& federate,
-                                      const Tag& tag) {
+/// The reactions of `federate` at the latest tag at or before `arrival` (a link's delay puts the
+/// sending tag before the arrival tag) in run `run`'s traces, and that tag; none when the run was
+/// not traced or its rings no longer hold that tag.
+std::pair<Tag, std::vector<std::string>> reactions_before(const std::string& run,
+                                                          const std::string& federate,
+                                                          const Tag& arrival) {
+  Tag at = Tag::never();
   std::vector<std::string> names;
   try {
     for (const ProcessTraceFile& file : read_trace_dir(run)) {
       for (const TraceEvent& e : file.events) {
-        if (e.kind == "reaction" && e.tag == tag && file.threads[e.thread].federate == federate &&
-            std::find(names.begin(), names.end(), e.name) == names.end()) {
-          names.push_back(e.name);
+        if (e.kind != "reaction" || file.threads[e.thread].federate != federate ||
+            arrival < e.tag || e.tag < at) {
+          continue;
         }
+        if (at < e.tag) {
+          at = e.tag;
+          names.clear();
+        }
+        if (std::find(names.begin(), names.end(), e.name) == names.end()) names.push_back(e.name);
       }
     }
   } catch (const TraceError&) {
     // Without a process trace the difference is still named, only not its reactions.
   }
-  return names;
+  return {at, names};
 }
 
 }  // namespace
@@ -211,7 +220,8 @@ DiffResult diff_runs(const std::string& run_a, const std::string& run_b) {
     } else {
       d.difference = d.a ? "only the first run sent it" : "only the second run sent it";
     }
-    d.reactions = reactions_at(run_a, d.sender, d.a ? d.a->tag : d.b->tag);
+    std::tie(d.reactions_tag, d.reactions) =
+        reactions_before(run_a, d.sender, d.a ? d.a->tag : d.b->tag);
     result.difference = std::move(d);
   }
   return result;
@@ -233,7 +243,10 @@ std::string DiffResult::text() const {
       << " (wire port " << d.port << ")\n"
       << "  before it: " << matched << " data messages the same in both runs\n";
   if (!d.reactions.empty()) {
-    out << "  produced by " << d.sender << " at that tag in";
+    out << "  sent by " << d.sender << "'s reactions at "
+        << (d.reactions_tag == d.tag ? std::string("that tag")
+                                     : "tag " + tag_text(d.reactions_tag, first_tag))
+        << ":";
     for (const std::string& r : d.reactions) out << " " << r;
     out << "\n";
   }

@@ -6,7 +6,8 @@
 // side; the first where the hashes differ, or that one run sent and the other did not, is that
 // sender's first difference, and the run's is the one with the smallest (tag, sender, receiver,
 // port). It is described with both values decoded when both runs kept their bytes, and with the
-// reactions of the sender at that tag when the sender's process trace holds them.
+// reactions that sent it (the sender's at the latest tag at or before the arrival tag) when the
+// sender's process trace holds them.
 // Errors: TraceError when a run has no value logs (not recorded with digests), naming the option,
 // or a log cannot be read. Thread-safety: reentrant.
 #pragma once
@@ -33,10 +34,13 @@ struct RunDifference {
   Tag tag;
   std::string sender, receiver;
   std::uint32_t port = 0;
-  std::optional<SentValue> a, b;       // a side without it did not send it
-  std::string a_value, b_value;        // decoded, or why not
-  std::string difference;              // the first field that differs, or why it cannot say
-  std::vector<std::string> reactions;  // of the sender at that tag, from its trace (run A)
+  std::optional<SentValue> a, b;  // a side without it did not send it
+  std::string a_value, b_value;   // decoded, or why not
+  std::string difference;         // the first field that differs, or why it cannot say
+  /// The sender's reactions at the latest tag at or before the arrival tag (the sending tag),
+  /// from run A's process trace; empty when it does not hold them.
+  std::vector<std::string> reactions;
+  Tag reactions_tag = Tag::never();
 };
 
 struct DiffResult {
