@@ -67,6 +67,7 @@ void run_actor_node(const NodeOptions& o, const cluster::ClusterConfig& config,
   actor_options.checkpoints = o.checkpoints;
   actor_options.resume = o.resume;
   actor_options.peers_restart = o.peers_restart;
+  actor_options.trace_dir = o.trace;
   hosts::ProcessResult result;
   try {
     result = hosts::run_actor_process(config, plan, actor_options);
@@ -189,8 +190,7 @@ void add_node_command(CLI::App& app) {
   command->add_option("--resume", o->resume,
                       "Resume from the checkpoint in this directory (CHECKPOINTS/<time_ns>; actor "
                       "mode: each replica from its own in CHECKPOINTS)");
-  command->add_option("--trace", o->trace,
-                      "Record the run into DIR (reactor mode; tracing/README.md)");
+  command->add_option("--trace", o->trace, "Record the run into DIR (tracing/README.md)");
   command->add_flag("--peers-restart", o->peers_restart,
                     "Actor mode: a dead replay, learner or inference process is restarted by the "
                     "launcher: wait for it instead of ending the run");

@@ -67,7 +67,7 @@ void add_up_command(CLI::App& app) {
                       "(its launcher died; reactor mode, a file with checkpoint:)");
   command->add_flag("--quiet", arguments->launch.quiet, "No progress line");
   command->add_flag("--trace", arguments->launch.trace,
-                    "Record the run (reactor mode) as the file's `trace: true` would: "
+                    "Record the run as the file's `trace: true` would: "
                     "LOG_DIR/trace.json at the end (tracing/README.md)");
   command->add_flag("--stop-with-stdin", arguments->launch.stop_with_stdin,
                     "Stop every process when stdin closes (how a head host's ssh session "

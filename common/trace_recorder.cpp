@@ -70,6 +70,8 @@ const char* kind_name(Kind kind) {
       return "control_receive";
     case Kind::kCheckpoint:
       return "checkpoint";
+    case Kind::kHandler:
+      return "handler";
   }
   return "unknown";
 }

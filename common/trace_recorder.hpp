@@ -44,6 +44,7 @@ enum class Kind : std::uint8_t {
   kControlSend,
   kControlReceive,
   kCheckpoint,
+  kHandler,
 };
 
 /// `text` as a JSON string (quotes, backslashes and control characters escaped; other bytes, UTF-8

@@ -38,6 +38,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -52,6 +53,7 @@
 #include "actors/peer_set.hpp"
 #include "actors/peer_traffic.hpp"
 #include "common/state_stream.hpp"
+#include "common/trace_recorder.hpp"
 #include "nodes/actor_checkpoint.hpp"
 #include "nodes/actor_interfaces.hpp"
 #include "nodes/node_metrics.hpp"
@@ -97,7 +99,9 @@ class NodeActorBase : public Interface::base {
   /// Sends `message` to `peer` through the PeerActor interface, counted as sent to it.
   template <class Message>
   void send_to(const caf::actor& peer, Message&& message) {
-    traffic_.sent(peers_.name_of(peer.address()), actors::message_bytes(message));
+    const std::string& to = peers_.name_of(peer.address());
+    traffic_.sent(to, actors::message_bytes(message));
+    trace_message(trace::Kind::kSend, to, actors::message_bytes(message));
     this->send(as_peer(peer), std::forward<Message>(message));
   }
 
@@ -115,6 +119,7 @@ class NodeActorBase : public Interface::base {
       return false;
     }
     traffic_.received(peer, actors::message_bytes(message));
+    trace_message(trace::Kind::kReceive, peer, actors::message_bytes(message));
     return true;
   }
 
@@ -122,8 +127,10 @@ class NodeActorBase : public Interface::base {
   template <class Message>
   void count_received(const Message& message) {
     const caf::actor_addr from = sender_address();
-    if (peers_.contains(from))
+    if (peers_.contains(from)) {
       traffic_.received(peers_.name_of(from), actors::message_bytes(message));
+      trace_message(trace::Kind::kReceive, peers_.name_of(from), actors::message_bytes(message));
+    }
   }
 
   /// True when the current message comes from a known peer; else it is counted invalid.
@@ -247,6 +254,18 @@ class NodeActorBase : public Interface::base {
   /// The kind adds its results to the report; called with report().mutex held.
   virtual void record_results(ReplicaReport& /*report*/) {}
 
+  /// Records a message to or from `peer` in the trace (when the process traces): a `send` or
+  /// `receive` span at its moment, its port field the message's number among those between the
+  /// two actors that way, which both ends count alike (tracing/README.md, actor mode).
+  void trace_message(trace::Kind kind, const std::string& peer, std::size_t bytes) {
+    trace::TraceRecorder* const tracer = trace::active();
+    if (tracer == nullptr || peer == actors::PeerTraffic::kUnknownPeer) return;
+    std::uint32_t& number = (kind == trace::Kind::kSend ? traced_sent_ : traced_received_)[peer];
+    tracer->record({kind, trace::TraceRecorder::now_ns(), 0, Tag::never(),
+                    trace_names_.id(*tracer, name_), trace_names_.id(*tracer, peer), number++,
+                    bytes});
+  }
+
  private:
   void on_down(const caf::down_msg& down) {
     if (!peers_.contains(down.source)) return;
@@ -281,6 +300,9 @@ class NodeActorBase : public Interface::base {
   nodes::NodeMetrics* metrics_;
   actors::PeerTraffic traffic_;
   actors::PeerSet peers_;
+  // Tracing (tracing/README.md): messages to and from each peer, numbered in order per peer.
+  trace::NameCache trace_names_;
+  std::map<std::string, std::uint32_t> traced_sent_, traced_received_;
   ActorRecovery recovery_;
   std::uint64_t sequence_ = 0;  // of the last checkpoint written (or restored)
   bool checkpoint_failed_ = false;

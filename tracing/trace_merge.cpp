@@ -120,7 +120,8 @@ MergeReport merge_traces(const std::string& log_dir) {
       trace::append_json_string(out, e.kind);
       out += ",\"name\":";
       std::string name = e.kind;
-      if (e.kind == "reaction" || e.kind == "control_send" || e.kind == "control_receive") {
+      if (e.kind == "reaction" || e.kind == "handler" || e.kind == "control_send" ||
+          e.kind == "control_receive") {
         name = e.name;
       } else if (e.kind == "send") {
         name = "send to " + e.peer;

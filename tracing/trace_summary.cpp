@@ -19,7 +19,7 @@ std::string row_of(const ProcessTraceFile& file, const TraceEvent& event) {
 }
 
 int category_of(const std::string& kind) {
-  if (kind == "reaction") return kComputing;
+  if (kind == "reaction" || kind == "handler") return kComputing;
   if (kind == "send" || kind == "receive") return kMessaging;
   if (kind == "wait_data") return kWaitingForData;
   if (kind == "wait_grant") return kWaitingForGrant;

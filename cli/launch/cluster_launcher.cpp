@@ -679,7 +679,7 @@ void ClusterLaunch::plan_recovery() {
     // A half its head started again on the same directory: the earlier attempts' logs stay.
     plan_.attempt = next_attempt(log_dir_);
   }
-  if (reactor_ && (config_.trace.enabled || options_.trace)) {
+  if (config_.trace.enabled || options_.trace) {
     plan_.trace = std::filesystem::absolute(std::filesystem::path(log_dir_) / "trace")
                       .lexically_normal()
                       .string();
@@ -859,10 +859,13 @@ void ClusterLaunch::restart_cluster(Attempt& attempt) {
   attempt_started_ = Clock::now();
 }
 
-/// A traced run, on the coordinator's host: every process's trace merged into LOG_DIR/trace.json
-/// (tracing/README.md), failed runs included. A merge that fails is reported, never fatal.
+/// A traced run, on the coordinator's host (every host's, in actor mode): every process's trace
+/// merged into LOG_DIR/trace.json (tracing/README.md), failed runs included. A merge that fails is
+/// reported, never fatal.
 void ClusterLaunch::merge_trace() {
-  if (plan_.trace.empty() || !plan_.coordinator) return;
+  // Reactor mode: the coordinator's host has every host's files. Actor mode has no control plane
+  // to carry them: each host merges its own.
+  if (plan_.trace.empty() || (reactor_ && !plan_.coordinator)) return;
   try {
     const tracing::MergeReport merged = tracing::merge_traces(log_dir_);
     std::cerr << "tagflow up: trace of " << merged.processes << " processes, " << merged.events

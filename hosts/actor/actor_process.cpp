@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -20,6 +21,7 @@
 #include "actors/tls_peers.hpp"
 #include "common/state_stream.hpp"
 #include "hosts/actor/replica_host.hpp"
+#include "hosts/process_trace.hpp"
 #include "hosts/replica_metrics.hpp"
 #include "nodes/actor_checkpoint.hpp"
 #include "nodes/actor_messages.hpp"
@@ -549,6 +551,11 @@ void ActorProcess::wind_down() {
 hosts::ProcessResult run_actor_process(const cluster::ClusterConfig& config,
                                        const cluster::ProcessPlan& plan,
                                        const ActorProcessOptions& options) {
+  std::optional<ProcessTrace> trace;  // outlives the actor system
+  if (!options.trace_dir.empty()) {
+    trace.emplace(options.trace_dir, plan.name, config.hosts.size() > 1 ? plan.host : "",
+                  config.trace.events_per_thread);
+  }
   ActorProcess process(config, plan, options);
   process.start();
   return process.run();

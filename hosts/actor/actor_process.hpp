@@ -64,6 +64,9 @@ struct ActorProcessOptions {
   std::string checkpoints;     // write the replicas' checkpoints here (see above); empty: none
   std::string resume;          // start the replicas from their checkpoints here; empty: fresh
   bool peers_restart = false;  // dead processes are restarted: wait for them (see above)
+  // `tagflow node --trace DIR`: record the handlers and messages of the process's actors into
+  // DIR/PROCESS.trace.json (tracing/README.md, hosts/process_trace.hpp); empty: not traced.
+  std::string trace_dir;
 };
 
 [[nodiscard]] hosts::ProcessResult run_actor_process(const cluster::ClusterConfig& config,

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "common/atomic_file.hpp"
+#include "common/trace_recorder.hpp"
 
 #include "federation/checkpoint_store.hpp"
 
@@ -62,6 +63,7 @@ void FederateCheckpoint::record_sent(const std::string& to, std::uint32_t port,
 
 void FederateCheckpoint::write(const reactors::Tag& at) {
   const auto started = std::chrono::steady_clock::now();
+  trace::Span span(trace::Kind::kCheckpoint, at);  // tracing/README.md
   const std::string directory = coordinator::checkpoint_directory(root_, at.time_ns());
   std::error_code ec;
   std::filesystem::create_directories(directory, ec);
@@ -102,6 +104,10 @@ void FederateCheckpoint::write(const reactors::Tag& at) {
   bytes_written_ += info.bytes;
   for (const std::string& name : attachments) {
     bytes_written_ += std::filesystem::file_size(prefix + "." + name, ec);
+  }
+  if (trace::TraceRecorder* tracer = trace::active(); span.on() && tracer != nullptr) {
+    span.event().name = tracer->intern(federate_);
+    span.event().bytes = bytes_written_ - before;
   }
   if (parts_metric_ != nullptr) {
     parts_metric_->Increment();

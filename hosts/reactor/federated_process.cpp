@@ -295,24 +295,6 @@ void rethrow_replica_errors(const std::vector<std::unique_ptr<ReplicaRun>>& runs
 
 }  // namespace
 
-ProcessTrace::ProcessTrace(std::string dir, const std::string& process, const std::string& host,
-                           std::size_t events_per_thread)
-    : path_(dir + "/" + process + ".trace.json") {
-  std::filesystem::create_directories(dir);
-  trace::TraceRecorder::start({process, host, events_per_thread});
-}
-
-ProcessTrace::~ProcessTrace() {
-  trace::TraceRecorder* const tracer = trace::active();
-  trace::TraceRecorder::stop();
-  if (tracer == nullptr) return;
-  try {
-    tracer->write(path_);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "the trace could not be written: %s\n", e.what());
-  }
-}
-
 ProcessResult run_federated_process(const ClusterConfig& config,
                                     const cluster::ProcessPlan& process,
                                     const FederatedProcessOptions& options) {

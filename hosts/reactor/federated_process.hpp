@@ -28,6 +28,7 @@
 #include <functional>
 #include <string>
 
+#include "hosts/process_trace.hpp"
 #include "nodes/cluster/cluster_config.hpp"
 #include "nodes/cluster/process_plan.hpp"
 #include "nodes/kind/process_result.hpp"
@@ -51,21 +52,6 @@ struct FederatedProcessOptions {
   /// PROCESS.trace.json when the process ends (normally or not) and, with `trace.digests`,
   /// REPLICA.values.tsv/.bin as it goes. Empty: not traced.
   std::string trace_dir;
-};
-
-/// A process's trace while it lives: starts the recorder (common/trace_recorder.hpp) and, when
-/// destroyed, stops it and writes DIR/PROCESS.trace.json (a failure to write is reported on
-/// stderr, never thrown). One per process at a time.
-class ProcessTrace {
- public:
-  ProcessTrace(std::string dir, const std::string& process, const std::string& host,
-               std::size_t events_per_thread);
-  ~ProcessTrace();
-  ProcessTrace(const ProcessTrace&) = delete;
-  ProcessTrace& operator=(const ProcessTrace&) = delete;
-
- private:
-  std::string path_;
 };
 
 [[nodiscard]] ProcessResult run_federated_process(const cluster::ClusterConfig& config,

@@ -310,9 +310,6 @@ void parse_trace(const YamlReader& top, ClusterConfig& config) {
     config.trace.digests = trace.boolean_or("digests", false);
     config.trace.values_mb = static_cast<std::uint64_t>(trace.integer_or("values_mb", 64, 0, 4096));
   }
-  if (config.trace.enabled && config.mode == Mode::actor) {
-    top.fail("trace", "tracing records reactor mode only (mode: reactor)");
-  }
 }
 
 void parse_recovery(const YamlReader& top, ClusterConfig& config) {

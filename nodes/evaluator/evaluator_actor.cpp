@@ -1,6 +1,7 @@
 #include "nodes/evaluator/evaluator_actor.hpp"
 
 #include "nodes/actor_binding_base.hpp"
+#include "nodes/actor_trace.hpp"
 
 namespace tagflow::nodes {
 namespace {
@@ -14,7 +15,8 @@ class EvaluatorActorImpl : public NodeActorBase<EvaluatorActor> {
         metrics_(metrics) {}
 
   behavior_type make_behavior() override {
-    return {
+    return traced<behavior_type>(
+        replica_name(),
         [](actors::connect_atom, const std::string&, const std::string&, const caf::actor&) {},
         [](actors::connect_atom, const std::string&, const caf::actor&) {},
         [this](const actors::Offer& offer) {
@@ -28,8 +30,7 @@ class EvaluatorActorImpl : public NodeActorBase<EvaluatorActor> {
         [this](const actors::Credit&) { reject(transport::DropReason::kUnknownKind); },
         [this](const WeightsMessage& weights) { on_weights(weights); },
         [this](const actors::Leave& leave) { on_leave(leave); },
-        [this](const actors::StopRun& stop) { on_stop_run(stop); },
-    };
+        [this](const actors::StopRun& stop) { on_stop_run(stop); });
   }
 
  private:

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "nodes/actor_binding_base.hpp"
+#include "nodes/actor_trace.hpp"
 
 namespace tagflow::nodes {
 namespace {
@@ -29,7 +30,8 @@ class InferenceActorImpl : public nodes::NodeActorBase<nodes::InferenceActor> {
 
   behavior_type make_behavior() override {
     schedule_checkpoint();
-    return {
+    return traced<behavior_type>(
+        replica_name(),
         [](actors::connect_atom, const std::string&, const std::string&, const caf::actor&) {},
         [](actors::connect_atom, const std::string&, const caf::actor&) {},
         [this](const Offer& offer) {
@@ -68,8 +70,7 @@ class InferenceActorImpl : public nodes::NodeActorBase<nodes::InferenceActor> {
         },
         [this](const Leave& leave) { on_leave(leave); },
         [this](const StopRun& stop) { on_stop_run(stop); },
-        [this](actors::checkpoint_atom) { on_checkpoint(); },
-    };
+        [this](actors::checkpoint_atom) { on_checkpoint(); });
   }
 
  private:

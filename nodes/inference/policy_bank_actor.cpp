@@ -7,6 +7,7 @@
 
 #include "actors/credit_ledger.hpp"
 #include "nodes/actor_binding_base.hpp"
+#include "nodes/actor_trace.hpp"
 
 namespace tagflow::nodes {
 namespace {
@@ -26,7 +27,8 @@ class PolicyBankActorImpl : public nodes::NodeActorBase<nodes::PolicyBankActor> 
         options_(std::move(options)) {}
 
   behavior_type make_behavior() override {
-    return {
+    return traced<behavior_type>(
+        replica_name(),
         [this](actors::connect_atom, const std::string& port, const std::string& peer_name,
                const caf::actor& peer) {
           if (port == "experience") connect_experience(peer_name, peer);
@@ -95,8 +97,7 @@ class PolicyBankActorImpl : public nodes::NodeActorBase<nodes::PolicyBankActor> 
           serve_when_everyone_waits();
         },
         [this](const Leave& leave) { on_leave(leave); },
-        [this](const StopRun& stop) { on_stop_run(stop); },
-    };
+        [this](const StopRun& stop) { on_stop_run(stop); });
   }
 
  private:

@@ -6,6 +6,7 @@
 
 #include "actors/credit_ledger.hpp"
 #include "nodes/actor_binding_base.hpp"
+#include "nodes/actor_trace.hpp"
 
 namespace tagflow::nodes {
 namespace {
@@ -27,7 +28,8 @@ class LearnerActorImpl : public nodes::NodeActorBase<nodes::LearnerActor> {
 
   behavior_type make_behavior() override {
     schedule_checkpoint();
-    return {
+    return traced<behavior_type>(
+        replica_name(),
         [this](actors::connect_atom, const std::string& port, const std::string& peer_name,
                const caf::actor& peer) { connect(port, peer_name, peer); },
         [this](actors::connect_atom, const std::string& port, const caf::actor& peer) {
@@ -45,8 +47,7 @@ class LearnerActorImpl : public nodes::NodeActorBase<nodes::LearnerActor> {
         [this](const SampleBatchMessage& batch) { on_batch(batch); },
         [this](const Leave& leave) { on_leave(leave); },
         [this](const StopRun& stop) { on_stop_run(stop); },
-        [this](actors::checkpoint_atom) { on_checkpoint(); },
-    };
+        [this](actors::checkpoint_atom) { on_checkpoint(); });
   }
 
  private:

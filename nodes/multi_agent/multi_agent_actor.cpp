@@ -5,6 +5,7 @@
 
 #include "actors/credit_ledger.hpp"
 #include "nodes/actor_binding_base.hpp"
+#include "nodes/actor_trace.hpp"
 
 namespace tagflow::nodes {
 namespace {
@@ -23,7 +24,8 @@ class MultiAgentActorImpl : public nodes::NodeActorBase<nodes::MultiAgentActor> 
         options_(std::move(options)) {}
 
   behavior_type make_behavior() override {
-    return {
+    return traced<behavior_type>(
+        replica_name(),
         [this](actors::connect_atom, const std::string& port, const std::string& peer_name,
                const caf::actor& peer) { connect(port, peer_name, peer); },
         [this](actors::connect_atom, const std::string&, const caf::actor&) {
@@ -59,8 +61,7 @@ class MultiAgentActorImpl : public nodes::NodeActorBase<nodes::MultiAgentActor> 
         },
         [this](const Offer&) { reject(transport::DropReason::kUnknownKind); },
         [this](const Leave& leave) { on_leave(leave); },
-        [this](const StopRun& stop) { on_stop_run(stop); },
-    };
+        [this](const StopRun& stop) { on_stop_run(stop); });
   }
 
  private:

@@ -5,6 +5,7 @@
 
 #include "actors/credit_ledger.hpp"
 #include "nodes/actor_binding_base.hpp"
+#include "nodes/actor_trace.hpp"
 
 namespace tagflow::nodes {
 namespace {
@@ -25,7 +26,8 @@ class SamplerActorImpl : public nodes::NodeActorBase<nodes::SamplerActor> {
 
   behavior_type make_behavior() override {
     schedule_checkpoint();
-    return {
+    return traced<behavior_type>(
+        replica_name(),
         [this](actors::connect_atom, const std::string& port, const std::string& peer_name,
                const caf::actor& peer) { connect(port, peer_name, peer); },
         [this](actors::connect_atom, const std::string& port, const caf::actor& peer) {
@@ -74,8 +76,7 @@ class SamplerActorImpl : public nodes::NodeActorBase<nodes::SamplerActor> {
         [this](const Leave& leave) { on_leave(leave); },
         // Nobody offers a sampler anything: its inputs are subscribed.
         [this](const Offer&) { reject(transport::DropReason::kUnknownKind); },
-        [this](const StopRun& stop) { on_stop_run(stop); },
-    };
+        [this](const StopRun& stop) { on_stop_run(stop); });
   }
 
  private:

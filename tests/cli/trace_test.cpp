@@ -31,7 +31,7 @@ constexpr auto read_file = &testing::read_text_file;
 /// Two samplers (local policy, two processes) feeding one replay: three node processes without
 /// LibTorch. `sampler_params` is added to the samplers' params.
 std::string traced_cluster(int base, const std::string& trace,
-                           const std::string& sampler_params = "") {
+                           const std::string& sampler_params = "", const std::string& extra = "") {
   std::ostringstream yaml;
   yaml << "cluster: traced\nmode: reactor\nseed: 11\n"
        << "hosts:\n  local: {address: 127.0.0.1}\n"
@@ -45,7 +45,8 @@ std::string traced_cluster(int base, const std::string& trace,
        << "\n    params: {capacity: 5000, selector: uniform, min_size: 100, batch_size: 32}\n"
        << "connections:\n  - {from: sampler.transitions, to: replay.transitions}\n"
        << "stop: {env_steps: 1600, seconds: 120}\n"
-       << "trace: " << trace << "\n";
+       << "trace: " << trace << "\n"
+       << extra;
   return yaml.str();
 }
 
@@ -79,7 +80,8 @@ class Traced : public ::testing::Test {
 };
 
 TEST_F(Traced, AThreeProcessRunLeavesOneChromeTraceWithEveryProcessWorkerAndMessage) {
-  const std::string cluster = file("traced.yaml", traced_cluster(base_, "false"));
+  const std::string cluster = file(
+      "traced.yaml", traced_cluster(base_, "false", "", "checkpoint: {every: 20ms, keep: 2}\n"));
   const fs::path run = dir_ / "run";
   ASSERT_EQ(tagflow({"up", cluster, "--trace", "--log-dir", run.string(), "--quiet"}, "up"), 0)
       << err("up");
@@ -122,6 +124,7 @@ TEST_F(Traced, AThreeProcessRunLeavesOneChromeTraceWithEveryProcessWorkerAndMess
   EXPECT_GT(kinds["send"], 100U);
   EXPECT_GT(kinds["receive"], 100U);
   EXPECT_GT(kinds["control_send"], 10U);
+  EXPECT_GE(kinds["checkpoint"], 3U * 4U);  // every 20 ms of 100 ms, by each of three federates
   // Every message's arrow starts before it ends, after the clocks are aligned; both links and the
   // coordinator's messages have arrows.
   std::size_t from_sampler_0 = 0, from_sampler_1 = 0;
@@ -140,6 +143,46 @@ TEST_F(Traced, AThreeProcessRunLeavesOneChromeTraceWithEveryProcessWorkerAndMess
   }
   const std::string svg = read_file(run / "trace-summary.svg");
   EXPECT_EQ(svg.rfind("<svg", 0), 0U) << svg.substr(0, 200);
+}
+
+TEST_F(Traced, AnActorModeRunRecordsEachHandlerAndEachMessageBetweenActors) {
+  std::string yaml = traced_cluster(base_, "true");
+  yaml.replace(yaml.find("mode: reactor"), 13, "mode: actor");
+  // No learner takes minibatches here: the replay must not owe any, or it withholds its credit.
+  yaml.replace(yaml.find("min_size: 100,"), 14, "min_size: 4000,");
+  const std::string cluster = file("actors.yaml", yaml);
+  const fs::path run = dir_ / "run";
+  ASSERT_EQ(tagflow({"up", cluster, "--log-dir", run.string(), "--quiet"}, "up"), 0) << err("up");
+  const nlohmann::json trace = nlohmann::json::parse(read_file(run / "trace.json"));
+  std::set<std::string> processes;
+  std::map<std::string, std::size_t> handlers;  // name → spans
+  std::map<std::string, std::pair<double, double>> flows;
+  std::map<std::string, std::string> flow_names;
+  for (const nlohmann::json& e : trace.at("traceEvents")) {
+    const std::string ph = e.at("ph");
+    if (ph == "M" && e.at("name") == "process_name") processes.insert(e["args"]["name"]);
+    if (ph == "X" && e.at("cat") == "handler") ++handlers[e.at("name")];
+    if (ph == "s" || ph == "f") {
+      const std::string id = e.at("id").dump();
+      (ph == "s" ? flows[id].first : flows[id].second) = e.at("ts").get<double>();
+      if (ph == "s") flow_names[id] = e.value("name", "");
+    }
+  }
+  EXPECT_EQ(processes, (std::set<std::string>{"sampler-0", "sampler-1", "replay"}));
+  // Actor mode stops on the samplers' own counts, so how many messages the replay took varies
+  // (1,600 env steps of 8 envs are at most 200): each one it handled has its arrow.
+  const std::size_t handled = handlers["replay TransitionsMessage"];
+  EXPECT_GE(handled, 50U);
+  EXPECT_GE(handlers["sampler-0 Credit"] + handlers["sampler-1 Credit"], 50U);
+  std::size_t to_replay = 0;
+  for (const auto& [id, ends] : flows) {
+    EXPECT_LE(ends.first, ends.second) << flow_names[id];
+    const std::string& name = flow_names[id];
+    if (name.rfind("sampler-0 → replay", 0) == 0 || name.rfind("sampler-1 → replay", 0) == 0) {
+      ++to_replay;
+    }
+  }
+  EXPECT_GE(to_replay, handled);  // the transitions, and the samplers' offers
 }
 
 /// The tag of the `index`-th message `sender` sent to `receiver` in a run (its values.tsv).

@@ -186,12 +186,12 @@ TEST_F(TwoHostNamespaces, TheHeadHostPrintsTheWholeClustersSummaryWithTheOneHost
 
 TEST_F(TwoHostNamespaces, ATracedRunMergesBothHostsProcessesOnTheCoordinatorsClock) {
   const std::string file = path("two.yaml");
-  const Launched b = up(namespaces_.ns_b,
-                        {file, "--host", "b", "--log-dir", path("logs-b"), "--quiet", "--trace"},
-                        "b");
-  const Launched a = up(namespaces_.ns_a,
-                        {file, "--host", "a", "--log-dir", path("logs-a"), "--quiet", "--trace"},
-                        "a");
+  const Launched b =
+      up(namespaces_.ns_b, {file, "--host", "b", "--log-dir", path("logs-b"), "--quiet", "--trace"},
+         "b");
+  const Launched a =
+      up(namespaces_.ns_a, {file, "--host", "a", "--log-dir", path("logs-a"), "--quiet", "--trace"},
+         "a");
   ASSERT_EQ(wait_exit(a.pid, 120s), 0) << read_file(a.err);
   ASSERT_EQ(wait_exit(b.pid, 120s), 0) << read_file(b.err);
   // Host a's launcher measured its clock against the coordinator's and handed its files over.
@@ -210,8 +210,8 @@ TEST_F(TwoHostNamespaces, ATracedRunMergesBothHostsProcessesOnTheCoordinatorsClo
     }
     if (e.at("ph") == "f") flows[e.at("id")].second = e.at("ts");
   }
-  for (const std::string process : {"sampler-0 (a)", "sampler-1 (a)", "inference (a)",
-                                    "replay (b)", "learner (b)", "coordinator"}) {
+  for (const std::string process : {"sampler-0 (a)", "sampler-1 (a)", "inference (a)", "replay (b)",
+                                    "learner (b)", "coordinator"}) {
     EXPECT_EQ(processes.count(process), 1U) << process << " has no track";
   }
   const nlohmann::json& clock = trace.at("metadata").at("clock_alignment").at("a");
