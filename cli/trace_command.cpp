@@ -1,7 +1,7 @@
 // `tagflow trace summary LOG_DIR [--top N] [--svg FILE]`, `tagflow trace merge LOG_DIR` and
 // `tagflow diff RUN_A RUN_B` (tracing/README.md): reading the runs `tagflow up` traced.
 // Exit codes: 0 done (diff: the runs match); 1 diff: the runs differ; 2 the run was not traced,
-// or a file cannot be read (the message names it).
+// has no value logs, or a file cannot be read or written (one line on stderr names it).
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -82,7 +82,7 @@ void add_diff_command(CLI::App& app) {
       "diff",
       "The first data message two runs sent differently (both recorded with "
       "`trace: {digests: true}`): tag, connection and both values. Exit 0: they match; 1: they "
-      "differ");
+      "differ; 2: a run has no value logs or a file cannot be read");
   auto a = std::make_shared<std::string>();
   auto b = std::make_shared<std::string>();
   command->add_option("run_a", *a, "The first run's log directory")->required();

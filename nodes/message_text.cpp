@@ -12,24 +12,59 @@
 namespace tagflow::nodes {
 namespace {
 
-/// One field of a message, its elements as numbers (floats keep their bits in `bits`).
+/// One field of a message: its elements exactly as sent (a float's bits, an integer's value), so
+/// that two fields compare bit for bit and print without rounding.
 struct Field {
+  enum Type { kFloat, kSigned, kUnsigned };
   std::string name;
-  std::vector<double> values;
-  std::vector<std::uint32_t> bits;  // float32 fields only
+  Type type = kUnsigned;
+  std::vector<std::uint64_t> raw;  // float: its 32 bits; signed: two's complement
+
+  [[nodiscard]] std::string element(std::size_t i, bool with_bits) const {
+    char text[64];
+    switch (type) {
+      case kFloat: {
+        const auto bits = static_cast<std::uint32_t>(raw[i]);
+        float value = 0;
+        std::memcpy(&value, &bits, sizeof value);
+        if (with_bits) {
+          std::snprintf(text, sizeof text, "%.9g (bits %08" PRIx32 ")", static_cast<double>(value),
+                        bits);
+        } else {
+          std::snprintf(text, sizeof text, "%.9g", static_cast<double>(value));
+        }
+        break;
+      }
+      case kSigned:
+        std::snprintf(text, sizeof text, "%" PRId64, static_cast<std::int64_t>(raw[i]));
+        break;
+      case kUnsigned:
+        std::snprintf(text, sizeof text, "%" PRIu64, raw[i]);
+        break;
+    }
+    return text;
+  }
 };
 
 template <class T>
 Field field(const std::string& name, const std::vector<T>& values) {
-  Field f{name, {}, {}};
-  f.values.reserve(values.size());
-  for (const T& v : values) {
-    f.values.push_back(static_cast<double>(v));
-    if constexpr (std::is_same_v<T, float>) {
+  Field f;
+  f.name = name;
+  f.raw.reserve(values.size());
+  if constexpr (std::is_same_v<T, float>) {
+    f.type = Field::kFloat;
+    for (const float v : values) {
       std::uint32_t bits = 0;
       std::memcpy(&bits, &v, sizeof bits);
-      f.bits.push_back(bits);
+      f.raw.push_back(bits);
     }
+  } else if constexpr (std::is_signed_v<T>) {
+    f.type = Field::kSigned;
+    for (const T v : values)
+      f.raw.push_back(static_cast<std::uint64_t>(static_cast<std::int64_t>(v)));
+  } else {
+    f.type = Field::kUnsigned;
+    for (const T v : values) f.raw.push_back(static_cast<std::uint64_t>(v));
   }
   return f;
 }
@@ -46,6 +81,7 @@ struct Decoded {
 };
 
 void add_batch(std::vector<Field>& out, const std::string& prefix, const SampleBatchMessage& m) {
+  out.push_back(scalar(prefix + "observation_size", m.observation_size));
   out.push_back(field(prefix + "keys", m.keys));
   out.push_back(field(prefix + "observations", m.observations));
   out.push_back(field(prefix + "observations_u8", m.observations_u8));
@@ -71,6 +107,7 @@ Decoded decode_fields(const std::uint8_t* data, std::size_t size) {
     if (decode(data, size, m, &error)) {
       d.type = "Transitions (" + std::to_string(m.rows()) + " rows)";
       d.fields = {scalar("weights_version", m.weights_version),
+                  scalar("observation_size", m.observation_size),
                   field("observations", m.observations),
                   field("observations_u8", m.observations_u8),
                   field("actions", m.actions),
@@ -104,7 +141,8 @@ Decoded decode_fields(const std::uint8_t* data, std::size_t size) {
     ObservationBatchMessage m;
     if (decode(data, size, m, &error)) {
       d.type = "ObservationBatch (" + std::to_string(m.rows()) + " rows)";
-      d.fields = {scalar("source", m.source), field("observations", m.observations),
+      d.fields = {scalar("source", m.source), scalar("observation_size", m.observation_size),
+                  field("observations", m.observations),
                   field("observations_u8", m.observations_u8)};
     }
   } else if (magic == "TFac") {
@@ -118,8 +156,9 @@ Decoded decode_fields(const std::uint8_t* data, std::size_t size) {
     AgentObservationsMessage m;
     if (decode(data, size, m, &error)) {
       d.type = "AgentObservations (" + std::to_string(m.rows()) + " rows)";
-      d.fields = {scalar("source", m.source), field("agents", m.agents),
-                  field("policies", m.policies), field("observations", m.observations)};
+      d.fields = {scalar("source", m.source), scalar("observation_size", m.observation_size),
+                  field("agents", m.agents), field("policies", m.policies),
+                  field("observations", m.observations)};
     }
   } else if (magic == "TFma") {
     AgentActionsMessage m;
@@ -132,19 +171,31 @@ Decoded decode_fields(const std::uint8_t* data, std::size_t size) {
   } else {
     char hex[16];
     std::snprintf(hex, sizeof hex, "%02x%02x%02x%02x", data[0], data[1], data[2], data[3]);
-    d.error = std::to_string(size) + " bytes of an unknown type (magic " + hex + ")";
+    d.error = std::to_string(size) + " bytes, unknown type (magic " + hex;
+    if (std::all_of(magic.begin(), magic.end(), [](char c) { return c >= 0x20 && c < 0x7f; })) {
+      d.error += ", \"" + magic + "\"";
+    }
+    d.error += ")";
     return d;
   }
   if (d.type.empty()) d.error = "'" + magic + "' bytes that do not decode: " + error;
   return d;
 }
 
-std::string number(const Field& f, std::size_t i) {
-  char text[64];
-  if (!f.bits.empty()) {
-    std::snprintf(text, sizeof text, "%.9g (bits %08" PRIx32 ")", f.values[i], f.bits[i]);
+/// Where two byte strings first differ, for payloads whose fields cannot say it.
+std::string first_differing_byte(const std::uint8_t* a, std::size_t a_size, const std::uint8_t* b,
+                                 std::size_t b_size) {
+  const std::size_t n = std::min(a_size, b_size);
+  std::size_t i = 0;
+  while (i < n && a[i] == b[i]) ++i;
+  char text[160];
+  if (i < n) {
+    std::snprintf(text, sizeof text, "byte %zu: 0x%02x against 0x%02x (%zu and %zu bytes)", i, a[i],
+                  b[i], a_size, b_size);
   } else {
-    std::snprintf(text, sizeof text, "%.17g", f.values[i]);
+    std::snprintf(text, sizeof text,
+                  "the same first %zu bytes; the %s run's has %zu bytes more past them", n,
+                  a_size > b_size ? "first" : "second", a_size > b_size ? a_size - n : b_size - n);
   }
   return text;
 }
@@ -157,14 +208,10 @@ std::string describe_payload(const std::uint8_t* data, std::size_t size) {
   if (d.type.empty()) return d.error;
   std::string text = d.type + ", " + std::to_string(size) + " bytes";
   for (const Field& f : d.fields) {
-    if (f.values.empty()) continue;
-    text += "\n    " + f.name + " (" + std::to_string(f.values.size()) + "):";
-    for (std::size_t i = 0; i < f.values.size() && i < 4; ++i) {
-      char value[32];
-      std::snprintf(value, sizeof value, " %.9g", f.values[i]);
-      text += value;
-    }
-    if (f.values.size() > 4) text += " ...";
+    if (f.raw.empty()) continue;
+    text += "\n    " + f.name + " (" + std::to_string(f.raw.size()) + "):";
+    for (std::size_t i = 0; i < f.raw.size() && i < 4; ++i) text += " " + f.element(i, false);
+    if (f.raw.size() > 4) text += " ...";
   }
   return text;
 }
@@ -181,27 +228,31 @@ std::string first_difference(const std::uint8_t* a, std::size_t a_size, const st
   const Decoded da = decode_fields(a, a_size);
   const Decoded db = decode_fields(b, b_size);
   if (da.type.empty() || db.type.empty()) {
-    return "cannot compare: " + (da.type.empty() ? da.error : db.error);
+    return "cannot compare the fields (" + (da.type.empty() ? da.error : db.error) +
+           "); the bytes differ at " + first_differing_byte(a, a_size, b, b_size);
   }
-  if (da.fields.size() != db.fields.size())
-    return "different types: " + da.type + " and " + db.type;
+  bool same_type = da.fields.size() == db.fields.size();
+  for (std::size_t f = 0; same_type && f < da.fields.size(); ++f) {
+    same_type = da.fields[f].name == db.fields[f].name;
+  }
+  if (!same_type) return "different types: " + da.type + " and " + db.type;
   for (std::size_t f = 0; f < da.fields.size(); ++f) {
     const Field& x = da.fields[f];
     const Field& y = db.fields[f];
-    if (x.name != y.name) return "different types: " + da.type + " and " + db.type;
-    const std::size_t n = std::min(x.values.size(), y.values.size());
+    const std::size_t n = std::min(x.raw.size(), y.raw.size());
     for (std::size_t i = 0; i < n; ++i) {
-      const bool same = x.bits.empty() ? x.values[i] == y.values[i] : x.bits[i] == y.bits[i];
-      if (!same) {
-        return x.name + "[" + std::to_string(i) + "]: " + number(x, i) + " against " + number(y, i);
+      if (x.raw[i] != y.raw[i]) {
+        return x.name + "[" + std::to_string(i) + "]: " + x.element(i, true) + " against " +
+               y.element(i, true);
       }
     }
-    if (x.values.size() != y.values.size()) {
-      return x.name + ": " + std::to_string(x.values.size()) + " elements against " +
-             std::to_string(y.values.size());
+    if (x.raw.size() != y.raw.size()) {
+      return x.name + ": " + std::to_string(x.raw.size()) + " elements against " +
+             std::to_string(y.raw.size());
     }
   }
-  return "every decoded field is the same; the encodings differ";
+  return "every decoded field is the same; the encodings differ at " +
+         first_differing_byte(a, a_size, b, b_size);
 }
 
 std::string wire_port_name(std::uint32_t port) {

@@ -2,10 +2,12 @@
 // (tracing/README.md). The payload's first four bytes name its type (messages.cpp, "Magics");
 // it is decoded with messages.hpp's decode() and shown field by field.
 //
-// describe_payload(): the type, its counts and the first few elements of each field.
+// describe_payload(): the type, its counts and the first few elements of each field ("ABSENT"
+// for no bytes; "N bytes, unknown type (magic ...)" for a magic it does not know).
 // first_difference(): the first field and element where two payloads of one type differ, with
-// both values (floats also as their bits, so that a difference in the last bit shows), or why
-// they cannot be compared (other types, bytes that do not decode).
+// both values (integers exactly, floats to 9 digits and as their bits, so that a difference in
+// the last bit shows); "byte for byte the same"; or, when the fields cannot say (other types,
+// bytes that do not decode, the same fields encoded differently), the first byte that differs.
 // wire_port_name(): a wire port (hosts/reactor/wire_ports.hpp: code << 16 | channel) as
 // "transitions[0]". Thread-safety: pure functions.
 #pragma once

@@ -1,6 +1,8 @@
 #include "tracing/run_diff.hpp"
 
 #include <algorithm>
+#include <cinttypes>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -8,6 +10,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "common/fnv1a.hpp"
 #include "nodes/message_text.hpp"
 #include "tracing/trace_files.hpp"
 
@@ -18,10 +21,11 @@ namespace fs = std::filesystem;
 
 const std::string kSuffix = ".values.tsv";
 
-/// Every sender's value log of a run, by federate.
+/// Every sender's value log of a run, by federate, each in (tag, receiver, port) order.
 std::map<std::string, std::vector<SentValue>> read_run(const std::string& run) {
-  std::map<std::string, std::vector<SentValue>> logs;
   std::error_code ec;
+  if (!fs::is_directory(run, ec)) throw TraceError("no run directory " + run);
+  std::map<std::string, std::vector<SentValue>> logs;
   for (const auto& entry : fs::directory_iterator(fs::path(run) / "trace", ec)) {
     const std::string name = entry.path().filename().string();
     if (name.size() <= kSuffix.size() ||
@@ -31,9 +35,9 @@ std::map<std::string, std::vector<SentValue>> read_run(const std::string& run) {
     logs[name.substr(0, name.size() - kSuffix.size())] = read_value_log(entry.path().string());
   }
   if (logs.empty()) {
-    throw TraceError("no value logs in " + run + " (" + (fs::path(run) / "trace").string() +
-                     "/*.values.tsv): record both runs with `trace: {digests: true}` in the "
-                     "cluster file");
+    throw TraceError("no value logs in " + run + " (no " + (fs::path(run) / "trace").string() +
+                     "/FEDERATE.values.tsv): record both runs with `trace: {digests: true}` in "
+                     "the cluster file");
   }
   for (auto& [sender, values] : logs) {
     std::stable_sort(values.begin(), values.end(), [](const SentValue& x, const SentValue& y) {
@@ -43,20 +47,47 @@ std::map<std::string, std::vector<SentValue>> read_run(const std::string& run) {
   return logs;
 }
 
-std::string bytes_of(const std::string& run, const std::string& sender, const SentValue& value) {
-  if (!value.offset) return {};
-  std::ifstream in(fs::path(run) / "trace" / (sender + ".values.bin"), std::ios::binary);
-  std::string bytes(value.bytes, '\0');
+/// A payload's bytes from the run's .values.bin, or why there are none to show.
+struct KeptBytes {
+  std::string bytes;
+  std::string why_not;  // empty when `bytes` are the payload
+};
+
+KeptBytes bytes_of(const std::string& run, const std::string& sender, const SentValue& value) {
+  KeptBytes kept;
+  if (value.bytes == 0) return kept;  // an ABSENT: nothing to keep
+  if (!value.offset) {
+    kept.why_not = "not kept (" + std::to_string(value.bytes) +
+                   " bytes; each federate keeps the first trace.values_mb MiB it sends: a "
+                   "larger trace.values_mb keeps more)";
+    return kept;
+  }
+  const std::string path = (fs::path(run) / "trace" / (sender + ".values.bin")).string();
+  std::ifstream in(path, std::ios::binary);
+  kept.bytes.assign(value.bytes, '\0');
   in.seekg(static_cast<std::streamoff>(*value.offset));
-  in.read(bytes.data(), static_cast<std::streamsize>(value.bytes));
-  if (!in) return {};
-  return bytes;
+  in.read(kept.bytes.data(), static_cast<std::streamsize>(value.bytes));
+  if (!in) {
+    kept.bytes.clear();
+    kept.why_not = "kept at byte " + std::to_string(*value.offset) + " of " + path +
+                   ", which cannot be read there";
+    return kept;
+  }
+  char hash[20];
+  std::snprintf(hash, sizeof hash, "%016" PRIx64,
+                fnv1a64_wide(kept.bytes.data(), kept.bytes.size()));
+  if (value.hash != hash) {
+    kept.bytes.clear();
+    kept.why_not = "the bytes kept at byte " + std::to_string(*value.offset) + " of " + path +
+                   " do not have the logged hash (" + hash + ")";
+  }
+  return kept;
 }
 
 std::string tag_text(const Tag& tag, const Tag& first) {
   std::string text =
       "(" + std::to_string(tag.time_ns()) + ", " + std::to_string(tag.microstep()) + ")";
-  if (!first.is_forever()) {
+  if (!first.is_forever() && !tag.is_never() && !tag.is_forever()) {
     char relative[64];
     std::snprintf(relative, sizeof relative, ", %.3f ms after the run's first tag",
                   static_cast<double>(tag.time_ns() - first.time_ns()) / 1e6);
@@ -76,7 +107,7 @@ std::pair<Tag, std::vector<std::string>> reactions_before(const std::string& run
   try {
     for (const ProcessTraceFile& file : read_trace_dir(run)) {
       for (const TraceEvent& e : file.events) {
-        if (e.kind != "reaction" || file.threads[e.thread].federate != federate ||
+        if (e.kind != Kind::kReaction || file.threads[e.thread].federate != federate ||
             arrival < e.tag || e.tag < at) {
           continue;
         }
@@ -84,7 +115,9 @@ std::pair<Tag, std::vector<std::string>> reactions_before(const std::string& run
           at = e.tag;
           names.clear();
         }
-        if (std::find(names.begin(), names.end(), e.name) == names.end()) names.push_back(e.name);
+        if (std::find(names.begin(), names.end(), e.name) == names.end()) {
+          names.emplace_back(e.name);
+        }
       }
     }
   } catch (const TraceError&) {
@@ -103,12 +136,15 @@ std::vector<SentValue> read_value_log(const std::string& path) {
   std::size_t number = 0;
   while (std::getline(in, line)) {
     ++number;
+    if (line.empty()) continue;
     std::istringstream fields(line);
     SentValue v;
     std::int64_t time = 0;
     std::uint32_t microstep = 0;
-    std::string offset;
-    if (!(fields >> time >> microstep >> v.receiver >> v.port >> v.bytes >> v.hash >> offset)) {
+    std::string offset, extra;
+    if (!(fields >> time >> microstep >> v.receiver >> v.port >> v.bytes >> v.hash >> offset) ||
+        (fields >> extra) || v.hash.size() != 16 ||
+        (offset != "-" && offset.find_first_not_of("0123456789") != std::string::npos)) {
       throw TraceError("the value log " + path + " line " + std::to_string(number) +
                        " is not 7 fields (tag time, microstep, receiver, port, bytes, hash, "
                        "offset)");
@@ -117,6 +153,7 @@ std::vector<SentValue> read_value_log(const std::string& path) {
     if (offset != "-") v.offset = std::stoull(offset);
     values.push_back(std::move(v));
   }
+  if (in.bad()) throw TraceError("cannot read the value log " + path);
   return values;
 }
 
@@ -128,13 +165,22 @@ DiffResult diff_runs(const std::string& run_a, const std::string& run_b) {
   for (const auto& [sender, values] : a) {
     senders.insert(sender);
     result.a_messages += values.size();
-    if (!values.empty()) result.first_tag = std::min(result.first_tag, values.front().tag);
+    if (!values.empty()) {
+      result.first_tag = std::min(result.first_tag, values.front().tag);
+      result.a_last = std::max(result.a_last, values.back().tag);
+    }
   }
   for (const auto& [sender, values] : b) {
     senders.insert(sender);
     result.b_messages += values.size();
+    if (!values.empty()) result.b_last = std::max(result.b_last, values.back().tag);
   }
-  // Per sender: its first difference.
+  // Past the last tag of the run that ended first, the other's messages are not compared.
+  // (A run that sent nothing at all has no end to speak of: everything the other sent counts.)
+  const Tag shorter_end = std::min(result.a_last, result.b_last);
+  const Tag horizon = shorter_end.is_never() ? Tag::forever() : shorter_end;
+
+  // Per sender: its first difference; the run's is the smallest.
   using Key = std::tuple<Tag, std::string, std::string, std::uint32_t>;
   std::optional<Key> first;
   std::optional<RunDifference> found;
@@ -144,17 +190,17 @@ DiffResult diff_runs(const std::string& run_a, const std::string& run_b) {
     const auto ib = b.find(sender);
     const std::vector<SentValue>& va = ia == a.end() ? kNone : ia->second;
     const std::vector<SentValue>& vb = ib == b.end() ? kNone : ib->second;
+    const auto key_of = [&sender](const SentValue& v) {
+      return Key{v.tag, sender, v.receiver, v.port};
+    };
     std::size_t i = 0, j = 0;
     while (i < va.size() || j < vb.size()) {
       const SentValue* x = i < va.size() ? &va[i] : nullptr;
       const SentValue* y = j < vb.size() ? &vb[j] : nullptr;
-      const auto key_of = [&](const SentValue& v) {
-        return Key{v.tag, sender, v.receiver, v.port};
-      };
       RunDifference d;
       d.sender = sender;
       if (x != nullptr && y != nullptr && key_of(*x) == key_of(*y)) {
-        if (x->hash == y->hash) {
+        if (x->hash == y->hash && x->bytes == y->bytes) {
           ++i;
           ++j;
           continue;
@@ -167,6 +213,7 @@ DiffResult diff_runs(const std::string& run_a, const std::string& run_b) {
         d.b = *y;
       }
       const SentValue& at = d.a ? *d.a : *d.b;
+      if (!(d.a && d.b) && horizon < at.tag) break;  // past the shorter run's end
       d.tag = at.tag;
       d.receiver = at.receiver;
       d.port = at.port;
@@ -178,50 +225,57 @@ DiffResult diff_runs(const std::string& run_a, const std::string& run_b) {
       break;
     }
   }
-  // The messages both runs sent alike before the first difference (all, when there is none).
-  for (const auto& [sender, values] : a) {
-    const auto other = b.find(sender);
-    if (other == b.end()) continue;
-    const std::size_t n = std::min(values.size(), other->second.size());
+
+  // The messages both runs sent alike before the first difference (all, when there is none),
+  // and those the longer run sent past the shorter's end.
+  for (const std::string& sender : senders) {
+    const auto ia = a.find(sender);
+    const auto ib = b.find(sender);
+    const std::vector<SentValue>& va = ia == a.end() ? kNone : ia->second;
+    const std::vector<SentValue>& vb = ib == b.end() ? kNone : ib->second;
+    const std::size_t n = std::min(va.size(), vb.size());
     for (std::size_t k = 0; k < n; ++k) {
-      const SentValue& x = values[k];
-      const SentValue& y = other->second[k];
+      const SentValue& x = va[k];
+      const SentValue& y = vb[k];
       if (std::tie(x.tag, x.receiver, x.port, x.hash) !=
-          std::tie(y.tag, y.receiver, y.port, y.hash))
+          std::tie(y.tag, y.receiver, y.port, y.hash)) {
         break;
+      }
       if (first && Key{x.tag, sender, x.receiver, x.port} >= *first) break;
       ++result.matched;
     }
+    for (const std::vector<SentValue>* values : {&va, &vb}) {
+      for (const SentValue& v : *values) result.past_shorter += horizon < v.tag ? 1 : 0;
+    }
   }
+
   if (found) {
     RunDifference& d = *found;
-    const std::string bytes_a = d.a ? bytes_of(run_a, d.sender, *d.a) : std::string();
-    const std::string bytes_b = d.b ? bytes_of(run_b, d.sender, *d.b) : std::string();
-    const auto describe = [&](const std::optional<SentValue>& v, const std::string& bytes) {
+    const KeptBytes kept_a = d.a ? bytes_of(run_a, d.sender, *d.a) : KeptBytes{};
+    const KeptBytes kept_b = d.b ? bytes_of(run_b, d.sender, *d.b) : KeptBytes{};
+    const auto describe = [](const std::optional<SentValue>& v, const KeptBytes& kept) {
       if (!v) return std::string("not sent in this run");
       if (v->bytes == 0) return std::string("ABSENT (no value at this tag)");
-      if (bytes.empty()) {
-        return "not kept (" + std::to_string(v->bytes) +
-               " bytes; keep more with a larger trace.values_mb)";
-      }
-      return nodes::describe_payload(reinterpret_cast<const std::uint8_t*>(bytes.data()),
-                                     bytes.size());
+      if (!kept.why_not.empty()) return kept.why_not;
+      return nodes::describe_payload(reinterpret_cast<const std::uint8_t*>(kept.bytes.data()),
+                                     kept.bytes.size());
     };
-    d.a_value = describe(d.a, bytes_a);
-    d.b_value = describe(d.b, bytes_b);
+    d.a_value = describe(d.a, kept_a);
+    d.b_value = describe(d.b, kept_b);
     if (d.a && d.b) {
-      if ((d.a->bytes != 0 && bytes_a.empty()) || (d.b->bytes != 0 && bytes_b.empty())) {
-        d.difference = "the hashes differ; the bytes were not kept to say where";
+      if (!kept_a.why_not.empty() || !kept_b.why_not.empty()) {
+        d.difference =
+            "the hashes differ; the bytes were not kept to say where (raise "
+            "trace.values_mb to keep them)";
       } else {
         d.difference = nodes::first_difference(
-            reinterpret_cast<const std::uint8_t*>(bytes_a.data()), bytes_a.size(),
-            reinterpret_cast<const std::uint8_t*>(bytes_b.data()), bytes_b.size());
+            reinterpret_cast<const std::uint8_t*>(kept_a.bytes.data()), kept_a.bytes.size(),
+            reinterpret_cast<const std::uint8_t*>(kept_b.bytes.data()), kept_b.bytes.size());
       }
     } else {
       d.difference = d.a ? "only the first run sent it" : "only the second run sent it";
     }
-    std::tie(d.reactions_tag, d.reactions) =
-        reactions_before(run_a, d.sender, d.a ? d.a->tag : d.b->tag);
+    std::tie(d.reactions_tag, d.reactions) = reactions_before(d.a ? run_a : run_b, d.sender, d.tag);
     result.difference = std::move(d);
   }
   return result;
@@ -229,10 +283,15 @@ DiffResult diff_runs(const std::string& run_a, const std::string& run_b) {
 
 std::string DiffResult::text() const {
   std::ostringstream out;
+  const bool same_length = a_last == b_last || a_last.is_never() || b_last.is_never();
+  const std::string shorter = a_last < b_last ? "A" : "B";
+  const std::string longer = a_last < b_last ? "B" : "A";
   if (!difference) {
     out << "the runs match: " << matched << " data messages, each with the same bytes";
-    if (a_messages != b_messages) {
-      out << " (one run sent more: " << a_messages << " against " << b_messages << ")";
+    if (!same_length) {
+      out << ", up to tag " << tag_text(std::min(a_last, b_last), first_tag) << " where run "
+          << shorter << "'s messages end; run " << longer << " sent " << past_shorter
+          << " more after it";
     }
     out << "\n";
     return out.str();
@@ -254,11 +313,20 @@ std::string DiffResult::text() const {
                         const std::string& value) {
     out << "  " << label << ": ";
     if (v) out << v->bytes << " bytes, hash " << v->hash << "\n      ";
-    out << value << "\n";
+    // The decoded fields' lines under the value's first line.
+    for (const char c : value) {
+      out << c;
+      if (c == '\n') out << "    ";
+    }
+    out << "\n";
   };
   side("run A", d.a, d.a_value);
   side("run B", d.b, d.b_value);
   out << "  first difference: " << d.difference << "\n";
+  if (!same_length) {
+    out << "  (run A's messages end at tag " << tag_text(a_last, first_tag) << ", run B's at "
+        << tag_text(b_last, first_tag) << ")\n";
+  }
   return out.str();
 }
 

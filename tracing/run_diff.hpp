@@ -5,11 +5,14 @@
 // sender, both runs' messages are put in (arrival tag, receiver, port) order and walked side by
 // side; the first where the hashes differ, or that one run sent and the other did not, is that
 // sender's first difference, and the run's is the one with the smallest (tag, sender, receiver,
-// port). It is described with both values decoded when both runs kept their bytes, and with the
-// reactions that sent it (the sender's at the latest tag at or before the arrival tag) when the
-// sender's process trace holds them.
-// Errors: TraceError when a run has no value logs (not recorded with digests), naming the option,
-// or a log cannot be read. Thread-safety: reentrant.
+// port). A run that went on after the other ended is not a difference for that: messages past
+// the shorter run's last tag are counted, not compared. The difference is described with both
+// values decoded when both runs kept their bytes (nodes/message_text.hpp; a payload whose kept
+// bytes do not have the logged hash is named as such), and with the reactions that sent it (the
+// sender's at the latest tag at or before the arrival tag) when the sending run's process trace
+// holds them.
+// Errors: TraceError when a run has no value logs (not recorded with digests: the message names
+// the files it looked for and the option), or a log cannot be read. Thread-safety: reentrant.
 #pragma once
 
 #include <cstdint>
@@ -38,7 +41,8 @@ struct RunDifference {
   std::string a_value, b_value;   // decoded, or why not
   std::string difference;         // the first field that differs, or why it cannot say
   /// The sender's reactions at the latest tag at or before the arrival tag (the sending tag),
-  /// from run A's process trace; empty when it does not hold them.
+  /// from the process trace of the run that sent it (run A when both did); empty when it does
+  /// not hold them.
   std::vector<std::string> reactions;
   Tag reactions_tag = Tag::never();
 };
@@ -46,7 +50,10 @@ struct RunDifference {
 struct DiffResult {
   std::uint64_t matched = 0;  // messages equal in both runs before the difference (or in all)
   std::uint64_t a_messages = 0, b_messages = 0;
-  Tag first_tag = Tag::forever();  // run A's first tag, for relative times
+  Tag first_tag = Tag::forever();                    // run A's first tag, for relative times
+  Tag a_last = Tag::never(), b_last = Tag::never();  // each run's last arrival tag
+  /// Messages the longer run sent past the shorter run's last tag (not compared).
+  std::uint64_t past_shorter = 0;
   std::optional<RunDifference> difference;
 
   /// The result as text for people (what `tagflow diff` prints).
@@ -55,7 +62,8 @@ struct DiffResult {
 
 [[nodiscard]] DiffResult diff_runs(const std::string& run_a, const std::string& run_b);
 
-/// A run's value log of `federate` (LOG_DIR/trace/FEDERATE.values.tsv); throws TraceError.
+/// A federate's value log (LOG_DIR/trace/FEDERATE.values.tsv); throws TraceError naming the file
+/// and the line.
 [[nodiscard]] std::vector<SentValue> read_value_log(const std::string& path);
 
 }  // namespace tagflow::tracing

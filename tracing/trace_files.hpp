@@ -1,18 +1,29 @@
 // The per-process files of a traced run (tracing/README.md, "The files a traced run leaves"),
 // read into memory: what the merge, the summary and the diff share.
 //
-// read_trace_dir() reads every LOG_DIR/trace/*.trace.json; each event's start is put on the
-// coordinator host's clock (the file's clock_offset_ns added). Errors: TraceError naming the file
-// (unreadable, not JSON, not the format) or saying that the run was not traced.
-// Thread-safety: values; functions are pure apart from reading files.
+// read_trace_file() reads one LOG_DIR/trace/PROCESS.trace.json with a streaming parser (a file
+// holds up to hundreds of thousands of events; no document tree is built), puts each event's
+// start on the coordinator host's clock (the file's clock_offset_ns added), turns the threads'
+// ids into indexes of `threads`, and sorts the events by start. Names and peers repeat a great
+// deal, so each distinct one is stored once per file: an event's `name` and `peer` view strings
+// the file's `strings` own (copies of a ProcessTraceFile share them, so the views stay valid as
+// long as any copy lives).
+// read_trace_dir() reads every LOG_DIR/trace/*.trace.json, sorted by file name.
+// Errors: TraceError naming the file (unreadable, not JSON, not the format, an event of a thread
+// it does not list, a kind it does not know) or saying that the run was not traced.
+// Thread-safety: values; the functions are reentrant.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "common/tag.hpp"
+#include "common/trace_recorder.hpp"
 
 namespace tagflow::tracing {
 
@@ -21,18 +32,25 @@ class TraceError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+using trace::Kind;
+
 struct TraceEvent {
-  std::string kind;           // "reaction", "wait_grant", ... (the file's names)
+  Kind kind = Kind::kReaction;
+  std::uint32_t thread = 0;   // index into its file's threads
   std::int64_t start_ns = 0;  // on the coordinator host's clock
   std::int64_t duration_ns = 0;
-  std::size_t thread = 0;  // index into its process's threads
   Tag tag = Tag::never();
-  std::string name;
-  std::string peer;
+  std::string_view name;  // owned by the file's strings
+  std::string_view peer;
   std::uint32_t port = 0;
   std::uint64_t bytes = 0;
 
   [[nodiscard]] std::int64_t end_ns() const { return start_ns + duration_ns; }
+  /// Control messages are instants; every other kind is a span (possibly of no duration).
+  [[nodiscard]] bool is_span() const {
+    return kind != Kind::kControlSend && kind != Kind::kControlReceive;
+  }
+  [[nodiscard]] bool has_real_tag() const { return !tag.is_never() && !tag.is_forever(); }
 };
 
 struct TraceThread {
@@ -49,14 +67,26 @@ struct ProcessTraceFile {
   std::int64_t clock_error_ns = 0;
   std::uint64_t dropped = 0;
   std::vector<TraceThread> threads;
-  std::vector<TraceEvent> events;
+  std::vector<TraceEvent> events;  // by start
+  /// Every distinct name and peer of the events, once.
+  std::shared_ptr<std::unordered_set<std::string>> strings =
+      std::make_shared<std::unordered_set<std::string>>();
+
+  /// Who sends or receives on the event's thread: its federate, or "coordinator" on a thread
+  /// that works for none (the coordinator's; the party of its control messages).
+  [[nodiscard]] std::string_view party(const TraceEvent& event) const;
+  /// `text` stored once in `strings`, for events made by hand (tests).
+  std::string_view intern(std::string text);
 };
 
 /// One process's file; throws TraceError naming it.
 [[nodiscard]] ProcessTraceFile read_trace_file(const std::string& path);
 
-/// Every process's file of LOG_DIR (LOG_DIR/trace/*.trace.json), by process name; throws
-/// TraceError when there is none (the run was not traced) or one cannot be read.
+/// Every process's file of LOG_DIR (LOG_DIR/trace/*.trace.json), by file name; throws TraceError
+/// when there is none (the run was not traced) or one cannot be read.
 [[nodiscard]] std::vector<ProcessTraceFile> read_trace_dir(const std::string& log_dir);
+
+/// "time_ns/microstep", "NEVER" or "FOREVER": a tag as the merged trace's args write it.
+[[nodiscard]] std::string tag_text(const Tag& tag);
 
 }  // namespace tagflow::tracing

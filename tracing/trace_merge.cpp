@@ -2,254 +2,368 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <deque>
 #include <filesystem>
 #include <limits>
 #include <map>
-#include <tuple>
 #include <unordered_map>
 
 #include "common/atomic_file.hpp"
 #include "common/trace_recorder.hpp"
-#include "tracing/trace_files.hpp"
 
 namespace tagflow::tracing {
 namespace {
 
-/// Nanoseconds as the microseconds Chrome's format counts, to the nanosecond.
+/// The output, handed to the AtomicFile a megabyte at a time.
+class Output {
+ public:
+  explicit Output(const std::string& path) : file_(path) { buffer_.reserve(kChunk + 4096); }
+
+  std::string& text() { return buffer_; }
+  /// Separates the events of the traceEvents array.
+  void next_event() {
+    if (!first_) buffer_ += ",\n";
+    first_ = false;
+    if (buffer_.size() >= kChunk) flush();
+  }
+  void flush() {
+    file_.write(buffer_);
+    buffer_.clear();
+  }
+  void commit() {
+    flush();
+    file_.commit();
+  }
+
+ private:
+  static constexpr std::size_t kChunk = std::size_t{1} << 20;
+  AtomicFile file_;
+  std::string buffer_;
+  bool first_ = true;
+};
+
+/// Nanoseconds as the microseconds Chrome's format counts, to the nanosecond (non-negative).
 void append_us(std::string& out, std::int64_t ns) {
   char text[40];
-  std::snprintf(text, sizeof text, "%lld.%03lld", static_cast<long long>(ns / 1000),
-                static_cast<long long>(ns % 1000));
-  out += text;
+  const int n = std::snprintf(text, sizeof text, "%lld.%03lld", static_cast<long long>(ns / 1000),
+                              static_cast<long long>(ns % 1000));
+  out.append(text, static_cast<std::size_t>(n));
 }
 
-bool is_span(const std::string& kind) {
-  return kind != "control_send" && kind != "control_receive";
+void append_int(std::string& out, std::int64_t value) {
+  char text[24];
+  const int n = std::snprintf(text, sizeof text, "%lld", static_cast<long long>(value));
+  out.append(text, static_cast<std::size_t>(n));
 }
 
-std::string tag_text(const Tag& tag) {
-  if (tag.is_never()) return "NEVER";
-  if (tag.is_forever()) return "FOREVER";
-  return std::to_string(tag.time_ns()) + "/" + std::to_string(tag.microstep());
+void append_tag(std::string& out, const Tag& tag) {
+  if (tag.is_never()) {
+    out += "\"NEVER\"";
+  } else if (tag.is_forever()) {
+    out += "\"FOREVER\"";
+  } else {
+    out += '"';
+    append_int(out, tag.time_ns());
+    out += '/';
+    append_int(out, tag.microstep());
+    out += '"';
+  }
 }
 
-/// Who sent or received a control message on a thread: its federate, or the coordinator.
-const std::string& party(const ProcessTraceFile& file, const TraceEvent& event) {
-  static const std::string coordinator = "coordinator";
-  const std::string& federate = file.threads[event.thread].federate;
-  return federate.empty() ? coordinator : federate;
-}
+/// What identifies one message at both of its ends: (sender, receiver, port or message name,
+/// tag). The views point into the files' strings, which outlive the merge.
+struct FlowKey {
+  bool control = false;
+  std::string_view sender, receiver, name;
+  std::uint32_t port = 0;
+  Tag tag;
 
+  bool operator==(const FlowKey& o) const {
+    return control == o.control && port == o.port && tag == o.tag && sender == o.sender &&
+           receiver == o.receiver && name == o.name;
+  }
+};
+
+struct FlowKeyHash {
+  std::size_t operator()(const FlowKey& k) const {
+    const std::hash<std::string_view> h;
+    std::size_t seed = h(k.sender);
+    const auto mix = [&seed](std::size_t v) {
+      seed ^= v + 0x9e3779b97f4a7c15ULL + (seed << 6U) + (seed >> 2U);
+    };
+    mix(h(k.receiver));
+    mix(h(k.name));
+    mix(k.port);
+    mix(static_cast<std::size_t>(k.tag.time_ns()));
+    mix(k.tag.microstep());
+    mix(k.control ? 1U : 0U);
+    return seed;
+  }
+};
+
+/// One end of a message on the merged timeline.
 struct End {
-  int pid = 0;
-  std::size_t tid = 0;
-  std::int64_t ts = 0;
+  std::uint32_t pid = 0;
+  std::uint32_t tid = 0;
+  std::int64_t ts = 0;        // from the origin
+  std::int64_t error_ns = 0;  // its host's clock error
+};
+
+struct Ends {
+  std::vector<End> sends, receives;
+};
+
+struct Flow {
+  const FlowKey* key;
+  End from, to;
 };
 
 }  // namespace
 
 MergeReport merge_traces(const std::string& log_dir) {
-  const std::vector<ProcessTraceFile> files = read_trace_dir(log_dir);
+  return merge_trace_files(read_trace_dir(log_dir),
+                           (std::filesystem::path(log_dir) / "trace.json").string());
+}
+
+MergeReport merge_trace_files(const std::vector<ProcessTraceFile>& files, const std::string& path) {
   MergeReport report;
-  report.path = (std::filesystem::path(log_dir) / "trace.json").string();
+  report.path = path;
   report.processes = files.size();
 
-  // The run's first event (and first logical tag) are the origins of the file's numbers.
+  // The run's first event and first logical tag are the origins of the file's numbers.
   std::int64_t origin = std::numeric_limits<std::int64_t>::max();
   Tag first_tag = Tag::forever();
   for (const ProcessTraceFile& file : files) {
+    if (!file.events.empty()) origin = std::min(origin, file.events.front().start_ns);
     for (const TraceEvent& e : file.events) {
-      origin = std::min(origin, e.start_ns);
-      if (!e.tag.is_never() && !e.tag.is_forever() && e.tag < first_tag) first_tag = e.tag;
+      if (e.has_real_tag() && e.tag < first_tag) first_tag = e.tag;
     }
   }
   if (origin == std::numeric_limits<std::int64_t>::max()) origin = 0;
+  const bool has_first_tag = !first_tag.is_forever();
 
-  std::string out;
-  out.reserve(std::size_t{1} << 22);
-  out += "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
-  bool first = true;
-  const auto next = [&] {
-    if (!first) out += ",\n";
-    first = false;
-  };
+  Output out(path);
+  std::string& text = out.text();
+  text += "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
 
-  // Flow ends, matched by (sender, receiver, port or message name, tag).
-  using Key = std::tuple<std::string, std::string, std::string, std::int64_t, std::uint32_t>;
-  std::map<Key, End> data_sends;
-  std::map<Key, std::deque<End>> control_sends;
-  struct Receive {
-    Key key;
-    End end;
-    bool control;
-  };
-  std::vector<Receive> receives;
-
+  std::unordered_map<FlowKey, Ends, FlowKeyHash> messages;
   std::map<std::string, std::pair<std::int64_t, std::int64_t>> clocks;  // host → offset, error
   for (std::size_t p = 0; p < files.size(); ++p) {
     const ProcessTraceFile& file = files[p];
-    const int pid = static_cast<int>(p) + 1;
+    const auto pid = static_cast<std::uint32_t>(p + 1);
     clocks[file.host] = {file.clock_offset_ns, file.clock_error_ns};
     report.max_clock_error_ns = std::max(report.max_clock_error_ns, file.clock_error_ns);
     report.dropped += file.dropped;
-    next();
-    out += "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + std::to_string(pid) +
-           ",\"args\":{\"name\":";
+
+    out.next_event();
+    text += "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":";
+    append_int(text, pid);
+    text += ",\"args\":{\"name\":";
     trace::append_json_string(
-        out, file.host.empty() ? file.process : file.process + " (" + file.host + ")");
-    out += "}}";
-    next();
-    out += "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":" + std::to_string(pid) +
-           ",\"args\":{\"sort_index\":" + std::to_string(pid) + "}}";
+        text, file.host.empty() ? file.process : file.process + " (" + file.host + ")");
+    text += "}}";
+    out.next_event();
+    text += "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":";
+    append_int(text, pid);
+    text += ",\"args\":{\"sort_index\":";
+    append_int(text, pid);
+    text += "}}";
     for (std::size_t t = 0; t < file.threads.size(); ++t) {
-      next();
-      out += "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + std::to_string(pid) +
-             ",\"tid\":" + std::to_string(t + 1) + ",\"args\":{\"name\":";
-      trace::append_json_string(out, file.threads[t].name);
-      out += "}}";
+      out.next_event();
+      text += "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":";
+      append_int(text, pid);
+      text += ",\"tid\":";
+      append_int(text, static_cast<std::int64_t>(t + 1));
+      text += ",\"args\":{\"name\":";
+      trace::append_json_string(text, file.threads[t].name);
+      text += "}}";
       ++report.threads;
     }
+
     for (const TraceEvent& e : file.events) {
-      const std::size_t tid = e.thread + 1;
+      const std::uint32_t tid = e.thread + 1;
       const std::int64_t ts = e.start_ns - origin;
-      next();
-      out += "{\"ph\":\"";
-      out += is_span(e.kind) ? "X" : "i";
-      out += "\",\"cat\":";
-      trace::append_json_string(out, e.kind);
-      out += ",\"name\":";
-      std::string name = e.kind;
-      if (e.kind == "reaction" || e.kind == "handler" || e.kind == "control_send" ||
-          e.kind == "control_receive") {
-        name = e.name;
-      } else if (e.kind == "send") {
-        name = "send to " + e.peer;
-      } else if (e.kind == "receive") {
-        name = "receive from " + e.peer;
+      out.next_event();
+      text += e.is_span() ? "{\"ph\":\"X\",\"cat\":\"" : "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"";
+      text += trace::kind_name(e.kind);
+      text += "\",\"name\":";
+      switch (e.kind) {
+        case Kind::kReaction:
+        case Kind::kHandler:
+        case Kind::kControlSend:
+        case Kind::kControlReceive:
+          trace::append_json_string(text, e.name);
+          break;
+        case Kind::kSend:
+          trace::append_json_string(text, "send to " + std::string(e.peer));
+          break;
+        case Kind::kReceive:
+          trace::append_json_string(text, "receive from " + std::string(e.peer));
+          break;
+        default:
+          text += '"';
+          text += trace::kind_name(e.kind);
+          text += '"';
+          break;
       }
-      trace::append_json_string(out, name);
-      out += ",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) + ",\"ts\":";
-      append_us(out, ts);
-      if (is_span(e.kind)) {
-        out += ",\"dur\":";
-        append_us(out, std::max<std::int64_t>(e.duration_ns, 0));
-      } else {
-        out += ",\"s\":\"t\"";
+      text += ",\"pid\":";
+      append_int(text, pid);
+      text += ",\"tid\":";
+      append_int(text, tid);
+      text += ",\"ts\":";
+      append_us(text, ts);
+      if (e.is_span()) {
+        text += ",\"dur\":";
+        append_us(text, e.duration_ns);
       }
-      out += ",\"args\":{\"tag\":";
-      trace::append_json_string(out, tag_text(e.tag));
-      if (!e.tag.is_never() && !e.tag.is_forever() && !first_tag.is_forever()) {
+      text += ",\"args\":{\"tag\":";
+      append_tag(text, e.tag);
+      if (e.has_real_tag() && has_first_tag) {
         char offset[48];
-        std::snprintf(offset, sizeof offset, ",\"tag_ms\":%.6f",
-                      static_cast<double>(e.tag.time_ns() - first_tag.time_ns()) / 1e6);
-        out += offset;
+        const int n =
+            std::snprintf(offset, sizeof offset, ",\"tag_ms\":%.6f",
+                          static_cast<double>(e.tag.time_ns() - first_tag.time_ns()) / 1e6);
+        text.append(offset, static_cast<std::size_t>(n));
       }
       if (!e.peer.empty()) {
-        out += ",\"peer\":";
-        trace::append_json_string(out, e.peer);
+        text += ",\"peer\":";
+        trace::append_json_string(text, e.peer);
       }
-      if (e.kind == "send" || e.kind == "receive") out += ",\"port\":" + std::to_string(e.port);
-      if (e.bytes != 0 || e.kind == "send" || e.kind == "receive") {
-        out += ",\"bytes\":" + std::to_string(e.bytes);
+      const bool message = e.kind == Kind::kSend || e.kind == Kind::kReceive;
+      if (message) {
+        text += ",\"port\":";
+        append_int(text, e.port);
       }
-      out += "}}";
+      if (message || e.bytes != 0) {
+        text += ",\"bytes\":";
+        append_int(text, static_cast<std::int64_t>(e.bytes));
+      }
+      text += "}}";
       ++report.events;
 
-      const End end{pid, tid, ts};
-      if (e.kind == "send") {
-        data_sends[{e.name, e.peer, std::to_string(e.port), e.tag.time_ns(), e.tag.microstep()}] =
-            end;
-      } else if (e.kind == "receive") {
-        receives.push_back(
-            {{e.peer, e.name, std::to_string(e.port), e.tag.time_ns(), e.tag.microstep()},
-             end,
-             false});
-      } else if (e.kind == "control_send") {
-        control_sends[{party(file, e), e.peer, e.name, e.tag.time_ns(), e.tag.microstep()}]
-            .push_back(end);
-      } else if (e.kind == "control_receive") {
-        receives.push_back(
-            {{e.peer, party(file, e), e.name, e.tag.time_ns(), e.tag.microstep()}, end, true});
+      const End end{pid, tid, ts, file.clock_error_ns};
+      switch (e.kind) {
+        case Kind::kSend:
+          messages[FlowKey{false, e.name, e.peer, {}, e.port, e.tag}].sends.push_back(end);
+          break;
+        case Kind::kReceive:
+          messages[FlowKey{false, e.peer, e.name, {}, e.port, e.tag}].receives.push_back(end);
+          break;
+        case Kind::kControlSend:
+          messages[FlowKey{true, file.party(e), e.peer, e.name, 0, e.tag}].sends.push_back(end);
+          break;
+        case Kind::kControlReceive:
+          messages[FlowKey{true, e.peer, file.party(e), e.name, 0, e.tag}].receives.push_back(end);
+          break;
+        default:
+          break;
       }
     }
   }
 
-  // Receives in time order, so that repeated control messages pair with their sends in order.
-  std::stable_sort(receives.begin(), receives.end(),
-                   [](const Receive& a, const Receive& b) { return a.end.ts < b.end.ts; });
-  std::size_t matched_sends = 0;
-  std::size_t flow_id = 0;
-  std::size_t sends = data_sends.size();
-  for (const auto& [key, queue] : control_sends) sends += queue.size();
-  for (const Receive& r : receives) {
-    End from;
-    if (r.control) {
-      const auto it = control_sends.find(r.key);
-      if (it == control_sends.end() || it->second.empty()) {
+  // Pair each message's ends: per key, receives in time order, each with the earliest unpaired
+  // send recorded before it (a data message has one end of each, a control message sent again at
+  // the same tag several).
+  std::vector<Flow> flows;
+  for (auto& [key, ends] : messages) {
+    const auto by_ts = [](const End& a, const End& b) { return a.ts < b.ts; };
+    std::stable_sort(ends.sends.begin(), ends.sends.end(), by_ts);
+    std::stable_sort(ends.receives.begin(), ends.receives.end(), by_ts);
+    // One end of each: the same message whatever the clocks say. Several: the time decides.
+    const bool one_each = ends.sends.size() == 1 && ends.receives.size() == 1;
+    std::size_t s = 0;
+    for (const End& r : ends.receives) {
+      if (s < ends.sends.size() &&
+          (one_each || ends.sends[s].ts <= r.ts + ends.sends[s].error_ns + r.error_ns)) {
+        flows.push_back({&key, ends.sends[s], r});
+        ++s;
+        ++(key.control ? report.control_flows : report.data_flows);
+      } else {
         ++report.unmatched;
-        continue;
       }
-      from = it->second.front();
-      it->second.pop_front();
-      ++report.control_flows;
+    }
+    report.unmatched += ends.sends.size() - s;
+  }
+  std::sort(flows.begin(), flows.end(), [](const Flow& a, const Flow& b) {
+    return a.from.ts < b.from.ts || (a.from.ts == b.from.ts && a.to.ts < b.to.ts);
+  });
+  std::size_t id = 0;
+  std::string name;
+  for (const Flow& flow : flows) {
+    const FlowKey& key = *flow.key;
+    name.assign(key.sender);
+    name += " → ";
+    name += key.receiver;
+    if (key.control) {
+      name += ' ';
+      name += key.name;
     } else {
-      const auto it = data_sends.find(r.key);
-      if (it == data_sends.end()) {
-        ++report.unmatched;
-        continue;
-      }
-      from = it->second;
-      data_sends.erase(it);
-      ++report.data_flows;
+      name += " port " + std::to_string(key.port);
     }
-    ++matched_sends;
-    const std::string id = std::to_string(++flow_id);
-    std::string name = std::get<0>(r.key) + " → " + std::get<1>(r.key) + " " +
-                       (r.control ? std::get<2>(r.key) : "port " + std::get<2>(r.key));
-    next();
-    out += "{\"ph\":\"s\",\"cat\":";
-    out += r.control ? "\"control\"" : "\"data\"";
-    out += ",\"name\":";
-    trace::append_json_string(out, name);
-    out += ",\"id\":" + id + ",\"pid\":" + std::to_string(from.pid) +
-           ",\"tid\":" + std::to_string(from.tid) + ",\"ts\":";
-    append_us(out, from.ts);
-    out += "}";
-    next();
-    out += "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":";
-    out += r.control ? "\"control\"" : "\"data\"";
-    out += ",\"name\":";
-    trace::append_json_string(out, name);
-    out += ",\"id\":" + id + ",\"pid\":" + std::to_string(r.end.pid) +
-           ",\"tid\":" + std::to_string(r.end.tid) + ",\"ts\":";
-    append_us(out, r.end.ts);
-    out += "}";
+    ++id;
+    for (const bool start : {true, false}) {
+      const End& end = start ? flow.from : flow.to;
+      out.next_event();
+      text += start ? "{\"ph\":\"s\",\"cat\":\"" : "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"";
+      text += key.control ? "control" : "data";
+      text += "\",\"name\":";
+      trace::append_json_string(text, name);
+      text += ",\"id\":";
+      append_int(text, static_cast<std::int64_t>(id));
+      text += ",\"pid\":";
+      append_int(text, end.pid);
+      text += ",\"tid\":";
+      append_int(text, end.tid);
+      text += ",\"ts\":";
+      append_us(text, end.ts);
+      text += '}';
+    }
   }
-  report.unmatched += sends - matched_sends;
 
-  out += "\n],\"metadata\":{\"format\":\"tagflow merged trace\",\"origin_realtime_ns\":" +
-         std::to_string(origin) + ",\"first_tag\":";
-  trace::append_json_string(out, tag_text(first_tag));
-  out += ",\"clock_alignment\":{";
+  text += "\n],\"metadata\":{\"format\":\"tagflow merged trace\",\"origin_realtime_ns\":";
+  append_int(text, origin);
+  text += ",\"first_tag\":";
+  append_tag(text, first_tag);
+  text += ",\"processes\":{";
+  for (std::size_t p = 0; p < files.size(); ++p) {
+    if (p != 0) text += ',';
+    trace::append_json_string(text, files[p].process);
+    text += ":{\"pid\":";
+    append_int(text, static_cast<std::int64_t>(p + 1));
+    text += ",\"os_pid\":";
+    append_int(text, files[p].pid);
+    text += ",\"host\":";
+    trace::append_json_string(text, files[p].host);
+    text += '}';
+  }
+  text += "},\"clock_alignment\":{";
   bool first_host = true;
   for (const auto& [host, clock] : clocks) {
-    if (!first_host) out += ',';
+    if (!first_host) text += ',';
     first_host = false;
-    trace::append_json_string(out, host.empty() ? "(coordinator's host)" : host);
-    out += ":{\"offset_ns\":" + std::to_string(clock.first) +
-           ",\"error_ns\":" + std::to_string(clock.second) + "}";
+    trace::append_json_string(text, host.empty() ? "(coordinator's host)" : host);
+    text += ":{\"offset_ns\":";
+    append_int(text, clock.first);
+    text += ",\"error_ns\":";
+    append_int(text, clock.second);
+    text += '}';
   }
-  out += "},\"max_clock_error_ns\":" + std::to_string(report.max_clock_error_ns) + ",\"dropped\":{";
+  text += "},\"max_clock_error_ns\":";
+  append_int(text, report.max_clock_error_ns);
+  text += ",\"dropped\":{";
   for (std::size_t p = 0; p < files.size(); ++p) {
-    if (p != 0) out += ',';
-    trace::append_json_string(out, files[p].process);
-    out += ":" + std::to_string(files[p].dropped);
+    if (p != 0) text += ',';
+    trace::append_json_string(text, files[p].process);
+    text += ':';
+    append_int(text, static_cast<std::int64_t>(files[p].dropped));
   }
-  out += "},\"data_flows\":" + std::to_string(report.data_flows) +
-         ",\"control_flows\":" + std::to_string(report.control_flows) +
-         ",\"unmatched\":" + std::to_string(report.unmatched) + "}}\n";
-  write_file_atomically(report.path, out);
+  text += "},\"data_flows\":";
+  append_int(text, static_cast<std::int64_t>(report.data_flows));
+  text += ",\"control_flows\":";
+  append_int(text, static_cast<std::int64_t>(report.control_flows));
+  text += ",\"unmatched\":";
+  append_int(text, static_cast<std::int64_t>(report.unmatched));
+  text += "}}\n";
+  out.commit();
   return report;
 }
 

@@ -2,12 +2,24 @@
 // LOG_DIR/trace.json, which Perfetto and chrome://tracing open (tracing/README.md gives its
 // shape): a process track per process, a thread track per recording thread, spans as complete
 // events, instants, and a flow arrow from each message's send to its receive.
+//
+// The file is written as it is produced (through an AtomicFile, a megabyte at a time), so a run of
+// a million events needs memory for its events, not for a document tree of the output. Matching:
+// a data message's two ends share (sender, receiver, port, tag); a control message's share
+// (sender, receiver, name, tag) and pair in the order they were recorded, a receive with the
+// earliest unpaired send recorded before it (within the two hosts' clock error), so a send that
+// a ring dropped leaves its receive unmatched instead of shifting every pair after it (a key with
+// one send and one receive pairs them whatever the clocks say).
 // Errors: TraceError (no trace, an unreadable file); AtomicFileError when trace.json cannot be
-// written. Thread-safety: reentrant.
+// written (the old file, if any, is left as it was). Thread-safety: reentrant.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "tracing/trace_files.hpp"
 
 namespace tagflow::tracing {
 
@@ -23,6 +35,11 @@ struct MergeReport {
   std::int64_t max_clock_error_ns = 0;
 };
 
+/// Reads LOG_DIR/trace/*.trace.json and writes LOG_DIR/trace.json.
 [[nodiscard]] MergeReport merge_traces(const std::string& log_dir);
+
+/// The same from files already read, written to `path`.
+[[nodiscard]] MergeReport merge_trace_files(const std::vector<ProcessTraceFile>& files,
+                                            const std::string& path);
 
 }  // namespace tagflow::tracing

@@ -2,32 +2,51 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <map>
+#include <set>
 #include <sstream>
 #include <tuple>
-#include <unordered_map>
 
 #include "nodes/message_text.hpp"
 
 namespace tagflow::tracing {
 namespace {
 
-/// The row an event's thread belongs to: its federate, or its process (the coordinator).
-std::string row_of(const ProcessTraceFile& file, const TraceEvent& event) {
+constexpr std::size_t kMaxLinks = 16;
+const std::string kCoordinator = "coordinator";
+
+/// The row an event's thread belongs to: its federate, or its process (the coordinator's, and
+/// every thread of an actor-mode process).
+const std::string& row_of(const ProcessTraceFile& file, const TraceEvent& event) {
   const std::string& federate = file.threads[event.thread].federate;
   return federate.empty() ? file.process : federate;
 }
 
-int category_of(const std::string& kind) {
-  if (kind == "reaction" || kind == "handler") return kComputing;
-  if (kind == "send" || kind == "receive") return kMessaging;
-  if (kind == "wait_data") return kWaitingForData;
-  if (kind == "wait_grant") return kWaitingForGrant;
-  if (kind == "wait_time") return kWaitingForTime;
-  return -1;  // instants and socket polls: the rest
+int category_of(Kind kind) {
+  switch (kind) {
+    case Kind::kReaction:
+    case Kind::kHandler:
+      return kComputing;
+    case Kind::kSend:
+    case Kind::kReceive:
+      return kMessaging;
+    case Kind::kWaitData:
+      return kWaitingForData;
+    case Kind::kWaitGrant:
+      return kWaitingForGrant;
+    case Kind::kWaitTime:
+      return kWaitingForTime;
+    default:
+      return -1;  // instants, socket polls and checkpoints: the rest
+  }
 }
 
-bool real(const Tag& tag) { return !tag.is_never() && !tag.is_forever(); }
+bool is_wait(Kind kind) {
+  return kind == Kind::kWaitGrant || kind == Kind::kWaitData || kind == Kind::kWaitTime;
+}
+
+bool is_work(Kind kind) { return kind == Kind::kReaction || kind == Kind::kHandler; }
 
 std::string ms(std::int64_t ns) {
   char text[32];
@@ -35,68 +54,260 @@ std::string ms(std::int64_t ns) {
   return text;
 }
 
-/// A federate's events, and the data sends of the run by (sender, receiver, port, tag).
+std::string tag_string(const Tag& tag) {
+  return "(" + std::to_string(tag.time_ns()) + ", " + std::to_string(tag.microstep()) + ")";
+}
+
+std::string xml_escaped(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '<') {
+      out += "&lt;";
+    } else if (c == '>') {
+      out += "&gt;";
+    } else if (c == '&') {
+      out += "&amp;";
+    } else if (c == '"') {
+      out += "&quot;";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+using SendKey = std::tuple<std::string_view, std::string_view, std::uint32_t, Tag>;
+using ControlKey = std::tuple<std::string_view, std::string_view, std::string_view, Tag>;
+
+/// The run's events by row, and the sends of every message, to walk critical paths.
 struct Index {
-  std::map<std::string, std::vector<const TraceEvent*>> rows;  // by start
-  std::map<std::tuple<std::string, std::string, std::uint32_t, Tag>, const TraceEvent*> sends;
+  std::map<std::string, std::vector<const TraceEvent*>> rows;  // each by start
+  std::map<SendKey, const TraceEvent*> sends;                  // (sender, receiver, port, tag)
+  std::map<ControlKey, std::vector<const TraceEvent*>> control_sends;  // by start
+  std::int64_t tolerance_ns = 0;  // the clocks' error, twice: how far two hosts' times may be off
+
+  [[nodiscard]] const std::vector<const TraceEvent*>* row(const std::string& name) const {
+    const auto it = rows.find(name);
+    return it == rows.end() ? nullptr : &it->second;
+  }
+  /// The control message's send: the latest of its key recorded before it was taken (within
+  /// the clocks' error); null when the trace holds none.
+  [[nodiscard]] const TraceEvent* control_send_of(const TraceEvent& receive,
+                                                  std::string_view receiver) const {
+    const auto it = control_sends.find({receive.peer, receiver, receive.name, receive.tag});
+    if (it == control_sends.end()) return nullptr;
+    const TraceEvent* found = nullptr;
+    for (const TraceEvent* e : it->second) {
+      if (e->start_ns > receive.start_ns + tolerance_ns) break;
+      found = e;
+    }
+    return found;
+  }
 };
 
-const char* wait_name(const std::string& kind) { return kind == "wait_data" ? "data" : "a grant"; }
+/// Walks one slow tag's critical path back in time (the header says how) and words its links.
+class PathWalker {
+ public:
+  PathWalker(const Index& index, Tag slow, std::int64_t origin)
+      : index_(index), slow_(slow), origin_(origin) {}
 
-/// The critical path of `tag`, walked back from `last` on row `row` (see the header).
-std::vector<std::string> chain_of(const Index& index, std::string row, const TraceEvent* last,
-                                  Tag tag, std::int64_t origin) {
-  std::vector<std::string> chain;
-  for (int link = 0; link < 12; ++link) {
-    const std::vector<const TraceEvent*>& events = index.rows.at(row);
-    const TraceEvent* wait = nullptr;
-    for (const TraceEvent* e : events) {
-      if ((e->kind == "wait_data" || e->kind == "wait_grant") && e->tag == tag &&
-          e->start_ns <= last->start_ns && (wait == nullptr || e->end_ns() > wait->end_ns())) {
-        wait = e;
+  /// From `last`, the event that ended the tag, on `row`.
+  std::vector<std::string> walk(std::string row, const TraceEvent& last) {
+    // What the row did up to `until`; the waits that count ended by `waits_by`.
+    std::int64_t until = last.end_ns();
+    std::int64_t waits_by = last.start_ns;
+    while (chain_.size() < kMaxLinks) {
+      const std::vector<const TraceEvent*>* events = index_.row(row);
+      if (events == nullptr) break;
+
+      // The wait that ended last by `waits_by`, and the waits before it since the row's work
+      // before them (a grant, then data, say): one waiting period.
+      const TraceEvent* ended = nullptr;
+      for (const TraceEvent* e : *events) {
+        if (e->start_ns > waits_by) break;
+        if (is_wait(e->kind) && e->end_ns() <= waits_by &&
+            (ended == nullptr || e->end_ns() >= ended->end_ns())) {
+          ended = e;
+        }
       }
-    }
-    if (wait == nullptr) {
-      chain.push_back(row + " had tag (" + std::to_string(tag.time_ns()) + ", " +
-                      std::to_string(tag.microstep()) +
-                      ") without waiting; its work there ended at +" + ms(last->end_ns() - origin));
-      break;
-    }
-    // What ended the wait: the last data message at that tag that arrived by its end.
-    const TraceEvent* input = nullptr;
-    for (const TraceEvent* e : events) {
-      if (e->kind == "receive" && e->tag == tag && e->start_ns <= wait->end_ns() + 1'000'000 &&
-          (input == nullptr || e->start_ns > input->start_ns)) {
-        input = e;
+      std::string link = row + ": " + work(*events, ended, until);
+      if (ended == nullptr || ended->end_ns() < origin_) {
+        // No wait since the tag's first event: the row's own work is where the path starts.
+        if (work_found_) {
+          chain_.push_back(link + ", without waiting since the tag's first event");
+        } else if (ended == nullptr) {
+          chain_.push_back(row + ": no reaction or wait recorded before " + at(until));
+        } else {
+          chain_.push_back(row + ": no reaction recorded from the end of its last wait, at " +
+                           at(ended->end_ns()) + ", to " + at(until));
+        }
+        break;
       }
+      std::int64_t work_before = std::numeric_limits<std::int64_t>::min();
+      for (const TraceEvent* e : *events) {
+        if (e->start_ns > ended->start_ns) break;
+        if (is_work(e->kind) && e->end_ns() <= ended->start_ns) {
+          work_before = std::max(work_before, e->end_ns());
+        }
+      }
+      std::int64_t began = ended->start_ns;
+      std::int64_t waited = 0;
+      bool data = false, grant = false;
+      for (const TraceEvent* e : *events) {
+        if (e->start_ns > ended->start_ns) break;
+        if (is_wait(e->kind) && e->end_ns() <= ended->end_ns() && e->end_ns() > work_before) {
+          began = std::min(began, e->start_ns);
+          waited += e->duration_ns;
+          data = data || e->kind == Kind::kWaitData;
+          grant = grant || e->kind == Kind::kWaitGrant;
+        }
+      }
+      link += std::string(work_found_ ? ", after" : "; before it,") + " waiting " + ms(waited) +
+              " for " +
+              (ended->kind == Kind::kWaitTime ? "physical time"
+               : data && grant                ? "data and a grant"
+               : data                         ? "data"
+                                              : "a grant") +
+              tag_note(ended->tag) + " (" + at(began) + " to " + at(ended->end_ns()) + ")";
+      if (ended->kind == Kind::kWaitTime) {
+        chain_.push_back(link);
+        break;
+      }
+
+      // What ended the wait: the last message the row took during it (in its last part if any).
+      const TraceEvent* taken = last_taken(*events, ended->start_ns, ended->end_ns());
+      if (taken == nullptr) taken = last_taken(*events, began, ended->end_ns());
+      if (taken == nullptr) {
+        chain_.push_back(link + "; it took no message while it waited");
+        break;
+      }
+      const TraceEvent* send = nullptr;
+      if (taken->kind == Kind::kReceive) {
+        const auto it = index_.sends.find({taken->peer, taken->name, taken->port, taken->tag});
+        if (it != index_.sends.end()) send = it->second;
+        link += "; the last message it took, " + std::string(taken->peer) + " → " + row + " " +
+                nodes::wire_port_name(taken->port) + tag_note(taken->tag) + ",";
+      } else {
+        send = index_.control_send_of(*taken, row);
+        link += "; the last message it took, " + std::string(taken->peer) + "'s " +
+                std::string(taken->name) + tag_note(taken->tag) + ",";
+      }
+      if (send == nullptr) {
+        chain_.push_back(link + " was taken at " + at(taken->start_ns) +
+                         "; its send is not in the trace");
+        break;
+      }
+      link += " was sent at " + at(send->start_ns) + " and taken at " + at(taken->start_ns);
+      if (send->start_ns < began) {
+        // Sent before the row began to wait: the row came late, and what comes before is its own
+        // work before the wait.
+        chain_.push_back(link + ", before the wait began");
+        until = waits_by = began;
+        continue;
+      }
+      chain_.push_back(link);
+      // On to the sender, up to the send (the coordinator: on to what made it grant).
+      if (send->start_ns > until + index_.tolerance_ns) break;  // the clocks are too far off
+      row = std::string(taken->peer);
+      until = waits_by = send->start_ns;
+      if (row == kCoordinator && !coordinator_hop(*send, row, until)) break;
+      waits_by = until;
     }
-    const auto sent = input == nullptr
-                          ? index.sends.end()
-                          : index.sends.find({input->peer, row, input->port, input->tag});
-    if (input == nullptr || sent == index.sends.end()) {
-      chain.push_back(row + " waited " + ms(wait->duration_ns) + " for " + wait_name(wait->kind) +
-                      " from the coordinator (until +" + ms(wait->end_ns() - origin) + ")");
-      break;
-    }
-    const TraceEvent* send = sent->second;
-    chain.push_back(row + " waited " + ms(wait->duration_ns) + " for " + wait_name(wait->kind) +
-                    "; the last input, " + input->peer + " → " + row + " " +
-                    nodes::wire_port_name(input->port) + ", was sent at +" +
-                    ms(send->start_ns - origin) + " and taken at +" + ms(input->start_ns - origin));
-    // On to the sender, at the tag of its reaction that sent it.
-    row = input->peer;
-    const auto sender = index.rows.find(row);
-    if (sender == index.rows.end()) break;
-    const TraceEvent* reaction = nullptr;
-    for (const TraceEvent* e : sender->second) {
-      if (e->kind == "reaction" && e->start_ns <= send->start_ns) reaction = e;
-    }
-    if (reaction == nullptr) break;
-    tag = reaction->tag;
-    last = reaction;
+    return chain_;
   }
-  return chain;
-}
+
+ private:
+  /// The coordinator grants once it has heard what it waited for: the control message it took
+  /// last before sending `grant`. Adds the link and moves `row` and `until` to that message's
+  /// sender and its send; false when the walk ends here.
+  bool coordinator_hop(const TraceEvent& grant, std::string& row, std::int64_t& until) {
+    if (chain_.size() >= kMaxLinks) return false;
+    const TraceEvent* heard = nullptr;
+    if (const auto* events = index_.row(kCoordinator)) {
+      for (const TraceEvent* e : *events) {
+        if (e->start_ns > grant.start_ns) break;
+        if (e->kind == Kind::kControlReceive && e->has_real_tag()) heard = e;
+      }
+    }
+    if (heard == nullptr) {
+      chain_.push_back("coordinator: sent " + std::string(grant.name) + " at " +
+                       at(grant.start_ns) + ", having taken no control message with a tag before");
+      return false;
+    }
+    const TraceEvent* sent = index_.control_send_of(*heard, kCoordinator);
+    chain_.push_back("coordinator: sent " + std::string(grant.name) + " at " + at(grant.start_ns) +
+                     ", after taking " + std::string(heard->peer) + "'s " +
+                     std::string(heard->name) + tag_note(heard->tag) + " at " +
+                     at(heard->start_ns) +
+                     (sent == nullptr ? std::string("; its send is not in the trace")
+                                      : ", sent at " + at(sent->start_ns)));
+    if (sent == nullptr || heard->peer == kCoordinator) return false;
+    row = std::string(heard->peer);
+    until = sent->start_ns;
+    return true;
+  }
+
+  /// The last message the row took (data, or a control message with a tag) whose taking
+  /// overlaps [from, to].
+  static const TraceEvent* last_taken(const std::vector<const TraceEvent*>& events,
+                                      std::int64_t from, std::int64_t to) {
+    const TraceEvent* taken = nullptr;
+    for (const TraceEvent* e : events) {
+      if (e->start_ns > to) break;
+      if (e->end_ns() < from) continue;
+      if (e->kind == Kind::kReceive || (e->kind == Kind::kControlReceive && e->has_real_tag())) {
+        taken = e;
+      }
+    }
+    return taken;
+  }
+
+  /// The row's reactions after `wait` (since the tag's first event without one) up to `until`,
+  /// at the tag of the last of them: their span, that tag and the longest of them. Sets
+  /// work_found_.
+  std::string work(const std::vector<const TraceEvent*>& events, const TraceEvent* wait,
+                   std::int64_t until) {
+    const auto counts = [&](const TraceEvent* e) {
+      return is_work(e->kind) && e->end_ns() <= until &&
+             (wait != nullptr ? e->start_ns >= wait->end_ns() : e->end_ns() >= origin_);
+    };
+    const TraceEvent* latest = nullptr;
+    for (const TraceEvent* e : events) {
+      if (e->start_ns > until) break;
+      if (counts(e) && (latest == nullptr || e->end_ns() > latest->end_ns())) latest = e;
+    }
+    work_found_ = latest != nullptr;
+    if (latest == nullptr) return "at " + at(until);
+    const TraceEvent* first = nullptr;
+    const TraceEvent* longest = nullptr;
+    for (const TraceEvent* e : events) {
+      if (e->start_ns > until) break;
+      if (!counts(e) || e->tag != latest->tag) continue;
+      if (first == nullptr) first = e;
+      if (longest == nullptr || e->duration_ns > longest->duration_ns) longest = e;
+    }
+    return "ran its reactions" + tag_note(latest->tag) + " from " + at(first->start_ns) + " to " +
+           at(latest->end_ns()) + " (the longest, " + std::string(longest->name) + ", " +
+           ms(longest->duration_ns) + ")";
+  }
+
+  /// `ns` relative to the slow tag's first event, signed.
+  [[nodiscard]] std::string at(std::int64_t ns) const {
+    const std::int64_t d = ns - origin_;
+    return (d < 0 ? "-" : "+") + ms(d < 0 ? -d : d);
+  }
+  /// " at tag (t, m)" for a tag other than the slow one (nothing for a tag-less wait).
+  [[nodiscard]] std::string tag_note(const Tag& tag) const {
+    if (tag == slow_ || tag.is_never() || tag.is_forever()) return std::string();
+    return " at tag " + tag_string(tag);
+  }
+
+  const Index& index_;
+  Tag slow_;
+  std::int64_t origin_;
+  std::vector<std::string> chain_;
+  bool work_found_ = false;
+};
 
 }  // namespace
 
@@ -120,25 +331,38 @@ const char* category_name(TimeCategory category) {
   return "?";
 }
 
+double FederateTime::percent(TimeCategory category) const {
+  if (wall_ns <= 0) return 0.0;
+  return 100.0 * static_cast<double>(ns[category]) / static_cast<double>(wall_ns);
+}
+
 TraceSummary summarize_trace(const std::vector<ProcessTraceFile>& files, std::size_t top) {
   TraceSummary summary;
   Index index;
   std::vector<std::string> order;
+  std::int64_t max_error = 0;
   for (const ProcessTraceFile& file : files) {
     summary.dropped += file.dropped;
+    max_error = std::max(max_error, file.clock_error_ns);
     for (const TraceEvent& e : file.events) {
-      const std::string row = row_of(file, e);
+      const std::string& row = row_of(file, e);
       auto [it, inserted] = index.rows.try_emplace(row);
       if (inserted) order.push_back(row);
       it->second.push_back(&e);
-      if (e.kind == "send") index.sends[{e.name, e.peer, e.port, e.tag}] = &e;
-      if (real(e.tag) && e.tag < summary.first_tag) summary.first_tag = e.tag;
+      if (e.kind == Kind::kSend) index.sends[{e.name, e.peer, e.port, e.tag}] = &e;
+      if (e.kind == Kind::kControlSend) {
+        index.control_sends[{file.party(e), e.peer, e.name, e.tag}].push_back(&e);
+      }
+      if (e.has_real_tag() && e.tag < summary.first_tag) summary.first_tag = e.tag;
     }
   }
-  for (auto& [row, events] : index.rows) {
-    std::stable_sort(events.begin(), events.end(), [](const TraceEvent* a, const TraceEvent* b) {
-      return a->start_ns < b->start_ns;
-    });
+  index.tolerance_ns = 2 * max_error;
+  const auto by_start = [](const TraceEvent* a, const TraceEvent* b) {
+    return a->start_ns < b->start_ns;
+  };
+  for (auto& [row, events] : index.rows) std::stable_sort(events.begin(), events.end(), by_start);
+  for (auto& [key, sends] : index.control_sends) {
+    std::stable_sort(sends.begin(), sends.end(), by_start);
   }
 
   // Per row: each instant of its wall time to the first category active then.
@@ -146,15 +370,15 @@ TraceSummary summarize_trace(const std::vector<ProcessTraceFile>& files, std::si
     const std::vector<const TraceEvent*>& events = index.rows.at(row);
     FederateTime time;
     time.federate = row;
-    std::vector<std::tuple<std::int64_t, int, int>> edges;  // time, +1/-1, category
+    std::vector<std::tuple<std::int64_t, int, int>> edges;  // time, -1/+1, category
     std::int64_t begin = events.front()->start_ns, end = events.front()->end_ns();
     std::vector<Tag> tags;
     for (const TraceEvent* e : events) {
       begin = std::min(begin, e->start_ns);
       end = std::max(end, e->end_ns());
-      if (e->kind == "reaction") {
+      if (is_work(e->kind)) {
         ++time.reactions;
-        tags.push_back(e->tag);
+        if (e->has_real_tag()) tags.push_back(e->tag);
       }
       const int category = category_of(e->kind);
       if (category >= 0 && e->duration_ns > 0) {
@@ -184,62 +408,70 @@ TraceSummary summarize_trace(const std::vector<ProcessTraceFile>& files, std::si
     summary.federates.push_back(time);
   }
 
-  // Per tag: the first and last moment of work at it, over every federate.
-  std::map<Tag, std::pair<const TraceEvent*, const TraceEvent*>> spans;  // first start, last end
-  std::map<const TraceEvent*, std::string> row_of_event;
+  // Per tag: the first start and the last end of work at it (reactions and data messages), over
+  // every federate, and the row of the event that ended it.
+  struct TagSpan {
+    const TraceEvent* first = nullptr;
+    const TraceEvent* last = nullptr;
+    const std::string* last_row = nullptr;
+  };
+  std::map<Tag, TagSpan> spans;
   for (const auto& [row, events] : index.rows) {
     for (const TraceEvent* e : events) {
-      if (!real(e->tag) || (e->kind != "reaction" && e->kind != "send" && e->kind != "receive")) {
+      if (!e->has_real_tag() ||
+          (!is_work(e->kind) && e->kind != Kind::kSend && e->kind != Kind::kReceive)) {
         continue;
       }
-      auto& span = spans[e->tag];
+      TagSpan& span = spans[e->tag];
       if (span.first == nullptr || e->start_ns < span.first->start_ns) span.first = e;
-      if (span.second == nullptr || e->end_ns() > span.second->end_ns()) {
-        span.second = e;
-        row_of_event[e] = row;
+      if (span.last == nullptr || e->end_ns() > span.last->end_ns()) {
+        span.last = e;
+        span.last_row = &row;
       }
     }
   }
   std::vector<std::pair<std::int64_t, Tag>> lengths;
   lengths.reserve(spans.size());
   for (const auto& [tag, span] : spans) {
-    lengths.emplace_back(span.second->end_ns() - span.first->start_ns, tag);
+    lengths.emplace_back(span.last->end_ns() - span.first->start_ns, tag);
   }
   summary.tags = lengths.size();
   if (!lengths.empty()) {
     std::vector<std::int64_t> only;
+    only.reserve(lengths.size());
     for (const auto& [length, tag] : lengths) only.push_back(length);
     std::nth_element(only.begin(), only.begin() + static_cast<std::ptrdiff_t>(only.size() / 2),
                      only.end());
     summary.median_tag_ns = only[only.size() / 2];
   }
-  std::sort(lengths.begin(), lengths.end(),
-            [](const auto& a, const auto& b) { return a.first > b.first; });
+  // Slowest first; among equally slow tags, the earlier first.
+  std::sort(lengths.begin(), lengths.end(), [](const auto& a, const auto& b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+  });
   for (std::size_t i = 0; i < lengths.size() && i < top; ++i) {
     const Tag tag = lengths[i].second;
-    const auto& span = spans.at(tag);
-    SlowTag slow{
-        tag, lengths[i].first,
-        chain_of(index, row_of_event.at(span.second), span.second, tag, span.first->start_ns)};
-    summary.slowest.push_back(std::move(slow));
+    const TagSpan& span = spans.at(tag);
+    PathWalker walker(index, tag, span.first->start_ns);
+    summary.slowest.push_back({tag, lengths[i].first, walker.walk(*span.last_row, *span.last)});
   }
   return summary;
 }
 
 std::string TraceSummary::table() const {
+  std::size_t width = 16;
+  for (const FederateTime& f : federates) width = std::max(width, f.federate.size());
+  const int w = static_cast<int>(width);
   std::ostringstream out;
-  char line[256];
-  std::snprintf(line, sizeof line, "%-16s %9s %9s %9s %9s %9s %9s %9s %9s\n", "federate", "wall s",
-                "compute", "messages", "data", "grant", "time", "other", "tags");
+  char line[512];
+  std::snprintf(line, sizeof line, "%-*s %9s %9s %9s %9s %9s %9s %9s %9s\n", w, "federate",
+                "wall s", "compute", "messages", "data", "grant", "time", "other", "tags");
   out << line;
   for (const FederateTime& f : federates) {
-    const double wall = static_cast<double>(std::max<std::int64_t>(f.wall_ns, 1));
-    const auto share = [&](TimeCategory c) { return 100.0 * static_cast<double>(f.ns[c]) / wall; };
     std::snprintf(line, sizeof line,
-                  "%-16s %9.3f %8.1f%% %8.1f%% %8.1f%% %8.1f%% %8.1f%% %8.1f%% %9zu\n",
-                  f.federate.c_str(), static_cast<double>(f.wall_ns) / 1e9, share(kComputing),
-                  share(kMessaging), share(kWaitingForData), share(kWaitingForGrant),
-                  share(kWaitingForTime), share(kOther), f.tags);
+                  "%-*s %9.3f %8.1f%% %8.1f%% %8.1f%% %8.1f%% %8.1f%% %8.1f%% %9zu\n", w,
+                  f.federate.c_str(), static_cast<double>(f.wall_ns) / 1e9, f.percent(kComputing),
+                  f.percent(kMessaging), f.percent(kWaitingForData), f.percent(kWaitingForGrant),
+                  f.percent(kWaitingForTime), f.percent(kOther), f.tags);
     out << line;
   }
   out << "\n(compute: reactions; messages: sending and taking data messages; data: a granted tag "
@@ -253,9 +485,8 @@ std::string TraceSummary::table() const {
         << "whole run)\n";
   }
   for (const SlowTag& slow : slowest) {
-    out << "\ntag (" << slow.tag.time_ns() << ", " << slow.tag.microstep() << "), "
-        << ms(slow.tag.time_ns() - first_tag.time_ns()) << " of logical time in: took "
-        << ms(slow.wall_ns) << "\n";
+    out << "\ntag " << tag_string(slow.tag) << ", " << ms(slow.tag.time_ns() - first_tag.time_ns())
+        << " of logical time in: took " << ms(slow.wall_ns) << "\n";
     for (const std::string& link : slow.chain) out << "  " << link << "\n";
   }
   return out.str();
@@ -264,51 +495,51 @@ std::string TraceSummary::table() const {
 std::string TraceSummary::svg(const std::string& title) const {
   static const char* const kColours[kCategoryCount] = {"#2e7d32", "#1565c0", "#ef6c00",
                                                        "#c62828", "#6a1b9a", "#9e9e9e"};
-  const int left = 150, width = 600, bar = 22, gap = 8, top = 50;
-  const int height = top + static_cast<int>(federates.size()) * (bar + gap) + 80;
+  const int left = 160, width = 600, bar = 22, gap = 8, top = 50, right = 90;
+  const int bars_end = top + static_cast<int>(federates.size()) * (bar + gap);
+  const int height = bars_end + 80;
   std::ostringstream out;
-  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << left + width + 40 << "\" height=\""
-      << height << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
+  out.setf(std::ios::fixed);
+  out.precision(2);
+  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << left + width + right
+      << "\" height=\"" << height << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
       << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-      << "<text x=\"10\" y=\"24\" font-size=\"15\">";
-  for (const char c : title) {
-    if (c == '<')
-      out << "&lt;";
-    else if (c == '&')
-      out << "&amp;";
-    else
-      out << c;
+      << "<text x=\"10\" y=\"24\" font-size=\"15\">" << xml_escaped(title) << "</text>\n";
+  // Grid lines and the axis: percent of each federate's wall time.
+  for (int p = 0; p <= 100; p += 25) {
+    const int x = left + width * p / 100;
+    out << "<line x1=\"" << x << "\" y1=\"" << top - 6 << "\" x2=\"" << x << "\" y2=\"" << bars_end
+        << "\" stroke=\"#dddddd\"/>\n"
+        << "<text x=\"" << x << "\" y=\"" << bars_end + 14 << "\" text-anchor=\"middle\">" << p
+        << "%</text>\n";
   }
-  out << "</text>\n";
+  out << "<text x=\"" << left + width / 2 << "\" y=\"" << bars_end + 30
+      << "\" text-anchor=\"middle\">share of each federate's wall time</text>\n";
   int y = top;
   for (const FederateTime& f : federates) {
     out << "<g class=\"federate\"><text x=\"" << left - 8 << "\" y=\"" << y + 15
-        << "\" text-anchor=\"end\">" << f.federate << "</text>\n";
+        << "\" text-anchor=\"end\">" << xml_escaped(f.federate) << "</text>\n";
     double x = left;
-    const double wall = static_cast<double>(std::max<std::int64_t>(f.wall_ns, 1));
     for (std::size_t c = 0; c < kCategoryCount; ++c) {
-      const double w = width * static_cast<double>(f.ns[c]) / wall;
+      const auto category = static_cast<TimeCategory>(c);
+      const double w = width * f.percent(category) / 100.0;
       if (w <= 0) continue;
       out << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << w << "\" height=\"" << bar
-          << "\" fill=\"" << kColours[c] << "\"><title>"
-          << category_name(static_cast<TimeCategory>(c)) << ": "
-          << 100.0 * static_cast<double>(f.ns[c]) / wall << "%</title></rect>\n";
+          << "\" fill=\"" << kColours[c] << "\"><title>" << xml_escaped(f.federate) << ", "
+          << category_name(category) << ": " << f.percent(category) << "%</title></rect>\n";
       x += w;
     }
-    out << "</g>\n";
+    out << "<text x=\"" << left + width + 6 << "\" y=\"" << y + 15 << "\">"
+        << static_cast<double>(f.wall_ns) / 1e9 << " s</text></g>\n";
     y += bar + gap;
-  }
-  for (int p = 0; p <= 100; p += 25) {
-    const int x = left + width * p / 100;
-    out << "<text x=\"" << x << "\" y=\"" << y + 12 << "\" text-anchor=\"middle\">" << p
-        << "%</text>\n";
   }
   int lx = 10;
   for (std::size_t c = 0; c < kCategoryCount; ++c) {
-    out << "<rect x=\"" << lx << "\" y=\"" << y + 30 << "\" width=\"12\" height=\"12\" fill=\""
-        << kColours[c] << "\"/><text x=\"" << lx + 16 << "\" y=\"" << y + 40 << "\">"
-        << category_name(static_cast<TimeCategory>(c)) << "</text>\n";
-    lx += 130;
+    out << "<rect x=\"" << lx << "\" y=\"" << bars_end + 46
+        << "\" width=\"12\" height=\"12\" fill=\"" << kColours[c] << "\"/><text x=\"" << lx + 16
+        << "\" y=\"" << bars_end + 56 << "\">" << category_name(static_cast<TimeCategory>(c))
+        << "</text>\n";
+    lx += 140;
   }
   out << "</svg>\n";
   return out.str();

@@ -52,6 +52,10 @@ void run_up(const UpOptions& options) {
   try {
     std::cerr << "tagflow up: " << config.name << " (" << options.file << "), placement single, "
               << run_options.workers << " worker(s)\n";
+    if (config.trace.enabled) {
+      std::cerr << "tagflow up: trace: records the processes of the process placement (tagflow up "
+                   "FILE); this one-process run is not traced\n";
+    }
     if (config.mode == cluster::Mode::actor) {  // every replica a CAF actor (actors/README.md)
       hosts::ActorClusterOptions actor_options;
       actor_options.progress = !options.quiet;

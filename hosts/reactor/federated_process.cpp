@@ -4,7 +4,6 @@
 #include <condition_variable>
 #include <cstdio>
 #include <exception>
-#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <optional>

@@ -1,6 +1,7 @@
 #include "tracing/run_diff.hpp"
 
 #include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -12,6 +13,7 @@
 namespace tagflow::tracing {
 namespace {
 
+using testing::event;
 using testing::fresh_log_dir;
 
 nodes::Bytes transitions(std::int64_t second_action) {
@@ -25,26 +27,51 @@ nodes::Bytes transitions(std::int64_t second_action) {
   return nodes::encode(m);
 }
 
-/// A run where sampler-0 sends three transitions to the replay (the third with `last_action`)
-/// and the replay one weights-like message to a learner at the second tag.
-void write_run(const std::filesystem::path& dir, std::int64_t last_action, bool keep = true) {
+nodes::Bytes weights(float first) {
+  nodes::WeightsMessage m;
+  m.version = 3;
+  m.values = {first, 2.0F};
+  return nodes::encode(m);
+}
+
+struct RunShape {
+  std::int64_t last_action = 0;  // the sampler's third transitions' second action
+  bool keep = true;              // whether the sampler keeps its messages' bytes
+  int steps = 3;                 // how many tags (0, 1, 2 ms, ...) the sampler sends at
+  float learner_weight = 1.0F;   // the learner's weights at 2.5 ms
+};
+
+/// A run where sampler-0 sends transitions to the replay at 0, 1, 2 ms (...), the replay an
+/// ABSENT to the learner at (1 ms, 1), and the learner weights to the sampler at 2.5 ms.
+void write_run(const std::filesystem::path& dir, const RunShape& shape) {
   {
-    ValueLog log((dir / "trace" / "sampler-0").string(), keep ? 1 << 20 : 0);
-    for (int step = 0; step < 3; ++step) {
-      const nodes::Bytes bytes = transitions(step == 2 ? last_action : 0);
+    ValueLog log((dir / "trace" / "sampler-0").string(), shape.keep ? 1 << 20 : 0);
+    for (int step = 0; step < shape.steps; ++step) {
+      const nodes::Bytes bytes = transitions(step == 2 ? shape.last_action : 0);
       log.record(Tag(step * 1'000'000, 0), "replay", 65536, bytes.data(), bytes.size());
     }
   }
-  ValueLog log((dir / "trace" / "replay").string(), 1 << 20);
-  const std::uint8_t absent = 0;
-  log.record(Tag(1'000'000, 1), "learner", 3 << 16, &absent, 0);
+  {
+    ValueLog log((dir / "trace" / "replay").string(), 1 << 20);
+    const std::uint8_t absent = 0;
+    log.record(Tag(1'000'000, 1), "learner", 3 << 16, &absent, 0);
+  }
+  ValueLog log((dir / "trace" / "learner").string(), 1 << 20);
+  const nodes::Bytes bytes = weights(shape.learner_weight);
+  log.record(Tag(2'500'000, 0), "sampler-0", 4 << 16, bytes.data(), bytes.size());
 }
 
 TEST(RunDiff, NamesTheFirstTagAndConnectionWhereTheRunsSentOtherBytes) {
   const auto a = fresh_log_dir("diff_a");
   const auto b = fresh_log_dir("diff_b");
-  write_run(a, 0);
-  write_run(b, 1);
+  // Two differences: the sampler's at 2 ms comes before the learner's at 2.5 ms.
+  write_run(a, {0, true, 3, 1.0F});
+  write_run(b, {1, true, 3, 1.5F});
+  // Run A's process trace: the sampler's reactions at 1 ms and at 2 ms.
+  testing::write_process(a, "sampler-0", "", 0, {{"sampler-0 worker 0", "sampler-0"}},
+                         {event("reaction", 100, 50, 0, 1'000'000, "sampler-0.step"),
+                          event("reaction", 200, 50, 0, 2'000'000, "sampler-0.step"),
+                          event("reaction", 250, 5, 0, 2'000'000, "wire_out_transitions.send")});
   const DiffResult result = diff_runs(a.string(), b.string());
   ASSERT_TRUE(result.difference);
   const RunDifference& d = *result.difference;
@@ -54,17 +81,29 @@ TEST(RunDiff, NamesTheFirstTagAndConnectionWhereTheRunsSentOtherBytes) {
   EXPECT_EQ(d.port, 65536U);
   EXPECT_EQ(result.matched, 3U);  // two transitions and the replay's ABSENT
   EXPECT_EQ(d.difference, "actions[1]: 0 against 1");
+  EXPECT_EQ(d.reactions_tag, Tag(2'000'000, 0));
+  EXPECT_EQ(d.reactions, (std::vector<std::string>{"sampler-0.step", "wire_out_transitions.send"}));
   const std::string text = result.text();
-  EXPECT_NE(text.find("2.000 ms after the run's first tag"), std::string::npos) << text;
-  EXPECT_NE(text.find("sampler-0 → replay transitions[0]"), std::string::npos) << text;
+  EXPECT_NE(text.find("the runs part at tag (2000000, 0), 2.000 ms after the run's first tag"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("connection: sampler-0 → replay transitions[0] (wire port 65536)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("before it: 3 data messages the same in both runs"), std::string::npos);
+  EXPECT_NE(text.find("sent by sampler-0's reactions at that tag: sampler-0.step "
+                      "wire_out_transitions.send"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("Transitions (2 rows)"), std::string::npos) << text;
+  EXPECT_NE(text.find("first difference: actions[1]: 0 against 1"), std::string::npos) << text;
 }
 
 TEST(RunDiff, AMessageOnlyOneRunSentIsTheDifference) {
   const auto a = fresh_log_dir("diff_a");
   const auto b = fresh_log_dir("diff_b");
-  write_run(a, 0);
-  write_run(b, 0);
+  write_run(a, {});
+  write_run(b, {});
   {
     ValueLog extra((b / "trace" / "inference").string(), 1 << 20);
     const nodes::Bytes bytes = transitions(0);
@@ -73,44 +112,103 @@ TEST(RunDiff, AMessageOnlyOneRunSentIsTheDifference) {
   const DiffResult result = diff_runs(a.string(), b.string());
   ASSERT_TRUE(result.difference);
   EXPECT_EQ(result.difference->sender, "inference");
+  EXPECT_EQ(result.difference->tag, Tag(500'000, 0));
   EXPECT_FALSE(result.difference->a);
   EXPECT_TRUE(result.difference->b);
+  EXPECT_EQ(result.difference->a_value, "not sent in this run");
   EXPECT_EQ(result.difference->difference, "only the second run sent it");
-  EXPECT_NE(result.text().find("actions[0]"), std::string::npos) << result.text();
+  EXPECT_EQ(result.matched, 1U);  // the sampler's transitions at 0 ms
+  const std::string text = result.text();
+  EXPECT_NE(text.find("inference → sampler-0 actions[0]"), std::string::npos) << text;
+  EXPECT_NE(text.find("actions (2): 1 0"), std::string::npos) << text;
+}
+
+TEST(RunDiff, AMessageMissingInTheMiddleIsADifferenceNotAShorterRun) {
+  const auto a = fresh_log_dir("diff_a");
+  const auto b = fresh_log_dir("diff_b");
+  write_run(a, {});
+  write_run(b, {0, true, 2, 1.0F});  // no transitions at 2 ms; the learner still sends at 2.5 ms
+  const DiffResult result = diff_runs(a.string(), b.string());
+  ASSERT_TRUE(result.difference);
+  EXPECT_EQ(result.difference->tag, Tag(2'000'000, 0));
+  EXPECT_EQ(result.difference->difference, "only the first run sent it");
+}
+
+TEST(RunDiff, ARunThatWentOnMatchesUpToWhereTheOtherEnded) {
+  const auto a = fresh_log_dir("diff_a");
+  const auto b = fresh_log_dir("diff_b");
+  write_run(a, {});
+  write_run(b, {0, true, 5, 1.0F});  // two more tags of transitions, at 3 and 4 ms
+  const DiffResult result = diff_runs(a.string(), b.string());
+  EXPECT_FALSE(result.difference) << result.text();
+  EXPECT_EQ(result.matched, 5U);
+  EXPECT_EQ(result.past_shorter, 2U);
+  EXPECT_EQ(result.a_last, Tag(2'500'000, 0));
+  EXPECT_EQ(result.text(),
+            "the runs match: 5 data messages, each with the same bytes, up to tag (2500000, 0), "
+            "2.500 ms after the run's first tag where run A's messages end; run B sent 2 more "
+            "after it\n");
 }
 
 TEST(RunDiff, RunsThatSentTheSameBytesMatch) {
   const auto a = fresh_log_dir("diff_a");
   const auto b = fresh_log_dir("diff_b");
-  write_run(a, 1);
-  write_run(b, 1);
+  write_run(a, {1});
+  write_run(b, {1});
   const DiffResult result = diff_runs(a.string(), b.string());
   EXPECT_FALSE(result.difference);
-  EXPECT_EQ(result.matched, 4U);
-  EXPECT_EQ(result.text(), "the runs match: 4 data messages, each with the same bytes\n");
+  EXPECT_EQ(result.matched, 5U);
+  EXPECT_EQ(result.past_shorter, 0U);
+  EXPECT_EQ(result.text(), "the runs match: 5 data messages, each with the same bytes\n");
 }
 
-TEST(RunDiff, ValuesNotKeptAreNamedAsSuch) {
+TEST(RunDiff, ValuesNotKeptOrDamagedAreNamedAsSuch) {
   const auto a = fresh_log_dir("diff_a");
   const auto b = fresh_log_dir("diff_b");
-  write_run(a, 0, false);
-  write_run(b, 1, false);
-  const DiffResult result = diff_runs(a.string(), b.string());
+  write_run(a, {0, false});
+  write_run(b, {1, false});
+  DiffResult result = diff_runs(a.string(), b.string());
   ASSERT_TRUE(result.difference);
+  EXPECT_NE(result.difference->a_value.find("not kept"), std::string::npos);
   EXPECT_NE(result.difference->a_value.find("trace.values_mb"), std::string::npos);
-  EXPECT_EQ(result.difference->difference,
-            "the hashes differ; the bytes were not kept to say where");
+  EXPECT_NE(result.difference->difference.find("the bytes were not kept"), std::string::npos);
+
+  // Kept, but the bytes in run B's .values.bin are not those it logged.
+  write_run(a, {0});
+  write_run(b, {1});
+  {
+    std::fstream bin(b / "trace" / "sampler-0.values.bin",
+                     std::ios::in | std::ios::out | std::ios::binary);
+    bin.seekp(-1, std::ios::end);
+    bin.put('\x7f');
+  }
+  result = diff_runs(a.string(), b.string());
+  ASSERT_TRUE(result.difference);
+  EXPECT_NE(result.difference->b_value.find("do not have the logged hash"), std::string::npos)
+      << result.difference->b_value;
+  EXPECT_NE(result.difference->a_value.find("Transitions (2 rows)"), std::string::npos);
 }
 
 TEST(RunDiff, ARunWithoutValueLogsSaysHowToRecordThem) {
   const auto a = fresh_log_dir("diff_a");
   const auto b = fresh_log_dir("diff_b");
-  write_run(a, 0);
+  write_run(a, {});
   try {
     (void)diff_runs(a.string(), b.string());
     FAIL() << "compared a run without value logs";
   } catch (const TraceError& e) {
-    EXPECT_NE(std::string(e.what()).find("trace: {digests: true}"), std::string::npos) << e.what();
+    const std::string what = e.what();
+    EXPECT_NE(what.find("trace: {digests: true}"), std::string::npos) << what;
+    EXPECT_NE(what.find(b.string()), std::string::npos) << what;
+    EXPECT_NE(what.find("values.tsv"), std::string::npos) << what;
+  }
+  std::ofstream(b / "trace" / "replay.values.tsv") << "1000000\t0\tlearner\n";
+  try {
+    (void)diff_runs(a.string(), b.string());
+    FAIL() << "compared a run with a broken value log";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("replay.values.tsv line 1"), std::string::npos)
+        << e.what();
   }
 }
 
