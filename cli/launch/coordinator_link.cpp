@@ -1,10 +1,10 @@
 #include "cli/launch/coordinator_link.hpp"
 
-#include <ctime>
 #include <exception>
 
 #include <zmq.hpp>
 
+#include "common/trace_recorder.hpp"
 #include "federation/control_message.hpp"
 #include "nodes/cluster/federation_plan.hpp"
 #include "transport/curve_keys.hpp"
@@ -47,12 +47,6 @@ ControlMessage await_answer(zmq::socket_t& socket, std::chrono::milliseconds tim
       coordinator::decode_control(reply.data(), reply.size());
   if (!answer) throw CoordinatorLinkError("the coordinator answered with a malformed frame");
   return *answer;
-}
-
-std::int64_t realtime_ns() {
-  timespec now{};
-  clock_gettime(CLOCK_REALTIME, &now);
-  return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
 }
 
 }  // namespace
@@ -133,10 +127,10 @@ CoordinatorLink::ClockOffset CoordinatorLink::measure_clock(
     ClockOffset best;
     std::int64_t best_round_trip = -1;
     for (int i = 0; i < rounds; ++i) {
-      const std::int64_t sent = realtime_ns();
+      const std::int64_t sent = trace::TraceRecorder::now_ns();
       (void)socket.send(zmq::buffer(frame), zmq::send_flags::none);
       const ControlMessage answer = await_answer(socket, timeout, address_);
-      const std::int64_t received = realtime_ns();
+      const std::int64_t received = trace::TraceRecorder::now_ns();
       if (answer.type != ControlType::kClock) {
         throw CoordinatorLinkError(std::string("the coordinator answered CLOCK_REQUEST with ") +
                                    coordinator::control_type_name(answer.type));
