@@ -7,6 +7,11 @@
 //     policies as reactors of one process (hosts/reactor/single_process_cluster.hpp);
 //   - reactor, inference in two other processes: configs/marl-serve.yaml's shape (car_0..4 and
 //     car_5..9 on two servers) run by `tagflow up` as federated processes over loopback.
+//   - raw, inference in two other processes: the ceiling of the row above — the same env in this
+//     process and the same stacked policies in two child processes (car_0..4, car_5..9), each
+//     joint step sending every server its cars' observation rows and taking back their actions
+//     over plain ZeroMQ + MessagePack (no tags, no coordinator, no digests), over the transport
+//     the federation uses (transport/local_links.hpp); timed as `tagflow up` is, start-up included;
 //   - actor mode, one process: the one-server file as CAF actors (no logical time, credits);
 //   - actor mode, inference in two other processes: the two-server file as CAF actors in three
 //     processes over TLS, the placement of the federated reactor row.
@@ -27,11 +32,16 @@
 #include <string>
 #include <vector>
 
+#include <msgpack.hpp>
+#include <zmq.hpp>
+
 #include "bench/benchmarks.hpp"
+#include "bench/paper/child_processes.hpp"
 #include "hosts/actor/actor_cluster.hpp"
 #include "hosts/reactor/single_process_cluster.hpp"
 #include "rl/envs/registry.hpp"
 #include "rl/learning/stacked_mlp.hpp"
+#include "transport/local_links.hpp"
 
 namespace tagflow::bench {
 namespace {
@@ -77,23 +87,27 @@ void add_row(BenchReport& report, const std::string& name, double seconds, doubl
   report.add(name + "_step_p99", p99 * 1e6, "us");
 }
 
-/// The env plus one stacked forward per joint step.
-void plain_loop(BenchReport& report, std::int64_t steps) {
-  auto env = envs::make_multi_agent_env(shape.env);
-  const int agents = shape.agents;
-  const learning::MlpSpec spec{static_cast<int>(env->spec().observation_space.size()), {64}, 2};
-  learning::StackedMlp policies(spec, agents, 1, 5);
-  std::vector<float> observations(static_cast<std::size_t>(agents * spec.input_size));
-  std::vector<float> rewards(agents);
-  std::vector<std::uint8_t> dones(agents);
-  std::vector<std::int64_t> actions(agents);
+/// The env side of a joint-step loop: the env (reset with seed 5), its arrays, and the wall time
+/// between consecutive steps.
+struct EnvLoop {
+  std::unique_ptr<envs::MultiAgentEnv> env = envs::make_multi_agent_env(shape.env);
+  int input = static_cast<int>(env->spec().observation_space.size());
+  std::vector<float> observations =
+      std::vector<float>(static_cast<std::size_t>(shape.agents) * static_cast<std::size_t>(input));
+  std::vector<float> rewards = std::vector<float>(shape.agents);
+  std::vector<std::uint8_t> dones = std::vector<std::uint8_t>(shape.agents);
+  std::vector<std::int64_t> actions = std::vector<std::int64_t>(shape.agents);
   std::vector<double> intervals;
-  intervals.reserve(static_cast<std::size_t>(steps));
-  env->reset(5, envs::Span<float>(observations));
-  const auto start = std::chrono::steady_clock::now();
-  auto last = start;
-  for (std::int64_t s = 0; s < steps; ++s) {
-    policies.act(observations.data(), actions.data());
+  std::chrono::steady_clock::time_point start;
+  std::chrono::steady_clock::time_point last;
+
+  explicit EnvLoop(std::int64_t steps) {
+    intervals.reserve(static_cast<std::size_t>(steps));
+    env->reset(5, envs::Span<float>(observations));
+    start = last = std::chrono::steady_clock::now();
+  }
+  /// One joint step with `actions`; a new episode after the last one's end.
+  void step() {
     const envs::MultiAgentStepInfo info =
         env->step(envs::Span<const std::int64_t>(actions), envs::Span<float>(observations),
                   envs::Span<float>(rewards), envs::Span<std::uint8_t>(dones));
@@ -102,8 +116,22 @@ void plain_loop(BenchReport& report, std::int64_t steps) {
     intervals.push_back(std::chrono::duration<double>(now - last).count());
     last = now;
   }
-  add_row(report, "plain_loop", std::chrono::duration<double>(last - start).count(),
-          quantile(intervals, 0.5), quantile(intervals, 0.99));
+  void add_row(BenchReport& report, const std::string& name, double seconds) const {
+    tagflow::bench::add_row(report, name, seconds, quantile(intervals, 0.5),
+                            quantile(intervals, 0.99));
+  }
+};
+
+/// The env plus one stacked forward per joint step.
+void plain_loop(BenchReport& report, std::int64_t steps) {
+  EnvLoop loop(steps);
+  const learning::MlpSpec spec{loop.input, {64}, 2};
+  learning::StackedMlp policies(spec, shape.agents, 1, 5);
+  for (std::int64_t s = 0; s < steps; ++s) {
+    policies.act(loop.observations.data(), loop.actions.data());
+    loop.step();
+  }
+  loop.add_row(report, "plain_loop", std::chrono::duration<double>(loop.last - loop.start).count());
 }
 
 void reactor_single(BenchReport& report, std::int64_t steps) {
@@ -129,6 +157,92 @@ void actor_single(BenchReport& report, std::int64_t steps) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   add_row(report, "actor_one_process", seconds, summary.joint_step_p50.value_or(0.0),
           summary.joint_step_p99.value_or(0.0));
+}
+
+/// The raw servers' share of the cars: server `index` of `servers` hosts [first, first + count).
+std::pair<int, int> cars_of(int index, int servers, int agents) {
+  const int per = (agents + servers - 1) / servers;
+  const int first = std::min(agents, index * per);
+  return {first, std::min(agents, first + per) - first};
+}
+
+std::string raw_header(std::int64_t step) {
+  msgpack::sbuffer buffer;
+  msgpack::pack(buffer, step);
+  return {buffer.data(), buffer.size()};
+}
+
+std::int64_t raw_step_of(const zmq::message_t& frame) {
+  return msgpack::unpack(static_cast<const char*>(frame.data()), frame.size())
+      .get()
+      .as<std::int64_t>();
+}
+
+/// The raw ceiling of the two-server row: this process steps the env and two child processes
+/// (`tagflow-torch bench-marl-worker`) each answer their cars' actions per joint step. Messages:
+/// a MessagePack header (the joint step; -1 is the stop) and one frame of float32 observation rows
+/// (to a server) or int64 actions (back); a server says hello with step -2 once connected.
+void raw_processes(BenchReport& report, std::int64_t steps) {
+  constexpr int kServers = 2;
+  const auto start = std::chrono::steady_clock::now();
+  zmq::context_t context;
+  zmq::socket_t router(context, zmq::socket_type::router);
+  router.set(zmq::sockopt::linger, 0);
+  router.bind("tcp://127.0.0.1:*");
+  const std::string address = router.get(zmq::sockopt::last_endpoint);
+  (void)transport::bind_local_twin(router, address);
+  paper::ChildProcesses children;
+  for (int i = 0; i < kServers; ++i) {
+    children.start("server" + std::to_string(i), {"bench-marl-worker", address, std::to_string(i),
+                                                  std::to_string(kServers), shape.env});
+  }
+  const auto receive = [&router](std::vector<zmq::message_t>& frames) {
+    zmq::pollitem_t item{router.handle(), 0, ZMQ_POLLIN, 0};
+    if (zmq::poll(&item, 1, std::chrono::seconds(60)) <= 0) {
+      throw std::runtime_error("raw MARL bench: a server did not answer within 60 s");
+    }
+    frames.clear();
+    do {
+      frames.emplace_back();
+      (void)router.recv(frames.back(), zmq::recv_flags::none);
+    } while (router.get(zmq::sockopt::rcvmore) != 0);
+  };
+  std::vector<zmq::message_t> frames;
+  for (int hello = 0; hello < kServers; ++hello) receive(frames);
+  EnvLoop loop(steps);
+  const int agents = shape.agents;
+  const auto send = [&router](int server, const std::string& header, const void* data,
+                              std::size_t bytes) {
+    const std::string id = "server" + std::to_string(server);
+    router.send(zmq::buffer(id), zmq::send_flags::sndmore);
+    router.send(zmq::buffer(header), bytes > 0 ? zmq::send_flags::sndmore : zmq::send_flags::none);
+    if (bytes > 0) router.send(zmq::buffer(data, bytes), zmq::send_flags::none);
+  };
+  for (std::int64_t s = 0; s < steps; ++s) {
+    const std::string header = raw_header(s);
+    for (int i = 0; i < kServers; ++i) {
+      const auto [first, count] = cars_of(i, kServers, agents);
+      send(i, header, loop.observations.data() + static_cast<std::ptrdiff_t>(first) * loop.input,
+           static_cast<std::size_t>(count) * loop.input * sizeof(float));
+    }
+    for (int answered = 0; answered < kServers; ++answered) {
+      receive(frames);
+      const int server = frames.at(0).to_string().back() - '0';
+      const auto [first, count] = cars_of(server, kServers, agents);
+      if (frames.size() != 3 || raw_step_of(frames[1]) != s ||
+          frames[2].size() != static_cast<std::size_t>(count) * sizeof(std::int64_t)) {
+        throw std::runtime_error("raw MARL bench: a malformed answer at joint step " +
+                                 std::to_string(s));
+      }
+      std::memcpy(loop.actions.data() + first, frames[2].data(), frames[2].size());
+    }
+    loop.step();
+  }
+  for (int i = 0; i < kServers; ++i) send(i, raw_header(-1), nullptr, 0);
+  children.wait_all(std::chrono::seconds(60));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  loop.add_row(report, "raw_inference_2_processes", seconds);
 }
 
 /// `tagflow up` of the two-server file as processes (reactor mode: federated; actor mode: CAF
@@ -161,6 +275,44 @@ void processes(BenchReport& report, std::int64_t steps, const std::string& mode,
 
 }  // namespace
 
+int run_marl_raw_server(const std::vector<std::string>& args) {
+  if (args.size() != 4) {
+    std::fprintf(stderr, "bench-marl-worker: ADDRESS INDEX SERVERS ENV\n");
+    return 2;
+  }
+  const int index = std::stoi(args[1]);
+  const auto env = envs::make_multi_agent_env(args[3]);
+  const int agents = env->spec().num_agents;
+  const auto [first, count] = cars_of(index, std::stoi(args[2]), agents);
+  const learning::MlpSpec spec{static_cast<int>(env->spec().observation_space.size()), {64}, 2};
+  const learning::StackedMlp policies(spec, static_cast<std::size_t>(count), 1,
+                                      5 + static_cast<std::uint64_t>(first));
+  zmq::context_t context;
+  zmq::socket_t dealer(context, zmq::socket_type::dealer);
+  dealer.set(zmq::sockopt::routing_id, "server" + std::to_string(index));
+  dealer.set(zmq::sockopt::linger, 2000);
+  dealer.connect(transport::nearest_endpoint(args[0]));
+  dealer.send(zmq::buffer(raw_header(-2)), zmq::send_flags::none);
+  std::vector<std::int64_t> actions(static_cast<std::size_t>(count));
+  const std::size_t expected = static_cast<std::size_t>(count) * spec.input_size * sizeof(float);
+  zmq::message_t header;
+  zmq::message_t rows;
+  while (true) {
+    (void)dealer.recv(header, zmq::recv_flags::none);
+    const std::int64_t step = raw_step_of(header);
+    if (step < 0) return 0;
+    (void)dealer.recv(rows, zmq::recv_flags::none);
+    if (rows.size() != expected) {
+      std::fprintf(stderr, "bench-marl-worker: %zu bytes of rows, not %zu\n", rows.size(),
+                   expected);
+      return 1;
+    }
+    policies.act(static_cast<const float*>(rows.data()), actions.data());
+    dealer.send(zmq::buffer(header.data(), header.size()), zmq::send_flags::sndmore);
+    dealer.send(zmq::buffer(actions), zmq::send_flags::none);
+  }
+}
+
 BenchReport run_marl_bench(const BenchOptions& options) {
   const std::int64_t steps = options.quick ? 1000 : 100000;
   if (options.only == "tj4") {
@@ -176,12 +328,16 @@ BenchReport run_marl_bench(const BenchOptions& options) {
   plain_loop(report, steps);
   reactor_single(report, steps);
   processes(report, steps, "reactor", "reactor_inference_2_processes");
+  raw_processes(report, steps);
   actor_single(report, steps);
   processes(report, steps, "actor", "actor_inference_2_processes");
   report.add_ratio("actor_one_process/reactor_one_process", "actor_one_process_seconds",
                    "reactor_one_process_seconds");
   report.add_ratio("actor_inference_2_processes/reactor_inference_2_processes",
                    "actor_inference_2_processes_seconds", "reactor_inference_2_processes_seconds");
+  // The goal: 0.8 or more (the federated row's time against its raw ceiling's).
+  report.add_ratio("reactor_inference_2_processes/raw_inference_2_processes",
+                   "raw_inference_2_processes_seconds", "reactor_inference_2_processes_seconds");
   report.add_ratio("reactor_one_process/plain_loop", "reactor_one_process_seconds",
                    "plain_loop_seconds");
   report.add_ratio("reactor_inference_2_processes/reactor_one_process",

@@ -48,6 +48,16 @@ void add_torch_bench_command(CLI::App& app) {
     std::cout << report.table();
     if (!json_path->empty()) report.write_json(*json_path);
   });
+  // The inference servers of `tagflow bench marl`'s raw ceiling (bench/marl_bench.cpp); not for
+  // users.
+  auto* worker = app.add_subcommand("bench-marl-worker", "");
+  worker->group("");
+  worker->allow_extras();
+  worker->prefix_command();
+  worker->callback([worker] {
+    const int code = bench::run_marl_raw_server(worker->remaining());
+    if (code != 0) throw CLI::RuntimeError(code);
+  });
 }
 
 }  // namespace tagflow::cli

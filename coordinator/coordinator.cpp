@@ -13,6 +13,7 @@
 #include "transport/connection_guard.hpp"
 #include "transport/curve_keys.hpp"
 #include "transport/drop_reason.hpp"
+#include "transport/local_links.hpp"
 
 namespace tagflow::coordinator {
 namespace {
@@ -155,7 +156,10 @@ std::uint64_t Coordinator::refused_handshakes() const { return zap_ ? zap_->refu
 
 std::string Coordinator::bind(const std::string& endpoint) {
   router_.bind(endpoint.empty() ? spec_.address : endpoint);
-  return router_.get(zmq::sockopt::last_endpoint);
+  std::string bound = router_.get(zmq::sockopt::last_endpoint);
+  // Federates and launchers on this machine connect to its Unix-socket twin (WIRE.md §1.1).
+  (void)transport::bind_local_twin(router_, bound);
+  return bound;
 }
 
 void Coordinator::send(const std::string& identity, const ControlMessage& message) {

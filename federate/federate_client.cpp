@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "transport/curve_keys.hpp"
+#include "transport/local_links.hpp"
 
 namespace tagflow::coordinator {
 namespace {
@@ -39,12 +40,13 @@ FederateClient::FederateClient(zmq::context_t& context, FederateOptions options)
   socket_.set(zmq::sockopt::routing_id, options_.id);
   socket_.set(zmq::sockopt::linger, 1000);
   secure(socket_, options_);
-  socket_.connect(options_.coordinator_endpoint);
+  const std::string endpoint = transport::nearest_endpoint(options_.coordinator_endpoint);
+  socket_.connect(endpoint);
   zmq::socket_t heartbeat(context_, zmq::socket_type::dealer);
   heartbeat.set(zmq::sockopt::routing_id, options_.id + "#hb");
   heartbeat.set(zmq::sockopt::linger, 0);
   secure(heartbeat, options_);
-  heartbeat.connect(options_.coordinator_endpoint);
+  heartbeat.connect(endpoint);
   heartbeat_thread_ = std::thread(&FederateClient::heartbeat_loop, this, std::move(heartbeat));
 }
 

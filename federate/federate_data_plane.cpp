@@ -6,6 +6,7 @@
 #include "federate/data_socket.hpp"
 #include "monitoring/process_metrics.hpp"
 #include "transport/curve_keys.hpp"
+#include "transport/local_links.hpp"
 
 namespace tagflow::coordinator {
 
@@ -45,6 +46,8 @@ FederateDataPlane::FederateDataPlane(zmq::context_t& context, const FederationSp
                           ": " + e.what());
   }
   endpoint_ = data_.get(zmq::sockopt::last_endpoint);
+  // Upstreams on this machine connect to its Unix-socket twin instead (WIRE.md §1.1).
+  (void)transport::bind_local_twin(data_, endpoint_);
   for (const UpstreamLink& up : me_->upstreams) {
     completed_[up.federate] = 0;
     validator_.allow_peer(up.federate);  // a port it does not accept is then unknown_port
@@ -108,7 +111,7 @@ void FederateDataPlane::connect(const ControlMessage& start) {
           socket, transport::read_key_pair(*spec_.keys_dir, id_),
           transport::read_key_pair(*spec_.keys_dir, down, true).public_key);
     }
-    socket.connect(endpoint);
+    socket.connect(transport::nearest_endpoint(endpoint));
     outputs_.emplace(down, std::move(socket));
   }
   validator_.set_completed_tag(start.tag.predecessor());

@@ -21,6 +21,7 @@ PLACEMENTS = [
     "reactor_inprocess_1w",
     "reactor_inprocess_2w",
     "reactor_processes",
+    "raw_processes",
     "actor_inprocess",
     "actor_processes",
 ]

@@ -27,6 +27,11 @@ void drain(zmq::socket_t& socket, std::size_t& wire_bytes) {
 
 }  // namespace
 
+zmq::message_t frame_of(const Payload& payload) {
+  auto* keep_alive = new std::shared_ptr<const void>(payload.owner);  // freed by release_payload
+  return zmq::message_t(const_cast<void*>(payload.data), payload.size, release_payload, keep_alive);
+}
+
 Payload adopt_frames(std::vector<zmq::message_t> frames) {
   if (frames.size() == 1) {
     auto frame = std::make_shared<const zmq::message_t>(std::move(frames.front()));
@@ -54,9 +59,7 @@ bool send_wire_message(zmq::socket_t& socket, WireHeader header,
   // (ZeroMQ queues multipart messages atomically), so only the first send can report EAGAIN.
   for (std::size_t i = 0; i < payloads.size(); ++i) {
     const Payload& payload = payloads[i];
-    auto* keep_alive = new std::shared_ptr<const void>(payload.owner);  // freed by release_payload
-    zmq::message_t frame(const_cast<void*>(payload.data), payload.size, release_payload,
-                         keep_alive);
+    zmq::message_t frame = frame_of(payload);
     socket.send(frame, i + 1 == payloads.size() ? zmq::send_flags::none : zmq::send_flags::sndmore);
   }
   return true;

@@ -25,6 +25,10 @@
 
 namespace tagflow::transport {
 
+/// A frame holding `payload`'s bytes without a copy: the payload is kept alive until ZeroMQ has
+/// sent it.
+zmq::message_t frame_of(const Payload& payload);
+
 /// Sends header + payloads as one multipart message; header.sizes is filled from `payloads`.
 /// Returns false when the socket would block (with zmq::send_flags::dontwait) and nothing was
 /// sent. Throws zmq::error_t on socket errors.

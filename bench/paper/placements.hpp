@@ -8,6 +8,9 @@
 //   - reactor mode as federated processes: the same driver and workers, one federate per node,
 //     each worker a child process of this executable (`tagflow bench-paper-worker`), under a
 //     coordinator in this process, over ZeroMQ on TCP loopback;
+//   - raw processes, the federated placement's ceiling: the same kernels in the same processes
+//     exchanging the same payloads in the same pattern over plain ZeroMQ + MessagePack (no tags,
+//     no coordinator, no checks, no digests), over the transport the federation uses;
 //   - actor mode (CAF 0.17) in one process: a driver actor sending to N worker actors, each
 //     returning its answer (payloads shared, not copied);
 //   - actor mode across processes: each worker actor in a child process, published with CAF's
@@ -38,6 +41,7 @@ RoundRun run_plain_loop(const RoundWorkload& workload, std::FILE* print_to = nul
 RoundRun run_reactor_in_process(const RoundWorkload& workload, unsigned workers,
                                 std::FILE* print_to = nullptr);
 RoundRun run_reactor_processes(const RoundWorkload& workload);
+RoundRun run_raw_processes(const RoundWorkload& workload);
 RoundRun run_caf_in_process(caf::actor_system& system, const RoundWorkload& workload);
 RoundRun run_caf_processes(const RoundWorkload& workload);
 
@@ -45,12 +49,14 @@ RoundRun run_caf_processes(const RoundWorkload& workload);
 /// two run_*_processes functions, never by hand). Returns the process exit code.
 int run_paper_worker_process(const std::vector<std::string>& args);
 
-/// The two kinds of worker process run_paper_worker_process dispatches to: worker `index` as a
-/// federate of the coordinator at `address`, or as a CAF actor published on a port it writes to
-/// `port_file`.
+/// The kinds of worker process run_paper_worker_process dispatches to: worker `index` as a
+/// federate of the coordinator at `address`, as a CAF actor published on a port it writes to
+/// `port_file`, or as a raw ZeroMQ worker of the driver at `address`.
 int run_reactor_worker_federate(const RoundWorkload& workload, const std::string& address,
                                 std::size_t index);
 int run_caf_worker_process(const RoundWorkload& workload, const std::string& port_file,
+                           std::size_t index);
+int run_raw_worker_process(const RoundWorkload& workload, const std::string& address,
                            std::size_t index);
 
 }  // namespace tagflow::bench::paper

@@ -8,6 +8,7 @@
 #include "federation/control_message.hpp"
 #include "nodes/cluster/federation_plan.hpp"
 #include "transport/curve_keys.hpp"
+#include "transport/local_links.hpp"
 
 namespace tagflow::cli {
 namespace {
@@ -29,7 +30,7 @@ zmq::socket_t open_socket(zmq::context_t& context, const std::string& address,
     const transport::CurveKeyPair server = transport::read_key_pair(*keys_dir, "coordinator", true);
     transport::make_curve_client(socket, mine, server.public_key);
   }
-  socket.connect(address);
+  socket.connect(transport::nearest_endpoint(address));
   return socket;
 }
 

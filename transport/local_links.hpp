@@ -1,0 +1,46 @@
+// Same-host links without TCP (WIRE.md §1.1). A socket that listens on a TCP endpoint also listens
+// on that endpoint's *local twin*, a Unix domain socket (ZeroMQ `ipc://`) whose path is made from
+// the TCP address and port: `ipc:///tmp/tagflow-ipc-UID/ADDRESS-PORT`. A process about to connect
+// to `tcp://ADDRESS:PORT` connects to the twin instead when ADDRESS is one of its own network
+// namespace's addresses (so the listener is on this machine, in this namespace) and the twin
+// exists. Nothing is exchanged to decide it, so both ends need no protocol change, and a peer
+// that has no twin is reached over TCP as before.
+//
+// The twins live in a directory only this user can enter (mode 0700), so only this user's
+// processes reach them; CURVE, where the cluster has keys, runs over a twin as over TCP.
+// TAGFLOW_LOCAL_LINKS=0 in a process's environment makes it connect over TCP always (it still
+// listens on its twins).
+// Thread-safety: the functions are safe to call from any thread.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <zmq.hpp>
+
+namespace tagflow::transport {
+
+/// The local twin of `tcp_endpoint` ("tcp://ADDRESS:PORT", as ZMQ_LAST_ENDPOINT gives it), or
+/// nothing when it is no TCP endpoint with a numeric port or the twins' directory cannot be made
+/// private to this user.
+std::optional<std::string> local_twin(const std::string& tcp_endpoint);
+
+/// True when `tcp_endpoint`'s address is an address of this network namespace (a loopback or
+/// wildcard address, or one an interface here holds). Hostnames are not resolved: false.
+bool is_local_address(const std::string& tcp_endpoint);
+
+/// Binds `socket` to its twin of `bound_tcp_endpoint` as well (an endpoint it is already bound
+/// to). Returns the twin, or nothing when there is none or it could not be bound (a link to it then
+/// simply stays TCP).
+std::optional<std::string> bind_local_twin(zmq::socket_t& socket,
+                                           const std::string& bound_tcp_endpoint);
+
+/// The endpoint to connect to for `endpoint`: its twin when local links are on, the address is
+/// local and something listens at the twin (a probe connection, closed at once: a killed listener
+/// leaves its file behind); otherwise `endpoint` itself.
+std::string nearest_endpoint(const std::string& endpoint);
+
+/// False when TAGFLOW_LOCAL_LINKS=0 (read once).
+bool local_links_enabled();
+
+}  // namespace tagflow::transport
