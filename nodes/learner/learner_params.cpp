@@ -6,8 +6,8 @@ namespace tagflow::nodes {
 
 LearnerParams LearnerParams::read(const NodeParams& params) {
   params.check_known({"algo", "hidden", "learning_rate", "gamma", "target_update", "double_dqn",
-                      "max_grad_norm", "publish_every", "eval_every", "eval_episodes",
-                      "eval_max_steps"});
+                      "max_grad_norm", "negative_td_weight", "publish_every", "eval_every",
+                      "eval_episodes", "eval_max_steps"});
   const std::string algo = params.get_string("algo", "dqn");
   if (algo != "dqn" && algo != "vdn") {
     params.fail("algo", "expected dqn or vdn (value decomposition), got '" + algo + "'");
@@ -20,6 +20,7 @@ LearnerParams LearnerParams::read(const NodeParams& params) {
   p.target_update = params.get_int("target_update", p.target_update, 1);
   p.double_dqn = params.get_bool("double_dqn", p.double_dqn);
   p.max_grad_norm = params.get_double("max_grad_norm", p.max_grad_norm, 0.0, 1e9);
+  p.negative_td_weight = params.get_double("negative_td_weight", p.negative_td_weight, 1e-6, 1.0);
   p.publish_every = params.get_int("publish_every", p.publish_every, 1);
   p.eval_every = params.get_int("eval_every", p.eval_every, 1);
   const std::int64_t episodes = params.get_int("eval_episodes", p.eval_episodes, 1);

@@ -18,7 +18,9 @@ struct LearnerParams {
   double gamma = 0.99;               // [0, 1]
   std::int64_t target_update = 500;  // updates between target syncs, >= 1
   bool double_dqn = true;
-  double max_grad_norm = 10.0;      // [0, 1e9]
+  double max_grad_norm = 10.0;  // [0, 1e9]
+  /// Hysteretic learning: the loss weight of negative TD errors (DqnConfig), in [1e-6, 1].
+  double negative_td_weight = 1.0;
   std::int64_t publish_every = 1;   // >= 1
   std::int64_t eval_every = 1000;   // >= 1
   int eval_episodes = 20;           // >= 1
@@ -28,7 +30,8 @@ struct LearnerParams {
   bool value_decomposition = false;
 
   /// Reads algo (dqn or vdn), hidden, learning_rate, gamma, target_update, double_dqn,
-  /// max_grad_norm, publish_every, eval_every, eval_episodes, eval_max_steps; refuses others.
+  /// max_grad_norm, negative_td_weight, publish_every, eval_every, eval_episodes, eval_max_steps;
+  /// refuses others.
   static LearnerParams read(const NodeParams& params);
 };
 

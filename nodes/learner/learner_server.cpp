@@ -27,6 +27,7 @@ LearnerConfig LearnerConfig::from_params(const NodeParams& params, std::uint64_t
   c.dqn.target_update = p.target_update;
   c.dqn.double_dqn = p.double_dqn;
   c.dqn.max_grad_norm = p.max_grad_norm;
+  c.dqn.negative_td_weight = p.negative_td_weight;
   c.publish_every = p.publish_every;
   c.eval_every = p.eval_every;
   c.eval_episodes = p.eval_episodes;

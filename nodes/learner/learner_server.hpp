@@ -31,9 +31,9 @@ struct LearnerConfig {
   std::int64_t eval_max_steps = 0;  // steps per evaluation episode; 0: to the episode's end
 
   /// Reads algo (dqn or vdn), hidden, learning_rate, gamma, target_update, double_dqn,
-  /// max_grad_norm, publish_every, eval_every, eval_episodes, eval_max_steps; the network's
-  /// input/output sizes come from the env. `joint_agents`: the agents of the policy a vdn
-  /// learner trains (its batches are joint transitions, rl/learning/dqn_learner.hpp); algo: vdn
+  /// max_grad_norm, negative_td_weight, publish_every, eval_every, eval_episodes, eval_max_steps;
+  /// the network's input/output sizes come from the env. `joint_agents`: the agents of the policy a
+  /// vdn learner trains (its batches are joint transitions, rl/learning/dqn_learner.hpp); algo: vdn
   /// with fewer than two is a ParamError.
   static LearnerConfig from_params(const NodeParams& params, std::uint64_t seed,
                                    int observation_size, int num_actions, int joint_agents = 0);

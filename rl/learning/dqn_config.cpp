@@ -15,6 +15,7 @@ void DqnConfig::validate() const {
   require(adam_beta2 >= 0.0 && adam_beta2 < 1.0, "adam_beta2");
   require(adam_epsilon > 0.0, "adam_epsilon");
   require(huber_delta > 0.0, "huber_delta");
+  require(negative_td_weight > 0.0 && negative_td_weight <= 1.0, "negative_td_weight");
   require(target_tau >= 0.0 && target_tau <= 1.0, "target_tau");
   require(target_tau > 0.0 || target_update > 0, "target_update");
   require(joint_agents >= 0, "joint_agents");

@@ -17,6 +17,11 @@ struct DqnConfig {
   double adam_epsilon = 1e-8;
   /// Huber loss threshold on the TD error (smooth L1 when 1).
   double huber_delta = 1.0;
+  /// Hysteretic Q-learning (Matignon et al. 2007, with DQN Omidshafiei et al. 2017): a sample
+  /// whose TD error is negative (the outcome worse than the estimate) weighs this much in the
+  /// loss, a positive one 1. Below 1, an independent learner discounts the bad outcomes that other
+  /// agents' exploration causes it. In (0, 1]; 1 is plain DQN.
+  double negative_td_weight = 1.0;
   /// Gradients are rescaled to this global L2 norm when above it; ≤ 0 disables clipping.
   double max_grad_norm = 10.0;
   /// Double DQN: the online network picks the next action, the target network values it.

@@ -187,6 +187,9 @@ UpdateResult DqnLearner::update(const TransitionBatch& batch) {
   const double delta = m.config.huber_delta;
   const at::Tensor quadratic = at::clamp_max(abs_td, delta);
   at::Tensor per_sample = 0.5 * quadratic * quadratic + delta * (abs_td - quadratic);
+  if (m.config.negative_td_weight < 1.0) {
+    per_sample = per_sample * at::where(td < 0, m.config.negative_td_weight, 1.0);
+  }
   if (!batch.importance_weights.empty()) {
     per_sample = per_sample * borrow_matrix(batch.importance_weights.data(), n, 1).view({n});
   }

@@ -62,9 +62,9 @@ TEST(ReplicaParamsCheck, ABadSamplerOrLearnerParamIsFoundToo) {
 // The learner's LibTorch-side params (network, optimiser) used to be read only by the learner
 // process, after every other process had started.
 TEST(ReplicaParamsCheck, EveryLearnerParamIsCheckedWithoutLibTorch) {
-  for (const char* bad :
-       {"learning_rate: 5", "gamma: 1.5", "eval_max_steps: -1", "algo: ppo", "target_update: 0",
-        "max_grad_norm: -1", "publish_every: 0", "optimiser: sgd"}) {
+  for (const char* bad : {"learning_rate: 5", "gamma: 1.5", "eval_max_steps: -1", "algo: ppo",
+                          "target_update: 0", "max_grad_norm: -1", "negative_td_weight: 0",
+                          "negative_td_weight: 2", "publish_every: 0", "optimiser: sgd"}) {
     const std::string error = error_of(edited("eval_episodes: 3", bad));
     EXPECT_EQ(error.rfind("c.yaml:8: nodes.learner.params: node 'learner': param", 0), 0U)
         << bad << ": " << error;

@@ -18,7 +18,8 @@ nodes:
     kind: learner
     host: local
     data_port: 7630
-    params: {hidden: "32", learning_rate: 0.0005, target_update: 50, eval_max_steps: 200}
+    params: {hidden: "32", learning_rate: 0.0005, target_update: 50, eval_max_steps: 200,
+             negative_td_weight: 0.5}
   inference: {kind: inference, host: local, data_port: 7640, params: {max_batch: 16}}
   broken: {kind: inference, host: local, data_port: 7650, params: {torchscript: /no/such.pt}}
 connections:
@@ -38,6 +39,7 @@ TEST(TorchReplicaConfig, TheLearnerTakesTheEnvsShapeTheClusterSeedAndItsParams) 
   EXPECT_EQ(learner.dqn.network.hidden_sizes, (std::vector<int>{32}));
   EXPECT_DOUBLE_EQ(learner.dqn.learning_rate, 0.0005);
   EXPECT_EQ(learner.dqn.target_update, 50);
+  EXPECT_DOUBLE_EQ(learner.dqn.negative_td_weight, 0.5);
   EXPECT_EQ(learner.dqn.seed, 9U);
   EXPECT_EQ(learner.eval_max_steps, 200);
 }

@@ -187,7 +187,7 @@ TEST_F(MarlCluster, TheVdnAndPerCarFilesTrainToOneDigestInOneProcessAndAsProcess
     const bool vdn = name == "marl-vdn.yaml";
     const std::string train = shipped(
         name,
-        {{"env_steps: 250000", "env_steps: 1500"},
+        {{vdn ? "env_steps: 250000" : "env_steps: 500000", "env_steps: 1500"},
          {"eval_every: 50000, eval_episodes: 20", "eval_every: 0, eval_episodes: 3"},
          {"min_size: 500", "min_size: 100"},
          {vdn ? "runs/marl-vdn-policies" : "runs/marl-per-agent-policies", exported.string()}});

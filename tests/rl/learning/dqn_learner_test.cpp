@@ -169,6 +169,35 @@ TEST(DqnLearner, RejectsMalformedBatchesAndConfigs) {
   EXPECT_THROW(DqnLearner{bad}, std::invalid_argument);
 }
 
+// Hysteretic learning: a sample whose outcome is worse than its estimate (negative TD error)
+// weighs negative_td_weight in the loss, a better one 1.
+TEST(DqnLearner, HystereticLearningWeighsNegativeTdErrorsLess) {
+  DqnConfig config = small_config();
+  config.negative_td_weight = 0.25;
+  DqnLearner learner(config);
+  TransitionBatch batch = synthetic_batch(3, 2, 16, 12, /*discount=*/0.0F);
+  for (std::size_t i = 0; i < 16; ++i) batch.rewards[i] = i % 2 == 0 ? -20.0F : 20.0F;
+  const std::vector<float> q = q_of(learner, batch.observations, batch.size);
+  const UpdateResult result = learner.update(batch);
+  double expected = 0.0;
+  for (std::size_t i = 0; i < 16; ++i) {
+    const double td = batch.rewards[i] - q[i * 2 + static_cast<std::size_t>(batch.actions[i])];
+    ASSERT_GT(std::abs(td), 1.0) << "the test needs TD errors in Huber's linear part";
+    expected += (td < 0 ? 0.25 : 1.0) * (std::abs(td) - 0.5) / 16.0;
+    // Priorities stay the unweighted TD errors.
+    EXPECT_NEAR(result.priorities[i], std::abs(td), 1e-4) << "sample " << i;
+  }
+  EXPECT_NEAR(result.loss, expected, 1e-4);
+
+  DqnLearner plain(small_config());
+  EXPECT_GT(plain.update(batch).loss, result.loss + 1.0);
+  for (const double bad : {0.0, -0.5, 1.5}) {
+    DqnConfig wrong = small_config();
+    wrong.negative_td_weight = bad;
+    EXPECT_THROW(DqnLearner{wrong}, std::invalid_argument) << bad;
+  }
+}
+
 // Value decomposition: three agents of width 3 sharing a 3→32→2 network.
 constexpr int kAgents = 3;
 constexpr int kWidth = 3;
