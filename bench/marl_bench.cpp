@@ -18,7 +18,9 @@
 // Each reports the run's wall seconds and the wall time per joint step (p50, p99, measured between
 // the env node's consecutive steps). 100,000 joint steps (the paper's count); --quick: 1,000.
 // `--only tj4` runs TrafficJunction4-v1 (four agents, 324→64→2 policies) instead of the default
-// TrafficJunction10-v1 (`--only tj10`); `tagflow bench paper` runs both.
+// TrafficJunction10-v1 (`--only tj10`); `tagflow bench paper` runs both. `--only tj10-in-process`
+// (or tj4-in-process) runs the three one-process placements alone: the plain loop, the reactor and
+// the actor runtime.
 #include <unistd.h>
 
 #include <algorithm>
@@ -315,33 +317,46 @@ int run_marl_raw_server(const std::vector<std::string>& args) {
 
 BenchReport run_marl_bench(const BenchOptions& options) {
   const std::int64_t steps = options.quick ? 1000 : 100000;
-  if (options.only == "tj4") {
+  // NAME or NAME-in-process (the three in-process placements alone).
+  std::string only = options.only.empty() ? "tj10" : options.only;
+  const std::string in_process_suffix = "-in-process";
+  const bool in_process = only.size() > in_process_suffix.size() &&
+                          only.compare(only.size() - in_process_suffix.size(),
+                                       in_process_suffix.size(), in_process_suffix) == 0;
+  if (in_process) only.resize(only.size() - in_process_suffix.size());
+  if (only == "tj4") {
     shape = MarlShape{"TrafficJunction4-v1", 4, 71.64};
-  } else if (options.only.empty() || options.only == "tj10") {
+  } else if (only == "tj10") {
     shape = MarlShape{};
   } else {
-    throw std::invalid_argument("tagflow bench marl: --only takes tj4 or tj10, not '" +
-                                options.only + "'");
+    throw std::invalid_argument(
+        "tagflow bench marl: --only takes tj4, tj10, tj4-in-process or tj10-in-process, not '" +
+        options.only + "'");
   }
   BenchReport report("marl");
   report.add("joint_steps", static_cast<double>(steps), "steps");
   plain_loop(report, steps);
   reactor_single(report, steps);
-  processes(report, steps, "reactor", "reactor_inference_2_processes");
-  raw_processes(report, steps);
+  if (!in_process) {
+    processes(report, steps, "reactor", "reactor_inference_2_processes");
+    raw_processes(report, steps);
+  }
   actor_single(report, steps);
-  processes(report, steps, "actor", "actor_inference_2_processes");
+  if (!in_process) processes(report, steps, "actor", "actor_inference_2_processes");
   report.add_ratio("actor_one_process/reactor_one_process", "actor_one_process_seconds",
                    "reactor_one_process_seconds");
-  report.add_ratio("actor_inference_2_processes/reactor_inference_2_processes",
-                   "actor_inference_2_processes_seconds", "reactor_inference_2_processes_seconds");
-  // The goal: 0.8 or more (the federated row's time against its raw ceiling's).
-  report.add_ratio("reactor_inference_2_processes/raw_inference_2_processes",
-                   "raw_inference_2_processes_seconds", "reactor_inference_2_processes_seconds");
   report.add_ratio("reactor_one_process/plain_loop", "reactor_one_process_seconds",
                    "plain_loop_seconds");
-  report.add_ratio("reactor_inference_2_processes/reactor_one_process",
-                   "reactor_inference_2_processes_seconds", "reactor_one_process_seconds");
+  if (!in_process) {
+    report.add_ratio("actor_inference_2_processes/reactor_inference_2_processes",
+                     "actor_inference_2_processes_seconds",
+                     "reactor_inference_2_processes_seconds");
+    // The goal: 0.8 or more (the federated row's time against its raw ceiling's).
+    report.add_ratio("reactor_inference_2_processes/raw_inference_2_processes",
+                     "raw_inference_2_processes_seconds", "reactor_inference_2_processes_seconds");
+    report.add_ratio("reactor_inference_2_processes/reactor_one_process",
+                     "reactor_inference_2_processes_seconds", "reactor_one_process_seconds");
+  }
   // Lingua Franca's figure for 100k joint steps, for the speedup (paper/reference_figures.hpp).
   report.add("lingua_franca_paper_100k", shape.paper_seconds, "s");
   if (!options.quick) {

@@ -61,6 +61,14 @@ class Writer {
       block(f32);
     }
   }
+  void reserve(std::size_t size) { bytes_.reserve(size); }
+  // `size` more bytes, zeros until written through data(); returns their offset.
+  std::size_t grow(std::size_t size) {
+    const std::size_t at = bytes_.size();
+    bytes_.resize(at + size);
+    return at;
+  }
+  std::uint8_t* data() { return bytes_.data(); }
   Bytes take() { return std::move(bytes_); }
 
  private:
@@ -383,42 +391,52 @@ bool sparse_claim_fits(std::uint64_t floats, std::size_t frame_bytes) {
 Bytes encode(const AgentObservationsMessage& m) {
   require(consistent(m), "AgentObservationsMessage");
   // Mostly-zero rows (one-hot grids such as TrafficJunction's) go sparse: the positions and
-  // values of the floats whose bits are not all zero, 8 bytes each instead of 4 per float.
-  std::vector<std::uint32_t> positions;
-  std::vector<float> values;
+  // values of the floats whose bits are not all zero, 8 bytes each instead of 4 per float. One
+  // scan keeps a mask per block of floats (float_bits.hpp) and counts the set floats (it stops
+  // once half are set: dense is then no larger); the sparse form is written from the masks.
   const std::size_t total = m.observations.size();
-  if (total <= std::numeric_limits<std::uint32_t>::max()) {
-    // One mask per block of floats (float_bits.hpp), then one step per float set in it.
-    for (std::size_t i = 0; i < total && 2 * positions.size() < total; i += kFloatBlock) {
-      for (std::uint32_t mask =
-               float_mask(m.observations.data() + i, std::min(kFloatBlock, total - i));
-           mask != 0; mask &= mask - 1) {
-        const std::size_t at = i + static_cast<std::size_t>(lowest_bit(mask));
-        positions.push_back(static_cast<std::uint32_t>(at));
-        values.push_back(m.observations[at]);
-      }
-    }
+  const float* obs = m.observations.data();
+  thread_local std::vector<std::uint32_t> masks;  // reused: no allocation per message
+  masks.clear();
+  std::size_t count = 0;
+  const bool indexable = total <= std::numeric_limits<std::uint32_t>::max();
+  if (indexable) masks.reserve((total + kFloatBlock - 1) / kFloatBlock);
+  for (std::size_t i = 0; indexable && i < total && 2 * count < total; i += kFloatBlock) {
+    masks.push_back(float_mask(obs + i, std::min(kFloatBlock, total - i)));
+    count += static_cast<std::size_t>(set_bits(masks.back()));
   }
-  const auto write = [&m, &positions, &values](bool sparse) {
-    Writer w(sparse ? kAgentObservationsSparse : kAgentObservations);
-    w.scalar(m.source);
-    w.scalar(m.observation_size);
-    w.block(m.agents);
-    w.block(m.policies);
-    if (sparse) {
-      w.block(positions);
-      w.block(values);
-    } else {
-      w.block(m.observations);
-    }
+  // Type and format, source and observation size, the agents and policies blocks.
+  const std::size_t head = sizeof(std::uint32_t) + sizeof(kFormat) + 2 * sizeof(std::uint32_t) +
+                           2 * (sizeof(std::uint64_t) + m.rows() * sizeof(std::uint32_t));
+  const std::size_t sparse_size = head + 2 * sizeof(std::uint64_t) + 8 * count;
+  // Almost all zeros over many floats can make a frame the receiver's bound refuses: dense.
+  const bool sparse =
+      indexable && total > 0 && 2 * count < total && sparse_claim_fits(total, sparse_size);
+  Writer w(sparse ? kAgentObservationsSparse : kAgentObservations);
+  w.reserve(sparse ? sparse_size : head + sizeof(std::uint64_t) + total * sizeof(float));
+  w.scalar(m.source);
+  w.scalar(m.observation_size);
+  w.block(m.agents);
+  w.block(m.policies);
+  if (!sparse) {
+    w.block(m.observations);
     return w.take();
-  };
-  if (total > 0 && 2 * positions.size() < total) {
-    // Almost all zeros over many floats can make a frame the receiver's bound refuses: dense.
-    Bytes sparse = write(true);
-    if (sparse_claim_fits(total, sparse.size())) return sparse;
   }
-  return write(false);
+  w.scalar(static_cast<std::uint64_t>(count));
+  const std::size_t positions_at = w.grow(count * sizeof(std::uint32_t));
+  w.scalar(static_cast<std::uint64_t>(count));
+  const std::size_t values_at = w.grow(count * sizeof(float));
+  std::uint8_t* positions = w.data() + positions_at;
+  std::uint8_t* values = w.data() + values_at;
+  for (std::size_t b = 0, k = 0; b < masks.size(); ++b) {
+    for (std::uint32_t mask = masks[b]; mask != 0; mask &= mask - 1, ++k) {
+      const auto at =
+          static_cast<std::uint32_t>(b * kFloatBlock + static_cast<std::size_t>(lowest_bit(mask)));
+      std::memcpy(positions + k * sizeof at, &at, sizeof at);
+      std::memcpy(values + k * sizeof(float), obs + at, sizeof(float));
+    }
+  }
+  return w.take();
 }
 
 bool decode(const std::uint8_t* data, std::size_t size, AgentObservationsMessage& out,

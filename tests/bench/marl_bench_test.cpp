@@ -43,5 +43,34 @@ TEST(MarlBench, EveryPlacementReportsItsSecondsAndStepLatency) {
   EXPECT_TRUE(doc["ratios"].contains("actor_inference_2_processes/reactor_inference_2_processes"));
 }
 
+// `--only tj4-in-process`: the three one-process placements of TrafficJunction4 and nothing
+// that starts a process; an unknown workload is refused naming the ones there are.
+TEST(MarlBench, InProcessRunsTheOneProcessPlacementsAlone) {
+  if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the benchmark runs in tagflow-torch";
+  const std::string path =
+      ::testing::TempDir() + "marl_bench_in_process_" + std::to_string(::getpid()) + ".json";
+  std::filesystem::remove(path);
+  const auto result =
+      testing::run_command(testing::tagflow_binary() +
+                           " bench marl --quick --only tj4-in-process --json " + path + " 2>&1");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  std::ifstream in(path);
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  std::set<std::string> names;
+  for (const auto& r : doc["results"]) names.insert(r["name"].get<std::string>());
+  for (const char* placement : {"plain_loop", "reactor_one_process", "actor_one_process"}) {
+    EXPECT_EQ(names.count(std::string(placement) + "_seconds"), 1U) << placement;
+  }
+  for (const std::string& name : names) {
+    EXPECT_EQ(name.find("processes"), std::string::npos) << name;
+  }
+  EXPECT_TRUE(doc["ratios"].contains("reactor_one_process/plain_loop"));
+
+  const auto wrong =
+      testing::run_command(testing::tagflow_binary() + " bench marl --quick --only tj5 2>&1");
+  EXPECT_NE(wrong.exit_code, 0);
+  EXPECT_NE(wrong.output.find("tj10-in-process"), std::string::npos) << wrong.output;
+}
+
 }  // namespace
 }  // namespace tagflow::bench

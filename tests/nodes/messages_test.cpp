@@ -321,6 +321,22 @@ TEST(Messages, ManyZeroAgentObservationsTravelDenseWhereASparseFrameWouldBeRefus
   EXPECT_EQ(encode(back), bytes);
 }
 
+// The bound exactly: one row, one set float. The sparse frame is 4 + 1 + 4 + 4 + 2 × (8 + 4) +
+// 2 × (8 + 4) = 61 bytes, so it may stand for 64 × 61 + 64 = 3968 floats and no more.
+TEST(Messages, AgentObservationsGoSparseUpToTheDecodersBoundAndDenseOneFloatPastIt) {
+  for (const std::uint32_t width : {3968U, 3969U}) {
+    AgentObservationsMessage o{1, width, {2}, {0}, std::vector<float>(width, 0.0F)};
+    o.observations[width - 1] = -0.5F;
+    const Bytes bytes = encode(o);
+    EXPECT_EQ(bytes.size(), width == 3968U ? 61U : 4 + 1 + 4 + 4 + 2 * (8 + 4) + 8 + 4 * width);
+    AgentObservationsMessage back;
+    std::string error;
+    ASSERT_TRUE(decode(bytes, back, &error)) << error;
+    EXPECT_EQ(back.observations, o.observations);
+    EXPECT_EQ(encode(back), bytes);
+  }
+}
+
 TEST(Messages, MalformedSparseAgentObservationsAreRefusedWithAReason) {
   AgentObservationsMessage o{1, 100, {0, 3}, {0, 1}, std::vector<float>(200, 0.0F)};
   o.observations[7] = 1.0F;
