@@ -39,6 +39,7 @@
 
 #include "bench/benchmarks.hpp"
 #include "bench/paper/child_processes.hpp"
+#include "bench/paper/raw_frames.hpp"
 #include "hosts/actor/actor_cluster.hpp"
 #include "hosts/reactor/single_process_cluster.hpp"
 #include "rl/envs/registry.hpp"
@@ -199,15 +200,9 @@ void raw_processes(BenchReport& report, std::int64_t steps) {
                                                   std::to_string(kServers), shape.env});
   }
   const auto receive = [&router](std::vector<zmq::message_t>& frames) {
-    zmq::pollitem_t item{router.handle(), 0, ZMQ_POLLIN, 0};
-    if (zmq::poll(&item, 1, std::chrono::seconds(60)) <= 0) {
+    if (!paper::receive_frames(router, frames, std::chrono::seconds(60))) {
       throw std::runtime_error("raw MARL bench: a server did not answer within 60 s");
     }
-    frames.clear();
-    do {
-      frames.emplace_back();
-      (void)router.recv(frames.back(), zmq::recv_flags::none);
-    } while (router.get(zmq::sockopt::rcvmore) != 0);
   };
   std::vector<zmq::message_t> frames;
   for (int hello = 0; hello < kServers; ++hello) receive(frames);

@@ -21,6 +21,7 @@
 
 #include "bench/paper/child_processes.hpp"
 #include "bench/paper/placements.hpp"
+#include "bench/paper/raw_frames.hpp"
 #include "transport/local_links.hpp"
 #include "transport/wire_socket.hpp"
 
@@ -48,19 +49,6 @@ std::tuple<int, int> decode_header(const zmq::message_t& frame) {
 void send_payload(zmq::socket_t& socket, const Payload& payload) {
   zmq::message_t frame = transport::frame_of(payload);
   socket.send(frame, zmq::send_flags::none);
-}
-
-/// Receives one message's frames on the driver's ROUTER within `timeout`; false when none came.
-bool receive_frames(zmq::socket_t& socket, std::vector<zmq::message_t>& frames,
-                    std::chrono::milliseconds timeout) {
-  zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
-  if (zmq::poll(&item, 1, timeout) <= 0) return false;
-  frames.clear();
-  do {
-    frames.emplace_back();
-    (void)socket.recv(frames.back(), zmq::recv_flags::none);
-  } while (socket.get(zmq::sockopt::rcvmore) != 0);
-  return true;
 }
 
 std::size_t worker_index(const zmq::message_t& identity, std::size_t workers) {
