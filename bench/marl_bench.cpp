@@ -2,7 +2,8 @@
 // TrafficJunction10-v1, ten agents, one 1350→64→2 policy each, greedy actions every joint step —
 // in every placement tagflow has, in one run:
 //   - plain loop: the env and one stacked forward pass (rl/learning/stacked_mlp.hpp) per joint
-//     step, no framework: the ceiling;
+//     step, no framework: the ceiling. It plays the clusters' episodes: the env node's seed and
+//     each policy's initial weights (serve_seeds()), so every placement does the same work;
 //   - reactor, one process: the multi_agent node and one inference server hosting the ten
 //     policies as reactors of one process (hosts/reactor/single_process_cluster.hpp);
 //   - reactor, inference in two other processes: configs/marl-serve.yaml's shape (car_0..4 and
@@ -42,7 +43,9 @@
 #include "bench/paper/raw_frames.hpp"
 #include "hosts/actor/actor_cluster.hpp"
 #include "hosts/reactor/single_process_cluster.hpp"
+#include "nodes/kind/replica_config.hpp"
 #include "rl/envs/registry.hpp"
+#include "rl/learning/mlp_spec.hpp"
 #include "rl/learning/stacked_mlp.hpp"
 #include "transport/local_links.hpp"
 
@@ -77,6 +80,30 @@ std::string serve_file(int servers, std::int64_t steps, int port,
   return f.str();
 }
 
+/// The serve cluster's seeds, so that the plain loop and the raw ceiling play the episodes the
+/// clusters play, with the weights they start from: the env node's replica seed
+/// (nodes/kind/replica_config.hpp) and policy p's seed, the cluster seed + p (PolicyBankConfig).
+struct ServeSeeds {
+  std::uint64_t env = 0;
+  std::uint64_t policies = 0;
+};
+ServeSeeds serve_seeds() {
+  const cluster::ClusterConfig config =
+      cluster::parse_cluster_config(serve_file(1, 1, 7860), "marl-bench.yaml");
+  return {nodes::replica_seed(config, config.nodes.front(), 0), config.seed};
+}
+
+/// The stacked policies of cars first .. first + count - 1, each with its weights in the cluster.
+learning::StackedMlp car_policies(const learning::MlpSpec& spec, int first, int count) {
+  learning::StackedMlp policies(spec, static_cast<std::size_t>(count), 1);
+  for (int i = 0; i < count; ++i) {
+    policies.load(static_cast<std::size_t>(i),
+                  learning::init_mlp_parameters(
+                      spec, serve_seeds().policies + static_cast<std::uint64_t>(first + i)));
+  }
+  return policies;
+}
+
 double quantile(std::vector<double> values, double q) {
   if (values.empty()) return 0.0;
   const auto k = static_cast<std::size_t>(q * static_cast<double>(values.size() - 1));
@@ -90,8 +117,8 @@ void add_row(BenchReport& report, const std::string& name, double seconds, doubl
   report.add(name + "_step_p99", p99 * 1e6, "us");
 }
 
-/// The env side of a joint-step loop: the env (reset with seed 5), its arrays, and the wall time
-/// between consecutive steps.
+/// The env side of a joint-step loop: the env (reset with the env node's seed), its arrays, and the
+/// wall time between consecutive steps.
 struct EnvLoop {
   std::unique_ptr<envs::MultiAgentEnv> env = envs::make_multi_agent_env(shape.env);
   int input = static_cast<int>(env->spec().observation_space.size());
@@ -106,7 +133,7 @@ struct EnvLoop {
 
   explicit EnvLoop(std::int64_t steps) {
     intervals.reserve(static_cast<std::size_t>(steps));
-    env->reset(5, envs::Span<float>(observations));
+    env->reset(serve_seeds().env, envs::Span<float>(observations));
     start = last = std::chrono::steady_clock::now();
   }
   /// One joint step with `actions`; a new episode after the last one's end.
@@ -129,7 +156,7 @@ struct EnvLoop {
 void plain_loop(BenchReport& report, std::int64_t steps) {
   EnvLoop loop(steps);
   const learning::MlpSpec spec{loop.input, {64}, 2};
-  learning::StackedMlp policies(spec, shape.agents, 1, 5);
+  const learning::StackedMlp policies = car_policies(spec, 0, shape.agents);
   for (std::int64_t s = 0; s < steps; ++s) {
     policies.act(loop.observations.data(), loop.actions.data());
     loop.step();
@@ -282,8 +309,7 @@ int run_marl_raw_server(const std::vector<std::string>& args) {
   const int agents = env->spec().num_agents;
   const auto [first, count] = cars_of(index, std::stoi(args[2]), agents);
   const learning::MlpSpec spec{static_cast<int>(env->spec().observation_space.size()), {64}, 2};
-  const learning::StackedMlp policies(spec, static_cast<std::size_t>(count), 1,
-                                      5 + static_cast<std::uint64_t>(first));
+  const learning::StackedMlp policies = car_policies(spec, first, count);
   zmq::context_t context;
   zmq::socket_t dealer(context, zmq::socket_type::dealer);
   dealer.set(zmq::sockopt::routing_id, "server" + std::to_string(index));

@@ -403,7 +403,7 @@ Bytes encode(const AgentObservationsMessage& m) {
   if (indexable) masks.reserve((total + kFloatBlock - 1) / kFloatBlock);
   for (std::size_t i = 0; indexable && i < total && 2 * count < total; i += kFloatBlock) {
     masks.push_back(float_mask(obs + i, std::min(kFloatBlock, total - i)));
-    count += static_cast<std::size_t>(set_bits(masks.back()));
+    if (masks.back() != 0) count += static_cast<std::size_t>(set_bits(masks.back()));
   }
   // Type and format, source and observation size, the agents and policies blocks.
   const std::size_t head = sizeof(std::uint32_t) + sizeof(kFormat) + 2 * sizeof(std::uint32_t) +
