@@ -71,6 +71,13 @@ bool contains(const std::vector<std::string>& list, const std::string& value) {
   return false;
 }
 
+/// LOG_DIR/NAME.log, or NAME.restartN.log for attempt N of a restarted run.
+std::string attempt_log(const std::string& log_dir, const std::string& name, int attempt) {
+  return (std::filesystem::path(log_dir) /
+          (attempt == 0 ? name + ".log" : name + ".restart" + std::to_string(attempt) + ".log"))
+      .string();
+}
+
 }  // namespace
 
 LaunchPlan make_launch_plan(const cluster::ClusterConfig& config, const std::string& cluster_file,
@@ -156,17 +163,6 @@ std::vector<ChildSpec> child_specs(const LaunchPlan& plan, const std::string& ta
   for (ChildSpec& spec : remote_child_specs(plan, ssh, log_dir)) specs.push_back(std::move(spec));
   return specs;
 }
-
-namespace {
-
-/// LOG_DIR/NAME.log, or NAME.restartN.log for attempt N of a restarted run.
-std::string attempt_log(const std::string& log_dir, const std::string& name, int attempt) {
-  return (std::filesystem::path(log_dir) /
-          (attempt == 0 ? name + ".log" : name + ".restart" + std::to_string(attempt) + ".log"))
-      .string();
-}
-
-}  // namespace
 
 std::vector<ChildSpec> local_child_specs(const LaunchPlan& plan, const std::string& tagflow,
                                          const std::string& log_dir) {

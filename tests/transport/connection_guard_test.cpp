@@ -59,6 +59,20 @@ struct GuardedReceiver {
       if (result.error == DropReason::kNone) ++delivered;
     }
   }
+
+  /// Pumps every `step` until `done()` holds or `timeout` has passed; returns the connections
+  /// cut meanwhile.
+  template <class Done>
+  int pump_until(Done done, std::chrono::milliseconds timeout,
+                 std::chrono::milliseconds step = 1ms) {
+    int cut = 0;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!done() && std::chrono::steady_clock::now() < deadline) {
+      cut += pump();
+      std::this_thread::sleep_for(step);
+    }
+    return cut;
+  }
 };
 
 /// The limits of a receiver of messages up to 3 MB, with a short stall time.
@@ -136,19 +150,11 @@ TEST(ConnectionGuard, RealPeerSendingManySizesThenPausingIsNeverCut) {
     }
     (void)receiver.pump();
   }
-  const auto deadline = std::chrono::steady_clock::now() + 20s;
-  while (receiver.delivered < sent && std::chrono::steady_clock::now() < deadline) {
-    EXPECT_EQ(receiver.pump(), 0);
-    std::this_thread::sleep_for(1ms);
-  }
+  EXPECT_EQ(receiver.pump_until([&] { return receiver.delivered >= sent; }, 20s), 0);
   ASSERT_EQ(receiver.delivered, sent);
   // Idle for longer than stall_after: what it read matches what the kernel received, so the
   // connection holds nothing but its handshake.
-  const auto idle_until = std::chrono::steady_clock::now() + 3 * small_limits().stall_after;
-  while (std::chrono::steady_clock::now() < idle_until) {
-    EXPECT_EQ(receiver.pump(), 0);
-    std::this_thread::sleep_for(5ms);
-  }
+  EXPECT_EQ(receiver.pump_until([] { return false; }, 3 * small_limits().stall_after, 5ms), 0);
   EXPECT_EQ(receiver.drops.total(), 0U);
   EXPECT_EQ(receiver.guard.connections(), 1U);
 }
@@ -157,11 +163,7 @@ TEST(ConnectionGuard, SecondConnectionWithALiveRoutingIdIsCutAndCounted) {
   GuardedReceiver receiver(small_limits());
   zmq::socket_t sender = receiver.upstream();
   ASSERT_TRUE(send_wire_message(sender, header_at(1), {Payload::owning(std::string(10, 'a'))}));
-  const auto first_deadline = std::chrono::steady_clock::now() + 10s;
-  while (receiver.delivered < 1 && std::chrono::steady_clock::now() < first_deadline) {
-    (void)receiver.pump();
-    std::this_thread::sleep_for(1ms);
-  }
+  (void)receiver.pump_until([&] { return receiver.delivered >= 1; }, 10s);
   ASSERT_EQ(receiver.delivered, 1);
 
   RawZmtpPeer squatter(receiver.port, "up");
@@ -176,21 +178,13 @@ TEST(ConnectionGuard, SecondConnectionWithALiveRoutingIdIsCutAndCounted) {
     ASSERT_TRUE(squatter.send_frame(header, true));
     ASSERT_TRUE(squatter.send_frame("evil", false));
   }
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (receiver.drops.total() == 0 && std::chrono::steady_clock::now() < deadline) {
-    (void)receiver.pump();
-    std::this_thread::sleep_for(5ms);
-  }
+  (void)receiver.pump_until([&] { return receiver.drops.total() > 0; }, 10s, 5ms);
   EXPECT_EQ(receiver.drops.count("(unidentified)", DropReason::kUndeliveredConnection), 1U);
   EXPECT_TRUE(squatter.closed_by_peer());
   EXPECT_EQ(receiver.delivered, 1);  // nothing of the squatter's reached the application
   // The real upstream goes on.
   ASSERT_TRUE(send_wire_message(sender, header_at(3), {Payload::owning(std::string(10, 'b'))}));
-  const auto second_deadline = std::chrono::steady_clock::now() + 10s;
-  while (receiver.delivered < 2 && std::chrono::steady_clock::now() < second_deadline) {
-    (void)receiver.pump();
-    std::this_thread::sleep_for(1ms);
-  }
+  (void)receiver.pump_until([&] { return receiver.delivered >= 2; }, 10s);
   EXPECT_EQ(receiver.delivered, 2);
 }
 
@@ -230,11 +224,7 @@ TEST(ConnectionGuard, ConnectionsEachUnderTheCapAreCutWhenTogetherOverTheProcess
   EXPECT_LE(ConnectionGuard::process_held(), limits.process_budget);
   EXPECT_EQ(receiver.guard.connections(), 7 - cut);  // and the upstream
   ASSERT_TRUE(send_wire_message(sender, header_at(1), {Payload::owning(std::string(10, 'a'))}));
-  const auto second_deadline = std::chrono::steady_clock::now() + 10s;
-  while (receiver.delivered < 1 && std::chrono::steady_clock::now() < second_deadline) {
-    (void)receiver.pump();
-    std::this_thread::sleep_for(1ms);
-  }
+  (void)receiver.pump_until([&] { return receiver.delivered >= 1; }, 10s);
   EXPECT_EQ(receiver.delivered, 1);
 }
 
