@@ -35,17 +35,8 @@ std::string local_cluster_file(const std::string& cluster, int base, std::int64_
       "\n    params: {algo: dqn, hidden: \"64,64\", learning_rate: 0.001, gamma: 0.99, "
       "target_update: 128}\n"
       "  inference:\n    kind: inference\n    data_port: " +
-      port(10) +
-      "\n    params: {max_batch: 64, max_wait: 1ms}\n"
-      "connections:\n"
-      "  - {from: sampler.observations, to: inference.observations}\n"
-      "  - {from: inference.actions, to: sampler.actions, after: 0}\n"
-      "  - {from: sampler.transitions, to: replay.transitions}\n"
-      "  - {from: replay.batches, to: learner.batches}\n"
-      "  - {from: learner.priorities, to: replay.priorities, after: 0}\n"
-      "  - {from: learner.weights, to: inference.weights, after: 0}\n"
-      "stop: {env_steps: " +
-      std::to_string(env_steps) + "}\n";
+      port(10) + "\n    params: {max_batch: 64, max_wait: 1ms}\n" + kLocalClusterConnections +
+      "stop: {env_steps: " + std::to_string(env_steps) + "}\n";
   return text + extra;
 }
 

@@ -13,6 +13,18 @@ namespace tagflow::bench {
 inline constexpr int kLocalClusterPorts = 13;
 inline constexpr int kLocalLearnerMetrics = 12;  // offset of the learner's metrics port
 
+/// The connections section of configs/local.yaml (samplers acting through the inference server,
+/// the learner's priorities and weights back with `after: 0`), for hand-written cluster files
+/// with the same node groups (this file's, and the tests').
+inline constexpr const char* kLocalClusterConnections =
+    "connections:\n"
+    "  - {from: sampler.observations, to: inference.observations}\n"
+    "  - {from: inference.actions, to: sampler.actions, after: 0}\n"
+    "  - {from: sampler.transitions, to: replay.transitions}\n"
+    "  - {from: replay.batches, to: learner.batches}\n"
+    "  - {from: learner.priorities, to: replay.priorities, after: 0}\n"
+    "  - {from: learner.weights, to: inference.weights, after: 0}\n";
+
 /// The file, named `cluster`, on ports from `base`, stopping after `env_steps`; `extra`
 /// (top-level keys) is appended.
 [[nodiscard]] std::string local_cluster_file(const std::string& cluster, int base,

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/local_cluster.hpp"
 #include "common/loopback_ports.hpp"
 
 namespace tagflow::testing {
@@ -51,17 +52,9 @@ struct LocalClusterOptions {
   std::string restart;
 };
 
-/// The connections section of configs/local.yaml (samplers acting through the inference server,
-/// the learner's priorities and weights back with `after: 0`), for hand-written cluster files
-/// with the same node groups.
-inline constexpr const char* kLocalClusterConnections =
-    "connections:\n"
-    "  - {from: sampler.observations, to: inference.observations}\n"
-    "  - {from: inference.actions, to: sampler.actions, after: 0}\n"
-    "  - {from: sampler.transitions, to: replay.transitions}\n"
-    "  - {from: replay.batches, to: learner.batches}\n"
-    "  - {from: learner.priorities, to: replay.priorities, after: 0}\n"
-    "  - {from: learner.weights, to: inference.weights, after: 0}\n";
+/// The connections section of configs/local.yaml, for hand-written cluster files with the same
+/// node groups (bench/local_cluster.hpp).
+using bench::kLocalClusterConnections;
 
 /// The ports of configs/local.yaml, in file order.
 inline const std::vector<int>& local_cluster_ports() {
