@@ -694,6 +694,10 @@ TEST(Coordinator, BeforeStartAFederateWhoseConnectionClosedJoinsAgainOnANewOne) 
   zmq::context_t context;
   zmq::socket_t again = raw_dealer(context, "a", running.endpoint());
   again.send(zmq::buffer(join_of_a()), zmq::send_flags::none);
+  // The JOIN on the new connection is read before b completes the federation: b reaches the
+  // coordinator over its Unix-socket twin (transport/WIRE.md §1.1), which can connect before
+  // this TCP connection does, and START sent while a's connection is closed would not reach a.
+  std::this_thread::sleep_for(300ms);
   FederateClient b(context, options_for(spec, "b", running.endpoint()));
   auto joined_b = b_joins(b);
   const std::optional<ControlMessage> reply = next_message(again);
