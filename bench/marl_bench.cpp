@@ -96,10 +96,11 @@ ServeSeeds serve_seeds() {
 /// The stacked policies of cars first .. first + count - 1, each with its weights in the cluster.
 learning::StackedMlp car_policies(const learning::MlpSpec& spec, int first, int count) {
   learning::StackedMlp policies(spec, static_cast<std::size_t>(count), 1);
+  const std::uint64_t seed = serve_seeds().policies;
   for (int i = 0; i < count; ++i) {
-    policies.load(static_cast<std::size_t>(i),
-                  learning::init_mlp_parameters(
-                      spec, serve_seeds().policies + static_cast<std::uint64_t>(first + i)));
+    policies.load(
+        static_cast<std::size_t>(i),
+        learning::init_mlp_parameters(spec, seed + static_cast<std::uint64_t>(first + i)));
   }
   return policies;
 }
@@ -134,8 +135,10 @@ struct EnvLoop {
   explicit EnvLoop(std::int64_t steps) {
     intervals.reserve(static_cast<std::size_t>(steps));
     env->reset(serve_seeds().env, envs::Span<float>(observations));
-    start = last = std::chrono::steady_clock::now();
+    restart_clock();
   }
+  /// The loop's seconds count from here (after its set-up).
+  void restart_clock() { start = last = std::chrono::steady_clock::now(); }
   /// One joint step with `actions`; a new episode after the last one's end.
   void step() {
     const envs::MultiAgentStepInfo info =
@@ -157,6 +160,7 @@ void plain_loop(BenchReport& report, std::int64_t steps) {
   EnvLoop loop(steps);
   const learning::MlpSpec spec{loop.input, {64}, 2};
   const learning::StackedMlp policies = car_policies(spec, 0, shape.agents);
+  loop.restart_clock();
   for (std::int64_t s = 0; s < steps; ++s) {
     policies.act(loop.observations.data(), loop.actions.data());
     loop.step();

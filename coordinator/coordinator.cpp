@@ -236,7 +236,15 @@ void Coordinator::handle_join(const std::string& identity, const ControlMessage&
   // to a coordinator that went away may never have arrived anywhere else (§2.1).
   const bool rejoin = member.joined && !started_ && member.closed_at.has_value();
   if (member.joined && fd >= 0 && fd == member.join_fd) return;  // repeated until START (§2.1)
-  if (member.joined && !rejoin) {
+  // After START, a JOIN on a new connection from a federate that has sent nothing since START:
+  // START went to its first connection as that one closed, and was lost with it (the federate
+  // JOINs until START comes). ZeroMQ delivers this JOIN only once the first connection is gone.
+  // The others were told its data endpoint in START: it must be the same.
+  const std::string endpoint =
+      join.endpoints.empty() ? std::string() : join.endpoints.front().second;
+  const bool missed_start = member.joined && started_ && !member.spoke_since_start && fd >= 0 &&
+                            fd != member.join_fd && endpoint == member.endpoint;
+  if (member.joined && !rejoin && !missed_start) {
     // A second claim on an id: one of the two may not be the real federate, so the refusal (sent
     // and logged) names where each came from.
     refuse(identity, "federate '" + join.federate + "' has already joined (first from " +
@@ -258,7 +266,7 @@ void Coordinator::handle_join(const std::string& identity, const ControlMessage&
   member.identity = identity;
   member.address = address;
   member.version = join.version;
-  member.endpoint = join.endpoints.empty() ? std::string() : join.endpoints.front().second;
+  member.endpoint = endpoint;
   member.last_seen = Clock::now();
   member.join_fd = fd;
   member.closed_at.reset();
@@ -267,20 +275,32 @@ void Coordinator::handle_join(const std::string& identity, const ControlMessage&
                  address);
     return;
   }
+  if (missed_start) {
+    spdlog::info(
+        "coordinator: '{}' joined again from {} on a new connection after START; "
+        "START again",
+        join.federate, address);
+    send(identity, start_message());
+    return;
+  }
   member.joined = true;
   ++joined_count_;
   if (metrics_.federates != nullptr) metrics_.federates->Increment();
   spdlog::info("coordinator: '{}' joined from {} ({}/{})", join.federate, address, joined_count_,
                members_.size());
   if (joined_count_ == members_.size()) {
-    ControlMessage start = make_tag_message(ControlType::kStart, spec_.start_tag);
-    for (std::size_t i = 0; i < members_.size(); ++i) {
-      start.endpoints.emplace_back(grants_.id_of(i), members_[i].endpoint);
-    }
-    broadcast(start);
+    broadcast(start_message());
     started_ = true;
     spdlog::info("coordinator: all federates joined; start tag {}", spec_.start_tag.time_ns());
   }
+}
+
+ControlMessage Coordinator::start_message() const {
+  ControlMessage start = make_tag_message(ControlType::kStart, spec_.start_tag);
+  for (std::size_t i = 0; i < members_.size(); ++i) {
+    start.endpoints.emplace_back(grants_.id_of(i), members_[i].endpoint);
+  }
+  return start;
 }
 
 void Coordinator::handle_stop(std::size_t federate, const ControlMessage& message) {
@@ -363,6 +383,7 @@ void Coordinator::handle_member(const std::string& identity, const ControlMessag
     return;
   }
   heard_from(index, Clock::now());
+  if (started_) members_[index].spoke_since_start = true;
   // Version 2 has no `reporting` field (§2.5): such a federate reports every wait, and is never
   // asked for a report, whatever its frames hold.
   const Reporting reporting =

@@ -145,7 +145,8 @@ class Coordinator {
     Reporting reporting = Reporting::kEveryWait;     // as its last NET or LTC said (§3.9)
     bool asked = false;                              // sent REPORT_REQUEST since that frame
     bool resumed = false;                            // a resumed run: it sent RESUMED (§9.6)
-    int join_fd = -1;  // the connection (ZMQ_SRCFD) its accepted JOIN came on
+    int join_fd = -1;                // the connection (ZMQ_SRCFD) its accepted JOIN came on
+    bool spoke_since_start = false;  // a frame other than JOIN came from it after START
     prometheus::Counter* heartbeats = nullptr;  // with metrics
     prometheus::Counter* silences = nullptr;
     prometheus::Counter* silence_seconds = nullptr;
@@ -186,6 +187,8 @@ class Coordinator {
   void handle_join(const std::string& identity, const ControlMessage& join,
                    const std::string& address, int fd);
   void handle_stop(std::size_t federate, const ControlMessage& message);
+  /// START: the start tag and every member's data endpoint (§2.3).
+  [[nodiscard]] ControlMessage start_message() const;
   /// A message on a launcher's connection (`id#up`) for federate `index` (§8).
   void handle_launcher(const std::string& identity, std::size_t index,
                        const ControlMessage& message);

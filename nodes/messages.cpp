@@ -95,14 +95,22 @@ class Reader {
   }
   template <class T>
   bool block(std::vector<T>& values, const char* name) {
+    const std::uint8_t* at = nullptr;
     std::uint64_t count = 0;
+    if (!block_in_place(sizeof(T), at, count, name)) return false;
+    values.resize(count);
+    if (count > 0) std::memcpy(values.data(), at, count * sizeof(T));
+    return true;
+  }
+  // A block of `count` elements of `element` bytes each, left where it lies (at `at`).
+  bool block_in_place(std::size_t element, const std::uint8_t*& at, std::uint64_t& count,
+                      const char* name) {
     if (!scalar(count)) return false;
-    if (count > (size_ - pos_) / sizeof(T)) {
+    if (count > (size_ - pos_) / element) {
       return fail(std::string("truncated block '") + name + "'");
     }
-    values.resize(count);
-    if (count > 0) std::memcpy(values.data(), data_ + pos_, count * sizeof(T));
-    pos_ += count * sizeof(T);
+    at = data_ + pos_;
+    pos_ += count * element;
     return true;
   }
   bool observation_type(ObservationType& type) {
@@ -398,6 +406,13 @@ Bytes encode(const AgentObservationsMessage& m) {
   const float* obs = m.observations.data();
   thread_local std::vector<std::uint32_t> masks;  // reused: no allocation per message
   masks.clear();
+  // Kept between messages up to 64 Ki masks (256 KiB, a million floats); a larger one's is freed.
+  struct Release {
+    std::vector<std::uint32_t>& kept;
+    ~Release() {
+      if (kept.capacity() > (std::size_t{1} << 16)) std::vector<std::uint32_t>().swap(kept);
+    }
+  } release{masks};
   std::size_t count = 0;
   const bool indexable = total <= std::numeric_limits<std::uint32_t>::max();
   if (indexable) masks.reserve((total + kFloatBlock - 1) / kFloatBlock);
@@ -453,14 +468,15 @@ bool decode(const std::uint8_t* data, std::size_t size, AgentObservationsMessage
     r.block(out.observations, "observations");
     return r.finish(consistent(out), "agent observations");
   }
-  std::vector<std::uint32_t> positions;
-  std::vector<float> values;
-  r.block(positions, "positions");
-  r.block(values, "values");
-  if (!r.finish(out.policies.size() == out.rows() && positions.size() == values.size(),
+  SparseFloats nonzero;
+  std::uint64_t position_count = 0, value_count = 0;
+  r.block_in_place(sizeof(std::uint32_t), nonzero.positions, position_count, "positions");
+  r.block_in_place(sizeof(float), nonzero.values, value_count, "values");
+  if (!r.finish(out.policies.size() == out.rows() && position_count == value_count,
                 "agent observations")) {
     return false;
   }
+  nonzero.count = static_cast<std::size_t>(position_count);
   const std::uint64_t total =
       static_cast<std::uint64_t>(out.rows()) * static_cast<std::uint64_t>(out.observation_size);
   // Bounded by the frame: a sparse message may not claim more floats than 64 times its bytes.
@@ -472,15 +488,33 @@ bool decode(const std::uint8_t* data, std::size_t size, AgentObservationsMessage
     std::memset(out.observations.data(), 0, out.observations.size() * sizeof(float));
   }
   std::uint64_t next = 0;  // positions ascend strictly
-  for (std::size_t i = 0; i < positions.size(); ++i) {
-    if (positions[i] < next || positions[i] >= total) {
-      return r.fail("sparse agent observations: position " + std::to_string(positions[i]) +
+  for (std::size_t i = 0; i < nonzero.count; ++i) {
+    const std::uint32_t at = nonzero.position(i);
+    if (at < next || at >= total) {
+      return r.fail("sparse agent observations: position " + std::to_string(at) +
                     " out of order or range");
     }
-    out.observations[positions[i]] = values[i];
-    next = static_cast<std::uint64_t>(positions[i]) + 1;
+    out.observations[at] = nonzero.value(i);
+    next = static_cast<std::uint64_t>(at) + 1;
   }
   return true;
+}
+
+std::optional<SparseFloats> sparse_observations(const std::uint8_t* data, std::size_t size) {
+  Reader r(data, size, kAgentObservationsSparse, nullptr);
+  std::uint32_t source = 0, observation_size = 0;
+  const std::uint8_t* skipped = nullptr;
+  std::uint64_t rows = 0, policies = 0, position_count = 0, value_count = 0;
+  SparseFloats nonzero;
+  r.scalar(source);
+  r.scalar(observation_size);
+  r.block_in_place(sizeof(std::uint32_t), skipped, rows, "agents");
+  r.block_in_place(sizeof(std::uint32_t), skipped, policies, "policies");
+  r.block_in_place(sizeof(std::uint32_t), nonzero.positions, position_count, "positions");
+  r.block_in_place(sizeof(float), nonzero.values, value_count, "values");
+  if (!r.finish(position_count == value_count, "agent observations")) return std::nullopt;
+  nonzero.count = static_cast<std::size_t>(position_count);
+  return nonzero;
 }
 
 Bytes encode(const AgentActionsMessage& m) {

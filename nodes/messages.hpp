@@ -18,8 +18,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "common/sparse_floats.hpp"
 
 namespace tagflow::nodes {
 
@@ -184,6 +187,15 @@ using SampleBatchList = std::vector<SampleBatchMessage>;
                           std::string* error);
 [[nodiscard]] bool decode(const std::uint8_t* data, std::size_t size, AgentActionsMessage& out,
                           std::string* error);
+
+/// The non-zero floats of a sparse AgentObservations frame, read where they lie in it (the frame
+/// must outlive the view); std::nullopt for a dense frame or for bytes that are no
+/// AgentObservations frame at all. The positions index the rows' floats laid end to end; in a frame
+/// that encode() made or decode() accepted they ascend strictly and stay below rows ×
+/// observation_size. encode() lists every float whose bits are not all zero (-0.0 too); the values
+/// of a frame from elsewhere may be zeros.
+[[nodiscard]] std::optional<SparseFloats> sparse_observations(const std::uint8_t* data,
+                                                              std::size_t size);
 
 /// decode() of a whole byte vector.
 template <class Message>

@@ -245,21 +245,19 @@ std::int64_t PolicyBank::rows_per_pass(const learning::StackedMlp& net, std::siz
   return std::min(rows, config_.rows_per_pass);
 }
 
-const float* PolicyBank::in_place_input(
-    const Group& g, const std::vector<const AgentObservationsMessage*>& requests, std::int64_t rows,
-    std::size_t width) const {
+std::optional<std::pair<std::size_t, std::size_t>> PolicyBank::in_place_row(
+    const Group& g, std::int64_t rows, std::size_t width) const {
   if (rows != 1 || width != static_cast<std::size_t>(config_.agents.observation_size)) {
-    return nullptr;
+    return std::nullopt;
   }
   const Hosted& first = hosted_[g.members.front()];
-  if (first.rows.size() != 1) return nullptr;
+  if (first.rows.size() != 1) return std::nullopt;
   const auto [k, j] = first.rows.front();
-  const AgentObservationsMessage& request = *requests[k];
   for (std::size_t slot = 0; slot < g.members.size(); ++slot) {
     const Hosted& h = hosted_[g.members[slot]];
-    if (h.rows.size() != 1 || h.rows.front() != std::make_pair(k, j + slot)) return nullptr;
+    if (h.rows.size() != 1 || h.rows.front() != std::make_pair(k, j + slot)) return std::nullopt;
   }
-  return request.observations.data() + j * width;
+  return std::make_pair(k, j);
 }
 
 std::vector<AgentActionsMessage> PolicyBank::serve(
@@ -271,11 +269,17 @@ std::vector<AgentActionsMessage> PolicyBank::serve(
 }
 
 std::vector<AgentActionsMessage> PolicyBank::serve(const Requests& requests,
-                                                   std::vector<std::size_t>* answered) {
+                                                   std::vector<std::size_t>* answered,
+                                                   const SparseRequests* sparse) {
+  if (sparse != nullptr && sparse->size() != requests.size()) {
+    throw std::invalid_argument("PolicyBank: " + std::to_string(sparse->size()) +
+                                " sparse views for " + std::to_string(requests.size()) +
+                                " requests");
+  }
   Answers answers;
   answers.index_of.assign(requests.size(), SIZE_MAX);
   assign_rows(requests, answered, answers);
-  for (Group& g : groups_) serve_group(g, requests, answers);
+  for (Group& g : groups_) serve_group(g, requests, sparse, answers);
   for (const Hosted& h : hosted_) {
     if (h.module && !h.rows.empty()) serve_unstacked(h, requests, answers);
   }
@@ -316,14 +320,24 @@ const float* PolicyBank::observation(const AgentObservationsMessage& request, st
          j * static_cast<std::size_t>(config_.agents.observation_size);
 }
 
-void PolicyBank::serve_group(Group& g, const Requests& requests, Answers& answers) {
+void PolicyBank::serve_group(Group& g, const Requests& requests, const SparseRequests* sparse,
+                             Answers& answers) {
   const auto width = static_cast<std::size_t>(g.net->spec().input_size);
   std::size_t most = 0;
   for (const std::size_t m : g.members) most = std::max(most, hosted_[m].rows.size());
   const std::int64_t rows = rows_per_pass(*g.net, most);
   g.actions.resize(g.members.size() * static_cast<std::size_t>(rows));
   for (std::size_t from = 0; from < most; from += static_cast<std::size_t>(rows)) {
-    g.net->act(stacked_input(g, requests, rows, width, from), rows, g.actions.data());
+    const auto in_place = in_place_row(g, rows, width);
+    if (in_place && sparse != nullptr && (*sparse)[in_place->first]) {
+      // The request's non-zero floats as its frame lists them: no scan of its rows.
+      g.net->act(*(*sparse)[in_place->first], in_place->second * width, g.actions.data());
+      ++passes_from_frames_;
+    } else if (in_place) {
+      g.net->act(observation(*requests[in_place->first], in_place->second), rows, g.actions.data());
+    } else {
+      g.net->act(stacked_input(g, requests, rows, width, from), rows, g.actions.data());
+    }
     ++stacked_passes_;
     for (std::size_t slot = 0; slot < g.members.size(); ++slot) {
       const Hosted& h = hosted_[g.members[slot]];
@@ -337,7 +351,6 @@ void PolicyBank::serve_group(Group& g, const Requests& requests, Answers& answer
 
 const float* PolicyBank::stacked_input(const Group& g, const Requests& requests, std::int64_t rows,
                                        std::size_t width, std::size_t from) {
-  if (const float* in_place = in_place_input(g, requests, rows, width)) return in_place;
   // Every row in use is written whole (write_agent_input); only padding rows are zeroed.
   input_.resize(g.members.size() * static_cast<std::size_t>(rows) * width);
   for (std::size_t slot = 0; slot < g.members.size(); ++slot) {

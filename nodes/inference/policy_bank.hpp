@@ -24,7 +24,9 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nodes/cluster/cluster_config.hpp"
@@ -71,14 +73,20 @@ class PolicyBank {
       const std::vector<AgentObservationsMessage>& requests,
       std::vector<std::size_t>* answered = nullptr);
   /// The same over requests that live elsewhere (a reactor's input ports), read in place.
+  /// `sparse`, when given, holds per request the non-zero floats of its sparse frame
+  /// (sparse_observations(), std::nullopt for a dense one): a stacked pass over one request's
+  /// consecutive rows then reads those instead of scanning the rows. The answers are the same.
   [[nodiscard]] std::vector<AgentActionsMessage> serve(
       const std::vector<const AgentObservationsMessage*>& requests,
-      std::vector<std::size_t>* answered = nullptr);
+      std::vector<std::size_t>* answered = nullptr,
+      const std::vector<std::optional<SparseFloats>>* sparse = nullptr);
 
   [[nodiscard]] bool hosts(int policy) const;
   [[nodiscard]] std::uint64_t version(int policy) const;
   [[nodiscard]] std::uint64_t rows_served() const { return rows_served_; }
   [[nodiscard]] std::uint64_t stacked_passes() const { return stacked_passes_; }
+  /// Stacked passes that read a request's non-zero floats from its frame (serve()'s `sparse`).
+  [[nodiscard]] std::uint64_t passes_from_frames() const { return passes_from_frames_; }
   [[nodiscard]] std::uint64_t rejected() const { return rejected_; }
   [[nodiscard]] const std::string& last_rejection() const { return last_rejection_; }
   [[nodiscard]] std::uint64_t weights_ignored() const { return weights_ignored_; }
@@ -92,6 +100,7 @@ class PolicyBank {
   struct Hosted;
   struct Answers;
   using Requests = std::vector<const AgentObservationsMessage*>;
+  using SparseRequests = std::vector<std::optional<SparseFloats>>;
   /// Policy name → the parameters of a TorchScript file that the stacked MLP computes alike.
   using FileParameters = std::map<std::string, std::vector<float>>;
 
@@ -103,8 +112,9 @@ class PolicyBank {
   /// An answer per valid request (`answered` gets their indices), and each hosted policy's rows.
   void assign_rows(const Requests& requests, std::vector<std::size_t>* answered, Answers& answers);
   /// The stacked passes of group `g` over its policies' rows.
-  void serve_group(Group& g, const Requests& requests, Answers& answers);
-  /// The stacked input of the pass of `g` over rows from..from+rows of each slot.
+  void serve_group(Group& g, const Requests& requests, const SparseRequests* sparse,
+                   Answers& answers);
+  /// The stacked input of the pass of `g` over rows from..from+rows of each slot, copied.
   const float* stacked_input(const Group& g, const Requests& requests, std::int64_t rows,
                              std::size_t width, std::size_t from);
   /// One pass of `h`'s own TorchScript module over its rows.
@@ -119,14 +129,15 @@ class PolicyBank {
   std::vector<Group> groups_;
   /// Rows per slot of a stacked pass over `net` when a policy of it has `most` rows queued.
   [[nodiscard]] std::int64_t rows_per_pass(const learning::StackedMlp& net, std::size_t most) const;
-  /// The stacked input of one pass of `g` where it already lies, or nullptr: one row per slot,
-  /// the rows of one request in slot order, nothing added to them (per-agent policies of one env
-  /// node, the serve files' shape). The pass then reads the request instead of a copy.
-  [[nodiscard]] const float* in_place_input(
-      const Group& g, const std::vector<const AgentObservationsMessage*>& requests,
-      std::int64_t rows, std::size_t width) const;
+  /// Where the stacked input of one pass of `g` already lies, as (request, first row), or
+  /// std::nullopt: one row per slot, the rows of one request in slot order, nothing added to them
+  /// (per-agent policies of one env node, the serve files' shape). The pass then reads the
+  /// request instead of a copy.
+  [[nodiscard]] std::optional<std::pair<std::size_t, std::size_t>> in_place_row(
+      const Group& g, std::int64_t rows, std::size_t width) const;
   std::vector<float> input_;
-  std::uint64_t rows_served_ = 0, stacked_passes_ = 0, rejected_ = 0, weights_ignored_ = 0;
+  std::uint64_t rows_served_ = 0, stacked_passes_ = 0, passes_from_frames_ = 0, rejected_ = 0,
+                weights_ignored_ = 0;
   std::string last_rejection_;
 };
 

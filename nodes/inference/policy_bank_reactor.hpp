@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "nodes/channel_digest.hpp"
@@ -75,6 +76,7 @@ class PolicyBankReactor : public reactors::Reactor {
   std::vector<int> weight_policies_;
   ChannelDigests actions_digest_, experience_digest_;
   std::vector<const AgentObservationsMessage*> requests_;  // this tag's, read in place
+  std::vector<std::optional<SparseFloats>> sparse_;        // their frames' non-zero floats
   std::vector<std::size_t> channels_, answered_;
   NodeMetrics* metrics_ = nullptr;
   std::function<void(int, const WeightsMessage&)> weights_listener_;

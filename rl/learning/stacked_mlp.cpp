@@ -31,7 +31,18 @@ struct StackedMlp::Impl {
 
   at::Tensor forward(const float* inputs, std::size_t slots, std::int64_t rows, int in) const {
     const at::NoGradGuard no_grad;
-    at::Tensor x = first_layer(inputs, slots, rows, in);
+    return later_layers(first_layer(inputs, slots, rows, in));
+  }
+
+  // One row per slot, read from the non-zero floats of a longer array: slot s's row is its floats
+  // first + s·in .. first + (s+1)·in.
+  at::Tensor forward(const SparseFloats& inputs, std::size_t first, std::size_t slots,
+                     int in) const {
+    const at::NoGradGuard no_grad;
+    return later_layers(first_layer(inputs, first, slots, in));
+  }
+
+  at::Tensor later_layers(at::Tensor x) const {
     for (std::size_t l = 1; l < weights.size(); ++l) {
       x = at::baddbmm(biases[l], x, weights[l]);
       if (l + 1 < weights.size()) x = at::relu(x);
@@ -73,7 +84,55 @@ struct StackedMlp::Impl {
     }
     return h;
   }
+
+  // first_layer's sums from the listed non-zero floats: the same floats in the same order (the
+  // positions ascend), so the same numbers. Zeros listed (-0.0 of an encoding) are skipped as
+  // first_layer skips them.
+  at::Tensor first_layer(const SparseFloats& inputs, std::size_t first, std::size_t slots,
+                         int in) const {
+    const at::Tensor& weight = weights.front();
+    const std::int64_t out = weight.size(2);
+    at::Tensor h = at::empty({static_cast<std::int64_t>(slots), 1, out}, at::kFloat);
+    float* y = h.data_ptr<float>();
+    const float* w = weight.data_ptr<float>();
+    const float* b = biases.front().data_ptr<float>();
+    const bool relu = weights.size() > 1;
+    const auto width = static_cast<std::size_t>(in);
+    std::size_t k = inputs.first_at_or_after(static_cast<std::uint32_t>(first));
+    for (std::size_t slot = 0; slot < slots; ++slot, y += out, b += out) {
+      const float* slot_weights = w + slot * width * static_cast<std::size_t>(out);
+      const std::size_t row_start = first + slot * width, row_end = row_start + width;
+      std::copy(b, b + out, y);
+      for (; k < inputs.count && inputs.position(k) < row_end; ++k) {
+        const float v = inputs.value(k);
+        if (v == 0.0F) continue;
+        const std::size_t i = inputs.position(k) - row_start;
+        add_scaled(v, slot_weights + i * static_cast<std::size_t>(out), y, out);
+      }
+      if (relu) {
+        for (std::int64_t j = 0; j < out; ++j) y[j] = std::max(y[j], 0.0F);
+      }
+    }
+    return h;
+  }
 };
+
+namespace {
+
+/// The argmax (ties: lowest) of each of the `n` rows of `scores` (n × width) into `actions`.
+void argmax_rows(const at::Tensor& scores, std::int64_t n, std::int64_t width,
+                 std::int64_t* actions) {
+  const float* s = scores.data_ptr<float>();
+  for (std::int64_t row = 0; row < n; ++row) {
+    std::int64_t best = 0;
+    for (std::int64_t a = 1; a < width; ++a) {
+      if (s[row * width + a] > s[row * width + best]) best = a;
+    }
+    actions[row] = best;
+  }
+}
+
+}  // namespace
 
 StackedMlp::StackedMlp(const MlpSpec& spec, std::size_t slots, std::int64_t rows_per_slot,
                        std::uint64_t seed)
@@ -133,16 +192,12 @@ void StackedMlp::act(const float* inputs, std::int64_t* actions) const {
 void StackedMlp::act(const float* inputs, std::int64_t rows, std::int64_t* actions) const {
   if (rows < 1) throw std::invalid_argument("StackedMlp: act needs at least one row per slot");
   const at::Tensor out = impl_->forward(inputs, slots_, rows, spec_.input_size);
-  const float* s = out.data_ptr<float>();
-  const auto n = static_cast<std::int64_t>(slots_) * rows;
-  const std::int64_t width = spec_.output_size;
-  for (std::int64_t row = 0; row < n; ++row) {
-    std::int64_t best = 0;
-    for (std::int64_t a = 1; a < width; ++a) {
-      if (s[row * width + a] > s[row * width + best]) best = a;
-    }
-    actions[row] = best;
-  }
+  argmax_rows(out, static_cast<std::int64_t>(slots_) * rows, spec_.output_size, actions);
+}
+
+void StackedMlp::act(const SparseFloats& inputs, std::size_t first, std::int64_t* actions) const {
+  const at::Tensor out = impl_->forward(inputs, first, slots_, spec_.input_size);
+  argmax_rows(out, static_cast<std::int64_t>(slots_), spec_.output_size, actions);
 }
 
 }  // namespace tagflow::learning

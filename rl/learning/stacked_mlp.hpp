@@ -19,6 +19,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/sparse_floats.hpp"
 #include "rl/learning/mlp_spec.hpp"
 
 namespace tagflow::learning {
@@ -44,6 +45,11 @@ class StackedMlp {
   /// size, actions slots × rows): for callers that need throughput, not shapes fixed for
   /// reproducible numbers. std::invalid_argument for rows < 1.
   void act(const float* inputs, std::int64_t rows, std::int64_t* actions) const;
+  /// act() with one row per slot, given as the non-zero floats of a longer array (a sparse
+  /// AgentObservations frame's, read in place): slot s's row is that array's floats first + s ×
+  /// input_size up to first + (s + 1) × input_size. The actions are those act(dense, 1, ...) gives
+  /// for the same floats; `actions` gets slots entries.
+  void act(const SparseFloats& inputs, std::size_t first, std::int64_t* actions) const;
 
   [[nodiscard]] const MlpSpec& spec() const { return spec_; }
   [[nodiscard]] std::size_t slots() const { return slots_; }

@@ -678,25 +678,31 @@ TEST(Coordinator, AJoinRepeatedOnTheConnectionThatJoinedIsIgnored) {
   EXPECT_EQ(joined_b.get().type, ControlType::kStart);
 }
 
+/// a JOINs on a connection that then closes; returns once the coordinator has read the close.
+void join_a_and_close(const std::string& endpoint) {
+  {
+    zmq::context_t first_context;  // destroyed: the first connection surely closes
+    zmq::socket_t first = raw_dealer(first_context, "a", endpoint);
+    first.send(zmq::buffer(join_of_a()), zmq::send_flags::none);
+    std::this_thread::sleep_for(200ms);
+  }
+  std::this_thread::sleep_for(300ms);
+}
+
 // PROTOCOL.md §2.1-2.2: before START, a federate whose connection closed may join again on a new
 // one (its JOIN may have gone to a coordinator that went away).
 TEST(Coordinator, BeforeStartAFederateWhoseConnectionClosedJoinsAgainOnANewOne) {
   FederationSpec spec = parse_federation_spec(kChain);
   spec.heartbeat_timeout = 5s;  // the raw client sends no heartbeats
   RunningCoordinator running(spec);
-  {
-    zmq::context_t first_context;  // destroyed: the first connection surely closes
-    zmq::socket_t first = raw_dealer(first_context, "a", running.endpoint());
-    first.send(zmq::buffer(join_of_a()), zmq::send_flags::none);
-    std::this_thread::sleep_for(200ms);
-  }
-  std::this_thread::sleep_for(300ms);  // the coordinator reads the closed connection
+  join_a_and_close(running.endpoint());
   zmq::context_t context;
   zmq::socket_t again = raw_dealer(context, "a", running.endpoint());
   again.send(zmq::buffer(join_of_a()), zmq::send_flags::none);
-  // The JOIN on the new connection is read before b completes the federation: b reaches the
-  // coordinator over its Unix-socket twin (transport/WIRE.md §1.1), which can connect before
-  // this TCP connection does, and START sent while a's connection is closed would not reach a.
+  // The JOIN on the new connection is read before b completes the federation (the case of this
+  // test): b reaches the coordinator over its Unix-socket twin (transport/WIRE.md §1.1), which can
+  // connect before this TCP connection does. Otherwise START goes out while a's connection is
+  // closed, and a gets it on its next JOIN (the next test).
   std::this_thread::sleep_for(300ms);
   FederateClient b(context, options_for(spec, "b", running.endpoint()));
   auto joined_b = b_joins(b);
@@ -704,6 +710,39 @@ TEST(Coordinator, BeforeStartAFederateWhoseConnectionClosedJoinsAgainOnANewOne) 
   ASSERT_TRUE(reply.has_value()) << "no START on the new connection";
   EXPECT_EQ(reply->type, ControlType::kStart) << reply->text;
   EXPECT_EQ(joined_b.get().type, ControlType::kStart);
+}
+
+// PROTOCOL.md §2.2: START sent while a federate's connection was closed is lost with it; the
+// federate's JOIN on its new connection gets START again, until it has sent anything after START.
+TEST(Coordinator, AfterStartAFederateWhoseStartWasLostWithItsConnectionGetsItOnItsNewOne) {
+  FederationSpec spec = parse_federation_spec(kChain);
+  spec.heartbeat_timeout = 5s;  // the raw client sends no heartbeats
+  RunningCoordinator running(spec);
+  join_a_and_close(running.endpoint());
+  zmq::context_t context;
+  FederateClient b(context, options_for(spec, "b", running.endpoint()));
+  EXPECT_EQ(b_joins(b).get().type, ControlType::kStart);  // a's START went to a closed connection
+  {
+    zmq::context_t again_context;
+    zmq::socket_t again = raw_dealer(again_context, "a", running.endpoint());
+    again.send(zmq::buffer(join_of_a()), zmq::send_flags::none);
+    const std::optional<ControlMessage> reply = next_message(again);
+    ASSERT_TRUE(reply.has_value()) << "no START on the new connection";
+    ASSERT_EQ(reply->type, ControlType::kStart) << reply->text;
+    EXPECT_EQ(reply->endpoints.size(), 2U);
+    // a now speaks after START: a later JOIN is a second claim on its id.
+    again.send(
+        zmq::buffer(encode_control(make_tag_message(ControlType::kNextEvent, WireTag(0, 0)))),
+        zmq::send_flags::none);
+    std::this_thread::sleep_for(200ms);
+  }
+  std::this_thread::sleep_for(300ms);
+  zmq::socket_t third = raw_dealer(context, "a", running.endpoint());
+  third.send(zmq::buffer(join_of_a()), zmq::send_flags::none);
+  std::optional<ControlMessage> reply = next_message(third);
+  while (reply && reply->type != ControlType::kRefused) reply = next_message(third);
+  ASSERT_TRUE(reply.has_value()) << "a JOIN after a's NET was not refused";
+  EXPECT_NE(reply->text.find("federate 'a' has already joined"), std::string::npos) << reply->text;
 }
 
 // The case behind both: a coordinator restarted while a federate waits for START. The JOIN the

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <optional>
 
 namespace tagflow::nodes {
 namespace {
@@ -305,6 +307,40 @@ TEST(Messages, MostlyZeroAgentObservationsTravelSparseAndComeBackBitForBit) {
   EXPECT_GT(encode(dense).size(), 800U);
   ASSERT_TRUE(decode(encode(dense), back, &error)) << error;
   EXPECT_EQ(back.observations, dense.observations);
+}
+
+TEST(Messages, ASparseAgentObservationsFrameListsItsNonZeroFloatsWhereTheyLie) {
+  AgentObservationsMessage o{1, 100, {0, 3}, {0, 1}, std::vector<float>(200, 0.0F)};
+  o.observations[7] = 1.0F;
+  o.observations[99] = -0.0F;
+  o.observations[100] = -2.5F;  // the first float of the second row
+  o.observations[199] = 0.25F;
+  const Bytes bytes = encode(o);
+  const std::optional<SparseFloats> nonzero = sparse_observations(bytes.data(), bytes.size());
+  ASSERT_TRUE(nonzero.has_value());
+  ASSERT_EQ(nonzero->count, 4U);
+  const std::vector<std::uint32_t> at = {7, 99, 100, 199};
+  for (std::size_t i = 0; i < at.size(); ++i) {
+    EXPECT_EQ(nonzero->position(i), at[i]);
+    const float value = nonzero->value(i);
+    EXPECT_EQ(std::memcmp(&value, &o.observations[at[i]], sizeof value), 0) << i;  // -0.0 too
+    EXPECT_GE(nonzero->values, bytes.data());  // in the frame itself
+    EXPECT_LT(nonzero->values, bytes.data() + bytes.size());
+  }
+  EXPECT_EQ(nonzero->first_at_or_after(0), 0U);
+  EXPECT_EQ(nonzero->first_at_or_after(8), 1U);
+  EXPECT_EQ(nonzero->first_at_or_after(100), 2U);
+  EXPECT_EQ(nonzero->first_at_or_after(200), 4U);
+
+  // A dense frame, a frame of another type and a cut frame list nothing.
+  AgentObservationsMessage dense = o;
+  std::fill(dense.observations.begin(), dense.observations.end(), 2.0F);
+  const Bytes dense_bytes = encode(dense);
+  EXPECT_FALSE(sparse_observations(dense_bytes.data(), dense_bytes.size()).has_value());
+  const Bytes other = encode(AgentActionsMessage{1, {0}, {0}, {0}, {1}});
+  EXPECT_FALSE(sparse_observations(other.data(), other.size()).has_value());
+  EXPECT_FALSE(sparse_observations(bytes.data(), bytes.size() - 1).has_value());
+  EXPECT_FALSE(sparse_observations(bytes.data(), 3).has_value());
 }
 
 // A sparse frame may claim at most 64 floats per byte (the decoder's bound against a small frame

@@ -6,9 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "nodes/multi_agent/agent_input.hpp"
 #include "nodes/node_params.hpp"
@@ -128,6 +130,36 @@ TEST(StackedMlp, MostlyZeroWideRowsScoreAsTheDenseNetworkAndEachRowAloneDecidesI
   for (std::size_t k = 0; k < own_scores.size(); ++k) EXPECT_EQ(own_scores[k], scores[4 + k]) << k;
 }
 
+/// `rows` mostly-zero rows of `width` floats: about 30 set per row, from `seed`; -0.0 in some.
+std::vector<float> one_hot_rows(std::size_t rows, std::size_t width, int seed) {
+  std::vector<float> x(rows * width, 0.0F);
+  for (std::size_t row = 0; row < rows; ++row) {
+    for (std::size_t k = 0; k < 30; ++k) {
+      const std::size_t at = (row * 37 + k * 43 + static_cast<std::size_t>(seed) * 11) % width;
+      x[row * width + at] = k % 9 == 4 ? -0.0F : 0.25F + 0.1F * static_cast<float>((k + row) % 7);
+    }
+  }
+  return x;
+}
+
+TEST(StackedMlp, ReadFromAFramesNonZeroFloatsEachSlotActsAsOnItsDenseRow) {
+  const learning::MlpSpec spec{1350, {64}, 5};  // TrafficJunction10-v1's row, five actions
+  learning::StackedMlp stacked(spec, 3, 1, /*seed=*/6);
+  stacked.load(1, learning::init_mlp_parameters(spec, 8));
+  for (int seed = 0; seed < 20; ++seed) {
+    // Five rows in one frame; the stack reads rows 1-3 (the frame's first row is another's).
+    AgentObservationsMessage m{
+        0, 1350, {0, 1, 2, 3, 4}, {0, 0, 0, 0, 0}, one_hot_rows(5, 1350, seed)};
+    const Bytes frame = encode(m);
+    const std::optional<SparseFloats> nonzero = sparse_observations(frame.data(), frame.size());
+    ASSERT_TRUE(nonzero.has_value());
+    std::vector<std::int64_t> from_rows(3), from_frame(3);
+    stacked.act(m.observations.data() + 1350, 1, from_rows.data());
+    stacked.act(*nonzero, 1350, from_frame.data());
+    EXPECT_EQ(from_frame, from_rows) << "seed " << seed;
+  }
+}
+
 TEST(PolicyBank, StackedPoliciesAnswerAsEachPolicyAloneWouldWhateverTheyShareAServerWith) {
   PolicyBankConfig all = four_per_agent();
   PolicyBank bank(all);
@@ -178,6 +210,43 @@ TEST(PolicyBank, RowsReadInPlaceCopiedOrPaddedGiveEachAgentTheSameAction) {
     ASSERT_EQ(g.rows(), 3U);
     EXPECT_EQ(g.actions, (std::vector<std::int64_t>{a.actions[0], a.actions[1], a.actions[3]}));
   }
+}
+
+TEST(PolicyBank, ASparseFramesNonZeroFloatsGiveTheAnswersOfItsRows) {
+  PolicyBankConfig c = four_per_agent();
+  PolicyBank bank(c);
+  for (int seed = 0; seed < 10; ++seed) {
+    AgentObservationsMessage in_order = request(c.agents, {0, 1, 2, 3}, seed);
+    in_order.observations = one_hot_rows(4, 324, seed);
+    AgentObservationsMessage reversed = in_order;  // not in slot order: copied, frame unused
+    std::reverse(reversed.agents.begin(), reversed.agents.end());
+    std::reverse(reversed.policies.begin(), reversed.policies.end());
+    for (std::size_t j = 0; j < 2; ++j) {
+      std::swap_ranges(reversed.observations.begin() + static_cast<std::ptrdiff_t>(j * 324),
+                       reversed.observations.begin() + static_cast<std::ptrdiff_t>((j + 1) * 324),
+                       reversed.observations.begin() + static_cast<std::ptrdiff_t>((3 - j) * 324));
+    }
+    // One request per pass: its rows are the stack's input, in place or (reversed) copied.
+    for (const AgentObservationsMessage* r : {&in_order, &reversed}) {
+      const Bytes frame = encode(*r);
+      const std::vector<std::optional<SparseFloats>> sparse = {
+          sparse_observations(frame.data(), frame.size())};
+      ASSERT_TRUE(sparse[0].has_value());
+      const std::uint64_t read_before = bank.passes_from_frames();
+      const AgentActionsMessage dense = bank.serve({r}).at(0);
+      EXPECT_EQ(bank.passes_from_frames(), read_before);
+      const AgentActionsMessage from_frame = bank.serve({r}, nullptr, &sparse).at(0);
+      EXPECT_EQ(bank.passes_from_frames(), read_before + (r == &in_order ? 1 : 0));
+      EXPECT_EQ(from_frame.actions, dense.actions) << "seed " << seed;
+      for (std::size_t j = 0; j < 4; ++j) {
+        EXPECT_EQ(from_frame.actions[j], own_choice(c, *r, j)) << "seed " << seed << ", row " << j;
+      }
+    }
+  }
+  // One view per request, or none.
+  const AgentObservationsMessage r = request(c.agents, {0, 1, 2, 3}, 0);
+  const std::vector<std::optional<SparseFloats>> none_for_two = {std::nullopt, std::nullopt};
+  EXPECT_THROW((void)bank.serve({&r}, nullptr, &none_for_two), std::invalid_argument);
 }
 
 TEST(PolicyBank, WithRowsPerPassManyRequestsOfAPolicyAreOnePassWithTheSameAnswers) {
