@@ -20,6 +20,13 @@
 # TAGFLOW_HAS_TORCH (0 in presets that leave LibTorch out, such as asan and tsan) as macros.
 
 option(TAGFLOW_TEST_PCH "Precompile gtest and the common standard headers once for every test" ON)
+# Unity build: each test executable compiles its files TAGFLOW_TEST_UNITY_BATCH at a time, as one
+# translation unit, so the project and library headers they share are parsed once per batch.
+# Files batched together must not both define a name in an anonymous namespace (or static): give
+# such helpers a name particular to their file. A file that sets its own compile options is
+# compiled alone (CMake leaves it out of the batches).
+option(TAGFLOW_TEST_UNITY "Compile the files of each test executable in batches (unity build)" ON)
+set(TAGFLOW_TEST_UNITY_BATCH 8 CACHE STRING "Test files per unity batch")
 
 set_property(GLOBAL PROPERTY TAGFLOW_TORCH_TEST_SOURCES "")
 set_property(GLOBAL PROPERTY TAGFLOW_TORCH_TEST_LIBS "")
@@ -32,6 +39,10 @@ function(_tagflow_test_common target)
     TAGFLOW_BIN_DIR="${CMAKE_BINARY_DIR}/bin"
     TAGFLOW_HAS_TORCH=$<BOOL:${TAGFLOW_BUILD_TORCH}>)
   set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  if(TAGFLOW_TEST_UNITY)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON
+      UNITY_BUILD_BATCH_SIZE ${TAGFLOW_TEST_UNITY_BATCH})
+  endif()
 endfunction()
 
 # One precompiled header for every test executable (REUSE_FROM this target): gtest and the standard

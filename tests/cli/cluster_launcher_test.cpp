@@ -53,8 +53,8 @@ stop: {env_steps: 100}
 )";
 
 using testing::alive;
+using testing::read_text_file;
 using testing::recorded_pids;
-constexpr auto read_file = &testing::read_text_file;
 
 class ClusterLauncher : public ::testing::Test {
  protected:
@@ -104,7 +104,7 @@ TEST_F(ClusterLauncher, ANodeThatExitsNonZeroEndsTheRunNamingItWithItsLastLines)
                      "  | sampler-1: out of luck\n"),
             std::string::npos)
       << err;
-  EXPECT_NE(read_file(fs::path(options_.log_dir) / "sampler-1.log").find("out of luck"),
+  EXPECT_NE(read_text_file(fs::path(options_.log_dir) / "sampler-1.log").find("out of luck"),
             std::string::npos);
   expect_no_process_left();
 }

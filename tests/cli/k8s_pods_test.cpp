@@ -43,10 +43,10 @@ namespace fs = std::filesystem;
 using testing::alive;
 using testing::eventually;
 using testing::NamespacePair;
+using testing::read_text_file;
 using testing::replace_once;
 using testing::sh;
 using testing::summary_digest;
-constexpr auto read_file = &testing::read_text_file;
 
 std::string decode_base64(const std::string& text) {
   std::string out;
@@ -188,7 +188,7 @@ class K8sPods : public ::testing::Test {
   /// configs/kubernetes.yaml stopping after `env_steps` (or after 120 s when 0), learning from
   /// 200 items on, with `extra` appended, as DIR/kubernetes.yaml; its path.
   std::string write(long env_steps, const std::string& extra = "") {
-    std::string text = read_file(fs::path(TAGFLOW_SOURCE_DIR) / "configs" / "kubernetes.yaml");
+    std::string text = read_text_file(fs::path(TAGFLOW_SOURCE_DIR) / "configs" / "kubernetes.yaml");
     const std::string file = "configs/kubernetes.yaml";
     replace_once(text, "  target_return: 475\n  seconds: 900\n",
                  env_steps > 0 ? "  env_steps: " + std::to_string(env_steps) + "\n"
@@ -279,7 +279,7 @@ class K8sPods : public ::testing::Test {
     for (std::size_t i = 0; i < pods.size(); ++i) {
       EXPECT_EQ(testing::wait_exit(pods[i], 240s), 0)
           << manifests.pods[i].name << ":\n"
-          << read_file(dir_ / (manifests.pods[i].name + ".log"));
+          << read_text_file(dir_ / (manifests.pods[i].name + ".log"));
     }
   }
 
@@ -312,10 +312,10 @@ TEST_F(K8sPods, TheRenderedPodsEndWithTheSingleProcessDigest) {
   expect_success(manifests, pods);
   const std::string digest = single_digest(file);
   EXPECT_EQ(summary_digest(run_dir(head) / "summary.json"), digest);
-  const std::string log = read_file(dir_ / (head.name + ".log"));
+  const std::string log = read_text_file(dir_ / (head.name + ".log"));
   EXPECT_NE(log.find("digest " + digest), std::string::npos) << log;
   // Each pod's processes bound its own address, found by the pods' DNS names.
-  const std::string started = read_file(run_dir(head) / "started");
+  const std::string started = read_text_file(run_dir(head) / "started");
   EXPECT_NE(started.find(namespaces_.address_a), std::string::npos) << started;
   EXPECT_NE(started.find(namespaces_.address_b), std::string::npos) << started;
 }
@@ -336,8 +336,8 @@ TEST_F(K8sPods, AKilledPodIsNamedByTheHeadAndNoProcessIsLeft) {
                testing::recorded_pids(run_dir(victim) / victim.name).size() == 3;
       },
       90s);
-  ASSERT_TRUE(running) << read_file(dir_ / (head.name + ".log"))
-                       << read_file(dir_ / (victim.name + ".log"));
+  ASSERT_TRUE(running) << read_text_file(dir_ / (head.name + ".log"))
+                       << read_text_file(dir_ / (victim.name + ".log"));
   // The readiness probe, exactly as written, passes in the head's pod once its processes are
   // ready.
   ASSERT_FALSE(head.readiness.empty());
@@ -354,7 +354,7 @@ TEST_F(K8sPods, AKilledPodIsNamedByTheHeadAndNoProcessIsLeft) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
   RecordProperty("killed_pod_to_head_exit_seconds", std::to_string(seconds));
   std::cerr << "a killed pod to the head's exit: " << seconds << " s\n";
-  const std::string log = read_file(dir_ / (head.name + ".log"));
+  const std::string log = read_text_file(dir_ / (head.name + ".log"));
   EXPECT_NE(head_exit, 0) << log;
   EXPECT_NE(log.find(victim.name), std::string::npos) << log;
   EXPECT_LT(seconds, 10.0) << log;
@@ -388,13 +388,13 @@ TEST_F(K8sPods, WithCheckpointsAProcessKilledInOnePodRestartsBothAndKeepsTheDige
         return false;
       },
       90s);
-  ASSERT_TRUE(checkpointed) << read_file(dir_ / (head.name + ".log"));
+  ASSERT_TRUE(checkpointed) << read_text_file(dir_ / (head.name + ".log"));
   const auto pids = testing::recorded_pids(run_dir(other) / other.name);
   ASSERT_EQ(pids.count("sampler-0"), 1U);
   ASSERT_EQ(::kill(pids.at("sampler-0"), SIGKILL), 0);
   expect_success(manifests, pods);
   EXPECT_EQ(summary_digest(run_dir(head) / "summary.json"), single_digest(file));
-  const std::string log = read_file(dir_ / (other.name + ".log"));
+  const std::string log = read_text_file(dir_ / (other.name + ".log"));
   EXPECT_NE(log.find("restart 1 of 2"), std::string::npos) << log;
 }
 

@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/launched_processes.hpp"
+
 namespace tagflow::cli {
 namespace {
 
@@ -21,14 +23,7 @@ ChildSpec shell(const std::string& name, const std::string& script, const std::s
   return ChildSpec{name, {"/bin/sh", "-c", script}, log};
 }
 
-/// True while `pid` exists and is not a zombie.
-bool alive(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return false;
-  const auto close = line.rfind(')');
-  return close != std::string::npos && line.size() > close + 2 && line[close + 2] != 'Z';
-}
+using testing::alive;
 
 TEST(ProcessSupervisor, ReportsTheExitCodeAndKeepsTheLastLines) {
   const std::string log = ::testing::TempDir() + "supervisor_child.log";

@@ -36,9 +36,9 @@ using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
 using testing::eventually;
+using testing::read_text_file;
 using testing::recorded_pids;
 using testing::wait_exit;
-constexpr auto read_file = &testing::read_text_file;
 
 constexpr const char* kStop = "env_steps: 4800";  // 300 rounds: 0.3 s of logical time
 
@@ -84,10 +84,10 @@ class Recovery : public ::testing::Test {
     argv.push_back("--quiet");
     return testing::spawn_with_output(argv, dir_ / (tag + ".out"), dir_ / (tag + ".err"));
   }
-  std::string err(const std::string& tag) const { return read_file(dir_ / (tag + ".err")); }
+  std::string err(const std::string& tag) const { return read_text_file(dir_ / (tag + ".err")); }
 
   nlohmann::json summary(const fs::path& logs) const {
-    return nlohmann::json::parse(read_file(logs / "summary.json"), nullptr, false);
+    return nlohmann::json::parse(read_text_file(logs / "summary.json"), nullptr, false);
   }
 
   /// The digest of an uninterrupted run of `file` (logs in DIR/TAG).
@@ -167,7 +167,7 @@ TEST_F(Recovery, CheckpointsLeaveTheDigestAsItIsAndKeepTheNewestComplete) {
   EXPECT_EQ(with, plain);
   const std::vector<fs::path> kept = complete_checkpoints(dir_ / "ckpt");
   ASSERT_EQ(kept.size(), 2U);
-  const std::string manifest = read_file(kept.back() / "manifest");
+  const std::string manifest = read_text_file(kept.back() / "manifest");
   for (const std::string part : {"sampler-0", "sampler-1", "replay", "learner", "inference"}) {
     EXPECT_NE(manifest.find("part " + part + " "), std::string::npos) << manifest;
     EXPECT_TRUE(fs::exists(kept.back() / (part + ".ckpt"))) << part;
@@ -291,16 +291,17 @@ TEST_F(Recovery, InActorModeAKilledProcessRestartsAloneFromItsCheckpointAndTheRu
     EXPECT_TRUE(restart.at("messages_in_flight").is_number()) << restart.dump(2);
     // The restarted process said what it started from; a process that had dialled it (the
     // replay's learner, the learner's inference server) dialled it again.
-    const std::string log = read_file(logs / (victim + ".restart1.log"));
+    const std::string log = read_text_file(logs / (victim + ".restart1.log"));
     EXPECT_NE(log.find(victim + ": restored from checkpoint"), std::string::npos) << log;
     const std::map<std::string, std::string> dialler{{"replay", "learner"},
                                                      {"learner", "inference"}};
     if (const auto it = dialler.find(victim); it != dialler.end()) {
-      const std::string other = read_file(logs / (it->second + ".log"));
+      const std::string other = read_text_file(logs / (it->second + ".log"));
       EXPECT_NE(other.find("process " + victim + " is back: linked again"), std::string::npos)
           << other;
     }
-    EXPECT_NE(read_file(dir_ / (victim + ".out")).find("restart: " + victim), std::string::npos);
+    EXPECT_NE(read_text_file(dir_ / (victim + ".out")).find("restart: " + victim),
+              std::string::npos);
   }
 }
 

@@ -35,10 +35,10 @@ using Clock = std::chrono::steady_clock;
 using testing::alive;
 using testing::eventually;
 using testing::NamespacePair;
+using testing::read_text_file;
 using testing::recorded_pids;
 using testing::replace_once;
 using testing::sh;
-constexpr auto read_file = &testing::read_text_file;
 
 /// munged, slurmctld and two slurmd in `namespaces` (slurmctld and node 1 in the first), all
 /// configured under `dir`, their clients run from `work`; stopped, and the /etc/hosts lines
@@ -93,7 +93,7 @@ class SlurmDaemons {
         [&] { return sh(client("sinfo -h -o '%T %D'")).output.find("idle 2") == 0; }, 30s);
     if (!idle) {
       return "the two nodes did not come up: " + sh(client("sinfo")).output +
-             read_file(dir_ / "slurmctld.log");
+             read_text_file(dir_ / "slurmctld.log");
     }
     return "";
   }
@@ -144,7 +144,7 @@ class SlurmDaemons {
     for (const std::string& pid_file :
          std::vector<std::string>{"slurmd-" + node_1 + ".pid", "slurmd-" + node_2 + ".pid",
                                   "slurmctld.pid", "munge/pid"}) {
-      const std::string pid = read_file(dir_ / pid_file);
+      const std::string pid = read_text_file(dir_ / pid_file);
       if (!pid.empty()) (void)sh("kill -9 " + pid);
     }
     if (hosts_added_) (void)sh("sed -i '/" + marker_ + "$/d' /etc/hosts");
@@ -191,7 +191,7 @@ class SlurmCluster : public ::testing::Test {
   /// configs/slurm.yaml stopping after `env_steps` (or after 120 s when 0), learning from 200
   /// items on, with `extra` appended, as DIR/NAME; its path.
   std::string write(const std::string& name, long env_steps, const std::string& extra = "") {
-    std::string text = read_file(fs::path(TAGFLOW_SOURCE_DIR) / "configs" / "slurm.yaml");
+    std::string text = read_text_file(fs::path(TAGFLOW_SOURCE_DIR) / "configs" / "slurm.yaml");
     replace_once(text, "  target_return: 475\n  seconds: 900\n",
                  env_steps > 0 ? "  env_steps: " + std::to_string(env_steps) + "\n"
                                : std::string("  seconds: 120\n"),
@@ -244,7 +244,7 @@ class SlurmCluster : public ::testing::Test {
     for (const auto& entry : fs::directory_iterator("/proc")) {
       const std::string name = entry.path().filename();
       if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-      std::string command = read_file(entry.path() / "cmdline");
+      std::string command = read_text_file(entry.path() / "cmdline");
       for (char& c : command) c = c == '\0' ? ' ' : c;
       const pid_t pid = std::stoi(name);
       if (command.find(dir_.string() + "/") != std::string::npos &&
@@ -264,7 +264,7 @@ class SlurmCluster : public ::testing::Test {
 TEST_F(SlurmCluster, TheJobEndsWithTheSummaryOfTheSingleProcessDigest) {
   const std::string file = write("slurm.yaml", 1200);
   const std::string job = script(file);
-  const std::string text = read_file(job);
+  const std::string text = read_text_file(job);
   EXPECT_NE(text.find("#SBATCH hetjob"), std::string::npos) << text;
   EXPECT_NE(text.find("srun --het-group=0,1"), std::string::npos) << text;
 
@@ -276,7 +276,8 @@ TEST_F(SlurmCluster, TheJobEndsWithTheSummaryOfTheSingleProcessDigest) {
   RecordProperty("sbatch_to_summary_seconds", std::to_string(seconds));
   std::cerr << "sbatch --wait to the summary: " << seconds << " s\n";
   const std::string id = waited.output.substr(0, waited.output.find_first_of(";\n"));
-  ASSERT_EQ(waited.exit_code, 0) << waited.output << read_file(dir_ / ("slurm-" + id + ".out"));
+  ASSERT_EQ(waited.exit_code, 0) << waited.output
+                                 << read_text_file(dir_ / ("slurm-" + id + ".out"));
 
   const testing::CommandResult single = sh(testing::tagflow_binary() + " up " + file +
                                            " --placement single --summary " + path("single.json"));
@@ -284,13 +285,13 @@ TEST_F(SlurmCluster, TheJobEndsWithTheSummaryOfTheSingleProcessDigest) {
   const std::string digest = testing::summary_digest(dir_ / "single.json");
   EXPECT_EQ(digest.size(), 16U) << digest;
   EXPECT_EQ(testing::summary_digest(dir_ / "summary.json"), digest);
-  const std::string out = read_file(dir_ / ("slurm-" + id + ".out"));
+  const std::string out = read_text_file(dir_ / ("slurm-" + id + ".out"));
   EXPECT_NE(out.find("digest " + digest), std::string::npos) << out;
   // The job's keys: its user's only.
   const fs::perms keys = fs::status(run_dir(id) / "keys").permissions();
   EXPECT_EQ(keys & (fs::perms::group_all | fs::perms::others_all), fs::perms::none);
   // Each node's processes bound their node's address: both addresses are in the allocation's.
-  const std::string addresses = read_file(run_dir(id) / "addresses");
+  const std::string addresses = read_text_file(run_dir(id) / "addresses");
   EXPECT_NE(addresses.find(namespaces_.address_a), std::string::npos) << addresses;
   EXPECT_NE(addresses.find(namespaces_.address_b), std::string::npos) << addresses;
 }
@@ -298,7 +299,7 @@ TEST_F(SlurmCluster, TheJobEndsWithTheSummaryOfTheSingleProcessDigest) {
 TEST_F(SlurmCluster, ScancelStopsEveryProcessOnEveryNodeWithin5Seconds) {
   const std::string id = submit(script(write("slurm.yaml", 0)));
   const std::map<std::string, pid_t> processes = running_processes(id);
-  ASSERT_EQ(processes.size(), 6U) << read_file(dir_ / ("slurm-" + id + ".out"));
+  ASSERT_EQ(processes.size(), 6U) << read_text_file(dir_ / ("slurm-" + id + ".out"));
   const auto cancelled = Clock::now();
   ASSERT_EQ(sh(daemons_->client("scancel " + id)).exit_code, 0);
   const auto none_left = [&] {
@@ -317,7 +318,7 @@ TEST_F(SlurmCluster, ScancelStopsEveryProcessOnEveryNodeWithin5Seconds) {
 TEST_F(SlurmCluster, AKilledNodeProcessEndsTheRunWithin2SecondsNamingItAndItsNode) {
   const std::string id = submit(script(write("slurm.yaml", 0)));
   const std::map<std::string, pid_t> processes = running_processes(id);
-  ASSERT_EQ(processes.size(), 6U) << read_file(dir_ / ("slurm-" + id + ".out"));
+  ASSERT_EQ(processes.size(), 6U) << read_text_file(dir_ / ("slurm-" + id + ".out"));
   // sampler-0 runs on the node without the coordinator: its death crosses the network.
   std::string node;
   for (const auto& [name, pid] : processes) {
@@ -341,11 +342,11 @@ TEST_F(SlurmCluster, AKilledNodeProcessEndsTheRunWithin2SecondsNamingItAndItsNod
   const fs::path out = dir_ / ("slurm-" + id + ".out");
   EXPECT_TRUE(eventually(
       [&] {
-        return read_file(out).find("sampler-0 on host act (node " + node + ")") !=
+        return read_text_file(out).find("sampler-0 on host act (node " + node + ")") !=
                std::string::npos;
       },
       10s))
-      << read_file(out);
+      << read_text_file(out);
 }
 
 // With checkpoint: and restart:, every node's launcher restarts its own processes inside the
@@ -358,7 +359,7 @@ TEST_F(SlurmCluster,
       write("slurm.yaml", 6000, "checkpoint: {every: 50ms, keep: 2}\nrestart: {max: 2}\n");
   const std::string id = submit(script(file));
   const std::map<std::string, pid_t> processes = running_processes(id);
-  ASSERT_EQ(processes.size(), 6U) << read_file(dir_ / ("slurm-" + id + ".out"));
+  ASSERT_EQ(processes.size(), 6U) << read_text_file(dir_ / ("slurm-" + id + ".out"));
   std::string head, other;
   for (const auto& [name, pid] : processes) {
     const std::string node = name.substr(0, name.find('/'));
@@ -376,19 +377,19 @@ TEST_F(SlurmCluster,
         return false;
       },
       60s))
-      << read_file(dir_ / ("slurm-" + id + ".out"));
+      << read_text_file(dir_ / ("slurm-" + id + ".out"));
   ASSERT_EQ(::kill(processes.at(other + "/sampler-0"), SIGKILL), 0);
   const fs::path out = dir_ / ("slurm-" + id + ".out");
   ASSERT_TRUE(
       eventually([&] { return testing::summary_digest(dir_ / "summary.json").size() == 16; }, 120s))
-      << read_file(out);
-  EXPECT_NE(read_file(out).find("restart 1 of 2"), std::string::npos) << read_file(out);
+      << read_text_file(out);
+  EXPECT_NE(read_text_file(out).find("restart 1 of 2"), std::string::npos) << read_text_file(out);
   const testing::CommandResult single = sh(testing::tagflow_binary() + " up " + file +
                                            " --placement single --summary " + path("single.json"));
   ASSERT_EQ(single.exit_code, 0) << single.output;
   EXPECT_EQ(testing::summary_digest(dir_ / "summary.json"),
             testing::summary_digest(dir_ / "single.json"))
-      << read_file(out);
+      << read_text_file(out);
   EXPECT_TRUE(eventually([&] { return left_behind().empty(); }, 10s));
 }
 

@@ -26,7 +26,7 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-constexpr auto read_file = &testing::read_text_file;
+using testing::read_text_file;
 
 /// Two samplers (local policy, two processes) feeding one replay: three node processes without
 /// LibTorch. `sampler_params` is added to the samplers' params.
@@ -68,8 +68,8 @@ class Traced : public ::testing::Test {
     return testing::wait_exit(
         testing::spawn_with_output(argv, dir_ / (tag + ".out"), dir_ / (tag + ".err")), 150s);
   }
-  std::string out(const std::string& tag) { return read_file(dir_ / (tag + ".out")); }
-  std::string err(const std::string& tag) { return read_file(dir_ / (tag + ".err")); }
+  std::string out(const std::string& tag) { return read_text_file(dir_ / (tag + ".out")); }
+  std::string err(const std::string& tag) { return read_text_file(dir_ / (tag + ".err")); }
   std::string file(const std::string& name, const std::string& text) {
     std::ofstream(dir_ / name) << text;
     return (dir_ / name).string();
@@ -87,7 +87,7 @@ TEST_F(Traced, AThreeProcessRunLeavesOneChromeTraceWithEveryProcessWorkerAndMess
       << err("up");
   EXPECT_NE(err("up").find("trace.json"), std::string::npos) << err("up");
 
-  const nlohmann::json trace = nlohmann::json::parse(read_file(run / "trace.json"));
+  const nlohmann::json trace = nlohmann::json::parse(read_text_file(run / "trace.json"));
   ASSERT_TRUE(trace.at("traceEvents").is_array());
   std::map<int, std::string> processes;                    // pid → name
   std::map<std::pair<int, int>, std::string> threads;      // (pid, tid) → name
@@ -141,7 +141,7 @@ TEST_F(Traced, AThreeProcessRunLeavesOneChromeTraceWithEveryProcessWorkerAndMess
   for (const std::string federate : {"sampler-0", "sampler-1", "replay"}) {
     EXPECT_NE(out("summary").find(federate), std::string::npos) << out("summary");
   }
-  const std::string svg = read_file(run / "trace-summary.svg");
+  const std::string svg = read_text_file(run / "trace-summary.svg");
   EXPECT_EQ(svg.rfind("<svg", 0), 0U) << svg.substr(0, 200);
 }
 
@@ -153,7 +153,7 @@ TEST_F(Traced, AnActorModeRunRecordsEachHandlerAndEachMessageBetweenActors) {
   const std::string cluster = file("actors.yaml", yaml);
   const fs::path run = dir_ / "run";
   ASSERT_EQ(tagflow({"up", cluster, "--log-dir", run.string(), "--quiet"}, "up"), 0) << err("up");
-  const nlohmann::json trace = nlohmann::json::parse(read_file(run / "trace.json"));
+  const nlohmann::json trace = nlohmann::json::parse(read_text_file(run / "trace.json"));
   std::set<std::string> processes;
   std::map<std::string, std::size_t> handlers;  // name → spans
   std::map<std::string, std::pair<double, double>> flows;

@@ -41,18 +41,15 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using testing::alive;
 using testing::eventually;
+using testing::read_text_file;
 using testing::recorded_pids;
 using testing::wait_exit;
-constexpr auto read_file = &testing::read_text_file;
 
 using testing::NamespacePair;
 using testing::replace_once;
 using testing::sh;
 
-struct Launched {
-  pid_t pid = -1;
-  fs::path out, err;
-};
+using testing::Launched;
 
 /// Starts `ip netns exec NS ENV... PROGRAM ARGS...` with stdout and stderr in DIR/TAG.out/.err.
 Launched launch_in(const std::string& ns, const std::vector<std::string>& command,
@@ -92,7 +89,7 @@ class TwoHostNamespaces : public ::testing::Test {
   /// `env_steps`, learning from 200 items on, keys in DIR/keys; `host_a` replaces host a's entry.
   std::string two_host_yaml(long env_steps, const std::string& a = "", const std::string& b = "",
                             const std::string& keys = "keys", const std::string& host_a = "") {
-    std::string text = read_file(fs::path(TAGFLOW_SOURCE_DIR) / "configs" / "two-host.yaml");
+    std::string text = read_text_file(fs::path(TAGFLOW_SOURCE_DIR) / "configs" / "two-host.yaml");
     replace_once(
         text, "  a: {address: 192.168.1.10}",
         host_a.empty() ? "  a: {address: " + (a.empty() ? namespaces_.address_a : a) + "}" : host_a,
@@ -138,7 +135,7 @@ class TwoHostNamespaces : public ::testing::Test {
                             {path(name + ".yaml"), "--log-dir", path(name), "--summary",
                              path(name + ".json"), "--quiet"},
                             name);
-    EXPECT_EQ(wait_exit(one.pid, 120s), 0) << read_file(one.err);
+    EXPECT_EQ(wait_exit(one.pid, 120s), 0) << read_text_file(one.err);
     digest = testing::summary_digest(dir_ / (name + ".json"));
     EXPECT_EQ(digest.size(), 16U) << digest;
     return digest;
@@ -158,30 +155,30 @@ TEST_F(TwoHostNamespaces, TheHeadHostPrintsTheWholeClustersSummaryWithTheOneHost
       "b");
   const Launched a =
       up(namespaces_.ns_a, {file, "--host", "a", "--log-dir", path("logs-a"), "--quiet"}, "a");
-  ASSERT_EQ(wait_exit(a.pid, 120s), 0) << read_file(a.err);
-  ASSERT_EQ(wait_exit(b.pid, 120s), 0) << read_file(b.err);
+  ASSERT_EQ(wait_exit(a.pid, 120s), 0) << read_text_file(a.err);
+  ASSERT_EQ(wait_exit(b.pid, 120s), 0) << read_text_file(b.err);
 
   const std::string digest = one_host_digest();
   EXPECT_EQ(testing::summary_digest(dir_ / "two.json"), digest);
   EXPECT_EQ(testing::summary_digest(dir_ / "logs-b" / "summary.json"), digest);
-  const nlohmann::json summary = nlohmann::json::parse(read_file(dir_ / "two.json"));
+  const nlohmann::json summary = nlohmann::json::parse(read_text_file(dir_ / "two.json"));
   EXPECT_EQ(summary.at("env_steps"), 1200);
   EXPECT_EQ(summary.at("stop_reason"), "env_steps");
-  const std::string out_b = read_file(b.out);
+  const std::string out_b = read_text_file(b.out);
   EXPECT_NE(out_b.find("stop env_steps: mean_return "), std::string::npos) << out_b;
   EXPECT_NE(out_b.find("digest " + digest), std::string::npos) << out_b;
   // The other host's results reached host b through the coordinator, and host a says where.
   for (const std::string process : {"sampler-0", "sampler-1", "inference"}) {
     EXPECT_TRUE(fs::exists(dir_ / "logs-b" / (process + ".json"))) << process;
   }
-  const std::string err_a = read_file(a.err);
+  const std::string err_a = read_text_file(a.err);
   EXPECT_NE(err_a.find("by the launcher of host b (" + namespaces_.address_b +
                        ") and written "
                        "there to " +
                        path("logs-b") + "/summary.json"),
             std::string::npos)
       << err_a;
-  EXPECT_NE(read_file(a.out).find("this host ran 3 of 5 processes"), std::string::npos);
+  EXPECT_NE(read_text_file(a.out).find("this host ran 3 of 5 processes"), std::string::npos);
 }
 
 TEST_F(TwoHostNamespaces, ATracedRunMergesBothHostsProcessesOnTheCoordinatorsClock) {
@@ -192,13 +189,14 @@ TEST_F(TwoHostNamespaces, ATracedRunMergesBothHostsProcessesOnTheCoordinatorsClo
   const Launched a =
       up(namespaces_.ns_a, {file, "--host", "a", "--log-dir", path("logs-a"), "--quiet", "--trace"},
          "a");
-  ASSERT_EQ(wait_exit(a.pid, 120s), 0) << read_file(a.err);
-  ASSERT_EQ(wait_exit(b.pid, 120s), 0) << read_file(b.err);
+  ASSERT_EQ(wait_exit(a.pid, 120s), 0) << read_text_file(a.err);
+  ASSERT_EQ(wait_exit(b.pid, 120s), 0) << read_text_file(b.err);
   // Host a's launcher measured its clock against the coordinator's and handed its files over.
-  EXPECT_NE(read_file(a.err).find("this host's trace went to the coordinator's host"),
+  EXPECT_NE(read_text_file(a.err).find("this host's trace went to the coordinator's host"),
             std::string::npos)
-      << read_file(a.err);
-  const nlohmann::json trace = nlohmann::json::parse(read_file(dir_ / "logs-b" / "trace.json"));
+      << read_text_file(a.err);
+  const nlohmann::json trace =
+      nlohmann::json::parse(read_text_file(dir_ / "logs-b" / "trace.json"));
   std::set<std::string> processes;
   std::map<long, std::pair<double, double>> flows;
   std::map<long, std::string> names;
@@ -241,11 +239,11 @@ void kill_and_time(TwoHostNamespaces& test, const std::string& victim, const std
   const fs::path dir(test.path(""));
   ASSERT_TRUE(eventually(
       [&] {
-        return read_file(dir / "logs-b" / "coordinator.log").find("all federates joined") !=
+        return read_text_file(dir / "logs-b" / "coordinator.log").find("all federates joined") !=
                std::string::npos;
       },
       60s))
-      << read_file(launchers["b"].err) << read_file(launchers["a"].err);
+      << read_text_file(launchers["b"].err) << read_text_file(launchers["a"].err);
   std::this_thread::sleep_for(1s);  // mid-run
   const auto pids = recorded_pids(dir / ("logs-" + victim));
   ASSERT_EQ(pids.count(process), 1U);
@@ -277,11 +275,11 @@ void kill_and_time(TwoHostNamespaces& test, const std::string& victim, const std
   ::testing::Test::RecordProperty("host_b_exit_ms", static_cast<int>(seconds["b"] * 1000));
   EXPECT_EQ(codes["a"], 1);
   EXPECT_EQ(codes["b"], 1);
-  const std::string here = read_file(launchers[victim].err);
+  const std::string here = read_text_file(launchers[victim].err);
   EXPECT_NE(here.find("tagflow up: node " + process + " failed (killed by signal 9)"),
             std::string::npos)
       << here;
-  const std::string other = read_file(launchers[victim == "a" ? "b" : "a"].err);
+  const std::string other = read_text_file(launchers[victim == "a" ? "b" : "a"].err);
   EXPECT_NE(other.find(where), std::string::npos) << other;
   for (const std::string host : {"a", "b"}) {
     for (const auto& [name, pid] : recorded_pids(dir / ("logs-" + host))) {
@@ -335,11 +333,11 @@ class LinkFaults : public TwoHostNamespaces {
     if (fault) {
       const bool joined = eventually(
           [&] {
-            return read_file(dir_ / (tag + "-b") / "coordinator.log")
+            return read_text_file(dir_ / (tag + "-b") / "coordinator.log")
                        .find("all federates joined") != std::string::npos;
           },
           60s);
-      EXPECT_TRUE(joined) << read_file(b.err);
+      EXPECT_TRUE(joined) << read_text_file(b.err);
       fault();
     }
     Run result;
@@ -348,10 +346,10 @@ class LinkFaults : public TwoHostNamespaces {
     result.exit_b = wait_exit(b.pid, 240s);
     result.seconds = std::chrono::duration<double>(Clock::now() - started).count();
     result.digest = testing::summary_digest(dir_ / (out + ".json"));
-    result.err_a = read_file(a.err);
-    result.err_b = read_file(b.err);
-    result.out_b = read_file(b.out);
-    result.summary = nlohmann::json::parse(read_file(dir_ / (out + ".json")), nullptr, false);
+    result.err_a = read_text_file(a.err);
+    result.err_b = read_text_file(b.err);
+    result.out_b = read_text_file(b.out);
+    result.summary = nlohmann::json::parse(read_text_file(dir_ / (out + ".json")), nullptr, false);
     return result;
   }
 
@@ -406,7 +404,7 @@ class LinkFaults : public TwoHostNamespaces {
   /// The coordinator's last line of run `tag` ("run finished (N grants, ...)"), printed; "" when
   /// it has none.
   std::string coordinator_line(const std::string& tag) {
-    const std::string log = read_file(dir_ / (tag + "-b") / "coordinator.log");
+    const std::string log = read_text_file(dir_ / (tag + "-b") / "coordinator.log");
     const std::size_t at = log.find("run finished (");
     if (at == std::string::npos) return "";
     const std::string line = log.substr(at, log.find('\n', at) - at);
@@ -442,7 +440,7 @@ TEST_F(LinkFaults, ALinkDownFor2SecondsLosesTimeButNoMessage) {
   // each of its three federates was counted silent once, and the summary says so.
   EXPECT_NE(line.find(", 3 silences, "), std::string::npos) << line;
   const nlohmann::json summary =
-      nlohmann::json::parse(read_file(dir_ / "down2.json"), nullptr, false);
+      nlohmann::json::parse(read_text_file(dir_ / "down2.json"), nullptr, false);
   ASSERT_TRUE(summary.contains("silences")) << summary.dump(2);
   for (const char* federate : {"sampler-0", "sampler-1", "inference"}) {
     ASSERT_TRUE(summary.at("silences").contains(federate)) << summary.dump(2);
@@ -489,11 +487,11 @@ TEST_F(LinkFaults, AWholeHostKilledIsNamedByTheHead) {
       up(namespaces_.ns_a, {file, "--host", "a", "--log-dir", path("kill-a"), "--quiet"}, "kill-a");
   ASSERT_TRUE(eventually(
       [&] {
-        return read_file(dir_ / "kill-b" / "coordinator.log").find("all federates joined") !=
+        return read_text_file(dir_ / "kill-b" / "coordinator.log").find("all federates joined") !=
                std::string::npos;
       },
       60s))
-      << read_file(b.err);
+      << read_text_file(b.err);
   std::this_thread::sleep_for(1s);
   // Every process of host a, its launcher included, at once.
   const auto killed = Clock::now();
@@ -501,7 +499,7 @@ TEST_F(LinkFaults, AWholeHostKilledIsNamedByTheHead) {
   const int exit_b = wait_exit(b.pid, 30s);
   const double seconds = std::chrono::duration<double>(Clock::now() - killed).count();
   (void)wait_exit(a.pid, 5s);
-  const std::string err_b = read_file(b.err);
+  const std::string err_b = read_text_file(b.err);
   std::cout << "host a killed: the head named it and exited after " << seconds << " s\n";
   RecordProperty("host_killed_to_head_exit_ms", static_cast<int>(seconds * 1000));
   EXPECT_EQ(exit_b, 1) << err_b;
@@ -685,14 +683,14 @@ TEST_F(TwoHostNamespaces, InActorModeAKilledSamplerIsRestartedOnItsOwnHostAndThe
                recorded_pids(dir_ / "actor-b").size() == 2;
       },
       60s))
-      << read_file(b.err) << read_file(a.err);
+      << read_text_file(b.err) << read_text_file(a.err);
   std::this_thread::sleep_for(3s);
   const auto pids = recorded_pids(dir_ / "actor-a");
   ASSERT_EQ(pids.count("sampler-0"), 1U);
   ASSERT_EQ(::kill(pids.at("sampler-0"), SIGKILL), 0);
-  EXPECT_EQ(wait_exit(a.pid, 180s), 0) << read_file(a.err);
-  EXPECT_EQ(wait_exit(b.pid, 180s), 0) << read_file(b.err);
-  const std::string err_a = read_file(a.err);
+  EXPECT_EQ(wait_exit(a.pid, 180s), 0) << read_text_file(a.err);
+  EXPECT_EQ(wait_exit(b.pid, 180s), 0) << read_text_file(b.err);
+  const std::string err_a = read_text_file(a.err);
   EXPECT_NE(err_a.find("sampler-0 killed by signal 9; restart 1 of 2: sampler-0 alone"),
             std::string::npos)
       << err_a;
@@ -716,7 +714,7 @@ TEST_F(TwoHostNamespaces, AStrangerKeyIsRefused) {
       up(namespaces_.ns_b, {file, "--host", "b", "--log-dir", path("logs-b"), "--quiet"}, "b");
   ASSERT_TRUE(eventually(
       [&] {
-        return read_file(dir_ / "logs-b" / "coordinator.log").find("listening on") !=
+        return read_text_file(dir_ / "logs-b" / "coordinator.log").find("listening on") !=
                std::string::npos;
       },
       30s));
@@ -725,13 +723,13 @@ TEST_F(TwoHostNamespaces, AStrangerKeyIsRefused) {
       {tagflow(), "node", "--config", path("stranger.yaml"), "--name", "sampler-0", "--quiet"},
       dir_, "stranger");
   EXPECT_NE(wait_exit(node.pid, 60s), 0);
-  const std::string said = read_file(node.out) + read_file(node.err);
+  const std::string said = read_text_file(node.out) + read_text_file(node.err);
   EXPECT_NE(said.find("CURVE keys"), std::string::npos) << said;
-  const std::string log = read_file(dir_ / "logs-b" / "coordinator.log");
+  const std::string log = read_text_file(dir_ / "logs-b" / "coordinator.log");
   EXPECT_NE(log.find("refused connection from " + namespaces_.address_a), std::string::npos) << log;
   EXPECT_EQ(log.find("'sampler-0' joined"), std::string::npos) << log;
   ::kill(b.pid, SIGTERM);
-  EXPECT_EQ(wait_exit(b.pid, 30s), 130) << read_file(b.err);
+  EXPECT_EQ(wait_exit(b.pid, 30s), 130) << read_text_file(b.err);
 }
 
 /// An sshd inside a namespace, with a host key, a user key and a client config of its own.
@@ -764,7 +762,7 @@ class SshFixture {
         << "\n  IdentitiesOnly yes\n  UserKnownHostsFile " << (dir_ / "known_hosts").string()
         << "\n  GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking yes\n  LogLevel ERROR\n";
     std::ofstream(dir_ / "known_hosts")
-        << "[" << address << "]:2222 " << read_file(dir_ / "host_key.pub");
+        << "[" << address << "]:2222 " << read_text_file(dir_ / "host_key.pub");
     // The client on PATH for the launcher: OpenSSH with this config instead of ~/.ssh/config.
     const fs::path wrapper = dir / "bin" / "ssh";
     std::ofstream(wrapper) << "#!/bin/sh\nexec /usr/bin/ssh -F " << (dir_ / "ssh_config").string()
@@ -780,7 +778,7 @@ class SshFixture {
                      .exit_code == 0;
         },
         10s);
-    return up ? "" : "sshd did not start: " + read_file(sshd_.err);
+    return up ? "" : "sshd did not start: " + read_text_file(sshd_.err);
   }
   ~SshFixture() {
     if (sshd_.pid > 0) {
@@ -821,8 +819,8 @@ TEST_F(TwoHostOverSsh, TheHeadHostStartsTheOtherOverSshAndPrintsTheOneHostDigest
   const Launched b =
       head({file, "--log-dir", path("head"), "--summary", path("ssh.json"), "--quiet"}, "head");
   ASSERT_EQ(wait_exit(b.pid, 120s), 0)
-      << read_file(b.err) << read_file(dir_ / "head" / "host-a.log");
-  const std::string err = read_file(b.err);
+      << read_text_file(b.err) << read_text_file(dir_ / "head" / "host-a.log");
+  const std::string err = read_text_file(b.err);
   EXPECT_NE(err.find("host b: coordinator, replay, learner; host a over ssh (ssh://root@" +
                      namespaces_.address_a + ":2222)"),
             std::string::npos)
@@ -830,7 +828,7 @@ TEST_F(TwoHostOverSsh, TheHeadHostStartsTheOtherOverSshAndPrintsTheOneHostDigest
   EXPECT_EQ(testing::summary_digest(dir_ / "ssh.json"), one_host_digest());
   // Host a's half ran from its workdir, with its own log directory, and said where the summary is.
   EXPECT_TRUE(fs::exists(dir_ / "head-a" / "sampler-0.json"));
-  const std::string far = read_file(dir_ / "head" / "host-a.log");
+  const std::string far = read_text_file(dir_ / "head" / "host-a.log");
   EXPECT_NE(far.find("written there to " + path("head") + "/summary.json"), std::string::npos)
       << far;
 }
@@ -842,15 +840,15 @@ TEST_F(TwoHostOverSsh, CtrlCOnTheHeadStopsTheOtherHostsHalfToo) {
   const Launched b = head({file, "--log-dir", path("head"), "--quiet"}, "head");
   ASSERT_TRUE(eventually(
       [&] {
-        return read_file(dir_ / "head" / "coordinator.log").find("all federates joined") !=
+        return read_text_file(dir_ / "head" / "coordinator.log").find("all federates joined") !=
                std::string::npos;
       },
       60s))
-      << read_file(b.err) << read_file(dir_ / "head" / "host-a.log");
+      << read_text_file(b.err) << read_text_file(dir_ / "head" / "host-a.log");
   const auto far = recorded_pids(dir_ / "head-a");
   ASSERT_EQ(far.size(), 3U);  // sampler-0, sampler-1, inference
   ::kill(b.pid, SIGINT);
-  EXPECT_EQ(wait_exit(b.pid, 30s), 130) << read_file(b.err);
+  EXPECT_EQ(wait_exit(b.pid, 30s), 130) << read_text_file(b.err);
   for (const auto& [name, pid] : far) {
     EXPECT_TRUE(eventually([pid = pid] { return !alive(pid); }, 10s))
         << name << " on host a outlived the head";
@@ -876,17 +874,17 @@ TEST_F(TwoHostOverSsh, AProcessKilledOnTheFarHostRestartsBothHalvesFromTheCheckp
         return false;
       },
       60s))
-      << read_file(b.err) << read_file(dir_ / "head" / "host-a.log");
+      << read_text_file(b.err) << read_text_file(dir_ / "head" / "host-a.log");
   const auto far = recorded_pids(dir_ / "head-a");
   ASSERT_EQ(far.count("sampler-0"), 1U);
   ASSERT_EQ(::kill(far.at("sampler-0"), SIGKILL), 0);
   ASSERT_EQ(wait_exit(b.pid, 180s), 0)
-      << read_file(b.err) << read_file(dir_ / "head" / "host-a.log");
-  const std::string err = read_file(b.err);
+      << read_text_file(b.err) << read_text_file(dir_ / "head" / "host-a.log");
+  const std::string err = read_text_file(b.err);
   EXPECT_NE(err.find("restart 1 of 2 from the checkpoint at logical time"), std::string::npos)
       << err;
   EXPECT_EQ(testing::summary_digest(dir_ / "restart.json"), one_host_digest(6000)) << err;
-  const nlohmann::json summary = nlohmann::json::parse(read_file(dir_ / "restart.json"));
+  const nlohmann::json summary = nlohmann::json::parse(read_text_file(dir_ / "restart.json"));
   ASSERT_TRUE(summary.contains("restarts")) << summary.dump(2);
   EXPECT_EQ(summary.at("restarts")[0].at("process"), "sampler-0") << summary.dump(2);
   EXPECT_FALSE(summary.at("restarts")[0].at("resumed_from_ns").is_null()) << summary.dump(2);
@@ -894,7 +892,7 @@ TEST_F(TwoHostOverSsh, AProcessKilledOnTheFarHostRestartsBothHalvesFromTheCheckp
   // said so with RESUMED at that tag.
   const std::string resumed =
       std::to_string(summary.at("restarts")[0].at("resumed_from_ns").get<std::int64_t>());
-  const std::string log = read_file(dir_ / "head" / "coordinator.restart1.log");
+  const std::string log = read_text_file(dir_ / "head" / "coordinator.restart1.log");
   EXPECT_NE(log.find("every federate resumed from the checkpoint at " + resumed + " ns"),
             std::string::npos)
       << log;

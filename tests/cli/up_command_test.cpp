@@ -36,9 +36,9 @@ namespace fs = std::filesystem;
 
 using testing::alive;
 using testing::eventually;
+using testing::read_text_file;
 using testing::recorded_pids;
 using testing::wait_exit;
-constexpr auto read_file = &testing::read_text_file;
 
 /// configs/local.yaml on free ports, stopping after `env_steps` (learning from 200 items on);
 /// `hosts` replaces its hosts section when not empty (then `sampler_host`/`learning_host` place
@@ -58,10 +58,7 @@ std::string shortened_local(int base, const std::string& stop, const std::string
   return testing::local_cluster_yaml(options);
 }
 
-struct Launched {
-  pid_t pid = -1;
-  fs::path out, err;
-};
+using testing::Launched;
 
 /// Starts `tagflow ARGS...` with stdout and stderr in files of `dir`.
 Launched launch(const std::vector<std::string>& args, const fs::path& dir, const std::string& tag) {
@@ -100,7 +97,7 @@ class TagflowUp : public ::testing::Test {
 TEST_F(TagflowUp, ABadFileExitsTwoWithFileLineAndKey) {
   write("bad.yaml", "cluster: bad\nseed: 1\nnodez: {}\n");
   EXPECT_EQ(run({"up", path("bad.yaml"), "--quiet"}, dir_, "bad"), 2);
-  const std::string err = read_file(dir_ / "bad.err");
+  const std::string err = read_text_file(dir_ / "bad.err");
   EXPECT_NE(err.find("bad.yaml:3: nodez"), std::string::npos) << err;
   EXPECT_FALSE(fs::exists(dir_ / "runs"));  // nothing started
 }
@@ -113,7 +110,7 @@ TEST_F(TagflowUp, ABadNodeParamExitsTwoNamingTheFileBeforeAnyProcessStarts) {
   ASSERT_NE(at, std::string::npos);
   write("local.yaml", text.replace(at, 15, "capacity: -5"));
   EXPECT_EQ(run({"up", path("local.yaml"), "--quiet"}, dir_, "param"), 2);
-  const std::string err = read_file(dir_ / "param.err");
+  const std::string err = read_text_file(dir_ / "param.err");
   EXPECT_NE(err.find(path("local.yaml") + ":26: nodes.replay.params: node 'replay': param "
                                           "'capacity'"),
             std::string::npos)
@@ -135,7 +132,7 @@ TEST_F(TagflowUp, ABadLearnerOrInferenceParamExitsTwoBeforeAnyProcessStarts) {
     bad.replace(at, good.size(), good.substr(0, good.find(':')) + ": -1");
     write("local.yaml", bad);
     EXPECT_EQ(run({"up", path("local.yaml"), "--quiet"}, dir_, "torch-param"), 2);
-    const std::string err = read_file(dir_ / "torch-param.err");
+    const std::string err = read_text_file(dir_ / "torch-param.err");
     EXPECT_NE(err.find(path("local.yaml") + ":"), std::string::npos) << err;
     EXPECT_NE(err.find(expected), std::string::npos) << err;
     EXPECT_FALSE(fs::exists(dir_ / "runs"));  // nothing started
@@ -150,8 +147,8 @@ TEST_F(TagflowUp, AClusterNameThatIsAPathIsRefusedAndNothingIsWritten) {
   text.replace(at + 1, text.find('\n', at + 1) - at - 1, "cluster: ../../escaped");
   write("local.yaml", text);
   EXPECT_EQ(run({"up", path("local.yaml"), "--quiet"}, dir_, "name"), 2);
-  EXPECT_NE(read_file(dir_ / "name.err").find("cluster names are"), std::string::npos)
-      << read_file(dir_ / "name.err");
+  EXPECT_NE(read_text_file(dir_ / "name.err").find("cluster names are"), std::string::npos)
+      << read_text_file(dir_ / "name.err");
   EXPECT_FALSE(fs::exists(dir_ / "runs"));
   // runs/../../escaped-TIME would have been dir_'s sibling.
   for (const auto& entry : fs::directory_iterator(dir_.parent_path())) {
@@ -162,7 +159,7 @@ TEST_F(TagflowUp, AClusterNameThatIsAPathIsRefusedAndNothingIsWritten) {
 TEST_F(TagflowUp, AnUnknownHostExitsTwoNamingTheHosts) {
   write("local.yaml", shortened_local(base_port_, "env_steps: 800"));
   EXPECT_EQ(run({"up", path("local.yaml"), "--host", "mars", "--quiet"}, dir_, "host"), 2);
-  const std::string err = read_file(dir_ / "host.err");
+  const std::string err = read_text_file(dir_ / "host.err");
   EXPECT_NE(err.find("no host 'mars' (hosts: local)"), std::string::npos) << err;
 }
 
@@ -176,12 +173,12 @@ TEST_F(TagflowUp, HostNameStartsOnlyThatHostsProcessesAndSigtermStopsThem) {
       {"up", path("split.yaml"), "--host", "a", "--log-dir", logs.string(), "--quiet"}, dir_, "a");
   // Host a plays the samplers and the inference server; the coordinator is b's.
   ASSERT_TRUE(eventually([&] { return recorded_pids(logs).size() == 3; }, 30s))
-      << read_file(up.err);
+      << read_text_file(up.err);
   const auto pids = recorded_pids(logs);
   EXPECT_EQ(pids.count("sampler-0") + pids.count("sampler-1") + pids.count("inference"), 3U);
   ::kill(up.pid, SIGTERM);
-  EXPECT_EQ(wait_exit(up.pid, 30s), 130) << read_file(up.err);
-  const std::string err = read_file(up.err);
+  EXPECT_EQ(wait_exit(up.pid, 30s), 130) << read_text_file(up.err);
+  const std::string err = read_text_file(up.err);
   EXPECT_NE(err.find("host a: sampler-0, sampler-1, inference"), std::string::npos) << err;
   std::vector<std::string> logs_written;
   for (const auto& entry : fs::directory_iterator(logs)) {
@@ -193,7 +190,7 @@ TEST_F(TagflowUp, HostNameStartsOnlyThatHostsProcessesAndSigtermStopsThem) {
 }
 
 std::string digest_of(const fs::path& summary) {
-  const nlohmann::json json = nlohmann::json::parse(read_file(summary), nullptr, false);
+  const nlohmann::json json = nlohmann::json::parse(read_text_file(summary), nullptr, false);
   if (json.is_discarded() || !json.contains("digest"))
     return "(no summary at " + summary.string() + ")";
   return json.at("digest").get<std::string>();
@@ -206,17 +203,17 @@ TEST_F(TagflowUp, ProcessesGiveTheDigestOfTheSingleProcessPlacementRunAfterRun) 
                  path("run1"), "--quiet"},
                 dir_, "first"),
             0)
-      << read_file(dir_ / "first.err");
+      << read_text_file(dir_ / "first.err");
   ASSERT_EQ(run({"up", path("short.yaml"), "--summary", path("second.json"), "--log-dir",
                  path("run2"), "--quiet"},
                 dir_, "second"),
             0)
-      << read_file(dir_ / "second.err");
+      << read_text_file(dir_ / "second.err");
   ASSERT_EQ(run({"up", path("short.yaml"), "--placement", "single", "--summary",
                  path("single.json"), "--quiet"},
                 dir_, "single"),
             0)
-      << read_file(dir_ / "single.err");
+      << read_text_file(dir_ / "single.err");
 
   const std::string digest = digest_of(dir_ / "first.json");
   EXPECT_EQ(digest.size(), 16U) << digest;
@@ -224,11 +221,11 @@ TEST_F(TagflowUp, ProcessesGiveTheDigestOfTheSingleProcessPlacementRunAfterRun) 
   EXPECT_EQ(digest_of(dir_ / "single.json"), digest);
   EXPECT_EQ(digest_of(dir_ / "run1" / "summary.json"), digest);
 
-  const nlohmann::json summary = nlohmann::json::parse(read_file(dir_ / "first.json"));
+  const nlohmann::json summary = nlohmann::json::parse(read_text_file(dir_ / "first.json"));
   EXPECT_EQ(summary.at("placement"), "process");
   EXPECT_EQ(summary.at("stop_reason"), "env_steps");
   EXPECT_EQ(summary.at("env_steps"), 2400);
-  const std::string out = read_file(dir_ / "first.out");
+  const std::string out = read_text_file(dir_ / "first.out");
   EXPECT_NE(out.find("stop env_steps: "), std::string::npos) << out;
   EXPECT_NE(out.find("digest " + digest), std::string::npos) << out;
   for (const std::string process :
@@ -245,23 +242,23 @@ TEST_F(TagflowUp, AnActorModeRunEndsWithTheSummaryOfItsProcesses) {
                  "--log-dir", logs.string(), "--quiet"},
                 dir_, "actor"),
             0)
-      << read_file(dir_ / "actor.err");
-  const std::string err = read_file(dir_ / "actor.err");
+      << read_text_file(dir_ / "actor.err");
+  const std::string err = read_text_file(dir_ / "actor.err");
   // Actor mode has no coordinator.
   EXPECT_NE(err.find("host local: sampler-0, sampler-1, replay, learner, inference\n"),
             std::string::npos)
       << err;
-  const nlohmann::json summary = nlohmann::json::parse(read_file(dir_ / "actor.json"));
+  const nlohmann::json summary = nlohmann::json::parse(read_text_file(dir_ / "actor.json"));
   EXPECT_EQ(summary.at("mode"), "actor");
   EXPECT_EQ(summary.at("placement"), "process");
   EXPECT_EQ(summary.at("stop_reason"), "env_steps");
   EXPECT_GT(summary.at("env_steps").get<std::int64_t>(), 0);
   EXPECT_EQ(summary.at("digest_reproducible"), false);
-  EXPECT_EQ(read_file(logs / "summary.json"), read_file(dir_ / "actor.json"));
+  EXPECT_EQ(read_text_file(logs / "summary.json"), read_text_file(dir_ / "actor.json"));
   for (const std::string process : {"sampler-0", "sampler-1", "replay", "learner", "inference"}) {
     EXPECT_TRUE(fs::exists(logs / (process + ".json"))) << process << " wrote no result";
   }
-  const std::string out = read_file(dir_ / "actor.out");
+  const std::string out = read_text_file(dir_ / "actor.out");
   EXPECT_NE(out.find("(actor mode: not reproducible)"), std::string::npos) << out;
 }
 
@@ -278,10 +275,10 @@ TEST_F(TagflowUp, TwoLaunchersPlayingHostsAAndBRunOneClusterTogether) {
   const Launched a = launch({"up", path("split.yaml"), "--mode", "actor", "--host", "a",
                              "--log-dir", path("logs-a"), "--quiet"},
                             dir_, "a");
-  EXPECT_EQ(wait_exit(a.pid, 150s), 0) << read_file(a.err);
-  EXPECT_EQ(wait_exit(b.pid, 150s), 0) << read_file(b.err);
-  const std::string out_a = read_file(a.out);
-  const std::string out_b = read_file(b.out);
+  EXPECT_EQ(wait_exit(a.pid, 150s), 0) << read_text_file(a.err);
+  EXPECT_EQ(wait_exit(b.pid, 150s), 0) << read_text_file(b.err);
+  const std::string out_a = read_text_file(a.out);
+  const std::string out_b = read_text_file(b.out);
   EXPECT_NE(out_a.find("this host ran 3 of 5 processes"), std::string::npos) << out_a;
   EXPECT_NE(out_b.find("this host ran 2 of 5 processes"), std::string::npos) << out_b;
   EXPECT_NE(out_b.find("  learner: "), std::string::npos) << out_b;
@@ -302,7 +299,7 @@ TEST_F(TagflowUp, AKilledSamplerEndsTheRunWithAnErrorNamingItAndNoProcessLeft) {
   const Launched up =
       launch({"up", path("long.yaml"), "--log-dir", logs.string(), "--quiet"}, dir_, "up");
   ASSERT_TRUE(eventually([&] { return recorded_pids(logs).size() == 6; }, 30s))
-      << read_file(up.err);
+      << read_text_file(up.err);
   const auto pids = recorded_pids(logs);
   // Mid-run: sampler-1 (metrics on base + 5) has stepped its environments.
   const auto stepping = [&] {
@@ -311,11 +308,11 @@ TEST_F(TagflowUp, AKilledSamplerEndsTheRunWithAnErrorNamingItAndNoProcessLeft) {
     return probe.answered && probe.values.count("tagflow_env_steps_total") == 1 &&
            probe.values.at("tagflow_env_steps_total") > 0;
   };
-  ASSERT_TRUE(eventually(stepping, 60s)) << read_file(up.err);
+  ASSERT_TRUE(eventually(stepping, 60s)) << read_text_file(up.err);
   ASSERT_EQ(::kill(pids.at("sampler-1"), SIGKILL), 0);
 
   EXPECT_EQ(wait_exit(up.pid, 60s), 1);
-  const std::string err = read_file(up.err);
+  const std::string err = read_text_file(up.err);
   EXPECT_NE(err.find("tagflow up: node sampler-1 failed (killed by signal 9)"), std::string::npos)
       << err;
   for (const auto& [name, pid] : pids) EXPECT_FALSE(alive(pid)) << name << " outlived the run";
@@ -354,21 +351,21 @@ TEST_F(TagflowUp, AProcessTheLauncherDidNotStartCannotJoinEvenIfItJoinsFirst) {
                        dir_, "closed");
   stop = true;
   squatter.join();
-  EXPECT_EQ(code, 0) << read_file(dir_ / "closed.err");
+  EXPECT_EQ(code, 0) << read_text_file(dir_ / "closed.err");
   EXPECT_GT(tries.load(), 2);
   EXPECT_EQ(answered.load(), 0);
-  const std::string err = read_file(dir_ / "closed.err");
+  const std::string err = read_text_file(dir_ / "closed.err");
   EXPECT_NE(err.find("closed cluster: CURVE keys minted for this run in"), std::string::npos)
       << err;
   const fs::path keys = dir_ / "run" / "keys";
   EXPECT_EQ(fs::status(keys).permissions(), fs::perms::owner_all);
   EXPECT_EQ(fs::status(keys / "replay.key").permissions(),
             fs::perms::owner_read | fs::perms::owner_write);
-  const nlohmann::json summary = nlohmann::json::parse(read_file(dir_ / "closed.json"));
+  const nlohmann::json summary = nlohmann::json::parse(read_text_file(dir_ / "closed.json"));
   EXPECT_EQ(summary.at("env_steps"), 2400);
   EXPECT_EQ(summary.at("digest").get<std::string>().size(), 16U);
   EXPECT_EQ(summary.at("security"), "per-run keys");
-  EXPECT_NE(read_file(dir_ / "closed.out").find("security per-run keys"), std::string::npos);
+  EXPECT_NE(read_text_file(dir_ / "closed.out").find("security per-run keys"), std::string::npos);
 }
 
 // `security: none` leaves the cluster open, and says so.
@@ -380,12 +377,13 @@ TEST_F(TagflowUp, SecurityNoneRunsOpenAndSaysSo) {
   text.replace(text.find(closed), closed.size(), "security: none\n");
   write("open.yaml", text);
   EXPECT_EQ(run({"up", path("open.yaml"), "--log-dir", path("run"), "--quiet"}, dir_, "open"), 0)
-      << read_file(dir_ / "open.err");
-  const std::string err = read_file(dir_ / "open.err");
+      << read_text_file(dir_ / "open.err");
+  const std::string err = read_text_file(dir_ / "open.err");
   EXPECT_NE(err.find("security: none: any local process may join"), std::string::npos) << err;
   EXPECT_FALSE(fs::exists(dir_ / "run" / "keys"));
-  EXPECT_EQ(nlohmann::json::parse(read_file(dir_ / "run" / "summary.json")).at("security"), "none");
-  EXPECT_NE(read_file(dir_ / "open.out").find("security none"), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(read_text_file(dir_ / "run" / "summary.json")).at("security"),
+            "none");
+  EXPECT_NE(read_text_file(dir_ / "open.out").find("security none"), std::string::npos);
 }
 
 }  // namespace

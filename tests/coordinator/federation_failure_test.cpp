@@ -22,7 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::ChildProcess;
 
-std::string read_file(const fs::path& path) {
+std::string read_log(const fs::path& path) {
   std::ifstream in(path);
   std::ostringstream text;
   text << in.rdbuf();
@@ -52,23 +52,23 @@ std::unique_ptr<ChildProcess> listening_coordinator(const fs::path& dir,
                                  config.string()},
         log.string());
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (read_file(log).find("listening on") == std::string::npos &&
+    while (read_log(log).find("listening on") == std::string::npos &&
            std::chrono::steady_clock::now() < deadline) {
       const std::optional<int> status = coordinator->wait(std::chrono::milliseconds(10));
       if (!status) continue;
-      if (*status == 2 && read_file(log).find("cannot bind") != std::string::npos) break;
-      ADD_FAILURE() << "the coordinator ended with status " << *status << ": " << read_file(log);
+      if (*status == 2 && read_log(log).find("cannot bind") != std::string::npos) break;
+      ADD_FAILURE() << "the coordinator ended with status " << *status << ": " << read_log(log);
       return coordinator;
     }
-    if (read_file(log).find("listening on") != std::string::npos) return coordinator;
+    if (read_log(log).find("listening on") != std::string::npos) return coordinator;
   }
-  ADD_FAILURE() << "no coordinator could bind a port: " << read_file(log);
+  ADD_FAILURE() << "no coordinator could bind a port: " << read_log(log);
   return nullptr;
 }
 
 bool wait_for_text(const fs::path& file, const std::string& text, std::chrono::seconds limit) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (read_file(file).find(text) == std::string::npos) {
+  while (read_log(file).find(text) == std::string::npos) {
     if (std::chrono::steady_clock::now() > deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));  // polling a log file
   }
@@ -108,20 +108,20 @@ void disturb_left_federate(const std::string& name,
   // would take minutes, so it is still going when `left` is disturbed.
   ASSERT_TRUE(
       wait_for_text(dir / "coordinator.log", "all federates joined", std::chrono::seconds(30)))
-      << read_file(dir / "coordinator.log");
+      << read_log(dir / "coordinator.log");
   disturb(*federates[1]);
 
   const std::optional<int> coordinator_status = coordinator->wait(std::chrono::seconds(20));
   ASSERT_TRUE(coordinator_status.has_value()) << "the coordinator hangs after a failure";
   EXPECT_EQ(*coordinator_status, 1);
-  const std::string log = read_file(dir / "coordinator.log");
+  const std::string log = read_log(dir / "coordinator.log");
   EXPECT_NE(log.find(expected), std::string::npos) << log;
   for (std::size_t i : {0U, 2U, 3U}) {
     const std::optional<int> status = federates[i]->wait(std::chrono::seconds(20));
     ASSERT_TRUE(status.has_value()) << ids[i] << " outlived the failed run";
     EXPECT_EQ(*status, 3) << ids[i];
-    EXPECT_NE(read_file(dir / (ids[i] + ".log")).find("'left'"), std::string::npos)
-        << ids[i] << ": " << read_file(dir / (ids[i] + ".log"));
+    EXPECT_NE(read_log(dir / (ids[i] + ".log")).find("'left'"), std::string::npos)
+        << ids[i] << ": " << read_log(dir / (ids[i] + ".log"));
   }
   federates[1]->kill();  // a stopped one is still there
   fs::remove_all(dir);
@@ -147,15 +147,15 @@ TEST(FederationFailure, AShortSilenceIsCountedAndTheRunGoesOn) {
   }
   ASSERT_TRUE(
       wait_for_text(dir / "coordinator.log", "all federates joined", std::chrono::seconds(30)))
-      << read_file(dir / "coordinator.log");
+      << read_log(dir / "coordinator.log");
   federates[1]->kill(SIGSTOP);
   std::this_thread::sleep_for(std::chrono::milliseconds(1400));  // > 2 s / 2, < 2 s
   federates[1]->kill(SIGCONT);
   EXPECT_TRUE(
       wait_for_text(dir / "coordinator.log", "'left' was silent for ", std::chrono::seconds(10)))
-      << read_file(dir / "coordinator.log");
+      << read_log(dir / "coordinator.log");
   EXPECT_FALSE(coordinator->wait(std::chrono::milliseconds(500)).has_value())
-      << "the run ended: " << read_file(dir / "coordinator.log");
+      << "the run ended: " << read_log(dir / "coordinator.log");
   coordinator->kill();
   for (auto& federate : federates) federate->kill();
   fs::remove_all(dir);
@@ -207,7 +207,7 @@ TEST(FederationFailure, ADroppedMessageTheGrantsCountEndsTheRunNamingSenderPortA
   const std::optional<int> coordinator_status = coordinator->wait(std::chrono::seconds(30));
   ASSERT_TRUE(coordinator_status.has_value()) << "the run hangs on the dropped message";
   EXPECT_EQ(*coordinator_status, 1);
-  const std::string log = read_file(dir / "coordinator.log");
+  const std::string log = read_log(dir / "coordinator.log");
   EXPECT_NE(log.find("federate 'sink' failed: federate 'sink' dropped a data message from 'right' "
                      "on port 2"),
             std::string::npos)
@@ -216,7 +216,7 @@ TEST(FederationFailure, ADroppedMessageTheGrantsCountEndsTheRunNamingSenderPortA
   for (std::size_t i = 0; i < ids.size(); ++i) {
     const std::optional<int> status = federates[i]->wait(std::chrono::seconds(20));
     ASSERT_TRUE(status.has_value()) << ids[i] << " outlived the failed run";
-    EXPECT_EQ(*status, 3) << ids[i] << ": " << read_file(dir / (ids[i] + ".log"));
+    EXPECT_EQ(*status, 3) << ids[i] << ": " << read_log(dir / (ids[i] + ".log"));
   }
   fs::remove_all(dir);
 }

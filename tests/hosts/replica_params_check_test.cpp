@@ -9,7 +9,7 @@
 namespace tagflow::hosts {
 namespace {
 
-const char* const kCluster = R"(cluster: params
+const char* const kParamsCluster = R"(cluster: params
 nodes:
   sampler: {kind: sampler, replicas: 2, data_port: 7610, params: {num_envs: 2}}
   replay:
@@ -23,9 +23,9 @@ connections:
 stop: {env_steps: 1000}
 )";
 
-/// `kCluster` with `from` replaced by `to`, parsed as c.yaml.
+/// `kParamsCluster` with `from` replaced by `to`, parsed as c.yaml.
 cluster::ClusterConfig edited(const std::string& from, const std::string& to) {
-  std::string text = kCluster;
+  std::string text = kParamsCluster;
   const std::size_t at = text.find(from);
   EXPECT_NE(at, std::string::npos) << from;
   return cluster::parse_cluster_config(text.replace(at, from.size(), to), "c.yaml");

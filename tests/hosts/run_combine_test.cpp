@@ -9,7 +9,7 @@
 namespace tagflow::hosts {
 namespace {
 
-const char* const kCluster = R"(cluster: combine
+const char* const kCombinedCluster = R"(cluster: combine
 seed: 3
 hosts:
   local: {address: 127.0.0.1}
@@ -26,8 +26,8 @@ connections:
 stop: {env_steps: 1000}
 )";
 
-ReplicaResult replica(const std::string& name, const std::string& kind, std::int64_t count,
-                      std::vector<ChannelResult> channels) {
+ReplicaResult replica_result(const std::string& name, const std::string& kind, std::int64_t count,
+                             std::vector<ChannelResult> channels) {
   ReplicaResult r;
   r.name = name;
   r.kind = kind;
@@ -38,21 +38,21 @@ ReplicaResult replica(const std::string& name, const std::string& kind, std::int
 
 class RunCombine : public ::testing::Test {
  protected:
-  RunCombine() : config_(cluster::parse_cluster_config(kCluster, "combine.yaml")) {
+  RunCombine() : config_(cluster::parse_cluster_config(kCombinedCluster, "combine.yaml")) {
     ProcessResult samplers;
     samplers.process = "samplers";
     samplers.seconds = 2.0;
     samplers.stop_reason = "env_steps";
-    samplers.replicas = {replica("sampler-0", "sampler", 100, {{"transitions", 0, 5, 11}}),
-                         replica("sampler-1", "sampler", 60, {{"transitions", 0, 3, 12}})};
+    samplers.replicas = {replica_result("sampler-0", "sampler", 100, {{"transitions", 0, 5, 11}}),
+                         replica_result("sampler-1", "sampler", 60, {{"transitions", 0, 3, 12}})};
     samplers.replicas[0].episode_returns = {10.0, 20.0};
     ProcessResult trainer;
     trainer.process = "trainer";
     trainer.seconds = 4.0;
     trainer.replicas = {
-        replica("replay", "replay", 160, {{"batches", 0, 7, 13}}),
-        replica("learner", "learner", 7,
-                {{"priorities", 0, 7, 14}, {"weights", 0, 2, 15}, {"weights", 1, 2, 16}})};
+        replica_result("replay", "replay", 160, {{"batches", 0, 7, 13}}),
+        replica_result("learner", "learner", 7,
+                       {{"priorities", 0, 7, 14}, {"weights", 0, 2, 15}, {"weights", 1, 2, 16}})};
     ReplicaResult& learner = trainer.replicas[1];
     learner.updates = 7;
     learner.final_weights_hash = 99;

@@ -12,7 +12,7 @@ namespace {
 
 using std::chrono::milliseconds;
 
-EnvironmentConfig at_zero() {
+EnvironmentConfig starting_at_zero() {
   EnvironmentConfig config;
   config.start_time_ns = 0;
   return config;
@@ -35,7 +35,7 @@ TEST(LogicalAction, ZeroDelayIsTheNextMicrostepAndMinDelayAddsToExtra) {
       });
     }
   };
-  Environment env(at_zero());
+  Environment env(starting_at_zero());
   auto& actor = env.add<Actor>("actor");
   env.run();
   ASSERT_EQ(actor.seen.size(), 2U);
@@ -56,7 +56,7 @@ TEST(LogicalAction, LaterScheduleForTheSameTagWins) {
       reaction("seen").triggers(action).body([this] { seen.push_back(action.get()); });
     }
   };
-  Environment env(at_zero());
+  Environment env(starting_at_zero());
   auto& actor = env.add<Actor>("actor");
   env.run();
   EXPECT_EQ(actor.seen, std::vector<int>{2});
@@ -74,7 +74,7 @@ TEST(Timer, FiresAtOffsetThenEveryPeriodAndOnceWithoutPeriod) {
       reaction("once").triggers(once).body([this] { once_tags.push_back(tag()); });
     }
   };
-  EnvironmentConfig config = at_zero();
+  EnvironmentConfig config = starting_at_zero();
   config.timeout = milliseconds(12);
   Environment env(config);
   auto& timed = env.add<Timed>("timed");

@@ -10,11 +10,11 @@
 namespace tagflow::reactors {
 namespace {
 
-class Emitter : public Reactor {
+class HintEmitter : public Reactor {
  public:
   Output<int> out{"out", this};
   std::vector<std::string>* log;
-  Emitter(std::string name, Environment& env, std::vector<std::string>* entries)
+  HintEmitter(std::string name, Environment& env, std::vector<std::string>* entries)
       : Reactor(std::move(name), env), log(entries) {
     reaction("emit").triggers(startup()).effects(out).body([this] {
       this->log->push_back(this->name());
@@ -38,8 +38,8 @@ class Collector : public Reactor {
 TEST(OrderingHint, PutsTheSecondReactionOnALevelAfterTheFirst) {
   std::vector<std::string> log;
   Environment env;
-  auto& late = env.add<Emitter>("late", &log);
-  auto& early = env.add<Emitter>("early", &log);
+  auto& late = env.add<HintEmitter>("late", &log);
+  auto& early = env.add<HintEmitter>("early", &log);
   auto& sink = env.add<Collector>("sink", &log);
   env.connect(late.out, sink.in);
   env.order_before(early.emit(), late.emit());
@@ -54,7 +54,7 @@ TEST(OrderingHint, PutsTheSecondReactionOnALevelAfterTheFirst) {
 TEST(OrderingHint, IsSkippedWhenTheSecondAlreadyLeadsToTheFirst) {
   std::vector<std::string> log;
   Environment env;
-  auto& source = env.add<Emitter>("source", &log);
+  auto& source = env.add<HintEmitter>("source", &log);
   auto& sink = env.add<Collector>("sink", &log);
   env.connect(source.out, sink.in);
   env.order_before(sink.take(), source.emit());  // would close a cycle: ignored
@@ -66,8 +66,8 @@ TEST(OrderingHint, IsSkippedWhenTheSecondAlreadyLeadsToTheFirst) {
 TEST(OrderingHint, IsRefusedAfterAssembly) {
   std::vector<std::string> log;
   Environment env;
-  auto& a = env.add<Emitter>("a", &log);
-  auto& b = env.add<Emitter>("b", &log);
+  auto& a = env.add<HintEmitter>("a", &log);
+  auto& b = env.add<HintEmitter>("b", &log);
   env.assemble();
   EXPECT_THROW(env.order_before(a.emit(), b.emit()), AssemblyError);
 }

@@ -84,6 +84,12 @@ inline std::map<std::string, pid_t> recorded_pids(const std::filesystem::path& l
   return pids;
 }
 
+/// A child started with its stdout and stderr in files.
+struct Launched {
+  pid_t pid = -1;
+  std::filesystem::path out, err;
+};
+
 /// True while `pid` exists and is not a zombie.
 inline bool alive(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");

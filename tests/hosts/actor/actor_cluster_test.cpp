@@ -9,7 +9,7 @@
 namespace tagflow::hosts {
 namespace {
 
-cluster::ClusterConfig shortened(std::int64_t env_steps) {
+cluster::ClusterConfig shortened_actor_file(std::int64_t env_steps) {
   testing::LocalClusterOptions options;
   options.mode = "actor";
   options.stop = "env_steps: " + std::to_string(env_steps);
@@ -17,7 +17,7 @@ cluster::ClusterConfig shortened(std::int64_t env_steps) {
 }
 
 TEST(ActorCluster, ShortenedLocalClusterRunsToItsEnvStepsStopInActorMode) {
-  const cluster::ClusterConfig config = shortened(3000);
+  const cluster::ClusterConfig config = shortened_actor_file(3000);
   ActorClusterOptions options;
   options.worker_threads = 2;
   const hosts::RunSummary summary = run_actor_cluster(config, options);

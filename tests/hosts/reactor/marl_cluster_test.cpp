@@ -24,7 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string read(const fs::path& path) {
+std::string read_text(const fs::path& path) {
   std::ifstream in(path);
   std::ostringstream text;
   text << in.rdbuf();
@@ -34,7 +34,7 @@ std::string read(const fs::path& path) {
 /// The shipped file `name` with each (from, to) edit applied; an edit that finds nothing fails.
 std::string shipped(const std::string& name,
                     const std::vector<std::pair<std::string, std::string>>& edits) {
-  std::string text = read(fs::path(TAGFLOW_SOURCE_DIR) / "configs" / name);
+  std::string text = read_text(fs::path(TAGFLOW_SOURCE_DIR) / "configs" / name);
   for (const auto& [from, to] : edits) {
     const auto at = text.find(from);
     if (at == std::string::npos) {
@@ -69,7 +69,7 @@ class MarlCluster : public ::testing::Test {
                              " --quiet --summary " + summary.string() + logs + " 2>&1");
     EXPECT_EQ(run.exit_code, 0) << label << ":\n" << run.output;
     if (run.exit_code != 0) return {};
-    return nlohmann::json::parse(read(summary));
+    return nlohmann::json::parse(read_text(summary));
   }
 
   fs::path dir_;
@@ -113,7 +113,7 @@ TEST_F(MarlCluster, ActorModeAsProcessesAsksEveryServerAndEndsAtItsStepLimit) {
   for (const char* server : {"inference-0", "inference-1"}) {
     EXPECT_EQ(summary["nodes"][server]["count"], 1500) << server;
     const nlohmann::json process =
-        nlohmann::json::parse(read(dir_ / "logs" / (std::string(server) + ".json")));
+        nlohmann::json::parse(read_text(dir_ / "logs" / (std::string(server) + ".json")));
     EXPECT_EQ(process["stop_reason"], "env_steps") << server;
   }
 }

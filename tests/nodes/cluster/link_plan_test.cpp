@@ -9,7 +9,7 @@
 namespace tagflow::cluster {
 namespace {
 
-constexpr const char* kCluster = R"(cluster: t
+constexpr const char* kLinkedCluster = R"(cluster: t
 nodes:
   sampler: {kind: sampler, replicas: 2, data_port: 7000}
   inference: {kind: inference, replicas: 2, data_port: 7100}
@@ -30,7 +30,7 @@ std::string describe(const Link& l) {
 }
 
 TEST(LinkPlan, PairsEqualCountsAndFansOneToManyInConnectionOrder) {
-  const ClusterConfig config = parse_cluster_config(kCluster, "l.yaml");
+  const ClusterConfig config = parse_cluster_config(kLinkedCluster, "l.yaml");
   const LinkPlan plan = plan_links(config);
   std::vector<std::string> got;
   for (const Link& l : plan.links) got.push_back(describe(l));
@@ -56,7 +56,7 @@ TEST(LinkPlan, PairsEqualCountsAndFansOneToManyInConnectionOrder) {
 
 TEST(LinkPlan, TheFederationLinksExactlyThePairsOfThePlan) {
   const coordinator::FederationSpec spec =
-      federation_spec(parse_cluster_config(kCluster, "l.yaml"));
+      federation_spec(parse_cluster_config(kLinkedCluster, "l.yaml"));
   const auto upstreams = [&spec](const std::string& id) {
     std::vector<std::string> out;
     for (const auto& link : spec.find(id)->upstreams) out.push_back(link.federate);
@@ -69,7 +69,7 @@ TEST(LinkPlan, TheFederationLinksExactlyThePairsOfThePlan) {
 }
 
 TEST(LinkPlan, UnequalReplicaCountsAboveOneAreRefusedWithTheConnection) {
-  std::string text = kCluster;
+  std::string text = kLinkedCluster;
   text.replace(text.find("replicas: 2, data_port: 7100"), 28, "replicas: 3, data_port: 7100");
   try {
     (void)parse_cluster_config(text, "l.yaml");

@@ -43,7 +43,7 @@ std::string marl_file(const std::string& policies, int servers = 1, int learners
   return text + "stop: {env_steps: 100}\n";
 }
 
-ConfigError error_of(const std::string& text) {
+ConfigError policy_error_of(const std::string& text) {
   try {
     parse_cluster_config(text, "m.yaml");
   } catch (const ConfigError& e) {
@@ -81,7 +81,7 @@ TEST(PolicyConfig, TimeInputMakesEveryPolicysInputOneFloatWider) {
   const std::string second =
       "  junction2: {kind: multi_agent, data_port: 7050, params: {env: TrafficJunction4-v1}}\n";
   text.insert(text.find("  inference:"), second);
-  const ConfigError e = error_of(text);
+  const ConfigError e = policy_error_of(text);
   EXPECT_EQ(e.key(), "nodes.junction2.params.time_input");
   EXPECT_NE(std::string(e.what()).find("same input"), std::string::npos) << e.what();
 }
@@ -144,43 +144,44 @@ TEST(PolicyConfig, AnInferenceNodesExperienceReachesTheReplayOfEachPolicy) {
   // Only to a replay's transitions.
   const std::string wrong = "  - {from: inference.experience, to: learner.batches}\n";
   text.replace(text.find(experience), experience.size(), wrong);
-  const ConfigError e = error_of(text);
+  const ConfigError e = policy_error_of(text);
   EXPECT_EQ(e.key(), "connections[2].to");
   EXPECT_NE(std::string(e.what()).find("a replay's transitions"), std::string::npos) << e.what();
 }
 
 TEST(PolicyConfig, MistakesAreRefusedWithFileLineAndKey) {
   const std::string per_agent = "policies:\n  car: {per_agent: true}\n";
-  ConfigError e = error_of(marl_file("policies:\n  a: {}\n  b: {}\nagents: {7: a, \"*\": b}\n"));
+  ConfigError e =
+      policy_error_of(marl_file("policies:\n  a: {}\n  b: {}\nagents: {7: a, \"*\": b}\n"));
   EXPECT_EQ(e.key(), "agents.7");
   EXPECT_EQ(e.line(), 7);
   EXPECT_NE(std::string(e.what()).find("no agent 7"), std::string::npos) << e.what();
 
-  e = error_of(marl_file("policies:\n  a: {}\nagents: {0: zebra, \"*\": a}\n"));
+  e = policy_error_of(marl_file("policies:\n  a: {}\nagents: {0: zebra, \"*\": a}\n"));
   EXPECT_EQ(e.key(), "agents.0");
   EXPECT_NE(std::string(e.what()).find("no policy 'zebra'"), std::string::npos) << e.what();
 
-  e = error_of(marl_file("policies:\n  a: {}\n  b: {}\nagents: {0: a, 1: b}\n"));
+  e = policy_error_of(marl_file("policies:\n  a: {}\n  b: {}\nagents: {0: a, 1: b}\n"));
   EXPECT_NE(std::string(e.what()).find("agent 2 has no policy"), std::string::npos) << e.what();
 
-  e = error_of(marl_file("policies:\n  a: {}\n  b: {}\nagents: {\"*\": a}\n"));
+  e = policy_error_of(marl_file("policies:\n  a: {}\n  b: {}\nagents: {\"*\": a}\n"));
   EXPECT_EQ(e.key(), "policies.b");
   EXPECT_NE(std::string(e.what()).find("serves no agent"), std::string::npos) << e.what();
 
-  e = error_of(marl_file("policies:\n  a: {}\n  b: {}\n"));
+  e = policy_error_of(marl_file("policies:\n  a: {}\n  b: {}\n"));
   EXPECT_EQ(e.key(), "policies");
 
-  e = error_of(marl_file("policies:\n  a: {hidden: \"64,x\"}\n"));
+  e = policy_error_of(marl_file("policies:\n  a: {hidden: \"64,x\"}\n"));
   EXPECT_EQ(e.key(), "policies.a.hidden");
 
   // Four policies for three replays (and learners): one short.
-  e = error_of(marl_file(per_agent, 1, 3));
+  e = policy_error_of(marl_file(per_agent, 1, 3));
   EXPECT_EQ(e.key(), "nodes.replay.params.policies");
 
   // A multi_agent node without policies, policies without a multi_agent node.
-  e = error_of(marl_file(""));
+  e = policy_error_of(marl_file(""));
   EXPECT_EQ(e.key(), "policies");
-  e = error_of(
+  e = policy_error_of(
       "cluster: s\npolicies: {a: {}}\nnodes:\n  sampler: {kind: sampler, data_port: 7000}\n"
       "stop: {env_steps: 10}\n");
   EXPECT_EQ(e.key(), "policies");
@@ -214,8 +215,8 @@ TEST(PolicyConfig, AVdnLearnersPolicyGetsJointTransitions) {
 }
 
 TEST(PolicyConfig, AVdnLearnerOfAOneAgentPolicyIsRefusedWithFileLineAndKey) {
-  const ConfigError e =
-      error_of(with_learner_params("policies:\n  car: {per_agent: true}\n", 4, "{algo: vdn}"));
+  const ConfigError e = policy_error_of(
+      with_learner_params("policies:\n  car: {per_agent: true}\n", 4, "{algo: vdn}"));
   EXPECT_EQ(e.key(), "nodes.learner.params.algo");
   EXPECT_EQ(e.line(), 11);  // the learner's params line, where algo is
   EXPECT_NE(std::string(e.what()).find("policy 'car_0' serves 1 agent"), std::string::npos)
@@ -235,9 +236,9 @@ TEST(PolicyConfig, APolicyMayBatchWithItsOwnMaxBatchAndMaxWait) {
   EXPECT_FALSE(plain.multi_agent.policies[0].max_batch.has_value());
   EXPECT_FALSE(plain.multi_agent.policies[0].max_wait.has_value());
 
-  ConfigError e = error_of(marl_file("policies:\n  car: {per_agent: true, max_batch: 0}\n"));
+  ConfigError e = policy_error_of(marl_file("policies:\n  car: {per_agent: true, max_batch: 0}\n"));
   EXPECT_EQ(e.key(), "policies.car.max_batch");
-  e = error_of(marl_file("policies:\n  car: {per_agent: true, max_wait: soon}\n"));
+  e = policy_error_of(marl_file("policies:\n  car: {per_agent: true, max_wait: soon}\n"));
   EXPECT_EQ(e.key(), "policies.car.max_wait");
   EXPECT_EQ(e.line(), 5);
 }
@@ -250,7 +251,7 @@ TEST(PolicyConfig, EachPolicyIsServedExactlyOncePerPort) {
   text.replace(text.find("stop:"), 0,
                "  - {from: junction.observations, to: spare.observations}\n"
                "  - {from: spare.actions, to: junction.actions, after: 0}\n");
-  const ConfigError e = error_of(text);
+  const ConfigError e = policy_error_of(text);
   EXPECT_NE(std::string(e.what()).find("reaches policy 'car_0' on both"), std::string::npos)
       << e.what();
 }

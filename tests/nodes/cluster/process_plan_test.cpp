@@ -22,13 +22,13 @@ connections:
 stop: {env_steps: 1000}
 )";
 
-std::string with(std::string text, const std::string& from, const std::string& to) {
+std::string with_replaced(std::string text, const std::string& from, const std::string& to) {
   const auto at = text.find(from);
   EXPECT_NE(at, std::string::npos) << from;
   return text.replace(at, from.size(), to);
 }
 
-ConfigError error_of(const std::string& text) {
+ConfigError plan_error_of(const std::string& text) {
   try {
     parse_cluster_config(text, "p.yaml");
   } catch (const ConfigError& e) {
@@ -60,11 +60,12 @@ TEST(ProcessPlan, WithoutTheKeyEveryReplicaIsItsOwnProcess) {
 }
 
 TEST(ProcessPlan, GroupsWithTheSameProcessShareOneInFileOrder) {
-  std::string text =
-      with(kCluster, "host: b, data_port: 7100}", "host: b, data_port: 7100, process: trainer}");
-  text = with(text, "host: b, data_port: 7200}", "host: b, data_port: 7200, process: trainer}");
-  text = with(text, "replicas: 2, host: a, data_port: 7000}",
-              "replicas: 2, host: a, data_port: 7000, process: actors}");
+  std::string text = with_replaced(kCluster, "host: b, data_port: 7100}",
+                                   "host: b, data_port: 7100, process: trainer}");
+  text = with_replaced(text, "host: b, data_port: 7200}",
+                       "host: b, data_port: 7200, process: trainer}");
+  text = with_replaced(text, "replicas: 2, host: a, data_port: 7000}",
+                       "replicas: 2, host: a, data_port: 7000, process: actors}");
   const auto plans = plan_processes(parse_cluster_config(text, "p.yaml"));
   EXPECT_EQ(names(plans), (std::vector<std::string>{"actors", "trainer", "inference"}));
   EXPECT_EQ(plans[0].replicas, (std::vector<std::string>{"sampler-0", "sampler-1"}));
@@ -75,9 +76,10 @@ TEST(ProcessPlan, GroupsWithTheSameProcessShareOneInFileOrder) {
 }
 
 TEST(ProcessPlan, AProcessMayTakeTheNameOfOneOfItsOwnReplicas) {
-  std::string text =
-      with(kCluster, "host: b, data_port: 7100}", "host: b, data_port: 7100, process: replay}");
-  text = with(text, "host: b, data_port: 7200}", "host: b, data_port: 7200, process: replay}");
+  std::string text = with_replaced(kCluster, "host: b, data_port: 7100}",
+                                   "host: b, data_port: 7100, process: replay}");
+  text = with_replaced(text, "host: b, data_port: 7200}",
+                       "host: b, data_port: 7200, process: replay}");
   const auto plans = plan_processes(parse_cluster_config(text, "p.yaml"));
   ASSERT_NE(find_process(plans, "replay"), nullptr);
   EXPECT_EQ(find_process(plans, "replay")->replicas,
@@ -85,30 +87,31 @@ TEST(ProcessPlan, AProcessMayTakeTheNameOfOneOfItsOwnReplicas) {
 }
 
 TEST(ProcessPlan, AProcessOverTwoHostsIsRefused) {
-  std::string text =
-      with(kCluster, "host: b, data_port: 7100}", "host: b, data_port: 7100, process: mixed}");
-  text = with(text, "host: a, data_port: 7300}", "host: a, data_port: 7300, process: mixed}");
-  const ConfigError e = error_of(text);
+  std::string text = with_replaced(kCluster, "host: b, data_port: 7100}",
+                                   "host: b, data_port: 7100, process: mixed}");
+  text =
+      with_replaced(text, "host: a, data_port: 7300}", "host: a, data_port: 7300, process: mixed}");
+  const ConfigError e = plan_error_of(text);
   EXPECT_EQ(e.key(), "nodes.inference.process");
   EXPECT_EQ(e.line(), 9);
   EXPECT_NE(std::string(e.what()).find("one host"), std::string::npos) << e.what();
 }
 
 TEST(ProcessPlan, AProcessNamedLikeAnotherGroupsReplicaIsRefused) {
-  const ConfigError e = error_of(
-      with(kCluster, "host: b, data_port: 7200}", "host: b, data_port: 7200, process: sampler-1}"));
+  const ConfigError e = plan_error_of(with_replaced(
+      kCluster, "host: b, data_port: 7200}", "host: b, data_port: 7200, process: sampler-1}"));
   EXPECT_EQ(e.key(), "nodes.learner.process");
   EXPECT_EQ(e.line(), 8);
   EXPECT_NE(std::string(e.what()).find("sampler-1"), std::string::npos) << e.what();
 }
 
 TEST(ProcessPlan, AMalformedOrMistypedProcessNameIsRefused) {
-  const ConfigError bad = error_of(with(kCluster, "host: b, data_port: 7200}",
-                                        "host: b, data_port: 7200, process: 'two words'}"));
+  const ConfigError bad = plan_error_of(with_replaced(
+      kCluster, "host: b, data_port: 7200}", "host: b, data_port: 7200, process: 'two words'}"));
   EXPECT_EQ(bad.key(), "nodes.learner.process");
   EXPECT_EQ(bad.line(), 8);
-  const ConfigError list = error_of(
-      with(kCluster, "host: b, data_port: 7200}", "host: b, data_port: 7200, process: [a, b]}"));
+  const ConfigError list = plan_error_of(with_replaced(
+      kCluster, "host: b, data_port: 7200}", "host: b, data_port: 7200, process: [a, b]}"));
   EXPECT_EQ(list.key(), "nodes.learner.process");
 }
 

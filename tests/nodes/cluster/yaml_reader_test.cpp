@@ -13,7 +13,7 @@
 namespace tagflow::cluster {
 namespace {
 
-constexpr const char* kValid = R"(cluster: t
+constexpr const char* kValidYaml = R"(cluster: t
 seed: 7
 nodes:
   sampler: {kind: sampler, data_port: 7000}
@@ -24,7 +24,7 @@ stop: {env_steps: 1000}
 )";
 
 /// The message of the ConfigError that parsing `text` raises ("" when it parses).
-std::string error_of(const std::string& text) {
+std::string yaml_error_of(const std::string& text) {
   try {
     parse_cluster_config(text, "c.yaml");
   } catch (const ConfigError& e) {
@@ -33,10 +33,10 @@ std::string error_of(const std::string& text) {
   return "";
 }
 
-TEST(YamlReader, TheValidFileParses) { EXPECT_EQ(error_of(kValid), ""); }
+TEST(YamlReader, TheValidFileParses) { EXPECT_EQ(yaml_error_of(kValidYaml), ""); }
 
 TEST(YamlReader, AKeyGivenTwiceIsRefusedAtItsSecondLine) {
-  EXPECT_EQ(error_of(std::string(kValid) + "seed: 8\n"),
+  EXPECT_EQ(yaml_error_of(std::string(kValidYaml) + "seed: 8\n"),
             "c.yaml:9: seed: duplicate key (it appears earlier in the same map)");
   const std::string nested = R"(cluster: t
 nodes:
@@ -44,17 +44,17 @@ nodes:
 stop: {env_steps: 1}
 )";
   EXPECT_EQ(
-      error_of(nested),
+      yaml_error_of(nested),
       "c.yaml:3: nodes.sampler.data_port: duplicate key (it appears earlier in the same map)");
 }
 
 TEST(YamlReader, ANulInTheFileOrInAValueIsRefused) {
-  std::string raw = kValid;
+  std::string raw = kValidYaml;
   raw.insert(raw.find("seed"), std::string(1, '\0'));
-  EXPECT_EQ(error_of(raw), "c.yaml:2: (file): a NUL byte (the file is not text)");
-  std::string quoted = kValid;
+  EXPECT_EQ(yaml_error_of(raw), "c.yaml:2: (file): a NUL byte (the file is not text)");
+  std::string quoted = kValidYaml;
   quoted.replace(0, 10, "cluster: \"a\\0b\"\n");
-  EXPECT_EQ(error_of(quoted), "c.yaml:1: cluster: a NUL character in 'a\\x00b'");
+  EXPECT_EQ(yaml_error_of(quoted), "c.yaml:1: cluster: a NUL character in 'a\\x00b'");
 }
 
 TEST(YamlReader, AFileOverTheSizeCapIsRefusedBeforeItIsParsed) {
@@ -62,7 +62,7 @@ TEST(YamlReader, AFileOverTheSizeCapIsRefusedBeforeItIsParsed) {
       std::filesystem::temp_directory_path() / ("tagflow-big-" + std::to_string(::getpid()));
   {
     std::ofstream out(file);
-    out << kValid << "# " << std::string(kMaxClusterFileBytes, 'x') << "\n";
+    out << kValidYaml << "# " << std::string(kMaxClusterFileBytes, 'x') << "\n";
   }
   try {
     (void)load_cluster_config(file.string());
@@ -77,14 +77,14 @@ TEST(YamlReader, AFileOverTheSizeCapIsRefusedBeforeItIsParsed) {
 
 TEST(YamlReader, AliasesThatMultiplyTheTreeAreRefused) {
   // Each level repeats the one below ten times: 10^7 nodes from a few hundred bytes.
-  std::string bomb = std::string(kValid) + "x0: &a0 [v, v, v, v, v, v, v, v, v, v]\n";
+  std::string bomb = std::string(kValidYaml) + "x0: &a0 [v, v, v, v, v, v, v, v, v, v]\n";
   for (int i = 1; i <= 7; ++i) {
     const std::string prev = "*a" + std::to_string(i - 1);
     bomb += "x" + std::to_string(i) + ": &a" + std::to_string(i) + " [" + prev;
     for (int k = 1; k < 10; ++k) bomb += ", " + prev;
     bomb += "]\n";
   }
-  EXPECT_NE(error_of(bomb).find("too many nodes"), std::string::npos) << error_of(bomb);
+  EXPECT_NE(yaml_error_of(bomb).find("too many nodes"), std::string::npos) << yaml_error_of(bomb);
 }
 
 }  // namespace

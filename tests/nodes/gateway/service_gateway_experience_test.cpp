@@ -19,8 +19,8 @@ namespace {
 using clients::GatewayClient;
 using testing::FakeBackend;
 
-std::unique_ptr<ServiceGateway> start(GatewayConfig config,
-                                      monitoring::ProcessMetrics* metrics = nullptr) {
+std::unique_ptr<ServiceGateway> start_gateway(GatewayConfig config,
+                                              monitoring::ProcessMetrics* metrics = nullptr) {
   return std::make_unique<ServiceGateway>(std::move(config), std::make_unique<FakeBackend>(),
                                           metrics);
 }
@@ -44,7 +44,7 @@ TEST(ServiceGatewayExperienceTest, ALoggedEpisodeQueuesOneTransitionPerAgentStep
                                      tagflow::test::families("inference"));
   GatewayConfig config = logging(1000);
   const auto queue = config.experience;
-  const auto gateway = start(config, &metrics);
+  const auto gateway = start_gateway(config, &metrics);
   GatewayClient client(gateway->endpoint());
   const auto started = client.episode_start(true);
   ASSERT_TRUE(started.ok) << started.reason;
@@ -95,7 +95,7 @@ TEST(ServiceGatewayExperienceTest, ALoggedEpisodeQueuesOneTransitionPerAgentStep
 
 TEST(ServiceGatewayExperienceTest, WrongUseIsRefusedWithAReason) {
   {
-    const auto gateway = start(GatewayConfig{});  // no replay linked
+    const auto gateway = start_gateway(GatewayConfig{});  // no replay linked
     GatewayClient client(gateway->endpoint());
     const auto refused = client.episode_start(true);
     EXPECT_EQ(refused.error, "no_replay");
@@ -104,7 +104,7 @@ TEST(ServiceGatewayExperienceTest, WrongUseIsRefusedWithAReason) {
   }
   GatewayConfig config = logging(1000);
   const auto queue = config.experience;
-  const auto gateway = start(config);
+  const auto gateway = start_gateway(config);
   GatewayClient client(gateway->endpoint());
   const auto episode = client.episode_start(true).episode;
   // Rewards for an agent that has no step open: before any act, and for one not in the step.
@@ -127,7 +127,7 @@ TEST(ServiceGatewayExperienceTest, WrongUseIsRefusedWithAReason) {
 TEST(ServiceGatewayExperienceTest, TransitionsBeyondTheQueuesBoundAreDroppedAndCounted) {
   monitoring::ProcessMetrics metrics({"inference-0", "inference", "reactor"},
                                      tagflow::test::families("inference"));
-  const auto gateway = start(logging(2), &metrics);
+  const auto gateway = start_gateway(logging(2), &metrics);
   GatewayClient client(gateway->endpoint());
   const auto episode = client.episode_start(true).episode;
   ASSERT_TRUE(client.act({{0, {1, 1, 1}}, {1, {1, 1, 1}}, {2, {1, 1, 1}}}, episode).ok);
@@ -149,7 +149,7 @@ TEST(ServiceGatewayExperienceTest, TransitionsOfAPolicyWithoutAReplayAreDroppedA
   GatewayConfig config = logging(1000);
   config.replayed_policies = std::set<int>{0};  // p1 (agent 2) has no replay
   const auto queue = config.experience;
-  const auto gateway = start(config, &metrics);
+  const auto gateway = start_gateway(config, &metrics);
   GatewayClient client(gateway->endpoint());
   const auto episode = client.episode_start(true).episode;
   ASSERT_TRUE(client.act({{0, {1, 1, 1}}, {2, {1, 1, 1}}}, episode).ok);
@@ -184,7 +184,7 @@ TEST(ServiceGatewayExperienceTest, AnActOfALoggedEpisodeReadWhileItsLastIsUnansw
   GatewayConfig config = logging(1000);
   config.max_wait = std::chrono::hours(1);
   config.max_batch = 2;
-  const auto gateway = start(config);
+  const auto gateway = start_gateway(config);
   GatewayClient client(gateway->endpoint());
   const auto episode = client.episode_start(true).episode;
   zmq::context_t context;

@@ -9,7 +9,7 @@ namespace {
 
 constexpr std::uint32_t kWidth = 5;
 
-InferenceConfig config(std::size_t max_batch) {
+InferenceConfig pixel_config(std::size_t max_batch) {
   const NodeParams p("inference", {{"max_batch", std::to_string(max_batch)}, {"hidden", "8"}});
   return InferenceConfig::from_params(p, 4, static_cast<int>(kWidth), 3);
 }
@@ -39,8 +39,8 @@ TEST(InferenceServerPixels, PixelRequestsGetTheActionsOfTheScaledFloats) {
   WeightsMessage w;
   w.version = 3;
   w.values = learning::init_mlp_parameters(learning::MlpSpec{kWidth, {8}, 3}, 17);
-  InferenceServer pixels(config(4));
-  InferenceServer floats(config(4));
+  InferenceServer pixels(pixel_config(4));
+  InferenceServer floats(pixel_config(4));
   pixels.on_weights(w);
   floats.on_weights(w);
   const std::vector<ObservationBatchMessage> requests{pixel_request(0, 7), pixel_request(1, 3)};
@@ -56,8 +56,8 @@ TEST(InferenceServerPixels, PixelRequestsGetTheActionsOfTheScaledFloats) {
 }
 
 TEST(InferenceServerPixels, PixelAndFloatRequestsMixInOneBatch) {
-  InferenceServer mixed(config(64));
-  InferenceServer floats(config(64));
+  InferenceServer mixed(pixel_config(64));
+  InferenceServer floats(pixel_config(64));
   const ObservationBatchMessage a = pixel_request(0, 4);
   const ObservationBatchMessage b = as_floats(pixel_request(1, 4));
   const auto answers = mixed.serve({a, b});

@@ -17,7 +17,7 @@ InferenceConfig queue_config(std::size_t max_batch, const std::string& max_wait)
   return InferenceConfig::from_params(p, 4, 4, 3);
 }
 
-ObservationBatchMessage request(std::uint32_t source, std::size_t rows, float offset) {
+ObservationBatchMessage queued_request(std::uint32_t source, std::size_t rows, float offset) {
   ObservationBatchMessage m;
   m.source = source;
   m.observation_size = 4;
@@ -31,10 +31,10 @@ TEST(InferenceServerQueue, HeldRequestsBecomeDueMaxWaitAfterTheOldestArrival) {
   InferenceServer server(queue_config(64, "2ms"));
   EXPECT_FALSE(server.batch_due(milliseconds(0)));
   EXPECT_FALSE(server.deadline().has_value());
-  server.enqueue(request(0, 3, 0.0F), milliseconds(10));
+  server.enqueue(queued_request(0, 3, 0.0F), milliseconds(10));
   EXPECT_EQ(server.deadline(), milliseconds(12));
   EXPECT_FALSE(server.batch_due(milliseconds(11)));
-  server.enqueue(request(1, 5, 0.4F), microseconds(11500));
+  server.enqueue(queued_request(1, 5, 0.4F), microseconds(11500));
   EXPECT_EQ(server.deadline(), milliseconds(12));  // the oldest request sets it
   EXPECT_EQ(server.queued_rows(), 8U);
   EXPECT_FALSE(server.batch_due(microseconds(11999)));
@@ -43,17 +43,17 @@ TEST(InferenceServerQueue, HeldRequestsBecomeDueMaxWaitAfterTheOldestArrival) {
 
 TEST(InferenceServerQueue, MaxBatchRowsMakeTheBatchDueAtOnce) {
   InferenceServer server(queue_config(8, "1s"));
-  server.enqueue(request(0, 5, 0.0F), milliseconds(0));
+  server.enqueue(queued_request(0, 5, 0.0F), milliseconds(0));
   EXPECT_FALSE(server.batch_due(milliseconds(0)));
-  server.enqueue(request(1, 3, 0.1F), milliseconds(1));
+  server.enqueue(queued_request(1, 3, 0.1F), milliseconds(1));
   EXPECT_TRUE(server.batch_due(milliseconds(1)));
 }
 
 TEST(InferenceServerQueue, ServeQueuedAnswersInArrivalOrderLikeServeAndEmptiesTheQueue) {
   InferenceServer held(queue_config(4, "1ms"));
   InferenceServer direct(queue_config(4, "1ms"));
-  const std::vector<ObservationBatchMessage> requests{request(2, 3, 0.0F), request(0, 6, 0.7F),
-                                                      request(1, 1, -0.2F)};
+  const std::vector<ObservationBatchMessage> requests{
+      queued_request(2, 3, 0.0F), queued_request(0, 6, 0.7F), queued_request(1, 1, -0.2F)};
   for (std::size_t i = 0; i < requests.size(); ++i) {
     held.enqueue(requests[i], microseconds(100 * i));
   }
@@ -74,9 +74,9 @@ TEST(InferenceServerQueue, ServeQueuedAnswersInArrivalOrderLikeServeAndEmptiesTh
 
 TEST(InferenceServerQueue, ZeroMaxWaitIsDueOnArrivalAndWrongWidthsAreRefused) {
   InferenceServer server(queue_config(64, "0ms"));
-  server.enqueue(request(0, 1, 0.0F), milliseconds(5));
+  server.enqueue(queued_request(0, 1, 0.0F), milliseconds(5));
   EXPECT_TRUE(server.batch_due(milliseconds(5)));
-  ObservationBatchMessage wrong = request(1, 2, 0.0F);
+  ObservationBatchMessage wrong = queued_request(1, 2, 0.0F);
   wrong.observation_size = 2;
   EXPECT_THROW(server.enqueue(wrong, milliseconds(5)), std::invalid_argument);
   EXPECT_EQ(server.queued_rows(), 1U);

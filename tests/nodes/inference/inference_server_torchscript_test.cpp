@@ -33,7 +33,7 @@ InferenceConfig script_config(const std::string& path, std::size_t max_batch) {
   return InferenceConfig::from_params(params, 5, 4, 3);
 }
 
-ObservationBatchMessage request(std::uint32_t source, std::size_t rows, float phase) {
+ObservationBatchMessage torchscript_request(std::uint32_t source, std::size_t rows, float phase) {
   ObservationBatchMessage m;
   m.source = source;
   m.observation_size = 4;
@@ -66,8 +66,8 @@ TEST(InferenceServerTorchScript, ServesTheExportedPolicyWithThePolicyNetworksGre
   const ScratchDir dir("inference_torchscript_serve");
   const std::vector<float> parameters = policy_parameters(31);
   learning::export_torchscript(kSpec, parameters, dir.file("policy.pt"));
-  const ObservationBatchMessage a = request(0, 24, 0.0F);
-  const ObservationBatchMessage b = request(1, 13, 1.7F);
+  const ObservationBatchMessage a = torchscript_request(0, 24, 0.0F);
+  const ObservationBatchMessage b = torchscript_request(1, 13, 1.7F);
   std::vector<std::int64_t> expected = reference_actions(parameters, a);
   const std::vector<std::int64_t> expected_b = reference_actions(parameters, b);
   ASSERT_GT(std::set<std::int64_t>(expected.begin(), expected.end()).size(), 1U)
@@ -92,7 +92,7 @@ TEST(InferenceServerTorchScript, WeightsMessagesAreIgnoredAndCounted) {
   const std::vector<float> parameters = policy_parameters(32);
   learning::export_torchscript(kSpec, parameters, dir.file("policy.pt"));
   InferenceServer server(script_config(dir.file("policy.pt"), 64));
-  const ObservationBatchMessage r = request(0, 32, 0.3F);
+  const ObservationBatchMessage r = torchscript_request(0, 32, 0.3F);
   const auto before = server.serve({r});
   server.on_weights({7, policy_parameters(99)});
   server.on_weights({9, policy_parameters(98)});

@@ -40,7 +40,7 @@ class Scratch {
 };
 
 // `rows` transitions whose observation, action and reward all encode their index.
-TransitionsMessage numbered(int first, int rows) {
+TransitionsMessage numbered_rows(int first, int rows) {
   TransitionsMessage t;
   t.observation_size = 3;
   for (int i = first; i < first + rows; ++i) {
@@ -71,7 +71,7 @@ ReplayConfig prioritized(const std::string& dir) {
 // Inserts, samples and updates priorities in a fixed pattern.
 void feed(ReplayServer& server, int first, int rounds) {
   for (int r = 0; r < rounds; ++r) {
-    server.insert(numbered(first + r * 10, 10));
+    server.insert(numbered_rows(first + r * 10, 10));
     for (const SampleBatchMessage& batch : server.due_batches()) {
       PriorityUpdateMessage update;
       update.keys = batch.keys;
@@ -117,8 +117,8 @@ TEST(ReplayCheckpoint, RestoredServerHoldsTheSameItemsAndSamplesTheSameBatches) 
   // The same future: identical batches now, and after identical inserts and updates.
   expect_same_batches(restored.due_batches(), original.due_batches());
   for (int round = 0; round < 6; ++round) {
-    original.insert(numbered(1000 + round * 9, 9));
-    restored.insert(numbered(1000 + round * 9, 9));
+    original.insert(numbered_rows(1000 + round * 9, 9));
+    restored.insert(numbered_rows(1000 + round * 9, 9));
     const auto from_original = original.due_batches();
     const auto from_restored = restored.due_batches();
     expect_same_batches(from_restored, from_original);
@@ -142,9 +142,9 @@ TEST(ReplayCheckpoint, WithoutRestoreTheServerStartsEmptyEvenWhenACheckpointExis
   EXPECT_EQ(fresh.size(), 0U);
   EXPECT_EQ(fresh.inserts(), 0U);
   EXPECT_EQ(restored.size(), original.size());
-  fresh.insert(numbered(0, 50));
-  restored.insert(numbered(0, 50));
-  original.insert(numbered(0, 50));
+  fresh.insert(numbered_rows(0, 50));
+  restored.insert(numbered_rows(0, 50));
+  original.insert(numbered_rows(0, 50));
   EXPECT_EQ(fresh.inserts(), 50U);
   EXPECT_EQ(restored.inserts(), 100U);
   const auto from_fresh = fresh.due_batches();
@@ -160,14 +160,14 @@ TEST(ReplayCheckpoint, CheckpointEveryWritesAfterThatManyInsertsAndLeavesNoParti
   ReplayConfig config = prioritized(scratch.dir());
   config.checkpoint_every = 25;
   ReplayServer server(config);
-  server.insert(numbered(0, 20));
+  server.insert(numbered_rows(0, 20));
   EXPECT_EQ(server.checkpoints_written(), 0U);
   EXPECT_FALSE(fs::exists(server.checkpoint_path()));
-  server.insert(numbered(20, 10));  // 30 inserts: one checkpoint
+  server.insert(numbered_rows(20, 10));  // 30 inserts: one checkpoint
   EXPECT_EQ(server.checkpoints_written(), 1U);
-  server.insert(numbered(30, 20));  // 20 since the last one: none
+  server.insert(numbered_rows(30, 20));  // 20 since the last one: none
   EXPECT_EQ(server.checkpoints_written(), 1U);
-  server.insert(numbered(50, 5));  // 25 since: a second one replaces the first
+  server.insert(numbered_rows(50, 5));  // 25 since: a second one replaces the first
   EXPECT_EQ(server.checkpoints_written(), 2U);
   EXPECT_TRUE(server.last_checkpoint_error().empty());
   std::size_t files = 0;
@@ -187,7 +187,7 @@ TEST(ReplayCheckpoint, NothingToSaveBeforeTheFirstInsertAndNoDirIsAnError) {
   EXPECT_FALSE(empty.checkpoint().has_value());
   ReplayConfig no_dir = prioritized("");
   ReplayServer server(no_dir);
-  server.insert(numbered(0, 4));
+  server.insert(numbered_rows(0, 4));
   EXPECT_TRUE(server.checkpoint_path().empty());
   EXPECT_THROW((void)server.checkpoint(), CheckpointError);
 }
@@ -195,7 +195,7 @@ TEST(ReplayCheckpoint, NothingToSaveBeforeTheFirstInsertAndNoDirIsAnError) {
 // The error message of restoring `path` into a fresh server (empty when it succeeds).
 std::string restore_error(const ReplayConfig& config, const std::string& path) {
   ReplayServer server(config);
-  server.insert(numbered(500, 20));
+  server.insert(numbered_rows(500, 20));
   try {
     server.restore_from(path);
   } catch (const CheckpointError& e) {

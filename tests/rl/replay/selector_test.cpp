@@ -51,13 +51,13 @@ TEST(UniformSelector, DrawsEveryPresentItemEquallyOften) {
   EXPECT_LT(testing::chi_square(counts, expected), testing::chi_square_critical_999(30));
 }
 
-class PrioritizedSelector : public ::testing::TestWithParam<bool> {};
-INSTANTIATE_TEST_SUITE_P(KaryAndBinaryTrees, PrioritizedSelector, ::testing::Bool(),
+class PrioritizedSelection : public ::testing::TestWithParam<bool> {};
+INSTANTIATE_TEST_SUITE_P(KaryAndBinaryTrees, PrioritizedSelection, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& tree) {
                            return tree.param ? "binary" : "kary";
                          });
 
-TEST_P(PrioritizedSelector, DrawsItemsInProportionToPriorityToTheAlpha) {
+TEST_P(PrioritizedSelection, DrawsItemsInProportionToPriorityToTheAlpha) {
   const double alpha = 0.6;
   auto selector = make_selector(SelectorKind::kPrioritized, 50, alpha, GetParam());
   std::vector<double> expected(50, 0.0);
@@ -83,7 +83,7 @@ TEST_P(PrioritizedSelector, DrawsItemsInProportionToPriorityToTheAlpha) {
   EXPECT_LT(testing::chi_square(counts, expected), testing::chi_square_critical_999(positive - 1));
 }
 
-TEST_P(PrioritizedSelector, UpdatesAndRemovalsChangeTheDistribution) {
+TEST_P(PrioritizedSelection, UpdatesAndRemovalsChangeTheDistribution) {
   auto selector = make_selector(SelectorKind::kPrioritized, 4, 1.0, GetParam());
   for (std::size_t slot = 0; slot < 4; ++slot) selector->insert(slot, 1.0);
   const std::vector<std::size_t> slots = {0, 1};
@@ -96,7 +96,7 @@ TEST_P(PrioritizedSelector, UpdatesAndRemovalsChangeTheDistribution) {
   EXPECT_NEAR(counts[1] / (counts[1] + counts[3]), 0.75, 0.01);
 }
 
-TEST_P(PrioritizedSelector, CannotSelectWhenEveryPriorityIsZero) {
+TEST_P(PrioritizedSelection, CannotSelectWhenEveryPriorityIsZero) {
   auto selector = make_selector(SelectorKind::kPrioritized, 4, 0.0, GetParam());
   selector->insert(0, 0.0);  // 0^0 counts as 0: never drawn
   EXPECT_EQ(selector->size(), 1U);

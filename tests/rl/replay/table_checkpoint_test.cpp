@@ -16,7 +16,7 @@ namespace {
 
 using testing::ValueTransition;
 
-constexpr std::size_t kWords = 16;
+constexpr std::size_t kCheckpointWords = 16;
 
 std::string temp_path(const std::string& name) {
   return ::testing::TempDir() + "replay_" + std::to_string(::getpid()) + "_" + name;
@@ -27,7 +27,7 @@ bool exists(const std::string& path) { return std::ifstream(path).good(); }
 std::unique_ptr<Table> filled_table() {
   TableConfig config;
   config.name = "checkpointed";
-  config.spec = testing::spec_of(kWords);
+  config.spec = testing::spec_of(kCheckpointWords);
   config.max_items = 40;
   config.selector = SelectorKind::kPrioritized;
   config.priority_exponent = 0.7;
@@ -39,7 +39,8 @@ std::unique_ptr<Table> filled_table() {
   {
     TableWriter writer(*table);
     for (std::uint32_t v = 0; v < 60; ++v) {
-      ValueTransition t(v % 17 == 0 ? v + 1000 : v, kWords);  // some resets, some shared frames
+      ValueTransition t(v % 17 == 0 ? v + 1000 : v,
+                        kCheckpointWords);  // some resets, some shared frames
       EXPECT_EQ(writer.insert(t.transition, priority(rng)), ReplayStatus::kOk);
     }
   }
@@ -89,10 +90,10 @@ TEST(TableCheckpoint, RoundTripRestoresItemsKeysPrioritiesAndCounters) {
   EXPECT_EQ(a.actions, b.actions);
   EXPECT_EQ(a.rewards, b.rewards);
   EXPECT_EQ(a.dones, b.dones);
-  for (std::size_t i = 0; i < 32; ++i) EXPECT_GE(testing::row_value(b, i, kWords), 0);
+  for (std::size_t i = 0; i < 32; ++i) EXPECT_GE(testing::row_value(b, i, kCheckpointWords), 0);
 
   // Keys continue where they stopped.
-  ValueTransition t(5000, kWords);
+  ValueTransition t(5000, kCheckpointWords);
   ItemKey key_a = 0;
   ItemKey key_b = 0;
   ASSERT_EQ(table->insert(t.transition, 1.0, kWaitForever, &key_a), ReplayStatus::kOk);
@@ -105,7 +106,7 @@ TEST(TableCheckpoint, ASecondSaveReplacesTheFirstWhole) {
   const auto table = filled_table();
   const std::string path = temp_path("replace.ckpt");
   table->save_checkpoint(path);
-  ValueTransition t(7, kWords);
+  ValueTransition t(7, kCheckpointWords);
   ASSERT_EQ(table->insert(t.transition, 2.0), ReplayStatus::kOk);
   table->save_checkpoint(path);
   const auto restored = Table::load_checkpoint(path);

@@ -18,11 +18,11 @@ namespace {
 
 using testing::ValueTransition;
 
-constexpr std::size_t kWords = 2;
+constexpr std::size_t kLazyWords = 2;
 
 TableConfig prioritized_config(std::size_t max_items) {
   TableConfig config;
-  config.spec = testing::spec_of(kWords);
+  config.spec = testing::spec_of(kLazyWords);
   config.max_items = max_items;
   config.selector = SelectorKind::kPrioritized;
   config.priority_exponent = 0.6;
@@ -62,7 +62,7 @@ TEST(TableLazyWriting, TenMillionMixedOperationsMatchAFromScratchTree) {
   auto remember = [&](ItemKey key, double p) { by_slot[key % kItems] = p; };
   while (operations < kOperations) {
     for (int i = 0; i < 64; ++i) {
-      ValueTransition t(value++, kWords);
+      ValueTransition t(value++, kLazyWords);
       ItemKey key = 0;
       const double p = spread_priority(rng) + 1e-3;  // new items can be sampled
       ASSERT_EQ(table.insert(t.transition, p, kWaitForever, &key), ReplayStatus::kOk);
@@ -97,7 +97,7 @@ TEST(TableLazyWriting, AQueuedUpdateIsVisibleToPriorityAndToTheNextSample) {
   Table table(prioritized_config(64));
   std::vector<ItemKey> keys;
   for (std::uint32_t v = 0; v < 10; ++v) {
-    ValueTransition t(v, kWords);
+    ValueTransition t(v, kLazyWords);
     ItemKey key = 0;
     ASSERT_EQ(table.insert(t.transition, 1.0, kWaitForever, &key), ReplayStatus::kOk);
     keys.push_back(key);
@@ -124,7 +124,7 @@ TEST(TableLazyWriting, SampleManyGivesTheSameBatchesWhateverThreadsResolveThem) 
   Table parallel(prioritized_config(512));
   SplitMix rng{11};
   for (std::uint32_t v = 0; v < 700; ++v) {
-    ValueTransition t(v, kWords);
+    ValueTransition t(v, kLazyWords);
     const double p = spread_priority(rng) + 0.01;
     ASSERT_EQ(serial.insert(t.transition, p), ReplayStatus::kOk);
     ASSERT_EQ(parallel.insert(t.transition, p), ReplayStatus::kOk);
@@ -151,7 +151,7 @@ TEST(TableLazyWriting, SampleManyGivesTheSameBatchesWhateverThreadsResolveThem) 
   Table single(prioritized_config(512));
   SplitMix again{11};
   for (std::uint32_t v = 0; v < 700; ++v) {
-    ValueTransition t(v, kWords);
+    ValueTransition t(v, kLazyWords);
     ASSERT_EQ(single.insert(t.transition, spread_priority(again) + 0.01), ReplayStatus::kOk);
   }
   SampledBatch one;
@@ -167,7 +167,7 @@ TEST(TableLazyWriting, SampleManyStopsWhereTheRateLimiterDoes) {
   config.rate_limiter = {4, 1.0, 8.0};  // about one sampled item per insert, ±8
   Table table(config);
   for (std::uint32_t v = 0; v < 8; ++v) {
-    ValueTransition t(v, kWords);
+    ValueTransition t(v, kLazyWords);
     ASSERT_EQ(table.insert(t.transition, 1.0), ReplayStatus::kOk);
   }
   std::vector<SampledBatch> out(10);

@@ -10,13 +10,13 @@ namespace {
 using testing::row_value;
 using testing::ValueTransition;
 
-constexpr std::size_t kWords = 64;             // 256-byte "frames"
+constexpr std::size_t kWriterWords = 64;       // 256-byte "frames"
 constexpr std::size_t kItemBytes = 8 + 4 + 1;  // action, reward, done
-constexpr std::size_t kFrameBytes = kWords * 4;
+constexpr std::size_t kFrameBytes = kWriterWords * 4;
 
 TableConfig chain_config(std::size_t max_items) {
   TableConfig config;
-  config.spec = testing::spec_of(kWords);
+  config.spec = testing::spec_of(kWriterWords);
   config.max_items = max_items;
   config.selector = SelectorKind::kFifo;
   return config;
@@ -27,7 +27,7 @@ TEST(TableWriter, ConsecutiveTransitionsStoreEachObservationOnce) {
   {
     TableWriter writer(table);
     for (std::uint32_t v = 0; v < 10; ++v) {
-      ValueTransition t(v, kWords);  // observation v == previous next_observation
+      ValueTransition t(v, kWriterWords);  // observation v == previous next_observation
       ASSERT_EQ(writer.insert(t.transition, 1.0), ReplayStatus::kOk);
     }
     const TableInfo info = table.info();
@@ -37,14 +37,15 @@ TEST(TableWriter, ConsecutiveTransitionsStoreEachObservationOnce) {
   }
   SampledBatch batch;
   ASSERT_EQ(table.sample({10, 0.0}, batch), ReplayStatus::kOk);
-  for (std::size_t b = 0; b < 10; ++b) EXPECT_EQ(row_value(batch, b, kWords), std::int64_t(b));
+  for (std::size_t b = 0; b < 10; ++b)
+    EXPECT_EQ(row_value(batch, b, kWriterWords), std::int64_t(b));
 }
 
 TEST(TableWriter, AStreamThatDoesNotContinueStoresANewFrame) {
   Table table(chain_config(100));
   TableWriter writer(table);
-  ValueTransition first(10, kWords);
-  ValueTransition reset(20, kWords);  // observation 20 != previous next_observation 11
+  ValueTransition first(10, kWriterWords);
+  ValueTransition reset(20, kWriterWords);  // observation 20 != previous next_observation 11
   ASSERT_EQ(writer.insert(first.transition, 1.0), ReplayStatus::kOk);
   ASSERT_EQ(writer.insert(reset.transition, 1.0), ReplayStatus::kOk);
   EXPECT_EQ(table.info().shared_frames, 0U);
@@ -55,7 +56,7 @@ TEST(TableWriter, EvictionKeepsSharedFramesAliveAndBytesExact) {
   Table table(chain_config(3));
   TableWriter writer(table);
   for (std::uint32_t v = 0; v < 10; ++v) {
-    ValueTransition t(v, kWords);
+    ValueTransition t(v, kWriterWords);
     ASSERT_EQ(writer.insert(t.transition, 1.0), ReplayStatus::kOk);
   }
   // Items 7, 8, 9 remain: frames 7, 8, 9, 10 (item 7's observation outlived item 6).
@@ -65,7 +66,8 @@ TEST(TableWriter, EvictionKeepsSharedFramesAliveAndBytesExact) {
   EXPECT_EQ(info.bytes, 3 * kItemBytes + 4 * kFrameBytes);
   SampledBatch batch;
   ASSERT_EQ(table.sample({3, 0.0}, batch), ReplayStatus::kOk);
-  for (std::size_t b = 0; b < 3; ++b) EXPECT_EQ(row_value(batch, b, kWords), std::int64_t(b + 7));
+  for (std::size_t b = 0; b < 3; ++b)
+    EXPECT_EQ(row_value(batch, b, kWriterWords), std::int64_t(b + 7));
 }
 
 TEST(TableWriter, ByteLimitCountsSharedFramesOnce) {
@@ -74,7 +76,7 @@ TEST(TableWriter, ByteLimitCountsSharedFramesOnce) {
   Table table(config);
   TableWriter writer(table);
   for (std::uint32_t v = 0; v < 50; ++v) {
-    ValueTransition t(v, kWords);
+    ValueTransition t(v, kWriterWords);
     ASSERT_EQ(writer.insert(t.transition, 1.0), ReplayStatus::kOk);
   }
   // Shared frames roughly double capacity: about 10 items fit where 5 would without sharing.
