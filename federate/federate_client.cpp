@@ -112,9 +112,15 @@ ControlMessage FederateClient::join(std::chrono::milliseconds timeout,
   join.upstreams = options_.upstreams;
   join.downstreams = options_.downstreams;
   join.endpoints = {{options_.id, options_.data_endpoint}};
-  send(join);
-  Clock::time_point sent = Clock::now();
-  const Clock::time_point deadline = sent + timeout;
+  // Without waiting, as the repeats below: a refused CURVE handshake can tear the connection down
+  // before this first JOIN goes out, and a blocking send would then wait for a coordinator that
+  // may never come (one that ended, say). Not sent now: the loop tries again at once.
+  const std::string frame = encode_control(join);
+  trace_control(trace::Kind::kControlSend, join, frame.size());
+  const Clock::time_point deadline = Clock::now() + timeout;
+  Clock::time_point sent = socket_.send(zmq::buffer(frame), zmq::send_flags::dontwait)
+                               ? Clock::now()
+                               : Clock::now() - kJoinRepeat;
   while (!start_) {
     // Again every kJoinRepeat until START or REFUSED: a JOIN written to the connection of a
     // coordinator that was going away is lost with it, and ZeroMQ does not resend it on the
