@@ -116,7 +116,7 @@ def main():
     ports = {f"p{i}": base + i for i in range(10)}
     config = os.path.join(work, "serve-experience.yaml")
     with open(config, "w") as f:
-        f.write(CONFIG.format(mode=mode, seconds=45, **ports))
+        f.write(CONFIG.format(mode=mode, seconds=15, **ports))
     summary_path = os.path.join(work, "summary.json")
     if os.path.exists(summary_path):
         os.remove(summary_path)
