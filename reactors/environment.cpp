@@ -105,7 +105,9 @@ void Environment::bind_connections() {
     if (c.after) {
       c.to->delayed_ = true;
       c.to->delay_ = *c.after;
-      delayed_connections_.push_back(c.from->bind_delayed(*c.to, *c.after));
+      if (auto connection = c.from->bind_delayed(*c.to, *c.after)) {
+        delayed_connections_.push_back(std::move(connection));
+      }
     } else {
       c.from->bind_direct(*c.to);
     }

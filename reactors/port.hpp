@@ -2,9 +2,10 @@
 //
 // An Output<T> is set by the reactions of its reactor that declare it as an effect; its value
 // lives in one preallocated slot. A directly connected Input<T> reads that slot (no copy, no
-// queue), so fan-out to N readers copies nothing; send a Shared<T> for large values. An input
-// reached through an `after` connection gets its own slot, filled by the scheduler at the
-// delayed tag from a per-connection FIFO. A value is present only at the tag it was set.
+// queue), so fan-out to N readers copies nothing; send a Shared<T> for large values. Inputs
+// reached from one output through `after` connections of the same delay share one slot, filled
+// by the scheduler at the delayed tag from one FIFO (a broadcast over `after` queues each value
+// once, and is one event source, not N). A value is present only at the tag it was set.
 //
 // Contract: T must be default-constructible and copy-assignable. Ports are members of their
 // reactor (`Output<int> out{"out", this};`), not copyable or movable. set() is only for the
@@ -49,7 +50,9 @@ class PortBase : public TriggerBase {
   friend class Environment;
   /// Binds `input` (same value type, checked by the caller) to this output's slot. Outputs only.
   virtual void bind_direct(PortBase& input) = 0;
-  /// Creates the FIFO that carries this output's values to `input` `after` later. Outputs only.
+  /// Binds `input` to the FIFO that carries this output's values `after` later: a new one, returned
+  /// (an event source), or nullptr when one with that delay already exists and now feeds `input`
+  /// too. Outputs only.
   virtual std::unique_ptr<EventSource> bind_delayed(PortBase& input, Duration after) = 0;
   /// Called at assembly, after every connection: precomputes the fan-out of reactions.
   virtual void finalize() {}
@@ -71,21 +74,28 @@ struct PortSlot {
 template <class T>
 class Input;
 
+/// The values of one output to every input it reaches with the same delay: one FIFO, one slot
+/// the inputs read, and the union of the reactions they trigger.
 template <class T>
 class DelayedConnection final : public EventSource {
  public:
-  DelayedConnection(PortSlot<T>* target, const TriggerBase* input, Duration after)
-      : target_(target), input_(input), after_(after) {}
+  explicit DelayedConnection(Duration after) : after_(after) {}
 
+  [[nodiscard]] Duration after() const { return after_; }
+  /// Makes `input` read this connection's slot.
+  void add(Input<T>& input);
+  /// At assembly, after every connection: the reactions the inputs trigger, each once.
+  void finalize();
   void push(Tag now, const T& value) { queue_.push(now.delayed(after_), value); }
   [[nodiscard]] Tag next_event_tag() const override { return queue_.front_tag(); }
   void fire(Tag tag) override;
   void clear() override { queue_.clear(); }
 
  private:
-  PortSlot<T>* target_;
-  const TriggerBase* input_;
   Duration after_;
+  PortSlot<T> slot_;
+  std::vector<const TriggerBase*> inputs_;
+  std::vector<Reaction*> fanout_;
   EventRing<T> queue_;
 };
 
@@ -148,17 +158,36 @@ class Input final : public PortBase {
   std::unique_ptr<EventSource> bind_delayed(PortBase& /*input*/, Duration /*after*/) override {
     return nullptr;
   }
-  const PortSlot<T>* slot_ = &own_slot_;
-  PortSlot<T> own_slot_;  // written by a DelayedConnection
+  friend class DelayedConnection<T>;
+  const PortSlot<T>* slot_ = &own_slot_;  // the output's, a DelayedConnection's, or its own
+  PortSlot<T> own_slot_;                  // never written: an unconnected input is never present
 };
 
 // ---- template bodies ----
 
 template <class T>
+void DelayedConnection<T>::add(Input<T>& input) {
+  input.slot_ = &slot_;
+  inputs_.push_back(&input);
+}
+
+template <class T>
+void DelayedConnection<T>::finalize() {
+  fanout_.clear();
+  for (const TriggerBase* input : inputs_) {
+    for (Reaction* reaction : input->triggered_) {
+      if (std::find(fanout_.begin(), fanout_.end(), reaction) == fanout_.end()) {
+        fanout_.push_back(reaction);
+      }
+    }
+  }
+}
+
+template <class T>
 void DelayedConnection<T>::fire(Tag tag) {
-  while (queue_.front_tag() == tag) target_->value = queue_.pop();  // last set in a tag wins
-  target_->sequence = input_->scheduler_->sequence();
-  input_->enqueue_all(input_->triggered_);
+  while (queue_.front_tag() == tag) slot_.value = queue_.pop();  // last set in a tag wins
+  slot_.sequence = inputs_.front()->scheduler_->sequence();
+  inputs_.front()->enqueue_all(fanout_);
 }
 
 template <class T>
@@ -169,7 +198,14 @@ void Output<T>::bind_direct(PortBase& input) {
 template <class T>
 std::unique_ptr<EventSource> Output<T>::bind_delayed(PortBase& input, Duration after) {
   auto& typed = static_cast<Input<T>&>(input);
-  auto connection = std::make_unique<DelayedConnection<T>>(&typed.own_slot_, &typed, after);
+  for (DelayedConnection<T>* connection : delayed_) {
+    if (connection->after() == after) {
+      connection->add(typed);
+      return nullptr;  // the connection (an event source already) now carries this input too
+    }
+  }
+  auto connection = std::make_unique<DelayedConnection<T>>(after);
+  connection->add(typed);
   delayed_.push_back(connection.get());
   return connection;
 }
@@ -185,6 +221,7 @@ void Output<T>::finalize() {
       }
     }
   }
+  for (DelayedConnection<T>* connection : delayed_) connection->finalize();
 }
 
 }  // namespace tagflow::reactors

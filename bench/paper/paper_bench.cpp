@@ -17,6 +17,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <tuple>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
@@ -95,25 +96,41 @@ class PaperBench {
  private:
   /// Runs `workload` in every placement (those with `in_processes` false skip the multi-process
   /// ones), adds `row_placement` figures and the row's ratios, fills `table`.
+  ///
+  /// The in-process placements keep the best of five trials (one, --quick), taken in turns
+  /// (plain loop, reactor 1w, reactor 2w, actors, and again), so that a slow stretch of a shared
+  /// machine falls on every placement alike: a gym trial is tens of milliseconds, and on the 2-core
+  /// build machine the same binary's trials differ by up to 1.5× from one stretch to the next.
+  /// The multi-process placements run once each (each costs seconds of start-up).
   void measure(WorkloadTable& table, const std::string& row, const RoundWorkload& workload,
                Metric metric, const RoundWorkload* processes_workload = nullptr) {
-    const int trials = options_.quick ? 1 : 3;
-    for (const Placement& p : placements_) {
-      const RoundWorkload& w =
-          p.processes && processes_workload != nullptr ? *processes_workload : workload;
-      if (w.rounds <= 0) continue;
-      double best = 0.0;
-      // In-process placements keep the best of a few trials (a shared machine); the
-      // multi-process ones run once (each costs seconds of start-up).
-      for (int t = 0; t < (p.processes ? 1 : trials); ++t) {
-        const double value = figure_of(metric, p.run(w), w.rounds);
-        const bool better =
-            metric == Metric::kObservationsPerSecond ? value > best : (best == 0.0 || value < best);
-        if (better) best = value;
+    const int trials = options_.quick ? 1 : 5;
+    std::vector<double> best(placements_.size(), 0.0);
+    const auto keep = [&](std::size_t i, double value) {
+      const bool better = metric == Metric::kObservationsPerSecond
+                              ? value > best[i]
+                              : (best[i] == 0.0 || value < best[i]);
+      if (better) best[i] = value;
+    };
+    const auto workload_of = [&](const Placement& p) -> const RoundWorkload& {
+      return p.processes && processes_workload != nullptr ? *processes_workload : workload;
+    };
+    for (int t = 0; t < trials; ++t) {
+      for (std::size_t i = 0; i < placements_.size(); ++i) {
+        const Placement& p = placements_[i];
+        if (p.processes || workload_of(p).rounds <= 0) continue;
+        keep(i, figure_of(metric, p.run(workload_of(p)), workload_of(p).rounds));
       }
-      report_.add(row + "_" + p.name, best, unit_of(metric));
-      table.set(row, p.name, best);
-      std::cerr << "  " << row << " " << p.name << ": " << best << " " << unit_of(metric) << "\n";
+    }
+    for (std::size_t i = 0; i < placements_.size(); ++i) {
+      const Placement& p = placements_[i];
+      const RoundWorkload& w = workload_of(p);
+      if (w.rounds <= 0) continue;
+      if (p.processes) keep(i, figure_of(metric, p.run(w), w.rounds));
+      report_.add(row + "_" + p.name, best[i], unit_of(metric));
+      table.set(row, p.name, best[i]);
+      std::cerr << "  " << row << " " << p.name << ": " << best[i] << " " << unit_of(metric)
+                << "\n";
     }
     add_row_ratios(row, metric);
   }

@@ -1,6 +1,7 @@
 // Connections: direct (same tag), `after 0` (next microstep), `after d` (t + d, microstep 0).
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "reactors/reactors.hpp"
@@ -123,6 +124,51 @@ TEST(Connection, FanOutSharesOneValueWithoutCopying) {
   env.connect_broadcast(big.out, readers.ports(&Reader::in));
   env.run();
   for (Reader* reader : readers) EXPECT_EQ(reader->seen, big.value.get());
+}
+
+TEST(Connection, DelayedFanOutDeliversEachValueToEveryReaderAtItsOwnDelay) {
+  // Three readers after 0 share one queue and one slot; the fourth, after 2 ms, has its own.
+  Environment env(at_zero());
+  auto& emitter = env.add<Emitter>("emitter", std::vector<int>{1, 2, 3});
+  std::vector<Recorder*> recorders;
+  for (int i = 0; i < 4; ++i) recorders.push_back(&env.add<Recorder>("r" + std::to_string(i)));
+  for (int i = 0; i < 3; ++i) env.connect(emitter.out, recorders[i]->in, nanoseconds(0));
+  env.connect(emitter.out, recorders[3]->in, milliseconds(2));
+  env.run();
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(recorders[i]->seen.size(), 3U) << i;
+    EXPECT_EQ(recorders[i]->seen[0], std::make_pair(Tag(0, 1), 1));
+    EXPECT_EQ(recorders[i]->seen[1], std::make_pair(Tag(0, 2), 2));
+    EXPECT_EQ(recorders[i]->seen[2], std::make_pair(Tag(0, 3), 3));
+  }
+  ASSERT_EQ(recorders[3]->seen.size(), 1U);  // all three land on (2 ms, 0): the last wins
+  EXPECT_EQ(recorders[3]->seen[0], std::make_pair(Tag(2000000, 0), 3));
+}
+
+TEST(Connection, DelayedFanOutToTwoInputsOfOneReactionRunsItOncePerTag) {
+  class Pair : public Reactor {
+   public:
+    Input<int> a{"a", this};
+    Input<int> b{"b", this};
+    std::vector<std::pair<Tag, int>> seen;
+    Pair(std::string name, Environment& env) : Reactor(std::move(name), env) {
+      reaction("sum").triggers(a, b).body([this] {
+        ASSERT_TRUE(a.is_present() && b.is_present());
+        seen.emplace_back(tag(), a.get() + b.get());
+      });
+    }
+  };
+  EnvironmentConfig config = at_zero();
+  config.workers = 2;
+  Environment env(config);
+  auto& emitter = env.add<Emitter>("emitter", std::vector<int>{5, 6});
+  auto& pair = env.add<Pair>("pair");
+  env.connect(emitter.out, pair.a, nanoseconds(0));
+  env.connect(emitter.out, pair.b, nanoseconds(0));
+  env.run();
+  ASSERT_EQ(pair.seen.size(), 2U);
+  EXPECT_EQ(pair.seen[0], std::make_pair(Tag(0, 1), 10));
+  EXPECT_EQ(pair.seen[1], std::make_pair(Tag(0, 2), 12));
 }
 
 TEST(Connection, MultiportReactionSeesOnlyThePresentChannels) {
