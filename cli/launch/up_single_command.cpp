@@ -26,12 +26,43 @@ struct UpOptions {
   std::string mode;  // --mode reactor|actor: overrides the file's mode
   unsigned workers = 1;
   bool quiet = false;
+  // Options of the process placement (cli/up_command.cpp), refused here with the reason.
+  bool trace = false;
+  std::string log_dir;
+  std::string host;
+  std::string resume_run;
 };
+
+/// The first option of the process placement given, with why a one-process run has no use for
+/// it; empty when there is none.
+std::string process_placement_option(const UpOptions& options) {
+  if (options.trace) {
+    return "--trace records the processes of the process placement; a one-process run is not "
+           "traced (leave out --placement single to trace the run)";
+  }
+  if (!options.log_dir.empty()) {
+    return "--log-dir holds the logs and results of the processes the launcher starts; a "
+           "one-process run starts none and writes only --summary";
+  }
+  if (!options.host.empty()) {
+    return "--host starts one host's processes of a multi-host file; --placement single runs "
+           "every node of the file in this process";
+  }
+  if (!options.resume_run.empty()) {
+    return "--resume continues a process-placement run from the checkpoints in its log "
+           "directory; a one-process run writes none";
+  }
+  return "";
+}
 
 void run_up(const UpOptions& options) {
   if (options.placement != "single") {
     std::cerr << "tagflow up: placement '" << options.placement
               << "' is not available here (only --placement single runs in one process)\n";
+    throw CLI::RuntimeError(2);
+  }
+  if (const std::string refused = process_placement_option(options); !refused.empty()) {
+    std::cerr << "tagflow up: " << refused << "\n";
     throw CLI::RuntimeError(2);
   }
   cluster::ClusterConfig config;
@@ -113,6 +144,11 @@ void add_up_single_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1U, 64U));
   command->add_flag("--quiet", options->quiet, "No progress line");
+  // Accepted only to be refused with a reason (CLI11 would only say it did not expect them).
+  command->add_flag("--trace", options->trace, "Process placement only: not with single");
+  command->add_option("--log-dir", options->log_dir, "Process placement only: not with single");
+  command->add_option("--host", options->host, "Process placement only: not with single");
+  command->add_option("--resume", options->resume_run, "Process placement only: not with single");
   command->callback([options] { run_up(*options); });
 }
 

@@ -17,7 +17,10 @@
 #include <map>
 #include <random>
 #include <sstream>
+#include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -232,6 +235,27 @@ TEST_F(TagflowUp, ProcessesGiveTheDigestOfTheSingleProcessPlacementRunAfterRun) 
        {"coordinator", "sampler-0", "sampler-1", "replay", "learner", "inference"}) {
     EXPECT_TRUE(fs::exists(dir_ / "run1" / (process + ".log"))) << process;
   }
+}
+
+TEST_F(TagflowUp, ProcessPlacementOptionsWithPlacementSingleExitTwoSayingWhy) {
+  if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "--placement single runs in tagflow-torch";
+  write("short.yaml", shortened_local(base_port_, "env_steps: 800"));
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--trace"}, "--trace records the processes of the process placement"},
+      {{"--log-dir", path("logs")}, "--log-dir holds the logs and results of the processes"},
+      {{"--host", "local"}, "--host starts one host's processes"},
+      {{"--resume", path("logs")}, "--resume continues a process-placement run"},
+  };
+  int n = 0;
+  for (const auto& [extra, why] : cases) {
+    std::vector<std::string> args{"up", path("short.yaml"), "--placement", "single", "--quiet"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const std::string tag = "refused" + std::to_string(n++);
+    EXPECT_EQ(run(args, dir_, tag), 2) << extra.front();
+    const std::string err = read_text_file(dir_ / (tag + ".err"));
+    EXPECT_NE(err.find("tagflow up: " + why), std::string::npos) << err;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "logs"));
 }
 
 TEST_F(TagflowUp, AnActorModeRunEndsWithTheSummaryOfItsProcesses) {
