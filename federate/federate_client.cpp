@@ -128,7 +128,7 @@ ControlMessage FederateClient::join(std::chrono::milliseconds timeout,
     if (Clock::now() - sent >= kJoinRepeat) {
       // Without waiting: with no connection up (a refused CURVE handshake tears it down) a
       // blocking send would never return, and the timeout below must still end the wait.
-      (void)socket_.send(zmq::buffer(encode_control(join)), zmq::send_flags::dontwait);
+      (void)socket_.send(zmq::buffer(frame), zmq::send_flags::dontwait);
       sent = Clock::now();
     }
     const auto left =
