@@ -211,8 +211,10 @@ void FederateClient::report_failure(const std::string& reason) noexcept {
 }
 
 bool FederateClient::poll(std::chrono::milliseconds timeout) {
-  zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
-  zmq::poll(&item, 1, timeout);
+  if (timeout.count() > 0) {  // without a wait, the receives below look just as far
+    zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, timeout);
+  }
   bool any = false;
   zmq::message_t frame;
   while (socket_.recv(frame, zmq::recv_flags::dontwait)) {

@@ -297,14 +297,21 @@ bool FederateDataPlane::send_absent(const std::string& to, std::uint32_t port,
 }
 
 void FederateDataPlane::send_completed_notices() {
-  for (const auto& [to, tag] : notices_due_) {
-    if (trace::TraceRecorder* tracer = trace::active()) {
-      tracer->instant(trace::Kind::kControlSend, tag, trace_names_.id(*tracer, "COMPLETED"),
-                      trace_names_.id(*tracer, to));
-    }
-    (void)send_header_only(to, 0, transport::MessageKind::kCompleted, tag);
-  }
+  for (const auto& [to, tag] : notices_due_) send_notice(to, tag);
   notices_due_.clear();
+}
+
+void FederateDataPlane::send_completed_notice_now(const std::string& to, const WireTag& tag) {
+  unnotified_.erase(to);
+  send_notice(to, tag);
+}
+
+void FederateDataPlane::send_notice(const std::string& to, const WireTag& tag) {
+  if (trace::TraceRecorder* tracer = trace::active()) {
+    tracer->instant(trace::Kind::kControlSend, tag, trace_names_.id(*tracer, "COMPLETED"),
+                    trace_names_.id(*tracer, to));
+  }
+  (void)send_header_only(to, 0, transport::MessageKind::kCompleted, tag);
 }
 
 WireTag FederateDataPlane::upstream_bound() const {

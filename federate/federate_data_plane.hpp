@@ -150,6 +150,10 @@ class FederateDataPlane {
   /// Sends the pending COMPLETED notices (WIRE.md §2, PROTOCOL.md §3.8), each after everything
   /// sent to its downstream before it.
   void send_completed_notices();
+  /// Sends COMPLETED(tag) to `to` now, right after the last value of the tag (which completes,
+  /// its LTC already queued, with nothing more for `to`): the two then leave in one write and
+  /// arrive in one wake-up. complete() sends `to` no second notice for it.
+  void send_completed_notice_now(const std::string& to, const WireTag& tag);
   /// The latest tag through which, by the upstreams' own COMPLETED notices, nothing more can
   /// arrive from any upstream (kNever until every upstream sent one, and with no upstream).
   [[nodiscard]] WireTag upstream_bound() const;
@@ -186,6 +190,8 @@ class FederateDataPlane {
   /// With CURVE: true when `message` came over a connection authenticated with the key of the
   /// upstream its routing id names.
   [[nodiscard]] bool sent_with_own_key(const transport::ReceivedMessage& message) const;
+  /// Sends COMPLETED(tag) to `to`, traced.
+  void send_notice(const std::string& to, const WireTag& tag);
   /// Sends a message without payload (an ABSENT or a COMPLETED) to `to`; false when `to` is not
   /// a connected downstream.
   bool send_header_only(const std::string& to, std::uint32_t port, transport::MessageKind kind,

@@ -193,6 +193,7 @@ void ReactorFederate::drain_commands() {
     if (commands_.empty()) return;
     batch_.swap(commands_);
   }
+  mark_notices();
   for (Command& command : batch_) {
     switch (command.kind) {
       case Command::kNet:
@@ -217,6 +218,10 @@ void ReactorFederate::drain_commands() {
             !sent_upstream_.empty() && std::all_of(sent_upstream_.begin(), sent_upstream_.end(),
                                                    [](bool sent) { return sent; });
         sent_upstream_.assign(sent_upstream_.size(), false);
+        if (expect_notices_ && !answer_since_) {
+          answer_since_ = std::chrono::steady_clock::now();
+          answer_tag_ = command.tag;
+        }
         break;
       case Command::kSend:
         send_value(command);
@@ -229,6 +234,28 @@ void ReactorFederate::drain_commands() {
   batch_.clear();  // keeps its capacity for the next batch
   // No LTC at the end of the batch: the scheduler announces its next tag right after every tag
   // it completes (reactors/federation.hpp step 2), and announce() sends both in one frame.
+}
+
+void ReactorFederate::mark_notices() {
+  // A tag's values to one downstream, then its COMPLETED notice to that downstream, in one go:
+  // sent apart (a driver's values to 15 workers, then the 15 notices), a value and its notice
+  // often leave in two writes and wake the receiver twice, the first time for a value it cannot
+  // run yet. The notice may move up to the value only when nothing else for that downstream
+  // comes between them: with cycle outputs, the LTC itself may send ABSENTs first.
+  if (!cycle_outputs_.empty()) return;
+  const WireTag* ltc = nullptr;  // the next LTC after the command, walking backwards
+  std::vector<const std::string*> notified;
+  for (auto command = batch_.rbegin(); command != batch_.rend(); ++command) {
+    if (command->kind == Command::kLtc) {
+      ltc = &command->tag;
+      notified.clear();
+    } else if (command->kind == Command::kSend && ltc != nullptr &&
+               std::none_of(notified.begin(), notified.end(),
+                            [&](const std::string* to) { return *to == command->to; })) {
+      command->notice = *ltc;
+      notified.push_back(&command->to);
+    }
+  }
 }
 
 void ReactorFederate::announce_or_defer(const WireTag& next) {
@@ -286,10 +313,25 @@ void ReactorFederate::report_eagerly() {
   report(pending_next_);
 }
 
+std::chrono::nanoseconds ReactorFederate::overdue() const {
+  // Twice the answers' time: a federate whose peers answer in 2 ms (16 processes sharing two
+  // cores) would otherwise report every wait at 1 ms, and the coordinator answer every report.
+  return std::clamp<std::chrono::nanoseconds>(2 * answer_time_, kOverdue, kMaxOverdue);
+}
+
+void ReactorFederate::note_answer(const WireTag& bound) {
+  if (!answer_since_ || bound <= answer_tag_) return;
+  const std::chrono::nanoseconds took = std::chrono::steady_clock::now() - *answer_since_;
+  answer_since_.reset();
+  // Up at once, down by an eighth of the difference per answer: one quick answer does not undo
+  // a slow stretch, and one slow answer is forgotten within a few dozen.
+  answer_time_ = took >= answer_time_ ? took : answer_time_ - (answer_time_ - took) / 8;
+}
+
 std::chrono::milliseconds ReactorFederate::poll_limit(std::chrono::milliseconds limit) const {
   if (!deferred_since_ || pending_next_ <= granted_to_env_) return limit;
   // Rounded up: a poll of 0 ms would spin until the wait is overdue.
-  const auto left = std::chrono::ceil<std::chrono::milliseconds>(*deferred_since_ + kOverdue -
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(*deferred_since_ + overdue() -
                                                                  std::chrono::steady_clock::now());
   return std::min(std::max(left, std::chrono::milliseconds(1)), limit);
 }
@@ -302,6 +344,7 @@ void ReactorFederate::send_value(const Command& command) {
   // Reported with the LTC that follows (PROTOCOL.md §3.2).
   plane_.report_in_transit(*client_, command.to, command.tag);
   plane_.send_value(command.to, command.port, command.tag, command.value);
+  if (command.notice) plane_.send_completed_notice_now(command.to, *command.notice);
   for (CycleOutput& output : cycle_outputs_) {
     if (output.to == command.to && output.port == command.port) {
       output.status_through = std::max(output.status_through, command.tag);
@@ -343,6 +386,7 @@ void ReactorFederate::update_grant(reactors::Environment& env) {
   // The upstreams' own COMPLETED notices: a bound as safe as a TAG, without the coordinator's
   // hop (PROTOCOL.md §3.8). Their values came before them and were scheduled above.
   const WireTag direct = plane_.upstream_bound();
+  note_answer(direct);
   if (direct > granted_to_env_) {
     if (by_upstreams_ != nullptr) by_upstreams_->Increment();
     cycle_inputs_.known_through(direct);
@@ -410,13 +454,13 @@ void ReactorFederate::network_round(reactors::Environment& env) {
   update_grant(env);
   handle_stop(env);
   // A wait left unreported (§3.9): the coordinator asks for it when another federate waits for
-  // its grant; and one the notices have not ended within kOverdue is reported anyway.
+  // its grant; and one the notices have not ended within overdue() is reported anyway.
   const bool asked = client_->take_report_request();
   const bool unreported = plane_.has_unreported() || pending_next_ != plane_.announced();
   if (asked && unreported) {
     report_eagerly();
   } else if (deferred_since_ && pending_next_ > granted_to_env_ &&
-             std::chrono::steady_clock::now() - *deferred_since_ >= kOverdue) {
+             std::chrono::steady_clock::now() - *deferred_since_ >= overdue()) {
     report_eagerly();
   }
 }

@@ -180,6 +180,9 @@ class ReactorFederate {
     std::size_t level = 0;         // kAbsent: cycle outputs whose sender's level is below this one
     std::uint64_t part_bytes = 0;  // kCheckpoint
     std::uint64_t part_checksum = 0;  // kCheckpoint
+    // kSend: the last value for `to` before the batch's next LTC, whose tag this is; its
+    // COMPLETED notice goes right after it (mark_notices).
+    std::optional<WireTag> notice = std::nullopt;
   };
   struct CycleOutput {
     std::string to;
@@ -204,6 +207,8 @@ class ReactorFederate {
   void wait_on_sockets(reactors::Environment& env, std::int64_t timeout_ns);
   void look_at_sockets(reactors::Environment& env);
   void drain_commands();
+  /// In batch_: marks each value that its COMPLETED notice may follow at once.
+  void mark_notices();
   /// The scheduler's next tag `next`, after a completed tag: reported to the coordinator (LTC and
   /// NET in one frame), or left unreported while the upstreams' notices will grant it (§3.9).
   void announce_or_defer(const WireTag& next);
@@ -211,9 +216,15 @@ class ReactorFederate {
   [[nodiscard]] Reporting reporting_now() const;
   /// Sends what is unreported with `next`, saying whether the next waits may go unreported.
   void report(const WireTag& next);
-  /// After a REPORT_REQUEST, or a wait left unreported for longer than kOverdue: reports now and
-  /// at the next few waits whatever happens.
+  /// After a REPORT_REQUEST, or a wait left unreported for longer than overdue(): reports now
+  /// and at the next few waits whatever happens.
   void report_eagerly();
+  /// How long a wait may go unreported before it is overdue (§3.9.6): twice the time the
+  /// upstreams' answers have lately taken, within [kOverdue, kMaxOverdue].
+  [[nodiscard]] std::chrono::nanoseconds overdue() const;
+  /// The upstreams' notices now grant `bound`: if that answers the tag awaited, learn how long
+  /// the answer took.
+  void note_answer(const WireTag& bound);
   /// The longest the socket owner may poll before a wait left unreported is overdue.
   [[nodiscard]] std::chrono::milliseconds poll_limit(std::chrono::milliseconds limit) const;
   void send_value(const Command& command);
@@ -260,15 +271,21 @@ class ReactorFederate {
   // Waits left unreported (PROTOCOL.md §3.9), socket owner only.
   static constexpr int kMaxDeferredTags = 16;  // completed tags one deferral may hold
   static constexpr int kMaxEagerStretch = 64;  // waits reported in a row after a request
-  static constexpr auto kOverdue = std::chrono::milliseconds(1);
-  std::vector<std::string> upstream_ids_;     // this federate's upstreams
+  static constexpr auto kOverdue = std::chrono::milliseconds(1);      // the backstop's floor
+  static constexpr auto kMaxOverdue = std::chrono::milliseconds(10);  // and its ceiling
+  std::vector<std::string> upstream_ids_;                             // this federate's upstreams
   std::vector<bool> sent_upstream_;           // per upstream: sent to at the current tag
   bool expect_notices_ = false;               // the last tag sent to every upstream
   WireTag pending_next_ = transport::kNever;  // the scheduler's last next tag
   std::optional<std::chrono::steady_clock::time_point> deferred_since_;  // the wait unreported
-  int eager_waits_ = 0;               // waits still to report whatever happens
-  int eager_stretch_ = 0;             // the length of the last such stretch
-  int lazy_waits_ = 1 << 20;          // waits since that stretch ended
+  int eager_waits_ = 0;       // waits still to report whatever happens
+  int eager_stretch_ = 0;     // the length of the last such stretch
+  int lazy_waits_ = 1 << 20;  // waits since that stretch ended
+  // The upstreams' answers: a tag that sent to every upstream, completed at answer_since_, is
+  // answered once their notices grant past it; answer_time_ decays towards the latest such time.
+  std::optional<std::chrono::steady_clock::time_point> answer_since_;
+  WireTag answer_tag_ = transport::kNever;
+  std::chrono::nanoseconds answer_time_{0};
   std::atomic<bool> done_{false};     // env.run() returned (release/acquire; the network thread's)
   std::string error_;                 // set by the socket owner before run() reads it
   std::int64_t data_wait_since_ = 0;  // traced: a grant waiting for its data since (socket owner)

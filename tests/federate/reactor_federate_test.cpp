@@ -486,5 +486,142 @@ TEST(ReactorFederate, AVersionTwoFederateRunsInAVersionThreeFederationToTheSameT
   }
 }
 
+// A fan-out where one downstream gets two values per tag (ports 1 and 2) and another one: the
+// COMPLETED notice to each downstream follows the last of its values of the tag (reactor_federate
+// .cpp, mark_notices), never one before it, or `pair` would run a tag with one value and the
+// other would arrive after the tag (a data loss that fails the run).
+constexpr const char* kFanOut = R"(
+federation:
+  coordinator: tcp://127.0.0.1:*
+  heartbeat_timeout: 10s
+  join_timeout: 20s
+  federates:
+    src: {upstreams: [], downstreams: [pair, one]}
+    pair: {upstreams: [src], downstreams: []}
+    one: {upstreams: [src], downstreams: []}
+)";
+
+class TwoOutputs : public reactors::Reactor {
+ public:
+  reactors::Timer tick{"tick", this, std::chrono::milliseconds(0), std::chrono::milliseconds(1)};
+  reactors::Output<transport::Payload> x{"x", this};
+  reactors::Output<transport::Payload> y{"y", this};
+  TwoOutputs(std::string name, reactors::Environment& env) : Reactor(std::move(name), env) {
+    reaction("emit").triggers(tick).effects(x, y).body([this] {
+      x.set(testing::payload("x" + std::to_string(n_)));
+      y.set(testing::payload("y" + std::to_string(n_++)));
+    });
+  }
+
+ private:
+  int n_ = 0;
+};
+
+class PairLog : public reactors::Reactor {
+ public:
+  reactors::Input<transport::Payload> x{"x", this};
+  reactors::Input<transport::Payload> y{"y", this};
+  std::string trace;
+  PairLog(std::string name, reactors::Environment& env) : Reactor(std::move(name), env) {
+    reaction("log").triggers(x, y).body([this] {
+      trace += std::to_string(tag().time_ns()) + " " +
+               (x.is_present() ? testing::text(x.get()) : "-") + " " +
+               (y.is_present() ? testing::text(y.get()) : "-") + "\n";
+    });
+  }
+};
+
+class OneLog : public reactors::Reactor {
+ public:
+  reactors::Input<transport::Payload> in{"in", this};
+  std::string trace;
+  OneLog(std::string name, reactors::Environment& env) : Reactor(std::move(name), env) {
+    reaction("log").triggers(in).body([this] {
+      trace += std::to_string(tag().time_ns()) + " " + testing::text(in.get()) + "\n";
+    });
+  }
+};
+
+TEST(ReactorFederate, EachDownstreamGetsEveryValueOfATagBeforeItsNotice) {
+  std::string expected_pair;
+  std::string expected_one;
+  {
+    reactors::Environment env(loop_config());
+    auto& src = env.add<TwoOutputs>("src");
+    auto& pair = env.add<PairLog>("pair");
+    auto& one = env.add<OneLog>("one");
+    env.connect(src.x, pair.x);
+    env.connect(src.y, pair.y);
+    env.connect(src.x, one.in);
+    env.run();
+    expected_pair = pair.trace;
+    expected_one = one.trace;
+  }
+  ASSERT_NE(expected_pair.find("\n199000000 x199 y199\n"), std::string::npos) << expected_pair;
+  for (const unsigned workers : {1U, 2U}) {
+    FederationSpec spec = parse_federation_spec(kFanOut);
+    Coordinator coordinator(spec);
+    spec.address = coordinator.bind("tcp://127.0.0.1:*");
+    CoordinatorResult result;
+    std::thread loop([&] { result = coordinator.run(); });
+    std::string pair_trace;
+    std::string one_trace;
+    std::uint64_t late = 0;
+    std::mutex mutex;
+    std::vector<std::string> errors;
+    const auto receiver = [&](const std::string& id) {
+      try {
+        ReactorFederate federate(spec, id);
+        federate.join();
+        reactors::Environment env(loop_config(workers));
+        if (id == "pair") {
+          auto& log = env.add<PairLog>("pair");
+          auto& from_x = env.add<NetworkReceiver>("from_x", federate, "src", 1);
+          auto& from_y = env.add<NetworkReceiver>("from_y", federate, "src", 2);
+          env.connect(from_x.out, log.x);
+          env.connect(from_y.out, log.y);
+          federate.run(env);
+          pair_trace = log.trace;
+        } else {
+          auto& log = env.add<OneLog>("one");
+          auto& from_src = env.add<NetworkReceiver>("from_src", federate, "src", 1);
+          env.connect(from_src.out, log.in);
+          federate.run(env);
+          one_trace = log.trace;
+        }
+        const std::lock_guard<std::mutex> lock(mutex);
+        late += env.late_events();
+      } catch (const std::exception& e) {
+        const std::lock_guard<std::mutex> lock(mutex);
+        errors.push_back(id + ": " + e.what());
+      }
+    };
+    std::thread pair_thread(receiver, "pair");
+    std::thread one_thread(receiver, "one");
+    {
+      ReactorFederate federate(spec, "src");
+      federate.join();
+      reactors::Environment env(loop_config(workers));
+      auto& src = env.add<TwoOutputs>("src");
+      auto& to_pair_x = env.add<NetworkSender>("to_pair_x", federate, "pair", 1);
+      auto& to_pair_y = env.add<NetworkSender>("to_pair_y", federate, "pair", 2);
+      auto& to_one = env.add<NetworkSender>("to_one", federate, "one", 1);
+      env.connect(src.x, to_pair_x.in);
+      env.connect(src.y, to_pair_y.in);
+      env.connect(src.x, to_one.in);
+      federate.run(env);
+    }
+    pair_thread.join();
+    one_thread.join();
+    loop.join();
+    for (const std::string& error : errors)
+      ADD_FAILURE() << error << " (workers " << workers << ")";
+    EXPECT_TRUE(result.ok) << result.error;
+    EXPECT_EQ(pair_trace, expected_pair) << "workers " << workers;
+    EXPECT_EQ(one_trace, expected_one) << "workers " << workers;
+    EXPECT_EQ(late, 0U) << "workers " << workers;
+  }
+}
+
 }  // namespace
 }  // namespace tagflow::coordinator
