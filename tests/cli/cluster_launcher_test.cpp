@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/cluster_files.hpp"
 #include "tests/support/launched_processes.hpp"
 
 namespace tagflow::cli {
@@ -58,6 +59,7 @@ using testing::recorded_pids;
 
 class ClusterLauncher : public ::testing::Test {
  protected:
+  void TearDown() override { testing::remove_unless_failed(dir_); }
   void SetUp() override {
     dir_ = fs::path(::testing::TempDir()) /
            ("cluster_launcher_" + std::to_string(::getpid()) + "_" +

@@ -173,6 +173,7 @@ class PeakWatch {
 
 class HostileCluster : public ::testing::Test {
  protected:
+  void TearDown() override { testing::remove_unless_failed(dir_); }
   void SetUp() override {
     if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the learner and inference need tagflow-torch";
     dir_ = fs::path(::testing::TempDir()) /

@@ -44,6 +44,7 @@ constexpr const char* kStop = "env_steps: 4800";  // 300 rounds: 0.3 s of logica
 
 class Recovery : public ::testing::Test {
  protected:
+  void TearDown() override { testing::remove_unless_failed(dir_); }
   void SetUp() override {
     if (!TAGFLOW_HAS_TORCH)
       GTEST_SKIP() << "the learner and inference processes need tagflow-torch";

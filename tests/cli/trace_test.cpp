@@ -52,6 +52,7 @@ std::string traced_cluster(int base, const std::string& trace,
 
 class Traced : public ::testing::Test {
  protected:
+  void TearDown() override { testing::remove_unless_failed(dir_); }
   void SetUp() override {
     dir_ = fs::path(::testing::TempDir()) /
            ("trace_" + std::to_string(::getpid()) + "_" +

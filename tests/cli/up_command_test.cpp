@@ -79,6 +79,7 @@ int run(const std::vector<std::string>& args, const fs::path& dir, const std::st
 
 class TagflowUp : public ::testing::Test {
  protected:
+  void TearDown() override { testing::remove_unless_failed(dir_); }
   void SetUp() override {
     dir_ = fs::path(::testing::TempDir()) /
            ("tagflow_up_" + std::to_string(::getpid()) + "_" +
