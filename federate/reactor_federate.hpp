@@ -271,9 +271,10 @@ class ReactorFederate {
   // Waits left unreported (PROTOCOL.md §3.9), socket owner only.
   static constexpr int kMaxDeferredTags = 16;  // completed tags one deferral may hold
   static constexpr int kMaxEagerStretch = 64;  // waits reported in a row after a request
-  static constexpr auto kOverdue = std::chrono::milliseconds(1);      // the backstop's floor
-  static constexpr auto kMaxOverdue = std::chrono::milliseconds(10);  // and its ceiling
-  std::vector<std::string> upstream_ids_;                             // this federate's upstreams
+  // The backstop's floor and ceiling (overdue()).
+  static constexpr auto kOverdue = std::chrono::milliseconds(1);
+  static constexpr auto kMaxOverdue = std::chrono::milliseconds(10);
+  std::vector<std::string> upstream_ids_;     // this federate's upstreams
   std::vector<bool> sent_upstream_;           // per upstream: sent to at the current tag
   bool expect_notices_ = false;               // the last tag sent to every upstream
   WireTag pending_next_ = transport::kNever;  // the scheduler's last next tag

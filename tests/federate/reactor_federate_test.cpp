@@ -487,9 +487,9 @@ TEST(ReactorFederate, AVersionTwoFederateRunsInAVersionThreeFederationToTheSameT
 }
 
 // A fan-out where one downstream gets two values per tag (ports 1 and 2) and another one: the
-// COMPLETED notice to each downstream follows the last of its values of the tag (reactor_federate
-// .cpp, mark_notices), never one before it, or `pair` would run a tag with one value and the
-// other would arrive after the tag (a data loss that fails the run).
+// COMPLETED notice to each downstream follows the last of its values of the tag
+// (ReactorFederate::mark_notices), never one before it, or `pair` would run a tag with one value
+// and the other would arrive after the tag (a data loss that fails the run).
 constexpr const char* kFanOut = R"(
 federation:
   coordinator: tcp://127.0.0.1:*
