@@ -1,20 +1,25 @@
 # Test registration. One line per test file:
 #
 #   tagflow_add_test(tag_test.cpp tagflow_reactors)                  # gtest, discovered per test
-#   tagflow_add_test(cluster_test.cpp tagflow_config DEPENDS tagflow SERIAL)
+#   tagflow_add_test(cluster_test.cpp tagflow_config DEPENDS tagflow CLUSTER)
 #   tagflow_add_test(dqn_test.cpp tagflow_learning TORCH)            # joins the one torch binary
 #
 # Positional arguments after the file are libraries to link. DEPENDS names targets the test runs
-# (the tagflow CLI, say) so they are built first; SERIAL keeps a test away from the others (it uses
-# ports, processes or many threads). TORCH tests are linked into one executable, tagflow_torch_tests,
-# run as one ctest entry, because every process that loads LibTorch pays about 1.5 s at start-up.
+# (the tagflow CLI, say) so they are built first; CLUSTER marks a file whose tests start processes,
+# clusters or many threads. Every test runs beside others under `ctest -j N`, cluster tests
+# included: each takes free ports claimed from the others (common/loopback_ports.hpp), pid-named
+# namespaces and directories of its own. On 2 cores, running two cluster tests at a time instead
+# of one took the suite from 14 to 9 minutes. TORCH
+# tests are linked into one executable, tagflow_torch_tests, run as one ctest entry, because every
+# process that loads LibTorch pays about 1.5 s at start-up.
 #
-# The other files of a folder share one executable, test_<area> (test_<area>_serial for its SERIAL
-# files), linked with the union of their libraries: linking one executable per file cost more than
-# compiling them. Each gtest test is still its own ctest entry, run alone in its own process, so a
-# file's tests cannot see another file's; files of one folder must not share a test name or a
-# symbol outside an anonymous namespace. A file that needs its own compile options sets them on the
-# source (set_source_files_properties in the folder's CMakeLists.txt).
+# The other files of a folder share one executable, test_<area> (test_<area>_cluster for its
+# CLUSTER files, so that editing a unit test relinks no cluster test and the reverse), linked with
+# the union of their libraries: linking one executable per file cost more than compiling them.
+# Each gtest test is still its own ctest entry, run alone in its own process, so a file's tests
+# cannot see another file's; files of one folder must not share a test name or a symbol outside an
+# anonymous namespace. A file that needs its own compile options sets them on the source
+# (set_source_files_properties in the folder's CMakeLists.txt).
 #
 # Every test sees TAGFLOW_SOURCE_DIR, TAGFLOW_BIN_DIR (where the tagflow binaries are) and
 # TAGFLOW_HAS_TORCH (0 in presets that leave LibTorch out, such as asan and tsan) as macros.
@@ -42,6 +47,8 @@ function(_tagflow_test_common target)
   if(TAGFLOW_TEST_UNITY)
     set_target_properties(${target} PROPERTIES UNITY_BUILD ON
       UNITY_BUILD_BATCH_SIZE ${TAGFLOW_TEST_UNITY_BATCH})
+  else()
+    set_target_properties(${target} PROPERTIES UNITY_BUILD OFF)
   endif()
 endfunction()
 
@@ -63,7 +70,7 @@ function(_tagflow_test_pch target)
 endfunction()
 
 function(tagflow_add_test file)
-  cmake_parse_arguments(T "TORCH;SERIAL" "" "DEPENDS" ${ARGN})
+  cmake_parse_arguments(T "TORCH;CLUSTER" "" "DEPENDS" ${ARGN})
   get_filename_component(abs ${file} ABSOLUTE)
   if(T_TORCH)
     if(TAGFLOW_BUILD_TORCH)
@@ -80,8 +87,8 @@ function(tagflow_add_test file)
   else()
     set(target test_top)  # tests/ itself (the layer check)
   endif()
-  if(T_SERIAL)
-    string(APPEND target _serial)
+  if(T_CLUSTER)
+    string(APPEND target _cluster)
   endif()
   if(TARGET ${target})
     target_sources(${target} PRIVATE ${file})
@@ -92,9 +99,6 @@ function(tagflow_add_test file)
     _tagflow_test_common(${target})
     _tagflow_test_pch(${target})
     set(props LABELS ${area} TIMEOUT 300)
-    if(T_SERIAL)
-      list(APPEND props RUN_SERIAL TRUE)
-    endif()
     gtest_discover_tests(${target} TEST_PREFIX "${area}/" DISCOVERY_MODE PRE_TEST PROPERTIES ${props})
   endif()
   if(T_UNPARSED_ARGUMENTS)
@@ -126,7 +130,7 @@ function(tagflow_finalize_torch_tests)
     add_dependencies(tagflow_torch_tests ${deps})
   endif()
   add_test(NAME torch/all COMMAND tagflow_torch_tests)
-  set_tests_properties(torch/all PROPERTIES LABELS torch TIMEOUT 900 RUN_SERIAL TRUE)
+  set_tests_properties(torch/all PROPERTIES LABELS torch TIMEOUT 900)
 endfunction()
 
 include(GoogleTest)

@@ -10,7 +10,7 @@ namespace {
 
 constexpr double kTorques[3] = {-1.0, 0.0, 1.0};
 
-EnvSpec make_spec() {
+EnvSpec acrobot_spec() {
   const auto v1 = static_cast<float>(Acrobot::kMaxVel1);
   const auto v2 = static_cast<float>(Acrobot::kMaxVel2);
   EnvSpec spec;
@@ -34,7 +34,7 @@ double wrap(double x, double low, double high) noexcept {
 }  // namespace
 
 const EnvSpec& Acrobot::spec() const noexcept {
-  static const EnvSpec spec = make_spec();
+  static const EnvSpec spec = acrobot_spec();
   return spec;
 }
 

@@ -11,7 +11,7 @@ namespace {
 
 constexpr int kDeck[13] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10};
 
-EnvSpec make_spec() {
+EnvSpec blackjack_spec() {
   EnvSpec spec;
   spec.id = "Blackjack-v1";
   spec.observation_space = Space::multi_discrete({32, 11, 2});
@@ -22,7 +22,7 @@ EnvSpec make_spec() {
 }  // namespace
 
 const EnvSpec& Blackjack::spec() const noexcept {
-  static const EnvSpec spec = make_spec();
+  static const EnvSpec spec = blackjack_spec();
   return spec;
 }
 

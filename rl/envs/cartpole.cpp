@@ -8,7 +8,7 @@
 namespace tagflow::envs {
 namespace {
 
-EnvSpec make_spec() {
+EnvSpec cartpole_spec() {
   constexpr float kBig = std::numeric_limits<float>::max();
   const auto x2 = static_cast<float>(CartPole::kXThreshold * 2);
   const auto theta2 = static_cast<float>(CartPole::kThetaThreshold * 2);
@@ -26,7 +26,7 @@ EnvSpec make_spec() {
 CartPole::CartPole() = default;
 
 const EnvSpec& CartPole::spec() const noexcept {
-  static const EnvSpec spec = make_spec();
+  static const EnvSpec spec = cartpole_spec();
   return spec;
 }
 

@@ -8,7 +8,7 @@
 namespace tagflow::envs {
 namespace {
 
-EnvSpec make_spec() {
+EnvSpec mountain_car_spec() {
   EnvSpec spec;
   spec.id = "MountainCar-v0";
   spec.observation_space = Space::box({2}, {static_cast<float>(MountainCar::kMinPosition), -0.07F},
@@ -22,7 +22,7 @@ EnvSpec make_spec() {
 }  // namespace
 
 const EnvSpec& MountainCar::spec() const noexcept {
-  static const EnvSpec spec = make_spec();
+  static const EnvSpec spec = mountain_car_spec();
   return spec;
 }
 

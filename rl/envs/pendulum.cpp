@@ -10,7 +10,7 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
-EnvSpec make_spec() {
+EnvSpec pendulum_spec() {
   EnvSpec spec;
   spec.id = "Pendulum-v1";
   spec.observation_space = Space::box({3}, {-1.0F, -1.0F, -8.0F}, {1.0F, 1.0F, 8.0F});
@@ -22,7 +22,7 @@ EnvSpec make_spec() {
 }  // namespace
 
 const EnvSpec& Pendulum::spec() const noexcept {
-  static const EnvSpec spec = make_spec();
+  static const EnvSpec spec = pendulum_spec();
   return spec;
 }
 

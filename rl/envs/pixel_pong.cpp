@@ -69,7 +69,7 @@ const std::vector<std::uint8_t>& background() {
   return frame;
 }
 
-EnvSpec make_spec() {
+EnvSpec pixel_pong_spec() {
   EnvSpec spec;
   spec.id = "PixelPongNoFrameskip-v0";
   spec.observation_space = Space::box({PixelPong::kHeight, PixelPong::kWidth, PixelPong::kChannels},
@@ -88,7 +88,7 @@ constexpr std::int32_t kBallMaxY = (PixelPong::kFieldBottom - PixelPong::kBallHe
 }  // namespace
 
 const EnvSpec& PixelPong::spec() const noexcept {
-  static const EnvSpec spec = make_spec();
+  static const EnvSpec spec = pixel_pong_spec();
   return spec;
 }
 

@@ -6,31 +6,70 @@ Usage: serve_example_test.py TAGFLOW_BINARY SOURCE_DIR WORK_DIR [reactor|actor] 
 mode; reactor by default). Bounded: the cluster's own `seconds` stop and a timeout on every wait.
 Exit status 0 on success.
 """
+import fcntl
 import os
+import random
 import re
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 
 
+# Open files whose flock keeps this process's port blocks claimed until it ends.
+_claims = []
+
+
+def claim_port_blocks(first, count):
+    """Claims the 100-port blocks [first, first + count) touches, as common/loopback_ports.hpp's
+    claim_port_blocks does (the same lock files), so that tests running at once never share
+    ports; False, claiming nothing, when another process holds one."""
+    directory = os.path.join(tempfile.gettempdir(), "tagflow-ports")
+    os.makedirs(directory, exist_ok=True)
+    held = []
+    for block in range(first // 100, (first + count - 1) // 100 + 1):
+        f = open(os.path.join(directory, str(block)), "a")
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            f.close()
+            for h in held:
+                h.close()
+            return False
+        held.append(f)
+    _claims.extend(held)
+    return True
+
+
 def free_ports(count):
-    """`count` consecutive free loopback ports."""
-    for base in range(21000 + (os.getpid() * 37) % 20000, 60000, count):
+    """`count` (at most 100) consecutive free loopback ports, claimed for this process: a
+    random block from 20000 up to the kernel's ephemeral range, as free_loopback_port_range in
+    common/loopback_ports.hpp chooses."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            floor = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        floor = 32768
+    blocks = max(1, (floor - count - 20000) // 100)
+    rng = random.Random(os.getpid() ^ time.monotonic_ns())
+    for _ in range(200):
+        base = 20000 + rng.randrange(blocks) * 100
         sockets = []
         try:
             for port in range(base, base + count):
                 s = socket.socket()
                 s.bind(("127.0.0.1", port))
                 sockets.append(s)
-            return base
         except OSError:
             continue
         finally:
             for s in sockets:
                 s.close()
+        if claim_port_blocks(base, count):
+            return base
     raise RuntimeError("no free ports")
 
 

@@ -40,7 +40,9 @@ std::string read(const fs::path& path) {
   return text.str();
 }
 
-/// A base port with base .. base+99 free (the file's ports, shifted by base - 7600).
+/// A base port with base .. base+99 free (the file's ports, shifted by base - 7600) and
+/// base+1860 .. base+1959 (their metrics ports), both claimed for this process
+/// (common/loopback_ports.hpp).
 int free_port_block() {
   std::mt19937 random(static_cast<unsigned>(::getpid()));
   // Below the kernel's ephemeral range: a port there may become an outgoing connection's.
@@ -50,7 +52,7 @@ int free_port_block() {
     bool all = true;
     for (int p = base; p < base + 100 && all; ++p) all = loopback_port_free(p);
     for (int p = base + 1860; p < base + 1960 && all; ++p) all = loopback_port_free(p);
-    if (all) return base;
+    if (all && claim_port_blocks(base, 100) && claim_port_blocks(base + 1860, 100)) return base;
   }
   return 0;
 }
