@@ -6,16 +6,16 @@
 #
 # Positional arguments after the file are libraries to link. DEPENDS names targets the test runs
 # (the tagflow CLI, say) so they are built first; CLUSTER marks a file whose tests start processes,
-# clusters or many threads. Every test runs beside others under `ctest -j N`, cluster tests
-# included: each takes free ports claimed from the others (common/loopback_ports.hpp), pid-named
-# namespaces and directories of its own. On 2 cores, running two cluster tests at a time instead
-# of one took the suite from 14 to 9 minutes. TORCH
+# clusters or many threads: ctest runs each of them alone (RUN_SERIAL). Two at a time took the
+# suite from 14 to 8-9 minutes on 2 cores, but a fresh clone's run lost three tests to what they
+# share: the shipped files' fixed ports (configs/marl-serve.yaml's, twice at once), the K8s pods'
+# mount points, and HostileCluster's 150 s bound with a second cluster beside it. TORCH
 # tests are linked into one executable, tagflow_torch_tests, run as one ctest entry, because every
 # process that loads LibTorch pays about 1.5 s at start-up.
 #
 # The other files of a folder share one executable, test_<area> (test_<area>_cluster for its
-# CLUSTER files, so that editing a unit test relinks no cluster test and the reverse), linked with
-# the union of their libraries: linking one executable per file cost more than compiling them.
+# CLUSTER files: discovered tests take their ctest properties per executable), linked with the
+# union of their libraries: linking one executable per file cost more than compiling them.
 # Each gtest test is still its own ctest entry, run alone in its own process, so a file's tests
 # cannot see another file's; files of one folder must not share a test name or a symbol outside an
 # anonymous namespace. A file that needs its own compile options sets them on the source
@@ -99,6 +99,9 @@ function(tagflow_add_test file)
     _tagflow_test_common(${target})
     _tagflow_test_pch(${target})
     set(props LABELS ${area} TIMEOUT 300)
+    if(T_CLUSTER)
+      list(APPEND props RUN_SERIAL TRUE)
+    endif()
     gtest_discover_tests(${target} TEST_PREFIX "${area}/" DISCOVERY_MODE PRE_TEST PROPERTIES ${props})
   endif()
   if(T_UNPARSED_ARGUMENTS)
@@ -130,7 +133,7 @@ function(tagflow_finalize_torch_tests)
     add_dependencies(tagflow_torch_tests ${deps})
   endif()
   add_test(NAME torch/all COMMAND tagflow_torch_tests)
-  set_tests_properties(torch/all PROPERTIES LABELS torch TIMEOUT 900)
+  set_tests_properties(torch/all PROPERTIES LABELS torch TIMEOUT 900 RUN_SERIAL TRUE)
 endfunction()
 
 include(GoogleTest)

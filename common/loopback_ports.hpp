@@ -2,8 +2,9 @@
 // whether a port can be bound now, and a run of consecutive free ones. A port found free may be
 // taken by another process before it is used; callers that start servers on it must expect that.
 // Programs that choose ports here also claim them from each other (claim_port_blocks), so that
-// tests run side by side (`ctest -j N`) never pick the same ports between one cluster and the
-// next. Header-only; POSIX sockets and flock(2).
+// programs run side by side (tests under `ctest -j N`, two suites, a benchmark beside a test)
+// never pick the same ports between one cluster and the next. Header-only; POSIX sockets and
+// flock(2).
 #pragma once
 
 #include <fcntl.h>

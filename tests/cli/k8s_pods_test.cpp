@@ -14,10 +14,13 @@
 // passes while the run goes on, and that a pod killed mid-run (every process in its network
 // namespace) is named by the head pod, with no process left. Root only (namespaces and mounts):
 // skipped with the reason elsewhere.
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -155,6 +158,11 @@ Manifests read_manifests(const fs::path& dir, const fs::path& volumes) {
   return out;
 }
 
+/// The K8sPods tests' shared files in the temp directory: `lock` and `list` (SetUp).
+fs::path made_mount_points(const std::string& what) {
+  return fs::temp_directory_path() / ("tagflow-k8s-mount-points." + what);
+}
+
 class K8sPods : public ::testing::Test {
  public:
   void SetUp() override {
@@ -162,6 +170,15 @@ class K8sPods : public ::testing::Test {
     if (sh("command -v unshare").exit_code != 0) GTEST_SKIP() << "no unshare (util-linux)";
     const std::string why = namespaces_.create();
     if (!why.empty()) GTEST_SKIP() << why;
+    // The mount points (/etc/tagflow/..., made when missing) are shared with any K8sPods test
+    // running at the same time: each holds this lock shared while it runs and lists the ones it
+    // made in made_mount_points("list"); a test that can take the lock exclusively at its end (no
+    // other one runs) removes every listed one. Removing a directory that another test's pod has
+    // mounted over would unmount it there (Linux detaches a mount whose point is removed in another
+    // mount namespace), and that pod's restarted process would find no cluster file.
+    mounts_lock_ = ::open(made_mount_points("lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    ASSERT_GE(mounts_lock_, 0) << "cannot open the mount points' lock file";
+    ASSERT_EQ(::flock(mounts_lock_, LOCK_SH), 0);
     dir_ = fs::path(::testing::TempDir()) /
            ("tagflow_k8s_" + std::to_string(::getpid()) + "_" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
@@ -176,9 +193,23 @@ class K8sPods : public ::testing::Test {
     for (const std::string& ns : {namespaces_.ns_a, namespaces_.ns_b}) {
       fs::remove_all(fs::path("/etc/netns") / ns);
     }
-    for (auto it = mount_points_.rbegin(); it != mount_points_.rend(); ++it) {
-      std::error_code ignored;
-      fs::remove(*it, ignored);  // only if still empty
+    if (mounts_lock_ >= 0) {
+      if (::flock(mounts_lock_, LOCK_EX | LOCK_NB) == 0) {  // no other K8sPods test runs
+        std::vector<std::string> made;
+        std::ifstream list(made_mount_points("list"));
+        for (std::string line; std::getline(list, line);) {
+          if (!line.empty()) made.push_back(line);
+        }
+        // Deepest first, each only if still empty.
+        std::sort(made.begin(), made.end(),
+                  [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+        for (const std::string& point : made) {
+          std::error_code ignored;
+          fs::remove(point, ignored);
+        }
+        std::ofstream(made_mount_points("list"), std::ios::trunc);
+      }
+      ::close(mounts_lock_);  // drops the lock
     }
     if (!dir_.empty() && !HasFailure()) fs::remove_all(dir_);
   }
@@ -233,7 +264,7 @@ class K8sPods : public ::testing::Test {
   std::string in_pod(const Pod& pod, std::size_t i, const std::vector<std::string>& words) {
     std::string script = "set -e; hostname " + shell_quote(pod.name) + "; ";
     for (const auto& [mount_path, source] : pod.mounts) {
-      // The mount point must exist: created once, removed at the end when still empty.
+      // The mount point must exist: made once, removed by the last K8sPods test to end.
       fs::path point = mount_path;
       std::vector<fs::path> created;
       for (fs::path p = point; !p.empty() && p != p.root_path() && !fs::exists(p);
@@ -241,7 +272,8 @@ class K8sPods : public ::testing::Test {
         created.push_back(p);
       }
       fs::create_directories(point);
-      for (auto it = created.rbegin(); it != created.rend(); ++it) mount_points_.push_back(*it);
+      std::ofstream list(made_mount_points("list"), std::ios::app);
+      for (const fs::path& made : created) list << made.string() << "\n";
       script +=
           "mount --bind " + shell_quote(source.string()) + " " + shell_quote(mount_path) + "; ";
     }
@@ -300,7 +332,7 @@ class K8sPods : public ::testing::Test {
   NamespacePair namespaces_{"tfk8"};
   fs::path dir_;
   std::vector<pid_t> launched_;
-  std::vector<fs::path> mount_points_;
+  int mounts_lock_ = -1;  // shared while the test runs (SetUp)
 };
 
 TEST_F(K8sPods, TheRenderedPodsEndWithTheSingleProcessDigest) {
