@@ -51,9 +51,10 @@ inline constexpr int kPortBlock = 100;
 /// Claims, for the rest of this process's life, every block of kPortBlock ports that
 /// [first, first + count) touches: an exclusive flock(2) on `<temp dir>/tagflow-ports/<block>`,
 /// held by a descriptor left open (the kernel drops it when the process ends, however it ends).
-/// Returns false, claiming nothing, when another process holds one of them. Every chooser of
-/// cluster ports in this tree claims before it returns (tests/examples/ too, in Python), so two
-/// tests running at once cannot both use a port they each found free.
+/// Returns false, claiming nothing, when another process holds one of them. Every chooser of free
+/// ports in this tree claims before it returns (tests/examples/ too, in Python), so two programs
+/// choosing at once cannot both use a port they each found free. (Files with fixed ports, such
+/// as the shipped configs, are not covered.)
 inline bool claim_port_blocks(int first, int count) {
   std::error_code error;
   const std::filesystem::path dir = std::filesystem::temp_directory_path(error) / "tagflow-ports";

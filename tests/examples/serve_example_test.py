@@ -25,8 +25,8 @@ _claims = []
 
 def claim_port_blocks(first, count):
     """Claims the 100-port blocks [first, first + count) touches, as common/loopback_ports.hpp's
-    claim_port_blocks does (the same lock files), so that tests running at once never share
-    ports; False, claiming nothing, when another process holds one."""
+    claim_port_blocks does (the same lock files), so that programs choosing at once never choose
+    the same ports; False, claiming nothing, when another process holds one."""
     directory = os.path.join(tempfile.gettempdir(), "tagflow-ports")
     os.makedirs(directory, exist_ok=True)
     held = []
