@@ -32,6 +32,11 @@ option(TAGFLOW_TEST_PCH "Precompile gtest and the common standard headers once f
 # compiled alone (CMake leaves it out of the batches).
 option(TAGFLOW_TEST_UNITY "Compile the files of each test executable in batches (unity build)" ON)
 set(TAGFLOW_TEST_UNITY_BATCH 8 CACHE STRING "Test files per unity batch")
+# The test files themselves compile at -O1 in the optimized builds (the libraries and programs
+# they test keep the build type's -O2): on the 2-core build machine -O1 compiled the largest test
+# batches a fifth faster (test_cli's first: 28.4 s at -O2, 22.6 s at -O1), and test code spends its
+# time in the libraries it calls and the processes it starts. Empty keeps the build type's level.
+set(TAGFLOW_TEST_OPTIMIZE "-O1" CACHE STRING "Optimization flag for test code in optimized builds")
 
 set_property(GLOBAL PROPERTY TAGFLOW_TORCH_TEST_SOURCES "")
 set_property(GLOBAL PROPERTY TAGFLOW_TORCH_TEST_LIBS "")
@@ -43,6 +48,10 @@ function(_tagflow_test_common target)
     TAGFLOW_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
     TAGFLOW_BIN_DIR="${CMAKE_BINARY_DIR}/bin"
     TAGFLOW_HAS_TORCH=$<BOOL:${TAGFLOW_BUILD_TORCH}>)
+  if(TAGFLOW_TEST_OPTIMIZE)
+    # After the build type's flags on the command line, so it wins; Debug stays at -O0.
+    target_compile_options(${target} PRIVATE $<$<NOT:$<CONFIG:Debug>>:${TAGFLOW_TEST_OPTIMIZE}>)
+  endif()
   set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
   if(TAGFLOW_TEST_UNITY)
     set_target_properties(${target} PROPERTIES UNITY_BUILD ON
