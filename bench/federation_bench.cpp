@@ -43,6 +43,7 @@
 
 #include "bench/benchmarks.hpp"
 #include "bench/raw_zmq.hpp"
+#include "bench/timing.hpp"
 #include "coordinator/coordinator.hpp"
 #include "federate/reactor_federate.hpp"
 #include "reactors/reactors.hpp"
@@ -213,13 +214,6 @@ struct FederationRun {
   double coordinator_cpu_us_per_tag = 0;  // CPU of the coordinator's event loop thread per tag
   double grants_per_tag = 0;              // TAG and PTAG sent, per tag (a grant may cover many)
 };
-
-/// CPU time of the calling thread so far, in seconds.
-double thread_cpu_seconds() {
-  timespec now{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
-}
 
 /// Runs a federation of `federates`, each a ReactorFederate on its own thread, until every
 /// federate has reached the stop tag (the source's last tag plus a microsecond).

@@ -19,6 +19,7 @@
 #include <caf/all.hpp>
 
 #include "bench/benchmarks.hpp"
+#include "bench/timing.hpp"
 #include "reactors/reactors.hpp"
 
 namespace tagflow::bench {
@@ -30,10 +31,6 @@ using Array = std::vector<double>;
 
 constexpr std::size_t kArrayElements = (10U << 20U) / sizeof(double);  // 10 MiB
 constexpr std::size_t kStride = 4099;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // ---------------------------------------------------------------- reactor mode
 

@@ -47,7 +47,7 @@ namespace {
 using replay::BinarySumTree;
 using replay::KarySumTree;
 
-constexpr std::size_t kBatch = 256;
+constexpr std::size_t kSampleBatch = 256;
 
 struct SplitMix {
   std::uint64_t state;
@@ -62,9 +62,9 @@ struct SplitMix {
 };
 
 // Per-thread scratch for batched calls.
-struct Worker {
-  explicit Worker(std::uint64_t seed)
-      : rng{seed}, uniforms(kBatch), leaves(kBatch), values(kBatch) {}
+struct ReplayWorker {
+  explicit ReplayWorker(std::uint64_t seed)
+      : rng{seed}, uniforms(kSampleBatch), leaves(kSampleBatch), values(kSampleBatch) {}
   SplitMix rng;
   std::vector<double> uniforms;
   std::vector<std::size_t> leaves;
@@ -72,36 +72,25 @@ struct Worker {
 };
 
 template <class Tree>
-void sample_batch(const Tree& tree, Worker& w) {
+void sample_batch(const Tree& tree, ReplayWorker& w) {
   for (double& u : w.uniforms) u = w.rng.unit();
-  tree.sample_stratified(w.uniforms.data(), kBatch, w.leaves.data());
-  do_not_optimize(w.leaves[kBatch - 1]);
+  tree.sample_stratified(w.uniforms.data(), kSampleBatch, w.leaves.data());
+  do_not_optimize(w.leaves[kSampleBatch - 1]);
 }
 
 template <class Tree>
-void update_batch(Tree& tree, Worker& w, std::size_t size) {
-  for (std::size_t i = 0; i < kBatch; ++i) {
+void update_batch(Tree& tree, ReplayWorker& w, std::size_t size) {
+  for (std::size_t i = 0; i < kSampleBatch; ++i) {
     w.leaves[i] = w.rng.next() % size;
     w.values[i] = w.rng.priority();
   }
-  tree.set_batch(w.leaves.data(), w.values.data(), kBatch);
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// CPU time of the calling thread: single-thread figures use it so that other processes on a
-// shared machine do not slow them down. Two-thread figures use wall time (a thread blocked on
-// the writer lock uses no CPU time, and the figure must show that serialization).
-double thread_cpu_seconds() {
-  timespec now{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+  tree.set_batch(w.leaves.data(), w.values.data(), kSampleBatch);
 }
 
 // Seconds since `start_wall` / `start_cpu` on the clock the thread count calls for (wall time
-// always with `wall`).
+// always with `wall`): one thread's figures use its CPU time (timing.hpp), so that other
+// processes on a shared machine do not slow them down; two threads' use wall time (a thread
+// blocked on the writer lock uses no CPU time, and the figure must show that serialization).
 double elapsed(int threads, bool wall, std::chrono::steady_clock::time_point start_wall,
                double start_cpu) {
   return threads == 1 && !wall ? thread_cpu_seconds() - start_cpu : seconds_since(start_wall);
@@ -120,8 +109,8 @@ double calls_per_second(int threads, const TimingOptions& timing, Body body, boo
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t) {
       pool.emplace_back([&, t] {
-        Worker worker(1000 + static_cast<std::uint64_t>(t) * 7919 +
-                      static_cast<std::uint64_t>(trial));
+        ReplayWorker worker(1000 + static_cast<std::uint64_t>(t) * 7919 +
+                            static_cast<std::uint64_t>(trial));
         while (!go.load(std::memory_order_acquire)) {
         }
         const auto start = std::chrono::steady_clock::now();
@@ -155,7 +144,7 @@ template <class Tree>
 double insert_rate(std::size_t size, int threads) {
   Tree tree(size);
   std::shared_mutex lock;
-  const std::size_t batches = (size + kBatch - 1) / kBatch;
+  const std::size_t batches = (size + kSampleBatch - 1) / kSampleBatch;
   const std::size_t passes = std::max<std::size_t>(1, 1'000'000 / size);
   const auto start = std::chrono::steady_clock::now();
   double cpu_seconds = 0.0;
@@ -164,12 +153,12 @@ double insert_rate(std::size_t size, int threads) {
     pool.emplace_back([&, t] {
       const double start_cpu = thread_cpu_seconds();
       SplitMix rng{static_cast<std::uint64_t>(t) + 1};
-      std::vector<std::size_t> leaves(kBatch);
-      std::vector<double> values(kBatch);
+      std::vector<std::size_t> leaves(kSampleBatch);
+      std::vector<double> values(kSampleBatch);
       for (std::size_t b = static_cast<std::size_t>(t); b < batches * passes;
            b += static_cast<std::size_t>(threads)) {
-        const std::size_t first = (b % batches) * kBatch;
-        const std::size_t end = std::min(size, first + kBatch);
+        const std::size_t first = (b % batches) * kSampleBatch;
+        const std::size_t end = std::min(size, first + kSampleBatch);
         const std::size_t count = end - first;
         for (std::size_t i = 0; i < count; ++i) {
           leaves[i] = first + i;
@@ -199,22 +188,22 @@ template <class Tree>
 double sample_rate(const Tree& tree, int threads, const TimingOptions& timing) {
   std::shared_mutex lock;
   return calls_per_second(threads, timing,
-                          [&](int, Worker& w) {
+                          [&](int, ReplayWorker& w) {
                             std::shared_lock<std::shared_mutex> guard(lock);
                             sample_batch(tree, w);
                           }) *
-         kBatch / 1e6;
+         kSampleBatch / 1e6;
 }
 
 template <class Tree>
 double update_rate(Tree& tree, int threads, const TimingOptions& timing) {
   std::shared_mutex lock;
   return calls_per_second(threads, timing,
-                          [&](int, Worker& w) {
+                          [&](int, ReplayWorker& w) {
                             std::unique_lock<std::shared_mutex> guard(lock);
                             update_batch(tree, w, tree.capacity());
                           }) *
-         kBatch / 1e6;
+         kSampleBatch / 1e6;
 }
 
 std::string size_label(std::size_t size) {
@@ -276,39 +265,39 @@ void measure_table(BenchReport& report, std::size_t size, const TimingOptions& t
   for (int threads : {1, 2}) {
     const double rate = calls_per_second(
         threads, timing,
-        [&](int, Worker&) {
+        [&](int, ReplayWorker&) {
           thread_local replay::SampledBatch batch;
-          (void)table.sample({kBatch, 0.4}, batch);
+          (void)table.sample({kSampleBatch, 0.4}, batch);
           do_not_optimize(batch.keys[0]);
         },
         true);
-    report.add("table_sample_" + at + "_" + std::to_string(threads) + "t", rate * kBatch / 1e6,
-               "M items/s");
+    report.add("table_sample_" + at + "_" + std::to_string(threads) + "t",
+               rate * kSampleBatch / 1e6, "M items/s");
   }
   // The ceiling of 2t/1t on this machine now: descents of a tree of the same size that the two
   // threads share with no lock at all (wall clock, like the table's figures).
   const auto tree = filled<replay::SumTree>(size);
   for (int threads : {1, 2}) {
     const double rate = calls_per_second(
-        threads, timing, [&](int, Worker& w) { sample_batch(*tree, w); }, true);
-    report.add("ceiling_sample_" + at + "_" + std::to_string(threads) + "t", rate * kBatch / 1e6,
-               "M items/s");
+        threads, timing, [&](int, ReplayWorker& w) { sample_batch(*tree, w); }, true);
+    report.add("ceiling_sample_" + at + "_" + std::to_string(threads) + "t",
+               rate * kSampleBatch / 1e6, "M items/s");
   }
   // Mixed: per call one insert (evicting the oldest item), one sample, one priority update.
   for (int threads : {1, 2}) {
     const double rate = calls_per_second(
         threads, timing,
-        [&](int, Worker& w) {
+        [&](int, ReplayWorker& w) {
           thread_local replay::SampledBatch batch;
-          thread_local std::vector<double> priorities(kBatch);
+          thread_local std::vector<double> priorities(kSampleBatch);
           (void)table.insert(transition, w.rng.priority());
-          (void)table.sample({kBatch, 0.4}, batch);
+          (void)table.sample({kSampleBatch, 0.4}, batch);
           for (double& p : priorities) p = w.rng.priority();
           (void)table.update_priorities(batch.keys, priorities);
         },
         true);
     report.add("table_mixed_" + at + "_" + std::to_string(threads) + "t",
-               rate * (1 + 2 * kBatch) / 1e6, "M items/s");
+               rate * (1 + 2 * kSampleBatch) / 1e6, "M items/s");
   }
 }
 

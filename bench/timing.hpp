@@ -2,6 +2,8 @@
 // the best of several such trials, so that one slow trial on a shared machine does not count.
 #pragma once
 
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -31,6 +33,19 @@ double seconds_per_call(Body&& body, const TimingOptions& options = {}) {
     best = std::min(best, elapsed / static_cast<double>(calls));
   }
   return best;
+}
+
+/// Wall seconds since `start`.
+inline double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// CPU time of the calling thread so far, in seconds: single-thread figures use it so that other
+/// processes on a shared machine do not slow them down.
+inline double thread_cpu_seconds() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
 }
 
 /// Keeps the compiler from optimizing away a value a benchmark computes.

@@ -11,6 +11,12 @@ class App;
 
 namespace tagflow::cli {
 
+/// Exit statuses of a failed command: the run or operation failed; the file or an argument is bad.
+inline constexpr int kExitFailed = 1;
+inline constexpr int kExitBadFile = 2;
+/// Prints "tagflow COMMAND: MESSAGE" to stderr and throws CLI::RuntimeError(code).
+[[noreturn]] void fail_command(const std::string& command, const std::string& message, int code);
+
 void add_doctor_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_coordinator_command(CLI::App& app);

@@ -140,8 +140,9 @@ void attach_sinks(coordinator::Coordinator& coordinator,
   }
   if (collector) {
     coordinator.set_result_sink([&collector](const std::string& federate,
-                                             const std::string& process, const std::string& json) {
-      return collector->receive(federate, process, json);
+                                             const std::string& process,
+                                             const std::string& result) {
+      return collector->receive(federate, process, result);
     });
   }
 }

@@ -38,8 +38,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kExitFailed = 1;
-constexpr int kExitBadFile = 2;
 /// Written in the run directory once every pod's address is known and the processes start.
 constexpr const char* kStartedMarker = "started";
 
@@ -65,18 +63,13 @@ struct ProbeArguments {
   bool live = false;
 };
 
-[[noreturn]] void fail(const std::string& command, const std::string& message, int code) {
-  std::cerr << "tagflow " << command << ": " << message << "\n";
-  throw CLI::RuntimeError(code);
-}
-
 cluster::ClusterConfig load(const std::string& command, const std::string& file) {
   try {
     cluster::ClusterConfig config = cluster::load_cluster_config(file);
     hosts::check_replica_params(config);
     return config;
   } catch (const cluster::ConfigError& e) {
-    fail(command, e.what(), kExitBadFile);
+    fail_command(command, e.what(), kExitBadFile);
   }
 }
 
@@ -102,14 +95,15 @@ std::map<std::string, std::string> files_under(const fs::path& dir) {
 std::map<std::string, std::string> mint_keys(const cluster::ClusterConfig& config) {
   if (config.security.none) return {};
   char scratch[] = "/tmp/tagflow-k8s-keys-XXXXXX";
-  if (::mkdtemp(scratch) == nullptr) fail("k8s", "cannot create a scratch directory", kExitFailed);
+  if (::mkdtemp(scratch) == nullptr)
+    fail_command("k8s", "cannot create a scratch directory", kExitFailed);
   std::map<std::string, std::string> files;
   try {
     files = files_under(mint_run_keys(config, scratch));
   } catch (const transport::CurveKeyError& e) {
     std::error_code ignored;
     fs::remove_all(scratch, ignored);
-    fail("k8s", std::string("cannot mint the run's keys: ") + e.what(), kExitFailed);
+    fail_command("k8s", std::string("cannot mint the run's keys: ") + e.what(), kExitFailed);
   }
   std::error_code ignored;
   fs::remove_all(scratch, ignored);
@@ -123,9 +117,9 @@ void run_render(const RenderArguments& arguments) {
   try {
     hosts = k8s_hosts(config, arguments.options, notes);
   } catch (const cluster::ConfigError& e) {
-    fail("k8s", e.what(), kExitBadFile);
+    fail_command("k8s", e.what(), kExitBadFile);
   } catch (const std::invalid_argument& e) {
-    fail("k8s", e.what(), kExitBadFile);
+    fail_command("k8s", e.what(), kExitBadFile);
   }
   const auto files =
       render_k8s(config, hosts, read_text(arguments.file), mint_keys(config), arguments.options);
@@ -135,13 +129,15 @@ void run_render(const RenderArguments& arguments) {
   fs::create_directories(out, error);
   // secret.yaml holds the run's private keys: only the owner reads the directory.
   fs::permissions(out, fs::perms::owner_all, fs::perm_options::replace, error);
-  if (error) fail("k8s", "cannot create " + out.string() + ": " + error.message(), kExitFailed);
+  if (error)
+    fail_command("k8s", "cannot create " + out.string() + ": " + error.message(), kExitFailed);
   for (const auto& [name, text] : files) {
     const fs::path path = out / name;
     std::ofstream(path, std::ios::trunc) << text;
     fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace,
                     error);
-    if (error || !std::ifstream(path)) fail("k8s", "cannot write " + path.string(), kExitFailed);
+    if (error || !std::ifstream(path))
+      fail_command("k8s", "cannot write " + path.string(), kExitFailed);
   }
   for (const std::string& note : notes) std::cerr << "tagflow k8s: note: " << note << "\n";
   int pods = 0;
@@ -156,7 +152,8 @@ void run_render(const RenderArguments& arguments) {
 int pod_index(const std::string& command) {
   const char* value = std::getenv("JOB_COMPLETION_INDEX");
   if (value == nullptr) {
-    fail(command, "no JOB_COMPLETION_INDEX: this runs in a pod of an Indexed Job", kExitFailed);
+    fail_command(command, "no JOB_COMPLETION_INDEX: this runs in a pod of an Indexed Job",
+                 kExitFailed);
   }
   try {
     std::size_t used = 0;
@@ -164,19 +161,21 @@ int pod_index(const std::string& command) {
     if (used == std::string(value).size() && index >= 0) return index;
   } catch (const std::exception&) {
   }
-  fail(command, std::string("JOB_COMPLETION_INDEX '") + value + "' is not an index", kExitFailed);
+  fail_command(command, std::string("JOB_COMPLETION_INDEX '") + value + "' is not an index",
+               kExitFailed);
 }
 
 const cluster::HostConfig& played_host(const std::string& command,
                                        const cluster::ClusterConfig& config,
                                        const std::string& host, int index) {
   const auto found = config.hosts.find(host);
-  if (found == config.hosts.end()) fail(command, "no host '" + host + "' in the file", kExitFailed);
+  if (found == config.hosts.end())
+    fail_command(command, "no host '" + host + "' in the file", kExitFailed);
   if (index >= cluster::node_count(found->second)) {
-    fail(command,
-         "pod index " + std::to_string(index) + " is past host " + host + "'s " +
-             std::to_string(cluster::node_count(found->second)) + " pod(s)",
-         kExitFailed);
+    fail_command(command,
+                 "pod index " + std::to_string(index) + " is past host " + host + "'s " +
+                     std::to_string(cluster::node_count(found->second)) + " pod(s)",
+                 kExitFailed);
   }
   return found->second;
 }
@@ -204,10 +203,11 @@ std::string pod_addresses(const cluster::ClusterConfig& config, const std::strin
     if (missing.empty()) return value;
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) {
-      fail("k8s-pod",
-           "these pods have no address after " + std::to_string(wait.count()) + " s: " + missing +
-               " (kubectl get pods -l app.kubernetes.io/instance=" + config.name + ")",
-           kExitFailed);
+      fail_command("k8s-pod",
+                   "these pods have no address after " + std::to_string(wait.count()) +
+                       " s: " + missing +
+                       " (kubectl get pods -l app.kubernetes.io/instance=" + config.name + ")",
+                   kExitFailed);
     }
     if (now >= next_report) {
       std::cerr << "tagflow k8s-pod: waiting for " << missing << "\n";
@@ -222,8 +222,8 @@ void run_pod(const PodArguments& arguments) {
   const int index = pod_index("k8s-pod");
   (void)played_host("k8s-pod", config, arguments.host, index);
   if (!config.security.none && arguments.keys.empty()) {
-    fail("k8s-pod", "a closed cluster needs the run's keys (--keys, the Secret's mount)",
-         kExitFailed);
+    fail_command("k8s-pod", "a closed cluster needs the run's keys (--keys, the Secret's mount)",
+                 kExitFailed);
   }
   const char* service_value = std::getenv(kServiceVariable);
   const std::string service = service_value != nullptr ? service_value : config.name;
@@ -278,7 +278,8 @@ void run_probe(const ProbeArguments& arguments) {
   (void)played_host("k8s-probe", config, arguments.host, index);
   if (!fs::exists(fs::path(arguments.run_dir) / kStartedMarker)) {
     // Still waiting for the other pods: alive, not ready.
-    if (arguments.ready) fail("k8s-probe", "not started: waiting for every pod's address", 1);
+    if (arguments.ready)
+      fail_command("k8s-probe", "not started: waiting for every pod's address", 1);
     return;
   }
   const std::string bind = config.monitoring.bind;
@@ -290,7 +291,7 @@ void run_probe(const ProbeArguments& arguments) {
       failed += " " + std::to_string(port);
     }
   }
-  if (!failed.empty()) fail("k8s-probe", path + " failed on port(s)" + failed, 1);
+  if (!failed.empty()) fail_command("k8s-probe", path + " failed on port(s)" + failed, 1);
 }
 
 }  // namespace
@@ -339,7 +340,8 @@ void add_k8s_command(CLI::App& app) {
   auto* live = probe_command->add_flag("--live", probe->live, "Every process answers");
   ready->excludes(live);
   probe_command->callback([probe] {
-    if (!probe->ready && !probe->live) fail("k8s-probe", "say --ready or --live", kExitBadFile);
+    if (!probe->ready && !probe->live)
+      fail_command("k8s-probe", "say --ready or --live", kExitBadFile);
     run_probe(*probe);
   });
 }

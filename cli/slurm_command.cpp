@@ -27,9 +27,6 @@
 namespace tagflow::cli {
 namespace {
 
-constexpr int kExitFailed = 1;
-constexpr int kExitBadFile = 2;
-
 struct SlurmArguments {
   std::string file;
   std::string out;
@@ -48,11 +45,6 @@ std::string absolute(const std::string& path) {
   return path.empty() ? path : std::filesystem::absolute(path).lexically_normal().string();
 }
 
-[[noreturn]] void fail(const std::string& command, const std::string& message, int code) {
-  std::cerr << "tagflow " << command << ": " << message << "\n";
-  throw CLI::RuntimeError(code);
-}
-
 /// The file, loaded and checked as `tagflow up` checks it, and its Slurm components.
 std::vector<SlurmComponent> load_components(const std::string& command, const std::string& file,
                                             cluster::ClusterConfig& config) {
@@ -61,7 +53,7 @@ std::vector<SlurmComponent> load_components(const std::string& command, const st
     hosts::check_replica_params(config);
     return slurm_components(config);
   } catch (const cluster::ConfigError& e) {
-    fail(command, e.what(), kExitBadFile);
+    fail_command(command, e.what(), kExitBadFile);
   }
 }
 
@@ -83,7 +75,7 @@ void check_against_slurm(const cluster::ClusterConfig& config,
   try {
     check_slurm_partitions(config, components, parse_sinfo_partitions(listed.output));
   } catch (const cluster::ConfigError& e) {
-    fail("slurm", e.what(), kExitBadFile);
+    fail_command("slurm", e.what(), kExitBadFile);
   }
 }
 
@@ -101,14 +93,15 @@ void run_slurm(const SlurmArguments& arguments) {
     return;
   }
   std::ofstream(out) << script;
-  if (!std::ofstream(out, std::ios::app)) fail("slurm", "cannot write " + out, kExitFailed);
+  if (!std::ofstream(out, std::ios::app)) fail_command("slurm", "cannot write " + out, kExitFailed);
   std::cerr << "tagflow slurm: wrote " << out << "\n";
   if (!arguments.submit) return;
   const std::string sbatch = find_on_path("sbatch");
-  if (sbatch.empty()) fail("slurm", "--submit needs sbatch on PATH", kExitFailed);
+  if (sbatch.empty()) fail_command("slurm", "--submit needs sbatch on PATH", kExitFailed);
   const SlurmToolResult submitted =
       run_slurm_tool(shell_quote(sbatch) + " --parsable " + shell_quote(out));
-  if (submitted.exit_code != 0) fail("slurm", "sbatch failed: " + submitted.output, kExitFailed);
+  if (submitted.exit_code != 0)
+    fail_command("slurm", "sbatch failed: " + submitted.output, kExitFailed);
   const std::string id = submitted.output.substr(0, submitted.output.find_first_of(";\n"));
   std::cout << id << "\n";
   std::cerr << "tagflow slurm: submitted job " << id << " (squeue -j " << id << ")\n";
@@ -122,7 +115,8 @@ void run_slurm_node(const SlurmNodeArguments& arguments) {
       const std::string keys = mint_run_keys(config, arguments.run_dir);
       std::cerr << "tagflow slurm-node: this job's keys in " << keys << "/\n";
     } catch (const transport::CurveKeyError& e) {
-      fail("slurm-node", std::string("cannot mint this job's keys: ") + e.what(), kExitFailed);
+      fail_command("slurm-node", std::string("cannot mint this job's keys: ") + e.what(),
+                   kExitFailed);
     }
     return;
   }
@@ -133,10 +127,11 @@ void run_slurm_node(const SlurmNodeArguments& arguments) {
     std::vector<std::string> hosts;
     for (const SlurmComponent& component : components) hosts.push_back(component.host);
     if (place.nodes.size() != components.size()) {
-      fail("slurm-node",
-           "the job has " + std::to_string(place.nodes.size()) + " component(s), " +
-               arguments.file + " has " + std::to_string(components.size()) + " Slurm host(s)",
-           kExitBadFile);
+      fail_command("slurm-node",
+                   "the job has " + std::to_string(place.nodes.size()) + " component(s), " +
+                       arguments.file + " has " + std::to_string(components.size()) +
+                       " Slurm host(s)",
+                   kExitBadFile);
     }
     const std::string value = addresses_value(hosts, place, resolve_node_address);
     ::setenv(cluster::kNodeAddressesVariable, value.c_str(), 1);
@@ -148,7 +143,7 @@ void run_slurm_node(const SlurmNodeArguments& arguments) {
     launch.manager = NodeManager::slurm;
     launch.node_name = place.node_name;
   } catch (const std::runtime_error& e) {
-    fail("slurm-node", e.what(), kExitFailed);
+    fail_command("slurm-node", e.what(), kExitFailed);
   }
   launch.file = arguments.file;
   launch.log_dir = (std::filesystem::path(arguments.run_dir) / launch.node_name).string();

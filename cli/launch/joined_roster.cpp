@@ -4,11 +4,13 @@
 #include <map>
 #include <utility>
 
+#include "nodes/node_metrics.hpp"
+
 namespace tagflow::cli {
 namespace {
 
-const char* const kEnvSteps = "tagflow_env_steps_total";
-const char* const kEpisodes = "tagflow_episodes_total";
+using nodes::family::kEnvSteps;
+using nodes::family::kEpisodes;
 
 }  // namespace
 

@@ -4,15 +4,16 @@
 #include <cstdio>
 
 #include "nodes/kind/registry.hpp"
+#include "nodes/node_metrics.hpp"
 
 namespace tagflow::cli {
 namespace {
 
-const char* const kEnvSteps = "tagflow_env_steps_total";
-const char* const kEpisodes = "tagflow_episodes_total";
-const char* const kReturnMean = "tagflow_episode_return_mean";
-const char* const kUpdates = "tagflow_learner_updates_total";
-const char* const kWeightsVersion = "tagflow_weights_version";
+using nodes::family::kEnvSteps;
+using nodes::family::kEpisodes;
+using nodes::family::kLearnerUpdates;
+using nodes::family::kReturnMean;
+using nodes::family::kWeightsVersion;
 
 std::optional<double> value_of(const ProbeResult& probe, const std::string& family) {
   const auto it = probe.values.find(family);
@@ -36,7 +37,7 @@ std::string format_rate(double value) {
 }
 
 const std::vector<std::string>& ProgressLine::families() {
-  static const std::vector<std::string> names{kEnvSteps, kEpisodes, kReturnMean, kUpdates,
+  static const std::vector<std::string> names{kEnvSteps, kEpisodes, kReturnMean, kLearnerUpdates,
                                               kWeightsVersion};
   return names;
 }
@@ -60,7 +61,7 @@ double ProgressLine::rate(Clock::time_point now, const std::vector<ProcessSample
 
 std::string ProgressLine::update(Clock::time_point now, const std::vector<ProcessSample>& round) {
   const double steps_per_second = rate(now, round, kEnvSteps, steps_);
-  const double updates_per_second = rate(now, round, kUpdates, updates_);
+  const double updates_per_second = rate(now, round, kLearnerUpdates, updates_);
 
   int samplers = 0;  // every node that steps an env: samplers and multi-agent nodes
   bool multi_agent = false;
