@@ -32,10 +32,9 @@ void add_bench_command(CLI::App& app) {
   command->callback([name, json_path, options] {
     const bench::BenchEntry* entry = bench::find_benchmark(*name);
     if (entry == nullptr) {
-      std::cerr << "tagflow bench: unknown benchmark '" << *name << "'; known:";
-      for (const bench::BenchEntry& e : bench::benchmarks()) std::cerr << " " << e.name;
-      std::cerr << "\n";
-      throw CLI::RuntimeError(2);
+      std::string known;
+      for (const bench::BenchEntry& e : bench::benchmarks()) known += " " + e.name;
+      fail_command("bench", "unknown benchmark '" + *name + "'; known:" + known, kExitBadFile);
     }
     const bench::BenchReport report = entry->run(*options);
     std::cout << report.table();

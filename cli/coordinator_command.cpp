@@ -194,8 +194,7 @@ void serve(const CoordinatorOptions& o) {
   std::cout << "tagflow coordinator: listening on " << bound << std::endl;
   const coordinator::CoordinatorResult result = coordinator.run();
   if (!result.ok) {
-    std::cerr << "tagflow coordinator: run failed: " << result.error << "\n";
-    throw CLI::RuntimeError(1);
+    fail_command("coordinator", "run failed: " + result.error, kExitFailed);
   }
   std::cout << "tagflow coordinator: run finished (" << result.grants_sent << " grants, "
             << result.messages_handled << " messages, " << result.silences << " silences, "
@@ -204,25 +203,20 @@ void serve(const CoordinatorOptions& o) {
   if (collector) collect_results(coordinator, *collector, traces.get());
 }
 
-[[noreturn]] void fail(const std::string& message, int code) {
-  std::cerr << "tagflow coordinator: " << message << "\n";
-  throw CLI::RuntimeError(code);
-}
-
 /// serve(), its errors as exit codes: 2 for a bad file, keys or address.
 void run_coordinator(const CoordinatorOptions& o) {
   try {
     serve(o);
   } catch (const cluster::ConfigError& e) {
-    fail(e.what(), 2);
+    fail_command("coordinator", e.what(), kExitBadFile);
   } catch (const coordinator::FederationConfigError& e) {
-    fail(e.what(), 2);
+    fail_command("coordinator", e.what(), kExitBadFile);
   } catch (const transport::CurveKeyError& e) {
-    fail(e.what(), 2);
+    fail_command("coordinator", e.what(), kExitBadFile);
   } catch (const monitoring::MonitoringError& e) {
-    fail(e.what(), 2);
+    fail_command("coordinator", e.what(), kExitBadFile);
   } catch (const zmq::error_t& e) {
-    fail(std::string("cannot bind: ") + e.what(), 2);
+    fail_command("coordinator", std::string("cannot bind: ") + e.what(), kExitBadFile);
   }
 }
 

@@ -142,13 +142,11 @@ void step_envs(const std::string& id) {
   try {
     const std::unique_ptr<envs::Env> probe = envs::make_env(id);
     if (probe->state().empty()) {
-      std::cerr << "tagflow env step: " << id
-                << " has no settable state (supported: the classic control envs)\n";
-      throw CLI::RuntimeError(2);
+      fail_command("env step", id + " has no settable state (supported: the classic control envs)",
+                   kExitBadFile);
     }
   } catch (const std::invalid_argument& e) {
-    std::cerr << "tagflow env step: " << e.what() << "\n";
-    throw CLI::RuntimeError(2);
+    fail_command("env step", e.what(), kExitBadFile);
   }
   std::string text;
   for (long number = 1; std::getline(std::cin, text); ++number) {
@@ -156,8 +154,7 @@ void step_envs(const std::string& id) {
     try {
       std::cout << step_line(id, text).dump() << "\n" << std::flush;
     } catch (const BadLine& e) {
-      std::cerr << "tagflow env step: line " << number << ": " << e.what() << "\n";
-      throw CLI::RuntimeError(1);
+      fail_command("env step", "line " + std::to_string(number) + ": " + e.what(), kExitFailed);
     }
   }
 }

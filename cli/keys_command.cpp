@@ -100,9 +100,8 @@ void add_keys_command(CLI::App& app) {
       for (const KeyOwner& owner : wanted) {
         const std::filesystem::path secret = std::filesystem::path(*dir) / (owner.name + ".key");
         if (!force && std::filesystem::exists(secret)) {
-          std::cerr << "tagflow keys: " << secret.string()
-                    << " exists; pass --force to overwrite it\n";
-          throw CLI::RuntimeError(1);
+          fail_command("keys", secret.string() + " exists; pass --force to overwrite it",
+                       kExitFailed);
         }
         transport::write_key_pair(*dir, owner.name, transport::generate_curve_key_pair());
         std::cout << "wrote " << (std::filesystem::path(*dir) / (owner.name + ".pub")).string()
@@ -113,25 +112,20 @@ void add_keys_command(CLI::App& app) {
       if (!processes.empty()) {
         const std::filesystem::path ca = std::filesystem::path(*dir) / "actor" / "ca.crt";
         if (!force && std::filesystem::exists(ca)) {
-          std::cerr << "tagflow keys: " << ca.string() << " exists; pass --force to overwrite it\n";
-          throw CLI::RuntimeError(1);
+          fail_command("keys", ca.string() + " exists; pass --force to overwrite it", kExitFailed);
         }
         actors::mint_actor_credentials(*dir, processes);
         std::cout << "wrote " << ca.string() << " and a TLS certificate and key per process for "
                   << "actor mode (" << processes.size() << ", with join)\n";
       }
     } catch (const actors::ActorCredentialError& e) {
-      std::cerr << "tagflow keys: " << e.what() << "\n";
-      throw CLI::RuntimeError(1);
+      fail_command("keys", e.what(), kExitFailed);
     } catch (const transport::CurveKeyError& e) {
-      std::cerr << "tagflow keys: " << e.what() << "\n";
-      throw CLI::RuntimeError(1);
+      fail_command("keys", e.what(), kExitFailed);
     } catch (const coordinator::FederationConfigError& e) {
-      std::cerr << "tagflow keys: " << e.what() << "\n";
-      throw CLI::RuntimeError(2);
+      fail_command("keys", e.what(), kExitBadFile);
     } catch (const cluster::ConfigError& e) {
-      std::cerr << "tagflow keys: " << e.what() << "\n";
-      throw CLI::RuntimeError(2);
+      fail_command("keys", e.what(), kExitBadFile);
     }
   });
 }

@@ -26,10 +26,10 @@ void print_prometheus_config(const PrometheusConfigOptions& options) {
   const auto interval = cluster::parse_duration(options.scrape_interval);
   if (!interval || *interval < std::chrono::milliseconds(1) ||
       *interval % std::chrono::milliseconds(1) != std::chrono::nanoseconds(0)) {
-    std::cerr << "tagflow monitoring prometheus-config: --scrape-interval '"
-              << options.scrape_interval
-              << "' is not a duration of whole milliseconds (5s, 500ms)\n";
-    throw CLI::RuntimeError(2);
+    fail_command("monitoring prometheus-config",
+                 "--scrape-interval '" + options.scrape_interval +
+                     "' is not a duration of whole milliseconds (5s, 500ms)",
+                 kExitBadFile);
   }
   try {
     const cluster::ClusterConfig config = cluster::load_cluster_config(path);
@@ -38,8 +38,7 @@ void print_prometheus_config(const PrometheusConfigOptions& options) {
     scrape.job_name = options.job_name;
     std::cout << cluster::prometheus_scrape_config(config, scrape);
   } catch (const cluster::ConfigError& e) {
-    std::cerr << "tagflow monitoring prometheus-config: " << e.what() << "\n";
-    throw CLI::RuntimeError(2);
+    fail_command("monitoring prometheus-config", e.what(), kExitBadFile);
   }
 }
 

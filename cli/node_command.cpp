@@ -44,8 +44,7 @@ struct NodeOptions {
 };
 
 [[noreturn]] void fail(const NodeOptions& o, const std::string& message, int code) {
-  std::cerr << "tagflow node " << o.name << ": " << message << std::endl;
-  throw CLI::RuntimeError(code);
+  fail_command("node " + o.name, message, code);
 }
 
 /// Writes the process result JSON to --result, when given.
@@ -54,7 +53,7 @@ void write_result(const NodeOptions& o, const hosts::ProcessResult& result) {
   try {
     write_file_atomically(o.result, result.to_json() + "\n");
   } catch (const AtomicFileError& e) {
-    fail(o, std::string("cannot write the result: ") + e.what(), 1);
+    fail(o, std::string("cannot write the result: ") + e.what(), kExitFailed);
   }
 }
 
@@ -72,11 +71,11 @@ void run_actor_node(const NodeOptions& o, const cluster::ClusterConfig& config,
   try {
     result = hosts::run_actor_process(config, plan, actor_options);
   } catch (const cluster::ConfigError& e) {
-    fail(o, e.what(), 2);
+    fail(o, e.what(), kExitBadFile);
   } catch (const std::invalid_argument& e) {
-    fail(o, e.what(), 2);
+    fail(o, e.what(), kExitBadFile);
   } catch (const std::exception& e) {
-    fail(o, e.what(), 1);
+    fail(o, e.what(), kExitFailed);
   }
   write_result(o, result);
 }
@@ -97,15 +96,15 @@ void run_reactor_node(const NodeOptions& o, const cluster::ClusterConfig& config
   try {
     result = hosts::run_federated_process(config, plan, options);
   } catch (const cluster::ConfigError& e) {
-    fail(o, e.what(), 2);
+    fail(o, e.what(), kExitBadFile);
   } catch (const std::invalid_argument& e) {  // ParamError, an unknown env, ...
-    fail(o, e.what(), 2);
+    fail(o, e.what(), kExitBadFile);
   } catch (const coordinator::FederationError& e) {
     fail(o, e.what(), 4);
   } catch (const coordinator::FederationConfigError& e) {
-    fail(o, e.what(), 2);
+    fail(o, e.what(), kExitBadFile);
   } catch (const std::exception& e) {
-    fail(o, e.what(), 1);
+    fail(o, e.what(), kExitFailed);
   }
   write_result(o, result);
   if (!o.quiet) {
@@ -120,7 +119,7 @@ void run_node(const NodeOptions& o) {
   try {
     config = cluster::load_cluster_config(o.config);
   } catch (const cluster::ConfigError& e) {
-    fail(o, e.what(), 2);
+    fail(o, e.what(), kExitBadFile);
   }
   if (o.mode == "actor") config.mode = cluster::Mode::actor;
   if (o.mode == "reactor") config.mode = cluster::Mode::reactor;
@@ -132,13 +131,14 @@ void run_node(const NodeOptions& o) {
   if (plan == nullptr) {
     std::string known;
     for (const auto& p : plans) known += (known.empty() ? "" : ", ") + p.name;
-    fail(o, "no process '" + o.name + "' in " + o.config + " (processes: " + known + ")", 2);
+    fail(o, "no process '" + o.name + "' in " + o.config + " (processes: " + known + ")",
+         kExitBadFile);
   }
   if (config.mode == cluster::Mode::actor) {
     run_actor_node(o, config, *plan);
     return;
   }
-  if (o.join) fail(o, "--join is for actor mode only", 2);
+  if (o.join) fail(o, "--join is for actor mode only", kExitBadFile);
   run_reactor_node(o, config, *plan);
 }
 

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "bench/benchmarks.hpp"
+#include "cli/commands.hpp"
 #include "cli/torch_commands.hpp"
 
 namespace tagflow::cli {
@@ -37,10 +38,10 @@ void add_torch_bench_command(CLI::App& app) {
   command->callback([name, json_path, options] {
     const auto entry = torch_benchmarks().find(*name);
     if (entry == torch_benchmarks().end()) {
-      std::cerr << "tagflow bench: '" << *name << "' is not a LibTorch benchmark; known:";
-      for (const auto& [known, run] : torch_benchmarks()) std::cerr << " " << known;
-      std::cerr << "\n";
-      throw CLI::RuntimeError(2);
+      std::string known;
+      for (const auto& [benchmark, run] : torch_benchmarks()) known += " " + benchmark;
+      fail_command("bench", "'" + *name + "' is not a LibTorch benchmark; known:" + known,
+                   kExitBadFile);
     }
     set_torch_threads(1);
     std::cout << blas_startup_line() << "\n";

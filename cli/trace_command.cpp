@@ -17,11 +17,6 @@
 namespace tagflow::cli {
 namespace {
 
-[[noreturn]] void fail(const std::string& command, const std::string& message) {
-  std::cerr << "tagflow " << command << ": " << message << "\n";
-  throw CLI::RuntimeError(2);
-}
-
 struct TraceOptions {
   std::string log_dir;
   std::size_t top = 5;
@@ -39,7 +34,7 @@ void run_summary(const TraceOptions& o) {
                                            std::filesystem::path(o.log_dir).filename().string()));
     std::cout << "\nchart: " << svg << "\n";
   } catch (const std::exception& e) {
-    fail("trace summary", e.what());
+    fail_command("trace summary", e.what(), kExitBadFile);
   }
 }
 
@@ -52,7 +47,7 @@ void run_merge(const TraceOptions& o) {
               << r.dropped << " events dropped by the rings; clocks "
               << "aligned within " << r.max_clock_error_ns << " ns\n";
   } catch (const std::exception& e) {
-    fail("trace merge", e.what());
+    fail_command("trace merge", e.what(), kExitBadFile);
   }
 }
 
@@ -92,7 +87,7 @@ void add_diff_command(CLI::App& app) {
     try {
       result = tracing::diff_runs(*a, *b);
     } catch (const std::exception& e) {
-      fail("diff", e.what());
+      fail_command("diff", e.what(), kExitBadFile);
     }
     std::cout << result.text();
     if (result.difference) throw CLI::RuntimeError(1);

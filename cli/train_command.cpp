@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli/commands.hpp"
 #include "cli/torch_commands.hpp"
 #include "common/atomic_file.hpp"
 #include "common/numerics.hpp"
@@ -61,8 +62,7 @@ nlohmann::json summary_json(const learning::TrainSummary& s, const TrainOptions&
 
 void run_train(const TrainOptions& options) {
   if (options.algo != "dqn") {
-    std::cerr << "tagflow train: unknown --algo '" << options.algo << "' (known: dqn)\n";
-    throw CLI::RuntimeError(2);
+    fail_command("train", "unknown --algo '" + options.algo + "' (known: dqn)", kExitBadFile);
   }
   set_torch_threads(options.threads);
   std::cout << blas_startup_line() << "\n";
@@ -76,8 +76,7 @@ void run_train(const TrainOptions& options) {
     summary = learning::train_dqn(options.config,
                                   options.quiet ? learning::ProgressCallback{} : print_progress);
   } catch (const std::invalid_argument& e) {
-    std::cerr << "tagflow train: " << e.what() << "\n";
-    throw CLI::RuntimeError(2);
+    fail_command("train", e.what(), kExitBadFile);
   }
   const nlohmann::json doc = summary_json(summary, options);
   std::cout << "mean_return " << summary.mean_return << " over " << summary.eval_returns.size()
@@ -97,8 +96,7 @@ void run_train(const TrainOptions& options) {
       write_file_atomically(options.weights_path, std::string(bytes.begin(), bytes.end()));
     }
   } catch (const std::exception& e) {
-    std::cerr << "tagflow train: " << e.what() << "\n";
-    throw CLI::RuntimeError(1);
+    fail_command("train", e.what(), kExitFailed);
   }
 }
 

@@ -24,9 +24,10 @@ struct UpArguments {
 
 void run_up(UpArguments& arguments) {
   if (arguments.placement != "process") {
-    std::cerr << "tagflow up: unknown placement '" << arguments.placement
-              << "' (process: the processes the file describes; single: one process)\n";
-    throw CLI::RuntimeError(2);
+    fail_command("up",
+                 "unknown placement '" + arguments.placement +
+                     "' (process: the processes the file describes; single: one process)",
+                 kExitBadFile);
   }
   if (!arguments.mode.empty()) {
     arguments.launch.mode =

@@ -6,15 +6,25 @@
 #
 # Positional arguments after the file are libraries to link. DEPENDS names targets the test runs
 # (the tagflow CLI, say) so they are built first; CLUSTER marks a file whose tests start processes,
-# clusters or many threads: ctest runs each of them alone (RUN_SERIAL). Two at a time took the
-# suite from 14 to 8-9 minutes on 2 cores, but a fresh clone's run lost three tests to what they
-# share: the shipped files' fixed ports (configs/marl-serve.yaml's, twice at once), the K8s pods'
-# mount points, and HostileCluster's 150 s bound with a second cluster beside it. TORCH
+# clusters or many threads. Cluster tests run beside each other under `ctest -j N` (on 2 cores,
+# two at a time instead of one took the suite from 14 to 8-9 minutes): each takes free ports
+# claimed from the others (common/loopback_ports.hpp; shipped files are moved onto them with
+# tests/support/shipped_config.hpp's on_free_ports), pid-named namespaces and directories of its
+# own. Two more words, for CLUSTER files only, keep a file's tests apart from others:
+#
+#   ALONE        ctest runs each of its tests with nothing beside it (RUN_SERIAL): tests that bound
+#                a whole cluster's run in wall time (HostileCluster's 150 s under attack) or race
+#                a sub-second heartbeat timeout (the coordinator's own tests);
+#   LOCK NAME    no two tests holding NAME run at once (RESOURCE_LOCK): tests that edit one
+#                machine-wide file, such as the Slurm tests' lines in /etc/hosts.
+#
+# (ctest takes these per test, gtest_discover_tests per executable: each is discovered with a
+# filter on the gtest suites its file defines, at the end of the folder's CMakeLists.txt.) TORCH
 # tests are linked into one executable, tagflow_torch_tests, run as one ctest entry, because every
 # process that loads LibTorch pays about 1.5 s at start-up.
 #
 # The other files of a folder share one executable, test_<area> (test_<area>_cluster for its
-# CLUSTER files: discovered tests take their ctest properties per executable), linked with the
+# CLUSTER files, so that editing a unit test relinks no cluster test and the reverse), linked with the
 # union of their libraries: linking one executable per file cost more than compiling them.
 # Each gtest test is still its own ctest entry, run alone in its own process, so a file's tests
 # cannot see another file's; files of one folder must not share a test name or a symbol outside an
@@ -78,8 +88,60 @@ function(_tagflow_test_pch target)
   target_precompile_headers(${target} REUSE_FROM tagflow_test_pch)
 endfunction()
 
+# The gtest suites `file` defines (TEST and TEST_F lines), in `out`.
+function(_tagflow_test_suites file out)
+  file(STRINGS ${file} lines REGEX "^TEST(_F)?\\([A-Za-z0-9_]+")
+  set(suites "")
+  foreach(line IN LISTS lines)
+    string(REGEX REPLACE "^TEST(_F)?\\(([A-Za-z0-9_]+).*" "\\2" suite "${line}")
+    list(APPEND suites ${suite})
+  endforeach()
+  list(REMOVE_DUPLICATES suites)
+  if(NOT suites)
+    message(FATAL_ERROR "${file} marked ALONE or LOCK defines no TEST or TEST_F suite")
+  endif()
+  set(${out} ${suites} PARENT_SCOPE)
+endfunction()
+
+# A gtest filter matching every test of `suites`, in `out`.
+function(_tagflow_suites_filter out)
+  list(TRANSFORM ARGN APPEND ".*")
+  list(JOIN ARGN ":" filter)
+  set(${out} "${filter}" PARENT_SCOPE)
+endfunction()
+
+# Registers the tests of `target` with ctest, run at the end of the folder's CMakeLists.txt (once
+# every file has joined it): the suites of ALONE files with RUN_SERIAL, those of LOCK files with
+# their RESOURCE_LOCK, the rest with the executable's common properties.
+function(_tagflow_discover_tests target area)
+  set(props LABELS ${area} TIMEOUT 300)
+  get_property(alone TARGET ${target} PROPERTY TAGFLOW_ALONE_SUITES)
+  get_property(locks TARGET ${target} PROPERTY TAGFLOW_LOCKS)
+  set(special ${alone})
+  set(common_args TEST_PREFIX "${area}/" DISCOVERY_MODE PRE_TEST)
+  if(alone)
+    _tagflow_suites_filter(filter ${alone})
+    gtest_discover_tests(${target} ${common_args} TEST_FILTER "${filter}"
+      PROPERTIES ${props} RUN_SERIAL TRUE)
+  endif()
+  list(REMOVE_DUPLICATES locks)
+  foreach(lock IN LISTS locks)
+    get_property(suites TARGET ${target} PROPERTY TAGFLOW_LOCK_${lock})
+    list(APPEND special ${suites})
+    _tagflow_suites_filter(filter ${suites})
+    gtest_discover_tests(${target} ${common_args} TEST_FILTER "${filter}"
+      PROPERTIES ${props} RESOURCE_LOCK ${lock})
+  endforeach()
+  set(rest "")
+  if(special)
+    _tagflow_suites_filter(filter ${special})
+    set(rest TEST_FILTER "-${filter}")
+  endif()
+  gtest_discover_tests(${target} ${common_args} ${rest} PROPERTIES ${props})
+endfunction()
+
 function(tagflow_add_test file)
-  cmake_parse_arguments(T "TORCH;CLUSTER" "" "DEPENDS" ${ARGN})
+  cmake_parse_arguments(T "TORCH;CLUSTER;ALONE" "LOCK" "DEPENDS" ${ARGN})
   get_filename_component(abs ${file} ABSOLUTE)
   if(T_TORCH)
     if(TAGFLOW_BUILD_TORCH)
@@ -88,6 +150,9 @@ function(tagflow_add_test file)
       set_property(GLOBAL APPEND PROPERTY TAGFLOW_TORCH_TEST_DEPENDS ${T_DEPENDS})
     endif()
     return()
+  endif()
+  if((T_ALONE OR T_LOCK) AND NOT T_CLUSTER)
+    message(FATAL_ERROR "${file}: ALONE and LOCK are for CLUSTER files")
   endif()
   file(RELATIVE_PATH rel ${CMAKE_SOURCE_DIR}/tests ${CMAKE_CURRENT_SOURCE_DIR})
   string(REPLACE "/" "_" area "${rel}")
@@ -107,11 +172,17 @@ function(tagflow_add_test file)
       tagflow_tsan_suppressions)
     _tagflow_test_common(${target})
     _tagflow_test_pch(${target})
-    set(props LABELS ${area} TIMEOUT 300)
-    if(T_CLUSTER)
-      list(APPEND props RUN_SERIAL TRUE)
-    endif()
-    gtest_discover_tests(${target} TEST_PREFIX "${area}/" DISCOVERY_MODE PRE_TEST PROPERTIES ${props})
+    # Arguments of a deferred call are read when it runs: pass this call's values as text.
+    cmake_language(EVAL CODE
+      "cmake_language(DEFER CALL _tagflow_discover_tests [[${target}]] [[${area}]])")
+  endif()
+  if(T_ALONE)
+    _tagflow_test_suites(${abs} suites)
+    set_property(TARGET ${target} APPEND PROPERTY TAGFLOW_ALONE_SUITES ${suites})
+  elseif(T_LOCK)
+    _tagflow_test_suites(${abs} suites)
+    set_property(TARGET ${target} APPEND PROPERTY TAGFLOW_LOCKS ${T_LOCK})
+    set_property(TARGET ${target} APPEND PROPERTY TAGFLOW_LOCK_${T_LOCK} ${suites})
   endif()
   if(T_UNPARSED_ARGUMENTS)
     target_link_libraries(${target} PRIVATE ${T_UNPARSED_ARGUMENTS})
@@ -142,7 +213,7 @@ function(tagflow_finalize_torch_tests)
     add_dependencies(tagflow_torch_tests ${deps})
   endif()
   add_test(NAME torch/all COMMAND tagflow_torch_tests)
-  set_tests_properties(torch/all PROPERTIES LABELS torch TIMEOUT 900 RUN_SERIAL TRUE)
+  set_tests_properties(torch/all PROPERTIES LABELS torch TIMEOUT 900)
 endfunction()
 
 include(GoogleTest)

@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/commands.hpp"
 #include "cli/torch_commands.hpp"
 #include "common/atomic_file.hpp"
 #include "hosts/actor/actor_cluster.hpp"
@@ -57,20 +58,19 @@ std::string process_placement_option(const UpOptions& options) {
 
 void run_up(const UpOptions& options) {
   if (options.placement != "single") {
-    std::cerr << "tagflow up: placement '" << options.placement
-              << "' is not available here (only --placement single runs in one process)\n";
-    throw CLI::RuntimeError(2);
+    fail_command("up",
+                 "placement '" + options.placement +
+                     "' is not available here (only --placement single runs in one process)",
+                 kExitBadFile);
   }
   if (const std::string refused = process_placement_option(options); !refused.empty()) {
-    std::cerr << "tagflow up: " << refused << "\n";
-    throw CLI::RuntimeError(2);
+    fail_command("up", refused, kExitBadFile);
   }
   cluster::ClusterConfig config;
   try {
     config = cluster::load_cluster_config(options.file);
   } catch (const cluster::ConfigError& e) {
-    std::cerr << "tagflow up: " << e.what() << "\n";
-    throw CLI::RuntimeError(2);
+    fail_command("up", e.what(), kExitBadFile);
   }
   if (!options.mode.empty()) {
     config.mode = options.mode == "actor" ? cluster::Mode::actor : cluster::Mode::reactor;
@@ -95,14 +95,11 @@ void run_up(const UpOptions& options) {
       summary = hosts::run_single_process_cluster(config, run_options);
     }
   } catch (const cluster::ConfigError& e) {
-    std::cerr << "tagflow up: " << e.what() << "\n";
-    throw CLI::RuntimeError(2);
+    fail_command("up", e.what(), kExitBadFile);
   } catch (const nodes::ParamError& e) {
-    std::cerr << "tagflow up: " << options.file << ": " << e.what() << "\n";
-    throw CLI::RuntimeError(2);
+    fail_command("up", options.file + ": " + e.what(), kExitBadFile);
   } catch (const std::invalid_argument& e) {
-    std::cerr << "tagflow up: " << e.what() << "\n";
-    throw CLI::RuntimeError(2);
+    fail_command("up", e.what(), kExitBadFile);
   }
   std::cout << "stop " << summary.stop_reason << ": mean_return " << summary.mean_return
             << ", env_steps " << summary.env_steps << ", updates " << summary.updates << ", "
@@ -113,8 +110,7 @@ void run_up(const UpOptions& options) {
     try {
       write_file_atomically(options.summary_path, summary.to_json() + "\n");
     } catch (const std::exception& e) {
-      std::cerr << "tagflow up: " << e.what() << "\n";
-      throw CLI::RuntimeError(1);
+      fail_command("up", e.what(), kExitFailed);
     }
   }
   if (config.stop.target_return && summary.mean_return < *config.stop.target_return) {

@@ -21,6 +21,7 @@
 #include "common/numerics.hpp"
 #include "tests/support/cluster_files.hpp"
 #include "tests/support/run_command.hpp"
+#include "tests/support/shipped_config.hpp"
 
 namespace tagflow::cli {
 namespace {
@@ -64,7 +65,8 @@ class EmulatedCpus : public ::testing::Test {
   }
 
   /// `source` (a file under configs/) with its `stop:` section replaced by `stop` and each
-  /// `from` → `to` of `edits` applied (each must be found), written as DIR/NAME.
+  /// `from` → `to` of `edits` applied (each must be found), written as DIR/NAME on free ports of
+  /// its own (the tests run beside others).
   std::string shortened(const std::string& source, const std::string& name, const std::string& stop,
                         const std::vector<std::pair<std::string, std::string>>& edits = {}) {
     std::ifstream in(fs::path(TAGFLOW_SOURCE_DIR) / "configs" / source);
@@ -85,7 +87,7 @@ class EmulatedCpus : public ::testing::Test {
       EXPECT_NE(where, std::string::npos) << source << " no longer contains " << from;
       if (where != std::string::npos) text.replace(where, from.size(), to);
     }
-    std::ofstream(dir_ / name) << text;
+    std::ofstream(dir_ / name) << testing::on_free_ports(text, source);
     return (dir_ / name).string();
   }
 

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "tests/support/run_command.hpp"
+#include "tests/support/shipped_config.hpp"
 
 namespace tagflow::hosts {
 namespace {
@@ -31,7 +32,8 @@ std::string read_text(const fs::path& path) {
   return text.str();
 }
 
-/// The shipped file `name` with each (from, to) edit applied; an edit that finds nothing fails.
+/// The shipped file `name` with each (from, to) edit applied (an edit that finds nothing fails),
+/// on free ports of its own: tests of this file run beside each other.
 std::string shipped(const std::string& name,
                     const std::vector<std::pair<std::string, std::string>>& edits) {
   std::string text = read_text(fs::path(TAGFLOW_SOURCE_DIR) / "configs" / name);
@@ -43,7 +45,7 @@ std::string shipped(const std::string& name,
     }
     text.replace(at, from.size(), to);
   }
-  return text;
+  return testing::on_free_ports(text, name);
 }
 
 class MarlCluster : public ::testing::Test {
