@@ -88,6 +88,11 @@ function(_tagflow_test_pch target)
   target_precompile_headers(${target} REUSE_FROM tagflow_test_pch)
 endfunction()
 
+# ctest's COST for tests without times from an earlier run: it starts the costliest first. Runs
+# after the first use the times ctest recorded (Testing/Temporary/CTestCostData.txt) instead.
+set(TAGFLOW_TEST_ALONE_COST 1000)
+set(TAGFLOW_TEST_CLUSTER_COST 10)
+
 # The gtest suites `file` defines (TEST and TEST_F lines), in `out`.
 function(_tagflow_test_suites file out)
   file(STRINGS ${file} lines REGEX "^TEST(_F)?\\([A-Za-z0-9_]+")
@@ -113,16 +118,23 @@ endfunction()
 # Registers the tests of `target` with ctest, run at the end of the folder's CMakeLists.txt (once
 # every file has joined it): the suites of ALONE files with RUN_SERIAL, those of LOCK files with
 # their RESOURCE_LOCK, the rest with the executable's common properties.
-function(_tagflow_discover_tests target area)
-  set(props LABELS ${area} TIMEOUT 300)
+function(_tagflow_discover_tests target area cluster)
+  set(base LABELS ${area} TIMEOUT 300)
+  set(props ${base})
+  if(cluster)
+    # Start before the unit tests when ctest has no times from an earlier run (a fresh tree), so
+    # that the short unit tests, not a long cluster test, end the run.
+    list(APPEND props COST ${TAGFLOW_TEST_CLUSTER_COST})
+  endif()
   get_property(alone TARGET ${target} PROPERTY TAGFLOW_ALONE_SUITES)
   get_property(locks TARGET ${target} PROPERTY TAGFLOW_LOCKS)
   set(special ${alone})
   set(common_args TEST_PREFIX "${area}/" DISCOVERY_MODE PRE_TEST)
   if(alone)
     _tagflow_suites_filter(filter ${alone})
+    # The highest cost: ctest runs them first, with nothing else started yet.
     gtest_discover_tests(${target} ${common_args} TEST_FILTER "${filter}"
-      PROPERTIES ${props} RUN_SERIAL TRUE)
+      PROPERTIES ${base} RUN_SERIAL TRUE COST ${TAGFLOW_TEST_ALONE_COST})
   endif()
   list(REMOVE_DUPLICATES locks)
   foreach(lock IN LISTS locks)
@@ -174,7 +186,7 @@ function(tagflow_add_test file)
     _tagflow_test_pch(${target})
     # Arguments of a deferred call are read when it runs: pass this call's values as text.
     cmake_language(EVAL CODE
-      "cmake_language(DEFER CALL _tagflow_discover_tests [[${target}]] [[${area}]])")
+      "cmake_language(DEFER CALL _tagflow_discover_tests [[${target}]] [[${area}]] ${T_CLUSTER})")
   endif()
   if(T_ALONE)
     _tagflow_test_suites(${abs} suites)
@@ -213,7 +225,7 @@ function(tagflow_finalize_torch_tests)
     add_dependencies(tagflow_torch_tests ${deps})
   endif()
   add_test(NAME torch/all COMMAND tagflow_torch_tests)
-  set_tests_properties(torch/all PROPERTIES LABELS torch TIMEOUT 900)
+  set_tests_properties(torch/all PROPERTIES LABELS torch TIMEOUT 900 COST ${TAGFLOW_TEST_CLUSTER_COST})
 endfunction()
 
 include(GoogleTest)
