@@ -24,8 +24,8 @@
 # process that loads LibTorch pays about 1.5 s at start-up.
 #
 # The other files of a folder share one executable, test_<area> (test_<area>_cluster for its
-# CLUSTER files, so that editing a unit test relinks no cluster test and the reverse), linked with the
-# union of their libraries: linking one executable per file cost more than compiling them.
+# CLUSTER files, so that editing a unit test relinks no cluster test and the reverse), linked with
+# the union of their libraries: linking one executable per file cost more than compiling them.
 # Each gtest test is still its own ctest entry, run alone in its own process, so a file's tests
 # cannot see another file's; files of one folder must not share a test name or a symbol outside an
 # anonymous namespace. A file that needs its own compile options sets them on the source
@@ -225,7 +225,8 @@ function(tagflow_finalize_torch_tests)
     add_dependencies(tagflow_torch_tests ${deps})
   endif()
   add_test(NAME torch/all COMMAND tagflow_torch_tests)
-  set_tests_properties(torch/all PROPERTIES LABELS torch TIMEOUT 900 COST ${TAGFLOW_TEST_CLUSTER_COST})
+  set_tests_properties(torch/all PROPERTIES LABELS torch TIMEOUT 900
+    COST ${TAGFLOW_TEST_CLUSTER_COST})
 endfunction()
 
 include(GoogleTest)
