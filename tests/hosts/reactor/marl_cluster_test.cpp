@@ -14,7 +14,6 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 
 #include "tests/support/run_command.hpp"
@@ -25,26 +24,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using testing::read_text_file;
 
 /// The shipped file `name` with each (from, to) edit applied (an edit that finds nothing fails),
 /// on free ports of its own: tests of this file run beside each other.
 std::string shipped(const std::string& name,
                     const std::vector<std::pair<std::string, std::string>>& edits) {
-  std::string text = read_text(fs::path(TAGFLOW_SOURCE_DIR) / "configs" / name);
-  for (const auto& [from, to] : edits) {
-    const auto at = text.find(from);
-    if (at == std::string::npos) {
-      ADD_FAILURE() << name << " no longer contains '" << from << "'";
-      continue;
-    }
-    text.replace(at, from.size(), to);
-  }
+  std::string text = read_text_file(fs::path(TAGFLOW_SOURCE_DIR) / "configs" / name);
+  for (const auto& [from, to] : edits) testing::replace_once(text, from, to, name);
   return testing::on_free_ports(text, name);
 }
 
@@ -71,7 +58,7 @@ class MarlCluster : public ::testing::Test {
                              " --quiet --summary " + summary.string() + logs + " 2>&1");
     EXPECT_EQ(run.exit_code, 0) << label << ":\n" << run.output;
     if (run.exit_code != 0) return {};
-    return nlohmann::json::parse(read_text(summary));
+    return nlohmann::json::parse(read_text_file(summary));
   }
 
   fs::path dir_;
@@ -115,7 +102,7 @@ TEST_F(MarlCluster, ActorModeAsProcessesAsksEveryServerAndEndsAtItsStepLimit) {
   for (const char* server : {"inference-0", "inference-1"}) {
     EXPECT_EQ(summary["nodes"][server]["count"], 1500) << server;
     const nlohmann::json process =
-        nlohmann::json::parse(read_text(dir_ / "logs" / (std::string(server) + ".json")));
+        nlohmann::json::parse(read_text_file(dir_ / "logs" / (std::string(server) + ".json")));
     EXPECT_EQ(process["stop_reason"], "env_steps") << server;
   }
 }
