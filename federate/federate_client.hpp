@@ -137,6 +137,9 @@ class FederateClient {
     report_requested_ = false;
     return requested;
   }
+  /// Throws FederationError once the heartbeat thread lost the coordinator; poll() checks it
+  /// too, so a caller that skips poll() (nothing to read) calls this instead.
+  void check_coordinator() const;
   /// The smallest stop tag this federate can accept (its next unprocessed tag); used to answer
   /// the coordinator's stop requests.
   void set_stop_floor(const WireTag& tag) { stop_floor_ = tag; }
@@ -147,7 +150,6 @@ class FederateClient {
   void trace_control(trace::Kind kind, const ControlMessage& message, std::size_t bytes);
   void apply(const ControlMessage& message);
   void heartbeat_loop(zmq::socket_t heartbeat);
-  void check_coordinator() const;
 
   FederateOptions options_;
   zmq::context_t& context_;

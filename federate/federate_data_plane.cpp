@@ -131,7 +131,11 @@ bool FederateDataPlane::receive(
       if (guard_) (void)guard_->check(drops_);
       return false;
     }
-    if (guard_) guard_->note_read(result.source_fd, result.message.peer, result.wire_bytes);
+    // The guard watches TCP connections only; a twin's message would only make it look for
+    // a connection it will never watch (two system calls per message).
+    if (guard_ && result.over_tcp) {
+      guard_->note_read(result.source_fd, result.message.peer, result.wire_bytes);
+    }
     if (!key_owner_.empty() && !sent_with_own_key(result.message)) {
       // An upstream's key used under another upstream's routing id (WIRE.md §5): not that
       // upstream's message, so no grant counts it.

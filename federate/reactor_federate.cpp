@@ -153,6 +153,10 @@ std::array<zmq::pollitem_t, 3> ReactorFederate::poll_items() {
            {nullptr, wake_fd_, ZMQ_POLLIN, 0}}};
 }
 
+ReactorFederate::Readable ReactorFederate::readable(const std::array<zmq::pollitem_t, 3>& items) {
+  return {(items[0].revents & ZMQ_POLLIN) != 0, (items[1].revents & ZMQ_POLLIN) != 0};
+}
+
 void ReactorFederate::send(const std::string& to, std::uint32_t port, const reactors::Tag& tag,
                            transport::Payload value) {
   push({Command::kSend, plane_.arrival_tag(to, tag), to, port, std::move(value)});
@@ -448,9 +452,19 @@ void ReactorFederate::handle_stop(reactors::Environment& env) {
   }
 }
 
-void ReactorFederate::network_round(reactors::Environment& env) {
-  (void)plane_.receive([this](transport::ReceivedMessage& message) { deliver(message); });
-  client_->poll(std::chrono::milliseconds(0));
+void ReactorFederate::network_round(reactors::Environment& env, Readable readable) {
+  // A socket the poll found empty is not read; whatever comes to it after the poll makes the
+  // next poll return at once (ZeroMQ's poll looks at each socket's queue before it sleeps).
+  if (readable.data) {
+    (void)plane_.receive([this](transport::ReceivedMessage& message) { deliver(message); });
+  } else {
+    plane_.watch_connections();
+  }
+  if (readable.control) {
+    client_->poll(std::chrono::milliseconds(0));
+  } else {
+    client_->check_coordinator();
+  }
   update_grant(env);
   handle_stop(env);
   // A wait left unreported (§3.9): the coordinator asks for it when another federate waits for
@@ -489,7 +503,7 @@ void ReactorFederate::network_loop(reactors::Environment& env) {
         zmq::poll(items.data(), items.size(), poll_limit(std::chrono::milliseconds(20)));
       }
       drain_commands();
-      network_round(env);  // what is left over wakes the next poll at once
+      network_round(env, readable(items));  // what is left over wakes the next poll at once
     }
     finish();
   } catch (const std::exception& e) {
@@ -512,7 +526,7 @@ void ReactorFederate::wait_on_sockets(reactors::Environment& env, std::int64_t t
     zmq::poll(items.data(), items.size(), poll_limit(limit));
     if ((items[2].revents & ZMQ_POLLIN) != 0) clear_wake();
     drain_commands();
-    network_round(env);
+    network_round(env, readable(items));
     last_look_ = std::chrono::steady_clock::now();
   } catch (const std::exception& e) {
     fail(env, e);

@@ -198,8 +198,16 @@ class ReactorFederate {
   /// What the socket owner polls: the coordinator's socket, the data socket, the eventfd.
   std::array<zmq::pollitem_t, 3> poll_items();
   void network_loop(reactors::Environment& env);
+  /// Which sockets a network round reads. After a poll, only those it found readable: a read of
+  /// a socket with nothing waiting costs ZeroMQ two system calls (its mailbox's getpid and poll).
+  struct Readable {
+    bool control;
+    bool data;
+  };
+  /// Readable from a poll of poll_items().
+  static Readable readable(const std::array<zmq::pollitem_t, 3>& items);
   /// One round of the socket owner's work after a poll: receive, coordinator, grants, stop.
-  void network_round(reactors::Environment& env);
+  void network_round(reactors::Environment& env, Readable readable = {true, true});
   /// The network loop's end (failure or run over) on the socket owner's thread.
   void fail(reactors::Environment& env, const std::exception& e);
   void finish();

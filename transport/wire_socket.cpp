@@ -2,8 +2,11 @@
 
 #include "transport/connection_guard.hpp"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -14,6 +17,18 @@ namespace {
 void release_payload(void* /*data*/, void* hint) {
   delete static_cast<std::shared_ptr<const void>*>(
       hint);  // NOLINT(cppcoreguidelines-owning-memory)
+}
+
+/// ZeroMQ names a TCP peer by its numeric address (Peer-Address, getnameinfo NI_NUMERICHOST);
+/// a Unix-socket peer as "localhost:UID:GID:PID" (SO_PEERCRED), which is no address. Without the
+/// property it says nothing: counted as TCP, so that the guard still sees the message.
+bool came_over_tcp(const zmq::message_t& frame) {
+  const char* property = zmq_msg_gets(frame.handle(), "Peer-Address");
+  if (property == nullptr) return true;
+  const std::string address(property, std::strcspn(property, "%"));  // an IPv6 scope: fe80::1%2
+  in6_addr any{};
+  return inet_pton(AF_INET, address.c_str(), &any) == 1 ||
+         inet_pton(AF_INET6, address.c_str(), &any) == 1;
 }
 
 /// Reads and discards the remaining frames of a multipart message; adds their wire bytes.
@@ -91,6 +106,7 @@ ReceiveResult receive_wire_message(zmq::socket_t& router, const MessageValidator
   if (const char* fd = zmq_msg_gets(header_frame.handle(), "__fd")) {
     result.source_fd = std::atoi(fd);  // what ZMQ_SRCFD reads
   }
+  result.over_tcp = came_over_tcp(header_frame);
   if (const char* user = zmq_msg_gets(header_frame.handle(), "User-Id")) {
     result.message.user_id = user;
   }

@@ -54,6 +54,10 @@ struct ReceiveResult {
   /// bytes its frames took on the wire (ZMTP 3 framing), for the ConnectionGuard.
   int source_fd = -1;
   std::size_t wire_bytes = 0;
+  /// False when the message came over a Unix socket (a twin, WIRE.md §1.1): its Peer-Address
+  /// property is then no IP address. True over TCP, and when ZeroMQ gives no Peer-Address. The
+  /// connection guard watches only TCP connections.
+  bool over_tcp = false;
   /// Valid when received && error == kNone. When a decoded header failed validation (WIRE.md §3
   /// steps 4–8), `header` holds it (to name the port) and `payloads` is empty.
   ReceivedMessage message;

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 namespace tagflow::transport {
@@ -18,7 +20,12 @@ struct Link {
 
   explicit Link(const std::string& transport, const std::string& sender_id = "a") {
     configure_receiver(receiver, ValidationPolicy{});
-    receiver.bind(transport == "tcp" ? "tcp://127.0.0.1:*" : "inproc://wire-socket-test");
+    if (transport == "ipc") {
+      receiver.bind("ipc://" + ::testing::TempDir() + "wire-socket-test-" +
+                    std::to_string(::getpid()));
+    } else {
+      receiver.bind(transport == "tcp" ? "tcp://127.0.0.1:*" : "inproc://wire-socket-test");
+    }
     sender.set(zmq::sockopt::routing_id, sender_id);
     sender.connect(receiver.get(zmq::sockopt::last_endpoint));
   }
@@ -53,6 +60,22 @@ TEST(WireSocket, PayloadFramesArriveIntactWithTheirHeader) {
   EXPECT_EQ(std::memcmp(result.message.payloads[0].data(), big.data(), big.size()), 0);
   EXPECT_EQ(result.message.payloads[1].to_string(), "hello");
   EXPECT_EQ(drops.total(), 0U);
+}
+
+TEST(WireSocket, SaysWhichMessagesCameOverTcp) {
+  // The connection guard watches TCP connections only (WIRE.md §3.1): a message over a Unix
+  // socket (a twin, §1.1) is not noted with it.
+  for (const std::string transport : {"tcp", "ipc"}) {
+    Link link(transport);
+    MessageValidator validator;
+    validator.allow_port("a", 1);
+    PeerDropCounters drops;
+    ASSERT_TRUE(send_wire_message(link.sender, header_at(1), {Payload::owning(std::string("x"))}));
+    const ReceiveResult result = receive_wire_message(link.receiver, validator, drops);
+    ASSERT_EQ(result.error, DropReason::kNone) << transport;
+    EXPECT_EQ(result.over_tcp, transport == "tcp") << transport;
+    EXPECT_GE(result.source_fd, 0) << transport;
+  }
 }
 
 TEST(WireSocket, InprocPayloadIsHandedOverWithoutCopying) {
