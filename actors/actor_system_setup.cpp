@@ -6,8 +6,10 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <thread>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -145,9 +147,12 @@ std::unique_ptr<caf::actor_system_config> make_actor_system_config(
     const ActorSystemOptions& options, const std::optional<ActorCredentials>& tls) {
   auto config = std::make_unique<caf::actor_system_config>();
   config->add_message_types<caf::id_block::tagflow_control>();
-  if (options.worker_threads > 0) {
-    config->set("scheduler.max-threads", static_cast<std::int64_t>(options.worker_threads));
-  }
+  const std::size_t threads = options.worker_threads > 0
+                                  ? options.worker_threads
+                                  : std::max(1U, std::thread::hardware_concurrency());
+  config->set("scheduler.max-threads", static_cast<std::int64_t>(threads));
+  // From its 100 spins straight to its condition variable (the header says why).
+  config->set("work-stealing.moderate-poll-attempts", std::int64_t{0});
   if (options.with_network) config->load<caf::io::middleman>();
   if (options.with_network && tls) {
     config->load<caf::openssl::manager>();
