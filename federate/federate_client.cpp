@@ -100,6 +100,7 @@ void FederateClient::trace_control(trace::Kind kind, const ControlMessage& messa
 void FederateClient::send(const ControlMessage& message) {
   const std::string frame = encode_control(message);
   trace_control(trace::Kind::kControlSend, message, frame.size());  // before: never after receipt
+  ++sends_;
   socket_.send(zmq::buffer(frame), zmq::send_flags::none);
 }
 
@@ -118,6 +119,7 @@ ControlMessage FederateClient::join(std::chrono::milliseconds timeout,
   const std::string frame = encode_control(join);
   trace_control(trace::Kind::kControlSend, join, frame.size());
   const Clock::time_point deadline = Clock::now() + timeout;
+  ++sends_;
   Clock::time_point sent = socket_.send(zmq::buffer(frame), zmq::send_flags::dontwait)
                                ? Clock::now()
                                : Clock::now() - kJoinRepeat;
@@ -128,6 +130,7 @@ ControlMessage FederateClient::join(std::chrono::milliseconds timeout,
     if (Clock::now() - sent >= kJoinRepeat) {
       // Without waiting: with no connection up (a refused CURVE handshake tears it down) a
       // blocking send would never return, and the timeout below must still end the wait.
+      ++sends_;
       (void)socket_.send(zmq::buffer(frame), zmq::send_flags::dontwait);
       sent = Clock::now();
     }
@@ -204,6 +207,7 @@ void FederateClient::report_failure(const std::string& reason) noexcept {
     message.federate = options_.id;
     message.text = reason.substr(0, 200);  // the coordinator's string limit is 256 bytes
     const std::string frame = encode_control(message);
+    ++sends_;
     (void)socket_.send(zmq::buffer(frame), zmq::send_flags::dontwait);
   } catch (const std::exception&) {
     // The run is failing anyway; the coordinator then sees this federate's heartbeats stop.

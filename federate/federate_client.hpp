@@ -112,6 +112,10 @@ class FederateClient {
     return options_.protocol_version >= kFirstReportingVersion;
   }
   zmq::socket_t& socket() { return socket_; }
+  /// How many frames this client has sent on socket() so far. A send lets ZeroMQ take in the
+  /// socket's pending commands, so a caller that waits on the socket's ZMQ_FD alone asks the
+  /// socket for its events again after one (ReactorFederate::wait_for_sockets).
+  [[nodiscard]] std::uint64_t sends() const { return sends_; }
   const FederateOptions& options() const { return options_; }
   const WireTag& granted() const { return granted_; }
   const WireTag& provisional() const { return provisional_; }
@@ -154,6 +158,7 @@ class FederateClient {
   FederateOptions options_;
   zmq::context_t& context_;
   zmq::socket_t socket_;
+  std::uint64_t sends_ = 0;
   WireTag granted_ = transport::kNever;
   WireTag provisional_ = transport::kNever;
   std::map<std::string, std::uint64_t> counts_;

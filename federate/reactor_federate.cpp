@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -147,14 +148,37 @@ void ReactorFederate::clear_wake() {
   (void)!::read(wake_fd_, &ignored, sizeof ignored);
 }
 
-std::array<zmq::pollitem_t, 3> ReactorFederate::poll_items() {
-  return {{{client_->socket().handle(), 0, ZMQ_POLLIN, 0},
-           {plane_.socket().handle(), 0, ZMQ_POLLIN, 0},
-           {nullptr, wake_fd_, ZMQ_POLLIN, 0}}};
-}
-
-ReactorFederate::Readable ReactorFederate::readable(const std::array<zmq::pollitem_t, 3>& items) {
-  return {(items[0].revents & ZMQ_POLLIN) != 0, (items[1].revents & ZMQ_POLLIN) != 0};
+ReactorFederate::Readable ReactorFederate::wait_for_sockets(std::chrono::milliseconds limit) {
+  zmq::socket_t& control = client_->socket();
+  zmq::socket_t& data = plane_.socket();
+  const auto has_input = [](zmq::socket_t& socket) {
+    return (socket.get(zmq::sockopt::events) & ZMQ_POLLIN) != 0;
+  };
+  Readable readable{false, false};
+  // A socket not read to its end since it last changed may hold messages its descriptor will
+  // not announce: ZeroMQ tells it only of what comes after. Asked and found empty, it is read
+  // out: ZeroMQ then tells of the next message.
+  if (!control_read_out_ || client_->sends() != control_sends_read_out_) {
+    readable.control = has_input(control);
+    control_read_out_ = !readable.control;
+    control_sends_read_out_ = client_->sends();
+  }
+  if (!data_read_out_) {
+    readable.data = has_input(data);
+    data_read_out_ = !readable.data;
+  }
+  if (readable.control || readable.data) return readable;
+  std::array<pollfd, 3> fds{{{control.get(zmq::sockopt::fd), POLLIN, 0},
+                             {data.get(zmq::sockopt::fd), POLLIN, 0},
+                             {wake_fd_, POLLIN, 0}}};
+  if (::poll(fds.data(), fds.size(), static_cast<int>(limit.count())) > 0) {
+    // Readable descriptor: ZeroMQ has news for the socket (messages, or only its own commands,
+    // which the read then takes in).
+    readable.control = fds[0].revents != 0;
+    readable.data = fds[1].revents != 0;
+    if (fds[2].revents != 0) clear_wake();
+  }
+  return readable;
 }
 
 void ReactorFederate::send(const std::string& to, std::uint32_t port, const reactors::Tag& tag,
@@ -456,12 +480,18 @@ void ReactorFederate::network_round(reactors::Environment& env, Readable readabl
   // A socket the poll found empty is not read; whatever comes to it after the poll makes the
   // next poll return at once (ZeroMQ's poll looks at each socket's queue before it sleeps).
   if (readable.data) {
-    (void)plane_.receive([this](transport::ReceivedMessage& message) { deliver(message); });
+    data_read_out_ = false;  // until it is: deliver() may throw
+    data_read_out_ =
+        !plane_.receive([this](transport::ReceivedMessage& message) { deliver(message); });
   } else {
     plane_.watch_connections();
   }
   if (readable.control) {
-    client_->poll(std::chrono::milliseconds(0));
+    control_read_out_ = false;
+    const std::uint64_t sends = client_->sends();
+    client_->poll(std::chrono::milliseconds(0));  // reads until nothing waits
+    control_read_out_ = true;
+    control_sends_read_out_ = sends;
   } else {
     client_->check_coordinator();
   }
@@ -495,15 +525,15 @@ void ReactorFederate::finish() {
 
 void ReactorFederate::network_loop(reactors::Environment& env) {
   if (trace::TraceRecorder* tracer = trace::active()) tracer->name_thread(id_ + " network", id_);
-  std::array<zmq::pollitem_t, 3> items = poll_items();
   try {
     while (!done_.load(std::memory_order_acquire)) {
+      Readable readable{false, false};
       {
         const trace::Span waiting(trace::Kind::kWaitSocket, transport::kNever);
-        zmq::poll(items.data(), items.size(), poll_limit(std::chrono::milliseconds(20)));
+        readable = wait_for_sockets(poll_limit(std::chrono::milliseconds(20)));
       }
       drain_commands();
-      network_round(env, readable(items));  // what is left over wakes the next poll at once
+      network_round(env, readable);  // what is left over wakes the next wait at once
     }
     finish();
   } catch (const std::exception& e) {
@@ -520,13 +550,11 @@ void ReactorFederate::wait_on_sockets(reactors::Environment& env, std::int64_t t
     zmq::poll(&wake, 1, limit);
     return;
   }
-  std::array<zmq::pollitem_t, 3> items = poll_items();
   try {
     drain_commands();  // what the last tag sent leaves before this thread sleeps
-    zmq::poll(items.data(), items.size(), poll_limit(limit));
-    if ((items[2].revents & ZMQ_POLLIN) != 0) clear_wake();
+    const Readable readable = wait_for_sockets(poll_limit(limit));
     drain_commands();
-    network_round(env, readable(items));
+    network_round(env, readable);
     last_look_ = std::chrono::steady_clock::now();
   } catch (const std::exception& e) {
     fail(env, e);

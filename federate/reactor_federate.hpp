@@ -195,17 +195,21 @@ class ReactorFederate {
   /// The eventfd that wakes the socket owner's poll: set it; read it back to zero.
   void signal_wake();
   void clear_wake();
-  /// What the socket owner polls: the coordinator's socket, the data socket, the eventfd.
-  std::array<zmq::pollitem_t, 3> poll_items();
   void network_loop(reactors::Environment& env);
-  /// Which sockets a network round reads. After a poll, only those it found readable: a read of
+  /// Which sockets a network round reads. After a wait, only those it found readable: a read of
   /// a socket with nothing waiting costs ZeroMQ two system calls (its mailbox's getpid and poll).
   struct Readable {
     bool control;
     bool data;
   };
-  /// Readable from a poll of poll_items().
-  static Readable readable(const std::array<zmq::pollitem_t, 3>& items);
+  /// Waits at most `limit` (rounded up to whole milliseconds) for the coordinator's socket, the
+  /// data socket or the eventfd, and says which socket to read. ZeroMQ's own poll asks every
+  /// socket for its events before and after it sleeps, two system calls each. This one sleeps
+  /// in poll(2) on the sockets' ZMQ_FD descriptors, which turn readable when ZeroMQ has news
+  /// for a socket that was read to its end; it asks a socket for its events first only when it
+  /// was not read to its end (a receive stopped at its bound) or sent on since (a send takes in
+  /// the socket's news too).
+  Readable wait_for_sockets(std::chrono::milliseconds limit);
   /// One round of the socket owner's work after a poll: receive, coordinator, grants, stop.
   void network_round(reactors::Environment& env, Readable readable = {true, true});
   /// The network loop's end (failure or run over) on the socket owner's thread.
@@ -273,7 +277,11 @@ class ReactorFederate {
   std::atomic<bool> owner_is_runner_{false};
   std::thread::id runner_;                           // the thread in run()
   std::chrono::steady_clock::time_point last_look_;  // look_at_sockets' last full round
-  prometheus::Counter* by_coordinator_ = nullptr;    // tagflow_federation_grants_total{by}
+  // wait_for_sockets(): each socket read to its end since it was last changed otherwise.
+  bool data_read_out_ = false;
+  bool control_read_out_ = false;
+  std::uint64_t control_sends_read_out_ = 0;       // client_->sends() when it was
+  prometheus::Counter* by_coordinator_ = nullptr;  // tagflow_federation_grants_total{by}
   prometheus::Counter* by_upstreams_ = nullptr;
   prometheus::Counter* deferred_waits_ = nullptr;  // tagflow_federation_deferred_waits_total
   // Waits left unreported (PROTOCOL.md §3.9), socket owner only.
