@@ -202,8 +202,8 @@ class ReactorFederate {
     bool control;
     bool data;
   };
-  /// Waits at most `limit` (rounded up to whole milliseconds) for the coordinator's socket, the
-  /// data socket or the eventfd, and says which socket to read. ZeroMQ's own poll asks every
+  /// Waits at most `limit` for the coordinator's socket, the data socket or the eventfd, and says
+  /// which socket to read. ZeroMQ's own poll asks every
   /// socket for its events before and after it sleeps, two system calls each. This one sleeps
   /// in poll(2) on the sockets' ZMQ_FD descriptors, which turn readable when ZeroMQ has news
   /// for a socket that was read to its end; it asks a socket for its events first only when it

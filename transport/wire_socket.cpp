@@ -25,10 +25,12 @@ void release_payload(void* /*data*/, void* hint) {
 bool came_over_tcp(const zmq::message_t& frame) {
   const char* property = zmq_msg_gets(frame.handle(), "Peer-Address");
   if (property == nullptr) return true;
-  const std::string address(property, std::strcspn(property, "%"));  // an IPv6 scope: fe80::1%2
+  const std::size_t length = std::strcspn(property, "%");  // without an IPv6 scope: fe80::1%2
+  char address[INET6_ADDRSTRLEN] = {};
+  if (length >= sizeof address) return false;  // longer than any numeric address
+  std::memcpy(address, property, length);
   in6_addr any{};
-  return inet_pton(AF_INET, address.c_str(), &any) == 1 ||
-         inet_pton(AF_INET6, address.c_str(), &any) == 1;
+  return inet_pton(AF_INET, address, &any) == 1 || inet_pton(AF_INET6, address, &any) == 1;
 }
 
 /// Reads and discards the remaining frames of a multipart message; adds their wire bytes.
