@@ -100,8 +100,12 @@ void FederateClient::trace_control(trace::Kind kind, const ControlMessage& messa
 void FederateClient::send(const ControlMessage& message) {
   const std::string frame = encode_control(message);
   trace_control(trace::Kind::kControlSend, message, frame.size());  // before: never after receipt
+  (void)send_frame(frame, zmq::send_flags::none);
+}
+
+bool FederateClient::send_frame(const std::string& frame, zmq::send_flags flags) {
   ++sends_;
-  socket_.send(zmq::buffer(frame), zmq::send_flags::none);
+  return socket_.send(zmq::buffer(frame), flags).has_value();
 }
 
 ControlMessage FederateClient::join(std::chrono::milliseconds timeout,
@@ -119,10 +123,8 @@ ControlMessage FederateClient::join(std::chrono::milliseconds timeout,
   const std::string frame = encode_control(join);
   trace_control(trace::Kind::kControlSend, join, frame.size());
   const Clock::time_point deadline = Clock::now() + timeout;
-  ++sends_;
-  Clock::time_point sent = socket_.send(zmq::buffer(frame), zmq::send_flags::dontwait)
-                               ? Clock::now()
-                               : Clock::now() - kJoinRepeat;
+  Clock::time_point sent =
+      send_frame(frame, zmq::send_flags::dontwait) ? Clock::now() : Clock::now() - kJoinRepeat;
   while (!start_) {
     // Again every kJoinRepeat until START or REFUSED: a JOIN written to the connection of a
     // coordinator that was going away is lost with it, and ZeroMQ does not resend it on the
@@ -130,8 +132,7 @@ ControlMessage FederateClient::join(std::chrono::milliseconds timeout,
     if (Clock::now() - sent >= kJoinRepeat) {
       // Without waiting: with no connection up (a refused CURVE handshake tears it down) a
       // blocking send would never return, and the timeout below must still end the wait.
-      ++sends_;
-      (void)socket_.send(zmq::buffer(frame), zmq::send_flags::dontwait);
+      (void)send_frame(frame, zmq::send_flags::dontwait);
       sent = Clock::now();
     }
     const auto left =
@@ -207,8 +208,7 @@ void FederateClient::report_failure(const std::string& reason) noexcept {
     message.federate = options_.id;
     message.text = reason.substr(0, 200);  // the coordinator's string limit is 256 bytes
     const std::string frame = encode_control(message);
-    ++sends_;
-    (void)socket_.send(zmq::buffer(frame), zmq::send_flags::dontwait);
+    (void)send_frame(frame, zmq::send_flags::dontwait);
   } catch (const std::exception&) {
     // The run is failing anyway; the coordinator then sees this federate's heartbeats stop.
   }

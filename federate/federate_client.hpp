@@ -150,6 +150,9 @@ class FederateClient {
 
  private:
   void send(const ControlMessage& message);
+  /// Every send on socket() goes through here, so that sends() counts it. Whether the frame was
+  /// queued (a dontwait send finds no connection to queue it on: false).
+  bool send_frame(const std::string& frame, zmq::send_flags flags);
   /// Records a control message sent or received in the trace, when the process traces.
   void trace_control(trace::Kind kind, const ControlMessage& message, std::size_t bytes);
   void apply(const ControlMessage& message);

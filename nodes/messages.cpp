@@ -400,25 +400,35 @@ Bytes encode(const AgentObservationsMessage& m) {
   require(consistent(m), "AgentObservationsMessage");
   // Mostly-zero rows (one-hot grids such as TrafficJunction's) go sparse: the positions and
   // values of the floats whose bits are not all zero, 8 bytes each instead of 4 per float. One
-  // scan keeps a mask per block of floats (float_bits.hpp) and counts the set floats (it stops
-  // once half are set: dense is then no larger); the sparse form is written from the masks.
+  // scan, a mask per block of floats (float_bits.hpp), lists the positions of the set floats (it
+  // stops once half are set: dense is then no larger); an all-zero block costs one test.
   const std::size_t total = m.observations.size();
   const float* obs = m.observations.data();
-  thread_local std::vector<std::uint32_t> masks;  // reused: no allocation per message
-  masks.clear();
-  // Kept between messages up to 64 Ki masks (256 KiB, a million floats); a larger one's is freed.
+  // The list is written through a pointer: room for the most the scan can find before it stops
+  // (half of the floats, then at most one more block), made once and reused between messages.
+  thread_local std::vector<std::uint32_t> set;
+  // Kept between messages up to 64 Ki positions (256 KiB); a larger list is freed.
   struct Release {
     std::vector<std::uint32_t>& kept;
     ~Release() {
-      if (kept.capacity() > (std::size_t{1} << 16)) std::vector<std::uint32_t>().swap(kept);
+      if (kept.size() > (std::size_t{1} << 16)) std::vector<std::uint32_t>().swap(kept);
     }
-  } release{masks};
-  std::size_t count = 0;
+  } release{set};
+  // Positions are 32-bit.
   const bool indexable = total <= std::numeric_limits<std::uint32_t>::max();
-  if (indexable) masks.reserve((total + kFloatBlock - 1) / kFloatBlock);
-  for (std::size_t i = 0; indexable && i < total && 2 * count < total; i += kFloatBlock) {
-    masks.push_back(float_mask(obs + i, std::min(kFloatBlock, total - i)));
-    if (masks.back() != 0) count += static_cast<std::size_t>(set_bits(masks.back()));
+  std::size_t count = 0;
+  if (indexable) {
+    const std::size_t room = std::min(total, total / 2 + kFloatBlock);
+    if (set.size() < room) set.resize(room);
+    std::uint32_t* positions = set.data();
+    for (std::size_t at = 0; at < total && 2 * count < total; at += kFloatBlock) {
+      const std::uint32_t mask =
+          at + kFloatBlock <= total ? float_block_mask(obs + at) : float_mask(obs + at, total - at);
+      for (std::uint32_t bits = mask; bits != 0; bits &= bits - 1) {
+        positions[count++] =
+            static_cast<std::uint32_t>(at + static_cast<std::size_t>(lowest_bit(bits)));
+      }
+    }
   }
   // Type and format, source and observation size, the agents and policies blocks.
   const std::size_t head = sizeof(std::uint32_t) + sizeof(kFormat) + 2 * sizeof(std::uint32_t) +
@@ -439,17 +449,12 @@ Bytes encode(const AgentObservationsMessage& m) {
   }
   w.scalar(static_cast<std::uint64_t>(count));
   const std::size_t positions_at = w.grow(count * sizeof(std::uint32_t));
+  std::memcpy(w.data() + positions_at, set.data(), count * sizeof(std::uint32_t));
   w.scalar(static_cast<std::uint64_t>(count));
   const std::size_t values_at = w.grow(count * sizeof(float));
-  std::uint8_t* positions = w.data() + positions_at;
   std::uint8_t* values = w.data() + values_at;
-  for (std::size_t b = 0, k = 0; b < masks.size(); ++b) {
-    for (std::uint32_t mask = masks[b]; mask != 0; mask &= mask - 1, ++k) {
-      const auto at =
-          static_cast<std::uint32_t>(b * kFloatBlock + static_cast<std::size_t>(lowest_bit(mask)));
-      std::memcpy(positions + k * sizeof at, &at, sizeof at);
-      std::memcpy(values + k * sizeof(float), obs + at, sizeof(float));
-    }
+  for (std::size_t k = 0; k < count; ++k) {
+    std::memcpy(values + k * sizeof(float), obs + set[k], sizeof(float));
   }
   return w.take();
 }
