@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "common/fnv1a.hpp"
@@ -62,7 +63,8 @@ class ChannelDigests {
       out.u64(hashes_[c]);
       out.u64(counts_[c]);
       out.u64(history_[c].size());
-      for (const Entry& e : history_[c]) {
+      for (std::size_t i = 0; i < history_[c].size(); ++i) {
+        const Entry& e = history_[c][i];
         out.i64(e.tag.time_ns());
         out.u32(e.tag.microstep());
         out.u64(e.hash);
@@ -79,7 +81,6 @@ class ChannelDigests {
       const std::uint64_t n = in.u64();
       if (n > in.left() / 28) in.fail("a digest history");
       history_[c].clear();
-      history_[c].reserve(n);
       for (std::uint64_t i = 0; i < n; ++i) {
         const std::int64_t time = in.i64();
         const std::uint32_t micro = in.u32();
@@ -97,17 +98,48 @@ class ChannelDigests {
     std::uint64_t hash;
     std::uint64_t count;
   };
+  /// One channel's entries in blocks of kBlock that never move: a record appends in place, with
+  /// no copy of what came before as a growing vector makes (a run records hundreds of thousands).
+  class History {
+   public:
+    static constexpr std::size_t kBlock = 4096;  // 128 KiB
+    void push_back(const Entry& e) {
+      if (size_ == blocks_.size() * kBlock) blocks_.push_back(std::make_unique<Entry[]>(kBlock));
+      blocks_[size_ / kBlock][size_ % kBlock] = e;
+      ++size_;
+    }
+    [[nodiscard]] const Entry& operator[](std::size_t i) const {
+      return blocks_[i / kBlock][i % kBlock];
+    }
+    [[nodiscard]] std::size_t size() const { return size_; }
+    void clear() {
+      blocks_.clear();
+      size_ = 0;
+    }
+
+   private:
+    std::vector<std::unique_ptr<Entry[]>> blocks_;
+    std::size_t size_ = 0;
+  };
+
   const Entry* last_before(std::size_t channel, reactors::Tag cutoff) const {
-    const std::vector<Entry>& h = history_[channel];
-    const auto it =
-        std::lower_bound(h.begin(), h.end(), cutoff,
-                         [](const Entry& e, const reactors::Tag& t) { return e.tag < t; });
-    return it == h.begin() ? nullptr : &*(it - 1);
+    const History& h = history_[channel];
+    // The number of entries with tag < cutoff (the tags ascend).
+    std::size_t low = 0, high = h.size();
+    while (low < high) {
+      const std::size_t mid = low + (high - low) / 2;
+      if (h[mid].tag < cutoff) {
+        low = mid + 1;
+      } else {
+        high = mid;
+      }
+    }
+    return low == 0 ? nullptr : &h[low - 1];
   }
 
   std::vector<std::uint64_t> hashes_;
   std::vector<std::uint64_t> counts_;
-  std::vector<std::vector<Entry>> history_;  // per channel, in tag order
+  std::vector<History> history_;  // per channel, in tag order
 };
 
 }  // namespace tagflow::nodes
