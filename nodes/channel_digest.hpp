@@ -8,8 +8,9 @@
 // channel hashes in connection order into the run's digest (docs/ARCHITECTURE.md, Determinism).
 // The digest covers only what was sent at tags before the run's cutoff (the earliest stop
 // proposal, nodes/README.md), which is known only after the run: each channel keeps the hash and
-// count after every record (24 bytes per value sent) so hash_before()/count_before() can answer
-// for any cutoff. Not thread-safe on its own: one channel is written only by its owner's reactions.
+// count after every record (32 bytes per value sent, in blocks of 4,096 that never move) so
+// hash_before()/count_before() can answer for any cutoff. Not thread-safe on its own: one channel
+// is written only by its owner's reactions.
 #pragma once
 
 #include <algorithm>
