@@ -62,15 +62,6 @@ inline std::uint32_t float_mask(const float* x, std::size_t n, std::uint32_t ign
   return float_block_mask(block, ignored);
 }
 
-/// The number of set bits of a mask, without the library call __builtin_popcount becomes where the
-/// target has no popcnt instruction (baseline x86-64).
-inline int set_bits(std::uint32_t mask) {
-  mask = mask - ((mask >> 1U) & 0x55555555U);
-  mask = (mask & 0x33333333U) + ((mask >> 2U) & 0x33333333U);
-  mask = (mask + (mask >> 4U)) & 0x0F0F0F0FU;
-  return static_cast<int>((mask * 0x01010101U) >> 24U);
-}
-
 /// The position of the lowest set bit of a non-zero mask.
 inline int lowest_bit(std::uint32_t mask) { return __builtin_ctz(mask); }
 
