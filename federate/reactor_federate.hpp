@@ -203,12 +203,11 @@ class ReactorFederate {
     bool data;
   };
   /// Waits at most `limit` for the coordinator's socket, the data socket or the eventfd, and says
-  /// which socket to read. ZeroMQ's own poll asks every
-  /// socket for its events before and after it sleeps, two system calls each. This one sleeps
-  /// in poll(2) on the sockets' ZMQ_FD descriptors, which turn readable when ZeroMQ has news
-  /// for a socket that was read to its end; it asks a socket for its events first only when it
-  /// was not read to its end (a receive stopped at its bound) or sent on since (a send takes in
-  /// the socket's news too).
+  /// which socket to read. ZeroMQ's own poll asks every socket for its events before and after
+  /// it sleeps, two system calls each. This one sleeps in poll(2) on the sockets' ZMQ_FD
+  /// descriptors, which turn readable when ZeroMQ has news for a socket that was read to its
+  /// end; it asks a socket for its events first only when it was not read to its end (a receive
+  /// stopped at its bound) or sent on since (a send takes in the socket's news too).
   Readable wait_for_sockets(std::chrono::milliseconds limit);
   /// One round of the socket owner's work after a poll: receive, coordinator, grants, stop.
   void network_round(reactors::Environment& env, Readable readable = {true, true});
