@@ -4,13 +4,17 @@
 #include <linux/sockios.h>
 #include <linux/tcp.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <system_error>
 
 #include <spdlog/spdlog.h>
 
@@ -75,7 +79,11 @@ ConnectionLimits limits_for_messages(std::size_t max_message_bytes, std::size_t 
 
 ConnectionGuard::ConnectionGuard(zmq::context_t& context, zmq::socket_t& router,
                                  ConnectionLimits limits)
-    : limits_(limits), router_(&router), events_(context, zmq::socket_type::pair) {
+    : limits_(limits),
+      router_(&router),
+      events_(context, zmq::socket_type::pair),
+      wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+  if (wake_fd_ < 0) throw std::system_error(errno, std::generic_category(), "eventfd");
   static std::atomic<std::uint64_t> next_id{0};
   const std::string endpoint = "inproc://tagflow-connection-guard-" +
                                std::to_string(next_id.fetch_add(1, std::memory_order_relaxed));
@@ -84,11 +92,19 @@ ConnectionGuard::ConnectionGuard(zmq::context_t& context, zmq::socket_t& router,
   if (rc != 0) throw zmq::error_t();
   events_.set(zmq::sockopt::linger, 0);
   events_.connect(endpoint);
+  events_fd_ = static_cast<int>(events_.get(zmq::sockopt::fd));
   thread_ = std::thread([this] { run(); });
 }
 
-ConnectionGuard::ConnectionGuard(ConnectionLimits limits) : limits_(limits) {
+ConnectionGuard::ConnectionGuard(ConnectionLimits limits)
+    : limits_(limits), wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+  if (wake_fd_ < 0) throw std::system_error(errno, std::generic_category(), "eventfd");
   thread_ = std::thread([this] { run(); });
+}
+
+void ConnectionGuard::wake_thread() const {
+  const std::uint64_t one = 1;
+  (void)!::write(wake_fd_, &one, sizeof one);
 }
 
 void ConnectionGuard::accepted(int fd) {
@@ -115,8 +131,9 @@ ConnectionGuard::~ConnectionGuard() {
     const std::lock_guard<std::mutex> lock(mutex_);
     stop_ = true;
   }
-  wake_.notify_all();
+  wake_thread();
   thread_.join();
+  ::close(wake_fd_);
   publish(0);
   if (router_ != nullptr) {
     (void)zmq_socket_monitor(router_->handle(), nullptr, 0);
@@ -166,7 +183,9 @@ void ConnectionGuard::watch(int fd) {
   }
   connection.received_at_last_check = received;
   connection.unchanged_since = Clock::now();
+  const bool first = live_.empty();
   live_[fd] = std::move(connection);
+  if (first) wake_thread();  // it may be waiting without a time limit (run())
 }
 
 bool ConnectionGuard::still_same(int fd, const Connection& connection) const {
@@ -180,10 +199,25 @@ bool ConnectionGuard::still_same(int fd, const Connection& connection) const {
 void ConnectionGuard::run() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (!stop_) {
+    // The monitor's descriptor turns readable only for an event that follows a read that found
+    // none: read them all before waiting on it.
+    read_events();
     // Faster once the process holds half its budget: what arrives between two checks is what
-    // the budget can be overrun by.
+    // the budget can be overrun by. With no TCP connection there is nothing to check: the thread
+    // sleeps until the monitor reports a connection, watch() is first to see one (it signals
+    // wake_fd_), or the guard ends.
     const bool filling = process_total.load(std::memory_order_relaxed) > limits_.process_budget / 2;
-    (void)wake_.wait_for(lock, filling ? std::chrono::milliseconds(1) : limits_.check_every);
+    int timeout_ms = -1;
+    if (!live_.empty()) timeout_ms = filling ? 1 : static_cast<int>(limits_.check_every.count());
+    lock.unlock();
+    pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {events_fd_, POLLIN, 0}};
+    (void)::poll(fds, events_fd_ >= 0 ? 2 : 1, timeout_ms);
+    if ((fds[0].revents & POLLIN) != 0) {
+      std::uint64_t count = 0;
+      (void)!::read(wake_fd_, &count, sizeof count);
+    }
+    lock.lock();
+    thread_passes_.fetch_add(1, std::memory_order_relaxed);
     if (stop_) break;
     const Clock::time_point now = Clock::now();
     if (!filling && now - last_check_ < limits_.check_every) continue;  // checked just now

@@ -32,7 +32,9 @@
 // waiting. Rule 3 is also judged on the guard's own thread every `check_every` (every 1 ms while
 // the process holds more than half its budget), so a process busy in a long reaction (reading
 // nothing) still keeps within its budget; there "nothing read" means since the previous check
-// of either kind.
+// of either kind. While it watches no TCP connection the thread sleeps until the monitor reports
+// one (or the owner calls accepted()): a cluster whose links all run over Unix sockets wakes no
+// guard thread.
 // Drops are counted under the connection's routing id once it delivered a message, else under
 // "(unidentified)"; the first drop of each logs the peer's address. Cuts made on the guard's
 // thread reach `drops` at the next check() from the socket's thread.
@@ -41,8 +43,8 @@
 // the guard.
 #pragma once
 
+#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -120,6 +122,10 @@ class ConnectionGuard {
   /// What every guard of this process held at their last checks.
   [[nodiscard]] static std::uint64_t process_held();
   [[nodiscard]] const ConnectionLimits& limits() const { return limits_; }
+  /// How many times the guard's thread has woken (timer, monitor event or signal).
+  [[nodiscard]] std::uint64_t thread_passes() const {
+    return thread_passes_.load(std::memory_order_relaxed);
+  }
 
  private:
   struct Connection {
@@ -152,6 +158,8 @@ class ConnectionGuard {
   /// more than the budget. `idle` lists them.
   void keep_within_budget(std::vector<int>& idle);
   void publish(std::uint64_t held);
+  /// Ends the thread's wait in run().
+  void wake_thread() const;
 
   ConnectionLimits limits_;
   zmq::socket_t* router_ = nullptr;  // nullptr: fed by accepted() and ended()
@@ -170,7 +178,9 @@ class ConnectionGuard {
   std::vector<Cut> cuts_;                   // not yet counted in the caller's drops
   std::set<std::string> logged_;            // names whose first cut was logged
   mutable std::mutex mutex_;                // guards everything above, and events_
-  std::condition_variable wake_;
+  int wake_fd_ = -1;                        // an eventfd: written to end the thread's wait
+  int events_fd_ = -1;  // events_'s ZMQ_FD: readable when a monitor event may be waiting
+  std::atomic<std::uint64_t> thread_passes_{0};
   bool stop_ = false;
   std::thread thread_;  // last: starts once the rest is ready
 };

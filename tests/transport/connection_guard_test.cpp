@@ -9,6 +9,8 @@
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "tests/support/raw_zmtp_peer.hpp"
@@ -226,6 +228,48 @@ TEST(ConnectionGuard, ConnectionsEachUnderTheCapAreCutWhenTogetherOverTheProcess
   ASSERT_TRUE(send_wire_message(sender, header_at(1), {Payload::owning(std::string(10, 'a'))}));
   (void)receiver.pump_until([&] { return receiver.delivered >= 1; }, 10s);
   EXPECT_EQ(receiver.delivered, 1);
+}
+
+// With no TCP connection (a socket bound to a Unix socket only, as same-host links are) the
+// guard's thread has nothing to check and sleeps; the first TCP connection wakes it, and it
+// watches that connection without the application reading or checking anything.
+TEST(ConnectionGuard, ItsThreadSleepsUntilATcpConnectionComesThenWatchesItAlone) {
+  zmq::context_t context;
+  zmq::socket_t router{context, zmq::socket_type::router};
+  router.set(zmq::sockopt::linger, 0);
+  ConnectionGuard guard(context, router, small_limits());  // checks every 1 ms when it watches
+  const std::string path = ::testing::TempDir() + "guard-" + std::to_string(::getpid());
+  router.bind("ipc://" + path);
+  zmq::socket_t local(context, zmq::socket_type::dealer);
+  local.set(zmq::sockopt::linger, 0);
+  local.connect("ipc://" + path);
+  local.send(zmq::str_buffer("hello"), zmq::send_flags::none);
+  zmq::message_t identity;
+  zmq::message_t body;
+  ASSERT_TRUE(router.recv(identity));
+  ASSERT_TRUE(router.recv(body));  // the Unix-socket connection is up and used
+  const std::uint64_t before = guard.thread_passes();
+  std::this_thread::sleep_for(300ms);
+  // The Unix-socket connection's ACCEPTED event may wake it once; a timer would have woken it
+  // about 300 times.
+  EXPECT_LE(guard.thread_passes() - before, 2U);
+  EXPECT_EQ(guard.connections(), 0U);
+
+  router.bind("tcp://127.0.0.1:*");
+  const std::string endpoint = router.get(zmq::sockopt::last_endpoint);
+  zmq::socket_t remote(context, zmq::socket_type::dealer);
+  remote.set(zmq::sockopt::linger, 0);
+  remote.connect(endpoint);
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (guard.connections() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_EQ(guard.connections(), 1U);
+  // Watching a connection, it checks on its timer again.
+  const std::uint64_t watching = guard.thread_passes();
+  std::this_thread::sleep_for(100ms);
+  EXPECT_GE(guard.thread_passes() - watching, 10U);
+  ::unlink(path.c_str());
 }
 
 }  // namespace
