@@ -394,10 +394,12 @@ void Coordinator::handle_member(const std::string& identity, const ControlMessag
       time_grant(index, message.tag);
       members_[index].reporting = reporting;
       members_[index].asked = false;
+      grants_.set_deferring(index, reporting == Reporting::kMayDefer);
       break;
     case ControlType::kCompleted:
       members_[index].reporting = reporting;
       members_[index].asked = false;
+      grants_.set_deferring(index, reporting == Reporting::kMayDefer);
       for (const auto& [destination, tag] : message.in_transit) {
         note_in_transit(identity, index, destination, tag);
       }

@@ -177,14 +177,16 @@ std::vector<GrantDecision> GrantCalculator::take_new_grants() {
     // on its NET, or one a data message is in transit to. The second is granted without waiting
     // for the NET the message will cause, which saves a round trip per hop (§4.4).
     // A NET at or below what the federate holds is stale (a grant sent ahead answered it
-    // already); so are messages below its grant.
+    // already); so are messages below its grant. A federate that defers its reports is granted
+    // its messages by their senders' notices, which follow them on the data path; a grant for
+    // them would arrive after they ran and wake it for nothing (§4.4).
     if (state.resigned) continue;
     const WireTag held = std::max(state.granted, state.completed);
     bool waiting = state.next_event > held;
     WireTag wanted = waiting ? state.next_event : kForever;
     for (const Inbound& in : state.inbound) {
       const auto above = std::upper_bound(in.in_transit.begin(), in.in_transit.end(), held);
-      if (above == in.in_transit.end()) continue;
+      if (state.deferring || above == in.in_transit.end()) continue;
       waiting = true;
       wanted = std::min(wanted, *above);
     }

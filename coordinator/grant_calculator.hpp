@@ -50,6 +50,12 @@ class GrantCalculator {
   /// Returns false (and ignores it) when `destination` is not a downstream of `sender`.
   bool on_in_transit(std::size_t sender, std::size_t destination, const WireTag& tag);
   void on_resigned(std::size_t federate);
+  /// Whether the last frame of `federate` said it may leave its waits unreported (reporting 2,
+  /// PROTOCOL.md §3.9): its upstreams' COMPLETED notices end them, so a data message in transit
+  /// to it earns it no grant of its own (§4.4).
+  void set_deferring(std::size_t federate, bool deferring) {
+    federates_[federate].deferring = deferring;
+  }
 
   /// Grants that became possible since the last call (each federate at most once).
   [[nodiscard]] std::vector<GrantDecision> take_new_grants();
@@ -82,6 +88,7 @@ class GrantCalculator {
     WireTag provisional = transport::kNever;
     bool resigned = false;
     bool in_zero_delay_cycle = false;
+    bool deferring = false;              // its last frame said reporting 2
     std::vector<bool> zero_delay_group;  // federates on a zero-delay cycle with this one
   };
 

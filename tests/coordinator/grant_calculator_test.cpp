@@ -194,6 +194,33 @@ TEST(GrantCalculator, MessageInTransitGetsItsReceiverAGrantWithoutANewNet) {
   EXPECT_EQ(second->counts[0].second, 1U);
 }
 
+// A federate whose last frame said it may defer its reports (reporting 2) is granted its
+// messages by their senders' notices: a message in transit earns it no grant from here, its NET
+// still does, and so does the message once it reports every wait again.
+TEST(GrantCalculator, AMessageInTransitToADeferringFederateEarnsItNoGrantButItsNetDoes) {
+  GrantCalculator calc(spec_of({"a", "b"}, {{"a", "b", std::nullopt}}));
+  calc.on_next_event(0, {3, 0});
+  calc.on_completed(1, {1, 0}, transport::WireTag(100, 0));
+  calc.set_deferring(1, true);
+  (void)calc.take_new_grants();
+  ASSERT_TRUE(calc.on_in_transit(0, 1, {5, 0}));
+  calc.on_completed(0, {5, 0}, transport::WireTag(9, 0));
+  EXPECT_FALSE(grant_for(calc.take_new_grants(), 1).has_value());
+  calc.on_next_event(1, {5, 0});  // it reports its wait
+  const auto by_net = grant_for(calc.take_new_grants(), 1);
+  ASSERT_TRUE(by_net.has_value());
+  EXPECT_EQ(by_net->tag, transport::WireTag(9, 0).predecessor());
+
+  calc.on_completed(1, {5, 0}, transport::WireTag(100, 0));
+  ASSERT_TRUE(calc.on_in_transit(0, 1, {12, 0}));
+  calc.on_completed(0, {12, 0}, transport::WireTag(20, 0));
+  EXPECT_FALSE(grant_for(calc.take_new_grants(), 1).has_value());
+  calc.set_deferring(1, false);
+  const auto by_message = grant_for(calc.take_new_grants(), 1);
+  ASSERT_TRUE(by_message.has_value());
+  EXPECT_EQ(by_message->tag, transport::WireTag(20, 0).predecessor());
+}
+
 TEST(GrantCalculator, AnLtcWithoutTheNextTagLeavesTheFederateFreeToSendRightAfterIt) {
   // u -> a -> b without delays. a announced 10, but the input at 5 may schedule an earlier event
   // of its own (its grant lets it run that without asking): only a next tag sent with the LTC
