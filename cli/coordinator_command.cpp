@@ -95,16 +95,21 @@ struct CoordinatorOptions {
   std::int64_t start_ns = 0;
 };
 
-/// The run's silences (federation/PROTOCOL.md §6.2) as JSON: what `--stats` writes and the
-/// launcher puts in the run summary.
-std::string silences_json(const coordinator::CoordinatorResult& result) {
+/// The run's grants, messages and silences (federation/PROTOCOL.md §6.2), in all and per
+/// federate, as JSON: what `--stats` writes; the launcher puts the silences in the run summary.
+std::string stats_json(const coordinator::CoordinatorResult& result) {
   nlohmann::ordered_json by_federate = nlohmann::ordered_json::object();
   for (const auto& [id, silences] : result.silences_by_federate) {
     by_federate[id] = {{"count", silences.first}, {"seconds", silences.second}};
   }
+  nlohmann::ordered_json traffic = nlohmann::ordered_json::object();
+  for (const auto& [id, counts] : result.traffic_by_federate) {
+    traffic[id] = {{"grants", counts.first}, {"messages", counts.second}};
+  }
   return nlohmann::ordered_json{{"grants", result.grants_sent},
                                 {"messages", result.messages_handled},
-                                {"silences", by_federate}}
+                                {"silences", by_federate},
+                                {"by_federate", traffic}}
              .dump(2) +
          "\n";
 }
@@ -199,7 +204,7 @@ void serve(const CoordinatorOptions& o) {
   std::cout << "tagflow coordinator: run finished (" << result.grants_sent << " grants, "
             << result.messages_handled << " messages, " << result.silences << " silences, "
             << result.silence_seconds << " s silent)" << std::endl;
-  if (!o.stats.empty()) write_file_atomically(o.stats, silences_json(result));
+  if (!o.stats.empty()) write_file_atomically(o.stats, stats_json(result));
   if (collector) collect_results(coordinator, *collector, traces.get());
 }
 

@@ -384,6 +384,7 @@ void Coordinator::handle_member(const std::string& identity, const ControlMessag
   }
   heard_from(index, Clock::now());
   if (started_) members_[index].spoke_since_start = true;
+  ++members_[index].messages;
   // Version 2 has no `reporting` field (§2.5): such a federate reports every wait, and is never
   // asked for a report, whatever its frames hold.
   const Reporting reporting =
@@ -603,6 +604,7 @@ void Coordinator::send_grants() {
     Member& member = members_[grant.federate];
     send(member.identity, message);
     ++stats_.grants_sent;
+    ++member.grants;
     if (metrics_.tag_advances != nullptr) metrics_.tag_advances->Increment();
     if (member.waiting_since) {
       const std::chrono::duration<double> waited = Clock::now() - *member.waiting_since;
@@ -711,8 +713,16 @@ void Coordinator::count_failure() {
   metrics_.federates->Decrement();
 }
 
-CoordinatorResult Coordinator::fail(std::vector<std::string> who, const std::string& why) {
+CoordinatorResult Coordinator::result_so_far() const {
   CoordinatorResult result = stats_;
+  for (std::size_t i = 0; i < members_.size(); ++i) {
+    result.traffic_by_federate[grants_.id_of(i)] = {members_[i].grants, members_[i].messages};
+  }
+  return result;
+}
+
+CoordinatorResult Coordinator::fail(std::vector<std::string> who, const std::string& why) {
+  CoordinatorResult result = result_so_far();
   result.ok = false;
   result.failed = std::move(who);
   result.error = why;
@@ -785,7 +795,7 @@ CoordinatorResult Coordinator::run() {
       request_reports();
     }
     if (resigned_count_ == members_.size()) {
-      CoordinatorResult result = stats_;
+      CoordinatorResult result = result_so_far();
       result.ok = true;
       spdlog::info("coordinator: every federate resigned; run finished");
       return result;

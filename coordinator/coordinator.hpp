@@ -70,6 +70,9 @@ struct CoordinatorResult {
   double silence_seconds = 0;
   /// The same per federate that had any: id -> (silences, seconds).
   std::map<std::string, std::pair<std::uint64_t, double>> silences_by_federate;
+  /// Per federate: id -> (TAGs and PTAGs sent to it, its messages handled after it joined).
+  /// Which federates lean on the coordinator to advance.
+  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> traffic_by_federate;
 };
 
 /// What a result sink answers: stored (`text` says where the cluster's summary goes) or refused
@@ -147,6 +150,8 @@ class Coordinator {
     bool resumed = false;                            // a resumed run: it sent RESUMED (§9.6)
     int join_fd = -1;                // the connection (ZMQ_SRCFD) its accepted JOIN came on
     bool spoke_since_start = false;  // a frame other than JOIN came from it after START
+    std::uint64_t grants = 0;        // TAGs and PTAGs sent to it
+    std::uint64_t messages = 0;      // its frames handled after it joined
     prometheus::Counter* heartbeats = nullptr;  // with metrics
     prometheus::Counter* silences = nullptr;
     prometheus::Counter* silence_seconds = nullptr;
@@ -257,6 +262,8 @@ class Coordinator {
   std::optional<std::string> peer_failure_;  // a FAILED from a federate: the run ends
   std::size_t peer_failure_index_ = 0;
   Metrics metrics_;  // all null without set_metrics()
+  /// stats_ with each member's traffic.
+  [[nodiscard]] CoordinatorResult result_so_far() const;
   CoordinatorResult stats_;
   std::atomic<bool> stop_requested_{false};        // relaxed: polled by run()
   std::optional<Clock::time_point> behind_since_;  // messages were left unread since then

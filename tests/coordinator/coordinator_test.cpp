@@ -172,6 +172,15 @@ TEST(Coordinator, FederatesStartTogetherGetGrantsAndFinishByResigning) {
   ASSERT_TRUE(result.has_value());
   EXPECT_TRUE(result->ok) << result->error;
   EXPECT_GE(result->grants_sent, 3U);
+  // Per federate: every grant went to a or b; after joining a sent at least 5 frames (NET,
+  // IN_TRANSIT, LTC, NET, RESIGN) and b at least 4 (NET, LTC, NET, RESIGN).
+  ASSERT_EQ(result->traffic_by_federate.size(), 2U);
+  const auto& [a_grants, a_frames] = result->traffic_by_federate.at("a");
+  const auto& [b_grants, b_frames] = result->traffic_by_federate.at("b");
+  EXPECT_EQ(a_grants + b_grants, result->grants_sent);
+  EXPECT_GE(b_grants, 2U);
+  EXPECT_GE(a_frames, 5U);
+  EXPECT_GE(b_frames, 4U);
 
   const std::string text = metrics.text();
   EXPECT_EQ(sample(text, "tagflow_coordinator_tag_advances_total"),
