@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <system_error>
@@ -79,11 +80,7 @@ ConnectionLimits limits_for_messages(std::size_t max_message_bytes, std::size_t 
 
 ConnectionGuard::ConnectionGuard(zmq::context_t& context, zmq::socket_t& router,
                                  ConnectionLimits limits)
-    : limits_(limits),
-      router_(&router),
-      events_(context, zmq::socket_type::pair),
-      wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
-  if (wake_fd_ < 0) throw std::system_error(errno, std::generic_category(), "eventfd");
+    : limits_(limits), router_(&router), events_(context, zmq::socket_type::pair) {
   static std::atomic<std::uint64_t> next_id{0};
   const std::string endpoint = "inproc://tagflow-connection-guard-" +
                                std::to_string(next_id.fetch_add(1, std::memory_order_relaxed));
@@ -93,6 +90,12 @@ ConnectionGuard::ConnectionGuard(zmq::context_t& context, zmq::socket_t& router,
   events_.set(zmq::sockopt::linger, 0);
   events_.connect(endpoint);
   events_fd_ = static_cast<int>(events_.get(zmq::sockopt::fd));
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) {
+    const int error = errno;
+    (void)zmq_socket_monitor(router_->handle(), nullptr, 0);
+    throw std::system_error(error, std::generic_category(), "eventfd");
+  }
   thread_ = std::thread([this] { run(); });
 }
 
