@@ -385,22 +385,14 @@ void Coordinator::handle_member(const std::string& identity, const ControlMessag
   heard_from(index, Clock::now());
   if (started_) members_[index].spoke_since_start = true;
   ++members_[index].messages;
-  // Version 2 has no `reporting` field (§2.5): such a federate reports every wait, and is never
-  // asked for a report, whatever its frames hold.
-  const Reporting reporting =
-      members_[index].version >= kFirstReportingVersion ? message.reporting : Reporting::kEveryWait;
   switch (message.type) {
     case ControlType::kNextEvent:
       grants_.on_next_event(index, message.tag);
       time_grant(index, message.tag);
-      members_[index].reporting = reporting;
-      members_[index].asked = false;
-      grants_.set_deferring(index, reporting == Reporting::kMayDefer);
+      note_reporting(index, message.reporting);
       break;
     case ControlType::kCompleted:
-      members_[index].reporting = reporting;
-      members_[index].asked = false;
-      grants_.set_deferring(index, reporting == Reporting::kMayDefer);
+      note_reporting(index, message.reporting);
       for (const auto& [destination, tag] : message.in_transit) {
         note_in_transit(identity, index, destination, tag);
       }
@@ -594,6 +586,15 @@ void Coordinator::time_grant(std::size_t index, const WireTag& next) {
   } else if (!members_[index].waiting_since) {
     members_[index].waiting_since = Clock::now();
   }
+}
+
+void Coordinator::note_reporting(std::size_t index, Reporting said) {
+  Member& member = members_[index];
+  // Version 2 has no `reporting` field (§2.5): such a federate reports every wait, and is never
+  // asked for a report, whatever its frames hold.
+  member.reporting = member.version >= kFirstReportingVersion ? said : Reporting::kEveryWait;
+  member.asked = false;
+  grants_.set_deferring(index, member.reporting == Reporting::kMayDefer);
 }
 
 void Coordinator::send_grants() {

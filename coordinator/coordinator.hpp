@@ -230,6 +230,9 @@ class Coordinator {
   void request_reports();
   /// Starts timing the grant latency of `next`, the next tag of federate `index`.
   void time_grant(std::size_t index, const WireTag& next);
+  /// A NET or LTC of member `index` said how it reports its waits from now on (§3.9): kept, with
+  /// its version's rule applied, for the report requests and the grants; it was not asked since.
+  void note_reporting(std::size_t index, Reporting said);
   /// The first member silent past the timeout, or size() when none.
   std::size_t find_silent(Clock::time_point now) const;
   CoordinatorResult fail(std::vector<std::string> who, const std::string& why);

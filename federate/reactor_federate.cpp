@@ -4,8 +4,6 @@
 #include <array>
 
 #include <poll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include "monitoring/process_metrics.hpp"
 #include "transport/wire_socket.hpp"
@@ -20,7 +18,6 @@ ReactorFederate::ReactorFederate(const FederationSpec& spec, std::string id,
       context_(1),
       plane_(context_, spec_, id_, options_.bind_endpoint, options_.metrics) {
   plane_.set_value_log(options_.value_log);
-  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (options_.metrics != nullptr) {
     using monitoring::Metric;
     by_coordinator_ =
@@ -34,10 +31,7 @@ ReactorFederate::ReactorFederate(const FederationSpec& spec, std::string id,
   sent_upstream_.assign(upstream_ids_.size(), false);
 }
 
-ReactorFederate::~ReactorFederate() {
-  client_.reset();
-  if (wake_fd_ >= 0) ::close(wake_fd_);
-}
+ReactorFederate::~ReactorFederate() { client_.reset(); }
 
 WireTag ReactorFederate::join(std::chrono::milliseconds timeout) {
   FederateOptions options = FederateOptions::from_spec(spec_, id_);
@@ -135,17 +129,7 @@ void ReactorFederate::push(Command command) {
   if (owner_is_runner_.load(std::memory_order_acquire) && std::this_thread::get_id() == runner_) {
     return;
   }
-  signal_wake();
-}
-
-void ReactorFederate::signal_wake() {
-  const std::uint64_t one = 1;
-  (void)!::write(wake_fd_, &one, sizeof one);
-}
-
-void ReactorFederate::clear_wake() {
-  std::uint64_t ignored = 0;
-  (void)!::read(wake_fd_, &ignored, sizeof ignored);
+  wake_.signal();
 }
 
 ReactorFederate::Readable ReactorFederate::wait_for_sockets(std::chrono::milliseconds limit) {
@@ -170,13 +154,13 @@ ReactorFederate::Readable ReactorFederate::wait_for_sockets(std::chrono::millise
   if (readable.control || readable.data) return readable;
   std::array<pollfd, 3> fds{{{control.get(zmq::sockopt::fd), POLLIN, 0},
                              {data.get(zmq::sockopt::fd), POLLIN, 0},
-                             {wake_fd_, POLLIN, 0}}};
+                             {wake_.fd(), POLLIN, 0}}};
   if (::poll(fds.data(), fds.size(), static_cast<int>(limit.count())) > 0) {
     // Readable descriptor: ZeroMQ has news for the socket (messages, or only its own commands,
     // which the read then takes in).
     readable.control = fds[0].revents != 0;
     readable.data = fds[1].revents != 0;
-    if (fds[2].revents != 0) clear_wake();
+    if (fds[2].revents != 0) wake_.clear();
   }
   return readable;
 }
@@ -215,7 +199,7 @@ void ReactorFederate::report_checkpoint(const reactors::Tag& tag, std::uint64_t 
 
 void ReactorFederate::drain_commands() {
   // The eventfd; with the environment's thread as the owner, wait_on_sockets reads it instead.
-  if (!owner_is_runner_.load(std::memory_order_relaxed)) clear_wake();
+  if (!owner_is_runner_.load(std::memory_order_relaxed)) wake_.clear();
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     if (commands_.empty()) return;
@@ -546,7 +530,7 @@ void ReactorFederate::wait_on_sockets(reactors::Environment& env, std::int64_t t
   const auto limit = std::chrono::milliseconds(
       timeout_ns < 0 ? 20 : std::min<std::int64_t>(20, timeout_ns / 1'000'000));
   if (!error_.empty()) {  // failed: nothing more to do on the sockets; the run is stopping
-    zmq::pollitem_t wake{nullptr, wake_fd_, ZMQ_POLLIN, 0};
+    zmq::pollitem_t wake{nullptr, wake_.fd(), ZMQ_POLLIN, 0};
     zmq::poll(&wake, 1, limit);
     return;
   }
@@ -594,7 +578,7 @@ void ReactorFederate::run(reactors::Environment& env) {
     last_look_ = std::chrono::steady_clock::now();
     hooks.wait = [this, &env](std::int64_t timeout_ns) { wait_on_sockets(env, timeout_ns); };
     hooks.poll = [this, &env] { look_at_sockets(env); };
-    hooks.wake = [this] { signal_wake(); };
+    hooks.wake = [this] { wake_.signal(); };
   }
   env.enable_tag_barrier(reactors::Tag::never());
   env.set_federation_hooks(std::move(hooks));

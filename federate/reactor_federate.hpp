@@ -75,6 +75,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/event_fd.hpp"
 #include "federate/cycle_inputs.hpp"
 #include "federate/federate_client.hpp"
 #include "federate/federate_data_plane.hpp"
@@ -192,9 +193,6 @@ class ReactorFederate {
     WireTag status_through = transport::kNever;  // latest tag sent a value or ABSENT at
   };
   void push(Command command);
-  /// The eventfd that wakes the socket owner's poll: set it; read it back to zero.
-  void signal_wake();
-  void clear_wake();
   void network_loop(reactors::Environment& env);
   /// Which sockets a network round reads. After a wait, only those it found readable: a read of
   /// a socket with nothing waiting costs ZeroMQ two system calls (its mailbox's getpid and poll).
@@ -268,7 +266,7 @@ class ReactorFederate {
   bool stop_applied_ = false;        // STOP_GRANTED was passed to env.stop_at
   std::optional<WireTag> stop_tag_;  // set by the socket owner before run() reads it
   std::optional<WireTag> stop_proposal_;  // idem
-  int wake_fd_ = -1;                      // eventfd: commands are waiting, or hooks.wake()
+  EventFd wake_;                          // signalled: commands are waiting, or hooks.wake()
   std::mutex mutex_;                      // guards commands_
   std::vector<Command> commands_;
   std::vector<Command> batch_;  // the socket owner's: the commands being drained

@@ -5,17 +5,13 @@
 #include <linux/tcp.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <system_error>
 
 #include <spdlog/spdlog.h>
 
@@ -90,24 +86,11 @@ ConnectionGuard::ConnectionGuard(zmq::context_t& context, zmq::socket_t& router,
   events_.set(zmq::sockopt::linger, 0);
   events_.connect(endpoint);
   events_fd_ = static_cast<int>(events_.get(zmq::sockopt::fd));
-  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (wake_fd_ < 0) {
-    const int error = errno;
-    (void)zmq_socket_monitor(router_->handle(), nullptr, 0);
-    throw std::system_error(error, std::generic_category(), "eventfd");
-  }
   thread_ = std::thread([this] { run(); });
 }
 
-ConnectionGuard::ConnectionGuard(ConnectionLimits limits)
-    : limits_(limits), wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
-  if (wake_fd_ < 0) throw std::system_error(errno, std::generic_category(), "eventfd");
+ConnectionGuard::ConnectionGuard(ConnectionLimits limits) : limits_(limits) {
   thread_ = std::thread([this] { run(); });
-}
-
-void ConnectionGuard::wake_thread() const {
-  const std::uint64_t one = 1;
-  (void)!::write(wake_fd_, &one, sizeof one);
 }
 
 void ConnectionGuard::accepted(int fd) {
@@ -134,9 +117,8 @@ ConnectionGuard::~ConnectionGuard() {
     const std::lock_guard<std::mutex> lock(mutex_);
     stop_ = true;
   }
-  wake_thread();
+  wake_.signal();
   thread_.join();
-  ::close(wake_fd_);
   publish(0);
   if (router_ != nullptr) {
     (void)zmq_socket_monitor(router_->handle(), nullptr, 0);
@@ -188,7 +170,7 @@ void ConnectionGuard::watch(int fd) {
   connection.unchanged_since = Clock::now();
   const bool first = live_.empty();
   live_[fd] = std::move(connection);
-  if (first) wake_thread();  // it may be waiting without a time limit (run())
+  if (first) wake_.signal();  // the thread may be waiting without a time limit (run())
 }
 
 bool ConnectionGuard::still_same(int fd, const Connection& connection) const {
@@ -208,17 +190,14 @@ void ConnectionGuard::run() {
     // Faster once the process holds half its budget: what arrives between two checks is what
     // the budget can be overrun by. With no TCP connection there is nothing to check: the thread
     // sleeps until the monitor reports a connection, watch() is first to see one (it signals
-    // wake_fd_), or the guard ends.
+    // wake_), or the guard ends.
     const bool filling = process_total.load(std::memory_order_relaxed) > limits_.process_budget / 2;
     int timeout_ms = -1;
     if (!live_.empty()) timeout_ms = filling ? 1 : static_cast<int>(limits_.check_every.count());
     lock.unlock();
-    pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {events_fd_, POLLIN, 0}};
+    pollfd fds[2] = {{wake_.fd(), POLLIN, 0}, {events_fd_, POLLIN, 0}};
     (void)::poll(fds, events_fd_ >= 0 ? 2 : 1, timeout_ms);
-    if ((fds[0].revents & POLLIN) != 0) {
-      std::uint64_t count = 0;
-      (void)!::read(wake_fd_, &count, sizeof count);
-    }
+    if ((fds[0].revents & POLLIN) != 0) wake_.clear();
     lock.lock();
     thread_passes_.fetch_add(1, std::memory_order_relaxed);
     if (stop_) break;

@@ -56,6 +56,7 @@
 
 #include <zmq.hpp>
 
+#include "common/event_fd.hpp"
 #include "transport/peer_drop_counters.hpp"
 
 namespace tagflow::transport {
@@ -158,8 +159,6 @@ class ConnectionGuard {
   /// more than the budget. `idle` lists them.
   void keep_within_budget(std::vector<int>& idle);
   void publish(std::uint64_t held);
-  /// Ends the thread's wait in run().
-  void wake_thread() const;
 
   ConnectionLimits limits_;
   zmq::socket_t* router_ = nullptr;  // nullptr: fed by accepted() and ended()
@@ -178,7 +177,7 @@ class ConnectionGuard {
   std::vector<Cut> cuts_;                   // not yet counted in the caller's drops
   std::set<std::string> logged_;            // names whose first cut was logged
   mutable std::mutex mutex_;                // guards everything above, and events_
-  int wake_fd_ = -1;                        // an eventfd: written to end the thread's wait
+  EventFd wake_;                            // signalled to end the thread's wait
   int events_fd_ = -1;  // events_'s ZMQ_FD: readable when a monitor event may be waiting
   std::atomic<std::uint64_t> thread_passes_{0};
   bool stop_ = false;
