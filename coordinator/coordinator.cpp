@@ -211,13 +211,6 @@ void Coordinator::handle_join(const std::string& identity, const ControlMessage&
                          std::to_string(kProtocolVersion));
     return;
   }
-  if (resuming_ && join.version < kFirstResumingVersion) {
-    refuse(identity, "federate '" + join.federate + "' speaks protocol version " +
-                         std::to_string(join.version) +
-                         ", and this run resumes from a checkpoint, which needs version " +
-                         std::to_string(kFirstResumingVersion) + " (RESUMED, §9.6)");
-    return;
-  }
   const std::size_t index = grants_.index_of(join.federate);
   if (index == grants_.size()) {
     std::string known;
@@ -280,7 +273,7 @@ void Coordinator::handle_join(const std::string& identity, const ControlMessage&
         "coordinator: '{}' joined again from {} on a new connection after START; "
         "START again",
         join.federate, address);
-    send(identity, start_message());
+    send(identity, start_message(member));
     return;
   }
   member.joined = true;
@@ -289,16 +282,20 @@ void Coordinator::handle_join(const std::string& identity, const ControlMessage&
   spdlog::info("coordinator: '{}' joined from {} ({}/{})", join.federate, address, joined_count_,
                members_.size());
   if (joined_count_ == members_.size()) {
-    broadcast(start_message());
+    for (const Member& m : members_) send(m.identity, start_message(m));
     started_ = true;
     spdlog::info("coordinator: all federates joined; start tag {}", spec_.start_tag.time_ns());
   }
 }
 
-ControlMessage Coordinator::start_message() const {
+ControlMessage Coordinator::start_message(const Member& to) const {
   ControlMessage start = make_tag_message(ControlType::kStart, spec_.start_tag);
   for (std::size_t i = 0; i < members_.size(); ++i) {
     start.endpoints.emplace_back(grants_.id_of(i), members_[i].endpoint);
+    // Which data header each federate reads (§2.5); a version-3 federate's START has no list.
+    if (to.version >= kFirstDoneVersion) {
+      start.versions.emplace_back(grants_.id_of(i), members_[i].version);
+    }
   }
   return start;
 }
@@ -590,9 +587,7 @@ void Coordinator::time_grant(std::size_t index, const WireTag& next) {
 
 void Coordinator::note_reporting(std::size_t index, Reporting said) {
   Member& member = members_[index];
-  // Version 2 has no `reporting` field (§2.5): such a federate reports every wait, and is never
-  // asked for a report, whatever its frames hold.
-  member.reporting = member.version >= kFirstReportingVersion ? said : Reporting::kEveryWait;
+  member.reporting = said;
   member.asked = false;
   grants_.set_deferring(index, member.reporting == Reporting::kMayDefer);
 }

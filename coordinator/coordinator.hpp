@@ -193,7 +193,7 @@ class Coordinator {
                    const std::string& address, int fd);
   void handle_stop(std::size_t federate, const ControlMessage& message);
   /// START: the start tag and every member's data endpoint (§2.3).
-  [[nodiscard]] ControlMessage start_message() const;
+  [[nodiscard]] ControlMessage start_message(const Member& to) const;
   /// A message on a launcher's connection (`id#up`) for federate `index` (§8).
   void handle_launcher(const std::string& identity, std::size_t index,
                        const ControlMessage& message);

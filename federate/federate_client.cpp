@@ -151,7 +151,7 @@ ControlMessage FederateClient::join(std::chrono::milliseconds timeout,
 
 void FederateClient::send_next_event(const WireTag& tag, Reporting reporting) {
   ControlMessage message = make_tag_message(ControlType::kNextEvent, tag);
-  message.reporting = may_report_lazily() ? reporting : Reporting::kEveryWait;
+  message.reporting = reporting;
   send(message);
 }
 
@@ -165,7 +165,7 @@ void FederateClient::send_completed(const WireTag& tag,
   ControlMessage message = make_tag_message(ControlType::kCompleted, tag);
   message.in_transit = std::move(in_transit);
   message.next = next;
-  message.reporting = next && may_report_lazily() ? reporting : Reporting::kEveryWait;
+  message.reporting = next ? reporting : Reporting::kEveryWait;
   send(message);
 }
 

@@ -54,8 +54,8 @@ struct FederateOptions {
   /// False: it keeps the request for take_stop_request() and the runtime answers.
   bool answer_stop_requests = true;
   /// The protocol version it speaks (JOIN's first field): kProtocolVersion, or an older one the
-  /// coordinator still accepts (PROTOCOL.md §2.5). Below kFirstReportingVersion every NET and LTC
-  /// goes without the `reporting` field, whatever the caller asks.
+  /// coordinator still accepts (PROTOCOL.md §2.5). The data plane reads it from here: version 3
+  /// reads and sends data header 2 only.
   std::uint32_t protocol_version = kProtocolVersion;
 
   /// The options of federate `id` as the spec describes it; throws FederationConfigError when
@@ -107,10 +107,6 @@ class FederateClient {
   /// Waits up to `timeout` for control messages and applies them; true if any arrived.
   bool poll(std::chrono::milliseconds timeout);
 
-  /// Whether this federate may say `reporting` 1 or 2 (its version has the field, §3.9).
-  [[nodiscard]] bool may_report_lazily() const {
-    return options_.protocol_version >= kFirstReportingVersion;
-  }
   zmq::socket_t& socket() { return socket_; }
   /// How many frames this client has sent on socket() so far. A send lets ZeroMQ take in the
   /// socket's pending commands, so a caller that waits on the socket's ZMQ_FD alone asks the

@@ -96,7 +96,14 @@ void FederateDataPlane::allow_input(const std::string& from, std::uint32_t port)
   validator_.allow_port(from, port);
 }
 
-void FederateDataPlane::connect(const ControlMessage& start) {
+void FederateDataPlane::connect(const ControlMessage& start, std::uint32_t protocol_version) {
+  if (protocol_version < kFirstDoneVersion) {
+    validator_.set_newest_version(transport::kOldestWireVersion);
+  } else {
+    for (const auto& [id, version] : start.versions) {
+      if (version >= kFirstDoneVersion) read_done_.insert(id);
+    }
+  }
   for (const std::string& down : spec_.find(id_)->downstreams) {
     std::string endpoint;
     for (const auto& [id, address] : start.endpoints) {
@@ -152,17 +159,12 @@ bool FederateDataPlane::receive(
     if (result.error != transport::DropReason::kNone) continue;
     const transport::WireHeader& header = result.message.header;
     if (notice) {
-      // The upstream's progress (WIRE.md §2): it comes after everything the upstream sent before
-      // it, on the same connection. Not a data message: no grant counts it.
-      WireTag& completed = upstream_completed_[header.from];
-      completed = std::max(completed, header.tag);
-      if (tracer != nullptr) {
-        tracer->instant(trace::Kind::kControlReceive, header.tag,
-                        trace_names_.id(*tracer, "COMPLETED"),
-                        trace_names_.id(*tracer, header.from));
-      }
+      note_completed(header.from, header.tag);
       continue;
     }
+    // A value's `done` is the notice that would have followed it (WIRE.md §2): taken before the
+    // value is delivered, which may move the header's strings away.
+    if (header.done) note_completed(header.from, *header.done);
     // Values and ABSENTs alike count towards the grants' message counts.
     received_[header.from].push_back(header.tag);
     std::size_t bytes = 0;
@@ -186,6 +188,17 @@ bool FederateDataPlane::receive(
     }
   }
   return true;
+}
+
+void FederateDataPlane::note_completed(const std::string& upstream, const WireTag& tag) {
+  // The upstream's progress (WIRE.md §2): it comes after everything the upstream sent before it,
+  // on the same connection. Not a data message: no grant counts it.
+  WireTag& completed = upstream_completed_[upstream];
+  completed = std::max(completed, tag);
+  if (trace::TraceRecorder* tracer = trace::active()) {
+    tracer->instant(trace::Kind::kControlReceive, tag, trace_names_.id(*tracer, "COMPLETED"),
+                    trace_names_.id(*tracer, upstream));
+  }
 }
 
 bool FederateDataPlane::sent_with_own_key(const transport::ReceivedMessage& message) const {
@@ -241,7 +254,8 @@ void FederateDataPlane::report_in_transit(FederateClient& client, const std::str
 }
 
 bool FederateDataPlane::send_value(const std::string& to, std::uint32_t port,
-                                   const WireTag& arrival, const transport::Payload& payload) {
+                                   const WireTag& arrival, const transport::Payload& payload,
+                                   std::optional<WireTag> done) {
   const auto socket = outputs_.find(to);
   if (socket == outputs_.end()) return false;
   if (const std::size_t cap = validator_.policy().max_message_bytes; payload.size > cap) {
@@ -254,13 +268,24 @@ bool FederateDataPlane::send_value(const std::string& to, std::uint32_t port,
   }
   trace::Span span(trace::Kind::kSend, arrival);
   if (span.on()) trace_message(span.event(), to, port, payload.size);
-  transport::WireHeader header;
+  transport::WireHeader header = header_to(to);
   header.tag = arrival;
-  header.from = id_;
   header.port = port;
+  // A downstream that reads only header 2 gets the notice as a message of its own, after it.
+  const bool folded = done && header.version >= 3;
+  if (folded) {
+    header.done = done;
+    trace_notice(to, *done);  // before it leaves, as for a notice of its own: it may arrive first
+  }
   transport::send_wire_message(socket->second, header, {payload});
   if (value_log_ != nullptr) value_log_->record(arrival, to, port, payload.data, payload.size);
-  unnotified_.insert(to);
+  if (folded) {
+    unnotified_.erase(to);
+  } else if (done) {
+    send_completed_notice_now(to, *done);
+  } else {
+    unnotified_.insert(to);
+  }
   if (const auto counters = sent_metrics_.find(to); counters != sent_metrics_.end()) {
     counters->second.messages->Increment();
     counters->second.bytes->Increment(static_cast<double>(payload.size));
@@ -272,13 +297,20 @@ bool FederateDataPlane::send_header_only(const std::string& to, std::uint32_t po
                                          transport::MessageKind kind, const WireTag& tag) {
   const auto socket = outputs_.find(to);
   if (socket == outputs_.end()) return false;
-  transport::WireHeader header;
+  transport::WireHeader header = header_to(to);
   header.tag = tag;
-  header.from = id_;
   header.port = port;
   header.kind = kind;
   transport::send_wire_message(socket->second, header, {});
   return true;
+}
+
+transport::WireHeader FederateDataPlane::header_to(const std::string& to) const {
+  transport::WireHeader header;
+  header.version =
+      read_done_.count(to) != 0 ? transport::kWireVersion : transport::kOldestWireVersion;
+  header.from = id_;
+  return header;
 }
 
 void FederateDataPlane::trace_message(trace::Event& event, const std::string& to,
@@ -311,11 +343,15 @@ void FederateDataPlane::send_completed_notice_now(const std::string& to, const W
 }
 
 void FederateDataPlane::send_notice(const std::string& to, const WireTag& tag) {
+  trace_notice(to, tag);
+  (void)send_header_only(to, 0, transport::MessageKind::kCompleted, tag);
+}
+
+void FederateDataPlane::trace_notice(const std::string& to, const WireTag& tag) {
   if (trace::TraceRecorder* tracer = trace::active()) {
     tracer->instant(trace::Kind::kControlSend, tag, trace_names_.id(*tracer, "COMPLETED"),
                     trace_names_.id(*tracer, to));
   }
-  (void)send_header_only(to, 0, transport::MessageKind::kCompleted, tag);
 }
 
 WireTag FederateDataPlane::upstream_bound() const {

@@ -105,8 +105,11 @@ class FederateDataPlane {
   /// Accepts data messages from upstream `from` on `port` (before connect()).
   void allow_input(const std::string& from, std::uint32_t port);
   /// Connects one DEALER per downstream to the data endpoint START gave it, and from now on
-  /// refuses messages with a tag before START's tag.
-  void connect(const ControlMessage& start);
+  /// refuses messages with a tag before START's tag. `protocol_version`: the one this federate
+  /// joined with. Version 4 reads data headers 2 and 3 and sends header 3 (a value may carry its
+  /// COMPLETED notice as `done`) to the downstreams whose version START gives as 4 or more, header
+  /// 2 to the others; version 3 reads and sends header 2 only (PROTOCOL.md §2.5).
+  void connect(const ControlMessage& start, std::uint32_t protocol_version);
 
   /// Reads at most kMaxReceivedPerCall data messages without waiting; when it found nothing
   /// more waiting, the connection guard checks the connections. Each valid message is counted
@@ -138,8 +141,10 @@ class FederateDataPlane {
   /// Sends `payload` (shared, not copied) to input `port` of downstream `to` with tag `arrival`.
   /// Does not report it (report_in_transit). False when `to` is not a connected downstream;
   /// FederationError (nothing sent) for a payload over the message cap the receiver enforces.
+  /// With `done`, the value's header also says that the sender completed `done` right after it
+  /// (header version 3, WIRE.md §2): `to` then needs no COMPLETED notice of that tag.
   bool send_value(const std::string& to, std::uint32_t port, const WireTag& arrival,
-                  const transport::Payload& payload);
+                  const transport::Payload& payload, std::optional<WireTag> done = std::nullopt);
   /// Sends ABSENT(port, arrival) to `to` (WIRE.md §2), not reported; false as send_value().
   bool send_absent(const std::string& to, std::uint32_t port, const WireTag& arrival);
 
@@ -192,6 +197,11 @@ class FederateDataPlane {
   [[nodiscard]] bool sent_with_own_key(const transport::ReceivedMessage& message) const;
   /// Sends COMPLETED(tag) to `to`, traced.
   void send_notice(const std::string& to, const WireTag& tag);
+  void trace_notice(const std::string& to, const WireTag& tag);
+  /// A header from this federate in the version `to` reads (connect()).
+  [[nodiscard]] transport::WireHeader header_to(const std::string& to) const;
+  /// `upstream` completed `tag`: by a COMPLETED notice or a value's `done`.
+  void note_completed(const std::string& upstream, const WireTag& tag);
   /// Sends a message without payload (an ABSENT or a COMPLETED) to `to`; false when `to` is not
   /// a connected downstream.
   bool send_header_only(const std::string& to, std::uint32_t port, transport::MessageKind kind,
@@ -215,7 +225,8 @@ class FederateDataPlane {
   zmq::socket_t data_;
   std::unique_ptr<transport::ConnectionGuard> guard_;  // without CURVE; before data_ closes
   std::string endpoint_;
-  std::map<std::string, zmq::socket_t> outputs_;          // per downstream
+  std::map<std::string, zmq::socket_t> outputs_;  // per downstream
+  std::set<std::string> read_done_;  // downstreams that read header 3 (a value's `done`)
   std::map<std::string, std::deque<WireTag>> received_;   // per upstream, tags not yet completed
   std::map<std::string, std::uint64_t> completed_;        // per upstream, messages completed
   std::map<std::string, PeerCounters> sent_metrics_;      // per downstream (with metrics)

@@ -99,7 +99,7 @@ FederateRunSummary FederateRuntime::run(std::chrono::milliseconds join_timeout) 
   options.data_endpoint = plane_.endpoint();
   FederateClient client(context_, options);
   const ControlMessage start = client.join(join_timeout, [this] { plane_.watch_connections(); });
-  plane_.connect(start);
+  plane_.connect(start, options.protocol_version);
   std::array<zmq::pollitem_t, 2> items{
       {{client.socket().handle(), 0, ZMQ_POLLIN, 0}, {plane_.socket().handle(), 0, ZMQ_POLLIN, 0}}};
   std::uint64_t iteration = 0;

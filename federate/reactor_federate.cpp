@@ -41,7 +41,7 @@ WireTag ReactorFederate::join(std::chrono::milliseconds timeout) {
   options.protocol_version = options_.protocol_version;
   client_ = std::make_unique<FederateClient>(context_, options);
   const ControlMessage start = client_->join(timeout, [this] { plane_.watch_connections(); });
-  plane_.connect(start);
+  plane_.connect(start, options_.protocol_version);
   return start.tag;
 }
 
@@ -299,8 +299,7 @@ void ReactorFederate::announce_or_defer(const WireTag& next) {
 Reporting ReactorFederate::reporting_now() const {
   // Waits its upstreams' notices will end do not need the coordinator's grant; outside an eager
   // stretch they may go unreported. Never on a zero-delay cycle, whose PTAG reads the NET.
-  // A version-2 federate has no `reporting` field: it reports every wait.
-  if (!expect_notices_ || plane_.on_zero_delay_cycle() || !client_->may_report_lazily()) {
+  if (!expect_notices_ || plane_.on_zero_delay_cycle()) {
     return Reporting::kEveryWait;
   }
   return eager_waits_ > 0 ? Reporting::kEveryWaitByNotices : Reporting::kMayDefer;
@@ -355,8 +354,7 @@ void ReactorFederate::send_value(const Command& command) {
   }
   // Reported with the LTC that follows (PROTOCOL.md §3.2).
   plane_.report_in_transit(*client_, command.to, command.tag);
-  plane_.send_value(command.to, command.port, command.tag, command.value);
-  if (command.notice) plane_.send_completed_notice_now(command.to, *command.notice);
+  plane_.send_value(command.to, command.port, command.tag, command.value, command.notice);
   for (CycleOutput& output : cycle_outputs_) {
     if (output.to == command.to && output.port == command.port) {
       output.status_through = std::max(output.status_through, command.tag);

@@ -99,8 +99,8 @@ struct ReactorFederateOptions {
   /// has several workers or a NetworkReceiver waits on a zero-delay cycle; otherwise the thread
   /// that runs the environment does the network work while it waits (see the header comment).
   bool network_thread = false;
-  /// The protocol version it joins with (FederateOptions::protocol_version). Version 2 reports
-  /// every wait (PROTOCOL.md §3.9 needs version 3).
+  /// The protocol version it joins with (FederateOptions::protocol_version). Version 3 reads and
+  /// sends data header 2 only: no value carries its COMPLETED notice (transport/WIRE.md §2).
   std::uint32_t protocol_version = kProtocolVersion;
   /// With `trace.digests`: every data message it sends is written here (not owned; must outlive
   /// the federate's run). Null: none.

@@ -58,11 +58,15 @@ void pack_join(Packer& packer, const ControlMessage& m) {
 }
 
 /// [START, tag, [[federate, endpoint]...]]
+/// [START, tag, endpoints] or [START, tag, endpoints, versions] (versions only when there are).
 void pack_start(Packer& packer, const ControlMessage& m) {
-  pack_head(packer, 3, m.type);
+  pack_head(packer, m.versions.empty() ? 3 : 4, m.type);
   pack_tag(packer, m.tag);
   pack_pairs(packer, m.endpoints,
              [&](const std::string& endpoint) { pack_string(packer, endpoint); });
+  if (!m.versions.empty()) {
+    pack_pairs(packer, m.versions, [&](std::uint64_t version) { packer.pack_uint64(version); });
+  }
 }
 
 /// [LTC, tag] or [LTC, tag, in_transit] or [LTC, tag, in_transit, next] or
@@ -211,7 +215,7 @@ const char* field_layout(ControlType type) {
     case ControlType::kRefused:
       return "[2, text]";
     case ControlType::kStart:
-      return "[3, tag, [[id, endpoint]...]]";
+      return "[3, tag, [[id, endpoint]...]] or [3, tag, [[id, endpoint]...], [[id, version]...]]";
     case ControlType::kCompleted:
       return "[5, tag] or [5, tag, [[destination, tag]...]] or [5, tag, [[destination, tag]...], "
              "next tag] or [5, tag, [[destination, tag]...], next tag, reporting (0..2)]";
@@ -271,8 +275,9 @@ bool read_fields(const msgpack::object* field, std::uint32_t count, ControlMessa
     case ControlType::kRefused:
       return count == 2 && read_string(field[1], m.text);
     case ControlType::kStart:
-      return count == 3 && read_tag(field[1], m.tag) &&
-             read_pairs(field[2], m.endpoints, read_string);
+      return (count == 3 || count == 4) && read_tag(field[1], m.tag) &&
+             read_pairs(field[2], m.endpoints, read_string) &&
+             (count == 3 || (read_pairs(field[3], m.versions, read_u64) && !m.versions.empty()));
     case ControlType::kCompleted:
       if (count == 4 || count == 5) {
         m.next.emplace();

@@ -21,15 +21,14 @@ namespace tagflow::coordinator {
 using transport::ConnectionDelay;
 using transport::WireTag;
 
-/// The version this side speaks (PROTOCOL.md §2). The coordinator also accepts every version from
-/// kOldestProtocolVersion on: a version-2 federate sends no `reporting` field and is never sent
-/// REPORT_REQUEST (§3.9).
-inline constexpr std::uint32_t kProtocolVersion = 3;
-inline constexpr std::uint32_t kOldestProtocolVersion = 2;
-/// The first version with the `reporting` field of NET and LTC and with REPORT_REQUEST.
-inline constexpr std::uint32_t kFirstReportingVersion = 3;
-/// The oldest version that can resume from a checkpoint (RESUMED, PROTOCOL.md §9.6).
-inline constexpr std::uint32_t kFirstResumingVersion = 3;
+/// The version this side speaks (PROTOCOL.md §2.5). The coordinator also accepts the one before,
+/// kOldestProtocolVersion: a version-3 federate gets START without the federates' versions, and
+/// reads and sends data header 2 only (transport/WIRE.md §2).
+inline constexpr std::uint32_t kProtocolVersion = 4;
+inline constexpr std::uint32_t kOldestProtocolVersion = 3;
+/// The first version whose START lists every federate's version and whose federates read data
+/// header 3 (a value's `done`).
+inline constexpr std::uint32_t kFirstDoneVersion = 4;
 /// In-transit reports one LTC may carry (so that an LTC frame stays far below the frame limit).
 inline constexpr std::size_t kMaxInTransitPerLtc = 128;
 
@@ -94,6 +93,8 @@ struct ControlMessage {
   std::vector<std::string> downstreams;
   /// kJoin: one entry, this federate's data endpoint; kStart: every federate's.
   std::vector<std::pair<std::string, std::string>> endpoints;
+  /// kStart to a version-4 federate: every federate's protocol version (empty: not sent).
+  std::vector<std::pair<std::string, std::uint64_t>> versions;
   /// kCompleted: (destination, arrival tag) of every data message sent since the previous LTC
   /// and not reported by IN_TRANSIT (applied before the completed tag). At most
   /// kMaxInTransitPerLtc entries.

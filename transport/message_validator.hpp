@@ -43,6 +43,9 @@ class MessageValidator {
   /// an earlier tag than the current one is ignored.
   void set_completed_tag(const WireTag& tag);
   const WireTag& completed_tag() const { return completed_; }
+  /// Reads header versions kOldestWireVersion to `version` only (kWireVersion unless set): a
+  /// federate of the previous protocol version reads header 2 alone (WIRE.md §2).
+  void set_newest_version(std::uint32_t version) { newest_version_ = version; }
 
   /// Checks `header` (already decoded) against the policy and the sizes of the payload frames
   /// that followed it. `peer` is the sender as the socket identified it.
@@ -53,6 +56,7 @@ class MessageValidator {
   ValidationPolicy policy_;
   std::map<std::string, std::set<std::uint32_t>> ports_;
   WireTag completed_ = kNever;
+  std::uint32_t newest_version_ = kWireVersion;
 };
 
 }  // namespace tagflow::transport

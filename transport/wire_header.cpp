@@ -9,6 +9,7 @@ namespace tagflow::transport {
 namespace {
 
 constexpr std::uint32_t kFieldCount = 6;
+constexpr std::uint32_t kMaxFieldCount = 7;  // with `done` (version 3)
 
 void pack_key(msgpack::packer<msgpack::sbuffer>& packer, const char* key) {
   const auto length = static_cast<std::uint32_t>(std::strlen(key));
@@ -58,7 +59,7 @@ DropReason read_fields(const msgpack::object_map& map, const HeaderLimits& limit
     if (key_is(key, "v")) {
       bit = 1U;
       if (!read_unsigned(value, 0xFFFFFFFFU, number)) return DropReason::kMalformedHeader;
-      if (number != kWireVersion) return DropReason::kBadVersion;
+      if (number < kOldestWireVersion || number > kWireVersion) return DropReason::kBadVersion;
       header.version = static_cast<std::uint32_t>(number);
     } else if (key_is(key, "tag")) {
       bit = 2U;
@@ -93,13 +94,23 @@ DropReason read_fields(const msgpack::object_map& map, const HeaderLimits& limit
           return DropReason::kMalformedHeader;
         }
       }
+    } else if (key_is(key, "done")) {
+      bit = 64U;
+      WireTag done;
+      if (!read_tag(value, done)) return DropReason::kMalformedHeader;
+      header.done = done;
     } else {
       return DropReason::kMalformedHeader;
     }
     if ((seen & bit) != 0) return DropReason::kMalformedHeader;
     seen |= bit;
   }
-  return seen == 63U ? DropReason::kNone : DropReason::kMalformedHeader;
+  if ((seen & 63U) != 63U) return DropReason::kMalformedHeader;
+  // `done` came with version 3, and only on a value or an ABSENT (a notice is its own `done`).
+  if (header.done && (header.version < 3 || header.kind == MessageKind::kCompleted)) {
+    return DropReason::kMalformedHeader;
+  }
+  return DropReason::kNone;
 }
 
 }  // namespace
@@ -107,7 +118,7 @@ DropReason read_fields(const msgpack::object_map& map, const HeaderLimits& limit
 std::string encode_header(const WireHeader& header) {
   msgpack::sbuffer buffer(64 + header.from.size() + 9 * header.sizes.size());
   msgpack::packer<msgpack::sbuffer> packer(buffer);
-  packer.pack_map(kFieldCount);
+  packer.pack_map(header.done ? kMaxFieldCount : kFieldCount);
   pack_key(packer, "v");
   packer.pack_uint32(header.version);
   pack_key(packer, "tag");
@@ -124,6 +135,12 @@ std::string encode_header(const WireHeader& header) {
   pack_key(packer, "sizes");
   packer.pack_array(static_cast<std::uint32_t>(header.sizes.size()));
   for (std::uint64_t size : header.sizes) packer.pack_uint64(size);
+  if (header.done) {
+    pack_key(packer, "done");
+    packer.pack_array(2);
+    packer.pack_int64(header.done->time_ns());
+    packer.pack_uint32(header.done->microstep());
+  }
   return std::string(buffer.data(), buffer.size());
 }
 
@@ -139,7 +156,7 @@ DecodedHeader decode_header(const void* data, std::size_t size, const HeaderLimi
   }
   // Every container is bounded before MessagePack allocates for it.
   const msgpack::unpack_limit unpack_limits(
-      /*array=*/limits.max_payload_frames + 2, /*map=*/kFieldCount,
+      /*array=*/limits.max_payload_frames + 2, /*map=*/kMaxFieldCount,
       /*str=*/limits.max_federate_id_chars, /*bin=*/0, /*ext=*/0, /*depth=*/3);
   try {
     std::size_t offset = 0;

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,10 @@
 
 namespace tagflow::transport {
 
-inline constexpr std::uint32_t kWireVersion = 2;
+/// The header version this build sends; it reads this one and the one before (WIRE.md §2).
+inline constexpr std::uint32_t kWireVersion = 3;
+/// The oldest header version this build reads: 2, the same without `done`.
+inline constexpr std::uint32_t kOldestWireVersion = 2;
 
 /// What a data message carries. Values are part of the wire format: never renumber.
 enum class MessageKind : std::uint8_t {
@@ -36,6 +40,9 @@ struct WireHeader {
   std::uint32_t port = 0;
   MessageKind kind = MessageKind::kPortValue;
   std::vector<std::uint64_t> sizes;  ///< byte size of each payload frame, in order
+  /// Version 3, kinds 1 and 2 only: the sender completed this tag right after the message, as if
+  /// a COMPLETED notice of it followed (WIRE.md §2).
+  std::optional<WireTag> done;
 };
 
 struct HeaderLimits {

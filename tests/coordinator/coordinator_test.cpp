@@ -783,7 +783,8 @@ TEST(Coordinator, AFederateWaitingForStartJoinsTheCoordinatorThatReplacedTheFirs
 }
 
 // PROTOCOL.md §2.5: the coordinator accepts its own version and the one before; any other is
-// refused, and the refusal names the federate and the versions the coordinator accepts.
+// refused, and the refusal names the federate and the versions the coordinator accepts. START
+// tells a version-4 federate every federate's version, and a version-3 one nothing new.
 TEST(Coordinator, AcceptsTheCurrentAndThePreviousProtocolVersionAndRefusesOthersNamingTheFederate) {
   const FederationSpec spec = parse_federation_spec(kChain);
   for (const std::uint32_t refused : {kOldestProtocolVersion - 1, kProtocolVersion + 1}) {
@@ -798,7 +799,7 @@ TEST(Coordinator, AcceptsTheCurrentAndThePreviousProtocolVersionAndRefusesOthers
     } catch (const FederationError& e) {
       const std::string text = e.what();
       EXPECT_NE(text.find("federate 'b' speaks protocol version " + std::to_string(refused) +
-                          "; this coordinator speaks version 3 and accepts versions 2 to 3"),
+                          "; this coordinator speaks version 4 and accepts versions 3 to 4"),
                 std::string::npos)
           << text;
     }
@@ -806,28 +807,17 @@ TEST(Coordinator, AcceptsTheCurrentAndThePreviousProtocolVersionAndRefusesOthers
   RunningCoordinator running(spec);
   zmq::context_t context;
   FederateOptions old = options_for(spec, "a", running.endpoint());
-  old.protocol_version = 2;
+  old.protocol_version = 3;
   FederateClient a(context, old);
   FederateClient b(context, options_for(spec, "b", running.endpoint()));
   auto joined_b = std::async(std::launch::async, [&] { return b.join(10s); });
-  EXPECT_NO_THROW(a.join(10s));
-  EXPECT_NO_THROW(joined_b.get());
-  // A resumed run needs RESUMED (§9.6), which version 2 lacks.
-  FederationSpec resumed = spec;
-  resumed.start_tag = WireTag(100, 0);
-  RunningCoordinator resuming(resumed);
-  FederateOptions v2 = options_for(resumed, "a", resuming.endpoint());
-  v2.protocol_version = 2;
-  FederateClient late(context, v2);
-  try {
-    late.join(10s);
-    FAIL() << "a version-2 federate joined a resumed run";
-  } catch (const FederationError& e) {
-    EXPECT_NE(std::string(e.what()).find("federate 'a' speaks protocol version 2, and this run "
-                                         "resumes from a checkpoint, which needs version 3"),
-              std::string::npos)
-        << e.what();
-  }
+  ControlMessage start_a;
+  ASSERT_NO_THROW(start_a = a.join(10s));
+  const ControlMessage start_b = joined_b.get();
+  EXPECT_TRUE(start_a.versions.empty());
+  EXPECT_EQ(start_b.versions,
+            (std::vector<std::pair<std::string, std::uint64_t>>{{"a", 3}, {"b", 4}}));
+  EXPECT_EQ(start_a.endpoints, start_b.endpoints);
 }
 
 /// How many REPORT_REQUESTs federate `a` (a raw DEALER joining with `version`, whose NET says it
@@ -855,7 +845,7 @@ int report_requests_to(std::uint32_t version) {
   EXPECT_TRUE(start && start->type == ControlType::kStart);
   joined_b.get();
   ControlMessage net = make_tag_message(ControlType::kNextEvent, WireTag(5, 0));
-  net.reporting = Reporting::kMayDefer;  // a field version 2 does not have
+  net.reporting = Reporting::kMayDefer;
   a.send(zmq::buffer(encode_control(net)), zmq::send_flags::none);
   b.send_next_event(WireTag(100, 0));  // b waits: a's bound keeps its grant below 100
   b.send_stop_request(WireTag(1000, 0));
@@ -884,11 +874,11 @@ int report_requests_to(std::uint32_t version) {
   return requests;
 }
 
-// PROTOCOL.md §3.9 and §2.5: a version-3 federate that may defer is asked for its report when
-// another federate waits for its grant; a version-2 federate never is, whatever its frames hold.
-TEST(Coordinator, NeverSendsAReportRequestToAVersionTwoFederate) {
-  EXPECT_EQ(report_requests_to(3), 1);
-  EXPECT_EQ(report_requests_to(2), 0);
+// PROTOCOL.md §3.9: a federate that may defer, of either accepted version, is asked for its report
+// when another federate waits for its grant, once.
+TEST(Coordinator, AsksAFederateThatMayDeferForItsReportWhenAnotherWaitsForIt) {
+  EXPECT_EQ(report_requests_to(kOldestProtocolVersion), 1);
+  EXPECT_EQ(report_requests_to(kProtocolVersion), 1);
 }
 
 TEST(Coordinator, WrongCurveKeyIsRefusedAndTheRightOneAdmitted) {

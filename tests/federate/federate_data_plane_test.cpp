@@ -11,6 +11,7 @@
 #include <iostream>
 #include <limits>
 #include <thread>
+#include <tuple>
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -35,12 +36,16 @@ federation:
     c: {upstreams: [{id: a, after: 1ms}]}
 )";
 
-/// START for `planes` (their data endpoints) at tag (0, 0).
-ControlMessage start_of(const std::vector<std::pair<std::string, FederateDataPlane*>>& planes) {
+/// START for `planes` (their data endpoints) at tag (0, 0), with their protocol versions.
+ControlMessage start_of(
+    const std::vector<std::tuple<std::string, FederateDataPlane*, std::uint32_t>>& planes) {
   ControlMessage start;
   start.type = ControlType::kStart;
   start.tag = {0, 0};
-  for (const auto& [id, plane] : planes) start.endpoints.emplace_back(id, plane->endpoint());
+  for (const auto& [id, plane, version] : planes) {
+    start.endpoints.emplace_back(id, plane->endpoint());
+    start.versions.emplace_back(id, version);
+  }
   return start;
 }
 
@@ -107,10 +112,11 @@ class FederateDataPlaneTest : public ::testing::Test {
         c_(context_, spec_, "c", "tcp://127.0.0.1:*") {
     b_.allow_input("a", 1);
     c_.allow_input("a", 1);
-    const ControlMessage start = start_of({{"a", &a_}, {"b", &b_}, {"c", &c_}});
-    a_.connect(start);
-    b_.connect(start);
-    c_.connect(start);
+    // c speaks the previous protocol version: it reads data header 2 only (PROTOCOL.md §2.5).
+    const ControlMessage start = start_of({{"a", &a_, 4}, {"b", &b_, 4}, {"c", &c_, 3}});
+    a_.connect(start, 4);
+    b_.connect(start, 4);
+    c_.connect(start, 3);
   }
 
   zmq::context_t context_;
@@ -205,6 +211,28 @@ TEST_F(FederateDataPlaneTest, CompletedNoticesBoundWhatEachDownstreamMayStillRec
   EXPECT_TRUE(b_.counts_met({{"a", 1}}, {3, 0}));
   EXPECT_FALSE(b_.counts_met({{"a", 2}}, {3, 0}));
   EXPECT_EQ(b_.drops().total(), 0U);
+}
+
+// WIRE.md §2: a value sent with the sender's completion carries it as `done` to a downstream that
+// reads header 3 (one message instead of two); a version-3 downstream gets header 2 and the
+// notice after the value. Both end up with the same bound.
+TEST_F(FederateDataPlaneTest, AValueCarriesItsNoticeWhereTheDownstreamReadsItAndIsFollowedByOne) {
+  ASSERT_TRUE(a_.send_value("b", 1, {3, 0}, transport::Payload::copy_of("x", 1), WireTag{3, 0}));
+  ASSERT_TRUE(a_.send_value("c", 1, a_.arrival_tag("c", {3, 0}),
+                            transport::Payload::copy_of("y", 1), WireTag{3, 0}));
+  std::vector<transport::ReceivedMessage> at_b = receive(b_, 1);
+  ASSERT_EQ(at_b.size(), 1U);
+  EXPECT_EQ(at_b[0].header.version, 3U);
+  ASSERT_TRUE(at_b[0].header.done.has_value());
+  EXPECT_EQ(*at_b[0].header.done, (WireTag{3, 0}));
+  EXPECT_EQ(b_.upstream_bound(), (WireTag{3, 0}));  // known with the value, no notice needed
+  std::vector<transport::ReceivedMessage> at_c = receive(c_, 1);
+  ASSERT_EQ(at_c.size(), 1U);
+  EXPECT_EQ(at_c[0].header.version, 2U);
+  EXPECT_FALSE(at_c[0].header.done.has_value());
+  EXPECT_EQ(bound_after_notices(c_), (WireTag{1000002, std::numeric_limits<std::uint32_t>::max()}));
+  EXPECT_EQ(b_.drops().total(), 0U);
+  EXPECT_EQ(c_.drops().total(), 0U);
 }
 
 /// The DataLossError receive() throws on `plane` within 5 s ("" when none).
@@ -366,7 +394,7 @@ class FederateDataPlaneControlTest : public FederateDataPlaneTest {
  protected:
   FederateDataPlaneControlTest() : coordinator_(context_) {
     spec_.address = coordinator_.endpoint();
-    const ControlMessage start = start_of({{"a", &a_}, {"b", &b_}, {"c", &c_}});
+    const ControlMessage start = start_of({{"a", &a_, 4}, {"b", &b_, 4}, {"c", &c_, 3}});
     client_a_ = std::make_unique<FederateClient>(context_, FederateOptions::from_spec(spec_, "a"));
     client_b_ = std::make_unique<FederateClient>(context_, FederateOptions::from_spec(spec_, "b"));
     coordinator_.join(*client_a_, start);
@@ -480,7 +508,7 @@ federation:
   start.type = ControlType::kStart;
   start.tag = {0, 0};
   start.endpoints = {{"s", s.endpoint()}};
-  s.connect(start);
+  s.connect(start, kProtocolVersion);
   // A client with a's key pair that calls itself c.
   zmq::socket_t squatter(context, zmq::socket_type::dealer);
   squatter.set(zmq::sockopt::routing_id, std::string("c"));

@@ -38,7 +38,8 @@ std::string read_file(const fs::path& path) {
 
 // Each child exits with status 4 if any message reached it after its tag had started (a late
 // event), so the status check below also holds late events at 0. In the last run `mid` speaks
-// protocol version 2 (federation/PROTOCOL.md §2.5) in the version-3 federation.
+// protocol version 3 (federation/PROTOCOL.md §2.5) in the version-4 federation: it reads only data
+// header 2, so its upstream must send it that, and it sends its own values and notices apart.
 TEST(ReactorFederate, ThreeProcessesGiveTheSameTracesAndDigestAsOneEnvironment) {
   const std::map<std::string, std::string> expected =
       testing::run_reactor_pipeline_in_one_process(kEvents, kSeed);
@@ -69,7 +70,7 @@ TEST(ReactorFederate, ThreeProcessesGiveTheSameTracesAndDigestAsOneEnvironment) 
                                     std::to_string(kSeed),
                                     std::to_string(run * 200),
                                     stem + ".trace"};
-      if (run == 2 && id == "mid") args.emplace_back("2");
+      if (run == 2 && id == "mid") args.emplace_back("3");
       children.push_back(std::make_unique<testing::ChildProcess>(args, stem + ".log"));
     }
     std::map<std::string, std::string> traces;
@@ -466,23 +467,26 @@ TEST(ReactorFederate, WaitsTheUpstreamsNoticesEndGoUnreportedAndTheTraceIsUnchan
   }
 }
 
-// PROTOCOL.md §2.5: a federate speaking protocol version 2 (no `reporting` field, no
-// REPORT_REQUEST) runs in a version-3 federation to the same trace. It reports every wait, so
-// the coordinator never asks it for a report; its version-3 peer still leaves waits unreported.
-TEST(ReactorFederate, AVersionTwoFederateRunsInAVersionThreeFederationToTheSameTrace) {
+// PROTOCOL.md §2.5: a federate speaking protocol version 3 runs in a version-4 federation to the
+// same trace. It reads only data header 2: a value that reached it as header 3 would be dropped
+// (`bad_version`) and fail the run, so none did. Both still leave the waits their peer's notices
+// end unreported.
+TEST(ReactorFederate, AVersionThreeFederateRunsInAVersionFourFederationToTheSameTrace) {
   const std::string expected = loop_in_one_environment<Rally>();
   for (const unsigned workers : {1U, 2U}) {
     monitoring::ProcessMetrics a_metrics({"a", "multi_agent"});
     monitoring::ProcessMetrics b_metrics({"b", "inference"});
-    const LoopRun run = loop_across_federates<Rally>(workers, a_metrics, b_metrics, 2);
+    const LoopRun run = loop_across_federates<Rally>(workers, a_metrics, b_metrics, 3);
     ASSERT_TRUE(run.result.ok) << run.result.error;
     EXPECT_EQ(run.trace, expected) << "workers " << workers;
     EXPECT_EQ(run.late_a + run.late_b, 0U) << "workers " << workers;
-    const auto deferred = [](const monitoring::ProcessMetrics& metrics) {
-      return sample(metrics.text(), "tagflow_federation_deferred_waits_total", {});
-    };
-    EXPECT_EQ(deferred(b_metrics), 0) << "workers " << workers;
-    EXPECT_GT(deferred(a_metrics), 0) << "workers " << workers;
+    for (const monitoring::ProcessMetrics* metrics : {&a_metrics, &b_metrics}) {
+      EXPECT_EQ(metrics->text().find("tagflow_transport_invalid_messages_total{"),
+                std::string::npos)
+          << "workers " << workers;
+      EXPECT_GT(sample(metrics->text(), "tagflow_federation_deferred_waits_total", {}), 0)
+          << "workers " << workers;
+    }
   }
 }
 

@@ -30,6 +30,20 @@ TEST(ControlMessage, JoinCarriesNeighboursDelaysAndEndpoint) {
   EXPECT_EQ(decoded.version, kProtocolVersion);
 }
 
+// PROTOCOL.md §1, §2.5: START to a version-4 federate adds every federate's version; the
+// version-3 form (three fields) still decodes, with no versions.
+TEST(ControlMessage, StartCarriesTheVersionsOnlyWhenItHasThem) {
+  ControlMessage start = make_tag_message(ControlType::kStart, {0, 0});
+  start.endpoints = {{"a", "tcp://127.0.0.1:1"}, {"b", "tcp://127.0.0.1:2"}};
+  EXPECT_EQ(static_cast<unsigned char>(encode_control(start)[0]), 0x93);  // [3, tag, endpoints]
+  EXPECT_TRUE(round_trip(start).versions.empty());
+  start.versions = {{"a", 4}, {"b", 3}};
+  EXPECT_EQ(static_cast<unsigned char>(encode_control(start)[0]), 0x94);
+  const ControlMessage decoded = round_trip(start);
+  EXPECT_EQ(decoded.endpoints, start.endpoints);
+  EXPECT_EQ(decoded.versions, start.versions);
+}
+
 TEST(ControlMessage, GrantsCarryTheirTagAndMessageCounts) {
   ControlMessage grant = make_tag_message(ControlType::kProvisional, {42, 7});
   grant.counts = {{"left", 3}, {"right", 0}};

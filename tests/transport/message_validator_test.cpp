@@ -22,6 +22,18 @@ TEST_F(MessageValidatorTest, AcceptsAMessageThatMatchesItsHeader) {
   EXPECT_EQ(validator_.validate("a", header_, {100, 200}), DropReason::kNone);
 }
 
+// WIRE.md §2: a federate of protocol version 3 reads header 2 only; version 4 reads 2 and 3.
+TEST_F(MessageValidatorTest, ReadsTheHeaderVersionsItWasSetTo) {
+  header_.version = 2;
+  EXPECT_EQ(validator_.validate("a", header_, {100, 200}), DropReason::kNone);
+  header_.version = 3;
+  EXPECT_EQ(validator_.validate("a", header_, {100, 200}), DropReason::kNone);
+  validator_.set_newest_version(2);
+  EXPECT_EQ(validator_.validate("a", header_, {100, 200}), DropReason::kBadVersion);
+  header_.version = 2;
+  EXPECT_EQ(validator_.validate("a", header_, {100, 200}), DropReason::kNone);
+}
+
 TEST_F(MessageValidatorTest, RefusesFrameCountAndSizeMismatches) {
   EXPECT_EQ(validator_.validate("a", header_, {100}), DropReason::kFrameCountMismatch);
   EXPECT_EQ(validator_.validate("a", header_, {100, 201}), DropReason::kSizeMismatch);

@@ -69,6 +69,56 @@ TEST(WireHeader, OtherVersionIsRefusedAsBadVersion) {
   EXPECT_EQ(decode_header(frame.data(), frame.size()).error, DropReason::kBadVersion);
 }
 
+// WIRE.md §2: version 3 adds `done` to a value or an ABSENT; version 2 (no `done`) still reads.
+TEST(WireHeader, AValuesDoneRoundTripsInVersionThreeAndVersionTwoStillReads) {
+  WireHeader header = sample_header();
+  header.done = WireTag(1'500'000, 2);
+  std::string frame = encode_header(header);
+  DecodedHeader decoded = decode_header(frame.data(), frame.size());
+  ASSERT_EQ(decoded.error, DropReason::kNone);
+  ASSERT_TRUE(decoded.header.done.has_value());
+  EXPECT_EQ(*decoded.header.done, WireTag(1'500'000, 2));
+  EXPECT_EQ(decoded.header.sizes, header.sizes);
+  header.kind = MessageKind::kPortAbsent;
+  header.sizes.clear();
+  frame = encode_header(header);
+  EXPECT_EQ(decode_header(frame.data(), frame.size()).error, DropReason::kNone);
+
+  WireHeader old = sample_header();
+  old.version = kOldestWireVersion;
+  frame = encode_header(old);
+  decoded = decode_header(frame.data(), frame.size());
+  ASSERT_EQ(decoded.error, DropReason::kNone);
+  EXPECT_EQ(decoded.header.version, 2U);
+  EXPECT_FALSE(decoded.header.done.has_value());
+  old.version = kOldestWireVersion - 1;
+  frame = encode_header(old);
+  EXPECT_EQ(decode_header(frame.data(), frame.size()).error, DropReason::kBadVersion);
+}
+
+TEST(WireHeader, DoneInAVersionTwoHeaderOrOnACompletedNoticeIsMalformed) {
+  WireHeader header = sample_header();
+  header.done = WireTag(7, 0);
+  header.version = 2;
+  std::string frame = encode_header(header);
+  EXPECT_EQ(decode_header(frame.data(), frame.size()).error, DropReason::kMalformedHeader);
+  header.version = kWireVersion;
+  header.kind = MessageKind::kCompleted;
+  header.port = 0;
+  header.sizes.clear();
+  frame = encode_header(header);
+  EXPECT_EQ(decode_header(frame.data(), frame.size()).error, DropReason::kMalformedHeader);
+  // A `done` that is not a tag.
+  header = sample_header();
+  header.done = WireTag(7, 0);
+  frame = encode_header(header);
+  const std::size_t at = frame.find("done") + 4;
+  ASSERT_LT(at, frame.size());
+  frame[at] = static_cast<char>(0xc0);  // nil in place of the [time, microstep] array
+  frame.resize(at + 1);
+  EXPECT_EQ(decode_header(frame.data(), frame.size()).error, DropReason::kMalformedHeader);
+}
+
 TEST(WireHeader, FrameAboveTheHeaderCapIsRefusedBeforeParsing) {
   const std::string frame(2048, 'x');
   EXPECT_EQ(decode_header(frame.data(), frame.size()).error, DropReason::kHeaderTooLarge);

@@ -22,7 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const tt::WireHeader& a = decoded.header;
   const tt::WireHeader& b = round_trip.header;
   if (round_trip.error != tt::DropReason::kNone || a.tag != b.tag || a.from != b.from ||
-      a.port != b.port || a.kind != b.kind || a.sizes != b.sizes || a.version != b.version) {
+      a.port != b.port || a.kind != b.kind || a.sizes != b.sizes || a.version != b.version ||
+      a.done != b.done) {
     std::abort();
   }
 
