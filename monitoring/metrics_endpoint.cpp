@@ -3,13 +3,13 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <system_error>
 
 #include <prometheus/collectable.h>
 #include <prometheus/text_serializer.h>
@@ -131,21 +131,20 @@ MetricsEndpoint::MetricsEndpoint(const ProcessMetrics& metrics, const std::strin
   limits_.max_connections = std::max<std::size_t>(limits_.max_connections, 1);
   listen_fd_ = listen_on(bind_address, port);
   port_ = bound_port(listen_fd_);
-  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (wake_fd_ < 0) {
+  try {
+    wake_.emplace();
+  } catch (const std::system_error& e) {
     ::close(listen_fd_);
-    throw MonitoringError("metrics endpoint on " + listen_text(bind_address, port) +
-                          ": eventfd: " + std::strerror(errno));
+    throw MonitoringError("metrics endpoint on " + listen_text(bind_address, port) + ": " +
+                          e.what());
   }
   thread_ = std::thread([this] { serve(); });
 }
 
 MetricsEndpoint::~MetricsEndpoint() {
-  const std::uint64_t one = 1;
-  (void)!::write(wake_fd_, &one, sizeof one);
+  wake_->signal();
   if (thread_.joinable()) thread_.join();
   ::close(listen_fd_);
-  ::close(wake_fd_);
 }
 
 std::string MetricsEndpoint::url() const {
@@ -160,7 +159,7 @@ void MetricsEndpoint::serve() {
     client.fd = -1;
   };
   while (true) {
-    fds.assign({{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}});
+    fds.assign({{listen_fd_, POLLIN, 0}, {wake_->fd(), POLLIN, 0}});
     Clock::time_point next_deadline = Clock::time_point::max();
     for (const Client& client : clients) {
       fds.push_back({client.fd, static_cast<short>(client.reply.empty() ? POLLIN : POLLOUT), 0});

@@ -29,10 +29,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "common/event_fd.hpp"
 
 namespace prometheus {
 class Collectable;
@@ -79,7 +82,7 @@ class MetricsEndpoint {
   std::vector<std::weak_ptr<prometheus::Collectable>> collectables_;
   std::shared_ptr<const std::atomic<bool>> ready_;
   int listen_fd_ = -1;
-  int wake_fd_ = -1;  // eventfd: the destructor asks the server thread to end
+  std::optional<EventFd> wake_;  // the destructor asks the server thread to end
   std::thread thread_;
 };
 
