@@ -159,7 +159,9 @@ class FederationDeterminism : public ::testing::Test {
     std::string address;
     std::ifstream(file) >> address;
     const auto port = static_cast<std::uint16_t>(std::stoi(address.substr(address.rfind(':') + 1)));
-    tagflow::testing::RawZmtpPeer peer(port, "intruder");
+    // A send the sink takes nothing of for 5 s ends the attack: the source starts after it, within
+    // the coordinator's join timeout (20 s) even when the cut connection lingers in the sink.
+    tagflow::testing::RawZmtpPeer peer(port, "intruder", std::chrono::seconds(5));
     ASSERT_TRUE(peer.connected());
     // 1 GiB at most, at most 1 GiB/s.
     (void)tagflow::testing::EndlessMessage{std::size_t{4} << 20, std::chrono::milliseconds(4), 256}

@@ -23,9 +23,11 @@ namespace tagflow::testing {
 class RawZmtpPeer {
  public:
   /// Connects to 127.0.0.1:`port` and completes the handshake as a DEALER with `routing_id`.
-  RawZmtpPeer(std::uint16_t port, const std::string& routing_id) {
+  /// `timeout_after`: how long one send or receive may wait for the peer.
+  RawZmtpPeer(std::uint16_t port, const std::string& routing_id,
+              std::chrono::seconds timeout_after = std::chrono::seconds(10)) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    timeval timeout{10, 0};
+    timeval timeout{static_cast<time_t>(timeout_after.count()), 0};
     setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
     setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
     sockaddr_in address{};
@@ -96,15 +98,14 @@ class RawZmtpPeer {
     out += body;
     return out;
   }
+  /// False once the peer took nothing for the send timeout: a blocking send returns short only
+  /// when its timeout ran out (or with an error), so a short send ends it too. Sending on into
+  /// a connection the peer cut but still holds (its kernel queues what arrives until the window
+  /// closes) would wait out the timeout once more.
   bool send_all(const std::string& bytes) {
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-      const ssize_t n = ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
-      if (n <= 0) return false;
-      done += static_cast<std::size_t>(n);
-      sent_ += static_cast<std::uint64_t>(n);
-    }
-    return true;
+    const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (n > 0) sent_ += static_cast<std::uint64_t>(n);
+    return n >= 0 && static_cast<std::size_t>(n) == bytes.size();
   }
   bool receive_all(std::string& bytes) {
     std::size_t done = 0;
