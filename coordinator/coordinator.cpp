@@ -338,6 +338,11 @@ void Coordinator::handle(const std::string& identity, const zmq::message_t& fram
     return;
   }
   count_received(member_of(identity), frame.size());
+  if (fd >= 0 && member_of(identity) < members_.size() && !on_known_connection(identity, fd)) {
+    // The monitor reports a connection's close before its descriptor is freed, so an earlier
+    // connection's close on this descriptor is waiting by now: read first, it is not this one's.
+    read_closed_connections(Clock::now());
+  }
   if (trace::TraceRecorder* tracer = trace::active();
       tracer != nullptr && !is_heartbeat_identity(identity)) {
     tracer->instant(trace::Kind::kControlReceive, carried_tag(message),
@@ -637,6 +642,11 @@ std::size_t Coordinator::find_silent(Clock::time_point now) const {
     if (m.joined && !m.resigned && now - m.last_seen > spec_.heartbeat_timeout) return i;
   }
   return members_.size();
+}
+
+bool Coordinator::on_known_connection(const std::string& identity, int fd) const {
+  const auto it = connection_identity_.find(fd);
+  return it != connection_identity_.end() && it->second == identity;
 }
 
 void Coordinator::note_connection(const std::string& identity, int fd) {

@@ -199,6 +199,8 @@ class Coordinator {
                        const ControlMessage& message);
   /// Receives and handles up to one batch; returns whether every waiting message was read.
   bool receive_batch();
+  /// Whether `fd` is the connection `identity` was last heard on.
+  [[nodiscard]] bool on_known_connection(const std::string& identity, int fd) const;
   /// Notes the connection `fd` (ZMQ_SRCFD) a frame of a joined federate came on.
   void note_connection(const std::string& identity, int fd);
   /// Reads the socket monitor's DISCONNECTED events: marks the members whose connection closed.
@@ -230,8 +232,8 @@ class Coordinator {
   void request_reports();
   /// Starts timing the grant latency of `next`, the next tag of federate `index`.
   void time_grant(std::size_t index, const WireTag& next);
-  /// A NET or LTC of member `index` said how it reports its waits from now on (§3.9): kept, with
-  /// its version's rule applied, for the report requests and the grants; it was not asked since.
+  /// A NET or LTC of member `index` said how it reports its waits from now on (§3.9): kept for
+  /// the report requests and the grants; it was not asked since.
   void note_reporting(std::size_t index, Reporting said);
   /// The first member silent past the timeout, or size() when none.
   std::size_t find_silent(Clock::time_point now) const;

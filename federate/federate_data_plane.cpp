@@ -272,7 +272,7 @@ bool FederateDataPlane::send_value(const std::string& to, std::uint32_t port,
   header.tag = arrival;
   header.port = port;
   // A downstream that reads only header 2 gets the notice as a message of its own, after it.
-  const bool folded = done && header.version >= 3;
+  const bool folded = done && header.version >= transport::kFirstDoneHeaderVersion;
   if (folded) {
     header.done = done;
     trace_notice(to, *done);  // before it leaves, as for a notice of its own: it may arrive first

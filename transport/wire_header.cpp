@@ -107,7 +107,8 @@ DropReason read_fields(const msgpack::object_map& map, const HeaderLimits& limit
   }
   if ((seen & 63U) != 63U) return DropReason::kMalformedHeader;
   // `done` came with version 3, and only on a value or an ABSENT (a notice is its own `done`).
-  if (header.done && (header.version < 3 || header.kind == MessageKind::kCompleted)) {
+  if (header.done &&
+      (header.version < kFirstDoneHeaderVersion || header.kind == MessageKind::kCompleted)) {
     return DropReason::kMalformedHeader;
   }
   return DropReason::kNone;

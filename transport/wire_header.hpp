@@ -23,6 +23,8 @@ namespace tagflow::transport {
 inline constexpr std::uint32_t kWireVersion = 3;
 /// The oldest header version this build reads: 2, the same without `done`.
 inline constexpr std::uint32_t kOldestWireVersion = 2;
+/// The first header version with the optional `done` key (a COMPLETED carried by a value).
+inline constexpr std::uint32_t kFirstDoneHeaderVersion = 3;
 
 /// What a data message carries. Values are part of the wire format: never renumber.
 enum class MessageKind : std::uint8_t {
