@@ -81,9 +81,11 @@ Coordinator::Coordinator(FederationSpec spec)
                               std::to_string(next_monitor.fetch_add(1, std::memory_order_relaxed));
   // Without CURVE anyone may connect: a connection guard bounds what ZeroMQ holds for them
   // (transport/WIRE.md §3.1), told of each connection by this socket's one monitor.
-  const int events =
-      spec_.keys_dir ? ZMQ_EVENT_DISCONNECTED : ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_ACCEPTED;
-  if (zmq_socket_monitor(router_.handle(), monitor.c_str(), events) != 0) throw zmq::error_t();
+  // ACCEPTED also says a descriptor's earlier connection is over (read_closed_connections()).
+  if (zmq_socket_monitor(router_.handle(), monitor.c_str(),
+                         ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_ACCEPTED) != 0) {
+    throw zmq::error_t();
+  }
   if (!spec_.keys_dir) {
     guard_ = std::make_unique<transport::ConnectionGuard>(
         transport::limits_for_messages(kMaxControlBytes, 0));
@@ -654,22 +656,34 @@ void Coordinator::note_connection(const std::string& identity, int fd) {
   if (is_launcher_identity(identity)) return;
   const std::size_t index = member_of(identity);
   if (index >= members_.size()) return;
-  if (fd >= 0) {
-    // Written only when the fd is new or changed hands: most messages come on a known connection.
-    const auto [at, inserted] = connection_identity_.try_emplace(fd, identity);
-    if (!inserted && at->second != identity) at->second = identity;
-  }
   members_[index].closed_at.reset();  // heard from: on this or a new connection
+  // Most messages come on a known connection; handle() read the monitor before any other.
+  if (fd < 0 || on_known_connection(identity, fd)) return;
+  if (closed_descriptors_.count(fd) != 0) {
+    // Its connection closed before this message was read: heard from, but gone, from now.
+    members_[index].closed_at = Clock::now();
+    connection_identity_.erase(fd);
+    return;
+  }
+  connection_identity_[fd] = identity;
 }
 
 void Coordinator::read_closed_connections(Clock::time_point now) {
   std::uint16_t kind = 0;
   std::uint32_t value = 0;
   while (transport::read_monitor_event(closed_events_, kind, value)) {
-    if (guard_ && kind == ZMQ_EVENT_ACCEPTED) guard_->accepted(static_cast<int>(value));
+    const auto fd = static_cast<int>(value);
+    if (kind == ZMQ_EVENT_ACCEPTED) {
+      if (guard_) guard_->accepted(fd);
+      closed_descriptors_.erase(fd);  // a new connection on it
+      continue;
+    }
     if (kind != ZMQ_EVENT_DISCONNECTED) continue;
-    if (guard_) guard_->ended(static_cast<int>(value));
-    const auto it = connection_identity_.find(static_cast<int>(value));
+    if (guard_) guard_->ended(fd);
+    // Until the next ACCEPTED on it, what still comes on this descriptor was sent before the
+    // close (a stranger's connection, or messages of a member's that wait unread).
+    closed_descriptors_.insert(fd);
+    const auto it = connection_identity_.find(fd);
     if (it == connection_identity_.end()) continue;
     const std::size_t index = member_of(it->second);
     connection_identity_.erase(it);  // the descriptor may be another connection's next

@@ -31,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -201,7 +202,8 @@ class Coordinator {
   bool receive_batch();
   /// Whether `fd` is the connection `identity` was last heard on.
   [[nodiscard]] bool on_known_connection(const std::string& identity, int fd) const;
-  /// Notes the connection `fd` (ZMQ_SRCFD) a frame of a joined federate came on.
+  /// Notes the connection `fd` (ZMQ_SRCFD) a frame of a joined federate came on: heard from,
+  /// and, when the monitor already said that connection closed, gone from now (§6.3).
   void note_connection(const std::string& identity, int fd);
   /// Reads the socket monitor's DISCONNECTED events: marks the members whose connection closed.
   void read_closed_connections(Clock::time_point now);
@@ -247,6 +249,9 @@ class Coordinator {
   zmq::socket_t closed_events_;  // the router's DISCONNECTED (and ACCEPTED) events (monitor)
   std::unique_ptr<transport::ConnectionGuard> guard_;  // without CURVE (WIRE.md §3.1)
   std::map<int, std::string> connection_identity_;     // fd -> the routing id last heard on it
+  // Descriptors whose last monitor event was a close (DISCONNECTED, not yet followed by
+  // ACCEPTED): at most one entry per descriptor number the process has.
+  std::set<int> closed_descriptors_;
   GrantCalculator grants_;
   std::vector<Member> members_;
   std::size_t joined_count_ = 0;

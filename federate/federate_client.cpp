@@ -108,15 +108,20 @@ bool FederateClient::send_frame(const std::string& frame, zmq::send_flags flags)
   return socket_.send(zmq::buffer(frame), flags).has_value();
 }
 
-ControlMessage FederateClient::join(std::chrono::milliseconds timeout,
-                                    const std::function<void()>& while_waiting) {
+ControlMessage join_message(const FederateOptions& options) {
   ControlMessage join;
   join.type = ControlType::kJoin;
-  join.version = options_.protocol_version;
-  join.federate = options_.id;
-  join.upstreams = options_.upstreams;
-  join.downstreams = options_.downstreams;
-  join.endpoints = {{options_.id, options_.data_endpoint}};
+  join.version = options.protocol_version;
+  join.federate = options.id;
+  join.upstreams = options.upstreams;
+  join.downstreams = options.downstreams;
+  join.endpoints = {{options.id, options.data_endpoint}};
+  return join;
+}
+
+ControlMessage FederateClient::join(std::chrono::milliseconds timeout,
+                                    const std::function<void()>& while_waiting) {
+  const ControlMessage join = join_message(options_);
   // Without waiting, as the repeats below: a refused CURVE handshake can tear the connection down
   // before this first JOIN goes out, and a blocking send would then wait for a coordinator that
   // may never come (one that ended, say). Not sent now: the loop tries again at once.

@@ -63,6 +63,9 @@ struct FederateOptions {
   static FederateOptions from_spec(const FederationSpec& spec, const std::string& id);
 };
 
+/// The JOIN a federate with `options` sends (PROTOCOL.md §2.1).
+[[nodiscard]] ControlMessage join_message(const FederateOptions& options);
+
 class FederateClient {
  public:
   /// How often join() sends JOIN again until START or REFUSED (PROTOCOL.md §2.1).
