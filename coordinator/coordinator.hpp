@@ -205,7 +205,8 @@ class Coordinator {
   /// Notes the connection `fd` (ZMQ_SRCFD) a frame of a joined federate came on: heard from,
   /// and, when the monitor already said that connection closed, gone from now (§6.3).
   void note_connection(const std::string& identity, int fd);
-  /// Reads the socket monitor's DISCONNECTED events: marks the members whose connection closed.
+  /// Reads the socket monitor's events: marks the members whose connection closed (DISCONNECTED)
+  /// and keeps which descriptors are closed until their next connection (ACCEPTED).
   void read_closed_connections(Clock::time_point now);
   /// The first joined, not resigned member whose connection closed more than the grace ago and
   /// who sent nothing since; members_.size() when none.
