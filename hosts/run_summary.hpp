@@ -13,7 +13,8 @@
 // "random_success_rate"} (success: an episode without a collision; the env node's last greedy
 // evaluation beside a random policy on the same seeds; mean_return above is the same figure)
 // "policies": {POLICY: "path of its exported TorchScript file"} for learners that export, and
-// "joint_step_seconds": {"p50", "p99"} (wall clock between the env node's joint steps).
+// "joint_step_seconds": {"p50", "p99"} (wall clock between the env node's joint steps, over its
+// last 1,048,576 of them).
 // A cluster with evaluator nodes adds "evaluators": {NAME: {"evaluations": [...], "mean_return":
 // the last one or null, "target_reached"}}.
 #pragma once

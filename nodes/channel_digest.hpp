@@ -9,8 +9,11 @@
 // The digest covers only what was sent at tags before the run's cutoff (the earliest stop
 // proposal, nodes/README.md), which is known only after the run: each channel keeps the hash and
 // count after every record (32 bytes per value sent, in blocks of 4,096 that never move) so
-// hash_before()/count_before() can answer for any cutoff. Not thread-safe on its own: one channel
-// is written only by its owner's reactions.
+// hash_before()/count_before() can answer for any cutoff. Where the cutoff can never be a tag
+// already processed (a program that is the whole run: reactors::EnvironmentConfig::
+// cutoff_never_behind), it keeps only the records of the newest tag and the one before them, so a
+// long run's memory stays flat. Not thread-safe on its own: one channel is written only by its
+// owner's reactions.
 #pragma once
 
 #include <algorithm>
@@ -29,8 +32,13 @@ namespace tagflow::nodes {
 
 class ChannelDigests {
  public:
-  explicit ChannelDigests(std::size_t channels = 0)
-      : hashes_(channels, kInitial), counts_(channels, 0), history_(channels) {}
+  /// `recent_only`: the cutoff will be at or after every tag recorded before it was proposed
+  /// (EnvironmentConfig::cutoff_never_behind), so older records are dropped.
+  explicit ChannelDigests(std::size_t channels = 0, bool recent_only = false)
+      : hashes_(channels, kInitial),
+        counts_(channels, 0),
+        history_(channels),
+        recent_only_(recent_only) {}
 
   void record(std::size_t channel, reactors::Tag tag, const transport::Payload& bytes) {
     std::array<std::uint8_t, 12> header{};
@@ -41,7 +49,10 @@ class ChannelDigests {
     hashes_[channel] = fnv1a64_wide(bytes.data, bytes.size,
                                     fnv1a64(header.data(), header.size(), hashes_[channel]));
     ++counts_[channel];
-    history_[channel].push_back({tag, hashes_[channel], counts_[channel]});
+    History& history = history_[channel];
+    // A cutoff after this tag needs only this record; one at it, the newest one before it.
+    if (recent_only_) history.keep_from(tag);
+    history.push_back({tag, hashes_[channel], counts_[channel]});
   }
   /// The hash over the values sent at tags < cutoff.
   [[nodiscard]] std::uint64_t hash_before(std::size_t channel, reactors::Tag cutoff) const {
@@ -112,7 +123,18 @@ class ChannelDigests {
     [[nodiscard]] const Entry& operator[](std::size_t i) const {
       return blocks_[i / kBlock][i % kBlock];
     }
+    Entry& at(std::size_t i) { return blocks_[i / kBlock][i % kBlock]; }
     [[nodiscard]] std::size_t size() const { return size_; }
+    /// Drops the entries a cutoff after `tag` cannot need: all before the newest one below it.
+    void keep_from(reactors::Tag tag) {
+      std::size_t first = size_;  // the first entry at or after `tag` (tags ascend)
+      while (first > 0 && !((*this)[first - 1].tag < tag)) --first;
+      if (first <= 1) return;
+      const std::size_t keep = size_ - (first - 1);
+      for (std::size_t i = 0; i < keep; ++i) at(i) = (*this)[first - 1 + i];
+      size_ = keep;
+      blocks_.resize(std::min(blocks_.size(), (size_ + kBlock - 1) / kBlock));
+    }
     void clear() {
       blocks_.clear();
       size_ = 0;
@@ -141,6 +163,7 @@ class ChannelDigests {
   std::vector<std::uint64_t> hashes_;
   std::vector<std::uint64_t> counts_;
   std::vector<History> history_;  // per channel, in tag order
+  bool recent_only_ = false;
 };
 
 }  // namespace tagflow::nodes

@@ -33,10 +33,18 @@ constexpr std::uint32_t kAgentObservations = magic('T', 'F', 'm', 'o');
 constexpr std::uint32_t kAgentObservationsSparse = magic('T', 'F', 'm', 's');
 constexpr std::uint32_t kAgentActions = magic('T', 'F', 'm', 'a');
 
+// Writes a message's fields in order; the same calls on a Sizer first count its bytes, so that
+// write_message() allocates its buffer once instead of growing it field by field (a small
+// message's header and blocks took up to seven allocations).
 class Writer {
  public:
-  // A message of `type` appended to `bytes` (the messages before it in a list).
-  explicit Writer(std::uint32_t type, Bytes bytes = {}) : bytes_(std::move(bytes)) {
+  // A message of `type` appended to `bytes` (the messages before it in a list), with room for
+  // `size` bytes of it reserved first (0: as it grows).
+  explicit Writer(std::uint32_t type, Bytes bytes = {}, std::size_t size = 0)
+      : bytes_(std::move(bytes)) {
+    const std::size_t need = bytes_.size() + size;
+    // Geometric, so that a long list of messages appended one by one is not copied each time.
+    if (need > bytes_.capacity()) bytes_.reserve(std::max(need, 2 * bytes_.capacity()));
     scalar(type);
     scalar(kFormat);
   }
@@ -52,16 +60,6 @@ class Writer {
     const auto* p = reinterpret_cast<const std::uint8_t*>(values.data());
     bytes_.insert(bytes_.end(), p, p + values.size() * sizeof(T));
   }
-  // An observation block of the message's type (the other type's array is empty).
-  void observations(ObservationType type, const std::vector<float>& f32,
-                    const std::vector<std::uint8_t>& u8) {
-    if (type == ObservationType::kUInt8) {
-      block(u8);
-    } else {
-      block(f32);
-    }
-  }
-  void reserve(std::size_t size) { bytes_.reserve(size); }
   // `size` more bytes, zeros until written through data(); returns their offset.
   std::size_t grow(std::size_t size) {
     const std::size_t at = bytes_.size();
@@ -74,6 +72,44 @@ class Writer {
  private:
   Bytes bytes_;
 };
+
+// The bytes a Writer appends for the same calls, after the type and format.
+class Sizer {
+ public:
+  template <class T>
+  void scalar(T /*value*/) {
+    size_ += sizeof(T);
+  }
+  template <class T>
+  void block(const std::vector<T>& values) {
+    size_ += sizeof(std::uint64_t) + values.size() * sizeof(T);
+  }
+  [[nodiscard]] std::size_t size() const { return size_; }
+
+ private:
+  std::size_t size_ = sizeof(std::uint32_t) + sizeof(kFormat);
+};
+
+// An observation block of the message's type (the other type's array is empty).
+template <class W>
+void observation_block(W& w, ObservationType type, const std::vector<float>& f32,
+                       const std::vector<std::uint8_t>& u8) {
+  if (type == ObservationType::kUInt8) {
+    w.block(u8);
+  } else {
+    w.block(f32);
+  }
+}
+
+// A message of `type` whose fields `fields(w)` writes, appended to `bytes`, in one allocation.
+template <class Fields>
+Bytes write_message(std::uint32_t type, const Fields& fields, Bytes bytes = {}) {
+  Sizer sizer;
+  fields(sizer);
+  Writer w(type, std::move(bytes), sizer.size());
+  fields(w);
+  return w.take();
+}
 
 class Reader {
  public:
@@ -211,16 +247,16 @@ double policy_lag(std::uint64_t newest, const SampleBatchMessage& batch) {
 
 Bytes encode(const TransitionsMessage& m) {
   require(consistent(m), "TransitionsMessage");
-  Writer w(kTransitions);
-  w.scalar(m.observation_size);
-  w.scalar(static_cast<std::uint8_t>(m.observation_type));
-  w.scalar(m.weights_version);
-  w.observations(m.observation_type, m.observations, m.observations_u8);
-  w.block(m.actions);
-  w.block(m.rewards);
-  w.block(m.terminated);
-  w.observations(m.observation_type, m.next_observations, m.next_observations_u8);
-  return w.take();
+  return write_message(kTransitions, [&m](auto& w) {
+    w.scalar(m.observation_size);
+    w.scalar(static_cast<std::uint8_t>(m.observation_type));
+    w.scalar(m.weights_version);
+    observation_block(w, m.observation_type, m.observations, m.observations_u8);
+    w.block(m.actions);
+    w.block(m.rewards);
+    w.block(m.terminated);
+    observation_block(w, m.observation_type, m.next_observations, m.next_observations_u8);
+  });
 }
 
 bool decode(const std::uint8_t* data, std::size_t size, TransitionsMessage& out,
@@ -243,18 +279,19 @@ namespace {
 // `m`'s encoding appended to `bytes`.
 Bytes append_batch(const SampleBatchMessage& m, Bytes bytes) {
   require(consistent(m), "SampleBatchMessage");
-  Writer w(kSampleBatch, std::move(bytes));
-  w.scalar(m.observation_size);
-  w.scalar(static_cast<std::uint8_t>(m.observation_type));
-  w.block(m.keys);
-  w.observations(m.observation_type, m.observations, m.observations_u8);
-  w.block(m.actions);
-  w.block(m.rewards);
-  w.block(m.terminated);
-  w.observations(m.observation_type, m.next_observations, m.next_observations_u8);
-  w.block(m.importance_weights);
-  w.block(m.weights_versions);
-  return w.take();
+  const auto fields = [&m](auto& w) {
+    w.scalar(m.observation_size);
+    w.scalar(static_cast<std::uint8_t>(m.observation_type));
+    w.block(m.keys);
+    observation_block(w, m.observation_type, m.observations, m.observations_u8);
+    w.block(m.actions);
+    w.block(m.rewards);
+    w.block(m.terminated);
+    observation_block(w, m.observation_type, m.next_observations, m.next_observations_u8);
+    w.block(m.importance_weights);
+    w.block(m.weights_versions);
+  };
+  return write_message(kSampleBatch, fields, std::move(bytes));
 }
 
 // The fields of a sample batch after its type and format.
@@ -309,10 +346,10 @@ bool decode(const std::uint8_t* data, std::size_t size, SampleBatchList& out, st
 
 Bytes encode(const PriorityUpdateMessage& m) {
   require(m.keys.size() == m.priorities.size(), "PriorityUpdateMessage");
-  Writer w(kPriorities);
-  w.block(m.keys);
-  w.block(m.priorities);
-  return w.take();
+  return write_message(kPriorities, [&m](auto& w) {
+    w.block(m.keys);
+    w.block(m.priorities);
+  });
 }
 
 bool decode(const std::uint8_t* data, std::size_t size, PriorityUpdateMessage& out,
@@ -324,10 +361,10 @@ bool decode(const std::uint8_t* data, std::size_t size, PriorityUpdateMessage& o
 }
 
 Bytes encode(const WeightsMessage& m) {
-  Writer w(kWeights);
-  w.scalar(m.version);
-  w.block(m.values);
-  return w.take();
+  return write_message(kWeights, [&m](auto& w) {
+    w.scalar(m.version);
+    w.block(m.values);
+  });
 }
 
 bool decode(const std::uint8_t* data, std::size_t size, WeightsMessage& out, std::string* error) {
@@ -339,12 +376,12 @@ bool decode(const std::uint8_t* data, std::size_t size, WeightsMessage& out, std
 
 Bytes encode(const ObservationBatchMessage& m) {
   require(consistent(m), "ObservationBatchMessage");
-  Writer w(kObservations);
-  w.scalar(m.source);
-  w.scalar(m.observation_size);
-  w.scalar(static_cast<std::uint8_t>(m.observation_type));
-  w.observations(m.observation_type, m.observations, m.observations_u8);
-  return w.take();
+  return write_message(kObservations, [&m](auto& w) {
+    w.scalar(m.source);
+    w.scalar(m.observation_size);
+    w.scalar(static_cast<std::uint8_t>(m.observation_type));
+    observation_block(w, m.observation_type, m.observations, m.observations_u8);
+  });
 }
 
 bool decode(const std::uint8_t* data, std::size_t size, ObservationBatchMessage& out,
@@ -364,11 +401,11 @@ bool decode(const std::uint8_t* data, std::size_t size, ObservationBatchMessage&
 }
 
 Bytes encode(const ActionBatchMessage& m) {
-  Writer w(kActions);
-  w.scalar(m.source);
-  w.scalar(m.weights_version);
-  w.block(m.actions);
-  return w.take();
+  return write_message(kActions, [&m](auto& w) {
+    w.scalar(m.source);
+    w.scalar(m.weights_version);
+    w.block(m.actions);
+  });
 }
 
 bool decode(const std::uint8_t* data, std::size_t size, ActionBatchMessage& out,
@@ -437,8 +474,8 @@ Bytes encode(const AgentObservationsMessage& m) {
   // Almost all zeros over many floats can make a frame the receiver's bound refuses: dense.
   const bool sparse =
       indexable && total > 0 && 2 * count < total && sparse_claim_fits(total, sparse_size);
-  Writer w(sparse ? kAgentObservationsSparse : kAgentObservations);
-  w.reserve(sparse ? sparse_size : head + sizeof(std::uint64_t) + total * sizeof(float));
+  Writer w(sparse ? kAgentObservationsSparse : kAgentObservations, {},
+           sparse ? sparse_size : head + sizeof(std::uint64_t) + total * sizeof(float));
   w.scalar(m.source);
   w.scalar(m.observation_size);
   w.block(m.agents);
@@ -524,13 +561,13 @@ std::optional<SparseFloats> sparse_observations(const std::uint8_t* data, std::s
 
 Bytes encode(const AgentActionsMessage& m) {
   require(consistent(m), "AgentActionsMessage");
-  Writer w(kAgentActions);
-  w.scalar(m.source);
-  w.block(m.agents);
-  w.block(m.policies);
-  w.block(m.versions);
-  w.block(m.actions);
-  return w.take();
+  return write_message(kAgentActions, [&m](auto& w) {
+    w.scalar(m.source);
+    w.block(m.agents);
+    w.block(m.policies);
+    w.block(m.versions);
+    w.block(m.actions);
+  });
 }
 
 bool decode(const std::uint8_t* data, std::size_t size, AgentActionsMessage& out,

@@ -55,6 +55,13 @@ struct EnvironmentConfig {
   /// Keep running when no event is pending. Unset: true when the program has physical actions
   /// or a tag barrier (events can still come from outside), false otherwise.
   std::optional<bool> keepalive;
+  /// The program is the whole run, so a stop cutoff known only after it (the earliest stop tag
+  /// proposed, nodes/README.md) is never a tag this environment had already processed when it
+  /// was proposed: a proposal is at least the next microstep. False for a federate, where
+  /// another program may propose a tag this one has passed. The scheduler does not read it;
+  /// reactors that keep per-tag records for that cutoff (nodes/channel_digest.hpp) keep only
+  /// the recent ones when it is true.
+  bool cutoff_never_behind = false;
 };
 
 class Environment {

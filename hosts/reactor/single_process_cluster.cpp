@@ -114,6 +114,7 @@ RunSummary run_single_process_cluster(const ClusterConfig& config,
   env_config.workers = std::max(1U, options.workers);
   env_config.start_time_ns = 0;
   env_config.keepalive = true;
+  env_config.cutoff_never_behind = true;  // every proposal goes through the hook below
   reactors::Environment env(env_config);
 
   // The cutoff (nodes/README.md): the earliest stop any reactor (or the `seconds` timer)

@@ -17,8 +17,8 @@ LearnerReactor::LearnerReactor(std::string name, reactors::Environment& env,
       server_(config),
       evaluator_(std::move(evaluator)),
       target_return_(target_return),
-      priorities_digest_(widths.priorities),
-      weights_digest_(widths.weights) {
+      priorities_digest_(widths.priorities, env.config().cutoff_never_behind),
+      weights_digest_(widths.weights, env.config().cutoff_never_behind) {
   reaction("initial_weights").triggers(startup()).effects(weights).body([this] {
     if (resumed_) return;
     send_weights(server_.weights());

@@ -17,8 +17,8 @@ MultiAgentReactor::MultiAgentReactor(std::string name, reactors::Environment& en
       observation_policies_(widths.observations),
       transition_policies_(widths.transitions),
       round_("round", this, reactors::Duration::zero(), round_period),
-      observations_digest_(widths.observations.size()),
-      transitions_digest_(widths.transitions.size()) {
+      observations_digest_(widths.observations.size(), env.config().cutoff_never_behind),
+      transitions_digest_(widths.transitions.size(), env.config().cutoff_never_behind) {
   if (widths.observations.empty() || widths.actions == 0) {
     throw std::invalid_argument("multi_agent " + this->name() +
                                 ": connect its observations to inference servers and their "
@@ -58,7 +58,13 @@ void MultiAgentReactor::on_answers() {
   std::vector<TransitionsMessage> rows = server_.step(transitions.size() > 0);
   const auto now = std::chrono::steady_clock::now();
   if (last_step_ != std::chrono::steady_clock::time_point{}) {
-    step_intervals_.push_back(std::chrono::duration<float>(now - last_step_).count());
+    const float seconds = std::chrono::duration<float>(now - last_step_).count();
+    if (step_intervals_.size() < kKeptIntervals) {
+      step_intervals_.push_back(seconds);
+    } else {
+      step_intervals_[intervals_seen_ % kKeptIntervals] = seconds;
+    }
+    ++intervals_seen_;
   }
   last_step_ = now;
   if (!rows.empty()) {

@@ -114,6 +114,8 @@ AgentObservationsMessage MultiAgentServer::observations(const std::vector<int>& 
   m.observation_size = static_cast<std::uint32_t>(observation_size_);
   const std::vector<float>& obs = active().observations;
   m.observations.reserve(obs.size());
+  m.agents.reserve(static_cast<std::size_t>(num_agents()));
+  m.policies.reserve(static_cast<std::size_t>(num_agents()));
   for (int a = 0; a < num_agents(); ++a) {
     const int policy = config_.agents.agent_policy[static_cast<std::size_t>(a)];
     if (!std::binary_search(policies.begin(), policies.end(), policy)) continue;

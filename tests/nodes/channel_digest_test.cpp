@@ -1,0 +1,74 @@
+#include "nodes/channel_digest.hpp"
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace tagflow::nodes {
+namespace {
+
+using reactors::Tag;
+
+transport::Payload value_at(int i) {
+  const std::string text = std::to_string(i);
+  return transport::Payload::copy_of(text.data(), text.size());
+}
+
+// Records the same values into a digest that keeps its whole history and one that keeps only
+// the recent records: tags 0, 10, ..., one value each, and two values at every fifth tag (two
+// reactions writing one output at one tag).
+void record_both(ChannelDigests& whole, ChannelDigests& recent, int tags) {
+  for (int i = 0; i < tags; ++i) {
+    const Tag tag(10 * i, 0);
+    const int values = i % 5 == 0 ? 2 : 1;
+    for (int v = 0; v < values; ++v) {
+      whole.record(0, tag, value_at(i * 10 + v));
+      recent.record(0, tag, value_at(i * 10 + v));
+    }
+  }
+}
+
+TEST(ChannelDigests, KeepingOnlyRecentRecordsAnswersEveryCutoffAtOrAfterTheNewestTag) {
+  // The cutoffs a program that is the whole run can ask for: the stop tag, where the newest
+  // records (two at tag 50) are left out, or any later tag.
+  ChannelDigests whole(1), recent(1, true);
+  record_both(whole, recent, 6);
+  const Tag newest(50, 0);
+  for (const Tag cutoff : {newest, newest.next_microstep(), Tag(51, 0), Tag::forever()}) {
+    EXPECT_EQ(recent.hash_before(0, cutoff), whole.hash_before(0, cutoff)) << cutoff.time_ns();
+    EXPECT_EQ(recent.count_before(0, cutoff), whole.count_before(0, cutoff)) << cutoff.time_ns();
+  }
+  EXPECT_EQ(recent.count_before(0, newest), 6U);  // tags 0..40: 2 + 1 + 1 + 1 + 1 values
+  EXPECT_EQ(recent.count_before(0, Tag::forever()), 8U);
+  EXPECT_EQ(recent.hash(0), whole.hash(0));
+}
+
+TEST(ChannelDigests, KeepingOnlyRecentRecordsForgetsOlderCutoffs) {
+  // What it drops: a federate, whose cutoff may be a tag it has passed, keeps everything.
+  ChannelDigests whole(1), recent(1, true);
+  record_both(whole, recent, 100);
+  const Tag old(205, 0);                            // between tags 200 and 210
+  EXPECT_EQ(whole.count_before(0, old), 21U + 5U);  // tags 0..200, five of them with two values
+  EXPECT_NE(recent.count_before(0, old), whole.count_before(0, old));
+  EXPECT_NE(recent.hash_before(0, old), whole.hash_before(0, old));
+}
+
+TEST(ChannelDigests, ARecentOnlyDigestSavedAndLoadedAnswersAsBefore) {
+  ChannelDigests whole(1), recent(1, true);
+  record_both(whole, recent, 12);
+  StateWriter out;
+  recent.save(out);
+  ChannelDigests loaded(1, true);
+  StateReader in(out.data(), "digest");
+  loaded.load(in);
+  // The run goes on after a restart from the checkpoint.
+  for (ChannelDigests* d : {&whole, &loaded}) d->record(0, Tag(120, 0), value_at(1200));
+  for (const Tag cutoff : {Tag(120, 0), Tag(120, 1), Tag::forever()}) {
+    EXPECT_EQ(loaded.hash_before(0, cutoff), whole.hash_before(0, cutoff));
+    EXPECT_EQ(loaded.count_before(0, cutoff), whole.count_before(0, cutoff));
+  }
+}
+
+}  // namespace
+}  // namespace tagflow::nodes
