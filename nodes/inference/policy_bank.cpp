@@ -278,6 +278,8 @@ std::vector<AgentActionsMessage> PolicyBank::serve(const Requests& requests,
   }
   Answers answers;
   answers.index_of.assign(requests.size(), SIZE_MAX);
+  answers.messages.reserve(requests.size());
+  if (answered != nullptr) answered->reserve(answered->size() + requests.size());
   assign_rows(requests, answered, answers);
   for (Group& g : groups_) serve_group(g, requests, sparse, answers);
   for (const Hosted& h : hosted_) {
