@@ -51,6 +51,7 @@ void Scheduler::configure(const SchedulerOptions& options,
   if (levels.size() > kMaxLevels) throw std::length_error("too many reaction levels");
   options_ = options;
   if (options_.workers == 0) options_.workers = 1;
+  single_thread_ = options_.workers == 1;
   level_count_ = levels.size();
   levels_ = std::make_unique<Level[]>(level_count_ == 0 ? 1 : level_count_);
   for (std::size_t i = 0; i < level_count_; ++i) {

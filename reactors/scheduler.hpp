@@ -82,10 +82,21 @@ class Scheduler {
   // ---- for reactions (worker threads), lock-free ----
   void enqueue(Reaction& reaction) noexcept {
     const std::uint64_t sequence = sequence_;
+    // Queued already at this tag (a gather reaction is triggered once per input): a plain load,
+    // not a locked exchange, answers that.
+    if (reaction.queued_sequence_.load(std::memory_order_relaxed) == sequence) return;
+    Level& level = levels_[reaction.level_];
+    if (single_thread_) {
+      // One worker: nothing else enqueues, so no locked instruction is needed.
+      reaction.queued_sequence_.store(sequence, std::memory_order_relaxed);
+      const std::uint32_t slot = level.count.load(std::memory_order_relaxed);
+      level.count.store(slot + 1, std::memory_order_relaxed);
+      level.slots[slot] = &reaction;
+      return;
+    }
     if (reaction.queued_sequence_.exchange(sequence, std::memory_order_relaxed) == sequence) {
       return;
     }
-    Level& level = levels_[reaction.level_];
     const std::uint32_t slot = level.count.fetch_add(1, std::memory_order_relaxed);
     level.slots[slot] = &reaction;
   }
@@ -192,6 +203,7 @@ class Scheduler {
   bool local_stop_ = false;        // stop_tag_ was set locally: the final tag needs no grant
   bool stop_held_ = false;         // a stop was proposed to the federation: hold at hold_from_
   bool federation_waits_ = false;  // hooks.wait is set and there is one worker (federation.hpp 8)
+  bool single_thread_ = false;     // one worker: run() and every enqueue() on the caller's thread
   Tag hold_from_ = Tag::forever();
 
   // Shared.
