@@ -51,7 +51,6 @@ void Scheduler::configure(const SchedulerOptions& options,
   if (levels.size() > kMaxLevels) throw std::length_error("too many reaction levels");
   options_ = options;
   if (options_.workers == 0) options_.workers = 1;
-  single_thread_ = options_.workers == 1;
   level_count_ = levels.size();
   levels_ = std::make_unique<Level[]>(level_count_ == 0 ? 1 : level_count_);
   for (std::size_t i = 0; i < level_count_; ++i) {
@@ -66,8 +65,9 @@ void Scheduler::configure(const SchedulerOptions& options,
   startup_ = std::move(startup);
   shutdown_ = std::move(shutdown);
   stop_tag_ = options_.timeout_tag;
-  federation_waits_ =
-      options_.workers == 1 && options_.hooks.wait && options_.hooks.poll && options_.hooks.wake;
+  federation_waits_.store(
+      options_.workers == 1 && options_.hooks.wait && options_.hooks.poll && options_.hooks.wake,
+      std::memory_order_release);
   // raise, not store: a grant() given between assembly and run() must not be lost.
   grant_.raise_to(options_.initial_grant);
   state_.store(make_state(0, kIdleLevel), std::memory_order_relaxed);
@@ -100,7 +100,9 @@ thread_local bool in_federation_wait = false;
 
 void Scheduler::notify() {
   external_.notify_all();
-  if (federation_waits_ && !in_federation_wait) options_.hooks.wake();
+  if (federation_waits_.load(std::memory_order_acquire) && !in_federation_wait) {
+    options_.hooks.wake();
+  }
 }
 
 void Scheduler::federation_poll() {
@@ -112,8 +114,9 @@ void Scheduler::federation_poll() {
 void Scheduler::wait_external(std::uint32_t epoch, std::int64_t timeout_ns) {
   // The federation's wait blocks in its socket poll, whose timeout counts milliseconds: below
   // one, it only looks (hooks.poll) and the parker sleeps the rest (notify() wakes both).
-  if (!federation_waits_ || (timeout_ns >= 0 && timeout_ns < 1'000'000)) {
-    if (federation_waits_) federation_poll();
+  const bool federation_waits = federation_waits_.load(std::memory_order_relaxed);
+  if (!federation_waits || (timeout_ns >= 0 && timeout_ns < 1'000'000)) {
+    if (federation_waits) federation_poll();
     external_.wait(epoch, timeout_ns);
     return;
   }
@@ -249,6 +252,7 @@ void Scheduler::run_inline(Level& level, std::uint32_t count) {
 }
 
 bool Scheduler::publish_next_work() {
+  concurrent_ = false;  // every reaction of the shared level (if any) has completed
   for (;;) {
     if (in_tag_) {
       for (std::size_t level = next_level_; level < level_count_; ++level) {
@@ -269,6 +273,7 @@ bool Scheduler::publish_next_work() {
         next_level_ = level + 1;
         completed_.store(0, std::memory_order_relaxed);
         shared_ = true;
+        concurrent_ = true;
         // The publishing worker claims work itself next and wakes the others.
         publish_state(++phase_, level, true);
         return true;
@@ -375,7 +380,7 @@ void Scheduler::apply_stop_requests() {
 
 void Scheduler::advance_tag() {
   Tag next;
-  if (federation_waits_) federation_poll();
+  if (federation_waits_.load(std::memory_order_relaxed)) federation_poll();
   for (;;) {
     const std::uint32_t epoch = external_.epoch();  // read before checking the conditions
     // The grant is read BEFORE the physical events are drained. Whoever grants g has first

@@ -86,8 +86,9 @@ class Scheduler {
     // not a locked exchange, answers that.
     if (reaction.queued_sequence_.load(std::memory_order_relaxed) == sequence) return;
     Level& level = levels_[reaction.level_];
-    if (single_thread_) {
-      // One worker: nothing else enqueues, so no locked instruction is needed.
+    if (!concurrent_) {
+      // No level is shared right now: only the calling (advancing) worker runs reactions, so
+      // nothing else enqueues and no locked instruction is needed.
       reaction.queued_sequence_.store(sequence, std::memory_order_relaxed);
       const std::uint32_t slot = level.count.load(std::memory_order_relaxed);
       level.count.store(slot + 1, std::memory_order_relaxed);
@@ -200,10 +201,16 @@ class Scheduler {
   bool in_tag_ = false;
   bool final_tag_ = false;
   bool started_ = false;
-  bool local_stop_ = false;        // stop_tag_ was set locally: the final tag needs no grant
-  bool stop_held_ = false;         // a stop was proposed to the federation: hold at hold_from_
-  bool federation_waits_ = false;  // hooks.wait is set and there is one worker (federation.hpp 8)
-  bool single_thread_ = false;     // one worker: run() and every enqueue() on the caller's thread
+  bool local_stop_ = false;  // stop_tag_ was set locally: the final tag needs no grant
+  bool stop_held_ = false;   // a stop was proposed to the federation: hold at hold_from_
+  // hooks.wait is set and there is one worker (federation.hpp 8). Atomic: a physical action may be
+  // scheduled from another thread (notify()) while run() configures the scheduler; the release
+  // store after options_ is written lets notify() read options_.hooks after an acquire load.
+  std::atomic<bool> federation_waits_{false};
+  // Reactions of a shared level may be running on several workers, each of which may enqueue.
+  // Set before the level is published (release), cleared by the worker that completed its last
+  // reaction (acq_rel) before it goes on: read only by reactions, after the publish (acquire).
+  bool concurrent_ = false;
   Tag hold_from_ = Tag::forever();
 
   // Shared.
