@@ -33,6 +33,8 @@ class FrameStore {
   [[nodiscard]] std::uint32_t references(FrameId id) const { return references_[id]; }
   /// Frames with at least one reference.
   [[nodiscard]] std::size_t live() const { return live_; }
+  /// Frame ids ever handed out: every id allocate() returned is below this.
+  [[nodiscard]] std::size_t ids_issued() const { return allocated_; }
 
   /// The frame's bytes; valid while the caller holds a reference. Safe without the owner's lock.
   [[nodiscard]] std::uint8_t* data(FrameId id) const {

@@ -20,7 +20,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
-#include <unordered_map>
+#include <vector>
 
 #include "common/atomic_file.hpp"
 #include "rl/replay/table.hpp"
@@ -39,12 +39,21 @@ using File = std::unique_ptr<std::FILE, FileCloser>;
 
 class Writer {
  public:
-  Writer(std::FILE* file, const std::string& path) : file_(file), path_(path) {}
+  Writer(std::FILE* file, const std::string& path) : file_(file), path_(path) {
+    buffer_.reserve(kBuffer);
+  }
+  // Fields go to a buffer of kBuffer bytes written with one fwrite when full: a table of 50,000
+  // items is some 400,000 small fields, each an fwrite (and a lock of the stream) before.
   void bytes(const void* data, std::size_t size) {
-    if (size > 0 && std::fwrite(data, 1, size, file_) != size) {
-      throw std::runtime_error("replay checkpoint: cannot write " + path_ + ": " +
-                               std::strerror(errno));
+    if (buffer_.size() + size > kBuffer) {
+      flush();
+      if (size >= kBuffer) {
+        write(data, size);
+        return;
+      }
     }
+    const auto* p = static_cast<const char*>(data);
+    buffer_.insert(buffer_.end(), p, p + size);
   }
   template <class T>
   void value(T v) {
@@ -59,10 +68,24 @@ class Writer {
     value(static_cast<std::uint64_t>(spec.shape.size()));
     for (std::int64_t dim : spec.shape) value(dim);
   }
+  /// Writes what is buffered; call once after the last field.
+  void flush() {
+    write(buffer_.data(), buffer_.size());
+    buffer_.clear();
+  }
 
  private:
+  static constexpr std::size_t kBuffer = std::size_t{1} << 20;
+  void write(const void* data, std::size_t size) {
+    if (size > 0 && std::fwrite(data, 1, size, file_) != size) {
+      throw std::runtime_error("replay checkpoint: cannot write " + path_ + ": " +
+                               std::strerror(errno));
+    }
+  }
+
   std::FILE* file_;
   const std::string& path_;
+  std::vector<char> buffer_;
 };
 
 class Reader {
@@ -144,10 +167,17 @@ void TableCheckpoint::write(const Table& t, Writer& out) {
   out.value(t.oldest_key_);
   out.value(t.next_key_);
 
-  std::unordered_map<FrameId, std::uint32_t> written;
+  // Each frame's number in order of first appearance, indexed by frame id (ids are dense: below
+  // ids_issued()); kUnwritten until its bytes are written.
+  constexpr std::uint32_t kUnwritten = 0xFFFFFFFFU;
+  std::vector<std::uint32_t> number(t.frames_.ids_issued(), kUnwritten);
+  std::uint32_t numbered = 0;
   const auto frame = [&](FrameId id) {
-    const auto [it, fresh] = written.emplace(id, static_cast<std::uint32_t>(written.size()));
-    out.value(it->second);
+    if (id >= number.size()) throw std::logic_error("replay checkpoint: an item without its frame");
+    std::uint32_t& n = number[id];
+    const bool fresh = n == kUnwritten;
+    if (fresh) n = numbered++;
+    out.value(n);
     if (fresh) out.bytes(t.frames_.data(id), t.observation_bytes_);
   };
   for (ItemKey key = t.oldest_key_; key < t.next_key_; ++key) {
@@ -164,6 +194,7 @@ void TableCheckpoint::write(const Table& t, Writer& out) {
   }
   out.bytes(kTrailer, sizeof kTrailer);
   out.value(t.next_key_ - t.oldest_key_);
+  out.flush();
 }
 
 std::unique_ptr<Table> TableCheckpoint::read(Reader& in) {
