@@ -208,8 +208,10 @@ class Scheduler {
   // store after options_ is written lets notify() read options_.hooks after an acquire load.
   std::atomic<bool> federation_waits_{false};
   // Reactions of a shared level may be running on several workers, each of which may enqueue.
-  // Set before the level is published (release), cleared by the worker that completed its last
-  // reaction (acq_rel) before it goes on: read only by reactions, after the publish (acquire).
+  // Written only by the advancing worker: set before it publishes a shared level, cleared once
+  // every reaction of that level has completed. Read by reactions (enqueue()), which the state
+  // word's release store and acquire loads order after the set, and the completion counter's
+  // acq_rel adds before the clear.
   bool concurrent_ = false;
   Tag hold_from_ = Tag::forever();
 
