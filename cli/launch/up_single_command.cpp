@@ -60,7 +60,8 @@ void run_up(const UpOptions& options) {
   if (options.placement != "single") {
     fail_command("up",
                  "placement '" + options.placement +
-                     "' is not available here (only --placement single runs in one process)",
+                     "' is not available here (only --placement single runs in one process); "
+                     "`tagflow up FILE` starts the processes",
                  kExitBadFile);
   }
   if (const std::string refused = process_placement_option(options); !refused.empty()) {
