@@ -40,7 +40,9 @@ void add_torch_bench_command(CLI::App& app) {
     if (entry == torch_benchmarks().end()) {
       std::string known;
       for (const auto& [benchmark, run] : torch_benchmarks()) known += " " + benchmark;
-      fail_command("bench", "'" + *name + "' is not a LibTorch benchmark; known:" + known,
+      fail_command("bench",
+                   "'" + *name + "' is not a LibTorch benchmark; known:" + known +
+                       "; the others run in `tagflow bench` (`tagflow bench --help` lists them)",
                    kExitBadFile);
     }
     set_torch_threads(1);
