@@ -324,6 +324,26 @@ void Coordinator::handle_stop(std::size_t federate, const ControlMessage& messag
   }
 }
 
+void Coordinator::send_floor() {
+  constexpr auto kFloorInterval = std::chrono::milliseconds(500);
+  const Clock::time_point now = Clock::now();
+  if (stop_granted_ || now - floor_sent_at_ < kFloorInterval) return;
+  floor_sent_at_ = now;
+  // A federate proposes a stop (or answers a request) only at a tag it has not started, so every
+  // proposal still to come is after its LTC: after the earliest LTC of them all (§5.1).
+  WireTag floor = transport::kForever;
+  for (std::size_t i = 0; i < members_.size(); ++i) {
+    if (!members_[i].resigned) floor = std::min(floor, grants_.last_completed(i));
+  }
+  if (earliest_proposal_) floor = std::min(floor, *earliest_proposal_);
+  if (floor == transport::kForever || floor <= floor_) return;
+  floor_ = floor;
+  const ControlMessage message = make_tag_message(ControlType::kFloor, floor);
+  for (const Member& member : members_) {
+    if (!member.resigned && member.version >= kFirstFloorVersion) send(member.identity, message);
+  }
+}
+
 void Coordinator::handle(const std::string& identity, const zmq::message_t& frame, int fd) {
   ++stats_.messages_handled;
   const ControlDecodeResult decoded = decode_control_explained(frame.data(), frame.size());
@@ -813,6 +833,7 @@ CoordinatorResult Coordinator::run() {
     if (granting()) {
       send_grants();
       request_reports();
+      send_floor();
     }
     if (resigned_count_ == members_.size()) {
       CoordinatorResult result = result_so_far();

@@ -238,6 +238,9 @@ class Coordinator {
   /// A NET or LTC of member `index` said how it reports its waits from now on (§3.9): kept for
   /// the report requests and the grants; it was not asked since.
   void note_reporting(std::size_t index, Reporting said);
+  /// At most every kFloorInterval: FLOOR with the earliest tag any joined federate's LTC has
+  /// reached, when it rose, to every federate of version 5 or later (PROTOCOL.md §5.1).
+  void send_floor();
   /// The first member silent past the timeout, or size() when none.
   std::size_t find_silent(Clock::time_point now) const;
   CoordinatorResult fail(std::vector<std::string> who, const std::string& why);
@@ -265,6 +268,8 @@ class Coordinator {
   std::optional<WireTag> earliest_proposal_;  // the earliest: relayed as the cutoff
   std::vector<bool> stop_waiting_;
   bool stop_granted_ = false;
+  WireTag floor_ = transport::kNever;  // the last FLOOR sent
+  Clock::time_point floor_sent_at_;
   transport::PeerDropCounters drops_;
   PeerLogBudget log_budget_;  // refusals and malformed frames: one log line per peer
   ResultSink result_sink_;

@@ -68,6 +68,10 @@ class GrantCalculator {
   [[nodiscard]] const WireTag& last_grant(std::size_t federate) const {
     return federates_[federate].granted;
   }
+  /// The latest tag `federate` reported completed (kNever before its first LTC).
+  [[nodiscard]] const WireTag& last_completed(std::size_t federate) const {
+    return federates_[federate].completed;
+  }
   /// True while `federate` has a next tag (not forever) that no grant covers yet.
   [[nodiscard]] bool waits_for_grant(std::size_t federate) const;
 

@@ -274,6 +274,9 @@ void FederateClient::apply(const ControlMessage& message) {
     case ControlType::kReportRequest:
       report_requested_ = true;
       break;
+    case ControlType::kFloor:
+      cutoff_floor_ = std::max(cutoff_floor_, message.tag);
+      break;
     default:
       break;
   }

@@ -140,6 +140,9 @@ class FederateClient {
     report_requested_ = false;
     return requested;
   }
+  /// The latest FLOOR from the coordinator (PROTOCOL.md §5.1): every stop proposal of the run
+  /// still to come is after it. kNever until one came.
+  const WireTag& cutoff_floor() const { return cutoff_floor_; }
   /// Throws FederationError once the heartbeat thread lost the coordinator; poll() checks it
   /// too, so a caller that skips poll() (nothing to read) calls this instead.
   void check_coordinator() const;
@@ -170,6 +173,7 @@ class FederateClient {
   std::optional<WireTag> stop_request_;
   WireTag stop_floor_ = transport::kNever;
   bool report_requested_ = false;
+  WireTag cutoff_floor_ = transport::kNever;
   std::optional<ControlMessage> start_;
   std::atomic<bool> coordinator_lost_{false};  // set by the heartbeat thread (release/acquire)
   std::atomic<bool> stopping_{false};          // tells the heartbeat thread to end

@@ -253,6 +253,7 @@ const char* field_layout(ControlType type) {
     case ControlType::kStopRequest:
     case ControlType::kStopReply:
     case ControlType::kResumed:
+    case ControlType::kFloor:
       break;
   }
   return "[type, tag] with tag = [time_ns (int64), microstep (uint32)]";
@@ -294,6 +295,7 @@ bool read_fields(const msgpack::object* field, std::uint32_t count, ControlMessa
     case ControlType::kStopRequest:
     case ControlType::kStopReply:
     case ControlType::kResumed:
+    case ControlType::kFloor:
       return count == 2 && read_tag(field[1], m.tag);
     case ControlType::kStopGranted:
       if (count == 2 && read_tag(field[1], m.tag)) {
@@ -362,6 +364,7 @@ std::string encode_control(const ControlMessage& m) {
     case ControlType::kStopRequest:
     case ControlType::kStopReply:
     case ControlType::kResumed:
+    case ControlType::kFloor:
       pack_head(packer, 2, type);
       pack_tag(packer, m.tag);
       break;
@@ -564,6 +567,8 @@ const char* control_type_name(ControlType type) {
       return "CLOCK_REQUEST";
     case ControlType::kClock:
       return "CLOCK";
+    case ControlType::kFloor:
+      return "FLOOR";
   }
   return "?";
 }

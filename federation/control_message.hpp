@@ -21,14 +21,17 @@ namespace tagflow::coordinator {
 using transport::ConnectionDelay;
 using transport::WireTag;
 
-/// The version this side speaks (PROTOCOL.md §2.5). The coordinator also accepts the one before,
-/// kOldestProtocolVersion: a version-3 federate gets START without the federates' versions, and
-/// reads and sends data header 2 only (transport/WIRE.md §2).
-inline constexpr std::uint32_t kProtocolVersion = 4;
+/// The version this side speaks (PROTOCOL.md §2.5). The coordinator also accepts the two before,
+/// down to kOldestProtocolVersion: a version-3 federate gets START without the federates'
+/// versions, and reads and sends data header 2 only (transport/WIRE.md §2); a federate before
+/// kFirstFloorVersion gets no FLOOR.
+inline constexpr std::uint32_t kProtocolVersion = 5;
 inline constexpr std::uint32_t kOldestProtocolVersion = 3;
 /// The first version whose START lists every federate's version and whose federates read data
 /// header 3 (a value's `done`).
 inline constexpr std::uint32_t kFirstDoneVersion = 4;
+/// The first version the coordinator sends FLOOR (PROTOCOL.md §5.1).
+inline constexpr std::uint32_t kFirstFloorVersion = 5;
 /// In-transit reports one LTC may carry (so that an LTC frame stays far below the frame limit).
 inline constexpr std::size_t kMaxInTransitPerLtc = 128;
 
@@ -58,10 +61,11 @@ enum class ControlType : std::uint8_t {
   kTraceStored = 22,   ///< C→L: process (file name), offset (bytes stored so far)
   kClockRequest = 23,  ///< L→C: what is your clock? (§8.4)
   kClock = 24,         ///< C→L: clock_ns (the coordinator's CLOCK_REALTIME in ns)
+  kFloor = 25,         ///< C→F: tag: every stop proposal from now on is after it (§5.1)
 };
 
 /// The last type number a decoder accepts.
-inline constexpr std::uint8_t kLastControlType = 24;
+inline constexpr std::uint8_t kLastControlType = 25;
 
 /// How a federate reports its waits from a NET or LTC on (PROTOCOL.md §3.9). Values are part of
 /// the protocol.

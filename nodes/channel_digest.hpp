@@ -9,11 +9,14 @@
 // The digest covers only what was sent at tags before the run's cutoff (the earliest stop
 // proposal, nodes/README.md), which is known only after the run: each channel keeps the hash and
 // count after every record (32 bytes per value sent, in blocks of 4,096 that never move) so
-// hash_before()/count_before() can answer for any cutoff. Where the cutoff can never be a tag
-// already processed (a program that is the whole run: reactors::EnvironmentConfig::
+// hash_before()/count_before() can answer for any cutoff after the floor. Where the cutoff can
+// never be a tag already processed (a program that is the whole run: reactors::EnvironmentConfig::
 // cutoff_never_behind), it keeps only the records of the newest tag and the one before them, so a
-// long run's memory stays flat. Not thread-safe on its own: one channel is written only by its
-// owner's reactions.
+// long run's memory stays flat. In a federate, the coordinator's FLOOR (federation/PROTOCOL.md
+// §5.1, Environment::cutoff_floor()) says which tags no cutoff can still fall before: each time a
+// block fills, the records only such a cutoff would need are dropped, so the history spans the
+// federation's spread in logical time, not the run. Not thread-safe on its own: one channel is
+// written only by its owner's reactions.
 #pragma once
 
 #include <algorithm>
@@ -25,6 +28,7 @@
 #include "common/fnv1a.hpp"
 #include "common/state_stream.hpp"
 #include "nodes/messages.hpp"
+#include "reactors/environment.hpp"
 #include "reactors/tag.hpp"
 #include "transport/payload.hpp"
 
@@ -39,6 +43,12 @@ class ChannelDigests {
         counts_(channels, 0),
         history_(channels),
         recent_only_(recent_only) {}
+  /// A reactor's channels: recent records only when `env` is the whole run
+  /// (cutoff_never_behind), else the records after `env`'s cutoff floor (and the one before it).
+  ChannelDigests(std::size_t channels, const reactors::Environment& env)
+      : ChannelDigests(channels, env.config().cutoff_never_behind) {
+    if (!recent_only_) env_ = &env;
+  }
 
   void record(std::size_t channel, reactors::Tag tag, const transport::Payload& bytes) {
     std::array<std::uint8_t, 12> header{};
@@ -51,7 +61,13 @@ class ChannelDigests {
     ++counts_[channel];
     History& history = history_[channel];
     // A cutoff after this tag needs only this record; one at it, the newest one before it.
-    if (recent_only_) history.keep_from(tag);
+    if (recent_only_) {
+      history.keep_from(tag);
+    } else if (env_ != nullptr && history.block_full()) {
+      // A cutoff is after the floor: it needs the records after it and the newest one below.
+      const reactors::Tag floor = env_->cutoff_floor();
+      if (floor != reactors::Tag::never()) history.keep_from(floor);
+    }
     history.push_back({tag, hashes_[channel], counts_[channel]});
   }
   /// The hash over the values sent at tags < cutoff.
@@ -67,6 +83,10 @@ class ChannelDigests {
   [[nodiscard]] std::uint64_t hash(std::size_t channel) const { return hashes_[channel]; }
   [[nodiscard]] std::uint64_t count(std::size_t channel) const { return counts_[channel]; }
   [[nodiscard]] std::size_t size() const { return hashes_.size(); }
+  /// The records `channel` keeps for cutoffs (32 bytes each).
+  [[nodiscard]] std::size_t records_kept(std::size_t channel) const {
+    return history_[channel].size();
+  }
 
   /// Checkpoints: every channel's hash, count and history (so any later cutoff still answers).
   void save(StateWriter& out) const {
@@ -125,10 +145,11 @@ class ChannelDigests {
     }
     Entry& at(std::size_t i) { return blocks_[i / kBlock][i % kBlock]; }
     [[nodiscard]] std::size_t size() const { return size_; }
+    /// True when the next push_back starts a new block.
+    [[nodiscard]] bool block_full() const { return size_ != 0 && size_ % kBlock == 0; }
     /// Drops the entries a cutoff after `tag` cannot need: all before the newest one below it.
     void keep_from(reactors::Tag tag) {
-      std::size_t first = size_;  // the first entry at or after `tag` (tags ascend)
-      while (first > 0 && !((*this)[first - 1].tag < tag)) --first;
+      const std::size_t first = lower_bound(tag);  // the first entry at or after `tag`
       if (first <= 1) return;
       const std::size_t keep = size_ - (first - 1);
       for (std::size_t i = 0; i < keep; ++i) at(i) = (*this)[first - 1 + i];
@@ -139,6 +160,19 @@ class ChannelDigests {
       blocks_.clear();
       size_ = 0;
     }
+    /// The number of entries with a tag before `tag` (the tags ascend).
+    [[nodiscard]] std::size_t lower_bound(reactors::Tag tag) const {
+      std::size_t low = 0, high = size_;
+      while (low < high) {
+        const std::size_t mid = low + (high - low) / 2;
+        if ((*this)[mid].tag < tag) {
+          low = mid + 1;
+        } else {
+          high = mid;
+        }
+      }
+      return low;
+    }
 
    private:
     std::vector<std::unique_ptr<Entry[]>> blocks_;
@@ -147,16 +181,7 @@ class ChannelDigests {
 
   const Entry* last_before(std::size_t channel, reactors::Tag cutoff) const {
     const History& h = history_[channel];
-    // The number of entries with tag < cutoff (the tags ascend).
-    std::size_t low = 0, high = h.size();
-    while (low < high) {
-      const std::size_t mid = low + (high - low) / 2;
-      if (h[mid].tag < cutoff) {
-        low = mid + 1;
-      } else {
-        high = mid;
-      }
-    }
+    const std::size_t low = h.lower_bound(cutoff);
     return low == 0 ? nullptr : &h[low - 1];
   }
 
@@ -164,6 +189,7 @@ class ChannelDigests {
   std::vector<std::uint64_t> counts_;
   std::vector<History> history_;  // per channel, in tag order
   bool recent_only_ = false;
+  const reactors::Environment* env_ = nullptr;  // a federate's: its cutoff floor
 };
 
 }  // namespace tagflow::nodes

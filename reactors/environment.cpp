@@ -76,6 +76,13 @@ void Environment::request_stop() { scheduler_.request_stop(); }
 void Environment::stop_at(Tag tag) { scheduler_.request_stop_at(tag); }
 void Environment::stop_without_grant() { scheduler_.stop_without_grant(); }
 
+void Environment::raise_cutoff_floor(Tag tag) {
+  std::int64_t seen = cutoff_floor_ns_.load(std::memory_order_relaxed);
+  while (tag.time_ns() > seen &&
+         !cutoff_floor_ns_.compare_exchange_weak(seen, tag.time_ns(), std::memory_order_relaxed)) {
+  }
+}
+
 void Environment::bind_connections() {
   for (const PendingConnection& c : connections_) {
     const std::string names = c.from->full_name() + " -> " + c.to->full_name();

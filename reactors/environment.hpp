@@ -21,6 +21,7 @@
 // its physical actions.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -132,6 +133,15 @@ class Environment {
   void stop_without_grant();
 
   [[nodiscard]] const EnvironmentConfig& config() const { return config_; }
+  /// A federation's floor under the stop cutoff (federation/PROTOCOL.md §5.1, FLOOR): every
+  /// stop proposal still to come is after `tag`. Only raises it. Any thread.
+  void raise_cutoff_floor(Tag tag);
+  /// The floor, rounded down to microstep 0 (Tag::never() until raised): reactors that keep
+  /// per-tag records for a cutoff known only at the end (nodes/channel_digest.hpp) drop the ones
+  /// no cutoff after it needs. Any thread.
+  [[nodiscard]] Tag cutoff_floor() const {
+    return Tag(cutoff_floor_ns_.load(std::memory_order_relaxed), 0);
+  }
   /// True from a successful assemble() on.
   [[nodiscard]] bool assembled() const { return phase_ != Phase::kDeclaring; }
   /// The start tag (valid from run() on).
@@ -174,6 +184,7 @@ class Environment {
   Tag initial_grant_ = Tag::never();
   FederationHooks hooks_;
   Tag start_tag_;
+  std::atomic<std::int64_t> cutoff_floor_ns_{Tag::never().time_ns()};
   Scheduler scheduler_;
 };
 

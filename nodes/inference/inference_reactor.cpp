@@ -12,7 +12,7 @@ InferenceReactor::InferenceReactor(std::string name, reactors::Environment& env,
       weights("weights", this, widths.weights),
       actions("actions", this, widths.actions),
       server_(config),
-      actions_digest_(widths.actions, env.config().cutoff_never_behind) {
+      actions_digest_(widths.actions, env) {
   if (widths.observations != widths.actions) {
     throw std::invalid_argument("inference " + this->name() + ": " +
                                 std::to_string(widths.observations) + " observation channels but " +

@@ -17,8 +17,8 @@ PolicyBankReactor::PolicyBankReactor(std::string name, reactors::Environment& en
       experience("experience", this, widths.experience_policies.size()),
       bank_(config),
       weight_policies_(widths.weight_policies),
-      actions_digest_(widths.actions, env.config().cutoff_never_behind),
-      experience_digest_(widths.experience_policies.size(), env.config().cutoff_never_behind),
+      actions_digest_(widths.actions, env),
+      experience_digest_(widths.experience_policies.size(), env),
       experience_policies_(widths.experience_policies) {
   if (widths.observations != widths.actions) {
     throw std::invalid_argument("inference " + this->name() + ": " +

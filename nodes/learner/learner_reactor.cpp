@@ -1,5 +1,6 @@
 #include "nodes/learner/learner_reactor.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include "common/fnv1a.hpp"
@@ -17,8 +18,8 @@ LearnerReactor::LearnerReactor(std::string name, reactors::Environment& env,
       server_(config),
       evaluator_(std::move(evaluator)),
       target_return_(target_return),
-      priorities_digest_(widths.priorities, env.config().cutoff_never_behind),
-      weights_digest_(widths.weights, env.config().cutoff_never_behind) {
+      priorities_digest_(widths.priorities, env),
+      weights_digest_(widths.weights, env) {
   reaction("initial_weights").triggers(startup()).effects(weights).body([this] {
     if (resumed_) return;
     send_weights(server_.weights());
@@ -65,6 +66,20 @@ LearnerReactor::LearnerReactor(std::string name, reactors::Environment& env,
 }
 
 void LearnerReactor::record_weights_hash() {
+  // Every 1,024 hashes, the ones no cutoff can need go, as in the channel digests
+  // (channel_digest.hpp): the cutoff is after the floor (a federate's, from FLOOR) or, in a
+  // program that is the whole run, at or after this tag.
+  if (weights_hashes_.size() % 1024 == 1023) {
+    const reactors::Environment& env = environment();
+    const reactors::Tag floor = env.config().cutoff_never_behind ? tag() : env.cutoff_floor();
+    const auto first_at_floor = std::partition_point(
+        weights_hashes_.begin(), weights_hashes_.end(),
+        [&floor](const std::pair<reactors::Tag, std::uint64_t>& e) { return e.first < floor; });
+    // The newest hash before the floor stays: a cutoff right after it answers with it.
+    if (first_at_floor - weights_hashes_.begin() >= 2) {
+      weights_hashes_.erase(weights_hashes_.begin(), first_at_floor - 1);
+    }
+  }
   weights_hashes_.emplace_back(tag(), fnv1a64(encode(server_.weights())));
 }
 

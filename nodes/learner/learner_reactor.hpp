@@ -80,7 +80,8 @@ class LearnerReactor : public reactors::Reactor {
   bool resumed_ = false;  // loaded from a checkpoint: the initial weights went out before  // no
                           // update after the evaluation that reached the target
   NodeMetrics* metrics_ = nullptr;
-  std::vector<std::pair<reactors::Tag, std::uint64_t>> weights_hashes_;  // in tag order
+  // In tag order; those no cutoff can need are dropped every 1,024 (record_weights_hash).
+  std::vector<std::pair<reactors::Tag, std::uint64_t>> weights_hashes_;
 };
 
 }  // namespace tagflow::nodes

@@ -17,8 +17,8 @@ MultiAgentReactor::MultiAgentReactor(std::string name, reactors::Environment& en
       observation_policies_(widths.observations),
       transition_policies_(widths.transitions),
       round_("round", this, reactors::Duration::zero(), round_period),
-      observations_digest_(widths.observations.size(), env.config().cutoff_never_behind),
-      transitions_digest_(widths.transitions.size(), env.config().cutoff_never_behind) {
+      observations_digest_(widths.observations.size(), env),
+      transitions_digest_(widths.transitions.size(), env) {
   if (widths.observations.empty() || widths.actions == 0) {
     throw std::invalid_argument("multi_agent " + this->name() +
                                 ": connect its observations to inference servers and their "

@@ -14,7 +14,7 @@ ReplayReactor::ReplayReactor(std::string name, reactors::Environment& env,
       priorities("priorities", this, widths.priorities),
       batches("batches", this, widths.batches),
       server_(config, this->name()),
-      batches_digest_(widths.batches, env.config().cutoff_never_behind) {
+      batches_digest_(widths.batches, env) {
   if (config.sample_threads > 1) {
     workers_ = std::make_unique<envs::StepWorkers>(config.sample_threads);
     server_.set_parallel_for([workers = workers_.get()](

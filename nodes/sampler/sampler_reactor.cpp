@@ -12,8 +12,8 @@ SamplerReactor::SamplerReactor(std::string name, reactors::Environment& env,
       observations("observations", this, widths.observations),
       server_(config),
       round_("round", this, reactors::Duration::zero(), round_period),
-      transitions_digest_(widths.transitions, env.config().cutoff_never_behind),
-      observations_digest_(widths.observations, env.config().cutoff_never_behind) {
+      transitions_digest_(widths.transitions, env),
+      observations_digest_(widths.observations, env) {
   if (widths.weights > 0) {
     reaction("load_weights").triggers(weights).body([this] {
       for (std::size_t c = 0; c < weights.size(); ++c) {

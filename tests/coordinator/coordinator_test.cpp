@@ -785,7 +785,7 @@ TEST(Coordinator, AFederateWaitingForStartJoinsTheCoordinatorThatReplacedTheFirs
 // PROTOCOL.md §2.5: the coordinator accepts its own version and the one before; any other is
 // refused, and the refusal names the federate and the versions the coordinator accepts. START
 // tells a version-4 federate every federate's version, and a version-3 one nothing new.
-TEST(Coordinator, AcceptsTheCurrentAndThePreviousProtocolVersionAndRefusesOthersNamingTheFederate) {
+TEST(Coordinator, AcceptsTheCurrentAndTheTwoVersionsBeforeAndRefusesOthersNamingTheFederate) {
   const FederationSpec spec = parse_federation_spec(kChain);
   for (const std::uint32_t refused : {kOldestProtocolVersion - 1, kProtocolVersion + 1}) {
     RunningCoordinator running(spec);
@@ -799,7 +799,7 @@ TEST(Coordinator, AcceptsTheCurrentAndThePreviousProtocolVersionAndRefusesOthers
     } catch (const FederationError& e) {
       const std::string text = e.what();
       EXPECT_NE(text.find("federate 'b' speaks protocol version " + std::to_string(refused) +
-                          "; this coordinator speaks version 4 and accepts versions 3 to 4"),
+                          "; this coordinator speaks version 5 and accepts versions 3 to 5"),
                 std::string::npos)
           << text;
     }
@@ -816,8 +816,84 @@ TEST(Coordinator, AcceptsTheCurrentAndThePreviousProtocolVersionAndRefusesOthers
   const ControlMessage start_b = joined_b.get();
   EXPECT_TRUE(start_a.versions.empty());
   EXPECT_EQ(start_b.versions,
-            (std::vector<std::pair<std::string, std::uint64_t>>{{"a", 3}, {"b", 4}}));
+            (std::vector<std::pair<std::string, std::uint64_t>>{{"a", 3}, {"b", 5}}));
   EXPECT_EQ(start_a.endpoints, start_b.endpoints);
+}
+
+/// kChain's `a` as a raw DEALER joining with `version` (it sends no heartbeats: a long timeout)
+/// and `b` as a FederateClient of the current version, both joined to one coordinator.
+struct RawAAndB {
+  explicit RawAAndB(std::uint32_t version)
+      : spec(with_heartbeat_timeout(parse_federation_spec(kChain), 10s)),
+        running(spec),
+        b(context, options_for(spec, "b", running.endpoint())),
+        a(raw_dealer(context, "a", running.endpoint())) {
+    auto joined_b = std::async(std::launch::async, [&] { return b.join(10s); });
+    ControlMessage join;
+    join.type = ControlType::kJoin;
+    join.version = version;
+    join.federate = "a";
+    join.downstreams = {"b"};
+    join.endpoints = {{"a", "tcp://127.0.0.1:1"}};
+    a.send(zmq::buffer(encode_control(join)), zmq::send_flags::none);
+    const std::optional<ControlMessage> start = next_message(a);
+    EXPECT_TRUE(start && start->type == ControlType::kStart);
+    joined_b.get();
+  }
+  static FederationSpec with_heartbeat_timeout(FederationSpec spec,
+                                               std::chrono::milliseconds timeout) {
+    spec.heartbeat_timeout = timeout;
+    return spec;
+  }
+  FederationSpec spec;
+  RunningCoordinator running;
+  zmq::context_t context;
+  FederateClient b;
+  zmq::socket_t a;
+};
+
+/// The FLOORs federate `a` (a raw DEALER joining with `version`) gets while `b` (a FederateClient
+/// of the current version) waits for one: LTCs (12, 0) from a and (7, 0) from b, then (30, 0)
+/// and (20, 0). Returns a's FLOOR tags; `b_floors` gets the floors b saw, in order.
+std::vector<WireTag> floors_to(std::uint32_t version, std::vector<WireTag>& b_floors) {
+  RawAAndB federates(version);
+  FederateClient& b = federates.b;
+  zmq::socket_t& a = federates.a;
+  std::vector<WireTag> a_floors;
+  const auto wait_for_b = [&](const WireTag& floor) {
+    const auto deadline = std::chrono::steady_clock::now() + 10s;  // a guard against hangs
+    while (b.cutoff_floor() != floor && std::chrono::steady_clock::now() < deadline) {
+      (void)b.poll(20ms);
+    }
+    b_floors.push_back(b.cutoff_floor());
+  };
+  const auto completed = [&](const WireTag& tag_a, const WireTag& tag_b) {
+    a.send(zmq::buffer(encode_control(make_tag_message(ControlType::kCompleted, tag_a))),
+           zmq::send_flags::none);
+    b.send_completed(tag_b);
+  };
+  completed(WireTag(12, 0), WireTag(7, 0));
+  wait_for_b(WireTag(7, 0));
+  completed(WireTag(30, 0), WireTag(20, 0));
+  wait_for_b(WireTag(20, 0));
+  // Whatever a was sent came before b's second FLOOR: the coordinator sends each to both at once.
+  a.set(zmq::sockopt::rcvtimeo, 200);
+  for (std::optional<ControlMessage> m = next_message(a); m; m = next_message(a)) {
+    if (m->type == ControlType::kFloor) a_floors.push_back(m->tag);
+  }
+  return a_floors;
+}
+
+// PROTOCOL.md §5.1: FLOOR carries the earliest LTC of the federates, goes only to federates of
+// version 5 or later, and only rises.
+TEST(Coordinator, SendsTheEarliestCompletedTagAsFloorToFederatesThatReadIt) {
+  std::vector<WireTag> b_floors;
+  EXPECT_EQ(floors_to(kProtocolVersion, b_floors),
+            (std::vector<WireTag>{WireTag(7, 0), WireTag(20, 0)}));
+  EXPECT_EQ(b_floors, (std::vector<WireTag>{WireTag(7, 0), WireTag(20, 0)}));
+  b_floors.clear();
+  EXPECT_EQ(floors_to(kFirstFloorVersion - 1, b_floors), std::vector<WireTag>{});
+  EXPECT_EQ(b_floors, (std::vector<WireTag>{WireTag(7, 0), WireTag(20, 0)}));
 }
 
 /// How many REPORT_REQUESTs federate `a` (a raw DEALER joining with `version`, whose NET says it
@@ -827,23 +903,9 @@ TEST(Coordinator, AcceptsTheCurrentAndThePreviousProtocolVersionAndRefusesOthers
 /// before a's NET, a's NET and STOP_REPLY can share a batch, and the request then follows
 /// STOP_GRANTED (seen once with other tests loading the machine).
 int report_requests_to(std::uint32_t version) {
-  FederationSpec spec = parse_federation_spec(kChain);
-  spec.heartbeat_timeout = 10s;  // `a` sends no heartbeats
-  RunningCoordinator running(spec);
-  zmq::context_t context;
-  FederateClient b(context, options_for(spec, "b", running.endpoint()));
-  auto joined_b = std::async(std::launch::async, [&] { return b.join(10s); });
-  zmq::socket_t a = raw_dealer(context, "a", running.endpoint());
-  ControlMessage join;
-  join.type = ControlType::kJoin;
-  join.version = version;
-  join.federate = "a";
-  join.downstreams = {"b"};
-  join.endpoints = {{"a", "tcp://127.0.0.1:1"}};
-  a.send(zmq::buffer(encode_control(join)), zmq::send_flags::none);
-  const std::optional<ControlMessage> start = next_message(a);
-  EXPECT_TRUE(start && start->type == ControlType::kStart);
-  joined_b.get();
+  RawAAndB federates(version);
+  FederateClient& b = federates.b;
+  zmq::socket_t& a = federates.a;
   ControlMessage net = make_tag_message(ControlType::kNextEvent, WireTag(5, 0));
   net.reporting = Reporting::kMayDefer;
   a.send(zmq::buffer(encode_control(net)), zmq::send_flags::none);

@@ -131,6 +131,20 @@ TEST(ControlMessage, EveryTypeRoundTrips) {
   }
 }
 
+TEST(ControlMessage, FloorIsItsTypeAndOneTagAsPROTOCOLSaysByteForByte) {
+  // [25, [7, 0]]: fixarray 2, fixint 25, fixarray 2, fixint 7, fixint 0 (PROTOCOL.md §1, §5.1).
+  const std::string frame = encode_control(make_tag_message(ControlType::kFloor, {7, 0}));
+  EXPECT_EQ(frame, std::string("\x92\x19\x92\x07\x00", 5));
+  const std::optional<ControlMessage> decoded = decode_control(frame.data(), frame.size());
+  ASSERT_TRUE(decoded.has_value());
+  EXPECT_EQ(decoded->type, ControlType::kFloor);
+  EXPECT_EQ(decoded->tag, WireTag(7, 0));
+  const std::string without_tag("\x91\x19", 2);
+  const ControlDecodeResult bad = decode_control_explained(without_tag.data(), without_tag.size());
+  EXPECT_FALSE(bad.message.has_value());
+  EXPECT_NE(bad.error.find("FLOOR"), std::string::npos) << bad.error;
+}
+
 TEST(ControlMessage, TracePartsAndClocksCarryTheirFields) {
   ControlMessage part;
   part.type = ControlType::kTracePart;

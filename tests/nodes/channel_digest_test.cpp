@@ -70,5 +70,38 @@ TEST(ChannelDigests, ARecentOnlyDigestSavedAndLoadedAnswersAsBefore) {
   }
 }
 
+TEST(ChannelDigests, AFederateDropsTheRecordsNoCutoffAfterTheFloorNeeds) {
+  // A federate's environment (cutoff_never_behind false): FLOOR raises its cutoff floor as the
+  // run goes on (federation/PROTOCOL.md §5.1), here 1,000 tags behind the newest one.
+  reactors::Environment env;
+  ChannelDigests whole(1), floored(1, env);
+  const int tags = 20'000;
+  for (int i = 0; i < tags; ++i) {
+    const Tag tag(10 * i, 0);
+    for (int v = 0; v < (i % 5 == 0 ? 2 : 1); ++v) {
+      whole.record(0, tag, value_at(i * 10 + v));
+      floored.record(0, tag, value_at(i * 10 + v));
+    }
+    if (i >= 1000) env.raise_cutoff_floor(Tag(10 * (i - 1000), 3));  // microstep rounds down
+  }
+  EXPECT_EQ(whole.records_kept(0), 24'000U);
+  // Dropped only when a block of 4,096 fills: at most the floor's lag plus two blocks remain.
+  EXPECT_LE(floored.records_kept(0), 1'200U + 2 * 4'096U);
+  EXPECT_EQ(floored.hash(0), whole.hash(0));
+  const Tag floor = env.cutoff_floor();
+  EXPECT_EQ(floor, Tag(10 * (tags - 1 - 1000), 0));
+  for (const Tag cutoff : {floor, floor.next_microstep(), Tag(floor.time_ns() + 5, 0),
+                           Tag(10 * (tags - 1), 0), Tag::forever()}) {
+    EXPECT_EQ(floored.hash_before(0, cutoff), whole.hash_before(0, cutoff)) << cutoff.time_ns();
+    EXPECT_EQ(floored.count_before(0, cutoff), whole.count_before(0, cutoff)) << cutoff.time_ns();
+  }
+  // A floor never raised keeps everything, as a federate of a coordinator without FLOOR does.
+  reactors::Environment without_floor;
+  ChannelDigests kept(1, without_floor);
+  for (int i = 0; i < 5'000; ++i) kept.record(0, Tag(i, 0), value_at(i));
+  EXPECT_EQ(kept.records_kept(0), 5'000U);
+  EXPECT_EQ(kept.count_before(0, Tag(1, 0)), 1U);
+}
+
 }  // namespace
 }  // namespace tagflow::nodes
