@@ -328,7 +328,6 @@ void Coordinator::send_floor() {
   constexpr auto kFloorInterval = std::chrono::milliseconds(500);
   const Clock::time_point now = Clock::now();
   if (stop_granted_ || now - floor_sent_at_ < kFloorInterval) return;
-  floor_sent_at_ = now;
   // A federate proposes a stop (or answers a request) only at a tag it has not started, so every
   // proposal still to come is after its LTC: after the earliest LTC of them all (§5.1).
   WireTag floor = transport::kForever;
@@ -338,6 +337,7 @@ void Coordinator::send_floor() {
   if (earliest_proposal_) floor = std::min(floor, *earliest_proposal_);
   if (floor == transport::kForever || floor <= floor_) return;
   floor_ = floor;
+  floor_sent_at_ = now;
   const ControlMessage message = make_tag_message(ControlType::kFloor, floor);
   for (const Member& member : members_) {
     if (!member.resigned && member.version >= kFirstFloorVersion) send(member.identity, message);

@@ -350,6 +350,8 @@ struct LoopRun {
   CoordinatorResult result;
   std::uint64_t late_a = 0;
   std::uint64_t late_b = 0;
+  reactors::Tag floor_a;  // each environment's cutoff floor at the end (FLOOR, PROTOCOL.md §5.1)
+  reactors::Tag floor_b;
 };
 
 /// `A` as federate a and an Echo as federate b, each environment on `workers` workers; b joins
@@ -374,6 +376,7 @@ LoopRun loop_across_federates(unsigned workers, monitoring::ProcessMetrics& a_me
     env.connect(echo.out, to_a.in);
     federate.run(env);
     run.late_b = env.late_events();
+    run.floor_b = env.cutoff_floor();
   });
   {
     ReactorFederate federate(spec, "a", {"tcp://127.0.0.1:*", "", &a_metrics});
@@ -387,6 +390,7 @@ LoopRun loop_across_federates(unsigned workers, monitoring::ProcessMetrics& a_me
     federate.run(env);
     run.trace = a.trace;
     run.late_a = env.late_events();
+    run.floor_a = env.cutoff_floor();
   }
   b_thread.join();
   loop.join();
@@ -468,6 +472,29 @@ TEST(ReactorFederate, WaitsTheUpstreamsNoticesEndGoUnreportedAndTheTraceIsUnchan
         << "workers " << workers;
     // Each rally's first tag waits for the coordinator, which asks b for what it held back.
     EXPECT_GT(run.result.report_requests, 0U) << "workers " << workers;
+  }
+}
+
+// PROTOCOL.md §5.1: the coordinator's FLOOR reaches the environment of every federate of version
+// 5, never one of version 4, and it is never past a tag the run processed. (The first FLOOR goes
+// out once both federates reported a completed tag; the rallies last far longer than that.)
+TEST(ReactorFederate, TheCoordinatorsFloorReachesTheEnvironmentsOfFederatesThatReadIt) {
+  const std::string expected = loop_in_one_environment<Rally>();
+  const reactors::Tag end(std::chrono::nanoseconds(loop_config().timeout->count()).count(), 0);
+  for (const std::uint32_t b_version : {kProtocolVersion, kFirstFloorVersion - 1}) {
+    monitoring::ProcessMetrics a_metrics({"a", "multi_agent"});
+    monitoring::ProcessMetrics b_metrics({"b", "inference"});
+    const LoopRun run = loop_across_federates<Rally>(1, a_metrics, b_metrics, b_version);
+    ASSERT_TRUE(run.result.ok) << run.result.error;
+    EXPECT_EQ(run.trace, expected) << "b of version " << b_version;
+    EXPECT_GT(run.floor_a, reactors::Tag::never()) << "b of version " << b_version;
+    EXPECT_LE(run.floor_a, end);
+    if (b_version >= kFirstFloorVersion) {
+      EXPECT_GT(run.floor_b, reactors::Tag::never());
+      EXPECT_LE(run.floor_b, end);
+    } else {
+      EXPECT_EQ(run.floor_b, reactors::Tag::never());
+    }
   }
 }
 
