@@ -33,7 +33,10 @@ Json replica_json(const ReplicaResult& r) {
   j["kind"] = r.kind;
   j["unit"] = r.unit;
   j["count"] = r.count;
-  j["episode_returns"] = r.episode_returns;
+  const std::size_t listed = std::min(r.episode_returns.size(), kResultEpisodeReturns);
+  j["episode_returns"] = std::vector<double>(
+      r.episode_returns.end() - static_cast<std::ptrdiff_t>(listed), r.episode_returns.end());
+  j["episodes"] = r.episodes.value_or(static_cast<std::int64_t>(r.episode_returns.size()));
   j["evaluations"] = r.evaluations;
   j["target_reached"] = r.target_reached;
   j["updates"] = r.updates;
@@ -76,6 +79,8 @@ ReplicaResult replica_from_json(const Json& j, const std::string& where) {
   r.unit = get<std::string>(j, "unit", here);
   r.count = get<std::int64_t>(j, "count", here);
   r.episode_returns = get<std::vector<double>>(j, "episode_returns", here);
+  r.episodes = j.contains("episodes") ? get<std::int64_t>(j, "episodes", here)
+                                      : static_cast<std::int64_t>(r.episode_returns.size());
   r.evaluations = get<std::vector<double>>(j, "evaluations", here);
   r.target_reached = get<bool>(j, "target_reached", here);
   r.updates = get<std::int64_t>(j, "updates", here);

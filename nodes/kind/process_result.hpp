@@ -7,7 +7,7 @@
 //    "stop_reason": "target_return" | "env_steps" | "seconds" | "",
 //    "cutoff": {"time_ns": 123000000, "microstep": 3} | null,
 //    "numerics": numerics_json() (absent in results of older versions),
-//    "replicas": [{"name", "kind", "unit", "count", "episode_returns", "evaluations",
+//    "replicas": [{"name", "kind", "unit", "count", "episode_returns", "episodes", "evaluations",
 //                  "target_reached", "updates", "weights_version",
 //                  "final_weights_hash": "16 hex" | null, "mean_return": null | 482.3,
 //                  "channels": [{"port", "channel", "count", "hash": "16 hex"}],
@@ -15,6 +15,10 @@
 //                  "collisions_per_episode", "random_return", "random_collisions_per_episode",
 //                  "episodes", "success_rate", "random_success_rate"}, "joint_step_seconds":
 //                  {"p50", "p99"}, "policy", "policy_file"}]}
+// "episode_returns" lists the last kResultEpisodeReturns finished episodes' returns and
+// "episodes" counts them all (absent in results of older versions, which listed every return):
+// a long run's result stays far below the 64 KiB control frame a launcher on another host sends
+// it in (federation/PROTOCOL.md §8).
 // Channel hashes and counts cover the values sent at tags < cutoff (all of them without one);
 // `channels` lists the replica's output channels. Plain values; from_json() throws
 // std::invalid_argument naming the missing or mistyped field.
@@ -50,13 +54,20 @@ struct MultiAgentFigures {
   double random_success_rate = 0.0;
 };
 
+/// The finished episodes whose returns a replica's JSON lists (the most recent ones): 100
+/// returns take at most about 2.5 KB.
+inline constexpr std::size_t kResultEpisodeReturns = 100;
+
 struct ReplicaResult {
   std::string name;  // replica name, e.g. sampler-0
   std::string kind;  // its kind's name (nodes/kind/node_kind.hpp)
   std::string unit;  // its kind's count_unit: env_steps, inserts, updates, rows, ...
   std::int64_t count = 0;
   std::vector<double> episode_returns;  // samplers: finished episodes in completion order
-  std::vector<double> evaluations;      // learner: mean return of each evaluation
+  /// Read from JSON: every finished episode, of which episode_returns holds the last ones.
+  /// Unset in a result made in this process, whose episode_returns holds them all.
+  std::optional<std::int64_t> episodes;
+  std::vector<double> evaluations;  // learner: mean return of each evaluation
   bool target_reached = false;
   std::int64_t updates = 0;
   std::uint64_t weights_version = 0;

@@ -53,6 +53,38 @@ TEST(ProcessResult, JsonRoundTripKeepsEveryField) {
             std::string::npos);
 }
 
+// A long run's result still fits the 64 KiB control frame a launcher on another host sends it in
+// (federation/PROTOCOL.md §1, §8): the JSON lists the last kResultEpisodeReturns returns of each
+// replica and counts them all; a result of an older version, which listed every return, reads as
+// before.
+TEST(ProcessResult, ALongRunsResultListsItsLastEpisodesAndCountsThemAll) {
+  ProcessResult many{"samplers", "reactor", 3600.0, "", reactors::Tag(5000000, 1), {}, {}};
+  for (int i = 0; i < 8; ++i) {
+    ReplicaResult r = replica("sampler-" + std::to_string(i), "sampler", 4'000'000, {});
+    for (int e = 0; e < 50'000; ++e) r.episode_returns.push_back(-102.68999752402306 - e);
+    many.replicas.push_back(std::move(r));
+  }
+  const std::string json = many.to_json();
+  EXPECT_LT(json.size(), 48U * 1024U);
+  const ProcessResult back = ProcessResult::from_json(json);
+  ASSERT_EQ(back.replicas.size(), 8U);
+  for (const ReplicaResult& r : back.replicas) {
+    EXPECT_EQ(r.episodes, 50'000);
+    ASSERT_EQ(r.episode_returns.size(), nodes::kResultEpisodeReturns);
+    EXPECT_EQ(r.episode_returns.front(), many.replicas[0].episode_returns[50'000 - 100]);
+    EXPECT_EQ(r.episode_returns.back(), many.replicas[0].episode_returns.back());
+  }
+  // Read back and written again, it says the same.
+  EXPECT_EQ(ProcessResult::from_json(json).to_json(), json);
+  std::string older = results(0x3333)[0].to_json();
+  const std::size_t at = older.find("\"episodes\": 2,");
+  ASSERT_NE(at, std::string::npos) << older;
+  older.erase(at, std::string("\"episodes\": 2,").size());
+  const ProcessResult old = ProcessResult::from_json(older);
+  EXPECT_EQ(old.replicas[0].episodes, 2);
+  EXPECT_EQ(old.replicas[0].episode_returns, (std::vector<double>{10.0, 12.5}));
+}
+
 TEST(ProcessResult, NumericsRoundTripAndMergeIntoTheSummary) {
   std::vector<ProcessResult> processes = results(0x3333);
   processes[0].numerics = numerics::Report{"portable", true, "CPU A", "plain", "", "", ""};
