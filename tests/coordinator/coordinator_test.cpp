@@ -853,8 +853,9 @@ struct RawAAndB {
 };
 
 /// The FLOORs federate `a` (a raw DEALER joining with `version`) gets while `b` (a FederateClient
-/// of the current version) waits for one: LTCs (12, 0) from a and (7, 0) from b, then (30, 0)
-/// and (20, 0). Returns a's FLOOR tags; `b_floors` gets the floors b saw, in order.
+/// of the current version) waits for one: LTCs (25, 0) from a and (7, 0) from b, then (30, 0)
+/// and (20, 0) (in whichever order the coordinator reads the second pair, the earliest LTC is 7
+/// or 20). Returns a's FLOOR tags; `b_floors` gets the floors b saw, in order.
 std::vector<WireTag> floors_to(std::uint32_t version, std::vector<WireTag>& b_floors) {
   RawAAndB federates(version);
   FederateClient& b = federates.b;
@@ -872,7 +873,7 @@ std::vector<WireTag> floors_to(std::uint32_t version, std::vector<WireTag>& b_fl
            zmq::send_flags::none);
     b.send_completed(tag_b);
   };
-  completed(WireTag(12, 0), WireTag(7, 0));
+  completed(WireTag(25, 0), WireTag(7, 0));
   wait_for_b(WireTag(7, 0));
   completed(WireTag(30, 0), WireTag(20, 0));
   wait_for_b(WireTag(20, 0));
