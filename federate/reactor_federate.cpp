@@ -474,9 +474,9 @@ void ReactorFederate::network_round(reactors::Environment& env, Readable readabl
     client_->poll(std::chrono::milliseconds(0));  // reads until nothing waits
     control_read_out_ = true;
     control_sends_read_out_ = sends;
-    // FLOOR (§5.1): the channels' digest records no cutoff can need go.
-    if (client_->cutoff_floor() != transport::kNever)
-      env.raise_cutoff_floor(client_->cutoff_floor());
+    // FLOOR (§5.1; kNever until one came, which raises nothing): the channels' digest records
+    // no cutoff can need go.
+    env.raise_cutoff_floor(client_->cutoff_floor());
   } else {
     client_->check_coordinator();
   }
