@@ -119,7 +119,9 @@ struct RunSummary {
   /// with `wall_seconds`: the launcher's whole time, every attempt included).
   std::vector<RestartRecord> restarts;
   double wall_seconds = 0.0;
-  /// Episode returns of all samplers in (sampler, completion) order; not part of the JSON.
+  /// Episode returns of every env replica in (replica, completion) order, as its result holds
+  /// them (nodes/kind/process_result.hpp: in one process the first and latest 1,000, from a
+  /// process's result the last 100); not part of the JSON.
   std::vector<std::vector<double>> episode_returns;
 
   [[nodiscard]] std::string digest_hex() const;

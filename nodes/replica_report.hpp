@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "nodes/episode_returns.hpp"
 #include "nodes/messages.hpp"
 
 namespace tagflow::nodes {
@@ -34,7 +35,7 @@ struct ReplicaReport {
 
   // Results.
   std::mutex mutex;
-  std::vector<double> episode_returns;                 // sampler: in completion order
+  EpisodeReturns episode_returns;                      // sampler, multi_agent (bounded)
   std::vector<double> evaluations;                     // learner
   bool target_reached = false;                         // learner
   std::string stop_reason;                             // why this replica stopped

@@ -63,9 +63,11 @@ struct ReplicaResult {
   std::string kind;  // its kind's name (nodes/kind/node_kind.hpp)
   std::string unit;  // its kind's count_unit: env_steps, inserts, updates, rows, ...
   std::int64_t count = 0;
-  std::vector<double> episode_returns;  // samplers: finished episodes in completion order
-  /// Read from JSON: every finished episode, of which episode_returns holds the last ones.
-  /// Unset in a result made in this process, whose episode_returns holds them all.
+  /// Env replicas: finished episodes' returns in completion order. Made in this process: the
+  /// ones nodes::EpisodeReturns keeps (every one up to 2,000, else the first and the latest
+  /// 1,000); read from JSON: the last kResultEpisodeReturns.
+  std::vector<double> episode_returns;
+  /// Every finished episode (unset: as many as episode_returns holds).
   std::optional<std::int64_t> episodes;
   std::vector<double> evaluations;  // learner: mean return of each evaluation
   bool target_reached = false;

@@ -136,8 +136,7 @@ class MultiAgentActorImpl : public nodes::NodeActorBase<nodes::MultiAgentActor> 
       report.episodes.fetch_add(static_cast<std::int64_t>(finished.returns.size()),
                                 std::memory_order_relaxed);
       std::lock_guard<std::mutex> lock(report.mutex);
-      report.episode_returns.insert(report.episode_returns.end(), finished.returns.begin(),
-                                    finished.returns.end());
+      report.episode_returns.add(finished.returns);
     }
     if (options_.step_limit >= 0 && server_.joint_steps() >= options_.step_limit) server_.finish();
     if (server_.finished()) stop_run("env_steps");

@@ -101,7 +101,7 @@ void MultiAgentReactor::publish_stats() {
   }
   if (!finished.returns.empty()) {
     last_return.store(finished.returns.back(), std::memory_order_relaxed);
-    returns_.insert(returns_.end(), finished.returns.begin(), finished.returns.end());
+    returns_.add(finished.returns);
   }
 }
 

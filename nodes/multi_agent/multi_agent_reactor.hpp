@@ -30,6 +30,7 @@
 
 #include "nodes/channel_digest.hpp"
 #include "nodes/encoded_value.hpp"
+#include "nodes/episode_returns.hpp"
 #include "nodes/messages.hpp"
 #include "nodes/multi_agent/multi_agent_server.hpp"
 #include "nodes/node_metrics.hpp"
@@ -63,8 +64,8 @@ class MultiAgentReactor : public reactors::Reactor {
   void set_metrics(NodeMetrics* metrics) { metrics_ = metrics; }
   [[nodiscard]] const ChannelDigests& observations_digest() const { return observations_digest_; }
   [[nodiscard]] const ChannelDigests& transitions_digest() const { return transitions_digest_; }
-  /// Every finished training episode's team return, in completion order (read after the run).
-  [[nodiscard]] const std::vector<double>& finished_returns() const { return returns_; }
+  /// The finished training episodes' team returns, bounded (read after the run).
+  [[nodiscard]] const EpisodeReturns& finished_returns() const { return returns_; }
   std::atomic<std::int64_t> env_steps{0};
   std::atomic<double> last_return{0.0};
   std::atomic<std::int64_t> dropped_answers{0};
@@ -82,7 +83,7 @@ class MultiAgentReactor : public reactors::Reactor {
   std::vector<std::vector<int>> observation_policies_, transition_policies_;
   reactors::Timer round_;
   ChannelDigests observations_digest_, transitions_digest_;
-  std::vector<double> returns_;
+  EpisodeReturns returns_;
   bool waiting_ = false;
   std::int64_t step_limit_ = -1;
   bool step_limit_reached_ = false;

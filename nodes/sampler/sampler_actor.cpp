@@ -131,7 +131,7 @@ class SamplerActorImpl : public nodes::NodeActorBase<nodes::SamplerActor> {
       report.episodes.fetch_add(static_cast<std::int64_t>(returns.size()),
                                 std::memory_order_relaxed);
       std::lock_guard<std::mutex> lock(report.mutex);
-      report.episode_returns.insert(report.episode_returns.end(), returns.begin(), returns.end());
+      report.episode_returns.add(returns);
     }
     if (options_.step_limit >= 0 && server_.env_steps() >= options_.step_limit) {
       stop_run("env_steps");

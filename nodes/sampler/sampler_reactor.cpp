@@ -73,7 +73,7 @@ void SamplerReactor::publish_stats() {
     metrics_->add_episodes(returns);
   }
   if (!returns.empty()) {
-    returns_.insert(returns_.end(), returns.begin(), returns.end());
+    returns_.add(returns);
     last_return.store(returns.back(), std::memory_order_relaxed);
     episodes.fetch_add(static_cast<std::int64_t>(returns.size()), std::memory_order_relaxed);
   }
@@ -83,7 +83,7 @@ void SamplerReactor::save(StateWriter& out) const {
   server_.save(out);
   transitions_digest_.save(out);
   observations_digest_.save(out);
-  out.f64_vector(returns_);
+  returns_.save(out);
   out.boolean(waiting_);
   out.boolean(step_limit_reached_);
 }
@@ -92,13 +92,13 @@ void SamplerReactor::load(StateReader& in) {
   server_.load(in);
   transitions_digest_.load(in);
   observations_digest_.load(in);
-  returns_ = in.f64_vector();
+  returns_.load(in);
   waiting_ = in.boolean();
   step_limit_reached_ = in.boolean();
   steps_reported_ = server_.env_steps();  // this process's metrics count from the resume on
   env_steps.store(server_.env_steps(), std::memory_order_relaxed);
-  episodes.store(static_cast<std::int64_t>(returns_.size()), std::memory_order_relaxed);
-  if (!returns_.empty()) last_return.store(returns_.back(), std::memory_order_relaxed);
+  episodes.store(returns_.count(), std::memory_order_relaxed);
+  if (!returns_.empty()) last_return.store(returns_.last(), std::memory_order_relaxed);
 }
 
 }  // namespace tagflow::nodes

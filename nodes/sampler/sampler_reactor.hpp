@@ -23,6 +23,7 @@
 
 #include "nodes/channel_digest.hpp"
 #include "nodes/encoded_value.hpp"
+#include "nodes/episode_returns.hpp"
 #include "nodes/messages.hpp"
 #include "nodes/node_metrics.hpp"
 #include "nodes/sampler/sampler_server.hpp"
@@ -57,8 +58,8 @@ class SamplerReactor : public reactors::Reactor {
   std::atomic<std::int64_t> env_steps{0};
   std::atomic<std::int64_t> episodes{0};
   std::atomic<double> last_return{0.0};
-  /// Every finished episode's return in completion order (read after the run).
-  [[nodiscard]] const std::vector<double>& finished_returns() const { return returns_; }
+  /// The finished episodes' returns, bounded (read after the run).
+  [[nodiscard]] const EpisodeReturns& finished_returns() const { return returns_; }
   /// Checkpoints, between tags only: the server, the digests, the returns and the round's state.
   void save(StateWriter& out) const;
   void load(StateReader& in);
@@ -71,7 +72,7 @@ class SamplerReactor : public reactors::Reactor {
   reactors::Timer round_;
   ChannelDigests transitions_digest_;
   ChannelDigests observations_digest_;
-  std::vector<double> returns_;
+  EpisodeReturns returns_;
   bool waiting_ = false;
   std::int64_t step_limit_ = -1;
   bool step_limit_reached_ = false;
