@@ -41,8 +41,8 @@ class EpisodeReturns {
 
  private:
   std::int64_t count_ = 0;
-  std::vector<double> first_;   // the first kFirst
-  std::deque<double> latest_;   // the latest kLatest after those
+  std::vector<double> first_;  // the first kFirst
+  std::deque<double> latest_;  // the latest kLatest after those
 };
 
 }  // namespace tagflow::nodes

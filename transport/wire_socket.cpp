@@ -97,7 +97,8 @@ ReceiveResult receive_wire_message(zmq::socket_t& router, const MessageValidator
   result.message.peer = identity.to_string();
   const ValidationPolicy& policy = validator.policy();
 
-  if (router.get(zmq::sockopt::rcvmore) == 0) {
+  // Each frame says whether another follows (zmq_msg_more): no socket option to ask.
+  if (!identity.more()) {
     result.error = DropReason::kNoFrames;
     drops.record(result.message.peer, result.error);
     return result;
@@ -121,7 +122,8 @@ ReceiveResult receive_wire_message(zmq::socket_t& router, const MessageValidator
     return result;
   }
   std::vector<std::size_t> sizes;
-  while (router.get(zmq::sockopt::rcvmore) != 0) {
+  bool more = header_frame.more();
+  while (more) {
     if (result.message.payloads.size() >= policy.header_limits.max_payload_frames) {
       drain(router, result.wire_bytes);
       result.error = DropReason::kTooManyFrames;
@@ -131,6 +133,7 @@ ReceiveResult receive_wire_message(zmq::socket_t& router, const MessageValidator
     }
     zmq::message_t frame;
     (void)router.recv(frame, zmq::recv_flags::none);
+    more = frame.more();
     result.wire_bytes += zmtp_frame_bytes(frame.size());
     sizes.push_back(frame.size());
     result.message.payloads.push_back(std::move(frame));
