@@ -184,7 +184,6 @@ DecodedHeader reference_decode(const void* data, std::size_t size, const HeaderL
   return result;
 }
 
-
 /// How often each verdict came: the frames must reach every one, or the comparison says little.
 std::map<DropReason, int> verdicts;
 
@@ -206,12 +205,27 @@ void expect_same(const std::string& frame, const HeaderLimits& limits = {}) {
 
 /// Headers over every encoding boundary of their numbers and strings.
 std::vector<WireHeader> boundary_headers() {
-  const std::vector<std::int64_t> times = {0,       1,          127,        128,
-                                           255,     256,        65535,      65536,
-                                           -1,      -32,        -33,        -128,
-                                           -129,    -32768,     -32769,     -2147483648LL,
-                                           -2147483649LL, 4294967295LL, 4294967296LL,
-                                           kForever.time_ns(), kNever.time_ns()};
+  const std::vector<std::int64_t> times = {0,
+                                           1,
+                                           127,
+                                           128,
+                                           255,
+                                           256,
+                                           65535,
+                                           65536,
+                                           -1,
+                                           -32,
+                                           -33,
+                                           -128,
+                                           -129,
+                                           -32768,
+                                           -32769,
+                                           -2147483648LL,
+                                           -2147483649LL,
+                                           4294967295LL,
+                                           4294967296LL,
+                                           kForever.time_ns(),
+                                           kNever.time_ns()};
   const std::vector<std::uint32_t> small = {0, 1, 127, 128, 255, 256, 65535, 65536, 0xFFFFFFFFU};
   std::vector<WireHeader> out;
   for (const std::int64_t t : times) {
@@ -252,14 +266,14 @@ TEST(WireHeaderReference, ReadsValidHeadersAsBefore) {
 TEST(WireHeaderReference, ChecksEveryByteBehindAFieldsError) {
   const std::string bad_version = std::string("\x82\xa1v\x09\xa1x", 6);
   const std::vector<std::pair<std::string, DropReason>> cases = {
-      {std::string("\xc4\x00", 2), DropReason::kBadVersion},        // bin, empty
-      {std::string("\xc4\x01z", 3), DropReason::kMalformedHeader},  // bin with a byte
-      {std::string("\xc7\x00\x01", 3), DropReason::kMalformedHeader},  // ext, empty
-      {std::string("\xd4\x01z", 3), DropReason::kMalformedHeader},  // fixext 1
-      {std::string("\xc1", 1), DropReason::kMalformedHeader},        // never used
-      {std::string("\x91\x91\x01", 3), DropReason::kBadVersion},    // map > array > array
+      {std::string("\xc4\x00", 2), DropReason::kBadVersion},               // bin, empty
+      {std::string("\xc4\x01z", 3), DropReason::kMalformedHeader},         // bin with a byte
+      {std::string("\xc7\x00\x01", 3), DropReason::kMalformedHeader},      // ext, empty
+      {std::string("\xd4\x01z", 3), DropReason::kMalformedHeader},         // fixext 1
+      {std::string("\xc1", 1), DropReason::kMalformedHeader},              // never used
+      {std::string("\x91\x91\x01", 3), DropReason::kBadVersion},           // map > array > array
       {std::string("\x91\x91\x91\x01", 4), DropReason::kMalformedHeader},  // one deeper
-      {std::string("\x91\x80", 2), DropReason::kBadVersion},         // an empty map, 3 deep
+      {std::string("\x91\x80", 2), DropReason::kBadVersion},               // an empty map, 3 deep
       {std::string("\x91\x91\x80", 3), DropReason::kMalformedHeader},
       {"\xbf" + std::string(31, 's'), DropReason::kBadVersion},
       {"\xd9\x41" + std::string(65, 's'), DropReason::kMalformedHeader},  // over 64 bytes
@@ -308,17 +322,39 @@ class RandomFrames {
           break;
         }
         [[fallthrough]];
-      case 1: out.push_back(static_cast<char>(0xd9)); big_endian(out, s.size(), 1); break;
-      case 2: out.push_back(static_cast<char>(0xda)); big_endian(out, s.size(), 2); break;
-      default: out.push_back(static_cast<char>(0xdb)); big_endian(out, s.size(), 4); break;
+      case 1:
+        out.push_back(static_cast<char>(0xd9));
+        big_endian(out, s.size(), 1);
+        break;
+      case 2:
+        out.push_back(static_cast<char>(0xda));
+        big_endian(out, s.size(), 2);
+        break;
+      default:
+        out.push_back(static_cast<char>(0xdb));
+        big_endian(out, s.size(), 4);
+        break;
     }
     out += s;
   }
   void integer(std::string& out) {
-    const std::uint64_t magnitudes[] = {0, 1, 2, 3, 31, 32, 127, 128, 255, 256, 65535, 65536,
-                                        0xFFFFFFFFULL, 0x100000000ULL,
+    const std::uint64_t magnitudes[] = {0,
+                                        1,
+                                        2,
+                                        3,
+                                        31,
+                                        32,
+                                        127,
+                                        128,
+                                        255,
+                                        256,
+                                        65535,
+                                        65536,
+                                        0xFFFFFFFFULL,
+                                        0x100000000ULL,
                                         static_cast<std::uint64_t>(kForever.time_ns()),
-                                        static_cast<std::uint64_t>(kForever.time_ns()) + 1, ~0ULL};
+                                        static_cast<std::uint64_t>(kForever.time_ns()) + 1,
+                                        ~0ULL};
     const std::uint64_t v = magnitudes[pick(17)] - (pick(4) == 0 ? 1 : 0);
     const std::uint32_t type = pick(10);
     if (type == 0 && v < 0x80) {
@@ -363,7 +399,8 @@ class RandomFrames {
   void near_valid(std::string& out) {
     std::vector<int> fields = {0, 1, 2, 3, 4, 5};
     if (pick(2) == 0) fields.push_back(6);
-    if (pick(8) == 0) fields.erase(fields.begin() + pick(static_cast<std::uint32_t>(fields.size())));
+    if (pick(8) == 0)
+      fields.erase(fields.begin() + pick(static_cast<std::uint32_t>(fields.size())));
     if (pick(8) == 0) fields.push_back(static_cast<int>(pick(7)));
     std::shuffle(fields.begin(), fields.end(), rng_);
     // Now and then a last field of any type, behind what may already be a field's error: its
@@ -384,8 +421,11 @@ class RandomFrames {
         continue;
       }
       switch (f) {
-        case 0: unsigned_value(out, pick(4) == 0 ? pick(6) : 2 + pick(2)); break;
-        case 1: case 6:
+        case 0:
+          unsigned_value(out, pick(4) == 0 ? pick(6) : 2 + pick(2));
+          break;
+        case 1:
+        case 6:
           out.push_back(static_cast<char>(0x92));
           if (pick(4) == 0) {
             integer(out);
@@ -394,9 +434,15 @@ class RandomFrames {
           }
           unsigned_value(out, pick(4) == 0 ? rng_() : pick(3));
           break;
-        case 2: str(out, std::string(pick(8) == 0 ? 0 : 1 + pick(70), 'w')); break;
-        case 3: unsigned_value(out, rng_() % 70000); break;
-        case 4: unsigned_value(out, pick(5)); break;
+        case 2:
+          str(out, std::string(pick(8) == 0 ? 0 : 1 + pick(70), 'w'));
+          break;
+        case 3:
+          unsigned_value(out, rng_() % 70000);
+          break;
+        case 4:
+          unsigned_value(out, pick(5));
+          break;
         default: {
           const std::uint32_t n = pick(4) == 0 ? 15 + pick(5) : pick(4);
           out.push_back(static_cast<char>(0xdc));
@@ -432,7 +478,9 @@ class RandomFrames {
   /// A value a header field might take, or anything.
   void value(std::string& out, int depth) {
     switch (pick(6)) {
-      case 0: integer(out); break;
+      case 0:
+        integer(out);
+        break;
       case 1:
         array(out, depth, 2);
         break;
@@ -442,21 +490,35 @@ class RandomFrames {
         integer(out);
         break;
       }
-      default: object(out, depth); break;
+      default:
+        object(out, depth);
+        break;
     }
   }
   void object(std::string& out, int depth) {
     const std::uint32_t what = depth > 4 ? pick(9) : pick(12);
     switch (what) {
-      case 0: case 1: case 2: integer(out); break;
-      case 3: out.push_back(static_cast<char>(0xc0 + 2 * pick(2) + (pick(2) == 0 ? 0 : 1))); break;
+      case 0:
+      case 1:
+      case 2:
+        integer(out);
+        break;
+      case 3:
+        out.push_back(static_cast<char>(0xc0 + 2 * pick(2) + (pick(2) == 0 ? 0 : 1)));
+        break;
       case 4: {
         const std::size_t n = pick(3) == 0 ? 60 + pick(10) : pick(12);
         str(out, std::string(n, static_cast<char>('a' + pick(26))));
         break;
       }
-      case 5: out.push_back(static_cast<char>(0xca)); big_endian(out, rng_(), 4); break;
-      case 6: out.push_back(static_cast<char>(0xcb)); big_endian(out, rng_(), 8); break;
+      case 5:
+        out.push_back(static_cast<char>(0xca));
+        big_endian(out, rng_(), 4);
+        break;
+      case 6:
+        out.push_back(static_cast<char>(0xcb));
+        big_endian(out, rng_(), 8);
+        break;
       case 7: {  // bin, mostly empty
         out.push_back(static_cast<char>(0xc4 + pick(3)));
         const std::uint32_t n = pick(3) == 0 ? 1 : 0;
@@ -473,8 +535,12 @@ class RandomFrames {
         if (t >= 0xd4 && t <= 0xd8) out.append(std::size_t{1} << (t - 0xd4), 'e');
         break;
       }
-      case 9: array(out, depth, pick(3) == 0 ? 15 + pick(6) : pick(4)); break;
-      default: map(out, depth, pick(9)); break;
+      case 9:
+        array(out, depth, pick(3) == 0 ? 15 + pick(6) : pick(4));
+        break;
+      default:
+        map(out, depth, pick(9));
+        break;
     }
   }
   std::mt19937 rng_;
@@ -509,11 +575,21 @@ TEST(WireHeaderReference, ReadsMutatedHeadersAsBefore) {
     for (int e = 0; e < edits && !frame.empty(); ++e) {
       const std::size_t at = rng() % frame.size();
       switch (rng() % 5) {
-        case 0: frame[at] = static_cast<char>(rng()); break;
-        case 1: frame[at] = static_cast<char>(frame[at] ^ (1 << (rng() % 8))); break;
-        case 2: frame.resize(at); break;
-        case 3: frame.insert(at, 1, static_cast<char>(rng())); break;
-        default: frame.erase(at, 1); break;
+        case 0:
+          frame[at] = static_cast<char>(rng());
+          break;
+        case 1:
+          frame[at] = static_cast<char>(frame[at] ^ (1 << (rng() % 8)));
+          break;
+        case 2:
+          frame.resize(at);
+          break;
+        case 3:
+          frame.insert(at, 1, static_cast<char>(rng()));
+          break;
+        default:
+          frame.erase(at, 1);
+          break;
       }
     }
     expect_same(frame);
