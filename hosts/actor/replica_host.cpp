@@ -103,8 +103,7 @@ std::vector<ReplicaResult> ReplicaHost::results(const cluster::LinkPlan& links) 
     r.count = h.report->count.load();
     r.weights_version = h.report->weights_version.load();
     std::lock_guard<std::mutex> lock(h.report->mutex);
-    r.episode_returns = h.report->episode_returns.kept();
-    r.episodes = h.report->episode_returns.count();
+    set_episode_returns(r, h.report->episode_returns);
     r.evaluations = h.report->evaluations;
     r.target_reached = h.report->target_reached;
     r.unanswered_at_loss = h.report->unanswered_at_loss;

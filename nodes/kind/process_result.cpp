@@ -160,6 +160,11 @@ void set_joint_step_latency(ReplicaResult& result, std::vector<float> intervals)
   result.joint_step_p99 = quantile(0.99);
 }
 
+void set_episode_returns(ReplicaResult& result, const EpisodeReturns& returns) {
+  result.episode_returns = returns.kept();
+  result.episodes = returns.count();
+}
+
 std::string hex64(std::uint64_t value) {
   char text[17];
   std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(value));

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "common/numerics.hpp"
+#include "nodes/episode_returns.hpp"
 #include "reactors/tag.hpp"
 
 namespace tagflow::nodes {
@@ -116,6 +117,9 @@ struct ProcessResult {
 /// A multi-agent replica's joint_step_p50/p99 from the wall seconds between its joint steps
 /// (both modes measure them; nothing when there are none).
 void set_joint_step_latency(ReplicaResult& result, std::vector<float> intervals);
+
+/// An env replica's episode_returns (those `returns` keeps) and episodes (all it counted).
+void set_episode_returns(ReplicaResult& result, const EpisodeReturns& returns);
 
 /// A numerics report as the JSON object of results and summaries: {"mode", "portable", "cpu",
 /// "libm", "blas", "blas_core", "aten_capability", "kernels"} (kernels: numerics::describe()).

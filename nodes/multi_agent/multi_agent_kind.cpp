@@ -75,8 +75,7 @@ class MultiAgentBinding : public ReplicaBinding {
     const MultiAgentServer& server = reactor_->server();
     ReplicaResult r = result_of(reactor_->name(), kind());
     r.count = server.joint_steps();
-    r.episode_returns = reactor_->finished_returns().kept();
-    r.episodes = reactor_->finished_returns().count();
+    set_episode_returns(r, reactor_->finished_returns());
     r.evaluations = server.evaluations();
     std::optional<MultiAgentFigures> figures;
     if (!server.evaluations().empty()) {

@@ -50,8 +50,7 @@ class SamplerBinding : public ReplicaBinding {
   ReplicaResult result(std::optional<reactors::Tag> cutoff) override {
     ReplicaResult r = result_of(reactor_->name(), kind());
     r.count = reactor_->env_steps.load();
-    r.episode_returns = reactor_->finished_returns().kept();
-    r.episodes = reactor_->finished_returns().count();
+    set_episode_returns(r, reactor_->finished_returns());
     append_channels(r.channels, "transitions", reactor_->transitions_digest(), cutoff);
     append_channels(r.channels, "observations", reactor_->observations_digest(), cutoff);
     return r;
