@@ -97,11 +97,17 @@ void FederateDataPlane::allow_input(const std::string& from, std::uint32_t port)
 }
 
 void FederateDataPlane::connect(const ControlMessage& start, std::uint32_t protocol_version) {
-  if (protocol_version < kFirstDoneVersion) {
-    validator_.set_newest_version(transport::kOldestWireVersion);
-  } else {
+  // The newest data header a federate of protocol version `v` reads (PROTOCOL.md §2.5).
+  const auto newest_header = [](std::uint32_t v) {
+    if (v >= kFirstInlineVersion) return transport::kFirstInlineHeaderVersion;
+    return v >= kFirstDoneVersion ? transport::kFirstDoneHeaderVersion
+                                  : transport::kOldestWireVersion;
+  };
+  validator_.set_newest_version(newest_header(protocol_version));
+  if (protocol_version >= kFirstDoneVersion) {
+    // What this federate sends is never newer than what it reads itself.
     for (const auto& [id, version] : start.versions) {
-      if (version >= kFirstDoneVersion) read_done_.insert(id);
+      reads_header_[id] = std::min(newest_header(version), newest_header(protocol_version));
     }
   }
   for (const std::string& down : spec_.find(id_)->downstreams) {
@@ -167,8 +173,8 @@ bool FederateDataPlane::receive(
     if (header.done) note_completed(header.from, *header.done);
     // Values and ABSENTs alike count towards the grants' message counts.
     received_[header.from].push_back(header.tag);
-    std::size_t bytes = 0;
-    for (const zmq::message_t& frame : result.message.payloads) bytes += frame.size();
+    std::size_t bytes = 0;  // as received: the header's sizes, checked against the frames
+    for (const std::uint64_t size : header.sizes) bytes += static_cast<std::size_t>(size);
     if (header.kind == transport::MessageKind::kPortValue) {
       if (const auto counters = received_metrics_.find(header.from);
           counters != received_metrics_.end()) {
@@ -268,7 +274,7 @@ bool FederateDataPlane::send_value(const std::string& to, std::uint32_t port,
   }
   trace::Span span(trace::Kind::kSend, arrival);
   if (span.on()) trace_message(span.event(), to, port, payload.size);
-  transport::WireHeader header = header_to(to);
+  transport::WireHeader header = header_to(to, payload.size);
   header.tag = arrival;
   header.port = port;
   // A downstream that reads only header 2 gets the notice as a message of its own, after it.
@@ -305,10 +311,16 @@ bool FederateDataPlane::send_header_only(const std::string& to, std::uint32_t po
   return true;
 }
 
-transport::WireHeader FederateDataPlane::header_to(const std::string& to) const {
+transport::WireHeader FederateDataPlane::header_to(const std::string& to,
+                                                   std::size_t payload_bytes) const {
   transport::WireHeader header;
-  header.version =
-      read_done_.count(to) != 0 ? transport::kWireVersion : transport::kOldestWireVersion;
+  const auto reads = reads_header_.find(to);
+  header.version = reads == reads_header_.end() ? transport::kOldestWireVersion : reads->second;
+  // Payloads over the inline cap go as frames of their own, without a copy.
+  if (header.version >= transport::kFirstInlineHeaderVersion &&
+      payload_bytes > validator_.policy().header_limits.max_inline_bytes) {
+    header.version = transport::kFirstDoneHeaderVersion;
+  }
   header.from = id_;
   return header;
 }

@@ -106,9 +106,11 @@ class FederateDataPlane {
   void allow_input(const std::string& from, std::uint32_t port);
   /// Connects one DEALER per downstream to the data endpoint START gave it, and from now on
   /// refuses messages with a tag before START's tag. `protocol_version`: the one this federate
-  /// joined with. Version 4 reads data headers 2 and 3 and sends header 3 (a value may carry its
-  /// COMPLETED notice as `done`) to the downstreams whose version START gives as 4 or more, header
-  /// 2 to the others; version 3 reads and sends header 2 only (PROTOCOL.md §2.5).
+  /// joined with. Version 6 reads data headers 2 to 4 and sends header 4 (the payloads in the
+  /// header's frame, when they total at most 16 KiB; header 3 otherwise) to the downstreams whose
+  /// version START gives as 6 or more; versions 4 and 5 read headers 2 and 3; to a downstream of
+  /// version 4 or 5 it sends header 3 (a value may carry its COMPLETED notice as `done`), to one
+  /// of version 3 header 2; version 3 reads and sends header 2 only (PROTOCOL.md §2.5).
   void connect(const ControlMessage& start, std::uint32_t protocol_version);
 
   /// Reads at most kMaxReceivedPerCall data messages without waiting; when it found nothing
@@ -198,8 +200,10 @@ class FederateDataPlane {
   /// Sends COMPLETED(tag) to `to`, traced.
   void send_notice(const std::string& to, const WireTag& tag);
   void trace_notice(const std::string& to, const WireTag& tag);
-  /// A header from this federate in the version `to` reads (connect()).
-  [[nodiscard]] transport::WireHeader header_to(const std::string& to) const;
+  /// A header from this federate in the newest version `to` reads (connect()); with
+  /// `payload_bytes` over HeaderLimits::max_inline_bytes, not newer than 3 (payload frames).
+  [[nodiscard]] transport::WireHeader header_to(const std::string& to,
+                                                std::size_t payload_bytes = 0) const;
   /// `upstream` completed `tag`: by a COMPLETED notice or a value's `done`.
   void note_completed(const std::string& upstream, const WireTag& tag);
   /// Sends a message without payload (an ABSENT or a COMPLETED) to `to`; false when `to` is not
@@ -226,7 +230,8 @@ class FederateDataPlane {
   std::unique_ptr<transport::ConnectionGuard> guard_;  // without CURVE; before data_ closes
   std::string endpoint_;
   std::map<std::string, zmq::socket_t> outputs_;  // per downstream
-  std::set<std::string> read_done_;  // downstreams that read header 3 (a value's `done`)
+  // Per downstream, the newest data header it reads (2, 3 or 4; from START's versions).
+  std::map<std::string, std::uint32_t> reads_header_;
   std::map<std::string, std::deque<WireTag>> received_;   // per upstream, tags not yet completed
   std::map<std::string, std::uint64_t> completed_;        // per upstream, messages completed
   std::map<std::string, PeerCounters> sent_metrics_;      // per downstream (with metrics)

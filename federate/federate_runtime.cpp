@@ -41,9 +41,8 @@ bool FederateRuntime::receive_data() {
     InputMessage input;
     input.from = message.header.from;
     input.port = message.header.port;
-    for (const zmq::message_t& frame : message.payloads) {
-      input.bytes.append(static_cast<const char*>(frame.data()), frame.size());
-    }
+    const transport::Payload bytes = transport::take_payload(message);
+    input.bytes.assign(static_cast<const char*>(bytes.data), bytes.size);
     pending_[message.header.tag].push_back(std::move(input));
   });
 }

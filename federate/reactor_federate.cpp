@@ -369,7 +369,7 @@ void ReactorFederate::deliver(transport::ReceivedMessage& message) {
     if (cycle_input) cycle_inputs_.on_arrival(*cycle_input, header.tag, std::nullopt);
     return;
   }
-  transport::Payload value = transport::adopt_frames(std::move(message.payloads));
+  transport::Payload value = transport::take_payload(message);
   if (cycle_input) {
     cycle_inputs_.on_arrival(*cycle_input, header.tag, std::move(value));
   } else if (const auto input = inputs_.find({header.from, header.port}); input != inputs_.end()) {

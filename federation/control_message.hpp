@@ -21,17 +21,19 @@ namespace tagflow::coordinator {
 using transport::ConnectionDelay;
 using transport::WireTag;
 
-/// The version this side speaks (PROTOCOL.md §2.5). The coordinator also accepts the two before,
+/// The version this side speaks (PROTOCOL.md §2.5). The coordinator also accepts the ones before,
 /// down to kOldestProtocolVersion: a version-3 federate gets START without the federates'
 /// versions, and reads and sends data header 2 only (transport/WIRE.md §2); a federate before
-/// kFirstFloorVersion gets no FLOOR.
-inline constexpr std::uint32_t kProtocolVersion = 5;
+/// kFirstFloorVersion gets no FLOOR; one before kFirstInlineVersion reads no data header 4.
+inline constexpr std::uint32_t kProtocolVersion = 6;
 inline constexpr std::uint32_t kOldestProtocolVersion = 3;
 /// The first version whose START lists every federate's version and whose federates read data
 /// header 3 (a value's `done`).
 inline constexpr std::uint32_t kFirstDoneVersion = 4;
 /// The first version the coordinator sends FLOOR (PROTOCOL.md §5.1).
 inline constexpr std::uint32_t kFirstFloorVersion = 5;
+/// The first version whose federates read data header 4 (payloads in the header's frame).
+inline constexpr std::uint32_t kFirstInlineVersion = 6;
 /// In-transit reports one LTC may carry (so that an LTC frame stays far below the frame limit).
 inline constexpr std::size_t kMaxInTransitPerLtc = 128;
 

@@ -16,9 +16,7 @@ void MessageValidator::set_completed_tag(const WireTag& tag) {
 
 DropReason MessageValidator::validate(const std::string& peer, const WireHeader& header,
                                       const std::vector<std::size_t>& frame_sizes) const {
-  if (header.version < kOldestWireVersion || header.version > newest_version_) {
-    return DropReason::kBadVersion;
-  }
+  if (!reads_version(header.version)) return DropReason::kBadVersion;
   if (frame_sizes.size() > policy_.header_limits.max_payload_frames) {
     return DropReason::kTooManyFrames;
   }

@@ -46,6 +46,10 @@ class MessageValidator {
   /// Reads header versions kOldestWireVersion to `version` only (kWireVersion unless set): a
   /// federate of the previous protocol version reads header 2 alone (WIRE.md §2).
   void set_newest_version(std::uint32_t version) { newest_version_ = version; }
+  /// True when it reads header version `version` (WIRE.md §3 step 4).
+  [[nodiscard]] bool reads_version(std::uint32_t version) const {
+    return version >= kOldestWireVersion && version <= newest_version_;
+  }
 
   /// Checks `header` (already decoded) against the policy and the sizes of the payload frames
   /// that followed it. `peer` is the sender as the socket identified it.

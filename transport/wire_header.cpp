@@ -347,7 +347,7 @@ DropReason read_field(const Reader& reader, unsigned bit, const Object& value,
 /// Reads the header's map, field after field: the first field's problem is the verdict, but
 /// only once every byte of the frame proved well formed (a bad byte anywhere makes it malformed).
 DropReason read_header(const void* data, std::size_t size, const HeaderLimits& limits,
-                       WireHeader& header) {
+                       WireHeader& header, std::size_t& map_bytes) {
   const Reader reader(data, size, limits);
   const unsigned char type = *static_cast<const unsigned char*>(data);
   std::size_t at = 1;
@@ -383,7 +383,14 @@ DropReason read_header(const void* data, std::size_t size, const HeaderLimits& l
     if (first == DropReason::kNone && (seen & bit) != 0) first = DropReason::kMalformedHeader;
     seen |= bit;
   }
-  if (at != size) return DropReason::kMalformedHeader;
+  map_bytes = at;
+  // Bytes after the map are a version-4 frame's payloads, and only behind a header with no
+  // fault at all; anything else with them is malformed, whatever its fields say.
+  const bool trailing = at != size;
+  if (trailing && (first != DropReason::kNone || (seen & 63U) != 63U ||
+                   header.version < kFirstInlineHeaderVersion)) {
+    return DropReason::kMalformedHeader;
+  }
   if (first != DropReason::kNone) return first;
   if ((seen & 63U) != 63U) return DropReason::kMalformedHeader;
   // `done` came with version 3, and only on a value or an ABSENT (a notice is its own `done`).
@@ -396,11 +403,20 @@ DropReason read_header(const void* data, std::size_t size, const HeaderLimits& l
 
 }  // namespace
 
-std::string encode_header(const WireHeader& header) {
+std::size_t header_bound(const WireHeader& header) {
   // The largest encoding: 33 bytes of keys, v 5, two tags 2 × 15, port 5, kind 2, the map's and
   // the array's and the id's heads 1 + 5 + 5, every size 9.
-  std::string out(86 + header.from.size() + 9 * header.sizes.size(), '\0');
-  Writer w(out.data());
+  return 86 + header.from.size() + 9 * header.sizes.size();
+}
+
+std::string encode_header(const WireHeader& header) {
+  std::string out(header_bound(header), '\0');
+  out.resize(encode_header_into(header, out.data()));
+  return out;
+}
+
+std::size_t encode_header_into(const WireHeader& header, char* out) {
+  Writer w(out);
   w.byte(0x80U | (header.done ? kMaxFieldCount : kFieldCount));
   key(w, "v");
   w.unsigned_int(header.version);
@@ -419,13 +435,12 @@ std::string encode_header(const WireHeader& header) {
     key(w, "done");
     w.tag(*header.done);
   }
-  out.resize(static_cast<std::size_t>(w.end() - out.data()));
-  return out;
+  return static_cast<std::size_t>(w.end() - out);
 }
 
 DecodedHeader decode_header(const void* data, std::size_t size, const HeaderLimits& limits) {
   DecodedHeader result;
-  if (size > limits.max_header_bytes) {
+  if (size > limits.max_header_bytes + limits.max_inline_bytes) {
     result.error = DropReason::kHeaderTooLarge;
     return result;
   }
@@ -433,8 +448,17 @@ DecodedHeader decode_header(const void* data, std::size_t size, const HeaderLimi
     result.error = DropReason::kMalformedHeader;
     return result;
   }
-  result.error = read_header(data, size, limits, result.header);
-  if (result.error != DropReason::kNone) result.header = WireHeader{};
+  result.error = read_header(data, size, limits, result.header, result.map_bytes);
+  // Over the header's own cap, only a valid version-4 map within it, its payloads behind it, is
+  // taken: any other such frame is too large, as before it was read.
+  if (size > limits.max_header_bytes &&
+      (result.error != DropReason::kNone || result.map_bytes > limits.max_header_bytes)) {
+    result.error = DropReason::kHeaderTooLarge;
+  }
+  if (result.error != DropReason::kNone) {
+    result.header = WireHeader{};
+    result.map_bytes = 0;
+  }
   return result;
 }
 

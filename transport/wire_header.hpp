@@ -2,9 +2,10 @@
 //
 // encode_header packs a header as a MessagePack map; decode_header parses untrusted bytes. The
 // decoder never throws and never allocates on a size the peer merely claims: the frame is refused
-// above HeaderLimits::max_header_bytes before parsing, MessagePack's own unpack limits bound every
-// array, map and string, and the payload sizes are checked against the caps later, by
-// MessageValidator, before any payload is touched.
+// above HeaderLimits::max_header_bytes (plus max_inline_bytes: a version-4 frame carries its
+// payloads after the map) before parsing, hard limits bound every array, map and string, and the
+// payload sizes are checked against the caps later, by MessageValidator, before any payload is
+// touched.
 // Thread-safety: pure functions.
 #pragma once
 
@@ -19,12 +20,14 @@
 
 namespace tagflow::transport {
 
-/// The header version this build sends; it reads this one and the one before (WIRE.md §2).
-inline constexpr std::uint32_t kWireVersion = 3;
+/// The newest header version this build sends and reads (WIRE.md §2).
+inline constexpr std::uint32_t kWireVersion = 4;
 /// The oldest header version this build reads: 2, the same without `done`.
 inline constexpr std::uint32_t kOldestWireVersion = 2;
 /// The first header version with the optional `done` key (a COMPLETED carried by a value).
 inline constexpr std::uint32_t kFirstDoneHeaderVersion = 3;
+/// The first header version whose frame carries the payloads too, right after the map.
+inline constexpr std::uint32_t kFirstInlineHeaderVersion = 4;
 
 /// What a data message carries. Values are part of the wire format: never renumber.
 enum class MessageKind : std::uint8_t {
@@ -42,27 +45,42 @@ struct WireHeader {
   std::uint32_t port = 0;
   MessageKind kind = MessageKind::kPortValue;
   std::vector<std::uint64_t> sizes;  ///< byte size of each payload frame, in order
-  /// Version 3, kinds 1 and 2 only: the sender completed this tag right after the message, as if
-  /// a COMPLETED notice of it followed (WIRE.md §2).
+  /// Version 3 and later, kinds 1 and 2 only: the sender completed this tag right after the
+  /// message, as if a COMPLETED notice of it followed (WIRE.md §2).
   std::optional<WireTag> done;
 };
 
 struct HeaderLimits {
+  /// The MessagePack map's bytes, at most.
   std::size_t max_header_bytes = 1024;
   std::size_t max_payload_frames = 16;
   std::size_t max_federate_id_chars = 64;
+  /// Version 4: the payload bytes that may follow the map in the header's frame, at most. A
+  /// sender puts a message's payloads there only when they total this or less.
+  std::size_t max_inline_bytes = 16384;
 };
 
-/// Packs `header` into its MessagePack frame.
+/// The most bytes encode_header() writes for `header`.
+[[nodiscard]] std::size_t header_bound(const WireHeader& header);
+/// Writes `header`'s MessagePack map at `out`, which has room for header_bound(header) bytes;
+/// returns the bytes written.
+std::size_t encode_header_into(const WireHeader& header, char* out);
+/// Packs `header` into its MessagePack map.
 [[nodiscard]] std::string encode_header(const WireHeader& header);
 
 struct DecodedHeader {
   DropReason error = DropReason::kNone;  ///< kNone when `header` is valid
   WireHeader header;
+  /// The map's bytes: where, in a version-4 frame, the payloads start (the frame's size
+  /// otherwise).
+  std::size_t map_bytes = 0;
 };
 
 /// Parses one header frame. Returns an error (kHeaderTooLarge, kMalformedHeader,
-/// kBadVersion, ...) for anything that is not a well-formed header of a known version.
+/// kBadVersion, ...) for anything that is not a well-formed header of a known version. Bytes
+/// after the map are refused (kMalformedHeader) unless the map is a valid version-4 header: they
+/// are then its payloads (decode_header does not check them against `sizes`: the receiver does,
+/// WIRE.md §3 step 5).
 [[nodiscard]] DecodedHeader decode_header(const void* data, std::size_t size,
                                           const HeaderLimits& limits = {});
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -33,6 +34,17 @@ bool came_over_tcp(const zmq::message_t& frame) {
   return inet_pton(AF_INET, address, &any) == 1 || inet_pton(AF_INET6, address, &any) == 1;
 }
 
+/// The bytes after the map of version-4 frame `frame`, kept in it (no copy).
+Payload inline_payloads(zmq::message_t frame, std::size_t map_bytes) {
+  if (frame.size() == map_bytes) return {};
+  auto kept = std::make_shared<const zmq::message_t>(std::move(frame));
+  Payload payload;
+  payload.data = static_cast<const char*>(kept->data()) + map_bytes;
+  payload.size = kept->size() - map_bytes;
+  payload.owner = std::move(kept);
+  return payload;
+}
+
 /// Reads and discards the remaining frames of a multipart message; adds their wire bytes.
 void drain(zmq::socket_t& socket, std::size_t& wire_bytes) {
   zmq::message_t frame;
@@ -47,6 +59,12 @@ void drain(zmq::socket_t& socket, std::size_t& wire_bytes) {
 zmq::message_t frame_of(const Payload& payload) {
   auto* keep_alive = new std::shared_ptr<const void>(payload.owner);  // freed by release_payload
   return zmq::message_t(const_cast<void*>(payload.data), payload.size, release_payload, keep_alive);
+}
+
+Payload take_payload(ReceivedMessage& message) {
+  if (message.header.version >= kFirstInlineHeaderVersion)
+    return std::move(message.inline_payloads);
+  return adopt_frames(std::move(message.payloads));
 }
 
 Payload adopt_frames(std::vector<zmq::message_t> frames) {
@@ -68,7 +86,31 @@ Payload adopt_frames(std::vector<zmq::message_t> frames) {
 bool send_wire_message(zmq::socket_t& socket, WireHeader header,
                        const std::vector<Payload>& payloads, zmq::send_flags flags) {
   header.sizes.clear();
-  for (const Payload& payload : payloads) header.sizes.push_back(payload.size);
+  std::size_t total = 0;
+  for (const Payload& payload : payloads) {
+    header.sizes.push_back(payload.size);
+    total += payload.size;
+  }
+  if (header.version >= kFirstInlineHeaderVersion) {
+    // One frame: the map, then the payloads' bytes (WIRE.md §2, version 4).
+    char map[512];
+    std::string spill;  // a header over 512 bytes (an id longer than any federate's)
+    char* at = map;
+    if (header_bound(header) > sizeof map) {
+      spill.resize(header_bound(header));
+      at = spill.data();
+    }
+    const std::size_t map_bytes = encode_header_into(header, at);
+    zmq::message_t frame(map_bytes + total);
+    auto* out = static_cast<char*>(frame.data());
+    std::memcpy(out, at, map_bytes);
+    out += map_bytes;
+    for (const Payload& payload : payloads) {
+      if (payload.size != 0) std::memcpy(out, payload.data, payload.size);
+      out += payload.size;
+    }
+    return socket.send(frame, flags).has_value();
+  }
   const std::string encoded = encode_header(header);
   const zmq::send_flags more = flags | zmq::send_flags::sndmore;
   if (!socket.send(zmq::buffer(encoded), payloads.empty() ? flags : more)) return false;
@@ -83,8 +125,12 @@ bool send_wire_message(zmq::socket_t& socket, WireHeader header,
 }
 
 void configure_receiver(zmq::socket_t& socket, const ValidationPolicy& policy) {
-  const std::size_t biggest_frame =
-      std::max(policy.max_message_bytes, policy.header_limits.max_header_bytes);
+  // A version-4 frame holds the map and up to max_inline_bytes of payloads (no more than a
+  // message may hold).
+  const HeaderLimits& limits = policy.header_limits;
+  const std::size_t biggest_frame = std::max(
+      policy.max_message_bytes,
+      limits.max_header_bytes + std::min(limits.max_inline_bytes, policy.max_message_bytes));
   socket.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(biggest_frame));
 }
 
@@ -123,6 +169,43 @@ ReceiveResult receive_wire_message(zmq::socket_t& router, const MessageValidator
   }
   std::vector<std::size_t> sizes;
   bool more = header_frame.more();
+  if (decoded.header.version >= kFirstInlineHeaderVersion) {
+    // The payloads came in the header's frame (WIRE.md §2): no frame may follow, and the bytes
+    // after the map must be exactly what `sizes` lists (§3 step 5, after the version of step 4).
+    DropReason wrong = DropReason::kNone;
+    if (more) drain(router, result.wire_bytes);
+    if (!validator.reads_version(decoded.header.version)) {
+      wrong = DropReason::kBadVersion;
+    } else if (more) {
+      wrong = DropReason::kFrameCountMismatch;
+    } else {
+      const std::size_t carried = header_frame.size() - decoded.map_bytes;
+      std::size_t listed = 0;
+      for (const std::uint64_t size : decoded.header.sizes) {
+        if (size > carried - listed) {
+          wrong = DropReason::kSizeMismatch;
+          break;
+        }
+        listed += static_cast<std::size_t>(size);
+        sizes.push_back(static_cast<std::size_t>(size));
+      }
+      if (listed != carried) wrong = DropReason::kSizeMismatch;
+    }
+    if (wrong != DropReason::kNone) {
+      result.error = wrong;
+      drops.record(result.message.peer, result.error);
+      result.message.header = std::move(decoded.header);
+      return result;
+    }
+    result.error = validator.validate(result.message.peer, decoded.header, sizes);
+    result.message.header = std::move(decoded.header);
+    if (result.error != DropReason::kNone) {
+      drops.record(result.message.peer, result.error);
+      return result;
+    }
+    result.message.inline_payloads = inline_payloads(std::move(header_frame), decoded.map_bytes);
+    return result;
+  }
   while (more) {
     if (result.message.payloads.size() >= policy.header_limits.max_payload_frames) {
       drain(router, result.wire_bytes);

@@ -1,14 +1,17 @@
 // Sending and receiving data messages over ZeroMQ (WIRE.md §1–§3).
 //
-// A data message is multipart: [header][payload 0]...[payload n-1]. send_wire_message hands each
-// payload to ZeroMQ without copying it (zmq_msg_init_data): the Payload's owner is kept alive
-// until ZeroMQ has finished with the bytes, on whichever I/O thread that happens. Receivers use a
-// ROUTER socket; senders a DEALER whose routing id is their federate id (the peer name used for
-// drop counting). receive_wire_message reads one whole multipart message, decodes and validates
-// it, and returns either the message or the reason it was dropped (already counted); it never
-// throws on bad bytes. adopt_frames turns the payload frames of a received message into one
-// Payload that keeps the frame ZeroMQ received (no copy when there is one frame, as every tagflow
-// sender sends). Sockets are not thread-safe: call these from the socket's own thread.
+// A data message is multipart: [header][payload 0]...[payload n-1] in header versions 2 and 3,
+// one frame [header map + payload bytes] in version 4. For the former send_wire_message hands
+// each payload to ZeroMQ without copying it (zmq_msg_init_data): the Payload's owner is kept
+// alive until ZeroMQ has finished with the bytes, on whichever I/O thread that happens; for the
+// latter it copies the payloads behind the map, one frame instead of n + 1 (small payloads:
+// ZeroMQ's per-frame work costs more than the copy). Receivers use a ROUTER socket; senders a
+// DEALER whose routing id is their federate id (the peer name used for drop counting).
+// receive_wire_message reads one whole multipart message, decodes and validates it, and returns
+// either the message or the reason it was dropped (already counted); it never throws on bad
+// bytes. take_payload turns the payloads of a received message into one Payload that keeps the
+// frame ZeroMQ received (no copy when there is one frame, as every tagflow sender sends, or the
+// payloads came inline). Sockets are not thread-safe: call these from the socket's own thread.
 #pragma once
 
 #include <cstddef>
@@ -29,9 +32,11 @@ namespace tagflow::transport {
 /// sent it.
 zmq::message_t frame_of(const Payload& payload);
 
-/// Sends header + payloads as one multipart message; header.sizes is filled from `payloads`.
-/// Returns false when the socket would block (with zmq::send_flags::dontwait) and nothing was
-/// sent. Throws zmq::error_t on socket errors.
+/// Sends header + payloads as one multipart message; header.sizes is filled from `payloads`. A
+/// version-4 header takes the payloads into its own frame (copied after the map; the caller
+/// keeps them within HeaderLimits::max_inline_bytes); earlier versions send each payload as a
+/// frame of its own, without a copy. Returns false when the socket would block (with
+/// zmq::send_flags::dontwait) and nothing was sent. Throws zmq::error_t on socket errors.
 bool send_wire_message(zmq::socket_t& socket, WireHeader header,
                        const std::vector<Payload>& payloads,
                        zmq::send_flags flags = zmq::send_flags::none);
@@ -44,8 +49,16 @@ struct ReceivedMessage {
   std::string peer;     ///< the sender's routing id
   std::string user_id;  ///< with CURVE + ZAP: the connection's User-Id (the client's public key)
   WireHeader header;
+  /// Header versions 2 and 3: the payload frames.
   std::vector<zmq::message_t> payloads;
+  /// Header version 4: the payloads' bytes, one after the other, kept in the frame that brought
+  /// them with the header.
+  Payload inline_payloads;
 };
+
+/// The payloads of a received message as one Payload, whichever header version brought them
+/// (adopt_frames for frames); moves them out of `message`.
+[[nodiscard]] Payload take_payload(ReceivedMessage& message);
 
 struct ReceiveResult {
   bool received = false;  ///< false: nothing was waiting (dontwait) or the call was interrupted

@@ -782,10 +782,11 @@ TEST(Coordinator, AFederateWaitingForStartJoinsTheCoordinatorThatReplacedTheFirs
   EXPECT_EQ(joined_b.get().type, ControlType::kStart);
 }
 
-// PROTOCOL.md §2.5: the coordinator accepts its own version and the one before; any other is
-// refused, and the refusal names the federate and the versions the coordinator accepts. START
-// tells a version-4 federate every federate's version, and a version-3 one nothing new.
-TEST(Coordinator, AcceptsTheCurrentAndTheTwoVersionsBeforeAndRefusesOthersNamingTheFederate) {
+// PROTOCOL.md §2.5: the coordinator accepts its own version and the ones before it down to
+// version 3; any other is refused, and the refusal names the federate and the versions the
+// coordinator accepts. START tells a federate of version 4 or later every federate's version,
+// and a version-3 one nothing new.
+TEST(Coordinator, AcceptsTheCurrentAndTheVersionsBeforeDownTo3AndRefusesOthersNamingTheFederate) {
   const FederationSpec spec = parse_federation_spec(kChain);
   for (const std::uint32_t refused : {kOldestProtocolVersion - 1, kProtocolVersion + 1}) {
     RunningCoordinator running(spec);
@@ -799,7 +800,7 @@ TEST(Coordinator, AcceptsTheCurrentAndTheTwoVersionsBeforeAndRefusesOthersNaming
     } catch (const FederationError& e) {
       const std::string text = e.what();
       EXPECT_NE(text.find("federate 'b' speaks protocol version " + std::to_string(refused) +
-                          "; this coordinator speaks version 5 and accepts versions 3 to 5"),
+                          "; this coordinator speaks version 6 and accepts versions 3 to 6"),
                 std::string::npos)
           << text;
     }
@@ -816,7 +817,7 @@ TEST(Coordinator, AcceptsTheCurrentAndTheTwoVersionsBeforeAndRefusesOthersNaming
   const ControlMessage start_b = joined_b.get();
   EXPECT_TRUE(start_a.versions.empty());
   EXPECT_EQ(start_b.versions,
-            (std::vector<std::pair<std::string, std::uint64_t>>{{"a", 3}, {"b", 5}}));
+            (std::vector<std::pair<std::string, std::uint64_t>>{{"a", 3}, {"b", 6}}));
   EXPECT_EQ(start_a.endpoints, start_b.endpoints);
 }
 

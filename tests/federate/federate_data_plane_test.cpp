@@ -157,6 +157,45 @@ TEST_F(FederateDataPlaneTest, AValueOverTheMessageCapIsRefusedWhereItIsSentNamin
   EXPECT_EQ(transport::adopt_frames(std::move(got[0].payloads)).view(), small.view());
 }
 
+// Version 6 (PROTOCOL.md §2.5, WIRE.md §2): a value of at most 16 KiB goes to a downstream that
+// reads header 4 in the header's own frame, a larger one as a frame of its own; a downstream of
+// version 5 gets header 3 either way.
+TEST(FederateDataPlaneVersions, SmallValuesTravelInTheHeadersFrameWhereTheDownstreamReadsIt) {
+  zmq::context_t context;
+  const FederationSpec spec = parse_federation_spec(kLink);
+  FederateDataPlane a(context, spec, "a", "tcp://127.0.0.1:*");
+  FederateDataPlane b(context, spec, "b", "tcp://127.0.0.1:*");
+  FederateDataPlane c(context, spec, "c", "tcp://127.0.0.1:*");
+  b.allow_input("a", 1);
+  c.allow_input("a", 1);
+  const ControlMessage start = start_of({{"a", &a, kProtocolVersion},
+                                         {"b", &b, kProtocolVersion},
+                                         {"c", &c, kFirstInlineVersion - 1}});
+  a.connect(start, kProtocolVersion);
+  b.connect(start, kProtocolVersion);
+  c.connect(start, kFirstInlineVersion - 1);
+  const std::size_t cap = transport::HeaderLimits{}.max_inline_bytes;
+  const transport::Payload small = transport::Payload::owning(std::string(cap, 's'));
+  const transport::Payload big = transport::Payload::owning(std::string(cap + 1, 'B'));
+  ASSERT_TRUE(a.send_value("b", 1, {5, 0}, small, WireTag{5, 0}));
+  ASSERT_TRUE(a.send_value("b", 1, {6, 0}, big));
+  ASSERT_TRUE(a.send_value("c", 1, {5, 0}, small));
+  std::vector<transport::ReceivedMessage> got = receive(b, 2);
+  ASSERT_EQ(got.size(), 2U);
+  EXPECT_EQ(got[0].header.version, transport::kFirstInlineHeaderVersion);
+  EXPECT_TRUE(got[0].payloads.empty());
+  EXPECT_EQ(got[0].header.done, (WireTag{5, 0}));  // the notice rides along, as in header 3
+  EXPECT_EQ(transport::take_payload(got[0]).view(), small.view());
+  EXPECT_EQ(got[1].header.version, transport::kFirstDoneHeaderVersion);
+  EXPECT_EQ(got[1].payloads.size(), 1U);
+  EXPECT_EQ(transport::take_payload(got[1]).view(), big.view());
+  got = receive(c, 1);
+  ASSERT_EQ(got.size(), 1U);
+  EXPECT_EQ(got[0].header.version, transport::kFirstDoneHeaderVersion);
+  EXPECT_EQ(transport::take_payload(got[0]).view(), small.view());
+  EXPECT_EQ(b.drops().total() + c.drops().total(), 0U);
+}
+
 TEST_F(FederateDataPlaneTest, ArrivalTagsAddTheLinkDelay) {
   EXPECT_EQ(a_.arrival_tag("b", {5, 2}), (WireTag{5, 2}));
   EXPECT_EQ(a_.arrival_tag("c", {5, 2}), (WireTag{1000005, 0}));
@@ -347,6 +386,7 @@ TEST_F(FederateDataPlaneTest, AMultipartMessageWithoutEndIsCutAndTheUpstreamGoes
 void send_one_byte(zmq::socket_t& socket, const std::string& from, std::uint32_t port,
                    const WireTag& tag) {
   transport::WireHeader header;
+  header.version = transport::kFirstDoneHeaderVersion;  // what b reads (protocol version 4)
   header.tag = tag;
   header.from = from;
   header.port = port;

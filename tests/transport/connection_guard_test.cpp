@@ -85,8 +85,10 @@ ConnectionLimits small_limits() {
   return limits;
 }
 
-WireHeader header_at(std::int64_t time) {
+/// A header of version `version` (3: payload frames; 4: the payloads in the header's frame).
+WireHeader header_at(std::int64_t time, std::uint32_t version = kFirstDoneHeaderVersion) {
   WireHeader header;
+  header.version = version;
   header.from = "up";
   header.port = 1;
   header.tag = {time, 0};
@@ -147,8 +149,12 @@ TEST(ConnectionGuard, RealPeerSendingManySizesThenPausingIsNeverCut) {
   int sent = 0;
   for (int round = 0; round < 40; ++round) {
     for (const std::size_t size : sizes) {
-      ASSERT_TRUE(
-          send_wire_message(sender, header_at(++sent), {Payload::owning(std::string(size, 'v'))}));
+      const Payload value = Payload::owning(std::string(size, 'v'));
+      ASSERT_TRUE(send_wire_message(sender, header_at(++sent), {value}));
+      if (size <= HeaderLimits{}.max_inline_bytes) {  // and in the header's frame
+        ASSERT_TRUE(
+            send_wire_message(sender, header_at(++sent, kFirstInlineHeaderVersion), {value}));
+      }
     }
     (void)receiver.pump();
   }

@@ -2,7 +2,8 @@
 // which read and wrote it before: the same bytes for every header written, and the same verdict
 // (and fields) for every frame read — valid headers, random MessagePack of every type and
 // encoding, and valid headers mutated byte by byte. The reference below is the earlier
-// implementation, kept here as the oracle.
+// implementation, kept here as the oracle, with version 4's one rule added (WIRE.md §2–§3): the
+// bytes after a map that is a valid version-4 header, within the header's cap, are its payloads.
 #include <algorithm>
 #include <cstring>
 #include <exception>
@@ -154,12 +155,43 @@ std::string reference_encode(const WireHeader& header) {
   return std::string(buffer.data(), buffer.size());
 }
 
+DecodedHeader reference_decode(const void* data, std::size_t size, const HeaderLimits& limits);
+
+/// The earlier reader, on the map alone; `map_bytes` is where its first object ends.
+DecodedHeader reference_map(const void* data, std::size_t size, const HeaderLimits& limits,
+                            std::size_t& map_bytes);
+
 DecodedHeader reference_decode(const void* data, std::size_t size, const HeaderLimits& limits) {
   DecodedHeader result;
-  if (size > limits.max_header_bytes) {
+  if (size > limits.max_header_bytes + limits.max_inline_bytes) {
     result.error = DropReason::kHeaderTooLarge;
     return result;
   }
+  std::size_t map_bytes = 0;
+  result = reference_map(data, size, limits, map_bytes);
+  if (map_bytes != size) {
+    // Trailing bytes: payloads behind a valid version-4 map, else the frame is malformed.
+    result = reference_map(data, map_bytes, limits, map_bytes);
+    if (result.error != DropReason::kNone || result.header.version < kFirstInlineHeaderVersion) {
+      result.error = DropReason::kMalformedHeader;
+    }
+  }
+  if (size > limits.max_header_bytes &&
+      (result.error != DropReason::kNone || map_bytes > limits.max_header_bytes)) {
+    result.error = DropReason::kHeaderTooLarge;
+  }
+  if (result.error != DropReason::kNone) {
+    result.header = WireHeader{};
+    map_bytes = 0;
+  }
+  result.map_bytes = map_bytes;
+  return result;
+}
+
+DecodedHeader reference_map(const void* data, std::size_t size, const HeaderLimits& limits,
+                            std::size_t& map_bytes) {
+  DecodedHeader result;
+  map_bytes = size;
   if (size == 0 || data == nullptr) {
     result.error = DropReason::kMalformedHeader;
     return result;
@@ -172,7 +204,9 @@ DecodedHeader reference_decode(const void* data, std::size_t size, const HeaderL
     std::size_t offset = 0;
     const msgpack::object_handle handle = msgpack::unpack(static_cast<const char*>(data), size,
                                                           offset, nullptr, nullptr, unpack_limits);
-    if (offset != size || handle.get().type != msgpack::type::MAP) {
+    map_bytes = offset;
+    if (offset != size) return result;  // the caller decides what the rest is
+    if (handle.get().type != msgpack::type::MAP) {
       result.error = DropReason::kMalformedHeader;
       return result;
     }
@@ -201,6 +235,7 @@ void expect_same(const std::string& frame, const HeaderLimits& limits = {}) {
   EXPECT_EQ(got.header.kind, want.header.kind);
   EXPECT_EQ(got.header.sizes, want.header.sizes);
   EXPECT_EQ(got.header.done, want.header.done);
+  EXPECT_EQ(got.map_bytes, want.map_bytes);
 }
 
 /// Headers over every encoding boundary of their numbers and strings.
@@ -306,6 +341,9 @@ class RandomFrames {
     } else {
       map(out, 0, pick(9));
     }
+    // Now and then bytes behind the map, as a version-4 frame's payloads, and now and then
+    // enough of them to pass the header's own cap.
+    if (pick(4) == 0) out.append(pick(8) == 0 ? 1000 + pick(2000) : pick(40), 'p');
     return out;
   }
 
@@ -422,7 +460,7 @@ class RandomFrames {
       }
       switch (f) {
         case 0:
-          unsigned_value(out, pick(4) == 0 ? pick(6) : 2 + pick(2));
+          unsigned_value(out, pick(4) == 0 ? pick(6) : 2 + pick(3));
           break;
         case 1:
         case 6:

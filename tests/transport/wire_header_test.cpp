@@ -56,10 +56,53 @@ TEST(WireHeader, EveryTruncationOfAValidFrameIsRefused) {
   }
 }
 
-TEST(WireHeader, TrailingBytesAreRefused) {
-  std::string frame = encode_header(sample_header());
-  frame.push_back('\0');
+TEST(WireHeader, TrailingBytesAreRefusedBeforeVersion4) {
+  for (const std::uint32_t version : {kOldestWireVersion, kFirstDoneHeaderVersion}) {
+    WireHeader header = sample_header();
+    header.version = version;
+    std::string frame = encode_header(header);
+    frame.push_back('\0');
+    EXPECT_EQ(decode_header(frame.data(), frame.size()).error, DropReason::kMalformedHeader)
+        << version;
+  }
+}
+
+TEST(WireHeader, Version4CarriesItsPayloadsAfterTheMap) {
+  WireHeader header = sample_header();
+  header.version = kFirstInlineHeaderVersion;
+  const std::string map = encode_header(header);
+  const std::string frame = map + std::string(3000, 'p');  // over the map's own cap of 1 KiB
+  const DecodedHeader decoded = decode_header(frame.data(), frame.size());
+  ASSERT_EQ(decoded.error, DropReason::kNone);
+  EXPECT_EQ(decoded.map_bytes, map.size());
+  EXPECT_EQ(decoded.header.from, header.from);
+  EXPECT_EQ(decode_header(map.data(), map.size()).map_bytes, map.size());  // none behind it
+}
+
+TEST(WireHeader, Version4FramesKeepTheirCaps) {
+  WireHeader header = sample_header();
+  header.version = kFirstInlineHeaderVersion;
+  const std::string map = encode_header(header);
+  const HeaderLimits limits;
+  // The frame's cap, before anything is read: the map's cap plus the inline cap.
+  std::string frame =
+      map + std::string(limits.max_header_bytes + limits.max_inline_bytes - map.size() + 1, 'p');
+  EXPECT_EQ(decode_header(frame.data(), frame.size()).error, DropReason::kHeaderTooLarge);
+  frame.pop_back();
+  EXPECT_EQ(decode_header(frame.data(), frame.size()).error, DropReason::kNone);
+  // Over 1 KiB, anything but a valid version-4 map within 1 KiB stays too large.
+  header.version = kFirstDoneHeaderVersion;
+  frame = encode_header(header) + std::string(2000, 'p');
+  EXPECT_EQ(decode_header(frame.data(), frame.size()).error, DropReason::kHeaderTooLarge);
+  header.version = kFirstInlineHeaderVersion;
+  header.kind = static_cast<MessageKind>(9);
+  frame = encode_header(header) + std::string(2000, 'p');
+  EXPECT_EQ(decode_header(frame.data(), frame.size()).error, DropReason::kHeaderTooLarge);
+  // Within 1 KiB, a fault in front of payload bytes makes the frame malformed, whatever it is.
+  frame = encode_header(header) + "pp";
   EXPECT_EQ(decode_header(frame.data(), frame.size()).error, DropReason::kMalformedHeader);
+  frame = encode_header(header);
+  EXPECT_EQ(decode_header(frame.data(), frame.size()).error, DropReason::kUnknownKind);
 }
 
 TEST(WireHeader, OtherVersionIsRefusedAsBadVersion) {

@@ -31,8 +31,10 @@ struct Link {
   }
 };
 
-WireHeader header_at(std::int64_t time) {
+/// A header of version `version` (3: payload frames; 4: the payloads in the header's frame).
+WireHeader header_at(std::int64_t time, std::uint32_t version = kFirstDoneHeaderVersion) {
   WireHeader header;
+  header.version = version;
   header.from = "a";
   header.port = 1;
   header.tag = {time, 0};
@@ -203,6 +205,69 @@ TEST(WireSocket, FrameAboveMaxMessageSizeDisconnectsTheSenderInsteadOfArriving) 
   EXPECT_EQ(result.message.peer, "a");
   receiver.set(zmq::sockopt::rcvtimeo, 200);
   EXPECT_FALSE(receive_wire_message(receiver, validator, drops).received);
+}
+
+TEST(WireSocket, Version4PayloadsArriveInTheHeadersOwnFrame) {
+  Link link("tcp");
+  MessageValidator validator;
+  validator.allow_port("a", 1);
+  PeerDropCounters drops;
+  ASSERT_TRUE(send_wire_message(
+      link.sender, header_at(4, kFirstInlineHeaderVersion),
+      {Payload::owning(std::string("hello")), Payload::owning(std::string("world!"))}));
+  ASSERT_TRUE(send_wire_message(link.sender, header_at(5, kFirstInlineHeaderVersion), {}));
+  ReceiveResult result = receive_wire_message(link.receiver, validator, drops);
+  ASSERT_EQ(result.error, DropReason::kNone);
+  EXPECT_EQ(result.message.header.version, kFirstInlineHeaderVersion);
+  EXPECT_EQ(result.message.header.sizes, (std::vector<std::uint64_t>{5, 6}));
+  EXPECT_TRUE(result.message.payloads.empty());  // no frame followed the header
+  EXPECT_EQ(take_payload(result.message).view(), "helloworld!");
+  result = receive_wire_message(link.receiver, validator, drops);
+  ASSERT_EQ(result.error, DropReason::kNone);
+  EXPECT_EQ(take_payload(result.message).size, 0U);
+  EXPECT_EQ(drops.total(), 0U);
+}
+
+TEST(WireSocket, Version4FramesWhosePayloadBytesDisagreeWithTheirSizesAreDropped) {
+  Link link("tcp");
+  MessageValidator validator;
+  validator.allow_port("a", 1);
+  PeerDropCounters drops;
+  WireHeader header = header_at(4, kFirstInlineHeaderVersion);
+  header.sizes = {5};
+  const std::string map = encode_header(header);
+  // Fewer bytes than `sizes` lists, more, and a payload frame behind the header's frame.
+  link.sender.send(zmq::buffer(map + "abcd"), zmq::send_flags::none);
+  link.sender.send(zmq::buffer(map + "abcdef"), zmq::send_flags::none);
+  link.sender.send(zmq::buffer(map + "abcde"), zmq::send_flags::sndmore);
+  link.sender.send(zmq::buffer(std::string("x")), zmq::send_flags::none);
+  link.sender.send(zmq::buffer(map + "abcde"), zmq::send_flags::none);  // right
+  EXPECT_EQ(receive_wire_message(link.receiver, validator, drops).error, DropReason::kSizeMismatch);
+  EXPECT_EQ(receive_wire_message(link.receiver, validator, drops).error, DropReason::kSizeMismatch);
+  EXPECT_EQ(receive_wire_message(link.receiver, validator, drops).error,
+            DropReason::kFrameCountMismatch);
+  ReceiveResult result = receive_wire_message(link.receiver, validator, drops);
+  ASSERT_EQ(result.error, DropReason::kNone);
+  EXPECT_EQ(take_payload(result.message).view(), "abcde");
+  EXPECT_EQ(drops.total("a"), 3U);
+}
+
+TEST(WireSocket, AReceiverOfAnEarlierVersionRefusesVersion4) {
+  Link link("tcp");
+  MessageValidator validator;
+  validator.allow_port("a", 1);
+  validator.set_newest_version(kFirstDoneHeaderVersion);  // a federate of protocol version 4 or 5
+  PeerDropCounters drops;
+  ASSERT_TRUE(send_wire_message(link.sender, header_at(4, kFirstInlineHeaderVersion),
+                                {Payload::owning(std::string("hi"))}));
+  EXPECT_EQ(receive_wire_message(link.receiver, validator, drops).error, DropReason::kBadVersion);
+  // The version is judged before the frames (§3 step 4 before step 5).
+  WireHeader header = header_at(5, kFirstInlineHeaderVersion);
+  header.sizes = {2};
+  link.sender.send(zmq::buffer(encode_header(header) + "hi"), zmq::send_flags::sndmore);
+  link.sender.send(zmq::buffer(std::string("x")), zmq::send_flags::none);
+  EXPECT_EQ(receive_wire_message(link.receiver, validator, drops).error, DropReason::kBadVersion);
+  EXPECT_EQ(drops.count("a", DropReason::kBadVersion), 2U);
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // libFuzzer target: the wire header decoder and the message validator on arbitrary bytes.
 //
 // Properties checked beyond "no crash, no sanitizer report": a header that decodes re-encodes to
-// a frame that decodes to the same header, and validating it against frame sizes derived from
-// the input never throws.
+// a frame that decodes to the same header, bytes after the map come only behind a version-4
+// header, and validating it against frame sizes derived from the input never throws.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -16,6 +16,10 @@ namespace tt = tagflow::transport;
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const tt::DecodedHeader decoded = tt::decode_header(data, size);
   if (decoded.error != tt::DropReason::kNone) return 0;
+  if (decoded.map_bytes > size ||
+      (decoded.map_bytes != size && decoded.header.version < tt::kFirstInlineHeaderVersion)) {
+    std::abort();
+  }
 
   const std::string again = tt::encode_header(decoded.header);
   const tt::DecodedHeader round_trip = tt::decode_header(again.data(), again.size());
