@@ -310,6 +310,16 @@ class Writer {
   Writer() : packer_(buffer_) {}
   msgpack::packer<msgpack::sbuffer>& p() { return packer_; }
   void key(const char* k) { packer_.pack(k); }
+  /// `d` as a MessagePack float 64 whatever its value (the packer writes a whole number as an
+  /// integer, and a reply's floats are floats: PROTOCOL.md §4.3).
+  void float64(double d) {
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &d, sizeof bits);
+    char bytes[9];
+    bytes[0] = static_cast<char>(0xcb);
+    for (int b = 0; b < 8; ++b) bytes[1 + b] = static_cast<char>((bits >> (8 * (7 - b))) & 0xFFU);
+    buffer_.write(bytes, sizeof bytes);
+  }
   Frame frame() const {
     return Frame(reinterpret_cast<const std::uint8_t*>(buffer_.data()),
                  reinterpret_cast<const std::uint8_t*>(buffer_.data()) + buffer_.size());
@@ -513,7 +523,11 @@ Frame encode_episode_end(std::uint64_t id, std::uint64_t episode, std::uint64_t 
   w.key("steps");
   w.p().pack(steps);
   w.key("returns");
-  w.p().pack(returns);
+  w.p().pack_map(static_cast<std::uint32_t>(returns.size()));
+  for (const auto& [agent, total] : returns) {
+    w.p().pack(agent);
+    w.float64(total);
+  }
   return w.frame();
 }
 

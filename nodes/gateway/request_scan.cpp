@@ -21,7 +21,12 @@ class Scanner : public msgpack::null_visitor {
     }
     return scalar("a negative or too large integer");
   }
-  bool visit_negative_integer(std::int64_t) { return scalar("a negative integer"); }
+  // MessagePack's int formats may carry a number >= 0 (a packer that writes every integer
+  // signed): it is that unsigned number, as the request's own reader takes it.
+  bool visit_negative_integer(std::int64_t v) {
+    if (v >= 0) return visit_positive_integer(static_cast<std::uint64_t>(v));
+    return scalar("a negative integer");
+  }
   bool visit_float32(float) { return scalar("a float"); }
   bool visit_float64(double) { return scalar("a float"); }
   bool visit_str(const char* v, std::uint32_t size) {

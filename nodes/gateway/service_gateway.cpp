@@ -411,7 +411,8 @@ bool ServiceGateway::Impl::receive(std::vector<zmq::message_t>& parts) {
     }
   }
   if (too_many) parts.resize(kMaxEnvelopeFrames + 2);
-  if (fd >= 0) guard->note_read(fd, parts.front().to_string(), wire_bytes);
+  // Named as the logs name the client: its routing id in hex (ZeroMQ's own ids are bytes).
+  if (fd >= 0) guard->note_read(fd, hex(parts.front()), wire_bytes);
   return true;
 }
 

@@ -200,6 +200,48 @@ TEST(GatewayProtocolTest, EncodesTheLoggedCountOfALoggedEpisodesReplies) {
   EXPECT_TRUE(s.get().as<Fields>().at("log").as<bool>());
 }
 
+// PROTOCOL.md §2.1: a signed format holding a number >= 0 is that unsigned number (a packer may
+// write every integer signed), in the id the reply must echo as in any other field.
+TEST(GatewayProtocolTest, ReadsUnsignedNumbersWrittenInSignedFormats) {
+  const std::vector<char> f = frame(3, [](auto& p) {
+    p.pack("op");
+    p.pack("hello");
+    p.pack("v");
+    p.pack_fix_int64(1);
+    p.pack("id");
+    p.pack_fix_int8(5);
+  });
+  ASSERT_EQ(static_cast<unsigned char>(f[f.size() - 2]), 0xd0U);  // the id really is an int 8
+  const DecodeResult r = decode_request(f.data(), f.size(), kShape);
+  ASSERT_TRUE(std::holds_alternative<GatewayRequest>(r))
+      << std::get<GatewayError>(r).code << ": " << std::get<GatewayError>(r).reason;
+  EXPECT_EQ(std::get<GatewayRequest>(r).id, 5U);
+  const std::vector<char> negative = frame(3, [](auto& p) {
+    p.pack("op");
+    p.pack("hello");
+    p.pack("v");
+    p.pack(1);
+    p.pack("id");
+    p.pack_fix_int8(-5);
+  });
+  EXPECT_EQ(error_of(negative).code, "malformed");
+}
+
+// PROTOCOL.md §4.3: returns are floats, whole numbers too (MessagePack's packer would write 3.0
+// as the integer 3).
+TEST(GatewayProtocolTest, EncodesReturnsAsFloatsEvenWhenWhole) {
+  const Frame end = encode_episode_end(4, 9, 3, {{1, 3.0}, {2, -2.5}, {3, 0.0}}, 0);
+  const auto e = msgpack::unpack(reinterpret_cast<const char*>(end.data()), end.size());
+  const auto m = e.get().as<std::map<std::string, msgpack::object>>();
+  const auto returns = m.at("returns").as<std::map<std::uint32_t, msgpack::object>>();
+  ASSERT_EQ(returns.size(), 3U);
+  for (const auto& [agent, value] : returns) {
+    EXPECT_EQ(value.type, msgpack::type::FLOAT64) << agent;
+  }
+  EXPECT_EQ(returns.at(1).as<double>(), 3.0);
+  EXPECT_EQ(returns.at(2).as<double>(), -2.5);
+}
+
 TEST(GatewayProtocolTest, EncodesActionsPerAgentWithPolicyAndVersion) {
   GatewayRequest q;
   q.id = 3;
