@@ -703,6 +703,11 @@ void Coordinator::read_closed_connections(Clock::time_point now) {
     // Until the next ACCEPTED on it, what still comes on this descriptor was sent before the
     // close (a stranger's connection, or messages of a member's that wait unread).
     closed_descriptors_.insert(fd);
+    // A JOIN on the next connection that gets this descriptor is one on a new connection, not
+    // the closed one's JOIN repeated (§2.2).
+    for (Member& m : members_) {
+      if (m.join_fd == fd) m.join_fd = -1;
+    }
     const auto it = connection_identity_.find(fd);
     if (it == connection_identity_.end()) continue;
     const std::size_t index = member_of(it->second);

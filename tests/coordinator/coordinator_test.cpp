@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "federate/federate_client.hpp"
@@ -752,6 +753,43 @@ TEST(Coordinator, AfterStartAFederateWhoseStartWasLostWithItsConnectionGetsItOnI
   while (reply && reply->type != ControlType::kRefused) reply = next_message(third);
   ASSERT_TRUE(reply.has_value()) << "a JOIN after a's NET was not refused";
   EXPECT_NE(reply->text.find("federate 'a' has already joined"), std::string::npos) << reply->text;
+}
+
+// The same once the closed connection's descriptor went to the new one: the kernel gives the
+// lowest free number, so a federate that reconnects after a pause usually gets, at the
+// coordinator, the descriptor its JOIN came on; its JOIN there is a new connection's, not the old
+// one's repeated. Each connection is made by a child process, as a federate's would be: a client
+// socket in this process would take the freed number itself.
+TEST(Coordinator, AfterStartAJoinOnANewConnectionWithTheClosedOnesDescriptorGetsStartAgain) {
+  FederationSpec spec = parse_federation_spec(kChain);
+  spec.heartbeat_timeout = 5s;  // the raw client sends no heartbeats
+  RunningCoordinator running(spec);
+  const std::string endpoint = running.endpoint();
+  // A child that JOINs as a and exits 0 when START answers within 5 s, 1 otherwise.
+  const auto join_in_child = [&endpoint] {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      zmq::context_t child_context;
+      zmq::socket_t socket = raw_dealer(child_context, "a", endpoint);
+      socket.set(zmq::sockopt::rcvtimeo, 5000);
+      socket.send(zmq::buffer(join_of_a()), zmq::send_flags::none);
+      const std::optional<ControlMessage> reply = next_message(socket);
+      ::_exit(reply && reply->type == ControlType::kStart ? 0 : 1);
+    }
+    return pid;
+  };
+  const auto exit_code = [](pid_t pid) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  const pid_t first = join_in_child();
+  zmq::context_t context;
+  FederateClient b(context, options_for(spec, "b", endpoint));
+  EXPECT_EQ(b_joins(b).get().type, ControlType::kStart);
+  ASSERT_EQ(exit_code(first), 0) << "a got no START on its first connection";
+  std::this_thread::sleep_for(300ms);  // the coordinator sees the close; the descriptor is free
+  EXPECT_EQ(exit_code(join_in_child()), 0) << "the JOIN on a's new connection got no START";
 }
 
 // The case behind both: a coordinator restarted while a federate waits for START. The JOIN the
