@@ -158,8 +158,12 @@ bool FederateDataPlane::receive(
       continue;
     }
     const bool notice = result.message.header.kind == transport::MessageKind::kCompleted;
-    if (!notice && (result.error == transport::DropReason::kUnknownPort ||
-                    result.error == transport::DropReason::kTagInPast)) {
+    // A value or ABSENT whose header could be read, from an upstream on its own connection, and
+    // refused anyway (its version, frames, sizes, port or tag): the upstream reported it in
+    // transit and the grants count it (PROTOCOL.md §3.4). Bytes that never decode name no
+    // sender and are only counted.
+    if (!notice && result.error != transport::DropReason::kNone &&
+        result.error != transport::DropReason::kUnknownPeer && from_own_upstream(result.message)) {
       fail_on_lost_message(result.message.header, result.error);
     }
     if (result.error != transport::DropReason::kNone) continue;
@@ -205,6 +209,13 @@ void FederateDataPlane::note_completed(const std::string& upstream, const WireTa
     tracer->instant(trace::Kind::kControlReceive, tag, trace_names_.id(*tracer, "COMPLETED"),
                     trace_names_.id(*tracer, upstream));
   }
+}
+
+bool FederateDataPlane::from_own_upstream(const transport::ReceivedMessage& message) const {
+  const std::string& from = message.header.from;
+  if (from.empty() || from != message.peer) return false;
+  return std::any_of(me_->upstreams.begin(), me_->upstreams.end(),
+                     [&](const UpstreamLink& link) { return link.federate == from; });
 }
 
 bool FederateDataPlane::sent_with_own_key(const transport::ReceivedMessage& message) const {

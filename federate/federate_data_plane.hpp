@@ -117,9 +117,11 @@ class FederateDataPlane {
   /// more waiting, the connection guard checks the connections. Each valid message is counted
   /// against its upstream's grants and passed to `deliver` (header and payload frames, to keep);
   /// invalid ones are dropped and counted. True when it stopped at the bound (more may wait).
-  /// A message from an upstream on its own connection refused for its port or its tag
-  /// (unknown_port, tag_in_past) is counted, then throws DataLossError naming the sender, the
-  /// port and the reason: the grants count that message, so they could never be met.
+  /// A value or ABSENT from an upstream on its own connection whose header decodes but which is
+  /// refused anyway (bad_version, too_many_frames, frame_count_mismatch, size_mismatch,
+  /// message_too_large, unknown_port, tag_in_past) is counted, then throws DataLossError naming
+  /// the sender, the port and the reason: the grants count that message, so they could never be
+  /// met.
   bool receive(const std::function<void(transport::ReceivedMessage& message)>& deliver);
   /// Before START, when nothing reads the data socket yet: lets the connection guard cut a
   /// connection over its limits (without reading: upstreams' messages wait for receive()).
@@ -194,6 +196,9 @@ class FederateDataPlane {
     prometheus::Counter* bytes = nullptr;
   };
   void setup_metrics(monitoring::ProcessMetrics& metrics);
+  /// True when `message`'s header names its sender, the sender is the connection's routing id
+  /// and one of this federate's upstreams.
+  [[nodiscard]] bool from_own_upstream(const transport::ReceivedMessage& message) const;
   /// With CURVE: true when `message` came over a connection authenticated with the key of the
   /// upstream its routing id names.
   [[nodiscard]] bool sent_with_own_key(const transport::ReceivedMessage& message) const;

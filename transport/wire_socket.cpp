@@ -212,6 +212,7 @@ ReceiveResult receive_wire_message(zmq::socket_t& router, const MessageValidator
       result.error = DropReason::kTooManyFrames;
       drops.record(result.message.peer, result.error);
       result.message.payloads.clear();
+      result.message.header = std::move(decoded.header);  // to name the port
       return result;
     }
     zmq::message_t frame;

@@ -157,15 +157,23 @@ TEST_F(FederateDataPlaneTest, AValueOverTheMessageCapIsRefusedWhereItIsSentNamin
   EXPECT_EQ(transport::adopt_frames(std::move(got[0].payloads)).view(), small.view());
 }
 
+/// kLink's three planes, not yet connected (each test gives its own START).
+struct Planes {
+  zmq::context_t context;
+  FederationSpec spec = parse_federation_spec(kLink);
+  FederateDataPlane a{context, spec, "a", "tcp://127.0.0.1:*"};
+  FederateDataPlane b{context, spec, "b", "tcp://127.0.0.1:*"};
+  FederateDataPlane c{context, spec, "c", "tcp://127.0.0.1:*"};
+};
+
 // Version 6 (PROTOCOL.md §2.5, WIRE.md §2): a value of at most 16 KiB goes to a downstream that
 // reads header 4 in the header's own frame, a larger one as a frame of its own; a downstream of
 // version 5 gets header 3 either way.
 TEST(FederateDataPlaneVersions, SmallValuesTravelInTheHeadersFrameWhereTheDownstreamReadsIt) {
-  zmq::context_t context;
-  const FederationSpec spec = parse_federation_spec(kLink);
-  FederateDataPlane a(context, spec, "a", "tcp://127.0.0.1:*");
-  FederateDataPlane b(context, spec, "b", "tcp://127.0.0.1:*");
-  FederateDataPlane c(context, spec, "c", "tcp://127.0.0.1:*");
+  Planes planes;
+  FederateDataPlane& a = planes.a;
+  FederateDataPlane& b = planes.b;
+  FederateDataPlane& c = planes.c;
   b.allow_input("a", 1);
   c.allow_input("a", 1);
   const ControlMessage start = start_of({{"a", &a, kProtocolVersion},
@@ -299,6 +307,29 @@ TEST_F(FederateDataPlaneTest, AnUpstreamsMessageOnAnUnknownPortIsCountedAndStops
       << error;
   EXPECT_EQ(b_.drops().count("a", transport::DropReason::kUnknownPort), 1U);
   EXPECT_FALSE(b_.counts_met({{"a", 1}}, {11, 0}));  // dropped messages count for nothing
+}
+
+// The same for a header the downstream does not read: an upstream told (wrongly) that c reads
+// header 4 sends it one; c refuses it for its version, and the grants still count it.
+TEST(FederateDataPlaneVersions, AnUpstreamsMessageInAHeaderTheFederateDoesNotReadStopsIt) {
+  Planes planes;
+  FederateDataPlane& a = planes.a;
+  FederateDataPlane& b = planes.b;
+  FederateDataPlane& c = planes.c;
+  c.allow_input("a", 1);
+  a.connect(
+      start_of(
+          {{"a", &a, kProtocolVersion}, {"b", &b, kProtocolVersion}, {"c", &c, kProtocolVersion}}),
+      kProtocolVersion);
+  c.connect(start_of({{"a", &a, kProtocolVersion},
+                      {"b", &b, kProtocolVersion},
+                      {"c", &c, kFirstInlineVersion - 1}}),
+            kFirstInlineVersion - 1);
+  ASSERT_TRUE(a.send_value("c", 1, {4, 0}, transport::Payload::copy_of("x", 1)));
+  const std::string error = data_loss(c);
+  EXPECT_NE(error.find("from 'a' on port 1 at tag (4, 0): bad_version"), std::string::npos)
+      << error;
+  EXPECT_EQ(c.drops().count("a", transport::DropReason::kBadVersion), 1U);
 }
 
 TEST_F(FederateDataPlaneTest, AnUpstreamsMessageFromThePastIsCountedAndStopsTheFederate) {
