@@ -14,6 +14,19 @@ void pack_string(Packer& packer, const std::string& text) {
   packer.pack_str_body(text.data(), static_cast<std::uint32_t>(text.size()));
 }
 
+/// A reason for a person (REFUSED, FAILED, RESULT_STORED): cut to what a receiver reads, a string
+/// of at most ControlLimits::max_string_chars bytes (PROTOCOL.md §1), so that a long one (a
+/// refusal listing every federate) still arrives, ending in kCutMark.
+void pack_text(Packer& packer, const std::string& text) {
+  constexpr std::size_t kMax = ControlLimits{}.max_string_chars;
+  static const std::string kCutMark = "...(cut)";
+  if (text.size() <= kMax) {
+    pack_string(packer, text);
+    return;
+  }
+  pack_string(packer, text.substr(0, kMax - kCutMark.size()) + kCutMark);
+}
+
 void pack_tag(Packer& packer, const WireTag& tag) {
   packer.pack_array(2);
   packer.pack_int64(tag.time_ns());
@@ -348,7 +361,7 @@ std::string encode_control(const ControlMessage& m) {
       break;
     case ControlType::kRefused:
       pack_head(packer, 2, type);
-      pack_string(packer, m.text);
+      pack_text(packer, m.text);
       break;
     case ControlType::kStart:
       pack_start(packer, m);
@@ -391,7 +404,7 @@ std::string encode_control(const ControlMessage& m) {
     case ControlType::kFailed:
       pack_head(packer, 3, type);
       pack_string(packer, m.federate);
-      pack_string(packer, m.text);
+      pack_text(packer, m.text);
       break;
     case ControlType::kResult:
       pack_head(packer, 3, type);
@@ -402,7 +415,7 @@ std::string encode_control(const ControlMessage& m) {
     case ControlType::kResultStored:
       pack_head(packer, 3, type);
       pack_string(packer, m.process);
-      pack_string(packer, m.text);
+      pack_text(packer, m.text);
       break;
     case ControlType::kCheckpointWritten:
       pack_head(packer, 4, type);

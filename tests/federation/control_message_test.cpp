@@ -14,6 +14,26 @@ ControlMessage round_trip(const ControlMessage& message) {
   return decoded.value_or(ControlMessage{});
 }
 
+// PROTOCOL.md §1: a reason longer than a receiver reads (256 bytes) is sent cut, so that it still
+// arrives: a refusal that lists every federate of a large federation, a long FAILED.
+TEST(ControlMessage, ALongReasonIsSentCutToWhatAReceiverReads) {
+  for (const ControlType type : {ControlType::kRefused, ControlType::kFailed}) {
+    ControlMessage message;
+    message.type = type;
+    message.federate = "a";
+    message.text = std::string(200, 'r') + std::string(300, 's');
+    const std::string frame = encode_control(message);
+    const std::optional<ControlMessage> decoded = decode_control(frame.data(), frame.size());
+    ASSERT_TRUE(decoded.has_value()) << static_cast<int>(type);
+    EXPECT_EQ(decoded->text.size(), ControlLimits{}.max_string_chars);
+    EXPECT_EQ(decoded->text.substr(0, 200), std::string(200, 'r'));
+    EXPECT_EQ(decoded->text.substr(decoded->text.size() - 8), "...(cut)");
+    message.text = std::string(256, 'x');  // at the limit: whole
+    const std::string whole = encode_control(message);
+    EXPECT_EQ(decode_control(whole.data(), whole.size())->text, message.text);
+  }
+}
+
 TEST(ControlMessage, JoinCarriesNeighboursDelaysAndEndpoint) {
   ControlMessage join;
   join.type = ControlType::kJoin;
