@@ -136,7 +136,7 @@ void FederationSpec::validate() const {
   for (const FederateSpec& f : federates) {
     if (f.id.empty() || f.id.size() > 64 || f.id.find('#') != std::string::npos) {
       throw FederationConfigError("federation: federate id '" + f.id +
-                                  "' must be 1-64 characters without '#'");
+                                  "' must be 1-64 bytes without '#'");
     }
     if (!seen.insert(f.id).second) {
       throw FederationConfigError("federation: federate '" + f.id + "' is listed twice");
