@@ -167,52 +167,44 @@ ReceiveResult receive_wire_message(zmq::socket_t& router, const MessageValidator
     drops.record(result.message.peer, result.error);
     return result;
   }
+  // A message refused once its header decoded keeps the header (to name the port), no payload.
+  const auto refuse = [&](DropReason reason) {
+    result.error = reason;
+    drops.record(result.message.peer, reason);
+    result.message.payloads.clear();
+    result.message.header = std::move(decoded.header);
+  };
   std::vector<std::size_t> sizes;
   bool more = header_frame.more();
-  if (decoded.header.version >= kFirstInlineHeaderVersion) {
+  const bool payloads_inline = decoded.header.version >= kFirstInlineHeaderVersion;
+  if (payloads_inline) {
     // The payloads came in the header's frame (WIRE.md §2): no frame may follow, and the bytes
     // after the map must be exactly what `sizes` lists (§3 step 5, after the version of step 4).
-    DropReason wrong = DropReason::kNone;
     if (more) drain(router, result.wire_bytes);
     if (!validator.reads_version(decoded.header.version)) {
-      wrong = DropReason::kBadVersion;
-    } else if (more) {
-      wrong = DropReason::kFrameCountMismatch;
-    } else {
-      const std::size_t carried = header_frame.size() - decoded.map_bytes;
-      std::size_t listed = 0;
-      for (const std::uint64_t size : decoded.header.sizes) {
-        if (size > carried - listed) {
-          wrong = DropReason::kSizeMismatch;
-          break;
-        }
-        listed += static_cast<std::size_t>(size);
-        sizes.push_back(static_cast<std::size_t>(size));
-      }
-      if (listed != carried) wrong = DropReason::kSizeMismatch;
-    }
-    if (wrong != DropReason::kNone) {
-      result.error = wrong;
-      drops.record(result.message.peer, result.error);
-      result.message.header = std::move(decoded.header);
+      refuse(DropReason::kBadVersion);
       return result;
     }
-    result.error = validator.validate(result.message.peer, decoded.header, sizes);
-    result.message.header = std::move(decoded.header);
-    if (result.error != DropReason::kNone) {
-      drops.record(result.message.peer, result.error);
+    if (more) {
+      refuse(DropReason::kFrameCountMismatch);
       return result;
     }
-    result.message.inline_payloads = inline_payloads(std::move(header_frame), decoded.map_bytes);
-    return result;
+    const std::size_t carried = header_frame.size() - decoded.map_bytes;
+    std::size_t listed = 0;
+    for (const std::uint64_t size : decoded.header.sizes) {
+      if (size > carried - listed) break;
+      listed += static_cast<std::size_t>(size);
+      sizes.push_back(static_cast<std::size_t>(size));
+    }
+    if (sizes.size() != decoded.header.sizes.size() || listed != carried) {
+      refuse(DropReason::kSizeMismatch);
+      return result;
+    }
   }
   while (more) {
     if (result.message.payloads.size() >= policy.header_limits.max_payload_frames) {
       drain(router, result.wire_bytes);
-      result.error = DropReason::kTooManyFrames;
-      drops.record(result.message.peer, result.error);
-      result.message.payloads.clear();
-      result.message.header = std::move(decoded.header);  // to name the port
+      refuse(DropReason::kTooManyFrames);
       return result;
     }
     zmq::message_t frame;
@@ -222,11 +214,14 @@ ReceiveResult receive_wire_message(zmq::socket_t& router, const MessageValidator
     sizes.push_back(frame.size());
     result.message.payloads.push_back(std::move(frame));
   }
-  result.error = validator.validate(result.message.peer, decoded.header, sizes);
+  if (const DropReason reason = validator.validate(result.message.peer, decoded.header, sizes);
+      reason != DropReason::kNone) {
+    refuse(reason);
+    return result;
+  }
   result.message.header = std::move(decoded.header);
-  if (result.error != DropReason::kNone) {
-    drops.record(result.message.peer, result.error);
-    result.message.payloads.clear();
+  if (payloads_inline) {
+    result.message.inline_payloads = inline_payloads(std::move(header_frame), decoded.map_bytes);
   }
   return result;
 }
