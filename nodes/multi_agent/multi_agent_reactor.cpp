@@ -16,6 +16,7 @@ MultiAgentReactor::MultiAgentReactor(std::string name, reactors::Environment& en
       server_(config),
       observation_policies_(widths.observations),
       transition_policies_(widths.transitions),
+      observation_storage_(widths.observations.size()),
       round_("round", this, reactors::Duration::zero(), round_period),
       observations_digest_(widths.observations.size(), env),
       transitions_digest_(widths.transitions.size(), env) {
@@ -33,9 +34,10 @@ MultiAgentReactor::MultiAgentReactor(std::string name, reactors::Environment& en
 void MultiAgentReactor::request() {
   if (waiting_ || server_.finished()) return;
   for (std::size_t c = 0; c < observations.size(); ++c) {
-    AgentObservationsMessage message = server_.observations(observation_policies_[c]);
+    AgentObservationsMessage message = observation_storage_[c].take();
+    server_.observations(observation_policies_[c], message);
     if (message.rows() == 0) continue;
-    const auto encoded = make_encoded(std::move(message));
+    const auto encoded = observation_storage_[c].make(std::move(message));
     observations[c].set(encoded);
     observations_digest_.record(c, tag(), encoded->bytes());
   }

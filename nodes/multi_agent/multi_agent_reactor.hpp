@@ -81,6 +81,8 @@ class MultiAgentReactor : public reactors::Reactor {
 
   MultiAgentServer server_;
   std::vector<std::vector<int>> observation_policies_, transition_policies_;
+  /// Per observations channel: the last message's vectors, filled again once nobody reads it.
+  std::vector<EncodedRecycler<AgentObservationsMessage>> observation_storage_;
   reactors::Timer round_;
   ChannelDigests observations_digest_, transitions_digest_;
   EpisodeReturns returns_;

@@ -110,9 +110,18 @@ double MultiAgentServer::epsilon() const {
 
 AgentObservationsMessage MultiAgentServer::observations(const std::vector<int>& policies) const {
   AgentObservationsMessage m;
+  observations(policies, m);
+  return m;
+}
+
+void MultiAgentServer::observations(const std::vector<int>& policies,
+                                    AgentObservationsMessage& m) const {
   m.source = config_.index;
   m.observation_size = static_cast<std::uint32_t>(observation_size_);
   const std::vector<float>& obs = active().observations;
+  m.agents.clear();
+  m.policies.clear();
+  m.observations.clear();
   m.observations.reserve(obs.size());
   m.agents.reserve(static_cast<std::size_t>(num_agents()));
   m.policies.reserve(static_cast<std::size_t>(num_agents()));
@@ -124,7 +133,6 @@ AgentObservationsMessage MultiAgentServer::observations(const std::vector<int>& 
     const float* row = obs.data() + static_cast<std::size_t>(a) * observation_size_;
     m.observations.insert(m.observations.end(), row, row + observation_size_);
   }
-  return m;
 }
 
 bool MultiAgentServer::on_actions(const AgentActionsMessage& answer, std::string* why) {

@@ -94,6 +94,9 @@ class MultiAgentServer {
 
   /// The current observation of every agent whose policy is in `policies` (ascending indices).
   [[nodiscard]] AgentObservationsMessage observations(const std::vector<int>& policies) const;
+  /// The same, written into `out` (whose vectors keep their capacity: a writer reusing one
+  /// message allocates nothing per step).
+  void observations(const std::vector<int>& policies, AgentObservationsMessage& out) const;
   /// Takes the greedy actions of `answer`. False (and nothing taken) when it names an agent out of
   /// range, a policy that is not the agent's, or an action out of the env's range; *why says which.
   bool on_actions(const AgentActionsMessage& answer, std::string* why);

@@ -102,6 +102,20 @@ TEST(MultiAgentServer, EachServerIsAskedOnlyForTheAgentsOfItsPolicies) {
   EXPECT_EQ(server.observations({0, 1}).rows(), 4U);
 }
 
+TEST(MultiAgentServer, ObservationsWrittenIntoAnOldMessageReplaceAllOfIt) {
+  const MultiAgentServer server(config());
+  AgentObservationsMessage reused = server.observations({0, 1});  // four rows, to be overwritten
+  reused.source = 9;
+  server.observations({1}, reused);
+  const AgentObservationsMessage fresh = server.observations({1});
+  EXPECT_EQ(reused.source, fresh.source);
+  EXPECT_EQ(reused.observation_size, fresh.observation_size);
+  EXPECT_EQ(reused.agents, fresh.agents);
+  EXPECT_EQ(reused.policies, fresh.policies);
+  EXPECT_EQ(reused.observations, fresh.observations);
+  EXPECT_EQ(encode(reused), encode(fresh));
+}
+
 TEST(MultiAgentServer, AnswersForTheWrongAgentOrPolicyAreRefusedAndChangeNothing) {
   MultiAgentServer server(config());
   std::string why;
