@@ -20,7 +20,6 @@
 #pragma once
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -51,13 +50,10 @@ class ChannelDigests {
   }
 
   void record(std::size_t channel, reactors::Tag tag, const transport::Payload& bytes) {
-    std::array<std::uint8_t, 12> header{};
-    const std::int64_t time = tag.time_ns();
-    const std::uint32_t micro = tag.microstep();
-    for (int i = 0; i < 8; ++i) header[i] = static_cast<std::uint8_t>(time >> (8 * i));
-    for (int i = 0; i < 4; ++i) header[8 + i] = static_cast<std::uint8_t>(micro >> (8 * i));
-    hashes_[channel] = fnv1a64_wide(bytes.data, bytes.size,
-                                    fnv1a64(header.data(), header.size(), hashes_[channel]));
+    // The tag's 12 bytes: time (8) and microstep (4), little-endian.
+    std::uint64_t hash = fnv1a64_u64(static_cast<std::uint64_t>(tag.time_ns()), hashes_[channel]);
+    hash = fnv1a64_le<4>(tag.microstep(), hash);
+    hashes_[channel] = fnv1a64_wide(bytes.data, bytes.size, hash);
     ++counts_[channel];
     History& history = history_[channel];
     // A cutoff after this tag needs only this record; one at it, the newest one before it.

@@ -458,14 +458,20 @@ Bytes encode(const AgentObservationsMessage& m) {
     const std::size_t room = std::min(total, total / 2 + kFloatBlock);
     if (set.size() < room) set.resize(room);
     std::uint32_t* positions = set.data();
-    for (std::size_t at = 0; at < total && 2 * count < total; at += kFloatBlock) {
-      const std::uint32_t mask =
-          at + kFloatBlock <= total ? float_block_mask(obs + at) : float_mask(obs + at, total - at);
+    const auto list = [&](std::size_t at, std::uint32_t mask) {
       for (std::uint32_t bits = mask; bits != 0; bits &= bits - 1) {
         positions[count++] =
             static_cast<std::uint32_t>(at + static_cast<std::size_t>(lowest_bit(bits)));
       }
+    };
+    // Whole blocks first (an all-zero one costs its loads and one test), then the rest.
+    const std::size_t whole = total / kFloatBlock * kFloatBlock;
+    std::size_t at = 0;
+    for (; at < whole && 2 * count < total; at += kFloatBlock) {
+      const std::uint32_t mask = float_block_mask(obs + at);
+      if (mask != 0) list(at, mask);
     }
+    if (at == whole && at < total && 2 * count < total) list(at, float_mask(obs + at, total - at));
   }
   // Type and format, source and observation size, the agents and policies blocks.
   const std::size_t head = sizeof(std::uint32_t) + sizeof(kFormat) + 2 * sizeof(std::uint32_t) +

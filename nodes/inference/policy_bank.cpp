@@ -107,8 +107,9 @@ struct PolicyBank::Group {
 
 /// Where a serve() call's answers go: one per valid request, by request index.
 struct PolicyBank::Answers {
-  std::vector<AgentActionsMessage> messages;
-  std::vector<std::size_t> index_of;  // request → its answer, SIZE_MAX for a rejected one
+  std::vector<AgentActionsMessage>& messages;  // the first `used` are this call's answers
+  std::vector<std::size_t>& index_of;  // request → its answer, SIZE_MAX for a rejected one
+  std::size_t used = 0;
 
   void record(const Hosted& h, std::size_t k, std::size_t j, std::int64_t action) {
     AgentActionsMessage& answer = messages[index_of[k]];
@@ -271,22 +272,28 @@ std::vector<AgentActionsMessage> PolicyBank::serve(
 std::vector<AgentActionsMessage> PolicyBank::serve(const Requests& requests,
                                                    std::vector<std::size_t>* answered,
                                                    const SparseRequests* sparse) {
+  std::vector<AgentActionsMessage> answers;
+  serve_into(requests, answers, answered, sparse);
+  return answers;
+}
+
+void PolicyBank::serve_into(const Requests& requests, std::vector<AgentActionsMessage>& messages,
+                            std::vector<std::size_t>* answered, const SparseRequests* sparse) {
   if (sparse != nullptr && sparse->size() != requests.size()) {
     throw std::invalid_argument("PolicyBank: " + std::to_string(sparse->size()) +
                                 " sparse views for " + std::to_string(requests.size()) +
                                 " requests");
   }
-  Answers answers;
-  answers.index_of.assign(requests.size(), SIZE_MAX);
-  answers.messages.reserve(requests.size());
+  index_of_.assign(requests.size(), SIZE_MAX);
+  Answers answers{messages, index_of_};
   if (answered != nullptr) answered->reserve(answered->size() + requests.size());
   assign_rows(requests, answered, answers);
+  messages.resize(answers.used);
   for (Group& g : groups_) serve_group(g, requests, sparse, answers);
   for (const Hosted& h : hosted_) {
     if (h.module && !h.rows.empty()) serve_unstacked(h, requests, answers);
   }
   for (const Hosted& h : hosted_) rows_served_ += h.rows.size();
-  return std::move(answers.messages);
 }
 
 void PolicyBank::assign_rows(const Requests& requests, std::vector<std::size_t>* answered,
@@ -300,15 +307,15 @@ void PolicyBank::assign_rows(const Requests& requests, std::vector<std::size_t>*
       last_rejection_ = why;
       continue;
     }
-    answers.index_of[k] = answers.messages.size();
+    answers.index_of[k] = answers.used;
     if (answered != nullptr) answered->push_back(k);
-    AgentActionsMessage answer;
+    if (answers.used == answers.messages.size()) answers.messages.emplace_back();
+    AgentActionsMessage& answer = answers.messages[answers.used++];
     answer.source = request.source;
-    answer.agents = request.agents;
-    answer.policies = request.policies;
-    answer.versions.resize(request.rows());
-    answer.actions.resize(request.rows());
-    answers.messages.push_back(std::move(answer));
+    answer.agents.assign(request.agents.begin(), request.agents.end());
+    answer.policies.assign(request.policies.begin(), request.policies.end());
+    answer.versions.assign(request.rows(), 0);
+    answer.actions.assign(request.rows(), 0);
     for (std::size_t j = 0; j < request.rows(); ++j) {
       const int policy = static_cast<int>(request.policies[j]);
       hosted_[static_cast<std::size_t>(position_[static_cast<std::size_t>(policy)])]

@@ -80,6 +80,14 @@ class PolicyBank {
       const std::vector<const AgentObservationsMessage*>& requests,
       std::vector<std::size_t>* answered = nullptr,
       const std::vector<std::optional<SparseFloats>>* sparse = nullptr);
+  /// The same answers, written into `answers`: the messages it holds lend their storage (the
+  /// i-th answer is written over answers[i], whose vectors keep their capacity), so a caller
+  /// that passes its messages back each time allocates nothing for them. `answers` ends with
+  /// one message per answered request.
+  void serve_into(const std::vector<const AgentObservationsMessage*>& requests,
+                  std::vector<AgentActionsMessage>& answers,
+                  std::vector<std::size_t>* answered = nullptr,
+                  const std::vector<std::optional<SparseFloats>>* sparse = nullptr);
 
   [[nodiscard]] bool hosts(int policy) const;
   [[nodiscard]] std::uint64_t version(int policy) const;
@@ -136,6 +144,7 @@ class PolicyBank {
   [[nodiscard]] std::optional<std::pair<std::size_t, std::size_t>> in_place_row(
       const Group& g, std::int64_t rows, std::size_t width) const;
   std::vector<float> input_;
+  std::vector<std::size_t> index_of_;  // serve_into()'s request → answer map, kept between calls
   std::uint64_t rows_served_ = 0, stacked_passes_ = 0, passes_from_frames_ = 0, rejected_ = 0,
                 weights_ignored_ = 0;
   std::string last_rejection_;

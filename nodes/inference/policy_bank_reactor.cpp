@@ -19,6 +19,7 @@ PolicyBankReactor::PolicyBankReactor(std::string name, reactors::Environment& en
       weight_policies_(widths.weight_policies),
       actions_digest_(widths.actions, env),
       experience_digest_(widths.experience_policies.size(), env),
+      answer_storage_(widths.actions),
       experience_policies_(widths.experience_policies) {
   if (widths.observations != widths.actions) {
     throw std::invalid_argument("inference " + this->name() + ": " +
@@ -95,9 +96,15 @@ void PolicyBankReactor::serve() {
     sparse_.push_back(sparse_observations(request.bytes().bytes(), request.bytes().size));
     channels_.push_back(c);
   }
-  const auto started = std::chrono::steady_clock::now();
+  // The clock is read only for the metrics (a single-process cluster has none).
+  const auto started = metrics_ != nullptr ? std::chrono::steady_clock::now()
+                                           : std::chrono::steady_clock::time_point{};
   const std::uint64_t rejected = bank_.rejected();
-  std::vector<AgentActionsMessage> answers = bank_.serve(requests_, &answered_, &sparse_);
+  answers_.resize(channels_.size());
+  for (std::size_t k = 0; k < channels_.size(); ++k) {
+    answers_[k] = answer_storage_[channels_[k]].take();
+  }
+  bank_.serve_into(requests_, answers_, &answered_, &sparse_);
   const auto dropped = static_cast<std::int64_t>(bank_.rejected() - rejected);
   if (dropped > 0 && dropped_requests.fetch_add(dropped) == 0) {
     std::cerr << name() << ": dropped a request: " << bank_.last_rejection()
@@ -105,13 +112,13 @@ void PolicyBankReactor::serve() {
   }
   if (metrics_ != nullptr) {
     std::size_t rows = 0;
-    for (const auto& a : answers) rows += a.rows();
+    for (const auto& a : answers_) rows += a.rows();
     metrics_->add_inference_batch(
         rows, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   }
-  for (std::size_t i = 0; i < answers.size(); ++i) {
+  for (std::size_t i = 0; i < answers_.size(); ++i) {
     const std::size_t c = channels_[answered_[i]];
-    const auto answer = make_encoded(std::move(answers[i]));
+    const auto answer = answer_storage_[c].make(std::move(answers_[i]));
     actions[c].set(answer);
     actions_digest_.record(c, tag(), answer->bytes());
   }

@@ -78,6 +78,9 @@ class PolicyBankReactor : public reactors::Reactor {
   std::vector<const AgentObservationsMessage*> requests_;  // this tag's, read in place
   std::vector<std::optional<SparseFloats>> sparse_;        // their frames' non-zero floats
   std::vector<std::size_t> channels_, answered_;
+  std::vector<AgentActionsMessage> answers_;  // lent to serve_into(), then sent
+  /// Per actions channel: the storage of its answers once nobody reads them.
+  std::vector<EncodedRecycler<AgentActionsMessage>> answer_storage_;
   NodeMetrics* metrics_ = nullptr;
   std::function<void(int, const WeightsMessage&)> weights_listener_;
   std::vector<std::vector<int>> experience_policies_;

@@ -34,6 +34,9 @@ TEST(Fnv1a, AWordIsHashedAsItsEightLittleEndianBytes) {
   const std::vector<std::uint8_t> bytes = {8, 7, 6, 5, 4, 3, 2, 1};
   EXPECT_EQ(fnv1a64_u64(value), fnv1a64(bytes));
   EXPECT_EQ(fnv1a64_u64(value, 42), fnv1a64(bytes, 42));
+  const std::vector<std::uint8_t> low(bytes.begin(), bytes.begin() + 4);
+  EXPECT_EQ(fnv1a64_le<4>(value, 42), fnv1a64(low, 42));
+  EXPECT_EQ(fnv1a64_le<0>(value, 42), 42U);
 }
 
 /// fnv1a64_wide as its definition reads (common/fnv1a.hpp), written out plainly.

@@ -29,6 +29,18 @@ void record_both(ChannelDigests& whole, ChannelDigests& recent, int tags) {
   }
 }
 
+TEST(ChannelDigests, ARecordHashesTheTagsTwelveBytesThenTheValueWide) {
+  ChannelDigests digest(1);
+  const Tag tag(0x0102030405060708LL, 0x0A0B0C0DU);
+  std::vector<std::uint8_t> value(77);
+  for (std::size_t i = 0; i < value.size(); ++i) value[i] = static_cast<std::uint8_t>(i * 13 + 5);
+  digest.record(0, tag, transport::Payload::copy_of(value.data(), value.size()));
+  // docs/ARCHITECTURE.md, "What the digest covers": time and microstep, little-endian.
+  const std::vector<std::uint8_t> header = {8, 7, 6, 5, 4, 3, 2, 1, 0x0D, 0x0C, 0x0B, 0x0A};
+  EXPECT_EQ(digest.hash_before(0, Tag(0x0102030405060709LL, 0)),
+            fnv1a64_wide(value.data(), value.size(), fnv1a64(header)));
+}
+
 TEST(ChannelDigests, KeepingOnlyRecentRecordsAnswersEveryCutoffAtOrAfterTheNewestTag) {
   // The cutoffs a program that is the whole run can ask for: the stop tag, where the newest
   // records (two at tag 50) are left out, or any later tag.

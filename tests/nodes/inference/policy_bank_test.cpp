@@ -332,6 +332,43 @@ TEST(PolicyBank, BadRequestsAreRefusedAndTheOthersAnswered) {
   EXPECT_NE(bank.last_rejection().find("agent 0"), std::string::npos) << bank.last_rejection();
 }
 
+TEST(PolicyBank, AnswersWrittenOverLentMessagesAreServesAnswersWhateverTheyHeld) {
+  const PolicyBankConfig c = four_per_agent();
+  PolicyBank bank(c);
+  const AgentObservationsMessage bad = [&] {
+    AgentObservationsMessage r = request(c.agents, {0, 1}, 3);
+    r.policies[0] = 3;  // refused: not agent 0's policy
+    return r;
+  }();
+  const AgentObservationsMessage a = request(c.agents, {0, 1}, 5);
+  const AgentObservationsMessage b = request(c.agents, {2, 3}, 6);
+  const std::vector<const AgentObservationsMessage*> requests = {&bad, &a, &b};
+  std::vector<std::size_t> expected_answered;
+  const std::vector<AgentActionsMessage> expected = bank.serve(requests, &expected_answered);
+  // Three lent messages holding another call's rows (more than the two answers need).
+  std::vector<AgentActionsMessage> lent(3);
+  for (AgentActionsMessage& m : lent) {
+    m.source = 7;
+    m.agents = {9, 9, 9, 9, 9};
+    m.policies = {1, 1, 1, 1, 1};
+    m.versions = {8, 8, 8, 8, 8};
+    m.actions = {1, 1, 1, 1, 1};
+  }
+  const std::uint32_t* first_storage = lent[0].agents.data();
+  std::vector<std::size_t> answered;
+  bank.serve_into(requests, lent, &answered);
+  EXPECT_EQ(answered, expected_answered);
+  ASSERT_EQ(lent.size(), expected.size());
+  for (std::size_t i = 0; i < lent.size(); ++i) {
+    EXPECT_EQ(lent[i].source, expected[i].source) << i;
+    EXPECT_EQ(lent[i].agents, expected[i].agents) << i;
+    EXPECT_EQ(lent[i].policies, expected[i].policies) << i;
+    EXPECT_EQ(lent[i].versions, expected[i].versions) << i;
+    EXPECT_EQ(lent[i].actions, expected[i].actions) << i;
+  }
+  EXPECT_EQ(lent[0].agents.data(), first_storage);  // written over, not allocated anew
+}
+
 TEST(PolicyBank, ExportedFilesAreStackedAndMisfitFilesRefusedByName) {
   const fs::path dir = fs::temp_directory_path() / "tagflow_policy_bank_test";
   fs::create_directories(dir);
