@@ -1,5 +1,11 @@
 #include "nodes/encoded_value.hpp"
 
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
 #include <gtest/gtest.h>
 
 namespace tagflow::nodes {
@@ -89,6 +95,60 @@ TEST(EncodedRecycler, AValueIsEncodedFromWhatTheWriterFilledIn) {
   expected.values = {3.0F};
   const Bytes bytes = encode(expected);
   EXPECT_EQ(Bytes(made->bytes().bytes(), made->bytes().bytes() + made->bytes().size), bytes);
+}
+
+TEST(EncodedRecycler, ValuesReleasedOnAnotherThreadAreTakenBackOnlyAfterItsLastRead) {
+  // A reader thread holds each value a while, reads all of it, then lets it go; the writer
+  // refills whatever storage comes back. A reuse before the reader's last read would show as a
+  // wrong sum here (and as a data race under ThreadSanitizer).
+  constexpr int kValues = 2000;
+  EncodedRecycler<WeightsMessage> recycler;
+  std::mutex mutex;
+  std::condition_variable handed, drained;
+  std::deque<Encoded<WeightsMessage>> queue;
+  bool done = false;
+  std::atomic<int> wrong{0};
+  std::thread reader([&] {
+    for (;;) {
+      Encoded<WeightsMessage> value;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        handed.wait(lock, [&] { return done || !queue.empty(); });
+        if (queue.empty()) return;
+        value = std::move(queue.front());
+        queue.pop_front();
+      }
+      drained.notify_one();
+      float sum = 0.0F;
+      for (const float v : value->value().values) sum += v;
+      if (sum != static_cast<float>(value->value().version) * 64.0F) wrong.fetch_add(1);
+    }
+  });
+  int reused = 0;
+  for (int i = 1; i <= kValues; ++i) {
+    WeightsMessage next = recycler.take();
+    if (next.values.capacity() > 0) ++reused;
+    next.version = static_cast<std::uint64_t>(i);
+    next.values.assign(64, static_cast<float>(i));
+    const Encoded<WeightsMessage> made = recycler.make(std::move(next));
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      queue.push_back(made);
+    }
+    handed.notify_one();
+    if (i % 4 == 0) {  // now and then the reader catches up: the value before is then free
+      std::unique_lock<std::mutex> lock(mutex);
+      drained.wait(lock, [&] { return queue.empty(); });
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    done = true;
+  }
+  handed.notify_one();
+  reader.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_GE(reused, kValues / 4 - 1);  // at least once after each catch-up
 }
 
 }  // namespace
