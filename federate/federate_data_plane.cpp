@@ -132,11 +132,14 @@ void FederateDataPlane::connect(const ControlMessage& start, std::uint32_t proto
 
 bool FederateDataPlane::receive(
     const std::function<void(transport::ReceivedMessage& message)>& deliver) {
+  // The connection's metadata only where something reads it: the guard (no CURVE) its
+  // descriptor and transport, the key check (CURVE) its User-Id.
+  const transport::ReceiveNeeds needs{guard_ != nullptr, !key_owner_.empty()};
   // At most a batch per call: what is left wakes the next poll, or comes with the grant that
   // needs it.
   for (int i = 0; i < kMaxReceivedPerCall; ++i) {
-    transport::ReceiveResult result =
-        transport::receive_wire_message(data_, validator_, drops_, zmq::recv_flags::dontwait);
+    transport::ReceiveResult result = transport::receive_wire_message(
+        data_, validator_, drops_, zmq::recv_flags::dontwait, needs);
     // Taken once the message is here, so that it never seems to arrive before it was sent.
     trace::TraceRecorder* const tracer = trace::active();
     const std::int64_t taken_at = tracer != nullptr ? trace::TraceRecorder::now_ns() : 0;

@@ -9,11 +9,13 @@
 // decode_encoded() decodes straight from the received frame and keeps that frame as bytes(), so
 // a value is never encoded twice nor its bytes copied between buffers on its way.
 // Contract: bytes() is always encode(value()) (or, received, the bytes value() was decoded from,
-// which re-encode to the same). Thread-safety: immutable; any number of readers at once.
+// which re-encode to the same). Thread-safety: immutable while shared; any number of readers at
+// once. (An EncodedRecycler writes a value again only once nobody else holds it.)
 #pragma once
 
 #include <array>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -23,12 +25,27 @@
 
 namespace tagflow::nodes {
 
+namespace detail {
+
+/// encode(value, storage) where the message type has it (its bytes written into `storage`,
+/// whose capacity is reused), else encode(value): the same bytes either way.
+template <class T>
+auto encode_over(const T& value, Bytes& storage, int /*preferred*/)
+    -> decltype(encode(value, std::move(storage))) {
+  return encode(value, std::move(storage));
+}
+template <class T>
+Bytes encode_over(const T& value, Bytes& /*storage*/, long /*fallback*/) {
+  return encode(value);
+}
+
+}  // namespace detail
+
 template <class T>
 class EncodedValue {
  public:
   /// Encodes `value` (encode(); throws std::invalid_argument for an inconsistent message).
-  explicit EncodedValue(T value)
-      : value_(std::move(value)), bytes_(transport::Payload::owning(encode(value_))) {}
+  explicit EncodedValue(T value) : value_(std::move(value)) { encode_fresh(); }
   /// A value decoded from `bytes`, which it keeps.
   EncodedValue(T value, transport::Payload bytes)
       : value_(std::move(value)), bytes_(std::move(bytes)) {}
@@ -40,8 +57,45 @@ class EncodedValue {
   template <class>
   friend class EncodedRecycler;
 
+  EncodedValue() = default;  // an EncodedRecycler's storage, encoded before it is shared
+
+  /// Encodes value_ into a buffer of its own, which bytes_ then shares.
+  void encode_fresh() {
+    auto buffer = std::make_shared<Bytes>(encode(value_));
+    buffer_ = buffer.get();
+    bytes_.data = buffer->data();
+    bytes_.size = buffer->size();
+    bytes_.owner = std::move(buffer);
+  }
+
+  /// Encodes value_ again (an EncodedRecycler, which alone holds this value, refilled it). The
+  /// bytes go over the old ones only when this value alone holds those too: no link still
+  /// sending them, no reader keeping a copy; else into a new buffer, the old one left to them.
+  void encode_again() {
+    if (buffer_ == nullptr || bytes_.owner.use_count() != 1) {
+      encode_fresh();
+      return;
+    }
+    // use_count() is a relaxed read: a copy released at once is a read-modify-write with
+    // acquire order, so the last holder's release (a ZeroMQ I/O thread done sending, say)
+    // happens before the bytes are written again (as in EncodedRecycler::free_or_new()).
+    { const std::shared_ptr<const void> probe = bytes_.owner; }
+    try {
+      Bytes written = detail::encode_over(value_, *buffer_, 0);
+      *buffer_ = std::move(written);
+    } catch (...) {
+      // The old bytes went with the storage: no bytes until the message is encoded again.
+      bytes_ = {};
+      buffer_ = nullptr;
+      throw;
+    }
+    bytes_.data = buffer_->data();
+    bytes_.size = buffer_->size();
+  }
+
   T value_;
   transport::Payload bytes_;
+  Bytes* buffer_ = nullptr;  // the buffer bytes_ shares, where this value made it (else nullptr)
 };
 
 /// How a node port carries a T: shared, immutable, encoded once.
@@ -54,41 +108,51 @@ template <class T>
   return std::make_shared<const EncodedValue<T>>(std::move(value));
 }
 
-/// make_encoded() for a writer that sends a large message every tag (a multi-agent node's
-/// observation rows: 5 KB a joint step with four agents, 54 KB with ten): it takes back the
-/// storage of a value it made once no reader holds that value any more, so the writer fills the
-/// same vectors again instead of allocating and freeing them each time. It keeps the last two
-/// values: the output port still holds the newest one until the writer sets the next, the one
-/// before is free once its readers are done. The bytes are never taken back (a link may still
-/// be sending them). One per output channel, used by its writer only; readers on other threads
-/// may hold the values meanwhile.
+/// make_encoded() for a writer that sends a message every tag (a multi-agent node's observation
+/// rows, 5 KB a joint step with four agents and 54 KB with ten; an inference server's answers):
+/// it writes a value it made before again once nobody else holds that value, so that a tag's
+/// message costs no allocation: the message's vectors are filled again, and its bytes are written
+/// over the old ones when nobody holds those either (a link may still be sending them: then they
+/// go to a new buffer). It keeps the last two values: the output port still holds the newest one
+/// until the writer sets the next, the one before is free once its readers are done. One per
+/// output channel, used by its writer only; readers on other threads may hold the values
+/// meanwhile.
 template <class T>
 class EncodedRecycler {
  public:
-  /// The storage of a value nobody else holds, to be filled again (its vectors keep their
-  /// capacity and their old contents); a new, empty message when there is none.
-  [[nodiscard]] T take() {
+  /// The message to fill for the next value: that of a value made before that nobody else holds
+  /// any more (its vectors keep their capacity and their old contents), or a new, empty one. The
+  /// same message until share(); one never shared is offered again.
+  [[nodiscard]] T& next() {
+    if (filling_ == nullptr) filling_ = free_or_new();
+    return filling_->value_;
+  }
+  /// Encodes the message next() returned and shares it, as make_encoded() does. Throws
+  /// std::logic_error without a next() before it, and std::invalid_argument for an inconsistent
+  /// message (which stays to be filled again).
+  [[nodiscard]] Encoded<T> share() {
+    if (filling_ == nullptr) throw std::logic_error("EncodedRecycler::share() without next()");
+    filling_->encode_again();
+    if (kept_[0] != nullptr) kept_[1] = std::move(kept_[0]);
+    kept_[0] = std::move(filling_);
+    return kept_[0];
+  }
+
+ private:
+  std::shared_ptr<EncodedValue<T>> free_or_new() {
     for (std::shared_ptr<EncodedValue<T>>& kept : kept_) {
       if (kept == nullptr || kept.use_count() != 1) continue;
       // use_count() is a relaxed read. A copy released at once is a read-modify-write of the
       // count with acquire order: the last reader's release of the value (on any thread)
       // happens before it, and so do that reader's reads (no fence: ThreadSanitizer sees this).
       { const std::shared_ptr<EncodedValue<T>> probe = kept; }
-      T value = std::move(kept->value_);
-      kept.reset();
-      return value;
+      return std::move(kept);
     }
-    return T{};
-  }
-  /// Encodes `value` once and shares it, as make_encoded() does.
-  [[nodiscard]] Encoded<T> make(T value) {
-    kept_[1] = std::move(kept_[0]);
-    kept_[0] = std::make_shared<EncodedValue<T>>(std::move(value));
-    return kept_[0];
+    return std::shared_ptr<EncodedValue<T>>(new EncodedValue<T>());
   }
 
- private:
   std::array<std::shared_ptr<EncodedValue<T>>, 2> kept_;  // the newest first
+  std::shared_ptr<EncodedValue<T>> filling_;              // next()'s, until share()
 };
 
 /// Decodes `bytes` where they lie and keeps them; nullptr with *error when they do not decode.

@@ -360,11 +360,17 @@ bool decode(const std::uint8_t* data, std::size_t size, PriorityUpdateMessage& o
   return r.finish(out.keys.size() == out.priorities.size(), "priority update");
 }
 
-Bytes encode(const WeightsMessage& m) {
-  return write_message(kWeights, [&m](auto& w) {
-    w.scalar(m.version);
-    w.block(m.values);
-  });
+Bytes encode(const WeightsMessage& m) { return encode(m, {}); }
+
+Bytes encode(const WeightsMessage& m, Bytes storage) {
+  storage.clear();
+  return write_message(
+      kWeights,
+      [&m](auto& w) {
+        w.scalar(m.version);
+        w.block(m.values);
+      },
+      std::move(storage));
 }
 
 bool decode(const std::uint8_t* data, std::size_t size, WeightsMessage& out, std::string* error) {
@@ -433,8 +439,11 @@ bool sparse_claim_fits(std::uint64_t floats, std::size_t frame_bytes) {
   return floats <= 64 * static_cast<std::uint64_t>(frame_bytes) + 64;
 }
 
-Bytes encode(const AgentObservationsMessage& m) {
+Bytes encode(const AgentObservationsMessage& m) { return encode(m, {}); }
+
+Bytes encode(const AgentObservationsMessage& m, Bytes storage) {
   require(consistent(m), "AgentObservationsMessage");
+  storage.clear();
   // Mostly-zero rows (one-hot grids such as TrafficJunction's) go sparse: the positions and
   // values of the floats whose bits are not all zero, 8 bytes each instead of 4 per float. One
   // scan, a mask per block of floats (float_bits.hpp), lists the positions of the set floats (it
@@ -480,7 +489,7 @@ Bytes encode(const AgentObservationsMessage& m) {
   // Almost all zeros over many floats can make a frame the receiver's bound refuses: dense.
   const bool sparse =
       indexable && total > 0 && 2 * count < total && sparse_claim_fits(total, sparse_size);
-  Writer w(sparse ? kAgentObservationsSparse : kAgentObservations, {},
+  Writer w(sparse ? kAgentObservationsSparse : kAgentObservations, std::move(storage),
            sparse ? sparse_size : head + sizeof(std::uint64_t) + total * sizeof(float));
   w.scalar(m.source);
   w.scalar(m.observation_size);
@@ -565,15 +574,21 @@ std::optional<SparseFloats> sparse_observations(const std::uint8_t* data, std::s
   return nonzero;
 }
 
-Bytes encode(const AgentActionsMessage& m) {
+Bytes encode(const AgentActionsMessage& m) { return encode(m, {}); }
+
+Bytes encode(const AgentActionsMessage& m, Bytes storage) {
   require(consistent(m), "AgentActionsMessage");
-  return write_message(kAgentActions, [&m](auto& w) {
-    w.scalar(m.source);
-    w.block(m.agents);
-    w.block(m.policies);
-    w.block(m.versions);
-    w.block(m.actions);
-  });
+  storage.clear();
+  return write_message(
+      kAgentActions,
+      [&m](auto& w) {
+        w.scalar(m.source);
+        w.block(m.agents);
+        w.block(m.policies);
+        w.block(m.versions);
+        w.block(m.actions);
+      },
+      std::move(storage));
 }
 
 bool decode(const std::uint8_t* data, std::size_t size, AgentActionsMessage& out,

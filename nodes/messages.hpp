@@ -162,6 +162,11 @@ using SampleBatchList = std::vector<SampleBatchMessage>;
 [[nodiscard]] Bytes encode(const ActionBatchMessage& message);
 [[nodiscard]] Bytes encode(const AgentObservationsMessage& message);
 [[nodiscard]] Bytes encode(const AgentActionsMessage& message);
+/// The same bytes as encode(message), written into `storage` (its contents dropped, its capacity
+/// reused): what an EncodedRecycler (encoded_value.hpp) uses to write a value's bytes again.
+[[nodiscard]] Bytes encode(const WeightsMessage& message, Bytes storage);
+[[nodiscard]] Bytes encode(const AgentObservationsMessage& message, Bytes storage);
+[[nodiscard]] Bytes encode(const AgentActionsMessage& message, Bytes storage);
 /// A list of minibatches: their encodings one after the other (each says where it ends), so the
 /// list's bytes are exactly what the digest of the per-batch encodings hashes; an empty list is
 /// no bytes.

@@ -135,7 +135,8 @@ void configure_receiver(zmq::socket_t& socket, const ValidationPolicy& policy) {
 }
 
 ReceiveResult receive_wire_message(zmq::socket_t& router, const MessageValidator& validator,
-                                   PeerDropCounters& drops, zmq::recv_flags flags) {
+                                   PeerDropCounters& drops, zmq::recv_flags flags,
+                                   ReceiveNeeds needs) {
   ReceiveResult result;
   zmq::message_t identity;
   if (!router.recv(identity, flags)) return result;
@@ -152,12 +153,16 @@ ReceiveResult receive_wire_message(zmq::socket_t& router, const MessageValidator
   zmq::message_t header_frame;
   (void)router.recv(header_frame, zmq::recv_flags::none);
   result.wire_bytes = zmtp_frame_bytes(header_frame.size());
-  if (const char* fd = zmq_msg_gets(header_frame.handle(), "__fd")) {
-    result.source_fd = std::atoi(fd);  // what ZMQ_SRCFD reads
+  if (needs.connection) {
+    if (const char* fd = zmq_msg_gets(header_frame.handle(), "__fd")) {
+      result.source_fd = std::atoi(fd);  // what ZMQ_SRCFD reads
+    }
+    result.over_tcp = came_over_tcp(header_frame);
   }
-  result.over_tcp = came_over_tcp(header_frame);
-  if (const char* user = zmq_msg_gets(header_frame.handle(), "User-Id")) {
-    result.message.user_id = user;
+  if (needs.user_id) {
+    if (const char* user = zmq_msg_gets(header_frame.handle(), "User-Id")) {
+      result.message.user_id = user;
+    }
   }
   DecodedHeader decoded =
       decode_header(header_frame.data(), header_frame.size(), policy.header_limits);

@@ -81,10 +81,20 @@ struct ReceiveResult {
 /// new buffer (a copy); none give an empty Payload.
 [[nodiscard]] Payload adopt_frames(std::vector<zmq::message_t> frames);
 
+/// What a receiver reads of a message's connection, each a lookup in ZeroMQ's metadata (with the
+/// address parsed and the descriptor's digits read): `connection` fills source_fd and over_tcp
+/// (for a ConnectionGuard), `user_id` the User-Id (with CURVE). A field not asked for keeps its
+/// default (-1, false, empty).
+struct ReceiveNeeds {
+  bool connection = true;
+  bool user_id = true;
+};
+
 /// Receives one message from a ROUTER socket (identity frame first), validates it and counts a
 /// drop in `drops` when it fails.
 ReceiveResult receive_wire_message(zmq::socket_t& router, const MessageValidator& validator,
                                    PeerDropCounters& drops,
-                                   zmq::recv_flags flags = zmq::recv_flags::none);
+                                   zmq::recv_flags flags = zmq::recv_flags::none,
+                                   ReceiveNeeds needs = {});
 
 }  // namespace tagflow::transport

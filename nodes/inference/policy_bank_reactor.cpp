@@ -100,9 +100,11 @@ void PolicyBankReactor::serve() {
   const auto started = metrics_ != nullptr ? std::chrono::steady_clock::now()
                                            : std::chrono::steady_clock::time_point{};
   const std::uint64_t rejected = bank_.rejected();
+  // Each channel's storage is lent to serve_into() and comes back filled, maybe another
+  // channel's: the vectors go round, their capacity kept.
   answers_.resize(channels_.size());
   for (std::size_t k = 0; k < channels_.size(); ++k) {
-    answers_[k] = answer_storage_[channels_[k]].take();
+    std::swap(answers_[k], answer_storage_[channels_[k]].next());
   }
   bank_.serve_into(requests_, answers_, &answered_, &sparse_);
   const auto dropped = static_cast<std::int64_t>(bank_.rejected() - rejected);
@@ -118,7 +120,8 @@ void PolicyBankReactor::serve() {
   }
   for (std::size_t i = 0; i < answers_.size(); ++i) {
     const std::size_t c = channels_[answered_[i]];
-    const auto answer = answer_storage_[c].make(std::move(answers_[i]));
+    std::swap(answer_storage_[c].next(), answers_[i]);
+    const auto answer = answer_storage_[c].share();
     actions[c].set(answer);
     actions_digest_.record(c, tag(), answer->bytes());
   }

@@ -34,10 +34,10 @@ MultiAgentReactor::MultiAgentReactor(std::string name, reactors::Environment& en
 void MultiAgentReactor::request() {
   if (waiting_ || server_.finished()) return;
   for (std::size_t c = 0; c < observations.size(); ++c) {
-    AgentObservationsMessage message = observation_storage_[c].take();
+    AgentObservationsMessage& message = observation_storage_[c].next();
     server_.observations(observation_policies_[c], message);
     if (message.rows() == 0) continue;
-    const auto encoded = observation_storage_[c].make(std::move(message));
+    const auto encoded = observation_storage_[c].share();
     observations[c].set(encoded);
     observations_digest_.record(c, tag(), encoded->bytes());
   }

@@ -58,48 +58,117 @@ TEST(EncodedValue, ABatchListEncodesAsItsBatches) {
   EXPECT_TRUE(back->value().empty());
 }
 
-TEST(EncodedRecycler, TakesBackTheStorageOfAValueNobodyHoldsAndNeverOneSomebodyDoes) {
-  EncodedRecycler<WeightsMessage> recycler;
-  EXPECT_TRUE(recycler.take().values.empty());  // nothing made yet
-  Encoded<WeightsMessage> first = recycler.make(weights());
-  const float* first_storage = first->value().values.data();
-  const transport::Payload first_bytes = first->bytes();  // a link still sending them
-  Encoded<WeightsMessage> second = recycler.make(weights());
-  // Both still read (the port holds the newest, a reader the one before): nothing to take.
-  WeightsMessage fresh = recycler.take();
-  EXPECT_TRUE(fresh.values.empty());
-  EXPECT_EQ(first->value().values, weights().values);
-  EXPECT_EQ(second->value().values, weights().values);
-  first.reset();  // its last reader is done
-  WeightsMessage reused = recycler.take();
-  EXPECT_EQ(reused.values.data(), first_storage);  // the same vector, its old contents kept
-  EXPECT_EQ(reused.values, weights().values);
-  EXPECT_EQ(second->value().values, weights().values);  // the newest is untouched
-  // The bytes are never taken back: the link's copy still holds the encoding.
-  const Bytes expected = encode(weights());
-  EXPECT_EQ(Bytes(first_bytes.bytes(), first_bytes.bytes() + first_bytes.size), expected);
-  EXPECT_TRUE(recycler.take().values.empty());  // taken once only
+Bytes bytes_of(const transport::Payload& payload) {
+  return Bytes(payload.bytes(), payload.bytes() + payload.size);
 }
 
-TEST(EncodedRecycler, AValueIsEncodedFromWhatTheWriterFilledIn) {
+TEST(EncodedRecycler, FillsAgainTheStorageOfAValueNobodyHoldsAndNeverOneSomebodyDoes) {
   EncodedRecycler<WeightsMessage> recycler;
-  (void)recycler.make(weights());
-  WeightsMessage next = recycler.take();  // nobody kept the value: its storage comes back
-  next.version = 5;
-  next.values.assign({3.0F});
-  const Encoded<WeightsMessage> made = recycler.make(std::move(next));
-  EXPECT_EQ(made->value().version, 5U);
-  EXPECT_EQ(made->value().values, (std::vector<float>{3.0F}));
+  EXPECT_TRUE(recycler.next().values.empty());  // nothing made yet
+  recycler.next() = weights();
+  Encoded<WeightsMessage> first = recycler.share();
+  const float* first_storage = first->value().values.data();
+  const transport::Payload first_bytes = first->bytes();  // a link still sending them
+  // A reader (and the port) still hold the first value: a new message.
+  EXPECT_TRUE(recycler.next().values.empty());
+  recycler.next() = weights();
+  Encoded<WeightsMessage> second = recycler.share();
+  first.reset();  // its last reader is done, the link not yet
+  WeightsMessage& again = recycler.next();
+  EXPECT_EQ(again.values.data(), first_storage);  // the oldest one's vector, old contents kept
+  EXPECT_EQ(again.values, weights().values);
+  again.version = 5;
+  again.values.assign({3.0F});
+  const Encoded<WeightsMessage> third = recycler.share();
   WeightsMessage expected;
   expected.version = 5;
   expected.values = {3.0F};
-  const Bytes bytes = encode(expected);
-  EXPECT_EQ(Bytes(made->bytes().bytes(), made->bytes().bytes() + made->bytes().size), bytes);
+  EXPECT_EQ(third->value().version, 5U);
+  EXPECT_EQ(bytes_of(third->bytes()), encode(expected));
+  // The link's bytes stay as they were: the new ones went to a buffer of their own.
+  EXPECT_NE(third->bytes().data, first_bytes.data);
+  EXPECT_EQ(bytes_of(first_bytes), encode(weights()));
+  EXPECT_EQ(second->value().values, weights().values);  // the newest before is untouched
+  EXPECT_EQ(bytes_of(second->bytes()), encode(weights()));
+}
+
+TEST(EncodedRecycler, BytesNobodyHoldsAreWrittenOverInPlace) {
+  EncodedRecycler<WeightsMessage> recycler;
+  recycler.next() = weights();
+  Encoded<WeightsMessage> first = recycler.share();
+  const void* first_bytes = first->bytes().data;
+  first.reset();                            // its readers are done, no link sent it
+  WeightsMessage& again = recycler.next();  // first's storage
+  again.version = 9;
+  again.values.assign({-2.0F, 4.0F});
+  const Encoded<WeightsMessage> made = recycler.share();
+  EXPECT_EQ(made->bytes().data, first_bytes);  // the same buffer, written over
+  WeightsMessage expected;
+  expected.version = 9;
+  expected.values = {-2.0F, 4.0F};
+  EXPECT_EQ(bytes_of(made->bytes()), encode(expected));
+  std::string error;
+  const Encoded<WeightsMessage> back = decode_encoded<WeightsMessage>(made->bytes(), &error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(back->value().values, expected.values);
+}
+
+TEST(EncodedRecycler, AMessageThatDoesNotEncodeIsNotSharedAndCanBeFilledAgain) {
+  EncodedRecycler<AgentActionsMessage> recycler;
+  EXPECT_THROW((void)recycler.share(), std::logic_error);  // nothing filled
+  const auto fill = [](AgentActionsMessage& m, std::size_t policies) {
+    m.agents = {0, 1};
+    m.policies.assign(policies, 0);  // one per agent, or an inconsistent message
+    m.versions = {1, 1};
+    m.actions = {2, 3};
+  };
+  fill(recycler.next(), 1);
+  EXPECT_THROW((void)recycler.share(), std::invalid_argument);  // a new value's first encoding
+  fill(recycler.next(), 2);
+  Encoded<AgentActionsMessage> made = recycler.share();
+  EXPECT_EQ(bytes_of(made->bytes()), encode(made->value()));
+  const AgentActionsMessage sent = made->value();
+  made.reset();  // nobody holds it or its bytes: the next encoding would go over them
+  fill(recycler.next(), 3);
+  EXPECT_THROW((void)recycler.share(), std::invalid_argument);
+  fill(recycler.next(), 2);
+  made = recycler.share();
+  EXPECT_EQ(made->value().policies, sent.policies);
+  EXPECT_EQ(bytes_of(made->bytes()), encode(sent));  // whole again after the failed one
+}
+
+TEST(EncodedRecycler, ObservationRowsWrittenAgainEncodeAsAFreshMessage) {
+  // The sparse encoding written into old storage gives the bytes of a fresh encoding, whether
+  // the old bytes were longer, shorter, sparse or dense.
+  EncodedRecycler<AgentObservationsMessage> recycler;
+  const auto fill = [](AgentObservationsMessage& m, int agents, int size, int set_every) {
+    m.source = 3;
+    m.observation_size = static_cast<std::uint32_t>(size);
+    m.agents.clear();
+    m.policies.clear();
+    for (int a = 0; a < agents; ++a) {
+      m.agents.push_back(static_cast<std::uint32_t>(a));
+      m.policies.push_back(static_cast<std::uint32_t>(a % 2));
+    }
+    m.observations.assign(static_cast<std::size_t>(agents * size), 0.0F);
+    for (std::size_t k = 0; k < m.observations.size(); k += static_cast<std::size_t>(set_every)) {
+      m.observations[k] = 1.0F + static_cast<float>(k);
+    }
+  };
+  const int shapes[][3] = {{4, 300, 37}, {2, 40, 1}, {10, 300, 101}, {1, 7, 2}, {4, 300, 37}};
+  for (const auto& shape : shapes) {
+    AgentObservationsMessage& m = recycler.next();
+    fill(m, shape[0], shape[1], shape[2]);
+    const Encoded<AgentObservationsMessage> made = recycler.share();
+    EXPECT_EQ(bytes_of(made->bytes()), encode(made->value()))
+        << shape[0] << " agents of " << shape[1] << " floats";
+  }
 }
 
 TEST(EncodedRecycler, ValuesReleasedOnAnotherThreadAreTakenBackOnlyAfterItsLastRead) {
-  // A reader thread holds each value a while, reads all of it, then lets it go; the writer
-  // refills whatever storage comes back. A reuse before the reader's last read would show as a
+  // A reader thread holds each value a while, reads all of it, lets it go, then reads its bytes
+  // and lets those go (as a link sending them would); the writer refills whatever storage comes
+  // back, bytes included. A reuse before the reader's last read would show as a
   // wrong sum here (and as a data race under ThreadSanitizer).
   constexpr int kValues = 2000;
   EncodedRecycler<WeightsMessage> recycler;
@@ -121,16 +190,27 @@ TEST(EncodedRecycler, ValuesReleasedOnAnotherThreadAreTakenBackOnlyAfterItsLastR
       drained.notify_one();
       float sum = 0.0F;
       for (const float v : value->value().values) sum += v;
-      if (sum != static_cast<float>(value->value().version) * 64.0F) wrong.fetch_add(1);
+      const std::uint64_t version = value->value().version;
+      if (sum != static_cast<float>(version) * 64.0F) wrong.fetch_add(1);
+      // Its bytes, as a link holds them: read whole after the value itself is let go, then
+      // released last. Still the value's encoding, never written over while held.
+      transport::Payload bytes = value->bytes();
+      value.reset();
+      WeightsMessage sent;
+      if (!decode(bytes.bytes(), bytes.size, sent, nullptr) || sent.version != version ||
+          sent.values != std::vector<float>(64, static_cast<float>(version))) {
+        wrong.fetch_add(1);
+      }
+      bytes = {};
     }
   });
   int reused = 0;
   for (int i = 1; i <= kValues; ++i) {
-    WeightsMessage next = recycler.take();
+    WeightsMessage& next = recycler.next();
     if (next.values.capacity() > 0) ++reused;
     next.version = static_cast<std::uint64_t>(i);
     next.values.assign(64, static_cast<float>(i));
-    const Encoded<WeightsMessage> made = recycler.make(std::move(next));
+    const Encoded<WeightsMessage> made = recycler.share();
     {
       std::lock_guard<std::mutex> lock(mutex);
       queue.push_back(made);

@@ -80,6 +80,28 @@ TEST(WireSocket, SaysWhichMessagesCameOverTcp) {
   }
 }
 
+TEST(WireSocket, ReadsTheConnectionsMetadataOnlyWhenAsked) {
+  // Without a guard nothing reads the descriptor or the transport, without CURVE nothing the
+  // User-Id: each is a lookup in ZeroMQ's metadata per message, skipped when not asked for.
+  Link link("tcp");
+  MessageValidator validator;
+  validator.allow_port("a", 1);
+  PeerDropCounters drops;
+  for (int i = 1; i <= 2; ++i) {
+    ASSERT_TRUE(send_wire_message(link.sender, header_at(i), {Payload::owning(std::string("x"))}));
+  }
+  ReceiveResult skipped =
+      receive_wire_message(link.receiver, validator, drops, zmq::recv_flags::none, {false, false});
+  ASSERT_EQ(skipped.error, DropReason::kNone);
+  EXPECT_EQ(skipped.source_fd, -1);
+  EXPECT_FALSE(skipped.over_tcp);
+  EXPECT_EQ(take_payload(skipped.message).view(), "x");
+  const ReceiveResult read = receive_wire_message(link.receiver, validator, drops);
+  ASSERT_EQ(read.error, DropReason::kNone);
+  EXPECT_GE(read.source_fd, 0);
+  EXPECT_TRUE(read.over_tcp);
+}
+
 TEST(WireSocket, InprocPayloadIsHandedOverWithoutCopying) {
   Link link("inproc");
   MessageValidator validator;
