@@ -127,12 +127,15 @@ void add_up_single_command(CLI::App& app) {
   auto options = std::make_shared<UpOptions>();
   auto* command = app.add_subcommand(
       "up",
-      "Run a cluster file; --placement single runs every node in this process as one "
-      "deterministic reactor program and prints the run's digest");
+      "Run a cluster file in this process, every node as one deterministic reactor program, and "
+      "print the run's digest: what `tagflow up FILE --placement single` runs (`tagflow up FILE` "
+      "starts the processes)");
   command->add_option("file", options->file, "Cluster file (configs/README.md)")
       ->required()
       ->check(CLI::ExistingFile);
-  command->add_option("--placement", options->placement, "single: all nodes in this process")
+  command
+      ->add_option("--placement", options->placement,
+                   "single, the only placement here: all nodes in this process")
       ->capture_default_str();
   command->add_option("--summary", options->summary_path, "Write the run summary JSON here");
   command->add_option("--mode", options->mode, "Override the file's mode")
