@@ -1,13 +1,14 @@
 // EncodedValue<T>: what a node's port carries — a message (messages.hpp) together with its one
 // byte encoding, both immutable.
 //
-// The reactor that writes an output makes the value once per tag with make_encoded(), which
-// encodes it there and then. Everything downstream shares that one object (Encoded<T> is a
-// reactors::Shared pointer): local readers in the same process read value(); the channel digest
-// hashes bytes(); a federated link sends bytes() as the data message's payload, handed to ZeroMQ
-// without a copy, one buffer for every downstream of the output. On the receiving side,
-// decode_encoded() decodes straight from the received frame and keeps that frame as bytes(), so
-// a value is never encoded twice nor its bytes copied between buffers on its way.
+// The reactor that writes an output makes the value once per tag with make_encoded() (or an
+// EncodedRecycler, below), which encodes it there and then. Everything downstream shares that one
+// object (Encoded<T> is a reactors::Shared pointer): local readers in the same process read
+// value(); the channel digest hashes bytes(); a federated link sends bytes() as the data
+// message's payload, handed to ZeroMQ without a copy, one buffer for every downstream of the
+// output (a value of at most 16 KiB is copied once, behind its header, transport/WIRE.md §2). On
+// the receiving side, decode_encoded() decodes straight from the received frame and keeps that
+// frame as bytes(), so a value is never encoded twice.
 // Contract: bytes() is always encode(value()) (or, received, the bytes value() was decoded from,
 // which re-encode to the same). Thread-safety: immutable while shared; any number of readers at
 // once. (An EncodedRecycler writes a value again only once nobody else holds it.)
