@@ -28,16 +28,16 @@ namespace tagflow::nodes {
 
 namespace detail {
 
-/// encode(value, storage) where the message type has it (its bytes written into `storage`,
-/// whose capacity is reused), else encode(value): the same bytes either way.
-template <class T>
-auto encode_over(const T& value, Bytes& storage, int /*preferred*/)
-    -> decltype(encode(value, std::move(storage))) {
-  return encode(value, std::move(storage));
-}
-template <class T>
-Bytes encode_over(const T& value, Bytes& /*storage*/, long /*fallback*/) {
-  return encode(value);
+/// Whether `held` is the only holder of its object, and if so, with every other holder's release
+/// (on any thread) happening before the return. use_count() alone is a relaxed read; the copy
+/// released at once is a read-modify-write of the count with acquire order, so the last other
+/// holder's reads of the object come before whatever the caller writes next (no fence:
+/// ThreadSanitizer sees this, and GCC 12 does not support atomic_thread_fence under it).
+template <class U>
+[[nodiscard]] bool sole_holder(const std::shared_ptr<U>& held) {
+  if (held == nullptr || held.use_count() != 1) return false;
+  { const std::shared_ptr<U> probe = held; }
+  return true;
 }
 
 }  // namespace detail
@@ -73,16 +73,13 @@ class EncodedValue {
   /// bytes go over the old ones only when this value alone holds those too: no link still
   /// sending them, no reader keeping a copy; else into a new buffer, the old one left to them.
   void encode_again() {
-    if (buffer_ == nullptr || bytes_.owner.use_count() != 1) {
+    // Not while a link still sends the old bytes or a reader keeps a copy of them.
+    if (buffer_ == nullptr || !detail::sole_holder(bytes_.owner)) {
       encode_fresh();
       return;
     }
-    // use_count() is a relaxed read: a copy released at once is a read-modify-write with
-    // acquire order, so the last holder's release (a ZeroMQ I/O thread done sending, say)
-    // happens before the bytes are written again (as in EncodedRecycler::free_or_new()).
-    { const std::shared_ptr<const void> probe = bytes_.owner; }
     try {
-      Bytes written = detail::encode_over(value_, *buffer_, 0);
+      Bytes written = encode(value_, std::move(*buffer_));
       *buffer_ = std::move(written);
     } catch (...) {
       // The old bytes went with the storage: no bytes until the message is encoded again.
@@ -117,7 +114,7 @@ template <class T>
 /// go to a new buffer). It keeps the last two values: the output port still holds the newest one
 /// until the writer sets the next, the one before is free once its readers are done. One per
 /// output channel, used by its writer only; readers on other threads may hold the values
-/// meanwhile.
+/// meanwhile. T needs an encode(message, storage) (nodes/messages.hpp).
 template <class T>
 class EncodedRecycler {
  public:
@@ -142,12 +139,7 @@ class EncodedRecycler {
  private:
   std::shared_ptr<EncodedValue<T>> free_or_new() {
     for (std::shared_ptr<EncodedValue<T>>& kept : kept_) {
-      if (kept == nullptr || kept.use_count() != 1) continue;
-      // use_count() is a relaxed read. A copy released at once is a read-modify-write of the
-      // count with acquire order: the last reader's release of the value (on any thread)
-      // happens before it, and so do that reader's reads (no fence: ThreadSanitizer sees this).
-      { const std::shared_ptr<EncodedValue<T>> probe = kept; }
-      return std::move(kept);
+      if (detail::sole_holder(kept)) return std::move(kept);
     }
     return std::shared_ptr<EncodedValue<T>>(new EncodedValue<T>());
   }
