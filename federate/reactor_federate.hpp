@@ -34,7 +34,8 @@
 // coordinator (seen by the heartbeat thread) ends the run either way.
 // Waits left unreported (§3.9): at a wait its upstreams' COMPLETED notices will end (it sent to
 // every upstream at the tag it just completed), it sends neither LTC nor NET until the
-// coordinator asks with REPORT_REQUEST, 16 completed tags are held back, or the wait lasted 1 ms.
+// coordinator asks with REPORT_REQUEST, 64 completed tags are held back, or the wait outlasted its
+// overdue time (1-10 ms, twice the upstreams' recent answers).
 // Values are transport::Payload: immutable shared bytes. send() queues the Payload itself and the
 // socket owner hands its bytes to ZeroMQ without copying them (so one value sent to several
 // downstreams is one buffer); a received value is the frame ZeroMQ received, passed to the
@@ -282,7 +283,7 @@ class ReactorFederate {
   prometheus::Counter* by_upstreams_ = nullptr;
   prometheus::Counter* deferred_waits_ = nullptr;  // tagflow_federation_deferred_waits_total
   // Waits left unreported (PROTOCOL.md §3.9), socket owner only.
-  static constexpr int kMaxDeferredTags = 16;  // completed tags one deferral may hold
+  static constexpr int kMaxDeferredTags = 64;  // completed tags one deferral may hold
   static constexpr int kMaxEagerStretch = 64;  // waits reported in a row after a request
   // The backstop's floor and ceiling (overdue()).
   static constexpr auto kOverdue = std::chrono::milliseconds(1);
