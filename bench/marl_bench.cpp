@@ -12,7 +12,8 @@
 //     process and the same stacked policies in two child processes (car_0..4, car_5..9), each
 //     joint step sending every server its cars' observation rows and taking back their actions
 //     over plain ZeroMQ + MessagePack (no tags, no coordinator, no digests), over the transport
-//     the federation uses (transport/local_links.hpp); timed as `tagflow up` is, start-up included;
+//     the federation uses (transport/local_links.hpp) and encrypted with CURVE as the closed
+//     cluster's links are; timed as `tagflow up` is, start-up included;
 //   - actor mode, one process: the one-server file as CAF actors (no logical time, credits);
 //   - actor mode, inference in two other processes: the two-server file as CAF actors in three
 //     processes over TLS, the placement of the federated reactor row.
@@ -55,6 +56,7 @@
 #include "rl/envs/registry.hpp"
 #include "rl/learning/mlp_spec.hpp"
 #include "rl/learning/stacked_mlp.hpp"
+#include "transport/curve_keys.hpp"
 #include "transport/local_links.hpp"
 
 namespace tagflow::bench {
@@ -260,19 +262,25 @@ std::int64_t raw_step_of(const zmq::message_t& frame) {
 /// (`tagflow-torch bench-marl-worker`) each answer their cars' actions per joint step. Messages:
 /// a MessagePack header (the joint step; -1 is the stop) and one frame of float32 observation rows
 /// (to a server) or int64 actions (back); a server says hello with step -2 once connected.
+/// The links are encrypted with CURVE, as the federated row's are (its cluster file has no
+/// `security` section, so `tagflow up` mints keys for the run): this process's ROUTER is the
+/// CURVE server with a key pair made for the run, each server a client with one of its own.
 void raw_processes(BenchReport& report, std::int64_t steps) {
   constexpr int kServers = 2;
   const auto start = std::chrono::steady_clock::now();
   zmq::context_t context;
   zmq::socket_t router(context, zmq::socket_type::router);
   router.set(zmq::sockopt::linger, 0);
+  const transport::CurveKeyPair keys = transport::generate_curve_key_pair();
+  transport::make_curve_server(router, keys);
   router.bind("tcp://127.0.0.1:*");
   const std::string address = router.get(zmq::sockopt::last_endpoint);
   (void)transport::bind_local_twin(router, address);
   paper::ChildProcesses children;
   for (int i = 0; i < kServers; ++i) {
-    children.start("server" + std::to_string(i), {"bench-marl-worker", address, std::to_string(i),
-                                                  std::to_string(kServers), shape.env});
+    children.start("server" + std::to_string(i),
+                   {"bench-marl-worker", address, std::to_string(i), std::to_string(kServers),
+                    shape.env, keys.public_key});
   }
   const auto receive = [&router](std::vector<zmq::message_t>& frames) {
     if (!paper::receive_frames(router, frames, std::chrono::seconds(60))) {
@@ -351,8 +359,8 @@ void processes(BenchReport& report, std::int64_t steps, const std::string& mode,
 }  // namespace
 
 int run_marl_raw_server(const std::vector<std::string>& args) {
-  if (args.size() != 4) {
-    std::fprintf(stderr, "bench-marl-worker: ADDRESS INDEX SERVERS ENV\n");
+  if (args.size() != 5) {
+    std::fprintf(stderr, "bench-marl-worker: ADDRESS INDEX SERVERS ENV SERVER_PUBLIC_KEY\n");
     return 2;
   }
   const int index = std::stoi(args[1]);
@@ -365,6 +373,7 @@ int run_marl_raw_server(const std::vector<std::string>& args) {
   zmq::socket_t dealer(context, zmq::socket_type::dealer);
   dealer.set(zmq::sockopt::routing_id, "server" + std::to_string(index));
   dealer.set(zmq::sockopt::linger, 2000);
+  transport::make_curve_client(dealer, transport::generate_curve_key_pair(), args[4]);
   dealer.connect(transport::nearest_endpoint(args[0]));
   dealer.send(zmq::buffer(raw_header(-2)), zmq::send_flags::none);
   std::vector<std::int64_t> actions(static_cast<std::size_t>(count));
