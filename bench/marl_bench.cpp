@@ -10,10 +10,11 @@
 //     car_5..9 on two servers) run by `tagflow up` as federated processes over loopback.
 //   - raw, inference in two other processes: the ceiling of the row above — the same env in this
 //     process and the same stacked policies in two child processes (car_0..4, car_5..9), each
-//     joint step sending every server its cars' observation rows and taking back their actions
-//     over plain ZeroMQ + MessagePack (no tags, no coordinator, no digests), over the transport
-//     the federation uses (transport/local_links.hpp) and encrypted with CURVE as the closed
-//     cluster's links are; timed as `tagflow up` is, start-up included;
+//     joint step sending every server its cars' observation rows (their non-zero floats, as the
+//     env node sends them) and taking back their actions over plain ZeroMQ + MessagePack (no
+//     tags, no coordinator, no digests), over the transport the federation uses
+//     (transport/local_links.hpp) and encrypted with CURVE as the closed cluster's links are;
+//     timed as `tagflow up` is, start-up included;
 //   - actor mode, one process: the one-server file as CAF actors (no logical time, credits);
 //   - actor mode, inference in two other processes: the two-server file as CAF actors in three
 //     processes over TLS, the placement of the federated reactor row.
@@ -49,6 +50,7 @@
 #include "bench/benchmarks.hpp"
 #include "bench/paper/child_processes.hpp"
 #include "bench/paper/raw_frames.hpp"
+#include "common/float_bits.hpp"
 #include "common/loopback_ports.hpp"
 #include "hosts/actor/actor_cluster.hpp"
 #include "hosts/reactor/single_process_cluster.hpp"
@@ -260,8 +262,11 @@ std::int64_t raw_step_of(const zmq::message_t& frame) {
 
 /// The raw ceiling of the two-server row: this process steps the env and two child processes
 /// (`tagflow-torch bench-marl-worker`) each answer their cars' actions per joint step. Messages:
-/// a MessagePack header (the joint step; -1 is the stop) and one frame of float32 observation rows
-/// (to a server) or int64 actions (back); a server says hello with step -2 once connected.
+/// a MessagePack header (the joint step; -1 is the stop) and one frame: to a server, its cars'
+/// observation rows as their non-zero floats (every position as a u32 counted from the first
+/// float of its first row, then every value as a float32: the sparse form the federated env node
+/// sends, so both carry the same bytes' worth; a server reads it in place), back, the cars' int64
+/// actions; a server says hello with step -2 once connected.
 /// The links are encrypted with CURVE, as the federated row's are (its cluster file has no
 /// `security` section, so `tagflow up` mints keys for the run): this process's ROUTER is the
 /// CURVE server with a key pair made for the run, each server a client with one of its own.
@@ -291,19 +296,42 @@ void raw_processes(BenchReport& report, std::int64_t steps) {
   for (int hello = 0; hello < kServers; ++hello) receive(frames);
   EnvLoop loop(steps);
   const int agents = shape.agents;
+  std::vector<std::uint8_t> sparse;
+  std::vector<std::uint32_t> set;
+  // Cars [first, first + count)'s rows as their non-zero floats: positions, then values. One scan
+  // with a mask per block of floats, as the federated env node's encoding (common/float_bits.hpp).
+  const auto sparse_rows = [&loop, &sparse, &set](int first, int count) {
+    const float* rows = loop.observations.data() + static_cast<std::ptrdiff_t>(first) * loop.input;
+    const std::size_t floats = static_cast<std::size_t>(count) * loop.input;
+    set.resize(floats);
+    std::size_t nonzero = 0;
+    for (std::size_t at = 0; at < floats; at += kFloatBlock) {
+      const std::size_t n = std::min(kFloatBlock, floats - at);
+      for (std::uint32_t bits = float_mask(rows + at, n); bits != 0; bits &= bits - 1) {
+        set[nonzero++] =
+            static_cast<std::uint32_t>(at + static_cast<std::size_t>(lowest_bit(bits)));
+      }
+    }
+    sparse.resize(nonzero * 8);
+    std::memcpy(sparse.data(), set.data(), nonzero * 4);
+    for (std::size_t k = 0; k < nonzero; ++k) {
+      std::memcpy(sparse.data() + (nonzero + k) * 4, rows + set[k], 4);
+    }
+  };
+  // A request carries its rows' frame even when they have no non-zero float; the stop has none.
   const auto send = [&router](int server, const std::string& header, const void* data,
-                              std::size_t bytes) {
+                              std::size_t bytes, bool rows) {
     const std::string id = "server" + std::to_string(server);
     router.send(zmq::buffer(id), zmq::send_flags::sndmore);
-    router.send(zmq::buffer(header), bytes > 0 ? zmq::send_flags::sndmore : zmq::send_flags::none);
-    if (bytes > 0) router.send(zmq::buffer(data, bytes), zmq::send_flags::none);
+    router.send(zmq::buffer(header), rows ? zmq::send_flags::sndmore : zmq::send_flags::none);
+    if (rows) router.send(zmq::buffer(data, bytes), zmq::send_flags::none);
   };
   for (std::int64_t s = 0; s < steps; ++s) {
     const std::string header = raw_header(s);
     for (int i = 0; i < kServers; ++i) {
       const auto [first, count] = cars_of(i, kServers, agents);
-      send(i, header, loop.observations.data() + static_cast<std::ptrdiff_t>(first) * loop.input,
-           static_cast<std::size_t>(count) * loop.input * sizeof(float));
+      sparse_rows(first, count);
+      send(i, header, sparse.data(), sparse.size(), true);
     }
     for (int answered = 0; answered < kServers; ++answered) {
       receive(frames);
@@ -318,7 +346,7 @@ void raw_processes(BenchReport& report, std::int64_t steps) {
     }
     loop.step();
   }
-  for (int i = 0; i < kServers; ++i) send(i, raw_header(-1), nullptr, 0);
+  for (int i = 0; i < kServers; ++i) send(i, raw_header(-1), nullptr, 0, false);
   children.wait_all(std::chrono::seconds(60));
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -377,7 +405,7 @@ int run_marl_raw_server(const std::vector<std::string>& args) {
   dealer.connect(transport::nearest_endpoint(args[0]));
   dealer.send(zmq::buffer(raw_header(-2)), zmq::send_flags::none);
   std::vector<std::int64_t> actions(static_cast<std::size_t>(count));
-  const std::size_t expected = static_cast<std::size_t>(count) * spec.input_size * sizeof(float);
+  const std::size_t expected_floats = static_cast<std::size_t>(count) * spec.input_size;
   zmq::message_t header;
   zmq::message_t rows;
   while (true) {
@@ -385,12 +413,17 @@ int run_marl_raw_server(const std::vector<std::string>& args) {
     const std::int64_t step = raw_step_of(header);
     if (step < 0) return 0;
     (void)dealer.recv(rows, zmq::recv_flags::none);
-    if (rows.size() != expected) {
-      std::fprintf(stderr, "bench-marl-worker: %zu bytes of rows, not %zu\n", rows.size(),
-                   expected);
+    SparseFloats nonzero;
+    nonzero.count = rows.size() / 8;
+    nonzero.positions = static_cast<const std::uint8_t*>(rows.data());
+    nonzero.values = nonzero.positions + nonzero.count * 4;
+    if (rows.size() % 8 != 0 ||
+        (nonzero.count > 0 && nonzero.position(nonzero.count - 1) >= expected_floats)) {
+      std::fprintf(stderr, "bench-marl-worker: %zu bytes that are no sparse rows of %zu floats\n",
+                   rows.size(), expected_floats);
       return 1;
     }
-    policies.act(static_cast<const float*>(rows.data()), actions.data());
+    policies.act(nonzero, 0, actions.data());
     dealer.send(zmq::buffer(header.data(), header.size()), zmq::send_flags::sndmore);
     dealer.send(zmq::buffer(actions), zmq::send_flags::none);
   }
