@@ -307,10 +307,7 @@ void raw_processes(BenchReport& report, std::int64_t steps) {
     std::size_t nonzero = 0;
     for (std::size_t at = 0; at < floats; at += kFloatBlock) {
       const std::size_t n = std::min(kFloatBlock, floats - at);
-      for (std::uint32_t bits = float_mask(rows + at, n); bits != 0; bits &= bits - 1) {
-        set[nonzero++] =
-            static_cast<std::uint32_t>(at + static_cast<std::size_t>(lowest_bit(bits)));
-      }
+      nonzero += list_set_bits(at, float_mask(rows + at, n), set.data() + nonzero);
     }
     sparse.resize(nonzero * 8);
     std::memcpy(sparse.data(), set.data(), nonzero * 4);

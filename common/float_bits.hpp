@@ -65,4 +65,15 @@ inline std::uint32_t float_mask(const float* x, std::size_t n, std::uint32_t ign
 /// The position of the lowest set bit of a non-zero mask.
 inline int lowest_bit(std::uint32_t mask) { return __builtin_ctz(mask); }
 
+/// Writes `at + k` for each set bit k of `mask`, lowest first, to `positions` (room for up to
+/// kFloatBlock) and returns how many it wrote: a block's mask as the positions of its floats.
+inline std::size_t list_set_bits(std::size_t at, std::uint32_t mask, std::uint32_t* positions) {
+  std::size_t count = 0;
+  for (; mask != 0; mask &= mask - 1) {
+    positions[count++] =
+        static_cast<std::uint32_t>(at + static_cast<std::size_t>(lowest_bit(mask)));
+  }
+  return count;
+}
+
 }  // namespace tagflow

@@ -468,10 +468,7 @@ Bytes encode(const AgentObservationsMessage& m, Bytes storage) {
     if (set.size() < room) set.resize(room);
     std::uint32_t* positions = set.data();
     const auto list = [&](std::size_t at, std::uint32_t mask) {
-      for (std::uint32_t bits = mask; bits != 0; bits &= bits - 1) {
-        positions[count++] =
-            static_cast<std::uint32_t>(at + static_cast<std::size_t>(lowest_bit(bits)));
-      }
+      count += list_set_bits(at, mask, positions + count);
     };
     // Whole blocks first (an all-zero one costs its loads and one test), then the rest.
     const std::size_t whole = total / kFloatBlock * kFloatBlock;

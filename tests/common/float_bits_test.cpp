@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <vector>
@@ -70,6 +72,32 @@ TEST(FloatBits, NegativeZeroCountsOnlyWhenTheSignIsNotIgnored) {
   // A tail block reads only its n floats.
   std::vector<float> tail(5, 1.0F);
   EXPECT_EQ(float_mask(tail.data(), tail.size()), 0x1FU);
+}
+
+TEST(FloatBits, ListSetBitsWritesEachSetBitsPositionLowestFirst) {
+  std::uint32_t positions[kFloatBlock + 1];
+  std::fill(std::begin(positions), std::end(positions), 0xDEADBEEFU);
+  EXPECT_EQ(list_set_bits(32, (1U << 0) | (1U << 5) | (1U << 15), positions), 3U);
+  EXPECT_EQ(positions[0], 32U);
+  EXPECT_EQ(positions[1], 37U);
+  EXPECT_EQ(positions[2], 47U);
+  EXPECT_EQ(positions[3], 0xDEADBEEFU);  // nothing past the count
+  EXPECT_EQ(list_set_bits(7, 0U, positions), 0U);
+  EXPECT_EQ(positions[0], 32U);
+  EXPECT_EQ(list_set_bits(0, 0xFFFFU, positions), kFloatBlock);
+  for (std::size_t k = 0; k < kFloatBlock; ++k) EXPECT_EQ(positions[k], k);
+  EXPECT_EQ(positions[kFloatBlock], 0xDEADBEEFU);
+  // The positions of a scan of blocks are the non-zero floats' indices.
+  std::vector<float> row(70, 0.0F);
+  for (const std::size_t k : {1U, 16U, 17U, 40U, 69U}) row[k] = 1.0F;
+  std::vector<std::uint32_t> set(row.size());
+  std::size_t count = 0;
+  for (std::size_t at = 0; at < row.size(); at += kFloatBlock) {
+    const std::size_t n = std::min(kFloatBlock, row.size() - at);
+    count += list_set_bits(at, float_mask(row.data() + at, n), set.data() + count);
+  }
+  set.resize(count);
+  EXPECT_EQ(set, (std::vector<std::uint32_t>{1, 16, 17, 40, 69}));
 }
 
 }  // namespace
