@@ -1,8 +1,11 @@
 #include "common/state_stream.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 
 #include "common/atomic_file.hpp"
@@ -94,6 +97,33 @@ void StateReader::fail(const std::string& what) const {
                    std::to_string(at_) + " of " + std::to_string(data_.size()));
 }
 
+std::string read_whole_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw StateError(path + ": cannot open: " + std::strerror(errno));
+  struct stat info {};
+  const std::size_t expected =
+      ::fstat(fd, &info) == 0 && info.st_size > 0 ? static_cast<std::size_t>(info.st_size) : 0;
+  // One byte more than the size: the end is then seen without growing the string. A file that
+  // grew meanwhile is read to its end all the same.
+  std::string all(expected + 1, '\0');
+  std::size_t have = 0;
+  for (;;) {
+    if (have == all.size()) all.resize(all.size() * 2);
+    const ssize_t n = ::read(fd, all.data() + have, all.size() - have);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      ::close(fd);
+      throw StateError(path + ": cannot read: " + std::strerror(error));
+    }
+    if (n == 0) break;
+    have += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  all.resize(have);
+  return all;
+}
+
 std::uint64_t write_state_file(const std::string& path, std::string_view payload) {
   const std::uint64_t checksum = fnv1a64_wide(payload.data(), payload.size());
   std::string head(kMagic);
@@ -113,9 +143,7 @@ std::uint64_t write_state_file(const std::string& path, std::string_view payload
 }
 
 std::string read_state_file(const std::string& path, std::uint64_t* checksum) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw StateError(path + ": cannot open: " + std::strerror(errno));
-  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string all = read_whole_file(path);
   if (all.size() < kHeader + kTrailer || all.compare(0, kMagic.size(), kMagic) != 0) {
     throw StateError(path + ": not a checkpoint part (truncated, or another file)");
   }

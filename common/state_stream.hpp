@@ -93,6 +93,9 @@ class StateReader {
   std::string what_;
 };
 
+/// Every byte of the file at `path`, read with one allocation (its size first); StateError
+/// naming the file and the system's reason when it cannot be opened or read.
+[[nodiscard]] std::string read_whole_file(const std::string& path);
 /// Writes `payload` as a state file at `path`, atomically; returns its checksum.
 std::uint64_t write_state_file(const std::string& path, std::string_view payload);
 /// The payload of the state file at `path`; `checksum` (when given) receives its checksum.

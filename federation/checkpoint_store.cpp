@@ -4,8 +4,6 @@
 #include <cinttypes>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <set>
 #include <sstream>
 
@@ -18,12 +16,6 @@ namespace {
 namespace fs = std::filesystem;
 constexpr std::uint32_t kPartFormat = 1;
 constexpr const char* kManifestHead = "tagflow-checkpoint 1";
-
-std::string read_whole(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw StateError(path + ": cannot open");
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
 
 std::string hex(std::uint64_t v) {
   char text[17];
@@ -52,7 +44,7 @@ struct Manifest {
 };
 
 Manifest read_manifest(const std::string& path) {
-  std::istringstream in(read_whole(path));
+  std::istringstream in(read_whole_file(path));
   std::string line;
   if (!std::getline(in, line) || line != kManifestHead) throw StateError(path + ": not a manifest");
   Manifest m;
@@ -104,7 +96,8 @@ PartInfo write_part(const std::string& directory, const std::string& federate,
   out.u32(tag.microstep());
   out.u64(attachments.size());
   for (const std::string& name : attachments) {
-    const std::string bytes = read_whole((fs::path(directory) / (federate + "." + name)).string());
+    const std::string bytes =
+        read_whole_file((fs::path(directory) / (federate + "." + name)).string());
     out.string(name);
     out.u64(bytes.size());
     out.u64(fnv1a64_wide(bytes.data(), bytes.size()));
@@ -135,7 +128,7 @@ Part read_part(const std::string& directory, const std::string& federate) {
     const std::string file = (fs::path(directory) / (federate + "." + name)).string();
     std::string bytes;
     try {
-      bytes = read_whole(file);
+      bytes = read_whole_file(file);
     } catch (const StateError&) {
       throw StateError(file + ": missing (attached to " + path + ")");
     }

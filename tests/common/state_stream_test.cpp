@@ -1,5 +1,6 @@
 // common/state_stream.hpp: values round-trip in order; a reader refuses reading past the end;
-// a state file refuses truncation, extra bytes and a changed byte, naming the file.
+// a state file refuses truncation, extra bytes and a changed byte, naming the file; a whole file
+// reads back byte for byte, empty or megabytes long, and a missing one is named.
 #include "common/state_stream.hpp"
 
 #include <filesystem>
@@ -58,6 +59,30 @@ TEST(StateStream, AStateFileRefusesTruncationAndCorruptionNamingTheFile) {
     ADD_FAILURE() << "a truncated file was not noticed";
   } catch (const StateError& e) {
     EXPECT_NE(std::string(e.what()).find(path + ": "), std::string::npos) << e.what();
+  }
+}
+
+TEST(StateStream, AWholeFileReadsBackByteForByteAndAMissingOneIsNamed) {
+  const std::string path = ::testing::TempDir() + "state_stream_whole.bin";
+  for (const std::size_t size : {std::size_t{0}, std::size_t{1}, std::size_t{3} << 20}) {
+    std::string bytes(size, '\0');
+    for (std::size_t i = 0; i < size; ++i) bytes[i] = static_cast<char>((i * 131) ^ (i >> 9));
+    {
+      std::ofstream out(path, std::ios::binary | std::ios::trunc);
+      out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    }
+    EXPECT_EQ(read_whole_file(path), bytes) << size << " bytes";
+  }
+  // Not a regular file: its size says nothing, and it is read to its end all the same.
+  const std::string stat_text = read_whole_file("/proc/self/stat");
+  EXPECT_FALSE(stat_text.empty());
+  EXPECT_EQ(stat_text.back(), '\n');
+  const std::string missing = ::testing::TempDir() + "state_stream_no_such_file";
+  try {
+    (void)read_whole_file(missing);
+    ADD_FAILURE() << "a missing file was read";
+  } catch (const StateError& e) {
+    EXPECT_EQ(std::string(e.what()), missing + ": cannot open: No such file or directory");
   }
 }
 
