@@ -3,9 +3,10 @@
 // stopped after a fixed number of env steps, runs twice as federated processes through
 // `tagflow up` (the launcher beside this binary): without checkpoints, then with a checkpoint
 // every E of logical time, E chosen from the first run so that one falls about every 5 s of wall
-// time. Reported: env steps/s of both runs and their ratio; per node kind, the bytes and the
-// milliseconds each checkpoint part took (from ROOT/<replica>.stats, written by every federate);
-// and whether both runs ended with the same digest (1 = yes).
+// time. Reported: env steps/s of both runs and their ratio; per node kind, the bytes of one
+// checkpoint part, the milliseconds its reaction took to save it in memory (what the federate
+// waited for) and those its writer thread took to write it (from ROOT/<replica>.stats, written by
+// every federate); and whether both runs ended with the same digest (1 = yes).
 //
 // Then the time from a kill to training again (the goal: at most 3 s plus process
 // start-up): a third run of the checkpointed cluster, with `restart: {max: 1}` and a metrics
@@ -196,6 +197,9 @@ BenchReport run_recovery_bench(const BenchOptions& options) {
     const double parts = std::max(1.0, totals.at("parts"));
     report.add(kind + "_bytes_per_checkpoint", totals.at("bytes") / parts, "bytes");
     report.add(kind + "_ms_per_checkpoint", 1000.0 * totals.at("seconds") / parts, "ms");
+    if (const auto write = totals.find("write_seconds"); write != totals.end()) {
+      report.add(kind + "_write_ms_per_checkpoint", 1000.0 * write->second / parts, "ms");
+    }
   }
 
   // --quick's runs are over within a second or two of their first checkpoint: the killed one

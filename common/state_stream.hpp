@@ -6,9 +6,10 @@
 // (std::mt19937_64) is written as its standard text form.
 //
 // State files (write_state_file / read_state_file): magic "TFSTATE1", the payload's length (u64),
-// the payload, then fnv1a64 of the payload (u64), written atomically (common/atomic_file.hpp).
-// A reader refuses a file that is missing, not a state file, truncated, longer than it says, or
-// whose checksum does not match, with StateError naming the file and the reason.
+// the payload, then fnv1a64_wide of the payload (u64), written atomically
+// (common/atomic_file.hpp). A reader refuses a file that is missing, not a state file, truncated,
+// longer than it says, or whose checksum does not match, with StateError naming the file and the
+// reason.
 //
 // Errors: StateError (a std::runtime_error) for reading past the end, a length that exceeds what
 // is left, or a bad file. Not thread-safe: one object per thread.
@@ -16,6 +17,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -91,6 +93,16 @@ class StateReader {
   std::string_view data_;
   std::size_t at_ = 0;
   std::string what_;
+};
+
+/// A file a checkpoint part attaches beside itself (a replay table): its NAME and its whole bytes,
+/// built in memory when the state is saved so that the file can be written later, off the thread
+/// that saved it. `finish`, when set, completes the bytes on the writing thread first (a
+/// checksum footer whose hash is CPU work the saving thread need not wait for).
+struct StateAttachment {
+  std::string name;
+  std::string bytes;
+  std::function<void(std::string& bytes)> finish;
 };
 
 /// Every byte of the file at `path`, read with one allocation (its size first); StateError

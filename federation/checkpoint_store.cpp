@@ -84,7 +84,7 @@ std::string part_path(const std::string& directory, const std::string& federate)
 }
 
 PartInfo write_part(const std::string& directory, const std::string& federate,
-                    const transport::WireTag& tag, const std::vector<std::string>& attachments,
+                    const transport::WireTag& tag, std::vector<StateAttachment>& attachments,
                     const std::string& body) {
   std::error_code ec;
   fs::create_directories(directory, ec);
@@ -95,16 +95,22 @@ PartInfo write_part(const std::string& directory, const std::string& federate,
   out.i64(tag.time_ns());
   out.u32(tag.microstep());
   out.u64(attachments.size());
-  for (const std::string& name : attachments) {
-    const std::string bytes =
-        read_whole_file((fs::path(directory) / (federate + "." + name)).string());
-    out.string(name);
-    out.u64(bytes.size());
-    out.u64(fnv1a64_wide(bytes.data(), bytes.size()));
+  PartInfo info;
+  for (StateAttachment& file : attachments) {
+    if (file.finish) file.finish(file.bytes);
+    const std::string path = (fs::path(directory) / (federate + "." + file.name)).string();
+    try {
+      write_file_atomically(path, file.bytes);
+    } catch (const AtomicFileError& e) {
+      throw StateError(e.what());
+    }
+    out.string(file.name);
+    out.u64(file.bytes.size());
+    out.u64(fnv1a64_wide(file.bytes.data(), file.bytes.size()));
+    info.attachment_bytes += file.bytes.size();
   }
   out.bytes(body);
   const std::string payload = out.take();
-  PartInfo info;
   info.bytes = payload.size();
   info.checksum = write_state_file(part_path(directory, federate), payload);
   return info;

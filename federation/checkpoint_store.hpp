@@ -48,13 +48,15 @@ namespace tagflow::coordinator {
 struct PartInfo {
   std::uint64_t bytes = 0;  // the part file's payload size
   std::uint64_t checksum = 0;
+  std::uint64_t attachment_bytes = 0;  // the attachments' sizes, summed
 };
 
 /// Writes federate `federate`'s part for the checkpoint resuming at `tag` into `directory`
-/// (created when missing), attaching the files DIR/<federate>.<name> for every `attachments`
-/// name (which must exist). Atomic: the part is renamed into place once on disk.
+/// (created when missing): first each attachment as DIR/<federate>.<name> (its `finish` run on
+/// its bytes first), then the part, which lists them with their sizes and checksums. Each file
+/// is written atomically and the part last, so a part on disk has its attachments.
 PartInfo write_part(const std::string& directory, const std::string& federate,
-                    const transport::WireTag& tag, const std::vector<std::string>& attachments,
+                    const transport::WireTag& tag, std::vector<StateAttachment>& attachments,
                     const std::string& body);
 
 struct Part {

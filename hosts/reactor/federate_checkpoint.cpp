@@ -1,6 +1,7 @@
 #include "hosts/reactor/federate_checkpoint.hpp"
 
 #include <filesystem>
+#include <utility>
 
 #include "common/atomic_file.hpp"
 #include "common/trace_recorder.hpp"
@@ -9,7 +10,8 @@
 
 namespace tagflow::hosts {
 
-/// The timer at every (k·E, 0) and the reaction that writes the part.
+/// The timer at every (k·E, 0) and the reaction that builds the part; at the shutdown, the
+/// reaction that waits for the last part's writer.
 class FederateCheckpoint::TimerReactor : public reactors::Reactor {
  public:
   reactors::Timer tick;
@@ -20,6 +22,7 @@ class FederateCheckpoint::TimerReactor : public reactors::Reactor {
       : reactors::Reactor(std::move(name), env), tick("tick", this, every, every) {
     write =
         &reaction("write_checkpoint").triggers(tick).body([this, &owner] { owner.write(tag()); });
+    reaction("finish_checkpoint").triggers(shutdown()).body([&owner] { owner.wait_for_writer(); });
   }
 };
 
@@ -42,6 +45,10 @@ FederateCheckpoint::FederateCheckpoint(std::string federate, std::string root,
   }
 }
 
+FederateCheckpoint::~FederateCheckpoint() {
+  if (writer_.joinable()) writer_.join();
+}
+
 void FederateCheckpoint::install(reactors::Environment& env) {
   auto& timer = env.add<TimerReactor>("__checkpoint", every_, *this);
   for (reactors::Reactor* reactor : env.reactors()) {
@@ -61,16 +68,22 @@ void FederateCheckpoint::record_sent(const std::string& to, std::uint32_t port,
   sent_.push_back({to, port, arrival, bytes});
 }
 
+void FederateCheckpoint::wait_for_writer() {
+  if (writer_.joinable()) writer_.join();
+  if (writer_error_) std::rethrow_exception(std::exchange(writer_error_, nullptr));
+}
+
 void FederateCheckpoint::write(const reactors::Tag& at) {
+  // One part at a time (memory stays bounded by one part in flight); a part that could not be
+  // written fails the federate here, naming its file.
+  wait_for_writer();
   const auto started = std::chrono::steady_clock::now();
   trace::Span span(trace::Kind::kCheckpoint, at);  // tracing/README.md
-  const std::string directory = coordinator::checkpoint_directory(root_, at.time_ns());
-  std::error_code ec;
-  std::filesystem::create_directories(directory, ec);
-  if (ec) throw StateError(directory + ": cannot create: " + ec.message());
-  const std::string prefix = (std::filesystem::path(directory) / federate_).string();
+  PendingPart part;
+  part.at = at;
+  part.directory = coordinator::checkpoint_directory(root_, at.time_ns());
   StateWriter state;
-  const std::vector<std::string> attachments = binding_.save_state(state, prefix);
+  part.attachments = binding_.save_state(state);
   StateWriter body;
   body.bytes(state.data());
   {
@@ -95,23 +108,38 @@ void FederateCheckpoint::write(const reactors::Tag& at) {
     }
     sent_ = std::move(kept);
   }
-  const coordinator::PartInfo info = coordinator::write_part(
-      directory, federate_, {at.time_ns(), at.microstep()}, attachments, body.take());
-  link_.report_checkpoint(at, info.bytes, info.checksum);
-  prune(at.time_ns());
-  ++parts_written_;
-  const std::uint64_t before = bytes_written_;
-  bytes_written_ += info.bytes;
-  for (const std::string& name : attachments) {
-    bytes_written_ += std::filesystem::file_size(prefix + "." + name, ec);
-  }
+  part.body = body.take();
   if (trace::TraceRecorder* tracer = trace::active(); span.on() && tracer != nullptr) {
+    std::uint64_t bytes = part.body.size();
+    for (const StateAttachment& file : part.attachments) bytes += file.bytes.size();
     span.event().name = tracer->intern(federate_);
-    span.event().bytes = bytes_written_ - before;
+    span.event().bytes = bytes;
   }
+  seconds_saving_ +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  writer_ = std::thread([this, part = std::move(part)]() mutable {
+    try {
+      write_files(part);
+    } catch (...) {
+      writer_error_ = std::current_exception();
+    }
+  });
+}
+
+void FederateCheckpoint::write_files(PendingPart& part) {
+  const auto started = std::chrono::steady_clock::now();
+  const coordinator::PartInfo info =
+      coordinator::write_part(part.directory, federate_, {part.at.time_ns(), part.at.microstep()},
+                              part.attachments, part.body);
+  // On disk: the coordinator may count it (PROTOCOL.md §9.4).
+  link_.report_checkpoint(part.at, info.bytes, info.checksum);
+  prune(part.at.time_ns());
+  ++parts_written_;
+  const std::uint64_t written = info.bytes + info.attachment_bytes;
+  bytes_written_ += written;
   if (parts_metric_ != nullptr) {
     parts_metric_->Increment();
-    bytes_metric_->Increment(static_cast<double>(bytes_written_ - before));
+    bytes_metric_->Increment(static_cast<double>(written));
   }
   seconds_writing_ +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -119,6 +147,7 @@ void FederateCheckpoint::write(const reactors::Tag& at) {
   write_file_atomically((std::filesystem::path(root_) / (federate_ + ".stats")).string(),
                         "parts " + std::to_string(parts_written_) + "\nbytes " +
                             std::to_string(bytes_written_) + "\nseconds " +
+                            std::to_string(seconds_saving_) + "\nwrite_seconds " +
                             std::to_string(seconds_writing_) + "\n");
 }
 
@@ -193,7 +222,7 @@ void FederateCheckpoint::prune(std::int64_t newest) const {
 
 void check_can_checkpoint(ReplicaBinding& binding) {
   StateWriter scratch;
-  (void)binding.save_state(scratch, "");  // an empty prefix writes no file
+  (void)binding.save_state(scratch);  // in memory only
 }
 
 }  // namespace tagflow::hosts

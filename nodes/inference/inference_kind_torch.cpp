@@ -59,12 +59,12 @@ class InferenceBinding : public ReplicaBinding {
     return r;
   }
   bool reached_stop_condition() const override { return false; }
-  std::vector<std::string> save_state(StateWriter& out, const std::string& file_prefix) override {
+  std::vector<StateAttachment> save_state(StateWriter& out) override {
     if constexpr (std::is_same_v<Reactor, InferenceReactor>) {
       reactor_->save(out);
       return {};
     } else {
-      return ReplicaBinding::save_state(out, file_prefix);
+      return ReplicaBinding::save_state(out);
     }
   }
   void load_state(StateReader& in, const std::string& file_prefix) override {

@@ -43,8 +43,7 @@ ReplicaSetup replica_setup(const cluster::ClusterConfig& config, const cluster::
   return setup;
 }
 
-std::vector<std::string> ReplicaBinding::save_state(StateWriter& /*out*/,
-                                                    const std::string& /*file_prefix*/) {
+std::vector<StateAttachment> ReplicaBinding::save_state(StateWriter& /*out*/) {
   throw std::logic_error("a " + kind().name + " node cannot be checkpointed");
 }
 

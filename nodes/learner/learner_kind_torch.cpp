@@ -77,7 +77,7 @@ class LearnerBinding : public ReplicaBinding {
     return r;
   }
   bool reached_stop_condition() const override { return reactor_->target_reached(); }
-  std::vector<std::string> save_state(StateWriter& out, const std::string& /*prefix*/) override {
+  std::vector<StateAttachment> save_state(StateWriter& out) override {
     reactor_->save(out);
     return {};
   }

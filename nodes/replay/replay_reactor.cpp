@@ -93,9 +93,9 @@ void ReplayReactor::reject(const char* port, const std::invalid_argument& error)
   if (metrics_ != nullptr) metrics_->add_rejected_input(port);
 }
 
-bool ReplayReactor::save(StateWriter& out, const std::string& table_path) {
-  const bool table = !table_path.empty() && server_.checkpoint_to(table_path).has_value();
-  out.boolean(table);
+std::optional<std::string> ReplayReactor::save(StateWriter& out) {
+  std::optional<std::string> table = server_.checkpoint_bytes();
+  out.boolean(table.has_value());
   batches_digest_.save(out);
   out.i64(batches_sent.load(std::memory_order_relaxed));
   out.i64(rejected_inputs.load(std::memory_order_relaxed));

@@ -273,35 +273,42 @@ std::string ReplayServer::checkpoint_at_stop() {
   return "";
 }
 
-std::optional<std::string> ReplayServer::checkpoint_to(const std::string& path) {
+std::optional<std::string> ReplayServer::checkpoint_bytes() const {
   if (!table_) return std::nullopt;
+  std::string bytes = table_->checkpoint_bytes();
+  Footer f;
+  f.observation_size = observation_size_;
+  f.table_bytes = bytes.size();
+  f.inserts = inserts_;
+  f.batches = batches_;
+  f.credits = credits_;  // the hash: seal_checkpoint()
+  unsigned char footer[kFooterSize];
+  encode_footer(f, footer);
+  bytes.append(reinterpret_cast<const char*>(footer), kFooterSize);
+  return bytes;
+}
+
+void ReplayServer::seal_checkpoint(std::string& bytes) {
+  if (bytes.size() < kFooterSize) throw std::logic_error("replay checkpoint: no footer to seal");
+  const std::size_t table_bytes = bytes.size() - kFooterSize;
+  auto* footer = reinterpret_cast<unsigned char*>(bytes.data() + table_bytes);
+  const void* table = bytes.data();
+  put(footer, 48, fnv1a64(footer, kHashedFooterBytes, fnv1a64(table, table_bytes)));
+}
+
+std::optional<std::string> ReplayServer::checkpoint_to(const std::string& path) {
+  std::optional<std::string> bytes = checkpoint_bytes();
+  if (!bytes) return std::nullopt;
+  seal_checkpoint(*bytes);
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   std::error_code ec;
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
   if (ec) fail(path, "cannot create directory " + parent.string() + ": " + ec.message());
-  // The table's bytes, then the footer (hashing them), go to one AtomicFile: `path` is replaced
-  // only once both are on disk.
   try {
     AtomicFile file(path);
-    const std::string& partial = file.temporary_path();
-    table_->write_checkpoint(file.get(), partial);
-    Footer f;
-    f.observation_size = observation_size_;
-    f.table_bytes = file_size(file.get(), partial);
-    f.inserts = inserts_;
-    f.batches = batches_;
-    f.credits = credits_;
-    unsigned char footer[kFooterSize];
-    encode_footer(f, footer);
-    f.hash = fnv1a64(footer, kHashedFooterBytes, hash_prefix(file.get(), f.table_bytes, partial));
-    encode_footer(f, footer);
-    if (::fseeko(file.get(), 0, SEEK_END) != 0) {
-      fail(partial, std::string("cannot seek to the end: ") + std::strerror(errno));
-    }
-    file.write(std::string_view(reinterpret_cast<const char*>(footer), kFooterSize));
+    file.write(*bytes);
     file.commit();
   } catch (const std::runtime_error& e) {
-    if (dynamic_cast<const CheckpointError*>(&e) != nullptr) throw;
     throw CheckpointError("replay checkpoint " + path + ": " + e.what());
   }
   ++checkpoints_written_;

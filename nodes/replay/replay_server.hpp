@@ -110,6 +110,12 @@ class ReplayServer {
   [[nodiscard]] std::string checkpoint_at_stop();
   /// Writes the checkpoint to `path` (same contract, any path).
   std::optional<std::string> checkpoint_to(const std::string& path);
+  /// The bytes checkpoint_to() writes, built in memory (as large as the file) and not yet
+  /// sealed; std::nullopt when nothing was inserted yet. Counts no checkpoint as written.
+  [[nodiscard]] std::optional<std::string> checkpoint_bytes() const;
+  /// Completes checkpoint_bytes()' bytes: the footer's hash over the table's bytes, the CPU-heavy
+  /// part (FNV-1a: a multiply per byte), which needs nothing of the server, so any thread may.
+  static void seal_checkpoint(std::string& bytes);
   /// Replaces the contents and counters with those of the checkpoint at `path`. Throws
   /// CheckpointError (the server is unchanged then).
   void restore_from(const std::string& path);

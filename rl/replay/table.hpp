@@ -30,7 +30,8 @@
 //     destroying a table while other threads still call it is a programmer error.
 //   - Checkpoints: save_checkpoint() writes every committed item, its priority, its key and the
 //     rate limiter counters to `path` atomically (temporary file in the same directory, fsync,
-//     rename) while holding the mutex (inserts and samples wait meanwhile). load_checkpoint()
+//     rename); its bytes are built in memory while holding the mutex (inserts and samples wait
+//     meanwhile), then written with the mutex released (checkpoint_bytes()). load_checkpoint()
 //     rebuilds an identical table; priorities come back bit-exact. I/O errors and malformed
 //     files throw std::runtime_error naming the path.
 //
@@ -146,9 +147,10 @@ class Table {
   [[nodiscard]] double priority(ItemKey key) const;
 
   void save_checkpoint(const std::string& path) const;
-  /// The checkpoint bytes save_checkpoint() writes, appended to `file` (`name` for errors): for
-  /// a caller that adds its own bytes and commits the file itself (nodes/replay/replay_server).
-  void write_checkpoint(std::FILE* file, const std::string& name) const;
+  /// The bytes save_checkpoint() writes, built in memory (as large as the file): for a caller
+  /// that adds its own bytes and writes the file itself, perhaps on another thread
+  /// (nodes/replay/replay_server).
+  [[nodiscard]] std::string checkpoint_bytes() const;
   [[nodiscard]] static std::unique_ptr<Table> load_checkpoint(const std::string& path);
 
  private:

@@ -39,21 +39,9 @@ using File = std::unique_ptr<std::FILE, FileCloser>;
 
 class Writer {
  public:
-  Writer(std::FILE* file, const std::string& path) : file_(file), path_(path) {
-    buffer_.reserve(kBuffer);
-  }
-  // Fields go to a buffer of kBuffer bytes written with one fwrite when full: a table of 50,000
-  // items is some 400,000 small fields, each an fwrite (and a lock of the stream) before.
+  explicit Writer(std::string& out) : out_(out) {}
   void bytes(const void* data, std::size_t size) {
-    if (buffer_.size() + size > kBuffer) {
-      flush();
-      if (size >= kBuffer) {
-        write(data, size);
-        return;
-      }
-    }
-    const auto* p = static_cast<const char*>(data);
-    buffer_.insert(buffer_.end(), p, p + size);
+    out_.append(static_cast<const char*>(data), size);
   }
   template <class T>
   void value(T v) {
@@ -68,24 +56,9 @@ class Writer {
     value(static_cast<std::uint64_t>(spec.shape.size()));
     for (std::int64_t dim : spec.shape) value(dim);
   }
-  /// Writes what is buffered; call once after the last field.
-  void flush() {
-    write(buffer_.data(), buffer_.size());
-    buffer_.clear();
-  }
 
  private:
-  static constexpr std::size_t kBuffer = std::size_t{1} << 20;
-  void write(const void* data, std::size_t size) {
-    if (size > 0 && std::fwrite(data, 1, size, file_) != size) {
-      throw std::runtime_error("replay checkpoint: cannot write " + path_ + ": " +
-                               std::strerror(errno));
-    }
-  }
-
-  std::FILE* file_;
-  const std::string& path_;
-  std::vector<char> buffer_;
+  std::string& out_;
 };
 
 class Reader {
@@ -194,7 +167,6 @@ void TableCheckpoint::write(const Table& t, Writer& out) {
   }
   out.bytes(kTrailer, sizeof kTrailer);
   out.value(t.next_key_ - t.oldest_key_);
-  out.flush();
 }
 
 std::unique_ptr<Table> TableCheckpoint::read(Reader& in) {
@@ -289,16 +261,17 @@ void TableCheckpoint::read_items(Reader& in, Table& t) {
 }
 
 void Table::save_checkpoint(const std::string& path) const {
+  const std::string bytes = checkpoint_bytes();
   try {
     AtomicFile file(path);
-    write_checkpoint(file.get(), file.temporary_path());
+    file.write(bytes);
     file.commit();
   } catch (const AtomicFileError& e) {
     throw std::runtime_error(std::string("replay checkpoint: ") + e.what());
   }
 }
 
-void Table::write_checkpoint(std::FILE* file, const std::string& name) const {
+std::string Table::checkpoint_bytes() const {
   std::unique_lock<std::mutex> lock(mutex_);
   ++checkpointing_;
   // Inserts already reserved finish (they never wait on anything); new ones wait for the save.
@@ -307,17 +280,22 @@ void Table::write_checkpoint(std::FILE* file, const std::string& name) const {
     --checkpointing_;
     changed_.notify_all();
   };
+  std::string bytes;
   try {
     // Exclusive: the queued writes applied, and no sampler counting times_sampled meanwhile.
     std::lock_guard<WriterPriorityMutex> tree(tree_mutex_);
     apply_pending();
-    Writer writer(file, name);
+    // The stored bytes, the numbers and fields written beside each item, the header: one
+    // allocation for the common case.
+    bytes.reserve(bytes_ + 32 * static_cast<std::size_t>(next_key_ - oldest_key_) + 4096);
+    Writer writer(bytes);
     TableCheckpoint::write(*this, writer);
   } catch (...) {
     done();
     throw;
   }
   done();
+  return bytes;
 }
 
 std::unique_ptr<Table> Table::load_checkpoint(const std::string& path) {

@@ -198,6 +198,27 @@ TEST_F(Recovery, KillingAnyProcessAfterACheckpointEndsWithTheUninterruptedDigest
   }
 }
 
+// Parts are written by a thread of each federate while its reactions go on: a part that cannot be
+// written is not lost in that thread but ends the run, naming the directory, and the
+// checkpoints before it stay complete. A regular file where checkpoint 100 ms's directory goes
+// makes every federate's part fail there.
+TEST_F(Recovery, APartThatCannotBeWrittenEndsTheRunNamingWhereAndKeepsTheOnesBefore) {
+  const std::string file = cluster_file("ckpt.yaml", "{every: 20ms, keep: 10}", "");
+  const fs::path logs = dir_ / "logs";
+  fs::create_directories(logs / "checkpoints");
+  const fs::path blocked = logs / "checkpoints" / "100000000";
+  std::ofstream(blocked) << "not a directory";
+  EXPECT_NE(wait_exit(up({file, "--log-dir", logs.string()}, "blocked"), 150s), 0)
+      << err("blocked");
+  const std::string text = err("blocked");
+  EXPECT_NE(text.find(blocked.string() + ": cannot create"), std::string::npos) << text;
+  EXPECT_TRUE(fs::is_regular_file(blocked));
+  // 20, 40, 60 and 80 ms: every part reported, each manifest written.
+  const auto complete = complete_checkpoints(logs);
+  EXPECT_EQ(complete.size(), 4U) << text;
+  for (const fs::path& t : complete) EXPECT_LT(std::stoll(t.filename().string()), 100000000);
+}
+
 // The window between a federate's part and the manifest: the replay (the biggest part) is killed
 // while a checkpoint after the first is incomplete. The run resumes from a complete one, older
 // than the one being written, and ends as the uninterrupted run does.

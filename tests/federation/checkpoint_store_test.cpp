@@ -26,13 +26,18 @@ class CheckpointStore : public ::testing::Test {
                 .string();
     fs::remove_all(root_);
   }
-  /// Writes both federates' parts for time `t` (b attaches a `table`) and reports them.
+  /// Writes both federates' parts for time `t` (b attaches a `table`, sealed as it is written)
+  /// and reports them.
   void checkpoint(CheckpointManifest& manifest, std::int64_t t, bool report_b = true) {
     const std::string dir = checkpoint_directory(root_, t);
-    fs::create_directories(dir);
-    std::ofstream(fs::path(dir) / "b.table") << "table bytes at " << t;
-    const PartInfo a = write_part(dir, "a", {t, 0}, {}, "state of a at " + std::to_string(t));
-    const PartInfo b = write_part(dir, "b", {t, 0}, {"table"}, "state of b");
+    std::vector<StateAttachment> none;
+    std::vector<StateAttachment> table;
+    table.push_back({"table", "table bytes at " + std::to_string(t),
+                     [](std::string& bytes) { bytes += " (sealed)"; }});
+    const PartInfo a = write_part(dir, "a", {t, 0}, none, "state of a at " + std::to_string(t));
+    const PartInfo b = write_part(dir, "b", {t, 0}, table, "state of b");
+    EXPECT_EQ(a.attachment_bytes, 0U);
+    EXPECT_EQ(b.attachment_bytes, fs::file_size(fs::path(dir) / "b.table"));
     EXPECT_FALSE(manifest.on_written("a", {t, 0}, a).has_value());
     if (report_b) {
       EXPECT_TRUE(manifest.on_written("b", {t, 0}, b).has_value());
@@ -53,6 +58,9 @@ TEST_F(CheckpointStore, TheManifestComesOnlyOnceEveryFederateReported) {
   EXPECT_EQ(usable->tag.time_ns(), 2000);
   const Part a = read_part(usable->directory, "a");
   EXPECT_EQ(a.body, "state of a at 2000");
+  // b's attachment, sealed before it was written, beside its part.
+  std::ifstream table(fs::path(usable->directory) / "b.table");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(table), {}), "table bytes at 2000 (sealed)");
   // The older incomplete checkpoint is gone once a newer one is complete.
   EXPECT_FALSE(fs::exists(checkpoint_directory(root_, 1000)));
 }
