@@ -87,7 +87,9 @@ class FederateCheckpoint {
   [[nodiscard]] std::uint64_t parts_written() const { return parts_written_; }
   [[nodiscard]] std::uint64_t bytes_written() const { return bytes_written_; }
   /// The reactions' time building parts (what the federate's other reactions waited for).
-  [[nodiscard]] double seconds_writing() const { return seconds_saving_; }
+  [[nodiscard]] double seconds_saving() const { return seconds_saving_; }
+  /// The writer thread's time writing parts (read after the run).
+  [[nodiscard]] double seconds_writing() const { return seconds_writing_; }
   /// After resume(): the messages in transit it sent again.
   [[nodiscard]] std::uint64_t resent() const { return resent_; }
 
