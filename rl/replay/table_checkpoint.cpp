@@ -13,6 +13,7 @@
 //   "TFEND" and the item count again.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -37,11 +38,19 @@ struct FileCloser {
 };
 using File = std::unique_ptr<std::FILE, FileCloser>;
 
+// Appends to a string sized ahead (Table::checkpoint_bytes' estimate), each field copied at a
+// cursor: a fixed-size field is then a single store, not a call into std::string::append.
 class Writer {
  public:
-  explicit Writer(std::string& out) : out_(out) {}
+  explicit Writer(std::string& out) : out_(out), used_(out.size()) { out_.resize(out_.capacity()); }
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+  /// Cuts the string to what was written.
+  ~Writer() { out_.resize(used_); }
   void bytes(const void* data, std::size_t size) {
-    out_.append(static_cast<const char*>(data), size);
+    if (out_.size() - used_ < size) out_.resize(std::max(2 * out_.size(), used_ + size));
+    std::memcpy(out_.data() + used_, data, size);
+    used_ += size;
   }
   template <class T>
   void value(T v) {
@@ -59,6 +68,7 @@ class Writer {
 
  private:
   std::string& out_;
+  std::size_t used_;
 };
 
 class Reader {
@@ -290,6 +300,7 @@ std::string Table::checkpoint_bytes() const {
     bytes.reserve(bytes_ + 32 * static_cast<std::size_t>(next_key_ - oldest_key_) + 4096);
     Writer writer(bytes);
     TableCheckpoint::write(*this, writer);
+    // ~Writer cuts `bytes` to what was written.
   } catch (...) {
     done();
     throw;
