@@ -120,6 +120,11 @@ void FederateCheckpoint::write(const reactors::Tag& at) {
   writer_ = std::thread([this, part = std::move(part)]() mutable {
     try {
       write_files(part);
+    } catch (const std::exception& e) {
+      // Rethrown by the next checkpoint's reaction or the shutdown: say which part it was.
+      writer_error_ = std::make_exception_ptr(
+          StateError("cannot write its part of the checkpoint at logical time " +
+                     std::to_string(part.at.time_ns()) + " ns: " + e.what()));
     } catch (...) {
       writer_error_ = std::current_exception();
     }

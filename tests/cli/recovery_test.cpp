@@ -211,7 +211,10 @@ TEST_F(Recovery, APartThatCannotBeWrittenEndsTheRunNamingWhereAndKeepsTheOnesBef
   EXPECT_NE(wait_exit(up({file, "--log-dir", logs.string()}, "blocked"), 150s), 0)
       << err("blocked");
   const std::string text = err("blocked");
-  EXPECT_NE(text.find(blocked.string() + ": cannot create"), std::string::npos) << text;
+  EXPECT_NE(text.find("cannot write its part of the checkpoint at logical time 100000000 ns: " +
+                      blocked.string() + ": cannot create"),
+            std::string::npos)
+      << text;
   EXPECT_TRUE(fs::is_regular_file(blocked));
   // 20, 40, 60 and 80 ms: every part reported, each manifest written.
   const auto complete = complete_checkpoints(logs);
