@@ -108,7 +108,8 @@ class ReplayServer {
   /// The checkpoint every binding writes when the run stops (nothing without checkpoint_dir).
   /// Never throws: returns what failed — this checkpoint, or the last automatic one — or "".
   [[nodiscard]] std::string checkpoint_at_stop();
-  /// Writes the checkpoint to `path` (same contract, any path).
+  /// Writes the checkpoint to `path` (same contract, any path). Its bytes are built in memory
+  /// first (checkpoint_bytes()): while it writes, the process holds the table's size once more.
   std::optional<std::string> checkpoint_to(const std::string& path);
   /// The bytes checkpoint_to() writes, built in memory (as large as the file) and not yet
   /// sealed; std::nullopt when nothing was inserted yet. Counts no checkpoint as written.
