@@ -305,9 +305,7 @@ std::optional<std::string> ReplayServer::checkpoint_to(const std::string& path) 
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
   if (ec) fail(path, "cannot create directory " + parent.string() + ": " + ec.message());
   try {
-    AtomicFile file(path);
-    file.write(*bytes);
-    file.commit();
+    write_file_atomically(path, *bytes);
   } catch (const std::runtime_error& e) {
     throw CheckpointError("replay checkpoint " + path + ": " + e.what());
   }

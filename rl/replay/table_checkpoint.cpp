@@ -273,9 +273,7 @@ void TableCheckpoint::read_items(Reader& in, Table& t) {
 void Table::save_checkpoint(const std::string& path) const {
   const std::string bytes = checkpoint_bytes();
   try {
-    AtomicFile file(path);
-    file.write(bytes);
-    file.commit();
+    write_file_atomically(path, bytes);
   } catch (const AtomicFileError& e) {
     throw std::runtime_error(std::string("replay checkpoint: ") + e.what());
   }
