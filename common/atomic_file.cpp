@@ -40,6 +40,59 @@ void AtomicFile::write(std::string_view bytes) {
   }
 }
 
+void AtomicFile::flush() {
+  if (std::fflush(file_) != 0) fail("cannot write", temporary_);
+}
+
+std::uint64_t AtomicFile::size() const {
+  struct stat info {};
+  if (::fstat(::fileno(file_), &info) != 0) fail("cannot stat", temporary_);
+  return static_cast<std::uint64_t>(info.st_size);
+}
+
+void AtomicFile::read(std::uint64_t offset, void* data, std::size_t size) const {
+  auto* at = static_cast<char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::pread(::fileno(file_), at, size, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n == 0) errno = EIO;  // shorter than asked: something else truncated it
+      fail("cannot read back", temporary_);
+    }
+    at += n;
+    offset += static_cast<std::uint64_t>(n);
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+void AtomicFile::read_pieces(
+    std::uint64_t size,
+    const std::function<void(const char* data, std::size_t size)>& visit) const {
+  constexpr std::uint64_t kPiece = std::uint64_t{1} << 20;
+  std::string piece(static_cast<std::size_t>(size < kPiece ? size : kPiece), '\0');
+  for (std::uint64_t at = 0; at < size; at += piece.size()) {
+    const auto n = static_cast<std::size_t>(size - at < piece.size() ? size - at : piece.size());
+    read(at, piece.data(), n);
+    visit(piece.data(), n);
+  }
+}
+
+void AtomicFile::overwrite(std::uint64_t offset, std::string_view bytes) {
+  if (offset + bytes.size() > size()) {
+    throw std::logic_error("AtomicFile::overwrite past the end of " + temporary_);
+  }
+  const char* at = bytes.data();
+  std::size_t left = bytes.size();
+  while (left > 0) {
+    const ssize_t n = ::pwrite(::fileno(file_), at, left, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail("cannot write", temporary_);
+    at += n;
+    offset += static_cast<std::uint64_t>(n);
+    left -= static_cast<std::size_t>(n);
+  }
+}
+
 void AtomicFile::commit() {
   if (committed_ || file_ == nullptr) throw std::logic_error("AtomicFile::commit called twice");
   const bool flushed = std::fflush(file_) == 0 && ::fsync(::fileno(file_)) == 0;

@@ -7,12 +7,17 @@
 // returns the new file survives a power loss. Destroyed without commit() — an exception, an
 // early return — the temporary is removed and `path` is untouched.
 //
+// A large file can be completed before commit() without holding it in memory: flush() what was
+// written, read() it back in pieces (a checksum) and overwrite() a few bytes (a footer).
+//
 // Errors: AtomicFileError (a std::runtime_error naming the file and the system's reason) when
 // the temporary cannot be created, written, flushed or renamed. Not thread-safe: one writer per
 // object; different objects may write different paths at once.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -39,6 +44,18 @@ class AtomicFile {
   [[nodiscard]] const std::string& temporary_path() const { return temporary_; }
   /// Appends `bytes`.
   void write(std::string_view bytes);
+  /// What was written so far, flushed to the temporary (not synced): read() and overwrite() see it.
+  void flush();
+  /// The temporary's size after flush().
+  [[nodiscard]] std::uint64_t size() const;
+  /// Reads `size` bytes at `offset` of the temporary (after flush()) into `data`.
+  void read(std::uint64_t offset, void* data, std::size_t size) const;
+  /// Reads the temporary's first `size` bytes (after flush()) back in order, in pieces of at most
+  /// 1 MiB, handing each to `visit` (a checksum over a file of any size in bounded memory).
+  void read_pieces(std::uint64_t size,
+                   const std::function<void(const char* data, std::size_t size)>& visit) const;
+  /// Replaces the bytes at `offset` of the temporary (after flush()), which must be written.
+  void overwrite(std::uint64_t offset, std::string_view bytes);
   /// Flush, fsync, rename over path(), fsync the directory. Call once.
   void commit();
 

@@ -86,4 +86,51 @@ template <int N>
   return fnv1a64(bytes + blocks * 32, size - blocks * 32, hash);
 }
 
+/// fnv1a64_wide over bytes that come in pieces (a file read back in chunks): add() every piece
+/// in order, then value() equals fnv1a64_wide of their concatenation. Not thread-safe.
+class Fnv1aWide {
+ public:
+  explicit Fnv1aWide(std::uint64_t hash = kFnv1aOffset) : hash_(hash) {
+    for (std::uint64_t k = 0; k < 4; ++k) lanes_[k] = hash ^ ((k + 1) * kFnv1aPrime);
+  }
+  void add(const void* data, std::size_t size) {
+    const auto* bytes = static_cast<const unsigned char*>(data);
+    if (held_ > 0) {  // complete the block a previous piece began
+      const std::size_t take = size < 32 - held_ ? size : 32 - held_;
+      std::memcpy(block_ + held_, bytes, take);
+      held_ += take;
+      bytes += take;
+      size -= take;
+      if (held_ < 32) return;
+      mix(block_);
+      held_ = 0;
+    }
+    const std::size_t blocks = size / 32;
+    for (std::size_t b = 0; b < blocks; ++b) mix(bytes + b * 32);
+    held_ = size - blocks * 32;
+    std::memcpy(block_, bytes + blocks * 32, held_);
+  }
+  /// The hash of everything added so far.
+  [[nodiscard]] std::uint64_t value() const {
+    std::uint64_t hash = hash_;
+    for (const std::uint64_t lane : lanes_) hash = fnv1a64_u64(lane, hash);
+    return fnv1a64(block_, held_, hash);
+  }
+
+ private:
+  void mix(const unsigned char* block) {
+    for (std::size_t k = 0; k < 4; ++k) {
+      std::uint64_t word = 0;
+      for (std::size_t i = 0; i < 8; ++i) {
+        word |= static_cast<std::uint64_t>(block[k * 8 + i]) << (8 * i);
+      }
+      lanes_[k] = (lanes_[k] ^ word) * kFnv1aPrime;
+    }
+  }
+  std::uint64_t hash_;
+  std::uint64_t lanes_[4];
+  unsigned char block_[32] = {};
+  std::size_t held_ = 0;  // bytes of an unfinished block in block_
+};
+
 }  // namespace tagflow

@@ -18,12 +18,15 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <vector>
+
+#include "common/atomic_file.hpp"
 
 namespace tagflow {
 
@@ -95,14 +98,29 @@ class StateReader {
   std::string what_;
 };
 
-/// A file a checkpoint part attaches beside itself (a replay table): its NAME and its whole bytes,
-/// built in memory when the state is saved so that the file can be written later, off the thread
-/// that saved it. `finish`, when set, completes the bytes on the writing thread first (a
-/// checksum footer whose hash is CPU work the saving thread need not wait for).
+/// Where bytes go as they are produced (a file being written): called with each piece in order.
+using ByteSink = std::function<void(std::string_view bytes)>;
+
+/// The files a checkpoint part attaches beside itself (a replay table: megabytes to gigabytes),
+/// written as the state is saved, never held whole in memory.
+class StateAttachments {
+ public:
+  virtual ~StateAttachments() = default;
+  /// Starts the attached file NAME; write its every byte to the returned sink before the replica
+  /// changes (they are its state now). `finish`, when set, completes the file later, before it
+  /// is synced and renamed into place, on whichever thread writes the part: the file has been
+  /// flushed, and it may read it back and overwrite bytes (a checksum footer whose hash is CPU
+  /// work the saving thread need not wait for).
+  virtual ByteSink add(const std::string& name, std::function<void(AtomicFile&)> finish) = 0;
+};
+
+/// A file attached to a checkpoint part, written up to its end but not yet completed: `finish`
+/// (if any), then a checksum of the whole file, then its commit, are left to the part's writer
+/// (federation/checkpoint_store.hpp).
 struct StateAttachment {
   std::string name;
-  std::string bytes;
-  std::function<void(std::string& bytes)> finish;
+  std::unique_ptr<AtomicFile> file;
+  std::function<void(AtomicFile&)> finish;
 };
 
 /// Every byte of the file at `path`, read with one allocation (its size first); StateError

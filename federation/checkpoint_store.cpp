@@ -83,12 +83,42 @@ std::string part_path(const std::string& directory, const std::string& federate)
   return (fs::path(directory) / (federate + ".ckpt")).string();
 }
 
-PartInfo write_part(const std::string& directory, const std::string& federate,
-                    const transport::WireTag& tag, std::vector<StateAttachment>& attachments,
-                    const std::string& body) {
+namespace {
+
+void create_directory(const std::string& directory) {
   std::error_code ec;
   fs::create_directories(directory, ec);
   if (ec) throw StateError(directory + ": cannot create: " + ec.message());
+}
+
+/// fnv1a64_wide of the whole of `file`, read back in pieces (the file may be gigabytes).
+std::uint64_t checksum_of(const AtomicFile& file, std::uint64_t size) {
+  Fnv1aWide hash;
+  file.read_pieces(size, [&hash](const char* data, std::size_t n) { hash.add(data, n); });
+  return hash.value();
+}
+
+}  // namespace
+
+StateAttachment start_attachment(const std::string& directory, const std::string& federate,
+                                 const std::string& name, std::function<void(AtomicFile&)> finish) {
+  create_directory(directory);
+  StateAttachment attachment;
+  attachment.name = name;
+  try {
+    attachment.file =
+        std::make_unique<AtomicFile>((fs::path(directory) / (federate + "." + name)).string());
+  } catch (const AtomicFileError& e) {
+    throw StateError(e.what());
+  }
+  attachment.finish = std::move(finish);
+  return attachment;
+}
+
+PartInfo write_part(const std::string& directory, const std::string& federate,
+                    const transport::WireTag& tag, std::vector<StateAttachment>& attachments,
+                    const std::string& body) {
+  create_directory(directory);
   StateWriter out;
   out.u32(kPartFormat);
   out.string(federate);
@@ -96,18 +126,23 @@ PartInfo write_part(const std::string& directory, const std::string& federate,
   out.u32(tag.microstep());
   out.u64(attachments.size());
   PartInfo info;
-  for (StateAttachment& file : attachments) {
-    if (file.finish) file.finish(file.bytes);
-    const std::string path = (fs::path(directory) / (federate + "." + file.name)).string();
+  for (StateAttachment& attachment : attachments) {
+    AtomicFile& file = *attachment.file;
+    std::uint64_t size = 0;
+    std::uint64_t checksum = 0;
     try {
-      write_file_atomically(path, file.bytes);
+      file.flush();
+      if (attachment.finish) attachment.finish(file);
+      size = file.size();
+      checksum = checksum_of(file, size);
+      file.commit();
     } catch (const AtomicFileError& e) {
       throw StateError(e.what());
     }
-    out.string(file.name);
-    out.u64(file.bytes.size());
-    out.u64(fnv1a64_wide(file.bytes.data(), file.bytes.size()));
-    info.attachment_bytes += file.bytes.size();
+    out.string(attachment.name);
+    out.u64(size);
+    out.u64(checksum);
+    info.attachment_bytes += size;
   }
   out.bytes(body);
   const std::string payload = out.take();

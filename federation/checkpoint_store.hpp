@@ -51,10 +51,19 @@ struct PartInfo {
   std::uint64_t attachment_bytes = 0;  // the attachments' sizes, summed
 };
 
+/// Starts the file NAME that federate `federate`'s part in `directory` attaches: creates the
+/// directory when missing and the attachment's temporary file beside DIR/<federate>.<name>; its
+/// bytes are then written to `file`, and write_part() completes it. StateError naming the
+/// directory or the file when either cannot be created.
+[[nodiscard]] StateAttachment start_attachment(const std::string& directory,
+                                               const std::string& federate, const std::string& name,
+                                               std::function<void(AtomicFile&)> finish = {});
+
 /// Writes federate `federate`'s part for the checkpoint resuming at `tag` into `directory`
-/// (created when missing): first each attachment as DIR/<federate>.<name> (its `finish` run on
-/// its bytes first), then the part, which lists them with their sizes and checksums. Each file
-/// is written atomically and the part last, so a part on disk has its attachments.
+/// (created when missing): first completes each attachment (start_attachment(): its `finish`,
+/// then its size and checksum, read back from the file in pieces, then fsync and rename to
+/// DIR/<federate>.<name>), then the part, which lists them with their sizes and checksums. Each
+/// file is written atomically and the part last, so a part on disk has its attachments.
 PartInfo write_part(const std::string& directory, const std::string& federate,
                     const transport::WireTag& tag, std::vector<StateAttachment>& attachments,
                     const std::string& body);

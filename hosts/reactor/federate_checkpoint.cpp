@@ -68,6 +68,39 @@ void FederateCheckpoint::record_sent(const std::string& to, std::uint32_t port,
   sent_.push_back({to, port, arrival, bytes});
 }
 
+namespace {
+
+/// The start of the error that fails a federate whose part at `at` could not be written.
+std::string cannot_write(const reactors::Tag& at) {
+  return "cannot write its part of the checkpoint at logical time " + std::to_string(at.time_ns()) +
+         " ns: ";
+}
+
+}  // namespace
+
+/// The attachments of one part: each streams into its temporary file in the part's directory
+/// (counted into `bytes`), kept in the part for the writer thread to complete.
+class FederateCheckpoint::PartAttachments : public StateAttachments {
+ public:
+  PartAttachments(PendingPart& part, const std::string& federate, std::uint64_t& bytes)
+      : part_(part), federate_(federate), bytes_(bytes) {}
+  ByteSink add(const std::string& name, std::function<void(AtomicFile&)> finish) override {
+    part_.attachments.push_back(
+        coordinator::start_attachment(part_.directory, federate_, name, std::move(finish)));
+    AtomicFile* file = part_.attachments.back().file.get();
+    std::uint64_t* bytes = &bytes_;
+    return [file, bytes](std::string_view piece) {
+      file->write(piece);
+      *bytes += piece.size();
+    };
+  }
+
+ private:
+  PendingPart& part_;
+  const std::string& federate_;
+  std::uint64_t& bytes_;
+};
+
 void FederateCheckpoint::wait_for_writer() {
   if (writer_.joinable()) writer_.join();
   if (writer_error_) std::rethrow_exception(std::exchange(writer_error_, nullptr));
@@ -83,7 +116,19 @@ void FederateCheckpoint::write(const reactors::Tag& at) {
   part.at = at;
   part.directory = coordinator::checkpoint_directory(root_, at.time_ns());
   StateWriter state;
-  part.attachments = binding_.save_state(state);
+  std::uint64_t attached_bytes = 0;
+  {
+    // The attachments (a replay table) stream into their temporary files now; the writer
+    // completes them. One that cannot be started fails the federate here, named as the writer's.
+    PartAttachments files(part, federate_, attached_bytes);
+    try {
+      binding_.save_state(state, files);
+    } catch (const StateError& e) {
+      throw StateError(cannot_write(at) + e.what());
+    } catch (const AtomicFileError& e) {
+      throw StateError(cannot_write(at) + e.what());
+    }
+  }
   StateWriter body;
   body.bytes(state.data());
   {
@@ -110,10 +155,8 @@ void FederateCheckpoint::write(const reactors::Tag& at) {
   }
   part.body = body.take();
   if (trace::TraceRecorder* tracer = trace::active(); span.on() && tracer != nullptr) {
-    std::uint64_t bytes = part.body.size();
-    for (const StateAttachment& file : part.attachments) bytes += file.bytes.size();
     span.event().name = tracer->intern(federate_);
-    span.event().bytes = bytes;
+    span.event().bytes = part.body.size() + attached_bytes;
   }
   seconds_saving_ +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -122,9 +165,7 @@ void FederateCheckpoint::write(const reactors::Tag& at) {
       write_files(part);
     } catch (const std::exception& e) {
       // Rethrown by the next checkpoint's reaction or the shutdown: say which part it was.
-      writer_error_ = std::make_exception_ptr(
-          StateError("cannot write its part of the checkpoint at logical time " +
-                     std::to_string(part.at.time_ns()) + " ns: " + e.what()));
+      writer_error_ = std::make_exception_ptr(StateError(cannot_write(part.at) + e.what()));
     } catch (...) {
       writer_error_ = std::current_exception();
     }
@@ -226,8 +267,17 @@ void FederateCheckpoint::prune(std::int64_t newest) const {
 }
 
 void check_can_checkpoint(ReplicaBinding& binding) {
+  // Nothing is written: the state goes to memory, the attachments nowhere.
+  class Discard : public StateAttachments {
+   public:
+    ByteSink add(const std::string& /*name*/,
+                 std::function<void(AtomicFile&)> /*finish*/) override {
+      return [](std::string_view /*piece*/) {};
+    }
+  };
   StateWriter scratch;
-  (void)binding.save_state(scratch);  // in memory only
+  Discard nowhere;
+  binding.save_state(scratch, nowhere);
 }
 
 }  // namespace tagflow::hosts

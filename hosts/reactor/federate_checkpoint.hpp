@@ -6,18 +6,19 @@
 // (k·E, 0) and the run resumes from it at (k·E, 0). A timer of the federate fires at every
 // (k·E, 0); its reaction runs before every other reaction of the federate at that tag
 // (Environment::order_before), so what it saves is the state after every tag before (k·E, 0)
-// and before anything at it. It builds the part in memory — the replica's state
-// (ReplicaBinding::save_state, with the bytes of the files it attaches, a replay table), then the
-// data messages this federate sent at a tag before (k·E, 0) that arrive at (k·E, 0) or later
+// and before anything at it. It builds the part — the replica's state in memory
+// (ReplicaBinding::save_state), the files it attaches (a replay table) streamed into their
+// temporary files in the checkpoint's directory (never held whole in memory), then the data
+// messages this federate sent at a tag before (k·E, 0) that arrive at (k·E, 0) or later
 // (recorded by the wire outputs through record_sent(); nothing else is in transit at that point)
-// — and hands it to a writer thread, and the federate's reactions go on. The writer seals the
-// attachments (a replay table's checksum), writes them and the part (federation/
-// checkpoint_store.hpp), fsyncs and renames each, and only then reports the part with
-// CHECKPOINT_WRITTEN; the coordinator writes the manifest when every federate reported. So
-// the federation waits for the state to be copied, not for the disk. One part is written at a
-// time: the next checkpoint's reaction, and the federate's shutdown, first wait for the one
-// before, and a part that could not be written fails the federate there, naming the file.
-// After each part the writer also replaces ROOT/<federate>.stats ("parts N", "bytes B",
+// — and hands it to a writer thread, and the federate's reactions go on. The writer completes
+// the attachments (a replay table's checksum footer; each one's checksum, read back), fsyncs and
+// renames each, writes the part (federation/checkpoint_store.hpp), and only then reports the
+// part with CHECKPOINT_WRITTEN; the coordinator writes the manifest when every federate
+// reported. So the federation waits for the state to be copied, not for the disk to sync it. One
+// part is written at a time: the next checkpoint's reaction, and the federate's shutdown, first
+// wait for the one before, and a part that could not be written fails the federate there, naming
+// the file. After each part the writer also replaces ROOT/<federate>.stats ("parts N", "bytes B",
 // "seconds S": the reactions' time building parts, what the federate waited; "write_seconds W":
 // the writer's time; totals so far, attachments included), which `tagflow bench recovery` reads.
 //
@@ -101,7 +102,8 @@ class FederateCheckpoint {
     transport::Payload bytes;
   };
   class TimerReactor;
-  /// A part built by the reaction, for the writer thread.
+  class PartAttachments;
+  /// A part built by the reaction (its attachments written but not completed), for the writer.
   struct PendingPart {
     reactors::Tag at;
     std::string directory;

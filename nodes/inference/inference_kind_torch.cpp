@@ -59,12 +59,11 @@ class InferenceBinding : public ReplicaBinding {
     return r;
   }
   bool reached_stop_condition() const override { return false; }
-  std::vector<StateAttachment> save_state(StateWriter& out) override {
+  void save_state(StateWriter& out, StateAttachments& files) override {
     if constexpr (std::is_same_v<Reactor, InferenceReactor>) {
       reactor_->save(out);
-      return {};
     } else {
-      return ReplicaBinding::save_state(out);
+      ReplicaBinding::save_state(out, files);
     }
   }
   void load_state(StateReader& in, const std::string& file_prefix) override {

@@ -43,7 +43,7 @@ ReplicaSetup replica_setup(const cluster::ClusterConfig& config, const cluster::
   return setup;
 }
 
-std::vector<StateAttachment> ReplicaBinding::save_state(StateWriter& /*out*/) {
+void ReplicaBinding::save_state(StateWriter& /*out*/, StateAttachments& /*files*/) {
   throw std::logic_error("a " + kind().name + " node cannot be checkpointed");
 }
 

@@ -71,13 +71,13 @@ class ReplicaBinding {
   /// (target_return or its env_steps share).
   [[nodiscard]] virtual bool reached_stop_condition() const = 0;
   /// Checkpoints (docs/recovery.md), between tags only: the replica's whole state to `out`, and
-  /// the bytes of files to write beside it as PREFIX.NAME (a replay table), returned in memory
-  /// so that the caller may write them on another thread. load_state() reads it back, with those
+  /// the bytes of files to write beside it as PREFIX.NAME (a replay table) to `files`, streamed
+  /// there and completed later, perhaps on another thread. load_state() reads it back, with those
   /// files at `file_prefix`.NAME, into a replica built from the same setup, before its
   /// environment runs. The default throws std::logic_error: the kind cannot checkpoint
   /// (multi_agent, a policy bank); so does save for an env without a settable state. load_state
   /// throws StateError or the kind's own checkpoint error when the bytes do not fit.
-  virtual std::vector<StateAttachment> save_state(StateWriter& out);
+  virtual void save_state(StateWriter& out, StateAttachments& files);
   virtual void load_state(StateReader& in, const std::string& file_prefix);
 };
 

@@ -77,10 +77,7 @@ class LearnerBinding : public ReplicaBinding {
     return r;
   }
   bool reached_stop_condition() const override { return reactor_->target_reached(); }
-  std::vector<StateAttachment> save_state(StateWriter& out) override {
-    reactor_->save(out);
-    return {};
-  }
+  void save_state(StateWriter& out, StateAttachments& /*files*/) override { reactor_->save(out); }
   void load_state(StateReader& in, const std::string& /*file_prefix*/) override {
     reactor_->load(in);
   }

@@ -48,12 +48,8 @@ class ReplayBinding : public ReplicaBinding {
     return r;
   }
   bool reached_stop_condition() const override { return false; }
-  std::vector<StateAttachment> save_state(StateWriter& out) override {
-    std::optional<std::string> table = reactor_->save(out);
-    if (!table) return {};
-    std::vector<StateAttachment> files;
-    files.push_back({"table", std::move(*table), &ReplayServer::seal_checkpoint});
-    return files;
+  void save_state(StateWriter& out, StateAttachments& files) override {
+    reactor_->save(out, files);
   }
   void load_state(StateReader& in, const std::string& file_prefix) override {
     reactor_->load(in, file_prefix + ".table");

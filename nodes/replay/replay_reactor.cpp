@@ -93,13 +93,13 @@ void ReplayReactor::reject(const char* port, const std::invalid_argument& error)
   if (metrics_ != nullptr) metrics_->add_rejected_input(port);
 }
 
-std::optional<std::string> ReplayReactor::save(StateWriter& out) {
-  std::optional<std::string> table = server_.checkpoint_bytes();
-  out.boolean(table.has_value());
+void ReplayReactor::save(StateWriter& out, StateAttachments& files) {
+  const bool table = server_.has_table();
+  if (table) server_.write_checkpoint(files.add("table", &ReplayServer::seal_checkpoint));
+  out.boolean(table);
   batches_digest_.save(out);
   out.i64(batches_sent.load(std::memory_order_relaxed));
   out.i64(rejected_inputs.load(std::memory_order_relaxed));
-  return table;
 }
 
 void ReplayReactor::load(StateReader& in, const std::string& table_path) {

@@ -53,11 +53,12 @@ class ReplayReactor : public reactors::Reactor {
   std::atomic<std::int64_t> rejected_inputs{0};
 
   /// Checkpoints, between tags only: the table (selector, items, generator), the rate limiter's
-  /// credits and counters in the server's own checksummed format (replay_server.hpp), returned
-  /// as bytes to be sealed and written to a file (ReplayServer::seal_checkpoint; std::nullopt
-  /// before the first insert), the digest and counters to `out`. load() reads that file at
-  /// `table_path` and throws CheckpointError naming it, or StateError, when either does not fit.
-  [[nodiscard]] std::optional<std::string> save(StateWriter& out);
+  /// credits and counters in the server's own checksummed format (replay_server.hpp), streamed
+  /// to the attachment "table" of `files`, whose writer seals it (ReplayServer::seal_checkpoint;
+  /// no attachment before the first insert), the digest and counters to `out`. load() reads that
+  /// file at `table_path` and throws CheckpointError naming it, or StateError, when either does
+  /// not fit.
+  void save(StateWriter& out, StateAttachments& files);
   void load(StateReader& in, const std::string& table_path);
   /// Updates `metrics` (a replay's NodeMetrics, outliving the run) from now on.
   void set_metrics(NodeMetrics* metrics) { metrics_ = metrics; }

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
+#include <string_view>
 
 #include "common/atomic_file.hpp"
 #include "common/fnv1a.hpp"
@@ -273,39 +275,44 @@ std::string ReplayServer::checkpoint_at_stop() {
   return "";
 }
 
-std::optional<std::string> ReplayServer::checkpoint_bytes() const {
-  if (!table_) return std::nullopt;
-  std::string bytes = table_->checkpoint_bytes();
+void ReplayServer::write_checkpoint(const ByteSink& out) const {
+  if (!table_) throw std::logic_error("replay checkpoint: nothing inserted, no table to write");
   Footer f;
   f.observation_size = observation_size_;
-  f.table_bytes = bytes.size();
+  f.table_bytes = table_->write_checkpoint(out);
   f.inserts = inserts_;
   f.batches = batches_;
   f.credits = credits_;  // the hash: seal_checkpoint()
   unsigned char footer[kFooterSize];
   encode_footer(f, footer);
-  bytes.append(reinterpret_cast<const char*>(footer), kFooterSize);
-  return bytes;
+  out(std::string_view(reinterpret_cast<const char*>(footer), kFooterSize));
 }
 
-void ReplayServer::seal_checkpoint(std::string& bytes) {
-  if (bytes.size() < kFooterSize) throw std::logic_error("replay checkpoint: no footer to seal");
-  const std::size_t table_bytes = bytes.size() - kFooterSize;
-  auto* footer = reinterpret_cast<unsigned char*>(bytes.data() + table_bytes);
-  const void* table = bytes.data();
-  put(footer, 48, fnv1a64(footer, kHashedFooterBytes, fnv1a64(table, table_bytes)));
+void ReplayServer::seal_checkpoint(AtomicFile& file) {
+  file.flush();
+  const std::uint64_t size = file.size();
+  if (size < kFooterSize) throw std::logic_error("replay checkpoint: no footer to seal");
+  const std::uint64_t table_bytes = size - kFooterSize;
+  std::uint64_t hash = kFnv1aOffset;
+  file.read_pieces(table_bytes,
+                   [&hash](const char* data, std::size_t n) { hash = fnv1a64(data, n, hash); });
+  unsigned char footer[kFooterSize];
+  file.read(table_bytes, footer, kFooterSize);
+  put(footer, 48, fnv1a64(footer, kHashedFooterBytes, hash));
+  file.overwrite(table_bytes + 48, std::string_view(reinterpret_cast<const char*>(footer + 48), 8));
 }
 
 std::optional<std::string> ReplayServer::checkpoint_to(const std::string& path) {
-  std::optional<std::string> bytes = checkpoint_bytes();
-  if (!bytes) return std::nullopt;
-  seal_checkpoint(*bytes);
+  if (!table_) return std::nullopt;
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   std::error_code ec;
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
   if (ec) fail(path, "cannot create directory " + parent.string() + ": " + ec.message());
   try {
-    write_file_atomically(path, *bytes);
+    AtomicFile file(path);
+    write_checkpoint([&file](std::string_view piece) { file.write(piece); });
+    seal_checkpoint(file);
+    file.commit();
   } catch (const std::runtime_error& e) {
     throw CheckpointError("replay checkpoint " + path + ": " + e.what());
   }

@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "common/state_stream.hpp"
 #include "nodes/messages.hpp"
 #include "nodes/node_params.hpp"
 #include "rl/replay/table.hpp"
@@ -108,15 +109,18 @@ class ReplayServer {
   /// The checkpoint every binding writes when the run stops (nothing without checkpoint_dir).
   /// Never throws: returns what failed — this checkpoint, or the last automatic one — or "".
   [[nodiscard]] std::string checkpoint_at_stop();
-  /// Writes the checkpoint to `path` (same contract, any path). Its bytes are built in memory
-  /// first (checkpoint_bytes()): while it writes, the process holds the table's size once more.
+  /// Writes the checkpoint to `path` (same contract, any path), streamed into a temporary file
+  /// beside it, then sealed, synced and renamed: the table is never copied whole in memory.
   std::optional<std::string> checkpoint_to(const std::string& path);
-  /// The bytes checkpoint_to() writes, built in memory (as large as the file) and not yet
-  /// sealed; std::nullopt when nothing was inserted yet. Counts no checkpoint as written.
-  [[nodiscard]] std::optional<std::string> checkpoint_bytes() const;
-  /// Completes checkpoint_bytes()' bytes: the footer's hash over the table's bytes, the CPU-heavy
-  /// part (FNV-1a: a multiply per byte), which needs nothing of the server, so any thread may.
-  static void seal_checkpoint(std::string& bytes);
+  /// True once something was inserted: there is a table to checkpoint.
+  [[nodiscard]] bool has_table() const { return table_ != nullptr; }
+  /// The bytes checkpoint_to() writes, handed to `out` in pieces as they are produced (about
+  /// 1 MiB each), not yet sealed; requires has_table(). Counts no checkpoint as written.
+  void write_checkpoint(const ByteSink& out) const;
+  /// Completes a file holding write_checkpoint()'s bytes: the footer's hash over the
+  /// table's bytes, read back in pieces — the CPU-heavy part (FNV-1a: a multiply per byte), which
+  /// needs nothing of the server, so any thread may.
+  static void seal_checkpoint(AtomicFile& file);
   /// Replaces the contents and counters with those of the checkpoint at `path`. Throws
   /// CheckpointError (the server is unchanged then).
   void restore_from(const std::string& path);

@@ -56,10 +56,7 @@ class SamplerBinding : public ReplicaBinding {
     return r;
   }
   bool reached_stop_condition() const override { return reactor_->step_limit_reached(); }
-  std::vector<StateAttachment> save_state(StateWriter& out) override {
-    reactor_->save(out);
-    return {};
-  }
+  void save_state(StateWriter& out, StateAttachments& /*files*/) override { reactor_->save(out); }
   void load_state(StateReader& in, const std::string& /*file_prefix*/) override {
     reactor_->load(in);
   }

@@ -30,8 +30,9 @@
 //     destroying a table while other threads still call it is a programmer error.
 //   - Checkpoints: save_checkpoint() writes every committed item, its priority, its key and the
 //     rate limiter counters to `path` atomically (temporary file in the same directory, fsync,
-//     rename); its bytes are built in memory while holding the mutex (inserts and samples wait
-//     meanwhile), then written with the mutex released (checkpoint_bytes()). load_checkpoint()
+//     rename); its bytes are written in pieces of about 1 MiB while holding the mutex (inserts
+//     and samples wait meanwhile), never copied whole in memory; write_checkpoint() hands the
+//     same pieces to a caller that completes the file itself. load_checkpoint()
 //     rebuilds an identical table; priorities come back bit-exact. I/O errors and malformed
 //     files throw std::runtime_error naming the path.
 //
@@ -48,6 +49,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rl/replay/frame_store.hpp"
@@ -147,10 +149,10 @@ class Table {
   [[nodiscard]] double priority(ItemKey key) const;
 
   void save_checkpoint(const std::string& path) const;
-  /// The bytes save_checkpoint() writes, built in memory (as large as the file): for a caller
-  /// that adds its own bytes and writes the file itself, perhaps on another thread
-  /// (nodes/replay/replay_server).
-  [[nodiscard]] std::string checkpoint_bytes() const;
+  /// The bytes save_checkpoint() writes, handed to `out` in order, in pieces of about 1 MiB: for
+  /// a caller that adds its own bytes and completes the file itself (nodes/replay/replay_server).
+  /// Returns how many bytes it handed. What `out` throws propagates, the table unchanged.
+  std::uint64_t write_checkpoint(const std::function<void(std::string_view)>& out) const;
   [[nodiscard]] static std::unique_ptr<Table> load_checkpoint(const std::string& path);
 
  private:

@@ -38,18 +38,30 @@ struct FileCloser {
 };
 using File = std::unique_ptr<std::FILE, FileCloser>;
 
-// Appends to a string sized ahead (Table::checkpoint_bytes' estimate), each field copied at a
-// cursor: a fixed-size field is then a single store, not a call into std::string::append.
+// Gathers the bytes in a buffer of kPiece bytes, each field copied at a cursor (a fixed-size
+// field is a single store, not a call), and hands the buffer to the sink each time it fills.
 class Writer {
  public:
-  explicit Writer(std::string& out) : out_(out), used_(out.size()) { out_.resize(out_.capacity()); }
+  static constexpr std::size_t kPiece = std::size_t{1} << 20;
+  explicit Writer(const std::function<void(std::string_view)>& sink)
+      : sink_(sink), buffer_(new char[kPiece]) {}
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
-  /// Cuts the string to what was written.
-  ~Writer() { out_.resize(used_); }
+  /// Hands what is buffered to the sink; returns the bytes handed in all.
+  std::uint64_t finish() {
+    drain();
+    return handed_;
+  }
   void bytes(const void* data, std::size_t size) {
-    if (out_.size() - used_ < size) out_.resize(std::max(2 * out_.size(), used_ + size));
-    std::memcpy(out_.data() + used_, data, size);
+    if (kPiece - used_ < size) {
+      drain();
+      if (size >= kPiece) {  // a large frame goes out as it is
+        sink_(std::string_view(static_cast<const char*>(data), size));
+        handed_ += size;
+        return;
+      }
+    }
+    std::memcpy(buffer_.get() + used_, data, size);
     used_ += size;
   }
   template <class T>
@@ -67,8 +79,16 @@ class Writer {
   }
 
  private:
-  std::string& out_;
-  std::size_t used_;
+  void drain() {
+    if (used_ == 0) return;
+    sink_(std::string_view(buffer_.get(), used_));
+    handed_ += used_;
+    used_ = 0;
+  }
+  const std::function<void(std::string_view)>& sink_;
+  std::unique_ptr<char[]> buffer_;
+  std::size_t used_ = 0;
+  std::uint64_t handed_ = 0;
 };
 
 class Reader {
@@ -271,15 +291,16 @@ void TableCheckpoint::read_items(Reader& in, Table& t) {
 }
 
 void Table::save_checkpoint(const std::string& path) const {
-  const std::string bytes = checkpoint_bytes();
   try {
-    write_file_atomically(path, bytes);
+    AtomicFile file(path);
+    (void)write_checkpoint([&file](std::string_view piece) { file.write(piece); });
+    file.commit();
   } catch (const AtomicFileError& e) {
     throw std::runtime_error(std::string("replay checkpoint: ") + e.what());
   }
 }
 
-std::string Table::checkpoint_bytes() const {
+std::uint64_t Table::write_checkpoint(const std::function<void(std::string_view)>& out) const {
   std::unique_lock<std::mutex> lock(mutex_);
   ++checkpointing_;
   // Inserts already reserved finish (they never wait on anything); new ones wait for the save.
@@ -288,17 +309,14 @@ std::string Table::checkpoint_bytes() const {
     --checkpointing_;
     changed_.notify_all();
   };
-  std::string bytes;
+  std::uint64_t bytes = 0;
   try {
     // Exclusive: the queued writes applied, and no sampler counting times_sampled meanwhile.
     std::lock_guard<WriterPriorityMutex> tree(tree_mutex_);
     apply_pending();
-    // The stored bytes, the numbers and fields written beside each item, the header: one
-    // allocation for the common case.
-    bytes.reserve(bytes_ + 32 * static_cast<std::size_t>(next_key_ - oldest_key_) + 4096);
-    Writer writer(bytes);
+    Writer writer(out);
     TableCheckpoint::write(*this, writer);
-    // ~Writer cuts `bytes` to what was written.
+    bytes = writer.finish();
   } catch (...) {
     done();
     throw;

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -72,6 +74,44 @@ TEST_F(AtomicFileTest, TheTemporaryCanBeReadBackBeforeCommit) {
   file.write("+footer");
   file.commit();
   EXPECT_EQ(read(path), "body+footer");
+}
+
+TEST_F(AtomicFileTest, AWrittenFileIsReadBackAndCompletedInPlaceBeforeCommit) {
+  const fs::path path = dir_ / "table";
+  AtomicFile file(path.string());
+  file.write("0123456789");
+  file.write("footer:????");
+  file.flush();
+  EXPECT_EQ(file.size(), 21U);
+  char back[10];
+  file.read(0, back, sizeof back);
+  EXPECT_EQ(std::string(back, sizeof back), "0123456789");
+  file.overwrite(17, "45");  // a hash written into its footer
+  EXPECT_THROW(file.overwrite(20, "xy"), std::logic_error) << "past the end";
+  char beyond[4];
+  EXPECT_THROW(file.read(19, beyond, sizeof beyond), AtomicFileError) << "past the end";
+  EXPECT_FALSE(fs::exists(path)) << "nothing in place before commit";
+  file.commit();
+  EXPECT_EQ(read(path), "0123456789footer:45??");
+}
+
+TEST_F(AtomicFileTest, ALargeFileIsReadBackInPiecesOfAtMostOneMebibyte) {
+  AtomicFile file((dir_ / "large").string());
+  std::string bytes(5 * (std::size_t{1} << 19) + 3, '\0');  // 2.5 MiB and 3 bytes
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 31 % 251);
+  file.write(bytes);
+  file.flush();
+  std::string back;
+  std::vector<std::size_t> pieces;
+  file.read_pieces(file.size(), [&](const char* data, std::size_t n) {
+    back.append(data, n);
+    pieces.push_back(n);
+  });
+  EXPECT_TRUE(back == bytes);
+  EXPECT_EQ(pieces, (std::vector<std::size_t>{1U << 20, 1U << 20, (1U << 19) + 3}));
+  std::size_t calls = 0;
+  file.read_pieces(0, [&](const char*, std::size_t) { ++calls; });
+  EXPECT_EQ(calls, 0U);
 }
 
 TEST_F(AtomicFileTest, ASecretIsCreatedWithTheModeItAsksFor) {

@@ -84,5 +84,35 @@ TEST(Fnv1aWide, DependsOnEveryByteAndOnTheOrderOfWords) {
   EXPECT_NE(fnv1a64_wide(a.data(), a.size(), 1), base);  // the starting hash counts
 }
 
+TEST(Fnv1aWide, InPiecesEqualsTheWholeForEverySplit) {
+  std::vector<std::uint8_t> bytes(300);
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::uint8_t>(i * 13 + 5);
+  const std::uint64_t whole = fnv1a64_wide(bytes.data(), bytes.size(), 42);
+  EXPECT_EQ(Fnv1aWide(42).value(), fnv1a64_wide(nullptr, 0, 42)) << "no bytes";
+  // Two pieces split anywhere, and three with the middle one of every length up to 70.
+  for (std::size_t cut = 0; cut <= bytes.size(); ++cut) {
+    Fnv1aWide hash(42);
+    hash.add(bytes.data(), cut);
+    hash.add(bytes.data() + cut, bytes.size() - cut);
+    EXPECT_EQ(hash.value(), whole) << "cut at " << cut;
+  }
+  for (std::size_t middle = 0; middle <= 70; ++middle) {
+    Fnv1aWide hash(42);
+    hash.add(bytes.data(), 7);
+    hash.add(bytes.data() + 7, middle);
+    hash.add(bytes.data() + 7 + middle, bytes.size() - 7 - middle);
+    EXPECT_EQ(hash.value(), whole) << "middle piece of " << middle;
+  }
+  // Byte by byte, reading the value on the way (value() does not end the hash).
+  Fnv1aWide hash(42);
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    hash.add(&bytes[i], 1);
+    if (i == 100) {
+      EXPECT_EQ(hash.value(), fnv1a64_wide(bytes.data(), 101, 42));
+    }
+  }
+  EXPECT_EQ(hash.value(), whole);
+}
+
 }  // namespace
 }  // namespace tagflow

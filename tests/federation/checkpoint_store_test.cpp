@@ -26,14 +26,16 @@ class CheckpointStore : public ::testing::Test {
                 .string();
     fs::remove_all(root_);
   }
-  /// Writes both federates' parts for time `t` (b attaches a `table`, sealed as it is written)
+  /// Writes both federates' parts for time `t` (b attaches a `table`, completed as it is written)
   /// and reports them.
   void checkpoint(CheckpointManifest& manifest, std::int64_t t, bool report_b = true) {
     const std::string dir = checkpoint_directory(root_, t);
     std::vector<StateAttachment> none;
     std::vector<StateAttachment> table;
-    table.push_back({"table", "table bytes at " + std::to_string(t),
-                     [](std::string& bytes) { bytes += " (sealed)"; }});
+    table.push_back(start_attachment(dir, "b", "table", [](AtomicFile& file) {
+      file.overwrite(0, "TABLE");  // a footer's hash, written over bytes already there
+    }));
+    table.back().file->write("table bytes at " + std::to_string(t));
     const PartInfo a = write_part(dir, "a", {t, 0}, none, "state of a at " + std::to_string(t));
     const PartInfo b = write_part(dir, "b", {t, 0}, table, "state of b");
     EXPECT_EQ(a.attachment_bytes, 0U);
@@ -60,7 +62,7 @@ TEST_F(CheckpointStore, TheManifestComesOnlyOnceEveryFederateReported) {
   EXPECT_EQ(a.body, "state of a at 2000");
   // b's attachment, sealed before it was written, beside its part.
   std::ifstream table(fs::path(usable->directory) / "b.table");
-  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(table), {}), "table bytes at 2000 (sealed)");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(table), {}), "TABLE bytes at 2000");
   // The older incomplete checkpoint is gone once a newer one is complete.
   EXPECT_FALSE(fs::exists(checkpoint_directory(root_, 1000)));
 }

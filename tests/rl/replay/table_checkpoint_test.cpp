@@ -1,11 +1,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "rl/replay/table.hpp"
 #include "rl/replay/table_writer.hpp"
@@ -142,6 +144,55 @@ TEST(TableCheckpoint, FailuresAreReportedWithThePath) {
   }
   EXPECT_THROW((void)Table::load_checkpoint(path), std::runtime_error);
   std::remove(path.c_str());
+}
+
+// A table of about 5 MB is handed to the caller in pieces of at most 1 MiB, never whole, and the
+// pieces are the file save_checkpoint() writes; a caller that fails part-way leaves the table
+// usable.
+TEST(TableCheckpoint, WriteCheckpointStreamsTheFileInPiecesOfAtMostOneMebibyte) {
+  constexpr std::size_t kStreamedWords = 512;  // 2 KiB observations
+  TableConfig config;
+  config.name = "streamed";
+  config.spec = testing::spec_of(kStreamedWords);
+  config.max_items = 3000;
+  config.rate_limiter = {1, 1.0, 1e9};
+  auto table = std::make_unique<Table>(config);
+  {
+    TableWriter writer(*table);
+    for (std::uint32_t v = 0; v < 2500; ++v) {
+      ValueTransition t(v * 2, kStreamedWords);  // no shared frames: two per item
+      ASSERT_EQ(writer.insert(t.transition, 1.0), ReplayStatus::kOk);
+    }
+  }
+  std::string streamed;
+  std::size_t pieces = 0, largest = 0;
+  const std::uint64_t handed = table->write_checkpoint([&](std::string_view piece) {
+    ++pieces;
+    largest = std::max(largest, piece.size());
+    streamed.append(piece);
+  });
+  EXPECT_EQ(handed, streamed.size());
+  EXPECT_GT(streamed.size(), std::size_t{10'000'000});
+  EXPECT_LE(largest, std::size_t{1} << 20);
+  EXPECT_GE(pieces, streamed.size() >> 20);
+  const std::string path = temp_path("streamed.ckpt");
+  table->save_checkpoint(path);
+  std::string saved;
+  {
+    std::ifstream in(path, std::ios::binary);
+    saved.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  std::remove(path.c_str());
+  EXPECT_TRUE(saved == streamed) << "the pieces are the file (" << saved.size() << " against "
+                                 << streamed.size() << " bytes)";
+
+  std::size_t calls = 0;
+  EXPECT_THROW((void)table->write_checkpoint([&](std::string_view) {
+    if (++calls == 3) throw std::runtime_error("disk full");
+  }),
+               std::runtime_error);
+  ValueTransition t(9001, kStreamedWords);
+  EXPECT_EQ(table->insert(t.transition, 1.0), ReplayStatus::kOk) << "inserts go on after it";
 }
 
 }  // namespace
