@@ -9,6 +9,24 @@
 #include <filesystem>
 
 namespace tagflow {
+namespace {
+
+/// Reads `size` bytes at `offset` of `fd` into `data`: 0, errno, or kShortFile.
+int pread_all(int fd, std::uint64_t offset, void* data, std::size_t size) {
+  auto* at = static_cast<char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::pread(fd, at, size, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    if (n == 0) return kShortFile;
+    at += n;
+    offset += static_cast<std::uint64_t>(n);
+    size -= static_cast<std::size_t>(n);
+  }
+  return 0;
+}
+
+}  // namespace
 
 AtomicFile::AtomicFile(std::string path, unsigned mode) : path_(std::move(path)) {
   const std::filesystem::path target(path_);
@@ -51,30 +69,19 @@ std::uint64_t AtomicFile::size() const {
 }
 
 void AtomicFile::read(std::uint64_t offset, void* data, std::size_t size) const {
-  auto* at = static_cast<char*>(data);
-  while (size > 0) {
-    const ssize_t n = ::pread(::fileno(file_), at, size, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      if (n == 0) errno = EIO;  // shorter than asked: something else truncated it
-      fail("cannot read back", temporary_);
-    }
-    at += n;
-    offset += static_cast<std::uint64_t>(n);
-    size -= static_cast<std::size_t>(n);
-  }
+  fail_read(pread_all(::fileno(file_), offset, data, size));
 }
 
 void AtomicFile::read_pieces(
     std::uint64_t size,
     const std::function<void(const char* data, std::size_t size)>& visit) const {
-  constexpr std::uint64_t kPiece = std::uint64_t{1} << 20;
-  std::string piece(static_cast<std::size_t>(size < kPiece ? size : kPiece), '\0');
-  for (std::uint64_t at = 0; at < size; at += piece.size()) {
-    const auto n = static_cast<std::size_t>(size - at < piece.size() ? size - at : piece.size());
-    read(at, piece.data(), n);
-    visit(piece.data(), n);
-  }
+  fail_read(read_fd_pieces(::fileno(file_), size, visit));
+}
+
+void AtomicFile::fail_read(int error) const {
+  if (error == 0) return;
+  errno = error == kShortFile ? EIO : error;  // shorter than asked: something else truncated it
+  fail("cannot read back", temporary_);
 }
 
 void AtomicFile::overwrite(std::uint64_t offset, std::string_view bytes) {
@@ -118,6 +125,18 @@ void write_file_atomically(const std::string& path, std::string_view bytes, unsi
   AtomicFile file(path, mode);
   file.write(bytes);
   file.commit();
+}
+
+int read_fd_pieces(int fd, std::uint64_t size,
+                   const std::function<void(const char* data, std::size_t size)>& visit) {
+  constexpr std::uint64_t kPiece = std::uint64_t{1} << 20;
+  std::string piece(static_cast<std::size_t>(size < kPiece ? size : kPiece), '\0');
+  for (std::uint64_t at = 0; at < size; at += piece.size()) {
+    const auto n = static_cast<std::size_t>(size - at < piece.size() ? size - at : piece.size());
+    if (const int error = pread_all(fd, at, piece.data(), n); error != 0) return error;
+    visit(piece.data(), n);
+  }
+  return 0;
 }
 
 }  // namespace tagflow

@@ -61,6 +61,8 @@ class AtomicFile {
 
  private:
   [[noreturn]] void fail(const std::string& what, const std::string& file) const;
+  /// Throws when `error` (read_fd_pieces' result) is not 0.
+  void fail_read(int error) const;
 
   std::string path_;
   std::string temporary_;
@@ -70,5 +72,14 @@ class AtomicFile {
 
 /// Writes `bytes` to `path` atomically (AtomicFile in one call).
 void write_file_atomically(const std::string& path, std::string_view bytes, unsigned mode = 0644);
+
+/// The first `size` bytes of the open file `fd`, read in order with pread() (the descriptor's
+/// offset does not move) in pieces of at most 1 MiB, each handed to `visit`: a checksum over a
+/// file of any size in bounded memory. Returns 0, the errno of a read that failed, or
+/// kShortFile when the file ends before `size` bytes.
+inline constexpr int kShortFile = -1;
+[[nodiscard]] int read_fd_pieces(
+    int fd, std::uint64_t size,
+    const std::function<void(const char* data, std::size_t size)>& visit);
 
 }  // namespace tagflow

@@ -245,9 +245,15 @@ void FederateCheckpoint::prune(std::int64_t newest) const {
   // Its own parts of checkpoints older than the newest keep + 2 it wrote: the coordinator keeps
   // `keep` complete ones, and the newest one or two may not be complete yet. On a host without
   // the coordinator nobody else removes them.
-  const std::int64_t oldest_kept = newest - static_cast<std::int64_t>(keep_ + 1) * every_.count();
+  prune_own_parts(root_, federate_, newest - static_cast<std::int64_t>(keep_ + 1) * every_.count());
+}
+
+void prune_own_parts(const std::string& root, const std::string& federate,
+                     std::int64_t oldest_kept) {
+  const std::string own = federate + ".";
+  const std::string own_temporary = "." + own;  // AtomicFile's temporaries
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(root_, ec)) {
+  for (const auto& entry : std::filesystem::directory_iterator(root, ec)) {
     std::int64_t time = 0;
     const std::string name = entry.path().filename().string();
     try {
@@ -258,9 +264,11 @@ void FederateCheckpoint::prune(std::int64_t newest) const {
       continue;
     }
     if (time >= oldest_kept || !entry.is_directory(ec)) continue;
-    const std::string own = federate_ + ".";
     for (const auto& file : std::filesystem::directory_iterator(entry.path(), ec)) {
-      if (file.path().filename().string().rfind(own, 0) == 0) std::filesystem::remove(file, ec);
+      const std::string file_name = file.path().filename().string();
+      if (file_name.rfind(own, 0) == 0 || file_name.rfind(own_temporary, 0) == 0) {
+        std::filesystem::remove(file, ec);
+      }
     }
     std::filesystem::remove(entry.path(), ec);  // only once empty
   }

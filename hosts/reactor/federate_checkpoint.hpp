@@ -141,4 +141,11 @@ class FederateCheckpoint {
 /// Throws std::logic_error when `binding` cannot be checkpointed (its kind or its env).
 void check_can_checkpoint(ReplicaBinding& binding);
 
+/// Removes `federate`'s files from every checkpoint directory of `root` (named by its logical
+/// time in ns) older than `oldest_kept` — its part, its attachments and the temporaries of a
+/// writer that was killed (".<federate>.NAME.tmp.PID") — then each such directory once empty.
+/// Other federates' files stay. Errors are ignored: pruning is retried after the next part.
+void prune_own_parts(const std::string& root, const std::string& federate,
+                     std::int64_t oldest_kept);
+
 }  // namespace tagflow::hosts

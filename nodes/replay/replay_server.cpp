@@ -69,16 +69,12 @@ using File = std::unique_ptr<std::FILE, FileCloser>;
 
 // FNV-1a of the first `bytes` bytes of `file` (read from its start).
 std::uint64_t hash_prefix(std::FILE* file, std::uint64_t bytes, const std::string& path) {
-  if (std::fseek(file, 0, SEEK_SET) != 0) fail(path, std::string("seek: ") + std::strerror(errno));
-  std::vector<unsigned char> buffer(1 << 20);
   std::uint64_t hash = kFnv1aOffset;
-  while (bytes > 0) {
-    const std::size_t want =
-        static_cast<std::size_t>(std::min<std::uint64_t>(bytes, buffer.size()));
-    if (std::fread(buffer.data(), 1, want, file) != want) fail(path, "truncated file");
-    hash = fnv1a64(buffer.data(), want, hash);
-    bytes -= want;
-  }
+  const int error = read_fd_pieces(::fileno(file), bytes, [&hash](const char* data, std::size_t n) {
+    hash = fnv1a64(data, n, hash);
+  });
+  if (error == kShortFile) fail(path, "truncated file");
+  if (error != 0) fail(path, std::string("read: ") + std::strerror(error));
   return hash;
 }
 
