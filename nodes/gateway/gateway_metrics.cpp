@@ -37,7 +37,8 @@ std::vector<monitoring::MetricSpec> make_families() {
                   policy),
       kind_metric(MetricType::counter, metric::kTransitions,
                   "Inference service: transitions of logged episodes, by policy and outcome "
-                  "(logged: queued for the replay; dropped: the experience queue was full).",
+                  "(logged: queued for the replay; dropped: the experience queue was full; "
+                  "no_replay: no replay server takes this policy's experience).",
                   "", {"policy", "outcome"}),
   };
 }
