@@ -28,36 +28,53 @@ void add_scaled(float v, const float* __restrict w, float* __restrict y, std::in
 struct StackedMlp::Impl {
   std::vector<at::Tensor> weights;  // per layer: [slots, in, out] (transposed for bmm)
   std::vector<at::Tensor> biases;   // per layer: [slots, 1, out]
+  // Per layer, its last output [slots, rows, out], written over by the next pass of as many rows
+  // (baddbmm_out, relu_: the kernels of baddbmm and relu, so the same numbers): a pass allocates
+  // no tensor. A result is read before the next pass (one caller at a time, as the class says).
+  mutable std::vector<at::Tensor> outputs;
 
-  at::Tensor forward(const float* inputs, std::size_t slots, std::int64_t rows, int in) const {
+  at::Tensor& output(std::size_t layer, std::int64_t rows) const {
+    at::Tensor& y = outputs[layer];
+    if (!y.defined() || y.size(1) != rows) {
+      y = at::empty({weights[layer].size(0), rows, weights[layer].size(2)}, at::kFloat);
+    }
+    return y;
+  }
+
+  const at::Tensor& forward(const float* inputs, std::size_t slots, std::int64_t rows,
+                            int in) const {
     const at::NoGradGuard no_grad;
     return later_layers(first_layer(inputs, slots, rows, in));
   }
 
   // One row per slot, read from the non-zero floats of a longer array: slot s's row is its floats
   // first + s·in .. first + (s+1)·in.
-  at::Tensor forward(const SparseFloats& inputs, std::size_t first, std::size_t slots,
-                     int in) const {
+  const at::Tensor& forward(const SparseFloats& inputs, std::size_t first, std::size_t slots,
+                            int in) const {
     const at::NoGradGuard no_grad;
     return later_layers(first_layer(inputs, first, slots, in));
   }
 
-  at::Tensor later_layers(at::Tensor x) const {
+  const at::Tensor& later_layers(const at::Tensor& first) const {
+    const at::Tensor* x = &first;
     for (std::size_t l = 1; l < weights.size(); ++l) {
-      x = at::baddbmm(biases[l], x, weights[l]);
-      if (l + 1 < weights.size()) x = at::relu(x);
+      at::Tensor& y = output(l, x->size(1));
+      at::baddbmm_out(y, biases[l], *x, weights[l]);
+      if (l + 1 < weights.size()) at::relu_(y);
+      x = &y;
     }
-    return x.contiguous();
+    return *x;  // contiguous: every output is made by at::empty
   }
 
   // The first layer as a sum over each row's non-zero inputs only, in input order: the
   // multi-agent observations it serves are mostly zeros (a TrafficJunction10 row sets a few dozen
   // of its 1,350 floats), so this is a few dozen scaled weight rows per row instead of a full
   // product. Each row's numbers depend on that row and its slot's weights only.
-  at::Tensor first_layer(const float* inputs, std::size_t slots, std::int64_t rows, int in) const {
+  const at::Tensor& first_layer(const float* inputs, std::size_t slots, std::int64_t rows,
+                                int in) const {
     const at::Tensor& weight = weights.front();
     const std::int64_t out = weight.size(2);
-    at::Tensor h = at::empty({static_cast<std::int64_t>(slots), rows, out}, at::kFloat);
+    const at::Tensor& h = output(0, rows);
     float* y = h.data_ptr<float>();
     const float* w = weight.data_ptr<float>();
     const float* b = biases.front().data_ptr<float>();
@@ -88,11 +105,11 @@ struct StackedMlp::Impl {
   // first_layer's sums from the listed non-zero floats: the same floats in the same order (the
   // positions ascend), so the same numbers. Zeros listed (-0.0 of an encoding) are skipped as
   // first_layer skips them.
-  at::Tensor first_layer(const SparseFloats& inputs, std::size_t first, std::size_t slots,
-                         int in) const {
+  const at::Tensor& first_layer(const SparseFloats& inputs, std::size_t first, std::size_t slots,
+                                int in) const {
     const at::Tensor& weight = weights.front();
     const std::int64_t out = weight.size(2);
-    at::Tensor h = at::empty({static_cast<std::int64_t>(slots), 1, out}, at::kFloat);
+    const at::Tensor& h = output(0, 1);
     float* y = h.data_ptr<float>();
     const float* w = weight.data_ptr<float>();
     const float* b = biases.front().data_ptr<float>();
@@ -145,6 +162,7 @@ StackedMlp::StackedMlp(const MlpSpec& spec, std::size_t slots, std::int64_t rows
     impl_->weights.push_back(at::zeros({static_cast<std::int64_t>(slots), s.in, s.out}));
     impl_->biases.push_back(at::zeros({static_cast<std::int64_t>(slots), 1, s.out}));
   }
+  impl_->outputs.resize(impl_->weights.size());
   const std::vector<float> initial = init_mlp_parameters(spec_, seed);
   for (std::size_t slot = 0; slot < slots; ++slot) load(slot, initial);
 }
@@ -179,7 +197,7 @@ void StackedMlp::load(std::size_t slot, const std::vector<float>& parameters) {
 }
 
 std::vector<float> StackedMlp::scores(const float* inputs) const {
-  const at::Tensor out = impl_->forward(inputs, slots_, rows_, spec_.input_size);
+  const at::Tensor& out = impl_->forward(inputs, slots_, rows_, spec_.input_size);
   std::vector<float> result(static_cast<std::size_t>(out.numel()));
   std::memcpy(result.data(), out.data_ptr<float>(), result.size() * sizeof(float));
   return result;
@@ -191,12 +209,12 @@ void StackedMlp::act(const float* inputs, std::int64_t* actions) const {
 
 void StackedMlp::act(const float* inputs, std::int64_t rows, std::int64_t* actions) const {
   if (rows < 1) throw std::invalid_argument("StackedMlp: act needs at least one row per slot");
-  const at::Tensor out = impl_->forward(inputs, slots_, rows, spec_.input_size);
+  const at::Tensor& out = impl_->forward(inputs, slots_, rows, spec_.input_size);
   argmax_rows(out, static_cast<std::int64_t>(slots_) * rows, spec_.output_size, actions);
 }
 
 void StackedMlp::act(const SparseFloats& inputs, std::size_t first, std::int64_t* actions) const {
-  const at::Tensor out = impl_->forward(inputs, first, slots_, spec_.input_size);
+  const at::Tensor& out = impl_->forward(inputs, first, slots_, spec_.input_size);
   argmax_rows(out, static_cast<std::int64_t>(slots_), spec_.output_size, actions);
 }
 

@@ -11,8 +11,10 @@
 // shapes of every product, and with them the numbers, never depend on how many rows are in use.
 // Rows not in use may hold anything; their results are ignored.
 //
-// Not thread-safe (one caller at a time). Errors: std::invalid_argument for an invalid spec, a slot
-// out of range or parameters of the wrong length.
+// A pass allocates no tensor: each layer writes over its output of the pass before (kept while
+// the row count stays the same). So not thread-safe, not even the const calls: one caller at a
+// time. Errors: std::invalid_argument for an invalid spec, a slot out of range or parameters of
+// the wrong length.
 #pragma once
 
 #include <cstdint>
