@@ -31,7 +31,8 @@ const std::vector<BenchEntry>& benchmarks() {
        "p50/p99 act latency at 1, 4, 16 clients vs a raw ZeroMQ round trip of the same bytes",
        nullptr, true},
       {"paper",
-       "The Lingua Franca paper's workloads (gym, atari, broadcast, object) in every placement: "
+       "The Lingua Franca paper's workloads (gym, atari, qlearning, marl, broadcast, object) in "
+       "every placement: "
        "plain loop, reactor 1/2 workers, federated processes, CAF in one process and across",
        run_paper_bench, false},
       {"reactors", "Reactor runtime vs CAF 0.17 actors: ping-pong, broadcast + gather (int, 10 MB)",
