@@ -67,15 +67,18 @@ using File = std::unique_ptr<std::FILE, FileCloser>;
   throw CheckpointError("replay checkpoint " + path + ": " + what);
 }
 
-// FNV-1a of the first `bytes` bytes of `file` (read from its start).
-std::uint64_t hash_prefix(std::FILE* file, std::uint64_t bytes, const std::string& path) {
+// The hash a sealed footer holds: FNV-1a over the first `table_bytes` bytes of `file` (the
+// table, read from its start), then over the footer's first kHashedFooterBytes. Sealing writes
+// it, restoring checks it.
+std::uint64_t footer_hash(std::FILE* file, std::uint64_t table_bytes, const unsigned char* footer,
+                          const std::string& path) {
   std::uint64_t hash = kFnv1aOffset;
-  const int error = read_fd_pieces(::fileno(file), bytes, [&hash](const char* data, std::size_t n) {
-    hash = fnv1a64(data, n, hash);
-  });
+  const int error =
+      read_fd_pieces(::fileno(file), table_bytes,
+                     [&hash](const char* data, std::size_t n) { hash = fnv1a64(data, n, hash); });
   if (error == kShortFile) fail(path, "truncated file");
   if (error != 0) fail(path, std::string("read: ") + std::strerror(error));
-  return hash;
+  return fnv1a64(footer, kHashedFooterBytes, hash);
 }
 
 replay::DType replay_dtype(ObservationType type) {
@@ -289,12 +292,9 @@ void ReplayServer::seal_checkpoint(AtomicFile& file) {
   const std::uint64_t size = file.size();
   if (size < kFooterSize) throw std::logic_error("replay checkpoint: no footer to seal");
   const std::uint64_t table_bytes = size - kFooterSize;
-  std::uint64_t hash = kFnv1aOffset;
-  file.read_pieces(table_bytes,
-                   [&hash](const char* data, std::size_t n) { hash = fnv1a64(data, n, hash); });
   unsigned char footer[kFooterSize];
   file.read(table_bytes, footer, kFooterSize);
-  put(footer, 48, fnv1a64(footer, kHashedFooterBytes, hash));
+  put(footer, 48, footer_hash(file.get(), table_bytes, footer, file.temporary_path()));
   file.overwrite(table_bytes + 48, std::string_view(reinterpret_cast<const char*>(footer + 48), 8));
 }
 
@@ -344,7 +344,7 @@ void ReplayServer::restore_from(const std::string& path) {
     fail(path, "truncated: the footer counts " + std::to_string(f.table_bytes) +
                    " table bytes, the file holds " + std::to_string(size - kFooterSize));
   }
-  if (fnv1a64(footer, kHashedFooterBytes, hash_prefix(file.get(), f.table_bytes, path)) != f.hash) {
+  if (footer_hash(file.get(), f.table_bytes, footer, path) != f.hash) {
     fail(path, "corrupt (checksum mismatch)");
   }
   file.reset();
