@@ -204,6 +204,24 @@ void FederateClient::resign() {
   ControlMessage message;
   message.type = ControlType::kResign;
   send(message);
+  // A connection closed with messages unread in its receive queue is reset (TCP sends RST, a
+  // Unix socket's peer reads ECONNRESET), and the coordinator loses what it had not read yet of
+  // it: this RESIGN among them, when it is behind. It would then declare this federate gone.
+  // Until it reads the RESIGN it may still send grants and notices here; after, nothing more
+  // (PROTOCOL.md §5 rule 6). So the connection is read until it has been quiet for kResignQuiet,
+  // at most a heartbeat period, before the caller closes it.
+  const Clock::time_point deadline = Clock::now() + options_.heartbeat_timeout / 4;
+  Clock::time_point last = Clock::now();
+  zmq::message_t frame;
+  while (true) {
+    const Clock::time_point now = Clock::now();
+    if (now >= deadline || now - last >= kResignQuiet) return;
+    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::min(deadline - now, kResignQuiet - (now - last)));
+    zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, std::max(wait, std::chrono::milliseconds(1)));
+    while (socket_.recv(frame, zmq::recv_flags::dontwait)) last = Clock::now();
+  }
 }
 
 void FederateClient::report_failure(const std::string& reason) noexcept {

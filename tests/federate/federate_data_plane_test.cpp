@@ -610,3 +610,67 @@ federation:
 
 }  // namespace
 }  // namespace tagflow::coordinator
+
+namespace tagflow::coordinator {
+namespace {
+
+// A coordinator behind on its reading still sends a federate grants and notices until it reads
+// that federate's RESIGN. A federate that closed its control connection at once, with those
+// unread, would reset it (TCP RST), and the coordinator would lose what it had not read yet: the
+// RESIGN behind its backlog (PROTOCOL.md §5 rule 6). resign() reads until the coordinator has
+// gone quiet, so every frame arrives. Over TCP (the stand-in has no Unix-socket twin).
+TEST(FederateClientResign, ARESIGNBehindABacklogReachesACoordinatorThatKeepsSendingUntilItReadsIt) {
+  constexpr int kBacklog = 3000;  // three times ZeroMQ's default receive high-water mark
+  zmq::context_t coordinator_context;
+  zmq::socket_t router(coordinator_context, zmq::socket_type::router);
+  router.set(zmq::sockopt::linger, 0);
+  router.bind("tcp://127.0.0.1:*");
+  FederationSpec spec = parse_federation_spec(kLink);
+  spec.address = router.get(zmq::sockopt::last_endpoint);
+  FederateOptions options = FederateOptions::from_spec(spec, "a");
+  options.heartbeat_timeout = 8s;  // resign() waits at most 2 s for the quiet
+  const std::string notice = encode_control(make_tag_message(ControlType::kFloor, {0, 0}));
+  const auto send_notice = [&] {
+    router.send(zmq::buffer(std::string("a")), zmq::send_flags::sndmore);
+    router.send(zmq::buffer(notice), zmq::send_flags::dontwait);
+  };
+  std::atomic<int> read{0};
+  std::atomic<bool> resigned{false};
+  std::thread coordinator([&] {
+    const auto give_up = std::chrono::steady_clock::now() + 15s;
+    zmq::pollitem_t item{router.handle(), 0, ZMQ_POLLIN, 0};
+    bool flooded = false;
+    while (!resigned && std::chrono::steady_clock::now() < give_up) {
+      zmq::poll(&item, 1, 10ms);
+      zmq::message_t identity;
+      zmq::message_t body;
+      if (!router.recv(identity, zmq::recv_flags::dontwait)) continue;
+      (void)router.recv(body, zmq::recv_flags::none);
+      if (identity.to_string() != "a") continue;  // its heartbeat connection
+      if (!flooded) {
+        // Grants for its whole backlog at once: more than the federate's socket takes in.
+        for (int i = 0; i < 1500; ++i) send_notice();
+        flooded = true;
+      }
+      const std::optional<ControlMessage> message = decode_control(body.data(), body.size());
+      ASSERT_TRUE(message);
+      ++read;
+      if (message->type == ControlType::kResign) resigned = true;
+      send_notice();  // one more for each message read, as a behind coordinator grants
+      std::this_thread::sleep_for(100us);
+    }
+  });
+  {
+    zmq::context_t federate_context;
+    FederateClient client(federate_context, options);
+    for (int i = 0; i < kBacklog; ++i) client.send_resumed({i, 0});
+    client.resign();
+  }  // closes the connection, and ends the context once what it queued is sent
+  coordinator.join();
+  EXPECT_TRUE(resigned) << "the RESIGN never arrived; " << read << " frames of " << kBacklog + 1
+                        << " did";
+  EXPECT_EQ(read, kBacklog + 1);
+}
+
+}  // namespace
+}  // namespace tagflow::coordinator
