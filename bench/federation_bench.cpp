@@ -1,26 +1,29 @@
-// `tagflow bench federation`: logical tags per second through the coordinator over TCP loopback,
-// and bytes per second through one federated link, with what clusters run: every federate is a
-// reactor program under a ReactorFederate, its inputs NetworkReceivers and its outputs
-// NetworkSenders (federate/reactor_federate.hpp).
+// `tagflow bench federation`: logical tags per second through the coordinator, and bytes per
+// second through one federated link, with what clusters run: every federate is a reactor program
+// under a ReactorFederate, its inputs NetworkReceivers and its outputs NetworkSenders
+// (federate/reactor_federate.hpp).
 //
 // Federations of 2, 4 and 8 federates (threads of this process, each with its own ZeroMQ context
-// and sockets, so every control and data message crosses TCP loopback), in a chain and in
-// fan-out/fan-in (one source, N-2 workers, one sink). The source has an event every microsecond;
-// every federate forwards one 8-byte value per tag to each downstream over connections without
-// delay, so every tag needs the coordinator's grant at every hop. The figure is tags / (time from
-// the source's first tag to the sink's last), start-up excluded; the source may run ahead, so
-// this is pipelined throughput. `cycle_2_federates` is lock-step instead (a loop with one 1 us
-// delay): the inverse is the latency of a coordinated 2-federate tag; `cycle_2_federates_after_0`
-// answers `after 0` instead, the request/reply shape of clusters, which the upstreams' COMPLETED
-// notices let run without the coordinator's hop. A raw ZeroMQ DEALER/ROUTER
-// round trip over TCP loopback is the ceiling: with a context per end (as processes have) and
-// with one shared context (one I/O thread for both ends), measured in rounds alternating with
-// the cycle, medians reported. `*_cpu` is the CPU time of the whole process (every federate, the
-// coordinator and the ZeroMQ I/O threads) per tag.
+// and sockets, so every control and data message crosses a socket: the Unix-socket twins of their
+// loopback ports, transport/WIRE.md §1.1, or TCP loopback with TAGFLOW_LOCAL_LINKS=0), in a chain
+// and in fan-out/fan-in (one source, N-2 workers, one sink). The source has an event every
+// microsecond; every federate forwards one 8-byte value per tag to each downstream over
+// connections without delay, so every tag needs the coordinator's grant at every hop. The figure
+// is tags / (time from the source's first tag to the sink's last), start-up excluded; the source
+// may run ahead, so this is pipelined throughput. `cycle_2_federates` is lock-step instead (a loop
+// with one 1 us delay): the inverse is the latency of a coordinated 2-federate tag;
+// `cycle_2_federates_after_0` answers `after 0` instead, the request/reply shape of clusters,
+// which the upstreams' COMPLETED notices let run without the coordinator's hop. A raw ZeroMQ
+// DEALER/ROUTER round trip over the same transport is the ceiling: with a context per end (as
+// processes have) and with one shared context (one I/O thread for both ends); under it, the
+// machine's floor, a round trip over a Unix stream socket pair with no ZeroMQ between the ends
+// (each end's thread sleeping in poll(2), as a federate's does). All three are measured in rounds
+// alternating with the cycle, medians reported. `*_cpu` is the CPU time of the whole process
+// (every federate, the coordinator and the ZeroMQ I/O threads) per tag.
 // `link_1MiB_federated` is a 2-federate chain whose source sends a 1 MiB value per tag: bytes
 // per second from the source's first tag to the sink's last, against `link_1MiB_raw_zmq`, a
-// DEALER streaming 1 MiB messages (sent zero-copy) to a ROUTER in another context, measured in
-// rounds alternating with the link, medians reported.
+// DEALER streaming 1 MiB messages (sent zero-copy) to a ROUTER in another context over the same
+// transport, measured in rounds alternating with the link, medians reported.
 //
 // `tagflow bench coordinator` (run_coordinator_bench, same federations): how far one coordinator
 // goes — fan-out/fan-in federations of 2 to 64 federates, tags/s through the coordinator, the
@@ -28,12 +31,19 @@
 // coordinator's own thread per tag: one coordinator thread saturates near 1e6 / that figure
 // tags/s, however many cores the federates have. `fan_out_in_64/fan_out_in_2` is the ratio of
 // tags/s.
+#include <poll.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <iostream>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -245,7 +255,9 @@ FederationRun run_federation(Shape shape, int federates, int tags,
         reactors::Environment env(config);
         declare_program(env, federate, me, shape, tags, value_size, timeline);
         federate.run(env);
-      } catch (const std::exception&) {
+      } catch (const std::exception& e) {
+        // Said here: the coordinator may only see this federate's connections close.
+        std::cerr << "federation benchmark: federate '" << me.id << "': " << e.what() << "\n";
         failures.fetch_add(1);
         coordinator_process.stop();
       }
@@ -264,16 +276,16 @@ FederationRun run_federation(Shape shape, int federates, int tags,
           coordinator_cpu * 1e6 / tags, static_cast<double>(coordinated.grants_sent) / tags};
 }
 
-/// Microseconds per DEALER -> ROUTER -> DEALER round trip of 16 bytes over TCP loopback. With
-/// `shared_context`, both ends share one ZeroMQ context and so one I/O thread; otherwise each end
-/// has its own, as two processes (and every federate and the coordinator) do.
+/// Microseconds per DEALER -> ROUTER -> DEALER round trip of 16 bytes, over the transport the
+/// federates use (LocalRouter: the Unix-socket twin of a loopback port, unless local links are
+/// off). With `shared_context`, both ends share one ZeroMQ context and so one I/O thread;
+/// otherwise each end has its own, as two processes (and every federate and the coordinator) do.
 double raw_round_trip_us(int round_trips, bool shared_context) {
   zmq::context_t echo_context;
   zmq::context_t own_context;
   zmq::context_t& context = shared_context ? echo_context : own_context;
-  zmq::socket_t router(echo_context, zmq::socket_type::router);
-  router.bind("tcp://127.0.0.1:*");
-  const std::string endpoint = router.get(zmq::sockopt::last_endpoint);
+  LocalRouter local(echo_context);
+  zmq::socket_t& router = local.socket;
   std::thread echo([&] {
     zmq::message_t identity;
     zmq::message_t body;
@@ -285,7 +297,7 @@ double raw_round_trip_us(int round_trips, bool shared_context) {
     }
   });
   zmq::socket_t dealer(context, zmq::socket_type::dealer);
-  dealer.connect(endpoint);
+  dealer.connect(local.endpoint);
   const std::string payload(16, 'x');
   zmq::message_t reply;
   dealer.send(zmq::buffer(payload), zmq::send_flags::none);  // warm-up: connection set-up
@@ -297,6 +309,59 @@ double raw_round_trip_us(int round_trips, bool shared_context) {
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   echo.join();
+  return seconds * 1e6 / round_trips;
+}
+
+/// Reads exactly `size` bytes from the blocking socket `fd`, sleeping in poll(2) until they come
+/// (as a federate's thread sleeps on its sockets' descriptors). False when the peer is gone.
+bool read_exactly(int fd, char* at, std::size_t size) {
+  while (size > 0) {
+    pollfd readable{fd, POLLIN, 0};
+    if (::poll(&readable, 1, -1) < 0 && errno != EINTR) return false;
+    const ssize_t n = ::recv(fd, at, size, 0);
+    if (n <= 0) {
+      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      return false;
+    }
+    at += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+/// Microseconds per round trip of 16 bytes over a Unix stream socket pair between two threads,
+/// each sleeping in poll(2) until its bytes come: the machine's floor under a same-host hop (the
+/// kernel's copy and one wake-up each way), with no ZeroMQ I/O thread between the two ends.
+double raw_socket_round_trip_us(int round_trips) {
+  int ends[2] = {-1, -1};
+  if (::socketpair(AF_UNIX, SOCK_STREAM, 0, ends) != 0) {
+    throw std::runtime_error(std::string("socketpair: ") + std::strerror(errno));
+  }
+  std::thread echo([&] {
+    char body[16];
+    for (int i = 0; i < round_trips + 1; ++i) {
+      if (!read_exactly(ends[1], body, sizeof body)) break;
+      if (::send(ends[1], body, sizeof body, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof body)) {
+        break;
+      }
+    }
+  });
+  const std::string payload(16, 'x');
+  char reply[16];
+  bool ok = true;
+  Clock::time_point start = Clock::now();
+  for (int i = 0; i < round_trips + 1 && ok; ++i) {
+    if (i == 1) start = Clock::now();  // the first one warms both threads up
+    ok = ::send(ends[0], payload.data(), payload.size(), MSG_NOSIGNAL) ==
+             static_cast<ssize_t>(payload.size()) &&
+         read_exactly(ends[0], reply, sizeof reply);
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  ::shutdown(ends[0], SHUT_RDWR);  // ends the echo if a round trip failed
+  echo.join();
+  ::close(ends[0]);
+  ::close(ends[1]);
+  if (!ok) throw std::runtime_error("federation benchmark: the Unix socket round trip failed");
   return seconds * 1e6 / round_trips;
 }
 
@@ -319,6 +384,7 @@ BenchReport run_federation_bench(const BenchOptions& options) {
   const int link_values = options.quick ? 16 : 256;
   std::vector<double> raw;
   std::vector<double> raw_shared;
+  std::vector<double> raw_socket;
   std::vector<double> cycle_rate;
   std::vector<double> cycle_cpu;
   std::vector<double> microstep_rate;
@@ -327,6 +393,7 @@ BenchReport run_federation_bench(const BenchOptions& options) {
   for (int round = 0; round < rounds; ++round) {
     raw.push_back(raw_round_trip_us(options.quick ? 500 : 2000, false));
     raw_shared.push_back(raw_round_trip_us(options.quick ? 500 : 2000, true));
+    raw_socket.push_back(raw_socket_round_trip_us(options.quick ? 500 : 2000));
     const FederationRun cycle = run_federation(Shape::kCycle, 2, options.quick ? 200 : 1000);
     cycle_rate.push_back(cycle.tags_per_second);
     cycle_cpu.push_back(cycle.cpu_us_per_tag);
@@ -339,6 +406,7 @@ BenchReport run_federation_bench(const BenchOptions& options) {
   report.add("raw_zmq_round_trip", median(raw), "us");
   report.add("raw_zmq_round_trip_shared_context", median(raw_shared), "us");
   report.add("raw_zmq_round_trips", 1e6 / median(raw), "round trips/s");
+  report.add("raw_unix_socket_round_trip", median(raw_socket), "us");
   for (const Shape shape : {Shape::kChain, Shape::kFanOutIn}) {
     for (const int n : {2, 4, 8}) {
       const std::string name = std::string(shape == Shape::kChain ? "chain_" : "fan_out_in_") +
@@ -360,6 +428,10 @@ BenchReport run_federation_bench(const BenchOptions& options) {
                    "raw_zmq_round_trip_shared_context");
   report.add_ratio("two_federate_tag_after_0/raw_round_trip", "two_federate_tag_after_0",
                    "raw_zmq_round_trip");
+  report.add_ratio("raw_zmq_round_trip/raw_unix_socket_round_trip", "raw_zmq_round_trip",
+                   "raw_unix_socket_round_trip");
+  report.add_ratio("two_federate_tag_after_0/raw_unix_socket_round_trip",
+                   "two_federate_tag_after_0", "raw_unix_socket_round_trip");
   report.add_ratio("chain_8/chain_2", "chain_8_federates", "chain_2_federates");
   report.add_ratio("fan_out_in_8/chain_8", "fan_out_in_8_federates", "chain_8_federates");
   report.add_ratio("link_1MiB: federated/raw", "link_1MiB_federated", "link_1MiB_raw_zmq");

@@ -6,17 +6,27 @@
 
 #include <zmq.hpp>
 
+#include "transport/local_links.hpp"
+
 namespace tagflow::bench {
+
+LocalRouter::LocalRouter(zmq::context_t& context, bool unbounded)
+    : socket(context, zmq::socket_type::router) {
+  if (unbounded) socket.set(zmq::sockopt::rcvhwm, 0);
+  socket.bind("tcp://127.0.0.1:*");
+  const std::string bound = socket.get(zmq::sockopt::last_endpoint);
+  (void)transport::bind_local_twin(socket, bound);
+  endpoint = transport::nearest_endpoint(bound);
+}
 
 double raw_zmq_stream_bytes_per_second(int messages, std::size_t size) {
   zmq::context_t receiver_context;
   zmq::context_t sender_context;
-  zmq::socket_t router(receiver_context, zmq::socket_type::router);
-  router.set(zmq::sockopt::rcvhwm, 0);
-  router.bind("tcp://127.0.0.1:*");
+  LocalRouter local(receiver_context, true);
+  zmq::socket_t& router = local.socket;
   zmq::socket_t dealer(sender_context, zmq::socket_type::dealer);
   dealer.set(zmq::sockopt::sndhwm, 0);
-  dealer.connect(router.get(zmq::sockopt::last_endpoint));
+  dealer.connect(local.endpoint);
   const std::string buffer(size, 'x');
   const auto send = [&] {
     zmq::message_t frame(const_cast<char*>(buffer.data()), buffer.size(), nullptr, nullptr);

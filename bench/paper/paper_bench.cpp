@@ -219,8 +219,9 @@ class PaperBench {
     w.workers = 15;
     w.rounds = options_.quick ? 10 : 1000;
     measure(table, "atari_pixelpong", w, Metric::kObservationsPerSecond);
-    // The ceiling of the federated placement: a raw ZeroMQ stream of frame-sized messages (one
-    // 100,800-byte message per observation) between two contexts over TCP loopback.
+    // A second ceiling of the federated placement: a raw ZeroMQ stream of frame-sized messages
+    // (one 100,800-byte message per observation) between two contexts, over the transport a
+    // same-host federated link takes (raw_zmq.hpp).
     const std::size_t frame = 210 * 160 * 3;
     const double raw = raw_zmq_stream_bytes_per_second(options_.quick ? 200 : 15000, frame) /
                        static_cast<double>(frame);
