@@ -47,6 +47,11 @@ set(TAGFLOW_TEST_UNITY_BATCH 8 CACHE STRING "Test files per unity batch")
 # batches a fifth faster (test_cli's first: 28.4 s at -O2, 22.6 s at -O1), and test code spends its
 # time in the libraries it calls and the processes it starts. Empty keeps the build type's level.
 set(TAGFLOW_TEST_OPTIMIZE "-O1" CACHE STRING "Optimization flag for test code in optimized builds")
+# Nor do the test files carry debug information in the optimized builds (the libraries and
+# programs keep the build type's line tables for backtraces): -g0 compiled test_nodes_gateway's
+# batch in 13.2 s against 17.4 s with -g1. The sanitizer presets turn it back on, for the test
+# code's lines in their reports.
+option(TAGFLOW_TEST_DEBUG_INFO "Debug information for test code in optimized builds" OFF)
 
 set_property(GLOBAL PROPERTY TAGFLOW_TORCH_TEST_SOURCES "")
 set_property(GLOBAL PROPERTY TAGFLOW_TORCH_TEST_LIBS "")
@@ -61,6 +66,9 @@ function(_tagflow_test_common target)
   if(TAGFLOW_TEST_OPTIMIZE)
     # After the build type's flags on the command line, so it wins; Debug stays at -O0.
     target_compile_options(${target} PRIVATE $<$<NOT:$<CONFIG:Debug>>:${TAGFLOW_TEST_OPTIMIZE}>)
+  endif()
+  if(NOT TAGFLOW_TEST_DEBUG_INFO)
+    target_compile_options(${target} PRIVATE $<$<NOT:$<CONFIG:Debug>>:-g0>)
   endif()
   set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
   if(TAGFLOW_TEST_UNITY)
