@@ -2,35 +2,24 @@
 // reports its seconds and per-joint-step latency, and the ratios compare figures of the same run.
 // Shape only, never speed: performance is judged by running the benchmark.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <string>
 
-#include "tests/support/run_command.hpp"
+#include "tests/support/bench_run.hpp"
 
 namespace tagflow::bench {
 namespace {
 
 TEST(MarlBench, EveryPlacementReportsItsSecondsAndStepLatency) {
   if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the benchmark runs in tagflow-torch";
-  const std::string path =
-      ::testing::TempDir() + "marl_bench_" + std::to_string(::getpid()) + ".json";
-  std::filesystem::remove(path);
-  const auto result = testing::run_command(testing::tagflow_binary() +
-                                           " bench marl --quick --json " + path + " 2>&1");
-  ASSERT_EQ(result.exit_code, 0) << result.output;
-  std::ifstream in(path);
-  const nlohmann::json doc = nlohmann::json::parse(in);
-  EXPECT_EQ(doc["benchmark"], "marl");
-  std::set<std::string> names;
-  for (const auto& r : doc["results"]) {
-    names.insert(r["name"].get<std::string>());
-    EXPECT_GT(r["value"].get<double>(), 0.0) << r["name"];
-  }
+  const testing::BenchRun run = testing::run_quick_bench("marl");
+  ASSERT_EQ(run.command.exit_code, 0) << run.command.output;
+  const nlohmann::json& doc = run.doc;
+  EXPECT_EQ(doc.at("benchmark"), "marl");
+  const std::map<std::string, double>& names = run.values;
+  for (const auto& [name, value] : names) EXPECT_GT(value, 0.0) << name;
   for (const char* placement :
        {"plain_loop", "reactor_one_process", "reactor_inference_2_processes", "actor_one_process",
         "actor_inference_2_processes"}) {
@@ -38,33 +27,27 @@ TEST(MarlBench, EveryPlacementReportsItsSecondsAndStepLatency) {
       EXPECT_EQ(names.count(std::string(placement) + figure), 1U) << placement << figure;
     }
   }
-  EXPECT_TRUE(doc["ratios"].contains("reactor_one_process/plain_loop"));
-  EXPECT_TRUE(doc["ratios"].contains("actor_one_process/reactor_one_process"));
-  EXPECT_TRUE(doc["ratios"].contains("actor_inference_2_processes/reactor_inference_2_processes"));
+  EXPECT_TRUE(doc.at("ratios").contains("reactor_one_process/plain_loop"));
+  EXPECT_TRUE(doc.at("ratios").contains("actor_one_process/reactor_one_process"));
+  EXPECT_TRUE(
+      doc.at("ratios").contains("actor_inference_2_processes/reactor_inference_2_processes"));
 }
 
 // `--only tj4-in-process`: the three one-process placements of TrafficJunction4 and nothing
 // that starts a process; an unknown workload is refused naming the ones there are.
 TEST(MarlBench, InProcessRunsTheOneProcessPlacementsAlone) {
   if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the benchmark runs in tagflow-torch";
-  const std::string path =
-      ::testing::TempDir() + "marl_bench_in_process_" + std::to_string(::getpid()) + ".json";
-  std::filesystem::remove(path);
-  const auto result =
-      testing::run_command(testing::tagflow_binary() +
-                           " bench marl --quick --only tj4-in-process --json " + path + " 2>&1");
-  ASSERT_EQ(result.exit_code, 0) << result.output;
-  std::ifstream in(path);
-  const nlohmann::json doc = nlohmann::json::parse(in);
-  std::set<std::string> names;
-  for (const auto& r : doc["results"]) names.insert(r["name"].get<std::string>());
+  const testing::BenchRun run = testing::run_quick_bench("marl", "--only tj4-in-process");
+  ASSERT_EQ(run.command.exit_code, 0) << run.command.output;
+  const nlohmann::json& doc = run.doc;
+  const std::map<std::string, double>& names = run.values;
   for (const char* placement : {"plain_loop", "reactor_one_process", "actor_one_process"}) {
     EXPECT_EQ(names.count(std::string(placement) + "_seconds"), 1U) << placement;
   }
-  for (const std::string& name : names) {
+  for (const auto& [name, value] : names) {
     EXPECT_EQ(name.find("processes"), std::string::npos) << name;
   }
-  EXPECT_TRUE(doc["ratios"].contains("reactor_one_process/plain_loop"));
+  EXPECT_TRUE(doc.at("ratios").contains("reactor_one_process/plain_loop"));
 
   const auto wrong =
       testing::run_command(testing::tagflow_binary() + " bench marl --quick --only tj5 2>&1");

@@ -3,29 +3,22 @@
 // of the same run. Shape only, never speed: performance is judged by running the benchmark.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <string>
 
-#include "tests/support/run_command.hpp"
+#include "tests/support/bench_run.hpp"
 
 namespace tagflow::bench {
 namespace {
 
 TEST(ServeBench, EveryClientCountReportsThroughputAndLatencyBesideTheRawRoundTrip) {
   if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the benchmark runs in tagflow-torch";
-  const std::string path = ::testing::TempDir() + "serve_bench.json";
-  std::filesystem::remove(path);
-  const auto result = testing::run_command(testing::tagflow_binary() +
-                                           " bench serve --quick --json " + path + " 2>&1");
-  ASSERT_EQ(result.exit_code, 0) << result.output;
-  std::ifstream in(path);
-  const nlohmann::json doc = nlohmann::json::parse(in);
-  EXPECT_EQ(doc["benchmark"], "serve");
-  std::set<std::string> names;
-  for (const auto& r : doc["results"]) names.insert(r["name"].get<std::string>());
+  const testing::BenchRun run = testing::run_quick_bench("serve");
+  ASSERT_EQ(run.command.exit_code, 0) << run.command.output;
+  const nlohmann::json& doc = run.doc;
+  EXPECT_EQ(doc.at("benchmark"), "serve");
+  const std::map<std::string, double>& names = run.values;
   for (const char* name : {"raw_round_trip_p50", "raw_round_trip_p99", "busy_replies"}) {
     EXPECT_EQ(names.count(name), 1U) << name;
   }
@@ -35,8 +28,8 @@ TEST(ServeBench, EveryClientCountReportsThroughputAndLatencyBesideTheRawRoundTri
           << clients << figure;
     }
   }
-  EXPECT_TRUE(doc["ratios"].contains("p50_1_client: raw/service"));
-  EXPECT_TRUE(doc["ratios"].contains("actions_16_clients: service/raw"));
+  EXPECT_TRUE(doc.at("ratios").contains("p50_1_client: raw/service"));
+  EXPECT_TRUE(doc.at("ratios").contains("actions_16_clients: service/raw"));
 }
 
 }  // namespace
