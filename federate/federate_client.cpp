@@ -204,9 +204,9 @@ void FederateClient::resign() {
   ControlMessage message;
   message.type = ControlType::kResign;
   send(message);
-  // A connection closed with messages unread in its receive queue is reset (TCP sends RST, a
-  // Unix socket's peer reads ECONNRESET), and the coordinator loses what it had not read yet of
-  // it: this RESIGN among them, when it is behind. It would then declare this federate gone.
+  // A connection closed with messages unread in its receive queue is reset rather than closed
+  // (TCP sends RST), and a coordinator behind on its reading lost this RESIGN that way, over TCP
+  // and over the Unix-socket twins alike: it then declared this federate gone.
   // Until it reads the RESIGN it may still send grants and notices here; after, nothing more
   // (PROTOCOL.md §5 rule 6). So the connection is read until it has been quiet for kResignQuiet,
   // at most a heartbeat period, before the caller closes it.
