@@ -3,7 +3,6 @@
 // scripts/paper_chart.py draws the chart from the JSON when matplotlib is installed.
 // Shape only, never speed: performance is judged by running the benchmark.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -13,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/run_command.hpp"
+#include "tests/support/bench_run.hpp"
 
 namespace tagflow::bench {
 namespace {
@@ -29,17 +28,13 @@ TEST(PaperBench, EveryWorkloadReportsEveryPlacementAndDrawsItsChart) {
   // (reactors, federation, actors) is covered under ThreadSanitizer by its own tests.
   GTEST_SKIP() << "too slow under ThreadSanitizer (runs in the release suite)";
 #endif
-  const std::string stem = ::testing::TempDir() + "paper_bench_" + std::to_string(::getpid());
-  const std::string json = stem + ".json";
-  std::filesystem::remove(json);
-  const auto result = testing::run_command(testing::tagflow_binary() +
-                                           " bench paper --quick --json " + json + " 2>&1");
+  testing::BenchRun run = testing::run_quick_bench("paper");
+  const testing::CommandResult& result = run.command;
   ASSERT_EQ(result.exit_code, 0) << result.output;
-  std::ifstream in(json);
-  const nlohmann::json doc = nlohmann::json::parse(in);
+  const std::string& json = run.json_path;
+  nlohmann::json& doc = run.doc;
   EXPECT_EQ(doc["benchmark"], "paper");
-  std::map<std::string, double> values;
-  for (const auto& r : doc["results"]) values[r["name"].get<std::string>()] = r["value"];
+  std::map<std::string, double>& values = run.values;
 
   std::vector<std::string> rows = {"gym_cartpole",    "gym_blackjack",       "gym_pendulum",
                                    "atari_pixelpong", "qlearning_500",       "qlearning_1000",
@@ -80,7 +75,7 @@ TEST(PaperBench, EveryWorkloadReportsEveryPlacementAndDrawsItsChart) {
   if (testing::run_command("/usr/bin/python3 -c 'import matplotlib' 2>/dev/null").exit_code != 0) {
     GTEST_SKIP() << "python3-matplotlib is not installed (scripts/setup installs it)";
   }
-  const std::string svg = stem + ".svg";
+  const std::string svg = json.substr(0, json.size() - 5) + ".svg";  // beside it, not .json
   const auto chart = testing::run_command(std::string("/usr/bin/python3 ") + TAGFLOW_SOURCE_DIR +
                                           "/scripts/paper_chart.py " + json + " " + svg + " 2>&1");
   ASSERT_EQ(chart.exit_code, 0) << chart.output;
