@@ -9,7 +9,9 @@ namespace tagflow::cli {
 
 std::vector<ChildSpec> LocalChildren::children(const LaunchPlan& plan,
                                                const std::string& log_dir) const {
-  return local_child_specs(plan, tagflow_, log_dir);
+  std::vector<ChildSpec> specs = local_child_specs(plan, tagflow_, log_dir);
+  if (plan.bind_cpus) bind_to_cpus(specs, usable_cpus());
+  return specs;
 }
 
 void SshHosts::prepare() {

@@ -1,5 +1,7 @@
 #include "cli/launch/launch_plan.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <ctime>
 #include <filesystem>
@@ -98,6 +100,7 @@ LaunchPlan make_launch_plan(const cluster::ClusterConfig& config, const std::str
   }
   plan.node = node;
   plan.node_name = node_name;
+  plan.bind_cpus = config.cpu_bind_auto && plan.mode == cluster::Mode::reactor;
   plan.coordinator = plan.mode == cluster::Mode::reactor &&
                      contains(plan.hosts, config.coordinator.host) && node <= 0;
   const std::vector<cluster::ProcessPlan> all = cluster::plan_processes(config);
@@ -108,6 +111,32 @@ LaunchPlan make_launch_plan(const cluster::ClusterConfig& config, const std::str
     }
   }
   return plan;
+}
+
+std::vector<int> usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  }
+  return cpus;
+}
+
+void bind_to_cpus(std::vector<ChildSpec>& specs, const std::vector<int>& cpus) {
+  if (cpus.size() < 2 || specs.size() < cpus.size()) return;
+  for (std::size_t i = 0; i < specs.size(); ++i) specs[i].cpu = cpus[i % cpus.size()];
+}
+
+std::string describe_cpus(const std::vector<ChildSpec>& specs) {
+  std::string text;
+  for (const ChildSpec& spec : specs) {
+    if (spec.cpu < 0) continue;
+    text += (text.empty() ? "" : ", ") + spec.name + " on " + (text.empty() ? "CPU " : "") +
+            std::to_string(spec.cpu);
+  }
+  return text;
 }
 
 bool wants_run_keys(const cluster::ClusterConfig& config, const LaunchPlan& plan) {

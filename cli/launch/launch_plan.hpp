@@ -74,6 +74,10 @@ struct LaunchPlan {
   int node = -1;
   std::string node_name;
   NodeManager manager = NodeManager::none;
+  /// The file's `cpu_bind: auto` in reactor mode: LocalChildren binds this machine's processes to
+  /// its CPUs (bind_to_cpus). A Slurm node's or a pod's launcher never does: its manager decides
+  /// where the job's threads run, and other jobs may share the machine's CPUs.
+  bool bind_cpus = false;
 
   /// True when every process of the cluster runs on this launcher's machine.
   bool whole_cluster() const { return processes.size() == cluster_processes; }
@@ -97,6 +101,19 @@ std::vector<ChildSpec> local_child_specs(const LaunchPlan& plan, const std::stri
 /// One ssh client per remote host of `plan` (`ssh` is its path; cli/launch/remote_hosts.hpp).
 std::vector<ChildSpec> remote_child_specs(const LaunchPlan& plan, const std::string& ssh,
                                           const std::string& log_dir);
+
+/// The CPUs this process may run on (sched_getaffinity: what taskset, a cpuset or a container
+/// left it), ascending; empty when they cannot be read.
+std::vector<int> usable_cpus();
+
+/// Gives each of `specs` one CPU of `cpus` in turn (ChildSpec::cpu), when there are at least two
+/// CPUs and at least as many specs as CPUs; otherwise leaves them as they are. The CPUs are shared
+/// by several processes then anyway, and a process's threads wake each other for every message
+/// (its reacting thread and ZeroMQ's I/O thread): on one CPU that wake-up stays on the CPU, where
+/// across CPUs it is an interrupt to the other (docs/clusters.md, "Where processes run").
+void bind_to_cpus(std::vector<ChildSpec>& specs, const std::vector<int>& cpus);
+/// "coordinator on CPU 0, sampler-0 on 1, ..." for the specs bind_to_cpus bound; "" for none.
+std::string describe_cpus(const std::vector<ChildSpec>& specs);
 
 /// Whether `tagflow up` mints run keys (docs/ARCHITECTURE.md, Trust), in either mode: when the file
 /// names no keys, does not say `security: none`, and every process of the cluster runs from this

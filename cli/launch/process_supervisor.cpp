@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -27,6 +28,12 @@ using clock = std::chrono::steady_clock;
   ::signal(SIGINT, SIG_DFL);
   ::signal(SIGTERM, SIG_DFL);
   ::signal(SIGPIPE, SIG_DFL);
+  if (spec.cpu >= 0 && spec.cpu < CPU_SETSIZE) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(spec.cpu, &one);
+    (void)::sched_setaffinity(0, sizeof one, &one);  // threads started later inherit it
+  }
   ::dup2(output_fd, STDOUT_FILENO);
   ::dup2(output_fd, STDERR_FILENO);
   const int null_fd = stdin_fd >= 0 ? stdin_fd : ::open("/dev/null", O_RDONLY);

@@ -28,6 +28,9 @@ struct ChildSpec {
   /// reaped or the supervisor dies), instead of /dev/null: ssh forwards it, and the far side
   /// sees end-of-file when this end goes away.
   bool keep_stdin = false;
+  /// >= 0: the child and every thread it starts run on this CPU only (set before exec; a CPU the
+  /// child may not use is left unset, and the child runs where the scheduler puts it).
+  int cpu = -1;
 };
 
 struct ChildExit {

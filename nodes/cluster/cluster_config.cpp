@@ -429,7 +429,7 @@ ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::stri
   const YamlReader top(root, file, "");
   top.only_keys({"cluster", "mode", "seed", "hosts", "coordinator", "nodes", "connections", "stop",
                  "checkpoint", "restart", "monitoring", "security", "policies", "agents",
-                 "numerics", "trace"});
+                 "numerics", "trace", "cpu_bind"});
   ClusterConfig config;
   config.file = file;
   config.name = top.string("cluster");
@@ -445,6 +445,14 @@ ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::stri
              "native (the CPU's fastest kernels; the digest is specific to the CPU)");
   }
   config.numerics = *numerics::parse_mode(numerics);
+  const std::string cpu_bind = top.string_or("cpu_bind", "auto");
+  if (cpu_bind != "auto" && cpu_bind != "none") {
+    top.fail("cpu_bind",
+             "expected auto (reactor mode: where a machine runs at least as many processes as it "
+             "has CPUs, each process runs on one of them) or none (the scheduler places every "
+             "thread)");
+  }
+  config.cpu_bind_auto = cpu_bind == "auto";
   parse_hosts(top, config);
   parse_coordinator(top, config);
   parse_nodes(top, config);

@@ -226,6 +226,10 @@ struct ClusterConfig {
   /// `numerics:` portable (default) or native: the numeric kernels (common/numerics.hpp). Every
   /// process reads it from the file at start (cli/process_numerics.hpp).
   numerics::Mode numerics = numerics::Mode::portable;
+  /// `cpu_bind:` auto (default) or none. auto: in reactor mode, a launcher whose processes on its
+  /// machine are at least as many as the CPUs it may use runs each process on one CPU of those,
+  /// in turn (cli/launch/launch_plan.hpp, bind_to_cpus).
+  bool cpu_bind_auto = true;
   std::map<std::string, HostConfig> hosts;
   CoordinatorConfig coordinator;
   std::vector<NodeConfig> nodes;  // in file order

@@ -2,6 +2,7 @@
 // output is kept, and no child outlives its supervisor or a killed launcher.
 #include "cli/launch/process_supervisor.hpp"
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -42,6 +43,35 @@ TEST(ProcessSupervisor, ReportsTheExitCodeAndKeepsTheLastLines) {
   text << in.rdbuf();
   EXPECT_EQ(text.str(), "line 1\nline 2\nline 3\nline 4\nline 5\noops\n");
   EXPECT_EQ(supervisor.running(), 0U);
+}
+
+TEST(ProcessSupervisor, AChildBoundToACpuRunsThereAndSoDoesWhatItStarts) {
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  ASSERT_EQ(::sched_getaffinity(0, sizeof mine, &mine), 0);
+  int last = -1;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &mine)) last = cpu;
+  }
+  ASSERT_GE(last, 0);
+  ProcessSupervisor supervisor;
+  ChildSpec bound = shell("bound", "grep Cpus_allowed_list /proc/self/status");
+  bound.cpu = last;
+  supervisor.start(bound);
+  auto exit = supervisor.wait_for_exit(10s);
+  ASSERT_TRUE(exit.has_value());
+  EXPECT_EQ(exit->exit_code, 0);
+  EXPECT_EQ(supervisor.tail("bound"),
+            std::vector<std::string>{"Cpus_allowed_list:\t" + std::to_string(last)});
+  // Unbound, a child may run wherever its launcher may.
+  supervisor.start(shell("free", "grep Cpus_allowed_list /proc/self/status"));
+  exit = supervisor.wait_for_exit(10s);
+  ASSERT_TRUE(exit.has_value());
+  ASSERT_EQ(supervisor.tail("free").size(), 1U);
+  EXPECT_EQ(supervisor.tail("free")[0].rfind("Cpus_allowed_list:\t", 0), 0U);
+  if (CPU_COUNT(&mine) > 1) {
+    EXPECT_NE(supervisor.tail("free"), supervisor.tail("bound"));
+  }
 }
 
 TEST(ProcessSupervisor, ReportsAChildKilledByASignal) {

@@ -102,6 +102,20 @@ TEST(ClusterConfig, NumericsIsPortableUnlessTheFileSaysNative) {
   EXPECT_NE(std::string(e.what()).find("expected portable"), std::string::npos) << e.what();
 }
 
+TEST(ClusterConfig, CpuBindIsAutoUnlessTheFileSaysNone) {
+  EXPECT_TRUE(parse_cluster_config(kValid, "c.yaml").cpu_bind_auto);
+  EXPECT_TRUE(
+      parse_cluster_config(std::string(kValid) + "cpu_bind: auto\n", "c.yaml").cpu_bind_auto);
+  EXPECT_FALSE(
+      parse_cluster_config(std::string(kValid) + "cpu_bind: none\n", "c.yaml").cpu_bind_auto);
+  const ConfigError e = error_of(std::string(kValid) + "cpu_bind: [0, 1]\n");
+  EXPECT_EQ(e.key(), "cpu_bind");
+  EXPECT_EQ(e.line(), 12);
+  const ConfigError word = error_of(std::string(kValid) + "cpu_bind: cores\n");
+  EXPECT_EQ(word.key(), "cpu_bind");
+  EXPECT_NE(std::string(word.what()).find("expected auto"), std::string::npos) << word.what();
+}
+
 TEST(ClusterConfig, WrongTypesAreRefused) {
   EXPECT_EQ(error_of(with(kValid, "replicas: 2", "replicas: two")).key(), "nodes.sampler.replicas");
   EXPECT_EQ(error_of(with(kValid, "replicas: 2", "replicas: 0")).key(), "nodes.sampler.replicas");
