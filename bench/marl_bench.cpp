@@ -73,10 +73,12 @@ struct MarlShape {
 MarlShape shape;
 
 /// The serve cluster with `servers` inference replicas, stopping after `steps` joint steps.
+/// `cpu_bind: none`: the raw ceiling's processes are not bound to CPUs, so neither are the
+/// cluster's (docs/clusters.md, "Where processes run"); the row compares the two on equal terms.
 std::string serve_file(int servers, std::int64_t steps, int port,
                        const std::string& mode = "reactor") {
   std::ostringstream f;
-  f << "cluster: marl-bench\nmode: " << mode << "\nseed: 5\n"
+  f << "cluster: marl-bench\nmode: " << mode << "\nseed: 5\ncpu_bind: none\n"
     << "coordinator: {port: " << port << "}\n"
     << "policies:\n  car: {hidden: \"64\", per_agent: true}\n"
     << "nodes:\n"
