@@ -738,7 +738,7 @@ int ClusterLaunch::run() {
 /// reactor mode, the link to the coordinator.
 void ClusterLaunch::start(Attempt& attempt) {
   attempt.specs = children_of(backends_, plan_, log_dir_);
-  if (const std::string cpus = describe_cpus(attempt.specs); !cpus.empty() && plan_.attempt == 0) {
+  if (const std::string cpus = describe_cpus(attempt.specs); !cpus.empty()) {
     std::cerr << "tagflow up: cpu_bind: " << cpus << "\n";
   }
   try {

@@ -2,7 +2,6 @@
 // output is kept, and no child outlives its supervisor or a killed launcher.
 #include "cli/launch/process_supervisor.hpp"
 
-#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -13,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cli/launch/launch_plan.hpp"
 #include "tests/support/launched_processes.hpp"
 
 namespace tagflow::cli {
@@ -46,14 +46,9 @@ TEST(ProcessSupervisor, ReportsTheExitCodeAndKeepsTheLastLines) {
 }
 
 TEST(ProcessSupervisor, AChildBoundToACpuRunsThereAndSoDoesWhatItStarts) {
-  cpu_set_t mine;
-  CPU_ZERO(&mine);
-  ASSERT_EQ(::sched_getaffinity(0, sizeof mine, &mine), 0);
-  int last = -1;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &mine)) last = cpu;
-  }
-  ASSERT_GE(last, 0);
+  const std::vector<int> mine = usable_cpus();
+  ASSERT_FALSE(mine.empty());
+  const int last = mine.back();
   ProcessSupervisor supervisor;
   ChildSpec bound = shell("bound", "grep Cpus_allowed_list /proc/self/status");
   bound.cpu = last;
@@ -69,7 +64,7 @@ TEST(ProcessSupervisor, AChildBoundToACpuRunsThereAndSoDoesWhatItStarts) {
   ASSERT_TRUE(exit.has_value());
   ASSERT_EQ(supervisor.tail("free").size(), 1U);
   EXPECT_EQ(supervisor.tail("free")[0].rfind("Cpus_allowed_list:\t", 0), 0U);
-  if (CPU_COUNT(&mine) > 1) {
+  if (mine.size() > 1) {
     EXPECT_NE(supervisor.tail("free"), supervisor.tail("bound"));
   }
 }
