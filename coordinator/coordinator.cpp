@@ -1,5 +1,7 @@
 #include "coordinator/coordinator.hpp"
 
+#include <poll.h>
+
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -815,22 +817,41 @@ bool Coordinator::collect_results(std::chrono::milliseconds timeout,
   return complete();
 }
 
+Coordinator::Readable Coordinator::wait_for_sockets(std::chrono::milliseconds limit) {
+  Readable readable{(router_.get(zmq::sockopt::events) & ZMQ_POLLIN) != 0, false};
+  if (!closed_read_out_) {
+    readable.closed = (closed_events_.get(zmq::sockopt::events) & ZMQ_POLLIN) != 0;
+    closed_read_out_ = !readable.closed;
+  }
+  if (readable.router || readable.closed) return readable;
+  std::array<pollfd, 2> fds{{{router_.get(zmq::sockopt::fd), POLLIN, 0},
+                             {closed_events_.get(zmq::sockopt::fd), POLLIN, 0}}};
+  if (::poll(fds.data(), fds.size(), static_cast<int>(limit.count())) > 0) {
+    // A readable descriptor: ZeroMQ has news for the socket (messages, or only its own
+    // commands, which the read then takes in).
+    readable.router = fds[0].revents != 0;
+    readable.closed = fds[1].revents != 0;
+  }
+  return readable;
+}
+
 CoordinatorResult Coordinator::run() {
   const Clock::time_point join_deadline = Clock::now() + spec_.join_timeout;
   const auto tick = std::max(std::chrono::milliseconds(1), spec_.heartbeat_timeout / 8);
-  std::array<zmq::pollitem_t, 2> items{
-      {{router_.handle(), 0, ZMQ_POLLIN, 0}, {closed_events_.handle(), 0, ZMQ_POLLIN, 0}}};
   while (true) {
-    zmq::poll(items.data(), items.size(), tick);
-    // Only what the poll found readable is read: a read with nothing waiting costs ZeroMQ two
-    // system calls, and what arrives after the poll makes the next one return at once.
+    const Readable readable = wait_for_sockets(tick);
+    // Only what the wait found readable is read: a read with nothing waiting costs ZeroMQ a
+    // system call, and what arrives after the wait makes the next one return at once.
     bool caught_up = true;  // every message that had arrived is handled
-    if ((items[0].revents & ZMQ_POLLIN) != 0) {
+    if (readable.router) {
       caught_up = receive_batch();
     } else if (guard_) {
       (void)guard_->check(drops_);
     }
-    if ((items[1].revents & ZMQ_POLLIN) != 0) read_closed_connections(Clock::now());
+    if (readable.closed) {
+      read_closed_connections(Clock::now());
+      closed_read_out_ = true;  // read until it had no event left
+    }
     if (peer_failure_) {
       count_failure();
       return fail({grants_.id_of(peer_failure_index_)}, *peer_failure_);

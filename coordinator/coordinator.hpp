@@ -200,6 +200,19 @@ class Coordinator {
                        const ControlMessage& message);
   /// Receives and handles up to one batch; returns whether every waiting message was read.
   bool receive_batch();
+  /// Which of the two sockets run() reads after a wait.
+  struct Readable {
+    bool router;
+    bool closed;
+  };
+  /// Waits at most `limit` for the router or the monitor socket and says which to read. Like a
+  /// federate's wait (federate/README.md), it sleeps in poll(2) on the sockets' ZMQ_FD
+  /// descriptors, which turn readable when ZeroMQ has news for a socket whose events were asked
+  /// since it last had some: zmq::poll asked both sockets for their events before and after every
+  /// sleep, a system call each. The router is asked first every time (the coordinator sends on
+  /// it in almost every round, and a send takes in the socket's news without announcing it);
+  /// the monitor socket only when it was not read to its end.
+  Readable wait_for_sockets(std::chrono::milliseconds limit);
   /// Whether `fd` is the connection `identity` was last heard on.
   [[nodiscard]] bool on_known_connection(const std::string& identity, int fd) const;
   /// Notes the connection `fd` (ZMQ_SRCFD) a frame of a joined federate came on: heard from,
@@ -250,7 +263,8 @@ class Coordinator {
   std::unique_ptr<transport::ZapAuthenticator> zap_;
   std::map<std::string, std::string> key_owner_;  // CURVE public key → federate id
   zmq::socket_t router_;
-  zmq::socket_t closed_events_;  // the router's DISCONNECTED (and ACCEPTED) events (monitor)
+  zmq::socket_t closed_events_;   // the router's DISCONNECTED (and ACCEPTED) events (monitor)
+  bool closed_read_out_ = false;  // closed_events_ asked or read to its end since it had news
   std::unique_ptr<transport::ConnectionGuard> guard_;  // without CURVE (WIRE.md §3.1)
   std::map<int, std::string> connection_identity_;     // fd -> the routing id last heard on it
   // Descriptors whose last monitor event was a close (DISCONNECTED, not yet followed by
