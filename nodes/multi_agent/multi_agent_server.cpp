@@ -121,8 +121,6 @@ void MultiAgentServer::observations(const std::vector<int>& policies,
   const std::vector<float>& obs = active().observations;
   m.agents.clear();
   m.policies.clear();
-  m.observations.clear();
-  m.observations.reserve(obs.size());
   m.agents.reserve(static_cast<std::size_t>(num_agents()));
   m.policies.reserve(static_cast<std::size_t>(num_agents()));
   for (int a = 0; a < num_agents(); ++a) {
@@ -130,6 +128,14 @@ void MultiAgentServer::observations(const std::vector<int>& policies,
     if (!std::binary_search(policies.begin(), policies.end(), policy)) continue;
     m.agents.push_back(static_cast<std::uint32_t>(a));
     m.policies.push_back(static_cast<std::uint32_t>(policy));
+  }
+  if (m.agents.size() == static_cast<std::size_t>(num_agents())) {  // every row, in one copy
+    m.observations.assign(obs.begin(), obs.end());
+    return;
+  }
+  m.observations.clear();
+  m.observations.reserve(m.agents.size() * observation_size_);
+  for (const std::uint32_t a : m.agents) {
     const float* row = obs.data() + static_cast<std::size_t>(a) * observation_size_;
     m.observations.insert(m.observations.end(), row, row + observation_size_);
   }
@@ -359,6 +365,10 @@ void MultiAgentServer::finish() {
 
 MultiAgentServer::Finished MultiAgentServer::take_finished() {
   Finished out;
+  // Asked after every joint step; episodes end far more rarely.
+  if (finished_.returns.empty() && finished_.lengths.empty() && finished_.collisions.empty()) {
+    return out;
+  }
   std::swap(out, finished_);
   return out;
 }
