@@ -1,6 +1,7 @@
 #include "rl/envs/traffic_junction.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <stdexcept>
 #include <utility>
@@ -171,18 +172,19 @@ MultiAgentStepInfo TrafficJunction::step_impl(const std::int64_t* actions, float
   }
   // A waiting car may enter (the draw happens every step, as in ma-gym).
   if (uniform01(rng()) < options_.arrive_prob) {
-    std::vector<Cell> free;
+    std::array<Cell, 4> free;  // the gates no car stands on (a step's list: no allocation)
+    std::size_t free_count = 0;
     for (const Cell& gate : gates_) {
       const bool taken = std::any_of(cars_.begin(), cars_.end(), [&](const Car& c) {
         return c.row == gate.row && c.col == gate.col;
       });
-      if (!taken) free.push_back(gate);
+      if (!taken) free[free_count++] = gate;
     }
     const auto waiting =
         std::find_if(cars_.begin(), cars_.end(), [](const Car& c) { return !c.on_road; });
-    if (waiting != cars_.end() && !free.empty()) {
+    if (waiting != cars_.end() && free_count != 0) {
       const Cell gate = free[static_cast<std::size_t>(
-          uniform_index(rng(), static_cast<std::int64_t>(free.size())))];
+          uniform_index(rng(), static_cast<std::int64_t>(free_count)))];
       place_at_gate(static_cast<int>(waiting - cars_.begin()), gate);
     }
   }
