@@ -1,7 +1,9 @@
 #include "cli/torch_probe.hpp"
 
-#include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/matmul.h>
+#include <ATen/ops/rand.h>
 #include <torch/csrc/api/include/torch/version.h>
 
 #include <chrono>

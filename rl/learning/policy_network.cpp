@@ -1,6 +1,6 @@
 #include "rl/learning/policy_network.hpp"
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 #include <c10/core/InferenceMode.h>
 
 #include <cstring>

@@ -1,6 +1,12 @@
 #include "rl/learning/stacked_mlp.hpp"
 
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/core/grad_mode.h>
+#include <ATen/ops/baddbmm.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/from_blob.h>
+#include <ATen/ops/relu.h>
+#include <ATen/ops/zeros.h>
 
 #include <algorithm>
 #include <cstring>
