@@ -344,8 +344,19 @@ DropReason read_field(const Reader& reader, unsigned bit, const Object& value,
   }
 }
 
+/// The header faults of WIRE.md §3 step 4 after which the sender is still named: a value or an
+/// ABSENT in a version or with a frame count the receiver refuses, which the grants may count.
+bool names_sender(DropReason fault) {
+  return fault == DropReason::kBadVersion || fault == DropReason::kTooManyFrames;
+}
+
+/// The fields that name a message and its sender: tag, from, port and kind.
+constexpr unsigned kNamingFields = 2U | 4U | 8U | 16U;
+
 /// Reads the header's map, field after field: the first field's problem is the verdict, but
 /// only once every byte of the frame proved well formed (a bad byte anywhere makes it malformed).
+/// After a fault that names_sender(), the naming fields still well formed are read as well, so
+/// that the receiver can name the message it refuses.
 DropReason read_header(const void* data, std::size_t size, const HeaderLimits& limits,
                        WireHeader& header, std::size_t& map_bytes) {
   const Reader reader(data, size, limits);
@@ -373,7 +384,14 @@ DropReason read_header(const void* data, std::size_t size, const HeaderLimits& l
     if (!reader.next(at, 2, key) || !reader.next(at, 2, value)) {
       return DropReason::kMalformedHeader;
     }
-    if (first != DropReason::kNone) continue;  // the rest is only checked
+    if (first != DropReason::kNone) {  // the rest is only checked, and names the sender
+      const unsigned bit = field_of(key);
+      if (names_sender(first) && (bit & kNamingFields) != 0 && (seen & bit) == 0 &&
+          read_field(reader, bit, value, limits, header) == DropReason::kNone) {
+        seen |= bit;
+      }
+      continue;
+    }
     const unsigned bit = field_of(key);
     if (bit == 0) {
       first = DropReason::kMalformedHeader;
@@ -456,7 +474,16 @@ DecodedHeader decode_header(const void* data, std::size_t size, const HeaderLimi
     result.error = DropReason::kHeaderTooLarge;
   }
   if (result.error != DropReason::kNone) {
-    result.header = WireHeader{};
+    // Refused: only a refused version or frame count keeps what names the message (its sender,
+    // port, tag and kind, where they were well formed); nothing else of it is taken.
+    WireHeader named;
+    if (names_sender(result.error)) {
+      named.tag = result.header.tag;
+      named.from = std::move(result.header.from);
+      named.port = result.header.port;
+      named.kind = result.header.kind;
+    }
+    result.header = std::move(named);
     result.map_bytes = 0;
   }
   return result;

@@ -80,7 +80,9 @@ struct DecodedHeader {
 /// kBadVersion, ...) for anything that is not a well-formed header of a known version. Bytes
 /// after the map are refused (kMalformedHeader) unless the map is a valid version-4 header: they
 /// are then its payloads (decode_header does not check them against `sizes`: the receiver does,
-/// WIRE.md §3 step 5).
+/// WIRE.md §3 step 5). A refused header keeps nothing, except after kBadVersion or
+/// kTooManyFrames: then its tag, `from`, port and kind, each where it was well formed, so that
+/// the receiver can name the message (the rest stays default).
 [[nodiscard]] DecodedHeader decode_header(const void* data, std::size_t size,
                                           const HeaderLimits& limits = {});
 

@@ -170,6 +170,7 @@ ReceiveResult receive_wire_message(zmq::socket_t& router, const MessageValidator
     drain(router, result.wire_bytes);
     result.error = decoded.error;
     drops.record(result.message.peer, result.error);
+    result.message.header = std::move(decoded.header);  // what still names it, if anything
     return result;
   }
   // A message refused once its header decoded keeps the header (to name the port), no payload.

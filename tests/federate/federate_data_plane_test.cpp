@@ -332,6 +332,65 @@ TEST(FederateDataPlaneVersions, AnUpstreamsMessageInAHeaderTheFederateDoesNotRea
   EXPECT_EQ(c.drops().count("a", transport::DropReason::kBadVersion), 1U);
 }
 
+/// What plane `s`, whose one upstream is `a`, does with one message from `a`'s routing id whose
+/// header frame is `header` (then a one-byte payload frame): the DataLossError it throws ("" when
+/// none), and its drops of `reason` from a.
+std::pair<std::string, std::uint64_t> refused_from_upstream(const transport::WireHeader& header,
+                                                            transport::DropReason reason) {
+  const FederationSpec spec = parse_federation_spec(R"(
+federation:
+  coordinator: tcp://127.0.0.1:*
+  federates:
+    a: {downstreams: [s]}
+    s: {upstreams: [a]}
+)");
+  zmq::context_t context;
+  FederateDataPlane s(context, spec, "s", "tcp://127.0.0.1:*");
+  s.allow_input("a", 1);
+  ControlMessage start;
+  start.type = ControlType::kStart;
+  start.tag = {0, 0};
+  start.endpoints = {{"s", s.endpoint()}};
+  s.connect(start, kProtocolVersion);
+  zmq::socket_t a(context, zmq::socket_type::dealer);
+  a.set(zmq::sockopt::routing_id, std::string("a"));
+  a.set(zmq::sockopt::linger, 0);
+  a.connect(s.endpoint());
+  const std::string frame = transport::encode_header(header);
+  (void)a.send(zmq::buffer(frame), zmq::send_flags::sndmore);
+  (void)a.send(zmq::str_buffer("x"), zmq::send_flags::none);
+  std::string error = data_loss(s);
+  return {std::move(error), s.drops().count("a", reason)};
+}
+
+// A header in a version no tagflow reads (a later one, say) or listing more payload frames than
+// any may have still names its sender: from an upstream on its own connection, the grants may
+// count it, so the federate stops naming it instead of waiting for ever (WIRE.md §3).
+TEST(FederateDataPlaneVersions, AnUpstreamsHeaderOfAnUnknownVersionOrTooManyFramesStopsIt) {
+  transport::WireHeader later;
+  later.version = 9;
+  later.tag = {6, 0};
+  later.from = "a";
+  later.port = 1;
+  later.sizes = {1};
+  const auto [version_error, version_drops] =
+      refused_from_upstream(later, transport::DropReason::kBadVersion);
+  EXPECT_NE(version_error.find("from 'a' on port 1 at tag (6, 0): bad_version"), std::string::npos)
+      << version_error;
+  EXPECT_EQ(version_drops, 1U);
+
+  transport::WireHeader crowded = later;
+  crowded.version = transport::kFirstDoneHeaderVersion;
+  crowded.tag = {7, 0};
+  crowded.sizes.assign(17, 1);
+  const auto [frames_error, frames_drops] =
+      refused_from_upstream(crowded, transport::DropReason::kTooManyFrames);
+  EXPECT_NE(frames_error.find("from 'a' on port 1 at tag (7, 0): too_many_frames"),
+            std::string::npos)
+      << frames_error;
+  EXPECT_EQ(frames_drops, 1U);
+}
+
 TEST_F(FederateDataPlaneTest, AnUpstreamsMessageFromThePastIsCountedAndStopsTheFederate) {
   b_.complete({10, 0});
   ASSERT_TRUE(a_.send_value("b", 1, {10, 0}, transport::Payload::copy_of("x", 1)));

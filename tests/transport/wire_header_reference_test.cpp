@@ -126,6 +126,38 @@ DropReason read_fields(const msgpack::object_map& map, const HeaderLimits& limit
   return DropReason::kNone;
 }
 
+/// What a refused header keeps: after a refused version or frame count (WIRE.md §3 step 4) the
+/// first well-formed `tag`, `from`, `port` and `kind` of its map, so that the receiver can name
+/// the message; after any other fault nothing.
+WireHeader reference_named(const msgpack::object_map& map, const HeaderLimits& limits,
+                           DropReason fault) {
+  WireHeader named;
+  if (fault != DropReason::kBadVersion && fault != DropReason::kTooManyFrames) return named;
+  unsigned seen = 0;
+  for (std::uint32_t i = 0; i < map.size; ++i) {
+    const msgpack::object& key = map.ptr[i].key;
+    const msgpack::object& value = map.ptr[i].val;
+    std::uint64_t number = 0;
+    if (key_is(key, "tag") && (seen & 2U) == 0 && read_tag(value, named.tag)) {
+      seen |= 2U;
+    } else if (key_is(key, "from") && (seen & 4U) == 0 && value.type == msgpack::type::STR &&
+               value.via.str.size != 0 && value.via.str.size <= limits.max_federate_id_chars) {
+      named.from.assign(value.via.str.ptr, value.via.str.size);
+      seen |= 4U;
+    } else if (key_is(key, "port") && (seen & 8U) == 0 &&
+               read_unsigned(value, 0xFFFFFFFFU, number)) {
+      named.port = static_cast<std::uint32_t>(number);
+      seen |= 8U;
+    } else if (key_is(key, "kind") && (seen & 16U) == 0 && read_unsigned(value, 0xFF, number) &&
+               number <= static_cast<std::uint64_t>(MessageKind::kCompleted) &&
+               number >= static_cast<std::uint64_t>(MessageKind::kPortValue)) {
+      named.kind = static_cast<MessageKind>(number);
+      seen |= 16U;
+    }
+  }
+  return named;
+}
+
 std::string reference_encode(const WireHeader& header) {
   msgpack::sbuffer buffer(64 + header.from.size() + 9 * header.sizes.size());
   msgpack::packer<msgpack::sbuffer> packer(buffer);
@@ -181,7 +213,10 @@ DecodedHeader reference_decode(const void* data, std::size_t size, const HeaderL
     result.error = DropReason::kHeaderTooLarge;
   }
   if (result.error != DropReason::kNone) {
-    result.header = WireHeader{};
+    // reference_map left what names a refused version or frame count; nothing else is kept.
+    if (result.error != DropReason::kBadVersion && result.error != DropReason::kTooManyFrames) {
+      result.header = WireHeader{};
+    }
     map_bytes = 0;
   }
   result.map_bytes = map_bytes;
@@ -211,10 +246,13 @@ DecodedHeader reference_map(const void* data, std::size_t size, const HeaderLimi
       return result;
     }
     result.error = read_fields(handle.get().via.map, limits, result.header);
+    if (result.error != DropReason::kNone) {
+      result.header = reference_named(handle.get().via.map, limits, result.error);
+    }
   } catch (const std::exception&) {
     result.error = DropReason::kMalformedHeader;
+    result.header = WireHeader{};
   }
-  if (result.error != DropReason::kNone) result.header = WireHeader{};
   return result;
 }
 
