@@ -133,7 +133,8 @@ class Client:
         The policy and weights version that chose each action are in last_policies and
         last_versions. With an `episode` from episode_start(), rewards and dones (of the previous
         step, per agent) are added to it; for a logged episode they complete the previous step's
-        transitions, and last_logged is the episode's transitions logged so far."""
+        transitions, and last_logged is the episode's transitions logged so far.
+        Rewards and dones of agents whose gateway gets no observation here are not sent."""
         if not self.agent_gateway:
             self.connect()
         parts = self._split({a: _observation_bytes(o) for a, o in observations.items()})
