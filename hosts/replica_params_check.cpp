@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "nodes/kind/replica_config.hpp"
+#include "nodes/node_params.hpp"
 
 namespace tagflow::hosts {
 
@@ -12,7 +13,13 @@ void check_replica_params(const cluster::ClusterConfig& config) {
     for (int index = 0; index < group.replicas; ++index) {
       try {
         (void)replica_config(config, facts, cluster::replica_name(group, index));
-      } catch (const std::invalid_argument& e) {  // nodes::ParamError among them
+      } catch (const nodes::ParamError& e) {  // the param's own line and key, when it has them
+        const bool named = !e.param().empty() && e.line() > 0;
+        throw cluster::ConfigError(
+            config.file, named ? e.line() : group.line,
+            "nodes." + group.name + ".params" + (named ? "." + e.param() : std::string()),
+            e.what());
+      } catch (const std::invalid_argument& e) {
         throw cluster::ConfigError(config.file, group.line, "nodes." + group.name + ".params",
                                    e.what());
       }

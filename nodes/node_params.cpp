@@ -27,7 +27,7 @@ void NodeParams::fail(const std::string& name, const std::string& message) const
   std::string where = "node '" + node_ + "': param '" + name + "'";
   const auto line = lines_.find(name);
   if (line != lines_.end()) where += " (line " + std::to_string(line->second) + ")";
-  throw ParamError(where + ": " + message);
+  throw ParamError(where + ": " + message, name, line != lines_.end() ? line->second : 0);
 }
 
 std::string NodeParams::get_string(const std::string& name, const std::string& fallback) const {

@@ -12,6 +12,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tagflow::nodes {
@@ -19,6 +20,17 @@ namespace tagflow::nodes {
 class ParamError : public std::invalid_argument {
  public:
   using std::invalid_argument::invalid_argument;
+  /// `message` about param `param`, written at `line` of the cluster file (0: not known).
+  ParamError(const std::string& message, std::string param, int line)
+      : std::invalid_argument(message), param_(std::move(param)), line_(line) {}
+  /// The param the error is about ("" when it is about no single param).
+  [[nodiscard]] const std::string& param() const { return param_; }
+  /// Its line in the cluster file (0: not known).
+  [[nodiscard]] int line() const { return line_; }
+
+ private:
+  std::string param_;
+  int line_ = 0;
 };
 
 class NodeParams {

@@ -13,6 +13,7 @@
 #include "common/atomic_file.hpp"
 #include "hosts/actor/actor_cluster.hpp"
 #include "hosts/reactor/single_process_cluster.hpp"
+#include "hosts/replica_params_check.hpp"
 #include "nodes/cluster/cluster_config.hpp"
 #include "nodes/node_params.hpp"
 #include "rl/learning/learner_checkpoint.hpp"
@@ -70,6 +71,9 @@ void run_up(const UpOptions& options) {
   cluster::ClusterConfig config;
   try {
     config = cluster::load_cluster_config(options.file);
+    // Every node's params, before anything runs: the errors of the process placement, naming
+    // the file, the param's line and its key.
+    hosts::check_replica_params(config);
   } catch (const cluster::ConfigError& e) {
     fail_command("up", e.what(), kExitBadFile);
   }

@@ -216,6 +216,7 @@ void parse_coordinator(const YamlReader& top, ClusterConfig& config) {
 
 void parse_nodes(const YamlReader& top, ClusterConfig& config) {
   const YamlReader nodes = top.map("nodes");
+  config.nodes_line = top.line_of("nodes");
   for (const auto& entry : nodes.node()) {
     const std::string name = entry.first.Scalar();
     if (!is_node_name(name)) {
@@ -231,7 +232,9 @@ void parse_nodes(const YamlReader& top, ClusterConfig& config) {
     n.host = check_host(node, config);
     n.data_port = node.port_or("data_port", 0);
     if (n.data_port == 0) node.fail("data_port", "missing (required)");
+    n.data_port_line = node.line_of("data_port");
     n.metrics_port = node.port_or("metrics_port", 0);
+    if (n.metrics_port != 0) n.metrics_port_line = node.line_of("metrics_port");
     if (node.has("process")) {
       n.process = node.string("process");
       n.process_line = node.line_of("process");

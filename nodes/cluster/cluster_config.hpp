@@ -130,7 +130,9 @@ struct NodeConfig {
   /// so each node kind parses its own; the line of each key is kept for its error messages.
   std::map<std::string, std::string> params;
   std::map<std::string, int> param_lines;
-  int line = 0;  // of the node's name in the file
+  int line = 0;               // of the node's name in the file
+  int data_port_line = 0;     // of its data_port, for errors
+  int metrics_port_line = 0;  // of its metrics_port (0 when it has none)
   /// `process: NAME`: every replica of every group with the same value runs in one OS process
   /// called NAME (nodes/cluster/process_plan.hpp). Empty: each replica is its own process.
   std::string process;
@@ -221,6 +223,7 @@ struct MultiAgentConfig {
 struct ClusterConfig {
   std::string file;
   std::string name;
+  int nodes_line = 0;  // of `nodes:`, for errors about the set of nodes found later
   Mode mode = Mode::reactor;
   std::uint64_t seed = 0;
   /// `numerics:` portable (default) or native: the numeric kernels (common/numerics.hpp). Every

@@ -112,7 +112,8 @@ void check_zero_delay_cycles(const ClusterConfig& config) {
           cycle += (*it)->from_node + "." + (*it)->from_port + " -> " + (*it)->to_node + "." +
                    (*it)->to_port + "; ";
         }
-        throw ConfigError(config.file, edge->line, "connections",
+        const auto index = static_cast<std::size_t>(edge - config.connections.data());
+        throw ConfigError(config.file, edge->line, "connections[" + std::to_string(index) + "]",
                           "cycle without a delay: " + cycle +
                               "give one of these connections an `after` delay (after: 0 is one "
                               "microstep)");
@@ -147,12 +148,20 @@ void check_port_clashes(const ClusterConfig& config) {
   for (const NodeConfig& n : config.nodes) {
     for (int i = 0; i < n.replicas; ++i) {
       const std::string who = replica_name(n, i);
-      if (n.data_port + i > 65535 || (n.metrics_port != 0 && n.metrics_port + i > 65535)) {
-        throw ConfigError(config.file, n.line, "nodes." + n.name, "replica ports run past 65535");
+      if (n.data_port + i > 65535) {
+        throw ConfigError(config.file, n.data_port_line, "nodes." + n.name + ".data_port",
+                          "replica ports run past 65535 (" + std::to_string(n.replicas) +
+                              " replicas from " + std::to_string(n.data_port) + ")");
       }
-      claim(n.host, n.data_port + i, who + " data", n.line, "nodes." + n.name + ".data_port");
+      if (n.metrics_port != 0 && n.metrics_port + i > 65535) {
+        throw ConfigError(config.file, n.metrics_port_line, "nodes." + n.name + ".metrics_port",
+                          "replica ports run past 65535 (" + std::to_string(n.replicas) +
+                              " replicas from " + std::to_string(n.metrics_port) + ")");
+      }
+      claim(n.host, n.data_port + i, who + " data", n.data_port_line,
+            "nodes." + n.name + ".data_port");
       if (n.metrics_port != 0) {
-        claim(n.host, n.metrics_port + i, who + " metrics", n.line,
+        claim(n.host, n.metrics_port + i, who + " metrics", n.metrics_port_line,
               "nodes." + n.name + ".metrics_port");
       }
     }

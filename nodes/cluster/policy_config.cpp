@@ -46,7 +46,8 @@ void read_env(const YamlReader& top, ClusterConfig& config) {
     if (!node.kind->multi_agent_env()) continue;
     if (group != nullptr && node.params.count("env") != 0 && group->params.count("env") != 0 &&
         node.params.at("env") != group->params.at("env")) {
-      throw ConfigError(config.file, node.param_lines.at("env"), "nodes." + node.name + ".env",
+      throw ConfigError(config.file, node.param_lines.at("env"),
+                        "nodes." + node.name + ".params.env",
                         "every multi_agent node of a file steps the same env (" + group->name +
                             " has " + group->params.at("env") + ")");
     }
@@ -111,7 +112,9 @@ void check_each_agent_reaches_one_server(const ClusterConfig& config) {
   const MultiAgentConfig& m = config.multi_agent;
   std::map<std::string, std::vector<std::string>> reached;  // "node.port" → host of each policy
   std::map<std::string, int> lines;
-  for (const ConnectionConfig& c : config.connections) {
+  std::map<std::string, std::string> keys;  // "node.port" → its first connection, connections[i]
+  for (std::size_t i = 0; i < config.connections.size(); ++i) {
+    const ConnectionConfig& c = config.connections[i];
     const NodeConfig* from = config.find_node(c.from_node);
     const NodeConfig* to = config.find_node(c.to_node);
     if (from == nullptr || to == nullptr || !from->kind->multi_agent_env() ||
@@ -121,12 +124,13 @@ void check_each_agent_reaches_one_server(const ClusterConfig& config) {
     const std::string key = c.from_node + "." + c.from_port;
     std::vector<std::string>& hosts = reached[key];
     hosts.resize(m.policies.size());
-    lines[key] = c.line;
+    lines.emplace(key, c.line);
+    keys.emplace(key, "connections[" + std::to_string(i) + "]");
     for (int r = 0; r < to->replicas; ++r) {
       for (const int p : hosted_policies(config, *to, r)) {
         std::string& host = hosts[static_cast<std::size_t>(p)];
         if (!host.empty()) {
-          throw ConfigError(config.file, c.line, "connections",
+          throw ConfigError(config.file, c.line, "connections[" + std::to_string(i) + "]",
                             key + " reaches policy '" +
                                 m.policies[static_cast<std::size_t>(p)].name + "' on both " + host +
                                 " and " + replica_name(*to, r) +
@@ -139,7 +143,7 @@ void check_each_agent_reaches_one_server(const ClusterConfig& config) {
   for (const auto& [key, hosts] : reached) {
     for (std::size_t p = 0; p < hosts.size(); ++p) {
       if (hosts[p].empty()) {
-        throw ConfigError(config.file, lines[key], "connections",
+        throw ConfigError(config.file, lines[key], keys[key],
                           key + " reaches no replica hosting policy '" + m.policies[p].name +
                               "' (add it to a `policies` param)");
       }

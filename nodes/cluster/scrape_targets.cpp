@@ -21,7 +21,8 @@ std::string ScrapeTarget::address() const {
 
 std::vector<ScrapeTarget> scrape_targets(const cluster::ClusterConfig& config) {
   std::vector<ScrapeTarget> targets;
-  if (config.coordinator.metrics_port != 0) {
+  // Actor mode runs no coordinator: its port would only ever be a target that is down.
+  if (config.mode == cluster::Mode::reactor && config.coordinator.metrics_port != 0) {
     targets.push_back({"coordinator", "coordinator", "coordinator",
                        host_address(config, config.coordinator.host),
                        config.coordinator.metrics_port});

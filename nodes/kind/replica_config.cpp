@@ -105,15 +105,22 @@ ClusterFacts ClusterFacts::of(const cluster::ClusterConfig& config) {
     return facts;
   }
   if (sampler == nullptr) {
-    throw cluster::ConfigError(config.file, 0, "nodes",
+    throw cluster::ConfigError(config.file, config.nodes_line, "nodes",
                                "a cluster needs at least one node that steps an env (a sampler "
                                "or a multi_agent node)");
   }
   facts.env_id = nodes::NodeParams(sampler->name, sampler->params, sampler->param_lines)
                      .get_string("env", "CartPole-v1");
-  envs::VectorEnv probe(facts.env_id, envs::VectorEnvOptions{});
-  facts.observation_size = static_cast<int>(probe.spec().observation_space.size());
-  facts.num_actions = static_cast<int>(probe.spec().action_space.n);
+  try {
+    envs::VectorEnv probe(facts.env_id, envs::VectorEnvOptions{});
+    facts.observation_size = static_cast<int>(probe.spec().observation_space.size());
+    facts.num_actions = static_cast<int>(probe.spec().action_space.n);
+  } catch (const std::invalid_argument& e) {  // an unknown env id
+    const auto line = sampler->param_lines.find("env");
+    throw cluster::ConfigError(config.file,
+                               line != sampler->param_lines.end() ? line->second : sampler->line,
+                               "nodes." + sampler->name + ".params.env", e.what());
+  }
   if (learner != nullptr && learner->params.count("hidden") != 0) {
     facts.hidden = learner->params.at("hidden");
   }

@@ -113,10 +113,13 @@ TEST_F(TagflowUp, ABadNodeParamExitsTwoNamingTheFileBeforeAnyProcessStarts) {
   const std::size_t at = text.find("capacity: 50000");
   ASSERT_NE(at, std::string::npos);
   write("local.yaml", text.replace(at, 15, "capacity: -5"));
+  // The error names the param's own line and key.
+  const auto line =
+      1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
   EXPECT_EQ(run({"up", path("local.yaml"), "--quiet"}, dir_, "param"), 2);
   const std::string err = read_text_file(dir_ / "param.err");
-  EXPECT_NE(err.find(path("local.yaml") + ":26: nodes.replay.params: node 'replay': param "
-                                          "'capacity'"),
+  EXPECT_NE(err.find(path("local.yaml") + ":" + std::to_string(line) +
+                     ": nodes.replay.params.capacity: node 'replay': param 'capacity'"),
             std::string::npos)
       << err;
   EXPECT_FALSE(fs::exists(dir_ / "runs"));  // nothing started
@@ -127,8 +130,9 @@ TEST_F(TagflowUp, ABadNodeParamExitsTwoNamingTheFileBeforeAnyProcessStarts) {
 TEST_F(TagflowUp, ABadLearnerOrInferenceParamExitsTwoBeforeAnyProcessStarts) {
   const std::string text = shortened_local(base_port_, "env_steps: 800");
   const std::vector<std::pair<std::string, std::string>> cases{
-      {"learning_rate: 0.001", "nodes.learner.params: node 'learner': param 'learning_rate'"},
-      {"max_batch: 64", "nodes.inference.params: node 'inference': param 'max_batch'"}};
+      {"learning_rate: 0.001",
+       "nodes.learner.params.learning_rate: node 'learner': param 'learning_rate'"},
+      {"max_batch: 64", "nodes.inference.params.max_batch: node 'inference': param 'max_batch'"}};
   for (const auto& [good, expected] : cases) {
     std::string bad = text;
     const std::size_t at = bad.find(good);

@@ -47,7 +47,17 @@ TEST(ReplicaParamsCheck, AcceptsAFileWhoseParamsAreValid) {
 
 TEST(ReplicaParamsCheck, ANegativeReplayCapacityNamesTheFileTheNodeAndTheParam) {
   const std::string error = error_of(edited("capacity: 1000", "capacity: -5"));
-  EXPECT_EQ(error.rfind("c.yaml:4: nodes.replay.params: node 'replay': param 'capacity'", 0), 0U)
+  // The param's own line and key (the node's name is on line 4, `capacity` on line 7).
+  EXPECT_EQ(
+      error.rfind("c.yaml:7: nodes.replay.params.capacity: node 'replay': param 'capacity'", 0), 0U)
+      << error;
+}
+
+// An env id no sampler can step is named by its line and key, as a bad param is, before any
+// process starts (it used to end `tagflow up` with no file, line or key, exit 1).
+TEST(ReplicaParamsCheck, AnUnknownSamplerEnvNamesItsLineAndKey) {
+  const std::string error = error_of(edited("num_envs: 2", "num_envs: 2, env: NoSuchEnv-v0"));
+  EXPECT_EQ(error.rfind("c.yaml:3: nodes.sampler.params.env: unknown env 'NoSuchEnv-v0'", 0), 0U)
       << error;
 }
 
@@ -66,7 +76,11 @@ TEST(ReplicaParamsCheck, EveryLearnerParamIsCheckedWithoutLibTorch) {
                           "target_update: 0", "max_grad_norm: -1", "negative_td_weight: 0",
                           "negative_td_weight: 2", "publish_every: 0", "optimiser: sgd"}) {
     const std::string error = error_of(edited("eval_episodes: 3", bad));
-    EXPECT_EQ(error.rfind("c.yaml:8: nodes.learner.params: node 'learner': param", 0), 0U)
+    const std::string name = std::string(bad).substr(0, std::string(bad).find(':'));
+    EXPECT_EQ(
+        error.rfind(
+            "c.yaml:8: nodes.learner.params." + name + ": node 'learner': param '" + name + "'", 0),
+        0U)
         << bad << ": " << error;
   }
 }

@@ -2,6 +2,7 @@
 // in a cluster file is refused with its file, line and key.
 #include "nodes/cluster/cluster_config.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -141,7 +142,12 @@ TEST(ClusterConfig, DanglingConnectionsAreRefused) {
 
 TEST(ClusterConfig, ZeroDelayCycleIsRefusedAndNamed) {
   const ConfigError e = error_of(with(kValid, ", after: 0}", "}"));
-  EXPECT_EQ(e.key(), "connections");
+  EXPECT_EQ(e.key(), "connections[2]");  // the connection that closes the cycle, on its line
+  const std::string text = kValid;
+  const auto closing = text.find("from: learner.priorities");
+  ASSERT_NE(closing, std::string::npos);
+  EXPECT_EQ(e.line(), 1 + std::count(text.begin(),
+                                     text.begin() + static_cast<std::ptrdiff_t>(closing), '\n'));
   const std::string message = e.what();
   EXPECT_NE(message.find("cycle without a delay"), std::string::npos) << message;
   EXPECT_NE(message.find("learner.priorities -> replay.priorities"), std::string::npos) << message;
@@ -157,6 +163,27 @@ TEST(ClusterConfig, PortClashesAreRefusedIncludingReplicaPorts) {
   const ConfigError metrics = error_of(with(kValid, "data_port: 7200", "data_port: 9000"));
   EXPECT_NE(std::string(metrics.what()).find("sampler-0 metrics"), std::string::npos)
       << metrics.what();
+}
+
+// The error points at the port that clashes, not at its node's name.
+TEST(ClusterConfig, APortClashNamesThePortsOwnLine) {
+  const ConfigError e = error_of(
+      "cluster: t\n"
+      "nodes:\n"
+      "  sampler: {kind: sampler, data_port: 7000}\n"
+      "  replay:\n"
+      "    kind: replay\n"
+      "    data_port: 7000\n"
+      "  learner: {kind: learner, data_port: 7200}\n"
+      "connections:\n"
+      "  - {from: sampler.transitions, to: replay.transitions}\n"
+      "  - {from: replay.batches, to: learner.batches}\n"
+      "stop: {env_steps: 1000}\n");
+  EXPECT_EQ(e.key(), "nodes.replay.data_port");
+  EXPECT_EQ(e.line(), 6);
+  EXPECT_NE(std::string(e.what()).find("used by both sampler data and replay data"),
+            std::string::npos)
+      << e.what();
 }
 
 TEST(ClusterConfig, MissingPiecesAreRefused) {

@@ -16,7 +16,7 @@ using tagflow::testing::run_command;
 using tagflow::testing::tagflow_binary;
 
 constexpr const char* kTwoHosts = R"(cluster: two-hosts
-mode: actor
+mode: reactor
 hosts:
   head: {address: 10.0.0.1}
   worker: {address: 10.0.0.2}
@@ -62,6 +62,17 @@ TEST(ScrapeTargets, ListsTheCoordinatorThenEveryReplicaWithAMetricsPort) {
   EXPECT_EQ(targets[4].address(), "10.0.0.1:9200");
 }
 
+TEST(ScrapeTargets, InActorModeThereIsNoCoordinatorToScrape) {
+  cluster::ClusterConfig config = cluster::parse_cluster_config(kTwoHosts, "c.yaml");
+  config.mode = cluster::Mode::actor;
+  const std::vector<ScrapeTarget> targets = scrape_targets(config);
+  ASSERT_EQ(targets.size(), 4U);
+  for (const ScrapeTarget& t : targets) EXPECT_NE(t.kind, "coordinator") << t.process;
+  EXPECT_EQ(count_of(prometheus_scrape_config(config, {std::chrono::milliseconds(2000), ""}),
+                     "- targets: ["),
+            4U);
+}
+
 TEST(ScrapeTargets, FindsTheEndpointOfOneProcessByName) {
   const cluster::ClusterConfig config = cluster::parse_cluster_config(kTwoHosts, "c.yaml");
   const std::optional<ScrapeTarget> sampler = find_scrape_target(config, "sampler-2");
@@ -98,7 +109,7 @@ TEST(ScrapeConfig, WritesOneLabelledTargetPerEndpointAndHonoursExportedLabels) {
   EXPECT_NE(yaml.find("  scrape_interval: 2s\n  scrape_timeout: 2s\n"), std::string::npos);
   EXPECT_NE(yaml.find("      - targets: ['10.0.0.2:9001']\n"
                       "        labels: {node: 'sampler-1', kind: 'sampler', group: 'sampler', "
-                      "mode: 'actor', cluster: 'two-hosts'}\n"),
+                      "mode: 'reactor', cluster: 'two-hosts'}\n"),
             std::string::npos)
       << yaml;
   EXPECT_NE(yaml.find("labels: {node: 'coordinator', kind: 'coordinator', group: 'coordinator'"),
