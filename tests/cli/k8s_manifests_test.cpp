@@ -164,7 +164,8 @@ TEST_F(K8sManifests, FilesThatCannotBePlacedAreRefusedWithLineAndKey) {
       << refusal(upper);
   // Replicas' ports run past 65535: 65534, 65535, 65536 (refused as the file is loaded).
   EXPECT_NE(refusal(k8s_file(pods, "", "k8s-test", 65534))
-                .find(":7: nodes.sampler: replica ports run past 65535"),
+                .find(":7: nodes.sampler.data_port: replica ports run past 65535 (3 replicas "
+                      "from 65534)"),
             std::string::npos)
       << refusal(k8s_file(pods, "", "k8s-test", 65534));
   EXPECT_NE(refusal(k8s_file("act: {kubernetes: {pods: 4, cpu: \"1\", memory: 1Gi}}"))
