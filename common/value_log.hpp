@@ -4,7 +4,8 @@
 //
 // Written as the run goes (buffered; flush() or the destructor write the rest), so a run that
 // dies still leaves what it sent. The text file grows by one line (about 60 bytes) per message;
-// the bytes stop being kept once `max_value_bytes` are stored, and the lines after say `-`.
+// a message's bytes are kept when they fit in what is left of `max_value_bytes` (a later, smaller
+// one may still be kept), and a line whose bytes were not kept says `-`.
 // Errors: std::runtime_error naming the file when it cannot be opened or written.
 // Thread-safety: one thread (the federate's socket owner).
 #pragma once

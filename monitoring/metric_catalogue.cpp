@@ -60,7 +60,9 @@ std::vector<MetricSpec> make_catalogue() {
       counter(Metric::transport_messages_received, "tagflow_transport_messages_received_total",
               "Valid messages received from a peer process.", "", peer, kAll),
       counter(Metric::transport_sent_bytes, "tagflow_transport_sent_bytes_total",
-              "Bytes sent to a peer process (header and payload frames).", "bytes", peer, kAll),
+              "Bytes sent to a peer process: reactor nodes count the payloads of values, actor "
+              "nodes the serialized fields of each message, the coordinator whole control frames.",
+              "bytes", peer, kAll),
       counter(Metric::transport_received_bytes, "tagflow_transport_received_bytes_total",
               "Bytes of valid messages received from a peer process.", "bytes", peer, kAll),
       counter(Metric::transport_invalid_messages, "tagflow_transport_invalid_messages_total",

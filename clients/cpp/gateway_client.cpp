@@ -118,7 +118,7 @@ std::vector<std::uint8_t> GatewayClient::exchange(const std::vector<std::uint8_t
                                   static_cast<const std::uint8_t*>(reply.data()) + reply.size());
     if (id == 0) return out;
     const msgpack::object_handle h = parse(out);
-    // A nil id answers a request whose id the gateway could not read (PROTOCOL.md §6): with one
+    // A nil id answers a request whose id the gateway could not read (PROTOCOL.md §3): with one
     // request at a time, this one.
     const msgpack::object* got = find(h.get(), "id");
     if (got == nullptr || got->is_nil() || get<std::uint64_t>(h.get(), "id") == id) return out;
