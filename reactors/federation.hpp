@@ -2,7 +2,7 @@
 // centralized coordination drives a federate (docs/ARCHITECTURE.md; federation/PROTOCOL.md).
 //
 // 1. Before run(), the federation layer calls Environment::enable_tag_barrier(initial_grant) and
-//    Environment::set_federation_hooks(hooks), and sets EnvironmentConfig::start_time to the
+//    Environment::set_federation_hooks(hooks), and sets EnvironmentConfig::start_time_ns to the
 //    start tag the coordinator sent.
 // 2. Whenever the scheduler has completed a tag and picked the next tag it wants to process, it
 //    calls hooks.next_event_tag(next) (send NET). `next` may be Tag::forever() when nothing is
