@@ -17,8 +17,9 @@
 //
 // k8s_hosts() checks the file before anything is written and throws cluster::ConfigError
 // (file, line, key): a name that is not a DNS label, a host without resources (ports outside
-// 1..65535 the file's loader refuses), more pods than processes, `restart:` over
-// several pods or `security.keys_dir`.
+// 1..65535 the file's loader refuses), more pods than processes or `security.keys_dir`.
+// (`restart:` over several pods is allowed: each pod's launcher restarts its own processes from
+// the checkpoint, docs/kubernetes.md.)
 // render_k8s() is pure.
 #pragma once
 
