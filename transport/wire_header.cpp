@@ -384,15 +384,14 @@ DropReason read_header(const void* data, std::size_t size, const HeaderLimits& l
     if (!reader.next(at, 2, key) || !reader.next(at, 2, value)) {
       return DropReason::kMalformedHeader;
     }
+    const unsigned bit = field_of(key);
     if (first != DropReason::kNone) {  // the rest is only checked, and names the sender
-      const unsigned bit = field_of(key);
       if (names_sender(first) && (bit & kNamingFields) != 0 && (seen & bit) == 0 &&
           read_field(reader, bit, value, limits, header) == DropReason::kNone) {
         seen |= bit;
       }
       continue;
     }
-    const unsigned bit = field_of(key);
     if (bit == 0) {
       first = DropReason::kMalformedHeader;
       continue;

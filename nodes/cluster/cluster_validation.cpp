@@ -146,18 +146,18 @@ void check_port_clashes(const ClusterConfig& config) {
   claim(c.host, c.port, "coordinator", c.line, "coordinator.port");
   claim(c.host, c.metrics_port, "coordinator metrics", c.line, "coordinator.metrics_port");
   for (const NodeConfig& n : config.nodes) {
+    // Replica i listens on the group's port + i: the last one must still be a port.
+    const auto fits = [&](std::uint16_t first, int line, const char* key) {
+      if (first != 0 && first + n.replicas - 1 > 65535) {
+        throw ConfigError(config.file, line, "nodes." + n.name + "." + key,
+                          "replica ports run past 65535 (" + std::to_string(n.replicas) +
+                              " replicas from " + std::to_string(first) + ")");
+      }
+    };
+    fits(n.data_port, n.data_port_line, "data_port");
+    fits(n.metrics_port, n.metrics_port_line, "metrics_port");
     for (int i = 0; i < n.replicas; ++i) {
       const std::string who = replica_name(n, i);
-      if (n.data_port + i > 65535) {
-        throw ConfigError(config.file, n.data_port_line, "nodes." + n.name + ".data_port",
-                          "replica ports run past 65535 (" + std::to_string(n.replicas) +
-                              " replicas from " + std::to_string(n.data_port) + ")");
-      }
-      if (n.metrics_port != 0 && n.metrics_port + i > 65535) {
-        throw ConfigError(config.file, n.metrics_port_line, "nodes." + n.name + ".metrics_port",
-                          "replica ports run past 65535 (" + std::to_string(n.replicas) +
-                              " replicas from " + std::to_string(n.metrics_port) + ")");
-      }
       claim(n.host, n.data_port + i, who + " data", n.data_port_line,
             "nodes." + n.name + ".data_port");
       if (n.metrics_port != 0) {

@@ -111,8 +111,7 @@ int agent_key(const YamlReader& agents, const std::string& key, int num_agents) 
 void check_each_agent_reaches_one_server(const ClusterConfig& config) {
   const MultiAgentConfig& m = config.multi_agent;
   std::map<std::string, std::vector<std::string>> reached;  // "node.port" → host of each policy
-  std::map<std::string, int> lines;
-  std::map<std::string, std::string> keys;  // "node.port" → its first connection, connections[i]
+  std::map<std::string, std::size_t> first;  // "node.port" → its first connection's index
   for (std::size_t i = 0; i < config.connections.size(); ++i) {
     const ConnectionConfig& c = config.connections[i];
     const NodeConfig* from = config.find_node(c.from_node);
@@ -124,8 +123,7 @@ void check_each_agent_reaches_one_server(const ClusterConfig& config) {
     const std::string key = c.from_node + "." + c.from_port;
     std::vector<std::string>& hosts = reached[key];
     hosts.resize(m.policies.size());
-    lines.emplace(key, c.line);
-    keys.emplace(key, "connections[" + std::to_string(i) + "]");
+    first.emplace(key, i);
     for (int r = 0; r < to->replicas; ++r) {
       for (const int p : hosted_policies(config, *to, r)) {
         std::string& host = hosts[static_cast<std::size_t>(p)];
@@ -143,7 +141,9 @@ void check_each_agent_reaches_one_server(const ClusterConfig& config) {
   for (const auto& [key, hosts] : reached) {
     for (std::size_t p = 0; p < hosts.size(); ++p) {
       if (hosts[p].empty()) {
-        throw ConfigError(config.file, lines[key], keys[key],
+        const std::size_t i = first.at(key);
+        throw ConfigError(config.file, config.connections[i].line,
+                          "connections[" + std::to_string(i) + "]",
                           key + " reaches no replica hosting policy '" + m.policies[p].name +
                               "' (add it to a `policies` param)");
       }

@@ -347,11 +347,7 @@ federation:
   zmq::context_t context;
   FederateDataPlane s(context, spec, "s", "tcp://127.0.0.1:*");
   s.allow_input("a", 1);
-  ControlMessage start;
-  start.type = ControlType::kStart;
-  start.tag = {0, 0};
-  start.endpoints = {{"s", s.endpoint()}};
-  s.connect(start, kProtocolVersion);
+  s.connect(start_of({{"s", &s, kProtocolVersion}}), kProtocolVersion);
   zmq::socket_t a(context, zmq::socket_type::dealer);
   a.set(zmq::sockopt::routing_id, std::string("a"));
   a.set(zmq::sockopt::linger, 0);
@@ -642,11 +638,7 @@ federation:
   FederateDataPlane s(context, spec, "s", "tcp://127.0.0.1:*");
   s.allow_input("a", 1);
   s.allow_input("c", 1);
-  ControlMessage start;
-  start.type = ControlType::kStart;
-  start.tag = {0, 0};
-  start.endpoints = {{"s", s.endpoint()}};
-  s.connect(start, kProtocolVersion);
+  s.connect(start_of({{"s", &s, kProtocolVersion}}), kProtocolVersion);
   // A client with a's key pair that calls itself c.
   zmq::socket_t squatter(context, zmq::socket_type::dealer);
   squatter.set(zmq::sockopt::routing_id, std::string("c"));
