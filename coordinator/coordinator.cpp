@@ -1,7 +1,5 @@
 #include "coordinator/coordinator.hpp"
 
-#include <poll.h>
-
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -16,6 +14,7 @@
 #include "transport/curve_keys.hpp"
 #include "transport/drop_reason.hpp"
 #include "transport/local_links.hpp"
+#include "transport/socket_wait.hpp"
 
 namespace tagflow::coordinator {
 namespace {
@@ -818,21 +817,11 @@ bool Coordinator::collect_results(std::chrono::milliseconds timeout,
 }
 
 Coordinator::Readable Coordinator::wait_for_sockets(std::chrono::milliseconds limit) {
-  Readable readable{(router_.get(zmq::sockopt::events) & ZMQ_POLLIN) != 0, false};
-  if (!closed_read_out_) {
-    readable.closed = (closed_events_.get(zmq::sockopt::events) & ZMQ_POLLIN) != 0;
-    closed_read_out_ = !readable.closed;
-  }
-  if (readable.router || readable.closed) return readable;
-  std::array<pollfd, 2> fds{{{router_.get(zmq::sockopt::fd), POLLIN, 0},
-                             {closed_events_.get(zmq::sockopt::fd), POLLIN, 0}}};
-  if (::poll(fds.data(), fds.size(), static_cast<int>(limit.count())) > 0) {
-    // A readable descriptor: ZeroMQ has news for the socket (messages, or only its own
-    // commands, which the read then takes in).
-    readable.router = fds[0].revents != 0;
-    readable.closed = fds[1].revents != 0;
-  }
-  return readable;
+  bool router_read_out = false;  // asked every time: the coordinator sends on it between waits
+  std::array<transport::WatchedSocket, 2> sockets{
+      {{router_, router_read_out}, {closed_events_, closed_read_out_}}};
+  (void)transport::wait_for_input(sockets, -1, limit);
+  return {sockets[0].readable, sockets[1].readable};
 }
 
 CoordinatorResult Coordinator::run() {

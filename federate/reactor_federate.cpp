@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <array>
 
-#include <poll.h>
-
 #include "monitoring/process_metrics.hpp"
+#include "transport/socket_wait.hpp"
 #include "transport/wire_socket.hpp"
 
 namespace tagflow::coordinator {
@@ -133,36 +132,15 @@ void ReactorFederate::push(Command command) {
 }
 
 ReactorFederate::Readable ReactorFederate::wait_for_sockets(std::chrono::milliseconds limit) {
-  zmq::socket_t& control = client_->socket();
-  zmq::socket_t& data = plane_.socket();
-  const auto has_input = [](zmq::socket_t& socket) {
-    return (socket.get(zmq::sockopt::events) & ZMQ_POLLIN) != 0;
-  };
-  Readable readable{false, false};
-  // A socket not read to its end since it last changed may hold messages its descriptor will
-  // not announce: ZeroMQ tells it only of what comes after. Asked and found empty, it is read
-  // out: ZeroMQ then tells of the next message.
-  if (!control_read_out_ || client_->sends() != control_sends_read_out_) {
-    readable.control = has_input(control);
-    control_read_out_ = !readable.control;
+  // A send on the control socket changes what it holds (ZeroMQ takes in its commands then).
+  if (client_->sends() != control_sends_read_out_) {
+    control_read_out_ = false;
     control_sends_read_out_ = client_->sends();
   }
-  if (!data_read_out_) {
-    readable.data = has_input(data);
-    data_read_out_ = !readable.data;
-  }
-  if (readable.control || readable.data) return readable;
-  std::array<pollfd, 3> fds{{{control.get(zmq::sockopt::fd), POLLIN, 0},
-                             {data.get(zmq::sockopt::fd), POLLIN, 0},
-                             {wake_.fd(), POLLIN, 0}}};
-  if (::poll(fds.data(), fds.size(), static_cast<int>(limit.count())) > 0) {
-    // Readable descriptor: ZeroMQ has news for the socket (messages, or only its own commands,
-    // which the read then takes in).
-    readable.control = fds[0].revents != 0;
-    readable.data = fds[1].revents != 0;
-    if (fds[2].revents != 0) wake_.clear();
-  }
-  return readable;
+  std::array<transport::WatchedSocket, 2> sockets{
+      {{client_->socket(), control_read_out_}, {plane_.socket(), data_read_out_}}};
+  if (transport::wait_for_input(sockets, wake_.fd(), limit)) wake_.clear();
+  return {sockets[0].readable, sockets[1].readable};
 }
 
 void ReactorFederate::send(const std::string& to, std::uint32_t port, const reactors::Tag& tag,

@@ -750,10 +750,9 @@ void ClusterLaunch::start(Attempt& attempt) {
     attempt.supervisor.stop_all(kStopGrace);
     end_launch(e.what(), kExitFailed);
   }
-  cluster::ClusterConfig as_run = config_;  // the mode of the run (--mode), not only the file's
-  as_run.mode = plan_.mode;
-  attempt.reporter.emplace(cluster::scrape_targets(as_run), ::isatty(STDERR_FILENO) == 1,
-                           !options_.quiet);
+  // The mode of the run (--mode), not only the file's.
+  attempt.reporter.emplace(cluster::scrape_targets(config_, plan_.mode),
+                           ::isatty(STDERR_FILENO) == 1, !options_.quiet);
   const bool actor_mode = plan_.mode == cluster::Mode::actor;
   if (actor_mode) attempt.reporter->follow_joined_samplers(config_);  // samplers may join (--join)
   if (!options_.quiet || actor_mode) attempt.reporter->start();

@@ -19,10 +19,12 @@ std::string ScrapeTarget::address() const {
   return (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
-std::vector<ScrapeTarget> scrape_targets(const cluster::ClusterConfig& config) {
+std::vector<ScrapeTarget> scrape_targets(const cluster::ClusterConfig& config,
+                                         std::optional<cluster::Mode> mode) {
   std::vector<ScrapeTarget> targets;
   // Actor mode runs no coordinator: its port would only ever be a target that is down.
-  if (config.mode == cluster::Mode::reactor && config.coordinator.metrics_port != 0) {
+  if (mode.value_or(config.mode) == cluster::Mode::reactor &&
+      config.coordinator.metrics_port != 0) {
     targets.push_back({"coordinator", "coordinator", "coordinator",
                        host_address(config, config.coordinator.host),
                        config.coordinator.metrics_port});

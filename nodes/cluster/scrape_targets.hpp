@@ -28,8 +28,10 @@ struct ScrapeTarget {
   std::string address() const;
 };
 
-/// Every metrics endpoint of the cluster (groups without metrics_port have none).
-std::vector<ScrapeTarget> scrape_targets(const cluster::ClusterConfig& config);
+/// Every metrics endpoint of the cluster (groups without metrics_port have none) when it runs in
+/// `mode` (the coordinator's only in reactor mode); without one, in the file's mode.
+std::vector<ScrapeTarget> scrape_targets(const cluster::ClusterConfig& config,
+                                         std::optional<cluster::Mode> mode = std::nullopt);
 
 /// The endpoint of the process called `process`; nullopt when it has none or does not exist.
 std::optional<ScrapeTarget> find_scrape_target(const cluster::ClusterConfig& config,

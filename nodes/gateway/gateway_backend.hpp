@@ -5,11 +5,12 @@
 // Contract: model() is fixed for the backend's life. serve() gets requests that the gateway has
 // already checked (rows of served agents only, each with its own policy, observation widths right)
 // and returns one answer per request, in order, with the policy and weights version of every row;
-// it may throw std::exception when a policy fails to run (the gateway answers the batch with
-// `internal` errors). load_weights() loads newer weights for a served policy (older or equal
-// versions are ignored). refresh(), called between passes about once a second, may reload what
-// changed on disk (a policy's TorchScript file) and returns a line for the log, or "". Every method
-// is called from the gateway's one thread only: a backend needs no locking.
+// it may throw std::exception when a policy fails to run (the gateway then serves each request of
+// the batch again alone, and answers those that fail alone with `internal` errors). load_weights()
+// loads newer weights for a served policy (older or equal versions are ignored). refresh(), called
+// between passes about once a second, may reload what changed on disk (a policy's TorchScript file)
+// and returns a line for the log, or "". Every method is called from the gateway's one thread only:
+// a backend needs no locking.
 #pragma once
 
 #include <cstdint>

@@ -450,22 +450,43 @@ void ServiceGateway::Impl::serve_batch() {
   requests.reserve(batch.requests.size());
   for (Pending& p : batch.requests) requests.push_back(std::move(p.rows));
   const Clock::time_point started = Clock::now();
-  const ForwardPass pass = forward(requests);
+  ForwardPass pass = forward(requests);
   observe_pass(batch.rows, Clock::now() - started);
+  // One request's rows may be what the policy fails on: a failed pass of several requests is
+  // served again one request at a time (the same weights), so only the requests that fail alone
+  // are refused.
+  std::vector<std::string> failures(batch.requests.size(), pass.failure);
+  if (!pass.failure.empty() && requests.size() > 1) {
+    pass.answers.resize(requests.size());
+    std::size_t answered = 0;
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      ForwardPass alone = forward({requests[i]});
+      failures[i] = alone.failure;
+      if (alone.failure.empty()) {
+        pass.answers[i] = std::move(alone.answers.front());
+        ++answered;
+      }
+    }
+    if (log)
+      log(model().server + " gateway: a forward pass of " + std::to_string(requests.size()) +
+          " requests failed (" + pass.failure + "); served one at a time: " +
+          std::to_string(answered) + " of " + std::to_string(requests.size()) + " answered");
+  } else if (!pass.failure.empty() && log) {
+    log(model().server + " gateway: a forward pass failed: " + pass.failure);
+  }
   for (std::size_t i = 0; i < batch.requests.size(); ++i) {
     const Pending& p = batch.requests[i];
     // Counted before the reply leaves: a client that reads the metrics after its reply sees it.
     for (const auto& [policy, n] : p.policy_rows) {
       const PolicySeries& ps = series[static_cast<std::size_t>(policy)];
-      if (ps.requests != nullptr && pass.failure.empty())
+      if (ps.requests != nullptr && failures[i].empty())
         ps.requests->Increment(static_cast<double>(n));
       if (ps.queue != nullptr) ps.queue->Observe(seconds(started - p.arrival));
     }
-    if (pass.failure.empty()) {
+    if (failures[i].empty()) {
       answer_act(p, requests[i], pass.answers[i]);
     } else {
-      if (log) log(model().server + " gateway: a forward pass failed: " + pass.failure);
-      refuse(p.envelope, p.client, error_of(p.request, "internal", pass.failure), kNoPolicy);
+      refuse(p.envelope, p.client, error_of(p.request, "internal", failures[i]), kNoPolicy);
     }
     finish(p);
   }

@@ -13,8 +13,9 @@
 //   4. when a request is due — its deadline has passed (at once with max_wait 0), or one of its
 //      policies has max_batch rows queued — take the due requests in arrival order while every
 //      policy's rows stay within its max_batch, serve them in one backend call and send each
-//      reply. Requests of policies that wait stay queued meanwhile: one policy's max_wait never
-//      delays another's requests.
+//      reply (when that call throws and held several requests, each is served again alone, and
+//      only those that fail alone get `internal`). Requests of policies that wait stay queued
+//      meanwhile: one policy's max_wait never delays another's requests.
 // max_batch and max_wait are the gateway's, or the policy's own (`policy_batching`).
 // Bounds: max_in_flight queued requests per client, max_queue requests and max_queue_bytes of
 // observations in all (beyond: `busy`), frames of

@@ -1,7 +1,8 @@
 // A GatewayBackend for gateway tests without LibTorch: 4 agents of 3 floats, 2 actions; policy p0
 // serves agents 0 and 1, p1 agent 2 (both hosted), p2 agent 3 (hosted by "other-0"). The action of
 // an observation is 1 when its sum is positive; the version is the last weights version loaded.
-// hold(true) makes serve() wait until hold(false): requests pile up behind it.
+// hold(true) makes serve() wait until hold(false): requests pile up behind it. fail makes every
+// pass throw; fail_on_13 a pass that holds an observation value of 13.
 #pragma once
 
 #include <atomic>
@@ -17,6 +18,7 @@ class FakeBackend : public GatewayBackend {
   struct Shared {
     std::atomic<bool> hold{false};
     std::atomic<bool> fail{false};
+    std::atomic<bool> fail_on_13{false};
     std::atomic<std::uint64_t> passes{0};
   };
 
@@ -38,6 +40,13 @@ class FakeBackend : public GatewayBackend {
     while (shared_->hold.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     shared_->passes.fetch_add(1);
     if (shared_->fail.load()) throw std::runtime_error("the fake policy failed");
+    if (shared_->fail_on_13.load()) {
+      for (const auto& r : requests) {
+        for (const float x : r.observations) {
+          if (x == 13.0F) throw std::runtime_error("the fake policy failed on 13");
+        }
+      }
+    }
     std::vector<nodes::AgentActionsMessage> out;
     for (const auto& r : requests) {
       nodes::AgentActionsMessage a;

@@ -1,10 +1,14 @@
 #include "nodes/gateway/service_gateway.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <optional>
 #include <set>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <msgpack.hpp>
@@ -291,6 +295,53 @@ TEST(ServiceGatewayTest, AFailingPolicyGetsInternalErrorsAndTheNextPassWorks) {
   EXPECT_EQ(client.act({{0, {1, 1, 1}}}).error, "internal");
   shared->fail = false;
   EXPECT_TRUE(client.act({{0, {1, 1, 1}}}).ok);
+}
+
+// A pass that fails on one request's rows is served again one request at a time: only that
+// request is refused, the other client of the pass gets its answer, and the failure is logged once.
+TEST(ServiceGatewayTest, APassFailingOnOneRequestRefusesOnlyThatRequest) {
+  auto shared = std::make_shared<FakeBackend::Shared>();
+  shared->fail_on_13 = true;
+  GatewayConfig config;
+  config.policy_batching[0] = {2U, std::chrono::hours(1)};  // p0: one pass for two rows
+  std::mutex lines_mutex;
+  std::vector<std::string> lines;
+  const auto gateway =
+      std::make_unique<ServiceGateway>(std::move(config), std::make_unique<FakeBackend>(shared),
+                                       nullptr, [&](const std::string& line) {
+                                         const std::lock_guard<std::mutex> lock(lines_mutex);
+                                         lines.push_back(line);
+                                       });
+  zmq::context_t context;
+  zmq::socket_t poisoned(context, zmq::socket_type::dealer);
+  zmq::socket_t healthy(context, zmq::socket_type::dealer);
+  for (zmq::socket_t* socket : {&poisoned, &healthy}) {
+    socket->set(zmq::sockopt::linger, 0);
+    socket->connect(gateway->endpoint());
+  }
+  poisoned.send(zmq::buffer(GatewayClient::act_request(1, {{0, {13, 1, 1}}})));
+  healthy.send(zmq::buffer(GatewayClient::act_request(2, {{1, {1, 1, 1}}})));
+  msgpack::object_handle h1;
+  msgpack::object_handle h2;
+  const auto refused = next_reply(poisoned, std::chrono::seconds(10), h1);
+  const auto answered = next_reply(healthy, std::chrono::seconds(10), h2);
+  ASSERT_FALSE(refused.empty());
+  ASSERT_FALSE(answered.empty());
+  EXPECT_EQ(refused.at("error").as<std::string>(), "internal");
+  EXPECT_NE(refused.at("reason").as<std::string>().find("failed on 13"), std::string::npos);
+  ASSERT_TRUE(answered.at("ok").as<bool>());
+  EXPECT_EQ(answered.at("id").as<std::uint64_t>(), 2U);
+  // The batch of two, then each request alone.
+  EXPECT_EQ(shared->passes.load(), 3U);
+  EXPECT_EQ(gateway->rows_answered(), 1U);
+  const std::lock_guard<std::mutex> lock(lines_mutex);
+  const auto failure_lines = std::count_if(lines.begin(), lines.end(), [](const std::string& line) {
+    return line.find("forward pass") != std::string::npos;
+  });
+  EXPECT_EQ(failure_lines, 1);
+  EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const std::string& line) {
+    return line.find("served one at a time: 1 of 2 answered") != std::string::npos;
+  }));
 }
 
 TEST(ServiceGatewayTest, TooManyFramesAreDroppedAndAClientThatNeverReadsLosesOnlyItsReplies) {
