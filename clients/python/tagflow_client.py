@@ -106,6 +106,10 @@ class Client:
         self.observation_size = None
         self.last_policies, self.last_versions = {}, {}
         self.last_logged = None  # a logged episode: its transitions logged so far
+        # (gateway, episode id) -> ({agent: reward}, {agent: done}): given to act() for agents
+        # that had no observation for that gateway in the call; sent with its next request of the
+        # episode.
+        self._carried = {}
 
     def connect(self):
         """The handshake with every gateway; returns {agent: policy name} over all of them."""
@@ -134,12 +138,21 @@ class Client:
         last_versions. With an `episode` from episode_start(), rewards and dones (of the previous
         step, per agent) are added to it; for a logged episode they complete the previous step's
         transitions, and last_logged is the episode's transitions logged so far.
-        Rewards and dones of agents whose gateway gets no observation here are not sent."""
+        Rewards and dones of agents whose gateway gets no observation in this call are kept and
+        sent with that gateway's next request of the episode (act or episode_end), where the
+        gateway adds them up as if they had come now; without an episode they would be ignored."""
         if not self.agent_gateway:
             self.connect()
         parts = self._split({a: _observation_bytes(o) for a, o in observations.items()})
         rewards_by = self._split(rewards) if rewards else {}
         dones_by = self._split(dones) if dones else {}
+        if episode is not None:
+            for gateway in set(rewards_by) | set(dones_by):
+                if gateway not in parts:
+                    self._carry(gateway, episode[gateway.endpoint], rewards_by.get(gateway, {}),
+                                dones_by.get(gateway, {}))
+            for gateway in parts:
+                self._merge_carried(gateway, episode[gateway.endpoint], rewards_by, dones_by)
         actions = {}
         self.last_policies, self.last_versions = {}, {}
         self.last_logged = None
@@ -173,6 +186,30 @@ class Client:
             time.sleep(min(0.001 * 2 ** attempt, 0.05))
         raise Busy("busy", f"still busy after {self.busy_retries} retries")
 
+    def _carry(self, gateway, episode_id, rewards, dones):
+        """Keeps rewards and dones for `gateway`'s next request of episode `episode_id`."""
+        kept_rewards, kept_dones = self._carried.setdefault((gateway, episode_id), ({}, {}))
+        for agent, reward in rewards.items():
+            kept_rewards[agent] = kept_rewards.get(agent, 0.0) + float(reward)
+        for agent, done in dones.items():
+            kept_dones[agent] = kept_dones.get(agent, False) or bool(done)
+
+    def _merge_carried(self, gateway, episode_id, rewards_by, dones_by):
+        """Adds what was kept for `gateway` in episode `episode_id` to this request's rewards and
+        dones (rewards summed, dones OR'd), and forgets it."""
+        kept = self._carried.pop((gateway, episode_id), None)
+        if kept is None:
+            return
+        kept_rewards, kept_dones = kept
+        if kept_rewards:
+            rewards = rewards_by[gateway] = dict(rewards_by.get(gateway, {}))
+            for agent, reward in kept_rewards.items():
+                rewards[agent] = float(rewards.get(agent, 0.0)) + reward
+        if kept_dones:
+            dones = dones_by[gateway] = dict(dones_by.get(gateway, {}))
+            for agent, done in kept_dones.items():
+                dones[agent] = bool(dones.get(agent, False)) or done
+
     def episode_start(self, log=None):
         """An episode handle (one episode id per gateway). log=True: the gateways log the
         episode's transitions into the cluster's replay (GatewayError no_replay when a gateway's
@@ -187,6 +224,7 @@ class Client:
         dones_by = self._split(dones) if dones else {}
         steps, returns, logged = 0, {}, 0
         for gateway in self.gateways:
+            self._merge_carried(gateway, episode[gateway.endpoint], rewards_by, dones_by)
             fields = {"episode": episode[gateway.endpoint]}
             if gateway in rewards_by:
                 fields["rewards"] = {a: float(r) for a, r in rewards_by[gateway].items()}

@@ -127,6 +127,19 @@ def main():
         health = client.health()[f"tcp://127.0.0.1:{base + 8}"]
         assert health["ready"] and set(health["policies"]) == {f"car_{i}" for i in range(5)}
         client.close()
+        # Rewards of agents whose gateway gets no observation in a call still count: the client
+        # sends them with that gateway's next request of the episode (here episode_end).
+        both = Client([f"tcp://127.0.0.1:{base + 8}", f"tcp://127.0.0.1:{base + 9}"], timeout=10)
+        both.connect()
+        episode = both.episode_start()
+        zeros = {a: np.zeros(1350, np.float32) for a in range(10)}
+        both.act(zeros, episode=episode)
+        both.act({a: zeros[a] for a in range(5)}, episode=episode,
+                 rewards={a: 1.0 for a in range(10)})
+        ended = both.episode_end(episode, rewards={a: 0.5 for a in range(10)})
+        returns = {int(a): r for a, r in ended["returns"].items()}
+        assert returns == {a: 1.5 for a in range(10)}, returns
+        both.close()
         for replica in (0, 1):
             url = f"http://127.0.0.1:{base + 6 + replica}"
             for probe in ("live", "ready"):
