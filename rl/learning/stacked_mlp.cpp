@@ -46,13 +46,41 @@ void rectify(float* y, std::int64_t n) {
   for (; j < n; ++j) y[j] = std::max(y[j], 0.0F);
 }
 
+/// ATen's baddbmm takes its small-product kernel when in · rows · out is below this.
+constexpr std::int64_t kSmallProduct = 400;
+
+/// y = bias + x · w per slot (x: [slots, rows, in], w: [slots, in, out], bias: [slots, 1, out],
+/// y: [slots, rows, out], all contiguous) as ATen's small-product kernel computes it: each output
+/// starts from its bias and adds x[k] · w[k][j] in order of k, the product and the sum each rounded
+/// to float — the same numbers without the cost of calling ATen (its dispatcher and tensor
+/// iterators took longer than a 64 → 2 layer's 128 products). GCC contracts nothing into an FMA
+/// here: the build targets no FMA unless it sets -ffp-contract=off (CMakeLists.txt).
+void small_product(const at::Tensor& bias, const at::Tensor& x, const at::Tensor& w,
+                   const at::Tensor& y) {
+  const std::int64_t slots = w.size(0), in = w.size(1), out = w.size(2), rows = x.size(1);
+  const float* xs = x.data_ptr<float>();
+  const float* ws = w.data_ptr<float>();
+  const float* bs = bias.data_ptr<float>();
+  float* ys = y.data_ptr<float>();
+  for (std::int64_t s = 0; s < slots; ++s, ws += in * out, bs += out) {
+    for (std::int64_t r = 0; r < rows; ++r, xs += in, ys += out) {
+      for (std::int64_t j = 0; j < out; ++j) {
+        float sum = bs[j];
+        for (std::int64_t k = 0; k < in; ++k) sum += xs[k] * ws[k * out + j];
+        ys[j] = sum;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 struct StackedMlp::Impl {
   std::vector<at::Tensor> weights;  // per layer: [slots, in, out] (transposed for bmm)
   std::vector<at::Tensor> biases;   // per layer: [slots, 1, out]
   // Per layer, its last output [slots, rows, out], written over by the next pass of as many rows
-  // (baddbmm_out, relu_: the kernels of baddbmm and relu, so the same numbers): a pass allocates
+  // (baddbmm_out or small_product, relu_: the arithmetic of baddbmm and relu, so the same
+  // numbers): a pass allocates
   // no tensor. A result is read before the next pass (one caller at a time, as the class says).
   mutable std::vector<at::Tensor> outputs;
 
@@ -82,7 +110,11 @@ struct StackedMlp::Impl {
     const at::Tensor* x = &first;
     for (std::size_t l = 1; l < weights.size(); ++l) {
       at::Tensor& y = output(l, x->size(1));
-      at::baddbmm_out(y, biases[l], *x, weights[l]);
+      if (x->size(2) * x->size(1) * y.size(2) < kSmallProduct) {
+        small_product(biases[l], *x, weights[l], y);
+      } else {
+        at::baddbmm_out(y, biases[l], *x, weights[l]);
+      }
       if (l + 1 < weights.size()) at::relu_(y);
       x = &y;
     }

@@ -4,7 +4,9 @@
 // (nodes/inference/policy_bank.hpp). The first layer sums, for each row, its slot's weight rows
 // scaled by the row's non-zero inputs only (multi-agent observations are mostly zeros: a
 // TrafficJunction10 row sets a few dozen of its 1,350 floats); the other layers are one batched
-// matrix product each (bmm).
+// matrix product each: ATen's baddbmm, or for a product of fewer than 400 multiply-adds (a policy's
+// 64 → 2 output layer) a loop here that does ATen's small-product arithmetic in its order, so
+// the same bits without ATen's per-call cost.
 //
 // Each slot holds one MLP (MlpSpec layout, init_mlp_parameters(spec, seed) until load()) and a
 // fixed number of input rows, `rows_per_slot`: a call evaluates slots × rows_per_slot rows, so the

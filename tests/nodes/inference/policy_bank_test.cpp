@@ -4,10 +4,14 @@
 // bad requests or files are refused by name.
 #include "nodes/inference/policy_bank.hpp"
 
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/baddbmm.h>
+#include <ATen/ops/from_blob.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -99,6 +103,47 @@ TEST(StackedMlp, EachSlotScoresAsItsOwnNetwork) {
   }
   EXPECT_THROW(stacked.load(3, learning::init_mlp_parameters(spec, 1)), std::invalid_argument);
   EXPECT_THROW(stacked.load(0, std::vector<float>(3)), std::invalid_argument);
+}
+
+// Layers of fewer than 400 multiply-adds (a 64 → 2 output layer of up to three rows) are summed in
+// StackedMlp's own loop: bit for bit ATen's baddbmm of the same hidden layer, as before it.
+TEST(StackedMlp, SmallLayersGiveTheBitsOfAtensBatchedProduct) {
+  const learning::MlpSpec two{6, {64}, 2};
+  const learning::MlpSpec one{6, {}, 64};  // the first layer alone, before its ReLU
+  const std::int64_t first_size = 6 * 64 + 64;
+  for (const std::int64_t rows : {1, 3}) {
+    learning::StackedMlp stacked(two, 3, rows);
+    learning::StackedMlp hidden_layer(one, 3, rows);
+    std::vector<float> w1(3 * 64 * 2);  // per slot [in, out], as baddbmm takes it
+    std::vector<float> b1(3 * 2);
+    for (std::size_t slot = 0; slot < 3; ++slot) {
+      const std::vector<float> p = learning::init_mlp_parameters(two, 11 + slot);
+      stacked.load(slot, p);
+      hidden_layer.load(slot, std::vector<float>(p.begin(), p.begin() + first_size));
+      for (std::size_t o = 0; o < 2; ++o) {
+        for (std::size_t i = 0; i < 64; ++i) {
+          w1[slot * 128 + i * 2 + o] = p[static_cast<std::size_t>(first_size) + o * 64 + i];
+        }
+        b1[slot * 2 + o] = p[static_cast<std::size_t>(first_size) + 128 + o];
+      }
+    }
+    std::vector<float> inputs(static_cast<std::size_t>(3 * rows * 6));
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      inputs[i] = static_cast<float>((i * 37) % 23) / 7.0F - 1.5F;
+    }
+    std::vector<float> hidden = hidden_layer.scores(inputs.data());
+    for (float& h : hidden) h = std::max(h, 0.0F);
+    const at::Tensor expected = at::baddbmm(at::from_blob(b1.data(), {3, 1, 2}),
+                                            at::from_blob(hidden.data(), {3, rows, 64}),
+                                            at::from_blob(w1.data(), {3, 64, 2}));
+    const std::vector<float> scores = stacked.scores(inputs.data());
+    ASSERT_EQ(scores.size(), static_cast<std::size_t>(expected.numel()));
+    const float* want = expected.data_ptr<float>();
+    for (std::size_t k = 0; k < scores.size(); ++k) {
+      EXPECT_EQ(std::memcmp(&scores[k], &want[k], sizeof(float)), 0)
+          << "rows " << rows << ", score " << k << ": " << scores[k] << " against " << want[k];
+    }
+  }
 }
 
 TEST(StackedMlp, MostlyZeroWideRowsScoreAsTheDenseNetworkAndEachRowAloneDecidesItsBits) {
