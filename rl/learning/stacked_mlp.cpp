@@ -9,6 +9,7 @@
 #include <ATen/ops/zeros.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -49,12 +50,72 @@ void rectify(float* y, std::int64_t n) {
 /// ATen's baddbmm takes its small-product kernel when in · rows · out is below this.
 constexpr std::int64_t kSmallProduct = 400;
 
+/// Outputs j .. j + W - 1 of one row (inputs x, the slot's weights w and biases b): each
+/// y = b + x[0]·w[0][j] + x[1]·w[1][j] + ..., summed in order of k in a register. The W sums
+/// are independent, so their additions overlap instead of each waiting for the one before.
+template <int W>
+void output_sums(const float* x, const float* w, const float* b, float* y, std::int64_t j,
+                 std::int64_t in, std::int64_t out) {
+  float sums[W];
+  for (int t = 0; t < W; ++t) sums[t] = b[j + t];
+  for (std::int64_t k = 0; k < in; ++k) {
+#pragma GCC unroll 4
+    for (int t = 0; t < W; ++t) sums[t] += x[k] * w[k * out + j + t];
+  }
+  for (int t = 0; t < W; ++t) y[j + t] = sums[t];
+}
+
+/// The rows of one small_product call four at a time: the inputs, the slot's weights and biases,
+/// and the outputs of each.
+struct FourRows {
+  std::array<const float*, 4> x{}, w{}, b{};
+  std::array<float*, 4> y{};
+};
+
+/// Outputs j and j + 1 of four rows at once, as output_sums<2> computes each: per row the pair
+/// sits in the low half of one SSE register (MULPS and ADDPS round each float as MULSS and ADDSS
+/// do), so four rows' sums overlap.
+void four_rows_pair(const FourRows& rows, std::int64_t j, std::int64_t in, std::int64_t out) {
+#if defined(__SSE2__)
+  // Two floats into the low half (__m64 may alias any type).
+  const auto pair = [](const float* p) {
+    return _mm_loadl_pi(_mm_setzero_ps(), reinterpret_cast<const __m64*>(p));
+  };
+  __m128 sums[4];
+  for (int s = 0; s < 4; ++s) sums[s] = pair(rows.b[s] + j);
+  for (std::int64_t k = 0; k < in; ++k) {
+    const std::int64_t at = k * out + j;
+    // Unrolled, so that the four sums stay in registers (-O2 leaves this loop rolled, and each
+    // sum then makes a round trip through memory per k).
+#pragma GCC unroll 4
+    for (int s = 0; s < 4; ++s) {
+      sums[s] = _mm_add_ps(sums[s], _mm_mul_ps(_mm_set1_ps(rows.x[s][k]), pair(rows.w[s] + at)));
+    }
+  }
+  for (int s = 0; s < 4; ++s) _mm_storel_pi(reinterpret_cast<__m64*>(rows.y[s] + j), sums[s]);
+#else
+  for (int s = 0; s < 4; ++s)
+    output_sums<2>(rows.x[s], rows.w[s], rows.b[s], rows.y[s], j, in, out);
+#endif
+}
+
+/// Every output of one row, four, then two, then one at a time.
+void row_sums(const float* x, const float* w, const float* b, float* y, std::int64_t in,
+              std::int64_t out) {
+  std::int64_t j = 0;
+  for (; j + 4 <= out; j += 4) output_sums<4>(x, w, b, y, j, in, out);
+  for (; j + 2 <= out; j += 2) output_sums<2>(x, w, b, y, j, in, out);
+  if (j < out) output_sums<1>(x, w, b, y, j, in, out);
+}
+
 /// y = bias + x · w per slot (x: [slots, rows, in], w: [slots, in, out], bias: [slots, 1, out],
 /// y: [slots, rows, out], all contiguous) as ATen's small-product kernel computes it: each output
 /// starts from its bias and adds x[k] · w[k][j] in order of k, the product and the sum each rounded
 /// to float — the same numbers without the cost of calling ATen (its dispatcher and tensor
-/// iterators took longer than a 64 → 2 layer's 128 products). GCC contracts nothing into an FMA
-/// here: the build targets no FMA unless it sets -ffp-contract=off (CMakeLists.txt).
+/// iterators took longer than a 64 → 2 layer's 128 products). Every output of every row is its
+/// own sum, so several are summed side by side: two outputs of four rows (of any slots), or a
+/// row's outputs four at a time. GCC contracts nothing into an FMA here: the build targets no FMA
+/// unless it sets -ffp-contract=off (CMakeLists.txt).
 void small_product(const at::Tensor& bias, const at::Tensor& x, const at::Tensor& w,
                    const at::Tensor& y) {
   const std::int64_t slots = w.size(0), in = w.size(1), out = w.size(2), rows = x.size(1);
@@ -62,14 +123,22 @@ void small_product(const at::Tensor& bias, const at::Tensor& x, const at::Tensor
   const float* ws = w.data_ptr<float>();
   const float* bs = bias.data_ptr<float>();
   float* ys = y.data_ptr<float>();
-  for (std::int64_t s = 0; s < slots; ++s, ws += in * out, bs += out) {
-    for (std::int64_t r = 0; r < rows; ++r, xs += in, ys += out) {
-      for (std::int64_t j = 0; j < out; ++j) {
-        float sum = bs[j];
-        for (std::int64_t k = 0; k < in; ++k) sum += xs[k] * ws[k * out + j];
-        ys[j] = sum;
-      }
+  const auto row_weights = [&](std::int64_t q) { return ws + q / rows * in * out; };
+  const auto row_biases = [&](std::int64_t q) { return bs + q / rows * out; };
+  const std::int64_t all_rows = slots * rows;
+  std::int64_t q = 0;
+  for (; q + 4 <= all_rows && out % 2 == 0; q += 4) {
+    FourRows four;
+    for (int s = 0; s < 4; ++s) {
+      four.x[s] = xs + (q + s) * in;
+      four.w[s] = row_weights(q + s);
+      four.b[s] = row_biases(q + s);
+      four.y[s] = ys + (q + s) * out;
     }
+    for (std::int64_t j = 0; j < out; j += 2) four_rows_pair(four, j, in, out);
+  }
+  for (; q < all_rows; ++q) {
+    row_sums(xs + q * in, row_weights(q), row_biases(q), ys + q * out, in, out);
   }
 }
 

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <utility>
 
 #include "nodes/multi_agent/agent_input.hpp"
 #include "nodes/node_params.hpp"
@@ -105,43 +106,48 @@ TEST(StackedMlp, EachSlotScoresAsItsOwnNetwork) {
   EXPECT_THROW(stacked.load(0, std::vector<float>(3)), std::invalid_argument);
 }
 
-// Layers of fewer than 400 multiply-adds (a 64 → 2 output layer of up to three rows) are summed in
-// StackedMlp's own loop: bit for bit ATen's baddbmm of the same hidden layer, as before it.
+// Layers of fewer than 400 multiply-adds (a 64 → 2 output layer of up to three rows, a 16 → 7 one)
+// are summed in StackedMlp's own loop: bit for bit ATen's baddbmm of the same hidden layer.
 TEST(StackedMlp, SmallLayersGiveTheBitsOfAtensBatchedProduct) {
-  const learning::MlpSpec two{6, {64}, 2};
-  const learning::MlpSpec one{6, {}, 64};  // the first layer alone, before its ReLU
-  const std::int64_t first_size = 6 * 64 + 64;
-  for (const std::int64_t rows : {1, 3}) {
-    learning::StackedMlp stacked(two, 3, rows);
-    learning::StackedMlp hidden_layer(one, 3, rows);
-    std::vector<float> w1(3 * 64 * 2);  // per slot [in, out], as baddbmm takes it
-    std::vector<float> b1(3 * 2);
-    for (std::size_t slot = 0; slot < 3; ++slot) {
-      const std::vector<float> p = learning::init_mlp_parameters(two, 11 + slot);
-      stacked.load(slot, p);
-      hidden_layer.load(slot, std::vector<float>(p.begin(), p.begin() + first_size));
-      for (std::size_t o = 0; o < 2; ++o) {
-        for (std::size_t i = 0; i < 64; ++i) {
-          w1[slot * 128 + i * 2 + o] = p[static_cast<std::size_t>(first_size) + o * 64 + i];
+  for (const auto& [h, o] : {std::pair<int, int>{64, 2}, std::pair<int, int>{16, 7}}) {
+    const learning::MlpSpec two{6, {h}, o};
+    const learning::MlpSpec one{6, {}, h};  // the first layer alone, before its ReLU
+    const auto hidden_size = static_cast<std::size_t>(h);
+    const auto out = static_cast<std::size_t>(o);
+    const std::size_t first_size = 6 * hidden_size + hidden_size;
+    for (const std::int64_t rows : {1, 3}) {
+      learning::StackedMlp stacked(two, 3, rows);
+      learning::StackedMlp hidden_layer(one, 3, rows);
+      std::vector<float> w1(3 * hidden_size * out);  // per slot [in, out], as baddbmm takes it
+      std::vector<float> b1(3 * out);
+      for (std::size_t slot = 0; slot < 3; ++slot) {
+        const std::vector<float> p = learning::init_mlp_parameters(two, 11 + slot);
+        stacked.load(slot, p);
+        hidden_layer.load(slot, std::vector<float>(p.begin(), p.begin() + first_size));
+        for (std::size_t j = 0; j < out; ++j) {
+          for (std::size_t i = 0; i < hidden_size; ++i) {
+            w1[(slot * hidden_size + i) * out + j] = p[first_size + j * hidden_size + i];
+          }
+          b1[slot * out + j] = p[first_size + out * hidden_size + j];
         }
-        b1[slot * 2 + o] = p[static_cast<std::size_t>(first_size) + 128 + o];
       }
-    }
-    std::vector<float> inputs(static_cast<std::size_t>(3 * rows * 6));
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-      inputs[i] = static_cast<float>((i * 37) % 23) / 7.0F - 1.5F;
-    }
-    std::vector<float> hidden = hidden_layer.scores(inputs.data());
-    for (float& h : hidden) h = std::max(h, 0.0F);
-    const at::Tensor expected = at::baddbmm(at::from_blob(b1.data(), {3, 1, 2}),
-                                            at::from_blob(hidden.data(), {3, rows, 64}),
-                                            at::from_blob(w1.data(), {3, 64, 2}));
-    const std::vector<float> scores = stacked.scores(inputs.data());
-    ASSERT_EQ(scores.size(), static_cast<std::size_t>(expected.numel()));
-    const float* want = expected.data_ptr<float>();
-    for (std::size_t k = 0; k < scores.size(); ++k) {
-      EXPECT_EQ(std::memcmp(&scores[k], &want[k], sizeof(float)), 0)
-          << "rows " << rows << ", score " << k << ": " << scores[k] << " against " << want[k];
+      std::vector<float> inputs(static_cast<std::size_t>(3 * rows * 6));
+      for (std::size_t i = 0; i < inputs.size(); ++i) {
+        inputs[i] = static_cast<float>((i * 37) % 23) / 7.0F - 1.5F;
+      }
+      std::vector<float> hidden = hidden_layer.scores(inputs.data());
+      for (float& x : hidden) x = std::max(x, 0.0F);
+      const at::Tensor expected = at::baddbmm(at::from_blob(b1.data(), {3, 1, o}),
+                                              at::from_blob(hidden.data(), {3, rows, h}),
+                                              at::from_blob(w1.data(), {3, h, o}));
+      const std::vector<float> scores = stacked.scores(inputs.data());
+      ASSERT_EQ(scores.size(), static_cast<std::size_t>(expected.numel()));
+      const float* want = expected.data_ptr<float>();
+      for (std::size_t k = 0; k < scores.size(); ++k) {
+        EXPECT_EQ(std::memcmp(&scores[k], &want[k], sizeof(float)), 0)
+            << h << " -> " << o << ", rows " << rows << ", score " << k << ": " << scores[k]
+            << " against " << want[k];
+      }
     }
   }
 }
