@@ -46,7 +46,7 @@ set(TAGFLOW_TEST_UNITY_BATCH 8 CACHE STRING "Test files per unity batch")
 # they test keep the build type's -O2): test code spends its time in the libraries it calls and
 # the processes it starts. On the 2-core build machine rebuilding the 51 test objects (and their
 # links) took 479 CPU s at -O1 and 337 at -O0, back to back on one tree, and the suite ran no
-# longer (549 s against 600 s the hour before; no test more than 3.5 s slower). -Og trips a
+# longer (549 s against 600 s the hour before; no test more than 3.6 s slower). -Og trips a
 # false -Wmismatched-new-delete in msgpack's zone. Empty keeps the build type's level.
 set(TAGFLOW_TEST_OPTIMIZE "-O0" CACHE STRING "Optimization flag for test code in optimized builds")
 # Nor do the test files carry debug information in the optimized builds (the libraries and
