@@ -98,6 +98,16 @@ function(_tagflow_test_pch target)
   target_precompile_headers(${target} REUSE_FROM tagflow_test_pch)
 endfunction()
 
+# Every gtest executable links tests/support/test_tmpdir.cpp: each test process gets a directory
+# of its own for ::testing::TempDir(), removed with what is in it when the process exits.
+function(_tagflow_test_tmpdir target)
+  if(NOT TARGET tagflow_test_tmpdir)
+    add_library(tagflow_test_tmpdir OBJECT ${CMAKE_SOURCE_DIR}/tests/support/test_tmpdir.cpp)
+    _tagflow_test_common(tagflow_test_tmpdir)
+  endif()
+  target_link_libraries(${target} PRIVATE tagflow_test_tmpdir)
+endfunction()
+
 # ctest's COST for tests without times from an earlier run: it starts the costliest first. Runs
 # after the first use the times ctest recorded (Testing/Temporary/CTestCostData.txt) instead.
 set(TAGFLOW_TEST_ALONE_COST 1000)
@@ -194,6 +204,7 @@ function(tagflow_add_test file)
       tagflow_tsan_suppressions)
     _tagflow_test_common(${target})
     _tagflow_test_pch(${target})
+    _tagflow_test_tmpdir(${target})
     # Arguments of a deferred call are read when it runs: pass this call's values as text.
     cmake_language(EVAL CODE
       "cmake_language(DEFER CALL _tagflow_discover_tests [[${target}]] [[${area}]] ${T_CLUSTER})")
@@ -228,6 +239,7 @@ function(tagflow_finalize_torch_tests)
   target_link_libraries(tagflow_torch_tests PRIVATE ${libs} tagflow_kinds_torch GTest::gtest GTest::gtest_main Threads::Threads
     tagflow_tsan_suppressions)
   _tagflow_test_common(tagflow_torch_tests)
+  _tagflow_test_tmpdir(tagflow_torch_tests)
   # No shared precompiled header here: LibTorch defines _GLIBCXX_USE_CXX11_ABI, which the header
   # was not built with.
   if(deps)

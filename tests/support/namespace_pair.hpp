@@ -107,6 +107,7 @@ class NamespacePair {
                " 2>/dev/null); do kill -9 $p; done; ip netns del " + ns + " 2>/dev/null");
     }
     (void)sh("ip link del " + stem_ + "va 2>/dev/null; ip link del " + stem_ + "vb 2>/dev/null");
+    (void)sh("rm -f /tmp/" + stem_ + "-bridge.out");
     created_ = false;
   }
 
