@@ -1,6 +1,8 @@
 // `tagflow bench federation --quick` as users run it: every federation of the benchmark finishes
 // (a federate that loses its RESIGN ends the run, or hangs it), and each row stands beside its
 // ceiling and the machine's floor, all measured in the same run. Shape only, never speed.
+#include <filesystem>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -27,6 +29,7 @@ TEST(FederationBench, EveryFederationFinishesBesideItsRawCeilingAndTheSocketFloo
         "two_federate_tag_after_0/raw_round_trip", "link_1MiB: federated/raw"}) {
     EXPECT_TRUE(doc.at("ratios").contains(ratio)) << ratio;
   }
+  std::filesystem::remove(run.json_path);
 }
 
 }  // namespace

@@ -28,7 +28,7 @@ TEST(PaperBench, EveryWorkloadReportsEveryPlacementAndDrawsItsChart) {
   // (reactors, federation, actors) is covered under ThreadSanitizer by its own tests.
   GTEST_SKIP() << "too slow under ThreadSanitizer (runs in the release suite)";
 #endif
-  testing::BenchRun run = testing::run_quick_bench("paper", "", /*keep_json=*/true);
+  testing::BenchRun run = testing::run_quick_bench("paper");
   const testing::CommandResult& result = run.command;
   ASSERT_EQ(result.exit_code, 0) << result.output;
   const std::string& json = run.json_path;

@@ -17,29 +17,23 @@
 namespace tagflow::testing {
 
 struct BenchRun {
-  CommandResult command;  // exit code and what it printed (stderr included)
-  std::string json_path;  // where the report was written (removed once read, unless kept)
-  nlohmann::json doc;     // the report; null when the command failed or wrote none
+  CommandResult command;                 // exit code and what it printed (stderr included)
+  std::string json_path;                 // where the report was written (left for the caller)
+  nlohmann::json doc;                    // the report; null when the command failed or wrote none
   std::map<std::string, double> values;  // each result's value by name
 };
 
 /// Runs the benchmark `name` with --quick and `args` (e.g. "--only tj4-in-process"), writing its
-/// report to a file of its own under the test's temporary directory. The file is removed once
-/// read, so that runs leave nothing behind; with `keep_json` it stays for the caller to use and
-/// remove.
-inline BenchRun run_quick_bench(const std::string& name, const std::string& args = "",
-                                bool keep_json = false) {
+/// report to a file of its own under the test's temporary directory.
+inline BenchRun run_quick_bench(const std::string& name, const std::string& args = "") {
   BenchRun run;
   run.json_path = ::testing::TempDir() + name + "_bench_" + std::to_string(::getpid()) + ".json";
   std::filesystem::remove(run.json_path);
   run.command = run_command(tagflow_binary() + " bench " + name + " --quick " + args + " --json " +
                             run.json_path + " 2>&1");
   if (run.command.exit_code != 0 || !std::filesystem::exists(run.json_path)) return run;
-  {
-    std::ifstream in(run.json_path);
-    run.doc = nlohmann::json::parse(in);
-  }
-  if (!keep_json) std::filesystem::remove(run.json_path);
+  std::ifstream in(run.json_path);
+  run.doc = nlohmann::json::parse(in);
   for (const auto& r : run.doc["results"]) {
     run.values[r["name"].get<std::string>()] = r["value"].get<double>();
   }

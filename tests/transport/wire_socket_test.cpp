@@ -21,21 +21,14 @@ struct Link {
   explicit Link(const std::string& transport, const std::string& sender_id = "a") {
     configure_receiver(receiver, ValidationPolicy{});
     if (transport == "ipc") {
-      ipc_path = ::testing::TempDir() + "wire-socket-test-" + std::to_string(::getpid());
-      receiver.bind("ipc://" + ipc_path);
+      receiver.bind("ipc://" + ::testing::TempDir() + "wire-socket-test-" +
+                    std::to_string(::getpid()));
     } else {
       receiver.bind(transport == "tcp" ? "tcp://127.0.0.1:*" : "inproc://wire-socket-test");
     }
     sender.set(zmq::sockopt::routing_id, sender_id);
     sender.connect(receiver.get(zmq::sockopt::last_endpoint));
   }
-  ~Link() {
-    if (!ipc_path.empty()) ::unlink(ipc_path.c_str());  // the socket's file, not left behind
-  }
-  Link(const Link&) = delete;
-  Link& operator=(const Link&) = delete;
-
-  std::string ipc_path;
 };
 
 /// A header of version `version` (3: payload frames; 4: the payloads in the header's frame).
