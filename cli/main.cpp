@@ -1,5 +1,6 @@
 // `tagflow`: the command users run. LibTorch commands live in the tagflow-torch executable
 // (cli/torch_main.cpp) so that commands which need no LibTorch start in milliseconds.
+#include <cstdlib>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -43,6 +44,11 @@ int main(int argc, char** argv) {
     std::cerr << "tagflow: " << e.what() << "\n";
     return 1;
   }
+  // OpenBLAS starts its pool's threads while the dynamic loader loads LibTorch, before main(), and
+  // each spins about 0.1 s of CPU waiting for work that never comes: tagflow-torch runs OpenBLAS
+  // on one thread (cli/torch_runtime.cpp), and `train --threads N` grows the pool itself. So the
+  // processes started from here load it with one thread, unless the environment says otherwise.
+  ::setenv("OPENBLAS_NUM_THREADS", "1", 0);
   if (is_torch_command(argc, argv)) return tagflow::cli::exec_torch_command(argc, argv);
 
   CLI::App app{"tagflow: distributed reinforcement learning on deterministic reactors", "tagflow"};
