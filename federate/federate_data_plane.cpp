@@ -288,7 +288,7 @@ bool FederateDataPlane::send_value(const std::string& to, std::uint32_t port,
   }
   trace::Span span(trace::Kind::kSend, arrival);
   if (span.on()) trace_message(span.event(), to, port, payload.size);
-  transport::WireHeader header = header_to(to, payload.size);
+  transport::WireHeader& header = header_to(to, payload.size);
   header.tag = arrival;
   header.port = port;
   // A downstream that reads only header 2 gets the notice as a message of its own, after it.
@@ -297,7 +297,7 @@ bool FederateDataPlane::send_value(const std::string& to, std::uint32_t port,
     header.done = done;
     trace_notice(to, *done);  // before it leaves, as for a notice of its own: it may arrive first
   }
-  transport::send_wire_message(socket->second, header, {payload});
+  transport::send_wire_message(socket->second, header, &payload, 1);
   if (value_log_ != nullptr) value_log_->record(arrival, to, port, payload.data, payload.size);
   if (folded) {
     unnotified_.erase(to);
@@ -317,17 +317,21 @@ bool FederateDataPlane::send_header_only(const std::string& to, std::uint32_t po
                                          transport::MessageKind kind, const WireTag& tag) {
   const auto socket = outputs_.find(to);
   if (socket == outputs_.end()) return false;
-  transport::WireHeader header = header_to(to);
+  transport::WireHeader& header = header_to(to);
   header.tag = tag;
   header.port = port;
   header.kind = kind;
-  transport::send_wire_message(socket->second, header, {});
+  transport::send_wire_message(socket->second, header, nullptr, 0);
   return true;
 }
 
-transport::WireHeader FederateDataPlane::header_to(const std::string& to,
-                                                   std::size_t payload_bytes) const {
-  transport::WireHeader header;
+transport::WireHeader& FederateDataPlane::header_to(const std::string& to,
+                                                    std::size_t payload_bytes) {
+  transport::WireHeader& header = outgoing_;
+  header.tag = {};
+  header.port = 0;
+  header.kind = transport::MessageKind::kPortValue;
+  header.done.reset();
   const auto reads = reads_header_.find(to);
   header.version = reads == reads_header_.end() ? transport::kOldestWireVersion : reads->second;
   // Payloads over the inline cap go as frames of their own, without a copy.

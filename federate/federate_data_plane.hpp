@@ -207,8 +207,9 @@ class FederateDataPlane {
   void trace_notice(const std::string& to, const WireTag& tag);
   /// A header from this federate in the newest version `to` reads (connect()); with
   /// `payload_bytes` over HeaderLimits::max_inline_bytes, not newer than 3 (payload frames).
-  [[nodiscard]] transport::WireHeader header_to(const std::string& to,
-                                                std::size_t payload_bytes = 0) const;
+  /// Kept in `outgoing_` (tag, port, kind and done reset), which every send reuses: its
+  /// strings and sizes keep their room, so a send allocates no header.
+  transport::WireHeader& header_to(const std::string& to, std::size_t payload_bytes = 0);
   /// `upstream` completed `tag`: by a COMPLETED notice or a value's `done`.
   void note_completed(const std::string& upstream, const WireTag& tag);
   /// Sends a message without payload (an ABSENT or a COMPLETED) to `to`; false when `to` is not
@@ -237,6 +238,7 @@ class FederateDataPlane {
   std::map<std::string, zmq::socket_t> outputs_;  // per downstream
   // Per downstream, the newest data header it reads (2, 3 or 4; from START's versions).
   std::map<std::string, std::uint32_t> reads_header_;
+  transport::WireHeader outgoing_;                        // header_to()'s
   std::map<std::string, std::deque<WireTag>> received_;   // per upstream, tags not yet completed
   std::map<std::string, std::uint64_t> completed_;        // per upstream, messages completed
   std::map<std::string, PeerCounters> sent_metrics_;      // per downstream (with metrics)

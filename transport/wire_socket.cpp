@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace tagflow::transport {
@@ -85,11 +86,16 @@ Payload adopt_frames(std::vector<zmq::message_t> frames) {
 
 bool send_wire_message(zmq::socket_t& socket, WireHeader header,
                        const std::vector<Payload>& payloads, zmq::send_flags flags) {
-  header.sizes.clear();
+  return send_wire_message(socket, header, payloads.data(), payloads.size(), flags);
+}
+
+bool send_wire_message(zmq::socket_t& socket, WireHeader& header, const Payload* payloads,
+                       std::size_t count, zmq::send_flags flags) {
+  header.sizes.resize(count);
   std::size_t total = 0;
-  for (const Payload& payload : payloads) {
-    header.sizes.push_back(payload.size);
-    total += payload.size;
+  for (std::size_t i = 0; i < count; ++i) {
+    header.sizes[i] = payloads[i].size;
+    total += payloads[i].size;
   }
   if (header.version >= kFirstInlineHeaderVersion) {
     // One frame: the map, then the payloads' bytes (WIRE.md §2, version 4).
@@ -105,21 +111,20 @@ bool send_wire_message(zmq::socket_t& socket, WireHeader header,
     auto* out = static_cast<char*>(frame.data());
     std::memcpy(out, at, map_bytes);
     out += map_bytes;
-    for (const Payload& payload : payloads) {
-      if (payload.size != 0) std::memcpy(out, payload.data, payload.size);
-      out += payload.size;
+    for (std::size_t i = 0; i < count; ++i) {
+      if (payloads[i].size != 0) std::memcpy(out, payloads[i].data, payloads[i].size);
+      out += payloads[i].size;
     }
     return socket.send(frame, flags).has_value();
   }
   const std::string encoded = encode_header(header);
   const zmq::send_flags more = flags | zmq::send_flags::sndmore;
-  if (!socket.send(zmq::buffer(encoded), payloads.empty() ? flags : more)) return false;
+  if (!socket.send(zmq::buffer(encoded), count == 0 ? flags : more)) return false;
   // Once the first frame is queued the remaining frames of the message are accepted at once
   // (ZeroMQ queues multipart messages atomically), so only the first send can report EAGAIN.
-  for (std::size_t i = 0; i < payloads.size(); ++i) {
-    const Payload& payload = payloads[i];
-    zmq::message_t frame = frame_of(payload);
-    socket.send(frame, i + 1 == payloads.size() ? zmq::send_flags::none : zmq::send_flags::sndmore);
+  for (std::size_t i = 0; i < count; ++i) {
+    zmq::message_t frame = frame_of(payloads[i]);
+    socket.send(frame, i + 1 == count ? zmq::send_flags::none : zmq::send_flags::sndmore);
   }
   return true;
 }
@@ -180,7 +185,11 @@ ReceiveResult receive_wire_message(zmq::socket_t& router, const MessageValidator
     result.message.payloads.clear();
     result.message.header = std::move(decoded.header);
   };
-  std::vector<std::size_t> sizes;
+  // The payloads' sizes for the validator: the frames' own (versions 2 and 3), or the header's
+  // list once the bytes after the map proved to hold exactly those (version 4, nothing copied).
+  static_assert(std::is_same_v<std::size_t, std::uint64_t>, "sizes are read as 64-bit");
+  std::vector<std::size_t> frame_sizes;
+  const std::vector<std::size_t>* sizes = &frame_sizes;
   bool more = header_frame.more();
   const bool payloads_inline = decoded.header.version >= kFirstInlineHeaderVersion;
   if (payloads_inline) {
@@ -197,15 +206,17 @@ ReceiveResult receive_wire_message(zmq::socket_t& router, const MessageValidator
     }
     const std::size_t carried = header_frame.size() - decoded.map_bytes;
     std::size_t listed = 0;
+    bool fits = true;
     for (const std::uint64_t size : decoded.header.sizes) {
-      if (size > carried - listed) break;
+      fits = size <= carried - listed;
+      if (!fits) break;
       listed += static_cast<std::size_t>(size);
-      sizes.push_back(static_cast<std::size_t>(size));
     }
-    if (sizes.size() != decoded.header.sizes.size() || listed != carried) {
+    if (!fits || listed != carried) {
       refuse(DropReason::kSizeMismatch);
       return result;
     }
+    sizes = &decoded.header.sizes;
   }
   while (more) {
     if (result.message.payloads.size() >= policy.header_limits.max_payload_frames) {
@@ -217,10 +228,10 @@ ReceiveResult receive_wire_message(zmq::socket_t& router, const MessageValidator
     (void)router.recv(frame, zmq::recv_flags::none);
     more = frame.more();
     result.wire_bytes += zmtp_frame_bytes(frame.size());
-    sizes.push_back(frame.size());
+    frame_sizes.push_back(frame.size());
     result.message.payloads.push_back(std::move(frame));
   }
-  if (const DropReason reason = validator.validate(result.message.peer, decoded.header, sizes);
+  if (const DropReason reason = validator.validate(result.message.peer, decoded.header, *sizes);
       reason != DropReason::kNone) {
     refuse(reason);
     return result;

@@ -40,6 +40,11 @@ zmq::message_t frame_of(const Payload& payload);
 bool send_wire_message(zmq::socket_t& socket, WireHeader header,
                        const std::vector<Payload>& payloads,
                        zmq::send_flags flags = zmq::send_flags::none);
+/// The same for `count` payloads at `payloads` (none: nullptr, 0), with the caller's header,
+/// whose sizes it overwrites: a sender that keeps one header for its messages allocates nothing
+/// here once the header's sizes have room.
+bool send_wire_message(zmq::socket_t& socket, WireHeader& header, const Payload* payloads,
+                       std::size_t count, zmq::send_flags flags = zmq::send_flags::none);
 
 /// Sets the options a receiving socket needs: ZMQ_MAXMSGSIZE from the policy, so ZeroMQ drops
 /// the connection of a peer that sends a larger frame instead of allocating for it.
