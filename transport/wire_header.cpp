@@ -356,20 +356,6 @@ bool names_sender(DropReason fault) {
 /// The fields that name a message and its sender: tag, from, port and kind.
 constexpr unsigned kNamingFields = 2U | 4U | 8U | 16U;
 
-// The keys as encode_header_into() writes them: a fixstr head (0xa0 | length), then the name.
-// ("\xa4" "from" is two literals: "\xa4from" would read "\xa4f" as one escape.)
-constexpr char kKeyVersion[] = "\xa1v";
-constexpr char kKeyTag[] = "\xa3tag";
-constexpr char kKeyFrom[] =
-    "\xa4"
-    "from";
-constexpr char kKeyPort[] = "\xa4port";
-constexpr char kKeyKind[] = "\xa4kind";
-constexpr char kKeySizes[] = "\xa5sizes";
-constexpr char kKeyDone[] =
-    "\xa4"
-    "done";
-
 /// The header exactly as encode_header_into() writes it (its field order, numbers that are not
 /// negative, the `from` id a fixstr or str 8), read in one pass with no second look at any field:
 /// nearly every frame a federate receives. True when the frame is such a header that
@@ -388,21 +374,21 @@ class CanonicalReader {
     const bool with_done = p_[0] == (0x80U | kMaxFieldCount);
     at_ = 1;
     std::uint64_t version = 0;
-    if (!key(kKeyVersion) || !unsigned_int(version) || version < kOldestWireVersion ||
+    if (!key("v") || !unsigned_int(version) || version < kOldestWireVersion ||
         version > kWireVersion) {
       return false;
     }
-    if (!key(kKeyTag) || !tag(header.tag) || !key(kKeyFrom) || !id(limits, header.from)) {
+    if (!key("tag") || !tag(header.tag) || !key("from") || !id(limits, header.from)) {
       return false;
     }
     std::uint64_t port = 0;
     std::uint64_t kind = 0;
-    if (!key(kKeyPort) || !unsigned_int(port) || port > 0xFFFFFFFFU || !key(kKeyKind) ||
+    if (!key("port") || !unsigned_int(port) || port > 0xFFFFFFFFU || !key("kind") ||
         !unsigned_int(kind) || !known_kind(kind)) {
       return false;
     }
     std::uint64_t frames = 0;
-    if (!key(kKeySizes) || !array_head(frames) || frames > limits.max_payload_frames) return false;
+    if (!key("sizes") || !array_head(frames) || frames > limits.max_payload_frames) return false;
     header.sizes.resize(static_cast<std::size_t>(frames));
     for (std::uint64_t& size : header.sizes) {
       if (!unsigned_int(size)) return false;
@@ -410,7 +396,7 @@ class CanonicalReader {
     if (with_done) {
       // `done` came with version 3, and only on a value or an ABSENT.
       WireTag done;
-      if (!key(kKeyDone) || !tag(done) || version < kFirstDoneHeaderVersion ||
+      if (!key("done") || !tag(done) || version < kFirstDoneHeaderVersion ||
           kind == static_cast<std::uint64_t>(MessageKind::kCompleted)) {
         return false;
       }
@@ -426,12 +412,15 @@ class CanonicalReader {
   }
 
  private:
-  /// The key's bytes, its fixstr head first (a constant size: the compare is inlined).
+  /// The key `name` as key() above writes it: a fixstr head, then the name (a constant size:
+  /// the compare is inlined).
   template <std::size_t N>
-  bool key(const char (&bytes)[N]) {
+  bool key(const char (&name)[N]) {
     constexpr std::size_t n = N - 1;
-    if (n > n_ - at_ || std::memcmp(p_ + at_, bytes, n) != 0) return false;
-    at_ += n;
+    if (n >= n_ - at_ || p_[at_] != (0xa0U | n) || std::memcmp(p_ + at_ + 1, name, n) != 0) {
+      return false;
+    }
+    at_ += 1 + n;
     return true;
   }
   /// A positive fixint or uint 8, 16, 32 or 64.
