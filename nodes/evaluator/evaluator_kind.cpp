@@ -20,7 +20,7 @@ namespace tagflow::nodes {
 
 NodeKind& evaluator_kind();
 
-namespace {
+namespace evaluator_kind_parts {
 
 void configure(ReplicaConfig& r, const cluster::ClusterConfig& config, const ClusterFacts& facts) {
   r.params.check_known({"env", "hidden", "episodes", "max_steps", "every"});
@@ -110,10 +110,10 @@ NodeKind make_kind() {
   return k;
 }
 
-}  // namespace
+}  // namespace evaluator_kind_parts
 
 NodeKind& evaluator_kind() {
-  static NodeKind kind = make_kind();
+  static NodeKind kind = evaluator_kind_parts::make_kind();
   return kind;
 }
 

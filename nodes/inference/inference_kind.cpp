@@ -14,7 +14,7 @@ namespace tagflow::nodes {
 
 NodeKind& inference_kind();
 
-namespace {
+namespace inference_kind_parts {
 
 void configure(ReplicaConfig& r, const cluster::ClusterConfig& config, const ClusterFacts& facts) {
   if (!config.multi_agent.empty()) {
@@ -47,10 +47,10 @@ NodeKind make_kind() {
   return k;
 }
 
-}  // namespace
+}  // namespace inference_kind_parts
 
 NodeKind& inference_kind() {
-  static NodeKind kind = make_kind();
+  static NodeKind kind = inference_kind_parts::make_kind();
   return kind;
 }
 

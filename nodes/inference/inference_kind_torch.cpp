@@ -14,7 +14,7 @@
 #include "nodes/kind/torch_replica_config.hpp"
 
 namespace tagflow::nodes {
-namespace {
+namespace inference_kind_torch_parts {
 
 /// An inference server's binding over its reactor: InferenceReactor (one policy) or
 /// PolicyBankReactor (the policies of a multi-agent file); same ports, counters and result.
@@ -159,11 +159,11 @@ caf::actor spawn_actor(caf::actor_system& system, const ReplicaSpawnSetup& s) {
   return caf::actor_cast<caf::actor>(spawn_inference_actor(system, inference_config(r), options));
 }
 
-}  // namespace
+}  // namespace inference_kind_torch_parts
 
 void install_inference_torch(NodeKind& kind) {
-  kind.reactor = make_inference;
-  kind.actor = spawn_actor;
+  kind.reactor = inference_kind_torch_parts::make_inference;
+  kind.actor = inference_kind_torch_parts::spawn_actor;
 }
 
 }  // namespace tagflow::nodes

@@ -14,7 +14,7 @@ namespace tagflow::nodes {
 
 NodeKind& learner_kind();
 
-namespace {
+namespace learner_kind_parts {
 
 /// A learner of a multi-agent file trains one policy (validated with the file): its network and
 /// the file it exports it to.
@@ -100,10 +100,10 @@ NodeKind make_kind() {
   return k;
 }
 
-}  // namespace
+}  // namespace learner_kind_parts
 
 NodeKind& learner_kind() {
-  static NodeKind kind = make_kind();
+  static NodeKind kind = learner_kind_parts::make_kind();
   return kind;
 }
 

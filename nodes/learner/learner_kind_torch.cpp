@@ -14,7 +14,7 @@
 #include "nodes/learner/learner_reactor.hpp"
 
 namespace tagflow::nodes {
-namespace {
+namespace learner_kind_torch_parts {
 
 std::unique_ptr<Evaluator> make_evaluator(const EvaluationConfig& e) {
   return std::make_unique<Evaluator>(e.env_id, e.hidden, e.episodes, e.seed, e.max_steps);
@@ -103,11 +103,11 @@ caf::actor spawn_actor(caf::actor_system& system, const ReplicaSpawnSetup& s) {
   return caf::actor_cast<caf::actor>(spawn_learner_actor(system, learner_config(r), options));
 }
 
-}  // namespace
+}  // namespace learner_kind_torch_parts
 
 void install_learner_torch(NodeKind& kind) {
-  kind.reactor = make_reactor;
-  kind.actor = spawn_actor;
+  kind.reactor = learner_kind_torch_parts::make_reactor;
+  kind.actor = learner_kind_torch_parts::spawn_actor;
 }
 
 }  // namespace tagflow::nodes

@@ -13,7 +13,7 @@ namespace tagflow::nodes {
 
 NodeKind& multi_agent_kind();
 
-namespace {
+namespace multi_agent_kind_parts {
 
 void configure(ReplicaConfig& r, const cluster::ClusterConfig& config, const ClusterFacts& facts) {
   const cluster::NodeConfig& group = *r.group;
@@ -144,10 +144,10 @@ NodeKind make_kind() {
   return k;
 }
 
-}  // namespace
+}  // namespace multi_agent_kind_parts
 
 NodeKind& multi_agent_kind() {
-  static NodeKind kind = make_kind();
+  static NodeKind kind = multi_agent_kind_parts::make_kind();
   return kind;
 }
 

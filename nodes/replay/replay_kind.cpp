@@ -13,7 +13,7 @@ namespace tagflow::nodes {
 
 NodeKind& replay_kind();
 
-namespace {
+namespace replay_kind_parts {
 
 void configure(ReplicaConfig& r, const cluster::ClusterConfig& /*config*/,
                const ClusterFacts& /*facts*/) {
@@ -85,10 +85,10 @@ NodeKind make_kind() {
   return k;
 }
 
-}  // namespace
+}  // namespace replay_kind_parts
 
 NodeKind& replay_kind() {
-  static NodeKind kind = make_kind();
+  static NodeKind kind = replay_kind_parts::make_kind();
   return kind;
 }
 

@@ -13,7 +13,7 @@ namespace tagflow::nodes {
 
 NodeKind& sampler_kind();
 
-namespace {
+namespace sampler_kind_parts {
 
 void configure(ReplicaConfig& r, const cluster::ClusterConfig& config, const ClusterFacts& facts) {
   if (!config.multi_agent.empty()) return;  // refused with the file (policy_config.cpp)
@@ -93,10 +93,10 @@ NodeKind make_kind() {
   return k;
 }
 
-}  // namespace
+}  // namespace sampler_kind_parts
 
 NodeKind& sampler_kind() {
-  static NodeKind kind = make_kind();
+  static NodeKind kind = sampler_kind_parts::make_kind();
   return kind;
 }
 
