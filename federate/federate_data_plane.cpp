@@ -22,7 +22,7 @@ FederateDataPlane::FederateDataPlane(zmq::context_t& context, const FederationSp
     throw FederationConfigError("federate '" + id_ + "' is not in the federation");
   }
   for (const std::string& down : me_->downstreams) {
-    ConnectionDelay& delay = downstream_delays_[down];
+    ConnectionDelay& delay = downstreams_[down].delay;
     if (const FederateSpec* destination = spec_.find(down)) {
       for (const UpstreamLink& link : destination->upstreams) {
         if (link.federate == id_) delay = link.delay;
@@ -49,7 +49,7 @@ FederateDataPlane::FederateDataPlane(zmq::context_t& context, const FederationSp
   // Upstreams on this machine connect to its Unix-socket twin instead (WIRE.md §1.1).
   (void)transport::bind_local_twin(data_, endpoint_);
   for (const UpstreamLink& up : me_->upstreams) {
-    completed_[up.federate] = 0;
+    (void)upstreams_[up.federate];
     validator_.allow_peer(up.federate);  // a port it does not accept is then unknown_port
     if (spec_.keys_dir) {
       key_owner_[transport::read_key_pair(*spec_.keys_dir, up.federate, true).public_key] =
@@ -63,11 +63,11 @@ void FederateDataPlane::setup_metrics(monitoring::ProcessMetrics& metrics) {
   using monitoring::Metric;
   const FederateSpec& me = *me_;
   for (const std::string& down : me.downstreams) {
-    sent_metrics_[down] = {&metrics.counter(Metric::transport_messages_sent, {{"peer", down}}),
-                           &metrics.counter(Metric::transport_sent_bytes, {{"peer", down}})};
+    downstreams_[down].sent = {&metrics.counter(Metric::transport_messages_sent, {{"peer", down}}),
+                               &metrics.counter(Metric::transport_sent_bytes, {{"peer", down}})};
   }
   for (const UpstreamLink& up : me.upstreams) {
-    received_metrics_[up.federate] = {
+    upstreams_[up.federate].counters = {
         &metrics.counter(Metric::transport_messages_received, {{"peer", up.federate}}),
         &metrics.counter(Metric::transport_received_bytes, {{"peer", up.federate}})};
   }
@@ -80,7 +80,7 @@ void FederateDataPlane::setup_metrics(monitoring::ProcessMetrics& metrics) {
 }
 
 FederateDataPlane::~FederateDataPlane() {
-  outputs_.clear();
+  for (auto& [id, down] : downstreams_) down.socket.close();
   // Unread data left on the socket when its receive queue is full keeps libzmq's context from
   // terminating (its I/O thread cannot hand the queue the end marker): read it away first. The
   // bound keeps a peer that still sends from holding the federate here.
@@ -107,7 +107,10 @@ void FederateDataPlane::connect(const ControlMessage& start, std::uint32_t proto
   if (protocol_version >= kFirstDoneVersion) {
     // What this federate sends is never newer than what it reads itself.
     for (const auto& [id, version] : start.versions) {
-      reads_header_[id] = std::min(newest_header(version), newest_header(protocol_version));
+      if (const auto down = downstreams_.find(id); down != downstreams_.end()) {
+        down->second.reads_header =
+            std::min(newest_header(version), newest_header(protocol_version));
+      }
     }
   }
   for (const std::string& down : spec_.find(id_)->downstreams) {
@@ -125,7 +128,7 @@ void FederateDataPlane::connect(const ControlMessage& start, std::uint32_t proto
           transport::read_key_pair(*spec_.keys_dir, down, true).public_key);
     }
     socket.connect(transport::nearest_endpoint(endpoint));
-    outputs_.emplace(down, std::move(socket));
+    downstreams_[down].socket = std::move(socket);
   }
   validator_.set_completed_tag(start.tag.predecessor());
 }
@@ -179,15 +182,14 @@ bool FederateDataPlane::receive(
     // value is delivered, which may move the header's strings away.
     if (header.done) note_completed(header.from, *header.done);
     // Values and ABSENTs alike count towards the grants' message counts.
-    received_[header.from].push_back(header.tag);
+    Upstream& upstream = upstreams_[header.from];
+    upstream.received.push_back(header.tag);
     std::size_t bytes = 0;  // as received: the header's sizes, checked against the frames
     for (const std::uint64_t size : header.sizes) bytes += static_cast<std::size_t>(size);
-    if (header.kind == transport::MessageKind::kPortValue) {
-      if (const auto counters = received_metrics_.find(header.from);
-          counters != received_metrics_.end()) {
-        counters->second.messages->Increment();
-        counters->second.bytes->Increment(static_cast<double>(bytes));
-      }
+    if (header.kind == transport::MessageKind::kPortValue &&
+        upstream.counters.messages != nullptr) {
+      upstream.counters.messages->Increment();
+      upstream.counters.bytes->Increment(static_cast<double>(bytes));
     }
     const WireTag tag = header.tag;
     const std::uint32_t port = header.port;
@@ -206,8 +208,8 @@ bool FederateDataPlane::receive(
 void FederateDataPlane::note_completed(const std::string& upstream, const WireTag& tag) {
   // The upstream's progress (WIRE.md §2): it comes after everything the upstream sent before it,
   // on the same connection. Not a data message: no grant counts it.
-  WireTag& completed = upstream_completed_[upstream];
-  completed = std::max(completed, tag);
+  std::optional<WireTag>& notified = upstreams_[upstream].notified;
+  notified = std::max(notified.value_or(WireTag{}), tag);
   if (trace::TraceRecorder* tracer = trace::active()) {
     tracer->instant(trace::Kind::kControlReceive, tag, trace_names_.id(*tracer, "COMPLETED"),
                     trace_names_.id(*tracer, upstream));
@@ -241,28 +243,33 @@ void FederateDataPlane::fail_on_lost_message(const transport::WireHeader& header
 bool FederateDataPlane::counts_met(const std::map<std::string, std::uint64_t>& counts,
                                    const WireTag& through) const {
   for (const auto& [upstream, expected] : counts) {
-    std::uint64_t arrived = 0;
-    if (const auto tags = received_.find(upstream); tags != received_.end()) {
-      arrived = static_cast<std::uint64_t>(
-          std::upper_bound(tags->second.begin(), tags->second.end(), through) -
-          tags->second.begin());
+    const auto up = upstreams_.find(upstream);
+    if (up == upstreams_.end()) {
+      if (expected > 0) return false;  // data still in flight
+      continue;
     }
-    const auto completed = completed_.find(upstream);
-    const std::uint64_t done = completed == completed_.end() ? 0 : completed->second;
-    if (done + arrived < expected) return false;  // data still in flight
+    const std::deque<WireTag>& tags = up->second.received;
+    const auto arrived = static_cast<std::uint64_t>(
+        std::upper_bound(tags.begin(), tags.end(), through) - tags.begin());
+    if (up->second.completed + arrived < expected) return false;  // data still in flight
   }
   return true;
 }
 
 bool FederateDataPlane::asked_by_input(const WireTag& tag) const {
-  return std::any_of(received_.begin(), received_.end(), [&](const auto& entry) {
-    return std::binary_search(entry.second.begin(), entry.second.end(), tag);
+  return std::any_of(upstreams_.begin(), upstreams_.end(), [&](const auto& entry) {
+    return std::binary_search(entry.second.received.begin(), entry.second.received.end(), tag);
   });
 }
 
 WireTag FederateDataPlane::arrival_tag(const std::string& to, const WireTag& sent_at) const {
-  const auto delay = downstream_delays_.find(to);
-  return delay == downstream_delays_.end() ? sent_at : transport::delayed(sent_at, delay->second);
+  const auto down = downstreams_.find(to);
+  return down == downstreams_.end() ? sent_at : transport::delayed(sent_at, down->second.delay);
+}
+
+FederateDataPlane::Downstream* FederateDataPlane::connected(const std::string& to) {
+  const auto down = downstreams_.find(to);
+  return down == downstreams_.end() || !down->second.socket ? nullptr : &down->second;
 }
 
 void FederateDataPlane::report_in_transit(FederateClient& client, const std::string& to,
@@ -276,8 +283,8 @@ void FederateDataPlane::report_in_transit(FederateClient& client, const std::str
 bool FederateDataPlane::send_value(const std::string& to, std::uint32_t port,
                                    const WireTag& arrival, const transport::Payload& payload,
                                    std::optional<WireTag> done) {
-  const auto socket = outputs_.find(to);
-  if (socket == outputs_.end()) return false;
+  Downstream* down = connected(to);
+  if (down == nullptr) return false;
   if (const std::size_t cap = validator_.policy().max_message_bytes; payload.size > cap) {
     // The receiver would drop it (message_too_large) and fail the run from its side; say it here,
     // where the value was made.
@@ -288,7 +295,7 @@ bool FederateDataPlane::send_value(const std::string& to, std::uint32_t port,
   }
   trace::Span span(trace::Kind::kSend, arrival);
   if (span.on()) trace_message(span.event(), to, port, payload.size);
-  transport::WireHeader& header = header_to(to, payload.size);
+  transport::WireHeader& header = header_to(*down, payload.size);
   header.tag = arrival;
   header.port = port;
   // A downstream that reads only header 2 gets the notice as a message of its own, after it.
@@ -297,43 +304,40 @@ bool FederateDataPlane::send_value(const std::string& to, std::uint32_t port,
     header.done = done;
     trace_notice(to, *done);  // before it leaves, as for a notice of its own: it may arrive first
   }
-  transport::send_wire_message(socket->second, header, &payload, 1);
+  transport::send_wire_message(down->socket, header, &payload, 1);
   if (value_log_ != nullptr) value_log_->record(arrival, to, port, payload.data, payload.size);
   if (folded) {
-    unnotified_.erase(to);
+    down->unnotified = false;
   } else if (done) {
-    send_completed_notice_now(to, *done);
+    down->unnotified = false;
+    send_notice(to, *down, *done);
   } else {
-    unnotified_.insert(to);
+    down->unnotified = true;
   }
-  if (const auto counters = sent_metrics_.find(to); counters != sent_metrics_.end()) {
-    counters->second.messages->Increment();
-    counters->second.bytes->Increment(static_cast<double>(payload.size));
+  if (down->sent.messages != nullptr) {
+    down->sent.messages->Increment();
+    down->sent.bytes->Increment(static_cast<double>(payload.size));
   }
   return true;
 }
 
-bool FederateDataPlane::send_header_only(const std::string& to, std::uint32_t port,
+void FederateDataPlane::send_header_only(Downstream& down, std::uint32_t port,
                                          transport::MessageKind kind, const WireTag& tag) {
-  const auto socket = outputs_.find(to);
-  if (socket == outputs_.end()) return false;
-  transport::WireHeader& header = header_to(to);
+  transport::WireHeader& header = header_to(down);
   header.tag = tag;
   header.port = port;
   header.kind = kind;
-  transport::send_wire_message(socket->second, header, nullptr, 0);
-  return true;
+  transport::send_wire_message(down.socket, header, nullptr, 0);
 }
 
-transport::WireHeader& FederateDataPlane::header_to(const std::string& to,
+transport::WireHeader& FederateDataPlane::header_to(const Downstream& down,
                                                     std::size_t payload_bytes) {
   transport::WireHeader& header = outgoing_;
   header.tag = {};
   header.port = 0;
   header.kind = transport::MessageKind::kPortValue;
   header.done.reset();
-  const auto reads = reads_header_.find(to);
-  header.version = reads == reads_header_.end() ? transport::kOldestWireVersion : reads->second;
+  header.version = down.reads_header;
   // Payloads over the inline cap go as frames of their own, without a copy.
   if (header.version >= transport::kFirstInlineHeaderVersion &&
       payload_bytes > validator_.policy().header_limits.max_inline_bytes) {
@@ -354,27 +358,35 @@ void FederateDataPlane::trace_message(trace::Event& event, const std::string& to
 
 bool FederateDataPlane::send_absent(const std::string& to, std::uint32_t port,
                                     const WireTag& arrival) {
+  Downstream* down = connected(to);
+  if (down == nullptr) return false;
   trace::Span span(trace::Kind::kSend, arrival);
   if (span.on()) trace_message(span.event(), to, port, 0);
-  if (!send_header_only(to, port, transport::MessageKind::kPortAbsent, arrival)) return false;
+  send_header_only(*down, port, transport::MessageKind::kPortAbsent, arrival);
   if (value_log_ != nullptr) value_log_->record(arrival, to, port, nullptr, 0);
-  unnotified_.insert(to);
+  down->unnotified = true;
   return true;
 }
 
 void FederateDataPlane::send_completed_notices() {
-  for (const auto& [to, tag] : notices_due_) send_notice(to, tag);
-  notices_due_.clear();
+  for (auto& [to, down] : downstreams_) {
+    if (!down.notice_due) continue;
+    const WireTag tag = *down.notice_due;
+    down.notice_due.reset();
+    send_notice(to, down, tag);
+  }
 }
 
 void FederateDataPlane::send_completed_notice_now(const std::string& to, const WireTag& tag) {
-  unnotified_.erase(to);
-  send_notice(to, tag);
+  const auto down = downstreams_.find(to);
+  if (down == downstreams_.end()) return;
+  down->second.unnotified = false;
+  send_notice(to, down->second, tag);
 }
 
-void FederateDataPlane::send_notice(const std::string& to, const WireTag& tag) {
+void FederateDataPlane::send_notice(const std::string& to, Downstream& down, const WireTag& tag) {
   trace_notice(to, tag);
-  (void)send_header_only(to, 0, transport::MessageKind::kCompleted, tag);
+  if (down.socket) send_header_only(down, 0, transport::MessageKind::kCompleted, tag);
 }
 
 void FederateDataPlane::trace_notice(const std::string& to, const WireTag& tag) {
@@ -388,10 +400,10 @@ WireTag FederateDataPlane::upstream_bound() const {
   if (me_->upstreams.empty()) return kNever;
   WireTag bound = kForever;
   for (const UpstreamLink& link : me_->upstreams) {
-    const auto completed = upstream_completed_.find(link.federate);
-    if (completed == upstream_completed_.end()) return kNever;
+    const auto up = upstreams_.find(link.federate);
+    if (up == upstreams_.end() || !up->second.notified) return kNever;
     // It sends only at tags after the one it completed; its messages arrive that much later.
-    const WireTag earliest = transport::delayed(completed->second.next_microstep(), link.delay);
+    const WireTag earliest = transport::delayed(up->second.notified->next_microstep(), link.delay);
     bound = std::min(bound, earliest.predecessor());
   }
   return bound;
@@ -399,14 +411,17 @@ WireTag FederateDataPlane::upstream_bound() const {
 
 void FederateDataPlane::complete(const WireTag& tag) {
   completed_tag_ = tag;
-  for (const std::string& to : unnotified_) notices_due_[to] = tag;
-  unnotified_.clear();
+  for (auto& [to, down] : downstreams_) {
+    if (!down.unnotified) continue;
+    down.notice_due = tag;
+    down.unnotified = false;
+  }
   ++unreported_;
   validator_.set_completed_tag(tag);
-  for (auto& [upstream, tags] : received_) {
-    while (!tags.empty() && tags.front() <= tag) {
-      tags.pop_front();
-      ++completed_[upstream];
+  for (auto& [id, up] : upstreams_) {
+    while (!up.received.empty() && up.received.front() <= tag) {
+      up.received.pop_front();
+      ++up.completed;
     }
   }
 }

@@ -50,7 +50,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -138,7 +137,10 @@ class FederateDataPlane {
   /// The tag at which a message sent at `sent_at` arrives at downstream `to` (its link's delay).
   [[nodiscard]] WireTag arrival_tag(const std::string& to, const WireTag& sent_at) const;
   /// True when `to` is a downstream this federate is connected to (after connect()).
-  [[nodiscard]] bool sends_to(const std::string& to) const { return outputs_.count(to) != 0; }
+  [[nodiscard]] bool sends_to(const std::string& to) const {
+    const auto down = downstreams_.find(to);
+    return down != downstreams_.end() && static_cast<bool>(down->second.socket);
+  }
   /// Reports a data message to `to` arriving at `arrival` in transit: it goes in the next LTC.
   /// A full list is sent first with an LTC of the latest completed tag.
   void report_in_transit(FederateClient& client, const std::string& to, const WireTag& arrival);
@@ -195,6 +197,22 @@ class FederateDataPlane {
     prometheus::Counter* messages = nullptr;
     prometheus::Counter* bytes = nullptr;
   };
+  /// What a send to one downstream needs, found with one lookup by its id.
+  struct Downstream {
+    ConnectionDelay delay;  // its link's delay
+    zmq::socket_t socket;   // connected by connect(); empty before
+    std::uint32_t reads_header = transport::kOldestWireVersion;  // newest data header it reads
+    PeerCounters sent;                                           // with metrics
+    bool unnotified = false;            // sent a value or an ABSENT since its last notice
+    std::optional<WireTag> notice_due;  // the completed tag to announce to it
+  };
+  /// What a message from one upstream updates, found with one lookup by its id.
+  struct Upstream {
+    std::deque<WireTag> received;     // tags of its messages not yet completed
+    std::uint64_t completed = 0;      // its messages completed
+    PeerCounters counters;            // with metrics
+    std::optional<WireTag> notified;  // its latest COMPLETED (or a value's `done`)
+  };
   void setup_metrics(monitoring::ProcessMetrics& metrics);
   /// True when `message`'s header names its sender, the sender is the connection's routing id
   /// and one of this federate's upstreams.
@@ -203,19 +221,20 @@ class FederateDataPlane {
   /// upstream its routing id names.
   [[nodiscard]] bool sent_with_own_key(const transport::ReceivedMessage& message) const;
   /// Sends COMPLETED(tag) to `to`, traced.
-  void send_notice(const std::string& to, const WireTag& tag);
+  void send_notice(const std::string& to, Downstream& down, const WireTag& tag);
   void trace_notice(const std::string& to, const WireTag& tag);
   /// A header from this federate in the newest version `to` reads (connect()); with
   /// `payload_bytes` over HeaderLimits::max_inline_bytes, not newer than 3 (payload frames).
   /// Kept in `outgoing_` (tag, port, kind and done reset), which every send reuses: its
   /// strings and sizes keep their room, so a send allocates no header.
-  transport::WireHeader& header_to(const std::string& to, std::size_t payload_bytes = 0);
+  transport::WireHeader& header_to(const Downstream& down, std::size_t payload_bytes = 0);
   /// `upstream` completed `tag`: by a COMPLETED notice or a value's `done`.
   void note_completed(const std::string& upstream, const WireTag& tag);
-  /// Sends a message without payload (an ABSENT or a COMPLETED) to `to`; false when `to` is not
-  /// a connected downstream.
-  bool send_header_only(const std::string& to, std::uint32_t port, transport::MessageKind kind,
+  /// Sends a message without payload (an ABSENT or a COMPLETED) to `down`.
+  void send_header_only(Downstream& down, std::uint32_t port, transport::MessageKind kind,
                         const WireTag& tag);
+  /// The connected downstream `to`, or null.
+  Downstream* connected(const std::string& to);
   /// The names of a data message this federate sends to `to`, for its trace event.
   void trace_message(trace::Event& event, const std::string& to, std::uint32_t port,
                      std::size_t bytes);
@@ -225,8 +244,8 @@ class FederateDataPlane {
   zmq::context_t& context_;
   const FederationSpec& spec_;
   std::string id_;
-  const FederateSpec* me_ = nullptr;                          // this federate in spec_
-  std::map<std::string, ConnectionDelay> downstream_delays_;  // per downstream: the link's delay
+  const FederateSpec* me_ = nullptr;               // this federate in spec_
+  std::map<std::string, Downstream> downstreams_;  // every downstream, by id
   bool on_zero_delay_cycle_ = false;
   transport::MessageValidator validator_;
   transport::PeerDropCounters drops_;
@@ -235,20 +254,11 @@ class FederateDataPlane {
   zmq::socket_t data_;
   std::unique_ptr<transport::ConnectionGuard> guard_;  // without CURVE; before data_ closes
   std::string endpoint_;
-  std::map<std::string, zmq::socket_t> outputs_;  // per downstream
-  // Per downstream, the newest data header it reads (2, 3 or 4; from START's versions).
-  std::map<std::string, std::uint32_t> reads_header_;
-  transport::WireHeader outgoing_;                        // header_to()'s
-  std::map<std::string, std::deque<WireTag>> received_;   // per upstream, tags not yet completed
-  std::map<std::string, std::uint64_t> completed_;        // per upstream, messages completed
-  std::map<std::string, PeerCounters> sent_metrics_;      // per downstream (with metrics)
-  std::map<std::string, PeerCounters> received_metrics_;  // per upstream (with metrics)
-  WireTag completed_tag_ = transport::kNever;             // the latest tag completed
-  int unreported_ = 0;  // completed tags not yet reported by an LTC
+  transport::WireHeader outgoing_;             // header_to()'s
+  std::map<std::string, Upstream> upstreams_;  // every upstream, by id
+  WireTag completed_tag_ = transport::kNever;  // the latest tag completed
+  int unreported_ = 0;                         // completed tags not yet reported by an LTC
   std::vector<std::pair<std::string, WireTag>> in_transit_;  // sent, not yet reported
-  std::set<std::string> unnotified_;            // downstreams sent to since their last notice
-  std::map<std::string, WireTag> notices_due_;  // per downstream: the completed tag to announce
-  std::map<std::string, WireTag> upstream_completed_;  // per upstream: its latest notice
   WireTag announced_ = transport::kNever;
   Reporting announced_reporting_ = Reporting::kEveryWait;
   trace::NameCache trace_names_;  // the socket owner's (tracing/README.md)
