@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -22,11 +23,14 @@ void release_payload(void* /*data*/, void* hint) {
 }
 
 /// ZeroMQ names a TCP peer by its numeric address (Peer-Address, getnameinfo NI_NUMERICHOST);
-/// a Unix-socket peer as "localhost:UID:GID:PID" (SO_PEERCRED), which is no address. Without the
-/// property it says nothing: counted as TCP, so that the guard still sees the message.
+/// a Unix-socket peer as "localhost:UID:GID:PID" (SO_PEERCRED), which is no address: told by its
+/// start without parsing it. Without the property it says nothing: counted as TCP, so that the
+/// guard still sees the message.
 bool came_over_tcp(const zmq::message_t& frame) {
   const char* property = zmq_msg_gets(frame.handle(), "Peer-Address");
   if (property == nullptr) return true;
+  constexpr std::string_view kUnixPeer = "localhost:";
+  if (std::strncmp(property, kUnixPeer.data(), kUnixPeer.size()) == 0) return false;
   const std::size_t length = std::strcspn(property, "%");  // without an IPv6 scope: fe80::1%2
   char address[INET6_ADDRSTRLEN] = {};
   if (length >= sizeof address) return false;  // longer than any numeric address
@@ -159,10 +163,12 @@ ReceiveResult receive_wire_message(zmq::socket_t& router, const MessageValidator
   (void)router.recv(header_frame, zmq::recv_flags::none);
   result.wire_bytes = zmtp_frame_bytes(header_frame.size());
   if (needs.connection) {
-    if (const char* fd = zmq_msg_gets(header_frame.handle(), "__fd")) {
-      result.source_fd = std::atoi(fd);  // what ZMQ_SRCFD reads
-    }
     result.over_tcp = came_over_tcp(header_frame);
+    if (result.over_tcp) {  // only a TCP connection is watched
+      if (const char* fd = zmq_msg_gets(header_frame.handle(), "__fd")) {
+        result.source_fd = std::atoi(fd);  // what ZMQ_SRCFD reads
+      }
+    }
   }
   if (needs.user_id) {
     if (const char* user = zmq_msg_gets(header_frame.handle(), "User-Id")) {

@@ -68,8 +68,9 @@ struct ReceivedMessage {
 struct ReceiveResult {
   bool received = false;  ///< false: nothing was waiting (dontwait) or the call was interrupted
   DropReason error = DropReason::kNone;
-  /// The connection the message came from (ZMQ_SRCFD; -1 when ZeroMQ does not say) and the
-  /// bytes its frames took on the wire (ZMTP 3 framing), for the ConnectionGuard.
+  /// The TCP connection the message came from (ZMQ_SRCFD; -1 over a Unix socket, which no guard
+  /// watches, or when ZeroMQ does not say) and the bytes its frames took on the wire (ZMTP 3
+  /// framing), for the ConnectionGuard.
   int source_fd = -1;
   std::size_t wire_bytes = 0;
   /// False when the message came over a Unix socket (a twin, WIRE.md §1.1): its Peer-Address
@@ -87,9 +88,9 @@ struct ReceiveResult {
 [[nodiscard]] Payload adopt_frames(std::vector<zmq::message_t> frames);
 
 /// What a receiver reads of a message's connection, each a lookup in ZeroMQ's metadata (with the
-/// address parsed and the descriptor's digits read): `connection` fills source_fd and over_tcp
-/// (for a ConnectionGuard), `user_id` the User-Id (with CURVE). A field not asked for keeps its
-/// default (-1, false, empty).
+/// address parsed and the descriptor's digits read): `connection` fills over_tcp and, over TCP,
+/// source_fd (for a ConnectionGuard), `user_id` the User-Id (with CURVE). A field not asked for
+/// keeps its default (-1, false, empty).
 struct ReceiveNeeds {
   bool connection = true;
   bool user_id = true;
