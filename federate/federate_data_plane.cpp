@@ -309,8 +309,7 @@ bool FederateDataPlane::send_value(const std::string& to, std::uint32_t port,
   if (folded) {
     down->unnotified = false;
   } else if (done) {
-    down->unnotified = false;
-    send_notice(to, *down, *done);
+    send_completed_notice_now(to, *done);
   } else {
     down->unnotified = true;
   }
