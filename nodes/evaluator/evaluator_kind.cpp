@@ -8,9 +8,7 @@
 // episode's end), every (100 weights versions). Its episodes' seeds derive from its replica seed.
 #include <memory>
 
-#include "nodes/evaluator/evaluator_actor.hpp"
 #include "nodes/evaluator/evaluator_reactor.hpp"
-#include "nodes/kind/actor_setup.hpp"
 #include "nodes/kind/replica_binding.hpp"
 #include "nodes/kind/replica_config.hpp"
 #include "nodes/node_metrics.hpp"
@@ -82,11 +80,6 @@ std::unique_ptr<ReplicaBinding> make_reactor(const ReplicaSetup& s, reactors::En
   return std::make_unique<EvaluatorBinding>(s, env);
 }
 
-caf::actor spawn_actor(caf::actor_system& system, const ReplicaSpawnSetup& s) {
-  return caf::actor_cast<caf::actor>(spawn_evaluator_actor(system, EvaluatorSettings::of(s.config),
-                                                           s.config.name, s.report, s.metrics));
-}
-
 void actor_result(const ReplicaConfig& /*replica*/, const ReplicaReport& /*report*/,
                   ReplicaResult& r) {
   if (!r.evaluations.empty()) r.mean_return = r.evaluations.back();
@@ -105,7 +98,6 @@ NodeKind make_kind() {
       node_families({family::kEvaluations, family::kEvaluationReturn, family::kWeightsVersion});
   k.configure = configure;
   k.reactor = make_reactor;
-  k.actor = spawn_actor;
   k.actor_result = actor_result;
   return k;
 }

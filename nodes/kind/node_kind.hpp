@@ -19,7 +19,9 @@
 //   - actor(): its replica as a CAF actor; actor_result(): the kind's figures in the result of
 //     an actor replica, read from its ReplicaReport.
 // Kinds that need LibTorch leave reactor/actor null in the torch-free library; the torch library
-// fills them in (install_torch_kinds(), nodes/kind/torch_registry.hpp) before any is built.
+// fills them in (install_torch_kinds(), nodes/kind/torch_registry.hpp) before any is built. The
+// other kinds' actor() is null too until install_actor_kinds() (nodes/kind/actor_registry.hpp),
+// which the actor host calls before its first spawn, so that this library builds without CAF.
 //
 // Descriptors are immutable after start-up; reading them is thread-safe.
 #pragma once

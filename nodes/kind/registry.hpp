@@ -2,7 +2,9 @@
 // folder (nodes/kind/node_kind.hpp). registry.cpp lists them, one line per kind.
 //
 // Thread-safety: the list is built on first use and read-only after install_torch_kinds()
-// (nodes/kind/torch_registry.hpp), which a torch binary calls at start-up.
+// (nodes/kind/torch_registry.hpp), which a torch binary calls at start-up, except for the
+// actor() factories install_actor_kinds() (nodes/kind/actor_registry.hpp) fills in once, before
+// anyone reads them.
 #pragma once
 
 #include <string>

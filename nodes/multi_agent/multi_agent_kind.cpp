@@ -3,11 +3,10 @@
 // transitions to its replay; it evaluates the greedy policies beside random play.
 #include <memory>
 
-#include "nodes/kind/actor_setup.hpp"
 #include "nodes/kind/replica_binding.hpp"
 #include "nodes/kind/replica_config.hpp"
-#include "nodes/multi_agent/multi_agent_actor.hpp"
 #include "nodes/multi_agent/multi_agent_reactor.hpp"
+#include "nodes/replica_report.hpp"
 
 namespace tagflow::nodes {
 
@@ -101,14 +100,6 @@ std::unique_ptr<ReplicaBinding> make_reactor(const ReplicaSetup& s, reactors::En
   return std::make_unique<MultiAgentBinding>(s, env);
 }
 
-caf::actor spawn_actor(caf::actor_system& system, const ReplicaSpawnSetup& s) {
-  const ReplicaConfig& r = s.config;
-  return caf::actor_cast<caf::actor>(
-      spawn_multi_agent_actor(system, *r.multi_agent,
-                              {r.name, r.step_limit, r.transition_links, r.observation_links,
-                               r.replica_policies, s.report, s.metrics}));
-}
-
 void actor_result(const ReplicaConfig& /*replica*/, const ReplicaReport& report, ReplicaResult& r) {
   std::optional<MultiAgentFigures> figures;
   if (report.mean_return) {
@@ -139,7 +130,6 @@ NodeKind make_kind() {
                              family::kLengthMean, family::kCollisions, family::kWeightsVersion});
   k.configure = configure;
   k.reactor = make_reactor;
-  k.actor = spawn_actor;
   k.actor_result = actor_result;
   return k;
 }

@@ -3,10 +3,8 @@
 // checkpoints.
 #include <memory>
 
-#include "nodes/kind/actor_setup.hpp"
 #include "nodes/kind/replica_binding.hpp"
 #include "nodes/kind/replica_config.hpp"
-#include "nodes/replay/replay_actor.hpp"
 #include "nodes/replay/replay_reactor.hpp"
 
 namespace tagflow::nodes {
@@ -63,11 +61,6 @@ std::unique_ptr<ReplicaBinding> make_reactor(const ReplicaSetup& s, reactors::En
   return std::make_unique<ReplayBinding>(s, env);
 }
 
-caf::actor spawn_actor(caf::actor_system& system, const ReplicaSpawnSetup& s) {
-  ReplayActorOptions options{s.config.name, 0, s.report, s.metrics, s.recovery};
-  return caf::actor_cast<caf::actor>(spawn_replay_actor(system, *s.config.replay, options));
-}
-
 NodeKind make_kind() {
   NodeKind k;
   k.name = "replay";
@@ -81,7 +74,6 @@ NodeKind make_kind() {
                              family::kReplayBytes});
   k.configure = configure;
   k.reactor = make_reactor;
-  k.actor = spawn_actor;
   return k;
 }
 

@@ -3,10 +3,8 @@
 // Transient: samplers may join and leave a running actor-mode cluster (`tagflow node --join`).
 #include <memory>
 
-#include "nodes/kind/actor_setup.hpp"
 #include "nodes/kind/replica_binding.hpp"
 #include "nodes/kind/replica_config.hpp"
-#include "nodes/sampler/sampler_actor.hpp"
 #include "nodes/sampler/sampler_reactor.hpp"
 
 namespace tagflow::nodes {
@@ -69,12 +67,6 @@ std::unique_ptr<ReplicaBinding> make_reactor(const ReplicaSetup& s, reactors::En
   return std::make_unique<SamplerBinding>(s, env);
 }
 
-caf::actor spawn_actor(caf::actor_system& system, const ReplicaSpawnSetup& s) {
-  const ReplicaConfig& r = s.config;
-  SamplerActorOptions options{r.name, r.step_limit, s.report, s.metrics, s.recovery};
-  return caf::actor_cast<caf::actor>(spawn_sampler_actor(system, *r.sampler, options));
-}
-
 NodeKind make_kind() {
   NodeKind k;
   k.name = "sampler";
@@ -89,7 +81,6 @@ NodeKind make_kind() {
       {family::kEnvSteps, family::kEpisodes, family::kReturnMean, family::kWeightsVersion});
   k.configure = configure;
   k.reactor = make_reactor;
-  k.actor = spawn_actor;
   return k;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "nodes/cluster/cluster_config.hpp"
+#include "nodes/kind/actor_registry.hpp"
 #include "nodes/kind/registry.hpp"
 #include "nodes/kind/replica_config.hpp"
 #include "nodes/node_params.hpp"
@@ -38,6 +39,8 @@ TEST(EvaluatorKind, IsInTheRegistryWithItsPortsUnitAndRoles) {
   EXPECT_TRUE(kind->publishes_evaluations);
   EXPECT_FALSE(kind->transient || kind->trains || kind->steps_env || kind->needs_torch);
   EXPECT_NE(kind->reactor, nullptr);
+  // Its CAF factory comes with the actor bindings, installed before the first actor is spawned.
+  install_actor_kinds();
   EXPECT_NE(kind->actor, nullptr);
   EXPECT_NE(node_kind_names().find("evaluator"), std::string::npos);
 }
