@@ -2,6 +2,7 @@
 // as a run of 50 tags of the same program (all of them set-up: threads, level queues).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <new>
@@ -81,8 +82,17 @@ TEST(Allocation, RunLengthDoesNotChangeTheNumberOfAllocationsInSingleThreadMode)
   EXPECT_EQ(allocations_during_run(1, 5000), short_run);
 }
 
+// With workers, how the threads interleave can move a few set-up allocations from run to run
+// (seen once in a loaded suite: 16 against 13), so each length runs three times and the fewest are
+// compared. An allocation per tag would add thousands to every run of 5,000 tags.
+long fewest_allocations(unsigned workers, int rounds) {
+  long fewest = allocations_during_run(workers, rounds);
+  for (int i = 0; i < 2; ++i) fewest = std::min(fewest, allocations_during_run(workers, rounds));
+  return fewest;
+}
+
 TEST(Allocation, RunLengthDoesNotChangeTheNumberOfAllocationsWithWorkers) {
-  EXPECT_EQ(allocations_during_run(3, 5000), allocations_during_run(3, 50));
+  EXPECT_EQ(fewest_allocations(3, 5000), fewest_allocations(3, 50));
 }
 
 }  // namespace
