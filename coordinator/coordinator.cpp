@@ -277,6 +277,8 @@ void Coordinator::handle_join(const std::string& identity, const ControlMessage&
         "START again",
         join.federate, address);
     send(identity, start_message(member));
+    // The grants that followed START went the same way: the newest ones, in the order sent.
+    for (const ControlMessage& grant : member.unheard_grants) send(identity, grant);
     return;
   }
   member.joined = true;
@@ -408,7 +410,10 @@ void Coordinator::handle_member(const std::string& identity, const ControlMessag
     return;
   }
   heard_from(index, Clock::now());
-  if (started_) members_[index].spoke_since_start = true;
+  if (started_ && !members_[index].spoke_since_start) {
+    members_[index].spoke_since_start = true;
+    members_[index].unheard_grants.clear();
+  }
   ++members_[index].messages;
   switch (message.type) {
     case ControlType::kNextEvent:
@@ -620,6 +625,20 @@ void Coordinator::note_reporting(std::size_t index, Reporting said) {
   grants_.set_deferring(index, member.reporting == Reporting::kMayDefer);
 }
 
+void Coordinator::keep_unheard(Member& member, const ControlMessage& grant) {
+  // A TAG covers every grant at or below its tag (its counts are totals); a PTAG covers the
+  // PTAGs before it. So at most a TAG and a later PTAG are kept.
+  std::vector<ControlMessage>& kept = member.unheard_grants;
+  kept.erase(std::remove_if(kept.begin(), kept.end(),
+                            [&grant](const ControlMessage& earlier) {
+                              return grant.type == ControlType::kGrant
+                                         ? earlier.tag <= grant.tag
+                                         : earlier.type == ControlType::kProvisional;
+                            }),
+             kept.end());
+  kept.push_back(grant);
+}
+
 void Coordinator::send_grants() {
   for (GrantDecision& grant : grants_.take_new_grants()) {
     ControlMessage message = make_tag_message(
@@ -627,6 +646,7 @@ void Coordinator::send_grants() {
     message.counts = std::move(grant.counts);
     Member& member = members_[grant.federate];
     send(member.identity, message);
+    if (!member.spoke_since_start) keep_unheard(member, message);
     ++stats_.grants_sent;
     ++member.grants;
     if (metrics_.tag_advances != nullptr) metrics_.tag_advances->Increment();

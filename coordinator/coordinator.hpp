@@ -151,8 +151,11 @@ class Coordinator {
     bool resumed = false;                            // a resumed run: it sent RESUMED (§9.6)
     int join_fd = -1;                // the connection (ZMQ_SRCFD) its accepted JOIN came on
     bool spoke_since_start = false;  // a frame other than JOIN came from it after START
-    std::uint64_t grants = 0;        // TAGs and PTAGs sent to it
-    std::uint64_t messages = 0;      // its frames handled after it joined
+    /// The grants sent to it after START while it had said nothing since (at most the newest
+    /// TAG and the newest PTAG after it): a JOIN that gets START again gets these again too (§2.2).
+    std::vector<ControlMessage> unheard_grants;
+    std::uint64_t grants = 0;                   // TAGs and PTAGs sent to it
+    std::uint64_t messages = 0;                 // its frames handled after it joined
     prometheus::Counter* heartbeats = nullptr;  // with metrics
     prometheus::Counter* silences = nullptr;
     prometheus::Counter* silence_seconds = nullptr;
@@ -243,6 +246,8 @@ class Coordinator {
   void count_received(std::size_t index, std::size_t bytes);
   void broadcast(const ControlMessage& message);
   void send_grants();
+  /// Keeps `grant` for a JOIN that gets START again (Member::unheard_grants).
+  static void keep_unheard(Member& member, const ControlMessage& grant);
   /// When a federate that said it needs the coordinator waits for a grant, asks every federate
   /// that may have left waits unreported, once per report, for its report (PROTOCOL.md §3.9).
   void request_reports();

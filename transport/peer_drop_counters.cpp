@@ -2,17 +2,17 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/log_text.hpp"
+
 namespace tagflow::transport {
 namespace {
 
-/// Printable form of a peer identity that may hold any bytes.
+/// A peer identity that may hold any bytes as the log and the counters name it: escaped as the
+/// coordinator's log escapes what peers send (bytes outside printable ASCII as \xNN, a
+/// backslash as \\) and cut after 128 bytes with "...(N more bytes)", so two identities that
+/// differ in their first 128 bytes keep two names.
 std::string printable(const std::string& peer) {
-  std::string out;
-  for (char c : peer) {
-    out += (c >= 0x20 && c < 0x7f) ? c : '?';
-    if (out.size() >= 64) break;
-  }
-  return out.empty() ? "(anonymous)" : out;
+  return peer.empty() ? "(anonymous)" : escape_for_log(peer, 128);
 }
 
 }  // namespace

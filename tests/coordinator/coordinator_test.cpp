@@ -740,6 +740,12 @@ TEST(Coordinator, AfterStartAFederateWhoseStartWasLostWithItsConnectionGetsItOnI
     ASSERT_TRUE(reply.has_value()) << "no START on the new connection";
     ASSERT_EQ(reply->type, ControlType::kStart) << reply->text;
     EXPECT_EQ(reply->endpoints.size(), 2U);
+    // a has no upstreams: its grant of forever followed START to the closed connection, and
+    // comes again after it, or a would wait for it for ever.
+    const std::optional<ControlMessage> grant = next_message(again);
+    ASSERT_TRUE(grant.has_value()) << "no grant after START on the new connection";
+    EXPECT_EQ(grant->type, ControlType::kGrant) << grant->text;
+    EXPECT_EQ(grant->tag, transport::kForever);
     // a now speaks after START: a later JOIN is a second claim on its id.
     again.send(
         zmq::buffer(encode_control(make_tag_message(ControlType::kNextEvent, WireTag(0, 0)))),

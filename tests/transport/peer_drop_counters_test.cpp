@@ -43,5 +43,23 @@ TEST(PeerDropCounters, ObserverSeesEveryDropUnderItsBoundedPeerName) {
   EXPECT_EQ(seen[300], std::make_pair(std::string("peer-0"), DropReason::kTagInPast));
 }
 
+TEST(PeerDropCounters, IdentitiesAreNamedEscapedAndCutAsTheCoordinatorsLogDoes) {
+  PeerDropCounters drops;
+  const std::string tail(198, 'r');
+  drops.record(std::string("\x01\\") + tail, DropReason::kNoFrames);
+  drops.record(std::string("\x02\\") + tail, DropReason::kNoFrames);
+  drops.record("", DropReason::kNoFrames);
+  // Two identities that differ in one unprintable byte are two peers, named apart.
+  EXPECT_EQ(drops.total(std::string("\x01\\") + tail), 1U);
+  EXPECT_EQ(drops.total(std::string("\x02\\") + tail), 1U);
+  EXPECT_EQ(drops.total("(anonymous)"), 1U);
+  std::vector<std::string> names;
+  drops.set_observer([&names](const std::string& peer, DropReason) { names.push_back(peer); });
+  drops.record(std::string("\x01\\") + tail, DropReason::kNoFrames);
+  ASSERT_EQ(names.size(), 1U);
+  // 128 bytes of the identity, escaped, then how many were cut.
+  EXPECT_EQ(names[0], "\\x01\\\\" + std::string(126, 'r') + "...(72 more bytes)");
+}
+
 }  // namespace
 }  // namespace tagflow::transport
