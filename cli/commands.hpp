@@ -11,9 +11,16 @@ class App;
 
 namespace tagflow::cli {
 
-/// Exit statuses of a failed command: the run or operation failed; the file or an argument is bad.
+/// Exit statuses (docs/clusters.md, "Exit codes"): the command did what it was asked; the run or
+/// operation failed; the file or an argument is bad; the run stopped before its target return;
+/// `tagflow node`: its federation failed (another federate failed, the coordinator was lost);
+/// interrupted (SIGINT or SIGTERM).
+inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;
 inline constexpr int kExitBadFile = 2;
+inline constexpr int kExitBeforeTarget = 3;
+inline constexpr int kExitFederation = 4;
+inline constexpr int kExitInterrupted = 130;
 /// Prints "tagflow COMMAND: MESSAGE" to stderr and throws CLI::RuntimeError(code).
 [[noreturn]] void fail_command(const std::string& command, const std::string& message, int code);
 

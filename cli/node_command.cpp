@@ -100,7 +100,7 @@ void run_reactor_node(const NodeOptions& o, const cluster::ClusterConfig& config
   } catch (const std::invalid_argument& e) {  // ParamError, an unknown env, ...
     fail(o, e.what(), kExitBadFile);
   } catch (const coordinator::FederationError& e) {
-    fail(o, e.what(), 4);
+    fail(o, e.what(), kExitFederation);
   } catch (const coordinator::FederationConfigError& e) {
     fail(o, e.what(), kExitBadFile);
   } catch (const std::exception& e) {

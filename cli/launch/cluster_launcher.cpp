@@ -17,6 +17,7 @@
 #include <optional>
 #include <set>
 
+#include "cli/commands.hpp"
 #include "cli/launch/coordinator_link.hpp"
 #include "cli/launch/launch_backend.hpp"
 #include "cli/launch/launch_plan.hpp"
@@ -39,11 +40,6 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-constexpr int kExitFailed = 1;
-constexpr int kExitBadFile = 2;
-constexpr int kExitInterrupted = 130;
-constexpr int kNodeExitBadConfig = 2;    // `tagflow node`: bad config, param or process
-constexpr int kNodeExitFederation = 4;   // `tagflow node`: another federate failed
 constexpr auto kStopGrace = 3s;          // SIGTERM → SIGKILL
 constexpr auto kStragglerTimeout = 60s;  // after a clean exit, the others must follow
 constexpr std::size_t kTailLines = 12;
@@ -109,7 +105,7 @@ std::string how(const ChildExit& exit) {
 /// because another federate failed, or the coordinator reporting it.
 const ChildExit& root_cause(const std::vector<ChildExit>& exits) {
   for (const ChildExit& exit : exits) {
-    if (failed(exit) && exit.name != "coordinator" && exit.exit_code != kNodeExitFederation) {
+    if (failed(exit) && exit.name != "coordinator" && exit.exit_code != kExitFederation) {
       return exit;
     }
   }
@@ -222,7 +218,7 @@ std::string where_federate_ran(const cluster::ClusterConfig& config, const Launc
 
 /// `cause` ended because the run failed: it is the coordinator, or a node the coordinator told.
 bool ended_by_the_run(const ChildExit& cause) {
-  return cause.name == "coordinator" || (!cause.signaled && cause.exit_code == kNodeExitFederation);
+  return cause.name == "coordinator" || (!cause.signaled && cause.exit_code == kExitFederation);
 }
 
 /// Why the coordinator says the run failed, for a process the run's failure ended: its report
@@ -287,7 +283,7 @@ void print_failure(const ChildExit& cause, const ProcessSupervisor& supervisor,
 void report_death(const ChildExit& exit, const LaunchPlan& plan,
                   const std::optional<CoordinatorLink>& link) {
   if (!link || exit.name == "coordinator" || exit.name == kStragglers) return;
-  if (!exit.signaled && exit.exit_code == kNodeExitFederation) return;
+  if (!exit.signaled && exit.exit_code == kExitFederation) return;
   for (const cluster::ProcessPlan& process : plan.processes) {
     if (process.name != exit.name) continue;
     for (const std::string& replica : process.replicas) {
@@ -430,7 +426,7 @@ bool restarts_actor_process(const ChildExit& dead, const std::vector<ChildExit>&
                             const cluster::ClusterConfig& config,
                             const std::vector<hosts::RestartRecord>& restarts) {
   if (!failed(dead) || dead.name == kStragglers) return false;
-  if (!dead.signaled && dead.exit_code == kNodeExitBadConfig) return false;
+  if (!dead.signaled && dead.exit_code == kExitBadFile) return false;
   if (static_cast<int>(restarts.size()) >= config.restart.max) return false;
   return std::none_of(exits.begin(), exits.end(), [](const ChildExit& e) { return !failed(e); });
 }
@@ -793,7 +789,7 @@ bool ClusterLaunch::restarts_cluster(const Attempt& attempt) const {
   const ChildExit* last = attempt.exits.empty() ? nullptr : &attempt.exits.back();
   return attempt.failed_run() && !attempt.interrupted && g_signal == 0 && recoverable_ &&
          static_cast<int>(restarts_.size()) < config_.restart.max &&
-         !(!last->signaled && last->exit_code == kNodeExitBadConfig);
+         !(!last->signaled && last->exit_code == kExitBadFile);
 }
 
 /// Stops the survivors; the next attempt starts every process again from the last complete
@@ -901,7 +897,7 @@ int ClusterLaunch::finish(Attempt& attempt) {
   if (run_failed) {
     const ChildExit& cause = root_cause(attempt.exits);
     print_failure(cause, attempt.supervisor, config_, plan_, log_dir_);
-    return !cause.signaled && cause.exit_code == kNodeExitBadConfig ? kExitBadFile : kExitFailed;
+    return !cause.signaled && cause.exit_code == kExitBadFile ? kExitBadFile : kExitFailed;
   }
   return report_run(config_, plan_, log_dir_, options_.summary_path,
                     attempt.reporter->joined_samplers(), restarts_,

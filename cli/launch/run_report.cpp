@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/commands.hpp"
 #include "cli/launch/coordinator_link.hpp"
 #include "cli/launch/trace_collector.hpp"
 #include "common/atomic_file.hpp"
@@ -21,10 +22,6 @@
 
 namespace tagflow::cli {
 namespace {
-
-constexpr int kExitOk = 0;
-constexpr int kExitFailed = 1;
-constexpr int kExitBeforeTarget = 3;
 
 hosts::ProcessResult read_result(const std::string& path) {
   std::ifstream in(path);

@@ -121,7 +121,7 @@ void run_up(const UpOptions& options) {
   if (config.stop.target_return && summary.mean_return < *config.stop.target_return) {
     std::cerr << "tagflow up: stopped (" << summary.stop_reason << ") before reaching the target "
               << "return " << *config.stop.target_return << "\n";
-    throw CLI::RuntimeError(3);
+    throw CLI::RuntimeError(kExitBeforeTarget);
   }
 }
 
