@@ -142,6 +142,11 @@ struct Trial {
   double p99 = 0.0;
 };
 
+/// Keeps in `best` the shorter of it and `trial`; the first trial (`first`) always.
+void keep_shorter(Trial& best, const Trial& trial, bool first) {
+  if (first || trial.seconds < best.seconds) best = trial;
+}
+
 /// The env side of a joint-step loop: the env (reset with the env node's seed), its arrays, and the
 /// wall time between consecutive steps.
 struct EnvLoop {
@@ -230,8 +235,7 @@ void in_process_placements(BenchReport& report, std::int64_t steps, int trials) 
   std::vector<Trial> best(placements.size());
   for (int t = 0; t < trials; ++t) {
     for (std::size_t i = 0; i < placements.size(); ++i) {
-      const Trial trial = placements[i].second(steps);
-      if (t == 0 || trial.seconds < best[i].seconds) best[i] = trial;
+      keep_shorter(best[i], placements[i].second(steps), t == 0);
     }
   }
   for (std::size_t i = 0; i < placements.size(); ++i) {
@@ -387,10 +391,8 @@ void process_placements(BenchReport& report, std::int64_t steps, int trials) {
   Trial federated;
   Trial raw;
   for (int t = 0; t < trials; ++t) {
-    const Trial f = processes(steps, "reactor");
-    if (t == 0 || f.seconds < federated.seconds) federated = f;
-    const Trial r = raw_processes(steps);
-    if (t == 0 || r.seconds < raw.seconds) raw = r;
+    keep_shorter(federated, processes(steps, "reactor"), t == 0);
+    keep_shorter(raw, raw_processes(steps), t == 0);
   }
   const Trial actors = processes(steps, "actor");
   add_row(report, "reactor_inference_2_processes", federated.seconds, federated.p50, federated.p99);

@@ -23,7 +23,7 @@ void add_doctor_command(CLI::App& app) {
     options->torch_probe = torch_executable_path();
     const std::vector<Check> checks = run_doctor(*options);
     std::cout << (*json ? render_doctor_json(checks) : render_doctor_table(checks));
-    if (!doctor_passed(checks)) throw CLI::RuntimeError(1);
+    if (!doctor_passed(checks)) throw CLI::RuntimeError(kExitFailed);
   });
 }
 
