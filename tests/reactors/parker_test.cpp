@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 namespace tagflow::reactors {
@@ -19,8 +20,12 @@ TEST(Parker, WaitReturnsAtOnceWhenTheEpochAlreadyMoved) {
 
 TEST(Parker, WaitWithATimeoutReturnsWithoutANotify) {
   Parker parker;
-  parker.wait(parker.epoch(), 1000000);  // 1 ms
-  SUCCEED();
+  const std::uint32_t seen = parker.epoch();
+  const auto start = std::chrono::steady_clock::now();
+  parker.wait(seen, 1000000);  // 1 ms; without the timeout it would never return
+  // Nothing woke it: it slept until the timeout (the kernel never ends a timed wait before it).
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1));
+  EXPECT_EQ(parker.epoch(), seen);
 }
 
 TEST(Parker, StressHandOffBetweenTwoThreadsLosesNoWakeUp) {
