@@ -257,9 +257,9 @@ DecodeResult decode_request(const void* data, std::size_t size, const RequestSha
     std::size_t offset = 0;
     const msgpack::object_handle handle =
         msgpack::unpack(static_cast<const char*>(data), size, offset, nullptr, nullptr, limits);
-    if (offset != size) throw Failure{"malformed", "bytes after the MessagePack map"};
     if (handle.get().type != msgpack::type::MAP)
       throw Failure{"malformed", "not a MessagePack map"};
+    if (offset != size) throw Failure{"malformed", "bytes after the MessagePack map"};
     const msgpack::object_map& map = handle.get().via.map;
     if (const msgpack::object* id = field(map, "id")) {
       if (!read_uint(*id, r.id)) throw Failure{"malformed", "id is not an unsigned integer"};

@@ -70,7 +70,7 @@ class Scanner : public msgpack::null_visitor {
       breaks("a map of " + std::to_string(n) + " entries (at most " +
              std::to_string(limits_.max_map_entries) + ")");
     }
-    if (depth_ == 0) out_.is_map = true;
+    if (depth_ == 0 && first_value_) out_.is_map = true;
     return open("a map");
   }
   bool end_map() { return close(); }
@@ -94,11 +94,15 @@ class Scanner : public msgpack::null_visitor {
   void parse_error(std::size_t, std::size_t) {}
   void insufficient_bytes(std::size_t, std::size_t) {}
 
+  /// The frame's first value is read: what follows it is scanned for the limits alone (its
+  /// keys name no field of the request, its maps make the frame no map).
+  void past_first_value() { first_value_ = false; }
+
  private:
   /// A key of the top-level map is being read (not a value inside a container key).
-  bool in_top_key() const { return reading_top_key_ && depth_ == 1; }
+  bool in_top_key() const { return first_value_ && reading_top_key_ && depth_ == 1; }
   /// The value being read is a direct value of the top-level map (not inside a container).
-  bool top_value() const { return value_at_top_ && depth_ == 1; }
+  bool top_value() const { return first_value_ && value_at_top_ && depth_ == 1; }
 
   /// A scalar where `id` or `op` may be: one of them is then unreadable.
   bool scalar(const char* what) {
@@ -135,6 +139,7 @@ class Scanner : public msgpack::null_visitor {
   bool reading_top_key_ = false;
   bool value_at_top_ = false;
   std::string key_;  // the key of the top-level entry being read
+  bool first_value_ = true;
 };
 
 }  // namespace
@@ -143,12 +148,25 @@ RequestScan scan_request(const void* data, std::size_t size, const RequestLimits
   RequestScan out;
   if (data == nullptr || size == 0) return out;
   Scanner scanner(limits, out);
+  const auto* bytes = static_cast<const char*>(data);
   std::size_t offset = 0;
+  bool first = false;
   try {
-    out.parsed =
-        msgpack::parse(static_cast<const char*>(data), size, offset, scanner) && offset == size;
+    first = msgpack::parse(bytes, size, offset, scanner);
   } catch (const std::exception&) {
-    out.parsed = false;  // the parser's own bounds (its stack depth) are below ours
+    return out;  // not parsed: the parser's own bounds (its stack depth) are below ours
+  }
+  out.parsed = first && offset == size;
+  // The limits hold over the whole frame (PROTOCOL.md §2.1): the values after a complete first
+  // one are scanned too, up to the first broken limit or the first bytes that are no value.
+  scanner.past_first_value();
+  try {
+    while (first && offset < size && out.too_large.empty()) {
+      const std::size_t before = offset;
+      if (!msgpack::parse(bytes, size, offset, scanner) || offset == before) break;
+    }
+  } catch (const std::exception&) {
+    // Values nested past the parser's stack: the frame is malformed (not one map) all the same.
   }
   return out;
 }

@@ -36,8 +36,9 @@ struct RequestScan {
   std::string too_large;   // the first limit the frame breaks, as a sentence; empty: none
 };
 
-/// Scans `size` bytes of one request frame against `limits`. Reads the whole frame even past a
-/// broken limit, so that `id` and `op` are found wherever they are in the map.
+/// Scans `size` bytes of one request frame against `limits`. Reads the whole first value even
+/// past a broken limit, so that `id` and `op` are found wherever they are in the map; then any
+/// values after it, for the limits only, up to the first it breaks.
 [[nodiscard]] RequestScan scan_request(const void* data, std::size_t size,
                                        const RequestLimits& limits);
 

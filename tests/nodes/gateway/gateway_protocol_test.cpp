@@ -126,6 +126,28 @@ TEST(GatewayProtocolTest, RefusesGarbageTrailingBytesAndHugeClaimedSizes) {
   EXPECT_EQ(error_of(std::vector<char>{}).code, "malformed");
 }
 
+// The limits hold over the whole frame (PROTOCOL.md §2.1, §6): what follows the request map is
+// checked against them before the frame is found to be more than one map.
+TEST(GatewayProtocolTest, ALimitBrokenAfterTheRequestMapIsTooLargeWithTheMapsIdAndOp) {
+  std::vector<char> f = act([](auto& p) { bin(p, {1, 2, 3}); });
+  msgpack::sbuffer after;
+  msgpack::pack(after, std::string(65, 'q'));  // strings hold at most 64 bytes
+  f.insert(f.end(), after.data(), after.data() + after.size());
+  const GatewayError too_large = error_of(f);
+  EXPECT_EQ(too_large.code, "too_large");
+  EXPECT_EQ(too_large.reason, "the request holds a string of 65 bytes (at most 64)");
+  EXPECT_EQ(too_large.id, std::optional<std::uint64_t>(7));
+  EXPECT_EQ(too_large.op, std::optional<std::string>("act"));
+  // Within the limits, bytes after the map are malformed; a first value that is no map says so.
+  std::vector<char> within = act([](auto& p) { bin(p, {1, 2, 3}); });
+  within.push_back('\x05');
+  const GatewayError trailing = error_of(within);
+  EXPECT_EQ(trailing.code, "malformed");
+  EXPECT_EQ(trailing.reason, "bytes after the MessagePack map");
+  const std::vector<char> two_numbers = {'\x05', '\x06'};
+  EXPECT_EQ(error_of(two_numbers).reason, "not a MessagePack map");
+}
+
 TEST(GatewayProtocolTest, RefusesRowsAboveMaxBatch) {
   const auto f = frame(5, [](auto& p) {
     p.pack("op");

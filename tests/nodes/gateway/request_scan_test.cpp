@@ -130,5 +130,33 @@ TEST(RequestScanTest, BytesThatAreNoSingleMapAreNotParsed) {
   EXPECT_FALSE(array.is_map);
 }
 
+TEST(RequestScanTest, ValuesAfterTheFirstAreScannedForTheLimitsAlone) {
+  const RequestScan over = scan([](Packer& p) {
+    p.pack_map(2);
+    p.pack("op");
+    p.pack("act");
+    p.pack("id");
+    p.pack(3);
+    p.pack(1);
+    p.pack(std::string(9, 'x'));  // at most 8 in small_limits()
+  });
+  EXPECT_FALSE(over.parsed);
+  EXPECT_TRUE(over.is_map);
+  EXPECT_EQ(over.id, 3U);
+  EXPECT_EQ(over.op, "act");
+  EXPECT_EQ(over.too_large, "the request holds a string of 9 bytes (at most 8)");
+  // A map after a first value that is none names no field and makes the frame no map.
+  const RequestScan later_map = scan([](Packer& p) {
+    p.pack(5);
+    p.pack_map(1);
+    p.pack("id");
+    p.pack(9);
+  });
+  EXPECT_FALSE(later_map.parsed);
+  EXPECT_FALSE(later_map.is_map);
+  EXPECT_EQ(later_map.id_state, FieldState::absent);
+  EXPECT_TRUE(later_map.too_large.empty());
+}
+
 }  // namespace
 }  // namespace tagflow::gateway
