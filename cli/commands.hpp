@@ -7,7 +7,8 @@
 
 namespace CLI {
 class App;
-}
+class ParseError;
+}  // namespace CLI
 
 namespace tagflow::cli {
 
@@ -21,6 +22,11 @@ inline constexpr int kExitBadFile = 2;
 inline constexpr int kExitBeforeTarget = 3;
 inline constexpr int kExitFederation = 4;
 inline constexpr int kExitInterrupted = 130;
+/// The exit status of a command line CLI11 did not run: what CLI::App::exit prints and returns for
+/// --help, --version and a command's own status (CLI::RuntimeError), and kExitBadFile for every
+/// argument it refused (an unknown option, a value out of range, a missing file argument), whose
+/// message it prints too.
+[[nodiscard]] int parse_error_status(const CLI::App& app, const CLI::ParseError& error);
 /// Prints "tagflow COMMAND: MESSAGE" to stderr and throws CLI::RuntimeError(code).
 [[noreturn]] void fail_command(const std::string& command, const std::string& message, int code);
 

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <iomanip>
 #include <sstream>
 #include <stdexcept>
@@ -46,16 +47,33 @@ void add_port(std::vector<ConfiguredPort>& out, const std::string& where, const 
   out.push_back(ConfiguredPort{where, host, static_cast<std::uint16_t>(value)});
 }
 
+/// The replica count of the node group `node` at `where` ("nodes.NAME"): its `replicas` when that
+/// is a whole number the file may give (1 to 1024), else 1 (the file's own check names it).
+long group_replicas(const YAML::Node& node, const std::string& where) {
+  const std::string prefix = "nodes.";
+  if (where.compare(0, prefix.size(), prefix) != 0 ||
+      where.find('.', prefix.size()) != std::string::npos || !node["replicas"]) {
+    return 1;
+  }
+  long replicas = 1;
+  if (!YAML::convert<long>::decode(node["replicas"], replicas)) return 1;
+  return replicas >= 1 && replicas <= 1024 ? replicas : 1;
+}
+
+/// `replicas`: the replica count of the node group being walked; replica i of a group listens on
+/// each of the group's ports + i (configs/README.md).
 void walk(const YAML::Node& node, const std::string& where, const std::string& key,
-          const std::string& path, std::vector<ConfiguredPort>& out) {
+          const std::string& path, long replicas, std::vector<ConfiguredPort>& out) {
   if (node.IsMap()) {
+    const long group = std::max(replicas, group_replicas(node, where));
     for (const auto& entry : node) {
       const std::string child_key = entry.first.as<std::string>();
-      walk(entry.second, where.empty() ? child_key : where + "." + child_key, child_key, path, out);
+      walk(entry.second, where.empty() ? child_key : where + "." + child_key, child_key, path,
+           group, out);
     }
   } else if (node.IsSequence()) {
     for (std::size_t i = 0; i < node.size(); ++i) {
-      walk(node[i], where + "[" + std::to_string(i) + "]", key, path, out);
+      walk(node[i], where + "[" + std::to_string(i) + "]", key, path, replicas, out);
     }
   } else if (node.IsScalar()) {
     const std::string& text = node.Scalar();
@@ -68,6 +86,9 @@ void walk(const YAML::Node& node, const std::string& where, const std::string& k
                                  where + "': expected a port number, got '" + text + "'");
       }
       add_port(out, where, "127.0.0.1", value, node, path);
+      for (long i = 1; i < replicas; ++i) {
+        add_port(out, where + " + " + std::to_string(i), "127.0.0.1", value + i, node, path);
+      }
     } else if (split_tcp_endpoint(text, host, endpoint_port)) {
       if (host == "*" || host == "localhost") host = "127.0.0.1";
       add_port(out, where, host, endpoint_port, node, path);
@@ -104,7 +125,7 @@ std::vector<ConfiguredPort> collect_config_ports(const std::string& config_path)
     throw std::runtime_error(config_path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
   }
   std::vector<ConfiguredPort> ports;
-  walk(root, "", "", config_path, ports);
+  walk(root, "", "", config_path, 1, ports);
   return ports;
 }
 
@@ -117,8 +138,10 @@ bool tcp_port_is_free(const std::string& host, std::uint16_t port) {
   if (::inet_pton(AF_INET, host.c_str(), &address.sin_addr) != 1) {
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   }
-  // No SO_REUSEADDR: a port in TIME_WAIT after a crashed run counts as taken, as it would for
-  // the cluster that tries to bind it next.
+  // SO_REUSEADDR, as ZeroMQ and the metrics server set it: a port whose last connections wait in
+  // TIME_WAIT after a run is free for the next one; only a socket bound there takes it.
+  const int reuse = 1;
+  (void)::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &reuse, sizeof reuse);
   const bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
   ::close(fd);
   return free;

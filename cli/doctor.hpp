@@ -29,11 +29,12 @@ struct ConfiguredPort {
 };
 
 /// Collects every port a cluster file names: integer values of keys named `port` or ending in
-/// `_port`, and `tcp://host:port` strings. Throws std::runtime_error with file and line on a file
+/// `_port` (under a node group with `replicas: N`, the N ports from that value on, one per
+/// replica), and `tcp://host:port` strings. Throws std::runtime_error with file and line on a file
 /// that does not parse.
 std::vector<ConfiguredPort> collect_config_ports(const std::string& config_path);
 
-/// True when nothing listens on host:port (a TCP bind there succeeds).
+/// True when no socket is bound to host:port (a TCP bind there with SO_REUSEADDR succeeds).
 bool tcp_port_is_free(const std::string& host, std::uint16_t port);
 
 struct DoctorOptions {

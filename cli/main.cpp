@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return tagflow::cli::parse_error_status(app, e);
   } catch (const std::exception& e) {
     std::cerr << "tagflow: " << e.what() << "\n";
     return 1;

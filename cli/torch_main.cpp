@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/commands.hpp"
 #include "cli/process_numerics.hpp"
 #include "cli/torch_commands.hpp"
 #include "cli/torch_probe.hpp"
@@ -40,7 +41,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return tagflow::cli::parse_error_status(app, e);
   } catch (const std::exception& e) {
     std::cerr << "tagflow-torch: " << e.what() << "\n";
     return 1;

@@ -1,6 +1,6 @@
 // `tagflow up FILE [--mode reactor|actor] [--host NAME] [--summary PATH] [--log-dir DIR]
 // [--quiet] [--trace] [--stop-with-stdin]`: runs a cluster file as the processes it describes
-// (cli/launch/cluster_launcher.hpp).
+// (cli/launch/cluster_launcher.hpp). `--workers N` is listed for --help and refused here.
 // `--placement single` never reaches this command: main() hands it to tagflow-torch, which runs
 // the whole file in one process (cli/launch/up_single_command.cpp).
 #include <filesystem>
@@ -20,6 +20,7 @@ struct UpArguments {
   LaunchOptions launch;
   std::string placement = "process";
   std::string mode;
+  unsigned workers = 0;  // --workers, an option of --placement single only (0: not given)
 };
 
 void run_up(UpArguments& arguments) {
@@ -27,6 +28,12 @@ void run_up(UpArguments& arguments) {
     fail_command("up",
                  "unknown placement '" + arguments.placement +
                      "' (process: the processes the file describes; single: one process)",
+                 kExitBadFile);
+  }
+  if (arguments.workers != 0) {
+    fail_command("up",
+                 "--workers sets the reactor threads of a one-process run (--placement single); "
+                 "in the process placement each process runs its own replicas",
                  kExitBadFile);
   }
   if (!arguments.mode.empty()) {
@@ -66,6 +73,10 @@ void add_up_command(CLI::App& app) {
   command->add_option("--resume", arguments->launch.resume_run,
                       "Continue the run in this log directory from its newest usable checkpoint "
                       "(its launcher died; reactor mode, a file with checkpoint:)");
+  command
+      ->add_option("--workers", arguments->workers,
+                   "--placement single only: reactor worker threads, 1 to 64 (default 1)")
+      ->check(CLI::Range(1U, 64U));
   command->add_flag("--quiet", arguments->launch.quiet, "No progress line");
   command->add_flag("--trace", arguments->launch.trace,
                     "Record the run as the file's `trace: true` would: "

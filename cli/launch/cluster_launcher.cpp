@@ -255,7 +255,10 @@ void print_failure(const ChildExit& cause, const ProcessSupervisor& supervisor,
   if (consequence && dead.empty()) {
     // The coordinator (here, or through a federate it told) names a federate of another host.
     if (const std::string told = coordinator_told(cause, supervisor, report); !told.empty()) {
-      std::cerr << "tagflow up: the run failed on another host: " << told
+      // Another host only where this launcher runs part of the cluster (--host, or halves it
+      // started over ssh); a whole cluster here failed here (a federate that never joined, say).
+      const bool elsewhere = !plan.whole_cluster() || !plan.remote_hosts.empty();
+      std::cerr << "tagflow up: the run failed" << (elsewhere ? " on another host: " : ": ") << told
                 << where_federate_ran(config, plan, told) << "\n";
       return;
     }

@@ -2,6 +2,9 @@
 // this process as one reactor program (hosts/reactor/single_process_cluster.hpp), in tagflow-torch.
 // `tagflow up` (cli/up_command.cpp) hands the command over when --placement single is given;
 // every other placement is the multi-process launcher of the plain tagflow binary.
+#include <signal.h>
+#include <unistd.h>
+
 #include <iostream>
 #include <memory>
 #include <string>
@@ -57,6 +60,14 @@ std::string process_placement_option(const UpOptions& options) {
   return "";
 }
 
+/// Ctrl-C or SIGTERM ends a one-process run at once with status 130, as the process placement's
+/// launcher ends (docs/clusters.md, "Exit codes"); nothing is combined, so there is no summary.
+void interrupt_run(int /*signal*/) {
+  static const char message[] = "\ntagflow up: interrupted\n";
+  (void)!::write(STDERR_FILENO, message, sizeof message - 1);
+  ::_exit(kExitInterrupted);
+}
+
 void run_up(const UpOptions& options) {
   if (options.placement != "single") {
     fail_command("up",
@@ -81,6 +92,11 @@ void run_up(const UpOptions& options) {
     config.mode = options.mode == "actor" ? cluster::Mode::actor : cluster::Mode::reactor;
   }
   set_torch_threads(1);  // the learner's sums in one order: the digest is the same every run
+  struct sigaction interrupt {};
+  interrupt.sa_handler = interrupt_run;
+  ::sigemptyset(&interrupt.sa_mask);
+  ::sigaction(SIGINT, &interrupt, nullptr);
+  ::sigaction(SIGTERM, &interrupt, nullptr);
   hosts::SingleProcessOptions run_options;
   run_options.workers = options.workers;
   run_options.progress = !options.quiet;
@@ -134,9 +150,9 @@ void add_up_single_command(CLI::App& app) {
       "Run a cluster file in this process, every node as one deterministic reactor program, and "
       "print the run's digest: what `tagflow up FILE --placement single` runs (`tagflow up FILE` "
       "starts the processes)");
-  command->add_option("file", options->file, "Cluster file (configs/README.md)")
-      ->required()
-      ->check(CLI::ExistingFile);
+  // No CLI11 check that the file exists: the cluster file's loader names a missing or unreadable
+  // one (FILE:0: (file): ...) with exit status 2, as the process placement does.
+  command->add_option("file", options->file, "Cluster file (configs/README.md)")->required();
   command
       ->add_option("--placement", options->placement,
                    "single, the only placement here: all nodes in this process")

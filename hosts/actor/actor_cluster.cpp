@@ -7,13 +7,14 @@
 
 #include "actors/actor_system_setup.hpp"
 #include "hosts/actor/replica_host.hpp"
+#include "hosts/progress_output.hpp"
 #include "hosts/run_combine.hpp"
 #include "nodes/actor_messages.hpp"
 
 namespace tagflow::hosts {
 namespace {
 
-// The live line of reactor mode's single placement, from the replicas' reports.
+// The live line of actor mode's single placement, from the replicas' reports.
 class ProgressPrinter {
  public:
   explicit ProgressPrinter(std::vector<HostedReplica>& replicas) : replicas_(replicas) {}
@@ -36,30 +37,28 @@ class ProgressPrinter {
       }
     }
     const double dt = elapsed - last_elapsed_;
-    std::fprintf(stderr,
-                 "\r%7.1fs  env steps %9lld (%8.0f/s)  updates %7lld (%6.0f/s)  return %6.1f"
-                 "  eval %6.1f  weights v%llu  samplers %d   ",
-                 elapsed, static_cast<long long>(steps),
-                 dt > 0 ? static_cast<double>(steps - last_steps_) / dt : 0.0,
-                 static_cast<long long>(updates),
-                 dt > 0 ? static_cast<double>(updates - last_updates_) / dt : 0.0,
-                 samplers > 0 ? recent / samplers : 0.0, evaluation,
-                 static_cast<unsigned long long>(version), samplers);
-    std::fflush(stderr);
-    printed_ = true;
+    ProgressFigures figures;
+    figures.elapsed = elapsed;
+    figures.env_steps = steps;
+    figures.env_steps_per_second = dt > 0 ? static_cast<double>(steps - last_steps_) / dt : 0.0;
+    figures.updates = updates;
+    figures.updates_per_second = dt > 0 ? static_cast<double>(updates - last_updates_) / dt : 0.0;
+    figures.mean_return = samplers > 0 ? recent / samplers : 0.0;
+    figures.evaluation = evaluation;
+    figures.weights_version = version;
+    figures.samplers = samplers;
+    output_.show(figures);
     last_steps_ = steps;
     last_updates_ = updates;
     last_elapsed_ = elapsed;
   }
-  void finish() {
-    if (printed_) std::fputs("\n", stderr);
-  }
+  void finish() { output_.finish(); }
 
  private:
   std::vector<HostedReplica>& replicas_;
   std::int64_t last_steps_ = 0, last_updates_ = 0;
   double last_elapsed_ = 0.0;
-  bool printed_ = false;
+  ProgressOutput output_;
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include "hosts/progress_output.hpp"
 #include "hosts/run_combine.hpp"
 #include "nodes/cluster/link_plan.hpp"
 #include "nodes/kind/replica_binding.hpp"
@@ -40,7 +41,7 @@ class ProgressLine {
     }
     wake_.notify_all();
     if (thread_.joinable()) thread_.join();
-    if (print_ && printed_) std::fputs("\n", stderr);
+    output_.finish();
   }
   [[nodiscard]] bool timed_out() const { return timed_out_.load(); }
 
@@ -74,16 +75,16 @@ class ProgressLine {
         version = std::max(version, p.weights_version);
       }
       const double dt = std::chrono::duration<double>(now - last).count();
-      std::fprintf(stderr,
-                   "\r%7.1fs  env steps %9lld (%8.0f/s)  updates %7lld (%6.0f/s)  return %6.1f"
-                   "  eval %6.1f  weights v%llu   ",
-                   elapsed, static_cast<long long>(steps),
-                   static_cast<double>(steps - last_steps) / dt, static_cast<long long>(updates),
-                   static_cast<double>(updates - last_updates) / dt,
-                   samplers > 0 ? recent / samplers : 0.0, evaluation,
-                   static_cast<unsigned long long>(version));
-      std::fflush(stderr);
-      printed_ = true;
+      ProgressFigures figures;
+      figures.elapsed = elapsed;
+      figures.env_steps = steps;
+      figures.env_steps_per_second = static_cast<double>(steps - last_steps) / dt;
+      figures.updates = updates;
+      figures.updates_per_second = static_cast<double>(updates - last_updates) / dt;
+      figures.mean_return = samplers > 0 ? recent / samplers : 0.0;
+      figures.evaluation = evaluation;
+      figures.weights_version = version;
+      output_.show(figures);
       last_steps = steps;
       last_updates = updates;
       last = now;
@@ -97,8 +98,8 @@ class ProgressLine {
   std::chrono::steady_clock::time_point start_;
   std::mutex mutex_;
   std::condition_variable wake_;
-  bool done_ = false;  // guarded by mutex_
-  bool printed_ = false;
+  bool done_ = false;      // guarded by mutex_
+  ProgressOutput output_;  // written by the thread, finished after it ends
   std::atomic<bool> timed_out_{false};
   std::thread thread_;
 };

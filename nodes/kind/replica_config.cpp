@@ -122,6 +122,15 @@ ClusterFacts ClusterFacts::of(const cluster::ClusterConfig& config) {
                                "nodes." + sampler->name + ".params.env", e.what());
   }
   if (learner != nullptr && learner->params.count("hidden") != 0) {
+    // Checked here, at the learner's line: the samplers and inference servers build their
+    // networks from it, and a bad value must not be reported as one of their params.
+    try {
+      (void)nodes::NodeParams(learner->name, learner->params, learner->param_lines)
+          .get_sizes("hidden", {});
+    } catch (const nodes::ParamError& e) {
+      throw cluster::ConfigError(config.file, e.line() > 0 ? e.line() : learner->line,
+                                 "nodes." + learner->name + ".params.hidden", e.what());
+    }
     facts.hidden = learner->params.at("hidden");
   }
   return facts;

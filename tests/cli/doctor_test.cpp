@@ -29,9 +29,14 @@ std::string write_temp_file(const std::string& name, const std::string& text) {
 }
 
 /// A listening TCP socket on 127.0.0.1 at a kernel-chosen port; closed on destruction.
+/// `reuse_address`: bound with SO_REUSEADDR, as ZeroMQ and the metrics server bind theirs.
 class Listener {
  public:
-  Listener() : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+  explicit Listener(bool reuse_address = false) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    if (reuse_address) {
+      const int on = 1;
+      EXPECT_EQ(::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on), 0);
+    }
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -45,6 +50,7 @@ class Listener {
   Listener(const Listener&) = delete;
   Listener& operator=(const Listener&) = delete;
   std::uint16_t port() const { return port_; }
+  int fd() const { return fd_; }
 
  private:
   int fd_;
@@ -69,6 +75,27 @@ TEST(DoctorPorts, CollectsPortKeysAndTcpEndpointsWithTheirPlace) {
   EXPECT_EQ(ports[3].port, 7002);
 }
 
+TEST(DoctorPorts, ListsThePortOfEveryReplicaOfAGroup) {
+  const std::string path = write_temp_file("replica_ports.yaml",
+                                           "nodes:\n"
+                                           "  sampler:\n"
+                                           "    replicas: 2\n"
+                                           "    data_port: 7610\n"
+                                           "    params: {gateway_port: 7830}\n"
+                                           "  replay: {data_port: 7620}\n");
+  const std::vector<ConfiguredPort> ports = collect_config_ports(path);
+  ASSERT_EQ(ports.size(), 5U);
+  EXPECT_EQ(ports[0].where, "nodes.sampler.data_port");
+  EXPECT_EQ(ports[0].port, 7610);
+  EXPECT_EQ(ports[1].where, "nodes.sampler.data_port + 1");
+  EXPECT_EQ(ports[1].port, 7611);
+  EXPECT_EQ(ports[2].where, "nodes.sampler.params.gateway_port");
+  EXPECT_EQ(ports[3].where, "nodes.sampler.params.gateway_port + 1");
+  EXPECT_EQ(ports[3].port, 7831);
+  EXPECT_EQ(ports[4].where, "nodes.replay.data_port");
+  EXPECT_EQ(ports[4].port, 7620);
+}
+
 TEST(DoctorPorts, RejectsAnOutOfRangePortNamingFileLineAndKey) {
   const std::string path =
       write_temp_file("bad_port.yaml", "coordinator:\n  metrics_port: 70000\n");
@@ -90,6 +117,37 @@ TEST(DoctorPorts, ReportsAYamlSyntaxErrorWithItsLine) {
 TEST(DoctorPorts, SeesAPortThatSomethingListensOnAsTaken) {
   Listener listener;
   EXPECT_FALSE(tcp_port_is_free("127.0.0.1", listener.port()));
+}
+
+// A run's last connections leave its ports in TIME_WAIT, which does not keep the next run from
+// binding them (ZeroMQ and the metrics server bind with SO_REUSEADDR): the doctor calls them free.
+TEST(DoctorPorts, SeesAPortWhoseConnectionWaitsInTimeWaitAsFree) {
+  std::uint16_t port = 0;
+  {
+    Listener listener(true);
+    port = listener.port();
+    const int client = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(port);
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(client, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+    const int accepted = ::accept(listener.fd(), nullptr, nullptr);
+    ASSERT_GE(accepted, 0);
+    ::close(accepted);  // the listening side closes first: its end waits in TIME_WAIT
+    char byte = 0;
+    (void)::recv(client, &byte, 1, 0);  // the server's FIN
+    ::close(client);
+  }
+  // Without SO_REUSEADDR the port is still in use while the connection waits.
+  const int plain = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_NE(::bind(plain, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  ::close(plain);
+  EXPECT_TRUE(tcp_port_is_free("127.0.0.1", port));
 }
 
 TEST(DoctorVerdict, FailsOnlyOnARequiredFailure) {

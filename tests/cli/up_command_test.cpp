@@ -263,6 +263,47 @@ TEST_F(TagflowUp, ProcessPlacementOptionsWithPlacementSingleExitTwoSayingWhy) {
   EXPECT_FALSE(fs::exists(dir_ / "logs"));
 }
 
+// CLI11's own refusals (an unknown option value, a missing argument) are bad arguments: exit 2, as
+// a bad file is, in either placement; a missing file is named as the file loader names it.
+TEST_F(TagflowUp, BadArgumentsExitTwoInEitherPlacement) {
+  write("short.yaml", shortened_local(base_port_, "env_steps: 800"));
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"up"}, "file is required"},
+      {{"up", path("short.yaml"), "--mode", "bogus"}, "--mode: bogus not in {reactor,actor}"},
+      {{"up", path("short.yaml"), "--workers", "2"},
+       "tagflow up: --workers sets the reactor threads of a one-process run"},
+      {{"up", path("short.yaml"), "--no-such-option"}, "--no-such-option"},
+      {{"up", path("missing.yaml"), "--placement", "single"},
+       "tagflow up: " + path("missing.yaml") + ":0: (file): cannot open the cluster file"},
+      {{"up", path("short.yaml"), "--placement", "single", "--workers", "0"},
+       "--workers: Value 0 not in range 1 to 64"},
+  };
+  int n = 0;
+  for (const auto& [args, says] : cases) {
+    if (!TAGFLOW_HAS_TORCH && std::find(args.begin(), args.end(), "single") != args.end()) continue;
+    const std::string tag = "bad" + std::to_string(n++);
+    EXPECT_EQ(run(args, dir_, tag), 2) << args.back();
+    const std::string err = read_text_file(dir_ / (tag + ".err"));
+    EXPECT_NE(err.find(says), std::string::npos) << err;
+  }
+}
+
+// Ctrl-C (SIGINT) ends a one-process run at once with the launcher's status for an interrupt.
+TEST_F(TagflowUp, ASinglePlacementRunInterruptedBySigintExits130) {
+  if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "--placement single runs in tagflow-torch";
+  write("long.yaml", shortened_local(base_port_, "env_steps: 100000000"));
+  const Launched up =
+      launch({"up", path("long.yaml"), "--placement", "single", "--quiet"}, dir_, "single");
+  // Its first line comes once it handles the signal.
+  ASSERT_TRUE(eventually(
+      [&] { return read_text_file(up.err).find("placement single") != std::string::npos; }, 60s))
+      << read_text_file(up.err);
+  ::kill(up.pid, SIGINT);
+  EXPECT_EQ(wait_exit(up.pid, 30s), 130) << read_text_file(up.err);
+  EXPECT_NE(read_text_file(up.err).find("tagflow up: interrupted"), std::string::npos)
+      << read_text_file(up.err);
+}
+
 TEST_F(TagflowUp, AnActorModeRunEndsWithTheSummaryOfItsProcesses) {
   if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the learner and inference processes need tagflow-torch";
   write("short.yaml", shortened_local(base_port_, "env_steps: 2400"));

@@ -85,5 +85,16 @@ TEST(ReplicaParamsCheck, EveryLearnerParamIsCheckedWithoutLibTorch) {
   }
 }
 
+// The samplers build their networks from the learner's `hidden`: a bad one is the learner's, at
+// its line (it was reported as the first sampler's param, at the sampler's line).
+TEST(ReplicaParamsCheck, ABadLearnerNetworkIsTheLearnersErrorNotASamplers) {
+  for (const char* bad : {"hidden: \"abc\"", "hidden: \"0,64\""}) {
+    const std::string error = error_of(edited("eval_episodes: 3", bad));
+    EXPECT_EQ(
+        error.rfind("c.yaml:8: nodes.learner.params.hidden: node 'learner': param 'hidden'", 0), 0U)
+        << bad << ": " << error;
+  }
+}
+
 }  // namespace
 }  // namespace tagflow::hosts
