@@ -229,7 +229,7 @@ void FederateClient::report_failure(const std::string& reason) noexcept {
     ControlMessage message;
     message.type = ControlType::kFailed;
     message.federate = options_.id;
-    message.text = reason.substr(0, 200);  // the coordinator's string limit is 256 bytes
+    message.text = reason;  // encode_control cuts it to the 256 bytes a receiver reads
     const std::string frame = encode_control(message);
     (void)send_frame(frame, zmq::send_flags::dontwait);
   } catch (const std::exception&) {

@@ -66,7 +66,7 @@ void CoordinatorLink::report_failure(const std::string& federate, const std::str
     ControlMessage failed;
     failed.type = ControlType::kFailed;
     failed.federate = federate;
-    failed.text = why.substr(0, 200);  // a control string holds at most 256 bytes
+    failed.text = why;  // encode_control cuts it to the 256 bytes a receiver reads
     const std::string frame = coordinator::encode_control(failed);
     (void)socket.send(zmq::buffer(frame), zmq::send_flags::dontwait);
     socket.close();  // waits up to `linger` for the frame to leave
