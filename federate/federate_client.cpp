@@ -137,6 +137,8 @@ ControlMessage FederateClient::join(std::chrono::milliseconds timeout,
     if (Clock::now() - sent >= kJoinRepeat) {
       // Without waiting: with no connection up (a refused CURVE handshake tears it down) a
       // blocking send would never return, and the timeout below must still end the wait.
+      // Traced like the first: the coordinator may read both, and each receive has its send.
+      trace_control(trace::Kind::kControlSend, join, frame.size());
       (void)send_frame(frame, zmq::send_flags::dontwait);
       sent = Clock::now();
     }

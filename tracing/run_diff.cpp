@@ -50,7 +50,8 @@ std::map<std::string, std::vector<SentValue>> read_run(const std::string& run) {
 /// A payload's bytes from the run's .values.bin, or why there are none to show.
 struct KeptBytes {
   std::string bytes;
-  std::string why_not;  // empty when `bytes` are the payload
+  std::string why_not;   // empty when `bytes` are the payload
+  bool damaged = false;  // kept, but unreadable or not matching the logged hash
 };
 
 KeptBytes bytes_of(const std::string& run, const std::string& sender, const SentValue& value) {
@@ -58,8 +59,8 @@ KeptBytes bytes_of(const std::string& run, const std::string& sender, const Sent
   if (value.bytes == 0) return kept;  // an ABSENT: nothing to keep
   if (!value.offset) {
     kept.why_not = "not kept (" + std::to_string(value.bytes) +
-                   " bytes; each federate keeps the first trace.values_mb MiB it sends: a "
-                   "larger trace.values_mb keeps more)";
+                   " bytes; each federate keeps the payloads that still fit in trace.values_mb "
+                   "MiB: a larger trace.values_mb keeps more)";
     return kept;
   }
   const std::string path = (fs::path(run) / "trace" / (sender + ".values.bin")).string();
@@ -69,6 +70,7 @@ KeptBytes bytes_of(const std::string& run, const std::string& sender, const Sent
   in.read(kept.bytes.data(), static_cast<std::streamsize>(value.bytes));
   if (!in) {
     kept.bytes.clear();
+    kept.damaged = true;
     kept.why_not = "kept at byte " + std::to_string(*value.offset) + " of " + path +
                    ", which cannot be read there";
     return kept;
@@ -78,6 +80,7 @@ KeptBytes bytes_of(const std::string& run, const std::string& sender, const Sent
                 fnv1a64_wide(kept.bytes.data(), kept.bytes.size()));
   if (value.hash != hash) {
     kept.bytes.clear();
+    kept.damaged = true;
     kept.why_not = "the bytes kept at byte " + std::to_string(*value.offset) + " of " + path +
                    " do not have the logged hash (" + hash + ")";
   }
@@ -263,7 +266,11 @@ DiffResult diff_runs(const std::string& run_a, const std::string& run_b) {
     d.a_value = describe(d.a, kept_a);
     d.b_value = describe(d.b, kept_b);
     if (d.a && d.b) {
-      if (!kept_a.why_not.empty() || !kept_b.why_not.empty()) {
+      if (kept_a.damaged || kept_b.damaged) {
+        d.difference =
+            "the hashes differ; the kept bytes of a run are damaged (above), so they cannot say "
+            "where";
+      } else if (!kept_a.why_not.empty() || !kept_b.why_not.empty()) {
         d.difference =
             "the hashes differ; the bytes were not kept to say where (raise "
             "trace.values_mb to keep them)";

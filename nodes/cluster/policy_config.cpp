@@ -190,7 +190,7 @@ PolicyConfig read_policy(const YamlReader& p, const std::string& name, int line)
   if (p.has("max_wait")) {
     base.max_wait = p.duration("max_wait");
     if (*base.max_wait > std::chrono::hours(24)) {
-      p.fail("max_wait", "at most 24h: it is how long a request may wait for a batch");
+      p.fail("max_wait", "at most 24 hours (1440m): it is how long a request may wait for a batch");
     }
   }
   base.agent_id_input = p.boolean_or("agent_id_input", true);
