@@ -7,14 +7,15 @@
 
 namespace tagflow::hosts {
 
-std::string progress_text(const ProgressFigures& f) {
+std::string progress_text(const ProgressFigures& f, double env_steps_per_second,
+                          double updates_per_second) {
   char text[256];
   std::snprintf(text, sizeof text,
                 "%7.1fs  env steps %9lld (%8.0f/s)  updates %7lld (%6.0f/s)  return %6.1f"
                 "  eval %6.1f  weights v%llu",
-                f.elapsed, static_cast<long long>(f.env_steps), f.env_steps_per_second,
-                static_cast<long long>(f.updates), f.updates_per_second, f.mean_return,
-                f.evaluation, static_cast<unsigned long long>(f.weights_version));
+                f.elapsed, static_cast<long long>(f.env_steps), env_steps_per_second,
+                static_cast<long long>(f.updates), updates_per_second, f.mean_return, f.evaluation,
+                static_cast<unsigned long long>(f.weights_version));
   std::string line = text;
   if (f.samplers >= 0) line += "  samplers " + std::to_string(f.samplers);
   return line;
@@ -23,13 +24,20 @@ std::string progress_text(const ProgressFigures& f) {
 ProgressOutput::ProgressOutput() : terminal_(::isatty(STDERR_FILENO) == 1) {}
 
 void ProgressOutput::show(const ProgressFigures& figures) {
+  const double dt = figures.elapsed - last_.elapsed;
+  const auto rate = [dt](std::int64_t now, std::int64_t before) {
+    return dt > 0 ? static_cast<double>(now - before) / dt : 0.0;
+  };
+  const std::string text = progress_text(figures, rate(figures.env_steps, last_.env_steps),
+                                         rate(figures.updates, last_.updates));
+  last_ = figures;
   if (terminal_) {
-    std::fprintf(stderr, "\r%s\x1b[K", progress_text(figures).c_str());
+    std::fprintf(stderr, "\r%s\x1b[K", text.c_str());
     in_place_ = true;
   } else {
     if (figures.elapsed < next_line_) return;
     next_line_ = std::floor(figures.elapsed) + 1.0;
-    std::fprintf(stderr, "%s\n", progress_text(figures).c_str());
+    std::fprintf(stderr, "%s\n", text.c_str());
   }
   std::fflush(stderr);
 }

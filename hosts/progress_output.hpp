@@ -10,13 +10,11 @@
 
 namespace tagflow::hosts {
 
-/// What the line shows, summed over the run's replicas.
+/// What the line shows, summed over the run's replicas (the rates come from ProgressOutput).
 struct ProgressFigures {
   double elapsed = 0.0;  // seconds since the run started
   std::int64_t env_steps = 0;
-  double env_steps_per_second = 0.0;
   std::int64_t updates = 0;
-  double updates_per_second = 0.0;
   double mean_return = 0.0;  // the samplers' recent mean return
   double evaluation = 0.0;   // the learner's last evaluation
   std::uint64_t weights_version = 0;
@@ -24,14 +22,16 @@ struct ProgressFigures {
 };
 
 /// The line's text, without a line break.
-[[nodiscard]] std::string progress_text(const ProgressFigures& figures);
+[[nodiscard]] std::string progress_text(const ProgressFigures& figures, double env_steps_per_second,
+                                        double updates_per_second);
 
 class ProgressOutput {
  public:
   /// `terminal`: whether stderr is one (the default looks).
   ProgressOutput();
   explicit ProgressOutput(bool terminal) : terminal_(terminal) {}
-  /// Shows `figures`: in place on a terminal; else as a new line, at most once a second.
+  /// Shows `figures`, with the env steps and updates per second since the previous show(): in
+  /// place on a terminal; else as a new line, at most once a second.
   void show(const ProgressFigures& figures);
   /// Ends a line rewritten in place (call once, after the last show()).
   void finish();
@@ -40,6 +40,7 @@ class ProgressOutput {
   bool terminal_;
   bool in_place_ = false;   // an in-place line waits for its line break
   double next_line_ = 0.0;  // not a terminal: the elapsed seconds of the next line
+  ProgressFigures last_;    // the previous show()'s, for the rates
 };
 
 }  // namespace tagflow::hosts

@@ -36,28 +36,20 @@ class ProgressPrinter {
         version = r.report->weights_version.load();
       }
     }
-    const double dt = elapsed - last_elapsed_;
     ProgressFigures figures;
     figures.elapsed = elapsed;
     figures.env_steps = steps;
-    figures.env_steps_per_second = dt > 0 ? static_cast<double>(steps - last_steps_) / dt : 0.0;
     figures.updates = updates;
-    figures.updates_per_second = dt > 0 ? static_cast<double>(updates - last_updates_) / dt : 0.0;
     figures.mean_return = samplers > 0 ? recent / samplers : 0.0;
     figures.evaluation = evaluation;
     figures.weights_version = version;
     figures.samplers = samplers;
     output_.show(figures);
-    last_steps_ = steps;
-    last_updates_ = updates;
-    last_elapsed_ = elapsed;
   }
   void finish() { output_.finish(); }
 
  private:
   std::vector<HostedReplica>& replicas_;
-  std::int64_t last_steps_ = 0, last_updates_ = 0;
-  double last_elapsed_ = 0.0;
   ProgressOutput output_;
 };
 

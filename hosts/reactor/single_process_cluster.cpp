@@ -47,9 +47,6 @@ class ProgressLine {
 
  private:
   void loop() {
-    std::int64_t last_steps = 0;
-    std::int64_t last_updates = 0;
-    auto last = start_;
     std::unique_lock<std::mutex> lock(mutex_);  // guards done_
     while (!wake_.wait_for(lock, std::chrono::milliseconds(250), [this] { return done_; })) {
       const auto now = std::chrono::steady_clock::now();
@@ -74,20 +71,14 @@ class ProgressLine {
         }
         version = std::max(version, p.weights_version);
       }
-      const double dt = std::chrono::duration<double>(now - last).count();
       ProgressFigures figures;
       figures.elapsed = elapsed;
       figures.env_steps = steps;
-      figures.env_steps_per_second = static_cast<double>(steps - last_steps) / dt;
       figures.updates = updates;
-      figures.updates_per_second = static_cast<double>(updates - last_updates) / dt;
       figures.mean_return = samplers > 0 ? recent / samplers : 0.0;
       figures.evaluation = evaluation;
       figures.weights_version = version;
       output_.show(figures);
-      last_steps = steps;
-      last_updates = updates;
-      last = now;
     }
   }
 

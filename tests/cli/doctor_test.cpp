@@ -28,6 +28,15 @@ std::string write_temp_file(const std::string& name, const std::string& text) {
   return path;
 }
 
+/// 127.0.0.1:`port` (0: a port the kernel chooses at bind).
+sockaddr_in loopback(std::uint16_t port) {
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return address;
+}
+
 /// A listening TCP socket on 127.0.0.1 at a kernel-chosen port; closed on destruction.
 /// `reuse_address`: bound with SO_REUSEADDR, as ZeroMQ and the metrics server bind theirs.
 class Listener {
@@ -37,9 +46,7 @@ class Listener {
       const int on = 1;
       EXPECT_EQ(::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on), 0);
     }
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    sockaddr_in address = loopback(0);
     EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
     EXPECT_EQ(::listen(fd_, 1), 0);
     socklen_t length = sizeof(address);
@@ -127,10 +134,7 @@ TEST(DoctorPorts, SeesAPortWhoseConnectionWaitsInTimeWaitAsFree) {
     Listener listener(true);
     port = listener.port();
     const int client = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(port);
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    sockaddr_in address = loopback(port);
     ASSERT_EQ(::connect(client, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
     const int accepted = ::accept(listener.fd(), nullptr, nullptr);
     ASSERT_GE(accepted, 0);
@@ -141,10 +145,7 @@ TEST(DoctorPorts, SeesAPortWhoseConnectionWaitsInTimeWaitAsFree) {
   }
   // Without SO_REUSEADDR the port is still in use while the connection waits.
   const int plain = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  sockaddr_in address = loopback(port);
   EXPECT_NE(::bind(plain, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
   ::close(plain);
   EXPECT_TRUE(tcp_port_is_free("127.0.0.1", port));

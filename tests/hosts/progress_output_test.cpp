@@ -29,6 +29,8 @@ TEST(ProgressOutput, IntoAFileItWritesANewLineOnceASecondAndNoCarriageReturn) {
   EXPECT_EQ(text.find('\r'), std::string::npos) << text;
   EXPECT_NE(text.find("env steps       250"), std::string::npos) << text;
   EXPECT_NE(text.find("env steps      2000"), std::string::npos) << text;
+  // The rate is over the last show() (0.25 s and 250 steps before), shown or not.
+  EXPECT_NE(text.find("env steps      2000 (    1000/s)"), std::string::npos) << text;
 }
 
 TEST(ProgressOutput, OnATerminalItRewritesTheLineAtEveryShowAndEndsIt) {
@@ -44,9 +46,9 @@ TEST(ProgressOutput, OnATerminalItRewritesTheLineAtEveryShowAndEndsIt) {
 
 TEST(ProgressOutput, TheSamplerCountIsShownOnlyWhenGiven) {
   ProgressFigures f = at(1.0);
-  EXPECT_EQ(progress_text(f).find("samplers"), std::string::npos);
+  EXPECT_EQ(progress_text(f, 0.0, 0.0).find("samplers"), std::string::npos);
   f.samplers = 2;
-  EXPECT_NE(progress_text(f).find("samplers 2"), std::string::npos);
+  EXPECT_NE(progress_text(f, 0.0, 0.0).find("samplers 2"), std::string::npos);
 }
 
 }  // namespace
