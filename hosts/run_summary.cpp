@@ -19,11 +19,14 @@ std::vector<std::string> RunSummary::detail_lines() const {
   std::vector<std::string> lines;
   if (multi_agent) {
     const MultiAgentFigures& f = *multi_agent;
-    char text[256];
+    // The evaluated policy: greedy, or acting with the node's eval_epsilon.
+    char policy[32] = "greedy";
+    if (f.epsilon > 0.0) std::snprintf(policy, sizeof policy, "epsilon %g", f.epsilon);
+    char text[288];
     std::snprintf(text, sizeof text,
-                  "multi_agent: greedy mean return %.2f, success rate %.2f, %.2f collisions per "
+                  "multi_agent: %s mean return %.2f, success rate %.2f, %.2f collisions per "
                   "episode; random play %.2f, %.2f, %.2f (%d episodes)",
-                  f.mean_return, f.success_rate, f.collisions_per_episode, f.random_return,
+                  policy, f.mean_return, f.success_rate, f.collisions_per_episode, f.random_return,
                   f.random_success_rate, f.random_collisions_per_episode, f.episodes);
     lines.emplace_back(text);
   }
@@ -59,14 +62,7 @@ std::string RunSummary::to_json() const {
     j["evaluators"] = list;
   }
   if (multi_agent) {
-    const MultiAgentFigures& f = *multi_agent;
-    j["multi_agent"] = {{"mean_return", f.mean_return},
-                        {"collisions_per_episode", f.collisions_per_episode},
-                        {"random_return", f.random_return},
-                        {"random_collisions_per_episode", f.random_collisions_per_episode},
-                        {"episodes", f.episodes},
-                        {"success_rate", f.success_rate},
-                        {"random_success_rate", f.random_success_rate}};
+    j["multi_agent"] = nlohmann::ordered_json::parse(nodes::multi_agent_json(*multi_agent));
   }
   if (joint_step_p50 && joint_step_p99) {
     j["joint_step_seconds"] = {{"p50", *joint_step_p50}, {"p99", *joint_step_p99}};

@@ -45,14 +45,7 @@ Json replica_json(const ReplicaResult& r) {
   j["mean_return"] = r.mean_return ? Json(*r.mean_return) : Json();
   if (r.kind == "multi_agent") j["collisions"] = r.collisions;
   if (r.multi_agent) {
-    const MultiAgentFigures& f = *r.multi_agent;
-    j["multi_agent"] = {{"mean_return", f.mean_return},
-                        {"collisions_per_episode", f.collisions_per_episode},
-                        {"random_return", f.random_return},
-                        {"random_collisions_per_episode", f.random_collisions_per_episode},
-                        {"episodes", f.episodes},
-                        {"success_rate", f.success_rate},
-                        {"random_success_rate", f.random_success_rate}};
+    j["multi_agent"] = Json::parse(multi_agent_json(*r.multi_agent));
   }
   if (r.joint_step_p50 && r.joint_step_p99) {
     j["joint_step_seconds"] = {{"p50", *r.joint_step_p50}, {"p99", *r.joint_step_p99}};
@@ -106,6 +99,7 @@ ReplicaResult replica_from_json(const Json& j, const std::string& where) {
       r.multi_agent->success_rate = get<double>(m, "success_rate", at);
       r.multi_agent->random_success_rate = get<double>(m, "random_success_rate", at);
     }
+    if (m.contains("epsilon")) r.multi_agent->epsilon = get<double>(m, "epsilon", at);
   }
   if (j.contains("joint_step_seconds")) {
     const std::string at = here + ".joint_step_seconds";
@@ -215,6 +209,18 @@ std::string numerics_json(const numerics::Report& report) {
   j["blas_core"] = report.blas_core;
   j["aten_capability"] = report.aten_capability;
   j["kernels"] = numerics::describe(report);
+  return j.dump();
+}
+
+std::string multi_agent_json(const MultiAgentFigures& f) {
+  const Json j = {{"mean_return", f.mean_return},
+                  {"collisions_per_episode", f.collisions_per_episode},
+                  {"random_return", f.random_return},
+                  {"random_collisions_per_episode", f.random_collisions_per_episode},
+                  {"episodes", f.episodes},
+                  {"success_rate", f.success_rate},
+                  {"random_success_rate", f.random_success_rate},
+                  {"epsilon", f.epsilon}};
   return j.dump();
 }
 

@@ -43,7 +43,7 @@ struct ChannelResult {
   std::uint64_t hash = 0;   // ChannelDigests hash over them
 };
 
-/// A multi-agent env's last greedy evaluation beside a random policy on the same seeds.
+/// A multi-agent env's last evaluation beside a random policy on the same seeds.
 struct MultiAgentFigures {
   double mean_return = 0.0;
   double collisions_per_episode = 0.0;
@@ -53,7 +53,12 @@ struct MultiAgentFigures {
   /// Episodes without a collision, as a share (the greedy policy's, and random play's).
   double success_rate = 0.0;
   double random_success_rate = 0.0;
+  /// The ε the evaluated policy acted with (the node's `eval_epsilon`; 0: greedy).
+  double epsilon = 0.0;
 };
+
+/// `figures` as the JSON object results and summaries carry under "multi_agent".
+[[nodiscard]] std::string multi_agent_json(const MultiAgentFigures& figures);
 
 /// The finished episodes whose returns a replica's JSON lists (the most recent ones): 100
 /// returns take at most about 2.5 KB.

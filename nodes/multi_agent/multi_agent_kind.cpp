@@ -79,10 +79,10 @@ class MultiAgentBinding : public ReplicaBinding {
     std::optional<MultiAgentFigures> figures;
     if (!server.evaluations().empty()) {
       figures = MultiAgentFigures{
-          server.last_evaluation().mean_return, server.last_evaluation().collisions_per_episode,
-          server.random_baseline().mean_return, server.random_baseline().collisions_per_episode,
-          server.last_evaluation().episodes,    server.last_evaluation().success_rate,
-          server.random_baseline().success_rate};
+          server.last_evaluation().mean_return,  server.last_evaluation().collisions_per_episode,
+          server.random_baseline().mean_return,  server.random_baseline().collisions_per_episode,
+          server.last_evaluation().episodes,     server.last_evaluation().success_rate,
+          server.random_baseline().success_rate, server.config().eval_epsilon};
     }
     multi_agent_figures(r, server.collisions(), figures);
     set_joint_step_latency(r, reactor_->step_intervals());
@@ -100,7 +100,7 @@ std::unique_ptr<ReplicaBinding> make_reactor(const ReplicaSetup& s, reactors::En
   return std::make_unique<MultiAgentBinding>(s, env);
 }
 
-void actor_result(const ReplicaConfig& /*replica*/, const ReplicaReport& report, ReplicaResult& r) {
+void actor_result(const ReplicaConfig& replica, const ReplicaReport& report, ReplicaResult& r) {
   std::optional<MultiAgentFigures> figures;
   if (report.mean_return) {
     figures = MultiAgentFigures{*report.mean_return,
@@ -109,7 +109,8 @@ void actor_result(const ReplicaConfig& /*replica*/, const ReplicaReport& report,
                                 *report.random_collisions_per_episode,
                                 report.evaluation_episodes,
                                 report.success_rate.value_or(0.0),
-                                report.random_success_rate.value_or(0.0)};
+                                report.random_success_rate.value_or(0.0),
+                                replica.multi_agent->eval_epsilon};
   }
   multi_agent_figures(r, report.collisions, figures);
   set_joint_step_latency(r, report.step_intervals);

@@ -66,6 +66,29 @@ TEST(RunSummary, DetailLinesGiveTheMultiAgentSuccessRatesAndTheKernels) {
   const std::string json = summary.to_json();
   EXPECT_NE(json.find("\"success_rate\": 0.8"), std::string::npos) << json;
   EXPECT_NE(json.find("\"random_success_rate\": 0.1"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"epsilon\": 0.0"), std::string::npos) << json;
+}
+
+// An evaluation with the node's eval_epsilon is named by its ε, not called greedy, and the ε
+// survives a process result's JSON (the launcher reads the nodes' results back).
+TEST(RunSummary, AnEvaluationWithEvalEpsilonIsNamedByItsEpsilon) {
+  RunSummary summary;
+  summary.multi_agent = MultiAgentFigures{-30.0, 0.5, -45.0, 3.0, 20, 0.7, 0.2, 0.05};
+  ASSERT_EQ(summary.detail_lines().size(), 1U);
+  EXPECT_EQ(summary.detail_lines()[0],
+            "multi_agent: epsilon 0.05 mean return -30.00, success rate 0.70, 0.50 collisions "
+            "per episode; random play -45.00, 0.20, 3.00 (20 episodes)");
+  ProcessResult result;
+  result.process = "junction";
+  ReplicaResult replica;
+  replica.name = "junction";
+  replica.kind = "multi_agent";
+  replica.multi_agent = summary.multi_agent;
+  result.replicas.push_back(replica);
+  const ProcessResult back = ProcessResult::from_json(result.to_json());
+  ASSERT_TRUE(back.replicas.at(0).multi_agent.has_value());
+  EXPECT_DOUBLE_EQ(back.replicas.at(0).multi_agent->epsilon, 0.05);
+  EXPECT_DOUBLE_EQ(back.replicas.at(0).multi_agent->success_rate, 0.7);
 }
 
 }  // namespace
