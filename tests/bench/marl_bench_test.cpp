@@ -27,10 +27,20 @@ TEST(MarlBench, EveryPlacementReportsItsSecondsAndStepLatency) {
       EXPECT_EQ(names.count(std::string(placement) + figure), 1U) << placement << figure;
     }
   }
-  EXPECT_TRUE(doc.at("ratios").contains("reactor_one_process/plain_loop"));
-  EXPECT_TRUE(doc.at("ratios").contains("actor_one_process/reactor_one_process"));
-  EXPECT_TRUE(
-      doc.at("ratios").contains("actor_inference_2_processes/reactor_inference_2_processes"));
+  // Each ratio is the baseline's time over the subject's (larger: the subject is faster).
+  const auto expect_ratio = [&](const std::string& subject, const std::string& baseline) {
+    const std::string label = subject + "/" + baseline;
+    ASSERT_TRUE(doc.at("ratios").contains(label)) << label;
+    EXPECT_NEAR(doc.at("ratios").at(label).get<double>(),
+                names.at(baseline + "_seconds") / names.at(subject + "_seconds"),
+                1e-9 * doc.at("ratios").at(label).get<double>())
+        << label;
+  };
+  expect_ratio("reactor_one_process", "plain_loop");
+  expect_ratio("actor_one_process", "reactor_one_process");
+  expect_ratio("actor_inference_2_processes", "reactor_inference_2_processes");
+  expect_ratio("reactor_inference_2_processes", "raw_inference_2_processes");
+  expect_ratio("reactor_inference_2_processes", "reactor_one_process");
 }
 
 // `--only tj4-in-process`: the three one-process placements of TrafficJunction4 and nothing
