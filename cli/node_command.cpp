@@ -124,6 +124,12 @@ void run_node(const NodeOptions& o) {
   if (o.mode == "actor") config.mode = cluster::Mode::actor;
   if (o.mode == "reactor") config.mode = cluster::Mode::reactor;
   if (!o.run_keys.empty()) cluster::use_run_keys(config, o.run_keys);
+  if (o.join && config.mode != cluster::Mode::actor) {
+    fail(o,
+         "--join is for actor mode only: " + o.config +
+             " runs in reactor mode (add --mode actor, or write mode: actor in the file)",
+         kExitBadFile);
+  }
   const std::vector<cluster::ProcessPlan> plans = cluster::plan_processes(config);
   const cluster::ProcessPlan* plan = cluster::find_process(plans, o.name);
   cluster::ProcessPlan joining{o.name, "", {o.name}, false};  // --join: a sampler GROUP-K
@@ -138,7 +144,6 @@ void run_node(const NodeOptions& o) {
     run_actor_node(o, config, *plan);
     return;
   }
-  if (o.join) fail(o, "--join is for actor mode only", kExitBadFile);
   run_reactor_node(o, config, *plan);
 }
 

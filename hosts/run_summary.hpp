@@ -81,7 +81,7 @@ struct RunSummary {
   std::string mode = "reactor";
   std::string placement = "single";
   std::string security = "one process";  // see above
-  std::string stop_reason;               // target_return, env_steps, seconds
+  std::string stop_reason;               // target_return, env_steps, seconds, signal
   double mean_return = 0.0;
   std::int64_t env_steps = 0;
   double seconds = 0.0;

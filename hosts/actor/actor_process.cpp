@@ -481,6 +481,11 @@ hosts::ProcessResult ActorProcess::run() {
   wind_down();
   result.replicas = host_.results(links_);
   result.stop_reason = host_.stop_reason();
+  // A signal that stopped the run (not a joined sampler's leave) is its reason when none came
+  // first.
+  if (result.stop_reason.empty() && g_signalled.load() && !options_.join) {
+    result.stop_reason = "signal";
+  }
   log("stopped" + (result.stop_reason.empty() ? std::string() : " (" + result.stop_reason + ")"));
   return result;
 }

@@ -107,7 +107,9 @@ struct ProcessResult {
   std::string process;
   std::string mode = "reactor";
   double seconds = 0.0;
-  std::string stop_reason;  // target_return, env_steps, seconds, or "" (stopped by another)
+  /// target_return, env_steps, seconds, signal (actor mode: SIGTERM or SIGINT stopped the run
+  /// here), or "" (stopped by another)
+  std::string stop_reason;
   std::optional<reactors::Tag> cutoff;
   std::vector<ReplicaResult> replicas;
   /// The numeric kernels the process computed with (common/numerics.hpp).

@@ -210,14 +210,16 @@ std::string ReplicaConfig::describe() const {
 }
 
 std::string stop_reason(const std::vector<std::string>& replica_reasons, bool timed_out) {
-  bool env_steps = false, seconds = timed_out;
+  bool env_steps = false, seconds = timed_out, signal = false;
   for (const std::string& reason : replica_reasons) {
     if (reason == "target_return") return reason;
     env_steps = env_steps || reason == "env_steps";
     seconds = seconds || reason == "seconds";
+    signal = signal || reason == "signal";
   }
   if (env_steps) return "env_steps";
-  return seconds ? "seconds" : "";
+  if (seconds) return "seconds";
+  return signal ? "signal" : "";
 }
 
 }  // namespace tagflow::nodes

@@ -124,8 +124,8 @@ struct ReplicaConfig {
 
 /// Why a process's replicas stopped, from each replica's reason ("" when it was stopped by
 /// someone else; "left" for a sampler that left is ignored): "target_return" over "env_steps"
-/// over "seconds"; "seconds" also when `timed_out` and nothing else; else "" (stopped by another
-/// process).
+/// over "seconds" over "signal" (actor mode: SIGTERM or SIGINT stopped the run); "seconds" also
+/// when `timed_out`; else "" (stopped by another process).
 [[nodiscard]] std::string stop_reason(const std::vector<std::string>& replica_reasons,
                                       bool timed_out);
 

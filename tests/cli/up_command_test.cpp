@@ -288,6 +288,20 @@ TEST_F(TagflowUp, BadArgumentsExitTwoInEitherPlacement) {
   }
 }
 
+// `tagflow node --join` on a reactor-mode file says that --join needs actor mode, also for a
+// name the file does not have (a joining sampler's usually is not), where it said "no process".
+TEST_F(TagflowUp, JoinOnAReactorModeFileNamesActorMode) {
+  write("short.yaml", shortened_local(base_port_, "env_steps: 800"));
+  EXPECT_EQ(
+      run({"node", "--config", path("short.yaml"), "--name", "sampler-2", "--join"}, dir_, "join"),
+      2);
+  const std::string err = read_text_file(dir_ / "join.err");
+  EXPECT_NE(err.find("--join is for actor mode only: " + path("short.yaml") +
+                     " runs in reactor mode (add --mode actor"),
+            std::string::npos)
+      << err;
+}
+
 // Ctrl-C (SIGINT) ends a one-process run at once with the launcher's status for an interrupt.
 TEST_F(TagflowUp, ASinglePlacementRunInterruptedBySigintExits130) {
   if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "--placement single runs in tagflow-torch";

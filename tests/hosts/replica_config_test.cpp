@@ -141,6 +141,10 @@ TEST(StopReason, TheLearnersTargetWinsOverEnvStepsOverSeconds) {
   EXPECT_EQ(stop_reason({"", ""}, true), "seconds");
   EXPECT_EQ(stop_reason({"seconds", ""}, false), "seconds");
   EXPECT_EQ(stop_reason({"", "left"}, false), "");
+  // A signal (actor mode) is the reason only when nothing else stopped the run.
+  EXPECT_EQ(stop_reason({"signal", ""}, false), "signal");
+  EXPECT_EQ(stop_reason({"signal", "env_steps"}, false), "env_steps");
+  EXPECT_EQ(stop_reason({"signal", ""}, true), "seconds");
   EXPECT_EQ(nodes::find_node_kind("learner")->own_stop_reason, "target_return");
   EXPECT_EQ(nodes::find_node_kind("sampler")->own_stop_reason, "env_steps");
   EXPECT_EQ(nodes::find_node_kind("replay")->own_stop_reason, "");
