@@ -1,8 +1,8 @@
 # Test registration. One line per test file:
 #
-#   tagflow_add_test(tag_test.cpp tagflow_reactors)                  # gtest, discovered per test
-#   tagflow_add_test(cluster_test.cpp tagflow_config DEPENDS tagflow CLUSTER)
-#   tagflow_add_test(dqn_test.cpp tagflow_learning TORCH)            # joins the one torch binary
+#   tagflow_add_test(tag_test.cpp tagflow_common)                    # gtest, discovered per test
+#   tagflow_add_test(federated_process_test.cpp tagflow_hosts DEPENDS tagflow CLUSTER)
+#   tagflow_add_test(dqn_learner_test.cpp tagflow_learning TORCH)    # joins the one torch binary
 #
 # Positional arguments after the file are libraries to link. DEPENDS names targets the test runs
 # (the tagflow CLI, say) so they are built first; CLUSTER marks a file whose tests start processes,

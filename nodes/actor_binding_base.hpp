@@ -1,5 +1,6 @@
-// NodeActorBase: the peer handling every node actor shares, written once for the four kinds
-// (nodes/<kind>/<kind>_actor.cpp derive from it with their typed interface).
+// NodeActorBase: the peer handling every node actor shares, written once for the seven actor
+// bindings: one per kind, and the inference kind's policy bank (nodes/<kind>/<kind>_actor.cpp and
+// nodes/inference/policy_bank_actor.cpp derive from it with their typed interface).
 //
 // It owns the actor's PeerSet and the protocol steps that are not per port
 // (actors/control_messages.hpp):
