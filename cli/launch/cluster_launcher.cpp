@@ -891,6 +891,12 @@ int ClusterLaunch::finish(Attempt& attempt) {
   }
   attempt.reporter->stop();
   if (attempt.interrupted || g_signal != 0) {
+    // A run that had failed before the signal still says why: in a Slurm job, srun stops the
+    // other hosts' launchers (SIGTERM) as soon as one exits with the failure, often while the
+    // coordinator's launcher waits for its processes to wind down.
+    if (run_failed) {
+      print_failure(root_cause(attempt.exits), attempt.supervisor, config_, plan_, log_dir_);
+    }
     std::cerr << "tagflow up: " << ::strsignal(g_signal.load()) << ": stopping "
               << attempt.supervisor.running() << " process(es)\n";
     attempt.supervisor.stop_all(kStopGrace);

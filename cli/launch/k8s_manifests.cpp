@@ -309,10 +309,12 @@ std::vector<K8sHost> k8s_hosts(const cluster::ClusterConfig& config, const K8sOp
   }
   bool any_metrics = false;
   for (const K8sHost& host : hosts) any_metrics = any_metrics || !host.metrics.empty();
-  if (any_metrics && config.monitoring.bind != "0.0.0.0") {
-    notes.push_back("monitoring.bind is " + config.monitoring.bind +
-                    ": the probes work, but Prometheus cannot scrape the pods (set "
-                    "monitoring.bind: 0.0.0.0)");
+  // "::" listens on every address too (IPv4 as well, where the pod's kernel maps it).
+  const std::string& bind = config.monitoring.bind;
+  if (any_metrics && bind != "0.0.0.0" && bind != "::") {
+    notes.push_back("monitoring.bind '" + bind +
+                    "' is not every address: the probes work, but Prometheus cannot scrape the "
+                    "pods (set monitoring.bind: 0.0.0.0)");
   }
   for (const K8sHost& host : hosts) {
     if (host.pods > 1 && !host.metrics.empty()) {

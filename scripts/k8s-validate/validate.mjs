@@ -35,7 +35,14 @@ const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const dns1035Label = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 const dnsSubdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const labelValue = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
-const portName = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+// IANA_SVC_NAME: at most 15 characters, at least one letter, no hyphen at either end or beside
+// another.
+const portName = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+
+/// RFC 1123 label: what a container name, a pod's subdomain and a Service's name must be.
+function isDnsLabel(value) {
+  return typeof value === "string" && value.length <= 63 && dnsLabel.test(value);
+}
 
 /// A view of `value` that records, in `seen`, every key path the schema's validator reads. The
 /// compiled validators read each property their schema defines, and enumerate the keys of the
@@ -96,7 +103,9 @@ function serverRules(object, report) {
   const containers = template?.spec?.containers ?? [];
   containers.forEach((container, i) => {
     const at = `spec.template.spec.containers[${i}]`;
-    if (!dnsLabel.test(container?.name ?? "")) report(`${at}.name`, "not a DNS label");
+    if (!isDnsLabel(container?.name ?? "")) {
+      report(`${at}.name`, "not a DNS label (at most 63 of a-z, 0-9 and -)");
+    }
     (container?.ports ?? []).forEach((port, j) => {
       const p = port?.containerPort;
       if (!Number.isInteger(p) || p < 1 || p > 65535) {
@@ -117,8 +126,8 @@ function serverRules(object, report) {
       }
     });
   });
-  if (template?.spec?.subdomain !== undefined && !dnsLabel.test(template.spec.subdomain)) {
-    report("spec.template.spec.subdomain", "not a DNS label");
+  if (template?.spec?.subdomain !== undefined && !isDnsLabel(template.spec.subdomain)) {
+    report("spec.template.spec.subdomain", "not a DNS label (at most 63 of a-z, 0-9 and -)");
   }
 }
 
