@@ -1,5 +1,7 @@
 #include "bench/registry.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include "bench/benchmarks.hpp"
 
 namespace tagflow::bench {
@@ -14,7 +16,9 @@ const std::vector<BenchEntry>& benchmarks() {
        false},
       {"envs", "Environment steps per second: single env, vector env, plain loop", run_envs_bench,
        false},
-      {"federation", "Coordinated tags/s over TCP loopback, 2/4/8 federates, chain and fan-out/in",
+      {"federation",
+       "Coordinated tags/s over Unix sockets (TCP with TAGFLOW_LOCAL_LINKS=0), 2/4/8 federates, "
+       "chain and fan-out/in",
        run_federation_bench, false},
       {"coordinator",
        "How far one coordinator goes: tags/s, grants/tag and its CPU per tag, 2 to 64 federates",
@@ -23,8 +27,9 @@ const std::vector<BenchEntry>& benchmarks() {
        "LibTorch DQN: updates/s (CartPole net, 1350-64-2 MARL policy), inference latency", nullptr,
        true},
       {"marl",
-       "MARL inference, TrafficJunction10-v1 (ten 1350-64-2 policies): plain loop, reactor in one "
-       "process and with inference in two processes; seconds and p50/p99 per joint step",
+       "MARL inference, TrafficJunction10-v1 (ten 1350-64-2 policies): plain loop, reactor and "
+       "actors in one process and with inference in two processes, and the raw ZeroMQ ceiling of "
+       "the two-process shape; seconds and p50/p99 per joint step",
        nullptr, true},
       {"serve",
        "Inference service for outside programs (ten 1350-64-2 policies): agent-actions/s and "
@@ -49,6 +54,11 @@ const std::vector<BenchEntry>& benchmarks() {
        run_replay_bench, false},
   };
   return entries;
+}
+
+BenchReport run_benchmark(const BenchEntry& entry, const BenchOptions& options) {
+  spdlog::set_level(spdlog::level::warn);
+  return entry.run(options);
 }
 
 const BenchEntry* find_benchmark(const std::string& name) {

@@ -28,10 +28,14 @@ struct BenchEntry {
   bool torch = false;
 };
 
-/// Every benchmark, in the order `tagflow bench --list` prints them.
+/// Every benchmark, in the order `tagflow bench --help` lists them.
 const std::vector<BenchEntry>& benchmarks();
 
 /// The entry called `name`, or nullptr.
 const BenchEntry* find_benchmark(const std::string& name);
+
+/// Runs `entry` (not a `torch` one) with info logging off, so that stdout holds its tables alone
+/// (a coordinator's joins and resignations would land in their middle); warnings still show.
+BenchReport run_benchmark(const BenchEntry& entry, const BenchOptions& options);
 
 }  // namespace tagflow::bench

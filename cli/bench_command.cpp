@@ -24,7 +24,8 @@ void add_bench_command(CLI::App& app) {
   command->add_flag("--quick", options->quick,
                     "Very short run that exercises every path (figures not meant to be quoted)");
   command->add_option("--only", options->only,
-                      "paper: run one workload (gym, atari, qlearning, marl, broadcast, object)");
+                      "paper: run one workload (gym, atari, qlearning, marl, broadcast, object); "
+                      "marl: tj4, tj10 (default), tj4-in-process or tj10-in-process");
   command->add_flag(
       "--print", options->print,
       "paper: also measure the gym workload with every observation printed to stdout, "
@@ -36,7 +37,16 @@ void add_bench_command(CLI::App& app) {
       for (const bench::BenchEntry& e : bench::benchmarks()) known += " " + e.name;
       fail_command("bench", "unknown benchmark '" + *name + "'; known:" + known, kExitBadFile);
     }
-    const bench::BenchReport report = entry->run(*options);
+    // `tagflow bench marl/learner/serve` went to tagflow-torch before parsing: here only paper
+    // takes --only and --print.
+    if (*name != "paper" && (!options->only.empty() || options->print)) {
+      fail_command("bench",
+                   std::string(options->print ? "--print" : "--only") + " is for `tagflow bench " +
+                       (options->print ? "paper`" : "paper` and `tagflow bench marl`") + ", not " +
+                       *name,
+                   kExitBadFile);
+    }
+    const bench::BenchReport report = bench::run_benchmark(*entry, *options);
     std::cout << report.table();
     if (!json_path->empty()) report.write_json(*json_path);
   });

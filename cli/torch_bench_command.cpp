@@ -34,7 +34,8 @@ void add_torch_bench_command(CLI::App& app) {
   command->add_option("--json", *json_path, "Also write the report as JSON to this file");
   command->add_flag("--quick", options->quick,
                     "Very short run that exercises every path (figures not meant to be quoted)");
-  command->add_option("--only", options->only, "marl: tj4 or tj10 (default)");
+  command->add_option("--only", options->only,
+                      "marl: tj4, tj10 (default), tj4-in-process or tj10-in-process");
   command->callback([name, json_path, options] {
     const auto entry = torch_benchmarks().find(*name);
     if (entry == torch_benchmarks().end()) {
@@ -45,8 +46,14 @@ void add_torch_bench_command(CLI::App& app) {
                        "; the others run in `tagflow bench` (`tagflow bench --help` lists them)",
                    kExitBadFile);
     }
+    if (*name != "marl" && !options->only.empty()) {
+      fail_command("bench",
+                   "--only is for `tagflow bench paper` and `tagflow bench marl`, not " + *name,
+                   kExitBadFile);
+    }
     set_torch_threads(1);
-    std::cout << blas_startup_line() << "\n";
+    // On stderr: stdout holds the tables alone.
+    std::cerr << blas_startup_line() << "\n";
     const bench::BenchReport report = entry->second(*options);
     std::cout << report.table();
     if (!json_path->empty()) report.write_json(*json_path);

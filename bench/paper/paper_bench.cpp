@@ -19,7 +19,6 @@
 #include <tuple>
 #include <vector>
 
-#include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
 #include "bench/benchmarks.hpp"
@@ -358,18 +357,6 @@ class PaperBench {
 
 }  // namespace
 
-BenchReport run_paper_bench(const BenchOptions& options) {
-  // The coordinator's join and resign lines would land in the middle of the tables.
-  const spdlog::level::level_enum level = spdlog::get_level();
-  spdlog::set_level(spdlog::level::warn);
-  try {
-    BenchReport report = PaperBench(options).run();
-    spdlog::set_level(level);
-    return report;
-  } catch (...) {
-    spdlog::set_level(level);
-    throw;
-  }
-}
+BenchReport run_paper_bench(const BenchOptions& options) { return PaperBench(options).run(); }
 
 }  // namespace tagflow::bench

@@ -29,6 +29,8 @@ TEST(FederationBench, EveryFederationFinishesBesideItsRawCeilingAndTheSocketFloo
         "two_federate_tag_after_0/raw_round_trip", "link_1MiB: federated/raw"}) {
     EXPECT_TRUE(doc.at("ratios").contains(ratio)) << ratio;
   }
+  // The tables alone: the coordinators' join and resign lines stay out of them.
+  EXPECT_EQ(run.command.output.find("[info]"), std::string::npos) << run.command.output;
   std::filesystem::remove(run.json_path);
 }
 

@@ -52,5 +52,20 @@ TEST(BenchCommand, UnknownBenchmarkIsAnErrorThatListsTheKnownOnes) {
   EXPECT_NE(result.output.find("codec"), std::string::npos) << result.output;
 }
 
+// --only and --print belong to the benchmarks that take them; elsewhere they are refused rather
+// than ignored.
+TEST(BenchCommand, OnlyAndPrintAreRefusedWhereTheyMeanNothing) {
+  const auto only = run_command(tagflow_binary() + " bench codec --quick --only gym 2>&1");
+  EXPECT_EQ(only.exit_code, 2);
+  EXPECT_NE(only.output.find("--only is for `tagflow bench paper` and `tagflow bench marl`, not "
+                             "codec"),
+            std::string::npos)
+      << only.output;
+  const auto print = run_command(tagflow_binary() + " bench envs --quick --print 2>&1");
+  EXPECT_EQ(print.exit_code, 2);
+  EXPECT_NE(print.output.find("--print is for `tagflow bench paper`, not envs"), std::string::npos)
+      << print.output;
+}
+
 }  // namespace
 }  // namespace tagflow::bench
