@@ -282,6 +282,13 @@ void Coordinator::handle_join(const std::string& identity, const ControlMessage&
     return;
   }
   member.joined = true;
+  if (member.held_report) {
+    spdlog::info(
+        "coordinator: '{}' joined after a launcher reported its process dead: the report "
+        "was about the process of an earlier run, and is dropped",
+        join.federate);
+    member.held_report.reset();
+  }
   ++joined_count_;
   if (metrics_.federates != nullptr) metrics_.federates->Increment();
   spdlog::info("coordinator: '{}' joined from {} ({}/{})", join.federate, address, joined_count_,
@@ -526,8 +533,14 @@ void Coordinator::handle_launcher(const std::string& identity, std::size_t index
   const std::string& id = grants_.id_of(index);
   if (message.type == ControlType::kFailed && message.federate == id) {
     // The launcher saw the federate's process die: no need to wait for its heartbeats to stop.
-    if (!members_[index].resigned) {
-      note_failure(index, "federate '" + id + "' failed: " + escape_for_log(message.text, 1024));
+    Member& member = members_[index];
+    const std::string why = "federate '" + id + "' failed: " + escape_for_log(message.text, 1024);
+    if (member.joined) {
+      if (!member.resigned) note_failure(index, why);
+    } else if (!member.held_report) {
+      // Not joined yet: the report may be the last run's, sent as that run failed and delivered
+      // to this coordinator, which took over the port (a restart). Its federate joining shows it.
+      member.held_report.emplace(why, Clock::now());
     }
     return;
   }
@@ -751,6 +764,20 @@ std::size_t Coordinator::find_gone(Clock::time_point now) const {
   return members_.size();
 }
 
+Coordinator::Clock::duration Coordinator::held_report_window() const {
+  return std::min<Clock::duration>(std::chrono::seconds(10), spec_.join_timeout);
+}
+
+std::size_t Coordinator::find_expired_report(Clock::time_point now) const {
+  for (std::size_t i = 0; i < members_.size(); ++i) {
+    const Member& m = members_[i];
+    if (!m.joined && m.held_report && now - m.held_report->second >= held_report_window()) {
+      return i;
+    }
+  }
+  return members_.size();
+}
+
 void Coordinator::heard_from(std::size_t index, Clock::time_point now) {
   Member& m = members_[index];
   const auto gap = now - m.last_seen;
@@ -890,6 +917,11 @@ CoordinatorResult Coordinator::run() {
       return fail({id}, "federate '" + id + "' failed: no message or heartbeat for more than " +
                             std::to_string(spec_.heartbeat_timeout.count()) + " ms");
     }
+    if (const std::size_t dead = find_expired_report(now); dead < members_.size()) {
+      // Not joined: counted as a failure, but it was never among the joined federates.
+      if (metrics_.failures != nullptr) metrics_.failures->Increment();
+      return fail({grants_.id_of(dead)}, members_[dead].held_report->first);
+    }
     const std::size_t gone = find_gone(now);
     if (gone < members_.size()) {
       const std::string id = grants_.id_of(gone);
@@ -899,6 +931,13 @@ CoordinatorResult Coordinator::run() {
                             "heard from again (its process, or its host, is gone)");
     }
     if (!started_ && now > join_deadline) {
+      // A missing federate whose process a launcher reported dead: that report says why.
+      for (std::size_t i = 0; i < members_.size(); ++i) {
+        if (!members_[i].joined && members_[i].held_report) {
+          if (metrics_.failures != nullptr) metrics_.failures->Increment();
+          return fail({grants_.id_of(i)}, members_[i].held_report->first);
+        }
+      }
       std::vector<std::string> missing;
       std::string names;
       for (std::size_t i = 0; i < members_.size(); ++i) {

@@ -154,6 +154,10 @@ class Coordinator {
     /// The grants sent to it after START while it had said nothing since (at most the newest
     /// TAG and the newest PTAG after it): a JOIN that gets START again gets these again too (§2.2).
     std::vector<ControlMessage> unheard_grants;
+    /// A launcher's FAILED for it that came before it joined, and when (§8.1): it ends the run
+    /// only if the federate has still not joined `held_report_window()` later, for it may be
+    /// about the process of the run before, delivered late to this one.
+    std::optional<std::pair<std::string, Clock::time_point>> held_report;
     std::uint64_t grants = 0;                   // TAGs and PTAGs sent to it
     std::uint64_t messages = 0;                 // its frames handled after it joined
     prometheus::Counter* heartbeats = nullptr;  // with metrics
@@ -294,6 +298,10 @@ class Coordinator {
   ResultSink result_sink_;
   TraceSink trace_sink_;
   CheckpointSink checkpoint_sink_;
+  /// How long a launcher's FAILED for a federate not yet joined is held: min(10 s, join_timeout).
+  [[nodiscard]] Clock::duration held_report_window() const;
+  /// The first federate whose held launcher report has waited out the window, or members_.size().
+  [[nodiscard]] std::size_t find_expired_report(Clock::time_point now) const;
   std::optional<std::string> peer_failure_;  // a FAILED from a federate: the run ends
   std::size_t peer_failure_index_ = 0;
   Metrics metrics_;  // all null without set_metrics()

@@ -702,10 +702,7 @@ void ClusterLaunch::plan_recovery() {
 /// --resume RUN_DIR: the newest usable checkpoint there, or the start.
 void ClusterLaunch::resume_run() {
   if (plan_.checkpoints.empty() || !reactor_) {
-    end_launch(
-        "--resume needs a reactor-mode file with checkpoint:, started by one launcher per host "
-        "(not over ssh)",
-        kExitBadFile);
+    end_launch("--resume needs a reactor-mode file with checkpoint:", kExitBadFile);
   }
   if (!plan_.coordinator) {  // its processes load their parts of the coordinator host's choice
     std::cerr << "tagflow up: resuming " << log_dir_
@@ -823,7 +820,13 @@ void ClusterLaunch::restart_cluster(Attempt& attempt) {
     } else if (const std::string process = process_hosting(told, cluster::plan_processes(config_));
                !process.empty()) {
       record.process = process;
-      record.how = "failed on another host";
+      // How it failed, as the coordinator said it: "its process P on host a killed by signal 9
+      // (Killed)", or "no message or heartbeat for more than 5000 ms (host a)".
+      const std::string marker = "' failed: ";
+      const auto at = told.find(marker);
+      record.how = "failed on another host: " +
+                   (at == std::string::npos ? told : told.substr(at + marker.size())) +
+                   where_federate_ran(config_, plan_, told);
     }
   }
   auto redo_from = attempt_started_;

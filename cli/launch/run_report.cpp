@@ -228,9 +228,11 @@ void print_silences(const std::map<std::string, std::pair<std::uint64_t, double>
         << std::setprecision(3) << silence.second << " s)";
     each += one.str();
   }
-  std::cout << "silences: " << count << ", " << std::setprecision(3) << seconds
-            << " s without a message (a slow or broken link, a stalled process): " << each
-            << std::endl;
+  // Its own stream: std::cout's precision stays as the stop line after it needs it.
+  std::ostringstream line;
+  line << "silences: " << count << ", " << std::setprecision(3) << seconds
+       << " s without a message (a slow or broken link, a stalled process): " << each;
+  std::cout << line.str() << std::endl;
 }
 
 }  // namespace

@@ -558,6 +558,71 @@ TEST(Coordinator, ALauncherReportingItsFederatesDeathEndsTheRunAtOnceNamingIt) {
       << result->error;
 }
 
+/// Sends a launcher's FAILED for `federate` (PROTOCOL.md §8.1).
+void report_death(zmq::socket_t& launcher, const std::string& federate, const std::string& text) {
+  ControlMessage failed;
+  failed.type = ControlType::kFailed;
+  failed.federate = federate;
+  failed.text = text;
+  launcher.send(zmq::buffer(encode_control(failed)));
+}
+
+// A launcher's report for a federate that has not joined is held: after a restart it may be the
+// last run's, delivered late to the new coordinator on the same port. The federate joining shows
+// that it was, and the run goes on.
+TEST(Coordinator, ALaunchersReportBeforeItsFederateJoinedIsDroppedWhenItJoins) {
+  const FederationSpec spec = parse_federation_spec(kChain);
+  RunningCoordinator running(spec);
+  zmq::context_t context;
+  zmq::socket_t launcher = launcher_socket(context, "b", running.endpoint());
+  report_death(launcher, "b", "its process b on host x exited with code 1");
+  std::this_thread::sleep_for(200ms);  // the report is read before b joins
+  FederateClient a(context, options_for(spec, "a", running.endpoint()));
+  FederateClient b(context, options_for(spec, "b", running.endpoint()));
+  auto joined_a = std::async(std::launch::async, [&] { return a.join(10s); });
+  b.join(10s);
+  joined_a.get();
+  a.resign();
+  b.resign();
+  const auto result = running.result(10s);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_TRUE(result->ok) << result->error;
+}
+
+// ...but a federate that does not join within the hold (min(10 s, join_timeout)) ends the run
+// with the launcher's words, not "never joined".
+TEST(Coordinator, ALaunchersReportForAFederateThatNeverJoinsEndsTheRunWithItsWords) {
+  const FederationSpec spec = parse_federation_spec(R"(
+federation:
+  coordinator: tcp://127.0.0.1:*
+  heartbeat_timeout: 400ms
+  join_timeout: 1s
+  federates:
+    a: {downstreams: [b]}
+    b: {upstreams: [{id: a, after: 10ns}]}
+)");
+  RunningCoordinator running(spec);
+  zmq::context_t context;
+  FederateClient a(context, options_for(spec, "a", running.endpoint()));
+  auto joined_a = std::async(std::launch::async, [&] {
+    try {
+      a.join(10s);
+    } catch (const FederationError&) {
+      // told that the run failed
+    }
+  });
+  zmq::socket_t launcher = launcher_socket(context, "b", running.endpoint());
+  report_death(launcher, "b", "its process b on host x killed by signal 9 (Killed)");
+  const auto result = running.result(10s);
+  joined_a.get();
+  ASSERT_TRUE(result.has_value());
+  EXPECT_FALSE(result->ok);
+  EXPECT_EQ(result->failed, std::vector<std::string>{"b"});
+  EXPECT_NE(result->error.find("federate 'b' failed: its process b on host x killed by signal 9"),
+            std::string::npos)
+      << result->error;
+}
+
 TEST(Coordinator, ALaunchersResultGoesToTheSinkAndIsAnsweredWithWhereTheSummaryIs) {
   const FederationSpec spec = parse_federation_spec(kChain);
   Coordinator coordinator(spec);
