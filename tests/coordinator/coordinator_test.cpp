@@ -213,6 +213,23 @@ FederationSpec chain_spec(const WireTag& start) {
   return spec;
 }
 
+/// a and b of kChain join; returns the start tag a was given.
+WireTag join_chain(FederateClient& a, FederateClient& b) {
+  auto joined_b = std::async(std::launch::async, [&] { return b.join(10s); });
+  const WireTag start = a.join(10s).tag;
+  joined_b.get();
+  return start;
+}
+
+/// a and b resign; the run must end well.
+void resign_chain(FederateClient& a, FederateClient& b, RunningCoordinator& running) {
+  a.resign();
+  b.resign();
+  const auto result = running.result(10s);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_TRUE(result->ok) << result->error;
+}
+
 /// kChain's coordinator with a and b joined, starting at `start`.
 struct JoinedChain {
   FederationSpec spec;
@@ -222,18 +239,10 @@ struct JoinedChain {
   FederateClient b{context, options_for(spec, "b", running.endpoint())};
 
   explicit JoinedChain(const WireTag& start = WireTag(0, 0)) : spec(chain_spec(start)) {
-    auto joined_b = std::async(std::launch::async, [&] { return b.join(10s); });
-    EXPECT_EQ(a.join(10s).tag, start);
-    joined_b.get();
+    EXPECT_EQ(join_chain(a, b), start);
   }
   /// Both resign; the run must end well.
-  void finish() {
-    a.resign();
-    b.resign();
-    const auto result = running.result(10s);
-    ASSERT_TRUE(result.has_value());
-    EXPECT_TRUE(result->ok) << result->error;
-  }
+  void finish() { resign_chain(a, b, running); }
 };
 
 TEST(Coordinator, InTransitReportsCarriedByAnLtcCountInTheGrant) {
@@ -579,14 +588,8 @@ TEST(Coordinator, ALaunchersReportBeforeItsFederateJoinedIsDroppedWhenItJoins) {
   std::this_thread::sleep_for(200ms);  // the report is read before b joins
   FederateClient a(context, options_for(spec, "a", running.endpoint()));
   FederateClient b(context, options_for(spec, "b", running.endpoint()));
-  auto joined_a = std::async(std::launch::async, [&] { return a.join(10s); });
-  b.join(10s);
-  joined_a.get();
-  a.resign();
-  b.resign();
-  const auto result = running.result(10s);
-  ASSERT_TRUE(result.has_value());
-  EXPECT_TRUE(result->ok) << result->error;
+  join_chain(a, b);
+  resign_chain(a, b, running);
 }
 
 // ...but a federate that does not join within the hold (min(10 s, join_timeout)) ends the run
