@@ -768,10 +768,11 @@ Coordinator::Clock::duration Coordinator::held_report_window() const {
   return std::min<Clock::duration>(std::chrono::seconds(10), spec_.join_timeout);
 }
 
-std::size_t Coordinator::find_expired_report(Clock::time_point now) const {
+std::size_t Coordinator::find_held_report(Clock::time_point now, bool failing) const {
   for (std::size_t i = 0; i < members_.size(); ++i) {
     const Member& m = members_[i];
-    if (!m.joined && m.held_report && now - m.held_report->second >= held_report_window()) {
+    if (!m.joined && m.held_report &&
+        (failing || now - m.held_report->second >= held_report_window())) {
       return i;
     }
   }
@@ -911,18 +912,23 @@ CoordinatorResult Coordinator::run() {
     if (!caught_up && !behind_since_) behind_since_ = now;
     const bool may_judge = caught_up || now - *behind_since_ > spec_.heartbeat_timeout;
     const std::size_t silent = may_judge ? find_silent(now) : members_.size();
+    const std::size_t gone = find_gone(now);
+    // A federate whose process a launcher reported dead before it joined: when the run fails
+    // anyway (its host's launcher stops the others, whose connections then close), or its hold
+    // ran out, that report says why.
+    if (const std::size_t held =
+            find_held_report(now, silent < members_.size() || gone < members_.size());
+        held < members_.size()) {
+      // Not joined: counted as a failure, but it was never among the joined federates.
+      if (metrics_.failures != nullptr) metrics_.failures->Increment();
+      return fail({grants_.id_of(held)}, members_[held].held_report->first);
+    }
     if (silent < members_.size()) {
       const std::string id = grants_.id_of(silent);
       count_failure();
       return fail({id}, "federate '" + id + "' failed: no message or heartbeat for more than " +
                             std::to_string(spec_.heartbeat_timeout.count()) + " ms");
     }
-    if (const std::size_t dead = find_expired_report(now); dead < members_.size()) {
-      // Not joined: counted as a failure, but it was never among the joined federates.
-      if (metrics_.failures != nullptr) metrics_.failures->Increment();
-      return fail({grants_.id_of(dead)}, members_[dead].held_report->first);
-    }
-    const std::size_t gone = find_gone(now);
     if (gone < members_.size()) {
       const std::string id = grants_.id_of(gone);
       count_failure();
@@ -932,11 +938,9 @@ CoordinatorResult Coordinator::run() {
     }
     if (!started_ && now > join_deadline) {
       // A missing federate whose process a launcher reported dead: that report says why.
-      for (std::size_t i = 0; i < members_.size(); ++i) {
-        if (!members_[i].joined && members_[i].held_report) {
-          if (metrics_.failures != nullptr) metrics_.failures->Increment();
-          return fail({grants_.id_of(i)}, members_[i].held_report->first);
-        }
+      if (const std::size_t held = find_held_report(now, true); held < members_.size()) {
+        if (metrics_.failures != nullptr) metrics_.failures->Increment();
+        return fail({grants_.id_of(held)}, members_[held].held_report->first);
       }
       std::vector<std::string> missing;
       std::string names;

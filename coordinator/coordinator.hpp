@@ -300,8 +300,9 @@ class Coordinator {
   CheckpointSink checkpoint_sink_;
   /// How long a launcher's FAILED for a federate not yet joined is held: min(10 s, join_timeout).
   [[nodiscard]] Clock::duration held_report_window() const;
-  /// The first federate whose held launcher report has waited out the window, or members_.size().
-  [[nodiscard]] std::size_t find_expired_report(Clock::time_point now) const;
+  /// The first federate not joined whose launcher report is held and has waited out the window
+  /// (any held one when `failing`: the run ends anyway), or members_.size().
+  [[nodiscard]] std::size_t find_held_report(Clock::time_point now, bool failing) const;
   std::optional<std::string> peer_failure_;  // a FAILED from a federate: the run ends
   std::size_t peer_failure_index_ = 0;
   Metrics metrics_;  // all null without set_metrics()

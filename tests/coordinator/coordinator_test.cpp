@@ -767,6 +767,25 @@ void join_a_and_close(const std::string& endpoint) {
   std::this_thread::sleep_for(300ms);
 }
 
+// PROTOCOL.md §8.1: when the run fails for another reason while a launcher's report waits for
+// its federate to join, the report is the reason given: b's process died before joining, and its
+// host's launcher then stopped a, whose connection closed.
+TEST(Coordinator, AHeldLaunchersReportIsTheReasonWhenTheRunFailsBeforeItsFederateJoined) {
+  const FederationSpec spec = parse_federation_spec(kChain);  // join_timeout 10 s
+  RunningCoordinator running(spec);
+  zmq::context_t context;
+  zmq::socket_t launcher = launcher_socket(context, "b", running.endpoint());
+  report_death(launcher, "b", "its process b on host x killed by signal 9 (Killed)");
+  join_a_and_close(running.endpoint());
+  const auto result = running.result(5s);  // well before the report's 10 s hold
+  ASSERT_TRUE(result.has_value());
+  EXPECT_FALSE(result->ok);
+  EXPECT_EQ(result->failed, std::vector<std::string>{"b"}) << result->error;
+  EXPECT_NE(result->error.find("federate 'b' failed: its process b on host x killed by signal 9"),
+            std::string::npos)
+      << result->error;
+}
+
 // PROTOCOL.md §2.1-2.2: before START, a federate whose connection closed may join again on a new
 // one (its JOIN may have gone to a coordinator that went away).
 TEST(Coordinator, BeforeStartAFederateWhoseConnectionClosedJoinsAgainOnANewOne) {
