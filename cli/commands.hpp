@@ -55,7 +55,8 @@ void add_k8s_command(CLI::App& app);
 void add_trace_command(CLI::App& app);
 void add_diff_command(CLI::App& app);
 
-/// This program's own path (/proc/self/exe), what launchers give their children to run;
+/// This program's own path (/proc/self/exe, without the " (deleted)" of a binary replaced while
+/// it runs), what launchers give their children to run;
 /// "tagflow" (found on PATH) when it cannot be read.
 std::string own_executable();
 

@@ -12,18 +12,35 @@
 
 namespace tagflow::cli {
 
-std::string own_executable() {
+namespace {
+
+/// This process's executable as a path, or "" when /proc cannot say. A binary replaced while it
+/// runs (a rebuild, an upgrade) reads as "PATH (deleted)": the processes a launcher starts or
+/// restarts later run the file now at PATH.
+std::string self_path() {
   std::error_code error;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
-  return error ? std::string("tagflow") : self.string();
+  std::string self = std::filesystem::read_symlink("/proc/self/exe", error).string();
+  if (error) return "";
+  const std::string deleted = " (deleted)";
+  if (self.size() > deleted.size() &&
+      self.compare(self.size() - deleted.size(), deleted.size(), deleted) == 0) {
+    self.resize(self.size() - deleted.size());
+  }
+  return self;
+}
+
+}  // namespace
+
+std::string own_executable() {
+  const std::string self = self_path();
+  return self.empty() ? std::string("tagflow") : self;
 }
 
 std::string torch_executable_path() {
   if (const char* override_path = std::getenv("TAGFLOW_TORCH")) return override_path;
-  std::error_code error;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (error) return "tagflow-torch";
-  return (self.parent_path() / "tagflow-torch").string();
+  const std::string self = self_path();
+  if (self.empty()) return "tagflow-torch";
+  return (std::filesystem::path(self).parent_path() / "tagflow-torch").string();
 }
 
 int exec_torch_command(int argc, char** argv) {
