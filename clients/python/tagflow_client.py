@@ -28,9 +28,12 @@ PROTOCOL_VERSION = 1
 
 
 class GatewayError(Exception):
-    def __init__(self, code, reason):
+    """A refusal: the protocol's error code and reason; for `version`, the versions the gateway
+    speaks (its reply's `versions`), else None."""
+
+    def __init__(self, code, reason, versions=None):
         super().__init__(f"{code}: {reason}")
-        self.code, self.reason = code, reason
+        self.code, self.reason, self.versions = code, reason, versions
 
 
 class Busy(GatewayError):
@@ -85,7 +88,7 @@ class Gateway:
         reply = self.receive(self.send(op, **fields))
         if not reply.get("ok"):
             cls = Busy if reply.get("error") == "busy" else GatewayError
-            raise cls(reply.get("error"), reply.get("reason"))
+            raise cls(reply.get("error"), reply.get("reason"), reply.get("versions"))
         return reply
 
 
@@ -146,17 +149,20 @@ class Client:
         parts = self._split({a: _observation_bytes(o) for a, o in observations.items()})
         rewards_by = self._split(rewards) if rewards else {}
         dones_by = self._split(dones) if dones else {}
+        kept = {}  # gateway -> what was carried for it and goes with this call's request
         if episode is not None:
             for gateway in set(rewards_by) | set(dones_by):
                 if gateway not in parts:
                     self._carry(gateway, episode[gateway.endpoint], rewards_by.get(gateway, {}),
                                 dones_by.get(gateway, {}))
             for gateway in parts:
-                self._merge_carried(gateway, episode[gateway.endpoint], rewards_by, dones_by)
+                kept[gateway] = self._merge_carried(gateway, episode[gateway.endpoint],
+                                                    rewards_by, dones_by)
         actions = {}
         self.last_policies, self.last_versions = {}, {}
         self.last_logged = None
         pending = list(parts.items())
+        failure = None  # the first refusal or timeout: raised once every reply was read
         for attempt in range(self.busy_retries + 1):
             sent = []
             for gateway, obs in pending:  # every gateway at once, then the replies
@@ -170,7 +176,12 @@ class Client:
                 sent.append((gateway, obs, gateway.send("act", **fields)))
             pending = []
             for gateway, obs, request_id in sent:
-                reply = gateway.receive(request_id)
+                try:
+                    reply = gateway.receive(request_id)
+                except TimeoutError as e:
+                    # The gateway may have taken the request: what it carried is not sent again.
+                    failure = failure or e
+                    continue
                 if reply.get("ok"):
                     actions.update(reply["actions"])
                     self.last_policies.update(reply["policies"])
@@ -180,11 +191,26 @@ class Client:
                 elif reply.get("error") == "busy":
                     pending.append((gateway, obs))
                 else:
-                    raise GatewayError(reply.get("error"), reply.get("reason"))
+                    # Refused, so not taken: what it carried waits for the episode's next request.
+                    self._put_back(gateway, episode, kept.get(gateway))
+                    failure = failure or GatewayError(reply.get("error"), reply.get("reason"),
+                                                      reply.get("versions"))
+            if failure is not None:
+                for gateway, _ in pending:
+                    self._put_back(gateway, episode, kept.get(gateway))
+                raise failure
             if not pending:
                 return actions
-            time.sleep(min(0.001 * 2 ** attempt, 0.05))
+            if attempt < self.busy_retries:
+                time.sleep(min(0.001 * 2 ** attempt, 0.05))
+        for gateway, _ in pending:
+            self._put_back(gateway, episode, kept.get(gateway))
         raise Busy("busy", f"still busy after {self.busy_retries} retries")
+
+    def _put_back(self, gateway, episode, kept):
+        """Carries again what _merge_carried took for a request `gateway` did not take."""
+        if episode is not None and kept is not None:
+            self._carry(gateway, episode[gateway.endpoint], kept[0], kept[1])
 
     def _carry(self, gateway, episode_id, rewards, dones):
         """Keeps rewards and dones for `gateway`'s next request of episode `episode_id`."""
@@ -196,10 +222,10 @@ class Client:
 
     def _merge_carried(self, gateway, episode_id, rewards_by, dones_by):
         """Adds what was kept for `gateway` in episode `episode_id` to this request's rewards and
-        dones (rewards summed, dones OR'd), and forgets it."""
+        dones (rewards summed, dones OR'd), and forgets it; returns it (None when nothing was)."""
         kept = self._carried.pop((gateway, episode_id), None)
         if kept is None:
-            return
+            return None
         kept_rewards, kept_dones = kept
         if kept_rewards:
             rewards = rewards_by[gateway] = dict(rewards_by.get(gateway, {}))
@@ -209,13 +235,27 @@ class Client:
             dones = dones_by[gateway] = dict(dones_by.get(gateway, {}))
             for agent, done in kept_dones.items():
                 dones[agent] = bool(dones.get(agent, False)) or done
+        return kept
 
     def episode_start(self, log=None):
         """An episode handle (one episode id per gateway). log=True: the gateways log the
         episode's transitions into the cluster's replay (GatewayError no_replay when a gateway's
         replica has none linked); None: each gateway's default (param log_experience)."""
         fields = {} if log is None else {"log": bool(log)}
-        return {g.endpoint: g.call("episode_start", **fields)["episode"] for g in self.gateways}
+        episode = {}
+        for gateway in self.gateways:
+            try:
+                episode[gateway.endpoint] = gateway.call("episode_start", **fields)["episode"]
+            except (GatewayError, TimeoutError):
+                # All or nothing: the episodes already opened on the other gateways are ended.
+                for opened in self.gateways:
+                    if opened.endpoint in episode:
+                        try:
+                            opened.call("episode_end", episode=episode[opened.endpoint])
+                        except (GatewayError, TimeoutError):
+                            pass  # forgotten in time anyway (max_open_episodes)
+                raise
+        return episode
 
     def episode_end(self, episode, rewards=None, dones=None):
         """Ends the episode; returns {"steps": ..., "returns": {agent: sum of rewards},
@@ -223,17 +263,28 @@ class Client:
         rewards_by = self._split(rewards) if rewards else {}
         dones_by = self._split(dones) if dones else {}
         steps, returns, logged = 0, {}, 0
+        failure = None  # every gateway is asked; the first refusal or timeout is raised after
         for gateway in self.gateways:
-            self._merge_carried(gateway, episode[gateway.endpoint], rewards_by, dones_by)
+            kept = self._merge_carried(gateway, episode[gateway.endpoint], rewards_by, dones_by)
             fields = {"episode": episode[gateway.endpoint]}
             if gateway in rewards_by:
                 fields["rewards"] = {a: float(r) for a, r in rewards_by[gateway].items()}
             if gateway in dones_by:
                 fields["dones"] = {a: bool(d) for a, d in dones_by[gateway].items()}
-            reply = gateway.call("episode_end", **fields)
+            try:
+                reply = gateway.call("episode_end", **fields)
+            except GatewayError as e:
+                self._put_back(gateway, episode, kept)  # refused: kept for a retry
+                failure = failure or e
+                continue
+            except TimeoutError as e:
+                failure = failure or e
+                continue
             steps = max(steps, reply["steps"])
             returns.update(reply["returns"])
             logged += reply.get("logged", 0)
+        if failure is not None:
+            raise failure
         return {"steps": steps, "returns": returns, "logged": logged}
 
     def limits(self):

@@ -1,0 +1,139 @@
+"""clients/python/tagflow_client.py against two scripted gateways (ZeroMQ ROUTER sockets on this
+machine that answer as nodes/gateway/PROTOCOL.md says, and refuse what a test tells them to):
+what the client carries between requests of an episode survives a refused request, an
+episode_start or episode_end refused by one gateway still starts none or ends every other one, and
+a `version` refusal carries the versions the gateway speaks.
+
+Usage: python_client_test.py SOURCE_DIR. Exit status 0 on success.
+"""
+import sys
+import threading
+import unittest
+
+import msgpack
+import numpy as np
+import zmq
+
+sys.path.insert(0, sys.argv[1] + "/clients/python")
+from tagflow_client import Client, GatewayError  # noqa: E402
+
+OBSERVATION_SIZE = 4
+
+
+class ScriptedGateway:
+    """A gateway serving `agents`; it refuses each op listed in `refuse` (op -> error code) and
+    records every request it reads."""
+
+    def __init__(self, agents):
+        self.agents, self.refuse, self.requests = agents, {}, []
+        self.context = zmq.Context()
+        self.socket = self.context.socket(zmq.ROUTER)
+        self.socket.setsockopt(zmq.LINGER, 0)
+        port = self.socket.bind_to_random_port("tcp://127.0.0.1")
+        self.endpoint = f"tcp://127.0.0.1:{port}"
+        self.stopping = False
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _answer(self, request):
+        op = request.get("op")
+        reply = {"op": op, "id": request.get("id"), "ok": True}
+        if op in self.refuse:
+            reply.update(ok=False, error=self.refuse[op], reason="refused by the test")
+            if self.refuse[op] == "version":
+                reply["versions"] = [1]  # PROTOCOL.md section 4, step 1
+            return reply
+        if op == "hello":
+            reply.update(v=1, server="scripted", env="TrafficJunction4-v1",
+                         observation_size=OBSERVATION_SIZE, num_actions=2,
+                         agents={a: "car" for a in self.agents}, policies={}, max_batch=64,
+                         max_wait_us=0, max_in_flight=8, limits={})
+        elif op == "episode_start":
+            reply.update(episode=7, log=False)
+        elif op == "act":
+            reply.update(actions={a: 1 for a in request["obs"]},
+                         policies={a: "car" for a in request["obs"]},
+                         versions={a: 0 for a in request["obs"]})
+        elif op == "episode_end":
+            reply.update(episode=request["episode"], steps=1,
+                         returns={a: float(r) for a, r in request.get("rewards", {}).items()},
+                         logged=0)
+        return reply
+
+    def _serve(self):
+        while not self.stopping:
+            if not self.socket.poll(50):
+                continue
+            routing, frame = self.socket.recv_multipart()
+            request = msgpack.unpackb(frame, strict_map_key=False, raw=False)
+            self.requests.append(request)
+            self.socket.send_multipart([routing, msgpack.packb(self._answer(request),
+                                                               use_bin_type=True)])
+
+    def ops(self, op):
+        return [r for r in self.requests if r.get("op") == op]
+
+    def close(self):
+        self.stopping = True
+        self.thread.join()
+        self.socket.close()
+        self.context.term()
+
+
+def observation():
+    return np.zeros(OBSERVATION_SIZE, np.float32)
+
+
+class CarriedValues(unittest.TestCase):
+    def setUp(self):
+        self.a, self.b = ScriptedGateway([0]), ScriptedGateway([1])
+        self.client = Client([self.a.endpoint, self.b.endpoint], timeout=5.0)
+        self.client.connect()
+
+    def tearDown(self):
+        self.client.close()
+        self.a.close()
+        self.b.close()
+
+    def test_a_reward_carried_to_a_gateway_that_refuses_reaches_the_episode_end(self):
+        episode = self.client.episode_start()
+        # Agent 1's reward waits for gateway b's next request of the episode.
+        self.client.act({0: observation()}, episode=episode, rewards={1: 1.5})
+        self.b.refuse["act"] = "width"
+        with self.assertRaises(GatewayError) as refused:
+            self.client.act({1: observation()}, episode=episode)
+        self.assertEqual(refused.exception.code, "width")
+        self.assertEqual(self.b.ops("act")[-1]["rewards"], {1: 1.5})  # sent with the refused act
+        del self.b.refuse["act"]
+        summary = self.client.episode_end(episode)
+        self.assertEqual(self.b.ops("episode_end")[-1].get("rewards"), {1: 1.5})
+        self.assertEqual(summary["returns"], {1: 1.5})
+
+    def test_an_episode_refused_by_one_gateway_is_ended_on_the_others(self):
+        self.b.refuse["episode_start"] = "no_replay"
+        with self.assertRaises(GatewayError) as refused:
+            self.client.episode_start(log=True)
+        self.assertEqual(refused.exception.code, "no_replay")
+        self.assertEqual([r["episode"] for r in self.a.ops("episode_end")], [7])
+
+    def test_a_version_refusal_names_the_versions_the_gateway_speaks(self):
+        self.a.refuse["episode_start"] = "version"
+        with self.assertRaises(GatewayError) as refused:
+            self.client.episode_start()
+        self.assertEqual((refused.exception.code, refused.exception.versions), ("version", [1]))
+        self.assertEqual(self.client.gateways[0].info["v"], 1)
+
+    def test_a_refused_episode_end_still_ends_the_episode_on_the_other_gateways(self):
+        episode = self.client.episode_start()
+        self.client.act({0: observation()}, episode=episode, rewards={1: 2.0})
+        self.b.refuse["episode_end"] = "unknown_episode"
+        with self.assertRaises(GatewayError):
+            self.client.episode_end(episode)
+        self.assertEqual(len(self.a.ops("episode_end")), 1)
+        del self.b.refuse["episode_end"]
+        self.client.episode_end(episode)  # b's carried reward was kept for this retry
+        self.assertEqual(self.b.ops("episode_end")[-1].get("rewards"), {1: 2.0})
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1], verbosity=2)
