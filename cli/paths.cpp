@@ -45,6 +45,7 @@ std::string torch_executable_path() {
 
 int exec_torch_command(int argc, char** argv) {
   const std::string path = torch_executable_path();
+  ::setenv("TAGFLOW_INVOKED_AS", "tagflow", 1);  // its help says `tagflow COMMAND`
   std::vector<char*> args;
   args.push_back(const_cast<char*>(path.c_str()));
   for (int i = 1; i < argc; ++i) args.push_back(argv[i]);

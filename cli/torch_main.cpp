@@ -1,6 +1,8 @@
 // `tagflow-torch`: the LibTorch half of the tagflow CLI. `tagflow` hands it the commands that need
 // LibTorch, so that only those pay LibTorch's start-up cost (~1.5 s loading its libraries).
+#include <cstdlib>
 #include <iostream>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -20,8 +22,13 @@ int main(int argc, char** argv) {
     std::cerr << "tagflow-torch: " << e.what() << "\n";
     return 1;
   }
+  // Run through `tagflow` (exec_torch_command), its usage lines say `tagflow`, as typed; the
+  // processes it starts do not inherit that.
+  const char* invoked_as = std::getenv("TAGFLOW_INVOKED_AS");
+  const bool through_tagflow = invoked_as != nullptr && std::string(invoked_as) == "tagflow";
+  ::unsetenv("TAGFLOW_INVOKED_AS");
   CLI::App app{"tagflow-torch: the LibTorch commands of tagflow (normally run through tagflow)",
-               "tagflow-torch"};
+               through_tagflow ? "tagflow" : "tagflow-torch"};
   app.set_version_flag("--version", std::string("tagflow-torch ") + tagflow::build_info::kVersion);
   app.require_subcommand(1);
   // One LibTorch thread unless a command asks for more (tagflow train --threads): a learner's sums

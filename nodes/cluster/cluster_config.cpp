@@ -489,7 +489,8 @@ ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::stri
 
 void use_run_keys(ClusterConfig& config, const std::string& keys_dir) {
   config.security.curve = true;
-  config.security.keys_dir = keys_dir;
+  // A command line's path: from the working directory (the file's keys_dir is from the file's).
+  config.security.keys_dir = std::filesystem::absolute(keys_dir).lexically_normal().string();
   config.security.none = false;
   config.security.run_keys = true;
 }

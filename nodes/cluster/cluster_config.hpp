@@ -249,8 +249,9 @@ struct ClusterConfig {
   const NodeConfig* find_node(const std::string& name) const;
 };
 
-/// Turns CURVE on with the key pairs in `keys_dir` (an absolute path): what `tagflow up` does
-/// with the per-run keys it mints for a cluster file that names no keys (docs/ARCHITECTURE.md).
+/// Turns CURVE on with the key pairs in `keys_dir` (a relative path is taken from the working
+/// directory, as command lines give it): what `tagflow up` does with the per-run keys it mints
+/// for a cluster file that names no keys (docs/ARCHITECTURE.md), and `--run-keys DIR`.
 void use_run_keys(ClusterConfig& config, const std::string& keys_dir);
 
 /// The directory of the cluster's keys (CURVE pairs, and actor-mode TLS credentials under

@@ -52,6 +52,17 @@ TEST(BenchCommand, UnknownBenchmarkIsAnErrorThatListsTheKnownOnes) {
   EXPECT_NE(result.output.find("codec"), std::string::npos) << result.output;
 }
 
+// A LibTorch command run through `tagflow` has its usage name `tagflow`, as the user typed it.
+TEST(BenchCommand, TheHelpOfACommandHandedToTagflowTorchSaysTagflow) {
+  if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the command runs in tagflow-torch";
+  for (const char* command : {" bench marl --help", " train --help"}) {
+    const auto help = run_command(tagflow_binary() + command + " 2>&1");
+    EXPECT_EQ(help.exit_code, 0) << help.output;
+    EXPECT_NE(help.output.find("Usage: tagflow "), std::string::npos) << help.output;
+    EXPECT_EQ(help.output.find("tagflow-torch "), std::string::npos) << help.output;
+  }
+}
+
 // --only and --print belong to the benchmarks that take them; elsewhere they are refused rather
 // than ignored.
 TEST(BenchCommand, OnlyAndPrintAreRefusedWhereTheyMeanNothing) {

@@ -217,6 +217,11 @@ TEST(ClusterConfig, RunKeysTurnCurveOnWithTheirDirectory) {
   use_run_keys(config, "/run/keys");
   EXPECT_TRUE(config.security.curve);
   EXPECT_EQ(config.security.keys_dir, "/run/keys");
+  // `--run-keys runs/RUN/keys` is from the working directory, not from the cluster file's folder.
+  ClusterConfig in_configs = parse_cluster_config(kValid, "configs/local.yaml");
+  use_run_keys(in_configs, "runs/r1/keys");
+  EXPECT_EQ(resolved_keys_dir(in_configs),
+            (std::filesystem::current_path() / "runs/r1/keys").string());
 }
 
 TEST(Duration, ParsesUnitsAndRefusesNonsense) {
