@@ -913,11 +913,12 @@ CoordinatorResult Coordinator::run() {
     const bool may_judge = caught_up || now - *behind_since_ > spec_.heartbeat_timeout;
     const std::size_t silent = may_judge ? find_silent(now) : members_.size();
     const std::size_t gone = find_gone(now);
+    const bool join_timed_out = !started_ && now > join_deadline;
     // A federate whose process a launcher reported dead before it joined: when the run fails
-    // anyway (its host's launcher stops the others, whose connections then close), or its hold
-    // ran out, that report says why.
-    if (const std::size_t held =
-            find_held_report(now, silent < members_.size() || gone < members_.size());
+    // anyway (its host's launcher stops the others, whose connections then close; or the join
+    // timeout), or its hold ran out, that report says why.
+    if (const std::size_t held = find_held_report(
+            now, silent < members_.size() || gone < members_.size() || join_timed_out);
         held < members_.size()) {
       // Not joined: counted as a failure, but it was never among the joined federates.
       if (metrics_.failures != nullptr) metrics_.failures->Increment();
@@ -936,12 +937,7 @@ CoordinatorResult Coordinator::run() {
                             "' failed: its connection to the coordinator closed and it was not "
                             "heard from again (its process, or its host, is gone)");
     }
-    if (!started_ && now > join_deadline) {
-      // A missing federate whose process a launcher reported dead: that report says why.
-      if (const std::size_t held = find_held_report(now, true); held < members_.size()) {
-        if (metrics_.failures != nullptr) metrics_.failures->Increment();
-        return fail({grants_.id_of(held)}, members_[held].held_report->first);
-      }
+    if (join_timed_out) {
       std::vector<std::string> missing;
       std::string names;
       for (std::size_t i = 0; i < members_.size(); ++i) {

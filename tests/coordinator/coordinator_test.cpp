@@ -595,15 +595,8 @@ TEST(Coordinator, ALaunchersReportBeforeItsFederateJoinedIsDroppedWhenItJoins) {
 // ...but a federate that does not join within the hold (min(10 s, join_timeout)) ends the run
 // with the launcher's words, not "never joined".
 TEST(Coordinator, ALaunchersReportForAFederateThatNeverJoinsEndsTheRunWithItsWords) {
-  const FederationSpec spec = parse_federation_spec(R"(
-federation:
-  coordinator: tcp://127.0.0.1:*
-  heartbeat_timeout: 400ms
-  join_timeout: 1s
-  federates:
-    a: {downstreams: [b]}
-    b: {upstreams: [{id: a, after: 10ns}]}
-)");
+  FederationSpec spec = parse_federation_spec(kChain);
+  spec.join_timeout = 1s;
   RunningCoordinator running(spec);
   zmq::context_t context;
   FederateClient a(context, options_for(spec, "a", running.endpoint()));
