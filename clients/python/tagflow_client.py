@@ -40,6 +40,12 @@ class Busy(GatewayError):
     pass
 
 
+def _refusal(reply):
+    """The exception for a reply with ok false: Busy for `busy`, else GatewayError."""
+    cls = Busy if reply.get("error") == "busy" else GatewayError
+    return cls(reply.get("error"), reply.get("reason"), reply.get("versions"))
+
+
 def _unpack(frame):
     return msgpack.unpackb(frame, strict_map_key=False, raw=False)
 
@@ -87,8 +93,7 @@ class Gateway:
     def call(self, op, **fields):
         reply = self.receive(self.send(op, **fields))
         if not reply.get("ok"):
-            cls = Busy if reply.get("error") == "busy" else GatewayError
-            raise cls(reply.get("error"), reply.get("reason"), reply.get("versions"))
+            raise _refusal(reply)
         return reply
 
 
@@ -193,19 +198,16 @@ class Client:
                 else:
                     # Refused, so not taken: what it carried waits for the episode's next request.
                     self._put_back(gateway, episode, kept.get(gateway))
-                    failure = failure or GatewayError(reply.get("error"), reply.get("reason"),
-                                                      reply.get("versions"))
-            if failure is not None:
-                for gateway, _ in pending:
-                    self._put_back(gateway, episode, kept.get(gateway))
-                raise failure
-            if not pending:
-                return actions
-            if attempt < self.busy_retries:
-                time.sleep(min(0.001 * 2 ** attempt, 0.05))
+                    failure = failure or _refusal(reply)
+            if failure is not None or not pending or attempt == self.busy_retries:
+                break
+            time.sleep(min(0.001 * 2 ** attempt, 0.05))
+        if failure is None and not pending:
+            return actions
+        # The gateways still busy took nothing either.
         for gateway, _ in pending:
             self._put_back(gateway, episode, kept.get(gateway))
-        raise Busy("busy", f"still busy after {self.busy_retries} retries")
+        raise failure or Busy("busy", f"still busy after {self.busy_retries} retries")
 
     def _put_back(self, gateway, episode, kept):
         """Carries again what _merge_carried took for a request `gateway` did not take."""
