@@ -182,7 +182,8 @@ void serve(const CoordinatorOptions& o) {
   if (!o.trace.empty()) {
     trace.emplace(o.trace, "coordinator", "",
                   loaded.cluster ? loaded.cluster->trace.events_per_thread
-                                 : cluster::TraceConfig{}.events_per_thread);
+                                 : cluster::TraceConfig{}.events_per_thread,
+                  true);  // SIGTERM writes the trace too, then ends the coordinator
     trace::active()->name_thread("coordinator", "");
   }
   coordinator::Coordinator coordinator(std::move(loaded.spec));

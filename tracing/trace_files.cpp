@@ -380,8 +380,8 @@ std::vector<ProcessTraceFile> read_trace_dir(const std::string& log_dir) {
   }
   if (paths.empty()) {
     throw TraceError("the run " + log_dir + " was not traced (no " + dir.string() +
-                     "/*.trace.json), or its reactor-mode processes were stopped by a signal, "
-                     "which leaves no trace: trace a run with `trace: true` in the cluster file "
+                     "/*.trace.json), or its processes were killed (SIGKILL) before they wrote "
+                     "theirs: trace a run with `trace: true` in the cluster file "
                      "or `tagflow up FILE --trace`");
   }
   std::sort(paths.begin(), paths.end());

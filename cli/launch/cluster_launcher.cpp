@@ -41,6 +41,7 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 constexpr auto kStopGrace = 3s;          // SIGTERM → SIGKILL
+constexpr auto kTracedStopGrace = 10s;   // the same, when each process writes its trace on SIGTERM
 constexpr auto kStragglerTimeout = 60s;  // after a clean exit, the others must follow
 constexpr std::size_t kTailLines = 12;
 constexpr auto kReportLinger = 500ms;     // a death report's wait to leave for the coordinator
@@ -336,12 +337,12 @@ std::vector<ChildExit> supervise(ProcessSupervisor& supervisor, bool& interrupte
 /// name the dead federate), adding their exits to `exits`, then stops what is left (those exits,
 /// caused by the launcher, are not added: they are no cause).
 void wind_down(ProcessSupervisor& supervisor, std::vector<ChildExit>& exits,
-               std::chrono::milliseconds window) {
+               std::chrono::milliseconds window, std::chrono::milliseconds grace) {
   const auto deadline = Clock::now() + window;
   while (supervisor.running() > 0 && Clock::now() < deadline && !stop_asked()) {
     if (auto exit = supervisor.wait_for_exit(50ms)) exits.push_back(*exit);
   }
-  supervisor.stop_all(kStopGrace);
+  supervisor.stop_all(grace);
 }
 
 /// The newest usable checkpoint under `root` (federation/checkpoint_store.hpp); every newer one
@@ -563,6 +564,10 @@ class ClusterLaunch {
   void restart_cluster(Attempt& attempt);
   int finish(Attempt& attempt);
   void merge_trace();
+  /// SIGTERM → SIGKILL for this run: longer when each process writes its trace as it stops.
+  [[nodiscard]] std::chrono::milliseconds stop_grace() const {
+    return plan_.trace.empty() ? kStopGrace : kTracedStopGrace;
+  }
 
   const LaunchOptions& options_;
   cluster::ClusterConfig config_;
@@ -798,7 +803,7 @@ bool ClusterLaunch::restarts_cluster(const Attempt& attempt) const {
 void ClusterLaunch::restart_cluster(Attempt& attempt) {
   // The others end on their own first (the coordinator tells every federate, on every host, that
   // the run failed: stopped at once, it might not have); then what is left is stopped.
-  wind_down(attempt.supervisor, attempt.exits, kReactorWindDown);
+  wind_down(attempt.supervisor, attempt.exits, kReactorWindDown, stop_grace());
   const ChildExit cause = root_cause(attempt.exits);
   attempt.reporter->stop();
   attempt.link.reset();
@@ -890,7 +895,7 @@ int ClusterLaunch::finish(Attempt& attempt) {
     // host's) or declared a silent federate dead itself, and sent FAILED to every federate, so
     // the others end on their own within moments; what is left after the window is stopped.
     const auto window = reactor_ ? kReactorWindDown : std::chrono::milliseconds(1s);
-    wind_down(attempt.supervisor, attempt.exits, window);
+    wind_down(attempt.supervisor, attempt.exits, window, stop_grace());
   }
   attempt.reporter->stop();
   if (attempt.interrupted || g_signal != 0) {
@@ -902,7 +907,8 @@ int ClusterLaunch::finish(Attempt& attempt) {
     }
     std::cerr << "tagflow up: " << ::strsignal(g_signal.load()) << ": stopping "
               << attempt.supervisor.running() << " process(es)\n";
-    attempt.supervisor.stop_all(kStopGrace);
+    attempt.supervisor.stop_all(stop_grace());
+    merge_trace();  // what the stopped processes wrote as they stopped
     return kExitInterrupted;
   }
   merge_trace();

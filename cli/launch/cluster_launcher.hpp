@@ -20,7 +20,8 @@
 //        the failed process (or the coordinator's report of another host's) and shows its last
 //        log lines;
 //      - SIGINT or SIGTERM reached the launcher, or (--stop-with-stdin) its stdin closed: every
-//        child is stopped (ssh children too, which ends the far halves);
+//        child is stopped (ssh children too, which ends the far halves); a traced run's
+//        processes write their traces as they stop (hosts/process_trace.hpp), merged here;
 //   4. report: the nodes' result files (DIR/P.json) are combined (hosts/run_combine.hpp) into the
 //      run summary: stop reason, mean return, env steps, seconds and digest on stdout, the JSON in
 //      DIR/summary.json and at --summary. With several hosts (reactor mode) the other hosts'

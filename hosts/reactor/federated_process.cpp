@@ -304,8 +304,9 @@ ProcessResult run_federated_process(const ClusterConfig& config,
       build_replicas(config, process, links, facts, spec, options);
   std::optional<ProcessTrace> trace;
   if (!options.trace_dir.empty()) {
+    // A reactor-mode process does not stop on SIGTERM by itself: the signal writes its trace.
     trace.emplace(options.trace_dir, process.name, config.hosts.size() > 1 ? process.host : "",
-                  config.trace.events_per_thread);
+                  config.trace.events_per_thread, true);
   }
   const auto start = std::chrono::steady_clock::now();
   const bool timed_out = run_replicas(config, spec, links, options, runs, start);

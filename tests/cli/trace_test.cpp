@@ -2,7 +2,9 @@
 // processes and a coordinator leaves one Chrome trace with every process, worker and message in
 // it, each send before its receive; `tagflow trace summary` reads it; two runs that part on
 // purpose (a sampler reseeded from an env step) are told apart by `tagflow diff`, at the tag and
-// on the connection where they part, and two runs of the same file match.
+// on the connection where they part, and two runs of the same file match. Ctrl-C on a run still
+// leaves every process's trace, merged.
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -12,6 +14,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -184,6 +187,42 @@ TEST_F(Traced, AnActorModeRunRecordsEachHandlerAndEachMessageBetweenActors) {
     }
   }
   EXPECT_GE(to_replay, handled);  // the transitions, and the samplers' offers
+}
+
+TEST_F(Traced, CtrlCOnAReactorRunStillLeavesEveryProcesssTraceMerged) {
+  std::string yaml = traced_cluster(base_, "true");
+  yaml.replace(yaml.find("env_steps: 1600"), 15, "env_steps: 100000000");  // runs until stopped
+  const std::string cluster = file("long.yaml", yaml);
+  const fs::path run = dir_ / "run";
+  const pid_t up = testing::spawn_with_output({std::string(TAGFLOW_BIN_DIR) + "/tagflow", "up",
+                                               cluster, "--log-dir", run.string(), "--quiet"},
+                                              dir_ / "up.out", dir_ / "up.err");
+  const bool running = testing::eventually(
+      [&] {
+        return read_text_file(run / "coordinator.log").find("all federates joined") !=
+               std::string::npos;
+      },
+      60s);
+  std::this_thread::sleep_for(1s);  // rounds to record
+  ::kill(up, SIGINT);
+  ASSERT_TRUE(running) << err("up");
+  ASSERT_EQ(testing::wait_exit(up, 60s), 130) << err("up");
+  EXPECT_NE(err("up").find("trace of 4 processes"), std::string::npos) << err("up");
+  for (const std::string process : {"coordinator", "sampler-0", "sampler-1", "replay"}) {
+    EXPECT_TRUE(fs::exists(run / "trace" / (process + ".trace.json"))) << process;
+  }
+  const nlohmann::json trace = nlohmann::json::parse(read_text_file(run / "trace.json"));
+  std::set<std::string> processes;
+  std::map<std::string, std::size_t> kinds;  // cat → events
+  for (const nlohmann::json& e : trace.at("traceEvents")) {
+    const std::string ph = e.at("ph");
+    if (ph == "M" && e.at("name") == "process_name") processes.insert(e["args"]["name"]);
+    if (ph == "X" || ph == "i") ++kinds[e.value("cat", "")];
+  }
+  EXPECT_EQ(processes, (std::set<std::string>{"coordinator", "sampler-0", "sampler-1", "replay"}));
+  EXPECT_GT(kinds["reaction"], 100U);
+  EXPECT_GT(kinds["send"], 10U);
+  EXPECT_GT(kinds["control_send"], 10U);
 }
 
 /// The tag of the `index`-th message `sender` sent to `receiver` in a run (its values.tsv).
