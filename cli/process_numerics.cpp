@@ -1,10 +1,13 @@
 #include "cli/process_numerics.hpp"
 
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <string>
 
 #include <yaml-cpp/yaml.h>
+
+#include "nodes/cluster/yaml_reader.hpp"
 
 namespace tagflow::cli {
 namespace {
@@ -16,6 +19,12 @@ bool ends_with(const std::string& text, const std::string& suffix) {
 
 /// The `numerics:` key of a cluster file, if it can be read and is valid.
 std::optional<numerics::Mode> numerics_of_file(const std::string& path) {
+  // Only what the cluster parser would read: a pipe would block here, a huge file be read whole.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec) ||
+      std::filesystem::file_size(path, ec) > cluster::kMaxClusterFileBytes || ec) {
+    return std::nullopt;
+  }
   try {
     const YAML::Node root = YAML::LoadFile(path);
     if (!root.IsMap() || !root["numerics"] || !root["numerics"].IsScalar()) return std::nullopt;

@@ -2,10 +2,10 @@
 // process starts (`tagflow up`), so that a bad param (a negative `capacity`) is an error naming
 // the file and the line, not a process that dies after every other one started.
 //
-// It builds each replica's ReplicaConfig (nodes/kind/replica_config.hpp): the sampler's and the
-// replay's params in full, the learner's evaluation params, and the env named by the first
-// sampler. The LibTorch params of the learner and the inference server (network, optimiser,
-// TorchScript file) are checked by the process that links LibTorch, when it builds them.
+// It builds each replica's ReplicaConfig (nodes/kind/replica_config.hpp): every kind's params,
+// the learner's network and optimiser included, and the env every sampler group names (one env
+// for all, with a state when the file checkpoints). A TorchScript file is checked by the process
+// that loads it.
 // Errors: cluster::ConfigError "FILE:LINE: nodes.NODE.params: node 'NODE': param 'P' (line L):
 // ...". Pure function of the file; thread-safe.
 #pragma once

@@ -1,11 +1,23 @@
 #include "nodes/node_params.hpp"
 
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 #include "nodes/cluster/cluster_config.hpp"
 
 namespace tagflow::nodes {
+namespace {
+
+/// A bound as a person writes it: 1e-09, 0.5, 1000000.
+std::string number_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
+}  // namespace
 
 NodeParams::NodeParams(std::string node, std::map<std::string, std::string> values,
                        std::map<std::string, int> lines)
@@ -40,9 +52,11 @@ std::int64_t NodeParams::get_int(const std::string& name, std::int64_t fallback,
   const auto it = values_.find(name);
   if (it == values_.end()) return fallback;
   char* end = nullptr;
+  errno = 0;
   const long long value = std::strtoll(it->second.c_str(), &end, 10);
   if (it->second.empty() || *end != '\0')
     fail(name, "expected an integer, got '" + it->second + "'");
+  if (errno == ERANGE) fail(name, "'" + it->second + "' is too large");
   if (value < minimum) fail(name, "must be at least " + std::to_string(minimum));
   return value;
 }
@@ -57,7 +71,8 @@ double NodeParams::get_double(const std::string& name, double fallback, double m
     fail(name, "expected a number, got '" + it->second + "'");
   }
   if (value < minimum || value > maximum) {
-    fail(name, "must be in [" + std::to_string(minimum) + ", " + std::to_string(maximum) + "]");
+    fail(name, "must be in [" + number_text(minimum) + ", " + number_text(maximum) + "], got " +
+                   it->second);
   }
   return value;
 }

@@ -9,6 +9,7 @@
 #include <regex>
 #include <sstream>
 
+#include "common/log_text.hpp"
 #include "common/numerics.hpp"
 #include "nodes/cluster/cluster_names.hpp"
 #include "nodes/cluster/cluster_validation.hpp"
@@ -33,6 +34,15 @@ bool is_node_name(const std::string& name) {
     if (!std::islower(u) && !std::isdigit(u) && c != '_') return false;
   }
   return true;
+}
+
+// A process's name names its files in the run's log directory (NAME.log, NAME.json, its keys),
+// beside the coordinator's and the run's own.
+constexpr const char* kReservedNamesWhy =
+    "the run's log directory has coordinator.log, summary.json and trace.json of its own";
+
+bool is_reserved_process_name(const std::string& name) {
+  return name == "coordinator" || name == "summary" || name == "trace";
 }
 
 bool is_process_name(const std::string& name) {
@@ -123,6 +133,7 @@ void parse_hosts(const YamlReader& top, ClusterConfig& config) {
     local.name = "local";
     local.address = "127.0.0.1";
     config.hosts["local"] = local;
+    config.first_host = "local";
     return;
   }
   const YamlReader hosts = top.map("hosts");
@@ -183,19 +194,24 @@ void parse_hosts(const YamlReader& top, ClusterConfig& config) {
       host.fail("ssh", "an ssh destination cannot start with '-'");
     }
     parsed.line = hosts.line_of(name);
+    if (config.first_host.empty()) config.first_host = name;
     config.hosts[name] = std::move(parsed);
   }
+  if (config.hosts.empty())
+    top.fail("hosts",
+             "name at least one host (or leave hosts: out for one "
+             "local host)");
 }
 
 std::string check_host(const YamlReader& reader, const ClusterConfig& config) {
-  const std::string host = reader.string_or("host", config.hosts.begin()->first);
+  const std::string host = reader.string_or("host", config.first_host);
   if (config.hosts.count(host) == 0) reader.fail("host", "no host '" + host + "' under hosts");
   return host;
 }
 
 void parse_coordinator(const YamlReader& top, ClusterConfig& config) {
   CoordinatorConfig& c = config.coordinator;
-  c.host = config.hosts.begin()->first;
+  c.host = config.first_host;
   if (!top.has("coordinator")) return;
   const YamlReader reader = top.map("coordinator");
   c.line = top.line_of("coordinator");
@@ -204,14 +220,24 @@ void parse_coordinator(const YamlReader& top, ClusterConfig& config) {
   c.host = check_host(reader, config);
   c.port = reader.port_or("port", c.port);
   c.metrics_port = reader.port_or("metrics_port", 0);
-  if (reader.has("heartbeat_interval"))
-    c.heartbeat_interval = to_ms(reader.duration("heartbeat_interval"));
-  if (reader.has("heartbeat_timeout"))
-    c.heartbeat_timeout = to_ms(reader.duration("heartbeat_timeout"));
-  if (reader.has("join_timeout")) c.join_timeout = to_ms(reader.duration("join_timeout"));
-  if (c.heartbeat_timeout <= c.heartbeat_interval) {
-    reader.fail("heartbeat_timeout", "must be longer than heartbeat_interval");
-  }
+  c.metrics_port_line = reader.line_of("metrics_port");
+  // Files of earlier versions set the heartbeat period; a federate sends one every
+  // heartbeat_timeout / 4 (federation/PROTOCOL.md §6), so it is read and ignored.
+  if (reader.has("heartbeat_interval")) (void)reader.duration("heartbeat_interval");
+  const auto timeout = [&](const char* key, std::chrono::milliseconds min,
+                           std::chrono::milliseconds fallback) {
+    if (!reader.has(key)) return fallback;
+    const std::chrono::nanoseconds value = reader.duration(key);
+    if (value < min || value > std::chrono::hours(24)) {
+      reader.fail(key, "must be at least " + std::to_string(min.count()) +
+                           "ms and at most 24 hours, got '" + reader.string(key) + "'");
+    }
+    return to_ms(value);
+  };
+  // A heartbeat goes every heartbeat_timeout / 4: at least every millisecond.
+  c.heartbeat_timeout =
+      timeout("heartbeat_timeout", std::chrono::milliseconds(4), c.heartbeat_timeout);
+  c.join_timeout = timeout("join_timeout", std::chrono::milliseconds(1), c.join_timeout);
 }
 
 void parse_nodes(const YamlReader& top, ClusterConfig& config) {
@@ -221,6 +247,10 @@ void parse_nodes(const YamlReader& top, ClusterConfig& config) {
     const std::string name = entry.first.Scalar();
     if (!is_node_name(name)) {
       nodes.fail(name, "node names are lower-case letters, digits and '_', starting with a letter");
+    }
+    if (is_reserved_process_name(name)) {
+      nodes.fail(name,
+                 "'" + name + "' is reserved (" + kReservedNamesWhy + "); name the node otherwise");
     }
     const YamlReader node = nodes.map(name);
     node.only_keys({"kind", "replicas", "host", "data_port", "metrics_port", "params", "process"});
@@ -243,11 +273,18 @@ void parse_nodes(const YamlReader& top, ClusterConfig& config) {
                   "process names are letters, digits, '_' and '-', starting with a letter; got '" +
                       n.process + "'");
       }
+      if (is_reserved_process_name(n.process)) {
+        node.fail("process", "'" + n.process + "' is reserved (" + kReservedNamesWhy +
+                                 "); name the process otherwise");
+      }
     }
     if (node.has("params")) {
       const YamlReader params = node.map("params");
       for (const auto& param : params.node()) {
         const std::string key = param.first.Scalar();
+        if (param.second.IsNull()) {
+          params.fail(key, "an empty value: give the param a value or leave it out");
+        }
         std::ostringstream text;
         text << param.second;
         n.params[key] = text.str();
@@ -345,14 +382,15 @@ void parse_recovery(const YamlReader& top, ClusterConfig& config) {
     const YamlReader restart = top.map("restart");
     restart.only_keys({"max"});
     config.restart.line = top.line_of("restart");
-    config.restart.max = static_cast<int>(restart.integer("max", 0, 100));
+    config.restart.max = static_cast<int>(restart.integer_or("max", 0, 0, 100));
   }
 }
 
 }  // namespace
 
 ConfigError::ConfigError(std::string file, int line, std::string key, const std::string& message)
-    : std::runtime_error(file + ":" + std::to_string(line) + ": " + key + ": " + message),
+    : std::runtime_error(file + ":" + std::to_string(line) + ": " + escape_for_log(key, 256) +
+                         ": " + message),
       file_(std::move(file)),
       line_(line),
       key_(std::move(key)) {}
@@ -381,6 +419,12 @@ const NodeConfig* ClusterConfig::find_node(const std::string& node_name) const {
 }
 
 std::optional<std::chrono::nanoseconds> parse_duration(const std::string& text) {
+  bool too_long = false;
+  return parse_duration(text, too_long);
+}
+
+std::optional<std::chrono::nanoseconds> parse_duration(const std::string& text, bool& too_long) {
+  too_long = false;
   // NUMBER [UNIT] with optional blanks around; NUMBER is digits with an optional fraction.
   std::size_t i = 0;
   const auto skip_blanks = [&] {
@@ -398,7 +442,7 @@ std::optional<std::chrono::nanoseconds> parse_duration(const std::string& text) 
     ++i;
     if (!digits()) return std::nullopt;
   }
-  const double value = std::stod(text.substr(number_start, i - number_start));
+  const double value = std::strtod(text.substr(number_start, i - number_start).c_str(), nullptr);
   skip_blanks();
   const std::size_t unit_start = i;
   while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
@@ -413,7 +457,12 @@ std::optional<std::chrono::nanoseconds> parse_duration(const std::string& text) 
   }
   const auto scale = kScale.find(unit);
   if (scale == kScale.end()) return std::nullopt;
-  return std::chrono::nanoseconds(static_cast<std::int64_t>(std::llround(value * scale->second)));
+  const double ns = value * scale->second;
+  if (!(ns <= static_cast<double>(kMaxDurationNs))) {
+    too_long = true;
+    return std::nullopt;
+  }
+  return std::chrono::nanoseconds(static_cast<std::int64_t>(std::llround(ns)));
 }
 
 std::string replica_name(const NodeConfig& node, int index) {
@@ -429,6 +478,10 @@ ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::stri
     throw ConfigError(file, e.mark.line + 1, "(syntax)", e.msg);
   }
   check_cluster_tree(root, file);
+  if (root.IsNull()) {
+    throw ConfigError(file, 0, "(file)",
+                      "empty: a cluster file is a map of keys (cluster, nodes, ...)");
+  }
   const YamlReader top(root, file, "");
   top.only_keys({"cluster", "mode", "seed", "hosts", "coordinator", "nodes", "connections", "stop",
                  "checkpoint", "restart", "monitoring", "security", "policies", "agents",
@@ -482,6 +535,9 @@ ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::stri
     if (config.security.curve && config.security.keys_dir.empty()) {
       security.fail("keys_dir", "curve: true needs keys_dir (make one with tagflow keys generate)");
     }
+    if (!config.security.curve && security.has("keys_dir")) {
+      security.fail("keys_dir", "read only with curve: true (add it, or leave keys_dir out)");
+    }
   }
   validate_topology(config);
   return config;
@@ -509,6 +565,14 @@ std::string security_mode(const ClusterConfig& config) {
 }
 
 ClusterConfig load_cluster_config(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (std::filesystem::is_directory(status)) {
+    throw ConfigError(path, 0, "(file)", "a directory, not a cluster file");
+  }
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+    throw ConfigError(path, 0, "(file)", "not a regular file (a pipe or a device?)");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path, 0, "(file)", "cannot open the cluster file");
   std::string text(kMaxClusterFileBytes + 1, '\0');  // one byte more tells a file over the cap

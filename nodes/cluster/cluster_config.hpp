@@ -111,7 +111,7 @@ struct CoordinatorConfig {
   std::string host;  // a key of ClusterConfig::hosts
   std::uint16_t port = 7600;
   std::uint16_t metrics_port = 0;  // 0: no metrics endpoint
-  std::chrono::milliseconds heartbeat_interval{200};
+  int metrics_port_line = 0;
   std::chrono::milliseconds heartbeat_timeout{2000};
   std::chrono::milliseconds join_timeout{30000};  // every federate must have joined by then
   int line = 0;
@@ -234,6 +234,9 @@ struct ClusterConfig {
   /// in turn (cli/launch/launch_plan.hpp, bind_to_cpus).
   bool cpu_bind_auto = true;
   std::map<std::string, HostConfig> hosts;
+  /// The host listed first in the file: where the coordinator and the nodes run unless they name
+  /// one (`host:`).
+  std::string first_host;
   CoordinatorConfig coordinator;
   std::vector<NodeConfig> nodes;  // in file order
   std::vector<ConnectionConfig> connections;
@@ -271,8 +274,13 @@ ClusterConfig load_cluster_config(const std::string& path);
 /// Same, from YAML text; `file` is only used in error messages.
 ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::string& file);
 
-/// Parses "250ms", "2s", "1.5s", "10us", "100ns", "1m". Returns nullopt on anything else.
+/// The longest duration a cluster file may write: 2^62 ns, about 146 years.
+inline constexpr std::int64_t kMaxDurationNs = std::int64_t{1} << 62;
+
+/// Parses "250ms", "2s", "1.5s", "10us", "100ns", "1m" (at most kMaxDurationNs). Returns nullopt
+/// on anything else; `too_long` then tells whether it was a duration longer than that.
 std::optional<std::chrono::nanoseconds> parse_duration(const std::string& text);
+std::optional<std::chrono::nanoseconds> parse_duration(const std::string& text, bool& too_long);
 
 /// The process name of replica `index` of a node group: NAME for a single replica, else NAME-i.
 std::string replica_name(const NodeConfig& node, int index);

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "nodes/cluster/policy_config.hpp"
+#include "nodes/cluster/yaml_reader.hpp"
 
 namespace tagflow::cluster {
 namespace {
@@ -129,22 +131,27 @@ void check_zero_delay_cycles(const ClusterConfig& config) {
 }
 
 void check_port_clashes(const ClusterConfig& config) {
-  // (address, port) -> who uses it
+  // (machine, port) -> who uses it. A machine is its address; a Slurm or Kubernetes host, whose
+  // addresses are only known inside the allocation, is a machine of its own.
   std::map<std::pair<std::string, int>, std::string> used;
   auto claim = [&](const std::string& host, int port, const std::string& who, int line,
                    const std::string& key) {
     if (port == 0) return;
-    const std::string address = config.hosts.at(host).address;
-    const auto [it, inserted] = used.emplace(std::make_pair(address, port), who);
+    std::string machine = config.hosts.at(host).address;
+    if (machine == "localhost") machine = "127.0.0.1";
+    const std::string where = machine.empty() ? "host " + host : machine;
+    const auto [it, inserted] =
+        used.emplace(std::make_pair(machine.empty() ? "host " + host : machine, port), who);
     if (!inserted) {
       throw ConfigError(config.file, line, key,
-                        "port " + std::to_string(port) + " on " + address + " is used by both " +
+                        "port " + std::to_string(port) + " on " + where + " is used by both " +
                             it->second + " and " + who);
     }
   };
   const CoordinatorConfig& c = config.coordinator;
   claim(c.host, c.port, "coordinator", c.line, "coordinator.port");
-  claim(c.host, c.metrics_port, "coordinator metrics", c.line, "coordinator.metrics_port");
+  claim(c.host, c.metrics_port, "coordinator metrics", c.metrics_port_line,
+        "coordinator.metrics_port");
   for (const NodeConfig& n : config.nodes) {
     // Replica i listens on the group's port + i: the last one must still be a port.
     const auto fits = [&](std::uint16_t first, int line, const char* key) {
@@ -163,6 +170,21 @@ void check_port_clashes(const ClusterConfig& config) {
       if (n.metrics_port != 0) {
         claim(n.host, n.metrics_port + i, who + " metrics", n.metrics_port_line,
               "nodes." + n.name + ".metrics_port");
+      }
+    }
+    // An inference group's service (nodes/gateway/PROTOCOL.md): replica i on gateway_port + i.
+    // A value that is no port is the param check's to name (hosts/replica_params_check.hpp).
+    const auto gateway = n.params.find("gateway_port");
+    if (n.kind->hosts_policies && gateway != n.params.end()) {
+      bool out_of_range = false;
+      const std::optional<long> first = parse_yaml_integer(gateway->second, out_of_range);
+      if (first && *first >= 1 && *first + n.replicas - 1 <= 65535) {
+        const auto line = n.param_lines.find("gateway_port");
+        for (int i = 0; i < n.replicas; ++i) {
+          claim(n.host, static_cast<int>(*first) + i, replica_name(n, i) + " gateway",
+                line == n.param_lines.end() ? n.line : line->second,
+                "nodes." + n.name + ".params.gateway_port");
+        }
       }
     }
   }

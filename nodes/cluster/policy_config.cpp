@@ -4,8 +4,10 @@
 #include <cctype>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 
+#include "common/log_text.hpp"
 #include "nodes/cluster/yaml_reader.hpp"
 #include "rl/envs/registry.hpp"
 
@@ -89,14 +91,13 @@ void read_env(const YamlReader& top, ClusterConfig& config) {
 /// Agent key of `agents:`: "*" (-1) or an index below num_agents.
 int agent_key(const YamlReader& agents, const std::string& key, int num_agents) {
   if (key == "*") return -1;
-  std::size_t used = 0;
-  int index = -1;
-  try {
-    index = std::stoi(key, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != key.size() || index < 0) {
+  // Written as a number is: "0", "1", ... (not "00" or "+1", which would name agent 0 twice).
+  const bool canonical = !key.empty() && key.size() <= 9 && (key == "0" || key[0] != '0') &&
+                         std::all_of(key.begin(), key.end(), [](char c) {
+                           return std::isdigit(static_cast<unsigned char>(c)) != 0;
+                         });
+  const int index = canonical ? std::stoi(key) : -1;
+  if (!canonical) {
     agents.fail(key, "agents are named by index (0, 1, ...) or \"*\" for every other agent");
   }
   if (index >= num_agents) {
@@ -138,6 +139,26 @@ void check_each_agent_reaches_one_server(const ClusterConfig& config) {
       }
     }
   }
+  // Its observations must reach the servers, and their actions come back: `transitions` alone
+  // may be left out (a file that serves without training).
+  for (const NodeConfig& node : config.nodes) {
+    if (!node.kind->multi_agent_env()) continue;
+    if (reached.count(node.name + ".observations") == 0) {
+      throw ConfigError(config.file, node.line, "nodes." + node.name,
+                        "its observations reach no inference server: connect " + node.name +
+                            ".observations to the inference group hosting the policies");
+    }
+    const bool acted = std::any_of(config.connections.begin(), config.connections.end(),
+                                   [&](const ConnectionConfig& c) {
+                                     return c.to_node == node.name && c.to_port == "actions";
+                                   });
+    if (!acted) {
+      throw ConfigError(config.file, node.line, "nodes." + node.name,
+                        "no connection brings its actions: connect the inference group's actions "
+                        "to " +
+                            node.name + ".actions (after: 0)");
+    }
+  }
   for (const auto& [key, hosts] : reached) {
     for (std::size_t p = 0; p < hosts.size(); ++p) {
       if (hosts[p].empty()) {
@@ -174,14 +195,25 @@ PolicyConfig read_policy(const YamlReader& p, const std::string& name, int line)
   base.name = name;
   base.line = line;
   base.hidden = p.string_or("hidden", base.hidden);
-  for (const std::string& size : split_names(base.hidden)) {
-    if (size.empty() ||
-        !std::all_of(size.begin(), size.end(),
-                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }) ||
-        std::stol(size) < 1) {
-      p.fail("hidden", "expected positive layer sizes such as \"64\" or \"64,64\", got '" +
-                           base.hidden + "'");
+  // The learner's and the inference server's `hidden` param rules (nodes/node_params.hpp,
+  // get_sizes): one or more sizes in [1, 2^20], split by commas.
+  std::stringstream sizes(base.hidden);
+  std::string size;
+  bool any = false;
+  while (std::getline(sizes, size, ',')) {
+    any = true;
+    const bool digits =
+        !size.empty() && size.size() <= 7 && std::all_of(size.begin(), size.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c)) != 0;
+        });
+    if (!digits || std::stol(size) < 1 || std::stol(size) > (1L << 20)) {
+      p.fail("hidden", "expected layer sizes in [1, 2^20] such as \"64\" or \"64,64\", got '" +
+                           escape_for_log(base.hidden) + "'");
     }
+  }
+  if (!any || base.hidden.back() == ',') {
+    p.fail("hidden", "expected layer sizes in [1, 2^20] such as \"64\" or \"64,64\", got '" +
+                         escape_for_log(base.hidden) + "'");
   }
   base.torchscript = p.string_or("torchscript", "");
   if (p.has("max_batch")) {

@@ -8,7 +8,9 @@ namespace {
 std::string host_address(const cluster::ClusterConfig& config, const std::string& host) {
   const auto it = config.hosts.find(host);
   if (it != config.hosts.end() && !it->second.address.empty()) return it->second.address;
-  if (host.empty() && !config.hosts.empty()) return config.hosts.begin()->second.address;
+  if (host.empty() && config.hosts.count(config.first_host) != 0) {
+    return config.hosts.at(config.first_host).address;
+  }
   return host.empty() ? std::string("127.0.0.1") : host;
 }
 

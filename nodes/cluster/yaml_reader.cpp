@@ -1,11 +1,26 @@
 #include "nodes/cluster/yaml_reader.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <optional>
 #include <set>
 
 #include "common/log_text.hpp"
 
 namespace tagflow::cluster {
+
+namespace {
+
+/// What a value that is not a scalar is, for an error message.
+std::string what_is(const YAML::Node& value) {
+  if (value.IsNull()) return "an empty value";
+  return value.IsSequence() ? "a list" : "a map";
+}
+
+}  // namespace
 
 int line_of(const YAML::Node& node) { return node.Mark().line + 1; }
 
@@ -49,7 +64,7 @@ bool YamlReader::has(const std::string& key) const { return static_cast<bool>(no
 std::string YamlReader::string(const std::string& key) const {
   const YAML::Node value = node_[key];
   if (!value) fail(key, "missing (required)");
-  if (!value.IsScalar()) fail(key, "expected a string");
+  if (!value.IsScalar()) fail(key, "expected a string, got " + what_is(value));
   return value.Scalar();
 }
 
@@ -57,14 +72,46 @@ std::string YamlReader::string_or(const std::string& key, const std::string& fal
   return has(key) ? string(key) : fallback;
 }
 
+std::optional<long> parse_yaml_integer(const std::string& text, bool& out_of_range) {
+  out_of_range = false;
+  std::size_t i = 0;
+  bool negative = false;
+  if (i < text.size() && (text[i] == '+' || text[i] == '-')) negative = text[i++] == '-';
+  int base = 10;
+  if (text.compare(i, 2, "0x") == 0) base = 16;
+  if (text.compare(i, 2, "0o") == 0) base = 8;
+  if (base != 10) i += 2;
+  const std::string digits = text.substr(i);
+  if (digits.empty()) return std::nullopt;
+  for (const char c : digits) {
+    const bool ok = base == 16 ? std::isxdigit(static_cast<unsigned char>(c)) != 0
+                               : c >= '0' && c < static_cast<char>('0' + base);
+    if (!ok) return std::nullopt;
+  }
+  errno = 0;
+  const unsigned long long magnitude = std::strtoull(digits.c_str(), nullptr, base);
+  const unsigned long long limit = negative ? static_cast<unsigned long long>(LONG_MAX) + 1
+                                            : static_cast<unsigned long long>(LONG_MAX);
+  if (errno == ERANGE || magnitude > limit) {
+    out_of_range = true;
+    return std::nullopt;
+  }
+  if (negative) return magnitude == limit ? LONG_MIN : -static_cast<long>(magnitude);
+  return static_cast<long>(magnitude);
+}
+
 long YamlReader::integer(const std::string& key, long min, long max) const {
   const YAML::Node value = node_[key];
   if (!value) fail(key, "missing (required)");
-  long result = 0;
-  if (!value.IsScalar() || !YAML::convert<long>::decode(value, result)) {
-    fail(key, "expected an integer, got '" + (value.IsScalar() ? value.Scalar() : "a map or list") +
-                  "'");
+  if (!value.IsScalar()) fail(key, "expected an integer, got " + what_is(value));
+  bool out_of_range = false;
+  const std::optional<long> parsed = parse_yaml_integer(value.Scalar(), out_of_range);
+  if (!parsed) {
+    fail(key, out_of_range ? "'" + escape_for_log(value.Scalar()) + "' is outside " +
+                                 std::to_string(min) + ".." + std::to_string(max)
+                           : "expected an integer, got '" + escape_for_log(value.Scalar()) + "'");
   }
+  const long result = *parsed;
   if (result < min || result > max) {
     fail(key, std::to_string(result) + " is outside " + std::to_string(min) + ".." +
                   std::to_string(max));
@@ -80,8 +127,9 @@ double YamlReader::number(const std::string& key) const {
   const YAML::Node value = node_[key];
   if (!value) fail(key, "missing (required)");
   double result = 0;
-  if (!value.IsScalar() || !YAML::convert<double>::decode(value, result)) {
-    fail(key, "expected a number");
+  if (!value.IsScalar()) fail(key, "expected a number, got " + what_is(value));
+  if (!YAML::convert<double>::decode(value, result)) {
+    fail(key, "expected a number, got '" + escape_for_log(value.Scalar()) + "'");
   }
   return result;
 }
@@ -98,8 +146,16 @@ bool YamlReader::boolean_or(const std::string& key, bool fallback) const {
 
 std::chrono::nanoseconds YamlReader::duration(const std::string& key) const {
   const std::string text = string(key);
-  const auto parsed = parse_duration(text);
-  if (!parsed) fail(key, "expected a duration such as 0, 250ms, 2s or 10us, got '" + text + "'");
+  bool too_long = false;
+  const auto parsed = parse_duration(text, too_long);
+  if (too_long) {
+    fail(key, "'" + escape_for_log(text) + "' is longer than the longest duration, 2^62 ns " +
+                  "(about 146 years)");
+  }
+  if (!parsed) {
+    fail(key,
+         "expected a duration such as 0, 250ms, 2s or 10us, got '" + escape_for_log(text) + "'");
+  }
   return *parsed;
 }
 

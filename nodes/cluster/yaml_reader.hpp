@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <initializer_list>
+#include <optional>
 #include <string>
 
 #include "nodes/cluster/cluster_config.hpp"
@@ -44,6 +45,11 @@ class YamlReader {
   std::string file_;
   std::string path_;
 };
+
+/// An integer as YAML 1.2's core schema reads it: decimal digits with an optional sign (leading
+/// zeros are decimal: `042` is 42), `0x` hexadecimal or `0o` octal. nullopt when `text` is not
+/// one; `out_of_range` then tells whether it was one too large for a long.
+std::optional<long> parse_yaml_integer(const std::string& text, bool& out_of_range);
 
 /// 1-based line of a node (0 when yaml-cpp has no mark for it).
 int line_of(const YAML::Node& node);

@@ -5,8 +5,10 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/log_text.hpp"
 #include "nodes/cluster/policy_config.hpp"
 #include "nodes/cluster/process_plan.hpp"
+#include "rl/envs/registry.hpp"
 #include "rl/envs/vector_env.hpp"
 
 namespace tagflow::nodes {
@@ -120,6 +122,26 @@ ClusterFacts ClusterFacts::of(const cluster::ClusterConfig& config) {
     throw cluster::ConfigError(config.file,
                                line != sampler->param_lines.end() ? line->second : sampler->line,
                                "nodes." + sampler->name + ".params.env", e.what());
+  }
+  // A checkpoint holds each env's state: an env without one is refused before anything starts.
+  if (config.checkpoint.every && envs::make_env(facts.env_id)->state().empty()) {
+    throw cluster::ConfigError(
+        config.file, config.checkpoint.line, "checkpoint",
+        sampler->name + ": " + facts.env_id + " cannot be checkpointed (no state)");
+  }
+  // One learner, one network shape: every sampler group steps the first group's env.
+  for (const cluster::NodeConfig& node : config.nodes) {
+    if (!steps_env(node) || &node == sampler) continue;
+    const std::string env = nodes::NodeParams(node.name, node.params, node.param_lines)
+                                .get_string("env", "CartPole-v1");
+    if (env != facts.env_id) {
+      const auto line = node.param_lines.find("env");
+      throw cluster::ConfigError(
+          config.file, line != node.param_lines.end() ? line->second : node.line,
+          "nodes." + node.name + ".params.env",
+          "every sampler group steps one env, '" + facts.env_id + "' (nodes." + sampler->name +
+              "); got '" + escape_for_log(env) + "'");
+    }
   }
   if (learner != nullptr && learner->params.count("hidden") != 0) {
     // Checked here, at the learner's line: the samplers and inference servers build their

@@ -96,5 +96,28 @@ TEST(ReplicaParamsCheck, ABadLearnerNetworkIsTheLearnersErrorNotASamplers) {
   }
 }
 
+TEST(ReplicaParamsCheck, EverySamplerGroupStepsTheFirstGroupsEnv) {
+  const std::string second =
+      "  other: {kind: sampler, data_port: 7640, params: {env: Acrobot-v1}}\nconnections:";
+  std::string yaml = kParamsCluster;
+  yaml.replace(yaml.find("connections:"), 12, second);
+  const std::string error = error_of(cluster::parse_cluster_config(yaml, "c.yaml"));
+  EXPECT_EQ(error,
+            "c.yaml:9: nodes.other.params.env: every sampler group steps one env, 'CartPole-v1' "
+            "(nodes.sampler); got 'Acrobot-v1'");
+}
+
+TEST(ReplicaParamsCheck, ACheckpointedEnvWithoutStateIsRefusedAtLoad) {
+  const auto checkpointed = [](const std::string& env) {
+    std::string yaml = std::string(kParamsCluster) + "checkpoint: {every: 1s}\n";
+    yaml.replace(yaml.find("num_envs: 2"), 11, "num_envs: 2, env: " + env);
+    return cluster::parse_cluster_config(yaml, "c.yaml");
+  };
+  const std::string error = error_of(checkpointed("Blackjack-v1"));
+  EXPECT_EQ(error, "c.yaml:13: checkpoint: sampler: Blackjack-v1 cannot be checkpointed (no state)")
+      << error;
+  EXPECT_EQ(error_of(checkpointed("CartPole-v1")), "");
+}
+
 }  // namespace
 }  // namespace tagflow::hosts

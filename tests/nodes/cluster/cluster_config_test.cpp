@@ -275,5 +275,129 @@ TEST(ClusterConfigRecovery, BadRecoveryKeysAreNamedWithTheirLine) {
       << missing.what();
 }
 
+/// The message of the ConfigError `text` raises; "" when it loads.
+std::string message_of(const std::string& text) {
+  try {
+    parse_cluster_config(text, "c.yaml");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ClusterConfigNumbers, IntegersAreReadAsYaml12ReadsThem) {
+  // A leading zero is decimal, not octal; 0x and 0o say their base.
+  EXPECT_EQ(parse_cluster_config(with(kValid, "data_port: 7100", "data_port: 07100"), "c.yaml")
+                .nodes[1]
+                .data_port,
+            7100);
+  EXPECT_EQ(parse_cluster_config(with(kValid, "replicas: 2", "replicas: 010"), "c.yaml")
+                .nodes[0]
+                .replicas,
+            10);
+  EXPECT_EQ(parse_cluster_config(with(kValid, "seed: 3", "seed: 0x1F"), "c.yaml").seed, 31U);
+  EXPECT_EQ(parse_cluster_config(with(kValid, "seed: 3", "seed: 0o17"), "c.yaml").seed, 15U);
+  EXPECT_EQ(message_of(with(kValid, "seed: 3", "seed: 0o18")),
+            "c.yaml:2: seed: expected an integer, got '0o18'");
+  EXPECT_EQ(message_of(with(kValid, "seed: 3", "seed: 18446744073709551616")),
+            "c.yaml:2: seed: '18446744073709551616' is outside 0..4611686018427387904");
+  EXPECT_EQ(message_of(with(kValid, "seed: 3", "seed:")),
+            "c.yaml:2: seed: expected an integer, got an empty value");
+  EXPECT_EQ(message_of(with(kValid, "seed: 3", "seed: [3]")),
+            "c.yaml:2: seed: expected an integer, got a list");
+}
+
+TEST(ClusterConfigNumbers, DurationsAreBoundedAndTimeoutsMeaningful) {
+  EXPECT_EQ(message_of(with(kValid, "after: 0}", "after: 99999999999999999999s}")),
+            "c.yaml:10: connections[2].after: '99999999999999999999s' is longer than the longest "
+            "duration, 2^62 ns (about 146 years)");
+  EXPECT_EQ(message_of(std::string(kValid) + "coordinator: {join_timeout: 0}\n"),
+            "c.yaml:12: coordinator.join_timeout: must be at least 1ms and at most 24 hours, got "
+            "'0'");
+  EXPECT_EQ(message_of(std::string(kValid) + "coordinator: {heartbeat_timeout: 3ms}\n"),
+            "c.yaml:12: coordinator.heartbeat_timeout: must be at least 4ms and at most 24 hours, "
+            "got '3ms'");
+  EXPECT_NE(message_of(std::string(kValid) + "coordinator: {join_timeout: 25h}\n"), "");
+  // heartbeat_interval is read (a bad duration is an error) and ignored: the period is a quarter
+  // of the timeout, whatever the file says.
+  const ClusterConfig old = parse_cluster_config(
+      std::string(kValid) + "coordinator: {heartbeat_interval: 10s, heartbeat_timeout: 1s}\n",
+      "c.yaml");
+  EXPECT_EQ(old.coordinator.heartbeat_timeout, std::chrono::milliseconds(1000));
+  EXPECT_NE(message_of(std::string(kValid) + "coordinator: {heartbeat_interval: soon}\n"), "");
+}
+
+TEST(ClusterConfigFile, AWholeFileErrorSaysLineZero) {
+  EXPECT_EQ(message_of(""),
+            "c.yaml:0: (file): empty: a cluster file is a map of keys (cluster, "
+            "nodes, ...)");
+  EXPECT_EQ(message_of("# nothing but a comment\n"),
+            "c.yaml:0: (file): empty: a cluster file is a map of keys (cluster, nodes, ...)");
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / "cluster_config_a_directory";
+  std::filesystem::create_directories(dir);
+  try {
+    load_cluster_config(dir.string());
+    ADD_FAILURE() << "a directory loaded";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()), dir.string() + ":0: (file): a directory, not a cluster file");
+  }
+  std::filesystem::remove_all(dir);
+  // A key's bytes are escaped in the message (a NUL used to cut it short).
+  EXPECT_EQ(message_of(with(kValid, "seed: 3", "\"se\\0ed\": 3")),
+            "c.yaml:2: se\\x00ed: a NUL character in 'se\\x00ed'");
+}
+
+TEST(ClusterConfigHosts, TheDefaultHostIsTheFirstListedAndAnEmptyListIsRefused) {
+  const ClusterConfig config = parse_cluster_config(
+      with(kValid,
+           "nodes:", "hosts:\n  zeta: {address: 10.0.0.2}\n  alpha: {address: 10.0.0.1}\nnodes:"),
+      "c.yaml");
+  EXPECT_EQ(config.first_host, "zeta");
+  EXPECT_EQ(config.coordinator.host, "zeta");
+  EXPECT_EQ(config.nodes[0].host, "zeta");
+  EXPECT_EQ(message_of(with(kValid, "nodes:", "hosts: {}\nnodes:")),
+            "c.yaml:3: hosts: name at least one host (or leave hosts: out for one local host)");
+}
+
+TEST(ClusterConfigNames, TheRunsOwnFileNamesAreReserved) {
+  for (const std::string name : {"coordinator", "summary", "trace"}) {
+    SCOPED_TRACE(name);
+    const std::string as_node = message_of(with(kValid, "replay:", name + ":"));
+    EXPECT_EQ(as_node.rfind("c.yaml:5: nodes." + name + ": '" + name + "' is reserved", 0), 0U)
+        << as_node;
+    const std::string as_process =
+        message_of(with(kValid, "data_port: 7100}", "data_port: 7100, process: " + name + "}"));
+    EXPECT_EQ(as_process.rfind("c.yaml:5: nodes.replay.process: '" + name + "' is reserved", 0), 0U)
+        << as_process;
+  }
+}
+
+TEST(ClusterConfigPorts, EveryPortIsCheckedOnItsOwnMachine) {
+  // The coordinator's metrics port is named at its own line.
+  EXPECT_EQ(message_of(std::string(kValid) + "coordinator:\n  port: 7600\n  metrics_port: 7600\n"),
+            "c.yaml:14: coordinator.metrics_port: port 7600 on 127.0.0.1 is used by both "
+            "coordinator and coordinator metrics");
+  // Two Slurm hosts are two machines: one port on each is no clash; on one host it is.
+  const std::string slurm = with(with(kValid, "nodes:",
+                                      "hosts:\n  a: {slurm: {nodes: 1}}\n  b: {slurm: {nodes: "
+                                      "1}}\nnodes:"),
+                                 "data_port: 7100}", "data_port: 7000, host: b}");
+  EXPECT_EQ(message_of(slurm), "");
+  EXPECT_EQ(message_of(with(slurm, "host: b}", "host: a}")),
+            "c.yaml:8: nodes.replay.data_port: port 7000 on host a is used by both sampler-0 data "
+            "and replay data");
+}
+
+TEST(ClusterConfigSecurity, KeysDirWithoutCurveIsRefusedAndRestartMaxDefaultsToZero) {
+  EXPECT_EQ(message_of(std::string(kValid) + "security: {keys_dir: k}\n"),
+            "c.yaml:12: security.keys_dir: read only with curve: true (add it, or leave keys_dir "
+            "out)");
+  EXPECT_EQ(parse_cluster_config(std::string(kValid) + "restart: {}\n", "c.yaml").restart.max, 0);
+  EXPECT_EQ(message_of(with(kValid, "params: {batch_size: 64}", "params: {batch_size: }")),
+            "c.yaml:6: nodes.learner.params.batch_size: an empty value: give the param a value or "
+            "leave it out");
+}
+
 }  // namespace
 }  // namespace tagflow::cluster

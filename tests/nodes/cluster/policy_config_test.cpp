@@ -268,5 +268,46 @@ TEST(PolicyConfig, TheShippedMultiAgentFilesLoad) {
   }
 }
 
+TEST(PolicyConfig, HiddenSizesAndAgentIndexesAreWrittenOneWay) {
+  for (const char* hidden :
+       {"\"99999999999999999999\"", "\"1048577\"", "\"\"", "\"64,,64\"", "\"64,\"", "\"0\""}) {
+    SCOPED_TRACE(hidden);
+    const ConfigError e =
+        policy_error_of(marl_file(std::string("policies:\n  a: {hidden: ") + hidden + "}\n"));
+    EXPECT_EQ(e.key(), "policies.a.hidden");
+    EXPECT_EQ(e.line(), 5);
+  }
+  EXPECT_NO_THROW(
+      parse_cluster_config(marl_file("policies:\n  a: {hidden: \"1048576,1\"}\n"), "m.yaml"));
+  // "00" and "+1" would name agents 0 and 1 a second time.
+  for (const char* index : {"\"00\"", "\"+1\"", "\"1.0\""}) {
+    SCOPED_TRACE(index);
+    const ConfigError e = policy_error_of(marl_file(
+        std::string("policies:\n  a: {}\n  b: {}\nagents: {0: a, ") + index + ": b, \"*\": a}\n"));
+    EXPECT_NE(std::string(e.what()).find("agents are named by index"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(PolicyConfig, AMultiAgentNodeMustSendItsObservationsAndGetItsActions) {
+  const std::string file = marl_file("policies:\n  a: {}\n");
+  const auto without = [&](const std::string& line) {
+    std::string text = file;
+    const auto at = text.find(line);
+    EXPECT_NE(at, std::string::npos) << line;
+    return text.erase(at, line.size());
+  };
+  ConfigError e =
+      policy_error_of(without("  - {from: junction.observations, to: inference.observations}\n"));
+  EXPECT_EQ(e.key(), "nodes.junction");
+  EXPECT_NE(std::string(e.what()).find("its observations reach no inference server"),
+            std::string::npos)
+      << e.what();
+  e = policy_error_of(without("  - {from: inference.actions, to: junction.actions, after: 0}\n"));
+  EXPECT_EQ(e.key(), "nodes.junction");
+  EXPECT_NE(std::string(e.what()).find("no connection brings its actions"), std::string::npos)
+      << e.what();
+}
+
 }  // namespace
 }  // namespace tagflow::cluster
