@@ -61,6 +61,11 @@ void read_common(const msgpack::object& o, Reply& r) {
   r.id = get<std::uint64_t>(o, "id");
   r.error = get<std::string>(o, "error");
   r.reason = get<std::string>(o, "reason");
+  // An act's `versions` is its agents' weights versions; a refusal's, the protocol's.
+  if (!r.ok && r.error == "version") {
+    r.accepted_versions = get<std::vector<std::uint32_t>>(o, "versions");
+  }
+  if (!r.ok && r.error == "busy") r.busy = get<std::string>(o, "busy");
 }
 
 std::map<std::string, std::uint64_t> read_versions(const msgpack::object& o) {
@@ -142,8 +147,11 @@ HelloReply GatewayClient::hello() {
   if (!r.ok) return r;
   r.server = get<std::string>(o, "server");
   r.env = get<std::string>(o, "env");
+  r.v = get<std::uint32_t>(o, "v");
   r.observation_size = get<std::uint32_t>(o, "observation_size");
   r.num_actions = get<std::uint32_t>(o, "num_actions");
+  r.time_input = get<bool>(o, "time_input");
+  r.max_episode_steps = get<std::uint32_t>(o, "max_episode_steps");
   r.max_batch = get<std::uint32_t>(o, "max_batch");
   r.max_in_flight = get<std::uint32_t>(o, "max_in_flight");
   r.agents = get<std::map<std::uint32_t, std::string>>(o, "agents");

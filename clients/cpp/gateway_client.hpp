@@ -43,11 +43,18 @@ struct Reply {
   bool ok = false;
   std::string error, reason;  // when !ok
   std::uint64_t id = 0;
+  std::vector<std::uint32_t> accepted_versions;  // error "version": the versions the gateway speaks
+  std::string busy;  // error "busy": whose limit, "client", "gateway" or "episode" (PROTOCOL.md §5)
 };
 
 struct HelloReply : Reply {
   std::string server, env;
+  std::uint32_t v = 0;  // the protocol version the gateway answered in
   std::uint32_t observation_size = 0, num_actions = 0, max_batch = 0, max_in_flight = 0;
+  /// With time_input, each observation's last of observation_size floats is the client's: the
+  /// episode's joint steps so far / max_episode_steps (PROTOCOL.md §4, step 1).
+  bool time_input = false;
+  std::uint32_t max_episode_steps = 0;
   std::map<std::uint32_t, std::string> agents;    // agent → policy
   std::map<std::string, std::uint64_t> versions;  // policy → weights version
   std::map<std::string, std::uint64_t> limits;    // PROTOCOL.md §2.1: limit → number

@@ -37,13 +37,19 @@ class GatewayError(Exception):
 
 
 class Busy(GatewayError):
-    pass
+    """`busy`; `scope` is whose limit it was (the reply's `busy`, PROTOCOL.md section 5):
+    "client" or "episode" (wait for your own replies) or "gateway" (back off)."""
+
+    def __init__(self, code, reason, versions=None, scope=None):
+        super().__init__(code, reason, versions)
+        self.scope = scope
 
 
 def _refusal(reply):
     """The exception for a reply with ok false: Busy for `busy`, else GatewayError."""
-    cls = Busy if reply.get("error") == "busy" else GatewayError
-    return cls(reply.get("error"), reply.get("reason"), reply.get("versions"))
+    if reply.get("error") == "busy":
+        return Busy("busy", reply.get("reason"), None, reply.get("busy"))
+    return GatewayError(reply.get("error"), reply.get("reason"), reply.get("versions"))
 
 
 def _unpack(frame):
@@ -168,6 +174,7 @@ class Client:
         self.last_logged = None
         pending = list(parts.items())
         failure = None  # the first refusal or timeout: raised once every reply was read
+        last_busy = {}  # the last `busy` reply: its reason and whose limit it was
         for attempt in range(self.busy_retries + 1):
             sent = []
             for gateway, obs in pending:  # every gateway at once, then the replies
@@ -195,6 +202,7 @@ class Client:
                         self.last_logged = (self.last_logged or 0) + reply["logged"]
                 elif reply.get("error") == "busy":
                     pending.append((gateway, obs))
+                    last_busy = reply
                 else:
                     # Refused, so not taken: what it carried waits for the episode's next request.
                     self._put_back(gateway, episode, kept.get(gateway))
@@ -207,7 +215,8 @@ class Client:
         # The gateways still busy took nothing either.
         for gateway, _ in pending:
             self._put_back(gateway, episode, kept.get(gateway))
-        raise failure or Busy("busy", f"still busy after {self.busy_retries} retries")
+        raise failure or Busy("busy", f"still busy after {self.busy_retries} retries: "
+                              f"{last_busy.get('reason')}", None, last_busy.get("busy"))
 
     def _put_back(self, gateway, episode, kept):
         """Carries again what _merge_carried took for a request `gateway` did not take."""

@@ -208,8 +208,12 @@ struct PolicyConfig {
 struct MultiAgentConfig {
   std::string env;  // the multi_agent node's env id
   int num_agents = 0;
-  int observation_size = 0;            // per agent
-  int num_actions = 0;                 // per agent
+  int observation_size = 0;  // per agent (with time_input, the env's + 1)
+  int num_actions = 0;       // per agent
+  /// `time_input: true`: each observation ends with the episode's elapsed fraction, joint steps
+  /// so far / max_episode_steps (the env's step limit; 0: none).
+  bool time_input = false;
+  int max_episode_steps = 0;
   std::vector<PolicyConfig> policies;  // file order, per_agent policies expanded
   std::vector<int> agent_policy;       // agent index → index into policies
 

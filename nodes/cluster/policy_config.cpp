@@ -84,7 +84,9 @@ void read_env(const YamlReader& top, ClusterConfig& config) {
   // time_input: true appends the episode's elapsed fraction to every agent's observation
   // (MultiAgentNodeConfig::time_input), so every policy's input is one float wider.
   const auto time = group->params.find("time_input");
-  if (time != group->params.end() && trim(time->second) == "true") m.observation_size += 1;
+  m.time_input = time != group->params.end() && trim(time->second) == "true";
+  if (m.time_input) m.observation_size += 1;
+  m.max_episode_steps = env->spec().max_episode_steps;
   m.num_actions = static_cast<int>(env->spec().action_space.n);
 }
 

@@ -41,6 +41,8 @@ GatewayModel make_gateway_model(const std::string& server, const cluster::MultiA
   m.num_agents = static_cast<std::uint32_t>(agents.num_agents);
   m.observation_size = static_cast<std::uint32_t>(agents.observation_size);
   m.num_actions = static_cast<std::uint32_t>(agents.num_actions);
+  m.time_input = agents.time_input;
+  m.max_episode_steps = static_cast<std::uint32_t>(agents.max_episode_steps);
   for (const cluster::PolicyConfig& p : agents.policies) {
     m.policy_names.push_back(p.name);
     m.agent_id_input.push_back(p.agent_id_input);

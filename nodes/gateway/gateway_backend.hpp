@@ -27,6 +27,8 @@ struct GatewayModel {
   std::string server;  // the replica's name, e.g. inference-0
   std::string env;
   std::uint32_t num_agents = 0, observation_size = 0, num_actions = 0;
+  bool time_input = false;  // the observation's last float is the episode's elapsed fraction
+  std::uint32_t max_episode_steps = 0;
   std::vector<std::string> policy_names;   // every policy of the cluster file, by index
   std::vector<int> agent_policy;           // agent → policy index
   std::vector<std::string> policy_server;  // policy index → a replica hosting it ("" if none)

@@ -222,7 +222,7 @@ RequestLimits request_limits(const RequestShape& shape) {
 
 GatewayError error_of(const GatewayRequest& request, std::string code, std::string reason) {
   return GatewayError{std::move(code), std::move(reason), std::string(to_string(request.op)),
-                      request.id};
+                      request.id, std::nullopt};
 }
 
 DecodeResult decode_request(const void* data, std::size_t size, const RequestShape& shape) {
@@ -400,7 +400,7 @@ void pack_limits(Writer& w, const HelloInfo& info) {
 Frame encode_error(const GatewayError& error) {
   Writer w;
   const bool version = error.code == "version";
-  header(w, version ? 3 : 2, error.op, error.id, false);
+  header(w, 2 + (version ? 1 : 0) + (error.busy ? 1 : 0), error.op, error.id, false);
   w.key("error");
   w.p().pack(error.code);
   w.key("reason");
@@ -410,12 +410,16 @@ Frame encode_error(const GatewayError& error) {
     w.p().pack_array(1);
     w.p().pack(kProtocolVersion);
   }
+  if (error.busy) {
+    w.key("busy");
+    w.p().pack(*error.busy);
+  }
   return w.frame();
 }
 
 Frame encode_hello(std::uint64_t id, const HelloInfo& info) {
   Writer w;
-  header(w, 11, GatewayOp::hello, id);
+  header(w, 13, GatewayOp::hello, id);
   w.key("v");
   w.p().pack(kProtocolVersion);
   w.key("server");
@@ -426,6 +430,10 @@ Frame encode_hello(std::uint64_t id, const HelloInfo& info) {
   w.p().pack(info.observation_size);
   w.key("num_actions");
   w.p().pack(info.num_actions);
+  w.key("time_input");
+  w.p().pack(info.time_input);
+  w.key("max_episode_steps");
+  w.p().pack(info.max_episode_steps);
   w.key("agents");
   w.p().pack_map(static_cast<std::uint32_t>(info.agents.size()));
   for (const auto& [agent, policy] : info.agents) {

@@ -65,6 +65,9 @@ struct GatewayError {
   std::string reason;
   std::optional<std::string> op;  // as the request spelled it (unknown_op: the unknown one)
   std::optional<std::uint64_t> id;
+  /// `busy` only: whose limit it is (§5): "client" (its max_in_flight), "gateway" (max_queue or
+  /// max_queue_bytes), "episode" (an act of the logged episode is unanswered).
+  std::optional<std::string> busy;
 };
 
 /// The refusal of a decoded request: its own op and id.
@@ -90,6 +93,8 @@ struct PolicyStatus {
 struct HelloInfo {
   std::string server, env;
   std::uint32_t observation_size = 0, num_actions = 0;
+  bool time_input = false;  // the client appends the episode's elapsed fraction (§4, step 1)
+  std::uint32_t max_episode_steps = 0;
   std::vector<std::pair<std::uint32_t, std::string>> agents;  // agent → policy name, served here
   std::vector<PolicyStatus> policies;
   std::uint32_t max_batch = 0, max_in_flight = 0;

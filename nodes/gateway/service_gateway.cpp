@@ -240,6 +240,8 @@ struct ServiceGateway::Impl {
               const GatewayError& error, const std::string& policy);
   void fail(const Incoming& in, const std::string& code, const std::string& reason,
             const std::string& policy = kNoPolicy);
+  /// `busy`, saying whose limit it is (`scope`, §5).
+  void fail_busy(const Incoming& in, const std::string& scope, const std::string& reason);
   [[nodiscard]] std::vector<PolicyStatus> statuses() const;
 
   // Batching and serving.
@@ -506,7 +508,7 @@ void ServiceGateway::Impl::handle(std::vector<zmq::message_t>& parts) {
            GatewayError{"malformed",
                         "a message of more than " + std::to_string(kMaxClientFrames) +
                             " frames: the request was not read",
-                        std::nullopt, std::nullopt},
+                        std::nullopt, std::nullopt, std::nullopt},
            kNoPolicy);
     return;
   }
@@ -545,6 +547,8 @@ void ServiceGateway::Impl::answer_hello(const Incoming& in) {
   info.env = m.env;
   info.observation_size = m.observation_size;
   info.num_actions = m.num_actions;
+  info.time_input = m.time_input;
+  info.max_episode_steps = m.max_episode_steps;
   for (std::uint32_t a = 0; a < m.num_agents; ++a) {
     if (m.serves_agent(a)) {
       info.agents.emplace_back(a, m.policy_names[static_cast<std::size_t>(m.agent_policy[a])]);
@@ -594,7 +598,8 @@ void ServiceGateway::Impl::end_episode(const Incoming& in) {
   Episode& episode = it->second;
   if (episode.experience != nullptr) {
     if (episode.act_in_flight) {
-      fail(in, "busy", "an act of this logged episode is still in flight: end it after its reply");
+      fail_busy(in, "episode",
+                "an act of this logged episode is still in flight: end it after its reply");
       return;
     }
     if (const std::string why = episode.experience->check(request); !why.empty()) {
@@ -665,9 +670,10 @@ bool ServiceGateway::Impl::has_room(const Incoming& in) {
   const std::size_t bytes = in.request.observations.size() * sizeof(float);
   if (queued >= config.max_in_flight || queue.size() >= config.max_queue ||
       (!queue.empty() && queued_bytes + bytes > config.max_queue_bytes)) {
-    fail(in, "busy",
-         queued >= config.max_in_flight ? "this client has max_in_flight requests queued"
-                                        : "the gateway's queue is full");
+    const bool own = queued >= config.max_in_flight;
+    fail_busy(
+        in, own ? "client" : "gateway",
+        own ? "this client has max_in_flight requests queued" : "the gateway's queue is full");
     return false;
   }
   return true;
@@ -686,9 +692,9 @@ bool ServiceGateway::Impl::episode_accepts(const Incoming& in, Episode*& episode
   episode = &it->second;
   if (episode->experience == nullptr) return true;
   if (episode->act_in_flight) {
-    fail(in, "busy",
-         "an act of this logged episode is still in flight: send the next step "
-         "after its reply");
+    fail_busy(in, "episode",
+              "an act of this logged episode is still in flight: send the next step after its "
+              "reply");
     return false;
   }
   if (const std::string why = episode->experience->check(request); !why.empty()) {
@@ -774,6 +780,13 @@ void ServiceGateway::Impl::refuse(const std::vector<zmq::message_t>& envelope,
 void ServiceGateway::Impl::fail(const Incoming& in, const std::string& code,
                                 const std::string& reason, const std::string& policy) {
   refuse(in.envelope, in.client, error_of(in.request, code, reason), policy);
+}
+
+void ServiceGateway::Impl::fail_busy(const Incoming& in, const std::string& scope,
+                                     const std::string& reason) {
+  GatewayError error = error_of(in.request, "busy", reason);
+  error.busy = scope;
+  refuse(in.envelope, in.client, error, kNoPolicy);
 }
 
 std::vector<PolicyStatus> ServiceGateway::Impl::statuses() const {

@@ -2,7 +2,7 @@
 machine that answer as nodes/gateway/PROTOCOL.md says, and refuse what a test tells them to):
 what the client carries between requests of an episode survives a refused request, an
 episode_start or episode_end refused by one gateway still starts none or ends every other one, and
-a `version` refusal carries the versions the gateway speaks.
+a `version` refusal carries the versions the gateway speaks, and a `busy` one whose limit it was.
 
 Usage: python_client_test.py SOURCE_DIR. Exit status 0 on success.
 """
@@ -15,7 +15,7 @@ import numpy as np
 import zmq
 
 sys.path.insert(0, sys.argv[1] + "/clients/python")
-from tagflow_client import Client, GatewayError  # noqa: E402
+from tagflow_client import Busy, Client, GatewayError  # noqa: E402
 
 OBSERVATION_SIZE = 4
 
@@ -42,6 +42,8 @@ class ScriptedGateway:
             reply.update(ok=False, error=self.refuse[op], reason="refused by the test")
             if self.refuse[op] == "version":
                 reply["versions"] = [1]  # PROTOCOL.md section 4, step 1
+            if self.refuse[op] == "busy":
+                reply["busy"] = "gateway"  # PROTOCOL.md section 5
             return reply
         if op == "hello":
             reply.update(v=1, server="scripted", env="TrafficJunction4-v1",
@@ -122,6 +124,15 @@ class CarriedValues(unittest.TestCase):
             self.client.episode_start()
         self.assertEqual((refused.exception.code, refused.exception.versions), ("version", [1]))
         self.assertEqual(self.client.gateways[0].info["v"], 1)
+
+    def test_a_busy_refusal_says_whose_limit_it_was(self):
+        impatient = Client([self.a.endpoint, self.b.endpoint], timeout=5.0, busy_retries=0)
+        impatient.connect()
+        self.a.refuse["act"] = "busy"
+        with self.assertRaises(Busy) as refused:
+            impatient.act({0: observation()})
+        impatient.close()
+        self.assertEqual((refused.exception.code, refused.exception.scope), ("busy", "gateway"))
 
     def test_a_refused_episode_end_still_ends_the_episode_on_the_other_gateways(self):
         episode = self.client.episode_start()

@@ -268,6 +268,17 @@ TEST(PolicyConfig, TheShippedMultiAgentFilesLoad) {
   }
 }
 
+TEST(PolicyConfig, TimeInputWidensTheObservationByTheElapsedFractionOfTheStepLimit) {
+  const ClusterConfig marl =
+      load_cluster_config(std::string(TAGFLOW_SOURCE_DIR) + "/configs/marl.yaml");
+  const ClusterConfig plain = parse_cluster_config(marl_file("policies:\n  a: {}\n"), "m.yaml");
+  EXPECT_TRUE(marl.multi_agent.time_input);
+  EXPECT_FALSE(plain.multi_agent.time_input);
+  EXPECT_EQ(marl.multi_agent.observation_size, plain.multi_agent.observation_size + 1);
+  EXPECT_GT(marl.multi_agent.max_episode_steps, 0);
+  EXPECT_EQ(marl.multi_agent.max_episode_steps, plain.multi_agent.max_episode_steps);
+}
+
 TEST(PolicyConfig, HiddenSizesAndAgentIndexesAreWrittenOneWay) {
   for (const char* hidden :
        {"\"99999999999999999999\"", "\"1048577\"", "\"\"", "\"64,,64\"", "\"64,\"", "\"0\""}) {

@@ -29,6 +29,8 @@ class FakeBackend : public GatewayBackend {
     model_.num_agents = 4;
     model_.observation_size = 3;
     model_.num_actions = 2;
+    model_.time_input = true;  // the third float is the client's elapsed fraction
+    model_.max_episode_steps = 50;
     model_.policy_names = {"p0", "p1", "p2"};
     model_.agent_policy = {0, 0, 1, 2};
     model_.policy_server = {"inference-0", "inference-0", "other-0"};

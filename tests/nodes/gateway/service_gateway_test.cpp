@@ -55,9 +55,49 @@ TEST(ServiceGatewayTest, HelloListsTheAgentsAndPoliciesServedHere) {
   const auto hello = client.hello();
   ASSERT_TRUE(hello.ok) << hello.reason;
   EXPECT_EQ(hello.server, "inference-0");
+  EXPECT_EQ(hello.v, 1U);
   EXPECT_EQ(hello.observation_size, 3U);
+  EXPECT_TRUE(hello.time_input);
+  EXPECT_EQ(hello.max_episode_steps, 50U);
   EXPECT_EQ(hello.agents, (std::map<std::uint32_t, std::string>{{0, "p0"}, {1, "p0"}, {2, "p1"}}));
   EXPECT_EQ(hello.versions.size(), 2U);
+}
+
+// The C++ client keeps what a `version` refusal says the gateway speaks (a gateway scripted here:
+// the real one speaks the client's version).
+TEST(ServiceGatewayTest, TheClientKeepsTheVersionsAVersionRefusalNames) {
+  zmq::context_t context;
+  zmq::socket_t router(context, zmq::socket_type::router);
+  router.set(zmq::sockopt::linger, 0);
+  router.bind("tcp://127.0.0.1:*");
+  const std::string endpoint = router.get(zmq::sockopt::last_endpoint);
+  std::thread gateway([&] {
+    zmq::message_t identity, request;
+    if (!router.recv(identity) || !router.recv(request)) return;
+    msgpack::sbuffer b;
+    msgpack::packer<msgpack::sbuffer> p(b);
+    p.pack_map(6);
+    p.pack("op");
+    p.pack("hello");
+    p.pack("ok");
+    p.pack(false);
+    p.pack("id");
+    p.pack_nil();
+    p.pack("error");
+    p.pack("version");
+    p.pack("reason");
+    p.pack("this gateway speaks versions 2 and 3");
+    p.pack("versions");
+    p.pack(std::vector<std::uint32_t>{2, 3});
+    router.send(identity, zmq::send_flags::sndmore);
+    router.send(zmq::buffer(b.data(), b.size()), zmq::send_flags::none);
+  });
+  GatewayClient client(endpoint);
+  const auto hello = client.hello();
+  gateway.join();
+  EXPECT_FALSE(hello.ok);
+  EXPECT_EQ(hello.error, "version");
+  EXPECT_EQ(hello.accepted_versions, (std::vector<std::uint32_t>{2, 3}));
 }
 
 TEST(ServiceGatewayTest, ActAnswersEveryAgentWithItsPolicyAndVersion) {
@@ -140,7 +180,7 @@ TEST(ServiceGatewayTest, EpisodesCountStepsAndSumRewards) {
 }
 
 /// Sends `n` act requests on one DEALER without waiting, then reads `read` replies (all by
-/// default).
+/// default): "ok", the error, or "busy:" and whose limit it was.
 std::vector<std::string> pipeline(const std::string& endpoint, int n, int read = -1) {
   zmq::context_t context;
   zmq::socket_t dealer(context, zmq::socket_type::dealer);
@@ -156,7 +196,9 @@ std::vector<std::string> pipeline(const std::string& endpoint, int n, int read =
     if (!dealer.recv(reply)) break;
     const auto h = msgpack::unpack(static_cast<const char*>(reply.data()), reply.size());
     const auto m = h.get().as<std::map<std::string, msgpack::object>>();
-    outcomes.push_back(m.at("ok").as<bool>() ? "ok" : m.at("error").as<std::string>());
+    std::string outcome = m.at("ok").as<bool>() ? "ok" : m.at("error").as<std::string>();
+    if (m.count("busy") != 0) outcome += ":" + m.at("busy").as<std::string>();
+    outcomes.push_back(outcome);
   }
   return outcomes;
 }
@@ -168,7 +210,7 @@ TEST(ServiceGatewayTest, BeyondTheInFlightCapAClientIsToldBusy) {
   config.max_batch = 64;
   const auto gateway = start(config);
   const std::vector<std::string> outcomes = pipeline(gateway->endpoint(), 8, 5);
-  EXPECT_EQ(outcomes, std::vector<std::string>(5, "busy"));
+  EXPECT_EQ(outcomes, std::vector<std::string>(5, "busy:client"));
   EXPECT_EQ(gateway->busy_replies(), 5U);
 }
 
@@ -178,7 +220,7 @@ TEST(ServiceGatewayTest, BeyondTheQueuesByteBudgetClientsAreToldBusy) {
   config.max_queue_bytes = 2 * 3 * sizeof(float);  // two one-agent requests
   config.max_wait = std::chrono::hours(1);         // nothing is due: they stay queued
   const auto gateway = start(config);
-  EXPECT_EQ(pipeline(gateway->endpoint(), 6, 4), std::vector<std::string>(4, "busy"));
+  EXPECT_EQ(pipeline(gateway->endpoint(), 6, 4), std::vector<std::string>(4, "busy:gateway"));
 }
 
 TEST(ServiceGatewayTest, MaxWaitZeroServesALoneRequestAtOnceAndMaxBatchBoundsAPass) {
