@@ -151,7 +151,11 @@ class NodeActorBase : public Interface::base {
   bool add_peer(const caf::actor& peer, bool transient, const std::string& name = "") {
     const bool added = peers_.add(peer, transient, name);
     if (added) this->monitor(peer);
-    if (transient && !name.empty() && metrics_ != nullptr) metrics_->set_member(name, true);
+    // As the set has it: a peer first added as a fixed one (the learner's inference server,
+    // which later asks for weights as a sampler does) stays no member.
+    if (peers_.is_transient(peer.address()) && !name.empty() && metrics_ != nullptr) {
+      metrics_->set_member(name, true);
+    }
     report_->peers.store(peers_.transients(), std::memory_order_relaxed);
     return added;
   }

@@ -163,6 +163,18 @@ std::vector<SentValue> read_value_log(const std::string& path) {
 DiffResult diff_runs(const std::string& run_a, const std::string& run_b) {
   const auto a = read_run(run_a);
   const auto b = read_run(run_b);
+  // A federate logs every message it sends, none included: a log in one run and not in the other
+  // is a damaged or partial run directory, not a difference.
+  for (const auto& [one, other, other_run] :
+       {std::tuple{&a, &b, &run_b}, std::tuple{&b, &a, &run_a}}) {
+    for (const auto& entry : *one) {
+      if (other->count(entry.first) == 0) {
+        throw TraceError("no value log of " + entry.first + " in " + *other_run + " (" +
+                         (fs::path(*other_run) / "trace" / (entry.first + kSuffix)).string() +
+                         ") while the other run has one: both runs need every federate's log");
+      }
+    }
+  }
   DiffResult result;
   std::set<std::string> senders;
   for (const auto& [sender, values] : a) {

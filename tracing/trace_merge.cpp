@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "common/atomic_file.hpp"
 #include "common/trace_recorder.hpp"
@@ -146,6 +147,16 @@ MergeReport merge_trace_files(const std::vector<ProcessTraceFile>& files, const 
   text += "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
 
   std::unordered_map<FlowKey, Ends, FlowKeyHash> messages;
+  // The parties the files record ends for: a message with one of them and another party (another
+  // host's launcher, which is not traced) has only one end to record, and is no unmatched one.
+  std::unordered_set<std::string_view> recorded;
+  for (const ProcessTraceFile& file : files) {
+    recorded.insert(file.process);
+    for (const TraceThread& thread : file.threads) {
+      recorded.insert(thread.federate.empty() ? std::string_view("coordinator")
+                                              : std::string_view(thread.federate));
+    }
+  }
   std::map<std::string, std::pair<std::int64_t, std::int64_t>> clocks;  // host → offset, error
   for (std::size_t p = 0; p < files.size(); ++p) {
     const ProcessTraceFile& file = files[p];
@@ -277,11 +288,11 @@ MergeReport merge_trace_files(const std::vector<ProcessTraceFile>& files, const 
         flows.push_back({&key, ends.sends[s], r});
         ++s;
         ++(key.control ? report.control_flows : report.data_flows);
-      } else {
+      } else if (recorded.count(key.sender) != 0) {
         ++report.unmatched;
       }
     }
-    report.unmatched += ends.sends.size() - s;
+    if (recorded.count(key.receiver) != 0) report.unmatched += ends.sends.size() - s;
   }
   std::sort(flows.begin(), flows.end(), [](const Flow& a, const Flow& b) {
     return a.from.ts < b.from.ts || (a.from.ts == b.from.ts && a.to.ts < b.to.ts);

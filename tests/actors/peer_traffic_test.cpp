@@ -187,5 +187,29 @@ TEST_F(PeerTrafficTest, ReplayDropsAndCountsWhatItRefusesPerPeerAndReason) {
   caf::anon_send(replay, StopRun{""});  // the system waits for it (and for `self`) on exit
 }
 
+// A peer linked as a fixed one (here the replay's learner) that later offers what a joining
+// sampler offers stays no member: tagflow_actor_members lists only the peers that may join.
+TEST_F(PeerTrafficTest, AFixedPeerThatOffersLikeASamplerIsNoMember) {
+  auto report = std::make_shared<nodes::ReplicaReport>("replay", "replay");
+  auto replay =
+      nodes::spawn_replay_actor(system, nodes::ReplayConfig{}, {"replay", 0, report, &replay_node});
+  caf::scoped_actor self{system};
+  caf::anon_send(replay, connect_atom::value, std::string("batches"), std::string("learner"),
+                 caf::actor_cast<caf::actor>(self));
+  self->send(replay, Offer{"transitions", "learner"});
+  self->send(replay, Offer{"transitions", "sampler-7"});  // ... from the same actor: known, fixed
+  caf::scoped_actor sampler{system};
+  sampler->send(replay, Offer{"transitions", "sampler-0"});
+  const bool joined = eventually([&] {
+    return series_value(replay_metrics.text(), "tagflow_actor_members", {"peer=\"sampler-0\""}) ==
+           1;
+  });
+  caf::anon_send(replay, StopRun{""});
+  ASSERT_TRUE(joined);
+  const std::string text = replay_metrics.text();
+  EXPECT_EQ(series_value(text, "tagflow_actor_members", {"peer=\"learner\""}), -1) << text;
+  EXPECT_EQ(series_value(text, "tagflow_actor_members", {"peer=\"sampler-7\""}), -1) << text;
+}
+
 }  // namespace
 }  // namespace tagflow::actors

@@ -104,6 +104,7 @@ TEST(RunDiff, AMessageOnlyOneRunSentIsTheDifference) {
   const auto b = fresh_log_dir("diff_b");
   write_run(a, {});
   write_run(b, {});
+  { ValueLog silent((a / "trace" / "inference").string(), 1 << 20); }  // ran, sent nothing
   {
     ValueLog extra((b / "trace" / "inference").string(), 1 << 20);
     const nodes::Bytes bytes = transitions(0);
@@ -187,6 +188,25 @@ TEST(RunDiff, ValuesNotKeptOrDamagedAreNamedAsSuch) {
   EXPECT_NE(result.difference->b_value.find("do not have the logged hash"), std::string::npos)
       << result.difference->b_value;
   EXPECT_NE(result.difference->a_value.find("Transitions (2 rows)"), std::string::npos);
+}
+
+// A federate's log in one run and not in the other: a damaged run directory (or two cluster
+// files), which is no difference between the runs.
+TEST(RunDiff, AFederatesLogMissingFromOneRunIsAnError) {
+  const auto a = fresh_log_dir("diff_a");
+  const auto b = fresh_log_dir("diff_b");
+  write_run(a, {});
+  write_run(b, {});
+  std::filesystem::remove(b / "trace" / "replay.values.tsv");
+  for (const bool b_first : {false, true}) {
+    try {
+      (void)(b_first ? diff_runs(b.string(), a.string()) : diff_runs(a.string(), b.string()));
+      FAIL() << "compared a run without the replay's value log";
+    } catch (const TraceError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("no value log of replay in " + b.string()), std::string::npos) << what;
+    }
+  }
 }
 
 TEST(RunDiff, ARunWithoutValueLogsSaysHowToRecordThem) {

@@ -250,6 +250,23 @@ TEST(TraceMerge, ThreadIdsAreMappedToTracksAndEveryMalformedFileIsNamed) {
   EXPECT_FALSE(std::filesystem::exists(dir / "trace.json"));
 }
 
+// The coordinator's messages with another host's launcher (its clock requests, the results and
+// traces it hands over) have one end only: the launcher is not traced. They are not unmatched;
+// a message to a traced process that never arrived still is.
+TEST(TraceMerge, MessagesWithAnUntracedLauncherAreNotUnmatched) {
+  const auto dir = fresh_log_dir("launcher");
+  write_process(
+      dir, "coordinator", "", 0, {{"coordinator", ""}},
+      {event("control_receive", kBase + 1'000, 0, 0, kNeverTime, "CLOCK", "sampler-0#up", 0, 8),
+       event("control_send", kBase + 2'000, 0, 0, kNeverTime, "CLOCK", "sampler-0#up", 0, 16),
+       event("control_send", kBase + 3'000, 0, 0, kTag, "TAG", "sampler-0", 0, 24)});
+  write_process(dir, "sampler-0", "b", 0, {{"sampler-0 worker 0", "sampler-0"}},
+                {event("reaction", kBase + 4'000, 1'000, 0, kTag, "sampler-0.step")});
+  const MergeReport report = merge_traces(dir.string());
+  EXPECT_EQ(report.control_flows, 0U);
+  EXPECT_EQ(report.unmatched, 1U);  // the TAG: sampler-0 is traced, and never received it
+}
+
 TEST(TraceMerge, ARunThatWasNotTracedSaysSoAndHow) {
   const auto dir = fresh_log_dir("merge");
   try {
