@@ -92,10 +92,17 @@ std::vector<int> NodeParams::get_sizes(const std::string& name,
   std::vector<int> sizes;
   std::string digits;
   const std::string text = it->second + ",";
-  for (const char c : text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
     if (c >= '0' && c <= '9') {
       digits += c;
     } else if (c == ',' || c == ']') {
+      // An empty entry ("64,,64", "64,") is a mistake; the comma added above and the one after
+      // a "]" end nothing.
+      const bool closes_nothing = i + 1 == text.size() && (i == 0 || text[i - 1] == ']');
+      if (digits.empty() && c == ',' && !closes_nothing) {
+        fail(name, "expected sizes such as \"64,64\", got '" + it->second + "'");
+      }
       if (digits.empty()) continue;
       const long value = std::strtol(digits.c_str(), nullptr, 10);
       if (value <= 0 || value > 1 << 20) fail(name, "sizes must be in [1, 2^20]");

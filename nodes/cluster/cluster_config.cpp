@@ -175,6 +175,7 @@ void parse_hosts(const YamlReader& top, ClusterConfig& config) {
       }
     } else {
       parsed.address = host.string("address");
+      if (parsed.address.empty()) host.fail("address", "must not be empty");
       // A pod of a Kubernetes run stands in for an address host: its address is the pod's.
       const auto pod = allocated.find(name);
       if (pod != allocated.end() && pod->second.size() == 1) {
@@ -329,9 +330,15 @@ void parse_stop(const YamlReader& top, ClusterConfig& config) {
   if (stop.has("env_steps")) config.stop.env_steps = stop.integer("env_steps", 1, 1L << 62);
   if (stop.has("seconds")) {
     config.stop.seconds = stop.number("seconds");
-    if (!(*config.stop.seconds > 0)) stop.fail("seconds", "must be positive");
+    // At most a year: a run of wall time, counted in nanoseconds by the launcher.
+    if (!(*config.stop.seconds > 0 && *config.stop.seconds <= 31'536'000)) {
+      stop.fail("seconds", "must be positive and at most 31536000 (a year)");
+    }
   }
-  if (stop.has("target_return")) config.stop.target_return = stop.number("target_return");
+  if (stop.has("target_return")) {
+    config.stop.target_return = stop.number("target_return");
+    if (!std::isfinite(*config.stop.target_return)) stop.fail("target_return", "must be finite");
+  }
   if (!config.stop.env_steps && !config.stop.seconds && !config.stop.target_return) {
     top.fail("stop", "give at least one of env_steps, seconds, target_return");
   }
@@ -465,6 +472,26 @@ std::optional<std::chrono::nanoseconds> parse_duration(const std::string& text, 
   return std::chrono::nanoseconds(static_cast<std::int64_t>(std::llround(ns)));
 }
 
+namespace {
+
+/// " (...)" when the 0-based line `line` (or the one before: yaml-cpp may report the next) is
+/// indented with a tab, which YAML does not allow; else "".
+std::string tab_hint(const std::string& text, int line) {
+  std::istringstream lines(text);
+  std::string current;
+  for (int i = 0; std::getline(lines, current) && i <= line; ++i) {
+    if (i < line - 1) continue;
+    const std::size_t indent = current.find_first_not_of(" \t");
+    if (current.substr(0, indent).find('\t') != std::string::npos) {
+      return " (line " + std::to_string(i + 1) +
+             " is indented with a tab: YAML indents with spaces)";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 std::string replica_name(const NodeConfig& node, int index) {
   return node.replicas == 1 ? node.name : node.name + "-" + std::to_string(index);
 }
@@ -473,9 +500,14 @@ ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::stri
   check_cluster_text(yaml_text, file);
   YAML::Node root;
   try {
-    root = YAML::Load(yaml_text);
+    const std::vector<YAML::Node> documents = YAML::LoadAll(yaml_text);
+    if (documents.size() > 1) {
+      throw ConfigError(file, line_of(documents[1]), "(file)",
+                        "a second YAML document (after `---`): a cluster file is one document");
+    }
+    if (!documents.empty()) root = documents.front();
   } catch (const YAML::ParserException& e) {
-    throw ConfigError(file, e.mark.line + 1, "(syntax)", e.msg);
+    throw ConfigError(file, e.mark.line + 1, "(syntax)", e.msg + tab_hint(yaml_text, e.mark.line));
   }
   check_cluster_tree(root, file);
   if (root.IsNull()) {

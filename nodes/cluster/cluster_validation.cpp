@@ -49,6 +49,22 @@ void check_endpoints(const ClusterConfig& config) {
   }
 }
 
+/// One connection per pair of ports: a second (with the same or another `after`) would deliver
+/// every message twice.
+void check_repeated_connections(const ClusterConfig& config) {
+  std::map<std::string, std::size_t> seen;  // "from.port -> to.port" → its first index
+  for (std::size_t i = 0; i < config.connections.size(); ++i) {
+    const ConnectionConfig& c = config.connections[i];
+    const std::string link = c.from_node + "." + c.from_port + " -> " + c.to_node + "." + c.to_port;
+    const auto [it, first] = seen.emplace(link, i);
+    if (!first) {
+      throw ConfigError(config.file, c.line, "connections[" + std::to_string(i) + "]",
+                        link + " is connections[" + std::to_string(it->second) +
+                            "] again: give each connection once");
+    }
+  }
+}
+
 /// The link plan (link_plan.hpp) pairs equal replica counts i→i and fans one replica out to (or
 /// in from) many; any other shape has no agreed channel order.
 void check_link_shapes(const ClusterConfig& config) {
@@ -194,6 +210,7 @@ void check_port_clashes(const ClusterConfig& config) {
 
 void validate_topology(const ClusterConfig& config) {
   check_endpoints(config);
+  check_repeated_connections(config);
   check_link_shapes(config);
   validate_policy_hosting(config);
   check_zero_delay_cycles(config);

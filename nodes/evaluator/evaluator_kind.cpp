@@ -31,8 +31,13 @@ void configure(ReplicaConfig& r, const cluster::ClusterConfig& config, const Clu
   }
   EvaluationConfig e;
   e.env_id = env;
-  e.hidden = r.params.get_sizes(
-      "hidden", NodeParams("", {{"hidden", facts.hidden}}).get_sizes("hidden", {64, 64}));
+  const std::vector<int> learners =
+      NodeParams("", {{"hidden", facts.hidden}}).get_sizes("hidden", {64, 64});
+  e.hidden = r.params.get_sizes("hidden", learners);
+  if (e.hidden != learners) {
+    r.params.fail("hidden", "the evaluator plays the learner's network, hidden \"" + facts.hidden +
+                                "\" (leave the param out)");
+  }
   e.episodes = static_cast<int>(r.params.get_int("episodes", 10, 1));
   e.max_steps = r.params.get_int("max_steps", 0);
   e.seed = r.seed;

@@ -205,6 +205,7 @@ TEST_F(PeerTrafficTest, AFixedPeerThatOffersLikeASamplerIsNoMember) {
            1;
   });
   caf::anon_send(replay, StopRun{""});
+  self->wait_for(replay);  // the replay quits before the metrics it writes go away
   ASSERT_TRUE(joined);
   const std::string text = replay_metrics.text();
   EXPECT_EQ(series_value(text, "tagflow_actor_members", {"peer=\"learner\""}), -1) << text;

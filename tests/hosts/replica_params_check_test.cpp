@@ -119,5 +119,22 @@ TEST(ReplicaParamsCheck, ACheckpointedEnvWithoutStateIsRefusedAtLoad) {
   EXPECT_EQ(error_of(checkpointed("CartPole-v1")), "");
 }
 
+TEST(ReplicaParamsCheck, LayerSizesHaveNoEmptyEntryAndTheEvaluatorPlaysTheLearnersNetwork) {
+  for (const char* hidden : {"\"64,,64\"", "\"64,\"", "\",64\""}) {
+    SCOPED_TRACE(hidden);
+    const std::string error =
+        error_of(edited("eval_episodes: 3", std::string("eval_episodes: 3, hidden: ") + hidden));
+    EXPECT_NE(error.find("nodes.learner.params.hidden"), std::string::npos) << error;
+  }
+  EXPECT_EQ(error_of(edited("eval_episodes: 3", "eval_episodes: 3, hidden: [32, 32]")), "");
+  std::string yaml = kParamsCluster;
+  yaml.replace(yaml.find("connections:"), 12,
+               "  evaluator: {kind: evaluator, data_port: 7650, params: {hidden: \"32\"}}\n"
+               "connections:\n  - {from: learner.weights, to: evaluator.weights}");
+  const std::string error = error_of(cluster::parse_cluster_config(yaml, "c.yaml"));
+  EXPECT_NE(error.find("nodes.evaluator.params.hidden"), std::string::npos) << error;
+  EXPECT_NE(error.find("the evaluator plays the learner's network"), std::string::npos) << error;
+}
+
 }  // namespace
 }  // namespace tagflow::hosts

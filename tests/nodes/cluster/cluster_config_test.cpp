@@ -399,5 +399,28 @@ TEST(ClusterConfigSecurity, KeysDirWithoutCurveIsRefusedAndRestartMaxDefaultsToZ
             "leave it out");
 }
 
+TEST(ClusterConfigFile, OneDocumentOneConnectionPerPortPairAndFiniteStops) {
+  EXPECT_EQ(message_of(std::string(kValid) + "---\ncluster: other\n"),
+            "c.yaml:13: (file): a second YAML document (after `---`): a cluster file is one "
+            "document");
+  EXPECT_EQ(message_of(with(kValid, "  - {from: replay.batches, to: learner.batches}\n",
+                            "  - {from: replay.batches, to: learner.batches}\n"
+                            "  - {from: replay.batches, to: learner.batches, after: 1ms}\n")),
+            "c.yaml:10: connections[2]: replay.batches -> learner.batches is connections[1] "
+            "again: give each connection once");
+  for (const char* stop :
+       {"{seconds: .inf}", "{seconds: 1e300}", "{target_return: .nan}", "{target_return: -.inf}"}) {
+    SCOPED_TRACE(stop);
+    EXPECT_NE(message_of(with(kValid, "stop: {env_steps: 1000}", std::string("stop: ") + stop)),
+              "");
+  }
+  EXPECT_EQ(message_of(with(kValid, "nodes:", "hosts:\n  a: {address: \"\"}\nnodes:")),
+            "c.yaml:4: hosts.a.address: must not be empty");
+  const std::string tabbed = message_of(with(kValid, "  replay:", "\treplay:"));
+  EXPECT_NE(tabbed.find("line 5 is indented with a tab: YAML indents with spaces"),
+            std::string::npos)
+      << tabbed;
+}
+
 }  // namespace
 }  // namespace tagflow::cluster
