@@ -1,5 +1,6 @@
 #include "nodes/cluster/cluster_config.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -8,6 +9,8 @@
 #include <map>
 #include <regex>
 #include <sstream>
+
+#include <yaml-cpp/eventhandler.h>
 
 #include "common/log_text.hpp"
 #include "common/numerics.hpp"
@@ -198,10 +201,9 @@ void parse_hosts(const YamlReader& top, ClusterConfig& config) {
     if (config.first_host.empty()) config.first_host = name;
     config.hosts[name] = std::move(parsed);
   }
-  if (config.hosts.empty())
-    top.fail("hosts",
-             "name at least one host (or leave hosts: out for one "
-             "local host)");
+  if (config.hosts.empty()) {
+    top.fail("hosts", "name at least one host (or leave hosts: out for one local host)");
+  }
 }
 
 std::string check_host(const YamlReader& reader, const ClusterConfig& config) {
@@ -474,6 +476,35 @@ std::optional<std::chrono::nanoseconds> parse_duration(const std::string& text, 
 
 namespace {
 
+/// Notes where each document starts, and nothing else: reading a text's documents as events
+/// takes no memory per document (building each, as YAML::LoadAll does, takes a pool of its own).
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  int last_line = 0;
+  void OnDocumentStart(const YAML::Mark& mark) override { last_line = mark.line + 1; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+/// The 1-based line where a second YAML document of `text` starts, or 0 when it has one.
+int second_document_line(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStarts starts;
+  if (!parser.HandleNextDocument(starts)) return 0;
+  if (!parser.HandleNextDocument(starts)) return 0;
+  return std::max(starts.last_line, 1);
+}
+
 /// " (...)" when the 0-based line `line` (or the one before: yaml-cpp may report the next) is
 /// indented with a tab, which YAML does not allow; else "".
 std::string tab_hint(const std::string& text, int line) {
@@ -500,12 +531,11 @@ ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::stri
   check_cluster_text(yaml_text, file);
   YAML::Node root;
   try {
-    const std::vector<YAML::Node> documents = YAML::LoadAll(yaml_text);
-    if (documents.size() > 1) {
-      throw ConfigError(file, line_of(documents[1]), "(file)",
+    root = YAML::Load(yaml_text);
+    if (const int second = second_document_line(yaml_text); second != 0) {
+      throw ConfigError(file, second, "(file)",
                         "a second YAML document (after `---`): a cluster file is one document");
     }
-    if (!documents.empty()) root = documents.front();
   } catch (const YAML::ParserException& e) {
     throw ConfigError(file, e.mark.line + 1, "(syntax)", e.msg + tab_hint(yaml_text, e.mark.line));
   }

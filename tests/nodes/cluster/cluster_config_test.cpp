@@ -401,7 +401,7 @@ TEST(ClusterConfigSecurity, KeysDirWithoutCurveIsRefusedAndRestartMaxDefaultsToZ
 
 TEST(ClusterConfigFile, OneDocumentOneConnectionPerPortPairAndFiniteStops) {
   EXPECT_EQ(message_of(std::string(kValid) + "---\ncluster: other\n"),
-            "c.yaml:13: (file): a second YAML document (after `---`): a cluster file is one "
+            "c.yaml:12: (file): a second YAML document (after `---`): a cluster file is one "
             "document");
   EXPECT_EQ(message_of(with(kValid, "  - {from: replay.batches, to: learner.batches}\n",
                             "  - {from: replay.batches, to: learner.batches}\n"
