@@ -119,6 +119,14 @@ TEST(ReplicaParamsCheck, ACheckpointedEnvWithoutStateIsRefusedAtLoad) {
   EXPECT_EQ(error_of(checkpointed("CartPole-v1")), "");
 }
 
+TEST(ReplicaParamsCheck, ARangeIsWrittenAsAPersonWritesIt) {
+  const std::string error =
+      error_of(edited("eval_episodes: 3", "eval_episodes: 3, learning_rate: 0"));
+  EXPECT_NE(error.find("param 'learning_rate' (line 8): must be in [1e-09, 1], got 0"),
+            std::string::npos)
+      << error;
+}
+
 TEST(ReplicaParamsCheck, LayerSizesHaveNoEmptyEntryAndTheEvaluatorPlaysTheLearnersNetwork) {
   for (const char* hidden : {"\"64,,64\"", "\"64,\"", "\",64\""}) {
     SCOPED_TRACE(hidden);

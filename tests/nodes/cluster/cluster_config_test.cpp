@@ -2,6 +2,8 @@
 // in a cluster file is refused with its file, line and key.
 #include "nodes/cluster/cluster_config.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <filesystem>
 
@@ -343,6 +345,19 @@ TEST(ClusterConfigFile, AWholeFileErrorSaysLineZero) {
     EXPECT_EQ(std::string(e.what()), dir.string() + ":0: (file): a directory, not a cluster file");
   }
   std::filesystem::remove_all(dir);
+  // A pipe would block the reader until something wrote to it.
+  const std::filesystem::path pipe =
+      std::filesystem::path(::testing::TempDir()) / "cluster_config_a_pipe.yaml";
+  std::filesystem::remove(pipe);
+  ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
+  try {
+    load_cluster_config(pipe.string());
+    ADD_FAILURE() << "a pipe loaded";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              pipe.string() + ":0: (file): not a regular file (a pipe or a device?)");
+  }
+  std::filesystem::remove(pipe);
   // A key's bytes are escaped in the message (a NUL used to cut it short).
   EXPECT_EQ(message_of(with(kValid, "seed: 3", "\"se\\0ed\": 3")),
             "c.yaml:2: se\\x00ed: a NUL character in 'se\\x00ed'");

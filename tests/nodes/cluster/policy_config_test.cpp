@@ -300,6 +300,17 @@ TEST(PolicyConfig, HiddenSizesAndAgentIndexesAreWrittenOneWay) {
   }
 }
 
+TEST(PolicyConfig, AGatewayPortIsCheckedAgainstTheFilesOtherPorts) {
+  std::string file = marl_file("policies:\n  a: {}\n");
+  file.replace(file.find("data_port: 7100}"), 16, "data_port: 7100, params: {gateway_port: 7000}}");
+  const ConfigError e = policy_error_of(file);
+  EXPECT_EQ(e.key(), "nodes.inference.params.gateway_port");
+  EXPECT_NE(std::string(e.what()).find("port 7000 on 127.0.0.1 is used by both junction data and "
+                                       "inference gateway"),
+            std::string::npos)
+      << e.what();
+}
+
 TEST(PolicyConfig, AMultiAgentNodeMustSendItsObservationsAndGetItsActions) {
   const std::string file = marl_file("policies:\n  a: {}\n");
   const auto without = [&](const std::string& line) {
