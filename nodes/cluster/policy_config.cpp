@@ -201,19 +201,14 @@ PolicyConfig read_policy(const YamlReader& p, const std::string& name, int line)
   // get_sizes): one or more sizes in [1, 2^20], split by commas.
   std::stringstream sizes(base.hidden);
   std::string size;
-  bool any = false;
-  while (std::getline(sizes, size, ',')) {
-    any = true;
-    const bool digits =
-        !size.empty() && size.size() <= 7 && std::all_of(size.begin(), size.end(), [](char c) {
-          return std::isdigit(static_cast<unsigned char>(c)) != 0;
-        });
-    if (!digits || std::stol(size) < 1 || std::stol(size) > (1L << 20)) {
-      p.fail("hidden", "expected layer sizes in [1, 2^20] such as \"64\" or \"64,64\", got '" +
-                           escape_for_log(base.hidden) + "'");
-    }
+  bool valid = !base.hidden.empty() && base.hidden.back() != ',';
+  while (valid && std::getline(sizes, size, ',')) {
+    valid = !size.empty() && size.size() <= 7 &&
+            std::all_of(size.begin(), size.end(),
+                        [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }) &&
+            std::stol(size) >= 1 && std::stol(size) <= (1L << 20);
   }
-  if (!any || base.hidden.back() == ',') {
+  if (!valid) {
     p.fail("hidden", "expected layer sizes in [1, 2^20] such as \"64\" or \"64,64\", got '" +
                          escape_for_log(base.hidden) + "'");
   }
