@@ -204,7 +204,7 @@ void Coordinator::refuse(const std::string& identity, const std::string& why) {
   send(identity, refusal);
 }
 
-void Coordinator::handle_join(const std::string& identity, const ControlMessage& join,
+bool Coordinator::handle_join(const std::string& identity, const ControlMessage& join,
                               const std::string& address, int fd) {
   if (join.version < kOldestProtocolVersion || join.version > kProtocolVersion) {
     refuse(identity, "federate '" + join.federate + "' speaks protocol version " +
@@ -212,7 +212,7 @@ void Coordinator::handle_join(const std::string& identity, const ControlMessage&
                          std::to_string(kProtocolVersion) + " and accepts versions " +
                          std::to_string(kOldestProtocolVersion) + " to " +
                          std::to_string(kProtocolVersion));
-    return;
+    return false;
   }
   const std::size_t index = grants_.index_of(join.federate);
   if (index == grants_.size()) {
@@ -220,18 +220,19 @@ void Coordinator::handle_join(const std::string& identity, const ControlMessage&
     for (const FederateSpec& f : spec_.federates) known += " " + f.id;
     refuse(identity, "federate '" + join.federate +
                          "': unknown federate id (this federation has:" + known + ")");
-    return;
+    return false;
   }
   if (identity != join.federate) {
     refuse(identity, "federate '" + join.federate + "': must connect with routing id '" +
                          join.federate + "'");
-    return;
+    return false;
   }
   Member& member = members_[index];
   // Before START a federate whose first connection closed may come back on a new one: its JOIN
-  // to a coordinator that went away may never have arrived anywhere else (§2.1).
-  const bool rejoin = member.joined && !started_ && member.closed_at.has_value();
-  if (member.joined && fd >= 0 && fd == member.join_fd) return;  // repeated until START (§2.1)
+  // to a coordinator that went away may never have arrived anywhere else (§2.1). That connection
+  // itself, not any of the member's: its heartbeats go on beside it.
+  const bool rejoin = member.joined && !started_ && member.join_closed;
+  if (member.joined && fd >= 0 && fd == member.join_fd) return true;  // repeated until START
   // After START, a JOIN on a new connection from a federate that has sent nothing since START:
   // START went to its first connection as that one closed, and was lost with it (the federate
   // JOINs until START comes). ZeroMQ delivers this JOIN only once the first connection is gone.
@@ -245,7 +246,7 @@ void Coordinator::handle_join(const std::string& identity, const ControlMessage&
     // and logged) names where each came from.
     refuse(identity, "federate '" + join.federate + "' has already joined (first from " +
                          member.address + ", now again from " + address + ")");
-    return;
+    return false;
   }
   const FederateSpec& expected = spec_.federates[index];
   std::vector<std::string> downs = join.downstreams;
@@ -257,7 +258,7 @@ void Coordinator::handle_join(const std::string& identity, const ControlMessage&
                          "': its neighbour structure disagrees with the federation: it declared " +
                          describe_links(join.upstreams, join.downstreams) + ", expected " +
                          describe_links(expected.upstreams, expected.downstreams));
-    return;
+    return false;
   }
   member.identity = identity;
   member.address = address;
@@ -265,11 +266,12 @@ void Coordinator::handle_join(const std::string& identity, const ControlMessage&
   member.endpoint = endpoint;
   member.last_seen = Clock::now();
   member.join_fd = fd;
+  member.join_closed = false;
   member.closed_at.reset();
   if (rejoin) {
     spdlog::info("coordinator: '{}' joined again from {} on a new connection", join.federate,
                  address);
-    return;
+    return true;
   }
   if (missed_start) {
     spdlog::info(
@@ -279,7 +281,7 @@ void Coordinator::handle_join(const std::string& identity, const ControlMessage&
     send(identity, start_message(member));
     // The grants that followed START went the same way: the newest ones, in the order sent.
     for (const ControlMessage& grant : member.unheard_grants) send(identity, grant);
-    return;
+    return true;
   }
   member.joined = true;
   if (member.held_report) {
@@ -298,6 +300,7 @@ void Coordinator::handle_join(const std::string& identity, const ControlMessage&
     started_ = true;
     spdlog::info("coordinator: all federates joined; start tag {}", spec_.start_tag.time_ns());
   }
+  return true;
 }
 
 ControlMessage Coordinator::start_message(const Member& to) const {
@@ -386,9 +389,11 @@ void Coordinator::handle(const std::string& identity, const zmq::message_t& fram
     // Before note_connection(): whether the member's first connection closed decides a JOIN
     // that comes again on a new one (§2.1).
     const char* peer_address = zmq_msg_gets(frame.handle(), "Peer-Address");
-    handle_join(identity, message,
-                peer_address == nullptr ? "(unknown address)" : escape_for_log(peer_address), fd);
-    note_connection(identity, fd);
+    if (handle_join(identity, message,
+                    peer_address == nullptr ? "(unknown address)" : escape_for_log(peer_address),
+                    fd)) {
+      note_connection(identity, fd);
+    }
     return;
   }
   note_connection(identity, fd);
@@ -740,7 +745,10 @@ void Coordinator::read_closed_connections(Clock::time_point now) {
     // A JOIN on the next connection that gets this descriptor is one on a new connection, not
     // the closed one's JOIN repeated (§2.2).
     for (Member& m : members_) {
-      if (m.join_fd == fd) m.join_fd = -1;
+      if (m.join_fd == fd) {
+        m.join_fd = -1;
+        m.join_closed = true;
+      }
     }
     const auto it = connection_identity_.find(fd);
     if (it == connection_identity_.end()) continue;

@@ -150,6 +150,7 @@ class Coordinator {
     bool asked = false;                              // sent REPORT_REQUEST since that frame
     bool resumed = false;                            // a resumed run: it sent RESUMED (§9.6)
     int join_fd = -1;                // the connection (ZMQ_SRCFD) its accepted JOIN came on
+    bool join_closed = false;        // that connection closed (its heartbeats may go on)
     bool spoke_since_start = false;  // a frame other than JOIN came from it after START
     /// The grants sent to it after START while it had said nothing since (at most the newest
     /// TAG and the newest PTAG after it): a JOIN that gets START again gets these again too (§2.2).
@@ -196,8 +197,9 @@ class Coordinator {
   /// Ends the run naming member `federate` (the first failure reported wins).
   void note_failure(std::size_t federate, const std::string& why);
   /// `address`: the connection's peer address (ZeroMQ's Peer-Address), for the log.
-  /// `fd`: the connection it came on (ZMQ_SRCFD), -1 when unknown.
-  void handle_join(const std::string& identity, const ControlMessage& join,
+  /// `fd`: the connection it came on (ZMQ_SRCFD), -1 when unknown. False when the JOIN was
+  /// refused: a refused frame is no sign of life of the member whose id it claims (§6.1).
+  bool handle_join(const std::string& identity, const ControlMessage& join,
                    const std::string& address, int fd);
   void handle_stop(std::size_t federate, const ControlMessage& message);
   /// START: the start tag and every member's data endpoint (§2.3).

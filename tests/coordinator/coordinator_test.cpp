@@ -1,6 +1,7 @@
 // The coordinator event loop against real federate clients (DEALER sockets) in threads.
 #include "coordinator/coordinator.hpp"
 
+#include <atomic>
 #include <filesystem>
 #include <future>
 #include <mutex>
@@ -727,6 +728,19 @@ std::string join_of_a() {
   return encode_control(join);
 }
 
+/// a's first NET after START: from then on a JOIN under its id is a second claim (§2.2).
+void send_first_net(zmq::socket_t& a) {
+  a.send(zmq::buffer(encode_control(make_tag_message(ControlType::kNextEvent, WireTag(0, 0)))),
+         zmq::send_flags::none);
+}
+
+/// The next REFUSED on `socket`, skipping what comes before it (nullopt after its timeout).
+std::optional<ControlMessage> next_refusal(zmq::socket_t& socket) {
+  std::optional<ControlMessage> reply = next_message(socket);
+  while (reply && reply->type != ControlType::kRefused) reply = next_message(socket);
+  return reply;
+}
+
 /// Federate b joins in the background; once a has too, the returned future holds b's START.
 std::future<ControlMessage> b_joins(FederateClient& b) {
   return std::async(std::launch::async, [&b] { return b.join(10s); });
@@ -760,6 +774,24 @@ void join_a_and_close(const std::string& endpoint) {
   std::this_thread::sleep_for(300ms);
 }
 
+/// a JOINs again on a new connection, then b joins: a gets START there, with b.
+void expect_start_on_a_new_connection(RunningCoordinator& running, const FederationSpec& spec,
+                                      zmq::context_t& context) {
+  zmq::socket_t again = raw_dealer(context, "a", running.endpoint());
+  again.send(zmq::buffer(join_of_a()), zmq::send_flags::none);
+  // The JOIN on the new connection is read before b completes the federation (the case of these
+  // tests): b reaches the coordinator over its Unix-socket twin (transport/WIRE.md §1.1), which
+  // can connect before this TCP connection does. Otherwise START goes out while a's connection is
+  // closed, and a gets it on its next JOIN (AfterStart... below).
+  std::this_thread::sleep_for(300ms);
+  FederateClient b(context, options_for(spec, "b", running.endpoint()));
+  auto joined_b = b_joins(b);
+  const std::optional<ControlMessage> reply = next_message(again);
+  ASSERT_TRUE(reply.has_value()) << "no START on the new connection";
+  EXPECT_EQ(reply->type, ControlType::kStart) << reply->text;
+  EXPECT_EQ(joined_b.get().type, ControlType::kStart);
+}
+
 // PROTOCOL.md §8.1: when the run fails for another reason while a launcher's report waits for
 // its federate to join, the report is the reason given: b's process died before joining, and its
 // host's launcher then stopped a, whose connection closed.
@@ -787,19 +819,34 @@ TEST(Coordinator, BeforeStartAFederateWhoseConnectionClosedJoinsAgainOnANewOne) 
   RunningCoordinator running(spec);
   join_a_and_close(running.endpoint());
   zmq::context_t context;
-  zmq::socket_t again = raw_dealer(context, "a", running.endpoint());
-  again.send(zmq::buffer(join_of_a()), zmq::send_flags::none);
-  // The JOIN on the new connection is read before b completes the federation (the case of this
-  // test): b reaches the coordinator over its Unix-socket twin (transport/WIRE.md §1.1), which can
-  // connect before this TCP connection does. Otherwise START goes out while a's connection is
-  // closed, and a gets it on its next JOIN (the next test).
-  std::this_thread::sleep_for(300ms);
-  FederateClient b(context, options_for(spec, "b", running.endpoint()));
-  auto joined_b = b_joins(b);
-  const std::optional<ControlMessage> reply = next_message(again);
-  ASSERT_TRUE(reply.has_value()) << "no START on the new connection";
-  EXPECT_EQ(reply->type, ControlType::kStart) << reply->text;
-  EXPECT_EQ(joined_b.get().type, ControlType::kStart);
+  expect_start_on_a_new_connection(running, spec, context);
+}
+
+// The same with a's heartbeats going on throughout, as a real federate's do (they start before
+// its JOIN, on a connection of their own): a beat after the close is no sign that the JOIN's
+// connection came back, and the JOIN on the new one is still accepted.
+TEST(Coordinator, BeforeStartAJoinOnANewConnectionIsAcceptedWhileTheHeartbeatsGoOn) {
+  FederationSpec spec = parse_federation_spec(kChain);
+  spec.heartbeat_timeout = 5s;
+  RunningCoordinator running(spec);
+  zmq::context_t context;
+  zmq::socket_t beats = raw_dealer(context, "a#hb", running.endpoint());
+  ControlMessage beat;
+  beat.type = ControlType::kHeartbeat;
+  std::atomic<bool> beating{true};
+  std::thread beater([&] {
+    while (beating.load()) {
+      beats.send(zmq::buffer(encode_control(beat)), zmq::send_flags::dontwait);
+      zmq::message_t echo;
+      while (beats.recv(echo, zmq::recv_flags::dontwait)) {
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+  });
+  join_a_and_close(running.endpoint());  // beats came after the close was read
+  expect_start_on_a_new_connection(running, spec, context);
+  beating = false;
+  beater.join();
 }
 
 // PROTOCOL.md §2.2: START sent while a federate's connection was closed is lost with it; the
@@ -827,18 +874,55 @@ TEST(Coordinator, AfterStartAFederateWhoseStartWasLostWithItsConnectionGetsItOnI
     EXPECT_EQ(grant->type, ControlType::kGrant) << grant->text;
     EXPECT_EQ(grant->tag, transport::kForever);
     // a now speaks after START: a later JOIN is a second claim on its id.
-    again.send(
-        zmq::buffer(encode_control(make_tag_message(ControlType::kNextEvent, WireTag(0, 0)))),
-        zmq::send_flags::none);
+    send_first_net(again);
     std::this_thread::sleep_for(200ms);
   }
   std::this_thread::sleep_for(300ms);
   zmq::socket_t third = raw_dealer(context, "a", running.endpoint());
   third.send(zmq::buffer(join_of_a()), zmq::send_flags::none);
-  std::optional<ControlMessage> reply = next_message(third);
-  while (reply && reply->type != ControlType::kRefused) reply = next_message(third);
+  const std::optional<ControlMessage> reply = next_refusal(third);
   ASSERT_TRUE(reply.has_value()) << "a JOIN after a's NET was not refused";
   EXPECT_NE(reply->text.find("federate 'a' has already joined"), std::string::npos) << reply->text;
+}
+
+// PROTOCOL.md §6.1, §6.3: a refused JOIN is no sign of life of the federate whose id it claims.
+// a spoke after START, then its connection closed; a JOIN with a's id on a new connection is a
+// second claim, refused, and a is still the federate whose connection closed.
+TEST(Coordinator, ARefusedJoinUnderAClosedFederatesIdDoesNotKeepItAlive) {
+  FederationSpec spec = parse_federation_spec(kChain);
+  spec.heartbeat_timeout = 5s;  // the raw clients send no heartbeats
+  RunningCoordinator running(spec);
+  zmq::context_t context;
+  FederateClient b(context, options_for(spec, "b", running.endpoint()));
+  {
+    zmq::context_t first_context;
+    zmq::socket_t first = raw_dealer(first_context, "a", running.endpoint());
+    first.send(zmq::buffer(join_of_a()), zmq::send_flags::none);
+    EXPECT_EQ(b_joins(b).get().type, ControlType::kStart);
+    const std::optional<ControlMessage> start = next_message(first);
+    ASSERT_TRUE(start.has_value());
+    ASSERT_EQ(start->type, ControlType::kStart) << start->text;
+    send_first_net(first);
+    std::this_thread::sleep_for(200ms);
+  }
+  std::this_thread::sleep_for(300ms);
+  zmq::socket_t claim = raw_dealer(context, "a", running.endpoint());
+  ControlMessage join;
+  join.type = ControlType::kJoin;
+  join.federate = "a";
+  join.downstreams = {"b"};
+  join.endpoints = {{"a", "tcp://127.0.0.1:2"}};  // not the endpoint a joined with
+  claim.send(zmq::buffer(encode_control(join)), zmq::send_flags::none);
+  const std::optional<ControlMessage> reply = next_refusal(claim);
+  ASSERT_TRUE(reply.has_value()) << "the second claim on a's id was not refused";
+  EXPECT_NE(reply->text.find("federate 'a' has already joined"), std::string::npos) << reply->text;
+  const auto result = running.result(15s);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_FALSE(result->ok);
+  EXPECT_EQ(result->failed, std::vector<std::string>{"a"}) << result->error;
+  EXPECT_NE(result->error.find("federate 'a' failed: its connection to the coordinator closed"),
+            std::string::npos)
+      << result->error;
 }
 
 // The same once the closed connection's descriptor went to the new one: the kernel gives the
