@@ -607,6 +607,11 @@ void ClusterLaunch::open_log_dir() {
   if (!options_.resume_run.empty() && !std::filesystem::is_directory(options_.resume_run)) {
     end_launch("--resume " + options_.resume_run + ": no such run directory", kExitBadFile);
   }
+  if (!options_.resume_run.empty() &&
+      (plan_.mode != cluster::Mode::reactor || !config_.checkpoint.every)) {
+    // Refused before the run's keys are minted into the directory it names.
+    end_launch("--resume needs a reactor-mode file with checkpoint:", kExitBadFile);
+  }
   if (log_dir_.empty()) {  // a new directory per run, even for two runs in the same second
     const std::string stem = default_log_dir(config_.name, std::chrono::system_clock::now());
     log_dir_ = stem;

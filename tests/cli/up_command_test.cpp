@@ -263,6 +263,25 @@ TEST_F(TagflowUp, ProcessPlacementOptionsWithPlacementSingleExitTwoSayingWhy) {
   EXPECT_FALSE(fs::exists(dir_ / "logs"));
 }
 
+// --resume of a file that cannot resume (no checkpoint:, or actor mode) is refused before
+// anything is written to the run directory it names: no keys minted there, no logs.
+TEST_F(TagflowUp, ResumeOfAFileWithoutCheckpointsIsRefusedBeforeAnythingIsWritten) {
+  write("short.yaml", shortened_local(base_port_, "env_steps: 800"));
+  fs::create_directories(dir_ / "old-run");
+  for (const std::string mode : {"reactor", "actor"}) {
+    const std::string tag = "resume-" + mode;
+    EXPECT_EQ(
+        run({"up", path("short.yaml"), "--mode", mode, "--resume", path("old-run")}, dir_, tag), 2)
+        << mode;
+    const std::string err = read_text_file(dir_ / (tag + ".err"));
+    EXPECT_NE(err.find("tagflow up: --resume needs a reactor-mode file with checkpoint:"),
+              std::string::npos)
+        << err;
+    EXPECT_EQ(err.find("minted"), std::string::npos) << err;
+  }
+  EXPECT_TRUE(fs::is_empty(dir_ / "old-run"));
+}
+
 // CLI11's own refusals (an unknown option value, a missing argument) are bad arguments: exit 2, as
 // a bad file is, in either placement; a missing file is named as the file loader names it.
 TEST_F(TagflowUp, BadArgumentsExitTwoInEitherPlacement) {
