@@ -12,6 +12,7 @@
 
 #include <yaml-cpp/eventhandler.h>
 
+#include "common/bind_address.hpp"
 #include "common/log_text.hpp"
 #include "common/numerics.hpp"
 #include "nodes/cluster/cluster_names.hpp"
@@ -583,6 +584,10 @@ ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::stri
     const YamlReader monitoring = top.map("monitoring");
     monitoring.only_keys({"bind"});
     config.monitoring.bind = monitoring.string_or("bind", config.monitoring.bind);
+    if (const std::string problem = resolvable_bind_problem(config.monitoring.bind);
+        !problem.empty()) {
+      monitoring.fail("bind", problem);
+    }
   }
   if (top.has("security") && top.raw("security").IsScalar()) {
     if (top.string("security") != "none") {

@@ -1,5 +1,7 @@
 #include "nodes/inference/inference_params.hpp"
 
+#include "common/bind_address.hpp"
+
 namespace tagflow::nodes {
 
 InferenceParams InferenceParams::read(const NodeParams& params) {
@@ -25,6 +27,10 @@ void check_policy_bank_params(const NodeParams& params, int replica_index) {
   if (params.has("gateway_port") && params.get_int("gateway_port", 0, 1) + replica_index > 65535) {
     params.fail("gateway_port", std::to_string(params.get_int("gateway_port", 0, 1)) +
                                     " + the replica index is above 65535");
+  }
+  if (const std::string problem = zmq_bind_problem(params.get_string("gateway_bind", "127.0.0.1"));
+      !problem.empty()) {
+    params.fail("gateway_bind", problem);
   }
   const bool keys = !params.get_string("gateway_keys", "").empty();
   const bool clients = !params.get_string("gateway_clients", "").empty();

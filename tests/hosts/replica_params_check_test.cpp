@@ -127,6 +127,40 @@ TEST(ReplicaParamsCheck, ARangeIsWrittenAsAPersonWritesIt) {
       << error;
 }
 
+// A gateway binds a ZeroMQ socket, which takes '*', an IP address or an interface, never a host
+// name: `localhost` there used to leave the service off at run time ("No such device").
+TEST(ReplicaParamsCheck, AGatewayBindIsAnAddressOrAnInterfaceNotAHostName) {
+  const std::string marl =
+      "cluster: m\nmode: reactor\nseed: 1\npolicies:\n  car: {}\nnodes:\n"
+      "  junction: {kind: multi_agent, data_port: 7000, params: {env: TrafficJunction4-v1}}\n"
+      "  inference: {kind: inference, data_port: 7100, params: {gateway_port: 7830, "
+      "gateway_bind: BIND}}\n"
+      "connections:\n"
+      "  - {from: junction.observations, to: inference.observations}\n"
+      "  - {from: inference.actions, to: junction.actions, after: 0}\n"
+      "stop: {env_steps: 100}\n";
+  const auto error_with = [&](const std::string& bind) {
+    std::string text = marl;
+    text.replace(text.find("BIND"), 4, bind);
+    return error_of(cluster::parse_cluster_config(text, "m.yaml"));
+  };
+  for (const std::string ok : {"127.0.0.1", "0.0.0.0", "\"*\"", "\"::1\"", "lo", "eth0"}) {
+    EXPECT_EQ(error_with(ok), "") << ok;
+  }
+  const std::string host = error_with("localhost");
+  EXPECT_NE(host.find("m.yaml:8: nodes.inference.params.gateway_bind: node 'inference': param "
+                      "'gateway_bind' (line 8): ZeroMQ binds to an address or an interface, not a "
+                      "host name: write "
+                      "127.0.0.1 for 'localhost'"),
+            std::string::npos)
+      << host;
+  EXPECT_NE(error_with("10.0.0.300").find("'10.0.0.300' is not an IPv4 address"),
+            std::string::npos);
+  EXPECT_NE(error_with("\"fe80::1::2\"").find("is not an IPv6 address"), std::string::npos);
+  EXPECT_NE(error_with("a/b").find("neither '*', an IP address nor an interface name"),
+            std::string::npos);
+}
+
 TEST(ReplicaParamsCheck, LayerSizesHaveNoEmptyEntryAndTheEvaluatorPlaysTheLearnersNetwork) {
   for (const char* hidden : {"\"64,,64\"", "\"64,\"", "\",64\""}) {
     SCOPED_TRACE(hidden);

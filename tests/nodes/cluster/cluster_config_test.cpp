@@ -414,6 +414,21 @@ TEST(ClusterConfigSecurity, KeysDirWithoutCurveIsRefusedAndRestartMaxDefaultsToZ
             "leave it out");
 }
 
+// monitoring.bind is resolved by each process's metrics endpoint (getaddrinfo): an IP address or
+// a host name, checked for its form when the file is loaded.
+TEST(ClusterConfigFile, AMonitoringBindIsAnAddressOrAHostName) {
+  for (const std::string ok :
+       {"127.0.0.1", "0.0.0.0", "localhost", "node-1.example.org", "\"::1\"", "\"[::]\""}) {
+    EXPECT_EQ(message_of(std::string(kValid) + "monitoring: {bind: " + ok + "}\n"), "") << ok;
+  }
+  EXPECT_EQ(message_of(std::string(kValid) + "monitoring: {bind: 999.1.1.1}\n"),
+            "c.yaml:12: monitoring.bind: '999.1.1.1' is not an IPv4 address");
+  EXPECT_EQ(message_of(std::string(kValid) + "monitoring: {bind: \"\"}\n"),
+            "c.yaml:12: monitoring.bind: must not be empty");
+  EXPECT_EQ(message_of(std::string(kValid) + "monitoring: {bind: \"no such_host\"}\n"),
+            "c.yaml:12: monitoring.bind: 'no such_host' is neither an IP address nor a host name");
+}
+
 TEST(ClusterConfigFile, OneDocumentOneConnectionPerPortPairAndFiniteStops) {
   EXPECT_EQ(message_of(std::string(kValid) + "---\ncluster: other\n"),
             "c.yaml:12: (file): a second YAML document (after `---`): a cluster file is one "
