@@ -24,13 +24,29 @@ bool is_dns_label(const std::string& name, bool letter_first) {
          (!letter_first || (name.front() >= 'a' && name.front() <= 'z'));
 }
 
-/// The line of a top-level key of the file (0 when it cannot be read again).
-int top_line(const std::string& file, const std::string& key) {
+/// The line of a key of the file, `key` at the top and then each of `inner` in the map under the
+/// one before (0 when it cannot be read again or is not there).
+int top_line(const std::string& file, const std::string& key,
+             const std::vector<std::string>& inner = {}) {
   try {
-    const YAML::Node top = YAML::LoadFile(file);
-    for (const auto& entry : top) {
-      if (entry.first.Scalar() == key) return entry.first.Mark().line + 1;
+    YAML::Node map = YAML::LoadFile(file);
+    int line = 0;
+    std::vector<std::string> path{key};
+    path.insert(path.end(), inner.begin(), inner.end());
+    for (const std::string& name : path) {
+      if (!map.IsMap()) return line;
+      bool found = false;
+      for (const auto& entry : map) {
+        if (entry.first.Scalar() == name) {
+          line = entry.first.Mark().line + 1;
+          map.reset(entry.second);  // rebinds map, leaving the tree as it is
+          found = true;
+          break;
+        }
+      }
+      if (!found) return line;
     }
+    return line;
   } catch (const YAML::Exception&) {
   }
   return 0;
@@ -252,7 +268,8 @@ std::vector<K8sHost> k8s_hosts(const cluster::ClusterConfig& config, const K8sOp
             "digits and '-', a letter first, at most 63 characters)");
   }
   if (!config.security.keys_dir.empty()) {
-    throw cluster::ConfigError(config.file, top_line(config.file, "security"), "security.keys_dir",
+    throw cluster::ConfigError(config.file, top_line(config.file, "security", {"keys_dir"}),
+                               "security.keys_dir",
                                "a Kubernetes run's keys are minted into its Secret when the "
                                "manifests are rendered: remove keys_dir");
   }

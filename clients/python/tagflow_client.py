@@ -13,8 +13,8 @@ Copy it, or put clients/python on PYTHONPATH.
     client.health()                      # per gateway: live, ready, policy versions
     client.limits()                      # per gateway: every limit of a request, as numbers
 
-Refusals raise GatewayError (code and reason as the protocol's section 6); `busy` raises Busy
-after `busy_retries` retries. A gateway that does not answer within `timeout` seconds raises
+Refusals raise GatewayError (code and reason as the protocol's section 6); `busy` raises Busy,
+a GatewayError, at once, or from act() after `busy_retries` retries. A gateway that does not answer within `timeout` seconds raises
 TimeoutError. Not thread-safe: one Client per thread.
 """
 import time
@@ -305,8 +305,9 @@ class Client:
         return {g.endpoint: g.info["limits"] for g in self.gateways}
 
     def health(self):
-        """{endpoint: {"live", "ready", "policies"}} from every gateway; "policies" maps each
-        hosted policy to {"version", "loaded", "max_batch", "max_wait_us", "replay"}."""
+        """{endpoint: the health reply} from every gateway: "op", "id", "ok", "live", "ready" and
+        "policies", which maps each hosted policy to {"version", "loaded", "max_batch",
+        "max_wait_us", "replay"}."""
         return {g.endpoint: g.call("health") for g in self.gateways}
 
     def close(self):

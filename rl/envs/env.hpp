@@ -57,9 +57,10 @@ struct StepResult {
 ///  - Observation buffers must hold observation_space.size() elements of its dtype (float32 or
 ///    uint8); the matching overload is required.
 ///
-/// Errors: std::invalid_argument for an action outside the action space or an observation buffer
-/// of the wrong size or dtype; std::logic_error for stepping before reset or after the episode
-/// ended (terminated or truncated) without a reset.
+/// Errors: std::invalid_argument for a discrete action outside the action space, a continuous
+/// action of the wrong length or NaN, or an observation buffer of the wrong size or dtype (a
+/// continuous action out of bounds is the env's to clamp, as Pendulum does); std::logic_error for
+/// stepping before reset or after the episode ended (terminated or truncated) without a reset.
 ///
 /// Ownership and threads: an env owns its state and generator; it is not thread-safe (use one
 /// env per thread, or a VectorEnv). Envs are movable, not copyable through this interface.

@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -175,6 +176,16 @@ TEST_F(K8sManifests, FilesThatCannotBePlacedAreRefusedWithLineAndKey) {
   EXPECT_NE(refusal(k8s_file("act: {slurm: {nodes: 1}}")).find("hosts.act.slurm"),
             std::string::npos);
   EXPECT_EQ(refusal(k8s_file(pods)), "");
+  // The refusal of key files points at keys_dir's own line, not at security's.
+  const std::string keyed = k8s_file(pods, "security:\n  curve: true\n  keys_dir: k\n");
+  const auto keys_line =
+      1 + std::count(keyed.begin(),
+                     keyed.begin() + static_cast<std::ptrdiff_t>(keyed.find("keys_dir")), '\n');
+  EXPECT_NE(refusal(keyed).find(":" + std::to_string(keys_line) +
+                                ": security.keys_dir: a "
+                                "Kubernetes run's keys are minted into its Secret"),
+            std::string::npos)
+      << refusal(keyed);
 }
 
 TEST_F(K8sManifests, KubernetesHostsNeedResourcesAsKubernetesQuantities) {
