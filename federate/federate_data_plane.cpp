@@ -10,6 +10,23 @@
 
 namespace tagflow::coordinator {
 
+namespace {
+
+/// Refusals of bytes whose header names no sender (WIRE.md §3 steps 1-4).
+bool names_no_sender(transport::DropReason reason) {
+  return reason == transport::DropReason::kNoFrames ||
+         reason == transport::DropReason::kHeaderTooLarge ||
+         reason == transport::DropReason::kMalformedHeader ||
+         reason == transport::DropReason::kUnknownKind;
+}
+
+bool is_upstream(const FederateSpec& me, const std::string& id) {
+  return std::any_of(me.upstreams.begin(), me.upstreams.end(),
+                     [&](const UpstreamLink& link) { return link.federate == id; });
+}
+
+}  // namespace
+
 using transport::kForever;
 using transport::kNever;
 
@@ -163,6 +180,13 @@ bool FederateDataPlane::receive(
       }
       continue;
     }
+    // With keys, no stranger can send under an upstream's routing id: bytes from it that name no
+    // sender are a message of that upstream this federate cannot read, which the grants may count
+    // (PROTOCOL.md §3.4). Without keys they are anyone's, and only counted.
+    if (!key_owner_.empty() && names_no_sender(result.error) &&
+        is_upstream(*me_, result.message.peer)) {
+      fail_on_unreadable_message(result.message.peer, result.error);
+    }
     const bool notice = result.message.header.kind == transport::MessageKind::kCompleted;
     // A value or ABSENT whose header could be read, from an upstream on its own connection, and
     // refused anyway (its version, frames, sizes, port or tag): the upstream reported it in
@@ -218,9 +242,15 @@ void FederateDataPlane::note_completed(const std::string& upstream, const WireTa
 
 bool FederateDataPlane::from_own_upstream(const transport::ReceivedMessage& message) const {
   const std::string& from = message.header.from;
-  if (from.empty() || from != message.peer) return false;
-  return std::any_of(me_->upstreams.begin(), me_->upstreams.end(),
-                     [&](const UpstreamLink& link) { return link.federate == from; });
+  return !from.empty() && from == message.peer && is_upstream(*me_, from);
+}
+
+void FederateDataPlane::fail_on_unreadable_message(const std::string& upstream,
+                                                   transport::DropReason reason) const {
+  throw DataLossError("federate '" + id_ + "' could not read a data message from its upstream '" +
+                      upstream + "' (" + transport::drop_reason_name(reason) +
+                      "; the connection is authenticated by that upstream's key): its grants may "
+                      "count it, so the federate cannot go on");
 }
 
 bool FederateDataPlane::sent_with_own_key(const transport::ReceivedMessage& message) const {

@@ -240,6 +240,10 @@ class FederateDataPlane {
                      std::size_t bytes);
   [[noreturn]] void fail_on_lost_message(const transport::WireHeader& header,
                                          transport::DropReason reason) const;
+  /// Bytes that name no sender (no header, or one that does not decode) from `upstream`'s own
+  /// connection, authenticated by its key: the run cannot know what they were.
+  [[noreturn]] void fail_on_unreadable_message(const std::string& upstream,
+                                               transport::DropReason reason) const;
 
   zmq::context_t& context_;
   const FederationSpec& spec_;

@@ -10,6 +10,7 @@
 #include <future>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <thread>
 #include <tuple>
 
@@ -618,14 +619,18 @@ TEST_F(FederateDataPlaneControlTest, NoNetForATagOnlyAReceivedMessageAsksForBelo
 // With CURVE, the data socket's ZAP handler admits every upstream's key; a key used under
 // another upstream's routing id (before the real one connects) is not that upstream: dropped,
 // never counted by a grant.
-TEST(FederateDataPlaneKeys, AnUpstreamsKeyUnderAnotherUpstreamsIdIsDropped) {
-  const auto keys =
-      std::filesystem::temp_directory_path() / ("tagflow-plane-keys-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(keys);
-  for (const char* name : {"a", "c", "s"}) {
-    transport::write_key_pair(keys, name, transport::generate_curve_key_pair());
-  }
-  FederationSpec spec = parse_federation_spec(R"(
+/// Federate s with upstreams a and c, CURVE keys for all three in a directory of their own, and a
+/// client that connects to s with the key pair of `key` and the routing id `id`.
+class KeyedPlane {
+ public:
+  KeyedPlane()
+      : keys_(std::filesystem::temp_directory_path() /
+              ("tagflow-plane-keys-" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(keys_);
+    for (const char* name : {"a", "c", "s"}) {
+      transport::write_key_pair(keys_, name, transport::generate_curve_key_pair());
+    }
+    spec_ = parse_federation_spec(R"(
 federation:
   coordinator: tcp://127.0.0.1:*
   federates:
@@ -633,30 +638,61 @@ federation:
     c: {downstreams: [s]}
     s: {upstreams: [a, c]}
 )");
-  spec.keys_dir = keys.string();
-  zmq::context_t context;
-  FederateDataPlane s(context, spec, "s", "tcp://127.0.0.1:*");
-  s.allow_input("a", 1);
-  s.allow_input("c", 1);
-  s.connect(start_of({{"s", &s, kProtocolVersion}}), kProtocolVersion);
-  // A client with a's key pair that calls itself c.
-  zmq::socket_t squatter(context, zmq::socket_type::dealer);
-  squatter.set(zmq::sockopt::routing_id, std::string("c"));
-  squatter.set(zmq::sockopt::linger, 0);
-  transport::make_curve_client(squatter, transport::read_key_pair(keys, "a"),
-                               transport::read_key_pair(keys, "s", true).public_key);
-  squatter.connect(s.endpoint());
+    spec_.keys_dir = keys_.string();
+    s_.emplace(context_, spec_, "s", "tcp://127.0.0.1:*");
+    s_->allow_input("a", 1);
+    s_->allow_input("c", 1);
+    s_->connect(start_of({{"s", &*s_, kProtocolVersion}}), kProtocolVersion);
+  }
+  ~KeyedPlane() { std::filesystem::remove_all(keys_); }
+  FederateDataPlane& s() { return *s_; }
+  zmq::socket_t client(const std::string& key, const std::string& id) {
+    zmq::socket_t socket(context_, zmq::socket_type::dealer);
+    socket.set(zmq::sockopt::routing_id, id);
+    socket.set(zmq::sockopt::linger, 0);
+    transport::make_curve_client(socket, transport::read_key_pair(keys_, key),
+                                 transport::read_key_pair(keys_, "s", true).public_key);
+    socket.connect(s_->endpoint());
+    return socket;
+  }
+
+ private:
+  std::filesystem::path keys_;
+  FederationSpec spec_;
+  zmq::context_t context_;
+  std::optional<FederateDataPlane> s_;
+};
+
+TEST(FederateDataPlaneKeys, AnUpstreamsKeyUnderAnotherUpstreamsIdIsDropped) {
+  KeyedPlane plane;
+  zmq::socket_t squatter = plane.client("a", "c");  // a's key pair, calling itself c
   send_one_byte(squatter, "c", 1, {5, 0});
   std::size_t delivered = 0;
   const auto give_up = std::chrono::steady_clock::now() + 10s;
-  while (s.drops().total() == 0 && std::chrono::steady_clock::now() < give_up) {
-    (void)s.receive([&](transport::ReceivedMessage&) { ++delivered; });
+  while (plane.s().drops().total() == 0 && std::chrono::steady_clock::now() < give_up) {
+    (void)plane.s().receive([&](transport::ReceivedMessage&) { ++delivered; });
     std::this_thread::sleep_for(1ms);
   }
-  EXPECT_EQ(s.drops().count("c", transport::DropReason::kUnknownPeer), 1U);
+  EXPECT_EQ(plane.s().drops().count("c", transport::DropReason::kUnknownPeer), 1U);
   EXPECT_EQ(delivered, 0U);
-  EXPECT_FALSE(s.asked_by_input({5, 0}));
-  std::filesystem::remove_all(keys);
+  EXPECT_FALSE(plane.s().asked_by_input({5, 0}));
+}
+
+// WIRE.md §3 (end): with keys, bytes that name no sender on an upstream's own authenticated
+// connection are that upstream's message, which its grants may count: the federate stops, naming
+// it, instead of waiting for ever. (Without keys they are anyone's: dropped and counted,
+// MessagesFromAStrangerAreDroppedAndCountedWithoutStopping.)
+TEST(FederateDataPlaneKeys, AnUpstreamsUnreadableMessageOnItsOwnKeyStopsTheFederate) {
+  KeyedPlane plane;
+  zmq::socket_t a = plane.client("a", "a");
+  const std::string garbage = "\xc1 not a header";
+  a.send(zmq::buffer(garbage), zmq::send_flags::none);
+  const std::string error = data_loss(plane.s());
+  EXPECT_NE(error.find("federate 's' could not read a data message from its upstream 'a' "
+                       "(malformed_header; the connection is authenticated by that upstream's "
+                       "key): its grants may count it"),
+            std::string::npos)
+      << error;
 }
 
 }  // namespace
