@@ -1,13 +1,15 @@
 // What a cluster file may name as the address a server listens on, checked when the file is
 // loaded rather than when the process that listens starts (there a mistake stops the run, or
 // leaves a service silently off). Two kinds of listener, two rules:
-//   - a metrics endpoint resolves its address with getaddrinfo: an IPv4 or IPv6 address (this
-//     one optionally in brackets) or a host name;
-//   - a ZeroMQ socket binds only to `*` (every interface), an IPv4 or IPv6 address, or an
+//   - a metrics endpoint resolves its address with getaddrinfo: an IPv4 or IPv6 address (without
+//     brackets, as the Kubernetes probes read it too) or a host name;
+//   - a gateway's ZeroMQ socket binds only to `*` (every interface), an IPv4 address, or an
 //     interface name (`lo`, `eth0`): ZeroMQ does not resolve host names when it binds, so
-//     `localhost` there fails with "No such device".
+//     `localhost` there fails with "No such device", and without ZMQ_IPV6, which the gateway does
+//     not set, an IPv6 address fails the same way.
 // Only the form is checked: whether the address belongs to the machine the process runs on is
-// known there alone. Header-only; POSIX inet_pton.
+// known there alone, so another host name passes as an interface name and fails when the gateway
+// starts. Header-only; POSIX inet_pton.
 #pragma once
 
 #include <arpa/inet.h>
@@ -27,10 +29,7 @@ inline bool is_ipv4(const std::string& text) {
   return ::inet_pton(AF_INET, text.c_str(), &out) == 1;
 }
 
-inline bool is_ipv6(std::string text) {
-  if (text.size() > 2 && text.front() == '[' && text.back() == ']') {
-    text = text.substr(1, text.size() - 2);
-  }
+inline bool is_ipv6(const std::string& text) {
   in6_addr out{};
   return ::inet_pton(AF_INET6, text.c_str(), &out) == 1;
 }
@@ -72,6 +71,7 @@ inline bool is_interface_name(const std::string& text) {
 [[nodiscard]] inline std::string resolvable_bind_problem(const std::string& address) {
   using namespace bind_address_detail;
   if (address.empty()) return "must not be empty";
+  if (address.front() == '[') return "'" + address + "': write an IPv6 address without brackets";
   if (address.find(':') != std::string::npos) {
     return is_ipv6(address) ? "" : "'" + address + "' is not an IPv6 address";
   }
@@ -86,8 +86,10 @@ inline bool is_interface_name(const std::string& text) {
   using namespace bind_address_detail;
   if (address.empty()) return "must not be empty";
   if (address == "*") return "";
-  if (address.find(':') != std::string::npos) {
-    return is_ipv6(address) ? "" : "'" + address + "' is not an IPv6 address";
+  if (address.find(':') != std::string::npos || address.front() == '[') {
+    return "'" + address +
+           "': the gateway listens on IPv4 only ('*', an IPv4 address or an "
+           "interface name)";
   }
   if (only_digits_and_dots(address)) {
     return is_ipv4(address) ? "" : "'" + address + "' is not an IPv4 address";
@@ -98,7 +100,7 @@ inline bool is_interface_name(const std::string& text) {
   }
   return is_interface_name(address)
              ? ""
-             : "'" + address + "' is neither '*', an IP address nor an interface name";
+             : "'" + address + "' is neither '*', an IPv4 address nor an interface name";
 }
 
 }  // namespace tagflow

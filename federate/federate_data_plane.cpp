@@ -12,10 +12,10 @@ namespace tagflow::coordinator {
 
 namespace {
 
-/// Refusals of bytes whose header names no sender (WIRE.md §3 steps 1-4).
+/// Refusals of a header frame that names no sender (WIRE.md §3 steps 2-4). A message without a
+/// header frame (`no_frames`) has no key to tell who sent it: it never reaches the key check.
 bool names_no_sender(transport::DropReason reason) {
-  return reason == transport::DropReason::kNoFrames ||
-         reason == transport::DropReason::kHeaderTooLarge ||
+  return reason == transport::DropReason::kHeaderTooLarge ||
          reason == transport::DropReason::kMalformedHeader ||
          reason == transport::DropReason::kUnknownKind;
 }

@@ -144,7 +144,7 @@ TEST(ReplicaParamsCheck, AGatewayBindIsAnAddressOrAnInterfaceNotAHostName) {
     text.replace(text.find("BIND"), 4, bind);
     return error_of(cluster::parse_cluster_config(text, "m.yaml"));
   };
-  for (const std::string ok : {"127.0.0.1", "0.0.0.0", "\"*\"", "\"::1\"", "lo", "eth0"}) {
+  for (const std::string ok : {"127.0.0.1", "0.0.0.0", "\"*\"", "lo", "eth0"}) {
     EXPECT_EQ(error_with(ok), "") << ok;
   }
   const std::string host = error_with("localhost");
@@ -156,8 +156,10 @@ TEST(ReplicaParamsCheck, AGatewayBindIsAnAddressOrAnInterfaceNotAHostName) {
       << host;
   EXPECT_NE(error_with("10.0.0.300").find("'10.0.0.300' is not an IPv4 address"),
             std::string::npos);
-  EXPECT_NE(error_with("\"fe80::1::2\"").find("is not an IPv6 address"), std::string::npos);
-  EXPECT_NE(error_with("a/b").find("neither '*', an IP address nor an interface name"),
+  // ZeroMQ binds an IPv6 address only with ZMQ_IPV6, which the gateway does not set.
+  EXPECT_NE(error_with("\"::1\"").find("'::1': the gateway listens on IPv4 only"),
+            std::string::npos);
+  EXPECT_NE(error_with("a/b").find("neither '*', an IPv4 address nor an interface name"),
             std::string::npos);
 }
 

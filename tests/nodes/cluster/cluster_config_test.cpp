@@ -418,7 +418,7 @@ TEST(ClusterConfigSecurity, KeysDirWithoutCurveIsRefusedAndRestartMaxDefaultsToZ
 // a host name, checked for its form when the file is loaded.
 TEST(ClusterConfigFile, AMonitoringBindIsAnAddressOrAHostName) {
   for (const std::string ok :
-       {"127.0.0.1", "0.0.0.0", "localhost", "node-1.example.org", "\"::1\"", "\"[::]\""}) {
+       {"127.0.0.1", "0.0.0.0", "localhost", "node-1.example.org", "\"::1\"", "\"::\""}) {
     EXPECT_EQ(message_of(std::string(kValid) + "monitoring: {bind: " + ok + "}\n"), "") << ok;
   }
   EXPECT_EQ(message_of(std::string(kValid) + "monitoring: {bind: 999.1.1.1}\n"),
@@ -427,6 +427,8 @@ TEST(ClusterConfigFile, AMonitoringBindIsAnAddressOrAHostName) {
             "c.yaml:12: monitoring.bind: must not be empty");
   EXPECT_EQ(message_of(std::string(kValid) + "monitoring: {bind: \"no such_host\"}\n"),
             "c.yaml:12: monitoring.bind: 'no such_host' is neither an IP address nor a host name");
+  EXPECT_EQ(message_of(std::string(kValid) + "monitoring: {bind: \"[::]\"}\n"),
+            "c.yaml:12: monitoring.bind: '[::]': write an IPv6 address without brackets");
 }
 
 TEST(ClusterConfigFile, OneDocumentOneConnectionPerPortPairAndFiniteStops) {
