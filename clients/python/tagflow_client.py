@@ -14,8 +14,8 @@ Copy it, or put clients/python on PYTHONPATH.
     client.limits()                      # per gateway: every limit of a request, as numbers
 
 Refusals raise GatewayError (code and reason as the protocol's section 6); `busy` raises Busy,
-a GatewayError, at once, or from act() after `busy_retries` retries. A gateway that does not answer within `timeout` seconds raises
-TimeoutError. Not thread-safe: one Client per thread.
+a GatewayError, at once, or from act() after `busy_retries` retries. A gateway that does not
+answer within `timeout` seconds raises TimeoutError. Not thread-safe: one Client per thread.
 """
 import time
 import urllib.request

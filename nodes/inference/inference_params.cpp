@@ -28,8 +28,7 @@ void check_policy_bank_params(const NodeParams& params, int replica_index) {
     params.fail("gateway_port", std::to_string(params.get_int("gateway_port", 0, 1)) +
                                     " + the replica index is above 65535");
   }
-  if (const std::string problem = zmq_bind_problem(params.get_string("gateway_bind", "127.0.0.1"));
-      !problem.empty()) {
+  if (const std::string problem = zmq_bind_problem(gateway_bind(params)); !problem.empty()) {
     params.fail("gateway_bind", problem);
   }
   const bool keys = !params.get_string("gateway_keys", "").empty();
@@ -39,6 +38,10 @@ void check_policy_bank_params(const NodeParams& params, int replica_index) {
                 "gateway_keys (a key directory) and gateway_clients (the names of the client "
                 "keys it admits) go together");
   }
+}
+
+std::string gateway_bind(const NodeParams& params) {
+  return params.get_string("gateway_bind", "127.0.0.1");
 }
 
 }  // namespace tagflow::nodes

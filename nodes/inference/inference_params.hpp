@@ -31,4 +31,8 @@ struct InferenceParams {
 /// all); refuses others.
 void check_policy_bank_params(const NodeParams& params, int replica_index);
 
+/// The address a gateway binds: `gateway_bind` (default 127.0.0.1), checked by
+/// check_policy_bank_params().
+[[nodiscard]] std::string gateway_bind(const NodeParams& params);
+
 }  // namespace tagflow::nodes

@@ -44,8 +44,7 @@ std::optional<gateway::GatewayConfig> gateway_config(const ReplicaConfig& replic
   gateway::GatewayConfig c;
   nodes::check_policy_bank_params(params, replica.index);
   const std::int64_t port = params.get_int("gateway_port", 0, 1);
-  c.endpoint = "tcp://" + params.get_string("gateway_bind", "127.0.0.1") + ":" +
-               std::to_string(port + replica.index);
+  c.endpoint = "tcp://" + nodes::gateway_bind(params) + ":" + std::to_string(port + replica.index);
   c.max_batch = static_cast<std::uint32_t>(params.get_int("max_batch", 64, 1));
   c.max_wait = params.get_duration("max_wait", std::chrono::nanoseconds(0));
   for (const int policy : replica.policies) {
