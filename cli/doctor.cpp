@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/doctor_checks.hpp"
+#include "nodes/cluster/yaml_reader.hpp"
 
 namespace tagflow::cli {
 namespace {
@@ -124,8 +125,19 @@ std::vector<ConfiguredPort> collect_config_ports(const std::string& config_path)
   } catch (const YAML::ParserException& e) {
     throw std::runtime_error(config_path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
   }
+  // As the cluster loader reads it: merge keys resolved, top-level x- keys unread.
+  cluster::resolve_merge_keys(root, config_path);
   std::vector<ConfiguredPort> ports;
-  walk(root, "", "", config_path, 1, ports);
+  if (!root.IsMap()) {
+    walk(root, "", "", config_path, 1, ports);
+    return ports;
+  }
+  const std::string unread = cluster::kUnreadKeyPrefix;
+  for (const auto& entry : root) {
+    const std::string key = entry.first.as<std::string>();
+    if (key.size() > unread.size() && key.compare(0, unread.size(), unread) == 0) continue;
+    walk(entry.second, key, key, config_path, 1, ports);
+  }
   return ports;
 }
 

@@ -540,6 +540,7 @@ ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::stri
   } catch (const YAML::ParserException& e) {
     throw ConfigError(file, e.mark.line + 1, "(syntax)", e.msg + tab_hint(yaml_text, e.mark.line));
   }
+  resolve_merge_keys(root, file);
   check_cluster_tree(root, file);
   if (root.IsNull()) {
     throw ConfigError(file, 0, "(file)",
@@ -548,7 +549,8 @@ ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::stri
   const YamlReader top(root, file, "");
   top.only_keys({"cluster", "mode", "seed", "hosts", "coordinator", "nodes", "connections", "stop",
                  "checkpoint", "restart", "monitoring", "security", "policies", "agents",
-                 "numerics", "trace", "cpu_bind"});
+                 "numerics", "trace", "cpu_bind"},
+                kUnreadKeyPrefix);
   ClusterConfig config;
   config.file = file;
   config.name = top.string("cluster");

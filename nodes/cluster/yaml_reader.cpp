@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <optional>
 #include <set>
+#include <vector>
 
 #include "common/log_text.hpp"
 
@@ -47,13 +48,19 @@ void YamlReader::fail(const std::string& key, const std::string& message) const 
   throw ConfigError(file_, line_of(key), path_of(key), message);
 }
 
-void YamlReader::only_keys(std::initializer_list<const char*> known) const {
+void YamlReader::only_keys(std::initializer_list<const char*> known,
+                           const std::string& free_prefix) const {
   const std::set<std::string> allowed(known.begin(), known.end());
   for (const auto& entry : node_) {
     const std::string key = entry.first.Scalar();
+    if (!free_prefix.empty() && key.size() > free_prefix.size() &&
+        key.compare(0, free_prefix.size(), free_prefix) == 0) {
+      continue;
+    }
     if (allowed.count(key) == 0) {
       std::string list;
       for (const std::string& k : allowed) list += (list.empty() ? "" : ", ") + k;
+      if (!free_prefix.empty()) list += ", and any key starting with " + free_prefix;
       fail(key, "unknown key (known here: " + list + ")");
     }
   }
@@ -177,16 +184,107 @@ void check_cluster_text(const std::string& text, const std::string& file) {
 
 namespace {
 
+/// `path`, or "(top level)" for the root's empty one.
+std::string shown(const std::string& path) { return path.empty() ? "(top level)" : path; }
+
+/// Counts one more node against the tree's bound: aliases may repeat a subtree many times over,
+/// and merge keys copy entries; a real cluster file has a few hundred nodes.
+void count_node(const YAML::Node& node, const std::string& file, const std::string& path,
+                std::size_t& visited) {
+  if (++visited > kMaxClusterFileBytes) {
+    throw ConfigError(file, line_of(node), shown(path),
+                      "too many nodes (aliases repeating a subtree?)");
+  }
+}
+
+/// Whether `key` is a merge key: a plain `<<` (quoted, it is an ordinary key).
+bool is_merge_key(const YAML::Node& key) {
+  return key.IsScalar() && key.Tag() == "?" && key.Scalar() == "<<";
+}
+
+/// Resolves the merge keys of `node` and everything under it, depth first (see
+/// resolve_merge_keys). The maps a merge key names are resolved before their entries are copied.
+void merge_node(YAML::Node node, const std::string& file, const std::string& path,
+                std::size_t& visited) {
+  count_node(node, file, path, visited);
+  if (node.IsSequence()) {
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      merge_node(node[i], file, path + "[" + std::to_string(i) + "]", visited);
+    }
+    return;
+  }
+  if (!node.IsMap()) return;
+  const std::string merge_path = path.empty() ? "<<" : path + ".<<";
+  bool merges = false;  // (a default YAML::Node is a null node, which converts to true)
+  YAML::Node merge_key;
+  YAML::Node sources;
+  for (const auto& entry : node) {
+    if (!is_merge_key(entry.first)) continue;
+    if (merges) {
+      throw ConfigError(file, line_of(entry.first), merge_path,
+                        "duplicate key (it appears earlier in the same map)");
+    }
+    merges = true;
+    merge_key = entry.first;
+    sources = entry.second;
+  }
+  if (merges) {
+    // One map, or a list of maps of which an earlier one wins a key both have.
+    std::vector<YAML::Node> maps;
+    if (sources.IsMap()) {
+      maps.push_back(sources);
+    } else if (sources.IsSequence() && sources.size() > 0) {
+      for (std::size_t i = 0; i < sources.size(); ++i) maps.push_back(sources[i]);
+    }
+    const bool all_maps = !maps.empty() && std::all_of(maps.begin(), maps.end(),
+                                                       [](const auto& m) { return m.IsMap(); });
+    if (!all_maps) {
+      throw ConfigError(file, line_of(sources), merge_path,
+                        "a merge key takes a map or a list of maps, such as *defaults or "
+                        "[*a, *b] (an alias of a map marked &defaults)");
+    }
+    for (std::size_t i = 0; i < maps.size(); ++i) {
+      merge_node(maps[i], file,
+                 maps.size() == 1 ? merge_path : merge_path + "[" + std::to_string(i) + "]",
+                 visited);
+    }
+    node.remove(merge_key);
+    // The map's own keys win; a merged key keeps its line (where it is written).
+    std::set<std::string> present;
+    for (const auto& entry : node) {
+      if (entry.first.IsScalar()) present.insert(entry.first.Scalar());
+    }
+    for (const YAML::Node& map : maps) {
+      for (const auto& entry : map) {
+        if (!entry.first.IsScalar() || !present.insert(entry.first.Scalar()).second) continue;
+        count_node(entry.second, file, path, visited);
+        node.force_insert(entry.first, entry.second);
+      }
+    }
+  }
+  for (const auto& entry : node) {
+    const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : "(a non-scalar key)";
+    merge_node(entry.second, file, path.empty() ? key : path + "." + key, visited);
+  }
+}
+
 /// Walks the tree depth first; `path` is the dotted key of `node`.
 void check_node(const YAML::Node& node, const std::string& file, const std::string& path,
                 std::size_t& visited) {
-  // Aliases may repeat a subtree many times over; a real cluster file has a few hundred nodes.
-  if (++visited > kMaxClusterFileBytes) {
-    throw ConfigError(file, line_of(node), path.empty() ? "(top level)" : path,
-                      "too many nodes (aliases repeating a subtree?)");
+  count_node(node, file, path, visited);
+  // "?": no tag (a plain scalar, a map, a list); "!": a quoted scalar. Any other tag (`!!str`,
+  // `!!int`, `!custom`) would say how to read the value, and nothing here reads tags.
+  if (const std::string& tag = node.Tag(); tag != "?" && tag != "!" && !tag.empty()) {
+    // As written: `!!int` is the core schema's tag:yaml.org,2002:int.
+    const std::string core = "tag:yaml.org,2002:";
+    const std::string written =
+        tag.compare(0, core.size(), core) == 0 ? "!!" + tag.substr(core.size()) : tag;
+    throw ConfigError(file, line_of(node), shown(path),
+                      "the YAML tag '" + escape_for_log(written) +
+                          "' is not supported: write the value without a tag");
   }
   if (node.IsScalar() && node.Scalar().find('\0') != std::string::npos) {
-    throw ConfigError(file, line_of(node), path.empty() ? "(top level)" : path,
+    throw ConfigError(file, line_of(node), shown(path),
                       "a NUL character in '" + escape_for_log(node.Scalar()) + "'");
   }
   if (node.IsSequence()) {
@@ -209,6 +307,11 @@ void check_node(const YAML::Node& node, const std::string& file, const std::stri
 }
 
 }  // namespace
+
+void resolve_merge_keys(YAML::Node root, const std::string& file) {
+  std::size_t visited = 0;
+  merge_node(std::move(root), file, "", visited);
+}
 
 void check_cluster_tree(const YAML::Node& root, const std::string& file) {
   std::size_t visited = 0;

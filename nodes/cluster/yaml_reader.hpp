@@ -18,8 +18,10 @@ class YamlReader {
   /// `node` must be a map; otherwise throws ConfigError at `path`.
   YamlReader(YAML::Node node, std::string file, std::string path);
 
-  /// Throws ConfigError on the first key that is not in `known`.
-  void only_keys(std::initializer_list<const char*> known) const;
+  /// Throws ConfigError on the first key that is not in `known`; keys longer than `free_prefix`
+  /// that start with it (when it is not empty) are let through unread.
+  void only_keys(std::initializer_list<const char*> known,
+                 const std::string& free_prefix = "") const;
 
   bool has(const std::string& key) const;
   std::string string(const std::string& key) const;
@@ -54,6 +56,10 @@ std::optional<long> parse_yaml_integer(const std::string& text, bool& out_of_ran
 /// 1-based line of a node (0 when yaml-cpp has no mark for it).
 int line_of(const YAML::Node& node);
 
+/// Top-level keys that start with this are not read (nor refused as unknown): a place for maps
+/// that other keys merge in (`x-defaults: &defaults {...}`, then `<<: *defaults`).
+inline constexpr const char* kUnreadKeyPrefix = "x-";
+
 /// Largest cluster file read (a cluster file is a few KiB; this bounds the parser's memory).
 inline constexpr std::size_t kMaxClusterFileBytes = std::size_t{1} << 20;
 
@@ -61,9 +67,19 @@ inline constexpr std::size_t kMaxClusterFileBytes = std::size_t{1} << 20;
 /// Throws ConfigError naming `file` and the line.
 void check_cluster_text(const std::string& text, const std::string& file);
 
+/// Resolves YAML's merge keys, which yaml-cpp leaves as ordinary `<<` keys: in a map,
+/// `<<: *defaults` (an alias of a map, or a map written there) or `<<: [*a, *b]` (a list of maps)
+/// adds each key of those maps that the map does not have itself, an earlier map of the list
+/// winning over a later one, then the `<<` key goes. Maps merged into others are resolved first,
+/// so merges chain. A merged entry is shared with its source, and keeps the line where it is
+/// written. Throws ConfigError naming `file`, the line and the key for a merge key given twice in
+/// one map or naming anything but maps, and for a tree grown past check_cluster_tree's bound.
+void resolve_merge_keys(YAML::Node root, const std::string& file);
+
 /// Checks on the parsed tree that yaml-cpp does not make: a key twice in one map (yaml-cpp keeps
 /// the first silently), a NUL in a key or value (written "\0" in a quoted string), and more
-/// nodes than a file of kMaxClusterFileBytes needs (aliases repeating a subtree). Throws
+/// nodes than a file of kMaxClusterFileBytes needs (aliases repeating a subtree), and any explicit
+/// YAML tag (`!!str`, `!custom`: nothing here reads tags, so one would be ignored). Throws
 /// ConfigError naming `file`, the line and the key.
 void check_cluster_tree(const YAML::Node& root, const std::string& file);
 

@@ -103,6 +103,17 @@ TEST(DoctorPorts, ListsThePortOfEveryReplicaOfAGroup) {
   EXPECT_EQ(ports[4].port, 7620);
 }
 
+TEST(DoctorPorts, ReadsMergedPortsOnceAndLeavesTopLevelXKeysUnread) {
+  const std::string path = write_temp_file("merged_ports.yaml",
+                                           "x-ports: &ports {data_port: 7640}\n"
+                                           "nodes:\n"
+                                           "  replay: {<<: *ports}\n");
+  const std::vector<ConfiguredPort> ports = collect_config_ports(path);
+  ASSERT_EQ(ports.size(), 1U);
+  EXPECT_EQ(ports[0].where, "nodes.replay.data_port");
+  EXPECT_EQ(ports[0].port, 7640);
+}
+
 TEST(DoctorPorts, RejectsAnOutOfRangePortNamingFileLineAndKey) {
   const std::string path =
       write_temp_file("bad_port.yaml", "coordinator:\n  metrics_port: 70000\n");

@@ -1,6 +1,6 @@
 // Tests of the file checks of nodes/cluster/yaml_reader.hpp, through the cluster loader: what
-// yaml-cpp accepts silently (a key given twice, a NUL, a file of any size) is refused with the
-// file, the line and the key.
+// yaml-cpp accepts silently (a key given twice, a NUL, a file of any size, a tag) is refused with
+// the file, the line and the key; merge keys, which yaml-cpp leaves as ordinary keys, merge.
 #include "nodes/cluster/yaml_reader.hpp"
 
 #include <unistd.h>
@@ -83,6 +83,100 @@ TEST(YamlReader, AliasesThatMultiplyTheTreeAreRefused) {
     bomb += "x" + std::to_string(i) + ": &a" + std::to_string(i) + " [" + prev;
     for (int k = 1; k < 10; ++k) bomb += ", " + prev;
     bomb += "]\n";
+  }
+  EXPECT_NE(yaml_error_of(bomb).find("too many nodes"), std::string::npos) << yaml_error_of(bomb);
+}
+
+TEST(YamlReader, MergeKeysAddTheKeysAMapDoesNotHaveItself) {
+  // Anchors under a top-level x- key, which nothing reads; a list of maps, where the earlier
+  // wins; a merged map that merges another; the map's own keys win over merged ones.
+  const std::string text = R"(cluster: t
+x-ports: &ports {data_port: 7000, metrics_port: 9100}
+x-small: &small {capacity: 1000, min_size: 10}
+x-replay: &replay
+  <<: *small
+  batch_size: 16
+nodes:
+  sampler: {kind: sampler, <<: *ports}
+  replay:
+    <<: [{data_port: 7100, metrics_port: 9101}, *ports]
+    kind: replay
+    params:
+      <<: *replay
+      capacity: 2000
+connections:
+  - {from: sampler.transitions, to: replay.transitions}
+stop: {env_steps: 1000}
+)";
+  const ClusterConfig config = parse_cluster_config(text, "c.yaml");
+  ASSERT_EQ(config.nodes.size(), 2U);
+  const NodeConfig& sampler = config.nodes[0];
+  const NodeConfig& replay = config.nodes[1];
+  EXPECT_EQ(sampler.data_port, 7000);
+  EXPECT_EQ(sampler.metrics_port, 9100);
+  EXPECT_EQ(sampler.data_port_line, 2) << "a merged key keeps the line where it is written";
+  EXPECT_EQ(replay.data_port, 7100);
+  EXPECT_EQ(replay.metrics_port, 9101);
+  EXPECT_EQ(replay.params.at("capacity"), "2000");
+  EXPECT_EQ(replay.params.at("min_size"), "10");
+  EXPECT_EQ(replay.params.at("batch_size"), "16");
+  EXPECT_EQ(replay.params.count("<<"), 0U);
+}
+
+TEST(YamlReader, AMergeKeyThatNamesNoMapOrComesTwiceIsRefusedAtItsLine) {
+  const std::string head = "cluster: t\nx-d: &d {data_port: 7000}\nnodes:\n";
+  const std::string tail = "stop: {env_steps: 1}\n";
+  EXPECT_EQ(yaml_error_of(head + "  sampler: {kind: sampler, <<: 7000}\n" + tail),
+            "c.yaml:4: nodes.sampler.<<: a merge key takes a map or a list of maps, such as "
+            "*defaults or [*a, *b] (an alias of a map marked &defaults)");
+  EXPECT_NE(yaml_error_of(head + "  sampler: {kind: sampler, <<: [*d, 1]}\n" + tail)
+                .find("c.yaml:4: nodes.sampler.<<: a merge key takes a map"),
+            std::string::npos);
+  EXPECT_EQ(yaml_error_of(head + "  sampler:\n    kind: sampler\n    <<: *d\n    <<: *d\n" + tail),
+            "c.yaml:7: nodes.sampler.<<: duplicate key (it appears earlier in the same map)");
+  // Quoted, `<<` is an ordinary key, and no node has it.
+  EXPECT_NE(yaml_error_of(head + "  sampler: {kind: sampler, \"<<\": *d}\n" + tail)
+                .find("c.yaml:4: nodes.sampler.<<: unknown key"),
+            std::string::npos);
+}
+
+TEST(YamlReader, OnlyTopLevelKeysStartingWithXDashGoUnread) {
+  EXPECT_EQ(yaml_error_of(std::string(kValidYaml) + "x-notes: {anything: [1, 2]}\n"), "");
+  const std::string bare = yaml_error_of(std::string(kValidYaml) + "x-: 1\n");
+  EXPECT_NE(bare.find("c.yaml:9: x-: unknown key (known here: "), std::string::npos) << bare;
+  EXPECT_NE(bare.find(", and any key starting with x-)"), std::string::npos) << bare;
+  std::string nested = kValidYaml;
+  nested.replace(nested.find("data_port: 7000"), 15, "data_port: 7000, x-note: 1");
+  EXPECT_NE(yaml_error_of(nested).find("c.yaml:4: nodes.sampler.x-note: unknown key"),
+            std::string::npos)
+      << yaml_error_of(nested);
+}
+
+TEST(YamlReader, ExplicitTagsAreRefusedAsWritten) {
+  std::string text = kValidYaml;
+  text.replace(text.find("seed: 7"), 7, "seed: !!int 7");
+  EXPECT_EQ(yaml_error_of(text),
+            "c.yaml:2: seed: the YAML tag '!!int' is not supported: write the value without a tag");
+  text = kValidYaml;
+  text.replace(text.find("{capacity"), 1, "!custom {");
+  EXPECT_EQ(yaml_error_of(text),
+            "c.yaml:5: nodes.replay.params: the YAML tag '!custom' is not supported: write the "
+            "value without a tag");
+  text = kValidYaml;
+  text.replace(text.find("cluster: t"), 10, "cluster: 't'");  // quoted: no tag
+  EXPECT_EQ(yaml_error_of(text), "");
+}
+
+TEST(YamlReader, MergesThatMultiplyTheTreeAreRefused) {
+  // Each map merges the one before and adds ten keys of its own: map i has 10 (i + 1) keys, and
+  // a few hundred such maps copy millions of entries.
+  std::string bomb = std::string(kValidYaml) + "x-m0: &m0 {k0_0: 0}\n";
+  for (int i = 1; i <= 600; ++i) {
+    bomb +=
+        "x-m" + std::to_string(i) + ": &m" + std::to_string(i) + " {<<: *m" + std::to_string(i - 1);
+    for (int k = 0; k < 10; ++k)
+      bomb += ", k" + std::to_string(i) + "_" + std::to_string(k) + ": 0";
+    bomb += "}\n";
   }
   EXPECT_NE(yaml_error_of(bomb).find("too many nodes"), std::string::npos) << yaml_error_of(bomb);
 }
