@@ -187,13 +187,24 @@ namespace {
 /// `path`, or "(top level)" for the root's empty one.
 std::string shown(const std::string& path) { return path.empty() ? "(top level)" : path; }
 
-/// Counts one more node against the tree's bound: aliases may repeat a subtree many times over,
-/// and merge keys copy entries; a real cluster file has a few hundred nodes.
+/// How deep a tree may nest. A real cluster file nests fewer than ten levels; an alias inside its
+/// own anchor (`&a [*a]`, which yaml-cpp reads as a value that contains itself) nests without end.
+constexpr int kMaxClusterDepth = 100;
+
+/// Counts one more node, `depth` levels down, against the tree's bounds: aliases may repeat a
+/// subtree many times over, and merge keys copy entries; a real cluster file has a few hundred
+/// nodes.
 void count_node(const YAML::Node& node, const std::string& file, const std::string& path,
-                std::size_t& visited) {
+                std::size_t& visited, int depth) {
   if (++visited > kMaxClusterFileBytes) {
     throw ConfigError(file, line_of(node), shown(path),
                       "too many nodes (aliases repeating a subtree?)");
+  }
+  if (depth > kMaxClusterDepth) {
+    throw ConfigError(file, line_of(node),
+                      shown(path.size() > 200 ? path.substr(0, 200) + "..." : path),
+                      "nested more than " + std::to_string(kMaxClusterDepth) +
+                          " levels deep (an alias inside its own anchor, such as &a [*a]?)");
   }
 }
 
@@ -205,11 +216,11 @@ bool is_merge_key(const YAML::Node& key) {
 /// Resolves the merge keys of `node` and everything under it, depth first (see
 /// resolve_merge_keys). The maps a merge key names are resolved before their entries are copied.
 void merge_node(YAML::Node node, const std::string& file, const std::string& path,
-                std::size_t& visited) {
-  count_node(node, file, path, visited);
+                std::size_t& visited, int depth) {
+  count_node(node, file, path, visited, depth);
   if (node.IsSequence()) {
     for (std::size_t i = 0; i < node.size(); ++i) {
-      merge_node(node[i], file, path + "[" + std::to_string(i) + "]", visited);
+      merge_node(node[i], file, path + "[" + std::to_string(i) + "]", visited, depth + 1);
     }
     return;
   }
@@ -246,7 +257,7 @@ void merge_node(YAML::Node node, const std::string& file, const std::string& pat
     for (std::size_t i = 0; i < maps.size(); ++i) {
       merge_node(maps[i], file,
                  maps.size() == 1 ? merge_path : merge_path + "[" + std::to_string(i) + "]",
-                 visited);
+                 visited, depth + 1);
     }
     node.remove(merge_key);
     // The map's own keys win; a merged key keeps its line (where it is written).
@@ -257,21 +268,21 @@ void merge_node(YAML::Node node, const std::string& file, const std::string& pat
     for (const YAML::Node& map : maps) {
       for (const auto& entry : map) {
         if (!entry.first.IsScalar() || !present.insert(entry.first.Scalar()).second) continue;
-        count_node(entry.second, file, path, visited);
+        count_node(entry.second, file, path, visited, depth + 1);
         node.force_insert(entry.first, entry.second);
       }
     }
   }
   for (const auto& entry : node) {
     const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : "(a non-scalar key)";
-    merge_node(entry.second, file, path.empty() ? key : path + "." + key, visited);
+    merge_node(entry.second, file, path.empty() ? key : path + "." + key, visited, depth + 1);
   }
 }
 
 /// Walks the tree depth first; `path` is the dotted key of `node`.
 void check_node(const YAML::Node& node, const std::string& file, const std::string& path,
-                std::size_t& visited) {
-  count_node(node, file, path, visited);
+                std::size_t& visited, int depth) {
+  count_node(node, file, path, visited, depth);
   // "?": no tag (a plain scalar, a map, a list); "!": a quoted scalar. Any other tag (`!!str`,
   // `!!int`, `!custom`) would say how to read the value, and nothing here reads tags.
   if (const std::string& tag = node.Tag(); tag != "?" && tag != "!" && !tag.empty()) {
@@ -289,7 +300,7 @@ void check_node(const YAML::Node& node, const std::string& file, const std::stri
   }
   if (node.IsSequence()) {
     for (std::size_t i = 0; i < node.size(); ++i) {
-      check_node(node[i], file, path + "[" + std::to_string(i) + "]", visited);
+      check_node(node[i], file, path + "[" + std::to_string(i) + "]", visited, depth + 1);
     }
   }
   if (!node.IsMap()) return;
@@ -297,12 +308,12 @@ void check_node(const YAML::Node& node, const std::string& file, const std::stri
   for (const auto& entry : node) {
     const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : "(a non-scalar key)";
     const std::string key_path = path.empty() ? key : path + "." + key;
-    check_node(entry.first, file, key_path, visited);
+    check_node(entry.first, file, key_path, visited, depth + 1);
     if (!keys.insert(key).second) {
       throw ConfigError(file, line_of(entry.first), key_path,
                         "duplicate key (it appears earlier in the same map)");
     }
-    check_node(entry.second, file, key_path, visited);
+    check_node(entry.second, file, key_path, visited, depth + 1);
   }
 }
 
@@ -310,12 +321,12 @@ void check_node(const YAML::Node& node, const std::string& file, const std::stri
 
 void resolve_merge_keys(YAML::Node root, const std::string& file) {
   std::size_t visited = 0;
-  merge_node(std::move(root), file, "", visited);
+  merge_node(std::move(root), file, "", visited, 0);
 }
 
 void check_cluster_tree(const YAML::Node& root, const std::string& file) {
   std::size_t visited = 0;
-  check_node(root, file, "", visited);
+  check_node(root, file, "", visited, 0);
 }
 
 YamlReader YamlReader::map(const std::string& key) const {

@@ -73,12 +73,13 @@ void check_cluster_text(const std::string& text, const std::string& file);
 /// winning over a later one, then the `<<` key goes. Maps merged into others are resolved first,
 /// so merges chain. A merged entry is shared with its source, and keeps the line where it is
 /// written. Throws ConfigError naming `file`, the line and the key for a merge key given twice in
-/// one map or naming anything but maps, and for a tree grown past check_cluster_tree's bound.
+/// one map or naming anything but maps, and for a tree past check_cluster_tree's bounds.
 void resolve_merge_keys(YAML::Node root, const std::string& file);
 
 /// Checks on the parsed tree that yaml-cpp does not make: a key twice in one map (yaml-cpp keeps
 /// the first silently), a NUL in a key or value (written "\0" in a quoted string), and more
-/// nodes than a file of kMaxClusterFileBytes needs (aliases repeating a subtree), and any explicit
+/// nodes than a file of kMaxClusterFileBytes needs (aliases repeating a subtree), nesting more
+/// than 100 levels deep (an alias inside its own anchor, which never ends), and any explicit
 /// YAML tag (`!!str`, `!custom`: nothing here reads tags, so one would be ignored). Throws
 /// ConfigError naming `file`, the line and the key.
 void check_cluster_tree(const YAML::Node& root, const std::string& file);

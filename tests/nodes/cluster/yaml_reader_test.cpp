@@ -87,6 +87,23 @@ TEST(YamlReader, AliasesThatMultiplyTheTreeAreRefused) {
   EXPECT_NE(yaml_error_of(bomb).find("too many nodes"), std::string::npos) << yaml_error_of(bomb);
 }
 
+TEST(YamlReader, AnAliasInsideItsOwnAnchorIsRefusedNotFollowedForever) {
+  // yaml-cpp reads `&a [1, *a]` as a list that contains itself.
+  const std::string list = yaml_error_of(std::string(kValidYaml) + "x-a: &a [1, *a]\n");
+  EXPECT_NE(list.find("c.yaml:9: x-a[1][1][1]"), std::string::npos) << list;
+  EXPECT_NE(list.find("nested more than 100 levels deep (an alias inside its own anchor, such as "
+                      "&a [*a]?)"),
+            std::string::npos)
+      << list;
+  const std::string merge = yaml_error_of(std::string(kValidYaml) + "x-a: &a {k: 1, <<: *a}\n");
+  EXPECT_NE(merge.find("nested more than 100 levels deep"), std::string::npos) << merge;
+  // Deep, but not endless: fine.
+  std::string nested = std::string(kValidYaml) + "x-deep: ";
+  for (int i = 0; i < 50; ++i) nested += "[";
+  for (int i = 0; i < 50; ++i) nested += "]";
+  EXPECT_EQ(yaml_error_of(nested + "\n"), "");
+}
+
 TEST(YamlReader, MergeKeysAddTheKeysAMapDoesNotHaveItself) {
   // Anchors under a top-level x- key, which nothing reads; a list of maps, where the earlier
   // wins; a merged map that merges another; the map's own keys win over merged ones.
