@@ -135,7 +135,7 @@ std::vector<ConfiguredPort> collect_config_ports(const std::string& config_path)
   const std::string unread = cluster::kUnreadKeyPrefix;
   for (const auto& entry : root) {
     const std::string key = entry.first.as<std::string>();
-    if (key.size() > unread.size() && key.compare(0, unread.size(), unread) == 0) continue;
+    if (key.compare(0, unread.size(), unread) == 0) continue;
     walk(entry.second, key, key, config_path, 1, ports);
   }
   return ports;

@@ -53,8 +53,7 @@ void YamlReader::only_keys(std::initializer_list<const char*> known,
   const std::set<std::string> allowed(known.begin(), known.end());
   for (const auto& entry : node_) {
     const std::string key = entry.first.Scalar();
-    if (!free_prefix.empty() && key.size() > free_prefix.size() &&
-        key.compare(0, free_prefix.size(), free_prefix) == 0) {
+    if (!free_prefix.empty() && key.compare(0, free_prefix.size(), free_prefix) == 0) {
       continue;
     }
     if (allowed.count(key) == 0) {

@@ -18,8 +18,8 @@ class YamlReader {
   /// `node` must be a map; otherwise throws ConfigError at `path`.
   YamlReader(YAML::Node node, std::string file, std::string path);
 
-  /// Throws ConfigError on the first key that is not in `known`; keys longer than `free_prefix`
-  /// that start with it (when it is not empty) are let through unread.
+  /// Throws ConfigError on the first key that is not in `known`; keys that start with
+  /// `free_prefix` (when it is not empty) are let through unread.
   void only_keys(std::initializer_list<const char*> known,
                  const std::string& free_prefix = "") const;
 
