@@ -180,11 +180,12 @@ bool FederateDataPlane::receive(
       }
       continue;
     }
-    // With keys, no stranger can send under an upstream's routing id: bytes from it that name no
-    // sender are a message of that upstream this federate cannot read, which the grants may count
-    // (PROTOCOL.md §3.4). Without keys they are anyone's, and only counted.
-    if (!key_owner_.empty() && names_no_sender(result.error) &&
-        is_upstream(*me_, result.message.peer)) {
+    // Bytes that name no sender on the connection of an upstream's routing id are a message of
+    // that upstream this federate cannot read, which the grants may count (PROTOCOL.md §3.4):
+    // with keys, that connection is authenticated by the upstream's key (checked above); without,
+    // the socket hands a routing id's messages over from one connection only, the first to claim
+    // it, as it does for the decoded headers from_own_upstream() trusts.
+    if (names_no_sender(result.error) && is_upstream(*me_, result.message.peer)) {
       fail_on_unreadable_message(result.message.peer, result.error);
     }
     const bool notice = result.message.header.kind == transport::MessageKind::kCompleted;
@@ -249,8 +250,10 @@ void FederateDataPlane::fail_on_unreadable_message(const std::string& upstream,
                                                    transport::DropReason reason) const {
   throw DataLossError("federate '" + id_ + "' could not read a data message from its upstream '" +
                       upstream + "' (" + transport::drop_reason_name(reason) +
-                      "; the connection is authenticated by that upstream's key): its grants may "
-                      "count it, so the federate cannot go on");
+                      (key_owner_.empty()
+                           ? "; it came on the connection of that upstream's routing id"
+                           : "; the connection is authenticated by that upstream's key") +
+                      "): its grants may count it, so the federate cannot go on");
 }
 
 bool FederateDataPlane::sent_with_own_key(const transport::ReceivedMessage& message) const {

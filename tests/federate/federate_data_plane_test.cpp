@@ -497,6 +497,31 @@ TEST_F(FederateDataPlaneTest, MessagesFromAStrangerAreDroppedAndCountedWithoutSt
   EXPECT_EQ(b_.drops().count("mallory", transport::DropReason::kUnknownPeer), 1U);
 }
 
+// WIRE.md §3 (end): without keys too, bytes that name no sender on the connection that holds an
+// upstream's routing id (the socket hands that id's messages over from the first connection to
+// claim it only) are that upstream's, which its grants may count: the federate stops, naming it,
+// where it would wait for ever.
+TEST(FederateDataPlaneRoutingIds, AnUpstreamsUnreadableMessageUnderItsRoutingIdStopsTheFederate) {
+  // b alone: its upstream a is this test's socket, the one connection under a's routing id.
+  zmq::context_t context;
+  const FederationSpec spec = parse_federation_spec(kLink);
+  FederateDataPlane b(context, spec, "b", "tcp://127.0.0.1:*");
+  b.allow_input("a", 1);
+  b.connect(start_of({{"b", &b, kProtocolVersion}}), kProtocolVersion);
+  zmq::socket_t upstream(context, zmq::socket_type::dealer);
+  upstream.set(zmq::sockopt::routing_id, std::string("a"));
+  upstream.set(zmq::sockopt::linger, 0);
+  upstream.connect(b.endpoint());
+  const std::string garbage = "\xc1 not a header";
+  upstream.send(zmq::buffer(garbage), zmq::send_flags::none);
+  const std::string error = data_loss(b);
+  EXPECT_NE(error.find("federate 'b' could not read a data message from its upstream 'a' "
+                       "(malformed_header; it came on the connection of that upstream's routing "
+                       "id): its grants may count it"),
+            std::string::npos)
+      << error;
+}
+
 TEST_F(FederateDataPlaneTest, ReceiveStopsAfterABatchAndReportsThatMoreMayWait) {
   constexpr int kSent = 3 * FederateDataPlane::kMaxReceivedPerCall;
   // The bound is only reached when a whole batch waits at once; on a loaded machine the messages
@@ -680,8 +705,9 @@ TEST(FederateDataPlaneKeys, AnUpstreamsKeyUnderAnotherUpstreamsIdIsDropped) {
 
 // WIRE.md §3 (end): with keys, bytes that name no sender on an upstream's own authenticated
 // connection are that upstream's message, which its grants may count: the federate stops, naming
-// it, instead of waiting for ever. (Without keys they are anyone's: dropped and counted,
-// MessagesFromAStrangerAreDroppedAndCountedWithoutStopping.)
+// it, instead of waiting for ever. (Without keys, on the connection of the upstream's routing id:
+// FederateDataPlaneRoutingIds; under any other routing id they
+// are dropped and counted, MessagesFromAStrangerAreDroppedAndCountedWithoutStopping.)
 TEST(FederateDataPlaneKeys, AnUpstreamsUnreadableMessageOnItsOwnKeyStopsTheFederate) {
   KeyedPlane plane;
   zmq::socket_t a = plane.client("a", "a");
