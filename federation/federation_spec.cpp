@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <initializer_list>
 #include <set>
 #include <sstream>
 
@@ -17,6 +18,21 @@ namespace {
   if (node.IsDefined() && node.Mark().line >= 0) message << ":" << node.Mark().line + 1;
   message << ": federation." << key << ": " << what;
   throw FederationConfigError(message.str());
+}
+
+/// Refuses the first key of the map `node` (at `key`; "" for the section itself) that is not in
+/// `known`: a misspelt key would otherwise be a default taken in silence.
+void only_keys(const std::string& file, const YAML::Node& node, const std::string& key,
+               std::initializer_list<const char*> known) {
+  for (const auto& entry : node) {
+    const std::string name = entry.first.IsScalar() ? entry.first.Scalar() : "(a non-scalar key)";
+    if (std::none_of(known.begin(), known.end(), [&](const char* k) { return name == k; })) {
+      std::string list;
+      for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+      fail(file, entry.first, key.empty() ? name : key + "." + name,
+           "unknown key (expected " + list + ")");
+    }
+  }
 }
 
 std::string scalar(const std::string& file, const YAML::Node& node, const std::string& key) {
@@ -44,6 +60,7 @@ std::vector<UpstreamLink> upstreams(const std::string& file, const YAML::Node& l
     if (item.IsScalar()) {
       link.federate = item.Scalar();
     } else if (item.IsMap()) {
+      only_keys(file, item, item_key, {"id", "after"});
       link.federate = scalar(file, item["id"], item_key + ".id");
       if (item["after"]) link.delay = duration(file, item["after"], item_key + ".after");
     } else {
@@ -183,6 +200,8 @@ FederationSpec parse_federation_spec(const std::string& yaml_text, const std::st
   if (!section || !section.IsMap()) {
     throw FederationConfigError(file + ": no 'federation:' section");
   }
+  only_keys(file, section, "",
+            {"coordinator", "heartbeat_timeout", "join_timeout", "security", "federates"});
   FederationSpec spec;
   if (section["coordinator"]) spec.address = scalar(file, section["coordinator"], "coordinator");
   if (section["heartbeat_timeout"]) {
@@ -200,12 +219,7 @@ FederationSpec parse_federation_spec(const std::string& yaml_text, const std::st
     // Spelled as in a cluster file (configs/README.md): {curve: true, keys_dir: DIR}.
     const YAML::Node security = section["security"];
     if (!security.IsMap()) fail(file, security, "security", "expected {curve, keys_dir}");
-    for (const auto& entry : security) {
-      const std::string name = entry.first.as<std::string>();
-      if (name != "curve" && name != "keys_dir") {
-        fail(file, entry.first, "security." + name, "unknown key (expected curve, keys_dir)");
-      }
-    }
+    only_keys(file, security, "security", {"curve", "keys_dir"});
     const std::string curve =
         security["curve"] ? scalar(file, security["curve"], "security.curve") : "false";
     if (curve != "true" && curve != "false") {
@@ -228,6 +242,7 @@ FederationSpec parse_federation_spec(const std::string& yaml_text, const std::st
     if (!entry.second.IsNull() && !entry.second.IsMap()) {
       fail(file, entry.second, key, "expected {upstreams, downstreams}");
     }
+    if (entry.second.IsMap()) only_keys(file, entry.second, key, {"upstreams", "downstreams"});
     federate.upstreams = upstreams(file, entry.second["upstreams"], key + ".upstreams");
     federate.downstreams = ids(file, entry.second["downstreams"], key + ".downstreams");
     spec.federates.push_back(std::move(federate));

@@ -62,6 +62,36 @@ TEST(FederationSpec, BadValuesNameTheFileLineAndKey) {
   EXPECT_THROW((void)load_federation_spec("/nonexistent/cluster.yaml"), FederationConfigError);
 }
 
+/// The message of the FederationConfigError that parsing `text` raises ("" when it parses).
+std::string spec_error_of(const std::string& text) {
+  try {
+    (void)parse_federation_spec(text, "f.yaml");
+  } catch (const FederationConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(FederationSpec, AnUnknownKeyIsRefusedAtItsLineInsteadOfLeavingADefault) {
+  std::string text = kDiamond;
+  text.replace(text.find("heartbeat_timeout"), 17, "heartbeat_timout");
+  EXPECT_EQ(spec_error_of(text),
+            "f.yaml:5: federation.heartbeat_timout: unknown key (expected coordinator, "
+            "heartbeat_timeout, join_timeout, security, federates)");
+  text = kDiamond;
+  text.replace(text.find("{downstreams: [left, right]}"), 1, "{downstream: [x], ");
+  EXPECT_EQ(spec_error_of(text),
+            "f.yaml:7: federation.federates.source.downstream: unknown key (expected upstreams, "
+            "downstreams)");
+  text = kDiamond;
+  text.replace(text.find("after: 1ms"), 5, "delay");
+  EXPECT_EQ(spec_error_of(text),
+            "f.yaml:10: federation.federates.sink.upstreams[0].delay: unknown key (expected id, "
+            "after)");
+  // Keys outside the section are the program's own.
+  EXPECT_EQ(spec_error_of(std::string(kDiamond) + "pipeline: {stages: 3}\n"), "");
+}
+
 TEST(FederationSpec, SecurityIsSpelledAsInAClusterFile) {
   const auto with_security = [](const std::string& security) {
     std::string text = kDiamond;
