@@ -26,7 +26,8 @@ std::optional<numerics::Mode> numerics_of_file(const std::string& path) {
     return std::nullopt;
   }
   try {
-    const YAML::Node root = YAML::LoadFile(path);
+    YAML::Node root = YAML::LoadFile(path);
+    cluster::resolve_merge_keys(root, path);  // a top-level `<<:` may bring `numerics:`
     if (!root.IsMap() || !root["numerics"] || !root["numerics"].IsScalar()) return std::nullopt;
     return numerics::parse_mode(root["numerics"].as<std::string>());
   } catch (const std::exception&) {

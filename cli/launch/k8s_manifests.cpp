@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "nodes/cluster/process_plan.hpp"
+#include "nodes/cluster/yaml_reader.hpp"
 
 namespace tagflow::cli {
 namespace {
@@ -30,6 +31,7 @@ int top_line(const std::string& file, const std::string& key,
              const std::vector<std::string>& inner = {}) {
   try {
     YAML::Node map = YAML::LoadFile(file);
+    cluster::resolve_merge_keys(map, file);  // as the loader read it: merged keys are found too
     int line = 0;
     std::vector<std::string> path{key};
     path.insert(path.end(), inner.begin(), inner.end());
@@ -47,7 +49,7 @@ int top_line(const std::string& file, const std::string& key,
       if (!found) return line;
     }
     return line;
-  } catch (const YAML::Exception&) {
+  } catch (const std::exception&) {  // the file changed since it was loaded
   }
   return 0;
 }

@@ -207,6 +207,21 @@ void count_node(const YAML::Node& node, const std::string& file, const std::stri
   }
 }
 
+/// Refuses an explicit tag on `node`. "?": no tag (a plain scalar, a map, a list); "!": a quoted
+/// scalar. Any other tag (`!!str`, `!!int`, `!custom`) would say how to read the value, and
+/// nothing here reads tags.
+void refuse_tag(const YAML::Node& node, const std::string& file, const std::string& path) {
+  const std::string& tag = node.Tag();
+  if (tag == "?" || tag == "!" || tag.empty()) return;
+  // As written: `!!int` is the core schema's tag:yaml.org,2002:int.
+  const std::string core = "tag:yaml.org,2002:";
+  const std::string written =
+      tag.compare(0, core.size(), core) == 0 ? "!!" + tag.substr(core.size()) : tag;
+  throw ConfigError(file, line_of(node), shown(path),
+                    "the YAML tag '" + escape_for_log(written) +
+                        "' is not supported: write the value without a tag");
+}
+
 /// Whether `key` is a merge key: a plain `<<` (quoted, it is an ordinary key).
 bool is_merge_key(const YAML::Node& key) {
   return key.IsScalar() && key.Tag() == "?" && key.Scalar() == "<<";
@@ -253,6 +268,11 @@ void merge_node(YAML::Node node, const std::string& file, const std::string& pat
                         "a merge key takes a map or a list of maps, such as *defaults or "
                         "[*a, *b] (an alias of a map marked &defaults)");
     }
+    // What goes with the merge (the list, and maps written in place) is checked here: only the
+    // maps' entries stay in the tree.
+    refuse_tag(merge_key, file, merge_path);
+    refuse_tag(sources, file, merge_path);
+    for (const YAML::Node& map : maps) refuse_tag(map, file, merge_path);
     for (std::size_t i = 0; i < maps.size(); ++i) {
       merge_node(maps[i], file,
                  maps.size() == 1 ? merge_path : merge_path + "[" + std::to_string(i) + "]",
@@ -282,17 +302,7 @@ void merge_node(YAML::Node node, const std::string& file, const std::string& pat
 void check_node(const YAML::Node& node, const std::string& file, const std::string& path,
                 std::size_t& visited, int depth) {
   count_node(node, file, path, visited, depth);
-  // "?": no tag (a plain scalar, a map, a list); "!": a quoted scalar. Any other tag (`!!str`,
-  // `!!int`, `!custom`) would say how to read the value, and nothing here reads tags.
-  if (const std::string& tag = node.Tag(); tag != "?" && tag != "!" && !tag.empty()) {
-    // As written: `!!int` is the core schema's tag:yaml.org,2002:int.
-    const std::string core = "tag:yaml.org,2002:";
-    const std::string written =
-        tag.compare(0, core.size(), core) == 0 ? "!!" + tag.substr(core.size()) : tag;
-    throw ConfigError(file, line_of(node), shown(path),
-                      "the YAML tag '" + escape_for_log(written) +
-                          "' is not supported: write the value without a tag");
-  }
+  refuse_tag(node, file, path);
   if (node.IsScalar() && node.Scalar().find('\0') != std::string::npos) {
     throw ConfigError(file, line_of(node), shown(path),
                       "a NUL character in '" + escape_for_log(node.Scalar()) + "'");

@@ -186,6 +186,16 @@ TEST_F(K8sManifests, FilesThatCannotBePlacedAreRefusedWithLineAndKey) {
                                 "Kubernetes run's keys are minted into its Secret"),
             std::string::npos)
       << refusal(keyed);
+  // Merged in from an x- map, keys_dir is named at the line where it is written.
+  const std::string anchored =
+      k8s_file(pods, "x-keys: &keys {curve: true, keys_dir: k}\nsecurity: {<<: *keys}\n");
+  const auto merged_line =
+      1 + std::count(anchored.begin(),
+                     anchored.begin() + static_cast<std::ptrdiff_t>(anchored.find("keys_dir")),
+                     '\n');
+  EXPECT_NE(refusal(anchored).find(":" + std::to_string(merged_line) + ": security.keys_dir: a "),
+            std::string::npos)
+      << refusal(anchored);
 }
 
 TEST_F(K8sManifests, KubernetesHostsNeedResourcesAsKubernetesQuantities) {

@@ -179,6 +179,11 @@ TEST(YamlReader, ExplicitTagsAreRefusedAsWritten) {
   EXPECT_EQ(yaml_error_of(text),
             "c.yaml:5: nodes.replay.params: the YAML tag '!custom' is not supported: write the "
             "value without a tag");
+  // On a merged map written in place, which leaves the tree with the merge.
+  text = std::string(kValidYaml) + "x-a: {<<: !!map {k: 1}}\n";
+  EXPECT_EQ(yaml_error_of(text),
+            "c.yaml:9: x-a.<<: the YAML tag '!!map' is not supported: write the value without a "
+            "tag");
   text = kValidYaml;
   text.replace(text.find("cluster: t"), 10, "cluster: 't'");  // quoted: no tag
   EXPECT_EQ(yaml_error_of(text), "");

@@ -1,0 +1,43 @@
+// Tests of cli/process_numerics.hpp: which numeric kernels a command line asks for, read before
+// anything else runs. The cluster file's `numerics:` is read as the cluster loader reads it, merge
+// keys included, so that the kernels a process pins agree with the mode its summary reports.
+#include "cli/process_numerics.hpp"
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace tagflow::cli {
+namespace {
+
+/// A file of `text` in the test's temporary directory; its path.
+std::string numerics_file(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+/// numerics_of_command() of `tagflow up ARGS...`.
+numerics::Mode mode_of(std::vector<std::string> args) {
+  args.insert(args.begin(), {"tagflow", "up"});
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  return numerics_of_command(static_cast<int>(argv.size()), argv.data());
+}
+
+TEST(ProcessNumerics, TheFilesKeyDecidesAlsoWhenAMergeKeyBringsIt) {
+  const std::string plain = numerics_file("numerics_plain.yaml", "cluster: t\nnumerics: native\n");
+  EXPECT_EQ(mode_of({plain}), numerics::Mode::native);
+  const std::string merged = numerics_file(
+      "numerics_merged.yaml", "x-base: &base {numerics: native, seed: 3}\n<<: *base\ncluster: t\n");
+  EXPECT_EQ(mode_of({merged}), numerics::Mode::native);
+  // The command line wins; a file without the key is portable.
+  EXPECT_EQ(mode_of({merged, "--numerics", "portable"}), numerics::Mode::portable);
+  EXPECT_EQ(mode_of({numerics_file("numerics_none.yaml", "cluster: t\n")}),
+            numerics::Mode::portable);
+}
+
+}  // namespace
+}  // namespace tagflow::cli
