@@ -20,6 +20,29 @@ namespace {
   throw FederationConfigError(message.str());
 }
 
+/// Refuses a YAML merge key (a plain `<<`) anywhere under `node` (at `key`): yaml-cpp reads it as
+/// an ordinary key, which under `federates` would be a federate called `<<`. Cluster files resolve
+/// merge keys (nodes/cluster/yaml_reader.hpp); this loader sits below them and does not.
+void refuse_merge_keys(const std::string& file, const YAML::Node& node, const std::string& key,
+                       int depth = 0) {
+  if (depth > 16) return;  // deeper than a federation section goes; aliases may nest for ever
+  if (node.IsSequence()) {
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      refuse_merge_keys(file, node[i], key + "[" + std::to_string(i) + "]", depth + 1);
+    }
+  }
+  if (!node.IsMap()) return;
+  for (const auto& entry : node) {
+    const std::string name = entry.first.IsScalar() ? entry.first.Scalar() : "";
+    const std::string path = key.empty() ? name : key + "." + name;
+    if (name == "<<" && entry.first.Tag() == "?") {
+      fail(file, entry.first, path,
+           "merge keys are not read in a federation section: write the keys out");
+    }
+    refuse_merge_keys(file, entry.second, path, depth + 1);
+  }
+}
+
 /// Refuses the first key of the map `node` (at `key`; "" for the section itself) that is not in
 /// `known`: a misspelt key would otherwise be a default taken in silence.
 void only_keys(const std::string& file, const YAML::Node& node, const std::string& key,
@@ -200,6 +223,7 @@ FederationSpec parse_federation_spec(const std::string& yaml_text, const std::st
   if (!section || !section.IsMap()) {
     throw FederationConfigError(file + ": no 'federation:' section");
   }
+  refuse_merge_keys(file, section, "");
   only_keys(file, section, "",
             {"coordinator", "heartbeat_timeout", "join_timeout", "security", "federates"});
   FederationSpec spec;

@@ -88,6 +88,12 @@ TEST(FederationSpec, AnUnknownKeyIsRefusedAtItsLineInsteadOfLeavingADefault) {
   EXPECT_EQ(spec_error_of(text),
             "f.yaml:10: federation.federates.sink.upstreams[0].delay: unknown key (expected id, "
             "after)");
+  // A merge key, which yaml-cpp reads as a key like any other (under `federates`, a federate).
+  text = kDiamond;
+  text.replace(text.find("    sink:"), 0, "    <<: {}\n");
+  EXPECT_EQ(spec_error_of(text),
+            "f.yaml:10: federation.federates.<<: merge keys are not read in a federation section: "
+            "write the keys out");
   // Keys outside the section are the program's own.
   EXPECT_EQ(spec_error_of(std::string(kDiamond) + "pipeline: {stages: 3}\n"), "");
 }
