@@ -261,7 +261,7 @@ FederationSpec parse_federation_spec(const std::string& yaml_text, const std::st
   if (!federates || !federates.IsMap()) fail(file, section, "federates", "expected a map");
   for (const auto& entry : federates) {
     FederateSpec federate;
-    federate.id = entry.first.as<std::string>();
+    federate.id = scalar(file, entry.first, "federates");
     const std::string key = "federates." + federate.id;
     if (!entry.second.IsNull() && !entry.second.IsMap()) {
       fail(file, entry.second, key, "expected {upstreams, downstreams}");

@@ -94,6 +94,10 @@ TEST(FederationSpec, AnUnknownKeyIsRefusedAtItsLineInsteadOfLeavingADefault) {
   EXPECT_EQ(spec_error_of(text),
             "f.yaml:10: federation.federates.<<: merge keys are not read in a federation section: "
             "write the keys out");
+  // A federate id that is not a single value (a list as a key).
+  text = kDiamond;
+  text.replace(text.find("    sink:"), 0, "    ? [a, b]\n    : {}\n");
+  EXPECT_EQ(spec_error_of(text), "f.yaml:10: federation.federates: expected a single value");
   // Keys outside the section are the program's own.
   EXPECT_EQ(spec_error_of(std::string(kDiamond) + "pipeline: {stages: 3}\n"), "");
 }

@@ -87,6 +87,13 @@ TEST(YamlReader, AliasesThatMultiplyTheTreeAreRefused) {
   EXPECT_NE(yaml_error_of(bomb).find("too many nodes"), std::string::npos) << yaml_error_of(bomb);
 }
 
+TEST(YamlReader, AListOrAMapAsAKeyIsRefusedAtItsLine) {
+  std::string text = kValidYaml;
+  text.replace(text.find("  replay:"), 0, "  ? [a, b]\n  : {kind: replay, data_port: 7200}\n");
+  EXPECT_EQ(yaml_error_of(text),
+            "c.yaml:5: nodes: a key must be a single value, not a list or a map");
+}
+
 TEST(YamlReader, AnAliasInsideItsOwnAnchorIsRefusedNotFollowedForever) {
   // yaml-cpp reads `&a [1, *a]` as a list that contains itself.
   const std::string list = yaml_error_of(std::string(kValidYaml) + "x-a: &a [1, *a]\n");
