@@ -64,6 +64,16 @@ void run_train(const TrainOptions& options) {
   if (options.algo != "dqn") {
     fail_command("train", "unknown --algo '" + options.algo + "' (known: dqn)", kExitBadFile);
   }
+  // What the run writes at its end: a path it cannot be written to is refused now.
+  for (const auto& [option, path] :
+       {std::pair<const char*, const std::string&>{"--summary", options.summary_path},
+        {"--save-policy", options.policy_path},
+        {"--save-weights", options.weights_path}}) {
+    if (path.empty()) continue;
+    if (const std::string why = prepare_output_file(path); !why.empty()) {
+      fail_command("train", std::string(option) + " " + path + ": " + why, kExitBadFile);
+    }
+  }
   set_torch_threads(options.threads);
   std::cout << blas_startup_line() << "\n";
   if (!options.quiet) {

@@ -127,6 +127,22 @@ void write_file_atomically(const std::string& path, std::string_view bytes, unsi
   file.commit();
 }
 
+std::string prepare_output_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (fs::is_directory(path, error)) return path + " is a directory";
+  fs::path directory = fs::path(path).parent_path();
+  if (directory.empty()) directory = ".";
+  fs::create_directories(directory, error);
+  if (error) return "cannot create the directory " + directory.string() + ": " + error.message();
+  if (!fs::is_directory(directory, error)) return directory.string() + " is not a directory";
+  // write_file_atomically() makes a temporary file beside `path`, then renames it over `path`.
+  if (::access(directory.c_str(), W_OK | X_OK) != 0) {
+    return "cannot write in " + directory.string() + ": " + std::strerror(errno);
+  }
+  return "";
+}
+
 int read_fd_pieces(int fd, std::uint64_t size,
                    const std::function<void(const char* data, std::size_t size)>& visit) {
   constexpr std::uint64_t kPiece = std::uint64_t{1} << 20;

@@ -73,6 +73,13 @@ class AtomicFile {
 /// Writes `bytes` to `path` atomically (AtomicFile in one call).
 void write_file_atomically(const std::string& path, std::string_view bytes, unsigned mode = 0644);
 
+/// Readies `path` for a write_file_atomically() later: creates its missing parent directories,
+/// then checks that `path` is not a directory and that its directory takes new files. Returns ""
+/// when it can be written, else why not ("cannot create the directory D: ...", "cannot write in
+/// D: Permission denied", ...). For result files such as `--summary PATH`, checked before a run
+/// so that a long run does not end unable to write its result.
+[[nodiscard]] std::string prepare_output_file(const std::string& path);
+
 /// The first `size` bytes of the open file `fd`, read in order with pread() (the descriptor's
 /// offset does not move) in pieces of at most 1 MiB, each handed to `visit`: a checksum over a
 /// file of any size in bounded memory. Returns 0, the errno of a read that failed, or

@@ -79,6 +79,12 @@ void run_up(const UpOptions& options) {
   if (const std::string refused = process_placement_option(options); !refused.empty()) {
     fail_command("up", refused, kExitBadFile);
   }
+  // The summary is written at the end: a path it cannot be written to is refused now.
+  if (!options.summary_path.empty()) {
+    if (const std::string why = prepare_output_file(options.summary_path); !why.empty()) {
+      fail_command("up", "--summary " + options.summary_path + ": " + why, kExitBadFile);
+    }
+  }
   cluster::ClusterConfig config;
   try {
     config = cluster::load_cluster_config(options.file);

@@ -282,6 +282,30 @@ TEST_F(TagflowUp, ResumeOfAFileWithoutCheckpointsIsRefusedBeforeAnythingIsWritte
   EXPECT_TRUE(fs::is_empty(dir_ / "old-run"));
 }
 
+// A --summary the run could not write at its end is a bad argument, refused before the run in
+// either placement (the directories it names are made when they are missing).
+TEST_F(TagflowUp, ASummaryPathThatCannotBeWrittenIsRefusedBeforeTheRun) {
+  write("short.yaml", shortened_local(base_port_, "env_steps: 800"));
+  write("plain-file", "x");
+  const std::string summary = path("plain-file") + "/summary.json";
+  for (const std::string placement : {"process", "single"}) {
+    if (placement == "single" && !TAGFLOW_HAS_TORCH) continue;
+    const std::string tag = "summary-" + placement;
+    std::vector<std::string> args{"up",      path("short.yaml"), "--placement", placement,
+                                  "--quiet", "--summary",        summary};
+    if (placement == "process") args.insert(args.end(), {"--log-dir", path("logs")});
+    EXPECT_EQ(run(args, dir_, tag), 2) << placement;
+    const std::string err = read_text_file(dir_ / (tag + ".err"));
+    EXPECT_NE(err.find("tagflow up: --summary " + summary + ": cannot create the directory " +
+                       path("plain-file")),
+              std::string::npos)
+        << err;
+    EXPECT_EQ(read_text_file(dir_ / (tag + ".out")).find("stop "), std::string::npos)
+        << "the run went ahead";
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "logs")) << "the run directory was made";
+}
+
 // CLI11's own refusals (an unknown option value, a missing argument) are bad arguments: exit 2, as
 // a bad file is, in either placement; a missing file is named as the file loader names it.
 TEST_F(TagflowUp, BadArgumentsExitTwoInEitherPlacement) {

@@ -132,5 +132,20 @@ TEST_F(AtomicFileTest, AnUnwritableDirectoryIsANamedError) {
   }
 }
 
+TEST_F(AtomicFileTest, AnOutputFileIsReadiedBeforeItIsWrittenOrRefusedWithTheReason) {
+  // Missing directories are made, and the file can then be written.
+  const fs::path nested = dir_ / "a" / "b" / "summary.json";
+  EXPECT_EQ(prepare_output_file(nested.string()), "");
+  EXPECT_TRUE(fs::is_directory(dir_ / "a" / "b"));
+  write_file_atomically(nested.string(), "x");
+  // A directory where the file should be, and a file where a directory should be.
+  EXPECT_EQ(prepare_output_file(dir_.string()), dir_.string() + " is a directory");
+  const std::string under_file = prepare_output_file((nested / "inner.json").string());
+  EXPECT_EQ(under_file.rfind("cannot create the directory " + nested.string() + ": ", 0), 0U)
+      << under_file;
+  // A plain name is written in the working directory.
+  EXPECT_EQ(prepare_output_file("summary.json"), "");
+}
+
 }  // namespace
 }  // namespace tagflow
