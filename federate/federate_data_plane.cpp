@@ -13,7 +13,7 @@ namespace tagflow::coordinator {
 namespace {
 
 /// Refusals of a header frame that names no sender (WIRE.md §3 steps 2-4). A message without a
-/// header frame (`no_frames`) has no key to tell who sent it: it never reaches the key check.
+/// header frame (`no_frames`) is not among them: it is dropped and counted only (WIRE.md §3).
 bool names_no_sender(transport::DropReason reason) {
   return reason == transport::DropReason::kHeaderTooLarge ||
          reason == transport::DropReason::kMalformedHeader ||

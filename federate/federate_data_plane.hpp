@@ -240,8 +240,9 @@ class FederateDataPlane {
                      std::size_t bytes);
   [[noreturn]] void fail_on_lost_message(const transport::WireHeader& header,
                                          transport::DropReason reason) const;
-  /// Bytes that name no sender (no header, or one that does not decode) from `upstream`'s own
-  /// connection, authenticated by its key: the run cannot know what they were.
+  /// A header frame that names no sender (names_no_sender()) on `upstream`'s own connection, the
+  /// one under its routing id (with CURVE, also under its key): the grants may count a message
+  /// this federate cannot read.
   [[noreturn]] void fail_on_unreadable_message(const std::string& upstream,
                                                transport::DropReason reason) const;
 

@@ -268,10 +268,9 @@ void merge_node(YAML::Node node, const std::string& file, const std::string& pat
                         "a merge key takes a map or a list of maps, such as *defaults or "
                         "[*a, *b] (an alias of a map marked &defaults)");
     }
-    // What goes with the merge (the list, and maps written in place) is checked here: only the
-    // maps' entries stay in the tree.
-    refuse_tag(merge_key, file, merge_path);
-    refuse_tag(sources, file, merge_path);
+    // What goes with the merge (a list, and maps written in place) is checked here: only the
+    // maps' entries stay in the tree. (A merge key itself has no tag: is_merge_key().)
+    if (sources.IsSequence()) refuse_tag(sources, file, merge_path);
     for (const YAML::Node& map : maps) refuse_tag(map, file, merge_path);
     for (std::size_t i = 0; i < maps.size(); ++i) {
       merge_node(maps[i], file,
