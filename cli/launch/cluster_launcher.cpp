@@ -103,6 +103,29 @@ std::string how(const ChildExit& exit) {
   return "exit code " + std::to_string(exit.exit_code);
 }
 
+/// The last line process `name` printed, without its program's prefix ("tagflow node NAME: "):
+/// why a process that exited with an error code did; "" when it printed nothing.
+std::string last_words(const std::string& name, const ProcessSupervisor& supervisor) {
+  const std::vector<std::string> lines = supervisor.tail(name);
+  for (auto line = lines.rbegin(); line != lines.rend(); ++line) {
+    if (line->find_first_not_of(" \t") == std::string::npos) continue;
+    for (const char* program : {"tagflow node ", "tagflow-torch node "}) {
+      const std::string prefix = program + name + ": ";
+      if (line->rfind(prefix, 0) == 0) return line->substr(prefix.size());
+    }
+    return *line;
+  }
+  return "";
+}
+
+/// how(), followed by the process's own reason when it exited with an error code (a federate
+/// that found no coordinator to join, say): "exit code 4: federate 'replay': no START ...".
+std::string how_in_its_words(const ChildExit& exit, const ProcessSupervisor& supervisor) {
+  if (exit.signaled) return how(exit);
+  const std::string words = last_words(exit.name, supervisor);
+  return words.empty() ? how(exit) : how(exit) + ": " + words;
+}
+
 /// The failure that started it: a process that died on its own, rather than one that exited 4
 /// because another federate failed, or the coordinator reporting it.
 const ChildExit& root_cause(const std::vector<ChildExit>& exits) {
@@ -483,7 +506,7 @@ hosts::RestartRecord restart_actor_process(
     ProgressReporter& reporter, ActorRestarts& state) {
   hosts::RestartRecord record;
   record.process = dead.name;
-  record.how = how(dead);
+  record.how = how_in_its_words(dead, supervisor);
   const cluster::ProcessPlan* process = nullptr;
   for (const cluster::ProcessPlan& p : plan.processes) {
     if (p.name == dead.name) process = &p;
@@ -830,7 +853,11 @@ void ClusterLaunch::restart_cluster(Attempt& attempt) {
   const bool consequence = ended_by_the_run(cause) || !remote_host_of(cause.name).empty();
   const std::string report = coordinator_report(attempt.supervisor);
   const std::string told = consequence ? coordinator_told(cause, attempt.supervisor, report) : "";
-  if (!told.empty()) {
+  if (told.empty()) {
+    // Its own reason, then: a federate that found no coordinator to join exits 4 as one the
+    // coordinator told of another's failure does, and only its log says which.
+    record.how = how_in_its_words(cause, attempt.supervisor);
+  } else {
     std::cerr << "tagflow up: the run failed: " << told << where_federate_ran(config_, plan_, told)
               << "\n";
     if (const std::string dead = declared_dead(told, plan_); !dead.empty()) {

@@ -197,6 +197,45 @@ TEST_F(TagflowUp, HostNameStartsOnlyThatHostsProcessesAndSigtermStopsThem) {
   for (const auto& [name, pid] : pids) EXPECT_FALSE(alive(pid)) << name << " outlived the launcher";
 }
 
+// A host started while the coordinator's host is not: its processes wait `join_timeout` + 5 s for
+// a START, exit, and are restarted, as the file allows, to wait again. Each restart says why, in
+// the process's own words: it exits 4 as a federate told of another's failure does.
+TEST_F(TagflowUp, AHostThatFindsNoCoordinatorSaysWhyAtEachRestart) {
+  if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the inference process needs tagflow-torch";
+  testing::LocalClusterOptions options;
+  options.stop = "env_steps: 800";
+  options.port = testing::local_cluster_ports_from(base_port_);
+  options.hosts = "  a: {address: 127.0.0.1}\n  b: {address: 127.0.0.1}\n";
+  options.host = {{"coordinator", "b"},
+                  {"replay", "b"},
+                  {"learner", "b"},
+                  {"sampler", "a"},
+                  {"inference", "a"}};
+  options.checkpoint = "{every: 200ms, keep: 2}";
+  options.restart = "{max: 1}";
+  std::string text = testing::local_cluster_yaml(options);
+  const std::string heartbeat = "  heartbeat_timeout: 2s\n";
+  const std::size_t at = text.find(heartbeat);
+  ASSERT_NE(at, std::string::npos) << text;
+  text.insert(at + heartbeat.size(), "  join_timeout: 1s\n");
+  write("alone.yaml", text);
+  EXPECT_EQ(run({"up", path("alone.yaml"), "--host", "a", "--log-dir", path("logs-a"), "--quiet"},
+                dir_, "a", 90s),
+            1);
+  const std::string err = read_text_file(dir_ / "a.err");
+  const std::size_t restart =
+      err.find("; restart 1 of 1 from the checkpoint the coordinator's host");
+  ASSERT_NE(restart, std::string::npos) << err;
+  const std::size_t line = err.rfind('\n', restart) + 1;
+  const std::string said = err.substr(line, restart - line);
+  EXPECT_NE(said.find(" exit code 4: federate '"), std::string::npos) << said;
+  EXPECT_NE(said.find("': no START from the coordinator at tcp://127.0.0.1:" +
+                      std::to_string(base_port_) + " within 6000 ms"),
+            std::string::npos)
+      << said;
+  EXPECT_EQ(err.find("restart 2 of"), std::string::npos) << err;
+}
+
 std::string digest_of(const fs::path& summary) {
   const nlohmann::json json = nlohmann::json::parse(read_text_file(summary), nullptr, false);
   if (json.is_discarded() || !json.contains("digest"))
