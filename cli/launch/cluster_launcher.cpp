@@ -650,10 +650,18 @@ void ClusterLaunch::open_log_dir() {
       log_dir_ = stem + "-" + std::to_string(n);
     }
   }
+  // A directory that cannot be made is a bad argument, as a --summary path is (exit 2): the one
+  // given with --log-dir, or the default under the working directory, which --log-dir moves.
   std::error_code error;
   std::filesystem::create_directories(log_dir_, error);
+  if (error && !options_.log_dir.empty()) {
+    end_launch("--log-dir " + log_dir_ + ": cannot create the directory: " + error.message(),
+               kExitBadFile);
+  }
   if (error) {
-    end_launch("cannot create the log directory " + log_dir_ + ": " + error.message(), kExitFailed);
+    end_launch("cannot create the log directory " + log_dir_ + ": " + error.message() +
+                   " (--log-dir DIR puts it elsewhere)",
+               kExitBadFile);
   }
 }
 

@@ -30,6 +30,7 @@
 #include "nodes/cluster/federation_plan.hpp"
 #include "tests/support/cluster_files.hpp"
 #include "tests/support/launched_processes.hpp"
+#include "tests/support/run_command.hpp"
 
 namespace tagflow::cli {
 namespace {
@@ -300,6 +301,30 @@ TEST_F(TagflowUp, ProcessPlacementOptionsWithPlacementSingleExitTwoSayingWhy) {
     EXPECT_NE(err.find("tagflow up: " + why), std::string::npos) << err;
   }
   EXPECT_FALSE(fs::exists(dir_ / "logs"));
+}
+
+// A log directory that cannot be made is a bad argument too, refused before any process starts:
+// the one --log-dir names, or the default one under a working directory that cannot hold it.
+TEST_F(TagflowUp, ALogDirectoryThatCannotBeMadeIsRefusedBeforeAnyProcessStarts) {
+  write("short.yaml", shortened_local(base_port_, "env_steps: 800"));
+  write("plain-file", "x");
+  const std::string logs = path("plain-file") + "/logs";
+  EXPECT_EQ(run({"up", path("short.yaml"), "--quiet", "--log-dir", logs}, dir_, "given"), 2);
+  const std::string given = read_text_file(dir_ / "given.err");
+  EXPECT_NE(given.find("tagflow up: --log-dir " + logs + ": cannot create the directory: "),
+            std::string::npos)
+      << given;
+  EXPECT_EQ(given.find("cpu_bind"), std::string::npos) << given;  // nothing was started
+  // The default, runs/NAME-TIME, under a working directory where `runs` is a plain file.
+  write("runs", "x");
+  const auto result = testing::run_command("cd " + dir_.string() + " && " + TAGFLOW_BIN_DIR +
+                                           "/tagflow up " + path("short.yaml") + " --quiet 2>&1");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("tagflow up: cannot create the log directory runs/"),
+            std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("(--log-dir DIR puts it elsewhere)"), std::string::npos)
+      << result.output;
 }
 
 // --resume of a file that cannot resume (no checkpoint:, or actor mode) is refused before
