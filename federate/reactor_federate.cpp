@@ -23,6 +23,7 @@ ReactorFederate::ReactorFederate(const FederationSpec& spec, std::string id,
         &options_.metrics->counter(Metric::federation_grants, {{"by", "coordinator"}});
     by_upstreams_ = &options_.metrics->counter(Metric::federation_grants, {{"by", "upstreams"}});
     deferred_waits_ = &options_.metrics->counter(Metric::federation_deferred_waits);
+    started_ = &options_.metrics->gauge(Metric::federation_started);  // 0 until START
   }
   if (const FederateSpec* me = spec_.find(id_)) {
     for (const UpstreamLink& link : me->upstreams) upstream_ids_.push_back(link.federate);
@@ -41,6 +42,7 @@ WireTag ReactorFederate::join(std::chrono::milliseconds timeout) {
   client_ = std::make_unique<FederateClient>(context_, options);
   const ControlMessage start = client_->join(timeout, [this] { plane_.watch_connections(); });
   plane_.connect(start, options_.protocol_version);
+  if (started_ != nullptr) started_->Set(1);
   return start.tag;
 }
 

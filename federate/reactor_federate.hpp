@@ -60,7 +60,8 @@
 // Metrics (options.metrics): tagflow_transport_{messages,sent_bytes}_... per downstream peer,
 // _received_... per upstream peer, tagflow_transport_invalid_messages_total{peer, reason}, and
 // tagflow_federation_grants_total{by="coordinator"|"upstreams"}: which grants let it run further,
-// and tagflow_federation_deferred_waits_total: the waits it left unreported.
+// tagflow_federation_deferred_waits_total: the waits it left unreported, and
+// tagflow_federation_started: 0 until join() has the coordinator's START, then 1.
 // Thread-safety: construct, join, declare and run from one thread; send() is called by
 // NetworkSender from worker threads; the ProcessMetrics must outlive the federate.
 #pragma once
@@ -75,6 +76,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <prometheus/gauge.h>
 
 #include "common/event_fd.hpp"
 #include "federate/cycle_inputs.hpp"
@@ -282,6 +285,7 @@ class ReactorFederate {
   prometheus::Counter* by_coordinator_ = nullptr;  // tagflow_federation_grants_total{by}
   prometheus::Counter* by_upstreams_ = nullptr;
   prometheus::Counter* deferred_waits_ = nullptr;  // tagflow_federation_deferred_waits_total
+  prometheus::Gauge* started_ = nullptr;           // tagflow_federation_started
   // Waits left unreported (PROTOCOL.md §3.9), socket owner only.
   static constexpr int kMaxDeferredTags = 64;  // completed tags one deferral may hold
   static constexpr int kMaxEagerStretch = 64;  // waits reported in a row after a request

@@ -54,6 +54,7 @@ enum class Metric {
   transport_invalid_messages,
   federation_grants,
   federation_deferred_waits,
+  federation_started,
   checkpoint_parts,
   checkpoint_written_bytes,
   checkpoint_resumed_from,

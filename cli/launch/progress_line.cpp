@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "monitoring/metric_catalogue.hpp"
 #include "nodes/kind/registry.hpp"
 #include "nodes/node_metrics.hpp"
 
@@ -14,6 +15,12 @@ using nodes::family::kEpisodes;
 using nodes::family::kLearnerUpdates;
 using nodes::family::kReturnMean;
 using nodes::family::kWeightsVersion;
+
+/// Reactor mode: 0 while a federate waits for the coordinator's START.
+const std::string& started_family() {
+  static const std::string name = monitoring::spec(monitoring::Metric::federation_started).name;
+  return name;
+}
 
 std::optional<double> value_of(const ProbeResult& probe, const std::string& family) {
   const auto it = probe.values.find(family);
@@ -37,8 +44,8 @@ std::string format_rate(double value) {
 }
 
 const std::vector<std::string>& ProgressLine::families() {
-  static const std::vector<std::string> names{kEnvSteps, kEpisodes, kReturnMean, kLearnerUpdates,
-                                              kWeightsVersion};
+  static const std::vector<std::string> names{kEnvSteps,       kEpisodes,       kReturnMean,
+                                              kLearnerUpdates, kWeightsVersion, started_family()};
   return names;
 }
 
@@ -71,7 +78,13 @@ std::string ProgressLine::update(Clock::time_point now, const std::vector<Proces
   int returns = 0;
   std::optional<double> learner_version;
   std::optional<double> any_version;
+  int federates = 0;  // reactor mode: replicas that answered with tagflow_federation_started
+  int waiting = 0;    // of which still wait for the coordinator's START
   for (const ProcessSample& sample : round) {
+    if (const auto started = value_of(sample.probe, started_family())) {
+      ++federates;
+      if (*started == 0.0) ++waiting;
+    }
     if (const auto version = value_of(sample.probe, kWeightsVersion)) {
       any_version = std::max(any_version.value_or(0.0), *version);
       if (sample.kind == "learner") {
@@ -104,6 +117,10 @@ std::string ProgressLine::update(Clock::time_point now, const std::vector<Proces
   line += multi_agent ? " | env nodes " : " | samplers ";
   line += std::to_string(samplers_answering) + "/" + std::to_string(samplers);
   if (joined > 0) line += " (" + std::to_string(joined) + " joined)";
+  if (waiting > 0) {
+    line += " | waiting for the coordinator's START: " + std::to_string(waiting) + "/" +
+            std::to_string(federates);
+  }
   return line;
 }
 
