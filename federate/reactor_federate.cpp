@@ -23,7 +23,7 @@ ReactorFederate::ReactorFederate(const FederationSpec& spec, std::string id,
         &options_.metrics->counter(Metric::federation_grants, {{"by", "coordinator"}});
     by_upstreams_ = &options_.metrics->counter(Metric::federation_grants, {{"by", "upstreams"}});
     deferred_waits_ = &options_.metrics->counter(Metric::federation_deferred_waits);
-    started_ = &options_.metrics->gauge(Metric::federation_started);  // 0 until START
+    waiting_for_start_ = &options_.metrics->gauge(Metric::federation_waiting_for_start);
   }
   if (const FederateSpec* me = spec_.find(id_)) {
     for (const UpstreamLink& link : me->upstreams) upstream_ids_.push_back(link.federate);
@@ -40,9 +40,10 @@ WireTag ReactorFederate::join(std::chrono::milliseconds timeout) {
   options.answer_stop_requests = false;  // answered with the scheduler's floor (handle_stop)
   options.protocol_version = options_.protocol_version;
   client_ = std::make_unique<FederateClient>(context_, options);
+  if (waiting_for_start_ != nullptr) waiting_for_start_->Set(1);
   const ControlMessage start = client_->join(timeout, [this] { plane_.watch_connections(); });
   plane_.connect(start, options_.protocol_version);
-  if (started_ != nullptr) started_->Set(1);
+  if (waiting_for_start_ != nullptr) waiting_for_start_->Set(0);
   return start.tag;
 }
 

@@ -61,7 +61,7 @@
 // _received_... per upstream peer, tagflow_transport_invalid_messages_total{peer, reason}, and
 // tagflow_federation_grants_total{by="coordinator"|"upstreams"}: which grants let it run further,
 // tagflow_federation_deferred_waits_total: the waits it left unreported, and
-// tagflow_federation_started: 0 until join() has the coordinator's START, then 1.
+// tagflow_federation_waiting_for_start: 1 while join() waits for the coordinator's START.
 // Thread-safety: construct, join, declare and run from one thread; send() is called by
 // NetworkSender from worker threads; the ProcessMetrics must outlive the federate.
 #pragma once
@@ -284,8 +284,8 @@ class ReactorFederate {
   std::uint64_t control_sends_read_out_ = 0;       // client_->sends() when it was
   prometheus::Counter* by_coordinator_ = nullptr;  // tagflow_federation_grants_total{by}
   prometheus::Counter* by_upstreams_ = nullptr;
-  prometheus::Counter* deferred_waits_ = nullptr;  // tagflow_federation_deferred_waits_total
-  prometheus::Gauge* started_ = nullptr;           // tagflow_federation_started
+  prometheus::Counter* deferred_waits_ = nullptr;   // tagflow_federation_deferred_waits_total
+  prometheus::Gauge* waiting_for_start_ = nullptr;  // tagflow_federation_waiting_for_start
   // Waits left unreported (PROTOCOL.md §3.9), socket owner only.
   static constexpr int kMaxDeferredTags = 64;  // completed tags one deferral may hold
   static constexpr int kMaxEagerStretch = 64;  // waits reported in a row after a request

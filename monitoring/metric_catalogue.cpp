@@ -78,9 +78,9 @@ std::vector<MetricSpec> make_catalogue() {
               "Reactor mode: waits for a grant this federate did not report to the coordinator, "
               "counting on its upstreams' COMPLETED notices (federation/PROTOCOL.md 3.9).",
               "", {}, kNodes),
-      gauge(Metric::federation_started, "tagflow_federation_started",
-            "Reactor mode: 0 while this federate waits for the coordinator's START (it joins, "
-            "federation/PROTOCOL.md 2), 1 once the run started for it.",
+      gauge(Metric::federation_waiting_for_start, "tagflow_federation_waiting_for_start",
+            "Reactor mode: 1 while this federate waits for the coordinator's START (it joins, "
+            "federation/PROTOCOL.md 2), else 0.",
             "", {}, kNodes),
       counter(Metric::checkpoint_parts, "tagflow_checkpoint_parts_total",
               "Reactor mode: checkpoint parts this federate wrote (federation/PROTOCOL.md 9).", "",

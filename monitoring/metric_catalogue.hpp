@@ -54,7 +54,7 @@ enum class Metric {
   transport_invalid_messages,
   federation_grants,
   federation_deferred_waits,
-  federation_started,
+  federation_waiting_for_start,
   checkpoint_parts,
   checkpoint_written_bytes,
   checkpoint_resumed_from,

@@ -16,9 +16,10 @@ using nodes::family::kLearnerUpdates;
 using nodes::family::kReturnMean;
 using nodes::family::kWeightsVersion;
 
-/// Reactor mode: 0 while a federate waits for the coordinator's START.
-const std::string& started_family() {
-  static const std::string name = monitoring::spec(monitoring::Metric::federation_started).name;
+/// Reactor mode: 1 while a federate waits for the coordinator's START (0 in actor mode).
+const std::string& waiting_family() {
+  static const std::string name =
+      monitoring::spec(monitoring::Metric::federation_waiting_for_start).name;
   return name;
 }
 
@@ -45,7 +46,7 @@ std::string format_rate(double value) {
 
 const std::vector<std::string>& ProgressLine::families() {
   static const std::vector<std::string> names{kEnvSteps,       kEpisodes,       kReturnMean,
-                                              kLearnerUpdates, kWeightsVersion, started_family()};
+                                              kLearnerUpdates, kWeightsVersion, waiting_family()};
   return names;
 }
 
@@ -78,12 +79,12 @@ std::string ProgressLine::update(Clock::time_point now, const std::vector<Proces
   int returns = 0;
   std::optional<double> learner_version;
   std::optional<double> any_version;
-  int federates = 0;  // reactor mode: replicas that answered with tagflow_federation_started
-  int waiting = 0;    // of which still wait for the coordinator's START
+  int federates = 0;  // replicas that answered with tagflow_federation_waiting_for_start
+  int waiting = 0;    // of which still wait for the coordinator's START (reactor mode)
   for (const ProcessSample& sample : round) {
-    if (const auto started = value_of(sample.probe, started_family())) {
+    if (const auto waits = value_of(sample.probe, waiting_family())) {
       ++federates;
-      if (*started == 0.0) ++waiting;
+      if (*waits > 0.0) ++waiting;
     }
     if (const auto version = value_of(sample.probe, kWeightsVersion)) {
       any_version = std::max(any_version.value_or(0.0), *version);
