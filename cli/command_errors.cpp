@@ -3,12 +3,19 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "common/atomic_file.hpp"
 
 namespace tagflow::cli {
 
 void fail_command(const std::string& command, const std::string& message, int code) {
   std::cerr << "tagflow " << command << ": " << message << "\n";
   throw CLI::RuntimeError(code);
+}
+
+std::string unwritable_output(const std::string& option, const std::string& path) {
+  if (path.empty()) return "";
+  const std::string why = prepare_output_file(path);
+  return why.empty() ? "" : option + " " + path + ": " + why;
 }
 
 int parse_error_status(const CLI::App& app, const CLI::ParseError& error) {

@@ -29,6 +29,11 @@ inline constexpr int kExitInterrupted = 130;
 [[nodiscard]] int parse_error_status(const CLI::App& app, const CLI::ParseError& error);
 /// Prints "tagflow COMMAND: MESSAGE" to stderr and throws CLI::RuntimeError(code).
 [[noreturn]] void fail_command(const std::string& command, const std::string& message, int code);
+/// Why the file an option names (`--summary PATH`), written at the end of a run, could not be
+/// written then, as "OPTION PATH: why" (prepare_output_file(), which makes its missing
+/// directories); "" when it can be, or when `path` is empty (the option was not given). A bad
+/// argument: the commands refuse it with kExitBadFile before the run.
+[[nodiscard]] std::string unwritable_output(const std::string& option, const std::string& path);
 
 void add_doctor_command(CLI::App& app);
 void add_bench_command(CLI::App& app);

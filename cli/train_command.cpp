@@ -69,9 +69,8 @@ void run_train(const TrainOptions& options) {
        {std::pair<const char*, const std::string&>{"--summary", options.summary_path},
         {"--save-policy", options.policy_path},
         {"--save-weights", options.weights_path}}) {
-    if (path.empty()) continue;
-    if (const std::string why = prepare_output_file(path); !why.empty()) {
-      fail_command("train", std::string(option) + " " + path + ": " + why, kExitBadFile);
+    if (const std::string why = unwritable_output(option, path); !why.empty()) {
+      fail_command("train", why, kExitBadFile);
     }
   }
   set_torch_threads(options.threads);

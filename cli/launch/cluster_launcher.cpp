@@ -25,7 +25,6 @@
 #include "cli/launch/progress_reporter.hpp"
 #include "cli/launch/remote_hosts.hpp"
 #include "cli/launch/run_report.hpp"
-#include "common/atomic_file.hpp"
 #include "common/state_stream.hpp"
 #include "federation/checkpoint_store.hpp"
 #include "hosts/actor/replica_spawner.hpp"
@@ -638,10 +637,8 @@ void ClusterLaunch::open_log_dir() {
   }
   // The summary is written at the end: a path it cannot be written to is refused now, before the
   // run directory is made.
-  if (!options_.summary_path.empty()) {
-    if (const std::string why = prepare_output_file(options_.summary_path); !why.empty()) {
-      end_launch("--summary " + options_.summary_path + ": " + why, kExitBadFile);
-    }
+  if (const std::string why = unwritable_output("--summary", options_.summary_path); !why.empty()) {
+    end_launch(why, kExitBadFile);
   }
   if (log_dir_.empty()) {  // a new directory per run, even for two runs in the same second
     const std::string stem = default_log_dir(config_.name, std::chrono::system_clock::now());

@@ -80,10 +80,8 @@ void run_up(const UpOptions& options) {
     fail_command("up", refused, kExitBadFile);
   }
   // The summary is written at the end: a path it cannot be written to is refused now.
-  if (!options.summary_path.empty()) {
-    if (const std::string why = prepare_output_file(options.summary_path); !why.empty()) {
-      fail_command("up", "--summary " + options.summary_path + ": " + why, kExitBadFile);
-    }
+  if (const std::string why = unwritable_output("--summary", options.summary_path); !why.empty()) {
+    fail_command("up", why, kExitBadFile);
   }
   cluster::ClusterConfig config;
   try {
