@@ -10,7 +10,8 @@
 // listed are written once); with neither option it writes the coordinator's pair. For a cluster
 // file it also writes the actor-mode TLS credentials into DIR/actor: a CA certificate and a
 // certificate + key per process, plus `join` (actors/actor_credentials.hpp). Errors: exit 2
-// for a file that does not load, 1 for an existing key without --force or a write failure.
+// for a file that does not load or a DIR that cannot be made, 1 for an existing key without
+// --force (checked for every pair before any is written) or a write failure.
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -97,12 +98,32 @@ void add_keys_command(CLI::App& app) {
       }
       if (wanted.empty()) wanted.push_back({"coordinator", ""});
       const bool force = generate->count("--force") > 0;
-      for (const KeyOwner& owner : wanted) {
-        const std::filesystem::path secret = std::filesystem::path(*dir) / (owner.name + ".key");
-        if (!force && std::filesystem::exists(secret)) {
-          fail_command("keys", secret.string() + " exists; pass --force to overwrite it",
+      // Everything is checked before anything is written: a refused command leaves DIR as it was.
+      std::error_code made;
+      std::filesystem::create_directories(*dir, made);
+      if (made) {
+        fail_command("keys", *dir + ": cannot create the directory: " + made.message(),
+                     kExitBadFile);
+      }
+      if (!force) {
+        std::vector<std::string> existing;
+        for (const KeyOwner& owner : wanted) {
+          const std::filesystem::path secret = std::filesystem::path(*dir) / (owner.name + ".key");
+          if (std::filesystem::exists(secret)) existing.push_back(secret.string());
+        }
+        const std::filesystem::path ca = std::filesystem::path(*dir) / "actor" / "ca.crt";
+        if (!processes.empty() && std::filesystem::exists(ca)) existing.push_back(ca.string());
+        if (!existing.empty()) {
+          std::string more;
+          if (existing.size() > 1) more = " (and " + std::to_string(existing.size() - 1) + " more)";
+          fail_command("keys",
+                       existing.front() + " exists" + more +
+                           "; nothing was written; pass --force to overwrite",
                        kExitFailed);
         }
+      }
+      for (const KeyOwner& owner : wanted) {
+        const std::filesystem::path secret = std::filesystem::path(*dir) / (owner.name + ".key");
         transport::write_key_pair(*dir, owner.name, transport::generate_curve_key_pair());
         std::cout << "wrote " << (std::filesystem::path(*dir) / (owner.name + ".pub")).string()
                   << " and " << secret.string();
@@ -111,9 +132,6 @@ void add_keys_command(CLI::App& app) {
       }
       if (!processes.empty()) {
         const std::filesystem::path ca = std::filesystem::path(*dir) / "actor" / "ca.crt";
-        if (!force && std::filesystem::exists(ca)) {
-          fail_command("keys", ca.string() + " exists; pass --force to overwrite it", kExitFailed);
-        }
         actors::mint_actor_credentials(*dir, processes);
         std::cout << "wrote " << ca.string() << " and a TLS certificate and key per process for "
                   << "actor mode (" << processes.size() << ", with join)\n";

@@ -57,7 +57,9 @@ void write_key_pair(const std::filesystem::path& dir, const std::string& name,
                     const CurveKeyPair& pair) {
   std::error_code error;
   std::filesystem::create_directories(dir, error);
-  if (error) throw CurveKeyError("cannot create key directory " + dir.string());
+  if (error) {
+    throw CurveKeyError("cannot create key directory " + dir.string() + ": " + error.message());
+  }
   // The secret key file is created private before the key is written into it.
   const std::filesystem::path secret = dir / (name + ".key");
   write_key_file(secret, "", 0600);

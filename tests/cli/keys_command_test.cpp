@@ -146,5 +146,27 @@ TEST_F(KeysGenerate, ExistingKeysNeedForce) {
   EXPECT_NE(transport::read_key_pair(out, "replay").secret_key, before);
 }
 
+TEST_F(KeysGenerate, OneExistingKeyAmongManyWritesNothing) {
+  const std::string out = (dir_ / "keys").string();
+  ASSERT_EQ(keys({out, "--name", "b"}).exit_code, 0);  // b.key exists, a and c do not
+  const std::string before = transport::read_key_pair(out, "b").secret_key;
+  const Result again = keys({out, "--name", "a", "--name", "b", "--name", "c"});
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_NE(again.err.find("b.key exists"), std::string::npos) << again.err;
+  EXPECT_NE(again.err.find("nothing was written"), std::string::npos) << again.err;
+  EXPECT_FALSE(fs::exists(dir_ / "keys" / "a.key"));  // a comes before b: checked, not written
+  EXPECT_FALSE(fs::exists(dir_ / "keys" / "c.key"));
+  EXPECT_EQ(transport::read_key_pair(out, "b").secret_key, before);
+}
+
+TEST_F(KeysGenerate, ADirectoryThatCannotBeMadeIsABadArgumentWithTheReason) {
+  const std::string file = write("plain-file", "not a directory\n");
+  const Result r = keys({file + "/keys", "--name", "a"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(file + "/keys: cannot create the directory: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Not a directory"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
 }  // namespace
 }  // namespace tagflow::cli
