@@ -99,6 +99,8 @@ void run_reactor_node(const NodeOptions& o, const cluster::ClusterConfig& config
     fail(o, e.what(), kExitBadFile);
   } catch (const std::invalid_argument& e) {  // ParamError, an unknown env, ...
     fail(o, e.what(), kExitBadFile);
+  } catch (const coordinator::FederateSetupError& e) {  // its own, not the federation's
+    fail(o, e.what(), kExitFailed);
   } catch (const coordinator::FederationError& e) {
     fail(o, e.what(), kExitFederation);
   } catch (const coordinator::FederationConfigError& e) {

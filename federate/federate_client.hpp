@@ -35,6 +35,14 @@ class FederationError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// This federate could not start, for a reason of its own that no other federate caused (its data
+/// endpoint cannot be bound): `tagflow node` exits 1 for it, not 4, so that its launcher reports
+/// the death to the coordinator (PROTOCOL.md §8.1).
+class FederateSetupError : public FederationError {
+ public:
+  using FederationError::FederationError;
+};
+
 /// This federate cannot go on: a data message that its grants count was dropped (PROTOCOL.md
 /// §3.4). The runtimes report it to the coordinator (report_failure) before they stop.
 class DataLossError : public FederationError {

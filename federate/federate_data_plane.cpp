@@ -59,8 +59,8 @@ FederateDataPlane::FederateDataPlane(zmq::context_t& context, const FederationSp
   try {
     data_.bind(bind_endpoint);
   } catch (const zmq::error_t& e) {
-    throw FederationError("federate '" + id_ + "': cannot listen for data on " + bind_endpoint +
-                          ": " + e.what());
+    throw FederateSetupError("federate '" + id_ + "': cannot listen for data on " + bind_endpoint +
+                             ": " + e.what());
   }
   endpoint_ = data_.get(zmq::sockopt::last_endpoint);
   // Upstreams on this machine connect to its Unix-socket twin instead (WIRE.md §1.1).

@@ -275,14 +275,16 @@ bool run_replicas(const ClusterConfig& config, const coordinator::FederationSpec
   return timed_out;
 }
 
-/// Rethrows a replica's own error first; a federation error (which may only be the echo of it)
-/// else.
+/// Rethrows a replica's own error first (one that could not start among them); a federation
+/// error (which may only be the echo of it) else.
 void rethrow_replica_errors(const std::vector<std::unique_ptr<ReplicaRun>>& runs) {
   std::exception_ptr federation_error;
   for (const auto& run : runs) {
     if (!run->error) continue;
     try {
       std::rethrow_exception(run->error);
+    } catch (const coordinator::FederateSetupError&) {
+      throw;
     } catch (const coordinator::FederationError&) {
       if (!federation_error) federation_error = run->error;
     } catch (...) {

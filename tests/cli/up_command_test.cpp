@@ -237,6 +237,33 @@ TEST_F(TagflowUp, AHostThatFindsNoCoordinatorSaysWhyAtEachRestart) {
   EXPECT_EQ(err.find("restart 2 of"), std::string::npos) << err;
 }
 
+// A process that cannot bind its data port fails on its own, before it joins: it exits 1, not 4
+// (the code of a federate ended by another's failure), so the launcher names it at once and tells
+// the coordinator.
+TEST_F(TagflowUp, ADataPortTakenByAnotherProgramFailsItsProcessWithExitOne) {
+  if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the learner and inference processes need tagflow-torch";
+  write("local.yaml", shortened_local(base_port_, "env_steps: 800"));
+  const int replay_port = testing::local_cluster_ports_from(base_port_)(7620);  // the replay's
+  const int holder = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(holder, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(replay_port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(holder, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  ASSERT_EQ(::listen(holder, 1), 0);
+  const int status =
+      run({"up", path("local.yaml"), "--log-dir", path("logs"), "--quiet"}, dir_, "taken", 90s);
+  ::close(holder);
+  EXPECT_EQ(status, 1);
+  const std::string err = read_text_file(dir_ / "taken.err");
+  EXPECT_NE(err.find("tagflow up: node replay failed (exit code 1)"), std::string::npos) << err;
+  EXPECT_NE(err.find("federate 'replay': cannot listen for data on tcp://127.0.0.1:" +
+                     std::to_string(replay_port) + ": Address already in use"),
+            std::string::npos)
+      << err;
+}
+
 std::string digest_of(const fs::path& summary) {
   const nlohmann::json json = nlohmann::json::parse(read_text_file(summary), nullptr, false);
   if (json.is_discarded() || !json.contains("digest"))
