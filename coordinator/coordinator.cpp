@@ -109,6 +109,7 @@ Coordinator::~Coordinator() {
   guard_.reset();
   (void)zmq_socket_monitor(router_.handle(), nullptr, 0);
   closed_events_.close();
+  twin_.remove();  // while router_ still holds the TCP port (local_links.hpp)
   router_.close();
   zap_.reset();
 }
@@ -161,7 +162,7 @@ std::string Coordinator::bind(const std::string& endpoint) {
   router_.bind(endpoint.empty() ? spec_.address : endpoint);
   std::string bound = router_.get(zmq::sockopt::last_endpoint);
   // Federates and launchers on this machine connect to its Unix-socket twin (WIRE.md §1.1).
-  (void)transport::bind_local_twin(router_, bound);
+  twin_.adopt(transport::bind_local_twin(router_, bound));
   return bound;
 }
 

@@ -43,6 +43,7 @@
 #include "federation/control_message.hpp"
 #include "federation/federation_spec.hpp"
 #include "transport/connection_guard.hpp"
+#include "transport/local_links.hpp"
 #include "transport/peer_drop_counters.hpp"
 #include "transport/zap_authenticator.hpp"
 
@@ -274,6 +275,7 @@ class Coordinator {
   std::unique_ptr<transport::ZapAuthenticator> zap_;
   std::map<std::string, std::string> key_owner_;  // CURVE public key → federate id
   zmq::socket_t router_;
+  transport::TwinFile twin_;      // the router's Unix-socket twin's file; removed before it closes
   zmq::socket_t closed_events_;   // the router's DISCONNECTED (and ACCEPTED) events (monitor)
   bool closed_read_out_ = false;  // closed_events_ asked or read to its end since it had news
   std::unique_ptr<transport::ConnectionGuard> guard_;  // without CURVE (WIRE.md §3.1)

@@ -64,7 +64,7 @@ FederateDataPlane::FederateDataPlane(zmq::context_t& context, const FederationSp
   }
   endpoint_ = data_.get(zmq::sockopt::last_endpoint);
   // Upstreams on this machine connect to its Unix-socket twin instead (WIRE.md §1.1).
-  (void)transport::bind_local_twin(data_, endpoint_);
+  twin_.adopt(transport::bind_local_twin(data_, endpoint_));
   for (const UpstreamLink& up : me_->upstreams) {
     (void)upstreams_[up.federate];
     validator_.allow_peer(up.federate);  // a port it does not accept is then unknown_port
@@ -105,6 +105,7 @@ FederateDataPlane::~FederateDataPlane() {
   for (int i = 0; i < 100000 && data_.recv(unread, zmq::recv_flags::dontwait); ++i) {
   }
   guard_.reset();
+  twin_.remove();  // while data_ still holds the TCP port (local_links.hpp)
   data_.close();
   zap_.reset();
 }

@@ -60,6 +60,7 @@
 #include "common/value_log.hpp"
 #include "federate/federate_client.hpp"
 #include "transport/connection_guard.hpp"
+#include "transport/local_links.hpp"
 #include "transport/message_validator.hpp"
 #include "transport/payload.hpp"
 #include "transport/peer_drop_counters.hpp"
@@ -259,7 +260,8 @@ class FederateDataPlane {
   zmq::socket_t data_;
   std::unique_ptr<transport::ConnectionGuard> guard_;  // without CURVE; before data_ closes
   std::string endpoint_;
-  transport::WireHeader outgoing_;             // header_to()'s
+  transport::TwinFile twin_;        // its Unix-socket twin's file; removed before data_ closes
+  transport::WireHeader outgoing_;  // header_to()'s
   std::map<std::string, Upstream> upstreams_;  // every upstream, by id
   WireTag completed_tag_ = transport::kNever;  // the latest tag completed
   int unreported_ = 0;                         // completed tags not yet reported by an LTC

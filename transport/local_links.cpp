@@ -131,6 +131,26 @@ std::optional<std::string> bind_local_twin(zmq::socket_t& socket,
   return twin;
 }
 
+void TwinFile::adopt(const std::optional<std::string>& twin) {
+  remove();
+  if (!twin) return;
+  const std::string path = twin->substr(std::strlen("ipc://"));
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0 || !S_ISSOCK(info.st_mode)) return;
+  path_ = path;
+  device_ = info.st_dev;
+  inode_ = info.st_ino;
+}
+
+void TwinFile::remove() noexcept {
+  if (path_.empty()) return;
+  struct stat info {};
+  if (::stat(path_.c_str(), &info) == 0 && info.st_dev == device_ && info.st_ino == inode_) {
+    (void)::unlink(path_.c_str());
+  }
+  path_.clear();
+}
+
 std::string nearest_endpoint(const std::string& endpoint) {
   if (!local_links_enabled() || !is_local_address(endpoint)) return endpoint;
   const std::optional<std::string> twin = local_twin(endpoint);

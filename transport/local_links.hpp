@@ -1,9 +1,9 @@
 // Same-host links without TCP (WIRE.md §1.1). A socket that listens on a TCP endpoint also listens
 // on that endpoint's *local twin*, a Unix domain socket (ZeroMQ `ipc://`) whose path is made from
-// the TCP address and port: `ipc:///tmp/tagflow-ipc-UID/ADDRESS-PORT`. A process about to connect
-// to `tcp://ADDRESS:PORT` connects to the twin instead when ADDRESS is one of its own network
-// namespace's addresses (so the listener is on this machine, in this namespace) and the twin
-// exists. Nothing is exchanged to decide it, so both ends need no protocol change, and a peer
+// the TCP address and port: `ipc:///tmp/tagflow-ipc-UID/NETNS/ADDRESS-PORT`. A process about to
+// connect to `tcp://ADDRESS:PORT` connects to the twin instead when ADDRESS is one of its own
+// network namespace's addresses (so the listener is on this machine, in this namespace) and the
+// twin exists. Nothing is exchanged to decide it, so both ends need no protocol change, and a peer
 // that has no twin is reached over TCP as before.
 //
 // The twins live in a directory only this user can enter (mode 0700), so only this user's
@@ -12,6 +12,8 @@
 // listens on its twins).
 // Thread-safety: the functions are safe to call from any thread.
 #pragma once
+
+#include <sys/types.h>
 
 #include <optional>
 #include <string>
@@ -34,6 +36,29 @@ bool is_local_address(const std::string& tcp_endpoint);
 /// simply stays TCP).
 std::optional<std::string> bind_local_twin(zmq::socket_t& socket,
                                            const std::string& bound_tcp_endpoint);
+
+/// The file of a twin this process bound, removed when the holder is destroyed (or by remove()):
+/// ZeroMQ removes a stale file at the path when it binds, but leaves its own behind when the socket
+/// closes. Destroy it while the socket still holds the TCP port, before closing the socket: no
+/// other process can then have bound the same twin since.
+class TwinFile {
+ public:
+  TwinFile() = default;
+  TwinFile(const TwinFile&) = delete;
+  TwinFile& operator=(const TwinFile&) = delete;
+  ~TwinFile() { remove(); }
+
+  /// Takes the twin bind_local_twin() returned ("ipc://PATH"; nothing: there is none to remove).
+  void adopt(const std::optional<std::string>& twin);
+  /// Removes the file now (a socket at the path that is not this process's own stays: it is only
+  /// removed when it is still the file this process bound).
+  void remove() noexcept;
+
+ private:
+  std::string path_;
+  dev_t device_ = 0;
+  ino_t inode_ = 0;
+};
 
 /// The endpoint to connect to for `endpoint`: its twin when local links are on, the address is
 /// local and something listens at the twin (a probe connection, closed at once: a killed listener

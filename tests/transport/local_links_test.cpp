@@ -95,7 +95,7 @@ TEST(LocalLinks, ATwinNobodyListensAtIsPassedOver) {
     ASSERT_TRUE(twin.has_value());
     twin_path = twin->substr(std::string("ipc://").size());
   }
-  // ZeroMQ removed it on close; put back a dead socket file at the path.
+  // ZeroMQ leaves the file when the socket closes; put a dead socket file of our own there.
   const int dead = ::socket(AF_UNIX, SOCK_STREAM, 0);
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
@@ -109,6 +109,50 @@ TEST(LocalLinks, ATwinNobodyListensAtIsPassedOver) {
   ASSERT_TRUE(S_ISSOCK(info.st_mode));
   EXPECT_EQ(nearest_endpoint(tcp), tcp);
   std::filesystem::remove(twin_path);
+}
+
+TEST(LocalLinks, ATwinFileIsRemovedByItsHolderAndOnlyIfStillTheSame) {
+  zmq::context_t context;
+  zmq::socket_t router(context, zmq::socket_type::router);
+  router.set(zmq::sockopt::linger, 0);
+  router.bind("tcp://127.0.0.1:*");
+  const std::string tcp = router.get(zmq::sockopt::last_endpoint);
+  const std::optional<std::string> twin = bind_local_twin(router, tcp);
+  ASSERT_TRUE(twin.has_value());
+  const std::string path = twin->substr(std::string("ipc://").size());
+  {
+    TwinFile file;
+    file.adopt(twin);
+    ASSERT_TRUE(std::filesystem::exists(path));
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));  // the holder went, and the file with it
+  EXPECT_EQ(nearest_endpoint(tcp), tcp);
+
+  // A file put at the path since (another listener's) is not the one adopted: it stays.
+  zmq::socket_t second(context, zmq::socket_type::router);
+  second.set(zmq::sockopt::linger, 0);
+  {
+    TwinFile file;
+    file.adopt(std::string("ipc://") + path);  // no file there now: nothing adopted
+    second.bind(std::string("ipc://") + path);
+  }
+  EXPECT_TRUE(std::filesystem::exists(path));
+  TwinFile mine;
+  mine.adopt(std::string("ipc://") + path);
+  second.unbind(std::string("ipc://") + path);
+  // Another socket file made while the adopted one still exists, then moved over it.
+  const std::string beside = path + ".new";
+  const int other = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::memcpy(address.sun_path, beside.c_str(), beside.size() + 1);
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast)
+  ASSERT_EQ(::bind(other, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  std::filesystem::rename(beside, path);
+  mine.remove();
+  EXPECT_TRUE(std::filesystem::exists(path));  // another file now: left alone
+  ::close(other);
+  std::filesystem::remove(path);
 }
 
 TEST(LocalLinks, CurveRunsOverATwin) {
