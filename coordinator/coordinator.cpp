@@ -190,14 +190,15 @@ void Coordinator::broadcast(const ControlMessage& message) {
   }
 }
 
-void Coordinator::refuse(const std::string& identity, const std::string& why) {
+void Coordinator::refuse(const std::string& identity, const std::string& why,
+                         const std::optional<std::string>& logged) {
   drops_.record(identity, transport::DropReason::kRefusedJoin);
   // Both texts come from the peer: escaped, and one line per peer (PeerLogBudget).
   if (log_budget_.allow(identity)) {
     spdlog::error(
         "coordinator: refused '{}': {} (further refusals of this peer are counted, not "
         "logged)",
-        escape_for_log(identity), escape_for_log(why, 1024));
+        escape_for_log(identity), logged ? *logged : escape_for_log(why, 1024));
   }
   ControlMessage refusal;
   refusal.type = ControlType::kRefused;
@@ -602,8 +603,9 @@ void Coordinator::handle_malformed(const std::string& identity,
   // heartbeat connections get no reply (a REFUSED there would end it for a frame it may not
   // have sent): the frame is dropped, counted and logged once.
   if (!member && !is_heartbeat_identity(identity)) {
-    refuse(identity, "federate '" + escape_for_log(identity) +
-                         "': malformed control message: " + decoded.error);
+    const std::string prefix =
+        "federate '" + escape_for_log(identity) + "': malformed control message: ";
+    refuse(identity, prefix + decoded.error, prefix + escape_for_log(decoded.error, 1024));
     return;
   }
   drops_.record(identity, transport::DropReason::kMalformedControl);

@@ -241,7 +241,10 @@ class Coordinator {
   /// A frame that does not decode: REFUSED with the reason to a peer that has not joined, else
   /// dropped, counted and logged once (PROTOCOL.md §1).
   void handle_malformed(const std::string& identity, const ControlDecodeResult& decoded);
-  void refuse(const std::string& identity, const std::string& why);
+  /// REFUSED(why) to `identity`, logged once per peer with `why` escaped, or with `logged` where
+  /// given (a `why` that holds escaped text already, which escaping again would double).
+  void refuse(const std::string& identity, const std::string& why,
+              const std::optional<std::string>& logged = std::nullopt);
   void send(const std::string& identity, const ControlMessage& message);
   /// With CURVE: the federate whose public key `frame`'s connection authenticated with ("" when
   /// none), and whether that is the federate `identity` (control or heartbeat) belongs to.

@@ -504,6 +504,24 @@ TEST(Coordinator, RefusedJoinsAreLoggedEscapedAndOncePerPeer) {
       200);
 }
 
+// A malformed frame's refusal names the routing id escaped; its log line once said it escaped a
+// second time ('\\x01' for a 0x01 byte), unlike the REFUSED it logs.
+TEST(Coordinator, AMalformedFramesRefusalIsLoggedAsItWasSent) {
+  const FederationSpec spec = parse_federation_spec(kChain);
+  const CapturedLog log;
+  RunningCoordinator running(spec);
+  zmq::context_t context;
+  zmq::socket_t client = raw_dealer(context, std::string("\x01odd\\id"), running.endpoint());
+  client.send(zmq::str_buffer("\xc0"), zmq::send_flags::none);  // nil: no array
+  const std::optional<ControlMessage> reply = next_message(client);
+  ASSERT_TRUE(reply.has_value());
+  ASSERT_EQ(reply->type, ControlType::kRefused);
+  const std::string sent = "federate '\\x01odd\\\\id': malformed control message: ";
+  EXPECT_EQ(reply->text.rfind(sent, 0), 0U) << reply->text;
+  const std::string text = log.text();
+  EXPECT_NE(text.find("refused '\\x01odd\\\\id': " + sent), std::string::npos) << text;
+}
+
 // A federate that drops a data message its grants count reports FAILED: the run ends at once,
 // naming it and the message, instead of hanging while everyone heartbeats.
 TEST(Coordinator, AFederateThatReportsAFailureEndsTheRunNamingIt) {
