@@ -1,5 +1,6 @@
 #include "clients/cpp/gateway_client.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include <msgpack.hpp>
@@ -96,6 +97,10 @@ GatewayClient::~GatewayClient() {
 void GatewayClient::connect() {
   socket_ = std::make_unique<zmq::socket_t>(*context_, zmq::socket_type::dealer);
   socket_->set(zmq::sockopt::linger, 0);
+  // A socket whose connection was refused (a CURVE key the gateway does not admit) has no peer,
+  // and a blocking send on it would wait forever (PROTOCOL.md §2).
+  socket_->set(zmq::sockopt::sndtimeo, static_cast<int>(std::max<std::chrono::milliseconds::rep>(
+                                           1, options_.timeout.count())));
   if (!options_.server_public_key.empty()) {
     socket_->set(zmq::sockopt::curve_serverkey, options_.server_public_key);
     socket_->set(zmq::sockopt::curve_publickey, options_.public_key);
@@ -106,7 +111,13 @@ void GatewayClient::connect() {
 
 std::vector<std::uint8_t> GatewayClient::exchange(const std::vector<std::uint8_t>& frame,
                                                   std::uint64_t id) {
-  socket_->send(zmq::buffer(frame), zmq::send_flags::none);
+  if (!socket_->send(zmq::buffer(frame), zmq::send_flags::none)) {
+    connect();
+    throw GatewayClientError("could not send to " + endpoint_ + " within " +
+                             std::to_string(options_.timeout.count()) +
+                             " ms (no connection: is it running, and does it admit this CURVE "
+                             "key?)");
+  }
   const Clock::time_point deadline = Clock::now() + options_.timeout;
   for (;;) {
     const auto left =

@@ -67,6 +67,9 @@ class Gateway:
     def _connect(self):
         self.socket = self.context.socket(zmq.DEALER)
         self.socket.setsockopt(zmq.LINGER, 0)
+        # A socket whose connection was refused (a CURVE key the gateway does not admit) has no
+        # peer, and a blocking send on it would wait forever (PROTOCOL.md section 2).
+        self.socket.setsockopt(zmq.SNDTIMEO, max(1, int(self.timeout * 1000)))
         if self.curve:
             self.socket.curve_serverkey = self.curve["server_public_key"].encode()
             self.socket.curve_publickey = self.curve["public_key"].encode()
@@ -79,7 +82,14 @@ class Gateway:
         self.next_id += 1
         message = {"op": op, "v": PROTOCOL_VERSION, "id": request_id}
         message.update(fields)
-        self.socket.send(msgpack.packb(message, use_bin_type=True))
+        try:
+            self.socket.send(msgpack.packb(message, use_bin_type=True))
+        except zmq.Again:
+            self.socket.close()
+            self._connect()
+            raise TimeoutError(f"could not send to {self.endpoint} within {self.timeout} s (no "
+                               "connection: is it running, and does it admit this CURVE key?)") \
+                from None
         return request_id
 
     def receive(self, request_id):
@@ -185,7 +195,12 @@ class Client:
                     fields["rewards"] = {a: float(r) for a, r in rewards_by[gateway].items()}
                 if gateway in dones_by:
                     fields["dones"] = {a: bool(d) for a, d in dones_by[gateway].items()}
-                sent.append((gateway, obs, gateway.send("act", **fields)))
+                try:
+                    sent.append((gateway, obs, gateway.send("act", **fields)))
+                except TimeoutError as e:
+                    # Never sent, so not taken: what it carried waits for the next request.
+                    self._put_back(gateway, episode, kept.get(gateway))
+                    failure = failure or e
             pending = []
             for gateway, obs, request_id in sent:
                 try:

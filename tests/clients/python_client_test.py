@@ -2,7 +2,8 @@
 machine that answer as nodes/gateway/PROTOCOL.md says, and refuse what a test tells them to):
 what the client carries between requests of an episode survives a refused request, an
 episode_start or episode_end refused by one gateway still starts none or ends every other one, and
-a `version` refusal carries the versions the gateway speaks, and a `busy` one whose limit it was.
+a `version` refusal carries the versions the gateway speaks, and a `busy` one whose limit it was;
+and against a CURVE gateway that admits no key, every call raises instead of waiting forever.
 
 Usage: python_client_test.py SOURCE_DIR. Exit status 0 on success.
 """
@@ -144,6 +145,57 @@ class CarriedValues(unittest.TestCase):
         del self.b.refuse["episode_end"]
         self.client.episode_end(episode)  # b's carried reward was kept for this retry
         self.assertEqual(self.b.ops("episode_end")[-1].get("rewards"), {1: 2.0})
+
+
+class RefusedKey(unittest.TestCase):
+    """A CURVE gateway that admits no key (a ZAP handler refusing every client)."""
+
+    def setUp(self):
+        import tempfile
+        from zmq.auth.thread import ThreadAuthenticator
+        self.context = zmq.Context()
+        self.keys_dir = tempfile.TemporaryDirectory()  # no client keys in it: none admitted
+        self.auth = ThreadAuthenticator(self.context)
+        self.auth.start()
+        self.auth.configure_curve(domain="*", location=self.keys_dir.name)
+        server_public, server_secret = zmq.curve_keypair()
+        self.socket = self.context.socket(zmq.ROUTER)
+        self.socket.setsockopt(zmq.LINGER, 0)
+        self.socket.curve_server = True
+        self.socket.curve_publickey, self.socket.curve_secretkey = server_public, server_secret
+        port = self.socket.bind_to_random_port("tcp://127.0.0.1")
+        public, secret = zmq.curve_keypair()
+        self.client = Client([f"tcp://127.0.0.1:{port}"], timeout=0.3,
+                             curve={"server_public_key": server_public.decode(),
+                                    "public_key": public.decode(), "secret_key": secret.decode()})
+
+    def tearDown(self):
+        self.client.close()
+        self.socket.close()
+        self.auth.stop()
+        self.context.term()
+        self.keys_dir.cleanup()
+
+    def test_every_call_of_a_refused_client_raises_instead_of_waiting_forever(self):
+        with self.assertRaises(TimeoutError):
+            self.client.connect()
+        # The reopened socket's handshake is refused before the next call: that socket has no
+        # peer, where a send without a timeout waited forever.
+        import time
+        time.sleep(0.3)
+        outcome = []
+
+        def call():
+            try:
+                self.client.health()
+            except TimeoutError as e:
+                outcome.append(str(e))
+
+        caller = threading.Thread(target=call, daemon=True)
+        caller.start()
+        caller.join(30)  # a guard against the hang, not a timing check
+        self.assertFalse(caller.is_alive(), "health() of a refused client waits forever")
+        self.assertEqual(len(outcome), 1)
 
 
 if __name__ == "__main__":

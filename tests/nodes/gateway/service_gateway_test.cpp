@@ -690,6 +690,10 @@ TEST(ServiceGatewayTest, WithCurveOnlyAllowedClientKeysGetIn) {
   theirs.timeout = std::chrono::milliseconds(300);  // the handshake is refused: no reply comes
   GatewayClient intruder(gateway->endpoint(), theirs);
   EXPECT_THROW((void)intruder.hello(), clients::GatewayClientError);
+  // Its new socket's handshake is refused too, before the next request: that socket has no peer,
+  // where a send without a timeout waited forever. It is refused again instead.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_THROW((void)intruder.hello(), clients::GatewayClientError);
   clients::ClientOptions plain;  // no CURVE at all
   plain.timeout = std::chrono::milliseconds(300);
   GatewayClient outsider(gateway->endpoint(), plain);
