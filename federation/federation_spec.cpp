@@ -239,6 +239,9 @@ FederationSpec parse_federation_spec(const std::string& yaml_text, const std::st
   if (spec.heartbeat_timeout.count() <= 0) {
     fail(file, section["heartbeat_timeout"], "heartbeat_timeout", "must be at least 1ms");
   }
+  if (spec.join_timeout.count() <= 0) {  // 0 failed every run at once: "never joined within 0 ms"
+    fail(file, section["join_timeout"], "join_timeout", "must be at least 1ms");
+  }
   if (section["security"]) {
     // Spelled as in a cluster file (configs/README.md): {curve: true, keys_dir: DIR}.
     const YAML::Node security = section["security"];

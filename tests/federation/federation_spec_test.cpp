@@ -72,6 +72,14 @@ std::string spec_error_of(const std::string& text) {
   return "";
 }
 
+TEST(FederationSpec, AJoinTimeoutUnderAMillisecondIsRefusedAtItsLine) {
+  std::string text = kDiamond;
+  text.insert(text.find("  federates:"), "  join_timeout: 900us\n");
+  EXPECT_EQ(spec_error_of(text), "f.yaml:6: federation.join_timeout: must be at least 1ms");
+  text.replace(text.find("900us"), 5, "1ms");
+  EXPECT_EQ(spec_error_of(text), "");
+}
+
 TEST(FederationSpec, AnUnknownKeyIsRefusedAtItsLineInsteadOfLeavingADefault) {
   std::string text = kDiamond;
   text.replace(text.find("heartbeat_timeout"), 17, "heartbeat_timout");
