@@ -60,8 +60,9 @@ std::vector<MetricSpec> make_families() {
                   "Observations per forward pass of the inference server.", "", {},
                   monitoring::batch_size_buckets()),
       kind_metric(MetricType::histogram, family::kInferenceRequestDuration,
-                  "Time from a request's arrival to its reply being sent.", "seconds", {},
-                  monitoring::latency_buckets()),
+                  "Time to answer one batch of requests: its forward pass and the replies it makes "
+                  "(once per batch; time queued or waiting for a tag is not in it).",
+                  "seconds", {}, monitoring::latency_buckets()),
       kind_metric(MetricType::gauge, family::kEvaluationReturn,
                   "Evaluator: mean return of its latest greedy evaluation of the learner's "
                   "weights (fixed-seed episodes)."),

@@ -37,7 +37,7 @@ std::map<std::string, std::vector<SentValue>> read_run(const std::string& run) {
   if (logs.empty()) {
     throw TraceError("no value logs in " + run + " (no " + (fs::path(run) / "trace").string() +
                      "/FEDERATE.values.tsv): record both runs with `trace: {digests: true}` in "
-                     "the cluster file");
+                     "the cluster file, in reactor mode (actor mode records no value logs)");
   }
   for (auto& [sender, values] : logs) {
     std::stable_sort(values.begin(), values.end(), [](const SentValue& x, const SentValue& y) {

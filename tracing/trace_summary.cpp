@@ -477,9 +477,15 @@ std::string TraceSummary::table() const {
   out << "\n(compute: reactions; messages: sending and taking data messages; data: a granted tag "
          "waiting for its messages, or nothing to run until one comes; grant: waiting for the "
          "coordinator's TAG/PTAG or an upstream's notice; time: waiting for physical time)\n";
-  out << "\n"
-      << tags << " tags; the median tag took " << ms(median_tag_ns)
-      << " from its first reaction or message to its last, over every federate\n";
+  if (tags == 0) {
+    // Actor mode: handlers run at no tag, so there are no tags to rank.
+    out << "\nno tags: no event of this run has a logical tag (an actor-mode run's handlers run "
+           "at none), so there are no slow tags to walk\n";
+  } else {
+    out << "\n"
+        << tags << " tags; the median tag took " << ms(median_tag_ns)
+        << " from its first reaction or message to its last, over every federate\n";
+  }
   if (dropped != 0) {
     out << "(" << dropped << " events were dropped by the rings: raise trace.events to keep the "
         << "whole run)\n";

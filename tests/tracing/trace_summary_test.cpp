@@ -175,6 +175,22 @@ TEST(TraceSummary, ARoundsCriticalPathCrossesGrantsAndDataAcrossProcesses) {
   EXPECT_NE(table.find("  coordinator: sent TAG at +2.410 ms"), std::string::npos) << table;
 }
 
+// An actor-mode run: its handlers run at no tag. The table says there are no tags to rank
+// instead of "0 tags; the median tag took 0.000 ms".
+TEST(TraceSummary, ARunWithoutTagsSaysSoInsteadOfAMedianOfNone) {
+  const auto dir = fresh_log_dir("actor-summary");
+  write_process(dir, "replay", "", 0, {{"replay actor", "replay"}},
+                {event("handler", 0, 1'000'000, 0, kNeverTime, "replay TransitionsMessage"),
+                 event("handler", 2'000'000, 500'000, 0, kNeverTime, "replay atom")});
+  const TraceSummary summary = summarize_trace(read_trace_dir(dir.string()));
+  EXPECT_EQ(summary.tags, 0U);
+  EXPECT_TRUE(summary.slowest.empty());
+  const std::string table = summary.table();
+  EXPECT_NE(table.find("no tags: no event of this run has a logical tag"), std::string::npos)
+      << table;
+  EXPECT_EQ(table.find("the median tag took"), std::string::npos) << table;
+}
+
 TEST(TraceSummary, TheChartHasABarPerFederateAndALegend) {
   const TraceSummary summary = summarize_trace(a_round());
   const std::string svg = summary.svg("a <run> & its time");
