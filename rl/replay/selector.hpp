@@ -71,6 +71,14 @@ class Selector {
   virtual void apply(const SelectorWrite* writes, std::size_t count);
   /// Makes `slot` unselectable.
   virtual void remove(std::size_t slot) = 0;
+  /// The selector's own order of its slots where its draws depend on it (the uniform selector's
+  /// dense list, which removals permute), for a checkpoint: a table restored with
+  /// restore_draw_order() then draws what the saved one would have. Empty when the draws depend
+  /// only on which slots are present and their priorities.
+  [[nodiscard]] virtual std::vector<std::size_t> draw_order() const { return {}; }
+  /// Puts the slots in `order`, a permutation of the present slots as draw_order() gave them;
+  /// false (and nothing changed) when it is not one.
+  virtual bool restore_draw_order(const std::vector<std::size_t>& order) { return order.empty(); }
   /// Number of selectable items.
   [[nodiscard]] virtual std::size_t size() const = 0;
   /// Whether a draw can succeed now (size() > 0, and for the prioritized selector a positive

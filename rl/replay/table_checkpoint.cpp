@@ -10,7 +10,11 @@
 //     observation frame, next observation frame
 //   where a frame is its u32 index in order of first appearance, followed by its bytes the
 //   first time only (frames shared between items are written once)
+//   from version 2: u64 count, then that many u64 slots: the selector's draw order (Selector::
+//   draw_order(); empty but for the uniform selector, whose order removals permute)
 //   "TFEND" and the item count again.
+// Version 1 files (without the draw order) are read too; the uniform selector then takes its
+// items oldest first, which after evictions may not be the order the saved table drew from.
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,7 +35,8 @@ namespace {
 
 constexpr char kMagic[8] = {'T', 'F', 'R', 'E', 'P', 'L', 'A', 'Y'};
 constexpr char kTrailer[5] = {'T', 'F', 'E', 'N', 'D'};
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;
+constexpr std::uint32_t kOldestVersion = 1;
 
 struct FileCloser {
   void operator()(std::FILE* file) const { std::fclose(file); }
@@ -137,12 +142,14 @@ class TableCheckpoint {
   static std::unique_ptr<Table> read(Reader& in);
 
  private:
-  /// The header and the table's config.
-  static TableConfig read_config(Reader& in);
+  /// The header (its version into `version`) and the table's config.
+  static TableConfig read_config(Reader& in, std::uint32_t& version);
   /// The rate limiter's counts, the counters, the random generator and the key range.
   static void read_state(Reader& in, Table& t);
   /// Every item, its frames shared as they were written.
   static void read_items(Reader& in, Table& t);
+  /// The selector's draw order (version 2 on).
+  static void read_draw_order(Reader& in, Table& t);
 };
 
 void TableCheckpoint::write(const Table& t, Writer& out) {
@@ -195,12 +202,16 @@ void TableCheckpoint::write(const Table& t, Writer& out) {
     frame(slot.observation);
     frame(slot.next_observation);
   }
+  const std::vector<std::size_t> order = t.selector_->draw_order();
+  out.value(static_cast<std::uint64_t>(order.size()));
+  for (const std::size_t slot : order) out.value(static_cast<std::uint64_t>(slot));
   out.bytes(kTrailer, sizeof kTrailer);
   out.value(t.next_key_ - t.oldest_key_);
 }
 
 std::unique_ptr<Table> TableCheckpoint::read(Reader& in) {
-  const TableConfig c = read_config(in);
+  std::uint32_t version = 0;
+  const TableConfig c = read_config(in, version);
   std::unique_ptr<Table> table;
   try {
     table = std::make_unique<Table>(c);
@@ -209,6 +220,7 @@ std::unique_ptr<Table> TableCheckpoint::read(Reader& in) {
   }
   read_state(in, *table);
   read_items(in, *table);
+  if (version >= 2) read_draw_order(in, *table);
   char trailer[sizeof kTrailer];
   in.bytes(trailer, sizeof trailer);
   if (std::memcmp(trailer, kTrailer, sizeof kTrailer) != 0 ||
@@ -218,11 +230,12 @@ std::unique_ptr<Table> TableCheckpoint::read(Reader& in) {
   return table;
 }
 
-TableConfig TableCheckpoint::read_config(Reader& in) {
+TableConfig TableCheckpoint::read_config(Reader& in, std::uint32_t& version) {
   char magic[sizeof kMagic];
   in.bytes(magic, sizeof magic);
   if (std::memcmp(magic, kMagic, sizeof kMagic) != 0) in.fail("not a replay checkpoint");
-  if (in.value<std::uint32_t>() != kVersion) in.fail("unsupported version");
+  version = in.value<std::uint32_t>();
+  if (version < kOldestVersion || version > kVersion) in.fail("unsupported version");
   TableConfig c;
   c.name = in.string();
   c.spec.observation = in.field();
@@ -287,6 +300,16 @@ void TableCheckpoint::read_items(Reader& in, Table& t) {
     t.selector_->insert(index, slot.priority);
     t.bytes_ += t.freed_bytes(slot);
     ++t.committed_;
+  }
+}
+
+void TableCheckpoint::read_draw_order(Reader& in, Table& t) {
+  const auto count = in.value<std::uint64_t>();
+  if (count > t.next_key_ - t.oldest_key_) in.fail("draw order longer than the item count");
+  std::vector<std::size_t> order(count);
+  for (std::size_t& slot : order) slot = static_cast<std::size_t>(in.value<std::uint64_t>());
+  if (!t.selector_->restore_draw_order(order)) {
+    in.fail("draw order is not a permutation of the items");
   }
 }
 

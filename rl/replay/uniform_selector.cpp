@@ -24,6 +24,18 @@ void UniformSelector::remove(std::size_t slot) {
   position_[slot] = kAbsent;
 }
 
+bool UniformSelector::restore_draw_order(const std::vector<std::size_t>& order) {
+  if (order.size() != items_.size()) return false;
+  std::vector<bool> seen(position_.size(), false);
+  for (const std::size_t slot : order) {
+    if (slot >= position_.size() || position_[slot] == kAbsent || seen[slot]) return false;
+    seen[slot] = true;
+  }
+  items_ = order;
+  for (std::size_t i = 0; i < items_.size(); ++i) position_[items_[i]] = i;
+  return true;
+}
+
 void UniformSelector::draw(std::size_t batch_size, ReplayRng& rng, Selection& selection) const {
   std::vector<std::size_t>& slots = selection.slots;
   std::vector<double>& probabilities = selection.probabilities;

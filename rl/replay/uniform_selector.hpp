@@ -18,6 +18,8 @@ class UniformSelector final : public Selector {
   [[nodiscard]] std::size_t size() const override { return items_.size(); }
   [[nodiscard]] bool can_select() const override { return !items_.empty(); }
   void draw(std::size_t batch_size, ReplayRng& rng, Selection& selection) const override;
+  [[nodiscard]] std::vector<std::size_t> draw_order() const override { return items_; }
+  bool restore_draw_order(const std::vector<std::size_t>& order) override;
 
  private:
   static constexpr std::size_t kAbsent = ~std::size_t{0};
