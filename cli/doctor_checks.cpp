@@ -10,11 +10,15 @@
 #include <prometheus/counter.h>
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
+#include <yaml-cpp/yaml.h>
 #include <caf/all.hpp>
 #include <msgpack.hpp>
 #include <nlohmann/json.hpp>
 #include <zmq.hpp>
 
+#include "federation/federation_spec.hpp"
+#include "hosts/replica_params_check.hpp"
+#include "nodes/cluster/cluster_config.hpp"
 #include "tagflow/build_info.hpp"
 
 namespace tagflow::cli {
@@ -236,6 +240,25 @@ Check check_prometheus_server() {
 }
 
 std::vector<Check> check_ports(const std::string& config_path) {
+  // A cluster file (it names its `cluster:`) or a bare federation file is first loaded and
+  // checked as `tagflow up` or `tagflow coordinator` would: one they refuse is no machine's fault,
+  // and its ports would be read from keys they do not take. Other YAML is only looked through for
+  // ports.
+  try {
+    const YAML::Node root = YAML::LoadFile(config_path);
+    if (root.IsMap() && root["federation"] && !root["nodes"]) {
+      (void)coordinator::load_federation_spec(config_path);
+    } else if (root.IsMap() && root["cluster"]) {
+      const cluster::ClusterConfig config = cluster::load_cluster_config(config_path);
+      hosts::check_replica_params(config);
+    }
+  } catch (const cluster::ConfigError& e) {
+    return {Check{"cluster file", CheckStatus::fail, e.what(), true}};
+  } catch (const coordinator::FederationConfigError& e) {
+    return {Check{"cluster file", CheckStatus::fail, e.what(), true}};
+  } catch (const YAML::Exception&) {
+    // Not YAML, or not readable: collect_config_ports() below says which, with the line.
+  }
   std::vector<ConfiguredPort> ports;
   try {
     ports = collect_config_ports(config_path);

@@ -30,6 +30,7 @@
 #include "hosts/actor/replica_spawner.hpp"
 #include "hosts/replica_params_check.hpp"
 #include "nodes/actor_checkpoint.hpp"
+#include "nodes/cluster/process_plan.hpp"
 #include "nodes/cluster/scrape_targets.hpp"
 #include "tracing/trace_merge.hpp"
 #include "transport/curve_keys.hpp"
@@ -570,7 +571,9 @@ class ClusterLaunch {
  public:
   explicit ClusterLaunch(const LaunchOptions& options) : options_(options) {}
 
-  void plan();              // the cluster file, checked, and what runs on this machine
+  void plan();  // the cluster file, checked, and what runs on this machine
+  /// Why a key this host's processes read from the file's keys_dir cannot be read, or "".
+  [[nodiscard]] std::string missing_key_file() const;
   void open_log_dir();      // a new run directory, or the resumed run's
   void mint_keys();         // this run's keys, when the launcher mints them
   void announce() const;    // what runs where, the logs, the security
@@ -623,6 +626,41 @@ void ClusterLaunch::plan() {
   if (!plan_.coordinator && plan_.processes.empty()) {
     end_launch(options_.file + ": nothing runs on " + describe(plan_), kExitBadFile);
   }
+  if (const std::string missing = missing_key_file(); !missing.empty()) {
+    end_launch(missing, kExitBadFile);
+  }
+}
+
+std::string ClusterLaunch::missing_key_file() const {
+  // Reactor mode with the file's own keys (`security.keys_dir`): every key this host's processes
+  // read, checked before any starts (each would otherwise exit 1 on its own, naming the file).
+  if (plan_.mode != cluster::Mode::reactor || !config_.security.curve ||
+      config_.security.run_keys || !options_.run_keys.empty()) {
+    return "";
+  }
+  const std::string dir = cluster::resolved_keys_dir(config_);
+  try {
+    // Every federate's public key (the coordinator admits them all, a federate its upstreams)
+    // and the coordinator's, then the secret keys of what runs here.
+    (void)transport::read_key_pair(dir, "coordinator", true);
+    for (const cluster::ProcessPlan& process : cluster::plan_processes(config_)) {
+      for (const std::string& replica : process.replicas) {
+        (void)transport::read_key_pair(dir, replica, true);
+      }
+    }
+    if (plan_.coordinator) (void)transport::read_key_pair(dir, "coordinator");
+    for (const cluster::ProcessPlan& process : plan_.processes) {
+      for (const std::string& replica : process.replicas) {
+        (void)transport::read_key_pair(dir, replica);
+      }
+    }
+  } catch (const transport::CurveKeyError& e) {
+    return options_.file + ": security.keys_dir: " + e.what() + " (`tagflow keys generate " +
+           config_.security.keys_dir + " --config " + options_.file +
+           "` writes a pair for the coordinator and every federate; a host needs its own "
+           "federates' .key files and every .pub)";
+  }
+  return "";
 }
 
 void ClusterLaunch::open_log_dir() {

@@ -446,33 +446,58 @@ std::optional<std::chrono::nanoseconds> parse_duration(const std::string& text, 
     return i > from;
   };
   skip_blanks();
-  const std::size_t number_start = i;
+  const std::size_t whole_start = i;
   if (!digits()) return std::nullopt;
+  std::string whole = text.substr(whole_start, i - whole_start);
+  std::string fraction;
   if (i < text.size() && text[i] == '.') {
-    ++i;
+    const std::size_t fraction_start = ++i;
     if (!digits()) return std::nullopt;
+    fraction = text.substr(fraction_start, i - fraction_start);
   }
-  const double value = std::strtod(text.substr(number_start, i - number_start).c_str(), nullptr);
   skip_blanks();
   const std::size_t unit_start = i;
   while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
   const std::string unit = text.substr(unit_start, i - unit_start);
   skip_blanks();
   if (i != text.size()) return std::nullopt;
-  static const std::map<std::string, double> kScale = {
-      {"ns", 1.0}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}};
+  // Exact decimal arithmetic: a duration is a whole number of nanoseconds, so "1.5ns" is none,
+  // and the longest is 2^62 ns to the nanosecond.
+  whole.erase(0, std::min(whole.find_first_not_of('0'), whole.size()));
+  fraction.erase(fraction.find_last_not_of('0') + 1);
   if (unit.empty()) {
-    if (value != 0.0) return std::nullopt;  // only 0 may omit its unit
+    if (!whole.empty() || !fraction.empty()) return std::nullopt;  // only 0 may omit its unit
     return std::chrono::nanoseconds(0);
   }
+  static const std::map<std::string, std::uint64_t> kScale = {
+      {"ns", 1}, {"us", 1'000}, {"ms", 1'000'000}, {"s", 1'000'000'000}, {"m", 60'000'000'000}};
   const auto scale = kScale.find(unit);
   if (scale == kScale.end()) return std::nullopt;
-  const double ns = value * scale->second;
-  if (!(ns <= static_cast<double>(kMaxDurationNs))) {
+  // More whole digits than 2^62 has (19) is too long whatever the unit; a fraction of more
+  // digits than any scale can make whole (11) is finer than a nanosecond.
+  if (whole.size() > 19) {
     too_long = true;
     return std::nullopt;
   }
-  return std::chrono::nanoseconds(static_cast<std::int64_t>(std::llround(ns)));
+  if (fraction.size() > 11) return std::nullopt;
+  __extension__ typedef unsigned __int128 Wide;  // GCC and Clang; exact to 2^128
+  Wide ns = 0;
+  for (const char digit : whole) ns = ns * 10 + static_cast<Wide>(digit - '0');
+  ns *= scale->second;
+  Wide part = 0;
+  Wide tenths = 1;
+  for (const char digit : fraction) {
+    part = part * 10 + static_cast<Wide>(digit - '0');
+    tenths *= 10;
+  }
+  part *= scale->second;
+  if (part % tenths != 0) return std::nullopt;  // finer than a nanosecond
+  ns += part / tenths;
+  if (ns > static_cast<Wide>(kMaxDurationNs)) {
+    too_long = true;
+    return std::nullopt;
+  }
+  return std::chrono::nanoseconds(static_cast<std::int64_t>(ns));
 }
 
 namespace {

@@ -160,7 +160,8 @@ std::chrono::nanoseconds YamlReader::duration(const std::string& key) const {
   }
   if (!parsed) {
     fail(key,
-         "expected a duration such as 0, 250ms, 2s or 10us, got '" + escape_for_log(text) + "'");
+         "expected a duration such as 0, 250ms, 2s or 10us (a whole number of nanoseconds), got '" +
+             escape_for_log(text) + "'");
   }
   return *parsed;
 }
@@ -264,7 +265,8 @@ void merge_node(YAML::Node node, const std::string& file, const std::string& pat
     const bool all_maps = !maps.empty() && std::all_of(maps.begin(), maps.end(),
                                                        [](const auto& m) { return m.IsMap(); });
     if (!all_maps) {
-      throw ConfigError(file, line_of(sources), merge_path,
+      // At the `<<` itself: an alias's own mark is the line of the anchor it names.
+      throw ConfigError(file, line_of(merge_key), merge_path,
                         "a merge key takes a map or a list of maps, such as *defaults or "
                         "[*a, *b] (an alias of a map marked &defaults)");
     }

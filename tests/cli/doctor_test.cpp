@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -222,6 +223,33 @@ TEST(DoctorCommand, ReportsATakenPortFromTheGivenConfig) {
       EXPECT_EQ(check["status"], "warn");
       EXPECT_NE(check["detail"].get<std::string>().find("TAKEN"), std::string::npos);
     }
+  }
+  EXPECT_TRUE(found) << result.output;
+}
+
+// A cluster file that `tagflow up` would refuse is a failed check naming its line and key, not a
+// list of ports read from keys nothing takes.
+TEST(DoctorCommand, RefusesAClusterFileThatUpWouldRefuseAtItsLineAndKey) {
+  std::ifstream in(std::string(TAGFLOW_SOURCE_DIR) + "/configs/local.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string yaml = text.str();
+  const std::size_t at = yaml.find("    replicas: 2");
+  ASSERT_NE(at, std::string::npos);
+  yaml.replace(at, 15, "    replicaz: 2");
+  const std::string path = write_temp_file("unknown_key.yaml", yaml);
+  const auto result = run_command(tagflow_binary() + " doctor --json --config " + path);
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  const nlohmann::json report = nlohmann::json::parse(result.output);
+  bool found = false;
+  for (const auto& check : report["checks"]) {
+    if (check["name"] != "cluster file") continue;
+    found = true;
+    EXPECT_EQ(check["status"], "fail");
+    EXPECT_NE(
+        check["detail"].get<std::string>().find(path + ":19: nodes.sampler.replicaz: unknown key"),
+        std::string::npos)
+        << check["detail"];
   }
   EXPECT_TRUE(found) << result.output;
 }

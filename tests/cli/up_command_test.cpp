@@ -354,6 +354,31 @@ TEST_F(TagflowUp, ALogDirectoryThatCannotBeMadeIsRefusedBeforeAnyProcessStarts) 
       << result.output;
 }
 
+// A file with key files (`security.keys_dir`) that lack a key this host's processes read is a bad
+// file, refused before any process starts, naming the key: each process used to exit 1 on its own.
+TEST_F(TagflowUp, AMissingKeyFileIsRefusedBeforeAnyProcessStarts) {
+  std::string text = shortened_local(base_port_, "env_steps: 800");
+  const std::string open = "security:\n  curve: false\n";
+  const std::size_t at = text.find(open);
+  ASSERT_NE(at, std::string::npos) << text;
+  text.replace(at, open.size(), "security:\n  curve: true\n  keys_dir: keys\n");
+  write("keyed.yaml", text);
+  const auto made =
+      testing::run_command(std::string(TAGFLOW_BIN_DIR) + "/tagflow keys generate " + path("keys") +
+                           " --config " + path("keyed.yaml") + " 2>&1");
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  ASSERT_TRUE(fs::remove(dir_ / "keys" / "replay.key"));
+  EXPECT_EQ(run({"up", path("keyed.yaml"), "--quiet", "--log-dir", path("logs")}, dir_, "keyed"),
+            2);
+  const std::string err = read_text_file(dir_ / "keyed.err");
+  EXPECT_NE(err.find("tagflow up: " + path("keyed.yaml") +
+                     ": security.keys_dir: cannot read key file " + path("keys") + "/replay.key"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("tagflow keys generate keys --config "), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(dir_ / "logs")) << err;  // nothing was started
+}
+
 // --resume of a file that cannot resume (no checkpoint:, or actor mode) is refused before
 // anything is written to the run directory it names: no keys minted there, no logs.
 TEST_F(TagflowUp, ResumeOfAFileWithoutCheckpointsIsRefusedBeforeAnythingIsWritten) {

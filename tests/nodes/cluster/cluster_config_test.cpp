@@ -237,6 +237,30 @@ TEST(Duration, ParsesUnitsAndRefusesNonsense) {
   EXPECT_FALSE(parse_duration("1 fortnight").has_value());
 }
 
+// Read exactly, not through a double: the longest is 2^62 ns to the nanosecond (2^62 + 1 to
+// 2^62 + 512 once passed), and a duration is a whole number of nanoseconds.
+TEST(Duration, IsExactToTheNanosecondUpTo2To62) {
+  bool too_long = false;
+  EXPECT_EQ(parse_duration("4611686018427387904ns", too_long),
+            std::chrono::nanoseconds(std::int64_t{1} << 62));
+  EXPECT_FALSE(parse_duration("4611686018427387905ns", too_long).has_value());
+  EXPECT_TRUE(too_long);
+  EXPECT_FALSE(parse_duration("4611686018427388416ns", too_long).has_value());
+  EXPECT_TRUE(too_long);
+  EXPECT_FALSE(parse_duration("99999999999999999999999s", too_long).has_value());
+  EXPECT_TRUE(too_long);
+  EXPECT_EQ(parse_duration("0000000000000000000000001ns", too_long), std::chrono::nanoseconds(1));
+  EXPECT_FALSE(too_long);
+  EXPECT_EQ(parse_duration("1.000000001s"), std::chrono::nanoseconds(1'000'000'001));
+  EXPECT_EQ(parse_duration("0.5m"), std::chrono::seconds(30));
+  EXPECT_EQ(parse_duration("1.2500us"), std::chrono::nanoseconds(1250));
+  EXPECT_EQ(parse_duration("0.0"), std::chrono::nanoseconds(0));
+  EXPECT_FALSE(parse_duration("1.5ns", too_long).has_value());  // finer than a nanosecond
+  EXPECT_FALSE(too_long);
+  EXPECT_FALSE(parse_duration("0.0000001ns").has_value());
+  EXPECT_FALSE(parse_duration("1.0000000001s").has_value());
+}
+
 }  // namespace
 }  // namespace tagflow::cluster
 

@@ -156,6 +156,11 @@ TEST(YamlReader, AMergeKeyThatNamesNoMapOrComesTwiceIsRefusedAtItsLine) {
   EXPECT_NE(yaml_error_of(head + "  sampler: {kind: sampler, <<: [*d, 1]}\n" + tail)
                 .find("c.yaml:4: nodes.sampler.<<: a merge key takes a map"),
             std::string::npos);
+  // An alias of something else: at the `<<`, not at the line of the anchor it names (line 2).
+  const std::string scalar = "cluster: t\nx-p: &p 7000\nnodes:\n";
+  EXPECT_NE(yaml_error_of(scalar + "  sampler:\n    kind: sampler\n    <<: *p\n" + tail)
+                .find("c.yaml:6: nodes.sampler.<<: a merge key takes a map"),
+            std::string::npos);
   EXPECT_EQ(yaml_error_of(head + "  sampler:\n    kind: sampler\n    <<: *d\n    <<: *d\n" + tail),
             "c.yaml:7: nodes.sampler.<<: duplicate key (it appears earlier in the same map)");
   // Quoted, `<<` is an ordinary key, and no node has it.
