@@ -11,7 +11,7 @@
 // file it also writes the actor-mode TLS credentials into DIR/actor: a CA certificate and a
 // certificate + key per process, plus `join` (actors/actor_credentials.hpp). Errors: exit 2
 // for a file that does not load or a DIR that cannot be made, 1 for an existing key without
-// --force (checked for every pair before any is written) or a write failure.
+// --force (every file it would write is looked for before any is written) or a write failure.
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -76,7 +76,8 @@ void add_keys_command(CLI::App& app) {
   keys->require_subcommand(1);
   auto* generate = keys->add_subcommand(
       "generate",
-      "Write NAME.pub and NAME.key (mode 0600) into DIR for the coordinator and every federate");
+      "Write NAME.key (mode 0600) and NAME.pub (0644) into DIR for the coordinator and every "
+      "federate");
   auto dir = std::make_shared<std::string>();
   auto names = std::make_shared<std::vector<std::string>>();
   auto config = std::make_shared<std::string>();
@@ -106,13 +107,19 @@ void add_keys_command(CLI::App& app) {
                      kExitBadFile);
       }
       if (!force) {
+        // Every file it would write: each pair's two files, and the actor-mode directory, which
+        // the credentials replace whole.
         std::vector<std::string> existing;
         for (const KeyOwner& owner : wanted) {
-          const std::filesystem::path secret = std::filesystem::path(*dir) / (owner.name + ".key");
-          if (std::filesystem::exists(secret)) existing.push_back(secret.string());
+          for (const char* suffix : {".key", ".pub"}) {
+            const std::filesystem::path file = std::filesystem::path(*dir) / (owner.name + suffix);
+            if (std::filesystem::exists(file)) existing.push_back(file.string());
+          }
         }
-        const std::filesystem::path ca = std::filesystem::path(*dir) / "actor" / "ca.crt";
-        if (!processes.empty() && std::filesystem::exists(ca)) existing.push_back(ca.string());
+        const std::filesystem::path actor = std::filesystem::path(*dir) / "actor";
+        if (!processes.empty() && std::filesystem::exists(actor)) {
+          existing.push_back(actor.string() + "/");
+        }
         if (!existing.empty()) {
           std::string more;
           if (existing.size() > 1) more = " (and " + std::to_string(existing.size() - 1) + " more)";

@@ -283,7 +283,7 @@ std::vector<K8sHost> k8s_hosts(const cluster::ClusterConfig& config, const K8sOp
   for (const auto& [name, host] : config.hosts) {
     const std::string key = "hosts." + name;
     if (host.slurm) {
-      throw cluster::ConfigError(config.file, host.line, key + ".slurm",
+      throw cluster::ConfigError(config.file, host.slurm->line, key + ".slurm",
                                  "a Slurm host cannot run on Kubernetes: give it `kubernetes:` "
                                  "(configs/README.md)");
     }

@@ -175,6 +175,11 @@ TEST_F(K8sManifests, FilesThatCannotBePlacedAreRefusedWithLineAndKey) {
   EXPECT_EQ(refusal(k8s_file(pods, "restart: {max: 2}\n")), "");  // restarts work across pods
   EXPECT_NE(refusal(k8s_file("act: {slurm: {nodes: 1}}")).find("hosts.act.slurm"),
             std::string::npos);
+  // Written as a block, the refusal names the `slurm:` line (5), not the host's (4).
+  const std::string block = k8s_file("act:\n    slurm: {nodes: 1}");
+  EXPECT_NE(refusal(block).find(":5: hosts.act.slurm: a Slurm host cannot run on Kubernetes"),
+            std::string::npos)
+      << refusal(block);
   EXPECT_EQ(refusal(k8s_file(pods)), "");
   // The refusal of key files points at keys_dir's own line, not at security's.
   const std::string keyed = k8s_file(pods, "security:\n  curve: true\n  keys_dir: k\n");

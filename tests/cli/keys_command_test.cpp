@@ -157,6 +157,29 @@ TEST_F(KeysGenerate, OneExistingKeyAmongManyWritesNothing) {
   EXPECT_FALSE(fs::exists(dir_ / "keys" / "a.key"));  // a comes before b: checked, not written
   EXPECT_FALSE(fs::exists(dir_ / "keys" / "c.key"));
   EXPECT_EQ(transport::read_key_pair(out, "b").secret_key, before);
+  // A public key alone is a file it would write too.
+  ASSERT_TRUE(fs::remove(dir_ / "keys" / "b.key"));
+  const Result public_only = keys({out, "--name", "a", "--name", "b"});
+  EXPECT_EQ(public_only.exit_code, 1);
+  EXPECT_NE(public_only.err.find("b.pub exists"), std::string::npos) << public_only.err;
+  EXPECT_FALSE(fs::exists(dir_ / "keys" / "a.key"));
+}
+
+// The actor-mode credentials replace DIR/actor whole: an existing one, whatever it holds, is
+// refused without --force.
+TEST_F(KeysGenerate, AnExistingActorDirectoryNeedsForce) {
+  const std::string file = write("two-host.yaml", grouped_two_host());
+  const std::string out = (dir_ / "keys").string();
+  fs::create_directories(dir_ / "keys" / "actor");
+  std::ofstream(dir_ / "keys" / "actor" / "learner.key") << "mine\n";
+  const Result r = keys({out, "--config", file});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(out + "/actor/ exists"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "keys" / "coordinator.key"));
+  std::ifstream kept(dir_ / "keys" / "actor" / "learner.key");
+  std::string line;
+  std::getline(kept, line);
+  EXPECT_EQ(line, "mine");
 }
 
 TEST_F(KeysGenerate, ADirectoryThatCannotBeMadeIsABadArgumentWithTheReason) {
