@@ -26,6 +26,7 @@
 #include "cli/commands.hpp"
 #include "cli/launch/launch_plan.hpp"
 #include "federation/federation_spec.hpp"
+#include "hosts/replica_params_check.hpp"
 #include "nodes/cluster/cluster_config.hpp"
 #include "nodes/cluster/process_plan.hpp"
 #include "transport/curve_keys.hpp"
@@ -59,6 +60,7 @@ std::vector<KeyOwner> owners_in(const std::string& path, std::vector<std::string
     return owners;
   }
   const cluster::ClusterConfig config = cluster::load_cluster_config(path);
+  hosts::check_replica_params(config);  // a file `tagflow up` refuses is refused here too
   processes = actor_credential_names(config);
   owners.front().where = "host " + config.coordinator.host;
   for (const cluster::ProcessPlan& process : cluster::plan_processes(config)) {

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
+#include "hosts/replica_params_check.hpp"
 #include "monitoring/metric_catalogue.hpp"
 #include "nodes/cluster/cluster_config.hpp"
 #include "nodes/cluster/scrape_config.hpp"
@@ -33,6 +34,7 @@ void print_prometheus_config(const PrometheusConfigOptions& options) {
   }
   try {
     const cluster::ClusterConfig config = cluster::load_cluster_config(path);
+    hosts::check_replica_params(config);  // a file `tagflow up` refuses is refused here too
     cluster::ScrapeConfigOptions scrape;
     scrape.scrape_interval = std::chrono::duration_cast<std::chrono::milliseconds>(*interval);
     scrape.job_name = options.job_name;

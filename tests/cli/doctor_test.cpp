@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -252,6 +253,29 @@ TEST(DoctorCommand, RefusesAClusterFileThatUpWouldRefuseAtItsLineAndKey) {
         << check["detail"];
   }
   EXPECT_TRUE(found) << result.output;
+}
+
+// `tagflow monitoring prometheus-config` loads a file as `tagflow up` does, node params included:
+// it wrote a scrape config for a file whose replay could never start.
+TEST(MonitoringCommand, PrometheusConfigRefusesABadNodeParamAtItsLine) {
+  std::ifstream in(std::string(TAGFLOW_SOURCE_DIR) + "/configs/local.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string yaml = text.str();
+  const std::size_t at = yaml.find("capacity: 50000");
+  ASSERT_NE(at, std::string::npos);
+  yaml.replace(at, 15, "capacity: -5");
+  const std::string path = write_temp_file("bad_param.yaml", yaml);
+  const auto result =
+      run_command(tagflow_binary() + " monitoring prometheus-config " + path + " 2>&1");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  const auto line =
+      1 + std::count(yaml.begin(), yaml.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+  EXPECT_NE(result.output.find(path + ":" + std::to_string(line) +
+                               ": nodes.replay.params.capacity: node 'replay'"),
+            std::string::npos)
+      << result.output;
+  EXPECT_EQ(result.output.find("scrape_configs"), std::string::npos) << result.output;
 }
 
 TEST(DoctorCommand, ExitsNonZeroWhenLibTorchCannotRun) {

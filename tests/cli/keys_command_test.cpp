@@ -133,6 +133,19 @@ TEST_F(KeysGenerate, ABadClusterFileExitsTwoNamingTheKey) {
   EXPECT_FALSE(fs::exists(dir_ / "keys" / "coordinator.key"));  // nothing written
 }
 
+// A node param `tagflow up` would refuse is refused here too, before any key is written.
+TEST_F(KeysGenerate, ABadNodeParamExitsTwoNamingItsLine) {
+  std::string text = grouped_two_host();
+  const std::size_t at = text.find("capacity: 50000");
+  ASSERT_NE(at, std::string::npos) << text;
+  text.replace(at, 15, "capacity: -5");
+  const std::string file = write("bad-param.yaml", text);
+  const Result r = keys({(dir_ / "keys").string(), "--config", file});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("nodes.replay.params.capacity"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "keys" / "coordinator.key"));
+}
+
 TEST_F(KeysGenerate, ExistingKeysNeedForce) {
   const std::string file = write("two-host.yaml", grouped_two_host());
   const std::string out = (dir_ / "keys").string();
