@@ -228,17 +228,28 @@ TEST(DoctorCommand, ReportsATakenPortFromTheGivenConfig) {
   EXPECT_TRUE(found) << result.output;
 }
 
-// A cluster file that `tagflow up` would refuse is a failed check naming its line and key, not a
-// list of ports read from keys nothing takes.
-TEST(DoctorCommand, RefusesAClusterFileThatUpWouldRefuseAtItsLineAndKey) {
+/// configs/local.yaml with its first `from` replaced by `to`, written as a temporary NAME; `line`
+/// gets the replaced text's line (0 when `from` is not there).
+std::string local_demo_with(const std::string& name, const std::string& from, const std::string& to,
+                            long& line) {
   std::ifstream in(std::string(TAGFLOW_SOURCE_DIR) + "/configs/local.yaml");
   std::stringstream text;
   text << in.rdbuf();
   std::string yaml = text.str();
-  const std::size_t at = yaml.find("    replicas: 2");
-  ASSERT_NE(at, std::string::npos);
-  yaml.replace(at, 15, "    replicaz: 2");
-  const std::string path = write_temp_file("unknown_key.yaml", yaml);
+  const std::size_t at = yaml.find(from);
+  line = 0;
+  if (at == std::string::npos) return "";
+  line = 1 + std::count(yaml.begin(), yaml.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+  return write_temp_file(name, yaml.replace(at, from.size(), to));
+}
+
+// A cluster file that `tagflow up` would refuse is a failed check naming its line and key, not a
+// list of ports read from keys nothing takes.
+TEST(DoctorCommand, RefusesAClusterFileThatUpWouldRefuseAtItsLineAndKey) {
+  long line = 0;
+  const std::string path =
+      local_demo_with("unknown_key.yaml", "    replicas: 2", "    replicaz: 2", line);
+  ASSERT_GT(line, 0);
   const auto result = run_command(tagflow_binary() + " doctor --json --config " + path);
   EXPECT_EQ(result.exit_code, 1) << result.output;
   const nlohmann::json report = nlohmann::json::parse(result.output);
@@ -247,9 +258,9 @@ TEST(DoctorCommand, RefusesAClusterFileThatUpWouldRefuseAtItsLineAndKey) {
     if (check["name"] != "cluster file") continue;
     found = true;
     EXPECT_EQ(check["status"], "fail");
-    EXPECT_NE(
-        check["detail"].get<std::string>().find(path + ":19: nodes.sampler.replicaz: unknown key"),
-        std::string::npos)
+    EXPECT_NE(check["detail"].get<std::string>().find(path + ":" + std::to_string(line) +
+                                                      ": nodes.sampler.replicaz: unknown key"),
+              std::string::npos)
         << check["detail"];
   }
   EXPECT_TRUE(found) << result.output;
@@ -258,19 +269,13 @@ TEST(DoctorCommand, RefusesAClusterFileThatUpWouldRefuseAtItsLineAndKey) {
 // `tagflow monitoring prometheus-config` loads a file as `tagflow up` does, node params included:
 // it wrote a scrape config for a file whose replay could never start.
 TEST(MonitoringCommand, PrometheusConfigRefusesABadNodeParamAtItsLine) {
-  std::ifstream in(std::string(TAGFLOW_SOURCE_DIR) + "/configs/local.yaml");
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string yaml = text.str();
-  const std::size_t at = yaml.find("capacity: 50000");
-  ASSERT_NE(at, std::string::npos);
-  yaml.replace(at, 15, "capacity: -5");
-  const std::string path = write_temp_file("bad_param.yaml", yaml);
+  long line = 0;
+  const std::string path =
+      local_demo_with("bad_param.yaml", "capacity: 50000", "capacity: -5", line);
+  ASSERT_GT(line, 0);
   const auto result =
       run_command(tagflow_binary() + " monitoring prometheus-config " + path + " 2>&1");
   EXPECT_EQ(result.exit_code, 2) << result.output;
-  const auto line =
-      1 + std::count(yaml.begin(), yaml.begin() + static_cast<std::ptrdiff_t>(at), '\n');
   EXPECT_NE(result.output.find(path + ":" + std::to_string(line) +
                                ": nodes.replay.params.capacity: node 'replay'"),
             std::string::npos)
