@@ -101,7 +101,8 @@ void add_keys_command(CLI::App& app) {
       }
       if (wanted.empty()) wanted.push_back({"coordinator", ""});
       const bool force = generate->count("--force") > 0;
-      // Everything is checked before anything is written: a refused command leaves DIR as it was.
+      // Every refusal comes before any key is written: a refused command leaves DIR as it was
+      // (made, when it was missing).
       std::error_code made;
       std::filesystem::create_directories(*dir, made);
       if (made) {
