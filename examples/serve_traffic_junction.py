@@ -24,18 +24,19 @@ from tagflow_client import Client  # noqa: E402
 from traffic_junction import TrafficJunction  # noqa: E402
 
 
-def wait_for_gateways(client, seconds):
-    """connect() until every gateway answers its handshake (the cluster may still be starting)."""
+def wait_for_gateways(endpoints, seconds):
+    """Handshakes with every gateway until all answer (the cluster may still be starting)."""
     deadline = time.monotonic() + seconds
     while True:
+        probe = Client(endpoints, timeout=2.0)
         try:
-            return client.connect()
+            probe.connect()
+            return
         except TimeoutError:
             if time.monotonic() > deadline:
                 raise
-            for gateway in client.gateways:  # fresh sockets for the next try
-                gateway.socket.close()
-                gateway._connect()
+        finally:
+            probe.close()
 
 
 def main():
@@ -51,10 +52,9 @@ def main():
                         help="seconds to wait for the gateways to answer")
     args = parser.parse_args()
 
-    client = Client(args.gateways.split(","), timeout=2.0)
-    agents = wait_for_gateways(client, args.wait)
-    for gateway in client.gateways:
-        gateway.timeout = 10.0
+    wait_for_gateways(args.gateways.split(","), args.wait)
+    client = Client(args.gateways.split(","), timeout=10.0)
+    agents = client.connect()
     env = TrafficJunction(num_agents=10, seed=args.seed)
     if len(agents) != env.n or client.observation_size != env.observation_size:
         sys.exit(f"the gateways serve agents {sorted(agents)} of width {client.observation_size}; "
