@@ -93,6 +93,7 @@ struct CoordinatorOptions {
   std::string checkpoints;
   std::string stats;
   std::int64_t start_ns = 0;
+  int metrics_port = 0;  // --metrics-port: 0 keeps the file's coordinator.metrics_port
 };
 
 /// The run's grants, messages and silences (federation/PROTOCOL.md §6.2), in all and per
@@ -152,14 +153,20 @@ void attach_sinks(coordinator::Coordinator& coordinator,
   }
 }
 
-/// The coordinator's metrics endpoint, when its cluster file gives it a metrics_port.
+/// The coordinator's metrics endpoint: on --metrics-port when given (also for a bare federation
+/// file, which has no metrics_port of its own), else on its cluster file's metrics_port, if any.
 std::unique_ptr<monitoring::MetricsEndpoint> serve_metrics(coordinator::Coordinator& coordinator,
                                                            monitoring::ProcessMetrics& metrics,
-                                                           const LoadedSpec& loaded) {
-  if (!loaded.cluster || loaded.cluster->coordinator.metrics_port == 0) return nullptr;
+                                                           const LoadedSpec& loaded,
+                                                           int port_given) {
+  const int port = port_given != 0
+                       ? port_given
+                       : (loaded.cluster ? loaded.cluster->coordinator.metrics_port : 0);
+  if (port == 0) return nullptr;
   coordinator.set_metrics(&metrics);
   auto endpoint = std::make_unique<monitoring::MetricsEndpoint>(
-      metrics, loaded.cluster->monitoring.bind, loaded.cluster->coordinator.metrics_port);
+      metrics, loaded.cluster ? loaded.cluster->monitoring.bind : std::string("127.0.0.1"),
+      static_cast<std::uint16_t>(port));
   std::cout << "tagflow coordinator: metrics on " << endpoint->url() << std::endl;
   return endpoint;
 }
@@ -195,7 +202,7 @@ void serve(const CoordinatorOptions& o) {
         });
   }
   const std::unique_ptr<monitoring::MetricsEndpoint> endpoint_http =
-      serve_metrics(coordinator, metrics, loaded);
+      serve_metrics(coordinator, metrics, loaded, o.metrics_port);
   const std::string bound = coordinator.bind(o.endpoint);
   std::cout << "tagflow coordinator: listening on " << bound << std::endl;
   const coordinator::CoordinatorResult result = coordinator.run();
@@ -251,6 +258,12 @@ void add_coordinator_command(CLI::App& app) {
   command->add_option("--trace", o->trace,
                       "Record the coordinator's messages into DIR/coordinator.trace.json "
                       "(tracing/README.md)");
+  command
+      ->add_option("--metrics-port", o->metrics_port,
+                   "Serve Prometheus metrics on this port (127.0.0.1, or the cluster file's "
+                   "monitoring.bind), instead of the file's coordinator.metrics_port; also for a "
+                   "bare federation file")
+      ->check(CLI::Range(1, 65535));
   command->add_option(
       "--bind", o->endpoint,
       "Endpoint to bind instead of the configured coordinator address (e.g. tcp://0.0.0.0:7600)");

@@ -22,6 +22,7 @@
 #include "federate/federate_client.hpp"
 #include "federation/control_message.hpp"
 #include "pipeline_program.hpp"
+#include "tests/monitoring/http_get.hpp"
 #include "tests/support/raw_zmtp_peer.hpp"
 
 namespace tagflow::coordinator {
@@ -276,6 +277,54 @@ TEST(FederationFailure, AJoinWhoseConnectionClosedBeforeItWasReadIsFoundGone) {
 }
 
 // Killed: the kernel closes its connections, and the coordinator hears them close (§6.3).
+/// A loopback TCP port that was free a moment ago.
+std::uint16_t free_port() {
+  const std::string endpoint = free_endpoint();
+  return static_cast<std::uint16_t>(std::stoi(endpoint.substr(endpoint.rfind(':') + 1)));
+}
+
+// A bare federation file has no metrics_port: `--metrics-port` serves the coordinator's metrics
+// anyway, so a federate written from PROTOCOL.md can read the counters it cites (a refused JOIN).
+TEST(FederationFailure, ACoordinatorOfABareFederationFileServesMetricsOnTheGivenPort) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("tagflow-bare-metrics-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string endpoint = free_endpoint();
+  const std::uint16_t port = free_port();
+  std::ofstream(dir / "federation.yaml") << testing::pipeline_config(endpoint);
+  ChildProcess coordinator(
+      {TAGFLOW_BIN_DIR "/tagflow", "coordinator", "--config", (dir / "federation.yaml").string(),
+       "--metrics-port", std::to_string(port)},
+      (dir / "coordinator.log").string());
+  ASSERT_TRUE(wait_for_text(dir / "coordinator.log", "listening on", std::chrono::seconds(30)))
+      << read_log(dir / "coordinator.log");
+  EXPECT_NE(read_log(dir / "coordinator.log")
+                .find("metrics on http://127.0.0.1:" + std::to_string(port) + "/metrics"),
+            std::string::npos)
+      << read_log(dir / "coordinator.log");
+  // A JOIN under an id the file does not list: refused, and counted.
+  zmq::context_t context;
+  zmq::socket_t stranger(context, zmq::socket_type::dealer);
+  stranger.set(zmq::sockopt::routing_id, "nobody");
+  stranger.set(zmq::sockopt::linger, 0);
+  stranger.set(zmq::sockopt::rcvtimeo, 10000);  // a guard against a hang, not a timing check
+  stranger.connect(endpoint);
+  ControlMessage join;
+  join.type = ControlType::kJoin;
+  join.federate = "nobody";
+  stranger.send(zmq::buffer(encode_control(join)), zmq::send_flags::none);
+  zmq::message_t reply;
+  ASSERT_TRUE(stranger.recv(reply));
+  const tagflow::testing::HttpResponse metrics = tagflow::testing::http_get(port, "/metrics");
+  EXPECT_EQ(metrics.status, 200);
+  EXPECT_NE(metrics.body.find("tagflow_transport_invalid_messages_total{"), std::string::npos)
+      << metrics.body;
+  EXPECT_NE(metrics.body.find("reason=\"refused_join\"} 1"), std::string::npos) << metrics.body;
+  coordinator.kill();
+  fs::remove_all(dir);
+}
+
 TEST(FederationFailure, KilledFederateIsReportedByNameAndEveryProcessEnds) {
   disturb_left_federate(
       "killed", [](ChildProcess& left) { left.kill(); },
