@@ -459,9 +459,8 @@ BenchReport run_marl_bench(const BenchOptions& options) {
   } else if (only == "tj10") {
     shape = MarlShape{};
   } else {
-    throw std::invalid_argument(
-        "tagflow bench marl: --only takes tj4, tj10, tj4-in-process or tj10-in-process, not '" +
-        options.only + "'");
+    throw std::invalid_argument("--only takes tj4, tj10, tj4-in-process or tj10-in-process, not '" +
+                                options.only + "'");
   }
   BenchReport report("marl");
   report.add("joint_steps", static_cast<double>(steps), "steps");

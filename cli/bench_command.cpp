@@ -46,7 +46,16 @@ void add_bench_command(CLI::App& app) {
                        *name,
                    kExitBadFile);
     }
-    const bench::BenchReport report = bench::run_benchmark(*entry, *options);
+    // A --json path that cannot be written is refused before the run, not after its table.
+    if (const std::string why = unwritable_output("--json", *json_path); !why.empty()) {
+      fail_command("bench", why, kExitBadFile);
+    }
+    bench::BenchReport report("");
+    try {
+      report = bench::run_benchmark(*entry, *options);
+    } catch (const std::invalid_argument& e) {  // an --only that names no workload
+      fail_command("bench " + *name, e.what(), kExitBadFile);
+    }
     std::cout << report.table();
     if (!json_path->empty()) report.write_json(*json_path);
   });

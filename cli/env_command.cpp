@@ -138,15 +138,28 @@ json step_line(const std::string& id, const std::string& text) {
   return out;
 }
 
+/// The ids `env step` takes: single-agent envs whose state can be set.
+std::string steppable_envs() {
+  std::string ids;
+  for (const envs::EnvEntry& entry : envs::registered_envs()) {
+    if (entry.multi_agent || envs::make_env(entry.id)->state().empty()) continue;
+    ids += (ids.empty() ? "" : ", ") + entry.id;
+  }
+  return ids;
+}
+
 void step_envs(const std::string& id) {
-  try {
-    const std::unique_ptr<envs::Env> probe = envs::make_env(id);
-    if (probe->state().empty()) {
-      fail_command("env step", id + " has no settable state (supported: the classic control envs)",
-                   kExitBadFile);
-    }
-  } catch (const std::invalid_argument& e) {
-    fail_command("env step", e.what(), kExitBadFile);
+  bool steppable = false;
+  for (const envs::EnvEntry& entry : envs::registered_envs()) {
+    if (entry.id == id && !entry.multi_agent) steppable = !envs::make_env(id)->state().empty();
+  }
+  if (!steppable) {
+    // One refusal for an unknown id, a multi-agent env and an env without a settable state, naming
+    // what it takes (the env list has more).
+    fail_command("env step",
+                 "'" + id + "' cannot be stepped from a state: env step takes " + steppable_envs() +
+                     " (tagflow env list shows every env)",
+                 kExitBadFile);
   }
   std::string text;
   for (long number = 1; std::getline(std::cin, text); ++number) {

@@ -51,10 +51,18 @@ void add_torch_bench_command(CLI::App& app) {
                    "--only is for `tagflow bench paper` and `tagflow bench marl`, not " + *name,
                    kExitBadFile);
     }
+    if (const std::string why = unwritable_output("--json", *json_path); !why.empty()) {
+      fail_command("bench", why, kExitBadFile);  // before the run, not after its table
+    }
     set_torch_threads(1);
     // On stderr: stdout holds the tables alone.
     std::cerr << blas_startup_line() << "\n";
-    const bench::BenchReport report = entry->second(*options);
+    bench::BenchReport report("");
+    try {
+      report = entry->second(*options);
+    } catch (const std::invalid_argument& e) {  // an --only that names no workload
+      fail_command("bench " + *name, e.what(), kExitBadFile);
+    }
     std::cout << report.table();
     if (!json_path->empty()) report.write_json(*json_path);
   });

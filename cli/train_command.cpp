@@ -121,7 +121,8 @@ void add_train_command(CLI::App& app) {
   command->add_option("--env", c.env_id, "Environment id")->capture_default_str();
   command->add_option("--algo", options->algo, "Algorithm (dqn)")->capture_default_str();
   command->add_option("--seed", c.seed, "Seed of the env, replay, exploration and weights")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 62));  // as a cluster file's seed
   command->add_option("--summary", options->summary_path, "Write the run summary JSON here");
   command->add_option("--steps", c.total_env_steps, "Environment steps to train for")
       ->capture_default_str();
@@ -163,10 +164,13 @@ void add_train_command(CLI::App& app) {
   command->add_flag("--stop-at-threshold,!--no-stop-at-threshold", c.stop_at_threshold,
                     "Stop once an interval evaluation reaches the env's reward threshold");
   command->add_option("--n-step", c.n_step, "n-step returns")->capture_default_str();
-  command->add_flag("--prioritized", c.prioritized, "Prioritized replay (else uniform)");
-  command->add_flag("--binary-sum-tree", c.binary_sum_tree,
-                    "With --prioritized: the textbook binary sum tree instead of the K-ary one "
-                    "(the baseline of PAL's comparison)");
+  auto* prioritized =
+      command->add_flag("--prioritized", c.prioritized, "Prioritized replay (else uniform)");
+  command
+      ->add_flag("--binary-sum-tree", c.binary_sum_tree,
+                 "With --prioritized: the textbook binary sum tree instead of the K-ary one "
+                 "(the baseline of PAL's comparison)")
+      ->needs(prioritized);
   command->add_option("--eval-episodes", c.eval_episodes, "Final evaluation episodes")
       ->capture_default_str();
   command->add_option("--save-policy", options->policy_path,

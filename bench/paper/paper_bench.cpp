@@ -86,8 +86,7 @@ class PaperBench {
     if (!ran) {
       std::string known;
       for (const auto& [name, body] : workloads) known += " " + name;
-      throw std::invalid_argument("tagflow bench paper: unknown workload '" + options_.only +
-                                  "'; known:" + known);
+      throw std::invalid_argument("unknown workload '" + options_.only + "'; known:" + known);
     }
     return std::move(report_);
   }

@@ -90,8 +90,17 @@ TEST(PaperBench, EveryWorkloadReportsEveryPlacementAndDrawsItsChart) {
 TEST(PaperBench, AnUnknownWorkloadIsAClearError) {
   const auto result =
       testing::run_command(testing::tagflow_binary() + " bench paper --quick --only nosuch 2>&1");
-  EXPECT_NE(result.exit_code, 0);
-  EXPECT_NE(result.output.find("unknown workload 'nosuch'"), std::string::npos) << result.output;
+  EXPECT_EQ(result.exit_code, 2);  // a bad argument, as for every command
+  EXPECT_NE(result.output.find("tagflow bench paper: unknown workload 'nosuch'; known: gym"),
+            std::string::npos)
+      << result.output;
+  // A --json path that cannot be written is refused before the run, not after its table.
+  const auto unwritable = testing::run_command(
+      testing::tagflow_binary() + " bench codec --quick --json /proc/none/x.json 2>&1");
+  EXPECT_EQ(unwritable.exit_code, 2) << unwritable.output;
+  EXPECT_NE(unwritable.output.find("tagflow bench: --json /proc/none/x.json: "), std::string::npos)
+      << unwritable.output;
+  EXPECT_EQ(unwritable.output.find("benchmark: codec"), std::string::npos) << unwritable.output;
 }
 
 }  // namespace

@@ -116,13 +116,19 @@ TEST(EnvCommand, RejectsActionsOutOfRangeAndMalformedJson) {
   EXPECT_NE(run.err.find("line 2: malformed JSON"), std::string::npos) << run.err;
 }
 
-TEST(EnvCommand, RejectsUnknownEnvsAndEnvsWithoutState) {
-  CommandResult run = run_tagflow("env step --env NoSuch-v0", "");
-  EXPECT_NE(run.exit_code, 0);
-  EXPECT_NE(run.err.find("unknown env 'NoSuch-v0'"), std::string::npos) << run.err;
-  run = run_tagflow("env step --env Blackjack-v1", "");
-  EXPECT_NE(run.exit_code, 0);
-  EXPECT_NE(run.err.find("no settable state"), std::string::npos) << run.err;
+// Every refusal names what env step takes: a multi-agent env from `env list` used to be called
+// unknown, with a list of known envs that env step refuses too.
+TEST(EnvCommand, RejectsUnknownEnvsAndEnvsWithoutStateNamingTheOnesItTakes) {
+  for (const std::string id : {"NoSuch-v0", "Blackjack-v1", "TrafficJunction4-v1"}) {
+    const CommandResult run = run_tagflow("env step --env " + id, "");
+    EXPECT_EQ(run.exit_code, 2) << id;
+    EXPECT_NE(run.err.find("'" + id +
+                           "' cannot be stepped from a state: env step takes "
+                           "CartPole-v1"),
+              std::string::npos)
+        << run.err;
+    EXPECT_EQ(run.err.find("Blackjack-v1,"), std::string::npos) << run.err;
+  }
 }
 
 }  // namespace

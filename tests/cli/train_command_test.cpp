@@ -72,6 +72,17 @@ TEST(TrainCommand, UnknownAlgorithmOrEnvironmentIsAClearError) {
   EXPECT_NE(env.output.find("Nope-v0"), std::string::npos) << env.output;
 }
 
+// A negative seed wrapped to 2^64 - 1 and trained; a sum tree without prioritized replay was
+// taken and ignored. Both are bad options now, refused before training.
+TEST(TrainCommand, ANegativeSeedOrATreeWithoutPrioritizedReplayIsRefused) {
+  const auto seed = run_command(tagflow_binary() + " train --seed -1 --steps 10 2>&1");
+  EXPECT_EQ(seed.exit_code, 2) << seed.output;
+  EXPECT_NE(seed.output.find("--seed"), std::string::npos) << seed.output;
+  const auto tree = run_command(tagflow_binary() + " train --binary-sum-tree --steps 10 2>&1");
+  EXPECT_EQ(tree.exit_code, 2) << tree.output;
+  EXPECT_NE(tree.output.find("--prioritized"), std::string::npos) << tree.output;
+}
+
 TEST(TrainCommand, TopLevelHelpListsTrain) {
   const auto help = run_command(tagflow_binary() + " --help 2>&1");
   EXPECT_NE(help.output.find("train"), std::string::npos) << help.output;
