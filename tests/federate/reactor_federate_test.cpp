@@ -235,8 +235,10 @@ double sample(const std::string& text, const std::string& name,
   return -1;
 }
 
-TEST(ReactorFederate, ListensOnItsConfiguredEndpointAndCountsTrafficAndDropsPerPeer) {
-  const int port = free_port();
+/// One run of the pipeline with the sink on `port`, a stranger sending it five frames of garbage:
+/// the checks of the traffic counters, and the sink's count of the stranger's drops (-1: none
+/// arrived while the run lasted).
+double run_with_an_intruder(int port) {
   monitoring::ProcessMetrics sink_metrics({"sink", "replay"});
   monitoring::ProcessMetrics mid_metrics({"mid", "sampler"});
   std::map<std::string, ReactorFederateOptions> options;
@@ -256,8 +258,10 @@ TEST(ReactorFederate, ListensOnItsConfiguredEndpointAndCountsTrafficAndDropsPerP
   EXPECT_TRUE(result.ok) << result.error;
   const std::map<std::string, std::string> expected =
       testing::run_reactor_pipeline_in_one_process(kEvents, kSeed);
-  ASSERT_EQ(outcomes.count("sink"), 1U);
-  EXPECT_EQ(outcomes.at("sink").trace, expected.at("sink"));
+  EXPECT_EQ(outcomes.count("sink"), 1U);
+  if (outcomes.count("sink") == 1) {
+    EXPECT_EQ(outcomes.at("sink").trace, expected.at("sink"));
+  }
 
   const std::string sink_text = sink_metrics.text();
   const std::string mid_text = mid_metrics.text();
@@ -277,9 +281,19 @@ TEST(ReactorFederate, ListensOnItsConfiguredEndpointAndCountsTrafficAndDropsPerP
   EXPECT_GT(sample(mid_text, "tagflow_transport_sent_bytes_total", {"peer=\"sink\""}), 0);
   EXPECT_EQ(sample(mid_text, "tagflow_transport_messages_received_total", {"peer=\"source\""}),
             kEvents + 1);
-  EXPECT_EQ(sample(sink_text, "tagflow_transport_invalid_messages_total",
-                   {"peer=\"intruder\"", "reason="}),
-            5);
+  return sample(sink_text, "tagflow_transport_invalid_messages_total",
+                {"peer=\"intruder\"", "reason="});
+}
+
+// The run lasts a few tens of milliseconds: on a loaded machine the stranger's connection may
+// come up only after it ended, so its frames reach no one. The run is then repeated (at most three
+// times); once they arrive within a run, all five are counted.
+TEST(ReactorFederate, ListensOnItsConfiguredEndpointAndCountsTrafficAndDropsPerPeer) {
+  double dropped = -1;
+  for (int attempt = 0; attempt < 3 && dropped < 0; ++attempt) {
+    dropped = run_with_an_intruder(free_port());
+  }
+  EXPECT_EQ(dropped, 5);
 }
 
 // A loop across two federates whose only delay is `after 0` (one microstep): a -> b without
