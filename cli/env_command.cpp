@@ -5,6 +5,7 @@
 // writes one JSON line per input line: {"next_state", "observation", "reward", "terminated",
 // "truncated"}. The first bad line stops the command with an error naming the line; the lines
 // before it have been answered.
+#include <algorithm>
 #include <cmath>
 #include <iomanip>
 #include <iostream>
@@ -138,22 +139,25 @@ json step_line(const std::string& id, const std::string& text) {
   return out;
 }
 
-/// The ids `env step` takes: single-agent envs whose state can be set.
+/// Whether `env step` takes `entry`: a single-agent env whose state can be set.
+bool steppable(const envs::EnvEntry& entry) {
+  return !entry.multi_agent && !envs::make_env(entry.id)->state().empty();
+}
+
+/// The ids `env step` takes.
 std::string steppable_envs() {
   std::string ids;
   for (const envs::EnvEntry& entry : envs::registered_envs()) {
-    if (entry.multi_agent || envs::make_env(entry.id)->state().empty()) continue;
-    ids += (ids.empty() ? "" : ", ") + entry.id;
+    if (steppable(entry)) ids += (ids.empty() ? "" : ", ") + entry.id;
   }
   return ids;
 }
 
 void step_envs(const std::string& id) {
-  bool steppable = false;
-  for (const envs::EnvEntry& entry : envs::registered_envs()) {
-    if (entry.id == id && !entry.multi_agent) steppable = !envs::make_env(id)->state().empty();
-  }
-  if (!steppable) {
+  const auto& known = envs::registered_envs();
+  const auto entry =
+      std::find_if(known.begin(), known.end(), [&](const envs::EnvEntry& e) { return e.id == id; });
+  if (entry == known.end() || !steppable(*entry)) {
     // One refusal for an unknown id, a multi-agent env and an env without a settable state, naming
     // what it takes (the env list has more).
     fail_command("env step",
