@@ -30,9 +30,15 @@ void NodeParams::check_known(const std::vector<std::string>& known) const {
     if (!found) {
       std::string list;
       for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      for (const auto& k : elsewhere_) list += (list.empty() ? "" : ", ") + k;
       fail(name, "unknown param (known: " + list + ")");
     }
   }
+}
+
+void NodeParams::read_elsewhere(const std::string& name) {
+  values_.erase(name);
+  elsewhere_.push_back(name);
 }
 
 void NodeParams::fail(const std::string& name, const std::string& message) const {

@@ -62,6 +62,9 @@ class NodeParams {
   [[noreturn]] void fail(const std::string& name, const std::string& message) const;
 
   void set(const std::string& name, const std::string& value) { values_[name] = value; }
+  /// `name` is read where the file is loaded, not by the kind: dropped from the values, and
+  /// still named among the known params when check_known() refuses another.
+  void read_elsewhere(const std::string& name);
   [[nodiscard]] const std::string& node() const { return node_; }
   /// Every param as the file gives it (YAML text), by name.
   [[nodiscard]] const std::map<std::string, std::string>& values() const { return values_; }
@@ -70,6 +73,7 @@ class NodeParams {
   std::string node_;
   std::map<std::string, std::string> values_;
   std::map<std::string, int> lines_;
+  std::vector<std::string> elsewhere_;
 };
 
 }  // namespace tagflow::nodes

@@ -189,6 +189,11 @@ struct MonitoringConfig {
   std::string bind = "127.0.0.1";
 };
 
+/// The bounds of an inference batch, for an inference node's `max_batch` / `max_wait` and a
+/// policy's: rows per forward pass, and how long a request may wait for its batch.
+constexpr std::int64_t kMaxBatchRows = std::int64_t{1} << 20;
+constexpr std::chrono::hours kMaxBatchWait{24};
+
 /// One policy of a multi-agent cluster (nodes/cluster/policy_config.hpp).
 struct PolicyConfig {
   std::string name;
@@ -198,7 +203,8 @@ struct PolicyConfig {
   std::vector<int> agents;      // the agents it serves, ascending
   // Its learner is `algo: vdn`: the multi-agent node sends it one joint transition per step.
   bool joint_transitions = false;
-  // Its gateway batching, when it differs from the inference node's max_batch / max_wait.
+  // Its gateway batching, when it differs from the inference node's max_batch / max_wait; both
+  // bounded as those are (kMaxBatchRows, kMaxBatchWait).
   std::optional<std::uint32_t> max_batch;
   std::optional<std::chrono::nanoseconds> max_wait;
   int line = 0;

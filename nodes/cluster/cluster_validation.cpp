@@ -12,10 +12,12 @@
 namespace tagflow::cluster {
 namespace {
 
-std::string join(const std::vector<std::string>& names) {
+/// "(outputs: a, b)", or "(it has no outputs)".
+std::string port_list(const char* what, const std::vector<nodes::PortSpec>& ports) {
+  if (ports.empty()) return std::string("(it has no ") + what + ")";
   std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
+  for (const std::string& n : nodes::port_names(ports)) out += (out.empty() ? "" : ", ") + n;
+  return std::string("(") + what + ": " + out + ")";
 }
 
 void check_endpoints(const ClusterConfig& config) {
@@ -30,21 +32,34 @@ void check_endpoints(const ClusterConfig& config) {
     if (to == nullptr) {
       throw ConfigError(config.file, c.line, key + ".to", "no node '" + c.to_node + "'");
     }
-    if (!from->kind->has_output(c.from_port)) {
+    const nodes::PortSpec* out = from->kind->output(c.from_port);
+    if (out == nullptr) {
       throw ConfigError(config.file, c.line, key + ".from",
                         from->kind->name + " '" + from->name + "' has no output port '" +
-                            c.from_port + "' (outputs: " + join(from->kind->outputs) + ")");
+                            c.from_port + "' " + port_list("outputs", from->kind->outputs));
     }
-    if (!to->kind->has_input(c.to_port)) {
+    const nodes::PortSpec* in = to->kind->input(c.to_port);
+    if (in == nullptr) {
       throw ConfigError(config.file, c.line, key + ".to",
                         to->kind->name + " '" + to->name + "' has no input port '" + c.to_port +
-                            "' (inputs: " + join(to->kind->inputs) + ")");
+                            "' " + port_list("inputs", to->kind->inputs));
     }
-    if (c.from_port == "experience" && (to->kind->name != "replay" || c.to_port != "transitions")) {
+    // What an output carries, only an input taking the same message can read (an inference
+    // node's experience: transitions logged by outside clients, for a replay).
+    if (out->carries != in->carries) {
+      std::string takers;
+      for (const NodeConfig& node : config.nodes) {
+        for (const nodes::PortSpec& p : node.kind->inputs) {
+          if (p.carries != out->carries) continue;
+          takers += (takers.empty() ? "" : ", ") + node.name + "." + p.name;
+        }
+      }
       throw ConfigError(config.file, c.line, key + ".to",
-                        "an inference node's experience (transitions logged by outside clients) "
-                        "goes to a replay's transitions, not to " +
-                            c.to_node + "." + c.to_port);
+                        c.from_node + "." + c.from_port + " carries " + out->carries + ", and " +
+                            c.to_node + "." + c.to_port + " takes " + in->carries +
+                            (takers.empty() ? "; no input of this file takes " + out->carries
+                                            : "; connect it to an input that takes " +
+                                                  out->carries + " (" + takers + ")"));
     }
   }
 }

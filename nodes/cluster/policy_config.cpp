@@ -214,11 +214,11 @@ PolicyConfig read_policy(const YamlReader& p, const std::string& name, int line)
   }
   base.torchscript = p.string_or("torchscript", "");
   if (p.has("max_batch")) {
-    base.max_batch = static_cast<std::uint32_t>(p.integer("max_batch", 1, 1 << 20));
+    base.max_batch = static_cast<std::uint32_t>(p.integer("max_batch", 1, kMaxBatchRows));
   }
   if (p.has("max_wait")) {
     base.max_wait = p.duration("max_wait");
-    if (*base.max_wait > std::chrono::hours(24)) {
+    if (*base.max_wait > kMaxBatchWait) {
       p.fail("max_wait", "at most 24 hours (1440m): it is how long a request may wait for a batch");
     }
   }

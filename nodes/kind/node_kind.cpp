@@ -4,12 +4,25 @@
 
 namespace tagflow::nodes {
 
-bool NodeKind::has_input(const std::string& port) const {
-  return std::find(inputs.begin(), inputs.end(), port) != inputs.end();
+namespace {
+
+const PortSpec* find_port(const std::vector<PortSpec>& ports, const std::string& name) {
+  const auto it =
+      std::find_if(ports.begin(), ports.end(), [&](const PortSpec& p) { return p.name == name; });
+  return it == ports.end() ? nullptr : &*it;
 }
 
-bool NodeKind::has_output(const std::string& port) const {
-  return std::find(outputs.begin(), outputs.end(), port) != outputs.end();
+}  // namespace
+
+const PortSpec* NodeKind::input(const std::string& port) const { return find_port(inputs, port); }
+
+const PortSpec* NodeKind::output(const std::string& port) const { return find_port(outputs, port); }
+
+std::vector<std::string> port_names(const std::vector<PortSpec>& ports) {
+  std::vector<std::string> names;
+  names.reserve(ports.size());
+  for (const PortSpec& p : ports) names.push_back(p.name);
+  return names;
 }
 
 monitoring::MetricSpec kind_metric(monitoring::MetricType type, std::string name, std::string help,

@@ -3,7 +3,7 @@
 //
 // A descriptor says:
 //   - its name (the `kind:` of a node group in a cluster file) and its ports (what connections
-//     may name);
+//     may name), each with the message it carries (a connection joins ports that carry the same);
 //   - what its replicas count (the unit of ReplicaResult::count: env_steps, inserts, ...) and the
 //     reason a replica gives when its own stop condition is met ("" when it has none);
 //   - its roles, as flags the layers above read instead of naming kinds: it steps an env (shares
@@ -55,10 +55,20 @@ struct ReplicaReport;
 struct ReplicaResult;
 class ReplicaBinding;
 
+/// A port of a kind and the message it carries, by the name of the port that message is named
+/// after: `{"experience", "transitions"}` is an output carrying transitions; a bare name carries
+/// its own message. A connection joins an output to an input carrying the same.
+struct PortSpec {
+  PortSpec(const char* port) : name(port), carries(port) {}  // NOLINT: a bare name is a port
+  PortSpec(const char* port, const char* message) : name(port), carries(message) {}
+  std::string name;
+  std::string carries;
+};
+
 struct NodeKind {
   std::string name;
-  std::vector<std::string> inputs;
-  std::vector<std::string> outputs;
+  std::vector<PortSpec> inputs;
+  std::vector<PortSpec> outputs;
   std::string count_unit;
   std::string count_family;  // the metric family that counts it (what a launcher's probe reads)
   std::string own_stop_reason;
@@ -87,9 +97,15 @@ struct NodeKind {
   void (*actor_result)(const ReplicaConfig& replica, const ReplicaReport& report,
                        ReplicaResult& result) = nullptr;
 
-  [[nodiscard]] bool has_input(const std::string& port) const;
-  [[nodiscard]] bool has_output(const std::string& port) const;
+  /// The port of that name, or null.
+  [[nodiscard]] const PortSpec* input(const std::string& port) const;
+  [[nodiscard]] const PortSpec* output(const std::string& port) const;
+  [[nodiscard]] bool has_input(const std::string& port) const { return input(port) != nullptr; }
+  [[nodiscard]] bool has_output(const std::string& port) const { return output(port) != nullptr; }
 };
+
+/// The ports' names, in their order.
+[[nodiscard]] std::vector<std::string> port_names(const std::vector<PortSpec>& ports);
 
 /// A metric family of a node kind (a helper for the descriptors).
 [[nodiscard]] monitoring::MetricSpec kind_metric(monitoring::MetricType type, std::string name,

@@ -25,13 +25,6 @@ bool steps_env(const cluster::NodeConfig& node) { return node.kind->steps_env; }
 
 }  // namespace
 
-nodes::NodeParams params_without(const cluster::NodeConfig& group,
-                                 std::initializer_list<const char*> keys) {
-  std::map<std::string, std::string> values = group.params;
-  for (const char* key : keys) values.erase(key);
-  return nodes::NodeParams(group.name, values, group.param_lines);
-}
-
 std::int64_t env_steps_share(const cluster::ClusterConfig& config, const ClusterFacts& facts) {
   if (!config.stop.env_steps) return -1;
   const auto n = static_cast<std::int64_t>(std::max<std::size_t>(1, facts.sampler_count));
@@ -46,7 +39,10 @@ void add_policy_facts(const cluster::ClusterConfig& config, ReplicaConfig& r) {
   const cluster::NodeConfig& group = *r.group;
   r.agents = config.multi_agent;
   r.policies = cluster::hosted_policies(config, group, r.index);
-  r.params = params_without(group, {"policies", "export_dir"});
+  // Settled by the file, not the kind: `policies` (checked where the file is loaded, for the
+  // kinds that host policies) and a learner's `export_dir` (configure_policy(), learner_kind.cpp).
+  r.params.read_elsewhere("policies");
+  if (group.kind->trains) r.params.read_elsewhere("export_dir");
   for (const cluster::NodeConfig& node : config.nodes) {
     for (int i = 0; i < node.replicas; ++i) {
       std::vector<int> hosted = cluster::hosted_policies(config, node, i);

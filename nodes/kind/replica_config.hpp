@@ -113,10 +113,6 @@ struct ReplicaConfig {
 [[nodiscard]] ReplicaConfig replica_config(const cluster::ClusterConfig& config,
                                            const ClusterFacts& facts, const std::string& name);
 
-/// For kinds' configure(): the group's params without `keys` (settled by the file, not the kind).
-[[nodiscard]] NodeParams params_without(const cluster::NodeConfig& group,
-                                        std::initializer_list<const char*> keys);
-
 /// For kinds' configure(): an env-stepping replica's share of `stop.env_steps`, rounded up over
 /// every env-stepping replica of the file; -1 without that stop condition.
 [[nodiscard]] std::int64_t env_steps_share(const cluster::ClusterConfig& config,

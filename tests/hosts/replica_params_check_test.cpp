@@ -3,6 +3,7 @@
 #include "hosts/replica_params_check.hpp"
 
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -178,6 +179,79 @@ TEST(ReplicaParamsCheck, LayerSizesHaveNoEmptyEntryAndTheEvaluatorPlaysTheLearne
   const std::string error = error_of(cluster::parse_cluster_config(yaml, "c.yaml"));
   EXPECT_NE(error.find("nodes.evaluator.params.hidden"), std::string::npos) << error;
   EXPECT_NE(error.find("the evaluator plays the learner's network"), std::string::npos) << error;
+}
+
+// An inference node's own batching is bounded as a policy's is (policies.NAME, configs/README.md).
+TEST(ReplicaParamsCheck, AnInferenceNodesBatchingIsBoundedAsAPolicysIs) {
+  const std::string single =
+      "cluster: s\nnodes:\n"
+      "  sampler: {kind: sampler, data_port: 7000, params: {policy: inference}}\n"
+      "  inference: {kind: inference, data_port: 7100, params: {BATCHING}}\n"
+      "connections:\n"
+      "  - {from: sampler.observations, to: inference.observations}\n"
+      "  - {from: inference.actions, to: sampler.actions, after: 0}\n"
+      "stop: {env_steps: 100}\n";
+  const std::string marl =
+      "cluster: m\nmode: reactor\nseed: 1\npolicies:\n  car: {}\nnodes:\n"
+      "  junction: {kind: multi_agent, data_port: 7000, params: {env: TrafficJunction4-v1}}\n"
+      "  inference: {kind: inference, data_port: 7100, params: {BATCHING}}\n"
+      "connections:\n"
+      "  - {from: junction.observations, to: inference.observations}\n"
+      "  - {from: inference.actions, to: junction.actions, after: 0}\n"
+      "stop: {env_steps: 100}\n";
+  for (const auto& [file, line] : {std::pair{single, 4}, std::pair{marl, 8}}) {
+    const std::string text = file;
+    const auto error_with = [&text](const std::string& batching) {
+      std::string edited = text;
+      edited.replace(edited.find("BATCHING"), 8, batching);
+      return error_of(cluster::parse_cluster_config(edited, "i.yaml"));
+    };
+    const std::string at = "i.yaml:" + std::to_string(line) + ": nodes.inference.params.";
+    const std::string own = " (line " + std::to_string(line) + "): ";
+    EXPECT_EQ(error_with("max_batch: 1048576, max_wait: 1440m"), "");
+    EXPECT_EQ(error_with("max_batch: 1048577"),
+              at + "max_batch: node 'inference': param 'max_batch'" + own +
+                  "at most 1048576 rows per forward pass");
+    EXPECT_EQ(error_with("max_wait: 1441m"),
+              at + "max_wait: node 'inference': param 'max_wait'" + own +
+                  "at most 24 hours (1440m): it is how long a request may wait for a batch");
+  }
+}
+
+// In a multi-agent file `policies` and a learner's `export_dir` are read where the file is
+// loaded: a learner's unknown param names them among the known ones, and another kind's
+// `export_dir` is as unknown as any other param.
+TEST(ReplicaParamsCheck, AMultiAgentFilesOwnParamsAreKnownWhereTheyApplyOnly) {
+  const std::string marl =
+      "cluster: m\nmode: reactor\nseed: 1\npolicies:\n  car: {}\nnodes:\n"
+      "  junction: {kind: multi_agent, data_port: 7000, params: {env: TrafficJunction4-v1}}\n"
+      "  inference: {kind: inference, data_port: 7100}\n"
+      "  replay: {kind: replay, data_port: 7200, params: {REPLAY}}\n"
+      "  learner: {kind: learner, data_port: 7300, params: {LEARNER}}\n"
+      "connections:\n"
+      "  - {from: junction.observations, to: inference.observations}\n"
+      "  - {from: inference.actions, to: junction.actions, after: 0}\n"
+      "  - {from: junction.transitions, to: replay.transitions}\n"
+      "  - {from: replay.batches, to: learner.batches}\n"
+      "  - {from: learner.weights, to: inference.weights, after: 0}\n"
+      "stop: {env_steps: 100}\n";
+  const auto error_with = [&](const std::string& replay, const std::string& learner) {
+    std::string text = marl;
+    text.replace(text.find("REPLAY"), 6, replay);
+    text.replace(text.find("LEARNER"), 7, learner);
+    return error_of(cluster::parse_cluster_config(text, "m.yaml"));
+  };
+  EXPECT_EQ(error_with("policies: car", "policies: car, export_dir: out"), "");
+  const std::string typo = error_with("capacity: 1000", "export_dri: out");
+  EXPECT_NE(typo.find("param 'export_dri' (line 10): unknown param (known: "), std::string::npos)
+      << typo;
+  EXPECT_NE(typo.find(", policies, export_dir)"), std::string::npos) << typo;
+  const std::string replay = error_with("export_dir: out", "gamma: 0.9");
+  EXPECT_NE(replay.find("nodes.replay.params.export_dir: node 'replay': param 'export_dir' "
+                        "(line 9): unknown param (known: capacity, "),
+            std::string::npos)
+      << replay;
+  EXPECT_NE(replay.find(", policies)"), std::string::npos) << replay;
 }
 
 }  // namespace

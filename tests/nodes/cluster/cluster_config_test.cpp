@@ -142,6 +142,27 @@ TEST(ClusterConfig, DanglingConnectionsAreRefused) {
             "connections[0].from");
 }
 
+TEST(ClusterConfig, AConnectionJoinsPortsCarryingTheSameMessage) {
+  const ConfigError e = error_of(with(kValid, "{from: replay.batches, to: learner.batches}",
+                                      "{from: replay.batches, to: replay.transitions}"));
+  EXPECT_EQ(e.key(), "connections[1].to");
+  EXPECT_EQ(e.line(), 9);
+  EXPECT_NE(std::string(e.what()).find("replay.batches carries batches, and replay.transitions "
+                                       "takes transitions; connect it to an input that takes "
+                                       "batches (learner.batches)"),
+            std::string::npos)
+      << e.what();
+  // No input of the file takes what the output carries.
+  const ConfigError none = error_of(with(kValid, "{from: replay.batches, to: learner.batches}",
+                                         "{from: sampler.observations, to: replay.transitions}"));
+  EXPECT_NE(std::string(none.what())
+                .find("sampler.observations carries observations, and "
+                      "replay.transitions takes transitions; no input of this "
+                      "file takes observations"),
+            std::string::npos)
+      << none.what();
+}
+
 TEST(ClusterConfig, ZeroDelayCycleIsRefusedAndNamed) {
   const ConfigError e = error_of(with(kValid, ", after: 0}", "}"));
   EXPECT_EQ(e.key(), "connections[2]");  // the connection that closes the cycle, on its line

@@ -146,7 +146,11 @@ TEST(PolicyConfig, AnInferenceNodesExperienceReachesTheReplayOfEachPolicy) {
   text.replace(text.find(experience), experience.size(), wrong);
   const ConfigError e = policy_error_of(text);
   EXPECT_EQ(e.key(), "connections[2].to");
-  EXPECT_NE(std::string(e.what()).find("a replay's transitions"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("inference.experience carries transitions, and "
+                                       "learner.batches takes batches; connect it to an input "
+                                       "that takes transitions (replay.transitions)"),
+            std::string::npos)
+      << e.what();
 }
 
 TEST(PolicyConfig, MistakesAreRefusedWithFileLineAndKey) {

@@ -32,7 +32,7 @@ std::string replaced(std::string text, const std::string& from, const std::strin
 TEST(EvaluatorKind, IsInTheRegistryWithItsPortsUnitAndRoles) {
   const NodeKind* kind = find_node_kind("evaluator");
   ASSERT_NE(kind, nullptr);
-  EXPECT_EQ(kind->inputs, std::vector<std::string>{"weights"});
+  EXPECT_EQ(port_names(kind->inputs), std::vector<std::string>{"weights"});
   EXPECT_TRUE(kind->outputs.empty());
   EXPECT_EQ(kind->count_unit, "evaluations");
   EXPECT_EQ(kind->own_stop_reason, "target_return");
@@ -86,6 +86,18 @@ TEST(EvaluatorKind, BadParamsPortsAndCheckpointsAreFileErrors) {
   } catch (const cluster::ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("evaluator 'evaluator' has no input port 'batches' "
                                          "(inputs: weights)"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    (void)cluster::parse_cluster_config(
+        replaced(file, "from: learner.weights, to: evaluator.weights",
+                 "from: evaluator.weights, to: learner.batches"),
+        "e.yaml");
+    FAIL() << "the evaluator has no outputs";
+  } catch (const cluster::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("evaluator 'evaluator' has no output port 'weights' "
+                                         "(it has no outputs)"),
               std::string::npos)
         << e.what();
   }
