@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <stdexcept>
+#include <string>
 
 #include "reactors/action.hpp"
 #include "reactors/errors.hpp"
@@ -68,6 +70,18 @@ void Environment::enable_tag_barrier(Tag initial_grant) {
 
 void Environment::set_federation_hooks(FederationHooks hooks) {
   check_declaring("set federation hooks");
+  const int waiting = (hooks.wait ? 1 : 0) + (hooks.poll ? 1 : 0) + (hooks.wake ? 1 : 0);
+  if (waiting != 0 && waiting != 3) {
+    throw std::invalid_argument(
+        "federation hooks: wait, poll and wake are set all three or none (" +
+        std::to_string(waiting) + " of them set)");
+  }
+  if (waiting == 3 && config_.workers != 1) {
+    throw std::invalid_argument(
+        "federation hooks: wait, poll and wake need one worker (this "
+        "environment has " +
+        std::to_string(config_.workers) + ")");
+  }
   hooks_ = std::move(hooks);
 }
 
@@ -98,6 +112,9 @@ void Environment::bind_connections() {
       throw AssemblyError("type mismatch in connection " + names + ": " + c.from->full_name() +
                           " carries " + type_name(c.from->value_type()) + " but " +
                           c.to->full_name() + " expects " + type_name(c.to->value_type()));
+    }
+    if (c.to->upstream_ == c.from) {
+      throw AssemblyError("connection " + names + " is made twice: connect a pair of ports once");
     }
     if (c.to->upstream_ != nullptr) {
       throw AssemblyError("two writers to one port: " + c.to->full_name() +

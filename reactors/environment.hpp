@@ -108,6 +108,8 @@ class Environment {
 
   /// Federation (federation.hpp): no tag above the grant is processed until grant() raises it.
   void enable_tag_barrier(Tag initial_grant = Tag::never());
+  /// Throws std::invalid_argument unless wait, poll and wake are set all three (with one worker)
+  /// or none (federation.hpp 8).
   void set_federation_hooks(FederationHooks hooks);
   /// Raises the grant (TAG). Thread-safe; wakes the scheduler.
   void grant(Tag tag);

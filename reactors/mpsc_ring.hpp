@@ -19,8 +19,10 @@ namespace tagflow::reactors {
 template <class T>
 class BoundedMpscRing {
  public:
+  /// Room for `capacity` values, rounded up to a power of two and to at least 2: in a ring of
+  /// one cell a full cell's sequence would equal the next position and take a second value.
   explicit BoundedMpscRing(std::size_t capacity) {
-    capacity_ = 1;
+    capacity_ = 2;
     while (capacity_ < capacity) capacity_ *= 2;
     cells_ = std::make_unique<Cell[]>(capacity_);
     for (std::size_t i = 0; i < capacity_; ++i) {

@@ -25,7 +25,9 @@ void throw_undeclared_effect(const Reaction& reaction, const TriggerBase& output
 
 void Reaction::check_declarable() const {
   if (owner_->environment().assembled()) {
-    throw AssemblyError("reaction " + full_name() + " declared after assembly");
+    throw AssemblyError("reaction " + full_name() +
+                        " changed after assembly: declare its triggers, sources, effects and "
+                        "body before Environment::assemble()");
   }
 }
 

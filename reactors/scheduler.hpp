@@ -24,7 +24,8 @@
 //
 // A reaction that throws does not end the process: the first exception is kept (failure()) and
 // the run stops as with stop_without_grant(); Environment::run() then throws ReactionError
-// naming the reaction. The other reactions of that tag still run; no later tag starts.
+// naming the reaction. The other reactions of that tag still run; the next tag (microstep) is
+// the stop tag, where the shutdown() reactions run, and no tag after it starts.
 //
 // Contract: created and configured by Environment; run() once. enqueue(), current_tag(),
 // and sequence() are for reactions on worker threads.

@@ -64,6 +64,32 @@ TEST(Environment, RejectsTwoWritersToOnePortNamingBoth) {
   EXPECT_THAT(error, HasSubstr("sink.in is connected from both a.out and b.out"));
 }
 
+TEST(Environment, RejectsAConnectionMadeTwiceAsSuch) {
+  Environment env;
+  auto& a = env.add<IntSource>("a");
+  auto& sink = env.add<IntSink>("sink");
+  env.connect(a.out, sink.in);
+  env.connect(a.out, sink.in);
+  EXPECT_EQ(assembly_error(env),
+            "connection a.out -> sink.in is made twice: connect a pair of ports once");
+}
+
+TEST(Environment, AReactionChangedAfterAssemblyIsNamedAsChangedNotAsNew) {
+  Environment env;
+  auto& a = env.add<IntSource>("a");
+  auto& sink = env.add<IntSink>("sink");
+  env.connect(a.out, sink.in);
+  env.assemble();
+  try {
+    a.reactions().front()->triggers(a.out);
+    FAIL() << "a trigger added after assembly";
+  } catch (const AssemblyError& e) {
+    EXPECT_STREQ(e.what(),
+                 "reaction a.send changed after assembly: declare its triggers, sources, effects "
+                 "and body before Environment::assemble()");
+  }
+}
+
 TEST(Environment, RejectsConnectionsInTheWrongDirection) {
   Environment env;
   auto& source = env.add<IntSource>("source");

@@ -365,12 +365,35 @@ TEST(Federation, WithAWaitHookTheRunThreadWaitsInItAndAnotherThreadsGrantWakesIt
   EXPECT_EQ(own.wakes_from_runner.load(), 0);  // the wait's own grants need no wake-up
 }
 
-TEST(Federation, WithSeveralWorkersTheWaitHookIsNotUsed) {
+// The wait hook is the run thread's only way to sleep: with several workers it would never be
+// called, and without poll or wake the run would miss sends or wake-ups; both are refused.
+TEST(Federation, TheWaitHooksComeAllThreeAndOnlyWithOneWorker) {
   WaitOnOwnThread own;
-  EXPECT_EQ(run_with_wait_hook(own, 2, 3, 0), 4U);
-  EXPECT_EQ(own.waits, 0);
-  EXPECT_EQ(own.polls, 0);
-  EXPECT_EQ(own.wakes.load(), 0);
+  Observed observed;
+  {
+    EnvironmentConfig config;
+    config.workers = 2;
+    Environment env(config);
+    try {
+      env.set_federation_hooks(own.hooks(env, observed, 0));
+      FAIL() << "wait hooks with two workers";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_STREQ(e.what(),
+                   "federation hooks: wait, poll and wake need one worker (this environment has "
+                   "2)");
+    }
+  }
+  Environment env;
+  FederationHooks partial = own.hooks(env, observed, 0);
+  partial.wake = nullptr;
+  try {
+    env.set_federation_hooks(partial);
+    FAIL() << "wait and poll without wake";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(),
+                 "federation hooks: wait, poll and wake are set all three or none (2 of them set)");
+  }
+  env.set_federation_hooks(observing(observed));  // none of the three: the parker waits
 }
 
 }  // namespace

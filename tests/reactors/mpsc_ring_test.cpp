@@ -16,6 +16,27 @@ TEST(BoundedMpscRing, RoundsCapacityUpToAPowerOfTwo) {
   EXPECT_EQ(ring.capacity(), 8U);
 }
 
+// A ring of one cell would take a second value into its full cell (its sequence equals the next
+// position) and lose the first: 0 and 1 give two cells, which refuse a third value.
+TEST(BoundedMpscRing, ACapacityBelowTwoIsTwoAndLosesNothing) {
+  for (const std::size_t asked : {std::size_t{0}, std::size_t{1}}) {
+    BoundedMpscRing<int> ring(asked);
+    EXPECT_EQ(ring.capacity(), 2U);
+    ASSERT_TRUE(ring.try_push(10));
+    ASSERT_TRUE(ring.try_push(11));
+    EXPECT_FALSE(ring.try_push(12));
+    int out = -1;
+    ASSERT_TRUE(ring.try_pop(out));
+    EXPECT_EQ(out, 10);
+    ASSERT_TRUE(ring.try_push(12));
+    ASSERT_TRUE(ring.try_pop(out));
+    EXPECT_EQ(out, 11);
+    ASSERT_TRUE(ring.try_pop(out));
+    EXPECT_EQ(out, 12);
+    EXPECT_FALSE(ring.try_pop(out));
+  }
+}
+
 TEST(BoundedMpscRing, RefusesPushesWhenFullAndAcceptsAfterAPop) {
   BoundedMpscRing<int> ring(4);
   for (int i = 0; i < 4; ++i) ASSERT_TRUE(ring.try_push(i));
