@@ -40,7 +40,7 @@ def wait_for_gateways(endpoints, seconds):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
     parser.add_argument("--gateways", default="tcp://127.0.0.1:7830,tcp://127.0.0.1:7831",
                         help="comma-separated gateway endpoints (marl-serve.yaml's by default)")
     parser.add_argument("--episodes", type=int, default=5)

@@ -78,6 +78,8 @@ class Gateway:
 
     def send(self, op, **fields):
         """Sends one request; returns its id (receive() gets the reply)."""
+        if self.socket.closed:
+            raise ValueError(f"{self.endpoint}: this client is closed (Client.close())")
         request_id = self.next_id
         self.next_id += 1
         message = {"op": op, "v": PROTOCOL_VERSION, "id": request_id}
@@ -326,6 +328,7 @@ class Client:
         return {g.endpoint: g.call("health") for g in self.gateways}
 
     def close(self):
+        """Closes every gateway's socket; any later call raises ValueError."""
         for gateway in self.gateways:
             gateway.socket.close()
 

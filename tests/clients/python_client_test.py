@@ -146,6 +146,15 @@ class CarriedValues(unittest.TestCase):
         self.client.episode_end(episode)  # b's carried reward was kept for this retry
         self.assertEqual(self.b.ops("episode_end")[-1].get("rewards"), {1: 2.0})
 
+    def test_a_closed_client_says_so(self):
+        closed = Client([self.a.endpoint], timeout=5.0)
+        closed.connect()
+        closed.close()
+        with self.assertRaisesRegex(ValueError, "this client is closed"):
+            closed.act({0: observation()})
+        with self.assertRaisesRegex(ValueError, "this client is closed"):
+            closed.health()
+
 
 class RefusedKey(unittest.TestCase):
     """A CURVE gateway that admits no key (a ZAP handler refusing every client)."""
