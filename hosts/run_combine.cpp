@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include "common/fnv1a.hpp"
@@ -59,7 +60,6 @@ void add_replica(RunSummary& summary, const cluster::NodeConfig& node, const Rep
   }
   if (r.outside_transitions) {
     summary.outside_transitions = summary.outside_transitions.value_or(0) + *r.outside_transitions;
-    if (*r.outside_transitions > 0) summary.digest_reproducible = false;
   }
   if (r.resent_in_transit) {
     summary.resent_in_transit = summary.resent_in_transit.value_or(0) + *r.resent_in_transit;
@@ -109,7 +109,6 @@ RunSummary combine_results(const cluster::ClusterConfig& config,
   summary.mode = results.empty() ? cluster::to_string(config.mode) : results.front().mode;
   summary.placement = std::move(placement);
   if (summary.placement != "single") summary.security = cluster::security_mode(config);
-  summary.digest_reproducible = summary.mode != "actor";
   std::vector<numerics::Report> reports;
   for (const ProcessResult& p : results) {
     summary.seconds = std::max(summary.seconds, p.seconds);
@@ -138,6 +137,16 @@ RunSummary combine_results(const cluster::ClusterConfig& config,
   if (target) reasons.push_back("target_return");
   summary.stop_reason = stop_reason(reasons, false);
   summary.digest = digest;
+  const std::optional<double>& goal = config.stop.target_return;
+  summary.target_reached = goal && (target || summary.mean_return >= *goal);
+  if (summary.mode == "actor") {
+    summary.unreproducible = "actor mode";
+  } else if (summary.outside_transitions.value_or(0) > 0) {
+    summary.unreproducible = "logged outside transitions";
+  } else if (summary.stop_reason == "seconds") {
+    summary.unreproducible = "stopped by stop.seconds";
+  }
+  summary.digest_reproducible = summary.unreproducible.empty();
   return summary;
 }
 

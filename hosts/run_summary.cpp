@@ -47,6 +47,7 @@ std::string RunSummary::to_json() const {
   j["weights_version"] = weights_version;
   j["digest"] = digest_hex();
   j["digest_reproducible"] = digest_reproducible;
+  j["target_reached"] = target_reached;
   if (numerics) j["numerics"] = nlohmann::ordered_json::parse(nodes::numerics_json(*numerics));
   j["evaluations"] = evaluations;
   if (!evaluators.empty()) {

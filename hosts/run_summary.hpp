@@ -1,9 +1,9 @@
 // RunSummary: what a cluster run reports at its end (`tagflow up --summary PATH`).
 // A value type; to_json() gives the documented JSON object:
 //   {"mode", "placement", "security", "stop_reason", "mean_return", "env_steps", "seconds",
-//   "updates",
-//    "weights_version", "digest" (16 hex digits), "digest_reproducible", "evaluations": [...],
-//    "nodes": {NAME: {"kind", "unit", "count", "per_second"}}}
+//    "updates", "weights_version", "digest" (16 hex digits), "digest_reproducible",
+//    "target_reached", "evaluations": [...], "nodes": {NAME: {"kind", "unit", "count",
+//    "per_second"}}}
 // "security" says how the cluster was closed (docs/ARCHITECTURE.md): "per-run keys" (minted by
 // tagflow up: CURVE in reactor mode, TLS certificates in actor mode), "key files"
 // (security.keys_dir), "none" (`security: none`, debugging only), "open" (no keys), or
@@ -88,8 +88,15 @@ struct RunSummary {
   std::int64_t updates = 0;
   std::uint64_t weights_version = 0;
   std::uint64_t digest = 0;
-  /// False in actor mode: results depend on message arrival order, so the digest varies.
+  /// False when the digest varies from run to run of the file, for the reason `unreproducible`
+  /// gives: "actor mode" (results depend on message arrival order), "logged outside
+  /// transitions" (clients' experience, outside_transitions below), "stopped by stop.seconds"
+  /// (the wall clock chose the last tag).
   bool digest_reproducible = true;
+  std::string unreproducible;
+  /// The file's stop.target_return was reached: the learner's or an evaluator's result says so,
+  /// or the final mean return is at least the target. False without a target.
+  bool target_reached = false;
   /// The numeric kernels of the run's processes, merged (common/numerics.hpp): in the JSON as
   /// `numerics` (nodes/kind/process_result.hpp, numerics_json()).
   std::optional<numerics::Report> numerics;

@@ -280,7 +280,8 @@ int report_run(const cluster::ClusterConfig& config, const LaunchPlan& plan,
   std::cout << "stop " << summary.stop_reason << ": mean_return " << summary.mean_return
             << ", env_steps " << summary.env_steps << ", updates " << summary.updates << ", "
             << summary.seconds << " s, digest " << summary.digest_hex()
-            << (summary.digest_reproducible ? "" : " (actor mode: not reproducible)")
+            << (summary.digest_reproducible ? ""
+                                            : " (" + summary.unreproducible + ": not reproducible)")
             << ", security " << summary.security << std::endl;
   for (const std::string& line : summary.detail_lines()) std::cout << line << std::endl;
   try {
@@ -291,7 +292,7 @@ int report_run(const cluster::ClusterConfig& config, const LaunchPlan& plan,
     std::cerr << "tagflow up: " << e.what() << "\n";
     return kExitFailed;
   }
-  if (config.stop.target_return && summary.mean_return < *config.stop.target_return) {
+  if (config.stop.target_return && !summary.target_reached) {
     std::cerr << "tagflow up: stopped (" << summary.stop_reason << ") before reaching the target "
               << "return " << *config.stop.target_return << "\n";
     return kExitBeforeTarget;

@@ -129,7 +129,9 @@ void run_up(const UpOptions& options) {
   std::cout << "stop " << summary.stop_reason << ": mean_return " << summary.mean_return
             << ", env_steps " << summary.env_steps << ", updates " << summary.updates << ", "
             << summary.seconds << " s, digest " << summary.digest_hex()
-            << (summary.digest_reproducible ? "" : " (actor mode: not reproducible)") << "\n";
+            << (summary.digest_reproducible ? ""
+                                            : " (" + summary.unreproducible + ": not reproducible)")
+            << "\n";
   for (const std::string& line : summary.detail_lines()) std::cout << line << "\n";
   if (!options.summary_path.empty()) {
     try {
@@ -138,7 +140,7 @@ void run_up(const UpOptions& options) {
       fail_command("up", e.what(), kExitFailed);
     }
   }
-  if (config.stop.target_return && summary.mean_return < *config.stop.target_return) {
+  if (config.stop.target_return && !summary.target_reached) {
     std::cerr << "tagflow up: stopped (" << summary.stop_reason << ") before reaching the target "
               << "return " << *config.stop.target_return << "\n";
     throw CLI::RuntimeError(kExitBeforeTarget);

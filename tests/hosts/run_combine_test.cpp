@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <stdexcept>
+#include <string>
 
 #include "common/fnv1a.hpp"
 
@@ -112,6 +113,52 @@ TEST_F(RunCombine, TheStopReasonIsTheTargetOnlyWhenTheLearnerReachedIt) {
   EXPECT_EQ(combine_results(config_, results_, "process").stop_reason, "env_steps");
   results_[1].replicas[1].target_reached = true;
   EXPECT_EQ(combine_results(config_, results_, "process").stop_reason, "target_return");
+}
+
+// The exit status follows target_reached: with an evaluator node the evaluator decides the target,
+// and the learner's final evaluation (the summary's mean_return) may fall below it.
+TEST_F(RunCombine, TheTargetIsReachedByTheLearnerAnEvaluatorOrTheFinalMeanReturn) {
+  std::string text = kCombinedCluster;
+  text.replace(text.find("stop: {env_steps: 1000}"), 23,
+               "  - {from: learner.weights, to: evaluator.weights}\n"
+               "stop: {env_steps: 1000, target_return: 200}");
+  text.replace(text.find("connections:"), 12,
+               "  evaluator: {kind: evaluator, host: local, data_port: 7640}\nconnections:");
+  const cluster::ClusterConfig with_evaluator = cluster::parse_cluster_config(text, "e.yaml");
+  results_[1].replicas[1].channels.push_back({"weights", 2, 2, 17});
+  ProcessResult evaluator;
+  evaluator.process = "evaluator";
+  evaluator.replicas = {replica_result("evaluator", "evaluator", 3, {})};
+  evaluator.replicas[0].evaluations = {300.0};
+  results_.push_back(evaluator);
+  EXPECT_FALSE(combine_results(with_evaluator, results_, "process").target_reached);
+  results_[2].replicas[0].target_reached = true;  // 123.5 from the learner, 300 from it
+  RunSummary summary = combine_results(with_evaluator, results_, "process");
+  EXPECT_TRUE(summary.target_reached);
+  EXPECT_EQ(summary.stop_reason, "target_return");
+  EXPECT_DOUBLE_EQ(summary.mean_return, 123.5);
+  EXPECT_NE(summary.to_json().find("\"target_reached\": true"), std::string::npos);
+  results_[2].replicas[0].target_reached = false;
+  results_[1].replicas[1].mean_return = 250.0;  // an env_steps stop whose final evaluation did
+  summary = combine_results(with_evaluator, results_, "process");
+  EXPECT_TRUE(summary.target_reached);
+  EXPECT_EQ(summary.stop_reason, "env_steps");
+  EXPECT_FALSE(combine_results(config_, results_, "process").target_reached);  // no target
+}
+
+TEST_F(RunCombine, TheDigestIsNotReproducibleWhenTheWallClockOrArrivalOrderChoseIt) {
+  RunSummary summary = combine_results(config_, results_, "process");
+  EXPECT_TRUE(summary.digest_reproducible);
+  EXPECT_EQ(summary.unreproducible, "");
+  results_[0].stop_reason = "seconds";
+  summary = combine_results(config_, results_, "process");
+  EXPECT_FALSE(summary.digest_reproducible);
+  EXPECT_EQ(summary.unreproducible, "stopped by stop.seconds");
+  results_[1].replicas[0].outside_transitions = 5;
+  EXPECT_EQ(combine_results(config_, results_, "process").unreproducible,
+            "logged outside transitions");
+  results_[0].mode = "actor";
+  EXPECT_EQ(combine_results(config_, results_, "process").unreproducible, "actor mode");
 }
 
 TEST_F(RunCombine, TheGroupingOfReplicasDoesNotMatterButEveryHashDoes) {

@@ -17,9 +17,9 @@ TEST(RunSummary, TheJsonHasEveryDocumentedFieldAndTheDigestInHex) {
   summary.evaluations = {10.5, 20.0};
   summary.nodes.push_back({"sampler-0", "sampler", "env_steps", 1200, 600.0});
   const nlohmann::json json = nlohmann::json::parse(summary.to_json());
-  for (const char* key :
-       {"mode", "placement", "stop_reason", "mean_return", "env_steps", "seconds", "updates",
-        "weights_version", "digest", "digest_reproducible", "evaluations", "nodes"}) {
+  for (const char* key : {"mode", "placement", "stop_reason", "mean_return", "env_steps", "seconds",
+                          "updates", "weights_version", "digest", "digest_reproducible",
+                          "target_reached", "evaluations", "nodes"}) {
     EXPECT_TRUE(json.contains(key)) << key;
   }
   EXPECT_EQ(json["digest"], "0fa3044d8f08a101");  // 16 digits, leading zeros kept
