@@ -14,6 +14,7 @@ hosts:
 coordinator: {host: local, port: 7600}
 nodes:
   sampler: {kind: sampler, host: local, data_port: 7610, params: {env: Acrobot-v1}}
+  replay: {kind: replay, host: local, data_port: 7620}
   learner:
     kind: learner
     host: local
@@ -26,7 +27,8 @@ connections:
   - {from: sampler.observations, to: inference.observations}
   - {from: inference.actions, to: sampler.actions, after: 0}
   - {from: learner.weights, to: inference.weights, after: 0}
-  - {from: sampler.transitions, to: learner.batches}
+  - {from: sampler.transitions, to: replay.transitions}
+  - {from: replay.batches, to: learner.batches}
 stop: {env_steps: 100}
 )";
 
