@@ -9,12 +9,15 @@ namespace tagflow::hosts {
 
 std::string progress_text(const ProgressFigures& f, double env_steps_per_second,
                           double updates_per_second) {
+  char evaluation[32] = "     -";
+  if (!std::isnan(f.evaluation))
+    std::snprintf(evaluation, sizeof evaluation, "%6.1f", f.evaluation);
   char text[256];
   std::snprintf(text, sizeof text,
                 "%7.1fs  env steps %9lld (%8.0f/s)  updates %7lld (%6.0f/s)  return %6.1f"
-                "  eval %6.1f  weights v%llu",
+                "  eval %s  weights v%llu",
                 f.elapsed, static_cast<long long>(f.env_steps), env_steps_per_second,
-                static_cast<long long>(f.updates), updates_per_second, f.mean_return, f.evaluation,
+                static_cast<long long>(f.updates), updates_per_second, f.mean_return, evaluation,
                 static_cast<unsigned long long>(f.weights_version));
   std::string line = text;
   if (f.samplers >= 0) line += "  samplers " + std::to_string(f.samplers);

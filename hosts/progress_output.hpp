@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 
 namespace tagflow::hosts {
@@ -16,7 +17,8 @@ struct ProgressFigures {
   std::int64_t env_steps = 0;
   std::int64_t updates = 0;
   double mean_return = 0.0;  // the samplers' recent mean return
-  double evaluation = 0.0;   // the learner's last evaluation
+  // The latest evaluation of the learner or an evaluator; NaN (shown "-") before the first.
+  double evaluation = std::numeric_limits<double>::quiet_NaN();
   std::uint64_t weights_version = 0;
   int samplers = -1;  // samplers still running (actor mode); -1: not shown
 };

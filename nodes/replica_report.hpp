@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -27,7 +28,7 @@ struct ReplicaReport {
   std::atomic<std::int64_t> count{0};  // env steps, inserts, updates or rows served
   std::atomic<std::int64_t> episodes{0};
   std::atomic<double> last_return{0.0};
-  std::atomic<double> last_evaluation{0.0};
+  std::atomic<double> last_evaluation{std::numeric_limits<double>::quiet_NaN()};  // NaN: none yet
   std::atomic<std::uint64_t> weights_version{0};
   std::atomic<std::int64_t> peers{0};                // samplers known to a replay/inference/learner
   std::atomic<std::int64_t> outside_transitions{0};  // inference: logged experience sent

@@ -1,6 +1,8 @@
 #include "hosts/actor/actor_cluster.hpp"
 
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 
 #include <caf/send.hpp>
@@ -20,7 +22,7 @@ class ProgressPrinter {
   explicit ProgressPrinter(std::vector<HostedReplica>& replicas) : replicas_(replicas) {}
   void tick(double elapsed) {
     std::int64_t steps = 0, updates = 0;
-    double recent = 0.0, evaluation = 0.0;
+    double recent = 0.0, evaluation = std::numeric_limits<double>::quiet_NaN();
     std::uint64_t version = 0;
     int samplers = 0;
     for (const HostedReplica& r : replicas_) {
@@ -32,8 +34,11 @@ class ProgressPrinter {
       }
       if (kind.trains) {
         updates = r.report->count.load();
-        evaluation = r.report->last_evaluation.load();
         version = r.report->weights_version.load();
+      }
+      const double evaluated = r.report->last_evaluation.load();
+      if ((kind.trains || kind.publishes_evaluations) && !std::isnan(evaluated)) {
+        evaluation = evaluated;
       }
     }
     ProgressFigures figures;

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -54,7 +56,7 @@ class ProgressLine {
       if (seconds_ && elapsed >= *seconds_ && !timed_out_.exchange(true)) env_.request_stop();
       if (!print_) continue;
       std::int64_t steps = 0, updates = 0;
-      double recent = 0.0, evaluation = 0.0;
+      double recent = 0.0, evaluation = std::numeric_limits<double>::quiet_NaN();
       std::uint64_t version = 0;
       int samplers = 0;
       for (const auto& r : replicas_) {
@@ -65,8 +67,8 @@ class ProgressLine {
           recent += p.last_return;
           ++samplers;
         }
-        if (kind.trains) {
-          updates = p.updates;
+        if (kind.trains) updates = p.updates;
+        if ((kind.trains || kind.publishes_evaluations) && !std::isnan(p.last_evaluation)) {
           evaluation = p.last_evaluation;
         }
         version = std::max(version, p.weights_version);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <limits>
 
 #include "nodes/encoded_value.hpp"
 #include "nodes/evaluator/evaluation_schedule.hpp"
@@ -23,7 +24,7 @@ class EvaluatorReactor : public reactors::Reactor {
   [[nodiscard]] const EvaluationSchedule& schedule() const { return schedule_; }
   /// Updates `metrics` (outliving the run) from now on.
   void set_metrics(NodeMetrics* metrics) { metrics_ = metrics; }
-  std::atomic<double> last_evaluation{0.0};
+  std::atomic<double> last_evaluation{std::numeric_limits<double>::quiet_NaN()};  // NaN: none yet
 
  private:
   EvaluationSchedule schedule_;

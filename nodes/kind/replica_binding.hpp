@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -51,7 +52,7 @@ struct ReplicaProgress {
   std::int64_t env_steps = 0;
   double last_return = 0.0;
   std::int64_t updates = 0;
-  double last_evaluation = 0.0;
+  double last_evaluation = std::numeric_limits<double>::quiet_NaN();  // NaN: none yet
   std::uint64_t weights_version = 0;
 };
 

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <atomic>
+#include <limits>
 #include <optional>
 
 #include "nodes/channel_digest.hpp"
@@ -57,7 +58,7 @@ class LearnerReactor : public reactors::Reactor {
   /// Updates `metrics` (a learner's NodeMetrics, outliving the run) from now on.
   void set_metrics(NodeMetrics* metrics) { metrics_ = metrics; }
   std::atomic<std::int64_t> updates{0};
-  std::atomic<double> last_evaluation{0.0};
+  std::atomic<double> last_evaluation{std::numeric_limits<double>::quiet_NaN()};  // NaN: none yet
 
   /// Checkpoints, between tags only: the learner's training state, the digests, the weights
   /// history and the evaluations. A loaded learner does not send its initial weights again at

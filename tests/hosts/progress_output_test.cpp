@@ -51,5 +51,14 @@ TEST(ProgressOutput, TheSamplerCountIsShownOnlyWhenGiven) {
   EXPECT_NE(progress_text(f, 0.0, 0.0).find("samplers 2"), std::string::npos);
 }
 
+TEST(ProgressOutput, NoEvaluationYetIsADashNotAZero) {
+  ProgressFigures f = at(1.0);
+  EXPECT_NE(progress_text(f, 0.0, 0.0).find("  eval      -  weights"), std::string::npos)
+      << progress_text(f, 0.0, 0.0);
+  f.evaluation = 0.0;
+  EXPECT_NE(progress_text(f, 0.0, 0.0).find("  eval    0.0  weights"), std::string::npos)
+      << progress_text(f, 0.0, 0.0);
+}
+
 }  // namespace
 }  // namespace tagflow::hosts
