@@ -14,9 +14,9 @@
 // Each refusal is counted (refused_handshakes(), and, while a RefusedHandshakeMetrics lives, as
 // tagflow_transport_invalid_messages_total{peer="unknown", reason="refused_handshake"}) and the
 // first one from each remote host (the address without its port) is logged with OpenSSL's reason
-// (PeerLogBudget: one line per host, at most 256 hosts by name and 20 lines a second, so a flood
-// of connections cannot flood the log). The peer label is "unknown" because a refused peer never
-// proves a name; the address is in the log line.
+// (PeerLogBudget: one line per host for 256 hosts, one more for the first host beyond, and 20
+// lines a second, so a flood of connections cannot flood the log). The peer label is "unknown"
+// because a refused peer never proves a name; the address is in the log line.
 //
 // Expected names. Every certificate of a run names one process (CN = process name, minted by
 // `tagflow up` or `tagflow keys generate`), and every process holds one, so a certificate only

@@ -17,6 +17,7 @@
 #include <optional>
 #include <set>
 
+#include "actors/actor_credentials.hpp"
 #include "cli/commands.hpp"
 #include "cli/launch/coordinator_link.hpp"
 #include "cli/launch/launch_backend.hpp"
@@ -632,13 +633,24 @@ void ClusterLaunch::plan() {
 }
 
 std::string ClusterLaunch::missing_key_file() const {
-  // Reactor mode with the file's own keys (`security.keys_dir`): every key this host's processes
-  // read, checked before any starts (each would otherwise exit 1 on its own, naming the file).
-  if (plan_.mode != cluster::Mode::reactor || !config_.security.curve ||
-      config_.security.run_keys || !options_.run_keys.empty()) {
+  // With the file's own keys (`security.keys_dir`): every key this host's processes read, checked
+  // before any starts (each would otherwise exit 1 on its own, naming the file).
+  if (!config_.security.curve || config_.security.run_keys || !options_.run_keys.empty()) {
     return "";
   }
   const std::string dir = cluster::resolved_keys_dir(config_);
+  if (plan_.mode == cluster::Mode::actor) {
+    // TLS: the CA certificate and each process's own certificate and key.
+    try {
+      for (const cluster::ProcessPlan& process : plan_.processes) {
+        (void)actors::actor_credentials(dir, process.name);
+      }
+    } catch (const actors::ActorCredentialError& e) {
+      return options_.file + ": security.keys_dir: " + e.what() +
+             "; a host needs actor/ca.crt and its own processes' certificates and keys";
+    }
+    return "";
+  }
   try {
     // Every federate's public key (the coordinator admits them all, a federate its upstreams)
     // and the coordinator's, then the secret keys of what runs here.
@@ -729,6 +741,12 @@ void ClusterLaunch::announce() const {
   } else if (config_.security.none) {
     std::cerr << "tagflow up: security: none: any local process may join this cluster (debugging "
                  "only)\n";
+  } else if (!config_.security.curve) {
+    // Keys are minted only by a launcher that starts the whole cluster.
+    std::cerr << "tagflow up: open cluster: no key files (security.keys_dir) and this launcher "
+                 "starts only part of the cluster, so no keys were minted: any process that "
+                 "reaches its ports may join (`tagflow keys generate DIR --config "
+              << options_.file << "` writes key files for every host)\n";
   }
 }
 

@@ -162,8 +162,16 @@ class Dialled {
         return;
       }
       if (std::chrono::steady_clock::now() >= deadline) {
-        throw std::runtime_error("cannot reach " + replica + " at " + at.host + ":" +
-                                 std::to_string(at.port) + ": " + system_.render(remote.error()));
+        const std::string why = system_.render(remote.error());
+        // A TLS listener drops a peer that speaks plain BASP during the handshake.
+        const bool plain = cluster::resolved_keys_dir(config_).empty();
+        throw std::runtime_error(
+            "cannot reach " + replica + " at " + at.host + ":" + std::to_string(at.port) + ": " +
+            why +
+            (plain && why.find("disconnect_during_handshake") != std::string::npos
+                 ? " (this process runs without TLS; a cluster `tagflow up` started holds its "
+                   "run's certificates: pass --run-keys LOG_DIR/keys)"
+                 : ""));
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
@@ -317,7 +325,7 @@ class ActorProcess {
         links_(cluster::plan_links(config)),
         wiring_(plan_wiring(config, links_)),
         replicas_(process_replicas(config, facts_, plan, options.metrics,
-                                   [this](const std::string& line) { log(line); })),
+                                   [this](const std::string& line) { warn(line); })),
         tls_(credentials_of(config, plan, options.join)),
         refusals_(count_refusals(tls_, replicas_, plan.name)),
         system_config_(system_config_of(options, tls_)),
@@ -333,7 +341,11 @@ class ActorProcess {
 
  private:
   void log(const std::string& line) const {
-    if (!options_.quiet) std::cerr << "tagflow node " << plan_.name << ": " << line << std::endl;
+    if (!options_.quiet) warn(line);
+  }
+  /// What an operator must see, --quiet or not (`tagflow up` runs its processes --quiet).
+  void warn(const std::string& line) const {
+    std::cerr << "tagflow node " << plan_.name << ": " << line << std::endl;
   }
   void spawn_replicas();
   void publish_replicas();

@@ -377,6 +377,18 @@ TEST_F(TagflowUp, AMissingKeyFileIsRefusedBeforeAnyProcessStarts) {
       << err;
   EXPECT_NE(err.find("tagflow keys generate keys --config "), std::string::npos) << err;
   EXPECT_FALSE(fs::exists(dir_ / "logs")) << err;  // nothing was started
+  // Actor mode reads the TLS certificates under actor/ instead.
+  ASSERT_TRUE(fs::remove(dir_ / "keys" / "actor" / "replay.key"));
+  EXPECT_EQ(run({"up", path("keyed.yaml"), "--mode", "actor", "--quiet", "--log-dir", path("logs")},
+                dir_, "keyed-actor"),
+            2);
+  const std::string actor_err = read_text_file(dir_ / "keyed-actor.err");
+  EXPECT_NE(actor_err.find("tagflow up: " + path("keyed.yaml") +
+                           ": security.keys_dir: no actor-mode credential " + path("keys") +
+                           "/actor/replay.key"),
+            std::string::npos)
+      << actor_err;
+  EXPECT_FALSE(fs::exists(dir_ / "logs")) << actor_err;
 }
 
 // --resume of a file that cannot resume (no checkpoint:, or actor mode) is refused before
@@ -457,6 +469,22 @@ TEST_F(TagflowUp, JoinOnAReactorModeFileNamesActorMode) {
   const std::string err = read_text_file(dir_ / "join.err");
   EXPECT_NE(err.find("--join is for actor mode only: " + path("short.yaml") +
                      " runs in reactor mode (add --mode actor"),
+            std::string::npos)
+      << err;
+}
+
+// Only a sampler joins: --join with the name of another kind's process is refused before it
+// starts (it ran, announcing it had joined).
+TEST_F(TagflowUp, JoinStartsOnlyASampler) {
+  write("short.yaml", shortened_local(base_port_, "env_steps: 800"));
+  EXPECT_EQ(
+      run({"node", "--config", path("short.yaml"), "--name", "replay", "--mode", "actor", "--join"},
+          dir_, "join-replay"),
+      2);
+  const std::string err = read_text_file(dir_ / "join-replay.err");
+  EXPECT_NE(err.find("--join starts a sampler (a replica of a transient kind): replay is a "
+                     "replay of " +
+                     path("short.yaml")),
             std::string::npos)
       << err;
 }
