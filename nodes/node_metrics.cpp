@@ -57,8 +57,9 @@ std::vector<MetricSpec> make_families() {
       kind_metric(MetricType::counter, family::kInferenceRequests,
                   "Action requests answered (one per observation)."),
       kind_metric(MetricType::histogram, family::kInferenceBatchSize,
-                  "Observations per forward pass of the inference server.", "", {},
-                  monitoring::batch_size_buckets()),
+                  "Observations per batch of requests the inference server answers (at most "
+                  "max_batch rows per forward pass).",
+                  "", {}, monitoring::batch_size_buckets()),
       kind_metric(MetricType::histogram, family::kInferenceRequestDuration,
                   "Time to answer one batch of requests: its forward pass and the replies it makes "
                   "(once per batch; time queued or waiting for a tag is not in it).",
