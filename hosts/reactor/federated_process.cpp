@@ -35,6 +35,8 @@ struct ReplicaRun {
   bool reached_condition = false;  // its own stop condition requested the stop
   std::exception_ptr error;
   std::atomic<reactors::Environment*> env{nullptr};  // set while the environment runs
+  /// When its federate joined: the coordinator's START came (the run began for it).
+  std::optional<std::chrono::steady_clock::time_point> started;
 };
 
 /// The delay a federation link between `from` and `to` adds (the minimum of the connections
@@ -161,6 +163,7 @@ void run_replica(const ClusterConfig& config, const coordinator::FederationSpec&
   coordinator::ReactorFederate federate(spec, setup.config.name, federate_options);
   const coordinator::WireTag start =
       federate.join(config.coordinator.join_timeout + std::chrono::seconds(5));
+  run.started = std::chrono::steady_clock::now();
   if (options.log)
     options.log(setup.config.name + " joined (data " + federate.data_endpoint() + ")");
 
@@ -318,7 +321,13 @@ ProcessResult run_federated_process(const ClusterConfig& config,
   result.process = process.name;
   result.numerics = numerics::process_report();
   result.mode = cluster::to_string(config.mode);
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // From the run's start (the first START its federates took; the wait for every process to join
+  // is not run time), so that counts per second are rates of the run.
+  auto began = start;
+  for (const auto& run : runs) {
+    if (run->started && (began == start || *run->started < began)) began = *run->started;
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   std::vector<std::string> reasons;
   for (auto& run : runs) {
     if (run->cutoff && (!result.cutoff || *run->cutoff < *result.cutoff))

@@ -106,6 +106,9 @@ struct ReplicaResult {
 struct ProcessResult {
   std::string process;
   std::string mode = "reactor";
+  /// Wall seconds the process ran the run: from its federates' START (reactor mode; the wait for
+  /// every process to join is left out) or from its actors' wiring (actor mode) to its end. Each
+  /// replica's per_second in the summary is its count over these.
   double seconds = 0.0;
   /// target_return, env_steps, seconds, signal (actor mode: SIGTERM or SIGINT stopped the run
   /// here), or "" (stopped by another)
