@@ -160,9 +160,12 @@ void add_train_command(CLI::App& app) {
                    "Episodes per interval evaluation")
       ->capture_default_str();
   command->add_flag("--keep-best,!--keep-final", c.keep_best,
-                    "Return the best interval-evaluated weights instead of the final ones");
+                    "Return the best interval-evaluated weights (the default; --keep-final: the "
+                    "final ones)");
   command->add_flag("--stop-at-threshold,!--no-stop-at-threshold", c.stop_at_threshold,
-                    "Stop once an interval evaluation reaches the env's reward threshold");
+                    "Stop once an interval evaluation reaches the env's reward threshold and a "
+                    "second one on other episodes confirms it (the default; "
+                    "--no-stop-at-threshold: run every --steps)");
   command->add_option("--n-step", c.n_step, "n-step returns")->capture_default_str();
   auto* prioritized =
       command->add_flag("--prioritized", c.prioritized, "Prioritized replay (else uniform)");
