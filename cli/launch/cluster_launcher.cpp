@@ -45,6 +45,8 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kStopGrace = 3s;          // SIGTERM → SIGKILL
 constexpr auto kTracedStopGrace = 10s;   // the same, when each process writes its trace on SIGTERM
 constexpr auto kStragglerTimeout = 60s;  // after a clean exit, the others must follow
+// Actor mode: how long the others may show that the run is ending before a dead process restarts.
+constexpr auto kActorRestartSettle = 1s;
 constexpr std::size_t kTailLines = 12;
 constexpr auto kReportLinger = 500ms;     // a death report's wait to leave for the coordinator
 constexpr auto kReactorWindDown = 500ms;  // after a failure, for the others to end on their own
@@ -865,6 +867,20 @@ void ClusterLaunch::restart_dead_actor_processes(Attempt& attempt) {
          restarts_actor_process(exits.back(), exits, config_, restarts_)) {
     const ChildExit dead = exits.back();
     exits.pop_back();
+    // A process that ends the run (a stop condition, SIGTERM) stops its peers within moments: one
+    // killed just then must not come back into a run that is gone (it would wait for peers that
+    // left, then fail). So the others get a moment to show that the run is ending.
+    std::vector<ChildExit> settled;
+    const auto settle_until = Clock::now() + kActorRestartSettle;
+    while (Clock::now() < settle_until && settled.empty() && !stop_asked()) {
+      if (auto exit = attempt.supervisor.wait_for_exit(50ms)) settled.push_back(*exit);
+    }
+    if (stop_asked() || (!settled.empty() && !failed(settled.front()))) {
+      attempt.interrupted = attempt.interrupted || stop_asked();
+      exits.insert(exits.end(), settled.begin(), settled.end());
+      exits.push_back(dead);  // the run failed: the dead process is its cause
+      return;
+    }
     try {
       restarts_.push_back(restart_actor_process(dead, config_, plan_, attempt.specs, log_dir_,
                                                 attempt.supervisor, *attempt.reporter,
@@ -880,6 +896,11 @@ void ClusterLaunch::restart_dead_actor_processes(Attempt& attempt) {
               << (plan_.checkpoints.empty() ? "from scratch"
                                             : "each replica from its own checkpoint")
               << "\n";
+    if (!settled.empty()) {  // another died meanwhile: the loop takes it next
+      report_death(settled.front(), plan_, attempt.link);
+      exits.insert(exits.end(), settled.begin(), settled.end());
+      continue;
+    }
     std::vector<ChildExit> more =
         supervise(attempt.supervisor, attempt.interrupted, plan_, attempt.link);
     exits.insert(exits.end(), more.begin(), more.end());
