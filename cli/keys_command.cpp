@@ -25,9 +25,11 @@
 #include "actors/actor_credentials.hpp"
 #include "cli/commands.hpp"
 #include "cli/launch/launch_plan.hpp"
+#include "common/log_text.hpp"
 #include "federation/federation_spec.hpp"
 #include "hosts/replica_params_check.hpp"
 #include "nodes/cluster/cluster_config.hpp"
+#include "nodes/cluster/cluster_names.hpp"
 #include "nodes/cluster/process_plan.hpp"
 #include "transport/curve_keys.hpp"
 
@@ -95,6 +97,14 @@ void add_keys_command(CLI::App& app) {
     try {
       if (!config->empty()) wanted = owners_in(*config, processes);
       for (const std::string& name : *names) {
+        // A name is a file name in DIR, never a path (`--name ../x` wrote outside it).
+        if (!cluster::is_safe_cluster_name(name)) {
+          fail_command("keys",
+                       "--name '" + escape_for_log(name) +
+                           "': a key pair's name is 1 to 64 letters, digits, '_', '-' and '.', "
+                           "starting with a letter or a digit (it names the files in DIR)",
+                       kExitBadFile);
+        }
         const bool listed = std::any_of(wanted.begin(), wanted.end(),
                                         [&](const KeyOwner& o) { return o.name == name; });
         if (!listed) wanted.push_back({name, ""});

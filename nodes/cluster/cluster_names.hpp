@@ -1,7 +1,7 @@
 // The cluster's name is a path component (the run's log directory, runs/NAME-TIME) and a label:
 // it is restricted to a safe alphabet so that a file cannot make `tagflow up` write outside
-// runs/ (`cluster: ../../../tmp/x`) or put control characters in a log. Internal to
-// nodes/cluster; pure functions.
+// runs/ (`cluster: ../../../tmp/x`) or put control characters in a log. `tagflow keys generate`
+// holds the names of key pairs (file names in its DIR) to the same rule. Pure functions.
 #pragma once
 
 #include <cstddef>

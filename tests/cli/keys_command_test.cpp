@@ -204,5 +204,22 @@ TEST_F(KeysGenerate, ADirectoryThatCannotBeMadeIsABadArgumentWithTheReason) {
   EXPECT_EQ(r.out, "");
 }
 
+// A name is a file name in DIR: `--name ../x` wrote a secret key outside it, and `--name ''` wrote
+// hidden files; both are refused before anything is written.
+TEST_F(KeysGenerate, ANameThatIsNoPlainFileNameIsRefused) {
+  for (const std::string bad : {"../escaped", "", "a/b", ".hidden"}) {
+    const Result r = keys({(dir_ / "keys").string(), "--name", bad});
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_NE(r.err.find("--name '" + bad + "': a key pair's name is 1 to 64 letters"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.out, "") << bad;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "escaped.key"));
+  EXPECT_FALSE(fs::exists(dir_ / "keys"));
+  EXPECT_EQ(keys({(dir_ / "keys").string(), "--name", "sampler-2"}).exit_code, 0);
+  EXPECT_TRUE(fs::exists(dir_ / "keys" / "sampler-2.key"));
+}
+
 }  // namespace
 }  // namespace tagflow::cli
