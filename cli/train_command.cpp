@@ -19,6 +19,9 @@
 namespace tagflow::cli {
 namespace {
 
+/// The largest count an option takes: 2^62, as a cluster file's counts.
+constexpr std::int64_t kMaxCount = std::int64_t{1} << 62;
+
 struct TrainOptions {
   learning::TrainConfig config;
   std::string algo = "dqn";
@@ -125,40 +128,57 @@ void add_train_command(CLI::App& app) {
       ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 62));  // as a cluster file's seed
   command->add_option("--summary", options->summary_path, "Write the run summary JSON here");
   command->add_option("--steps", c.total_env_steps, "Environment steps to train for")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, kMaxCount));
   command->add_option("--learning-rate", c.dqn.learning_rate, "Adam learning rate")
-      ->capture_default_str();
-  command->add_option("--batch-size", c.batch_size, "Minibatch size")->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(1e-9, 1.0));
+  command->add_option("--batch-size", c.batch_size, "Minibatch size")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65536));
   command->add_option("--hidden", c.dqn.network.hidden_sizes, "Hidden layer sizes")
       ->capture_default_str();
   command->add_option("--learning-starts", c.learning_starts, "Env steps before the first update")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{0}, kMaxCount));
   command->add_option("--train-every", c.train_every, "Env steps between training rounds")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, kMaxCount));
   command->add_option("--updates-per-round", c.updates_per_round, "Updates per training round")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
   command->add_option("--target-sync", c.dqn.target_update, "Updates between hard target syncs")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, kMaxCount));
   command->add_option("--tau", c.dqn.target_tau, "Soft target update rate (0: hard syncs)")
-      ->capture_default_str();
-  command->add_option("--gamma", c.gamma, "Discount")->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  command->add_option("--gamma", c.gamma, "Discount")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   command->add_option("--epsilon-end", c.epsilon.end, "Final exploration rate")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   command->add_option("--epsilon-steps", c.epsilon.decay_steps, "Env steps of epsilon decay")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{0}, kMaxCount));
   command
       ->add_option("--final-lr-fraction", c.final_learning_rate_fraction,
                    "Learning rate at the end as a fraction of the initial one")
-      ->capture_default_str();
-  command->add_option("--max-grad-norm", c.dqn.max_grad_norm, "Gradient clipping norm")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(1e-6, 1.0));
+  command->add_option("--max-grad-norm", c.dqn.max_grad_norm, "Gradient clipping norm (0: none)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e9));
   command
       ->add_option("--eval-every", c.eval_every, "Env steps between interval evaluations (0: none)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{0}, kMaxCount));
   command
       ->add_option("--eval-interval-episodes", c.eval_interval_episodes,
                    "Episodes per interval evaluation")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
   command->add_flag("--keep-best,!--keep-final", c.keep_best,
                     "Return the best interval-evaluated weights (the default; --keep-final: the "
                     "final ones)");
@@ -166,7 +186,9 @@ void add_train_command(CLI::App& app) {
                     "Stop once an interval evaluation reaches the env's reward threshold and a "
                     "second one on other episodes confirms it (the default; "
                     "--no-stop-at-threshold: run every --steps)");
-  command->add_option("--n-step", c.n_step, "n-step returns")->capture_default_str();
+  command->add_option("--n-step", c.n_step, "n-step returns")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   auto* prioritized =
       command->add_flag("--prioritized", c.prioritized, "Prioritized replay (else uniform)");
   command
@@ -175,7 +197,8 @@ void add_train_command(CLI::App& app) {
                  "(the baseline of PAL's comparison)")
       ->needs(prioritized);
   command->add_option("--eval-episodes", c.eval_episodes, "Final evaluation episodes")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
   command->add_option("--save-policy", options->policy_path,
                       "Export the trained policy as a TorchScript module file");
   command->add_option(

@@ -5,6 +5,9 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "tests/support/run_command.hpp"
 
@@ -81,6 +84,24 @@ TEST(TrainCommand, ANegativeSeedOrATreeWithoutPrioritizedReplayIsRefused) {
   const auto tree = run_command(tagflow_binary() + " train --binary-sum-tree --steps 10 2>&1");
   EXPECT_EQ(tree.exit_code, 2) << tree.output;
   EXPECT_NE(tree.output.find("--prioritized"), std::string::npos) << tree.output;
+}
+
+// Out-of-range numbers trained (an epsilon of 1.5, a negative clipping norm ignored) or failed
+// naming a setting no option has (`TrainConfig.replay_capacity is out of range` for a batch of a
+// million); each is refused naming the option and its range, before training.
+TEST(TrainCommand, EveryNumberIsRefusedOutOfItsRangeNamingTheOption) {
+  for (const auto& [option, says] : std::vector<std::pair<std::string, std::string>>{
+           {"--steps 0", "--steps: Value 0 not in range 1 to "},
+           {"--batch-size 1000000", "--batch-size: Value 1000000 not in range 1 to 65536"},
+           {"--epsilon-end 1.5", "--epsilon-end: Value 1.5 not in range 0"},
+           {"--max-grad-norm -1", "--max-grad-norm: Value -1 not in range 0"},
+           {"--final-lr-fraction 5", "--final-lr-fraction: Value 5 not in range"},
+           {"--eval-every -1", "--eval-every: Value -1 not in range 0 to "},
+           {"--target-sync 0", "--target-sync: Value 0 not in range 1 to "}}) {
+    const auto r = run_command(tagflow_binary() + " train " + option + " 2>&1");
+    EXPECT_EQ(r.exit_code, 2) << option << ": " << r.output;
+    EXPECT_NE(r.output.find(says), std::string::npos) << option << ": " << r.output;
+  }
 }
 
 TEST(TrainCommand, TopLevelHelpListsTrain) {
