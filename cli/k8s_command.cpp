@@ -10,6 +10,8 @@
 // `tagflow k8s-probe FILE --host HOST --run-dir DIR (--ready|--live)`: the pods' readiness and
 // liveness probes: GET /health/ready or /health/live of every process of this pod.
 #include <unistd.h>
+#include <algorithm>
+#include <cctype>
 
 #include <chrono>
 #include <cstdlib>
@@ -129,8 +131,10 @@ void run_render(const RenderArguments& arguments) {
   fs::create_directories(out, error);
   // secret.yaml holds the run's private keys: only the owner reads the directory.
   fs::permissions(out, fs::perms::owner_all, fs::perm_options::replace, error);
-  if (error)
-    fail_command("k8s", "cannot create " + out.string() + ": " + error.message(), kExitFailed);
+  if (error) {
+    fail_command("k8s", "-o " + out.string() + ": cannot create the directory: " + error.message(),
+                 kExitBadFile);
+  }
   for (const auto& [name, text] : files) {
     const fs::path path = out / name;
     std::ofstream(path, std::ios::trunc) << text;
@@ -305,9 +309,34 @@ void add_k8s_command(CLI::App& app) {
   command->add_option("file", render->file, "Cluster file (configs/README.md)")->required();
   command->add_option("-o,--out", render->out, "Directory to write (default: k8s-CLUSTER)");
   command->add_option("--image", render->options.image, "The tagflow image the pods run")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](const std::string& image) {
+            const bool plain =
+                !image.empty() && std::none_of(image.begin(), image.end(), [](char c) {
+                  return std::isspace(static_cast<unsigned char>(c)) != 0 ||
+                         std::iscntrl(static_cast<unsigned char>(c)) != 0;
+                });
+            return plain ? std::string() : "an image reference, without spaces";
+          },
+          "IMAGE"));
   command->add_option("--namespace", render->options.name_space, "The namespace of every object")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](const std::string& name) {
+            // A Kubernetes namespace is a DNS label (RFC 1123).
+            const bool label =
+                !name.empty() && name.size() <= 63 &&
+                std::isalnum(static_cast<unsigned char>(name.front())) != 0 &&
+                std::isalnum(static_cast<unsigned char>(name.back())) != 0 &&
+                std::all_of(name.begin(), name.end(), [](char c) {
+                  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+                });
+            return label ? std::string()
+                         : "a DNS label: 1 to 63 lowercase letters, digits and '-', starting and "
+                           "ending with a letter or a digit";
+          },
+          "NS"));
   command->add_option("--cpu", render->options.cpu,
                       "CPU request of each pod of a host without `kubernetes:` (e.g. 2)");
   command->add_option("--memory", render->options.memory,
@@ -326,7 +355,8 @@ void add_k8s_command(CLI::App& app) {
   pod_command
       ->add_option("--wait", pod->wait_seconds,
                    "Seconds to wait for every pod's DNS name to resolve")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0, 86400));
   pod_command->callback([pod] { run_pod(*pod); });
 
   auto probe = std::make_shared<ProbeArguments>();

@@ -92,8 +92,21 @@ void run_slurm(const SlurmArguments& arguments) {
     std::cout << script;
     return;
   }
+  // As every output path of the commands: its directories are made, and one that cannot be is a
+  // bad argument.
+  const std::filesystem::path parent = std::filesystem::path(out).parent_path();
+  std::error_code made;
+  if (!parent.empty()) std::filesystem::create_directories(parent, made);
+  if (made) {
+    fail_command(
+        "slurm",
+        "--out " + out + ": cannot create the directory " + parent.string() + ": " + made.message(),
+        kExitBadFile);
+  }
   std::ofstream(out) << script;
-  if (!std::ofstream(out, std::ios::app)) fail_command("slurm", "cannot write " + out, kExitFailed);
+  if (!std::ofstream(out, std::ios::app)) {
+    fail_command("slurm", "--out " + out + ": cannot write the file", kExitBadFile);
+  }
   std::cerr << "tagflow slurm: wrote " << out << "\n";
   if (!arguments.submit) return;
   const std::string sbatch = find_on_path("sbatch");

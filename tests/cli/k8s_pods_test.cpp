@@ -430,5 +430,31 @@ TEST_F(K8sPods, WithCheckpointsAProcessKilledInOnePodRestartsBothAndKeepsTheDige
   EXPECT_NE(log.find("restart 1 of 2"), std::string::npos) << log;
 }
 
+// Options the manifests would carry into `kubectl apply` are checked before anything is written:
+// a namespace that is no DNS label and an image with a space were written (exit 0), and an -o
+// that cannot be made exited 1; each is a bad argument now.
+TEST(K8sCommand, BadOptionsAreRefusedBeforeAnythingIsWritten) {
+  const fs::path dir =
+      fs::path(::testing::TempDir()) / ("k8s-options-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "plain-file") << "x";
+  const std::string file = std::string(TAGFLOW_SOURCE_DIR) + "/configs/kubernetes.yaml";
+  const std::string out = (dir / "manifests").string();
+  for (const auto& [options, says] : std::vector<std::pair<std::string, std::string>>{
+           {"--namespace Bad_NS -o " + out, "--namespace: a DNS label"},
+           {"--image 'x y' -o " + out, "--image: an image reference, without spaces"},
+           {"-o " + (dir / "plain-file" / "m").string(),
+            "tagflow k8s: -o " + (dir / "plain-file" / "m").string() +
+                ": cannot create the directory: Not a directory"}}) {
+    const auto r =
+        testing::run_command(testing::tagflow_binary() + " k8s " + file + " " + options + " 2>&1");
+    EXPECT_EQ(r.exit_code, 2) << options << ": " << r.output;
+    EXPECT_NE(r.output.find(says), std::string::npos) << options << ": " << r.output;
+  }
+  EXPECT_FALSE(fs::exists(out));
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace tagflow::cli
