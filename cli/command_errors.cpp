@@ -1,9 +1,12 @@
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <iostream>
+#include <vector>
 
 #include "cli/commands.hpp"
 #include "common/atomic_file.hpp"
+#include "common/log_text.hpp"
 
 namespace tagflow::cli {
 
@@ -25,6 +28,32 @@ int parse_error_status(const CLI::App& app, const CLI::ParseError& error) {
   // are a bad argument, as a bad file is (docs/clusters.md, "Exit codes").
   if (status == kExitOk || dynamic_cast<const CLI::RuntimeError*>(&error) != nullptr) return status;
   return kExitBadFile;
+}
+
+std::string unknown_command(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* at = &app;
+  std::string path = app.get_name();
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.empty() || word[0] == '-') return "";  // options: CLI11 reports those
+    const std::vector<const CLI::App*> commands =
+        at->get_subcommands([](const CLI::App*) { return true; });
+    if (commands.empty()) return "";
+    const auto it = std::find_if(commands.begin(), commands.end(),
+                                 [&](const CLI::App* c) { return c->get_name() == word; });
+    if (it == commands.end()) {
+      if (at->get_require_subcommand_min() == 0) return "";
+      std::string names;
+      for (const CLI::App* c : commands) {
+        if (c->get_group().empty()) continue;  // hidden from --help: an internal command
+        names += (names.empty() ? "" : ", ") + c->get_name();
+      }
+      return path + ": unknown command '" + escape_for_log(word) + "' (commands: " + names + ")";
+    }
+    at = *it;
+    path += " " + word;
+  }
+  return "";
 }
 
 }  // namespace tagflow::cli

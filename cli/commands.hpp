@@ -27,6 +27,11 @@ inline constexpr int kExitInterrupted = 130;
 /// argument it refused (an unknown option, a value out of range, a missing file argument), whose
 /// message it prints too.
 [[nodiscard]] int parse_error_status(const CLI::App& app, const CLI::ParseError& error);
+
+/// "unknown command 'X' (commands: a, b, ...)" when the command line names a command `app` does
+/// not have where it needs one (`tagflow nosuch`, `tagflow keys nosuch`), else "". CLI11 alone
+/// says only "A subcommand is required".
+[[nodiscard]] std::string unknown_command(const CLI::App& app, int argc, char** argv);
 /// Prints "tagflow COMMAND: MESSAGE" to stderr and throws CLI::RuntimeError(code).
 [[noreturn]] void fail_command(const std::string& command, const std::string& message, int code);
 /// Why the file an option names (`--summary PATH`), written at the end of a run, could not be

@@ -71,6 +71,11 @@ int main(int argc, char** argv) {
   tagflow::cli::add_k8s_command(app);
   tagflow::cli::add_trace_command(app);
   tagflow::cli::add_diff_command(app);
+  if (const std::string unknown = tagflow::cli::unknown_command(app, argc, argv);
+      !unknown.empty()) {
+    std::cerr << unknown << "\n";
+    return tagflow::cli::kExitBadFile;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -87,11 +87,10 @@ void run_reactor_node(const NodeOptions& o, const cluster::ClusterConfig& config
   options.checkpoints = o.checkpoints;
   options.resume = o.resume;
   options.trace_dir = o.trace;
-  if (!o.quiet) {
-    options.log = [name = o.name](const std::string& line) {
-      std::cerr << "tagflow node " + name + ": " + line + "\n";
-    };
-  }
+  options.warn = [name = o.name](const std::string& line) {
+    std::cerr << "tagflow node " + name + ": " + line + "\n";
+  };
+  if (!o.quiet) options.log = options.warn;
   hosts::ProcessResult result;
   try {
     result = hosts::run_federated_process(config, plan, options);
@@ -130,6 +129,13 @@ void run_node(const NodeOptions& o) {
     fail(o,
          "--join is for actor mode only: " + o.config +
              " runs in reactor mode (add --mode actor, or write mode: actor in the file)",
+         kExitBadFile);
+  }
+  if (o.peers_restart && config.mode != cluster::Mode::actor) {
+    fail(o,
+         "--peers-restart is for actor mode only (a reactor-mode run restarts whole, from a "
+         "checkpoint): " +
+             o.config + " runs in reactor mode",
          kExitBadFile);
   }
   const std::vector<cluster::ProcessPlan> plans = cluster::plan_processes(config);

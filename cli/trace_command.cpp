@@ -63,7 +63,8 @@ void add_trace_command(CLI::App& app) {
       "Per federate, where the wall time went; the slowest tags and the waits that made them "
       "slow; a chart (SVG)");
   summary->add_option("log_dir", o->log_dir, "The run's log directory")->required();
-  summary->add_option("--top", o->top, "How many of the slowest tags to explain (default 5)");
+  summary->add_option("--top", o->top, "How many of the slowest tags to explain (default 5)")
+      ->check(CLI::Range(0, 1000000));
   summary->add_option("--svg", o->svg, "Write the chart here (default LOG_DIR/trace-summary.svg)");
   summary->callback([o] { run_summary(*o); });
   auto* merge = trace->add_subcommand(

@@ -146,8 +146,12 @@ void run_replica(const ClusterConfig& config, const coordinator::FederationSpec&
                  ReplicaRun& run) {
   const ReplicaSetup& setup = run.setup;
   // Metrics: one registry and endpoint per replica, even when it shares the process.
-  ReplicaMetrics metrics(config, setup.config, true, [](const std::string& line) {
-    std::fprintf(stderr, "%s\n", line.c_str());
+  ReplicaMetrics metrics(config, setup.config, true, [&options](const std::string& line) {
+    if (options.warn) {
+      options.warn(line);
+    } else {
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
   });
   if (trace::TraceRecorder* tracer = trace::active()) {
     tracer->name_thread(setup.config.name + " worker 0", setup.config.name);

@@ -41,6 +41,9 @@ struct FederatedProcessOptions {
   std::chrono::nanoseconds round_period = std::chrono::milliseconds(1);
   /// Called from replica threads with one line of news ("sampler-0 joined ..."); may be empty.
   std::function<void(const std::string&)> log;
+  /// What an operator must see, --quiet or not (a metrics endpoint that could not start); empty:
+  /// the line alone on stderr.
+  std::function<void(const std::string&)> warn;
   /// With the file's `checkpoint:`: where the checkpoints go (RUN_DIR/checkpoints, `tagflow node
   /// --checkpoints`); empty: none (hosts/reactor/federate_checkpoint.hpp).
   std::string checkpoints;

@@ -448,6 +448,11 @@ TEST_F(TagflowUp, BadArgumentsExitTwoInEitherPlacement) {
        "tagflow up: " + path("missing.yaml") + ":0: (file): cannot open the cluster file"},
       {{"up", path("short.yaml"), "--placement", "single", "--workers", "0"},
        "--workers: Value 0 not in range 1 to 64"},
+      // CLI11 alone said "A subcommand is required" for a misspelt command.
+      {{"nosuch"}, "tagflow: unknown command 'nosuch' (commands: train, doctor, "},
+      {{"keys", "nosuch"}, "tagflow keys: unknown command 'nosuch' (commands: generate)"},
+      {{"node", "--config", path("short.yaml"), "--name", "replay", "--peers-restart"},
+       "--peers-restart is for actor mode only"},
   };
   int n = 0;
   for (const auto& [args, says] : cases) {
