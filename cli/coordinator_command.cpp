@@ -229,7 +229,12 @@ void run_coordinator(const CoordinatorOptions& o) {
   } catch (const monitoring::MonitoringError& e) {
     fail_command("coordinator", e.what(), kExitBadFile);
   } catch (const zmq::error_t& e) {
-    fail_command("coordinator", std::string("cannot bind: ") + e.what(), kExitBadFile);
+    fail_command("coordinator",
+                 "cannot bind " +
+                     (o.endpoint.empty() ? std::string("the file's coordinator address")
+                                         : "--bind " + o.endpoint) +
+                     ": " + e.what() + " (an endpoint is tcp://ADDRESS:PORT)",
+                 kExitBadFile);
   }
 }
 

@@ -143,6 +143,11 @@ void run_render(const RenderArguments& arguments) {
     if (error || !std::ifstream(path))
       fail_command("k8s", "cannot write " + path.string(), kExitFailed);
   }
+  // An earlier rendering's optional file that this one does not write would stay behind,
+  // unlisted in kustomization.yaml.
+  if (files.count("podmonitor.yaml") == 0 && fs::remove(out / "podmonitor.yaml", error)) {
+    std::cerr << "tagflow k8s: removed podmonitor.yaml of an earlier --pod-monitor rendering\n";
+  }
   for (const std::string& note : notes) std::cerr << "tagflow k8s: note: " << note << "\n";
   int pods = 0;
   for (const K8sHost& host : hosts) pods += host.pods;

@@ -39,6 +39,19 @@ void print_prometheus_config(const PrometheusConfigOptions& options) {
     scrape.scrape_interval = std::chrono::duration_cast<std::chrono::milliseconds>(*interval);
     scrape.job_name = options.job_name;
     std::cout << cluster::prometheus_scrape_config(config, scrape);
+    // A Slurm or Kubernetes host's nodes get their addresses only in the allocation: without
+    // them its targets are the host's own name, which Prometheus cannot reach.
+    for (const auto& [name, host] : config.hosts) {
+      if ((!host.slurm && !host.kubernetes) || !host.node_addresses.empty()) continue;
+      std::cerr << "tagflow monitoring prometheus-config: note: host " << name
+                << "'s targets name the host itself, not its "
+                << (host.slurm ? "nodes: give their addresses in TAGFLOW_NODE_ADDRESSES "
+                                 "(runs/CLUSTER-JOBID/addresses; docs/slurm.md, \"Watching it "
+                                 "from outside the allocation\")"
+                               : "pods: let Prometheus find them by their annotations or "
+                                 "`tagflow k8s --pod-monitor` (docs/kubernetes.md)")
+                << "\n";
+    }
   } catch (const cluster::ConfigError& e) {
     fail_command("monitoring prometheus-config", e.what(), kExitBadFile);
   }

@@ -744,10 +744,10 @@ void ClusterLaunch::announce() const {
     std::cerr << "tagflow up: security: none: any local process may join this cluster (debugging "
                  "only)\n";
   } else if (!config_.security.curve) {
-    // Keys are minted only by a launcher that starts the whole cluster.
-    std::cerr << "tagflow up: open cluster: no key files (security.keys_dir) and this launcher "
-                 "starts only part of the cluster, so no keys were minted: any process that "
-                 "reaches its ports may join (`tagflow keys generate DIR --config "
+    // Keys are minted only by a launcher that starts every process on its own machine.
+    std::cerr << "tagflow up: open cluster: no key files (security.keys_dir), and keys are minted "
+                 "only when one launcher starts every process on its own machine: any process "
+                 "that reaches its ports may join (`tagflow keys generate DIR --config "
               << options_.file << "` writes key files for every host)\n";
   }
 }

@@ -43,7 +43,7 @@ struct UpOptions {
 std::string process_placement_option(const UpOptions& options) {
   if (options.trace) {
     return "--trace records the processes of the process placement; a one-process run is not "
-           "traced (leave out --placement single to trace the run)";
+           "traced (`tagflow up FILE --trace`, without --placement single, traces the run)";
   }
   if (!options.log_dir.empty()) {
     return "--log-dir holds the logs and results of the processes the launcher starts; a "

@@ -283,6 +283,26 @@ TEST(MonitoringCommand, PrometheusConfigRefusesABadNodeParamAtItsLine) {
   EXPECT_EQ(result.output.find("scrape_configs"), std::string::npos) << result.output;
 }
 
+// A Slurm host's targets are its nodes only with their addresses (TAGFLOW_NODE_ADDRESSES); without
+// them the config named the host, which Prometheus cannot reach, and said nothing.
+TEST(MonitoringCommand, PrometheusConfigOfASlurmFileWithoutNodeAddressesSaysSo) {
+  const std::string file = std::string(TAGFLOW_SOURCE_DIR) + "/configs/slurm.yaml";
+  const auto bare =
+      run_command("env -u TAGFLOW_NODE_ADDRESSES -u TAGFLOW_SLURM_ADDRESSES " + tagflow_binary() +
+                  " monitoring prometheus-config " + file + " 2>&1 >/dev/null");
+  EXPECT_EQ(bare.exit_code, 0) << bare.output;
+  EXPECT_NE(bare.output.find("note: host learn's targets name the host itself, not its nodes: "
+                             "give their addresses in TAGFLOW_NODE_ADDRESSES"),
+            std::string::npos)
+      << bare.output;
+  const auto given =
+      run_command("TAGFLOW_NODE_ADDRESSES='learn=10.0.0.1;act=10.0.0.2' " + tagflow_binary() +
+                  " monitoring prometheus-config " + file + " 2>&1");
+  EXPECT_EQ(given.exit_code, 0) << given.output;
+  EXPECT_EQ(given.output.find("note:"), std::string::npos) << given.output;
+  EXPECT_NE(given.output.find("10.0.0.2:"), std::string::npos) << given.output;
+}
+
 TEST(DoctorCommand, ExitsNonZeroWhenLibTorchCannotRun) {
   const auto result =
       run_command("TAGFLOW_TORCH=/nonexistent/tagflow-torch " + tagflow_binary() + " doctor");

@@ -453,6 +453,16 @@ TEST(K8sCommand, BadOptionsAreRefusedBeforeAnythingIsWritten) {
     EXPECT_NE(r.output.find(says), std::string::npos) << options << ": " << r.output;
   }
   EXPECT_FALSE(fs::exists(out));
+  // A PodMonitor an earlier rendering wrote does not stay behind, unlisted, in a later one.
+  const std::string render = testing::tagflow_binary() + " k8s " + file + " -o " + out;
+  ASSERT_EQ(testing::run_command(render + " --pod-monitor 2>&1").exit_code, 0);
+  ASSERT_TRUE(fs::exists(fs::path(out) / "podmonitor.yaml"));
+  const auto again = testing::run_command(render + " 2>&1");
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_FALSE(fs::exists(fs::path(out) / "podmonitor.yaml")) << again.output;
+  EXPECT_NE(again.output.find("removed podmonitor.yaml of an earlier --pod-monitor rendering"),
+            std::string::npos)
+      << again.output;
   fs::remove_all(dir);
 }
 
