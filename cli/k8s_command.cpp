@@ -10,8 +10,6 @@
 // `tagflow k8s-probe FILE --host HOST --run-dir DIR (--ready|--live)`: the pods' readiness and
 // liveness probes: GET /health/ready or /health/live of every process of this pod.
 #include <unistd.h>
-#include <algorithm>
-#include <cctype>
 
 #include <chrono>
 #include <cstdlib>
@@ -314,34 +312,9 @@ void add_k8s_command(CLI::App& app) {
   command->add_option("file", render->file, "Cluster file (configs/README.md)")->required();
   command->add_option("-o,--out", render->out, "Directory to write (default: k8s-CLUSTER)");
   command->add_option("--image", render->options.image, "The tagflow image the pods run")
-      ->capture_default_str()
-      ->check(CLI::Validator(
-          [](const std::string& image) {
-            const bool plain =
-                !image.empty() && std::none_of(image.begin(), image.end(), [](char c) {
-                  return std::isspace(static_cast<unsigned char>(c)) != 0 ||
-                         std::iscntrl(static_cast<unsigned char>(c)) != 0;
-                });
-            return plain ? std::string() : "an image reference, without spaces";
-          },
-          "IMAGE"));
+      ->capture_default_str();
   command->add_option("--namespace", render->options.name_space, "The namespace of every object")
-      ->capture_default_str()
-      ->check(CLI::Validator(
-          [](const std::string& name) {
-            // A Kubernetes namespace is a DNS label (RFC 1123).
-            const bool label =
-                !name.empty() && name.size() <= 63 &&
-                std::isalnum(static_cast<unsigned char>(name.front())) != 0 &&
-                std::isalnum(static_cast<unsigned char>(name.back())) != 0 &&
-                std::all_of(name.begin(), name.end(), [](char c) {
-                  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
-                });
-            return label ? std::string()
-                         : "a DNS label: 1 to 63 lowercase letters, digits and '-', starting and "
-                           "ending with a letter or a digit";
-          },
-          "NS"));
+      ->capture_default_str();
   command->add_option("--cpu", render->options.cpu,
                       "CPU request of each pod of a host without `kubernetes:` (e.g. 2)");
   command->add_option("--memory", render->options.memory,

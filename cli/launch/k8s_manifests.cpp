@@ -3,12 +3,14 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 #include <stdexcept>
 
+#include "common/log_text.hpp"
 #include "nodes/cluster/process_plan.hpp"
 #include "nodes/cluster/yaml_reader.hpp"
 
@@ -261,6 +263,19 @@ std::vector<K8sHost> k8s_hosts(const cluster::ClusterConfig& config, const K8sOp
       throw std::invalid_argument(std::string(flag) + " '" + value +
                                   "' is not a Kubernetes quantity (e.g. 2, 500m, 4Gi)");
     }
+  }
+  if (!is_dns_label(options.name_space, false)) {
+    throw std::invalid_argument("--namespace '" + escape_for_log(options.name_space) +
+                                "' is not a DNS label: 1 to 63 lowercase letters, digits and '-', "
+                                "starting and ending with a letter or a digit");
+  }
+  const auto blank = [](char c) {
+    return std::isspace(static_cast<unsigned char>(c)) != 0 ||
+           std::iscntrl(static_cast<unsigned char>(c)) != 0;
+  };
+  if (options.image.empty() || std::any_of(options.image.begin(), options.image.end(), blank)) {
+    throw std::invalid_argument("--image '" + escape_for_log(options.image) +
+                                "' is not an image reference (empty, or with spaces)");
   }
   if (!is_dns_label(config.name, true)) {
     throw cluster::ConfigError(

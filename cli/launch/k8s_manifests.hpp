@@ -62,7 +62,8 @@ struct K8sHost {
 };
 
 /// The file's hosts as Jobs, checked as described above; `notes` gets warnings for the user.
-/// Throws std::invalid_argument for a --cpu or --memory that is no Kubernetes quantity.
+/// Throws std::invalid_argument for a --cpu or --memory that is no Kubernetes quantity, a
+/// --namespace that is no DNS label, and an empty --image or one with spaces.
 std::vector<K8sHost> k8s_hosts(const cluster::ClusterConfig& config, const K8sOptions& options,
                                std::vector<std::string>& notes);
 

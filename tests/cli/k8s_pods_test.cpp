@@ -442,8 +442,10 @@ TEST(K8sCommand, BadOptionsAreRefusedBeforeAnythingIsWritten) {
   const std::string file = std::string(TAGFLOW_SOURCE_DIR) + "/configs/kubernetes.yaml";
   const std::string out = (dir / "manifests").string();
   for (const auto& [options, says] : std::vector<std::pair<std::string, std::string>>{
-           {"--namespace Bad_NS -o " + out, "--namespace: a DNS label"},
-           {"--image 'x y' -o " + out, "--image: an image reference, without spaces"},
+           {"--namespace Bad_NS -o " + out,
+            "tagflow k8s: --namespace 'Bad_NS' is not a DNS label: 1 to 63 lowercase letters"},
+           {"--image 'x y' -o " + out,
+            "tagflow k8s: --image 'x y' is not an image reference (empty, or with spaces)"},
            {"-o " + (dir / "plain-file" / "m").string(),
             "tagflow k8s: -o " + (dir / "plain-file" / "m").string() +
                 ": cannot create the directory: Not a directory"}}) {
