@@ -150,13 +150,15 @@ void run_node(const NodeOptions& o) {
   }
   // A joining process is a sampler: replicas of other kinds are looked up by name and linked when
   // the cluster starts, and cannot come later.
-  for (const std::string& replica : o.join ? plan->replicas : std::vector<std::string>{}) {
-    const cluster::NodeConfig* group = cluster::find_replica(config, replica).first;
-    if (group != nullptr && !group->kind->transient) {
-      fail(o,
-           "--join starts a sampler (a replica of a transient kind): " + replica + " is a " +
-               group->kind->name + " of " + o.config,
-           kExitBadFile);
+  if (o.join) {
+    for (const std::string& replica : plan->replicas) {
+      const cluster::NodeConfig* group = cluster::find_replica(config, replica).first;
+      if (group != nullptr && !group->kind->transient) {
+        fail(o,
+             "--join starts a sampler (a replica of a transient kind): " + replica + " is a " +
+                 group->kind->name + " of " + o.config,
+             kExitBadFile);
+      }
     }
   }
   if (config.mode == cluster::Mode::actor) {

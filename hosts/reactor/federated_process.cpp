@@ -327,11 +327,13 @@ ProcessResult run_federated_process(const ClusterConfig& config,
   result.mode = cluster::to_string(config.mode);
   // From the run's start (the first START its federates took; the wait for every process to join
   // is not run time), so that counts per second are rates of the run.
-  auto began = start;
+  std::optional<std::chrono::steady_clock::time_point> began;
   for (const auto& run : runs) {
-    if (run->started && (began == start || *run->started < began)) began = *run->started;
+    if (run->started && (!began || *run->started < *began)) began = run->started;
   }
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began.value_or(start))
+          .count();
   std::vector<std::string> reasons;
   for (auto& run : runs) {
     if (run->cutoff && (!result.cutoff || *run->cutoff < *result.cutoff))
