@@ -22,11 +22,21 @@ std::string unwritable_output(const std::string& option, const std::string& path
 }
 
 int parse_error_status(const CLI::App& app, const CLI::ParseError& error) {
-  const int status = app.exit(error);
-  // A command's own status, and 0 for --help and --version, stand; CLI11's codes for a refused
-  // argument (105 a value it does not take, 106 a missing one, 109 one it does not know, ...)
-  // are a bad argument, as a bad file is (docs/clusters.md, "Exit codes").
-  if (status == kExitOk || dynamic_cast<const CLI::RuntimeError*>(&error) != nullptr) return status;
+  // A command's own status, and 0 for --help and --version, stand.
+  if (error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success) ||
+      dynamic_cast<const CLI::RuntimeError*>(&error) != nullptr) {
+    return app.exit(error);
+  }
+  // CLI11's refusals of an argument (a value it does not take, a missing one, one it does not
+  // know, ...) name the command they refuse, as the commands' own refusals do, and are a bad
+  // argument, as a bad file is (docs/clusters.md, "Exit codes").
+  std::string path = app.get_name();
+  for (const CLI::App* at = &app; !at->get_subcommands().empty();) {
+    at = at->get_subcommands().front();
+    path += " " + at->get_name();
+  }
+  std::cerr << path << ": " << error.what() << "\n"
+            << "Run '" << path << " --help' for more information.\n";
   return kExitBadFile;
 }
 

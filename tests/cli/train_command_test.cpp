@@ -91,7 +91,7 @@ TEST(TrainCommand, ANegativeSeedOrATreeWithoutPrioritizedReplayIsRefused) {
 // million); each is refused naming the option and its range, before training.
 TEST(TrainCommand, EveryNumberIsRefusedOutOfItsRangeNamingTheOption) {
   for (const auto& [option, says] : std::vector<std::pair<std::string, std::string>>{
-           {"--steps 0", "--steps: Value 0 not in range 1 to "},
+           {"--steps 0", "tagflow train: --steps: Value 0 not in range 1 to "},
            {"--batch-size 1000000", "--batch-size: Value 1000000 not in range 1 to 65536"},
            {"--epsilon-end 1.5", "--epsilon-end: Value 1.5 not in range 0"},
            {"--max-grad-norm -1", "--max-grad-norm: Value -1 not in range 0"},

@@ -435,19 +435,22 @@ TEST_F(TagflowUp, ASummaryPathThatCannotBeWrittenIsRefusedBeforeTheRun) {
 }
 
 // CLI11's own refusals (an unknown option value, a missing argument) are bad arguments: exit 2, as
-// a bad file is, in either placement; a missing file is named as the file loader names it.
+// a bad file is, in either placement, and name the command as its own refusals do; a missing
+// file is named as the file loader names it.
 TEST_F(TagflowUp, BadArgumentsExitTwoInEitherPlacement) {
   write("short.yaml", shortened_local(base_port_, "env_steps: 800"));
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-      {{"up"}, "file is required"},
-      {{"up", path("short.yaml"), "--mode", "bogus"}, "--mode: bogus not in {reactor,actor}"},
+      {{"up"}, "tagflow up: file is required\nRun 'tagflow up --help' for more information.\n"},
+      {{"up", path("short.yaml"), "--mode", "bogus"},
+       "tagflow up: --mode: bogus not in {reactor,actor}"},
       {{"up", path("short.yaml"), "--workers", "2"},
        "tagflow up: --workers sets the reactor threads of a one-process run"},
       {{"up", path("short.yaml"), "--no-such-option"}, "--no-such-option"},
       {{"up", path("missing.yaml"), "--placement", "single"},
        "tagflow up: " + path("missing.yaml") + ":0: (file): cannot open the cluster file"},
       {{"up", path("short.yaml"), "--placement", "single", "--workers", "0"},
-       "--workers: Value 0 not in range 1 to 64"},
+       "tagflow up: --workers: Value 0 not in range 1 to 64"},
+      {{"keys", "generate"}, "tagflow keys generate: dir is required\nRun 'tagflow keys generate"},
       // CLI11 alone said "A subcommand is required" for a misspelt command.
       {{"nosuch"}, "tagflow: unknown command 'nosuch' (commands: train, doctor, "},
       {{"keys", "nosuch"}, "tagflow keys: unknown command 'nosuch' (commands: generate)"},
