@@ -1,11 +1,14 @@
 #include "cli/doctor.hpp"
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <iomanip>
 #include <sstream>
 #include <stdexcept>
@@ -141,22 +144,36 @@ std::vector<ConfiguredPort> collect_config_ports(const std::string& config_path)
   return ports;
 }
 
-bool tcp_port_is_free(const std::string& host, std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return false;
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  if (::inet_pton(AF_INET, host.c_str(), &address.sin_addr) != 1) {
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+std::string tcp_bind_error(const std::string& host, std::uint16_t port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (const int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found);
+      rc != 0) {
+    return std::string("cannot resolve ") + host + ": " + ::gai_strerror(rc);
   }
-  // SO_REUSEADDR, as ZeroMQ and the metrics server set it: a port whose last connections wait in
-  // TIME_WAIT after a run is free for the next one; only a socket bound there takes it.
-  const int reuse = 1;
-  (void)::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &reuse, sizeof reuse);
-  const bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
-  ::close(fd);
-  return free;
+  std::string error;
+  const int fd = ::socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    error = std::strerror(errno);
+  } else {
+    // SO_REUSEADDR, as ZeroMQ and the metrics server set it: a port whose last connections wait
+    // in TIME_WAIT after a run is free for the next one; only a socket bound there takes it.
+    const int reuse = 1;
+    (void)::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &reuse, sizeof reuse);
+    if (::bind(fd, found->ai_addr, found->ai_addrlen) != 0) error = std::strerror(errno);
+    ::close(fd);
+  }
+  ::freeaddrinfo(found);
+  return error;
+}
+
+bool tcp_port_is_free(const std::string& host, std::uint16_t port) {
+  in_addr parsed{};
+  return tcp_bind_error(::inet_pton(AF_INET, host.c_str(), &parsed) == 1 ? host : "127.0.0.1", port)
+      .empty();
 }
 
 std::vector<Check> run_doctor(const DoctorOptions& options) {

@@ -34,7 +34,14 @@ struct ConfiguredPort {
 /// that does not parse.
 std::vector<ConfiguredPort> collect_config_ports(const std::string& config_path);
 
-/// True when no socket is bound to host:port (a TCP bind there with SO_REUSEADDR succeeds).
+/// Why a TCP listener cannot bind host:port now (host an IPv4 or IPv6 address or a name), as
+/// strerror says it ("Address already in use": another socket is bound there; "Cannot assign
+/// requested address": no address of this machine), or "" when it can. The bind is made with
+/// SO_REUSEADDR, as ZeroMQ and the metrics endpoints make theirs, and closed at once.
+std::string tcp_bind_error(const std::string& host, std::uint16_t port);
+
+/// True when no socket is bound to host:port (tcp_bind_error() finds nothing; a host that is not
+/// an IPv4 address is checked at 127.0.0.1).
 bool tcp_port_is_free(const std::string& host, std::uint16_t port);
 
 struct DoctorOptions {

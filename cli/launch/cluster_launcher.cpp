@@ -19,6 +19,7 @@
 
 #include "actors/actor_credentials.hpp"
 #include "cli/commands.hpp"
+#include "cli/doctor.hpp"
 #include "cli/launch/coordinator_link.hpp"
 #include "cli/launch/launch_backend.hpp"
 #include "cli/launch/launch_plan.hpp"
@@ -577,6 +578,9 @@ class ClusterLaunch {
   void plan();  // the cluster file, checked, and what runs on this machine
   /// Why a key this host's processes read from the file's keys_dir cannot be read, or "".
   [[nodiscard]] std::string missing_key_file() const;
+  /// The first port this host's processes listen on that cannot be bound now, as FILE:LINE: KEY:
+  /// and why, or "".
+  [[nodiscard]] std::string unbindable_port() const;
   void open_log_dir();      // a new run directory, or the resumed run's
   void mint_keys();         // this run's keys, when the launcher mints them
   void announce() const;    // what runs where, the logs, the security
@@ -632,6 +636,79 @@ void ClusterLaunch::plan() {
   if (const std::string missing = missing_key_file(); !missing.empty()) {
     end_launch(missing, kExitBadFile);
   }
+  if (const std::string taken = unbindable_port(); !taken.empty()) end_launch(taken, kExitBadFile);
+}
+
+std::string ClusterLaunch::unbindable_port() const {
+  // Each process would otherwise find out alone, after the others started: a data port fails
+  // its process (and each restart the file allows, the same way), a metrics port only its
+  // endpoint, named in the process's log. Checked once, before the first start.
+  struct Listener {
+    int line = 0;
+    std::string key;
+    std::string address;
+    long port = 0;
+    int address_line = 0;     // where the address comes from, for one that is not this machine's
+    std::string address_key;  // (hosts.NAME, or monitoring.bind)
+  };
+  std::vector<Listener> listeners;
+  const std::string& bind = config_.monitoring.bind;
+  const int bind_line = config_.monitoring.bind_line;
+  const bool reactor = plan_.mode == cluster::Mode::reactor;
+  const auto host_line = [this](const std::string& host) { return config_.hosts.at(host).line; };
+  if (reactor && plan_.coordinator) {
+    const cluster::CoordinatorConfig& c = config_.coordinator;
+    listeners.push_back({c.port_line, "coordinator.port", config_.hosts.at(c.host).address, c.port,
+                         host_line(c.host), "hosts." + c.host + ".address"});
+    if (c.metrics_port != 0) {
+      listeners.push_back({c.metrics_port_line, "coordinator.metrics_port", bind, c.metrics_port,
+                           bind_line, "monitoring.bind"});
+    }
+  }
+  for (const cluster::ProcessPlan& process : plan_.processes) {
+    const std::string address = cluster::process_address(config_, process);
+    for (const std::string& replica : process.replicas) {
+      const auto [group, index] = cluster::find_replica(config_, replica);
+      if (group == nullptr) continue;
+      const std::string of = index == 0 ? "" : " + " + std::to_string(index);
+      // In actor mode only some replicas listen for data (hosts/actor/actor_process.hpp).
+      if (reactor && group->data_port != 0) {
+        listeners.push_back({group->data_port_line, "nodes." + group->name + ".data_port" + of,
+                             address, long{group->data_port} + index, host_line(process.host),
+                             "hosts." + process.host + ".address"});
+      }
+      if (group->metrics_port != 0) {
+        listeners.push_back({group->metrics_port_line,
+                             "nodes." + group->name + ".metrics_port" + of, bind,
+                             long{group->metrics_port} + index, bind_line, "monitoring.bind"});
+      }
+    }
+  }
+  for (const Listener& l : listeners) {
+    // The loader refuses a replica's port past 65535; an address a Slurm or Kubernetes host
+    // learns in its allocation is not known outside it.
+    if (l.port > 65535 || l.address.empty()) continue;
+    const std::string why = tcp_bind_error(l.address, static_cast<std::uint16_t>(l.port));
+    if (why.empty()) continue;
+    if (why == std::strerror(EADDRNOTAVAIL)) {
+      return cluster::ConfigError(config_.file, l.address_line, l.address_key,
+                                  l.address + " is no address of this machine (" + l.key +
+                                      " would listen there: " + why + ")")
+          .what();
+    }
+    std::string hint;
+    if (why == std::strerror(EADDRINUSE)) {
+      hint =
+          ": another program listens there (a run of this file that is still going?); "
+          "`tagflow doctor --config " +
+          options_.file + "` checks every port of the file";
+    }
+    return cluster::ConfigError(config_.file, l.line, l.key,
+                                "cannot listen on " + l.address + " port " +
+                                    std::to_string(l.port) + ": " + why + hint)
+        .what();
+  }
+  return "";
 }
 
 std::string ClusterLaunch::missing_key_file() const {

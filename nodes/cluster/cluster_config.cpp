@@ -223,6 +223,7 @@ void parse_coordinator(const YamlReader& top, ClusterConfig& config) {
       {"host", "port", "metrics_port", "heartbeat_interval", "heartbeat_timeout", "join_timeout"});
   c.host = check_host(reader, config);
   c.port = reader.port_or("port", c.port);
+  c.port_line = reader.line_of("port");
   c.metrics_port = reader.port_or("metrics_port", 0);
   c.metrics_port_line = reader.line_of("metrics_port");
   // Files of earlier versions set the heartbeat period; a federate sends one every
@@ -611,6 +612,7 @@ ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::stri
     const YamlReader monitoring = top.map("monitoring");
     monitoring.only_keys({"bind"});
     config.monitoring.bind = monitoring.string_or("bind", config.monitoring.bind);
+    if (monitoring.has("bind")) config.monitoring.bind_line = monitoring.line_of("bind");
     if (const std::string problem = resolvable_bind_problem(config.monitoring.bind);
         !problem.empty()) {
       monitoring.fail("bind", problem);

@@ -111,6 +111,7 @@ struct CoordinatorConfig {
   std::string host;  // a key of ClusterConfig::hosts
   std::uint16_t port = 7600;
   std::uint16_t metrics_port = 0;  // 0: no metrics endpoint
+  int port_line = 0;               // of its port (its section's when the default), for errors
   int metrics_port_line = 0;
   std::chrono::milliseconds heartbeat_timeout{2000};
   std::chrono::milliseconds join_timeout{30000};  // every federate must have joined by then
@@ -187,6 +188,7 @@ struct SecurityConfig {
 
 struct MonitoringConfig {
   std::string bind = "127.0.0.1";
+  int bind_line = 0;  // of monitoring.bind (0 when the file has none), for errors
 };
 
 /// The bounds of an inference batch, for an inference node's `max_batch` / `max_wait` and a

@@ -237,29 +237,84 @@ TEST_F(TagflowUp, AHostThatFindsNoCoordinatorSaysWhyAtEachRestart) {
   EXPECT_EQ(err.find("restart 2 of"), std::string::npos) << err;
 }
 
-// A process that cannot bind its data port fails on its own, before it joins: it exits 1, not 4
-// (the code of a federate ended by another's failure), so the launcher names it at once and tells
-// the coordinator.
-TEST_F(TagflowUp, ADataPortTakenByAnotherProgramFailsItsProcessWithExitOne) {
-  if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the learner and inference processes need tagflow-torch";
+// Listens on 127.0.0.1:port until destroyed, as another program would.
+class PortHolder {
+ public:
+  explicit PortHolder(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<std::uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    held_ = fd_ >= 0 && ::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+            ::listen(fd_, 1) == 0;
+  }
+  ~PortHolder() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  PortHolder(const PortHolder&) = delete;
+  PortHolder& operator=(const PortHolder&) = delete;
+  bool held() const { return held_; }
+
+ private:
+  int fd_;
+  bool held_ = false;
+};
+
+// A port of this host's processes that another program holds is refused before anything starts
+// (exit 2, the file's line and key), a data port as a metrics port: each process would otherwise
+// find out alone, after the others started, a data port failing its process on every restart
+// and a metrics port only its endpoint. Started by hand, the process fails on its own before it
+// joins: exit 1, not 4 (the code of a federate ended by another's failure).
+TEST_F(TagflowUp, APortTakenByAnotherProgramIsRefusedBeforeAnyProcessStarts) {
   write("local.yaml", shortened_local(base_port_, "env_steps: 800"));
-  const int replay_port = testing::local_cluster_ports_from(base_port_)(7620);  // the replay's
-  const int holder = ::socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_GE(holder, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<std::uint16_t>(replay_port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(holder, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
-  ASSERT_EQ(::listen(holder, 1), 0);
-  const int status =
-      run({"up", path("local.yaml"), "--log-dir", path("logs"), "--quiet"}, dir_, "taken", 90s);
-  ::close(holder);
-  EXPECT_EQ(status, 1);
-  const std::string err = read_text_file(dir_ / "taken.err");
-  EXPECT_NE(err.find("tagflow up: node replay failed (exit code 1)"), std::string::npos) << err;
+  const auto port_of = testing::local_cluster_ports_from(base_port_);
+  const std::string file = path("local.yaml");
+  const std::string text = read_text_file(dir_ / "local.yaml");
+  const auto line_of = [&text](int port) {
+    const std::size_t at = text.find(": " + std::to_string(port));
+    return 1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n');
+  };
+  for (const auto& [port, key] : std::vector<std::pair<int, std::string>>{
+           {port_of(7620), "nodes.replay.data_port"},
+           {port_of(9470) + 1, "nodes.sampler.metrics_port + 1"},
+           {port_of(7600), "coordinator.port"}}) {
+    const PortHolder holder(port);
+    ASSERT_TRUE(holder.held()) << port;
+    const std::string tag = "taken" + std::to_string(port);
+    EXPECT_EQ(run({"up", file, "--log-dir", path(tag), "--quiet"}, dir_, tag, 60s), 2) << key;
+    const std::string err = read_text_file(dir_ / (tag + ".err"));
+    const long line = key == "nodes.sampler.metrics_port + 1" ? line_of(port - 1) : line_of(port);
+    EXPECT_NE(err.find("tagflow up: " + file + ":" + std::to_string(line) + ": " + key +
+                       ": cannot listen on 127.0.0.1 port " + std::to_string(port) +
+                       ": Address already in use: another program listens there"),
+              std::string::npos)
+        << err;
+    EXPECT_FALSE(fs::exists(dir_ / tag)) << "the run directory was made";
+  }
+  const PortHolder holder(port_of(7620));
+  ASSERT_TRUE(holder.held());
+  EXPECT_EQ(run({"node", "--config", file, "--name", "replay", "--quiet"}, dir_, "node", 60s), 1);
+  const std::string err = read_text_file(dir_ / "node.err");
   EXPECT_NE(err.find("federate 'replay': cannot listen for data on tcp://127.0.0.1:" +
-                     std::to_string(replay_port) + ": Address already in use"),
+                     std::to_string(port_of(7620)) + ": Address already in use"),
+            std::string::npos)
+      << err;
+}
+
+// The address a process listens on must be this machine's: a host's address, or
+// monitoring.bind for the metrics endpoints, is refused at its own line when it is not.
+TEST_F(TagflowUp, AnAddressThatIsNotThisMachinesIsRefusedAtItsLine) {
+  std::string text = shortened_local(base_port_, "env_steps: 800");
+  const std::size_t bind = text.find("bind: 127.0.0.1");
+  ASSERT_NE(bind, std::string::npos) << text;
+  text.replace(bind, std::string("bind: 127.0.0.1").size(), "bind: 192.0.2.254");
+  write("bind.yaml", text);
+  const std::string file = path("bind.yaml");
+  const long line = 1 + std::count(text.begin(), text.begin() + static_cast<long>(bind), '\n');
+  EXPECT_EQ(run({"up", file, "--quiet"}, dir_, "bind", 60s), 2);
+  const std::string err = read_text_file(dir_ / "bind.err");
+  EXPECT_NE(err.find("tagflow up: " + file + ":" + std::to_string(line) +
+                     ": monitoring.bind: 192.0.2.254 is no address of this machine ("),
             std::string::npos)
       << err;
 }
