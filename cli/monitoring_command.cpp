@@ -10,6 +10,7 @@
 #include "monitoring/metric_catalogue.hpp"
 #include "nodes/cluster/cluster_config.hpp"
 #include "nodes/cluster/scrape_config.hpp"
+#include "nodes/cluster/scrape_targets.hpp"
 #include "nodes/kind/registry.hpp"
 
 namespace tagflow::cli {
@@ -19,17 +20,27 @@ struct PrometheusConfigOptions {
   std::string config_path;
   std::string scrape_interval = "5s";
   std::string job_name;
+  std::string mode;  // empty: the file's
 };
 
 void print_prometheus_config(const PrometheusConfigOptions& options) {
   const std::string path =
       options.config_path.empty() ? default_config_path() : options.config_path;
   const auto interval = cluster::parse_duration(options.scrape_interval);
-  if (!interval || *interval < std::chrono::milliseconds(1) ||
+  const std::string given = "--scrape-interval '" + options.scrape_interval + "'";
+  if (!interval) {
+    fail_command("monitoring prometheus-config",
+                 given +
+                     " is not a duration: a whole number and one of ns, us, ms, s, m (5s, "
+                     "500ms, 1m)",
+                 kExitBadFile);
+  }
+  if (*interval < std::chrono::milliseconds(1) ||
       *interval % std::chrono::milliseconds(1) != std::chrono::nanoseconds(0)) {
     fail_command("monitoring prometheus-config",
-                 "--scrape-interval '" + options.scrape_interval +
-                     "' is not a duration of whole milliseconds (5s, 500ms)",
+                 given +
+                     " is not a whole number of milliseconds of at least 1ms (Prometheus "
+                     "scrapes at most once a millisecond)",
                  kExitBadFile);
   }
   try {
@@ -38,7 +49,19 @@ void print_prometheus_config(const PrometheusConfigOptions& options) {
     cluster::ScrapeConfigOptions scrape;
     scrape.scrape_interval = std::chrono::duration_cast<std::chrono::milliseconds>(*interval);
     scrape.job_name = options.job_name;
+    if (!options.mode.empty()) {
+      scrape.mode = options.mode == "actor" ? cluster::Mode::actor : cluster::Mode::reactor;
+    }
     std::cout << cluster::prometheus_scrape_config(config, scrape);
+    // Endpoints bound to one address answer only there: across machines, a loopback one answers
+    // no other machine (its targets, at the hosts' addresses, stay down).
+    const std::string& bind = config.monitoring.bind;
+    if (bind != "0.0.0.0" && bind != "::" && !cluster::on_one_machine(config)) {
+      std::cerr << "tagflow monitoring prometheus-config: note: monitoring.bind is " << bind
+                << ", so each process answers scrapes only there and its target at its host's "
+                   "address stays down: set monitoring.bind: 0.0.0.0 for a cluster on several "
+                   "machines\n";
+    }
     // A Slurm or Kubernetes host's nodes get their addresses only in the allocation: without
     // them its targets are the host's own name, which Prometheus cannot reach.
     for (const auto& [name, host] : config.hosts) {
@@ -76,6 +99,11 @@ void add_monitoring_command(CLI::App& app) {
                    "How often Prometheus scrapes each process (e.g. 1s, 5s, 500ms)")
       ->capture_default_str();
   config->add_option("--job", options->job_name, "Scrape job name (default: tagflow-CLUSTER)");
+  config
+      ->add_option("--mode", options->mode,
+                   "The mode the cluster runs in, when `tagflow up --mode` overrides the file's "
+                   "(actor mode has no coordinator target; every target's `mode` label)")
+      ->check(CLI::IsMember({"reactor", "actor"}));
   config->callback([options] { print_prometheus_config(*options); });
 
   auto* metrics = command->add_subcommand(

@@ -7,7 +7,8 @@ the p50/p99 latency of an act request (all ten agents' actions from both gateway
 
 The env runs here, in Python (examples/traffic_junction.py); each step sends the ten observations
 to the cluster's gateways (agents 0-4 to inference-0, 5-9 to inference-1) and applies the actions.
-Needs python3-zmq, python3-msgpack, python3-numpy. Exit status 0 when every episode finished.
+Needs python3-zmq, python3-msgpack, python3-numpy. Exit status 0 when every episode finished;
+1 with one line naming the error when the service refused a request or did not answer.
 """
 import argparse
 import os
@@ -20,7 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "clients", "python"))
 
-from tagflow_client import Client  # noqa: E402
+from tagflow_client import Client, GatewayError  # noqa: E402
 from traffic_junction import TrafficJunction  # noqa: E402
 
 
@@ -92,4 +93,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (GatewayError, TimeoutError) as error:  # the service's refusal, or no answer
+        sys.exit(f"serve_traffic_junction.py: {type(error).__name__}: {error}")

@@ -244,7 +244,8 @@ std::string MetricsEndpoint::reply_to(const std::string& request) const {
   }
   if (path == "/")
     return response("200 OK", "text/plain", "tagflow metrics: /metrics\n", with_body);
-  return response("404 Not Found", "text/plain", "not found: /metrics\n", with_body);
+  return response("404 Not Found", "text/plain", "not found (the metrics are at /metrics)\n",
+                  with_body);
 }
 
 std::string MetricsEndpoint::page() const {

@@ -33,7 +33,8 @@ std::vector<MetricSpec> make_families() {
                   "other)."),
       kind_metric(MetricType::gauge, family::kWeightsVersion,
                   "Version of the policy weights this process holds (the learner: the newest it "
-                  "made)."),
+                  "made; a sampler served by inference: the weights that chose its last "
+                  "actions)."),
       kind_metric(MetricType::counter, family::kReplayInserted,
                   "Transitions inserted into a replay table.", "", table),
       kind_metric(MetricType::counter, family::kReplaySampled,

@@ -24,7 +24,10 @@ const std::string kSuffix = ".values.tsv";
 /// Every sender's value log of a run, by federate, each in (tag, receiver, port) order.
 std::map<std::string, std::vector<SentValue>> read_run(const std::string& run) {
   std::error_code ec;
-  if (!fs::is_directory(run, ec)) throw TraceError("no run directory " + run);
+  if (!fs::is_directory(run, ec)) {
+    throw TraceError((fs::exists(run, ec) ? run + " is not a directory: give the run directory"
+                                          : "no run directory " + run));
+  }
   std::map<std::string, std::vector<SentValue>> logs;
   for (const auto& entry : fs::directory_iterator(fs::path(run) / "trace", ec)) {
     const std::string name = entry.path().filename().string();
@@ -134,26 +137,52 @@ std::pair<Tag, std::vector<std::string>> reactions_before(const std::string& run
 std::vector<SentValue> read_value_log(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw TraceError("cannot read the value log " + path);
+  static const char* const kFields[] = {"tag time", "microstep", "receiver", "port",
+                                        "bytes",    "hash",      "offset"};
   std::vector<SentValue> values;
   std::string line;
   std::size_t number = 0;
   while (std::getline(in, line)) {
     ++number;
     if (line.empty()) continue;
-    std::istringstream fields(line);
+    const std::string where = "the value log " + path + " line " + std::to_string(number);
+    std::istringstream split(line);
+    std::vector<std::string> f;
+    for (std::string field; split >> field;) f.push_back(field);
+    if (f.size() != 7) {
+      throw TraceError(where + " is not 7 fields (tag time, microstep, receiver, port, bytes, " +
+                       "hash, offset) but " + std::to_string(f.size()));
+    }
+    // Each field read whole as its type; the first that does not read is named.
+    const auto bad = [&](std::size_t i, const std::string& what) {
+      return TraceError(where + ": field " + std::to_string(i + 1) + " (" + kFields[i] + ") '" +
+                        f[i] + "' is not " + what);
+    };
+    const auto read = [&](std::size_t i, auto& out, const char* what) {
+      std::istringstream field(f[i]);
+      char rest = 0;
+      if (f[i][0] == '-' && i != 0) throw bad(i, what);  // no negative counts
+      if (!(field >> out) || (field >> rest)) throw bad(i, what);
+    };
     SentValue v;
     std::int64_t time = 0;
     std::uint32_t microstep = 0;
-    std::string offset, extra;
-    if (!(fields >> time >> microstep >> v.receiver >> v.port >> v.bytes >> v.hash >> offset) ||
-        (fields >> extra) || v.hash.size() != 16 ||
-        (offset != "-" && offset.find_first_not_of("0123456789") != std::string::npos)) {
-      throw TraceError("the value log " + path + " line " + std::to_string(number) +
-                       " is not 7 fields (tag time, microstep, receiver, port, bytes, hash, "
-                       "offset)");
+    read(0, time, "a whole number of nanoseconds");
+    read(1, microstep, "a microstep (a 32-bit whole number)");
+    v.receiver = f[2];
+    read(3, v.port, "a wire port (a 32-bit whole number)");
+    read(4, v.bytes, "a byte count");
+    v.hash = f[5];
+    if (v.hash.size() != 16 || v.hash.find_first_not_of("0123456789abcdef") != std::string::npos) {
+      throw bad(5, "16 lower-case hex digits");
+    }
+    const std::string& offset = f[6];
+    if (offset != "-") {
+      std::uint64_t at = 0;
+      read(6, at, "- or a byte offset");
+      v.offset = at;
     }
     v.tag = Tag(time, microstep);
-    if (offset != "-") v.offset = std::stoull(offset);
     values.push_back(std::move(v));
   }
   if (in.bad()) throw TraceError("cannot read the value log " + path);

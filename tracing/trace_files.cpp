@@ -366,7 +366,9 @@ ProcessTraceFile read_trace_file(const std::string& path) {
 std::vector<ProcessTraceFile> read_trace_dir(const std::string& log_dir) {
   std::error_code ec;
   if (!fs::is_directory(log_dir, ec)) {
-    throw TraceError("no run directory " + log_dir);
+    throw TraceError(fs::exists(log_dir, ec)
+                         ? log_dir + " is not a directory: give the run directory (LOG_DIR)"
+                         : "no run directory " + log_dir);
   }
   const fs::path dir = fs::path(log_dir) / "trace";
   std::vector<std::string> paths;

@@ -220,7 +220,9 @@ std::vector<std::unique_ptr<ReplicaRun>> build_replicas(const ClusterConfig& con
     run->setup = replica_setup(config, links, facts, name);
     run->setup.round_period = options.round_period;
     reactors::Environment scratch;
-    const std::unique_ptr<ReplicaBinding> built = options.factory(run->setup, scratch);
+    ReplicaSetup trial = run->setup;
+    trial.trial = true;
+    const std::unique_ptr<ReplicaBinding> built = options.factory(trial, scratch);
     if (!options.checkpoints.empty() && config.checkpoint.every) {
       try {
         check_can_checkpoint(*built);

@@ -30,7 +30,8 @@ std::string prometheus_scrape_config(const cluster::ClusterConfig& config,
   const std::string timeout =
       prometheus_duration(std::min(options.scrape_interval, std::chrono::milliseconds(10000)));
   const std::string job = options.job_name.empty() ? "tagflow-" + config.name : options.job_name;
-  const std::vector<ScrapeTarget> targets = scrape_targets(config);
+  const cluster::Mode mode = options.mode.value_or(config.mode);
+  const std::vector<ScrapeTarget> targets = scrape_targets(config, mode);
 
   std::ostringstream out;
   out << "# Prometheus configuration for tagflow cluster " << quoted(config.name) << " ("
@@ -50,7 +51,7 @@ std::string prometheus_scrape_config(const cluster::ClusterConfig& config,
   for (const ScrapeTarget& t : targets) {
     out << "      - targets: [" << quoted(t.address()) << "]\n"
         << "        labels: {node: " << quoted(t.process) << ", kind: " << quoted(t.kind)
-        << ", group: " << quoted(t.group) << ", mode: " << quoted(cluster::to_string(config.mode))
+        << ", group: " << quoted(t.group) << ", mode: " << quoted(cluster::to_string(mode))
         << ", cluster: " << quoted(config.name) << "}\n";
   }
   return out.str();

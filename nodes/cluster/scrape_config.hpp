@@ -10,6 +10,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "nodes/cluster/cluster_config.hpp"
@@ -19,6 +20,8 @@ namespace tagflow::cluster {
 struct ScrapeConfigOptions {
   std::chrono::milliseconds scrape_interval{5000};
   std::string job_name;  // empty: "tagflow-" + the cluster's name
+  /// The mode the cluster runs in (`tagflow up --mode`); nullopt: the file's.
+  std::optional<cluster::Mode> mode;
 };
 
 /// The prometheus.yml text for the cluster.

@@ -14,7 +14,30 @@ std::string host_address(const cluster::ClusterConfig& config, const std::string
   return host.empty() ? std::string("127.0.0.1") : host;
 }
 
+/// Where an endpoint of a process at `address` answers. An endpoint bound to one address
+/// (`monitoring.bind: 127.0.0.1`, the default, or `::1`) answers only there, so on a file whose
+/// processes all run on one machine that is the target; an endpoint bound to every address
+/// (0.0.0.0 or ::) answers at its host's address. Across machines, a loopback bind answers no
+/// other machine, and each host has its own: the host's address stays (a target that is down,
+/// which `tagflow monitoring prometheus-config` notes).
+std::string endpoint_host(const cluster::ClusterConfig& config, const std::string& address) {
+  const std::string& bind = config.monitoring.bind;
+  if (bind.empty() || bind == "0.0.0.0" || bind == "::" || !on_one_machine(config)) return address;
+  return bind;
+}
+
 }  // namespace
+
+bool on_one_machine(const cluster::ClusterConfig& config) {
+  const std::string* first = nullptr;
+  for (const auto& [name, host] : config.hosts) {
+    // A Slurm or Kubernetes host's nodes are learned in the allocation.
+    if (host.slurm || host.kubernetes || host.address.empty()) return false;
+    if (first != nullptr && host.address != *first) return false;
+    first = &host.address;
+  }
+  return true;
+}
 
 std::string ScrapeTarget::address() const {
   const bool ipv6 = host.find(':') != std::string::npos;
@@ -28,7 +51,7 @@ std::vector<ScrapeTarget> scrape_targets(const cluster::ClusterConfig& config,
   if (mode.value_or(config.mode) == cluster::Mode::reactor &&
       config.coordinator.metrics_port != 0) {
     targets.push_back({"coordinator", "coordinator", "coordinator",
-                       host_address(config, config.coordinator.host),
+                       endpoint_host(config, host_address(config, config.coordinator.host)),
                        config.coordinator.metrics_port});
   }
   for (const cluster::NodeConfig& node : config.nodes) {
@@ -37,7 +60,7 @@ std::vector<ScrapeTarget> scrape_targets(const cluster::ClusterConfig& config,
       const std::string replica = replica_name(node, i);
       const std::string at = replica_address(config, replica);
       targets.push_back({replica, node.name, node.kind->name,
-                         at.empty() ? host_address(config, node.host) : at,
+                         endpoint_host(config, at.empty() ? host_address(config, node.host) : at),
                          static_cast<std::uint16_t>(node.metrics_port + i)});
     }
   }
@@ -66,7 +89,8 @@ std::optional<ScrapeTarget> transient_scrape_target(const cluster::ClusterConfig
   }
   const long port = group->metrics_port + std::stol(digits);
   if (port > 65535) return std::nullopt;
-  return ScrapeTarget{replica, group->name, group->kind->name, host_address(config, group->host),
+  return ScrapeTarget{replica, group->name, group->kind->name,
+                      endpoint_host(config, host_address(config, group->host)),
                       static_cast<std::uint16_t>(port)};
 }
 

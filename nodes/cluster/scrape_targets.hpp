@@ -3,8 +3,10 @@
 // One target per process that has a metrics port: the coordinator (coordinator.metrics_port) and
 // replica i of every node group (metrics_port + i), in file order, coordinator first. A process
 // finds its own endpoint with find_scrape_target(config, its name) and listens on
-// config.monitoring.bind at target.port; Prometheus scrapes target.address():
-// the host's address from `hosts`.
+// config.monitoring.bind at target.port; Prometheus scrapes target.address(): the host's address
+// from `hosts` when the endpoints listen on every address (0.0.0.0 or ::), or when the file's
+// processes run on several machines; the bind address when it is one address and every process
+// runs on one machine (an endpoint on 127.0.0.1 or ::1 answers nowhere else).
 // Pure functions over a validated ClusterConfig; thread-safe.
 #pragma once
 
@@ -27,6 +29,10 @@ struct ScrapeTarget {
   /// host:port ([host]:port for IPv6).
   std::string address() const;
 };
+
+/// True when every host of the file has one and the same address (not a Slurm or Kubernetes
+/// host, whose nodes are learned in the allocation): its processes run on one machine.
+bool on_one_machine(const cluster::ClusterConfig& config);
 
 /// Every metrics endpoint of the cluster (groups without metrics_port have none) when it runs in
 /// `mode` (the coordinator's only in reactor mode); without one, in the file's mode.

@@ -120,7 +120,8 @@ std::unique_ptr<ReplicaBinding> make_inference(const ReplicaSetup& s, reactors::
   auto& reactor = env.add<PolicyBankReactor>(name, bank, widths);
   auto binding =
       std::make_unique<InferenceBinding<PolicyBankReactor>>(reactor, s.metrics, *s.config.kind);
-  if (const std::optional<gateway::GatewayConfig> config = gateway_config(s.config)) {
+  if (const std::optional<gateway::GatewayConfig> config = gateway_config(s.config);
+      config && !s.trial) {
     binding->attach(make_gateway(s, *config, bank, reactor));
   }
   return binding;

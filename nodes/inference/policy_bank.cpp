@@ -63,9 +63,14 @@ std::unique_ptr<learning::TorchScriptPolicy> load_policy_file(const cluster::Pol
   try {
     expected = module->scores(probe.data(), kProbeRows, spec.input_size);
   } catch (const std::exception& e) {
+    // The interpreter's error is a traceback whose last line says what failed (for a first
+    // layer of another width: "mat1 and mat2 shapes cannot be multiplied (4x1350 and 325x64)").
+    std::string why = e.what();
+    while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+    why = why.substr(why.find_last_of('\n') == std::string::npos ? 0 : why.find_last_of('\n') + 1);
     refuse_file(policy, "'" + policy.torchscript +
                             "' does not run on inputs of the policy's width " +
-                            std::to_string(spec.input_size) + ": " + e.what());
+                            std::to_string(spec.input_size) + ": " + why);
   }
   if (expected.size() != static_cast<std::size_t>(kProbeRows * spec.output_size)) {
     refuse_file(policy, "'" + policy.torchscript + "' returns " +

@@ -40,6 +40,9 @@ struct ReplicaSetup {
   const cluster::LinkPlan* links = nullptr;
   std::chrono::nanoseconds round_period = std::chrono::milliseconds(1);
   nodes::NodeMetrics* metrics = nullptr;  // optional; must outlive the run
+  /// Built in a scratch environment only to check that it builds (federated_process.cpp): a
+  /// kind starts nothing outside the environment then (no inference service).
+  bool trial = false;
 };
 
 /// The setup of replica `name` of `config` (replica_config(); throws as it does).

@@ -45,6 +45,8 @@ SamplerReactor::SamplerReactor(std::string name, reactors::Environment& env,
         if (!actions[c].is_present()) continue;
         waiting_ = false;
         const ActionBatchMessage& answer = actions[c].get()->value();
+        // As in actor mode: the weights that chose the actions it acts on.
+        if (metrics_ != nullptr) metrics_->set_weights_version(answer.weights_version);
         send_transitions(server_.step(answer.actions, answer.weights_version));
       }
     });

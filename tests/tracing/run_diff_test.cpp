@@ -2,6 +2,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -227,7 +230,49 @@ TEST(RunDiff, ARunWithoutValueLogsSaysHowToRecordThem) {
     (void)diff_runs(a.string(), b.string());
     FAIL() << "compared a run with a broken value log";
   } catch (const TraceError& e) {
-    EXPECT_NE(std::string(e.what()).find("replay.values.tsv line 1"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("replay.values.tsv line 1 is not 7 fields (tag time, "
+                                         "microstep, receiver, port, bytes, hash, offset) but 3"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// A line of seven fields with one that does not read as its type names that field.
+TEST(RunDiff, AValueLogFieldThatDoesNotReadIsNamed) {
+  const auto dir = fresh_log_dir("diff_fields");
+  const std::string path = (dir / "log.values.tsv").string();
+  for (const auto& [line, says] : std::vector<std::pair<std::string, std::string>>{
+           {"1000	0	replay	65536	418	ZZZZ	0",
+            "field 6 (hash) 'ZZZZ' is not 16 lower-case"},
+           {"1000	0	replay	65536	abc	939dd9680c6ca30e	0",
+            "field 5 (bytes) 'abc' is not"},
+           {"1000	0	replay	65536	418	939dd9680c6ca30e	X",
+            "field 7 (offset) 'X' is not"},
+           {"1000	-1	replay	65536	418	939dd9680c6ca30e	-",
+            "field 2 (microstep) '-1'"},
+           {"1e3	0	replay	65536	418	939dd9680c6ca30e	-",
+            "field 1 (tag time) '1e3'"}}) {
+    std::ofstream(path) << "1000\t0\treplay\t65536\t418\t939dd9680c6ca30e\t-\n" << line << "\n";
+    try {
+      (void)read_value_log(path);
+      FAIL() << "read " << line;
+    } catch (const TraceError& e) {
+      EXPECT_NE(std::string(e.what()).find(path + " line 2: " + says), std::string::npos)
+          << e.what();
+    }
+  }
+  std::ofstream(path) << "1000\t0\treplay\t65536\t418\t939dd9680c6ca30e\t12\n";
+  const std::vector<SentValue> read = read_value_log(path);
+  ASSERT_EQ(read.size(), 1U);
+  EXPECT_EQ(read[0].bytes, 418U);
+  EXPECT_EQ(read[0].offset, std::optional<std::uint64_t>(12));
+  // A file given for the run directory is named as such.
+  try {
+    (void)diff_runs(path, path);
+    FAIL() << "compared a file";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find(path + " is not a directory: give the run directory"),
+              std::string::npos)
         << e.what();
   }
 }

@@ -68,9 +68,31 @@ TEST(ScrapeTargets, InActorModeThereIsNoCoordinatorToScrape) {
   const std::vector<ScrapeTarget> targets = scrape_targets(config);
   ASSERT_EQ(targets.size(), 4U);
   for (const ScrapeTarget& t : targets) EXPECT_NE(t.kind, "coordinator") << t.process;
-  EXPECT_EQ(count_of(prometheus_scrape_config(config, {std::chrono::milliseconds(2000), ""}),
+  EXPECT_EQ(count_of(prometheus_scrape_config(config,
+                                              {std::chrono::milliseconds(2000), "", std::nullopt}),
                      "- targets: ["),
             4U);
+}
+
+// An endpoint bound to one address answers only there: on a file whose hosts are one machine
+// that address is the target (the default 127.0.0.1 also when the host's address is another of
+// the machine's); across machines, or bound to every address, each host's address is.
+TEST(ScrapeTargets, AreAtTheBindAddressWhenItIsOneAddressAndTheFileIsOneMachine) {
+  std::string one = kTwoHosts;
+  one.replace(one.find("10.0.0.2"), 8, "10.0.0.1");
+  const auto target_of = [](const std::string& text, const std::string& process) {
+    return find_scrape_target(cluster::parse_cluster_config(text, "c.yaml"), process)->address();
+  };
+  EXPECT_TRUE(on_one_machine(cluster::parse_cluster_config(one, "c.yaml")));
+  EXPECT_FALSE(on_one_machine(cluster::parse_cluster_config(kTwoHosts, "c.yaml")));
+  EXPECT_EQ(target_of(one, "sampler-1"), "127.0.0.1:9001");
+  EXPECT_EQ(target_of(one, "coordinator"), "127.0.0.1:9460");
+  EXPECT_EQ(target_of(one + "monitoring: {bind: '::1'}\n", "sampler-1"), "[::1]:9001");
+  EXPECT_EQ(target_of(one + "monitoring: {bind: 0.0.0.0}\n", "sampler-1"), "10.0.0.1:9001");
+  EXPECT_EQ(target_of(one + "monitoring: {bind: '::'}\n", "learner"), "10.0.0.1:9200");
+  EXPECT_EQ(target_of(kTwoHosts, "sampler-1"), "10.0.0.2:9001");
+  EXPECT_EQ(target_of(std::string(kTwoHosts) + "monitoring: {bind: '::1'}\n", "sampler-1"),
+            "10.0.0.2:9001");
 }
 
 TEST(ScrapeTargets, FindsTheEndpointOfOneProcessByName) {
@@ -102,7 +124,8 @@ TEST(ScrapeTargets, AJoinedReplicaBeyondTheReplicasServesOnItsIndexOverTheMetric
 
 TEST(ScrapeConfig, WritesOneLabelledTargetPerEndpointAndHonoursExportedLabels) {
   const cluster::ClusterConfig config = cluster::parse_cluster_config(kTwoHosts, "c.yaml");
-  const std::string yaml = prometheus_scrape_config(config, {std::chrono::milliseconds(2000), ""});
+  const std::string yaml =
+      prometheus_scrape_config(config, {std::chrono::milliseconds(2000), "", std::nullopt});
   EXPECT_EQ(count_of(yaml, "- targets: ["), 5U);
   EXPECT_NE(yaml.find("  - job_name: 'tagflow-two-hosts'\n    honor_labels: true\n"),
             std::string::npos);
@@ -137,7 +160,7 @@ TEST(ScrapeConfig, PromtoolAcceptsTheConfigOfTheShippedClusterFile) {
 TEST(ScrapeConfig, PromtoolAcceptsATwoHostConfigWithAShortIntervalAndCustomJob) {
   const std::string file = write_temp_file("two-hosts.yaml", kTwoHosts);
   const auto result = run_command(tagflow_binary() + " monitoring prometheus-config " + file +
-                                  " --scrape-interval 500ms --job \"it's\" 2>&1");
+                                  " --scrape-interval 500ms --job \"it's\" 2>/dev/null");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_NE(result.output.find("job_name: 'it''s'"), std::string::npos) << result.output;
   EXPECT_NE(result.output.find("scrape_interval: 500ms"), std::string::npos);
@@ -163,7 +186,44 @@ TEST(ScrapeConfig, CommandReportsABadClusterFileOrIntervalWithExitCodeTwo) {
                   "/configs/local.yaml --scrape-interval "
                   "soon 2>&1");
   EXPECT_EQ(interval.exit_code, 2);
-  EXPECT_NE(interval.output.find("--scrape-interval 'soon'"), std::string::npos) << interval.output;
+  EXPECT_NE(interval.output.find("--scrape-interval 'soon' is not a duration: a whole number and "
+                                 "one of ns, us, ms, s, m"),
+            std::string::npos)
+      << interval.output;
+  const auto zero =
+      run_command(tagflow_binary() + " monitoring prometheus-config " + TAGFLOW_SOURCE_DIR +
+                  "/configs/local.yaml --scrape-interval 0s 2>&1");
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_NE(zero.output.find("--scrape-interval '0s' is not a whole number of milliseconds of at "
+                             "least 1ms"),
+            std::string::npos)
+      << zero.output;
+}
+
+// `--mode actor` writes the targets of a run that `tagflow up --mode actor` starts from a
+// reactor-mode file: no coordinator, and every target labelled with the mode it runs in.
+TEST(ScrapeConfig, TheModeOptionGivesTheTargetsAndLabelsOfThatMode) {
+  const std::string file = write_temp_file("two-hosts-mode.yaml", kTwoHosts);
+  const auto actor = run_command(tagflow_binary() + " monitoring prometheus-config " + file +
+                                 " --mode actor 2>/dev/null");
+  ASSERT_EQ(actor.exit_code, 0) << actor.output;
+  EXPECT_EQ(count_of(actor.output, "- targets: ["), 4U) << actor.output;
+  EXPECT_EQ(count_of(actor.output, "mode: 'actor'"), 4U) << actor.output;
+  EXPECT_EQ(actor.output.find("coordinator"), std::string::npos) << actor.output;
+  const auto reactor =
+      run_command(tagflow_binary() + " monitoring prometheus-config " + file + " 2>/dev/null");
+  EXPECT_EQ(count_of(reactor.output, "mode: 'reactor'"), 5U) << reactor.output;
+  EXPECT_EQ(
+      run_command(tagflow_binary() + " monitoring prometheus-config " + file + " --mode x 2>&1")
+          .exit_code,
+      2);
+  // Across machines with the default loopback bind, the targets stay down: said on stderr.
+  const auto note =
+      run_command(tagflow_binary() + " monitoring prometheus-config " + file + " 2>&1 >/dev/null");
+  EXPECT_NE(note.output.find("note: monitoring.bind is 127.0.0.1, so each process answers scrapes "
+                             "only there"),
+            std::string::npos)
+      << note.output;
 }
 
 }  // namespace
