@@ -68,7 +68,9 @@ class ProgressLine {
           ++samplers;
         }
         if (kind.trains) updates = p.updates;
-        if ((kind.trains || kind.publishes_evaluations) && !std::isnan(p.last_evaluation)) {
+        // The learner's, an evaluator's, or a multi-agent env's own greedy evaluations.
+        if ((kind.trains || kind.publishes_evaluations || kind.steps_env) &&
+            !std::isnan(p.last_evaluation)) {
           evaluation = p.last_evaluation;
         }
         version = std::max(version, p.weights_version);

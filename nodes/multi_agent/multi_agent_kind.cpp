@@ -68,7 +68,9 @@ class MultiAgentBinding : public ReplicaBinding {
     no_port(reactor_->name(), port);
   }
   ReplicaProgress progress() const override {
-    return env_progress(reactor_->env_steps, reactor_->last_return);
+    ReplicaProgress p = env_progress(reactor_->env_steps, reactor_->last_return);
+    p.last_evaluation = reactor_->last_evaluation.load(std::memory_order_relaxed);
+    return p;
   }
   ReplicaResult result(std::optional<reactors::Tag> cutoff) override {
     const MultiAgentServer& server = reactor_->server();

@@ -105,6 +105,9 @@ void MultiAgentReactor::publish_stats() {
     last_return.store(finished.returns.back(), std::memory_order_relaxed);
     returns_.add(finished.returns);
   }
+  if (!server_.evaluations().empty()) {
+    last_evaluation.store(server_.evaluations().back(), std::memory_order_relaxed);
+  }
 }
 
 }  // namespace tagflow::nodes

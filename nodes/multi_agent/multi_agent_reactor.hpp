@@ -26,6 +26,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <vector>
 
 #include "nodes/channel_digest.hpp"
@@ -68,6 +69,8 @@ class MultiAgentReactor : public reactors::Reactor {
   [[nodiscard]] const EpisodeReturns& finished_returns() const { return returns_; }
   std::atomic<std::int64_t> env_steps{0};
   std::atomic<double> last_return{0.0};
+  /// The team return of the newest greedy evaluation (the progress line's `eval`); NaN: none yet.
+  std::atomic<double> last_evaluation{std::numeric_limits<double>::quiet_NaN()};
   std::atomic<std::int64_t> dropped_answers{0};
   /// Wall-clock seconds between consecutive joint steps (read after the run; never feeds back
   /// into the run): the per-step latency a benchmark reports as p50/p99; the newest
