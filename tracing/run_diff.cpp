@@ -94,9 +94,12 @@ std::string tag_text(const Tag& tag, const Tag& first) {
   std::string text =
       "(" + std::to_string(tag.time_ns()) + ", " + std::to_string(tag.microstep()) + ")";
   if (!first.is_forever() && !tag.is_never() && !tag.is_forever()) {
+    // A run resumed from a checkpoint starts later: a tag before its first is "before".
+    const std::int64_t apart = tag.time_ns() - first.time_ns();
     char relative[64];
-    std::snprintf(relative, sizeof relative, ", %.3f ms after the run's first tag",
-                  static_cast<double>(tag.time_ns() - first.time_ns()) / 1e6);
+    std::snprintf(relative, sizeof relative, ", %.3f ms %s the run's first tag",
+                  static_cast<double>(apart < 0 ? -apart : apart) / 1e6,
+                  apart < 0 ? "before" : "after");
     text += relative;
   }
   return text;
@@ -324,6 +327,9 @@ DiffResult diff_runs(const std::string& run_a, const std::string& run_b) {
       d.difference = d.a ? "only the first run sent it" : "only the second run sent it";
     }
     std::tie(d.reactions_tag, d.reactions) = reactions_before(d.a ? run_a : run_b, d.sender, d.tag);
+    if (d.reactions.empty() && d.a && d.b) {  // run A's trace is gone: run B's sent it as well
+      std::tie(d.reactions_tag, d.reactions) = reactions_before(run_b, d.sender, d.tag);
+    }
     result.difference = std::move(d);
   }
   return result;
