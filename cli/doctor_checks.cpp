@@ -262,8 +262,8 @@ std::vector<Check> check_ports(const std::string& config_path) {
   std::vector<ConfiguredPort> ports;
   try {
     ports = collect_config_ports(config_path);
-  } catch (const std::exception& e) {
-    return {Check{"ports", CheckStatus::fail, e.what(), true}};
+  } catch (const std::exception& e) {  // the file cannot be read, or is not YAML
+    return {Check{"cluster file", CheckStatus::fail, e.what(), true}};
   }
   std::vector<Check> checks;
   for (const ConfiguredPort& p : ports) {

@@ -12,6 +12,7 @@
 #include "common/atomic_file.hpp"
 #include "common/numerics.hpp"
 #include "nodes/kind/process_result.hpp"
+#include "rl/envs/registry.hpp"
 #include "rl/learning/dqn_trainer.hpp"
 #include "rl/learning/learner_checkpoint.hpp"
 #include "rl/learning/torchscript_policy.hpp"
@@ -75,6 +76,11 @@ void run_train(const TrainOptions& options) {
     if (const std::string why = unwritable_output(option, path); !why.empty()) {
       fail_command("train", why, kExitBadFile);
     }
+  }
+  try {  // an unknown env is refused before anything is said about the run
+    (void)envs::make_env(options.config.env_id);
+  } catch (const std::invalid_argument& e) {
+    fail_command("train", e.what(), kExitBadFile);
   }
   set_torch_threads(options.threads);
   std::cout << blas_startup_line() << "\n";

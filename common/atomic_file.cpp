@@ -136,10 +136,15 @@ std::string prepare_output_file(const std::string& path) {
   fs::create_directories(directory, error);
   if (error) return "cannot create the directory " + directory.string() + ": " + error.message();
   if (!fs::is_directory(directory, error)) return directory.string() + " is not a directory";
-  // write_file_atomically() makes a temporary file beside `path`, then renames it over `path`.
-  if (::access(directory.c_str(), W_OK | X_OK) != 0) {
-    return "cannot write in " + directory.string() + ": " + std::strerror(errno);
-  }
+  // write_file_atomically() makes a temporary file beside `path`, then renames it over `path`:
+  // one is made and removed now. (Permission bits alone do not say it: root passes access(2) on
+  // /proc, where no file can be made.)
+  const std::string probe =
+      (directory / (".tagflow-write-check." + std::to_string(::getpid()))).string();
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return "cannot write in " + directory.string() + ": " + std::strerror(errno);
+  ::close(fd);
+  ::unlink(probe.c_str());
   return "";
 }
 

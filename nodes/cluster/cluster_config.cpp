@@ -290,9 +290,16 @@ void parse_nodes(const YamlReader& top, ClusterConfig& config) {
         if (param.second.IsNull()) {
           params.fail(key, "an empty value: give the param a value or leave it out");
         }
-        std::ostringstream text;
-        text << param.second;
-        n.params[key] = text.str();
+        // A scalar is kept as its value: YAML's emitter would quote one that needs quotes in
+        // YAML ("*" for `gateway_bind: "*"`, "" for an empty string), and a kind would read the
+        // quotes as part of the value. A list or a map is kept as YAML text.
+        if (param.second.IsScalar()) {
+          n.params[key] = param.second.Scalar();
+        } else {
+          std::ostringstream text;
+          text << param.second;
+          n.params[key] = text.str();
+        }
         n.param_lines[key] = line_of(param.first);
       }
     }

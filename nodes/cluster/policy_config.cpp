@@ -329,12 +329,12 @@ void mark_joint_transitions(ClusterConfig& config) {
         double codes = 1.0;
         for (std::size_t j = 0; j < policy.agents.size(); ++j) codes *= m.num_actions;
         if (policy.agents.size() < 2 || codes >= 9.0e18) {
-          throw ConfigError(config.file, line, "nodes." + node.name + ".params.algo",
-                            "vdn sums the Qs of the agents one policy serves: policy '" +
-                                policy.name + "' serves " + std::to_string(policy.agents.size()) +
-                                (policy.agents.size() < 2
-                                     ? " agent (give the group one shared policy, not per_agent)"
-                                     : " agents, too many for one joint action code"));
+          throw ConfigError(
+              config.file, line, "nodes." + node.name + ".params.algo",
+              "vdn sums the Qs of the agents one policy serves: policy '" + policy.name +
+                  "' serves " + std::to_string(policy.agents.size()) +
+                  (policy.agents.size() < 2 ? " agent (give the agents one shared policy)"
+                                            : " agents, too many for one joint action code"));
         }
         policy.joint_transitions = true;
       }
@@ -430,6 +430,9 @@ void validate_policy_hosting(const ClusterConfig& config) {
     const auto param = node.params.find("policies");
     std::vector<std::string> names =
         param == node.params.end() ? std::vector<std::string>{"all"} : split_names(param->second);
+    if (names.size() > 1 && std::find(names.begin(), names.end(), "all") != names.end()) {
+      throw ConfigError(config.file, at, key, "'all' stands alone");
+    }
     std::vector<bool> seen(m.policies.size(), false);
     for (const std::string& name : names) {
       if (name == "all") {
@@ -444,9 +447,6 @@ void validate_policy_hosting(const ClusterConfig& config) {
       }
       seen[static_cast<std::size_t>(index)] = true;
       ++listed;
-    }
-    if (names.size() > 1 && std::find(names.begin(), names.end(), "all") != names.end()) {
-      throw ConfigError(config.file, at, key, "'all' stands alone");
     }
     const auto replicas = static_cast<std::size_t>(node.replicas);
     if (listed < replicas) {

@@ -29,14 +29,20 @@ std::string endpoint_host(const cluster::ClusterConfig& config, const std::strin
 }  // namespace
 
 bool on_one_machine(const cluster::ClusterConfig& config) {
+  const auto loopback = [](const std::string& address) {
+    return address == "::1" || address == "localhost" || address.rfind("127.", 0) == 0;
+  };
   const std::string* first = nullptr;
+  bool all_loopback = true;
+  bool one_address = true;
   for (const auto& [name, host] : config.hosts) {
     // A Slurm or Kubernetes host's nodes are learned in the allocation.
     if (host.slurm || host.kubernetes || host.address.empty()) return false;
-    if (first != nullptr && host.address != *first) return false;
+    one_address = one_address && (first == nullptr || host.address == *first);
+    all_loopback = all_loopback && loopback(host.address);
     first = &host.address;
   }
-  return true;
+  return one_address || all_loopback;
 }
 
 std::string ScrapeTarget::address() const {

@@ -30,8 +30,9 @@ struct ScrapeTarget {
   std::string address() const;
 };
 
-/// True when every host of the file has one and the same address (not a Slurm or Kubernetes
-/// host, whose nodes are learned in the allocation): its processes run on one machine.
+/// True when every host of the file has one and the same address, or every host's address is a
+/// loopback one (127.x.y.z, ::1, localhost), and none is a Slurm or Kubernetes host (whose nodes
+/// are learned in the allocation): its processes run on one machine.
 bool on_one_machine(const cluster::ClusterConfig& config);
 
 /// Every metrics endpoint of the cluster (groups without metrics_port have none) when it runs in

@@ -228,6 +228,9 @@ bool is_merge_key(const YAML::Node& key) {
   return key.IsScalar() && key.Tag() == "?" && key.Scalar() == "<<";
 }
 
+void check_node(const YAML::Node& node, const std::string& file, const std::string& path,
+                std::size_t& visited, int depth);
+
 /// Resolves the merge keys of `node` and everything under it, depth first (see
 /// resolve_merge_keys). The maps a merge key names are resolved before their entries are copied.
 void merge_node(YAML::Node node, const std::string& file, const std::string& path,
@@ -275,9 +278,12 @@ void merge_node(YAML::Node node, const std::string& file, const std::string& pat
     if (sources.IsSequence()) refuse_tag(sources, file, merge_path);
     for (const YAML::Node& map : maps) refuse_tag(map, file, merge_path);
     for (std::size_t i = 0; i < maps.size(); ++i) {
-      merge_node(maps[i], file,
-                 maps.size() == 1 ? merge_path : merge_path + "[" + std::to_string(i) + "]",
-                 visited, depth + 1);
+      const std::string source =
+          maps.size() == 1 ? merge_path : merge_path + "[" + std::to_string(i) + "]";
+      merge_node(maps[i], file, source, visited, depth + 1);
+      // A map written in place leaves the tree with the merge, and a key it gives twice or a
+      // key the map wins would never be seen: the source is checked as the tree is.
+      check_node(maps[i], file, source, visited, depth + 1);
     }
     node.remove(merge_key);
     // The map's own keys win; a merged key keeps its line (where it is written).

@@ -40,8 +40,11 @@ void add_policy_facts(const cluster::ClusterConfig& config, ReplicaConfig& r) {
   r.agents = config.multi_agent;
   r.policies = cluster::hosted_policies(config, group, r.index);
   // Settled by the file, not the kind: `policies` (checked where the file is loaded, for the
-  // kinds that host policies) and a learner's `export_dir` (configure_policy(), learner_kind.cpp).
-  r.params.read_elsewhere("policies");
+  // kinds that host policies; a multi_agent node serves none) and a learner's `export_dir`
+  // (configure_policy(), learner_kind.cpp).
+  if (group.kind->hosts_policies && !group.kind->multi_agent_env()) {
+    r.params.read_elsewhere("policies");
+  }
   if (group.kind->trains) r.params.read_elsewhere("export_dir");
   for (const cluster::NodeConfig& node : config.nodes) {
     for (int i = 0; i < node.replicas; ++i) {

@@ -162,6 +162,16 @@ TEST(ReplicaParamsCheck, AGatewayBindIsAnAddressOrAnInterfaceNotAHostName) {
             std::string::npos);
   EXPECT_NE(error_with("a/b").find("neither '*', an IPv4 address nor an interface name"),
             std::string::npos);
+  // Quoted values are read without their quotes: an empty one is empty, not the name '""'.
+  EXPECT_NE(error_with("''").find("param 'gateway_bind' (line 8): must not be empty"),
+            std::string::npos)
+      << error_with("''");
+  const cluster::ClusterConfig star = [&] {
+    std::string text = marl;
+    text.replace(text.find("BIND"), 4, "\"*\"");
+    return cluster::parse_cluster_config(text, "m.yaml");
+  }();
+  EXPECT_EQ(star.find_node("inference")->params.at("gateway_bind"), "*");
 }
 
 TEST(ReplicaParamsCheck, LayerSizesHaveNoEmptyEntryAndTheEvaluatorPlaysTheLearnersNetwork) {

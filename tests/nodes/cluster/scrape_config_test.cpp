@@ -91,6 +91,12 @@ TEST(ScrapeTargets, AreAtTheBindAddressWhenItIsOneAddressAndTheFileIsOneMachine)
   EXPECT_EQ(target_of(one + "monitoring: {bind: 0.0.0.0}\n", "sampler-1"), "10.0.0.1:9001");
   EXPECT_EQ(target_of(one + "monitoring: {bind: '::'}\n", "learner"), "10.0.0.1:9200");
   EXPECT_EQ(target_of(kTwoHosts, "sampler-1"), "10.0.0.2:9001");
+  // Hosts at two loopback addresses are one machine too.
+  std::string loopbacks = kTwoHosts;
+  loopbacks.replace(loopbacks.find("10.0.0.1"), 8, "127.0.0.1");
+  loopbacks.replace(loopbacks.find("10.0.0.2"), 8, "127.0.0.2");
+  EXPECT_TRUE(on_one_machine(cluster::parse_cluster_config(loopbacks, "c.yaml")));
+  EXPECT_EQ(target_of(loopbacks, "sampler-1"), "127.0.0.1:9001");
   EXPECT_EQ(target_of(std::string(kTwoHosts) + "monitoring: {bind: '::1'}\n", "sampler-1"),
             "10.0.0.2:9001");
 }

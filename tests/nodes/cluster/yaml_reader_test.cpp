@@ -169,6 +169,21 @@ TEST(YamlReader, AMergeKeyThatNamesNoMapOrComesTwiceIsRefusedAtItsLine) {
             std::string::npos);
 }
 
+// A map written in place under a merge key leaves the tree with the merge: a key it gives twice,
+// a tag inside it, or a key the merging map wins are checked as everywhere else.
+TEST(YamlReader, AMapMergedInPlaceIsCheckedAsTheTreeIs) {
+  const std::string head = "cluster: t\nnodes:\n";
+  const std::string tail = "  replay: {kind: replay, data_port: 7100}\nstop: {env_steps: 1}\n";
+  EXPECT_EQ(
+      yaml_error_of(head + "  sampler: {<<: {kind: sampler, data_port: 7000, data_port: 7200}}\n" +
+                    tail),
+      "c.yaml:3: nodes.sampler.<<.data_port: duplicate key (it appears earlier in the same map)");
+  EXPECT_EQ(yaml_error_of(head + "  sampler: {<<: {kind: !!str replay}, kind: sampler, " +
+                          "data_port: 7000}\n" + tail),
+            "c.yaml:3: nodes.sampler.<<.kind: the YAML tag '!!str' is not supported: write the "
+            "value without a tag");
+}
+
 TEST(YamlReader, OnlyTopLevelKeysStartingWithXDashGoUnread) {
   EXPECT_EQ(yaml_error_of(std::string(kValidYaml) + "x-notes: {anything: [1, 2]}\n"), "");
   const std::string other = yaml_error_of(std::string(kValidYaml) + "x_notes: 1\n");
