@@ -27,6 +27,7 @@
 #include "cli/launch/progress_reporter.hpp"
 #include "cli/launch/remote_hosts.hpp"
 #include "cli/launch/run_report.hpp"
+#include "common/atomic_file.hpp"
 #include "common/state_stream.hpp"
 #include "federation/checkpoint_store.hpp"
 #include "hosts/actor/replica_spawner.hpp"
@@ -52,6 +53,7 @@ constexpr std::size_t kTailLines = 12;
 constexpr auto kReportLinger = 500ms;     // a death report's wait to leave for the coordinator
 constexpr auto kReactorWindDown = 500ms;  // after a failure, for the others to end on their own
 const char* const kStragglers = "(stragglers)";  // the pseudo exit of processes that hung
+const char* const kRunFile = "cluster.yaml";     // LOG_DIR's copy of the file the run started with
 
 // Set by the signal handler, read by the supervising loop, which may run on another thread (the
 // tests run the launcher on one): a lock-free atomic is both async-signal-safe and race-free.
@@ -764,6 +766,25 @@ void ClusterLaunch::open_log_dir() {
     // Refused before the run's keys are minted into the directory it names.
     end_launch("--resume needs a reactor-mode file with checkpoint:", kExitBadFile);
   }
+  if (!options_.resume_run.empty() && !options_.log_dir.empty()) {
+    end_launch(
+        "--resume continues the run in its own directory: leave out --log-dir " + options_.log_dir,
+        kExitBadFile);
+  }
+  // A run resumed with another file would end with a digest neither file gives.
+  const std::string ran = (std::filesystem::path(log_dir_) / kRunFile).string();
+  const auto same_file = [&ran, this] {
+    try {
+      return read_whole_file(ran) == read_whole_file(options_.file);
+    } catch (const StateError&) {
+      return false;
+    }
+  };
+  if (!options_.resume_run.empty() && std::filesystem::exists(ran) && !same_file()) {
+    end_launch("--resume " + options_.resume_run + ": " + options_.file +
+                   " is not the file this run started with (" + ran + "): resume it with that file",
+               kExitBadFile);
+  }
   // The summary is written at the end: a path it cannot be written to is refused now, before the
   // run directory is made.
   if (const std::string why = unwritable_output("--summary", options_.summary_path); !why.empty()) {
@@ -788,6 +809,16 @@ void ClusterLaunch::open_log_dir() {
     end_launch("cannot create the log directory " + log_dir_ + ": " + error.message() +
                    " (--log-dir DIR puts it elsewhere)",
                kExitBadFile);
+  }
+  // The file the run started with, for the record and for --resume (above).
+  if (options_.resume_run.empty()) {
+    try {
+      write_file_atomically((std::filesystem::path(log_dir_) / kRunFile).string(),
+                            read_whole_file(options_.file));
+    } catch (const std::exception& e) {
+      end_launch(std::string("cannot keep the cluster file in the log directory: ") + e.what(),
+                 kExitFailed);
+    }
   }
 }
 

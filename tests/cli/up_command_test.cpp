@@ -350,6 +350,8 @@ TEST_F(TagflowUp, ProcessesGiveTheDigestOfTheSingleProcessPlacementRunAfterRun) 
   EXPECT_EQ(digest_of(dir_ / "second.json"), digest);
   EXPECT_EQ(digest_of(dir_ / "single.json"), digest);
   EXPECT_EQ(digest_of(dir_ / "run1" / "summary.json"), digest);
+  // The run directory keeps the file the run started with.
+  EXPECT_EQ(read_text_file(dir_ / "run1" / "cluster.yaml"), read_text_file(dir_ / "short.yaml"));
 
   const nlohmann::json summary = nlohmann::json::parse(read_text_file(dir_ / "first.json"));
   EXPECT_EQ(summary.at("placement"), "process");
@@ -463,6 +465,35 @@ TEST_F(TagflowUp, ResumeOfAFileWithoutCheckpointsIsRefusedBeforeAnythingIsWritte
     EXPECT_EQ(err.find("minted"), std::string::npos) << err;
   }
   EXPECT_TRUE(fs::is_empty(dir_ / "old-run"));
+}
+
+// A run directory keeps the file it started with (LOG_DIR/cluster.yaml); --resume with another
+// file, whose run would end with a digest neither file gives, is refused, and so is a --log-dir
+// beside --resume, which continues in the run's own directory.
+TEST_F(TagflowUp, ResumeWithAnotherFileOrALogDirIsRefused) {
+  const std::string text =
+      shortened_local(base_port_, "env_steps: 800") + "checkpoint: {every: 200ms}\n";
+  write("ckpt.yaml", text);
+  fs::create_directories(dir_ / "old-run");
+  write("old-run/cluster.yaml", text + "# changed after the run started\n");
+  EXPECT_EQ(run({"up", path("ckpt.yaml"), "--resume", path("old-run")}, dir_, "other"), 2);
+  const std::string err = read_text_file(dir_ / "other.err");
+  EXPECT_NE(err.find("tagflow up: --resume " + path("old-run") + ": " + path("ckpt.yaml") +
+                     " is not the file this run started with (" + path("old-run") +
+                     "/cluster.yaml): resume it with that file"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(
+      run({"up", path("ckpt.yaml"), "--resume", path("old-run"), "--log-dir", path("elsewhere")},
+          dir_, "logdir"),
+      2);
+  EXPECT_NE(read_text_file(dir_ / "logdir.err")
+                .find("tagflow up: --resume continues the run in its own directory: leave out "
+                      "--log-dir " +
+                      path("elsewhere")),
+            std::string::npos)
+      << read_text_file(dir_ / "logdir.err");
+  EXPECT_FALSE(fs::exists(dir_ / "elsewhere"));
 }
 
 // A --summary the run could not write at its end is a bad argument, refused before the run in
