@@ -154,8 +154,16 @@ std::string tcp_bind_error(const std::string& host, std::uint16_t port) {
       rc != 0) {
     return std::string("cannot resolve ") + host + ": " + ::gai_strerror(rc);
   }
+  // A name with an IPv4 address binds that one, as ZeroMQ (without ZMQ_IPV6) binds it.
+  const addrinfo* chosen = found;
+  for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    if (a->ai_family == AF_INET) {
+      chosen = a;
+      break;
+    }
+  }
   std::string error;
-  const int fd = ::socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int fd = ::socket(chosen->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     error = std::strerror(errno);
   } else {
@@ -163,7 +171,7 @@ std::string tcp_bind_error(const std::string& host, std::uint16_t port) {
     // in TIME_WAIT after a run is free for the next one; only a socket bound there takes it.
     const int reuse = 1;
     (void)::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &reuse, sizeof reuse);
-    if (::bind(fd, found->ai_addr, found->ai_addrlen) != 0) error = std::strerror(errno);
+    if (::bind(fd, chosen->ai_addr, chosen->ai_addrlen) != 0) error = std::strerror(errno);
     ::close(fd);
   }
   ::freeaddrinfo(found);

@@ -159,7 +159,8 @@ void Coordinator::count_received(std::size_t index, std::size_t bytes) {
 std::uint64_t Coordinator::refused_handshakes() const { return zap_ ? zap_->refused_count() : 0; }
 
 std::string Coordinator::bind(const std::string& endpoint) {
-  router_.bind(endpoint.empty() ? spec_.address : endpoint);
+  // A host's address may be a name, which ZeroMQ connects to but does not bind.
+  router_.bind(transport::bindable_endpoint(endpoint.empty() ? spec_.address : endpoint));
   std::string bound = router_.get(zmq::sockopt::last_endpoint);
   // Federates and launchers on this machine connect to its Unix-socket twin (WIRE.md §1.1).
   twin_.adopt(transport::bind_local_twin(router_, bound));

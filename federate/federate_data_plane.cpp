@@ -57,7 +57,7 @@ FederateDataPlane::FederateDataPlane(zmq::context_t& context, const FederationSp
                                        policy.header_limits.max_header_bytes));
   }
   try {
-    data_.bind(bind_endpoint);
+    data_.bind(transport::bindable_endpoint(bind_endpoint));  // a host's address may be a name
   } catch (const zmq::error_t& e) {
     throw FederateSetupError("federate '" + id_ + "': cannot listen for data on " + bind_endpoint +
                              ": " + e.what());

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -89,6 +90,30 @@ std::optional<std::string> local_twin(const std::string& tcp_endpoint) {
   const std::string path = dir + "/" + address + "-" + port;
   if (path.size() > kMaxUnixPath) return std::nullopt;
   return "ipc://" + path;
+}
+
+std::string bindable_endpoint(const std::string& tcp_endpoint) {
+  std::string address;
+  std::string port;
+  if (!split_tcp(tcp_endpoint, address, port) || address == "*") return tcp_endpoint;
+  in_addr v4{};
+  in6_addr v6{};
+  if (::inet_pton(AF_INET, address.c_str(), &v4) == 1 ||
+      ::inet_pton(AF_INET6, address.c_str(), &v6) == 1) {
+    return tcp_endpoint;
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(address.c_str(), nullptr, &hints, &found) != 0 || found == nullptr) {
+    return tcp_endpoint;  // an interface name (lo, eth0), or a name ZeroMQ refuses with its error
+  }
+  char text[INET_ADDRSTRLEN] = {};
+  const auto* in = reinterpret_cast<const sockaddr_in*>(found->ai_addr);
+  const bool named = ::inet_ntop(AF_INET, &in->sin_addr, text, sizeof text) != nullptr;
+  ::freeaddrinfo(found);
+  return named ? "tcp://" + std::string(text) + ":" + port : tcp_endpoint;
 }
 
 bool is_local_address(const std::string& tcp_endpoint) {

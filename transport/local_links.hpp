@@ -27,6 +27,12 @@ namespace tagflow::transport {
 /// private to this user.
 std::optional<std::string> local_twin(const std::string& tcp_endpoint);
 
+/// `tcp_endpoint` ("tcp://ADDRESS:PORT") with a host name replaced by its first IPv4 address, as a
+/// listener binds it: ZeroMQ resolves names when it connects but takes a name to bind as an
+/// interface's ("No such device" for `localhost` or a machine's name). An IP address, `*`, and a
+/// name that does not resolve (an interface name) are returned as they are.
+std::string bindable_endpoint(const std::string& tcp_endpoint);
+
 /// True when `tcp_endpoint`'s address is an address of this network namespace (a loopback or
 /// wildcard address, or one an interface here holds). Hostnames are not resolved: false.
 bool is_local_address(const std::string& tcp_endpoint);

@@ -301,6 +301,19 @@ TEST_F(TagflowUp, APortTakenByAnotherProgramIsRefusedBeforeAnyProcessStarts) {
       << err;
 }
 
+// A host's address may be a name: its processes listen on the name's IPv4 address (ZeroMQ takes a
+// name to bind as an interface's, and `localhost` failed every federate with "No such device").
+TEST_F(TagflowUp, AHostAddressThatIsANameIsListenedOnAtItsAddress) {
+  if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the learner and inference processes need tagflow-torch";
+  write("named.yaml", shortened_local(base_port_, "env_steps: 800",
+                                      "  local: {address: localhost}\n", "local", "local"));
+  EXPECT_EQ(
+      run({"up", path("named.yaml"), "--log-dir", path("named"), "--quiet"}, dir_, "named", 90s), 0)
+      << read_text_file(dir_ / "named.err");
+  EXPECT_NE(read_text_file(dir_ / "named.out").find("stop env_steps: "), std::string::npos)
+      << read_text_file(dir_ / "named.out");
+}
+
 // The address a process listens on must be this machine's: a host's address, or
 // monitoring.bind for the metrics endpoints, is refused at its own line when it is not.
 TEST_F(TagflowUp, AnAddressThatIsNotThisMachinesIsRefusedAtItsLine) {
