@@ -126,6 +126,9 @@ void run_render(const RenderArguments& arguments) {
   const fs::path out =
       arguments.out.empty() ? fs::path("k8s-" + config.name) : fs::path(arguments.out);
   std::error_code error;
+  if (fs::exists(out, error) && !fs::is_directory(out, error)) {
+    fail_command("k8s", "-o " + out.string() + ": not a directory", kExitBadFile);
+  }
   fs::create_directories(out, error);
   // secret.yaml holds the run's private keys: only the owner reads the directory.
   fs::permissions(out, fs::perms::owner_all, fs::perm_options::replace, error);
@@ -142,9 +145,13 @@ void run_render(const RenderArguments& arguments) {
       fail_command("k8s", "cannot write " + path.string(), kExitFailed);
   }
   // An earlier rendering's optional file that this one does not write would stay behind,
-  // unlisted in kustomization.yaml.
+  // unlisted in kustomization.yaml (a secret.yaml with that run's private keys).
   if (files.count("podmonitor.yaml") == 0 && fs::remove(out / "podmonitor.yaml", error)) {
     std::cerr << "tagflow k8s: removed podmonitor.yaml of an earlier --pod-monitor rendering\n";
+  }
+  if (files.count("secret.yaml") == 0 && fs::remove(out / "secret.yaml", error)) {
+    std::cerr << "tagflow k8s: removed secret.yaml of an earlier rendering (security: none has no "
+                 "keys)\n";
   }
   for (const std::string& note : notes) std::cerr << "tagflow k8s: note: " << note << "\n";
   int pods = 0;

@@ -38,6 +38,17 @@ std::optional<numerics::Mode> numerics_of_file(const std::string& path) {
 }  // namespace
 
 numerics::Mode numerics_of_command(int argc, char** argv) {
+  // Options whose value is a path other than the cluster file's (outputs, directories).
+  static const char* const kOtherPaths[] = {
+      "--summary",     "--json",        "--out", "-o",         "--log-dir",     "--resume",
+      "--result",      "--stats",       "--svg", "--run-keys", "--checkpoints", "--trace",
+      "--save-policy", "--save-weights"};
+  const auto other_path = [](const std::string& option) {
+    for (const char* o : kOtherPaths) {
+      if (option == o) return true;
+    }
+    return false;
+  };
   std::string file;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -47,8 +58,16 @@ numerics::Mode numerics_of_command(int argc, char** argv) {
     if (arg.rfind("--numerics=", 0) == 0) {
       if (auto mode = numerics::parse_mode(arg.substr(11))) return *mode;
     }
-    const std::string value = arg.rfind("--config=", 0) == 0 ? arg.substr(9) : arg;
-    if (file.empty() && (ends_with(value, ".yaml") || ends_with(value, ".yml"))) file = value;
+    if (!file.empty()) continue;
+    if (arg == "--config" && i + 1 < argc) {  // the file, whatever its name
+      file = argv[++i];
+    } else if (arg.rfind("--config=", 0) == 0) {
+      file = arg.substr(9);
+    } else if (!(i > 1 && other_path(argv[i - 1])) && arg.rfind('-', 0) != 0 &&
+               (ends_with(arg, ".yaml") || ends_with(arg, ".yml") ||
+                std::filesystem::is_regular_file(arg))) {
+      file = arg;  // a positional cluster file (tagflow up FILE)
+    }
   }
   if (!file.empty()) {
     if (auto mode = numerics_of_file(file)) return *mode;

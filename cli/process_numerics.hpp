@@ -7,7 +7,8 @@
 namespace tagflow::cli {
 
 /// The mode the command line asks for: `--numerics MODE` when given; else the `numerics:` key of
-/// the first cluster file among the arguments (one ending in .yaml or .yml, or --config=FILE);
+/// the cluster file among the arguments (`--config FILE`, or the first argument that ends in .yaml
+/// or .yml or names an existing file and is no value of an output option such as --summary);
 /// else the inherited TAGFLOW_NUMERICS; else portable. A key that is not portable or native
 /// counts as portable here: the cluster parser refuses it with its file, line and key.
 [[nodiscard]] numerics::Mode numerics_of_command(int argc, char** argv);

@@ -448,7 +448,9 @@ TEST(K8sCommand, BadOptionsAreRefusedBeforeAnythingIsWritten) {
             "tagflow k8s: --image 'x y' is not an image reference (empty, or with spaces)"},
            {"-o " + (dir / "plain-file" / "m").string(),
             "tagflow k8s: -o " + (dir / "plain-file" / "m").string() +
-                ": cannot create the directory: Not a directory"}}) {
+                ": cannot create the directory: Not a directory"},
+           {"-o " + (dir / "plain-file").string(),
+            "tagflow k8s: -o " + (dir / "plain-file").string() + ": not a directory"}}) {
     const auto r =
         testing::run_command(testing::tagflow_binary() + " k8s " + file + " " + options + " 2>&1");
     EXPECT_EQ(r.exit_code, 2) << options << ": " << r.output;
@@ -465,6 +467,19 @@ TEST(K8sCommand, BadOptionsAreRefusedBeforeAnythingIsWritten) {
   EXPECT_NE(again.output.find("removed podmonitor.yaml of an earlier --pod-monitor rendering"),
             std::string::npos)
       << again.output;
+  // Nor does a secret.yaml, with an earlier run's private keys, when the file has no keys.
+  ASSERT_TRUE(fs::exists(fs::path(out) / "secret.yaml"));
+  std::string open_text = read_text_file(file);
+  open_text.replace(open_text.find("security:\n  curve: false"),
+                    std::string("security:\n  curve: false").size(), "security: none");
+  const fs::path open_file = dir / "open.yaml";
+  std::ofstream(open_file) << open_text;
+  const auto open = testing::run_command(testing::tagflow_binary() + " k8s " + open_file.string() +
+                                         " -o " + out + " 2>&1");
+  EXPECT_EQ(open.exit_code, 0) << open.output;
+  EXPECT_FALSE(fs::exists(fs::path(out) / "secret.yaml")) << open.output;
+  EXPECT_NE(open.output.find("removed secret.yaml of an earlier rendering"), std::string::npos)
+      << open.output;
   fs::remove_all(dir);
 }
 

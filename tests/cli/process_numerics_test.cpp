@@ -39,5 +39,15 @@ TEST(ProcessNumerics, TheFilesKeyDecidesAlsoWhenAMergeKeyBringsIt) {
             numerics::Mode::portable);
 }
 
+// The cluster file is found by what it is on the command line, not only by its name: `--config`
+// takes any name, a positional file any existing one, and an output path is no cluster file.
+TEST(ProcessNumerics, TheClusterFileIsFoundWhateverItsNameAndOutputPathsAreNotIt) {
+  const std::string conf = numerics_file("numerics_native.conf", "cluster: t\nnumerics: native\n");
+  EXPECT_EQ(mode_of({"--config", conf}), numerics::Mode::native);
+  EXPECT_EQ(mode_of({conf}), numerics::Mode::native);
+  const std::string portable = numerics_file("numerics_summary.yaml", "cluster: t\n");
+  EXPECT_EQ(mode_of({"--summary", portable, conf}), numerics::Mode::native);
+}
+
 }  // namespace
 }  // namespace tagflow::cli
