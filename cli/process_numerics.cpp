@@ -38,11 +38,12 @@ std::optional<numerics::Mode> numerics_of_file(const std::string& path) {
 }  // namespace
 
 numerics::Mode numerics_of_command(int argc, char** argv) {
-  // Options whose value is a path other than the cluster file's (outputs, directories).
+  // Options whose value is a path other than the cluster file's (outputs, directories). Not
+  // --trace: `tagflow up --trace FILE` has it as a flag.
   static const char* const kOtherPaths[] = {
-      "--summary",     "--json",        "--out", "-o",         "--log-dir",     "--resume",
-      "--result",      "--stats",       "--svg", "--run-keys", "--checkpoints", "--trace",
-      "--save-policy", "--save-weights"};
+      "--summary",     "--json",         "--out",   "-o",         "--log-dir",
+      "--resume",      "--result",       "--stats", "--run-keys", "--checkpoints",
+      "--save-policy", "--save-weights", "--svg"};
   const auto other_path = [](const std::string& option) {
     for (const char* o : kOtherPaths) {
       if (option == o) return true;

@@ -47,6 +47,7 @@ TEST(ProcessNumerics, TheClusterFileIsFoundWhateverItsNameAndOutputPathsAreNotIt
   EXPECT_EQ(mode_of({conf}), numerics::Mode::native);
   const std::string portable = numerics_file("numerics_summary.yaml", "cluster: t\n");
   EXPECT_EQ(mode_of({"--summary", portable, conf}), numerics::Mode::native);
+  EXPECT_EQ(mode_of({"--trace", conf}), numerics::Mode::native);  // a flag of `tagflow up`
 }
 
 }  // namespace
