@@ -357,8 +357,16 @@ void parse_stop(const YamlReader& top, ClusterConfig& config) {
 
 void parse_trace(const YamlReader& top, ClusterConfig& config) {
   if (!top.has("trace")) return;
+  const auto refuse = [&top] {
+    top.fail("trace", "expected true, false or a map of keys (events, digests, values_mb)");
+  };
+  if (top.raw("trace").IsNull()) refuse();
   if (top.raw("trace").IsScalar()) {
-    config.trace.enabled = top.boolean_or("trace", false);
+    try {
+      config.trace.enabled = top.boolean_or("trace", false);
+    } catch (const ConfigError&) {
+      refuse();
+    }
   } else {
     const YamlReader trace = top.map("trace");
     trace.only_keys({"events", "digests", "values_mb"});

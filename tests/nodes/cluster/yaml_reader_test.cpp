@@ -184,6 +184,16 @@ TEST(YamlReader, AMapMergedInPlaceIsCheckedAsTheTreeIs) {
             "value without a tag");
 }
 
+// `trace:` takes a boolean or a map; a value of neither, or none, says both.
+TEST(YamlReader, TraceIsABooleanOrAMap) {
+  const std::string says =
+      "c.yaml:9: trace: expected true, false or a map of keys (events, digests, values_mb)";
+  EXPECT_EQ(yaml_error_of(std::string(kValidYaml) + "trace:\n"), says);
+  EXPECT_EQ(yaml_error_of(std::string(kValidYaml) + "trace: 1\n"), says);
+  EXPECT_EQ(yaml_error_of(std::string(kValidYaml) + "trace: true\n"), "");
+  EXPECT_EQ(yaml_error_of(std::string(kValidYaml) + "trace: {events: 1000}\n"), "");
+}
+
 TEST(YamlReader, OnlyTopLevelKeysStartingWithXDashGoUnread) {
   EXPECT_EQ(yaml_error_of(std::string(kValidYaml) + "x-notes: {anything: [1, 2]}\n"), "");
   const std::string other = yaml_error_of(std::string(kValidYaml) + "x_notes: 1\n");
