@@ -31,6 +31,7 @@
 #include "hosts/replica_params_check.hpp"
 #include "monitoring/http_get.hpp"
 #include "nodes/cluster/process_plan.hpp"
+#include "nodes/cluster/scrape_targets.hpp"
 #include "transport/curve_keys.hpp"
 
 namespace tagflow::cli {
@@ -297,7 +298,7 @@ void run_probe(const ProbeArguments& arguments) {
     return;
   }
   const std::string bind = config.monitoring.bind;
-  const std::string address = bind == "0.0.0.0" || bind == "::" ? "127.0.0.1" : bind;
+  const std::string address = cluster::binds_every_address(bind) ? "127.0.0.1" : bind;
   const std::string path = arguments.ready ? "/health/ready" : "/health/live";
   std::string failed;
   for (const std::uint16_t port : pod_metrics_ports(config, arguments.host, index)) {

@@ -56,7 +56,7 @@ void print_prometheus_config(const PrometheusConfigOptions& options) {
     // Endpoints bound to one address answer only there: across machines, a loopback one answers
     // no other machine (its targets, at the hosts' addresses, stay down).
     const std::string& bind = config.monitoring.bind;
-    if (bind != "0.0.0.0" && bind != "::" && !cluster::on_one_machine(config)) {
+    if (!cluster::binds_every_address(bind) && !cluster::on_one_machine(config)) {
       std::cerr << "tagflow monitoring prometheus-config: note: monitoring.bind is " << bind
                 << ", so each process answers scrapes only there and its target at its host's "
                    "address stays down: set monitoring.bind: 0.0.0.0 for a cluster on several "

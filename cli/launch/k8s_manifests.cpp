@@ -12,6 +12,7 @@
 
 #include "common/log_text.hpp"
 #include "nodes/cluster/process_plan.hpp"
+#include "nodes/cluster/scrape_targets.hpp"
 #include "nodes/cluster/yaml_reader.hpp"
 
 namespace tagflow::cli {
@@ -345,7 +346,7 @@ std::vector<K8sHost> k8s_hosts(const cluster::ClusterConfig& config, const K8sOp
   for (const K8sHost& host : hosts) any_metrics = any_metrics || !host.metrics.empty();
   // "::" listens on every address too (IPv4 as well, where the pod's kernel maps it).
   const std::string& bind = config.monitoring.bind;
-  if (any_metrics && bind != "0.0.0.0" && bind != "::") {
+  if (any_metrics && !cluster::binds_every_address(bind)) {
     notes.push_back("monitoring.bind '" + bind +
                     "' is not every address: the probes work, but Prometheus cannot scrape the "
                     "pods (set monitoring.bind: 0.0.0.0)");

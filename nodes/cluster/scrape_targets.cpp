@@ -22,11 +22,12 @@ std::string host_address(const cluster::ClusterConfig& config, const std::string
 /// which `tagflow monitoring prometheus-config` notes).
 std::string endpoint_host(const cluster::ClusterConfig& config, const std::string& address) {
   const std::string& bind = config.monitoring.bind;
-  if (bind.empty() || bind == "0.0.0.0" || bind == "::" || !on_one_machine(config)) return address;
-  return bind;
+  return binds_every_address(bind) || !on_one_machine(config) ? address : bind;
 }
 
 }  // namespace
+
+bool binds_every_address(const std::string& bind) { return bind == "0.0.0.0" || bind == "::"; }
 
 bool on_one_machine(const cluster::ClusterConfig& config) {
   const auto loopback = [](const std::string& address) {

@@ -30,6 +30,10 @@ struct ScrapeTarget {
   std::string address() const;
 };
 
+/// True when metrics endpoints bound to `bind` (monitoring.bind) listen on every address of their
+/// machine: 0.0.0.0 or ::.
+bool binds_every_address(const std::string& bind);
+
 /// True when every host of the file has one and the same address, or every host's address is a
 /// loopback one (127.x.y.z, ::1, localhost), and none is a Slurm or Kubernetes host (whose nodes
 /// are learned in the allocation): its processes run on one machine.
