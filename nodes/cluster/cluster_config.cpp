@@ -179,7 +179,11 @@ void parse_hosts(const YamlReader& top, ClusterConfig& config) {
       }
     } else {
       parsed.address = host.string("address");
-      if (parsed.address.empty()) host.fail("address", "must not be empty");
+      // The form only (an IPv4 or IPv6 address, or a host name): whether it is one of the
+      // machine's addresses is known on that host alone (tagflow up checks it there).
+      if (const std::string problem = resolvable_bind_problem(parsed.address); !problem.empty()) {
+        host.fail("address", problem);
+      }
       // A pod of a Kubernetes run stands in for an address host: its address is the pod's.
       const auto pod = allocated.find(name);
       if (pod != allocated.end() && pod->second.size() == 1) {

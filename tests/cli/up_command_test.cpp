@@ -332,6 +332,27 @@ TEST_F(TagflowUp, AnAddressThatIsNotThisMachinesIsRefusedAtItsLine) {
       << err;
 }
 
+// Reactor mode's sockets take IPv4 only: an IPv6 host address is refused at its line before any
+// process starts (each would fail as it started, and again at every restart the file allows).
+TEST_F(TagflowUp, AnIpv6HostAddressIsRefusedInReactorModeAtItsLine) {
+  const std::string text = shortened_local(base_port_, "env_steps: 800",
+                                           "  local: {address: \"::1\"}\n", "local", "local");
+  write("v6.yaml", text);
+  const std::string file = path("v6.yaml");
+  const std::size_t at = text.find("address: \"::1\"");
+  ASSERT_NE(at, std::string::npos) << text;
+  const long line = 1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n');
+  EXPECT_EQ(run({"up", file, "--quiet"}, dir_, "v6", 60s), 2);
+  const std::string err = read_text_file(dir_ / "v6.err");
+  EXPECT_NE(err.find("tagflow up: " + file + ":" + std::to_string(line) +
+                     ": hosts.local.address: '::1' is an IPv6 address: reactor mode listens and "
+                     "connects over IPv4 only; write an IPv4 address or a host name that has one "
+                     "(actor mode, --mode actor, takes IPv6)"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(read_text_file(dir_ / "v6.out").find("stop "), std::string::npos);
+}
+
 std::string digest_of(const fs::path& summary) {
   const nlohmann::json json = nlohmann::json::parse(read_text_file(summary), nullptr, false);
   if (json.is_discarded() || !json.contains("digest"))

@@ -476,6 +476,23 @@ TEST(ClusterConfigFile, AMonitoringBindIsAnAddressOrAHostName) {
             "c.yaml:12: monitoring.bind: '[::]': write an IPv6 address without brackets");
 }
 
+TEST(ClusterConfigFile, AHostAddressIsAnAddressOrAHostName) {
+  const auto hosts = [](const std::string& address) {
+    return std::string(kValid) + "hosts:\n  a: {address: " + address + "}\n";
+  };
+  for (const std::string ok : {"10.0.0.5", "localhost", "node-1.example.org", "\"::1\""}) {
+    EXPECT_EQ(message_of(hosts(ok)), "") << ok;
+  }
+  EXPECT_EQ(message_of(hosts("\"not an address!\"")),
+            "c.yaml:13: hosts.a.address: 'not an address!' is neither an IP address nor a host "
+            "name");
+  EXPECT_EQ(message_of(hosts("10.0.0.256")),
+            "c.yaml:13: hosts.a.address: '10.0.0.256' is not an IPv4 address");
+  EXPECT_EQ(message_of(hosts("\"[::1]\"")),
+            "c.yaml:13: hosts.a.address: '[::1]': write an IPv6 address without brackets");
+  EXPECT_EQ(message_of(hosts("\"\"")), "c.yaml:13: hosts.a.address: must not be empty");
+}
+
 TEST(ClusterConfigFile, OneDocumentOneConnectionPerPortPairAndFiniteStops) {
   EXPECT_EQ(message_of(std::string(kValid) + "---\ncluster: other\n"),
             "c.yaml:12: (file): a second YAML document (after `---`): a cluster file is one "
