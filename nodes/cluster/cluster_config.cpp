@@ -30,9 +30,12 @@ const NodeKind* parse_kind(const YamlReader& node) {
   node.fail("kind", "unknown node kind '" + kind + "' (known: " + nodes::node_kind_names() + ")");
 }
 
-/// [a-z][a-z0-9_]*
+/// [a-z][a-z0-9_]{0,63}: a replica's name (NAME-INDEX) names its files and key files in the run's
+/// log directory, its metrics' labels and its Kubernetes and Slurm objects.
+constexpr std::size_t kMaxNodeName = 64;
 bool is_node_name(const std::string& name) {
-  if (name.empty() || !std::islower(static_cast<unsigned char>(name[0]))) return false;
+  if (name.empty() || name.size() > kMaxNodeName) return false;
+  if (!std::islower(static_cast<unsigned char>(name[0]))) return false;
   for (const char c : name) {
     const auto u = static_cast<unsigned char>(c);
     if (!std::islower(u) && !std::isdigit(u) && c != '_') return false;
@@ -255,7 +258,9 @@ void parse_nodes(const YamlReader& top, ClusterConfig& config) {
   for (const auto& entry : nodes.node()) {
     const std::string name = entry.first.Scalar();
     if (!is_node_name(name)) {
-      nodes.fail(name, "node names are lower-case letters, digits and '_', starting with a letter");
+      nodes.fail(
+          name,
+          "node names are 1 to 64 lower-case letters, digits and '_', starting with a letter");
     }
     if (is_reserved_process_name(name)) {
       nodes.fail(name,

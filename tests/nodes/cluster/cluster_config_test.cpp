@@ -493,6 +493,26 @@ TEST(ClusterConfigFile, AHostAddressIsAnAddressOrAHostName) {
   EXPECT_EQ(message_of(hosts("\"\"")), "c.yaml:13: hosts.a.address: must not be empty");
 }
 
+TEST(ClusterConfigFile, ANodeNameIsOneTo64LowerCaseLettersDigitsAndUnderscores) {
+  const std::string rule =
+      "node names are 1 to 64 lower-case letters, digits and '_', starting with a letter";
+  const std::string longest = "r" + std::string(63, '2');
+  const std::string renamed = [&] {
+    std::string text = with(kValid, "  replay: {", "  " + longest + ": {");
+    for (const char* port : {"replay.transitions", "replay.batches", "replay.priorities"}) {
+      text = with(text, port, longest + std::string(port).substr(6));
+    }
+    return text;
+  }();
+  EXPECT_EQ(message_of(renamed), "");
+  EXPECT_EQ(message_of(with(kValid, "  replay: {", "  " + longest + "3: {")),
+            "c.yaml:5: nodes." + longest + "3: " + rule);
+  EXPECT_EQ(message_of(with(kValid, "  replay: {", "  Replay: {")),
+            "c.yaml:5: nodes.Replay: " + rule);
+  EXPECT_EQ(message_of(with(kValid, "  replay: {", "  _replay: {")),
+            "c.yaml:5: nodes._replay: " + rule);
+}
+
 TEST(ClusterConfigFile, OneDocumentOneConnectionPerPortPairAndFiniteStops) {
   EXPECT_EQ(message_of(std::string(kValid) + "---\ncluster: other\n"),
             "c.yaml:12: (file): a second YAML document (after `---`): a cluster file is one "
