@@ -66,6 +66,34 @@ void check_endpoints(const ClusterConfig& config) {
 
 /// One connection per pair of ports: a second (with the same or another `after`) would deliver
 /// every message twice.
+/// A node that evaluates trained weights plays only what it is sent: each of its inputs needs a
+/// connection (unconnected, its reactions had nothing to trigger them and the run failed as it
+/// was built).
+void check_evaluated_inputs(const ClusterConfig& config) {
+  for (const NodeConfig& node : config.nodes) {
+    if (!node.kind->publishes_evaluations) continue;
+    for (const nodes::PortSpec& input : node.kind->inputs) {
+      const bool connected = std::any_of(config.connections.begin(), config.connections.end(),
+                                         [&](const ConnectionConfig& c) {
+                                           return c.to_node == node.name && c.to_port == input.name;
+                                         });
+      if (connected) continue;
+      std::string senders;
+      for (const NodeConfig& other : config.nodes) {
+        for (const nodes::PortSpec& out : other.kind->outputs) {
+          if (out.carries == input.carries) {
+            senders += (senders.empty() ? "" : " or ") + other.name + "." + out.name;
+          }
+        }
+      }
+      throw ConfigError(config.file, node.line, "nodes." + node.name,
+                        node.kind->name + " '" + node.name + "' evaluates what comes to " +
+                            node.name + "." + input.name + ", and no connection goes there" +
+                            (senders.empty() ? "" : ": connect " + senders + " to it"));
+    }
+  }
+}
+
 void check_repeated_connections(const ClusterConfig& config) {
   std::map<std::string, std::size_t> seen;  // "from.port -> to.port" → its first index
   for (std::size_t i = 0; i < config.connections.size(); ++i) {
@@ -225,6 +253,7 @@ void check_port_clashes(const ClusterConfig& config) {
 
 void validate_topology(const ClusterConfig& config) {
   check_endpoints(config);
+  check_evaluated_inputs(config);
   check_repeated_connections(config);
   check_link_shapes(config);
   validate_policy_hosting(config);

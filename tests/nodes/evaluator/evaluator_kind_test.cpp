@@ -102,6 +102,18 @@ TEST(EvaluatorKind, BadParamsPortsAndCheckpointsAreFileErrors) {
         << e.what();
   }
   try {
+    (void)cluster::parse_cluster_config(
+        replaced(file, "  - {from: learner.weights, to: evaluator.weights}\n", ""), "e.yaml");
+    FAIL() << "an evaluator sent no weights";
+  } catch (const cluster::ConfigError& e) {
+    EXPECT_EQ(e.key(), "nodes.evaluator");
+    EXPECT_NE(std::string(e.what()).find("evaluator 'evaluator' evaluates what comes to "
+                                         "evaluator.weights, and no connection goes there: "
+                                         "connect learner.weights to it"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
     (void)cluster::parse_cluster_config(file + "checkpoint: {every: 200ms}\n", "e.yaml");
     FAIL() << "an evaluator refuses checkpoints";
   } catch (const cluster::ConfigError& e) {
