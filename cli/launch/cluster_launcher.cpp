@@ -781,8 +781,9 @@ std::string ClusterLaunch::missing_key_file() const {
       }
     }
   } catch (const transport::CurveKeyError& e) {
-    return options_.file + ": security.keys_dir: " + e.what() + " (`tagflow keys generate " +
-           config_.security.keys_dir + " --config " + options_.file +
+    // The directory as the file resolves it (relative to the file), so the command works here.
+    return options_.file + ": security.keys_dir: " + e.what() + " (`tagflow keys generate " + dir +
+           " --config " + options_.file +
            "` writes a pair for the coordinator and every federate; a host needs its own "
            "federates' .key files and every .pub)";
   }
