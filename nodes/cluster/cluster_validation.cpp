@@ -64,8 +64,6 @@ void check_endpoints(const ClusterConfig& config) {
   }
 }
 
-/// One connection per pair of ports: a second (with the same or another `after`) would deliver
-/// every message twice.
 /// A node that evaluates trained weights plays only what it is sent: each of its inputs needs a
 /// connection (unconnected, its reactions had nothing to trigger them and the run failed as it
 /// was built).
@@ -94,6 +92,8 @@ void check_evaluated_inputs(const ClusterConfig& config) {
   }
 }
 
+/// One connection per pair of ports: a second (with the same or another `after`) would deliver
+/// every message twice.
 void check_repeated_connections(const ClusterConfig& config) {
   std::map<std::string, std::size_t> seen;  // "from.port -> to.port" → its first index
   for (std::size_t i = 0; i < config.connections.size(); ++i) {
