@@ -45,8 +45,8 @@ class ForgetfulProgram : public FederatedProgram {
 
 int main(int argc, char** argv) {
   if (argc != 8 && argc != 9) {
-    std::cerr << "usage: tagflow_test_federate CONFIG ID EVENTS SEED MAX_SLEEP_US TRACE ENDPOINT "
-                 "[FORGET_PORT]\n";
+    std::cerr << "usage: tagflow_test_federate CONFIG ID EVENTS SEED MAX_SLEEP_US TRACE_FILE "
+                 "ENDPOINT_FILE [FORGET_PORT]\n";
     return 2;
   }
   try {
