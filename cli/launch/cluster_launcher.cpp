@@ -110,26 +110,24 @@ bool failed(const ChildExit& exit) { return exit.signaled || exit.exit_code != 0
 // take IPv4 only (no ZMQ_IPV6), so an IPv6 address, or a name that has none but IPv6 ones, would
 // fail every process of the host as it starts, and again at each restart.
 std::string ipv6_only_problem(const std::string& address) {
+  const auto refused = [&address](const char* what) {
+    return "'" + address + "' " + what +
+           ": reactor mode listens and connects over IPv4 only; write an IPv4 address or a host "
+           "name that has one (actor mode, --mode actor, takes IPv6)";
+  };
   in6_addr v6{};
-  if (::inet_pton(AF_INET6, address.c_str(), &v6) == 1) {
-    return "'" + address +
-           "' is an IPv6 address: reactor mode listens and connects over IPv4 only; " +
-           "write an IPv4 address or a host name that has one (actor mode, --mode actor, takes " +
-           "IPv6)";
-  }
+  if (::inet_pton(AF_INET6, address.c_str(), &v6) == 1) return refused("is an IPv6 address");
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
   if (::getaddrinfo(address.c_str(), nullptr, &hints, &found) != 0) return "";  // said later
   bool ipv4 = false;
-  for (const addrinfo* a = found; a != nullptr; a = a->ai_next)
+  for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
     ipv4 = ipv4 || a->ai_family == AF_INET;
+  }
   ::freeaddrinfo(found);
-  if (ipv4) return "";
-  return "'" + address + "' has IPv6 addresses only: reactor mode listens and connects over IPv4 " +
-         "only; write an IPv4 address or a host name that has one (actor mode, --mode actor, " +
-         "takes IPv6)";
+  return ipv4 ? "" : refused("has IPv6 addresses only");
 }
 
 std::string how(const ChildExit& exit) {

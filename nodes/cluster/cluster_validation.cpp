@@ -20,6 +20,21 @@ std::string port_list(const char* what, const std::vector<nodes::PortSpec>& port
   return std::string("(") + what + ": " + out + ")";
 }
 
+/// "node.port" of each port of the file's nodes (their kinds' `inputs` or `outputs`) that carries
+/// `message`, in file order, joined by `separator`.
+std::string ports_carrying(const ClusterConfig& config, const std::string& message,
+                           std::vector<nodes::PortSpec> nodes::NodeKind::*side,
+                           const char* separator) {
+  std::string ports;
+  for (const NodeConfig& node : config.nodes) {
+    for (const nodes::PortSpec& p : node.kind->*side) {
+      if (p.carries == message)
+        ports += (ports.empty() ? "" : separator) + node.name + "." + p.name;
+    }
+  }
+  return ports;
+}
+
 void check_endpoints(const ClusterConfig& config) {
   for (std::size_t i = 0; i < config.connections.size(); ++i) {
     const ConnectionConfig& c = config.connections[i];
@@ -47,13 +62,8 @@ void check_endpoints(const ClusterConfig& config) {
     // What an output carries, only an input taking the same message can read (an inference
     // node's experience: transitions logged by outside clients, for a replay).
     if (out->carries != in->carries) {
-      std::string takers;
-      for (const NodeConfig& node : config.nodes) {
-        for (const nodes::PortSpec& p : node.kind->inputs) {
-          if (p.carries != out->carries) continue;
-          takers += (takers.empty() ? "" : ", ") + node.name + "." + p.name;
-        }
-      }
+      const std::string takers =
+          ports_carrying(config, out->carries, &nodes::NodeKind::inputs, ", ");
       throw ConfigError(config.file, c.line, key + ".to",
                         c.from_node + "." + c.from_port + " carries " + out->carries + ", and " +
                             c.to_node + "." + c.to_port + " takes " + in->carries +
@@ -76,14 +86,8 @@ void check_evaluated_inputs(const ClusterConfig& config) {
                                            return c.to_node == node.name && c.to_port == input.name;
                                          });
       if (connected) continue;
-      std::string senders;
-      for (const NodeConfig& other : config.nodes) {
-        for (const nodes::PortSpec& out : other.kind->outputs) {
-          if (out.carries == input.carries) {
-            senders += (senders.empty() ? "" : " or ") + other.name + "." + out.name;
-          }
-        }
-      }
+      const std::string senders =
+          ports_carrying(config, input.carries, &nodes::NodeKind::outputs, " or ");
       throw ConfigError(config.file, node.line, "nodes." + node.name,
                         node.kind->name + " '" + node.name + "' evaluates what comes to " +
                             node.name + "." + input.name + ", and no connection goes there" +
