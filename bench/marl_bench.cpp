@@ -51,6 +51,7 @@
 #include "bench/benchmarks.hpp"
 #include "bench/paper/child_processes.hpp"
 #include "bench/paper/raw_frames.hpp"
+#include "bench/timing.hpp"
 #include "common/float_bits.hpp"
 #include "common/loopback_ports.hpp"
 #include "hosts/actor/actor_cluster.hpp"
@@ -118,13 +119,6 @@ learning::StackedMlp car_policies(const learning::MlpSpec& spec, int first, int 
         learning::init_mlp_parameters(spec, seed + static_cast<std::uint64_t>(first + i)));
   }
   return policies;
-}
-
-double quantile(std::vector<double> values, double q) {
-  if (values.empty()) return 0.0;
-  const auto k = static_cast<std::size_t>(q * static_cast<double>(values.size() - 1));
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(k), values.end());
-  return values[k];
 }
 
 void add_row(BenchReport& report, const std::string& name, double seconds, double p50, double p99) {

@@ -30,13 +30,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr int kAgents = 10;
 
-double quantile(std::vector<double> values, double q) {
-  if (values.empty()) return 0.0;
-  const auto k = static_cast<std::size_t>(q * static_cast<double>(values.size() - 1));
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(k), values.end());
-  return values[k];
-}
-
 nodes::PolicyBankConfig bank_config(int observation_size) {
   nodes::PolicyBankConfig c;
   c.agents.env = "TrafficJunction10-v1";

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace tagflow::bench {
 
@@ -46,6 +48,15 @@ inline double thread_cpu_seconds() {
   timespec now{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
   return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
+
+/// The value at quantile `q` (0 to 1) of `values`: the element at index q * (n - 1), rounded
+/// down, of the sorted values; 0 for none.
+inline double quantile(std::vector<double> values, double q) {
+  if (values.empty()) return 0.0;
+  const auto k = static_cast<std::size_t>(q * static_cast<double>(values.size() - 1));
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(k), values.end());
+  return values[k];
 }
 
 /// Keeps the compiler from optimizing away a value a benchmark computes.

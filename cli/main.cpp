@@ -8,6 +8,7 @@
 #include "bench/registry.hpp"
 #include "cli/commands.hpp"
 #include "cli/process_numerics.hpp"
+#include "cli/train_options.hpp"
 #include "tagflow/build_info.hpp"
 
 namespace {
@@ -49,14 +50,21 @@ int main(int argc, char** argv) {
   // on one thread (cli/torch_runtime.cpp), and `train --threads N` grows the pool itself. So the
   // processes started from here load it with one thread, unless the environment says otherwise.
   ::setenv("OPENBLAS_NUM_THREADS", "1", 0);
-  if (is_torch_command(argc, argv)) return tagflow::cli::exec_torch_command(argc, argv);
+  if (is_torch_command(argc, argv)) {
+    // `train`'s options and refusals are checked here first, so a bad one costs no LibTorch start.
+    if (std::string(argv[1]) == "train") {
+      if (const int status = tagflow::cli::refuse_train_early(argc, argv); status >= 0)
+        return status;
+    }
+    return tagflow::cli::exec_torch_command(argc, argv);
+  }
 
   CLI::App app{"tagflow: distributed reinforcement learning on deterministic reactors", "tagflow"};
   app.set_version_flag("--version", std::string("tagflow ") + tagflow::build_info::kVersion + " (" +
                                         tagflow::build_info::kBuildType + ", " +
                                         tagflow::build_info::kCompiler + ")");
   app.require_subcommand(1);
-  // Listed for --help only: main() hands `tagflow train ...` to tagflow-torch before parsing.
+  // Listed for --help only: main() checks `tagflow train ...` and hands it to tagflow-torch.
   app.add_subcommand("train",
                      "Train a policy in one process with LibTorch (DQN on CartPole-v1, ...)");
   tagflow::cli::add_doctor_command(app);
