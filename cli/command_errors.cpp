@@ -40,6 +40,22 @@ int parse_error_status(const CLI::App& app, const CLI::ParseError& error) {
   return kExitBadFile;
 }
 
+int refuse_before_torch(int argc, char** argv, const std::function<void(CLI::App&)>& declare) {
+  // Named as tagflow-torch names itself when run through tagflow, so a refusal reads the same.
+  CLI::App app{"tagflow", "tagflow"};
+  declare(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    return -1;
+  } catch (const CLI::CallForAllHelp&) {
+    return -1;
+  } catch (const CLI::ParseError& e) {
+    return parse_error_status(app, e);
+  }
+  return -1;
+}
+
 std::string unknown_command(const CLI::App& app, int argc, char** argv) {
   const CLI::App* at = &app;
   std::string path = app.get_name();

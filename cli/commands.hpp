@@ -3,6 +3,7 @@
 // throws CLI::RuntimeError(exit_code), which main() turns into the process's exit status.
 #pragma once
 
+#include <functional>
 #include <string>
 
 namespace CLI {
@@ -32,6 +33,13 @@ inline constexpr int kExitInterrupted = 130;
 /// not have where it needs one (`tagflow nosuch`, `tagflow keys nosuch`), else "". CLI11 alone
 /// says only "A subcommand is required".
 [[nodiscard]] std::string unknown_command(const CLI::App& app, int argc, char** argv);
+/// For a command `tagflow` hands to tagflow-torch: the command line parsed by an app named
+/// `tagflow` on which `declare` added that one command, its callback the command's refusals that
+/// need no LibTorch (the same declarations tagflow-torch parses). The exit status of a refusal,
+/// already printed; -1 when the command goes on to tagflow-torch: it passed, or asked for --help,
+/// whose text tagflow-torch prints.
+[[nodiscard]] int refuse_before_torch(int argc, char** argv,
+                                      const std::function<void(CLI::App&)>& declare);
 /// Prints "tagflow COMMAND: MESSAGE" to stderr and throws CLI::RuntimeError(code).
 [[noreturn]] void fail_command(const std::string& command, const std::string& message, int code);
 /// Why the file an option names (`--summary PATH`), written at the end of a run, could not be

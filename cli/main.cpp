@@ -7,6 +7,7 @@
 
 #include "bench/registry.hpp"
 #include "cli/commands.hpp"
+#include "cli/launch/up_single_options.hpp"
 #include "cli/process_numerics.hpp"
 #include "cli/train_options.hpp"
 #include "tagflow/build_info.hpp"
@@ -51,11 +52,13 @@ int main(int argc, char** argv) {
   // processes started from here load it with one thread, unless the environment says otherwise.
   ::setenv("OPENBLAS_NUM_THREADS", "1", 0);
   if (is_torch_command(argc, argv)) {
-    // `train`'s options and refusals are checked here first, so a bad one costs no LibTorch start.
-    if (std::string(argv[1]) == "train") {
-      if (const int status = tagflow::cli::refuse_train_early(argc, argv); status >= 0)
-        return status;
-    }
+    // `train`'s and `up --placement single`'s options, and the cluster file, are checked here
+    // first, so a refusal costs no LibTorch start.
+    const std::string command = argv[1];
+    const int refused = command == "train" ? tagflow::cli::refuse_train_early(argc, argv)
+                        : command == "up"  ? tagflow::cli::refuse_up_single_early(argc, argv)
+                                           : -1;
+    if (refused >= 0) return refused;
     return tagflow::cli::exec_torch_command(argc, argv);
   }
 

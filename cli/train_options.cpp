@@ -142,20 +142,10 @@ void check_train_options(const TrainOptions& options) {
 }
 
 int refuse_train_early(int argc, char** argv) {
-  // Named as tagflow-torch names itself when run through tagflow, so a refusal reads the same.
-  CLI::App app{"tagflow", "tagflow"};
   TrainOptions options;
-  add_train_options(app, options)->callback([&options] { check_train_options(options); });
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    return -1;
-  } catch (const CLI::CallForAllHelp&) {
-    return -1;
-  } catch (const CLI::ParseError& e) {
-    return parse_error_status(app, e);
-  }
-  return -1;
+  return refuse_before_torch(argc, argv, [&options](CLI::App& app) {
+    add_train_options(app, options)->callback([&options] { check_train_options(options); });
+  });
 }
 
 }  // namespace tagflow::cli

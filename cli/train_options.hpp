@@ -34,9 +34,8 @@ CLI::App* add_train_options(CLI::App& app, TrainOptions& options);
 /// --env.
 void check_train_options(const TrainOptions& options);
 
-/// `tagflow train ARGS` (argv[1] is "train") parsed and checked as tagflow-torch would: the exit
-/// status of a refusal, already printed, or -1 when the command goes on to tagflow-torch (it
-/// parses, or asks for --help, whose text tagflow-torch prints).
+/// `tagflow train ARGS` (argv[1] is "train") parsed and checked as tagflow-torch would
+/// (refuse_before_torch(), cli/commands.hpp): the exit status of a refusal, or -1.
 [[nodiscard]] int refuse_train_early(int argc, char** argv);
 
 }  // namespace tagflow::cli
