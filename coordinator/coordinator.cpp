@@ -160,7 +160,9 @@ std::uint64_t Coordinator::refused_handshakes() const { return zap_ ? zap_->refu
 
 std::string Coordinator::bind(const std::string& endpoint) {
   // A host's address may be a name, which ZeroMQ connects to but does not bind.
-  router_.bind(transport::bindable_endpoint(endpoint.empty() ? spec_.address : endpoint));
+  const std::string at = transport::bindable_endpoint(endpoint.empty() ? spec_.address : endpoint);
+  transport::set_ipv6_for(router_, at);
+  router_.bind(at);
   std::string bound = router_.get(zmq::sockopt::last_endpoint);
   // Federates and launchers on this machine connect to its Unix-socket twin (WIRE.md §1.1).
   twin_.adopt(transport::bind_local_twin(router_, bound));

@@ -41,11 +41,13 @@ FederateClient::FederateClient(zmq::context_t& context, FederateOptions options)
   socket_.set(zmq::sockopt::linger, 1000);
   secure(socket_, options_);
   const std::string endpoint = transport::nearest_endpoint(options_.coordinator_endpoint);
+  transport::set_ipv6_for(socket_, endpoint);
   socket_.connect(endpoint);
   zmq::socket_t heartbeat(context_, zmq::socket_type::dealer);
   heartbeat.set(zmq::sockopt::routing_id, options_.id + "#hb");
   heartbeat.set(zmq::sockopt::linger, 0);
   secure(heartbeat, options_);
+  transport::set_ipv6_for(heartbeat, endpoint);
   heartbeat.connect(endpoint);
   heartbeat_thread_ = std::thread(&FederateClient::heartbeat_loop, this, std::move(heartbeat));
 }

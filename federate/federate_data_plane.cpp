@@ -57,7 +57,9 @@ FederateDataPlane::FederateDataPlane(zmq::context_t& context, const FederationSp
                                        policy.header_limits.max_header_bytes));
   }
   try {
-    data_.bind(transport::bindable_endpoint(bind_endpoint));  // a host's address may be a name
+    const std::string at = transport::bindable_endpoint(bind_endpoint);  // a name, an IPv6 address
+    transport::set_ipv6_for(data_, at);
+    data_.bind(at);
   } catch (const zmq::error_t& e) {
     throw FederateSetupError("federate '" + id_ + "': cannot listen for data on " + bind_endpoint +
                              ": " + e.what());
@@ -145,7 +147,9 @@ void FederateDataPlane::connect(const ControlMessage& start, std::uint32_t proto
           socket, transport::read_key_pair(*spec_.keys_dir, id_),
           transport::read_key_pair(*spec_.keys_dir, down, true).public_key);
     }
-    socket.connect(transport::nearest_endpoint(endpoint));
+    const std::string to = transport::nearest_endpoint(endpoint);
+    transport::set_ipv6_for(socket, to);
+    socket.connect(to);
     downstreams_[down].socket = std::move(socket);
   }
   validator_.set_completed_tag(start.tag.predecessor());

@@ -19,8 +19,9 @@ namespace {
 
 constexpr std::size_t kMaxUnixPath = 107;  // sun_path holds 108 bytes with the final NUL
 
-/// "tcp://ADDRESS:PORT" split; IPv6 addresses lose their brackets. False when not that shape.
-bool split_tcp(const std::string& endpoint, std::string& address, std::string& port) {
+/// "tcp://ADDRESS:PORT" split, whatever PORT is ("*" included); IPv6 addresses lose their
+/// brackets. False when not that shape.
+bool split_tcp_any_port(const std::string& endpoint, std::string& address, std::string& port) {
   constexpr const char* kScheme = "tcp://";
   if (endpoint.rfind(kScheme, 0) != 0) return false;
   const std::string rest = endpoint.substr(std::strlen(kScheme));
@@ -28,13 +29,20 @@ bool split_tcp(const std::string& endpoint, std::string& address, std::string& p
   if (colon == std::string::npos || colon == 0 || colon + 1 == rest.size()) return false;
   address = rest.substr(0, colon);
   port = rest.substr(colon + 1);
-  for (const char c : port) {
-    if (c < '0' || c > '9') return false;  // "*" (not bound yet) or a service name
-  }
   if (address.size() > 2 && address.front() == '[' && address.back() == ']') {
     address = address.substr(1, address.size() - 2);
   }
   return address.find('/') == std::string::npos;
+}
+
+/// "tcp://ADDRESS:PORT" split, PORT a number; IPv6 addresses lose their brackets. False when not
+/// that shape.
+bool split_tcp(const std::string& endpoint, std::string& address, std::string& port) {
+  if (!split_tcp_any_port(endpoint, address, port)) return false;
+  for (const char c : port) {
+    if (c < '0' || c > '9') return false;  // "*" (not bound yet) or a service name
+  }
+  return true;
 }
 
 /// The directory of this user's twins in this network namespace, made private if new; empty when
@@ -73,6 +81,41 @@ bool someone_listens(const std::string& path) {
 
 }  // namespace
 
+std::optional<std::string> resolve_preferring_ipv4(const std::string& name, std::string* error) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (const int rc = ::getaddrinfo(name.c_str(), nullptr, &hints, &found);
+      rc != 0 || found == nullptr) {
+    if (error != nullptr) *error = rc != 0 ? ::gai_strerror(rc) : "no address";
+    return std::nullopt;
+  }
+  const addrinfo* chosen = nullptr;
+  for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    if (a->ai_family == AF_INET) {
+      chosen = a;
+      break;
+    }
+    if (a->ai_family == AF_INET6 && chosen == nullptr) chosen = a;
+  }
+  char text[INET6_ADDRSTRLEN] = {};
+  bool named = false;
+  if (chosen != nullptr && chosen->ai_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(chosen->ai_addr);  // NOLINT
+    named = ::inet_ntop(AF_INET, &in->sin_addr, text, sizeof text) != nullptr;
+  } else if (chosen != nullptr) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(chosen->ai_addr);  // NOLINT
+    named = ::inet_ntop(AF_INET6, &in6->sin6_addr, text, sizeof text) != nullptr;
+  }
+  ::freeaddrinfo(found);
+  if (!named) {
+    if (error != nullptr) *error = "no IPv4 or IPv6 address";
+    return std::nullopt;
+  }
+  return std::string(text);
+}
+
 bool local_links_enabled() {
   static const bool enabled = [] {
     const char* value = std::getenv("TAGFLOW_LOCAL_LINKS");
@@ -102,18 +145,25 @@ std::string bindable_endpoint(const std::string& tcp_endpoint) {
       ::inet_pton(AF_INET6, address.c_str(), &v6) == 1) {
     return tcp_endpoint;
   }
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (::getaddrinfo(address.c_str(), nullptr, &hints, &found) != 0 || found == nullptr) {
-    return tcp_endpoint;  // an interface name (lo, eth0), or a name ZeroMQ refuses with its error
+  const std::optional<std::string> chosen = resolve_preferring_ipv4(address);
+  if (!chosen) return tcp_endpoint;  // an interface name (lo, eth0), or a name ZeroMQ refuses
+  return "tcp://" + (chosen->find(':') != std::string::npos ? "[" + *chosen + "]" : *chosen) + ":" +
+         port;
+}
+
+void set_ipv6_for(zmq::socket_t& socket, const std::string& tcp_endpoint) {
+  std::string address;
+  std::string port;
+  if (!split_tcp_any_port(tcp_endpoint, address, port) || address == "*") return;
+  in_addr v4{};
+  in6_addr v6{};
+  if (::inet_pton(AF_INET, address.c_str(), &v4) == 1) return;
+  bool ipv6 = ::inet_pton(AF_INET6, address.c_str(), &v6) == 1;
+  if (!ipv6) {
+    const std::optional<std::string> chosen = resolve_preferring_ipv4(address);
+    ipv6 = chosen && chosen->find(':') != std::string::npos;
   }
-  char text[INET_ADDRSTRLEN] = {};
-  const auto* in = reinterpret_cast<const sockaddr_in*>(found->ai_addr);
-  const bool named = ::inet_ntop(AF_INET, &in->sin_addr, text, sizeof text) != nullptr;
-  ::freeaddrinfo(found);
-  return named ? "tcp://" + std::string(text) + ":" + port : tcp_endpoint;
+  if (ipv6) socket.set(zmq::sockopt::ipv6, 1);
 }
 
 bool is_local_address(const std::string& tcp_endpoint) {

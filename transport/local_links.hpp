@@ -27,11 +27,25 @@ namespace tagflow::transport {
 /// private to this user.
 std::optional<std::string> local_twin(const std::string& tcp_endpoint);
 
-/// `tcp_endpoint` ("tcp://ADDRESS:PORT") with a host name replaced by its first IPv4 address, as a
-/// listener binds it: ZeroMQ resolves names when it connects but takes a name to bind as an
-/// interface's ("No such device" for `localhost` or a machine's name). An IP address, `*`, and a
-/// name that does not resolve (an interface name) are returned as they are.
+/// The first IPv4 address `name` (a host name or an address) resolves to, else its first IPv6 one,
+/// as text (an IPv6 one without brackets); nothing when it does not resolve, and then, with
+/// `error`, why (getaddrinfo's words).
+std::optional<std::string> resolve_preferring_ipv4(const std::string& name,
+                                                   std::string* error = nullptr);
+
+/// `tcp_endpoint` ("tcp://ADDRESS:PORT") with a host name replaced by its first IPv4 address, or by
+/// its first IPv6 address (in brackets) when it has no IPv4 one, as a listener binds it: ZeroMQ
+/// resolves names when it connects but takes a name to bind as an interface's ("No such device"
+/// for `localhost` or a machine's name). An IP address, `*`, and a name that does not resolve (an
+/// interface name) are returned as they are.
 std::string bindable_endpoint(const std::string& tcp_endpoint);
+
+/// Turns ZMQ_IPV6 on for `socket` when `tcp_endpoint`, which it is about to bind or connect to, is
+/// an IPv6 address (`tcp://[::1]:7600`) or a host name that has IPv6 addresses and no IPv4 one:
+/// without it ZeroMQ binds and connects over IPv4 only ("No such device"). A name with an IPv4
+/// address, an IPv4 address, `*` and any other endpoint (a twin's `ipc://`) leave the socket as
+/// it is, IPv4, so a connection to a name reaches the address bindable_endpoint() bound.
+void set_ipv6_for(zmq::socket_t& socket, const std::string& tcp_endpoint);
 
 /// True when `tcp_endpoint`'s address is an address of this network namespace (a loopback or
 /// wildcard address, or one an interface here holds). Hostnames are not resolved: false.

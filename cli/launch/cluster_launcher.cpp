@@ -1,7 +1,5 @@
 #include "cli/launch/cluster_launcher.hpp"
 
-#include <arpa/inet.h>
-#include <netdb.h>
 #include <poll.h>
 #include <signal.h>
 #include <unistd.h>
@@ -105,30 +103,6 @@ class SignalGuard {
 };
 
 bool failed(const ChildExit& exit) { return exit.signaled || exit.exit_code != 0; }
-
-// Why reactor mode cannot listen or connect at a host's `address`, or "": its ZeroMQ sockets
-// take IPv4 only (no ZMQ_IPV6), so an IPv6 address, or a name that has none but IPv6 ones, would
-// fail every process of the host as it starts, and again at each restart.
-std::string ipv6_only_problem(const std::string& address) {
-  const auto refused = [&address](const char* what) {
-    return "'" + address + "' " + what +
-           ": reactor mode listens and connects over IPv4 only; write an IPv4 address or a host "
-           "name that has one (actor mode, --mode actor, takes IPv6)";
-  };
-  in6_addr v6{};
-  if (::inet_pton(AF_INET6, address.c_str(), &v6) == 1) return refused("is an IPv6 address");
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (::getaddrinfo(address.c_str(), nullptr, &hints, &found) != 0) return "";  // said later
-  bool ipv4 = false;
-  for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
-    ipv4 = ipv4 || a->ai_family == AF_INET;
-  }
-  ::freeaddrinfo(found);
-  return ipv4 ? "" : refused("has IPv6 addresses only");
-}
 
 std::string how(const ChildExit& exit) {
   if (exit.signaled) return "killed by signal " + std::to_string(exit.signal);
@@ -716,11 +690,6 @@ std::string ClusterLaunch::unbindable_port() const {
     // The loader refuses a replica's port past 65535; an address a Slurm or Kubernetes host
     // learns in its allocation is not known outside it.
     if (l.port > 65535 || l.address.empty()) continue;
-    if (l.address_key != "monitoring.bind") {  // a host's address: coordinator and data ports
-      if (const std::string v6 = ipv6_only_problem(l.address); !v6.empty()) {
-        return cluster::ConfigError(config_.file, l.address_line, l.address_key, v6).what();
-      }
-    }
     const std::string why = tcp_bind_error(l.address, static_cast<std::uint16_t>(l.port));
     if (why.empty()) continue;
     if (why == std::strerror(EADDRNOTAVAIL)) {

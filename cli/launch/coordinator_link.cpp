@@ -30,7 +30,9 @@ zmq::socket_t open_socket(zmq::context_t& context, const std::string& address,
     const transport::CurveKeyPair server = transport::read_key_pair(*keys_dir, "coordinator", true);
     transport::make_curve_client(socket, mine, server.public_key);
   }
-  socket.connect(transport::nearest_endpoint(address));
+  const std::string to = transport::nearest_endpoint(address);
+  transport::set_ipv6_for(socket, to);
+  socket.connect(to);
   return socket;
 }
 

@@ -1,19 +1,17 @@
 #include "cli/launch/slurm_allocation.hpp"
 
-#include <arpa/inet.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include <cstdio>
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
 #include "cli/launch/remote_hosts.hpp"
+#include "transport/local_links.hpp"
 
 namespace tagflow::cli {
 namespace {
@@ -97,19 +95,11 @@ std::vector<std::string> scontrol_hostnames(const std::string& list) {
 }
 
 std::string resolve_node_address(const std::string& name) {
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  const int error = ::getaddrinfo(name.c_str(), nullptr, &hints, &found);
-  if (error != 0 || found == nullptr) {
-    throw std::runtime_error("cannot resolve node " + name + ": " + ::gai_strerror(error));
-  }
-  const std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> owned(found, ::freeaddrinfo);
-  char text[INET_ADDRSTRLEN] = {};
-  const auto* address = reinterpret_cast<const sockaddr_in*>(found->ai_addr);
-  ::inet_ntop(AF_INET, &address->sin_addr, text, sizeof(text));
-  return text;
+  // Its IPv4 address, as a host's address is listened on; an IPv6-only node its IPv6 one.
+  std::string why;
+  const std::optional<std::string> address = transport::resolve_preferring_ipv4(name, &why);
+  if (!address) throw std::runtime_error("cannot resolve node " + name + ": " + why);
+  return *address;
 }
 
 std::string addresses_value(const std::vector<std::string>& hosts, const SlurmPlace& place,

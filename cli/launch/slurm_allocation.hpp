@@ -47,7 +47,8 @@ SlurmToolResult run_slurm_tool(const std::string& command);
 /// `scontrol show hostnames LIST`; throws when it fails.
 std::vector<std::string> scontrol_hostnames(const std::string& list);
 
-/// The IPv4 address `name` resolves to (getaddrinfo); throws when it resolves to none.
+/// The IPv4 address `name` resolves to, or its IPv6 one when it has no IPv4 address
+/// (transport::resolve_preferring_ipv4); throws when it resolves to none.
 std::string resolve_node_address(const std::string& name);
 
 /// "HOST=ADDR,ADDR;HOST=ADDR" for `hosts[k]` (component k's host) and the nodes of `place`,

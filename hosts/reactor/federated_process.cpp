@@ -20,6 +20,7 @@
 #include "nodes/cluster/federation_plan.hpp"
 #include "nodes/cluster/link_plan.hpp"
 #include "nodes/cluster/process_plan.hpp"
+#include "transport/tcp_endpoint.hpp"
 
 namespace tagflow::hosts {
 namespace {
@@ -130,8 +131,8 @@ coordinator::ReactorFederateOptions federate_options_of(const ClusterConfig& con
                                                         ReplicaMetrics& metrics) {
   coordinator::ReactorFederateOptions federate_options;
   federate_options.bind_endpoint =
-      "tcp://" + cluster::replica_address(config, setup.config.name) + ":" +
-      std::to_string(setup.config.group->data_port + setup.config.index);
+      transport::tcp_endpoint(cluster::replica_address(config, setup.config.name),
+                              setup.config.group->data_port + setup.config.index);
   federate_options.metrics = &metrics.process();
   // A learner's reactions (training steps) run for milliseconds, longer on a loaded machine: its
   // sockets keep a thread of their own, which reads what arrives meanwhile and lets the

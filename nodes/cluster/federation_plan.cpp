@@ -4,6 +4,7 @@
 #include <map>
 
 #include "nodes/cluster/link_plan.hpp"
+#include "transport/tcp_endpoint.hpp"
 
 namespace tagflow::cluster {
 namespace {
@@ -26,8 +27,8 @@ std::vector<std::string> replicas_of(const NodeConfig& node) {
 
 coordinator::FederationSpec federation_spec(const ClusterConfig& config) {
   coordinator::FederationSpec spec;
-  spec.address = "tcp://" + config.hosts.at(config.coordinator.host).address + ":" +
-                 std::to_string(config.coordinator.port);
+  spec.address = transport::tcp_endpoint(config.hosts.at(config.coordinator.host).address,
+                                         config.coordinator.port);
   spec.heartbeat_timeout = config.coordinator.heartbeat_timeout;
   spec.join_timeout = config.coordinator.join_timeout;
   if (config.security.curve) spec.keys_dir = resolved_keys_dir(config);

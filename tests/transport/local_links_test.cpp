@@ -14,6 +14,7 @@
 #include <zmq.hpp>
 
 #include "transport/curve_keys.hpp"
+#include "transport/tcp_endpoint.hpp"
 
 namespace tagflow::transport {
 namespace {
@@ -79,6 +80,44 @@ TEST(LocalLinks, AListenerWithoutATwinIsReachedOverTcp) {
   dealer.set(zmq::sockopt::linger, 0);
   dealer.connect(nearest_endpoint(tcp));
   EXPECT_EQ(round_trip_family(router, dealer), AF_INET);
+}
+
+// An IPv6 address is written in brackets, and a socket bound or connected to one takes ZMQ_IPV6
+// (set_ipv6_for), which ZeroMQ needs for it ("No such device" without); IPv4 endpoints, names with
+// an IPv4 address and twins leave the socket IPv4.
+TEST(LocalLinks, AnIpv6ListenerIsReachedOverTcpWithZmqIpv6) {
+  EXPECT_EQ(tcp_endpoint("::1", 7600), "tcp://[::1]:7600");
+  EXPECT_EQ(tcp_endpoint("127.0.0.1", 7600), "tcp://127.0.0.1:7600");
+  EXPECT_EQ(tcp_endpoint("node-3.example", 80), "tcp://node-3.example:80");
+  EXPECT_EQ(resolve_preferring_ipv4("::1"), "::1");
+  EXPECT_EQ(resolve_preferring_ipv4("127.0.0.1"), "127.0.0.1");
+  EXPECT_EQ(resolve_preferring_ipv4("localhost"), "127.0.0.1");  // it has both: IPv4 first
+  std::string why;
+  EXPECT_FALSE(resolve_preferring_ipv4("no-such-host.invalid", &why).has_value());
+  EXPECT_FALSE(why.empty());
+  EXPECT_EQ(bindable_endpoint("tcp://[::1]:7600"), "tcp://[::1]:7600");
+  EXPECT_EQ(bindable_endpoint("tcp://localhost:7600"), "tcp://127.0.0.1:7600");
+
+  zmq::context_t context;
+  zmq::socket_t unset(context, zmq::socket_type::router);
+  for (const char* v4 :
+       {"tcp://127.0.0.1:7600", "tcp://localhost:7600", "tcp://*:7600", "ipc:///tmp/x"}) {
+    set_ipv6_for(unset, v4);
+    EXPECT_EQ(unset.get(zmq::sockopt::ipv6), 0) << v4;
+  }
+  zmq::socket_t router(context, zmq::socket_type::router);
+  set_ipv6_for(router, "tcp://[::1]:*");
+  EXPECT_EQ(router.get(zmq::sockopt::ipv6), 1);
+  router.bind("tcp://[::1]:*");
+  const std::string tcp = router.get(zmq::sockopt::last_endpoint);
+  EXPECT_EQ(tcp.rfind("tcp://[::1]:", 0), 0U) << tcp;
+  zmq::socket_t dealer(context, zmq::socket_type::dealer);
+  dealer.set(zmq::sockopt::linger, 0);
+  set_ipv6_for(dealer, tcp);
+  dealer.connect(tcp);
+  EXPECT_EQ(round_trip_family(router, dealer), AF_INET6);
+  zmq::socket_t plain(context, zmq::socket_type::router);
+  EXPECT_THROW(plain.bind("tcp://[::1]:*"), zmq::error_t);  // why the option is set
 }
 
 TEST(LocalLinks, ATwinNobodyListensAtIsPassedOver) {
