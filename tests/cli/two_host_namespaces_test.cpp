@@ -6,11 +6,12 @@
 // killed on one host is named on the other and every launcher exits soon after (the time is
 // printed and recorded as a test property); a stranger key is refused; Ctrl-C on the head stops
 // the far half too; link faults (down, slow, delayed through tests/support/delay_bridge.py, a
-// whole host killed) keep the digest; reactor-mode recovery across hosts.
+// whole host killed) keep the digest; reactor-mode recovery across hosts; the same over IPv6.
 //
 // Needs root and `ip` (iproute2); without them every test skips, naming what is missing. The
-// namespaces, the veth pair and the addresses (10.X.Y.1 and .2, X and Y from the test's pid) are
-// the test's own and are removed (with every process inside) even when a check fails.
+// namespaces, the veth pair and the addresses (10.X.Y.1 and .2, X and Y from the test's pid, and
+// fd00:Z::1 and ::2) are the test's own and are removed (with every process inside) even when a
+// check fails.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -179,6 +180,26 @@ TEST_F(TwoHostNamespaces, TheHeadHostPrintsTheWholeClustersSummaryWithTheOneHost
             std::string::npos)
       << err_a;
   EXPECT_NE(read_text_file(a.out).find("this host ran 3 of 5 processes"), std::string::npos);
+}
+
+// The same file on the namespaces' IPv6 addresses: the hosts talk TCP over IPv6, with CURVE, to
+// the digest of one host.
+TEST_F(TwoHostNamespaces, OverIpv6TheHeadHostPrintsTheOneHostDigest) {
+  std::ofstream(dir_ / "v6.yaml") << two_host_yaml(1200, "\"" + namespaces_.ipv6_a + "\"",
+                                                   "\"" + namespaces_.ipv6_b + "\"");
+  const std::string file = path("v6.yaml");
+  const Launched b = up(
+      namespaces_.ns_b,
+      {file, "--host", "b", "--log-dir", path("logs-b"), "--summary", path("v6.json"), "--quiet"},
+      "b");
+  const Launched a =
+      up(namespaces_.ns_a, {file, "--host", "a", "--log-dir", path("logs-a"), "--quiet"}, "a");
+  ASSERT_EQ(wait_exit(a.pid, 120s), 0) << read_text_file(a.err);
+  ASSERT_EQ(wait_exit(b.pid, 120s), 0) << read_text_file(b.err);
+  EXPECT_EQ(testing::summary_digest(dir_ / "v6.json"), one_host_digest());
+  const std::string err_a = read_text_file(a.err);
+  EXPECT_NE(err_a.find("by the launcher of host b (" + namespaces_.ipv6_b + ")"), std::string::npos)
+      << err_a;
 }
 
 TEST_F(TwoHostNamespaces, ATracedRunMergesBothHostsProcessesOnTheCoordinatorsClock) {

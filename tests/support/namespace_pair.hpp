@@ -1,12 +1,14 @@
-// Test helper: two network namespaces joined by a veth pair, each with its own address
-// (10.X.Y.1 and .2, X and Y from the test's pid), removed with every process inside on
-// destruction, even when a check failed. Optionally the pair goes through a third namespace where
-// tests/support/delay_bridge.py passes the frames on after a delay (this kernel has no netem).
-// Needs root and `ip` (iproute2): create() says why not. Header-only, like run_command.hpp.
+// Test helper: two network namespaces joined by a veth pair, each with its own addresses
+// (10.X.Y.1 and .2, X and Y from the test's pid, and fd00:Z::1 and ::2), removed with every
+// process inside on destruction, even when a check failed. Optionally the pair goes through a
+// third namespace where tests/support/delay_bridge.py passes the frames on after a delay (this
+// kernel has no netem). Needs root and `ip` (iproute2): create() says why not. Header-only, like
+// run_command.hpp.
 #pragma once
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,10 @@ class NamespacePair {
         "10." + std::to_string(100 + id % 100) + "." + std::to_string(id / 100 % 250) + ".";
     address_a = net + "1";
     address_b = net + "2";
+    char v6_net[32];
+    std::snprintf(v6_net, sizeof v6_net, "fd00:%x::", id);
+    ipv6_a = std::string(v6_net) + "1";
+    ipv6_b = std::string(v6_net) + "2";
     ns_a = stem_ + "a";
     ns_b = stem_ + "b";
   }
@@ -68,6 +74,9 @@ class NamespacePair {
         {"ip link set " + va + " netns " + ns_a, "ip link set " + vb + " netns " + ns_b,
          "ip -n " + ns_a + " addr add " + address_a + "/24 dev " + va,
          "ip -n " + ns_b + " addr add " + address_b + "/24 dev " + vb,
+         // nodad: usable at once, without duplicate address detection's wait.
+         "ip -n " + ns_a + " addr add " + ipv6_a + "/64 dev " + va + " nodad",
+         "ip -n " + ns_b + " addr add " + ipv6_b + "/64 dev " + vb + " nodad",
          "ip -n " + ns_a + " link set " + va + " up", "ip -n " + ns_b + " link set " + vb + " up",
          "ip -n " + ns_a + " link set lo up", "ip -n " + ns_b + " link set lo up"});
     for (const std::string& command : commands) {
@@ -93,6 +102,8 @@ class NamespacePair {
   }
 
   std::string ns_a, ns_b, address_a, address_b;
+  /// Each end's IPv6 address too (fd00:X::1 and ::2, X from the pid), on the same veth ends.
+  std::string ipv6_a, ipv6_b;
 
   /// The veth ends in ns_a and ns_b (for `ip -n NS link set ... down`, `tc -n NS qdisc ...`).
   std::string veth_a() const { return stem_ + "va"; }
