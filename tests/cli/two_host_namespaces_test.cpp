@@ -125,6 +125,18 @@ class TwoHostNamespaces : public ::testing::Test {
     return launch_in(ns, command, dir_, tag);
   }
 
+  /// `file` run to its end by host b's launcher (the head: logs in DIR/logs-b, the summary in
+  /// DIR/SUMMARY) and host a's (DIR/logs-a), each in its namespace, both exiting 0.
+  void run_both(const std::string& file, const std::string& summary, Launched& a, Launched& b) {
+    b = up(
+        namespaces_.ns_b,
+        {file, "--host", "b", "--log-dir", path("logs-b"), "--summary", path(summary), "--quiet"},
+        "b");
+    a = up(namespaces_.ns_a, {file, "--host", "a", "--log-dir", path("logs-a"), "--quiet"}, "a");
+    ASSERT_EQ(wait_exit(a.pid, 120s), 0) << read_text_file(a.err);
+    ASSERT_EQ(wait_exit(b.pid, 120s), 0) << read_text_file(b.err);
+  }
+
   /// The digest of the same file (both hosts at 127.0.0.1) run on one host, computed once.
   std::string one_host_digest(long env_steps = 1200) {
     static std::map<long, std::string> digests;
@@ -149,15 +161,9 @@ class TwoHostNamespaces : public ::testing::Test {
 };
 
 TEST_F(TwoHostNamespaces, TheHeadHostPrintsTheWholeClustersSummaryWithTheOneHostDigest) {
-  const std::string file = path("two.yaml");
-  const Launched b = up(
-      namespaces_.ns_b,
-      {file, "--host", "b", "--log-dir", path("logs-b"), "--summary", path("two.json"), "--quiet"},
-      "b");
-  const Launched a =
-      up(namespaces_.ns_a, {file, "--host", "a", "--log-dir", path("logs-a"), "--quiet"}, "a");
-  ASSERT_EQ(wait_exit(a.pid, 120s), 0) << read_text_file(a.err);
-  ASSERT_EQ(wait_exit(b.pid, 120s), 0) << read_text_file(b.err);
+  Launched a;
+  Launched b;
+  ASSERT_NO_FATAL_FAILURE(run_both(path("two.yaml"), "two.json", a, b));
 
   const std::string digest = one_host_digest();
   EXPECT_EQ(testing::summary_digest(dir_ / "two.json"), digest);
@@ -187,15 +193,9 @@ TEST_F(TwoHostNamespaces, TheHeadHostPrintsTheWholeClustersSummaryWithTheOneHost
 TEST_F(TwoHostNamespaces, OverIpv6TheHeadHostPrintsTheOneHostDigest) {
   std::ofstream(dir_ / "v6.yaml") << two_host_yaml(1200, "\"" + namespaces_.ipv6_a + "\"",
                                                    "\"" + namespaces_.ipv6_b + "\"");
-  const std::string file = path("v6.yaml");
-  const Launched b = up(
-      namespaces_.ns_b,
-      {file, "--host", "b", "--log-dir", path("logs-b"), "--summary", path("v6.json"), "--quiet"},
-      "b");
-  const Launched a =
-      up(namespaces_.ns_a, {file, "--host", "a", "--log-dir", path("logs-a"), "--quiet"}, "a");
-  ASSERT_EQ(wait_exit(a.pid, 120s), 0) << read_text_file(a.err);
-  ASSERT_EQ(wait_exit(b.pid, 120s), 0) << read_text_file(b.err);
+  Launched a;
+  Launched b;
+  ASSERT_NO_FATAL_FAILURE(run_both(path("v6.yaml"), "v6.json", a, b));
   EXPECT_EQ(testing::summary_digest(dir_ / "v6.json"), one_host_digest());
   const std::string err_a = read_text_file(a.err);
   EXPECT_NE(err_a.find("by the launcher of host b (" + namespaces_.ipv6_b + ")"), std::string::npos)
