@@ -22,6 +22,7 @@
 #include "rl/learning/policy_network.hpp"
 #include "rl/learning/stacked_mlp.hpp"
 #include "rl/learning/torchscript_policy.hpp"
+#include "tests/support/python_torch.hpp"
 
 namespace tagflow::nodes {
 namespace {
@@ -461,17 +462,8 @@ TEST(PolicyBank, ExportedFilesAreStackedAndMisfitFilesRefusedByName) {
   fs::remove_all(dir);
 }
 
-/// python3 on the PATH if it imports torch, else Debian's /usr/bin/python3 ("" when neither).
-std::string python_with_torch() {
-  for (const char* python : {"python3", "/usr/bin/python3"}) {
-    const std::string probe = std::string(python) + " -c 'import torch' > /dev/null 2>&1";
-    if (std::system(probe.c_str()) == 0) return python;
-  }
-  return "";
-}
-
 TEST(PolicyBank, APythonSavedSequentialIsStackedWhenItMatches) {
-  const std::string python = python_with_torch();
+  const std::string python = tagflow::testing::python_with_torch();
   if (python.empty()) {
     GTEST_SKIP() << "python3 cannot import torch (install Debian's python3-torch to run this)";
   }

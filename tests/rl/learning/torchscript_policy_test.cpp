@@ -9,6 +9,7 @@
 
 #include "rl/learning/dqn_learner.hpp"
 #include "tests/rl/learning/learning_test_util.hpp"
+#include "tests/support/python_torch.hpp"
 
 namespace tagflow::learning {
 namespace {
@@ -16,18 +17,7 @@ namespace {
 using testing::ScratchDir;
 using testing::synthetic_batch;
 
-/// A Python interpreter that can import torch ("" when none): python3 on the PATH, else
-/// Debian's /usr/bin/python3 (where python3-torch installs) when the PATH has another python3.
-std::string python_with_torch() {
-  static const std::string found = [] {
-    for (const char* python : {"python3", "/usr/bin/python3"}) {
-      const std::string probe = std::string(python) + " -c 'import torch' > /dev/null 2>&1";
-      if (std::system(probe.c_str()) == 0) return std::string(python);
-    }
-    return std::string();
-  }();
-  return found;
-}
+using tagflow::testing::python_with_torch;
 
 std::string read_text(const std::string& path) {
   std::ifstream file(path);
