@@ -37,8 +37,8 @@ void add_bench_command(CLI::App& app) {
       for (const bench::BenchEntry& e : bench::benchmarks()) known += " " + e.name;
       fail_command("bench", "unknown benchmark '" + *name + "'; known:" + known, kExitBadFile);
     }
-    // `tagflow bench marl/learner/serve` went to tagflow-torch before parsing: here only paper
-    // takes --only and --print.
+    // `tagflow bench marl/learner/serve` went to tagflow-torch (checked first by
+    // cli/torch_bench_options.hpp): here only paper takes --only and --print.
     if (*name != "paper" && (!options->only.empty() || options->print)) {
       fail_command("bench",
                    std::string(options->print ? "--print" : "--only") + " is for `tagflow bench " +

@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "cli/launch/up_single_options.hpp"
 #include "cli/process_numerics.hpp"
+#include "cli/torch_bench_options.hpp"
 #include "cli/train_options.hpp"
 #include "tagflow/build_info.hpp"
 
@@ -52,12 +53,13 @@ int main(int argc, char** argv) {
   // processes started from here load it with one thread, unless the environment says otherwise.
   ::setenv("OPENBLAS_NUM_THREADS", "1", 0);
   if (is_torch_command(argc, argv)) {
-    // `train`'s and `up --placement single`'s options, and the cluster file, are checked here
-    // first, so a refusal costs no LibTorch start.
+    // The options of `train`, `up --placement single` (and its cluster file) and the LibTorch
+    // benchmarks are checked here first, so a refusal costs no LibTorch start.
     const std::string command = argv[1];
-    const int refused = command == "train" ? tagflow::cli::refuse_train_early(argc, argv)
-                        : command == "up"  ? tagflow::cli::refuse_up_single_early(argc, argv)
-                                           : -1;
+    const int refused = command == "train"   ? tagflow::cli::refuse_train_early(argc, argv)
+                        : command == "up"    ? tagflow::cli::refuse_up_single_early(argc, argv)
+                        : command == "bench" ? tagflow::cli::refuse_torch_bench_early(argc, argv)
+                                             : -1;
     if (refused >= 0) return refused;
     return tagflow::cli::exec_torch_command(argc, argv);
   }

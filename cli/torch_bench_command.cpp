@@ -9,6 +9,7 @@
 
 #include "bench/benchmarks.hpp"
 #include "cli/commands.hpp"
+#include "cli/torch_bench_options.hpp"
 #include "cli/torch_commands.hpp"
 
 namespace tagflow::cli {
@@ -26,45 +27,31 @@ torch_benchmarks() {
 }  // namespace
 
 void add_torch_bench_command(CLI::App& app) {
-  auto* command = app.add_subcommand("bench", "Run a LibTorch benchmark (see tagflow bench)");
-  auto name = std::make_shared<std::string>();
-  auto json_path = std::make_shared<std::string>();
-  auto options = std::make_shared<bench::BenchOptions>();
-  command->add_option("name", *name, "Benchmark to run")->required();
-  command->add_option("--json", *json_path, "Also write the report as JSON to this file");
-  command->add_flag("--quick", options->quick,
-                    "Very short run that exercises every path (figures not meant to be quoted)");
-  command->add_option("--only", options->only,
-                      "marl: tj4, tj10 (default), tj4-in-process or tj10-in-process");
-  command->callback([name, json_path, options] {
-    const auto entry = torch_benchmarks().find(*name);
+  auto options = std::make_shared<TorchBenchOptions>();
+  CLI::App* command = add_torch_bench_options(app, *options);
+  command->callback([options] {
+    const auto entry = torch_benchmarks().find(options->name);
     if (entry == torch_benchmarks().end()) {
       std::string known;
       for (const auto& [benchmark, run] : torch_benchmarks()) known += " " + benchmark;
       fail_command("bench",
-                   "'" + *name + "' is not a LibTorch benchmark; known:" + known +
+                   "'" + options->name + "' is not a LibTorch benchmark; known:" + known +
                        "; the others run in `tagflow bench` (`tagflow bench --help` lists them)",
                    kExitBadFile);
     }
-    if (*name != "marl" && !options->only.empty()) {
-      fail_command("bench",
-                   "--only is for `tagflow bench paper` and `tagflow bench marl`, not " + *name,
-                   kExitBadFile);
-    }
-    if (const std::string why = unwritable_output("--json", *json_path); !why.empty()) {
-      fail_command("bench", why, kExitBadFile);  // before the run, not after its table
-    }
+    // Run through `tagflow`, these were checked before LibTorch started; run directly, here.
+    check_torch_bench_options(*options);
     set_torch_threads(1);
     // On stderr: stdout holds the tables alone.
     std::cerr << blas_startup_line() << "\n";
     bench::BenchReport report("");
     try {
-      report = entry->second(*options);
+      report = entry->second(options->options);
     } catch (const std::invalid_argument& e) {  // an --only that names no workload
-      fail_command("bench " + *name, e.what(), kExitBadFile);
+      fail_command("bench " + options->name, e.what(), kExitBadFile);
     }
     std::cout << report.table();
-    if (!json_path->empty()) report.write_json(*json_path);
+    if (!options->json_path.empty()) report.write_json(options->json_path);
   });
   // The inference servers of `tagflow bench marl`'s raw ceiling (bench/marl_bench.cpp); not for
   // users.

@@ -1,6 +1,7 @@
-// `tagflow train` and `tagflow up FILE --placement single` are parsed and checked by `tagflow`
-// itself, the cluster file loaded, before it hands them to tagflow-torch (cli/train_options.hpp,
-// cli/launch/up_single_options.hpp), so a refusal costs no LibTorch start. Pointed at a
+// `tagflow train`, `tagflow up FILE --placement single` and `tagflow bench` of a LibTorch benchmark
+// are parsed and checked by `tagflow` itself, the cluster file loaded, before it hands them to
+// tagflow-torch (cli/train_options.hpp, cli/launch/up_single_options.hpp,
+// cli/torch_bench_options.hpp), so a refusal costs no LibTorch start. Pointed at a
 // tagflow-torch that does not exist (TAGFLOW_TORCH, cli/paths.cpp), `tagflow` shows which command
 // lines it refuses itself and which go on: those fail for want of tagflow-torch.
 #include <gtest/gtest.h>
@@ -82,6 +83,25 @@ TEST(BeforeTorch, TagflowRefusesABadOnePlacementRunWithoutStartingTagflowTorch) 
     EXPECT_NE(r.output.find("cannot run " + missing), std::string::npos)
         << args << ": " << r.output;
   }
+}
+
+TEST(BeforeTorch, TagflowRefusesABadLibTorchBenchmarkRunWithoutStartingTagflowTorch) {
+  const std::string missing = missing_torch();
+  const std::string bench = "TAGFLOW_TORCH=" + missing + " " + tagflow_binary() + " bench ";
+  for (const auto& [args, says] : std::vector<std::pair<std::string, std::string>>{
+           {"marl --bogus", "tagflow bench: The following argument was not expected: --bogus"},
+           {"learner --only tj4",
+            "tagflow bench: --only is for `tagflow bench paper` and `tagflow bench marl`, not "
+            "learner"},
+           {"serve --json /proc/b.json", "--json /proc/b.json: cannot write in /proc"}}) {
+    const auto r = run_command(bench + args + " 2>&1");
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.output;
+    EXPECT_NE(r.output.find(says), std::string::npos) << args << ": " << r.output;
+    EXPECT_EQ(r.output.find("no-tagflow-torch"), std::string::npos) << args << ": " << r.output;
+  }
+  const auto passes = run_command(bench + "marl --quick --only tj4 2>&1");
+  EXPECT_EQ(passes.exit_code, 127) << passes.output;
+  EXPECT_NE(passes.output.find("cannot run " + missing), std::string::npos) << passes.output;
 }
 
 }  // namespace

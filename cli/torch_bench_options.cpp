@@ -1,0 +1,41 @@
+#include "cli/torch_bench_options.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.hpp"
+
+namespace tagflow::cli {
+
+CLI::App* add_torch_bench_options(CLI::App& app, TorchBenchOptions& options) {
+  auto* command = app.add_subcommand("bench", "Run a LibTorch benchmark (see tagflow bench)");
+  command->add_option("name", options.name, "Benchmark to run")->required();
+  command->add_option("--json", options.json_path, "Also write the report as JSON to this file");
+  command->add_flag("--quick", options.options.quick,
+                    "Very short run that exercises every path (figures not meant to be quoted)");
+  command->add_option("--only", options.options.only,
+                      "marl: tj4, tj10 (default), tj4-in-process or tj10-in-process");
+  return command;
+}
+
+void check_torch_bench_options(const TorchBenchOptions& options) {
+  if (options.name != "marl" && !options.options.only.empty()) {
+    fail_command(
+        "bench",
+        "--only is for `tagflow bench paper` and `tagflow bench marl`, not " + options.name,
+        kExitBadFile);
+  }
+  if (const std::string why = unwritable_output("--json", options.json_path); !why.empty()) {
+    fail_command("bench", why, kExitBadFile);  // before the run, not after its table
+  }
+}
+
+int refuse_torch_bench_early(int argc, char** argv) {
+  TorchBenchOptions options;
+  return refuse_before_torch(argc, argv, [&options](CLI::App& app) {
+    add_torch_bench_options(app, options)->callback([&options] {
+      check_torch_bench_options(options);
+    });
+  });
+}
+
+}  // namespace tagflow::cli
