@@ -14,6 +14,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "transport/tcp_endpoint.hpp"
+
 namespace tagflow::transport {
 namespace {
 
@@ -147,23 +149,16 @@ std::string bindable_endpoint(const std::string& tcp_endpoint) {
   }
   const std::optional<std::string> chosen = resolve_preferring_ipv4(address);
   if (!chosen) return tcp_endpoint;  // an interface name (lo, eth0), or a name ZeroMQ refuses
-  return "tcp://" + (chosen->find(':') != std::string::npos ? "[" + *chosen + "]" : *chosen) + ":" +
-         port;
+  return transport::tcp_endpoint(*chosen, port);
 }
 
 void set_ipv6_for(zmq::socket_t& socket, const std::string& tcp_endpoint) {
   std::string address;
   std::string port;
   if (!split_tcp_any_port(tcp_endpoint, address, port) || address == "*") return;
-  in_addr v4{};
-  in6_addr v6{};
-  if (::inet_pton(AF_INET, address.c_str(), &v4) == 1) return;
-  bool ipv6 = ::inet_pton(AF_INET6, address.c_str(), &v6) == 1;
-  if (!ipv6) {
-    const std::optional<std::string> chosen = resolve_preferring_ipv4(address);
-    ipv6 = chosen && chosen->find(':') != std::string::npos;
-  }
-  if (ipv6) socket.set(zmq::sockopt::ipv6, 1);
+  // An address resolves to itself, a name to its first IPv4 address, else its first IPv6 one.
+  const std::optional<std::string> chosen = resolve_preferring_ipv4(address);
+  if (chosen && is_ipv6_address(*chosen)) socket.set(zmq::sockopt::ipv6, 1);
 }
 
 bool is_local_address(const std::string& tcp_endpoint) {

@@ -16,9 +16,13 @@ namespace tagflow::transport {
 }
 
 /// "tcp://ADDRESS:PORT", `address` in brackets when it is an IPv6 address.
-[[nodiscard]] inline std::string tcp_endpoint(const std::string& address, long port) {
+[[nodiscard]] inline std::string tcp_endpoint(const std::string& address, const std::string& port) {
   const std::string host = is_ipv6_address(address) ? "[" + address + "]" : address;
-  return "tcp://" + host + ":" + std::to_string(port);
+  return "tcp://" + host + ":" + port;
+}
+
+[[nodiscard]] inline std::string tcp_endpoint(const std::string& address, long port) {
+  return tcp_endpoint(address, std::to_string(port));
 }
 
 }  // namespace tagflow::transport
