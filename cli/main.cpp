@@ -8,6 +8,7 @@
 #include "bench/registry.hpp"
 #include "cli/commands.hpp"
 #include "cli/launch/up_single_options.hpp"
+#include "cli/process_defaults.hpp"
 #include "cli/process_numerics.hpp"
 #include "cli/torch_bench_options.hpp"
 #include "cli/train_options.hpp"
@@ -47,11 +48,9 @@ int main(int argc, char** argv) {
     std::cerr << "tagflow: " << e.what() << "\n";
     return 1;
   }
-  // OpenBLAS starts its pool's threads while the dynamic loader loads LibTorch, before main(), and
-  // each spins about 0.1 s of CPU waiting for work that never comes: tagflow-torch runs OpenBLAS
-  // on one thread (cli/torch_runtime.cpp), and `train --threads N` grows the pool itself. So the
-  // processes started from here load it with one thread, unless the environment says otherwise.
-  ::setenv("OPENBLAS_NUM_THREADS", "1", 0);
+  // OpenBLAS on one thread and malloc on huge pages, for the processes started from here
+  // (cli/process_defaults.hpp), unless the environment says otherwise.
+  tagflow::cli::set_started_process_defaults();
   if (is_torch_command(argc, argv)) {
     // The options of `train`, `up --placement single` (and its cluster file) and the LibTorch
     // benchmarks are checked here first, so a refusal costs no LibTorch start.
