@@ -3,10 +3,10 @@
 // leaves a service silently off). Two kinds of listener, two rules:
 //   - a metrics endpoint resolves its address with getaddrinfo: an IPv4 or IPv6 address (without
 //     brackets, as the Kubernetes probes read it too) or a host name;
-//   - a gateway's ZeroMQ socket binds only to `*` (every interface), an IPv4 address, or an
-//     interface name (`lo`, `eth0`): ZeroMQ does not resolve host names when it binds, so
-//     `localhost` there fails with "No such device", and without ZMQ_IPV6, which the gateway does
-//     not set, an IPv6 address fails the same way.
+//   - a gateway's ZeroMQ socket binds only to `*` (every IPv4 interface), an IPv4 or IPv6
+//     address (without brackets; `::` is every interface, IPv6 and IPv4), or an interface name
+//     (`lo`, `eth0`): ZeroMQ does not resolve host names when it binds, so `localhost` there
+//     fails with "No such device". The gateway sets ZMQ_IPV6 for an IPv6 address.
 // Only the form is checked: whether the address belongs to the machine the process runs on is
 // known there alone, so another host name passes as an interface name and fails when the gateway
 // starts. Header-only; POSIX inet_pton.
@@ -86,10 +86,9 @@ inline bool is_interface_name(const std::string& text) {
   using namespace bind_address_detail;
   if (address.empty()) return "must not be empty";
   if (address == "*") return "";
-  if (address.find(':') != std::string::npos || address.front() == '[') {
-    return "'" + address +
-           "': the gateway listens on IPv4 only ('*', an IPv4 address or an "
-           "interface name)";
+  if (address.front() == '[') return "'" + address + "': write an IPv6 address without brackets";
+  if (address.find(':') != std::string::npos) {
+    return is_ipv6(address) ? "" : "'" + address + "' is not an IPv6 address";
   }
   if (only_digits_and_dots(address)) {
     return is_ipv4(address) ? "" : "'" + address + "' is not an IPv4 address";
@@ -100,7 +99,7 @@ inline bool is_interface_name(const std::string& text) {
   }
   return is_interface_name(address)
              ? ""
-             : "'" + address + "' is neither '*', an IPv4 address nor an interface name";
+             : "'" + address + "' is neither '*', an IP address nor an interface name";
 }
 
 }  // namespace tagflow

@@ -1,5 +1,8 @@
 #include "clients/cpp/gateway_client.hpp"
 
+#include <netdb.h>
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -17,6 +20,30 @@ using Packer = msgpack::packer<msgpack::sbuffer>;
 std::vector<std::uint8_t> bytes(const msgpack::sbuffer& b) {
   const auto* p = reinterpret_cast<const std::uint8_t*>(b.data());
   return {p, p + b.size()};
+}
+
+/// Whether connecting to `endpoint` takes ZMQ_IPV6 (PROTOCOL.md §1): an IPv6 address in brackets
+/// (`tcp://[::1]:7830`), or a host name with IPv6 addresses and no IPv4 one. Without it ZeroMQ
+/// connects over IPv4 only; with it, a name with both would be tried at its IPv6 address first,
+/// which a gateway bound to an IPv4 address does not answer.
+bool needs_ipv6(const std::string& endpoint) {
+  const std::string scheme = "tcp://";
+  if (endpoint.rfind(scheme, 0) != 0) return false;
+  const std::string rest = endpoint.substr(scheme.size());
+  if (!rest.empty() && rest.front() == '[') return true;
+  const std::string host = rest.substr(0, rest.rfind(':'));
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0) return false;
+  bool v4 = false;
+  bool v6 = false;
+  for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    v4 = v4 || a->ai_family == AF_INET;
+    v6 = v6 || a->ai_family == AF_INET6;
+  }
+  ::freeaddrinfo(found);
+  return v6 && !v4;
 }
 
 /// The common request fields: op, v, id, and `extra` more fields to follow.
@@ -84,6 +111,7 @@ std::map<std::string, std::uint64_t> read_versions(const msgpack::object& o) {
 
 GatewayClient::GatewayClient(std::string endpoint, ClientOptions options)
     : endpoint_(std::move(endpoint)),
+      ipv6_(needs_ipv6(endpoint_)),
       options_(std::move(options)),
       context_(std::make_unique<zmq::context_t>()) {
   connect();
@@ -106,6 +134,7 @@ void GatewayClient::connect() {
     socket_->set(zmq::sockopt::curve_publickey, options_.public_key);
     socket_->set(zmq::sockopt::curve_secretkey, options_.secret_key);
   }
+  if (ipv6_) socket_->set(zmq::sockopt::ipv6, 1);
   socket_->connect(endpoint_);
 }
 

@@ -117,6 +117,7 @@ class GatewayClient {
   std::vector<std::uint8_t> exchange(const std::vector<std::uint8_t>& frame, std::uint64_t id);
 
   std::string endpoint_;
+  bool ipv6_ = false;  // connect with ZMQ_IPV6 (PROTOCOL.md §1)
   ClientOptions options_;
   std::unique_ptr<zmq::context_t> context_;
   std::unique_ptr<zmq::socket_t> socket_;

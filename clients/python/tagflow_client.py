@@ -17,6 +17,7 @@ Refusals raise GatewayError (code and reason as the protocol's section 6); `busy
 a GatewayError, at once, or from act() after `busy_retries` retries. A gateway that does not
 answer within `timeout` seconds raises TimeoutError. Not thread-safe: one Client per thread.
 """
+import socket
 import time
 import urllib.request
 
@@ -52,6 +53,23 @@ def _refusal(reply):
     return GatewayError(reply.get("error"), reply.get("reason"), reply.get("versions"))
 
 
+def _needs_ipv6(endpoint):
+    """Whether connecting to `endpoint` takes ZMQ_IPV6 (PROTOCOL.md section 1): an IPv6 address
+    in brackets ("tcp://[::1]:7830"), or a host name with IPv6 addresses and no IPv4 one. Without
+    it ZeroMQ connects over IPv4 only; with it, a name with both would be tried at its IPv6
+    address first, which a gateway bound to an IPv4 address does not answer."""
+    if not endpoint.startswith("tcp://"):
+        return False
+    host = endpoint[len("tcp://"):].rpartition(":")[0]
+    if host.startswith("["):
+        return True
+    try:
+        families = {info[0] for info in socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)}
+    except (OSError, UnicodeError):
+        return False
+    return socket.AF_INET6 in families and socket.AF_INET not in families
+
+
 def _unpack(frame):
     return msgpack.unpackb(frame, strict_map_key=False, raw=False)
 
@@ -62,6 +80,7 @@ class Gateway:
     def __init__(self, endpoint, context, timeout, curve=None):
         self.endpoint, self.timeout, self.curve = endpoint, timeout, curve
         self.context, self.next_id, self.info = context, 1, None
+        self.ipv6 = _needs_ipv6(endpoint)
         self._connect()
 
     def _connect(self):
@@ -74,6 +93,8 @@ class Gateway:
             self.socket.curve_serverkey = self.curve["server_public_key"].encode()
             self.socket.curve_publickey = self.curve["public_key"].encode()
             self.socket.curve_secretkey = self.curve["secret_key"].encode()
+        if self.ipv6:
+            self.socket.setsockopt(zmq.IPV6, 1)
         self.socket.connect(self.endpoint)
 
     def send(self, op, **fields):

@@ -309,6 +309,9 @@ ServiceGateway::ServiceGateway(GatewayConfig config, std::unique_ptr<GatewayBack
       });
     }
   }
+  // An IPv6 address (`tcp://[::1]:7830`; `tcp://[::]:7830`, every interface, IPv4 too) needs
+  // ZMQ_IPV6; `*`, an IPv4 address and an interface name bind as before, without a name lookup.
+  if (s.config.endpoint.rfind("tcp://[", 0) == 0) s.router.set(zmq::sockopt::ipv6, 1);
   try {
     s.router.bind(s.config.endpoint);
   } catch (const zmq::error_t& e) {

@@ -9,6 +9,7 @@
 #include "nodes/gateway/policy_bank_backend.hpp"
 #include "nodes/inference/inference_params.hpp"
 #include "transport/curve_keys.hpp"
+#include "transport/tcp_endpoint.hpp"
 
 namespace tagflow::nodes {
 
@@ -44,7 +45,7 @@ std::optional<gateway::GatewayConfig> gateway_config(const ReplicaConfig& replic
   gateway::GatewayConfig c;
   nodes::check_policy_bank_params(params, replica.index);
   const std::int64_t port = params.get_int("gateway_port", 0, 1);
-  c.endpoint = "tcp://" + nodes::gateway_bind(params) + ":" + std::to_string(port + replica.index);
+  c.endpoint = transport::tcp_endpoint(nodes::gateway_bind(params), port + replica.index);
   c.max_batch = static_cast<std::uint32_t>(params.get_int("max_batch", 64, 1));
   c.max_wait = params.get_duration("max_wait", std::chrono::nanoseconds(0));
   for (const int policy : replica.policies) {

@@ -25,13 +25,16 @@ class ScriptedGateway:
     """A gateway serving `agents`; it refuses each op listed in `refuse` (op -> error code) and
     records every request it reads."""
 
-    def __init__(self, agents):
+    def __init__(self, agents, address="127.0.0.1"):
         self.agents, self.refuse, self.requests = agents, {}, []
         self.context = zmq.Context()
         self.socket = self.context.socket(zmq.ROUTER)
         self.socket.setsockopt(zmq.LINGER, 0)
-        port = self.socket.bind_to_random_port("tcp://127.0.0.1")
-        self.endpoint = f"tcp://127.0.0.1:{port}"
+        if ":" in address:  # an IPv6 address, in brackets in the endpoint
+            self.socket.setsockopt(zmq.IPV6, 1)
+            address = f"[{address}]"
+        port = self.socket.bind_to_random_port(f"tcp://{address}")
+        self.endpoint = f"tcp://{address}:{port}"
         self.stopping = False
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
@@ -85,6 +88,33 @@ class ScriptedGateway:
 
 def observation():
     return np.zeros(OBSERVATION_SIZE, np.float32)
+
+
+class Ipv6(unittest.TestCase):
+    """A gateway on an IPv6 address (PROTOCOL.md section 1): the client sets ZMQ_IPV6 for a
+    bracketed endpoint, and only where the endpoint needs it."""
+
+    def test_a_client_reaches_a_gateway_at_a_bracketed_ipv6_endpoint(self):
+        gateway = ScriptedGateway([0, 1], address="::1")
+        client = Client([gateway.endpoint], timeout=5.0)
+        try:
+            client.connect()
+            self.assertEqual(client.act({0: observation(), 1: observation()}), {0: 1, 1: 1})
+            self.assertEqual(client.gateways[0].socket.getsockopt(zmq.IPV6), 1)
+        finally:
+            client.close()
+            gateway.close()
+
+    def test_an_ipv4_endpoint_or_a_name_with_an_ipv4_address_stays_on_ipv4(self):
+        gateway = ScriptedGateway([0])
+        port = gateway.endpoint.rpartition(":")[2]
+        client = Client([gateway.endpoint, f"tcp://localhost:{port}"], timeout=5.0)
+        try:
+            client.connect()
+            self.assertEqual([g.socket.getsockopt(zmq.IPV6) for g in client.gateways], [0, 0])
+        finally:
+            client.close()
+            gateway.close()
 
 
 class CarriedValues(unittest.TestCase):

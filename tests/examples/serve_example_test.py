@@ -1,6 +1,7 @@
 """The inference service example against a live cluster: configs/marl-serve.yaml on free ports
 under `tagflow up`, examples/serve_traffic_junction.py playing two episodes through both gateways,
-then the health probes over HTTP; the cluster is stopped with SIGTERM at the end.
+then the health probes over HTTP; the cluster is stopped with SIGTERM at the end. In reactor mode
+the gateways listen on `::` (every interface, IPv6 and IPv4), and a client reaches one over IPv6.
 
 Usage: serve_example_test.py TAGFLOW_BINARY SOURCE_DIR WORK_DIR [reactor|actor] (the cluster's
 mode; reactor by default). Bounded: the cluster's own `seconds` stop and a timeout on every wait.
@@ -88,6 +89,11 @@ def main():
     assert "env_steps" not in text, "configs/marl-serve.yaml should stop on `seconds` only"
     text, n = re.subn(r"seconds: \d+", "seconds: 120", text)
     assert n == 1
+    # In reactor mode the gateways listen on every interface, IPv6 and IPv4 (`gateway_bind: "::"`,
+    # PROTOCOL.md section 1): the example reaches them over IPv4, the client below over IPv6 too.
+    if mode == "reactor":
+        text, n = re.subn(r"gateway_port: (\d+)", r'gateway_port: \1, gateway_bind: "::"', text)
+        assert n == 1, "configs/marl-serve.yaml no longer has one gateway_port"
     config = os.path.join(work, "marl-serve.yaml")
     with open(config, "w") as f:
         f.write(text)
@@ -127,6 +133,12 @@ def main():
         health = client.health()[f"tcp://127.0.0.1:{base + 8}"]
         assert health["ready"] and set(health["policies"]) == {f"car_{i}" for i in range(5)}
         client.close()
+        if mode == "reactor":
+            ipv6 = Client([f"tcp://[::1]:{base + 9}"], timeout=10)
+            assert sorted(ipv6.connect()) == [5, 6, 7, 8, 9]
+            actions = ipv6.act({a: np.zeros(1350, np.float32) for a in range(5, 10)})
+            assert sorted(actions) == [5, 6, 7, 8, 9], actions
+            ipv6.close()
         # Rewards of agents whose gateway gets no observation in a call still count: the client
         # sends them with that gateway's next request of the episode (here episode_end).
         both = Client([f"tcp://127.0.0.1:{base + 8}", f"tcp://127.0.0.1:{base + 9}"], timeout=10)

@@ -128,8 +128,9 @@ TEST(ReplicaParamsCheck, ARangeIsWrittenAsAPersonWritesIt) {
       << error;
 }
 
-// A gateway binds a ZeroMQ socket, which takes '*', an IP address or an interface, never a host
-// name: `localhost` there used to leave the service off at run time ("No such device").
+// A gateway binds a ZeroMQ socket, which takes '*', an IPv4 or IPv6 address or an interface,
+// never a host name: `localhost` there used to leave the service off at run time ("No such
+// device").
 TEST(ReplicaParamsCheck, AGatewayBindIsAnAddressOrAnInterfaceNotAHostName) {
   const std::string marl =
       "cluster: m\nmode: reactor\nseed: 1\npolicies:\n  car: {}\nnodes:\n"
@@ -145,7 +146,8 @@ TEST(ReplicaParamsCheck, AGatewayBindIsAnAddressOrAnInterfaceNotAHostName) {
     text.replace(text.find("BIND"), 4, bind);
     return error_of(cluster::parse_cluster_config(text, "m.yaml"));
   };
-  for (const std::string ok : {"127.0.0.1", "0.0.0.0", "\"*\"", "lo", "eth0"}) {
+  for (const std::string ok :
+       {"127.0.0.1", "0.0.0.0", "\"*\"", "lo", "eth0", "\"::1\"", "\"::\"", "\"fd00::a\""}) {
     EXPECT_EQ(error_with(ok), "") << ok;
   }
   const std::string host = error_with("localhost");
@@ -157,10 +159,11 @@ TEST(ReplicaParamsCheck, AGatewayBindIsAnAddressOrAnInterfaceNotAHostName) {
       << host;
   EXPECT_NE(error_with("10.0.0.300").find("'10.0.0.300' is not an IPv4 address"),
             std::string::npos);
-  // ZeroMQ binds an IPv6 address only with ZMQ_IPV6, which the gateway does not set.
-  EXPECT_NE(error_with("\"::1\"").find("'::1': the gateway listens on IPv4 only"),
+  // An IPv6 address is written as the metrics' bind addresses are, without brackets.
+  EXPECT_NE(error_with("\"[::1]\"").find("'[::1]': write an IPv6 address without brackets"),
             std::string::npos);
-  EXPECT_NE(error_with("a/b").find("neither '*', an IPv4 address nor an interface name"),
+  EXPECT_NE(error_with("\"fd00::g\"").find("'fd00::g' is not an IPv6 address"), std::string::npos);
+  EXPECT_NE(error_with("a/b").find("neither '*', an IP address nor an interface name"),
             std::string::npos);
   // Quoted values are read without their quotes: an empty one is empty, not the name '""'.
   EXPECT_NE(error_with("''").find("param 'gateway_bind' (line 8): must not be empty"),

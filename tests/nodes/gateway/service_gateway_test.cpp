@@ -113,6 +113,31 @@ TEST(ServiceGatewayTest, ActAnswersEveryAgentWithItsPolicyAndVersion) {
   EXPECT_EQ(gateway->rows_answered(), 3U);
 }
 
+// A gateway on an IPv6 address (`gateway_bind: "::1"`, or "::" for every interface: PROTOCOL.md
+// §1) sets ZMQ_IPV6 itself, and the client sets it for a bracketed endpoint; "::" answers IPv4
+// clients as well. A host name with only IPv4 addresses leaves the client on IPv4.
+TEST(ServiceGatewayTest, AnIpv6GatewayAnswersClientsAtItsBracketedEndpoint) {
+  GatewayConfig loopback;
+  loopback.endpoint = "tcp://[::1]:0";
+  const auto gateway = start(loopback);
+  ASSERT_EQ(gateway->endpoint().rfind("tcp://[::1]:", 0), 0U) << gateway->endpoint();
+  GatewayClient client(gateway->endpoint());
+  const auto reply = client.act({{0, {1, 1, 1}}, {2, {0, 0, 1}}});
+  ASSERT_TRUE(reply.ok) << reply.error << ": " << reply.reason;
+  EXPECT_EQ(reply.actions, (std::map<std::uint32_t, std::int64_t>{{0, 1}, {2, 1}}));
+
+  GatewayConfig every;
+  every.endpoint = "tcp://[::]:0";
+  const auto dual = start(every);
+  const std::string port = std::to_string(dual->port());
+  for (const std::string& endpoint :
+       {"tcp://[::1]:" + port, "tcp://127.0.0.1:" + port, "tcp://localhost:" + port}) {
+    GatewayClient other(endpoint);
+    const auto hello = other.hello();
+    EXPECT_TRUE(hello.ok) << endpoint << ": " << hello.reason;
+  }
+}
+
 TEST(ServiceGatewayTest, RefusesWithAReasonAndKeepsServing) {
   monitoring::ProcessMetrics metrics({"inference-0", "inference", "reactor"},
                                      tagflow::test::families("inference"));
