@@ -15,14 +15,19 @@ import os
 import sys
 import time
 
-import numpy as np
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "clients", "python"))
 
-from tagflow_client import Client, GatewayError  # noqa: E402
-from traffic_junction import TrafficJunction  # noqa: E402
+try:
+    import numpy as np
+    from tagflow_client import Client, GatewayError
+    from traffic_junction import TrafficJunction
+except ModuleNotFoundError as missing:
+    # A python3 of its own (a virtualenv, pyenv) does not see Debian's packages.
+    sys.exit(f"{sys.argv[0]}: {missing} for {sys.executable}: this example needs numpy, pyzmq and "
+             "msgpack (Debian: apt install python3-numpy python3-zmq python3-msgpack, then run it "
+             "with /usr/bin/python3; or pip install numpy pyzmq msgpack for this python)")
 
 
 def wait_for_gateways(endpoints, seconds):
