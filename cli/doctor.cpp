@@ -154,7 +154,8 @@ std::string tcp_bind_error(const std::string& host, std::uint16_t port) {
       rc != 0) {
     return std::string("cannot resolve ") + host + ": " + ::gai_strerror(rc);
   }
-  // A name with an IPv4 address binds that one, as ZeroMQ (without ZMQ_IPV6) binds it.
+  // A name binds at its first IPv4 address, else its first IPv6 one, as the federation's
+  // listeners bind it (transport::resolve_preferring_ipv4, transport/local_links.hpp).
   const addrinfo* chosen = found;
   for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
     if (a->ai_family == AF_INET) {
