@@ -322,10 +322,13 @@ void check_node(const YAML::Node& node, const std::string& file, const std::stri
   if (!node.IsMap()) return;
   std::set<std::string> keys;
   for (const auto& entry : node) {
-    // A list or a map as a key (`? [a, b]`) names nothing a reader could look up.
+    // A list or a map as a key (`? [a, b]`), or a null one (`~:`, `null:`), names nothing a
+    // reader could look up.
     if (!entry.first.IsScalar()) {
       throw ConfigError(file, line_of(entry.first), shown(path),
-                        "a key must be a single value, not a list or a map");
+                        entry.first.IsNull()
+                            ? "a key must be a single value, not null (`~` or `null`)"
+                            : "a key must be a single value, not a list or a map");
     }
     const std::string key = entry.first.Scalar();
     const std::string key_path = path.empty() ? key : path + "." + key;

@@ -87,11 +87,19 @@ TEST(YamlReader, AliasesThatMultiplyTheTreeAreRefused) {
   EXPECT_NE(yaml_error_of(bomb).find("too many nodes"), std::string::npos) << yaml_error_of(bomb);
 }
 
-TEST(YamlReader, AListOrAMapAsAKeyIsRefusedAtItsLine) {
+TEST(YamlReader, AListOrAMapOrNullAsAKeyIsRefusedAtItsLine) {
   std::string text = kValidYaml;
   text.replace(text.find("  replay:"), 0, "  ? [a, b]\n  : {kind: replay, data_port: 7200}\n");
   EXPECT_EQ(yaml_error_of(text),
             "c.yaml:5: nodes: a key must be a single value, not a list or a map");
+  // No key at all is named as such, not as a list or a map.
+  for (const std::string null_key : {"  ~: {kind: replay}\n", "  null: {kind: replay}\n"}) {
+    std::string nulled = kValidYaml;
+    nulled.replace(nulled.find("  replay:"), 0, null_key);
+    EXPECT_EQ(yaml_error_of(nulled),
+              "c.yaml:5: nodes: a key must be a single value, not null (`~` or `null`)")
+        << null_key;
+  }
 }
 
 TEST(YamlReader, AnAliasInsideItsOwnAnchorIsRefusedNotFollowedForever) {
