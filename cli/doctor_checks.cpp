@@ -3,6 +3,7 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <sstream>
 #include <thread>
@@ -225,6 +226,31 @@ Check check_cores() {
                  detail + ": reactor workers and node processes will share one core", false};
   }
   return Check{"cores", CheckStatus::ok, detail, false};
+}
+
+std::string huge_page_mode(const std::string& enabled_text) {
+  const std::size_t open = enabled_text.find('[');
+  const std::size_t close = enabled_text.find(']', open);
+  if (open == std::string::npos || close == std::string::npos) return "";
+  return enabled_text.substr(open + 1, close - open - 1);
+}
+
+Check check_huge_pages() {
+  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string text;
+  std::getline(in, text);
+  const std::string mode = huge_page_mode(text);
+  if (mode == "always" || mode == "madvise") {
+    return Check{"huge pages", CheckStatus::ok,
+                 "transparent huge pages: " + mode +
+                     " (LibTorch processes fault their heap in 2 MiB pages as they load)",
+                 false};
+  }
+  return Check{"huge pages", CheckStatus::warn,
+               "transparent huge pages: " + (mode.empty() ? std::string("not offered") : mode) +
+                   ": each LibTorch process faults its heap in 4 KiB pages as it loads (about "
+                   "0.1 CPU s more per start)",
+               false};
 }
 
 Check check_prometheus_server() {

@@ -16,6 +16,12 @@ Check check_prometheus_cpp();
 /// Runs `tagflow-torch probe` and reads its JSON: LibTorch version and the BLAS it loaded.
 std::vector<Check> check_libtorch(const std::string& torch_probe);
 Check check_cores();
+/// The kernel's transparent huge pages, which the heap of every process `tagflow` starts asks for
+/// (cli/process_defaults.hpp): a warning, never a failure, when they are off.
+Check check_huge_pages();
+/// The mode in the text of /sys/kernel/mm/transparent_hugepage/enabled ("always madvise
+/// [never]" says never), or "" when there is no bracketed word.
+[[nodiscard]] std::string huge_page_mode(const std::string& enabled_text);
 Check check_prometheus_server();
 std::vector<Check> check_ports(const std::string& config_path);
 

@@ -1,6 +1,7 @@
 // Tests of cli/doctor.hpp: the port scan of a cluster file, the verdict, and the real doctor
 // run against this machine (which scripts/setup prepared: OpenBLAS and CURVE must be found).
 #include "cli/doctor.hpp"
+#include "cli/doctor_checks.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -206,6 +207,33 @@ TEST(DoctorCommand, FindsOpenBlasAndCurveOnThisMachine) {
       EXPECT_EQ(by_name["numerics"]["status"], "warn") << kernels;
     }
   }
+}
+
+// The huge pages the processes' heaps ask for (cli/process_defaults.hpp): the kernel's mode, a
+// warning (never a failure) when it offers none.
+TEST(DoctorCommand, SaysWhetherTheKernelOffersTransparentHugePages) {
+  EXPECT_EQ(huge_page_mode("always [madvise] never\n"), "madvise");
+  EXPECT_EQ(huge_page_mode("[always] madvise never"), "always");
+  EXPECT_EQ(huge_page_mode("always madvise [never]"), "never");
+  EXPECT_EQ(huge_page_mode(""), "");
+  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string text;
+  std::getline(in, text);
+  const std::string mode = huge_page_mode(text);
+  const auto result = run_command(tagflow_binary() + " doctor --json");
+  const nlohmann::json report = nlohmann::json::parse(result.output);
+  bool found = false;
+  for (const auto& check : report["checks"]) {
+    if (check["name"] != "huge pages") continue;
+    found = true;
+    EXPECT_FALSE(check["required"].get<bool>());
+    const std::string detail = check["detail"].get<std::string>();
+    EXPECT_EQ(check["status"], mode == "always" || mode == "madvise" ? "ok" : "warn") << detail;
+    if (!mode.empty()) {
+      EXPECT_NE(detail.find(mode), std::string::npos) << detail;
+    }
+  }
+  EXPECT_TRUE(found) << result.output;
 }
 
 TEST(DoctorCommand, ReportsATakenPortFromTheGivenConfig) {
