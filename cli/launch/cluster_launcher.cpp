@@ -35,6 +35,7 @@
 #include "nodes/actor_checkpoint.hpp"
 #include "nodes/cluster/process_plan.hpp"
 #include "nodes/cluster/scrape_targets.hpp"
+#include "nodes/cluster/service_endpoints.hpp"
 #include "tracing/trace_merge.hpp"
 #include "transport/curve_keys.hpp"
 
@@ -843,6 +844,12 @@ void ClusterLaunch::announce() const {
             << cluster::to_string(plan_.mode) << ", placement process\n"
             << "tagflow up: " << describe(plan_) << "\n"
             << "tagflow up: logs in " << log_dir_ << "/\n";
+  // Where outside programs reach the policies of this machine's processes (PROTOCOL.md §1).
+  if (const std::string gateways =
+          cluster::describe_gateways(cluster::gateway_endpoints(config_), plan_.hosts);
+      !gateways.empty()) {
+    std::cerr << "tagflow up: inference service: " << gateways << "\n";
+  }
   if (!options_.run_keys.empty()) {
     std::cerr << "tagflow up: closed cluster: this job's keys in " << plan_.run_keys << "/\n";
   } else if (!plan_.run_keys.empty()) {

@@ -19,6 +19,7 @@
 #include "hosts/actor/actor_cluster.hpp"
 #include "hosts/reactor/single_process_cluster.hpp"
 #include "nodes/cluster/cluster_config.hpp"
+#include "nodes/cluster/service_endpoints.hpp"
 #include "nodes/node_params.hpp"
 #include "rl/learning/learner_checkpoint.hpp"
 
@@ -49,6 +50,11 @@ void run_up(const UpSingleOptions& options) {
   try {
     std::cerr << "tagflow up: " << config.name << " (" << options.file << "), placement single, "
               << run_options.workers << " worker(s)\n";
+    // Where outside programs reach the policies (nodes/gateway/PROTOCOL.md §1).
+    if (const std::string gateways = cluster::describe_gateways(cluster::gateway_endpoints(config));
+        !gateways.empty()) {
+      std::cerr << "tagflow up: inference service: " << gateways << "\n";
+    }
     if (config.trace.enabled) {
       std::cerr << "tagflow up: trace: records the processes of the process placement (tagflow up "
                    "FILE); this one-process run is not traced\n";

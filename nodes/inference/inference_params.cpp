@@ -2,6 +2,7 @@
 
 #include "common/bind_address.hpp"
 #include "nodes/cluster/cluster_config.hpp"
+#include "nodes/cluster/service_endpoints.hpp"
 
 namespace tagflow::nodes {
 namespace {
@@ -59,7 +60,7 @@ void check_policy_bank_params(const NodeParams& params, int replica_index) {
 }
 
 std::string gateway_bind(const NodeParams& params) {
-  return params.get_string("gateway_bind", "127.0.0.1");
+  return params.get_string("gateway_bind", cluster::kDefaultGatewayBind);
 }
 
 }  // namespace tagflow::nodes

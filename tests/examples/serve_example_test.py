@@ -171,6 +171,12 @@ def main():
             os.killpg(cluster.pid, signal.SIGKILL)
             cluster.wait()
         log.close()
+    # `tagflow up` said where the service's clients connect (on `::`, at the host's address).
+    with open(os.path.join(work, "up.log")) as f:
+        announced = f.read()
+    expected = (f"tagflow up: inference service: inference-0 tcp://127.0.0.1:{base + 8}, "
+                f"inference-1 tcp://127.0.0.1:{base + 9}")
+    assert expected in announced, announced
     print("ok")
 
 
