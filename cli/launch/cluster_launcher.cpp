@@ -38,6 +38,7 @@
 #include "nodes/cluster/service_endpoints.hpp"
 #include "tracing/trace_merge.hpp"
 #include "transport/curve_keys.hpp"
+#include "transport/tcp_endpoint.hpp"
 
 namespace tagflow::cli {
 namespace {
@@ -686,6 +687,30 @@ std::string ClusterLaunch::unbindable_port() const {
                              long{group->metrics_port} + index, bind_line, "monitoring.bind"});
       }
     }
+  }
+  // The inference service's gateways (nodes/gateway/PROTOCOL.md §1) at their bind address; an
+  // interface name is the gateway's own to resolve.
+  for (const cluster::GatewayEndpoint& e : cluster::gateway_endpoints(config_)) {
+    const auto [group, index] = cluster::find_replica(config_, e.replica);
+    if (group == nullptr ||
+        std::find(plan_.hosts.begin(), plan_.hosts.end(), e.host) == plan_.hosts.end()) {
+      continue;
+    }
+    const std::string address = e.bind == "*" ? "0.0.0.0" : e.bind;
+    const bool is_address = transport::is_ipv6_address(address) ||
+                            address.find_first_not_of("0123456789.") == std::string::npos;
+    if (!is_address) continue;
+    const auto line_of = [&](const std::string& param) {
+      const auto at = group->param_lines.find(param);
+      return at == group->param_lines.end() ? group->line : at->second;
+    };
+    const std::string params = "nodes." + group->name + ".params.";
+    const bool bind_given = group->params.count("gateway_bind") != 0;
+    listeners.push_back(
+        {line_of("gateway_port"),
+         params + "gateway_port" + (index == 0 ? "" : " + " + std::to_string(index)), address,
+         e.port, line_of(bind_given ? "gateway_bind" : "gateway_port"),
+         params + (bind_given ? "gateway_bind" : "gateway_port")});
   }
   for (const Listener& l : listeners) {
     // The loader refuses a replica's port past 65535; an address a Slurm or Kubernetes host

@@ -301,6 +301,58 @@ TEST_F(TagflowUp, APortTakenByAnotherProgramIsRefusedBeforeAnyProcessStarts) {
       << err;
 }
 
+// The inference service's gateways are checked with the other ports (nodes/gateway/PROTOCOL.md
+// §1): one that another program holds, or a gateway_bind that is no address of this machine, is
+// refused before anything starts, at the param's line.
+TEST_F(TagflowUp, AGatewayPortTakenOrBoundElsewhereIsRefusedBeforeAnyProcessStarts) {
+  const auto port = [this](int offset) { return std::to_string(base_port_ + offset); };
+  const auto marl = [&](const std::string& bind) {
+    return "cluster: m\nmode: reactor\nseed: 1\nhosts:\n  local: {address: 127.0.0.1}\n"
+           "coordinator: {host: local, port: " +
+           port(0) +
+           "}\n"
+           "policies:\n  a: {}\n  b: {}\nagents: {0: a, 1: a, \"*\": b}\n"
+           "nodes:\n"
+           "  junction: {kind: multi_agent, data_port: " +
+           port(2) +
+           ", params: {env: TrafficJunction4-v1}}\n"
+           "  inference: {kind: inference, replicas: 2, data_port: " +
+           port(3) +
+           ",\n"
+           "              params: {gateway_port: " +
+           port(5) + bind +
+           "}}\n"
+           "connections:\n"
+           "  - {from: junction.observations, to: inference.observations}\n"
+           "  - {from: inference.actions, to: junction.actions, after: 0}\n"
+           "stop: {env_steps: 100}\n";
+  };
+  write("taken.yaml", marl(""));
+  const PortHolder holder(base_port_ + 6);
+  ASSERT_TRUE(holder.held());
+  EXPECT_EQ(
+      run({"up", path("taken.yaml"), "--log-dir", path("taken"), "--quiet"}, dir_, "taken", 60s),
+      2);
+  const std::string taken = read_text_file(dir_ / "taken.err");
+  EXPECT_NE(taken.find("tagflow up: " + path("taken.yaml") +
+                       ":14: nodes.inference.params.gateway_port + 1: cannot listen on 127.0.0.1 "
+                       "port " +
+                       port(6) + ": Address already in use"),
+            std::string::npos)
+      << taken;
+  EXPECT_FALSE(fs::exists(dir_ / "taken")) << "the run directory was made";
+
+  write("elsewhere.yaml", marl(", gateway_bind: 192.0.2.254"));
+  EXPECT_EQ(run({"up", path("elsewhere.yaml"), "--quiet"}, dir_, "elsewhere", 60s), 2);
+  const std::string elsewhere = read_text_file(dir_ / "elsewhere.err");
+  EXPECT_NE(elsewhere.find(path("elsewhere.yaml") +
+                           ":14: nodes.inference.params.gateway_bind: 192.0.2.254 is no address "
+                           "of this machine (nodes.inference.params.gateway_port would listen "
+                           "there"),
+            std::string::npos)
+      << elsewhere;
+}
+
 // A host's address may be a name: its processes listen on the name's IPv4 address (ZeroMQ takes a
 // name to bind as an interface's, and `localhost` failed every federate with "No such device").
 TEST_F(TagflowUp, AHostAddressThatIsANameIsListenedOnAtItsAddress) {
