@@ -38,7 +38,6 @@
 #include "nodes/cluster/service_endpoints.hpp"
 #include "tracing/trace_merge.hpp"
 #include "transport/curve_keys.hpp"
-#include "transport/tcp_endpoint.hpp"
 
 namespace tagflow::cli {
 namespace {
@@ -696,10 +695,7 @@ std::string ClusterLaunch::unbindable_port() const {
         std::find(plan_.hosts.begin(), plan_.hosts.end(), e.host) == plan_.hosts.end()) {
       continue;
     }
-    const std::string address = e.bind == "*" ? "0.0.0.0" : e.bind;
-    const bool is_address = transport::is_ipv6_address(address) ||
-                            address.find_first_not_of("0123456789.") == std::string::npos;
-    if (!is_address) continue;
+    if (e.bind_address.empty()) continue;
     const auto line_of = [&](const std::string& param) {
       const auto at = group->param_lines.find(param);
       return at == group->param_lines.end() ? group->line : at->second;
@@ -708,8 +704,8 @@ std::string ClusterLaunch::unbindable_port() const {
     const bool bind_given = group->params.count("gateway_bind") != 0;
     listeners.push_back(
         {line_of("gateway_port"),
-         params + "gateway_port" + (index == 0 ? "" : " + " + std::to_string(index)), address,
-         e.port, line_of(bind_given ? "gateway_bind" : "gateway_port"),
+         params + "gateway_port" + (index == 0 ? "" : " + " + std::to_string(index)),
+         e.bind_address, e.port, line_of(bind_given ? "gateway_bind" : "gateway_port"),
          params + (bind_given ? "gateway_bind" : "gateway_port")});
   }
   for (const Listener& l : listeners) {

@@ -9,17 +9,21 @@
 namespace tagflow::cluster {
 namespace {
 
-/// Where a client reaches a gateway bound to `bind` at `port` on `host`; "" when the file cannot
-/// say.
-std::string client_endpoint(const std::string& bind, const HostConfig* host, std::uint16_t port) {
-  const bool ipv4_wildcard = bind == "*" || bind == "0.0.0.0";
-  const bool wildcard = ipv4_wildcard || bind == "::";
-  if (!wildcard) {
-    // An address as it is; an interface name (no digit-and-dot or colon form) says nothing.
-    const bool address = transport::is_ipv6_address(bind) ||
-                         bind.find_first_not_of("0123456789.") == std::string::npos;
-    return address ? transport::tcp_endpoint(bind, port) : "";
-  }
+/// The address a gateway bound to `bind` listens on (0.0.0.0 for `*`), or "" for an interface name.
+std::string bind_address_of(const std::string& bind) {
+  if (bind == "*") return "0.0.0.0";
+  const bool address = transport::is_ipv6_address(bind) ||
+                       bind.find_first_not_of("0123456789.") == std::string::npos;
+  return address ? bind : "";
+}
+
+/// Where a client reaches a gateway listening on `address` (bind_address_of()) at `port` on
+/// `host`; "" when the file cannot say.
+std::string client_endpoint(const std::string& address, const HostConfig* host,
+                            std::uint16_t port) {
+  const bool ipv4_wildcard = address == "0.0.0.0";
+  if (address.empty()) return "";
+  if (!ipv4_wildcard && address != "::") return transport::tcp_endpoint(address, port);
   if (host == nullptr || host->address.empty()) return "";
   if (ipv4_wildcard && transport::is_ipv6_address(host->address)) return "";
   return transport::tcp_endpoint(host->address, port);
@@ -45,9 +49,10 @@ std::vector<GatewayEndpoint> gateway_endpoints(const ClusterConfig& config) {
       e.replica = replica_name(node, i);
       e.host = node.host;
       e.bind = bind;
+      e.bind_address = bind_address_of(bind);
       e.port = static_cast<std::uint16_t>(*first + i);
-      e.connect =
-          client_endpoint(bind, host == config.hosts.end() ? nullptr : &host->second, e.port);
+      e.connect = client_endpoint(e.bind_address,
+                                  host == config.hosts.end() ? nullptr : &host->second, e.port);
       endpoints.push_back(std::move(e));
     }
   }

@@ -20,9 +20,10 @@ namespace tagflow::cluster {
 inline constexpr const char* kDefaultGatewayBind = "127.0.0.1";
 
 struct GatewayEndpoint {
-  std::string replica;  // inference-0, ...
-  std::string host;     // its host in the file
-  std::string bind;     // gateway_bind
+  std::string replica;       // inference-0, ...
+  std::string host;          // its host in the file
+  std::string bind;          // gateway_bind
+  std::string bind_address;  // the address it binds: 0.0.0.0 for `*`; "" for an interface name
   std::uint16_t port = 0;
   std::string connect;  // tcp://ADDRESS:PORT for clients ([ADDRESS] for IPv6); "" when unknown
 };

@@ -70,6 +70,11 @@ TEST(ServiceEndpoints, OnEveryAddressClientsUseTheHostsAddress) {
       gateway_endpoints(served("gateway_port: 7830, gateway_bind: \"*\"", 1, "fd00::b"));
   ASSERT_EQ(v4_on_v6.size(), 1U);
   EXPECT_EQ(v4_on_v6[0].connect, "");
+  // What the launcher checks before start: the address each binds.
+  EXPECT_EQ(v4_on_v6[0].bind_address, "0.0.0.0");
+  EXPECT_EQ(gateway_endpoints(served("gateway_port: 7830, gateway_bind: eth0", 1))[0].bind_address,
+            "");
+  EXPECT_EQ(gateway_endpoints(served("gateway_port: 7830", 1))[0].bind_address, "127.0.0.1");
 }
 
 }  // namespace
