@@ -102,4 +102,12 @@ inline bool is_interface_name(const std::string& text) {
              : "'" + address + "' is neither '*', an IP address nor an interface name";
 }
 
+/// The address a ZeroMQ socket bound to `address` (a form zmq_bind_problem() accepts) listens on:
+/// 0.0.0.0 for `*`, an IP address as it is, "" for an interface name (the socket's to resolve).
+[[nodiscard]] inline std::string zmq_bind_listen_address(const std::string& address) {
+  using namespace bind_address_detail;
+  if (address == "*") return "0.0.0.0";
+  return is_ipv4(address) || is_ipv6(address) ? address : "";
+}
+
 }  // namespace tagflow

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/bind_address.hpp"
 #include "nodes/cluster/policy_config.hpp"
 #include "nodes/cluster/yaml_reader.hpp"
 #include "transport/tcp_endpoint.hpp"
@@ -9,16 +10,8 @@
 namespace tagflow::cluster {
 namespace {
 
-/// The address a gateway bound to `bind` listens on (0.0.0.0 for `*`), or "" for an interface name.
-std::string bind_address_of(const std::string& bind) {
-  if (bind == "*") return "0.0.0.0";
-  const bool address = transport::is_ipv6_address(bind) ||
-                       bind.find_first_not_of("0123456789.") == std::string::npos;
-  return address ? bind : "";
-}
-
-/// Where a client reaches a gateway listening on `address` (bind_address_of()) at `port` on
-/// `host`; "" when the file cannot say.
+/// Where a client reaches a gateway listening on `address` (zmq_bind_listen_address(),
+/// common/bind_address.hpp) at `port` on `host`; "" when the file cannot say.
 std::string client_endpoint(const std::string& address, const HostConfig* host,
                             std::uint16_t port) {
   const bool ipv4_wildcard = address == "0.0.0.0";
@@ -49,7 +42,7 @@ std::vector<GatewayEndpoint> gateway_endpoints(const ClusterConfig& config) {
       e.replica = replica_name(node, i);
       e.host = node.host;
       e.bind = bind;
-      e.bind_address = bind_address_of(bind);
+      e.bind_address = zmq_bind_listen_address(bind);
       e.port = static_cast<std::uint16_t>(*first + i);
       e.connect = client_endpoint(e.bind_address,
                                   host == config.hosts.end() ? nullptr : &host->second, e.port);
