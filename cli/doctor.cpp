@@ -195,7 +195,7 @@ std::vector<Check> run_doctor(const DoctorOptions& options) {
   checks.push_back(check_prometheus_server());
   checks.push_back(check_cores());
   checks.push_back(check_huge_pages());
-  for (Check& c : check_ports(options.config_path)) checks.push_back(std::move(c));
+  for (Check& c : check_ports(options.config_path, options.host)) checks.push_back(std::move(c));
   return checks;
 }
 

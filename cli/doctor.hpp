@@ -46,6 +46,7 @@ bool tcp_port_is_free(const std::string& host, std::uint16_t port);
 
 struct DoctorOptions {
   std::string config_path;  // cluster file whose ports are checked
+  std::string host;         // the file's host this machine plays (`tagflow up --host`); "": as up
   std::string torch_probe;  // path of the tagflow-torch executable
 };
 

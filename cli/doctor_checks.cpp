@@ -1,10 +1,13 @@
 #include "cli/doctor_checks.hpp"
 
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -17,6 +20,8 @@
 #include <nlohmann/json.hpp>
 #include <zmq.hpp>
 
+#include "cli/doctor.hpp"
+#include "cli/launch/launch_plan.hpp"
 #include "federation/federation_spec.hpp"
 #include "hosts/replica_params_check.hpp"
 #include "nodes/cluster/cluster_config.hpp"
@@ -27,6 +32,43 @@ namespace {
 
 Check fail(std::string name, std::string detail, bool required = true) {
   return Check{std::move(name), CheckStatus::fail, std::move(detail), required};
+}
+
+/// The doctor's line for each listener a cluster file plans on this machine (those whose address
+/// only the process can tell are left out), as `tagflow up` checks them before it starts.
+std::vector<Check> check_listeners(const std::vector<PlannedListener>& listeners,
+                                   const std::string& path) {
+  std::vector<Check> checks;
+  for (const PlannedListener& l : listeners) {
+    if (l.address.empty() || l.port < 1 || l.port > 65535) continue;
+    const std::string name = "port " + std::to_string(l.port);
+    const std::string where = l.key + " in " + path + ":" + std::to_string(l.line);
+    const std::string why = tcp_bind_error(l.address, static_cast<std::uint16_t>(l.port));
+    if (why.empty()) {
+      checks.push_back(
+          Check{name, CheckStatus::ok, "free on " + l.address + " (" + where + ")", false});
+    } else if (why == std::strerror(EADDRINUSE)) {
+      checks.push_back(Check{
+          name, CheckStatus::warn,
+          "TAKEN on " + l.address + ": something already listens there (" + where + ")", false});
+    } else if (why == std::strerror(EADDRNOTAVAIL)) {
+      checks.push_back(Check{name, CheckStatus::warn,
+                             l.address + " is no address of this machine (" + l.address_key +
+                                 " in " + path + ":" + std::to_string(l.address_line) + ", where " +
+                                 l.key + " listens)",
+                             false});
+    } else {
+      checks.push_back(Check{name, CheckStatus::warn,
+                             "cannot listen on " + l.address + ": " + why + " (" + where + ")",
+                             false});
+    }
+  }
+  if (checks.empty()) {
+    checks.push_back(Check{
+        "ports", CheckStatus::warn,
+        "the addresses " + path + "'s processes listen on are known only where they run", false});
+  }
+  return checks;
 }
 
 /// Answers an int with the int plus one. A class rather than a spawned lambda: CAF 0.17 binds a
@@ -265,11 +307,14 @@ Check check_prometheus_server() {
   return Check{"prometheus server", CheckStatus::ok, output.substr(0, output.find('\n')), false};
 }
 
-std::vector<Check> check_ports(const std::string& config_path) {
+std::vector<Check> check_ports(const std::string& config_path, const std::string& host) {
   // A cluster file (it names its `cluster:`) or a bare federation file is first loaded and
   // checked as `tagflow up` or `tagflow coordinator` would: one they refuse is no machine's fault,
-  // and its ports would be read from keys they do not take. Other YAML is only looked through for
-  // ports.
+  // and its ports would be read from keys they do not take. A cluster file's ports are then those
+  // `tagflow up FILE [--host NAME]` would listen on here, each at its address, checked as its
+  // launcher checks them before it starts anything. Other YAML, and a multi-host file whose
+  // host here is not given, is only looked through for ports.
+  std::optional<std::vector<PlannedListener>> planned;
   try {
     const YAML::Node root = YAML::LoadFile(config_path);
     if (root.IsMap() && root["federation"] && !root["nodes"]) {
@@ -277,19 +322,26 @@ std::vector<Check> check_ports(const std::string& config_path) {
     } else if (root.IsMap() && root["cluster"]) {
       const cluster::ClusterConfig config = cluster::load_cluster_config(config_path);
       hosts::check_replica_params(config);
+      try {
+        planned =
+            planned_listeners(config, make_launch_plan(config, config_path, std::nullopt, host));
+      } catch (const LaunchError& e) {
+        if (!host.empty()) return {fail("hosts", e.what())};
+      }
     }
   } catch (const cluster::ConfigError& e) {
-    return {Check{"cluster file", CheckStatus::fail, e.what(), true}};
+    return {fail("cluster file", e.what())};
   } catch (const coordinator::FederationConfigError& e) {
-    return {Check{"cluster file", CheckStatus::fail, e.what(), true}};
+    return {fail("cluster file", e.what())};
   } catch (const YAML::Exception&) {
     // Not YAML, or not readable: collect_config_ports() below says which, with the line.
   }
+  if (planned) return check_listeners(*planned, config_path);
   std::vector<ConfiguredPort> ports;
   try {
     ports = collect_config_ports(config_path);
   } catch (const std::exception& e) {  // the file cannot be read, or is not YAML
-    return {Check{"cluster file", CheckStatus::fail, e.what(), true}};
+    return {fail("cluster file", e.what())};
   }
   std::vector<Check> checks;
   for (const ConfiguredPort& p : ports) {

@@ -23,6 +23,10 @@ Check check_huge_pages();
 /// [never]" says never), or "" when there is no bracketed word.
 [[nodiscard]] std::string huge_page_mode(const std::string& enabled_text);
 Check check_prometheus_server();
-std::vector<Check> check_ports(const std::string& config_path);
+/// The ports of `config_path`: those `tagflow up FILE [--host HOST]` would listen on here, at their
+/// addresses, for a cluster file it can plan; else every port the file names, at 127.0.0.1
+/// (collect_config_ports()). A file it would refuse is one failed check, `cluster file`; a
+/// `host` the file lacks one failed check, `hosts`.
+std::vector<Check> check_ports(const std::string& config_path, const std::string& host = "");
 
 }  // namespace tagflow::cli

@@ -646,69 +646,7 @@ std::string ClusterLaunch::unbindable_port() const {
   // Each process would otherwise find out alone, after the others started: a data port fails
   // its process (and each restart the file allows, the same way), a metrics port only its
   // endpoint, named in the process's log. Checked once, before the first start.
-  struct Listener {
-    int line = 0;
-    std::string key;
-    std::string address;
-    long port = 0;
-    int address_line = 0;     // where the address comes from, for one that is not this machine's
-    std::string address_key;  // (hosts.NAME, or monitoring.bind)
-  };
-  std::vector<Listener> listeners;
-  const std::string& bind = config_.monitoring.bind;
-  const int bind_line = config_.monitoring.bind_line;
-  const bool reactor = plan_.mode == cluster::Mode::reactor;
-  const auto host_line = [this](const std::string& host) { return config_.hosts.at(host).line; };
-  if (reactor && plan_.coordinator) {
-    const cluster::CoordinatorConfig& c = config_.coordinator;
-    listeners.push_back({c.port_line, "coordinator.port", config_.hosts.at(c.host).address, c.port,
-                         host_line(c.host), "hosts." + c.host + ".address"});
-    if (c.metrics_port != 0) {
-      listeners.push_back({c.metrics_port_line, "coordinator.metrics_port", bind, c.metrics_port,
-                           bind_line, "monitoring.bind"});
-    }
-  }
-  for (const cluster::ProcessPlan& process : plan_.processes) {
-    const std::string address = cluster::process_address(config_, process);
-    for (const std::string& replica : process.replicas) {
-      const auto [group, index] = cluster::find_replica(config_, replica);
-      if (group == nullptr) continue;
-      const std::string of = index == 0 ? "" : " + " + std::to_string(index);
-      // In actor mode only some replicas listen for data (hosts/actor/actor_process.hpp).
-      if (reactor && group->data_port != 0) {
-        listeners.push_back({group->data_port_line, "nodes." + group->name + ".data_port" + of,
-                             address, long{group->data_port} + index, host_line(process.host),
-                             "hosts." + process.host + ".address"});
-      }
-      if (group->metrics_port != 0) {
-        listeners.push_back({group->metrics_port_line,
-                             "nodes." + group->name + ".metrics_port" + of, bind,
-                             long{group->metrics_port} + index, bind_line, "monitoring.bind"});
-      }
-    }
-  }
-  // The inference service's gateways (nodes/gateway/PROTOCOL.md §1) at their bind address; an
-  // interface name is the gateway's own to resolve.
-  for (const cluster::GatewayEndpoint& e : cluster::gateway_endpoints(config_)) {
-    const auto [group, index] = cluster::find_replica(config_, e.replica);
-    if (group == nullptr ||
-        std::find(plan_.hosts.begin(), plan_.hosts.end(), e.host) == plan_.hosts.end()) {
-      continue;
-    }
-    if (e.bind_address.empty()) continue;
-    const auto line_of = [&](const std::string& param) {
-      const auto at = group->param_lines.find(param);
-      return at == group->param_lines.end() ? group->line : at->second;
-    };
-    const std::string params = "nodes." + group->name + ".params.";
-    const bool bind_given = group->params.count("gateway_bind") != 0;
-    listeners.push_back(
-        {line_of("gateway_port"),
-         params + "gateway_port" + (index == 0 ? "" : " + " + std::to_string(index)),
-         e.bind_address, e.port, line_of(bind_given ? "gateway_bind" : "gateway_port"),
-         params + (bind_given ? "gateway_bind" : "gateway_port")});
-  }
-  for (const Listener& l : listeners) {
+  for (const PlannedListener& l : planned_listeners(config_, plan_)) {
     // The loader refuses a replica's port past 65535; an address a Slurm or Kubernetes host
     // learns in its allocation is not known outside it.
     if (l.port > 65535 || l.address.empty()) continue;
@@ -725,7 +663,8 @@ std::string ClusterLaunch::unbindable_port() const {
       hint =
           ": another program listens there (a run of this file that is still going?); "
           "`tagflow doctor --config " +
-          options_.file + "` checks every port of the file";
+          options_.file + (options_.host.empty() ? "" : " --host " + options_.host) +
+          "` checks every port of the file";
     }
     return cluster::ConfigError(config_.file, l.line, l.key,
                                 "cannot listen on " + l.address + " port " +

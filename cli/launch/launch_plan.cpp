@@ -9,6 +9,7 @@
 #include "actors/actor_credentials.hpp"
 #include "cli/launch/remote_hosts.hpp"
 #include "nodes/cluster/process_plan.hpp"
+#include "nodes/cluster/service_endpoints.hpp"
 #include "transport/curve_keys.hpp"
 
 namespace tagflow::cli {
@@ -111,6 +112,60 @@ LaunchPlan make_launch_plan(const cluster::ClusterConfig& config, const std::str
     }
   }
   return plan;
+}
+
+std::vector<PlannedListener> planned_listeners(const cluster::ClusterConfig& config,
+                                               const LaunchPlan& plan) {
+  std::vector<PlannedListener> listeners;
+  const std::string& bind = config.monitoring.bind;
+  const int bind_line = config.monitoring.bind_line;
+  const bool reactor = plan.mode == cluster::Mode::reactor;
+  const auto host_line = [&config](const std::string& host) { return config.hosts.at(host).line; };
+  if (reactor && plan.coordinator) {
+    const cluster::CoordinatorConfig& c = config.coordinator;
+    listeners.push_back({c.port_line, "coordinator.port", config.hosts.at(c.host).address, c.port,
+                         host_line(c.host), "hosts." + c.host + ".address"});
+    if (c.metrics_port != 0) {
+      listeners.push_back({c.metrics_port_line, "coordinator.metrics_port", bind, c.metrics_port,
+                           bind_line, "monitoring.bind"});
+    }
+  }
+  for (const cluster::ProcessPlan& process : plan.processes) {
+    const std::string address = cluster::process_address(config, process);
+    for (const std::string& replica : process.replicas) {
+      const auto [group, index] = cluster::find_replica(config, replica);
+      if (group == nullptr) continue;
+      const std::string of = index == 0 ? "" : " + " + std::to_string(index);
+      // In actor mode only some replicas listen for data (hosts/actor/actor_process.hpp).
+      if (reactor && group->data_port != 0) {
+        listeners.push_back({group->data_port_line, "nodes." + group->name + ".data_port" + of,
+                             address, long{group->data_port} + index, host_line(process.host),
+                             "hosts." + process.host + ".address"});
+      }
+      if (group->metrics_port != 0) {
+        listeners.push_back({group->metrics_port_line,
+                             "nodes." + group->name + ".metrics_port" + of, bind,
+                             long{group->metrics_port} + index, bind_line, "monitoring.bind"});
+      }
+    }
+  }
+  // The gateways at their bind address; an interface name is the gateway's own to resolve.
+  for (const cluster::GatewayEndpoint& e : cluster::gateway_endpoints(config)) {
+    const auto [group, index] = cluster::find_replica(config, e.replica);
+    if (group == nullptr || !contains(plan.hosts, e.host)) continue;
+    const auto line_of = [&](const std::string& param) {
+      const auto at = group->param_lines.find(param);
+      return at == group->param_lines.end() ? group->line : at->second;
+    };
+    const std::string params = "nodes." + group->name + ".params.";
+    const bool bind_given = group->params.count("gateway_bind") != 0;
+    listeners.push_back(
+        {line_of("gateway_port"),
+         params + "gateway_port" + (index == 0 ? "" : " + " + std::to_string(index)),
+         e.bind_address, e.port, line_of(bind_given ? "gateway_bind" : "gateway_port"),
+         params + (bind_given ? "gateway_bind" : "gateway_port")});
+  }
+  return listeners;
 }
 
 std::vector<int> usable_cpus() {

@@ -90,6 +90,24 @@ LaunchPlan make_launch_plan(const cluster::ClusterConfig& config, const std::str
                             std::optional<cluster::Mode> mode, const std::string& host,
                             int node = -1, const std::string& node_name = "");
 
+/// A TCP port a process of `plan` listens on, with the lines of the file that set it.
+struct PlannedListener {
+  int line = 0;         // the port's line
+  std::string key;      // e.g. "nodes.sampler.data_port + 1" (replica 1 of the group)
+  std::string address;  // where it binds; "" when only the process can tell (a Slurm or
+                        // Kubernetes host's address, learnt in its allocation; an interface name)
+  long port = 0;
+  int address_line = 0;     // where the address comes from
+  std::string address_key;  // hosts.NAME.address, monitoring.bind, or the gateway's param
+};
+
+/// Every listener of the processes `plan` starts on this machine, in file order: the
+/// coordinator's port and metrics port, each replica's data port (reactor mode) and metrics port,
+/// and each inference replica's gateway (nodes/gateway/PROTOCOL.md §1). What `tagflow up` checks
+/// before it starts anything, and `tagflow doctor --config` reports.
+std::vector<PlannedListener> planned_listeners(const cluster::ClusterConfig& config,
+                                               const LaunchPlan& plan);
+
 /// The child processes of `plan`: local_child_specs(), then remote_child_specs().
 std::vector<ChildSpec> child_specs(const LaunchPlan& plan, const std::string& tagflow,
                                    const std::string& log_dir, const std::string& ssh = "ssh");

@@ -31,25 +31,26 @@ std::string write_temp_file(const std::string& name, const std::string& text) {
   return path;
 }
 
-/// 127.0.0.1:`port` (0: a port the kernel chooses at bind).
-sockaddr_in loopback(std::uint16_t port) {
+/// 127.0.0.1:`port` (0: a port the kernel chooses at bind), or another IPv4 `host` (host order).
+sockaddr_in loopback(std::uint16_t port, std::uint32_t host = INADDR_LOOPBACK) {
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(port);
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_addr.s_addr = htonl(host);
   return address;
 }
 
-/// A listening TCP socket on 127.0.0.1 at a kernel-chosen port; closed on destruction.
+/// A listening TCP socket on 127.0.0.1 (or `host`) at a kernel-chosen port; closed on destruction.
 /// `reuse_address`: bound with SO_REUSEADDR, as ZeroMQ and the metrics server bind theirs.
 class Listener {
  public:
-  explicit Listener(bool reuse_address = false) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+  explicit Listener(bool reuse_address = false, std::uint32_t host = INADDR_LOOPBACK)
+      : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
     if (reuse_address) {
       const int on = 1;
       EXPECT_EQ(::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on), 0);
     }
-    sockaddr_in address = loopback(0);
+    sockaddr_in address = loopback(0, host);
     EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
     EXPECT_EQ(::listen(fd_, 1), 0);
     socklen_t length = sizeof(address);
@@ -269,6 +270,56 @@ std::string local_demo_with(const std::string& name, const std::string& from, co
   if (at == std::string::npos) return "";
   line = 1 + std::count(yaml.begin(), yaml.begin() + static_cast<std::ptrdiff_t>(at), '\n');
   return write_temp_file(name, yaml.replace(at, from.size(), to));
+}
+
+// A cluster file's ports are checked where its processes will listen, as `tagflow up` checks them
+// before it starts anything: here the file's host is 127.0.0.2, and a port another program holds
+// there (free at 127.0.0.1, where the doctor used to look) is TAKEN, named by key and line.
+TEST(DoctorPorts, ChecksAClusterFilesPortsAtTheAddressItsProcessesListenOn) {
+  const Listener listener(false, (127U << 24) | 2U);  // 127.0.0.2
+  ASSERT_NE(listener.port(), 0);
+  ASSERT_TRUE(tcp_port_is_free("127.0.0.1", listener.port()));
+  long host_line = 0, port_line = 0;
+  std::string path = local_demo_with("host_address.yaml", "local: {address: 127.0.0.1}",
+                                     "local: {address: 127.0.0.2}", host_line);
+  ASSERT_GT(host_line, 0);
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string yaml = text.str();
+  const std::string replay_port = "    data_port: 7620";
+  const std::size_t at = yaml.find(replay_port);
+  ASSERT_NE(at, std::string::npos);
+  port_line = 1 + std::count(yaml.begin(), yaml.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+  path = write_temp_file(
+      "host_address.yaml",
+      yaml.replace(at, replay_port.size(), "    data_port: " + std::to_string(listener.port())));
+  const std::vector<Check> checks = check_ports(path);
+  bool found = false;
+  for (const Check& check : checks) {
+    EXPECT_NE(check.status, CheckStatus::fail) << check.name << ": " << check.detail;
+    if (check.name != "port " + std::to_string(listener.port())) continue;
+    found = true;
+    EXPECT_EQ(check.status, CheckStatus::warn);
+    EXPECT_NE(check.detail.find("TAKEN on 127.0.0.2"), std::string::npos) << check.detail;
+    EXPECT_NE(
+        check.detail.find("nodes.replay.data_port in " + path + ":" + std::to_string(port_line)),
+        std::string::npos)
+        << check.detail;
+  }
+  EXPECT_TRUE(found);
+}
+
+// `--host NAME` plays one host of the file, as `tagflow up --host` does; a name the file lacks is
+// a failed check naming the file's hosts.
+TEST(DoctorPorts, AHostTheFileLacksIsAFailedCheck) {
+  const std::string path = std::string(TAGFLOW_SOURCE_DIR) + "/configs/two-host.yaml";
+  const std::vector<Check> checks = check_ports(path, "c");
+  ASSERT_EQ(checks.size(), 1U);
+  EXPECT_EQ(checks[0].name, "hosts");
+  EXPECT_EQ(checks[0].status, CheckStatus::fail);
+  EXPECT_NE(checks[0].detail.find("no host 'c' (hosts: a, b)"), std::string::npos)
+      << checks[0].detail;
 }
 
 // A cluster file that `tagflow up` would refuse is a failed check naming its line and key, not a
