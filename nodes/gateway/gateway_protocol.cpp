@@ -64,9 +64,15 @@ void read_floats(const msgpack::object& o, std::size_t count, const std::string&
   const std::size_t start = out.size();
   if (o.type == msgpack::type::BIN) {
     if (o.via.bin.size != count * sizeof(float)) {
+      const std::string expected = "expected " + std::to_string(count) + " floats (" +
+                                   std::to_string(count * sizeof(float)) + " bytes)";
+      if (o.via.bin.size % sizeof(float) != 0) {
+        throw Failure{"width", what + " is a bin of " + std::to_string(o.via.bin.size) +
+                                   " bytes, not a whole number of float32s; " + expected};
+      }
       throw Failure{"width", what + " has " + std::to_string(o.via.bin.size / sizeof(float)) +
-                                 " floats (" + std::to_string(o.via.bin.size) +
-                                 " bytes), expected " + std::to_string(count)};
+                                 " floats (" + std::to_string(o.via.bin.size) + " bytes), " +
+                                 expected};
     }
     out.resize(start + count);
     std::memcpy(out.data() + start, o.via.bin.ptr, o.via.bin.size);

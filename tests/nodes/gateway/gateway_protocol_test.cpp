@@ -111,6 +111,33 @@ TEST(GatewayProtocolTest, RefusesUnknownAgentsWrongWidthsAndNaN) {
             "malformed");
 }
 
+// The `width` reason says how many floats came and how many were expected; a bin that is no whole
+// number of float32s says so, rather than a float count that looks right (1350 floats for 5401
+// bytes).
+TEST(GatewayProtocolTest, AWidthRefusalSaysWhatCameAndWhatWasExpected) {
+  const GatewayError short_row = error_of(act([](auto& p) {
+    p.pack_map(1);
+    p.pack(1);
+    bin(p, {1, 2});
+  }));
+  EXPECT_EQ(short_row.code, "width");
+  EXPECT_NE(short_row.reason.find("has 2 floats (8 bytes), expected 3 floats (12 bytes)"),
+            std::string::npos)
+      << short_row.reason;
+  const GatewayError ragged = error_of(act([](auto& p) {
+    p.pack_map(1);
+    p.pack(1);
+    const std::vector<char> bytes(13, '\0');
+    p.pack_bin(13);
+    p.pack_bin_body(bytes.data(), 13);
+  }));
+  EXPECT_EQ(ragged.code, "width");
+  EXPECT_NE(ragged.reason.find("is a bin of 13 bytes, not a whole number of float32s; expected 3 "
+                               "floats (12 bytes)"),
+            std::string::npos)
+      << ragged.reason;
+}
+
 TEST(GatewayProtocolTest, RefusesGarbageTrailingBytesAndHugeClaimedSizes) {
   const std::vector<char> garbage = {'\xc1', '\x00', '\x17'};
   EXPECT_EQ(error_of(garbage).code, "malformed");
