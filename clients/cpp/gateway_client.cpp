@@ -185,6 +185,7 @@ HelloReply GatewayClient::hello() {
   HelloReply r;
   read_common(o, r);
   if (!r.ok) return r;
+  if (find(o, "instance") != nullptr) r.instance = get<std::uint64_t>(o, "instance");
   r.server = get<std::string>(o, "server");
   r.env = get<std::string>(o, "env");
   r.v = get<std::uint32_t>(o, "v");
@@ -203,10 +204,13 @@ HelloReply GatewayClient::hello() {
 std::vector<std::uint8_t> GatewayClient::act_request(
     std::uint64_t id, const std::map<std::uint32_t, std::vector<float>>& observations,
     std::optional<std::uint64_t> episode, const std::map<std::uint32_t, double>& rewards,
-    const std::map<std::uint32_t, bool>& dones) {
+    const std::map<std::uint32_t, bool>& dones, std::optional<std::uint64_t> instance) {
   msgpack::sbuffer b;
   Packer p(b);
-  begin(p, "act", id, 1 + (episode ? 1 : 0) + (rewards.empty() ? 0 : 1) + (dones.empty() ? 0 : 1));
+  const bool with_instance = episode && instance;
+  begin(p, "act", id,
+        1 + (episode ? 1 : 0) + (with_instance ? 1 : 0) + (rewards.empty() ? 0 : 1) +
+            (dones.empty() ? 0 : 1));
   p.pack("obs");
   p.pack_map(static_cast<std::uint32_t>(observations.size()));
   for (const auto& [agent, values] : observations) {
@@ -218,6 +222,10 @@ std::vector<std::uint8_t> GatewayClient::act_request(
   if (episode) {
     p.pack("episode");
     p.pack(*episode);
+  }
+  if (with_instance) {
+    p.pack("instance");
+    p.pack(*instance);
   }
   if (!rewards.empty()) {
     p.pack("rewards");
@@ -235,11 +243,14 @@ ActReply GatewayClient::act(const std::map<std::uint32_t, std::vector<float>>& o
                             const std::map<std::uint32_t, double>& rewards,
                             const std::map<std::uint32_t, bool>& dones) {
   const std::uint64_t id = next_id_++;
+  const std::optional<std::uint64_t> instance =
+      episode ? instance_of(*episode) : std::optional<std::uint64_t>();
   const msgpack::object_handle h =
-      parse(exchange(act_request(id, observations, episode, rewards, dones), id));
+      parse(exchange(act_request(id, observations, episode, rewards, dones, instance), id));
   const msgpack::object& o = h.get();
   ActReply r;
   read_common(o, r);
+  if (episode && r.error == "unknown_episode") episode_instances_.erase(*episode);
   if (!r.ok) return r;
   r.actions = get<std::map<std::uint32_t, std::int64_t>>(o, "actions");
   r.policies = get<std::map<std::uint32_t, std::string>>(o, "policies");
@@ -263,6 +274,12 @@ EpisodeReply GatewayClient::episode_start(std::optional<bool> log) {
   if (!r.ok) return r;
   r.episode = get<std::uint64_t>(h.get(), "episode");
   r.log = get<bool>(h.get(), "log");
+  if (find(h.get(), "instance") != nullptr) {
+    r.instance = get<std::uint64_t>(h.get(), "instance");
+    episode_instances_[r.episode] = r.instance;
+    if (episode_instances_.size() > kKeptEpisodes)
+      episode_instances_.erase(episode_instances_.begin());
+  }
   return r;
 }
 
@@ -272,9 +289,15 @@ EpisodeReply GatewayClient::episode_end(std::uint64_t episode,
   msgpack::sbuffer b;
   Packer p(b);
   const std::uint64_t id = next_id_++;
-  begin(p, "episode_end", id, 1 + (rewards.empty() ? 0 : 1) + (dones.empty() ? 0 : 1));
+  const std::optional<std::uint64_t> instance = instance_of(episode);
+  begin(p, "episode_end", id,
+        1 + (instance ? 1 : 0) + (rewards.empty() ? 0 : 1) + (dones.empty() ? 0 : 1));
   p.pack("episode");
   p.pack(episode);
+  if (instance) {
+    p.pack("instance");
+    p.pack(*instance);
+  }
   if (!rewards.empty()) {
     p.pack("rewards");
     p.pack(rewards);
@@ -287,8 +310,11 @@ EpisodeReply GatewayClient::episode_end(std::uint64_t episode,
   const msgpack::object& o = h.get();
   EpisodeReply r;
   read_common(o, r);
+  // Ended, or gone from the gateway: either way no request of it will be sent again.
+  if (r.ok || r.error == "unknown_episode") episode_instances_.erase(episode);
   if (!r.ok) return r;
   r.episode = get<std::uint64_t>(o, "episode");
+  if (find(o, "instance") != nullptr) r.instance = get<std::uint64_t>(o, "instance");
   r.steps = get<std::uint64_t>(o, "steps");
   r.returns = get<std::map<std::uint32_t, double>>(o, "returns");
   r.logged = get<std::uint64_t>(o, "logged");
@@ -305,9 +331,16 @@ HealthReply GatewayClient::health() {
   HealthReply r;
   read_common(o, r);
   r.live = get<bool>(o, "live");
+  if (find(o, "instance") != nullptr) r.instance = get<std::uint64_t>(o, "instance");
   r.ready = get<bool>(o, "ready");
   r.versions = read_versions(o);
   return r;
+}
+
+std::optional<std::uint64_t> GatewayClient::instance_of(std::uint64_t episode) const {
+  const auto it = episode_instances_.find(episode);
+  if (it == episode_instances_.end()) return std::nullopt;
+  return it->second;
 }
 
 }  // namespace tagflow::clients

@@ -48,6 +48,8 @@ struct Reply {
 };
 
 struct HelloReply : Reply {
+  /// The gateway's instance, new at each of its starts (PROTOCOL.md §4, step 3); 0: not said.
+  std::uint64_t instance = 0;
   std::string server, env;
   std::uint32_t v = 0;  // the protocol version the gateway answered in
   std::uint32_t observation_size = 0, num_actions = 0, max_batch = 0, max_in_flight = 0;
@@ -69,13 +71,15 @@ struct ActReply : Reply {
 
 struct EpisodeReply : Reply {
   std::uint64_t episode = 0, steps = 0;
-  bool log = false;          // episode_start: the episode's experience is logged
-  std::uint64_t logged = 0;  // episode_end: transitions logged for the episode
+  std::uint64_t instance = 0;  // the gateway instance the episode is on (0: not said)
+  bool log = false;            // episode_start: the episode's experience is logged
+  std::uint64_t logged = 0;    // episode_end: transitions logged for the episode
   std::map<std::uint32_t, double> returns;
 };
 
 struct HealthReply : Reply {
   bool live = false, ready = false;
+  std::uint64_t instance = 0;  // as HelloReply::instance
   std::map<std::string, std::uint64_t> versions;
 };
 
@@ -88,7 +92,10 @@ class GatewayClient {
 
   HelloReply hello();
   /// Actions for one observation per agent (float32, observation_size each).
-  /// With `episode`: the rewards and dones of the previous step (PROTOCOL.md §4.2–4.3).
+  /// With `episode`: the rewards and dones of the previous step (PROTOCOL.md §4.2–4.3). An
+  /// episode this client started is sent with the gateway instance it started on, so that a
+  /// restarted gateway refuses it (`unknown_episode`) instead of taking it for a new episode
+  /// of the same id.
   ActReply act(const std::map<std::uint32_t, std::vector<float>>& observations,
                std::optional<std::uint64_t> episode = std::nullopt,
                const std::map<std::uint32_t, double>& rewards = {},
@@ -102,12 +109,14 @@ class GatewayClient {
   HealthReply health();
 
   /// The frame of an act request (what act() sends), for programs that pipeline requests on
-  /// their own socket.
+  /// their own socket; `instance` (sent only with an `episode`): the gateway instance the
+  /// episode was started on (EpisodeReply::instance).
   [[nodiscard]] static std::vector<std::uint8_t> act_request(
       std::uint64_t id, const std::map<std::uint32_t, std::vector<float>>& observations,
       std::optional<std::uint64_t> episode = std::nullopt,
       const std::map<std::uint32_t, double>& rewards = {},
-      const std::map<std::uint32_t, bool>& dones = {});
+      const std::map<std::uint32_t, bool>& dones = {},
+      std::optional<std::uint64_t> instance = std::nullopt);
 
   /// Sends raw frames (any bytes) and returns the raw reply frame: for tests of bad input.
   std::vector<std::uint8_t> exchange_raw(const std::vector<std::uint8_t>& frame);
@@ -122,6 +131,11 @@ class GatewayClient {
   std::unique_ptr<zmq::context_t> context_;
   std::unique_ptr<zmq::socket_t> socket_;
   std::uint64_t next_id_ = 1;
+  /// The gateway instance of each episode this client started and has not ended (at most
+  /// kKeptEpisodes, the oldest ids forgotten first, as the gateway forgets them).
+  std::optional<std::uint64_t> instance_of(std::uint64_t episode) const;
+  std::map<std::uint64_t, std::uint64_t> episode_instances_;
+  static constexpr std::size_t kKeptEpisodes = 1024;
 };
 
 }  // namespace tagflow::clients

@@ -157,6 +157,10 @@ class Client:
         # that had no observation for that gateway in the call; sent with its next request of the
         # episode.
         self._carried = {}
+        # (endpoint, episode id) -> the gateway instance the episode was started on, sent with
+        # the episode's requests so that a restarted gateway refuses them (PROTOCOL.md 4, step 3)
+        # instead of taking them for its own new episode of that id; the newest 1024 per gateway.
+        self._instances = {}
 
     def connect(self):
         """The handshake with every gateway; returns {agent: policy name} over all of them."""
@@ -213,7 +217,7 @@ class Client:
             for gateway, obs in pending:  # every gateway at once, then the replies
                 fields = {"obs": obs}
                 if episode is not None:
-                    fields["episode"] = episode[gateway.endpoint]
+                    fields.update(self._episode_fields(gateway, episode))
                 if gateway in rewards_by:
                     fields["rewards"] = {a: float(r) for a, r in rewards_by[gateway].items()}
                 if gateway in dones_by:
@@ -244,6 +248,8 @@ class Client:
                 else:
                     # Refused, so not taken: what it carried waits for the episode's next request.
                     self._put_back(gateway, episode, kept.get(gateway))
+                    if episode is not None and reply.get("error") == "unknown_episode":
+                        self._instances.pop((gateway.endpoint, episode[gateway.endpoint]), None)
                     failure = failure or _refusal(reply)
             if failure is not None or not pending or attempt == self.busy_retries:
                 break
@@ -255,6 +261,15 @@ class Client:
             self._put_back(gateway, episode, kept.get(gateway))
         raise failure or Busy("busy", f"still busy after {self.busy_retries} retries: "
                               f"{last_busy.get('reason')}", None, last_busy.get("busy"))
+
+    def _episode_fields(self, gateway, episode):
+        """The `episode` of a request to `gateway`, and its `instance` when the episode was
+        started by this client."""
+        fields = {"episode": episode[gateway.endpoint]}
+        instance = self._instances.get((gateway.endpoint, episode[gateway.endpoint]))
+        if instance is not None:
+            fields["instance"] = instance
+        return fields
 
     def _put_back(self, gateway, episode, kept):
         """Carries again what _merge_carried took for a request `gateway` did not take."""
@@ -294,15 +309,23 @@ class Client:
         episode = {}
         for gateway in self.gateways:
             try:
-                episode[gateway.endpoint] = gateway.call("episode_start", **fields)["episode"]
+                reply = gateway.call("episode_start", **fields)
+                episode[gateway.endpoint] = reply["episode"]
+                if "instance" in reply:
+                    key = (gateway.endpoint, reply["episode"])
+                    self._instances.pop(key, None)
+                    self._instances[key] = reply["instance"]
+                    if len(self._instances) > 1024 * len(self.gateways):
+                        del self._instances[next(iter(self._instances))]
             except (GatewayError, TimeoutError):
                 # All or nothing: the episodes already opened on the other gateways are ended.
                 for opened in self.gateways:
                     if opened.endpoint in episode:
                         try:
-                            opened.call("episode_end", episode=episode[opened.endpoint])
+                            opened.call("episode_end", **self._episode_fields(opened, episode))
                         except (GatewayError, TimeoutError):
                             pass  # forgotten in time anyway (max_open_episodes)
+                        self._instances.pop((opened.endpoint, episode[opened.endpoint]), None)
                 raise
         return episode
 
@@ -315,7 +338,7 @@ class Client:
         failure = None  # every gateway is asked; the first refusal or timeout is raised after
         for gateway in self.gateways:
             kept = self._merge_carried(gateway, episode[gateway.endpoint], rewards_by, dones_by)
-            fields = {"episode": episode[gateway.endpoint]}
+            fields = self._episode_fields(gateway, episode)
             if gateway in rewards_by:
                 fields["rewards"] = {a: float(r) for a, r in rewards_by[gateway].items()}
             if gateway in dones_by:
@@ -324,11 +347,14 @@ class Client:
                 reply = gateway.call("episode_end", **fields)
             except GatewayError as e:
                 self._put_back(gateway, episode, kept)  # refused: kept for a retry
+                if e.code == "unknown_episode":  # gone from the gateway: never asked again
+                    self._instances.pop((gateway.endpoint, episode[gateway.endpoint]), None)
                 failure = failure or e
                 continue
             except TimeoutError as e:
                 failure = failure or e
                 continue
+            self._instances.pop((gateway.endpoint, episode[gateway.endpoint]), None)
             steps = max(steps, reply["steps"])
             returns.update(reply["returns"])
             logged += reply.get("logged", 0)

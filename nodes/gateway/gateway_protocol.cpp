@@ -158,6 +158,11 @@ void read_episode_fields(const msgpack::object_map& map, const RequestShape& sha
     if (!read_uint(*e, episode)) throw Failure{"malformed", "episode is not an unsigned integer"};
     r.episode = episode;
   }
+  if (const msgpack::object* i = field(map, "instance")) {
+    std::uint64_t instance = 0;
+    if (!read_uint(*i, instance)) throw Failure{"malformed", "instance is not an unsigned integer"};
+    r.instance = instance;
+  }
   if (const msgpack::object* rewards = field(map, "rewards")) {
     if (rewards->type != msgpack::type::MAP) throw Failure{"malformed", "rewards is not a map"};
     for (std::uint32_t i = 0; i < rewards->via.map.size; ++i) {
@@ -425,9 +430,11 @@ Frame encode_error(const GatewayError& error) {
 
 Frame encode_hello(std::uint64_t id, const HelloInfo& info) {
   Writer w;
-  header(w, 13, GatewayOp::hello, id);
+  header(w, 14, GatewayOp::hello, id);
   w.key("v");
   w.p().pack(kProtocolVersion);
+  w.key("instance");
+  w.p().pack(info.instance);
   w.key("server");
   w.p().pack(info.server);
   w.key("env");
@@ -516,24 +523,30 @@ Frame encode_act(const GatewayRequest& request, const ActAnswer& answer) {
   return w.frame();
 }
 
-Frame encode_episode_start(std::uint64_t id, std::uint64_t episode, bool log) {
+Frame encode_episode_start(std::uint64_t id, std::uint64_t episode, bool log,
+                           std::uint64_t instance) {
   Writer w;
-  header(w, 2, GatewayOp::episode_start, id);
+  header(w, 3, GatewayOp::episode_start, id);
   w.key("episode");
   w.p().pack(episode);
+  w.key("instance");
+  w.p().pack(instance);
   w.key("log");
   w.p().pack(log);
   return w.frame();
 }
 
 Frame encode_episode_end(std::uint64_t id, std::uint64_t episode, std::uint64_t steps,
-                         const std::map<std::uint32_t, double>& returns, std::uint64_t logged) {
+                         const std::map<std::uint32_t, double>& returns, std::uint64_t logged,
+                         std::uint64_t instance) {
   Writer w;
-  header(w, 4, GatewayOp::episode_end, id);
+  header(w, 5, GatewayOp::episode_end, id);
   w.key("logged");
   w.p().pack(logged);
   w.key("episode");
   w.p().pack(episode);
+  w.key("instance");
+  w.p().pack(instance);
   w.key("steps");
   w.p().pack(steps);
   w.key("returns");
@@ -545,9 +558,12 @@ Frame encode_episode_end(std::uint64_t id, std::uint64_t episode, std::uint64_t 
   return w.frame();
 }
 
-Frame encode_health(std::uint64_t id, bool ready, const std::vector<PolicyStatus>& policies) {
+Frame encode_health(std::uint64_t id, bool ready, const std::vector<PolicyStatus>& policies,
+                    std::uint64_t instance) {
   Writer w;
-  header(w, 3, GatewayOp::health, id);
+  header(w, 4, GatewayOp::health, id);
+  w.key("instance");
+  w.p().pack(instance);
   w.key("live");
   w.p().pack(true);
   w.key("ready");

@@ -52,6 +52,8 @@ struct GatewayRequest {
   bool single = false;      // obs was one observation, not a map (the gateway serves one agent)
   // act, episode_end
   std::optional<std::uint64_t> episode;
+  /// The gateway instance the episode was started on (episode_start's `instance`); absent: any.
+  std::optional<std::uint64_t> instance;
   std::vector<std::pair<std::uint32_t, double>> rewards;
   std::vector<std::pair<std::uint32_t, bool>> dones;
   // episode_start: log the episode's experience (absent: the gateway's default)
@@ -91,6 +93,7 @@ struct PolicyStatus {
 };
 
 struct HelloInfo {
+  std::uint64_t instance = 0;  // this gateway's start (PROTOCOL.md §4, step 3)
   std::string server, env;
   std::uint32_t observation_size = 0, num_actions = 0;
   bool time_input = false;  // the client appends the episode's elapsed fraction (§4, step 1)
@@ -118,11 +121,13 @@ using Frame = std::vector<std::uint8_t>;
 [[nodiscard]] Frame encode_error(const GatewayError& error);
 [[nodiscard]] Frame encode_hello(std::uint64_t id, const HelloInfo& info);
 [[nodiscard]] Frame encode_act(const GatewayRequest& request, const ActAnswer& answer);
-[[nodiscard]] Frame encode_episode_start(std::uint64_t id, std::uint64_t episode, bool log);
+[[nodiscard]] Frame encode_episode_start(std::uint64_t id, std::uint64_t episode, bool log,
+                                         std::uint64_t instance);
 [[nodiscard]] Frame encode_episode_end(std::uint64_t id, std::uint64_t episode, std::uint64_t steps,
                                        const std::map<std::uint32_t, double>& returns,
-                                       std::uint64_t logged);
+                                       std::uint64_t logged, std::uint64_t instance);
 [[nodiscard]] Frame encode_health(std::uint64_t id, bool ready,
-                                  const std::vector<PolicyStatus>& policies);
+                                  const std::vector<PolicyStatus>& policies,
+                                  std::uint64_t instance);
 
 }  // namespace tagflow::gateway

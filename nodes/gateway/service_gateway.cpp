@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <random>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -116,6 +117,14 @@ bool is_due(const Pending& p, Clock::time_point now, const std::set<int>& full) 
                      [&](const auto& entry) { return full.count(entry.first) != 0; });
 }
 
+/// A gateway's instance: 64 random bits, never 0, new at every start (PROTOCOL.md §4, step 3).
+std::uint64_t new_instance() {
+  std::random_device device;
+  std::uint64_t value = 0;
+  while (value == 0) value = (std::uint64_t{device()} << 32U) | device();
+  return value;
+}
+
 }  // namespace
 
 struct ServiceGateway::Impl {
@@ -140,6 +149,7 @@ struct ServiceGateway::Impl {
   std::map<std::uint64_t, Episode> episodes;
   std::deque<std::uint64_t> episode_order;
   std::uint64_t next_episode = 1;
+  const std::uint64_t instance = new_instance();
 
   [[nodiscard]] const GatewayModel& model() const { return backend->model(); }
 
@@ -230,6 +240,7 @@ struct ServiceGateway::Impl {
   [[nodiscard]] bool agents_served(Incoming& in);
   [[nodiscard]] bool has_room(const Incoming& in);
   [[nodiscard]] bool episode_accepts(const Incoming& in, Episode*& episode);
+  [[nodiscard]] bool of_another_instance(const Incoming& in);
   std::optional<std::uint64_t> record_step(Incoming& in, Episode* episode);
   void enqueue(Incoming& in, std::optional<std::uint64_t> logged_episode);
 
@@ -529,7 +540,7 @@ void ServiceGateway::Impl::handle(std::vector<zmq::message_t>& parts) {
       answer_hello(in);
       return;
     case GatewayOp::health:
-      reply(in.envelope, in.client, encode_health(in.request.id, true, statuses()));
+      reply(in.envelope, in.client, encode_health(in.request.id, true, statuses(), instance));
       return;
     case GatewayOp::episode_start:
       start_episode(in);
@@ -546,6 +557,7 @@ void ServiceGateway::Impl::handle(std::vector<zmq::message_t>& parts) {
 void ServiceGateway::Impl::answer_hello(const Incoming& in) {
   const GatewayModel& m = model();
   HelloInfo info;
+  info.instance = instance;
   info.server = m.server;
   info.env = m.env;
   info.observation_size = m.observation_size;
@@ -588,11 +600,12 @@ void ServiceGateway::Impl::start_episode(const Incoming& in) {
   Episode& episode = episodes[e];
   if (logs) episode.experience = std::make_unique<EpisodeExperience>(model());
   episode_order.push_back(e);
-  reply(in.envelope, in.client, encode_episode_start(in.request.id, e, logs));
+  reply(in.envelope, in.client, encode_episode_start(in.request.id, e, logs, instance));
 }
 
 void ServiceGateway::Impl::end_episode(const Incoming& in) {
   const GatewayRequest& request = in.request;
+  if (of_another_instance(in)) return;
   const auto it = episodes.find(*request.episode);
   if (it == episodes.end()) {
     fail(in, "unknown_episode", "no open episode " + std::to_string(*request.episode));
@@ -615,7 +628,8 @@ void ServiceGateway::Impl::end_episode(const Incoming& in) {
   }
   for (const auto& [agent, reward] : request.rewards) episode.returns[agent] += reward;
   reply(in.envelope, in.client,
-        encode_episode_end(request.id, it->first, episode.steps, episode.returns, episode.logged));
+        encode_episode_end(request.id, it->first, episode.steps, episode.returns, episode.logged,
+                           instance));
   episode_order.erase(std::find(episode_order.begin(), episode_order.end(), it->first));
   episodes.erase(it);
 }
@@ -682,11 +696,24 @@ bool ServiceGateway::Impl::has_room(const Incoming& in) {
   return true;
 }
 
+/// True, having refused it as `unknown_episode`, when the request names an episode of another
+/// gateway instance (`instance`, PROTOCOL.md §4, step 3): one this gateway's id may name anew.
+bool ServiceGateway::Impl::of_another_instance(const Incoming& in) {
+  const GatewayRequest& request = in.request;
+  if (!request.instance || *request.instance == instance) return false;
+  fail(in, "unknown_episode",
+       "episode " + std::to_string(*request.episode) + " was started on gateway instance " +
+           std::to_string(*request.instance) + ", not on this one (" + std::to_string(instance) +
+           "): the gateway restarted since, or it is another gateway");
+  return true;
+}
+
 /// The episode the request names (`episode`, null when it names none) is open and, when logged,
 /// ready for this step; otherwise refuses it.
 bool ServiceGateway::Impl::episode_accepts(const Incoming& in, Episode*& episode) {
   const GatewayRequest& request = in.request;
   if (!request.episode) return true;
+  if (of_another_instance(in)) return false;
   const auto it = episodes.find(*request.episode);
   if (it == episodes.end()) {
     fail(in, "unknown_episode", "no open episode " + std::to_string(*request.episode));

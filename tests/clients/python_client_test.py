@@ -27,6 +27,7 @@ class ScriptedGateway:
 
     def __init__(self, agents, address="127.0.0.1"):
         self.agents, self.refuse, self.requests = agents, {}, []
+        self.instance = None  # the `instance` its episode_start replies carry (None: none)
         self.context = zmq.Context()
         self.socket = self.context.socket(zmq.ROUTER)
         self.socket.setsockopt(zmq.LINGER, 0)
@@ -56,6 +57,8 @@ class ScriptedGateway:
                          max_wait_us=0, max_in_flight=8, limits={})
         elif op == "episode_start":
             reply.update(episode=7, log=False)
+            if self.instance is not None:
+                reply["instance"] = self.instance
         elif op == "act":
             reply.update(actions={a: 1 for a in request["obs"]},
                          policies={a: "car" for a in request["obs"]},
@@ -141,6 +144,20 @@ class CarriedValues(unittest.TestCase):
         summary = self.client.episode_end(episode)
         self.assertEqual(self.b.ops("episode_end")[-1].get("rewards"), {1: 1.5})
         self.assertEqual(summary["returns"], {1: 1.5})
+
+    def test_each_request_of_an_episode_names_the_gateway_instance_it_was_started_on(self):
+        # PROTOCOL.md section 4, step 3: a restarted gateway refuses an episode of its previous
+        # instance. Gateway b says no instance (a gateway before it): its requests carry none.
+        self.a.instance = 2**64 - 1
+        episode = self.client.episode_start()
+        self.client.act({0: observation(), 1: observation()}, episode=episode)
+        self.client.episode_end(episode)
+        for op in ("act", "episode_end"):
+            self.assertEqual(self.a.ops(op)[-1]["instance"], 2**64 - 1)
+            self.assertNotIn("instance", self.b.ops(op)[-1])
+        # Ended: a request naming the same id again carries no instance.
+        self.client.act({0: observation()}, episode=episode)
+        self.assertNotIn("instance", self.a.ops("act")[-1])
 
     def test_an_episode_refused_by_one_gateway_is_ended_on_the_others(self):
         self.b.refuse["episode_start"] = "no_replay"

@@ -239,14 +239,42 @@ TEST(GatewayProtocolTest, EncodesTheLoggedCountOfALoggedEpisodesReplies) {
   const auto h = msgpack::unpack(reinterpret_cast<const char*>(act.data()), act.size());
   using Fields = std::map<std::string, msgpack::object>;
   EXPECT_EQ(h.get().as<Fields>().at("logged").as<int>(), 12);
-  const Frame end = encode_episode_end(4, 9, 3, {{1, 2.5}}, 7);
+  const Frame end = encode_episode_end(4, 9, 3, {{1, 2.5}}, 7, 77);
   const auto e = msgpack::unpack(reinterpret_cast<const char*>(end.data()), end.size());
   const auto m = e.get().as<Fields>();
   EXPECT_EQ(m.at("logged").as<int>(), 7);
   EXPECT_EQ(m.at("steps").as<int>(), 3);
-  const Frame started = encode_episode_start(5, 9, true);
+  EXPECT_EQ(m.at("instance").as<std::uint64_t>(), 77U);
+  const Frame started = encode_episode_start(5, 9, true, 77);
   const auto s = msgpack::unpack(reinterpret_cast<const char*>(started.data()), started.size());
   EXPECT_TRUE(s.get().as<Fields>().at("log").as<bool>());
+  EXPECT_EQ(s.get().as<Fields>().at("instance").as<std::uint64_t>(), 77U);
+}
+
+// PROTOCOL.md §4, step 3: `instance` on act and episode_end is an unsigned integer, like `episode`.
+TEST(GatewayProtocolTest, ReadsTheInstanceOfAnEpisodeRequest) {
+  const auto end = [](auto instance) {
+    return frame(5, [&](auto& p) {
+      p.pack("op");
+      p.pack("episode_end");
+      p.pack("v");
+      p.pack(1);
+      p.pack("id");
+      p.pack(3);
+      p.pack("episode");
+      p.pack(4);
+      p.pack("instance");
+      p.pack(instance);
+    });
+  };
+  const auto good = end(std::numeric_limits<std::uint64_t>::max());
+  const DecodeResult r = decode_request(good.data(), good.size(), kShape);
+  ASSERT_TRUE(std::holds_alternative<GatewayRequest>(r)) << std::get<GatewayError>(r).reason;
+  EXPECT_EQ(std::get<GatewayRequest>(r).instance,
+            std::optional<std::uint64_t>(std::numeric_limits<std::uint64_t>::max()));
+  const GatewayError e = error_of(end("9"));
+  EXPECT_EQ(e.code, "malformed");
+  EXPECT_EQ(e.reason, "instance is not an unsigned integer");
 }
 
 // PROTOCOL.md §2.1: a signed format holding a number >= 0 is that unsigned number (a packer may
@@ -279,7 +307,7 @@ TEST(GatewayProtocolTest, ReadsUnsignedNumbersWrittenInSignedFormats) {
 // PROTOCOL.md §4.3: returns are floats, whole numbers too (MessagePack's packer would write 3.0
 // as the integer 3).
 TEST(GatewayProtocolTest, EncodesReturnsAsFloatsEvenWhenWhole) {
-  const Frame end = encode_episode_end(4, 9, 3, {{1, 3.0}, {2, -2.5}, {3, 0.0}}, 0);
+  const Frame end = encode_episode_end(4, 9, 3, {{1, 3.0}, {2, -2.5}, {3, 0.0}}, 0, 1);
   const auto e = msgpack::unpack(reinterpret_cast<const char*>(end.data()), end.size());
   const auto m = e.get().as<std::map<std::string, msgpack::object>>();
   const auto returns = m.at("returns").as<std::map<std::uint32_t, msgpack::object>>();

@@ -204,6 +204,72 @@ TEST(ServiceGatewayTest, EpisodesCountStepsAndSumRewards) {
   EXPECT_EQ(client.act({{0, {1, 1, 1}}}, 999).error, "unknown_episode");
 }
 
+// PROTOCOL.md §4, step 3: a gateway's episode ids count from 1 again after a restart, so each
+// start has its own `instance`; a request that names the instance its episode was started on is
+// refused by a restarted gateway rather than taken for that gateway's new episode of the same id.
+// The C++ client sends the instance of every episode it started.
+TEST(ServiceGatewayTest, ARestartedGatewayRefusesAnEpisodeOfItsPreviousInstance) {
+  auto first = start();
+  const std::string endpoint = first->endpoint();
+  GatewayClient client(endpoint);
+  const auto hello = client.hello();
+  ASSERT_TRUE(hello.ok) << hello.reason;
+  EXPECT_NE(hello.instance, 0U);
+  EXPECT_EQ(client.health().instance, hello.instance);
+  const auto started = client.episode_start();
+  ASSERT_TRUE(started.ok) << started.reason;
+  EXPECT_EQ(started.episode, 1U);
+  EXPECT_EQ(started.instance, hello.instance);
+  ASSERT_TRUE(client.act({{0, {1, 1, 1}}}, started.episode).ok);
+
+  first.reset();  // the gateway restarts on the same endpoint
+  GatewayConfig again;
+  again.endpoint = endpoint;
+  const auto second = start(again);
+  GatewayClient other(endpoint);
+  const auto reopened = other.episode_start();  // the new gateway's episode 1
+  ASSERT_TRUE(reopened.ok) << reopened.reason;
+  EXPECT_EQ(reopened.episode, started.episode);
+  EXPECT_NE(reopened.instance, started.instance);
+
+  const auto refused = client.act({{0, {1, 1, 1}}}, started.episode, {{0, 1.0}});
+  EXPECT_EQ(refused.error, "unknown_episode");
+  EXPECT_NE(refused.reason.find("the gateway restarted since"), std::string::npos)
+      << refused.reason;
+  // Without the instance (a client that does not send it) the id names the new episode: what the
+  // instance is for.
+  msgpack::object_handle h;
+  const auto taken = fields(
+      client.exchange_raw(GatewayClient::act_request(90, {{0, {1, 1, 1}}}, started.episode)), h);
+  EXPECT_TRUE(taken.at("ok").as<bool>());
+  const auto ended = other.episode_end(reopened.episode);
+  ASSERT_TRUE(ended.ok) << ended.reason;
+  EXPECT_EQ(ended.steps, 1U);  // the request of the old episode, counted in the new one
+  EXPECT_EQ(ended.instance, reopened.instance);
+  // A wrong instance on episode_end is refused the same way.
+  const auto next = other.episode_start();
+  ASSERT_TRUE(next.ok);
+  const auto wrong = fields(other.exchange_raw([&] {
+    msgpack::sbuffer b;
+    msgpack::packer<msgpack::sbuffer> p(b);
+    p.pack_map(5);
+    p.pack("op");
+    p.pack("episode_end");
+    p.pack("v");
+    p.pack(1);
+    p.pack("id");
+    p.pack(91);
+    p.pack("episode");
+    p.pack(next.episode);
+    p.pack("instance");
+    p.pack(next.instance + 1);
+    return std::vector<std::uint8_t>(b.data(), b.data() + b.size());
+  }()),
+                            h);
+  EXPECT_EQ(wrong.at("error").as<std::string>(), "unknown_episode");
+  EXPECT_TRUE(other.episode_end(next.episode).ok);
+}
+
 /// Sends `n` act requests on one DEALER without waiting, then reads `read` replies (all by
 /// default): "ok", the error, or "busy:" and whose limit it was.
 std::vector<std::string> pipeline(const std::string& endpoint, int n, int read = -1) {
