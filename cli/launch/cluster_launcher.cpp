@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <iomanip>
+#include <sstream>
 
 #include <csignal>
 #include <cstring>
@@ -202,6 +204,45 @@ std::string process_hosting(const std::string& report,
   return "";
 }
 
+/// For a run that failed because federates never joined (`told`: "federate(s) 'a' 'b' never
+/// joined within N ms"): how long each process of this host that hosts one of them ran and the
+/// CPU it had, so that a process still starting on a machine too busy for it (mostly waiting for
+/// a CPU: LibTorch's start is about a CPU second of loading) is told from one that hung.
+void print_unjoined(const std::string& told, const ProcessSupervisor& supervisor,
+                    const LaunchPlan& plan) {
+  const auto end = told.find(" never joined within ");
+  if (end == std::string::npos) return;
+  std::vector<std::string> processes;
+  for (auto at = told.find('\''); at < end;) {
+    const auto close = told.find('\'', at + 1);
+    if (close == std::string::npos || close > end) break;
+    const std::string federate = told.substr(at + 1, close - at - 1);
+    for (const cluster::ProcessPlan& process : plan.processes) {
+      if (std::find(process.replicas.begin(), process.replicas.end(), federate) !=
+              process.replicas.end() &&
+          std::find(processes.begin(), processes.end(), process.name) == processes.end()) {
+        processes.push_back(process.name);
+      }
+    }
+    at = told.find('\'', close + 1);
+  }
+  for (const std::string& name : processes) {
+    const std::optional<ChildExit> exit = supervisor.exit_of(name);
+    if (!exit || exit->run_seconds <= 0.0) continue;
+    std::ostringstream line;
+    line << std::fixed << std::setprecision(2) << "tagflow up: " << name << " ran "
+         << exit->run_seconds << " s without joining and had " << exit->cpu_seconds
+         << " CPU s of it (" << exit->involuntary_switches << " involuntary and "
+         << exit->voluntary_switches << " voluntary context switches)";
+    if (exit->cpu_seconds < 0.25 * exit->run_seconds &&
+        exit->involuntary_switches > exit->voluntary_switches) {
+      line << ": still starting, starved of CPU; on a machine this busy, give it a longer "
+              "coordinator.join_timeout (docs/clusters.md)";
+    }
+    std::cerr << line.str() << "\n";
+  }
+}
+
 /// The process of this host hosting the federate the coordinator declared dead in `report`, or "".
 std::string declared_dead(const std::string& report, const LaunchPlan& plan) {
   return process_hosting(report, plan.processes);
@@ -292,6 +333,7 @@ void print_failure(const ChildExit& cause, const ProcessSupervisor& supervisor,
       const bool elsewhere = !plan.whole_cluster() || !plan.remote_hosts.empty();
       std::cerr << "tagflow up: the run failed" << (elsewhere ? " on another host: " : ": ") << told
                 << where_federate_ran(config, plan, told) << "\n";
+      print_unjoined(told, supervisor, plan);
       return;
     }
   }
@@ -1018,6 +1060,7 @@ void ClusterLaunch::restart_cluster(Attempt& attempt) {
   } else {
     std::cerr << "tagflow up: the run failed: " << told << where_federate_ran(config_, plan_, told)
               << "\n";
+    print_unjoined(told, attempt.supervisor, plan_);
     if (const std::string dead = declared_dead(told, plan_); !dead.empty()) {
       record.process = dead;
     } else if (const std::string process = process_hosting(told, cluster::plan_processes(config_));

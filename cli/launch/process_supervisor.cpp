@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -97,6 +98,7 @@ pid_t ProcessSupervisor::start(const ChildSpec& spec) {
     throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   }
   const pid_t parent = ::getpid();
+  child.started = std::chrono::steady_clock::now();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) exec_child(spec, parent, output[1], exec_error[1], input[0]);
@@ -170,11 +172,22 @@ std::optional<ChildExit> ProcessSupervisor::reap_one(bool block) {
   for (auto& [name, child] : children_) {
     if (!child.running) continue;
     int status = 0;
-    const pid_t done = ::waitpid(child.pid, &status, block ? 0 : WNOHANG);
+    rusage usage{};
+    const pid_t done = ::wait4(child.pid, &status, block ? 0 : WNOHANG, &usage);
     if (done == child.pid) {
       child.running = false;
       close_fds(child);
-      return exit_from_status(name, status);
+      ChildExit exit = exit_from_status(name, status);
+      exit.run_seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - child.started).count();
+      const auto seconds = [](const timeval& t) {
+        return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+      };
+      exit.cpu_seconds = seconds(usage.ru_utime) + seconds(usage.ru_stime);
+      exit.voluntary_switches = usage.ru_nvcsw;
+      exit.involuntary_switches = usage.ru_nivcsw;
+      child.exit = exit;
+      return exit;
     }
   }
   return std::nullopt;
@@ -246,6 +259,11 @@ std::vector<std::string> ProcessSupervisor::tail(const std::string& name) const 
 pid_t ProcessSupervisor::pid_of(const std::string& name) const {
   const auto it = children_.find(name);
   return it == children_.end() || !it->second.running ? -1 : it->second.pid;
+}
+
+std::optional<ChildExit> ProcessSupervisor::exit_of(const std::string& name) const {
+  const auto it = children_.find(name);
+  return it == children_.end() ? std::nullopt : it->second.exit;
 }
 
 }  // namespace tagflow::cli

@@ -38,6 +38,13 @@ struct ChildExit {
   int exit_code = 0;  // valid when !signaled
   bool signaled = false;
   int signal = 0;  // valid when signaled
+  /// From its start to its exit, the CPU time it used (user and system, wait4's rusage) and its
+  /// context switches: voluntary ones (it waited for something) and involuntary ones (the
+  /// scheduler took the CPU from it), which tell a process starved of CPU from one that waited.
+  double run_seconds = 0.0;
+  double cpu_seconds = 0.0;
+  long voluntary_switches = 0;
+  long involuntary_switches = 0;
   /// "exited with code 3" or "killed by signal 9 (Killed)".
   std::string describe() const;
 };
@@ -71,6 +78,8 @@ class ProcessSupervisor {
   std::vector<std::string> tail(const std::string& name) const;
   /// The pid of a running child, or -1.
   pid_t pid_of(const std::string& name) const;
+  /// How the child last started under `name` exited, once reaped.
+  std::optional<ChildExit> exit_of(const std::string& name) const;
 
  private:
   struct Child {
@@ -82,6 +91,8 @@ class ProcessSupervisor {
     std::string partial_line;
     std::deque<std::string> tail;
     bool running = true;
+    std::chrono::steady_clock::time_point started;
+    std::optional<ChildExit> exit;  // once reaped
   };
 
   void drain(Child& child);

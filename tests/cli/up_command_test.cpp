@@ -237,6 +237,30 @@ TEST_F(TagflowUp, AHostThatFindsNoCoordinatorSaysWhyAtEachRestart) {
   EXPECT_EQ(err.find("restart 2 of"), std::string::npos) << err;
 }
 
+// A run whose federates never joined says, for each process of them, how long it ran and how much
+// CPU it had: a process still starting on a busy machine is told from one that hung. Here
+// `join_timeout: 1ms` fails the run while every process is still starting.
+TEST_F(TagflowUp, AFederateThatNeverJoinedIsShownWithItsRunAndCpuTime) {
+  std::string text = shortened_local(base_port_, "env_steps: 800");
+  const std::string heartbeat = "  heartbeat_timeout: 2s\n";
+  const std::size_t at = text.find(heartbeat);
+  ASSERT_NE(at, std::string::npos) << text;
+  text.insert(at + heartbeat.size(), "  join_timeout: 1ms\n");
+  write("hurried.yaml", text);
+  EXPECT_EQ(
+      run({"up", path("hurried.yaml"), "--log-dir", path("logs"), "--quiet"}, dir_, "up", 60s), 1);
+  const std::string err = read_text_file(dir_ / "up.err");
+  EXPECT_NE(err.find("never joined within 1 ms"), std::string::npos) << err;
+  // One line per process the message names (every one here), with its figures.
+  for (const std::string process : {"sampler-0", "sampler-1", "replay", "learner", "inference"}) {
+    const std::size_t line = err.find("tagflow up: " + process + " ran ");
+    ASSERT_NE(line, std::string::npos) << process << "\n" << err;
+    const std::string said = err.substr(line, err.find('\n', line) - line);
+    EXPECT_NE(said.find(" s without joining and had "), std::string::npos) << said;
+    EXPECT_NE(said.find(" CPU s of it ("), std::string::npos) << said;
+  }
+}
+
 // Listens on 127.0.0.1:port until destroyed, as another program would.
 class PortHolder {
  public:
