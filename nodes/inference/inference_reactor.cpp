@@ -52,9 +52,9 @@ InferenceReactor::InferenceReactor(std::string name, reactors::Environment& env,
     }
     for (std::size_t i = 0; i < answers.size(); ++i) {
       const std::size_t c = channels_[i];
-      const auto answer = make_encoded(std::move(answers[i]));
-      actions[c].set(answer);
+      auto answer = make_encoded(std::move(answers[i]));
       actions_digest_.record(c, tag(), answer->bytes());
+      actions[c].set(std::move(answer));  // moved: no count taken and dropped again
     }
     rows_served.store(rows_before_ + static_cast<std::int64_t>(server_.rows_served()),
                       std::memory_order_relaxed);

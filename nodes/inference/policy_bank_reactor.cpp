@@ -76,9 +76,9 @@ void PolicyBankReactor::send_experience() {
     }
     if (out.rows() == 0) continue;
     outside_transitions.fetch_add(static_cast<std::int64_t>(out.rows()), std::memory_order_relaxed);
-    const auto sent = make_encoded(std::move(out));
-    experience[c].set(sent);
+    auto sent = make_encoded(std::move(out));
     experience_digest_.record(c, tag(), sent->bytes());
+    experience[c].set(std::move(sent));
   }
 }
 
@@ -121,9 +121,9 @@ void PolicyBankReactor::serve() {
   for (std::size_t i = 0; i < answers_.size(); ++i) {
     const std::size_t c = channels_[answered_[i]];
     std::swap(answer_storage_[c].next(), answers_[i]);
-    const auto answer = answer_storage_[c].share();
-    actions[c].set(answer);
+    auto answer = answer_storage_[c].share();
     actions_digest_.record(c, tag(), answer->bytes());
+    actions[c].set(std::move(answer));  // moved: no count taken and dropped again
   }
   rows_served.store(static_cast<std::int64_t>(bank_.rows_served()), std::memory_order_relaxed);
 }

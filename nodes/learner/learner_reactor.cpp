@@ -54,11 +54,7 @@ LearnerReactor::LearnerReactor(std::string name, reactors::Environment& env,
       }
     }
     if (!all.keys.empty()) {
-      const auto shared = make_encoded(std::move(all));
-      for (std::size_t c = 0; c < priorities.size(); ++c) {
-        priorities[c].set(shared);
-        priorities_digest_.record(c, tag(), shared->bytes());
-      }
+      send_on_every_channel(priorities, priorities_digest_, tag(), make_encoded(std::move(all)));
     }
     if (newest) send_weights(std::move(*newest));
     if (updated) record_weights_hash();
@@ -93,11 +89,7 @@ std::uint64_t LearnerReactor::weights_hash_before(reactors::Tag cutoff) const {
 }
 
 void LearnerReactor::send_weights(WeightsMessage message) {
-  const auto shared = make_encoded(std::move(message));
-  for (std::size_t c = 0; c < weights.size(); ++c) {
-    weights[c].set(shared);
-    weights_digest_.record(c, tag(), shared->bytes());
-  }
+  send_on_every_channel(weights, weights_digest_, tag(), make_encoded(std::move(message)));
 }
 
 void LearnerReactor::maybe_evaluate() {

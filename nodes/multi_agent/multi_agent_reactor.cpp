@@ -37,9 +37,9 @@ void MultiAgentReactor::request() {
     AgentObservationsMessage& message = observation_storage_[c].next();
     server_.observations(observation_policies_[c], message);
     if (message.rows() == 0) continue;
-    const auto encoded = observation_storage_[c].share();
-    observations[c].set(encoded);
+    auto encoded = observation_storage_[c].share();
     observations_digest_.record(c, tag(), encoded->bytes());
+    observations[c].set(std::move(encoded));  // moved: no count taken and dropped again
   }
   waiting_ = true;
 }
@@ -74,9 +74,9 @@ void MultiAgentReactor::on_answers() {
       for (const int policy : transition_policies_[c]) {
         TransitionsMessage& m = rows[static_cast<std::size_t>(policy)];
         if (m.rows() == 0) continue;
-        const auto encoded = make_encoded(std::move(m));
-        transitions[c].set(encoded);
+        auto encoded = make_encoded(std::move(m));
         transitions_digest_.record(c, tag(), encoded->bytes());
+        transitions[c].set(std::move(encoded));
         break;  // a replay replica hosts one policy (policy_config.hpp)
       }
     }

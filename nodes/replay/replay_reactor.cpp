@@ -63,11 +63,7 @@ ReplayReactor::ReplayReactor(std::string name, reactors::Environment& env,
       }
       if (due.empty()) return;
       batches_sent.fetch_add(static_cast<std::int64_t>(due.size()), std::memory_order_relaxed);
-      const auto shared = make_encoded(std::move(due));
-      for (std::size_t c = 0; c < batches.size(); ++c) {
-        batches[c].set(shared);
-        batches_digest_.record(c, tag(), shared->bytes());
-      }
+      send_on_every_channel(batches, batches_digest_, tag(), make_encoded(std::move(due)));
     });
   }
   // Checkpoint at stop, after the last tag's inserts (declaration order). A reaction must not

@@ -32,11 +32,8 @@ SamplerReactor::SamplerReactor(std::string name, reactors::Environment& env,
   }
   reaction("request_actions").triggers(round_).effects(observations).body([this] {
     if (waiting_) return;
-    const auto message = make_encoded(server_.observations());
-    for (std::size_t c = 0; c < observations.size(); ++c) {
-      observations[c].set(message);
-      observations_digest_.record(c, tag(), message->bytes());
-    }
+    send_on_every_channel(observations, observations_digest_, tag(),
+                          make_encoded(server_.observations()));
     waiting_ = observations.size() > 0;
   });
   if (widths.actions > 0) {
@@ -54,11 +51,7 @@ SamplerReactor::SamplerReactor(std::string name, reactors::Environment& env,
 }
 
 void SamplerReactor::send_transitions(TransitionsMessage message) {
-  const auto shared = make_encoded(std::move(message));
-  for (std::size_t c = 0; c < transitions.size(); ++c) {
-    transitions[c].set(shared);
-    transitions_digest_.record(c, tag(), shared->bytes());
-  }
+  send_on_every_channel(transitions, transitions_digest_, tag(), make_encoded(std::move(message)));
   publish_stats();
   if (step_limit_ >= 0 && server_.env_steps() >= step_limit_) {
     step_limit_reached_ = true;
