@@ -133,8 +133,12 @@ void Coordinator::set_metrics(monitoring::ProcessMetrics* metrics) {
     members_[i].received_bytes = &metrics->counter(Metric::transport_received_bytes, peer);
   }
   // Dropped control messages by sender and reason. A sender that is no federate of the spec is
-  // labelled "unknown", so a stranger cannot grow the number of series.
-  drops_.set_observer([this, metrics](const std::string& identity, transport::DropReason reason) {
+  // labelled "unknown", so a stranger cannot grow the number of series; a federate of the spec
+  // by its id, from the identity it sent under (not the drop table's name, which past 256 names
+  // is "(other)" for everyone).
+  drops_.set_identity_observer([this, metrics](const std::string& identity,
+                                               const std::string& /*peer*/,
+                                               transport::DropReason reason) {
     const std::size_t index = member_of(identity);
     const std::string peer = index < members_.size() ? grants_.id_of(index) : "unknown";
     metrics

@@ -31,7 +31,7 @@ void PeerDropCounters::record(const std::string& peer, DropReason reason) {
           key, drop_reason_name(reason));
     }
   }
-  if (observer_) observer_(key, reason);
+  if (observer_) observer_(peer, key, reason);
 }
 
 std::uint64_t PeerDropCounters::count(const std::string& peer, DropReason reason) const {

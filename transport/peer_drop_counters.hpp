@@ -32,6 +32,15 @@ class PeerDropCounters {
   void record(const std::string& peer, DropReason reason);
   /// Called for every later drop with its (bounded) peer name and reason. Set before use.
   void set_observer(std::function<void(const std::string& peer, DropReason reason)> observer) {
+    observer_ = [observer = std::move(observer)](const std::string& /*identity*/,
+                                                 const std::string& peer,
+                                                 DropReason reason) { observer(peer, reason); };
+  }
+  /// The same, also given the identity as record() got it (unbounded: for a caller that maps it
+  /// to a bounded set of its own, such as a coordinator's configured federates).
+  void set_identity_observer(
+      std::function<void(const std::string& identity, const std::string& peer, DropReason reason)>
+          observer) {
     observer_ = std::move(observer);
   }
 
@@ -42,9 +51,10 @@ class PeerDropCounters {
  private:
   using Counts = std::array<std::uint64_t, kDropReasonCount>;
   mutable std::mutex mutex_;
-  std::map<std::string, Counts> counts_;                          // guarded by mutex_
-  LogRateLimit log_rate_{kLinesPerSecond};                        // guarded by mutex_
-  std::function<void(const std::string&, DropReason)> observer_;  // set before use
+  std::map<std::string, Counts> counts_;    // guarded by mutex_
+  LogRateLimit log_rate_{kLinesPerSecond};  // guarded by mutex_
+  std::function<void(const std::string&, const std::string&, DropReason)>
+      observer_;  // set before use
 };
 
 }  // namespace tagflow::transport

@@ -43,6 +43,22 @@ TEST(PeerDropCounters, ObserverSeesEveryDropUnderItsBoundedPeerName) {
   EXPECT_EQ(seen[300], std::make_pair(std::string("peer-0"), DropReason::kTagInPast));
 }
 
+// A coordinator labels its metrics by configured federate, from the identity itself: past the
+// table's 256 names it is still given the identity, beside "(other)".
+TEST(PeerDropCounters, AnIdentityObserverIsGivenTheIdentityBesideItsBoundedName) {
+  PeerDropCounters drops;
+  std::vector<std::pair<std::string, std::string>> seen;
+  drops.set_identity_observer([&seen](const std::string& identity, const std::string& peer,
+                                      DropReason) { seen.emplace_back(identity, peer); });
+  for (int i = 0; i < 300; ++i) drops.record("peer-" + std::to_string(i), DropReason::kNoFrames);
+  drops.record("\x01", DropReason::kNoFrames);
+  ASSERT_EQ(seen.size(), 301U);
+  EXPECT_EQ(seen[0], std::make_pair(std::string("peer-0"), std::string("peer-0")));
+  EXPECT_EQ(seen[299], std::make_pair(std::string("peer-299"), std::string("(other)")));
+  EXPECT_EQ(seen[300].first, "\x01");  // as recorded, not escaped
+  EXPECT_EQ(seen[300].second, "(other)");
+}
+
 TEST(PeerDropCounters, IdentitiesAreNamedEscapedAndCutAsTheCoordinatorsLogDoes) {
   PeerDropCounters drops;
   const std::string tail(198, 'r');
