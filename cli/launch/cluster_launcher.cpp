@@ -196,12 +196,8 @@ std::string process_hosting(const std::string& report,
                             const std::vector<cluster::ProcessPlan>& processes) {
   const std::string federate = federate_named(report);
   if (federate.empty()) return "";
-  for (const cluster::ProcessPlan& process : processes) {
-    for (const std::string& replica : process.replicas) {
-      if (replica == federate) return process.name;
-    }
-  }
-  return "";
+  const cluster::ProcessPlan* process = cluster::process_of_replica(processes, federate);
+  return process == nullptr ? "" : process->name;
 }
 
 /// For a run that failed because federates never joined (`told`: "federate(s) 'a' 'b' never
@@ -216,13 +212,11 @@ void print_unjoined(const std::string& told, const ProcessSupervisor& supervisor
   for (auto at = told.find('\''); at < end;) {
     const auto close = told.find('\'', at + 1);
     if (close == std::string::npos || close > end) break;
-    const std::string federate = told.substr(at + 1, close - at - 1);
-    for (const cluster::ProcessPlan& process : plan.processes) {
-      if (std::find(process.replicas.begin(), process.replicas.end(), federate) !=
-              process.replicas.end() &&
-          std::find(processes.begin(), processes.end(), process.name) == processes.end()) {
-        processes.push_back(process.name);
-      }
+    const cluster::ProcessPlan* process =
+        cluster::process_of_replica(plan.processes, told.substr(at + 1, close - at - 1));
+    if (process != nullptr &&
+        std::find(processes.begin(), processes.end(), process->name) == processes.end()) {
+      processes.push_back(process->name);
     }
     at = told.find('\'', close + 1);
   }
@@ -274,19 +268,15 @@ std::string where_federate_ran(const cluster::ClusterConfig& config, const Launc
                                const std::string& told) {
   const std::string replica = federate_named(told);
   if (replica.empty() || told.find(" on host ") != std::string::npos) return "";
-  for (const cluster::ProcessPlan& process : cluster::plan_processes(config)) {
-    if (std::find(process.replicas.begin(), process.replicas.end(), replica) ==
-        process.replicas.end()) {
-      continue;
-    }
-    const std::string index = std::to_string(process.node);
-    if (plan.manager == NodeManager::none) return " (host " + process.host + ")";
-    return plan.manager == NodeManager::kubernetes
-               ? " (host " + process.host + ", pod " + config.name + "-" + process.host + "-" +
-                     index + ")"
-               : " (host " + process.host + ", node index " + index + ")";
-  }
-  return "";
+  const std::vector<cluster::ProcessPlan> processes = cluster::plan_processes(config);
+  const cluster::ProcessPlan* process = cluster::process_of_replica(processes, replica);
+  if (process == nullptr) return "";
+  const std::string index = std::to_string(process->node);
+  if (plan.manager == NodeManager::none) return " (host " + process->host + ")";
+  return plan.manager == NodeManager::kubernetes
+             ? " (host " + process->host + ", pod " + config.name + "-" + process->host + "-" +
+                   index + ")"
+             : " (host " + process->host + ", node index " + index + ")";
 }
 
 /// `cause` ended because the run failed: it is the coordinator, or a node the coordinator told.

@@ -1,5 +1,6 @@
 #include "nodes/cluster/process_plan.hpp"
 
+#include <algorithm>
 #include <map>
 
 namespace tagflow::cluster {
@@ -33,10 +34,9 @@ std::string process_address(const ClusterConfig& config, const ProcessPlan& proc
 }
 
 std::string replica_address(const ClusterConfig& config, const std::string& replica) {
-  for (const ProcessPlan& process : plan_processes(config)) {
-    for (const std::string& name : process.replicas) {
-      if (name == replica) return process_address(config, process);
-    }
+  const std::vector<ProcessPlan> processes = plan_processes(config);
+  if (const ProcessPlan* process = process_of_replica(processes, replica)) {
+    return process_address(config, *process);
   }
   const NodeConfig* group = find_replica(config, replica).first;
   return group == nullptr ? std::string() : config.hosts.at(group->host).address;
@@ -45,6 +45,16 @@ std::string replica_address(const ClusterConfig& config, const std::string& repl
 const ProcessPlan* find_process(const std::vector<ProcessPlan>& plans, const std::string& name) {
   for (const ProcessPlan& plan : plans) {
     if (plan.name == name) return &plan;
+  }
+  return nullptr;
+}
+
+const ProcessPlan* process_of_replica(const std::vector<ProcessPlan>& plans,
+                                      const std::string& replica) {
+  for (const ProcessPlan& plan : plans) {
+    if (std::find(plan.replicas.begin(), plan.replicas.end(), replica) != plan.replicas.end()) {
+      return &plan;
+    }
   }
   return nullptr;
 }

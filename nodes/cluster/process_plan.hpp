@@ -42,6 +42,10 @@ std::string replica_address(const ClusterConfig& config, const std::string& repl
 /// The process called `name`, or nullptr.
 const ProcessPlan* find_process(const std::vector<ProcessPlan>& plans, const std::string& name);
 
+/// The process among `plans` that hosts replica `replica`, or nullptr.
+const ProcessPlan* process_of_replica(const std::vector<ProcessPlan>& plans,
+                                      const std::string& replica);
+
 /// The node group and index of replica `replica`, or {nullptr, -1}.
 std::pair<const NodeConfig*, int> find_replica(const ClusterConfig& config,
                                                const std::string& replica);

@@ -86,6 +86,17 @@ TEST(ProcessPlan, AProcessMayTakeTheNameOfOneOfItsOwnReplicas) {
             (std::vector<std::string>{"replay", "learner"}));
 }
 
+TEST(ProcessPlan, TheProcessOfAReplicaIsTheOneThatHostsIt) {
+  const std::string text = with_replaced(kCluster, "host: b, data_port: 7200}",
+                                         "host: b, data_port: 7200, process: trainer}");
+  const auto plans = plan_processes(parse_cluster_config(text, "p.yaml"));
+  ASSERT_NE(process_of_replica(plans, "learner"), nullptr);
+  EXPECT_EQ(process_of_replica(plans, "learner")->name, "trainer");
+  ASSERT_NE(process_of_replica(plans, "replay"), nullptr);
+  EXPECT_EQ(process_of_replica(plans, "replay")->name, "replay");
+  EXPECT_EQ(process_of_replica(plans, "nope"), nullptr);
+}
+
 TEST(ProcessPlan, AProcessOverTwoHostsIsRefused) {
   std::string text = with_replaced(kCluster, "host: b, data_port: 7100}",
                                    "host: b, data_port: 7100, process: mixed}");
