@@ -20,6 +20,9 @@ RUN apt-get update \
       libzmq5 libyaml-cpp0.7 libprometheus-cpp-core1.0 libspdlog1.10 libfmt9 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/release/bin/tagflow /src/build/release/bin/tagflow-torch /usr/local/bin/
+# The empty stand-ins for the libraries LibTorch names but never calls (cmake/README.md), where
+# tagflow-torch looks first: $ORIGIN/../lib/tagflow.
+COPY --from=build /src/build/release/lib/tagflow/ /usr/local/lib/tagflow/
 # LibTorch on OpenBLAS's threaded build, as scripts/setup chooses.
 RUN update-alternatives --set libblas.so.3-x86_64-linux-gnu \
       /usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3

@@ -239,6 +239,7 @@ function(tagflow_finalize_torch_tests)
     tagflow_tsan_suppressions)
   _tagflow_test_common(tagflow_torch_tests)
   _tagflow_test_tmpdir(tagflow_torch_tests)
+  tagflow_use_torch_stand_ins(tagflow_torch_tests)
   # No shared precompiled header here: LibTorch defines _GLIBCXX_USE_CXX11_ABI, which the header
   # was not built with.
   if(deps)
