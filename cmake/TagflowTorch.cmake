@@ -18,9 +18,12 @@ set(_tagflow_stand_ins "")
 if(TAGFLOW_TORCH_STAND_INS)
   find_library(TAGFLOW_TORCH_CPU_LIBRARY torch_cpu HINTS ${TORCH_INSTALL_PREFIX}/lib)
   if(TAGFLOW_TORCH_CPU_LIBRARY)
-    # The check reads ~80 libraries' symbols (about 10 s): once per LibTorch file.
+    # The check reads some 300 libraries' entries and 20 symbol tables (about 5 s): once per
+    # LibTorch file and version of the script.
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/cmake/unused-needed)
     file(TIMESTAMP ${TAGFLOW_TORCH_CPU_LIBRARY} _stamp)
-    set(_key "${TAGFLOW_TORCH_CPU_LIBRARY} ${_stamp} ${_tagflow_never_called}")
+    file(MD5 ${CMAKE_SOURCE_DIR}/cmake/unused-needed _script)
+    set(_key "${TAGFLOW_TORCH_CPU_LIBRARY} ${_stamp} ${_script} ${_tagflow_never_called}")
     if(NOT "${_key}" STREQUAL "${_TAGFLOW_TORCH_UNUSED_KEY}")
       execute_process(
         COMMAND ${CMAKE_SOURCE_DIR}/cmake/unused-needed ${TAGFLOW_TORCH_CPU_LIBRARY}
