@@ -418,6 +418,16 @@ void validate_policy_hosting(const ClusterConfig& config) {
                           m.empty() ? "the file names no policies (top-level policies:)"
                                     : "only inference, learner and replay nodes host policies");
       }
+      // The inference service serves policies (nodes/gateway/PROTOCOL.md §1): without any, a
+      // gateway_port would claim its ports and start nothing.
+      if (m.empty() && node.params.count("gateway_port") != 0) {
+        const auto port_line = node.param_lines.find("gateway_port");
+        throw ConfigError(config.file,
+                          port_line == node.param_lines.end() ? node.line : port_line->second,
+                          "nodes." + node.name + ".params.gateway_port",
+                          "the inference service serves the policies of a multi-agent file "
+                          "(top-level policies:), and this file names none");
+      }
       if (!m.empty() && !node.kind->hosts_policies) {
         throw ConfigError(config.file, node.line, "nodes." + node.name,
                           "a multi-agent cluster (policies:) drives its env with a multi_agent "

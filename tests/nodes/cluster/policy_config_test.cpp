@@ -315,6 +315,30 @@ TEST(PolicyConfig, AGatewayPortIsCheckedAgainstTheFilesOtherPorts) {
       << e.what();
 }
 
+// A gateway serves policies; a single-agent file has none, so its inference node would claim the
+// port and serve nothing.
+TEST(PolicyConfig, AGatewayPortInAFileWithoutPoliciesIsRefusedWithFileLineAndKey) {
+  const ConfigError e = policy_error_of(
+      "cluster: c\nmode: reactor\nseed: 1\nnodes:\n"
+      "  sampler: {kind: sampler, data_port: 7000, params: {env: CartPole-v1}}\n"
+      "  inference:\n"
+      "    kind: inference\n"
+      "    data_port: 7100\n"
+      "    params:\n"
+      "      gateway_port: 7830\n"
+      "connections:\n"
+      "  - {from: sampler.observations, to: inference.observations}\n"
+      "  - {from: inference.actions, to: sampler.actions, after: 0}\n"
+      "stop: {env_steps: 100}\n");
+  EXPECT_EQ(e.key(), "nodes.inference.params.gateway_port");
+  EXPECT_EQ(e.line(), 10);
+  EXPECT_NE(std::string(e.what()).find("the inference service serves the policies of a "
+                                       "multi-agent file (top-level policies:), and this file "
+                                       "names none"),
+            std::string::npos)
+      << e.what();
+}
+
 TEST(PolicyConfig, AMultiAgentNodeMustSendItsObservationsAndGetItsActions) {
   const std::string file = marl_file("policies:\n  a: {}\n");
   const auto without = [&](const std::string& line) {
