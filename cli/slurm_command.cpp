@@ -69,9 +69,10 @@ void check_against_slurm(const cluster::ClusterConfig& config,
   const SlurmToolResult listed = run_slurm_tool(shell_quote(sinfo) + " -h -o '%P %D'");
   if (listed.exit_code != 0) {
     std::cerr << "tagflow slurm: sinfo failed, partitions and node counts not checked: "
-              << listed.output;
+              << listed.said();
     return;
   }
+  std::cerr << listed.errors;  // its warnings, if any
   try {
     check_slurm_partitions(config, components, parse_sinfo_partitions(listed.output));
   } catch (const cluster::ConfigError& e) {
@@ -114,7 +115,8 @@ void run_slurm(const SlurmArguments& arguments) {
   const SlurmToolResult submitted =
       run_slurm_tool(shell_quote(sbatch) + " --parsable " + shell_quote(out));
   if (submitted.exit_code != 0)
-    fail_command("slurm", "sbatch failed: " + submitted.output, kExitFailed);
+    fail_command("slurm", "sbatch failed: " + submitted.said(), kExitFailed);
+  std::cerr << submitted.errors;  // its warnings, if any
   const std::string id = submitted.output.substr(0, submitted.output.find_first_of(";\n"));
   std::cout << id << "\n";
   std::cerr << "tagflow slurm: submitted job " << id << " (squeue -j " << id << ")\n";

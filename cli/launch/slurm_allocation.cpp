@@ -1,10 +1,16 @@
 #include "cli/launch/slurm_allocation.hpp"
 
 #include <sys/wait.h>
-
-#include <cstdio>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -37,13 +43,27 @@ int count(const EnvLookup& env, const std::string& name) {
 
 SlurmToolResult run_slurm_tool(const std::string& command) {
   SlurmToolResult result;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return result;
-  char buffer[4096];
-  std::size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) result.output.append(buffer, n);
-  const int status = ::pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::error_code no_temp;
+  std::string errors_file =
+      (std::filesystem::temp_directory_path(no_temp) / "tagflow-slurm-XXXXXX").string();
+  const int fd = ::mkstemp(errors_file.data());
+  if (fd < 0) {
+    result.errors =
+        "cannot create a temporary file for its error output: " + std::string(std::strerror(errno));
+    return result;
+  }
+  ::close(fd);
+  FILE* pipe = ::popen((command + " 2>" + shell_quote(errors_file)).c_str(), "r");
+  if (pipe != nullptr) {
+    char buffer[4096];
+    std::size_t n = 0;
+    while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) result.output.append(buffer, n);
+    const int status = ::pclose(pipe);
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  std::ifstream in(errors_file);
+  result.errors.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  std::filesystem::remove(errors_file, no_temp);
   return result;
 }
 
@@ -85,7 +105,7 @@ std::vector<std::string> scontrol_hostnames(const std::string& list) {
   const SlurmToolResult result =
       run_slurm_tool(shell_quote(scontrol) + " show hostnames " + shell_quote(list));
   if (result.exit_code != 0) {
-    throw std::runtime_error("scontrol show hostnames " + list + " failed: " + result.output);
+    throw std::runtime_error("scontrol show hostnames " + list + " failed: " + result.said());
   }
   std::vector<std::string> names;
   std::istringstream lines(result.output);

@@ -38,10 +38,14 @@ SlurmPlace slurm_place(const EnvLookup& env, const NodeListExpander& expand);
 
 struct SlurmToolResult {
   int exit_code = -1;  // -1: it did not exit normally
-  std::string output;  // stdout and stderr
+  std::string output;  // its stdout: what is read back (an id, partitions, node names)
+  std::string errors;  // its stderr (warnings, the reason it failed), never mixed into output
+  /// Both, for a message: stderr first.
+  [[nodiscard]] std::string said() const { return errors + output; }
 };
 
-/// Runs a Slurm client command line (`sinfo ...`, `sbatch ...`) through /bin/sh.
+/// Runs a Slurm client command line (`sinfo ...`, `sbatch ...`) through /bin/sh, its stdout and
+/// stderr read apart (stderr through a temporary file).
 SlurmToolResult run_slurm_tool(const std::string& command);
 
 /// `scontrol show hostnames LIST`; throws when it fails.

@@ -1,12 +1,19 @@
 // Tests of cli/launch/slurm_allocation.hpp: a launcher finds its component from SLURM_PROCID and
-// SLURM_NTASKS_HET_GROUP_k, and its node among its component's.
+// SLURM_NTASKS_HET_GROUP_k, and its node among its component's; Slurm's tools are read from their
+// stdout, their warnings kept apart.
 #include "cli/launch/slurm_allocation.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <stdexcept>
 #include <string>
+
+#include "tests/support/run_command.hpp"
 
 namespace tagflow::cli {
 namespace {
@@ -71,6 +78,47 @@ TEST(SlurmAllocation, TheAddressesVariableListsEveryComponentsNodesInOrder) {
   EXPECT_EQ(addresses_value({"act", "learn"}, place,
                             [](const std::string& node) { return "ip-" + node; }),
             "act=ip-c1,ip-c2,ip-c3;learn=ip-g7");
+}
+
+TEST(SlurmAllocation, AToolsWarningsAreKeptApartFromWhatIsReadBack) {
+  const SlurmToolResult ok =
+      run_slurm_tool("sh -c 'echo \"sbatch: warning: x\" >&2; echo 4242; echo late >&2'");
+  EXPECT_EQ(ok.exit_code, 0);
+  EXPECT_EQ(ok.output, "4242\n");
+  EXPECT_EQ(ok.errors, "sbatch: warning: x\nlate\n");
+  const SlurmToolResult failed =
+      run_slurm_tool("sh -c 'echo out; echo \"no controller\" >&2; exit 3'");
+  EXPECT_EQ(failed.exit_code, 3);
+  EXPECT_EQ(failed.said(), "no controller\nout\n");
+}
+
+// `tagflow slurm --submit` prints the job id sbatch gave, not a warning sbatch printed first
+// (sinfo and sbatch are stand-ins on PATH that print what a controller would).
+TEST(SlurmAllocation, SubmitPrintsTheJobIdAndPassesSbatchsWarningsOn) {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::path(::testing::TempDir()) / ("slurm_submit_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "bin");
+  const auto tool = [&](const std::string& name, const std::string& body) {
+    std::ofstream(dir / "bin" / name) << "#!/bin/sh\n" << body;
+    fs::permissions(dir / "bin" / name, fs::perms::owner_all);
+  };
+  tool("sinfo", "echo 'sinfo: warning: old client' >&2\necho 'debug* 4'\n");
+  tool("sbatch", "echo 'sbatch: warning: x' >&2\necho '4242;cluster'\n");
+  const testing::CommandResult r =
+      testing::run_command("cd " + dir.string() + " && PATH=" + (dir / "bin").string() + ":$PATH " +
+                           testing::tagflow_binary() + " slurm " + TAGFLOW_SOURCE_DIR +
+                           "/configs/slurm.yaml --submit 2> err.txt");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output, "4242\n");
+  std::ifstream in(dir / "err.txt");
+  const std::string err((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(err.find("sinfo: warning: old client\n"), std::string::npos) << err;
+  EXPECT_NE(err.find("sbatch: warning: x\n"), std::string::npos) << err;
+  EXPECT_NE(err.find("tagflow slurm: submitted job 4242 (squeue -j 4242)"), std::string::npos)
+      << err;
+  fs::remove_all(dir);
 }
 
 }  // namespace
