@@ -10,7 +10,7 @@ namespace tagflow::cli {
 std::vector<ChildSpec> LocalChildren::children(const LaunchPlan& plan,
                                                const std::string& log_dir) const {
   std::vector<ChildSpec> specs = local_child_specs(plan, tagflow_, log_dir);
-  if (plan.bind_cpus) bind_to_cpus(specs, usable_cpus());
+  if (plan.bind_cpus) bind_to_cpus(specs, least_pinned_first(usable_cpus(), pinned_processes()));
   return specs;
 }
 

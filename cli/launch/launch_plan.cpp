@@ -1,10 +1,15 @@
 #include "cli/launch/launch_plan.hpp"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
 
 #include "actors/actor_credentials.hpp"
 #include "cli/launch/remote_hosts.hpp"
@@ -14,6 +19,12 @@
 
 namespace tagflow::cli {
 namespace {
+
+/// The one CPU of a Cpus_allowed_list ("3"), or -1 for a list of several ("0-3", "0,2").
+int single_cpu_of(const std::string& list) {
+  if (list.empty() || list.find_first_not_of("0123456789") != std::string::npos) return -1;
+  return list.size() > 6 ? -1 : std::stoi(list);
+}
 
 bool is_loopback(const std::string& address) {
   return address.rfind("127.", 0) == 0 || address == "::1" || address == "localhost";
@@ -177,6 +188,67 @@ std::vector<int> usable_cpus() {
     if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
   }
   return cpus;
+}
+
+std::vector<PinnedProcess> pinned_processes() {
+  constexpr unsigned long kKernelThread = 0x00200000;  // PF_KTHREAD in /proc/PID/stat's flags
+  const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  std::vector<PinnedProcess> pinned;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+    const std::string pid = entry.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream status(entry.path() / "status");
+    std::string line;
+    int cpu = -1;
+    while (std::getline(status, line)) {
+      if (line.rfind("Cpus_allowed_list:", 0) == 0) {
+        std::istringstream value(line.substr(18));
+        std::string list;
+        value >> list;
+        cpu = single_cpu_of(list);
+        break;
+      }
+    }
+    if (cpu < 0) continue;
+    // stat: "PID (COMM) STATE PPID ..."; after the COMM's closing parenthesis, field 3 is the
+    // state, 9 the flags, 14 and 15 utime and stime in clock ticks.
+    std::ifstream stat_file(entry.path() / "stat");
+    std::string stat;
+    std::getline(stat_file, stat);
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream fields(stat.substr(close + 1));
+    std::vector<std::string> field{"", "", ""};  // fields 1 and 2 (pid, comm) are before it
+    std::string word;
+    while (field.size() < 16 && fields >> word) field.push_back(word);
+    if (field.size() < 16) continue;
+    if ((std::stoul(field[9]) & kKernelThread) != 0) continue;
+    pinned.push_back({cpu, (std::stod(field[14]) + std::stod(field[15])) / ticks, std::stoi(pid)});
+  }
+  return pinned;
+}
+
+std::vector<int> least_pinned_first(const std::vector<int>& cpus,
+                                    const std::vector<PinnedProcess>& pinned) {
+  struct Load {
+    int processes = 0;
+    double seconds = 0;
+  };
+  std::map<int, Load> load;
+  for (const PinnedProcess& p : pinned) {
+    load[p.cpu].processes += 1;
+    load[p.cpu].seconds += p.cpu_seconds;
+  }
+  std::vector<int> ordered = cpus;
+  std::stable_sort(ordered.begin(), ordered.end(), [&](int a, int b) {
+    const Load& x = load[a];
+    const Load& y = load[b];
+    if (x.processes != y.processes) return x.processes < y.processes;
+    if (x.seconds != y.seconds) return x.seconds < y.seconds;
+    return a < b;
+  });
+  return ordered;
 }
 
 void bind_to_cpus(std::vector<ChildSpec>& specs, const std::vector<int>& cpus) {

@@ -124,6 +124,25 @@ std::vector<ChildSpec> remote_child_specs(const LaunchPlan& plan, const std::str
 /// left it), ascending; empty when they cannot be read.
 std::vector<int> usable_cpus();
 
+/// A process of this machine pinned to one CPU (its Cpus_allowed_list is one number), as
+/// bind_to_cpus pins a cluster's: the CPU, and the CPU time it has used so far.
+struct PinnedProcess {
+  int cpu = -1;
+  double cpu_seconds = 0;
+  int pid = 0;
+};
+
+/// Every user process (no kernel thread) of this machine pinned to one CPU, read from /proc.
+std::vector<PinnedProcess> pinned_processes();
+
+/// `cpus` in the order bind_to_cpus deals them: first the CPUs the fewest of `pinned` sit on,
+/// among those first the CPUs whose pinned processes used the least CPU time, then by number. On a
+/// machine where another cluster already pinned its processes, a second one starts on the CPUs
+/// the first left lightest (its learner not on the first one's), instead of stacking its roles on
+/// the same CPUs; with nothing pinned, `cpus` as they are.
+std::vector<int> least_pinned_first(const std::vector<int>& cpus,
+                                    const std::vector<PinnedProcess>& pinned);
+
 /// Gives each of `specs` one CPU of `cpus` in turn (ChildSpec::cpu), when there are at least two
 /// CPUs and at least as many specs as CPUs; otherwise leaves them as they are. The CPUs are shared
 /// by several processes then anyway, and a process's threads wake each other for every message

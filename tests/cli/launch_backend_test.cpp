@@ -4,8 +4,18 @@
 #include "cli/launch/launch_backend.hpp"
 
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace tagflow::cli {
@@ -106,12 +116,93 @@ TEST(CpuBind, ALaunchersLocalChildrenAreBoundInReactorModeUnlessTheFileSaysNone)
   EXPECT_EQ(describe_cpus(specs),
             "coordinator on CPU 0, sampler-0 on 1, sampler-1 on 0, sampler-2 on 1, sampler-3 on "
             "0, replay on 1");
-  // LocalChildren binds over this process's own CPUs: as many as bind_to_cpus gives them.
+  // LocalChildren binds over this process's own CPUs, in turn, as many as bind_to_cpus gives
+  // them (in the order least_pinned_first puts them: other tests' clusters may be pinned now).
   const std::vector<int> usable = usable_cpus();
   ASSERT_FALSE(usable.empty());
-  std::vector<ChildSpec> expected = local_child_specs(plan, "tagflow", "runs/x");
-  bind_to_cpus(expected, usable);
-  EXPECT_EQ(cpus_of(LocalChildren("tagflow").children(plan, "runs/x")), cpus_of(expected));
+  const std::vector<int> bound = cpus_of(LocalChildren("tagflow").children(plan, "runs/x"));
+  if (usable.size() < 2 || usable.size() > bound.size()) {
+    EXPECT_EQ(bound, std::vector<int>(bound.size(), -1));
+  } else {
+    std::vector<int> first(bound.begin(), bound.begin() + static_cast<long>(usable.size()));
+    std::sort(first.begin(), first.end());
+    EXPECT_EQ(first, usable);
+    for (std::size_t i = usable.size(); i < bound.size(); ++i) {
+      EXPECT_EQ(bound[i], bound[i - usable.size()]) << i;
+    }
+  }
+}
+
+TEST(CpuBind, ASecondClusterStartsOnTheCpusTheFirstLeftLightest) {
+  // Nothing pinned: the CPUs as they are.
+  EXPECT_EQ(least_pinned_first({0, 1, 2}, {}), (std::vector<int>{0, 1, 2}));
+  // Fewest pinned processes first.
+  EXPECT_EQ(least_pinned_first({0, 1, 2}, {{0, 1}, {0, 1}, {1, 5}}), (std::vector<int>{2, 1, 0}));
+  // The same count: the CPU whose pinned processes used less CPU time first. A first cluster of
+  // six on two CPUs (its learner on CPU 0, the busiest) leaves a second one starting on CPU 1,
+  // so the second's coordinator, samplers and learner take the other CPUs than the first's.
+  const std::vector<PinnedProcess> first_cluster{{0, 0.1}, {1, 2.0}, {0, 2.0},
+                                                 {1, 1.0}, {0, 9.0}, {1, 4.0}};
+  const std::vector<int> order = least_pinned_first({0, 1}, first_cluster);
+  EXPECT_EQ(order, (std::vector<int>{1, 0}));
+  std::vector<ChildSpec> second{{"coordinator", {}, ""}, {"sampler-0", {}, ""},
+                                {"sampler-1", {}, ""},   {"replay", {}, ""},
+                                {"learner", {}, ""},     {"inference", {}, ""}};
+  bind_to_cpus(second, order);
+  EXPECT_EQ(describe_cpus(second),
+            "coordinator on CPU 1, sampler-0 on 0, sampler-1 on 1, replay on 0, learner on 1, "
+            "inference on 0");
+  // Pinned processes on CPUs this launcher may not use change nothing.
+  EXPECT_EQ(least_pinned_first({2, 3}, {{0, 1}, {1, 1}}), (std::vector<int>{2, 3}));
+}
+
+// pinned_processes() reads /proc: a child this test pins to one of its CPUs is among them, on that
+// CPU; kernel threads (pinned per CPU) are not.
+TEST(CpuBind, PinnedProcessesFindsAProcessPinnedToOneCpu) {
+  const std::vector<int> usable = usable_cpus();
+  ASSERT_FALSE(usable.empty());
+  const int cpu = usable.back();
+  const pid_t child = ::fork();
+  if (child == 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    ::sched_setaffinity(0, sizeof set, &set);
+    ::pause();
+    ::_exit(0);
+  }
+  ASSERT_GT(child, 0);
+  int seen = 0;
+  for (int i = 0; i < 100 && seen == 0; ++i) {
+    // The child pins itself right after the fork; until then it has this process's CPUs.
+    std::ifstream status("/proc/" + std::to_string(child) + "/status");
+    std::string line;
+    while (std::getline(status, line)) {
+      if (line == "Cpus_allowed_list:\t" + std::to_string(cpu)) seen = 1;
+    }
+    if (seen == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(seen, 1) << "the child did not pin itself";
+  const std::vector<PinnedProcess> pinned = pinned_processes();
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  const auto child_entry = std::find_if(pinned.begin(), pinned.end(),
+                                        [&](const PinnedProcess& p) { return p.pid == child; });
+  ASSERT_NE(child_entry, pinned.end()) << "the pinned child is not listed";
+  EXPECT_EQ(child_entry->cpu, cpu);
+  // Kernel threads are not counted: each CPU has its own ksoftirqd, pinned to it.
+  int kernel_threads = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    std::ifstream comm(entry.path() / "comm");
+    std::string name;
+    if (!std::getline(comm, name) || name.rfind("ksoftirqd/", 0) != 0) continue;
+    const int pid = std::atoi(entry.path().filename().c_str());
+    ++kernel_threads;
+    EXPECT_TRUE(std::none_of(pinned.begin(), pinned.end(),
+                             [&](const PinnedProcess& p) { return p.pid == pid; }))
+        << name << " (pid " << pid << ") is listed";
+  }
+  EXPECT_GT(kernel_threads, 0) << "no ksoftirqd thread found in /proc";
 }
 
 TEST(CpuBind, AnAllocatedNodesLauncherLeavesItsChildrenToItsManager) {
