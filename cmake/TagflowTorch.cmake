@@ -4,10 +4,9 @@
 find_package(Torch 1.13 REQUIRED)
 
 # Libraries LibTorch names but never calls. Debian's libtorch_cpu lists OpenCV, FFmpeg, LMDB and
-# LevelDB among its DT_NEEDED entries without taking a single symbol from them (the Caffe2
-# operators that would are not built), and loading them with all they load in turn (Qt, GDAL,
-# codecs: 231 of the 293 objects a LibTorch process maps) cost every LibTorch process about
-# 0.45 CPU seconds at start. Each one that cmake/unused-needed finds unused (by libtorch_cpu and
+# LevelDB among its DT_NEEDED entries without taking a single symbol from them, and loading them
+# with all they load in turn (Qt, GDAL, codecs: 231 of the 293 objects a LibTorch process maps)
+# cost every LibTorch process about 0.3 CPU seconds at start (cmake/README.md). Each one that cmake/unused-needed finds unused (by libtorch_cpu and
 # by everything still loaded without it) gets an empty stand-in of the same name in
 # BUILD/lib/tagflow, which the LibTorch executables search first (tagflow_use_torch_stand_ins).
 # TAGFLOW_TORCH_STAND_INS=OFF loads the real ones.
