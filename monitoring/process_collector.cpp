@@ -73,6 +73,8 @@ std::optional<ProcessStats> parse_proc_self_stat(const std::string& line, double
     stats.start_time_seconds = boot_time_seconds + at(22) / ticks_per_second;
     stats.virtual_memory_bytes = at(23);
     stats.resident_memory_bytes = at(24) * page_size_bytes;
+    constexpr unsigned long kKernelThread = 0x00200000;  // PF_KTHREAD
+    stats.kernel_thread = (std::stoul(f[9 - 3]) & kKernelThread) != 0;
     return stats;
   } catch (const std::exception&) {
     return std::nullopt;

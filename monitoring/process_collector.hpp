@@ -23,6 +23,7 @@ struct ProcessStats {
   double virtual_memory_bytes = 0;
   double start_time_seconds = 0.0;  // since the Unix epoch
   double open_fds = 0;
+  bool kernel_thread = false;  // PF_KTHREAD in the flags (field 9)
 };
 
 /// Fields of a /proc/PID/stat line (the process name may hold spaces and parentheses). Returns

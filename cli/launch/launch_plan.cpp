@@ -8,11 +8,13 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 
 #include "actors/actor_credentials.hpp"
 #include "cli/launch/remote_hosts.hpp"
+#include "monitoring/process_collector.hpp"
 #include "nodes/cluster/process_plan.hpp"
 #include "nodes/cluster/service_endpoints.hpp"
 #include "transport/curve_keys.hpp"
@@ -191,7 +193,6 @@ std::vector<int> usable_cpus() {
 }
 
 std::vector<PinnedProcess> pinned_processes() {
-  constexpr unsigned long kKernelThread = 0x00200000;  // PF_KTHREAD in /proc/PID/stat's flags
   const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
   std::vector<PinnedProcess> pinned;
   std::error_code error;
@@ -211,20 +212,13 @@ std::vector<PinnedProcess> pinned_processes() {
       }
     }
     if (cpu < 0) continue;
-    // stat: "PID (COMM) STATE PPID ..."; after the COMM's closing parenthesis, field 3 is the
-    // state, 9 the flags, 14 and 15 utime and stime in clock ticks.
     std::ifstream stat_file(entry.path() / "stat");
     std::string stat;
     std::getline(stat_file, stat);
-    const auto close = stat.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream fields(stat.substr(close + 1));
-    std::vector<std::string> field{"", "", ""};  // fields 1 and 2 (pid, comm) are before it
-    std::string word;
-    while (field.size() < 16 && fields >> word) field.push_back(word);
-    if (field.size() < 16) continue;
-    if ((std::stoul(field[9]) & kKernelThread) != 0) continue;
-    pinned.push_back({cpu, (std::stod(field[14]) + std::stod(field[15])) / ticks, std::stoi(pid)});
+    const std::optional<monitoring::ProcessStats> stats =
+        monitoring::parse_proc_self_stat(stat, ticks, 1, 0);
+    if (!stats || stats->kernel_thread) continue;
+    pinned.push_back({cpu, stats->cpu_seconds, std::stoi(pid)});
   }
   return pinned;
 }

@@ -25,6 +25,10 @@ TEST(ProcessCollector, ParsesStatFieldsAfterAProcessNameWithSpacesAndParentheses
   EXPECT_DOUBLE_EQ(stats->start_time_seconds, 1e9 + 10.0);
   EXPECT_DOUBLE_EQ(stats->virtual_memory_bytes, 123456789.0);
   EXPECT_DOUBLE_EQ(stats->resident_memory_bytes, 300.0 * 4096.0);
+  EXPECT_FALSE(stats->kernel_thread);  // flags 4194560 = 0x400100
+  std::string kernel = kStatLine;
+  kernel.replace(kernel.find("4194560"), 7, "2129984");  // 0x208040: PF_KTHREAD among them
+  EXPECT_TRUE(parse_proc_self_stat(kernel, 100.0, 4096.0, 1e9)->kernel_thread);
 }
 
 TEST(ProcessCollector, RejectsTruncatedOrMalformedStatLines) {
