@@ -955,9 +955,11 @@ void ClusterLaunch::start(Attempt& attempt) {
       write_pids(log_dir_, attempt.supervisor, attempt.specs);
     }
   } catch (const std::runtime_error& e) {
+    for (const auto& backend : backends_) backend->started();
     attempt.supervisor.stop_all(kStopGrace);
     end_launch(e.what(), kExitFailed);
   }
+  for (const auto& backend : backends_) backend->started();  // another launcher may deal CPUs
   // The mode of the run (--mode), not only the file's.
   attempt.reporter.emplace(cluster::scrape_targets(config_, plan_.mode),
                            ::isatty(STDERR_FILENO) == 1, !options_.quiet);

@@ -18,7 +18,9 @@
 // Not thread-safe; the launcher's main thread uses them.
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,17 +40,55 @@ class LaunchBackend {
   /// `log_dir`.
   [[nodiscard]] virtual std::vector<ChildSpec> children(const LaunchPlan& plan,
                                                         const std::string& log_dir) const = 0;
+  /// The children of the last children() call have all been started, or starting them failed.
+  virtual void started() {}
 };
 
-/// This host's coordinator and nodes, run with the tagflow executable `tagflow`.
+/// Where the launchers of this machine take turns at dealing its CPUs (CpuDeal): the file that
+/// TAGFLOW_CPU_DEAL names, else /run/lock/tagflow-cpu-deal, else (no /run/lock)
+/// /tmp/tagflow-cpu-deal.
+std::string cpu_deal_path();
+
+/// One launcher's turn at dealing this machine's CPUs (`cpu_bind: auto`): an exclusive flock(2)
+/// on the file at `path`, waited for at most `patience`, released by the destructor (or by the
+/// kernel when the launcher dies). The holder reads the machine's pins, deals and starts its
+/// processes before the next launcher reads them, so clusters started at the same moment see each
+/// other's pins. The file also keeps where the last deal began (one decimal number), which the
+/// next deal goes one CPU past: two clusters whose pins tie (as many processes on each CPU, no CPU
+/// time used yet) then begin on different CPUs. Without the lock (not got within `patience`, or
+/// the file cannot be opened) the launcher deals anyway, as if alone.
+class CpuDeal {
+ public:
+  CpuDeal(const std::string& path, std::chrono::milliseconds patience);
+  ~CpuDeal();
+  CpuDeal(const CpuDeal&) = delete;
+  CpuDeal& operator=(const CpuDeal&) = delete;
+
+  [[nodiscard]] bool held() const { return held_; }
+  /// Where the last deal recorded in the file began (0 when none is, or the lock is not held).
+  [[nodiscard]] int last_first() const;
+  /// Records that this deal began at `first` (when the lock is held and the file is writable).
+  void record_first(int first);
+
+ private:
+  int fd_ = -1;
+  bool held_ = false;
+  bool writable_ = false;
+};
+
+/// This host's coordinator and nodes, run with the tagflow executable `tagflow`. In reactor mode
+/// with `cpu_bind: auto` (LaunchPlan::bind_cpus) it deals them CPUs during its turn (CpuDeal),
+/// which lasts from children() until started().
 class LocalChildren final : public LaunchBackend {
  public:
   explicit LocalChildren(std::string tagflow) : tagflow_(std::move(tagflow)) {}
   [[nodiscard]] std::vector<ChildSpec> children(const LaunchPlan& plan,
                                                 const std::string& log_dir) const override;
+  void started() override { deal_.reset(); }
 
  private:
   std::string tagflow_;
+  mutable std::optional<CpuDeal> deal_;  // the turn children() took, until started()
 };
 
 /// The remote hosts' halves, each over one ssh client (the OpenSSH client found on PATH).

@@ -224,7 +224,7 @@ std::vector<PinnedProcess> pinned_processes() {
 }
 
 std::vector<int> least_pinned_first(const std::vector<int>& cpus,
-                                    const std::vector<PinnedProcess>& pinned) {
+                                    const std::vector<PinnedProcess>& pinned, int first) {
   struct Load {
     int processes = 0;
     double seconds = 0;
@@ -234,13 +234,18 @@ std::vector<int> least_pinned_first(const std::vector<int>& cpus,
     load[p.cpu].processes += 1;
     load[p.cpu].seconds += p.cpu_seconds;
   }
+  const int n = static_cast<int>(cpus.size());
+  std::map<int, int> turn;  // a CPU's place in `cpus` turned to begin at `first`
+  for (int i = 0; i < n; ++i) turn[cpus[static_cast<std::size_t>(i)]] = ((i - first) % n + n) % n;
   std::vector<int> ordered = cpus;
   std::stable_sort(ordered.begin(), ordered.end(), [&](int a, int b) {
     const Load& x = load[a];
     const Load& y = load[b];
     if (x.processes != y.processes) return x.processes < y.processes;
-    if (x.seconds != y.seconds) return x.seconds < y.seconds;
-    return a < b;
+    const auto xs = static_cast<long long>(x.seconds);
+    const auto ys = static_cast<long long>(y.seconds);
+    if (xs != ys) return xs < ys;
+    return turn[a] < turn[b];
   });
   return ordered;
 }

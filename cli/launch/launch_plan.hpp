@@ -136,12 +136,15 @@ struct PinnedProcess {
 std::vector<PinnedProcess> pinned_processes();
 
 /// `cpus` in the order bind_to_cpus deals them: first the CPUs the fewest of `pinned` sit on,
-/// among those first the CPUs whose pinned processes used the least CPU time, then by number. On a
+/// among those first the CPUs whose pinned processes used the least CPU time in whole seconds,
+/// then in the order of `cpus` turned to begin at its `first`th CPU (taken modulo its size). On a
 /// machine where another cluster already pinned its processes, a second one starts on the CPUs
 /// the first left lightest (its learner not on the first one's), instead of stacking its roles on
-/// the same CPUs; with nothing pinned, `cpus` as they are.
+/// the same CPUs; with nothing pinned and `first` 0, `cpus` as they are. `first` tells apart
+/// clusters started together, whose pins are as many and have used no CPU time yet
+/// (LocalChildren passes one more than where the machine's last deal began, CpuDeal).
 std::vector<int> least_pinned_first(const std::vector<int>& cpus,
-                                    const std::vector<PinnedProcess>& pinned);
+                                    const std::vector<PinnedProcess>& pinned, int first = 0);
 
 /// Gives each of `specs` one CPU of `cpus` in turn (ChildSpec::cpu), when there are at least two
 /// CPUs and at least as many specs as CPUs; otherwise leaves them as they are. The CPUs are shared

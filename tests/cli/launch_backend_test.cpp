@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -154,6 +155,72 @@ TEST(CpuBind, ASecondClusterStartsOnTheCpusTheFirstLeftLightest) {
             "inference on 0");
   // Pinned processes on CPUs this launcher may not use change nothing.
   EXPECT_EQ(least_pinned_first({2, 3}, {{0, 1}, {1, 1}}), (std::vector<int>{2, 3}));
+}
+
+TEST(CpuBind, ClustersStartedTogetherBeginOnDifferentCpus) {
+  // A cluster of six just started on two CPUs: three on each, no whole second of CPU time used
+  // yet. The next deal begins one CPU further on than the last (`first`), so the second cluster's
+  // coordinator, samplers and learner take the other CPUs than the first's.
+  const std::vector<PinnedProcess> just_started{{0, 0.02}, {1, 0.01}, {0, 0.3},
+                                                {1, 0.4},  {0, 0.6},  {1, 0.5}};
+  EXPECT_EQ(least_pinned_first({0, 1}, just_started, 0), (std::vector<int>{0, 1}));
+  EXPECT_EQ(least_pinned_first({0, 1}, just_started, 1), (std::vector<int>{1, 0}));
+  EXPECT_EQ(least_pinned_first({0, 1}, just_started, 2), (std::vector<int>{0, 1}));  // modulo 2
+  // `first` turns the CPUs as given, and only breaks ties: fewer pins and fewer whole seconds
+  // still come first.
+  EXPECT_EQ(least_pinned_first({4, 5, 6}, {}, 2), (std::vector<int>{6, 4, 5}));
+  EXPECT_EQ(least_pinned_first({4, 5, 6}, {{6, 0}}, 2), (std::vector<int>{4, 5, 6}));
+  EXPECT_EQ(least_pinned_first({0, 1}, {{0, 0.5}, {1, 1.5}}, 1), (std::vector<int>{0, 1}));
+}
+
+TEST(CpuBind, LaunchersTakeTurnsAtDealingAndRememberWhereTheLastBegan) {
+  const std::string path = ::testing::TempDir() + "cpu-deal";
+  {
+    CpuDeal first(path, std::chrono::milliseconds(0));
+    ASSERT_TRUE(first.held());
+    EXPECT_EQ(first.last_first(), 0);  // a new file records nothing
+    first.record_first(1);
+    // A second launcher waits for the turn, and deals without it once its patience is spent.
+    const CpuDeal second(path, std::chrono::milliseconds(50));
+    EXPECT_FALSE(second.held());
+    EXPECT_EQ(second.last_first(), 0);
+  }
+  const CpuDeal third(path, std::chrono::milliseconds(0));
+  ASSERT_TRUE(third.held());
+  EXPECT_EQ(third.last_first(), 1);
+  EXPECT_EQ(std::filesystem::status(path).permissions() & std::filesystem::perms::all,
+            static_cast<std::filesystem::perms>(0666));  // every user's launchers share it
+}
+
+TEST(CpuBind, ALocalLaunchersTurnLastsUntilItsChildrenStarted) {
+  const std::string path = ::testing::TempDir() + "local-deal";
+  ASSERT_EQ(::setenv("TAGFLOW_CPU_DEAL", path.c_str(), 1), 0);
+  EXPECT_EQ(cpu_deal_path(), path);
+  const LaunchPlan plan = one_host_plan("");
+  LocalChildren first("tagflow");
+  LocalChildren second("tagflow");
+  (void)first.children(plan, "runs/x");
+  // The first holds the turn: the second's children() waits until first.started().
+  std::atomic<bool> dealt{false};
+  std::thread other([&] {
+    (void)second.children(plan, "runs/y");
+    dealt = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(dealt.load()) << "the second launcher dealt during the first one's turn";
+  first.started();
+  other.join();
+  EXPECT_TRUE(dealt.load());
+  // The second got the turn when the first's ended (not by running out of patience), and holds
+  // it until its own children started.
+  EXPECT_FALSE(CpuDeal(path, std::chrono::milliseconds(0)).held());
+  second.started();
+  EXPECT_TRUE(CpuDeal(path, std::chrono::milliseconds(0)).held());
+  // Not binding (cpu_bind: none): no turn is taken.
+  LocalChildren unbound("tagflow");
+  (void)unbound.children(one_host_plan("cpu_bind: none\n"), "runs/z");
+  EXPECT_TRUE(CpuDeal(path, std::chrono::milliseconds(0)).held());
+  ASSERT_EQ(::unsetenv("TAGFLOW_CPU_DEAL"), 0);
 }
 
 // pinned_processes() reads /proc: a child this test pins to one of its CPUs is among them, on that
