@@ -52,6 +52,9 @@ constexpr auto kTracedStopGrace = 10s;   // the same, when each process writes i
 constexpr auto kStragglerTimeout = 60s;  // after a clean exit, the others must follow
 // Actor mode: how long the others may show that the run is ending before a dead process restarts.
 constexpr auto kActorRestartSettle = 1s;
+// Actor mode: how long after the first clean exit (the run's stop) the others may take to end
+// before the launcher stops them (supervise()).
+constexpr auto kActorWindDown = 5s;
 constexpr std::size_t kTailLines = 12;
 constexpr auto kReportLinger = 500ms;     // a death report's wait to leave for the coordinator
 constexpr auto kReactorWindDown = 500ms;  // after a failure, for the others to end on their own
@@ -370,6 +373,7 @@ std::vector<ChildExit> supervise(ProcessSupervisor& supervisor, bool& interrupte
                                  const std::optional<CoordinatorLink>& link) {
   std::vector<ChildExit> exits;
   std::optional<Clock::time_point> first_clean_exit;
+  std::set<std::string> stopped;  // actor mode: processes stopped after the run's end
   while (supervisor.running() > 0) {
     if (stop_asked()) {
       interrupted = true;
@@ -377,6 +381,25 @@ std::vector<ChildExit> supervise(ProcessSupervisor& supervisor, bool& interrupte
     }
     std::optional<ChildExit> exit = supervisor.wait_for_exit(100ms);
     if (!exit) {
+      // Actor mode: the first process to end cleanly ended the run, and its stop reached every
+      // replica linked then. One still running after kActorWindDown missed it: a process
+      // restarted just before the end, which linked to peers already stopping and now waits
+      // for them to come back. The launcher stops it as Ctrl-C would; the run stays a success.
+      if (first_clean_exit && plan.mode == cluster::Mode::actor && stopped.empty() &&
+          Clock::now() - *first_clean_exit > kActorWindDown) {
+        const std::vector<std::string> left = supervisor.running_names();
+        std::string names;
+        for (const std::string& name : left) names += (names.empty() ? "" : ", ") + name;
+        std::cerr << "tagflow up: " << names << " still running "
+                  << std::chrono::duration_cast<std::chrono::seconds>(kActorWindDown).count()
+                  << " s after the run ended (" << exits.front().name
+                  << " ended first; a process restarted just before the end can miss the stop): "
+                     "stopping "
+                  << (left.size() == 1 ? "it" : "them") << "\n";
+        for (const std::string& name : left) {
+          if (supervisor.signal_child(name, SIGTERM)) stopped.insert(name);
+        }
+      }
       if (first_clean_exit && Clock::now() - *first_clean_exit > kStragglerTimeout) {
         std::cerr << "tagflow up: " << exits.front().name << " finished but "
                   << supervisor.running() << " process(es) did not stop within "
@@ -384,6 +407,10 @@ std::vector<ChildExit> supervise(ProcessSupervisor& supervisor, bool& interrupte
         exits.push_back(ChildExit{kStragglers, 1, false, 0});
         return exits;
       }
+      continue;
+    }
+    if (stopped.count(exit->name) != 0) {  // stopped by the launcher after the run's end
+      exits.push_back(ChildExit{exit->name, 0, false, 0});
       continue;
     }
     exits.push_back(*exit);

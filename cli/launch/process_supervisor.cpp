@@ -248,6 +248,14 @@ std::size_t ProcessSupervisor::running() const {
   return count;
 }
 
+std::vector<std::string> ProcessSupervisor::running_names() const {
+  std::vector<std::string> names;
+  for (const auto& [name, child] : children_) {
+    if (child.running) names.push_back(name);
+  }
+  return names;
+}
+
 std::vector<std::string> ProcessSupervisor::tail(const std::string& name) const {
   const auto it = children_.find(name);
   if (it == children_.end()) return {};

@@ -74,6 +74,8 @@ class ProcessSupervisor {
   bool signal_child(const std::string& name, int signal);
 
   std::size_t running() const;
+  /// The names of the running children, in name order.
+  std::vector<std::string> running_names() const;
   /// The last lines the child printed (up to tail_lines), oldest first.
   std::vector<std::string> tail(const std::string& name) const;
   /// The pid of a running child, or -1.

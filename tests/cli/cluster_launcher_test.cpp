@@ -176,6 +176,49 @@ TEST_F(ClusterLauncher, SigtermStopsEveryProcessAndExits130) {
   expect_no_process_left();
 }
 
+// Actor mode: the first process to end cleanly ended the run. One still running 5 s later missed
+// the stop (a process restarted just before the end, linked to peers already stopping, waits for
+// them to come back); the launcher stops it as Ctrl-C would and the run ends as a success.
+TEST_F(ClusterLauncher, InActorModeAProcessThatMissedTheRunsStopIsStoppedAndTheRunSucceeds) {
+  options_.mode = cluster::Mode::actor;
+  // Each stand-in copies a result of its own to where the launcher reads it.
+  fs::create_directories(dir_ / "results");
+  const auto result = [&](const std::string& name, const std::string& kind, const std::string& unit,
+                          const std::string& reason) {
+    std::ofstream(dir_ / "results" / (name + ".json"))
+        << R"({"process": ")" << name << R"(", "mode": "actor", "seconds": 1.0, "stop_reason": ")"
+        << reason << R"(", "cutoff": null, "replicas": [{"name": ")" << name << R"(", "kind": ")"
+        << kind << R"(", "unit": ")" << unit
+        << R"(", "count": 50, "episode_returns": [], "episodes": 0, "evaluations": [],)"
+        << R"( "target_reached": false, "updates": 0, "weights_version": 0,)"
+        << R"( "final_weights_hash": null, "mean_return": null, "channels": [)"
+        << (kind == "sampler" ? R"({"port": "transitions", "channel": 0, "count": 0,)"
+                                R"( "hash": "0000000000000000"})"
+                              : "")
+        << "]}]}";
+    return "cp " + (dir_ / "results" / (name + ".json")).string() + " " + options_.log_dir + "/";
+  };
+  behave("sampler-0", result("sampler-0", "sampler", "env_steps", "env_steps") + "; exit 0");
+  behave("replay", "sleep 0.2; " + result("replay", "replay", "inserts", "") + "; exit 0");
+  // sampler-1 never hears of the stop: only a SIGTERM ends it, and it then writes its result.
+  behave("sampler-1", "trap '" + result("sampler-1", "sampler", "env_steps", "signal") +
+                          "; exit 0' TERM; sleep 60 & wait");
+  std::string err;
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(launch(err), 0) << err;
+  const auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_NE(err.find("tagflow up: sampler-1 still running 5 s after the run ended (sampler-0 "
+                     "ended first; a process restarted just before the end can miss the stop): "
+                     "stopping it"),
+            std::string::npos)
+      << err;
+  EXPECT_GE(took, 5s);
+  EXPECT_LT(took, 50s);  // not the 60 s a hung process gets in reactor mode
+  const auto pids = recorded_pids(options_.log_dir);
+  EXPECT_EQ(pids.size(), 3U);  // sampler-0, sampler-1, replay: no coordinator in actor mode
+  for (const auto& [name, pid] : pids) EXPECT_FALSE(alive(pid)) << name << " outlived the run";
+}
+
 TEST_F(ClusterLauncher, TheLogDirectoryHoldsEveryProcessLog) {
   behave("coordinator", "exit 5");
   std::string err;
