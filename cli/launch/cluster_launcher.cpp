@@ -52,8 +52,8 @@ constexpr auto kTracedStopGrace = 10s;   // the same, when each process writes i
 constexpr auto kStragglerTimeout = 60s;  // after a clean exit, the others must follow
 // Actor mode: how long the others may show that the run is ending before a dead process restarts.
 constexpr auto kActorRestartSettle = 1s;
-// Actor mode: how long after the first clean exit (the run's stop) the others may take to end
-// before the launcher stops them (supervise()).
+// Actor mode: how long after the first clean exit (the run's stop) a process restarted during the
+// run may take to end before the launcher stops it (supervise()).
 constexpr auto kActorWindDown = 5s;
 constexpr std::size_t kTailLines = 12;
 constexpr auto kReportLinger = 500ms;     // a death report's wait to leave for the coordinator
@@ -367,13 +367,15 @@ void report_death(const ChildExit& exit, const LaunchPlan& plan,
 
 /// Supervises the started children until they all exited, one failed, or a signal arrived.
 /// Returns the exits seen; `interrupted` tells whether a signal ended it. A node that dies is
-/// reported to the coordinator at once (report_death).
+/// reported to the coordinator at once (report_death). `restarted` (actor mode): the processes
+/// restarted alone during the run, stopped when still running kActorWindDown after the run's end.
 std::vector<ChildExit> supervise(ProcessSupervisor& supervisor, bool& interrupted,
-                                 const LaunchPlan& plan,
-                                 const std::optional<CoordinatorLink>& link) {
+                                 const LaunchPlan& plan, const std::optional<CoordinatorLink>& link,
+                                 const std::set<std::string>& restarted = {}) {
   std::vector<ChildExit> exits;
   std::optional<Clock::time_point> first_clean_exit;
-  std::set<std::string> stopped;  // actor mode: processes stopped after the run's end
+  bool wound_down = restarted.empty();
+  std::set<std::string> stopped;  // restarted processes stopped after the run's end
   while (supervisor.running() > 0) {
     if (stop_asked()) {
       interrupted = true;
@@ -382,22 +384,22 @@ std::vector<ChildExit> supervise(ProcessSupervisor& supervisor, bool& interrupte
     std::optional<ChildExit> exit = supervisor.wait_for_exit(100ms);
     if (!exit) {
       // Actor mode: the first process to end cleanly ended the run, and its stop reached every
-      // replica linked then. One still running after kActorWindDown missed it: a process
-      // restarted just before the end, which linked to peers already stopping and now waits
-      // for them to come back. The launcher stops it as Ctrl-C would; the run stays a success.
-      if (first_clean_exit && plan.mode == cluster::Mode::actor && stopped.empty() &&
-          Clock::now() - *first_clean_exit > kActorWindDown) {
-        const std::vector<std::string> left = supervisor.running_names();
+      // replica linked then. A restarted process still running after kActorWindDown missed it:
+      // restarted just before the end, it linked to peers already stopping and now waits for
+      // them to come back. The launcher stops it as Ctrl-C would; the run stays a success.
+      if (first_clean_exit && !wound_down && Clock::now() - *first_clean_exit > kActorWindDown) {
+        wound_down = true;
         std::string names;
-        for (const std::string& name : left) names += (names.empty() ? "" : ", ") + name;
-        std::cerr << "tagflow up: " << names << " still running "
-                  << std::chrono::duration_cast<std::chrono::seconds>(kActorWindDown).count()
-                  << " s after the run ended (" << exits.front().name
-                  << " ended first; a process restarted just before the end can miss the stop): "
-                     "stopping "
-                  << (left.size() == 1 ? "it" : "them") << "\n";
-        for (const std::string& name : left) {
-          if (supervisor.signal_child(name, SIGTERM)) stopped.insert(name);
+        for (const std::string& name : supervisor.running_names()) {
+          if (restarted.count(name) == 0 || !supervisor.signal_child(name, SIGTERM)) continue;
+          stopped.insert(name);
+          names += (names.empty() ? "" : ", ") + name;
+        }
+        if (!stopped.empty()) {
+          std::cerr << "tagflow up: " << names << " (restarted) still running "
+                    << std::chrono::duration_cast<std::chrono::seconds>(kActorWindDown).count()
+                    << " s after the run ended (" << exits.front().name
+                    << " ended first): it missed the stop; stopped as Ctrl-C would\n";
         }
       }
       if (first_clean_exit && Clock::now() - *first_clean_exit > kStragglerTimeout) {
@@ -1038,8 +1040,10 @@ void ClusterLaunch::restart_dead_actor_processes(Attempt& attempt) {
       exits.insert(exits.end(), settled.begin(), settled.end());
       continue;
     }
+    std::set<std::string> restarted;
+    for (const hosts::RestartRecord& r : restarts_) restarted.insert(r.process);
     std::vector<ChildExit> more =
-        supervise(attempt.supervisor, attempt.interrupted, plan_, attempt.link);
+        supervise(attempt.supervisor, attempt.interrupted, plan_, attempt.link, restarted);
     exits.insert(exits.end(), more.begin(), more.end());
   }
 }

@@ -176,11 +176,13 @@ TEST_F(ClusterLauncher, SigtermStopsEveryProcessAndExits130) {
   expect_no_process_left();
 }
 
-// Actor mode: the first process to end cleanly ended the run. One still running 5 s later missed
-// the stop (a process restarted just before the end, linked to peers already stopping, waits for
-// them to come back); the launcher stops it as Ctrl-C would and the run ends as a success.
-TEST_F(ClusterLauncher, InActorModeAProcessThatMissedTheRunsStopIsStoppedAndTheRunSucceeds) {
+// Actor mode: the first process to end cleanly ended the run. A process restarted during the run
+// and still running 5 s later missed the stop (restarted just before the end, it linked to peers
+// already stopping and waits for them to come back); the launcher stops it as Ctrl-C would and
+// the run ends as a success.
+TEST_F(ClusterLauncher, InActorModeARestartedProcessThatMissedTheStopIsStoppedAndTheRunSucceeds) {
   options_.mode = cluster::Mode::actor;
+  std::ofstream(options_.file, std::ios::app) << "restart: {max: 1}\n";
   // Each stand-in copies a result of its own to where the launcher reads it.
   fs::create_directories(dir_ / "results");
   const auto result = [&](const std::string& name, const std::string& kind, const std::string& unit,
@@ -198,22 +200,31 @@ TEST_F(ClusterLauncher, InActorModeAProcessThatMissedTheRunsStopIsStoppedAndTheR
         << "]}]}";
     return "cp " + (dir_ / "results" / (name + ".json")).string() + " " + options_.log_dir + "/";
   };
-  behave("sampler-0", result("sampler-0", "sampler", "env_steps", "env_steps") + "; exit 0");
-  behave("replay", "sleep 0.2; " + result("replay", "replay", "inserts", "") + "; exit 0");
-  // sampler-1 never hears of the stop: only a SIGTERM ends it, and it then writes its result.
-  behave("sampler-1", "trap '" + result("sampler-1", "sampler", "env_steps", "signal") +
+  // sampler-0 ends the run once sampler-1 was restarted (1 s after its death).
+  behave("sampler-0",
+         "sleep 3; " + result("sampler-0", "sampler", "env_steps", "env_steps") + "; exit 0");
+  behave("replay", "sleep 3.2; " + result("replay", "replay", "inserts", "") + "; exit 0");
+  // sampler-1 dies at once; restarted, it never hears of the stop: only a SIGTERM ends it, and it
+  // then writes its result.
+  const std::string died = (dir_ / "sampler-1.died").string();
+  behave("sampler-1", "if [ ! -f " + died + " ]; then touch " + died + "; kill -9 $$; fi; trap '" +
+                          result("sampler-1", "sampler", "env_steps", "signal") +
                           "; exit 0' TERM; sleep 60 & wait");
   std::string err;
   const auto started = std::chrono::steady_clock::now();
   EXPECT_EQ(launch(err), 0) << err;
   const auto took = std::chrono::steady_clock::now() - started;
-  EXPECT_NE(err.find("tagflow up: sampler-1 still running 5 s after the run ended (sampler-0 "
-                     "ended first; a process restarted just before the end can miss the stop): "
-                     "stopping it"),
+  EXPECT_NE(err.find("tagflow up: sampler-1 killed by signal 9; restart 1 of 1"), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("tagflow up: sampler-1 (restarted) still running 5 s after the run ended "
+                     "(sampler-0 ended first): it missed the stop; stopped as Ctrl-C would\n"),
             std::string::npos)
       << err;
-  EXPECT_GE(took, 5s);
+  EXPECT_GE(took, 8s);
   EXPECT_LT(took, 50s);  // not the 60 s a hung process gets in reactor mode
+  const std::string summary = read_text_file(fs::path(options_.log_dir) / "summary.json");
+  EXPECT_NE(summary.find(R"("stop_reason": "env_steps")"), std::string::npos) << summary;
+  EXPECT_NE(summary.find(R"("process": "sampler-1")"), std::string::npos) << summary;  // restart
   const auto pids = recorded_pids(options_.log_dir);
   EXPECT_EQ(pids.size(), 3U);  // sampler-0, sampler-1, replay: no coordinator in actor mode
   for (const auto& [name, pid] : pids) EXPECT_FALSE(alive(pid)) << name << " outlived the run";
