@@ -688,6 +688,18 @@ TEST_F(RecoveryAcrossHosts, BothLaunchersKilledResumeFromTheirOwnDirectories) {
              namespaces_.ns_b + " | xargs -r kill -9");
   });
   EXPECT_NE(killed.exit_b, 0);
+  // Every process gone, its ports with it, before the launchers resume: on a busy machine the
+  // resumed launcher once found a port of host b still taken. Killed again while any is left (one
+  // forked as the first kill read the list would have escaped it).
+  const std::string left =
+      "ip netns pids " + namespaces_.ns_a + "; ip netns pids " + namespaces_.ns_b;
+  EXPECT_TRUE(eventually(
+      [&] {
+        (void)sh("(" + left + ") | xargs -r kill -9");
+        return sh(left).output.empty();
+      },
+      30s))
+      << sh(left).output;
   const Run resumed = run(tag, {}, true);
   EXPECT_EQ(resumed.exit_a, 0) << resumed.err_a;
   EXPECT_EQ(resumed.exit_b, 0) << resumed.err_b;
