@@ -3,13 +3,13 @@
 //
 // Steps:
 //   1. Spawn each replica of `plan` (hosts/actor/replica_spawner.hpp) with its own ProcessMetrics
-//   and
-//      MetricsEndpoint on metrics_port + i (labels node = replica name, mode = actor), as in
+//      and MetricsEndpoint on metrics_port + i (labels node = replica name, mode = actor), as in
 //      reactor mode.
-//   2. Publish every replica that others look up — replay, learner, inference: replica i of a
-//      group on data_port + i at its host's address. Samplers are never looked up (they start
-//      all their links themselves, hosts/actor/actor_wiring.hpp), so they publish nothing and any
-//      number of them can join.
+//   2. Publish every replica that others look up, that is every replica of a kind that is not
+//      transient (replay, learner, inference, multi_agent, evaluator): replica i of a group on
+//      data_port + i at its host's address. Samplers, the transient kind, are never looked up
+//      (they start all their links themselves, hosts/actor/actor_wiring.hpp), so they publish
+//      nothing and any number of them can join.
 //   3. Wire: a step between two local replicas is sent to the initiator. Between two processes
 //      there is one connection (CAF 0.17's TLS module loses the link when a second one opens):
 //      the side that dials (a process that publishes nothing dials; of two that publish, the one
