@@ -24,6 +24,13 @@ void check_torch_bench_options(const TorchBenchOptions& options) {
         "--only is for `tagflow bench paper` and `tagflow bench marl`, not " + options.name,
         kExitBadFile);
   }
+  const std::string& only = options.options.only;
+  if (options.name == "marl" && !only.empty() && only != "tj4" && only != "tj10" &&
+      only != "tj4-in-process" && only != "tj10-in-process") {
+    fail_command("bench marl",
+                 "--only takes tj4, tj10, tj4-in-process or tj10-in-process, not '" + only + "'",
+                 kExitBadFile);  // refused here, before LibTorch starts
+  }
   if (const std::string why = unwritable_output("--json", options.json_path); !why.empty()) {
     fail_command("bench", why, kExitBadFile);  // before the run, not after its table
   }

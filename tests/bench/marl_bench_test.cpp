@@ -44,7 +44,8 @@ TEST(MarlBench, EveryPlacementReportsItsSecondsAndStepLatency) {
 }
 
 // `--only tj4-in-process`: the three one-process placements of TrafficJunction4 and nothing
-// that starts a process; an unknown workload is refused naming the ones there are.
+// that starts a process; an unknown workload is refused naming the ones there are, before
+// LibTorch starts.
 TEST(MarlBench, InProcessRunsTheOneProcessPlacementsAlone) {
   if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the benchmark runs in tagflow-torch";
   const testing::BenchRun run = testing::run_quick_bench("marl", "--only tj4-in-process");
@@ -61,8 +62,13 @@ TEST(MarlBench, InProcessRunsTheOneProcessPlacementsAlone) {
 
   const auto wrong =
       testing::run_command(testing::tagflow_binary() + " bench marl --quick --only tj5 2>&1");
-  EXPECT_NE(wrong.exit_code, 0);
-  EXPECT_NE(wrong.output.find("tj10-in-process"), std::string::npos) << wrong.output;
+  EXPECT_EQ(wrong.exit_code, 2);
+  EXPECT_NE(wrong.output.find("tagflow bench marl: --only takes tj4, tj10, tj4-in-process or "
+                              "tj10-in-process, not 'tj5'"),
+            std::string::npos)
+      << wrong.output;
+  // Refused by tagflow before LibTorch starts: tagflow-torch's BLAS line is not printed.
+  EXPECT_EQ(wrong.output.find("BLAS:"), std::string::npos) << wrong.output;
 }
 
 }  // namespace

@@ -512,11 +512,12 @@ TEST(ReactorFederate, TheCoordinatorsFloorReachesTheEnvironmentsOfFederatesThatR
   }
 }
 
-// PROTOCOL.md §2.5: a federate speaking protocol version 3 runs in a version-4 federation to the
-// same trace. It reads only data header 2: a value that reached it as header 3 would be dropped
+// PROTOCOL.md §2.5: a federate speaking protocol version 3 runs beside one of the current version
+// (kProtocolVersion) to the same trace. It reads only data header 2: a value that reached it as
+// header 3 would be dropped
 // (`bad_version`) and fail the run, so none did. Both still leave the waits their peer's notices
 // end unreported.
-TEST(ReactorFederate, AVersionThreeFederateRunsInAVersionFourFederationToTheSameTrace) {
+TEST(ReactorFederate, AVersionThreeFederateRunsBesideACurrentOneToTheSameTrace) {
   const std::string expected = loop_in_one_environment<Rally>();
   for (const unsigned workers : {1U, 2U}) {
     monitoring::ProcessMetrics a_metrics({"a", "multi_agent"});
