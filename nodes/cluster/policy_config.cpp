@@ -431,7 +431,7 @@ void validate_policy_hosting(const ClusterConfig& config) {
       if (!m.empty() && !node.kind->hosts_policies) {
         throw ConfigError(config.file, node.line, "nodes." + node.name,
                           "a multi-agent cluster (policies:) drives its env with a multi_agent "
-                          "node, not a " +
+                          "node, not with a node of kind " +
                               node.kind->name);
       }
       continue;

@@ -189,6 +189,19 @@ TEST(PolicyConfig, MistakesAreRefusedWithFileLineAndKey) {
       "cluster: s\npolicies: {a: {}}\nnodes:\n  sampler: {kind: sampler, data_port: 7000}\n"
       "stop: {env_steps: 10}\n");
   EXPECT_EQ(e.key(), "policies");
+
+  // A node of a single-agent kind beside the multi_agent node is named with its kind.
+  std::string evaluator = marl_file("policies:\n  car: {}\n", 1, 1);
+  evaluator.replace(evaluator.find("nodes:\n"), 7,
+                    "nodes:\n  ev: {kind: evaluator, data_port: 7400}\n");
+  evaluator.replace(evaluator.find("connections:\n"), 13,
+                    "connections:\n  - {from: learner.weights, to: ev.weights}\n");
+  e = policy_error_of(evaluator);
+  EXPECT_EQ(e.key(), "nodes.ev");
+  EXPECT_NE(std::string(e.what()).find("drives its env with a multi_agent node, not with a node "
+                                       "of kind evaluator"),
+            std::string::npos)
+      << e.what();
 }
 
 /// marl_file() with `learners` learners whose params are `params`.
