@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -25,6 +26,7 @@
 #include "federation/federation_spec.hpp"
 #include "hosts/replica_params_check.hpp"
 #include "nodes/cluster/cluster_config.hpp"
+#include "nodes/cluster/yaml_reader.hpp"
 #include "tagflow/build_info.hpp"
 
 namespace tagflow::cli {
@@ -316,7 +318,21 @@ std::vector<Check> check_ports(const std::string& config_path, const std::string
   // host here is not given, is only looked through for ports.
   std::optional<std::vector<PlannedListener>> planned;
   try {
+    // What no file of ports can be (a directory, a device, bytes that are not text, nothing at
+    // all) is refused as `tagflow up` refuses it.
+    std::error_code ec;
+    const std::filesystem::file_status status = std::filesystem::status(config_path, ec);
+    if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+      (void)cluster::load_cluster_config(config_path);
+    }
+    if (std::ifstream in{config_path, std::ios::binary}) {
+      std::string text(cluster::kMaxClusterFileBytes + 1, '\0');
+      in.read(text.data(), static_cast<std::streamsize>(text.size()));
+      text.resize(static_cast<std::size_t>(in.gcount()));
+      cluster::check_cluster_text(text, config_path);
+    }
     const YAML::Node root = YAML::LoadFile(config_path);
+    if (root.IsNull()) (void)cluster::load_cluster_config(config_path);  // "empty: ..."
     if (root.IsMap() && root["federation"] && !root["nodes"]) {
       (void)coordinator::load_federation_spec(config_path);
     } else if (root.IsMap() && root["cluster"]) {

@@ -3,6 +3,8 @@
 #include "cli/doctor.hpp"
 #include "cli/doctor_checks.hpp"
 
+#include <filesystem>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -343,6 +345,27 @@ TEST(DoctorCommand, RefusesAClusterFileThatUpWouldRefuseAtItsLineAndKey) {
         << check["detail"];
   }
   EXPECT_TRUE(found) << result.output;
+}
+
+// What no file of ports can be is refused as `tagflow up` refuses it: a directory, an empty file,
+// a NUL byte. Before, the doctor passed the first two (no ports found) and put yaml-cpp's words on
+// the third.
+TEST(DoctorPorts, RefusesADirectoryAnEmptyFileAndANulByteAsUpDoes) {
+  const auto refusal = [](const std::string& path) {
+    const std::vector<Check> checks = check_ports(path);
+    if (checks.size() != 1 || checks[0].name != "cluster file" ||
+        checks[0].status != CheckStatus::fail) {
+      return std::string("(no refusal)");
+    }
+    return checks[0].detail;
+  };
+  const std::string directory = ::testing::TempDir() + "a_directory.yaml";
+  std::filesystem::create_directories(directory);
+  EXPECT_EQ(refusal(directory), directory + ":0: (file): a directory, not a cluster file");
+  const std::string empty = write_temp_file("empty.yaml", "# nothing here\n");
+  EXPECT_NE(refusal(empty).find(empty + ":0: (file): empty:"), std::string::npos) << refusal(empty);
+  const std::string nul = write_temp_file("nul.yaml", std::string("a: 1\nb: \"x\0y\"\n", 14));
+  EXPECT_EQ(refusal(nul), nul + ":2: (file): a NUL byte (the file is not text)");
 }
 
 // `tagflow monitoring prometheus-config` loads a file as `tagflow up` does, node params included:
