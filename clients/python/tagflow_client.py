@@ -192,6 +192,7 @@ class Client:
         Rewards and dones of agents whose gateway gets no observation in this call are kept and
         sent with that gateway's next request of the episode (act or episode_end), where the
         gateway adds them up as if they had come now; without an episode they would be ignored."""
+        self._check_open()
         if not self.agent_gateway:
             self.connect()
         parts = self._split({a: _observation_bytes(o) for a, o in observations.items()})
@@ -364,6 +365,7 @@ class Client:
 
     def limits(self):
         """{endpoint: {limit name: number}}: what one request may hold (PROTOCOL.md 2.1)."""
+        self._check_open()
         if not self.agent_gateway:
             self.connect()
         return {g.endpoint: g.info["limits"] for g in self.gateways}
@@ -378,6 +380,12 @@ class Client:
         """Closes every gateway's socket; any later call raises ValueError."""
         for gateway in self.gateways:
             gateway.socket.close()
+
+    def _check_open(self):
+        """Raises ValueError once close() was called, also for calls that would send nothing."""
+        for gateway in self.gateways:
+            if gateway.socket.closed:
+                raise ValueError(f"{gateway.endpoint}: this client is closed (Client.close())")
 
 
 def http_health(metrics_url_base, probe="ready", timeout=2.0):

@@ -201,6 +201,11 @@ class CarriedValues(unittest.TestCase):
             closed.act({0: observation()})
         with self.assertRaisesRegex(ValueError, "this client is closed"):
             closed.health()
+        # Also the calls that, once connected, would send nothing.
+        with self.assertRaisesRegex(ValueError, "this client is closed"):
+            closed.limits()
+        with self.assertRaisesRegex(ValueError, "this client is closed"):
+            closed.act({})
 
 
 class RefusedKey(unittest.TestCase):
