@@ -319,20 +319,16 @@ std::vector<Check> check_ports(const std::string& config_path, const std::string
   std::optional<std::vector<PlannedListener>> planned;
   try {
     // What no file of ports can be (a directory, a device, bytes that are not text, nothing at
-    // all) is refused as `tagflow up` refuses it.
-    std::error_code ec;
-    const std::filesystem::file_status status = std::filesystem::status(config_path, ec);
-    if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
-      (void)cluster::load_cluster_config(config_path);
-    }
-    if (std::ifstream in{config_path, std::ios::binary}) {
-      std::string text(cluster::kMaxClusterFileBytes + 1, '\0');
-      in.read(text.data(), static_cast<std::streamsize>(text.size()));
-      text.resize(static_cast<std::size_t>(in.gcount()));
+    // all) is refused as `tagflow up` refuses it. A missing file is YAML's error, below.
+    const YAML::Node root = [&config_path] {
+      std::error_code ec;
+      if (!std::filesystem::exists(config_path, ec)) return YAML::LoadFile(config_path);
+      const std::string text = cluster::read_cluster_file(config_path);
       cluster::check_cluster_text(text, config_path);
-    }
-    const YAML::Node root = YAML::LoadFile(config_path);
-    if (root.IsNull()) (void)cluster::load_cluster_config(config_path);  // "empty: ..."
+      YAML::Node loaded = YAML::Load(text);
+      if (loaded.IsNull()) (void)cluster::parse_cluster_config(text, config_path);  // "empty: ..."
+      return loaded;
+    }();
     if (root.IsMap() && root["federation"] && !root["nodes"]) {
       (void)coordinator::load_federation_spec(config_path);
     } else if (root.IsMap() && root["cluster"]) {

@@ -97,10 +97,14 @@ class Gateway:
             self.socket.setsockopt(zmq.IPV6, 1)
         self.socket.connect(self.endpoint)
 
-    def send(self, op, **fields):
-        """Sends one request; returns its id (receive() gets the reply)."""
+    def check_open(self):
+        """Raises ValueError once the client that holds this gateway was closed."""
         if self.socket.closed:
             raise ValueError(f"{self.endpoint}: this client is closed (Client.close())")
+
+    def send(self, op, **fields):
+        """Sends one request; returns its id (receive() gets the reply)."""
+        self.check_open()
         request_id = self.next_id
         self.next_id += 1
         message = {"op": op, "v": PROTOCOL_VERSION, "id": request_id}
@@ -384,8 +388,7 @@ class Client:
     def _check_open(self):
         """Raises ValueError once close() was called, also for calls that would send nothing."""
         for gateway in self.gateways:
-            if gateway.socket.closed:
-                raise ValueError(f"{gateway.endpoint}: this client is closed (Client.close())")
+            gateway.check_open()
 
 
 def http_health(metrics_url_base, probe="ready", timeout=2.0):

@@ -685,6 +685,10 @@ std::string security_mode(const ClusterConfig& config) {
 }
 
 ClusterConfig load_cluster_config(const std::string& path) {
+  return parse_cluster_config(read_cluster_file(path), path);
+}
+
+std::string read_cluster_file(const std::string& path) {
   std::error_code ec;
   const std::filesystem::file_status status = std::filesystem::status(path, ec);
   if (std::filesystem::is_directory(status)) {
@@ -698,7 +702,7 @@ ClusterConfig load_cluster_config(const std::string& path) {
   std::string text(kMaxClusterFileBytes + 1, '\0');  // one byte more tells a file over the cap
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<std::size_t>(in.gcount()));
-  return parse_cluster_config(text, path);
+  return text;
 }
 
 }  // namespace tagflow::cluster

@@ -286,6 +286,12 @@ ClusterConfig load_cluster_config(const std::string& path);
 /// Same, from YAML text; `file` is only used in error messages.
 ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::string& file);
 
+/// The text of the file at `path` as load_cluster_config() reads it: at most one byte more than
+/// kMaxClusterFileBytes (yaml_reader.hpp). Throws ConfigError for a directory, a path that is no
+/// regular file, or a file that cannot be opened; the text itself is not checked
+/// (check_cluster_text, parse_cluster_config).
+std::string read_cluster_file(const std::string& path);
+
 /// The longest duration a cluster file may write: 2^62 ns, about 146 years.
 inline constexpr std::int64_t kMaxDurationNs = std::int64_t{1} << 62;
 

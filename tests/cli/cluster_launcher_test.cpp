@@ -85,9 +85,11 @@ class ClusterLauncher : public ::testing::Test {
     err = ::testing::internal::GetCapturedStderr();
     return code;
   }
-  void expect_no_process_left() {
+  /// `started`: 4, the coordinator, sampler-0, sampler-1 and replay; 3 in actor mode (no
+  /// coordinator).
+  void expect_no_process_left(std::size_t started = 4) {
     const auto pids = recorded_pids(options_.log_dir);
-    EXPECT_EQ(pids.size(), 4U);  // coordinator, sampler-0, sampler-1, replay
+    EXPECT_EQ(pids.size(), started);
     for (const auto& [name, pid] : pids) EXPECT_FALSE(alive(pid)) << name << " outlived the run";
   }
 
@@ -225,9 +227,7 @@ TEST_F(ClusterLauncher, InActorModeARestartedProcessThatMissedTheStopIsStoppedAn
   const std::string summary = read_text_file(fs::path(options_.log_dir) / "summary.json");
   EXPECT_NE(summary.find(R"("stop_reason": "env_steps")"), std::string::npos) << summary;
   EXPECT_NE(summary.find(R"("process": "sampler-1")"), std::string::npos) << summary;  // restart
-  const auto pids = recorded_pids(options_.log_dir);
-  EXPECT_EQ(pids.size(), 3U);  // sampler-0, sampler-1, replay: no coordinator in actor mode
-  for (const auto& [name, pid] : pids) EXPECT_FALSE(alive(pid)) << name << " outlived the run";
+  expect_no_process_left(3);
 }
 
 TEST_F(ClusterLauncher, TheLogDirectoryHoldsEveryProcessLog) {
