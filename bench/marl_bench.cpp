@@ -43,12 +43,14 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <msgpack.hpp>
 #include <zmq.hpp>
 
 #include "bench/benchmarks.hpp"
+#include "bench/marl_workloads.hpp"
 #include "bench/paper/child_processes.hpp"
 #include "bench/paper/raw_frames.hpp"
 #include "bench/timing.hpp"
@@ -441,21 +443,14 @@ int run_marl_raw_server(const std::vector<std::string>& args) {
 
 BenchReport run_marl_bench(const BenchOptions& options) {
   const std::int64_t steps = options.quick ? 1000 : 100000;
-  // NAME or NAME-in-process (the three in-process placements alone).
+  // NAME or NAME-in-process (the three in-process placements alone): marl_workloads.hpp.
   std::string only = options.only.empty() ? "tj10" : options.only;
-  const std::string in_process_suffix = "-in-process";
-  const bool in_process = only.size() > in_process_suffix.size() &&
-                          only.compare(only.size() - in_process_suffix.size(),
-                                       in_process_suffix.size(), in_process_suffix) == 0;
-  if (in_process) only.resize(only.size() - in_process_suffix.size());
-  if (only == "tj4") {
-    shape = MarlShape{"TrafficJunction4-v1", 4, 71.64};
-  } else if (only == "tj10") {
-    shape = MarlShape{};
-  } else {
-    throw std::invalid_argument("--only takes tj4, tj10, tj4-in-process or tj10-in-process, not '" +
-                                options.only + "'");
-  }
+  if (!is_marl_workload(only)) throw std::invalid_argument(marl_workload_refusal(only));
+  const std::string_view suffix = kMarlInProcessSuffix;
+  const bool in_process = only.size() > suffix.size() &&
+                          std::string_view(only).substr(only.size() - suffix.size()) == suffix;
+  if (in_process) only.resize(only.size() - suffix.size());
+  shape = only == "tj4" ? MarlShape{"TrafficJunction4-v1", 4, 71.64} : MarlShape{};
   BenchReport report("marl");
   report.add("joint_steps", static_cast<double>(steps), "steps");
   in_process_placements(report, steps, options.quick ? 1 : 3);

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "bench/marl_workloads.hpp"
 #include "bench/paper/placements.hpp"
 #include "bench/registry.hpp"
 #include "cli/commands.hpp"
@@ -25,7 +26,8 @@ void add_bench_command(CLI::App& app) {
                     "Very short run that exercises every path (figures not meant to be quoted)");
   command->add_option("--only", options->only,
                       "paper: run one workload (gym, atari, qlearning, marl, broadcast, object); "
-                      "marl: tj4, tj10 (default), tj4-in-process or tj10-in-process");
+                      "marl: " +
+                          bench::marl_workload_list() + " (default: tj10)");
   command->add_flag(
       "--print", options->print,
       "paper: also measure the gym workload with every observation printed to stdout, "

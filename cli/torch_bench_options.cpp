@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "bench/marl_workloads.hpp"
 #include "cli/commands.hpp"
 
 namespace tagflow::cli {
@@ -13,7 +14,7 @@ CLI::App* add_torch_bench_options(CLI::App& app, TorchBenchOptions& options) {
   command->add_flag("--quick", options.options.quick,
                     "Very short run that exercises every path (figures not meant to be quoted)");
   command->add_option("--only", options.options.only,
-                      "marl: tj4, tj10 (default), tj4-in-process or tj10-in-process");
+                      "marl: " + bench::marl_workload_list() + " (default: tj10)");
   return command;
 }
 
@@ -25,10 +26,8 @@ void check_torch_bench_options(const TorchBenchOptions& options) {
         kExitBadFile);
   }
   const std::string& only = options.options.only;
-  if (options.name == "marl" && !only.empty() && only != "tj4" && only != "tj10" &&
-      only != "tj4-in-process" && only != "tj10-in-process") {
-    fail_command("bench marl",
-                 "--only takes tj4, tj10, tj4-in-process or tj10-in-process, not '" + only + "'",
+  if (options.name == "marl" && !only.empty() && !bench::is_marl_workload(only)) {
+    fail_command("bench marl", bench::marl_workload_refusal(only),
                  kExitBadFile);  // refused here, before LibTorch starts
   }
   if (const std::string why = unwritable_output("--json", options.json_path); !why.empty()) {

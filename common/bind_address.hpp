@@ -18,6 +18,12 @@
 
 namespace tagflow {
 
+/// True when `text` is an IPv6 address (without brackets).
+[[nodiscard]] inline bool is_ipv6_address(const std::string& text) {
+  in6_addr parsed{};
+  return ::inet_pton(AF_INET6, text.c_str(), &parsed) == 1;
+}
+
 namespace bind_address_detail {
 
 inline bool only_digits_and_dots(const std::string& text) {
@@ -29,10 +35,6 @@ inline bool is_ipv4(const std::string& text) {
   return ::inet_pton(AF_INET, text.c_str(), &out) == 1;
 }
 
-inline bool is_ipv6(const std::string& text) {
-  in6_addr out{};
-  return ::inet_pton(AF_INET6, text.c_str(), &out) == 1;
-}
 
 /// RFC 1123 host name: dot-separated labels of 1..63 letters, digits and hyphens, neither first
 /// nor last a hyphen, 253 characters at most.
@@ -73,7 +75,7 @@ inline bool is_interface_name(const std::string& text) {
   if (address.empty()) return "must not be empty";
   if (address.front() == '[') return "'" + address + "': write an IPv6 address without brackets";
   if (address.find(':') != std::string::npos) {
-    return is_ipv6(address) ? "" : "'" + address + "' is not an IPv6 address";
+    return is_ipv6_address(address) ? "" : "'" + address + "' is not an IPv6 address";
   }
   if (only_digits_and_dots(address)) {
     return is_ipv4(address) ? "" : "'" + address + "' is not an IPv4 address";
@@ -88,7 +90,7 @@ inline bool is_interface_name(const std::string& text) {
   if (address == "*") return "";
   if (address.front() == '[') return "'" + address + "': write an IPv6 address without brackets";
   if (address.find(':') != std::string::npos) {
-    return is_ipv6(address) ? "" : "'" + address + "' is not an IPv6 address";
+    return is_ipv6_address(address) ? "" : "'" + address + "' is not an IPv6 address";
   }
   if (only_digits_and_dots(address)) {
     return is_ipv4(address) ? "" : "'" + address + "' is not an IPv4 address";
@@ -107,7 +109,7 @@ inline bool is_interface_name(const std::string& text) {
 [[nodiscard]] inline std::string zmq_bind_listen_address(const std::string& address) {
   using namespace bind_address_detail;
   if (address == "*") return "0.0.0.0";
-  return is_ipv4(address) || is_ipv6(address) ? address : "";
+  return is_ipv4(address) || is_ipv6_address(address) ? address : "";
 }
 
 }  // namespace tagflow

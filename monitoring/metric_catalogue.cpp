@@ -70,30 +70,37 @@ std::vector<MetricSpec> make_catalogue() {
               "transport/drop_reason.hpp: bad_version, size_mismatch, unknown_port, ...).",
               "", {"peer", "reason"}, kAll),
       counter(Metric::federation_grants, "tagflow_federation_grants_total",
-              "Reactor mode: grants that let this federate run further, by who gave them: "
+              "Reactor mode (no series in actor mode): grants that let this federate run further, "
+              "by who gave them: "
               "coordinator (TAG or PTAG) or upstreams (their COMPLETED notices on the data path, "
               "federation/PROTOCOL.md 3.8).",
               "", {"by"}, kNodes),
       counter(Metric::federation_deferred_waits, "tagflow_federation_deferred_waits_total",
-              "Reactor mode: waits for a grant this federate did not report to the coordinator, "
+              "Reactor mode (0 in actor mode): waits for a grant this federate did not report to "
+              "the coordinator, "
               "counting on its upstreams' COMPLETED notices (federation/PROTOCOL.md 3.9).",
               "", {}, kNodes),
       gauge(Metric::federation_waiting_for_start, "tagflow_federation_waiting_for_start",
-            "Reactor mode: 1 while this federate waits for the coordinator's START (it joins, "
+            "Reactor mode (0 in actor mode): 1 while this federate waits for the coordinator's "
+            "START (it joins, "
             "federation/PROTOCOL.md 2), else 0.",
             "", {}, kNodes),
       counter(Metric::checkpoint_parts, "tagflow_checkpoint_parts_total",
-              "Reactor mode: checkpoint parts this federate wrote (federation/PROTOCOL.md 9).", "",
-              {}, kNodes),
+              "Reactor mode (0 in actor mode): checkpoint parts this federate wrote "
+              "(federation/PROTOCOL.md 9).",
+              "", {}, kNodes),
       counter(Metric::checkpoint_written_bytes, "tagflow_checkpoint_written_bytes_total",
-              "Reactor mode: bytes of those parts, attachments (a replay table) included.", "bytes",
-              {}, kNodes),
+              "Reactor mode (0 in actor mode): bytes of those parts, attachments (a replay table) "
+              "included.",
+              "bytes", {}, kNodes),
       gauge(Metric::checkpoint_resumed_from, "tagflow_checkpoint_resumed_from_seconds",
-            "Reactor mode: the logical time of the checkpoint this process resumed from after a "
+            "Reactor mode (0 in actor mode): the logical time of the checkpoint this process "
+            "resumed from after a "
             "restart; 0 for a process that started the run.",
             "seconds", {}, kNodes),
       counter(Metric::checkpoint_resent_messages, "tagflow_checkpoint_resent_messages_total",
-              "Reactor mode: messages this federate's checkpoint part held in transit and that it "
+              "Reactor mode (0 in actor mode): messages this federate's checkpoint part held in "
+              "transit and that it "
               "sent again when it resumed (federation/PROTOCOL.md 9.6).",
               "", {}, kNodes),
       gauge(Metric::actor_members, "tagflow_actor_members",

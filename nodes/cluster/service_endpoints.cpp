@@ -18,7 +18,7 @@ std::string client_endpoint(const std::string& address, const HostConfig* host,
   if (address.empty()) return "";
   if (!ipv4_wildcard && address != "::") return transport::tcp_endpoint(address, port);
   if (host == nullptr || host->address.empty()) return "";
-  if (ipv4_wildcard && transport::is_ipv6_address(host->address)) return "";
+  if (ipv4_wildcard && is_ipv6_address(host->address)) return "";
   return transport::tcp_endpoint(host->address, port);
 }
 
