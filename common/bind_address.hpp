@@ -35,7 +35,6 @@ inline bool is_ipv4(const std::string& text) {
   return ::inet_pton(AF_INET, text.c_str(), &out) == 1;
 }
 
-
 /// RFC 1123 host name: dot-separated labels of 1..63 letters, digits and hyphens, neither first
 /// nor last a hyphen, 253 characters at most.
 inline bool is_host_name(const std::string& text) {
