@@ -71,19 +71,17 @@ std::vector<MetricSpec> make_catalogue() {
               "", {"peer", "reason"}, kAll),
       counter(Metric::federation_grants, "tagflow_federation_grants_total",
               "Reactor mode (no series in actor mode): grants that let this federate run further, "
-              "by who gave them: "
-              "coordinator (TAG or PTAG) or upstreams (their COMPLETED notices on the data path, "
-              "federation/PROTOCOL.md 3.8).",
+              "by who gave them: coordinator (TAG or PTAG) or upstreams (their COMPLETED notices "
+              "on the data path, federation/PROTOCOL.md 3.8).",
               "", {"by"}, kNodes),
-      counter(Metric::federation_deferred_waits, "tagflow_federation_deferred_waits_total",
-              "Reactor mode (0 in actor mode): waits for a grant this federate did not report to "
-              "the coordinator, "
-              "counting on its upstreams' COMPLETED notices (federation/PROTOCOL.md 3.9).",
-              "", {}, kNodes),
+      counter(
+          Metric::federation_deferred_waits, "tagflow_federation_deferred_waits_total",
+          "Reactor mode (0 in actor mode): waits for a grant this federate did not report to the "
+          "coordinator, counting on its upstreams' COMPLETED notices (federation/PROTOCOL.md 3.9).",
+          "", {}, kNodes),
       gauge(Metric::federation_waiting_for_start, "tagflow_federation_waiting_for_start",
             "Reactor mode (0 in actor mode): 1 while this federate waits for the coordinator's "
-            "START (it joins, "
-            "federation/PROTOCOL.md 2), else 0.",
+            "START (it joins, federation/PROTOCOL.md 2), else 0.",
             "", {}, kNodes),
       counter(Metric::checkpoint_parts, "tagflow_checkpoint_parts_total",
               "Reactor mode (0 in actor mode): checkpoint parts this federate wrote "
@@ -95,13 +93,11 @@ std::vector<MetricSpec> make_catalogue() {
               "bytes", {}, kNodes),
       gauge(Metric::checkpoint_resumed_from, "tagflow_checkpoint_resumed_from_seconds",
             "Reactor mode (0 in actor mode): the logical time of the checkpoint this process "
-            "resumed from after a "
-            "restart; 0 for a process that started the run.",
+            "resumed from after a restart; 0 for a process that started the run.",
             "seconds", {}, kNodes),
       counter(Metric::checkpoint_resent_messages, "tagflow_checkpoint_resent_messages_total",
               "Reactor mode (0 in actor mode): messages this federate's checkpoint part held in "
-              "transit and that it "
-              "sent again when it resumed (federation/PROTOCOL.md 9.6).",
+              "transit and that it sent again when it resumed (federation/PROTOCOL.md 9.6).",
               "", {}, kNodes),
       gauge(Metric::actor_members, "tagflow_actor_members",
             "Actor mode: 1 for each replica of a transient kind (one that may join and leave, "
