@@ -44,8 +44,6 @@ struct LocalClusterOptions {
   std::string mode;
   /// Maps each port of the file (7600, 9460, 7610, ...) to the port the test uses; empty: keep.
   std::function<int(int)> port;
-  /// Replaces every `after: 0` delay (e.g. "1ms"); empty: keep.
-  std::string loop_after;
   /// Node group → process name (`process:` key), for grouping replicas into processes.
   std::map<std::string, std::string> process;
   /// Node group → params set on it, as flow-map entries ("min_size: 300, restore: true"): an
@@ -160,11 +158,6 @@ inline std::string local_cluster_yaml(const LocalClusterOptions& options = {}) {
     for (const int p : local_cluster_ports()) {
       detail::replace_first(text, ": " + std::to_string(p) + "\n",
                             ": " + std::to_string(options.port(p)) + "\n");
-    }
-  }
-  if (!options.loop_after.empty()) {
-    for (int i = 0; i < 3; ++i) {
-      detail::replace_first(text, "after: 0}", "after: " + options.loop_after + "}");
     }
   }
   for (const auto& [group, entries] : options.params) detail::set_params(text, group, entries);

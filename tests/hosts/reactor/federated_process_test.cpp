@@ -3,9 +3,8 @@
 // file, whatever the grouping of replicas into processes; a killed sampler ends every other
 // process with exit 4 and an error naming it.
 //
-// The file is configs/local.yaml stopping at 2400 env steps, with its `after: 0` connections
-// made `after: 1ms`: a loop whose only delay is one microstep needs PTAG across federates, which
-// the reactor federation does not implement yet (federation/PROTOCOL.md), and stalls there.
+// The file is configs/local.yaml stopping at 2400 env steps, its loops closed by `after: 0` as
+// shipped.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -57,12 +56,11 @@ int free_port_block() {
   return 0;
 }
 
-/// The shortened local.yaml (2400 env steps, `after: 1ms` loops, no seconds limit) with its
-/// ports moved to the free block at `base`; tests edit the options further.
+/// The shortened local.yaml (2400 env steps, no seconds limit) with its ports moved to the free
+/// block at `base`; tests edit the options further.
 testing::LocalClusterOptions shortened(int base) {
   testing::LocalClusterOptions options;
   options.keep_seconds_limit = false;
-  options.loop_after = "1ms";
   options.port = [base](int port) { return port - 7600 + base; };
   return options;
 }
