@@ -140,7 +140,9 @@ endfunction()
 # every file has joined it): the suites of ALONE files with RUN_SERIAL, those of LOCK files with
 # their RESOURCE_LOCK, the rest with the executable's common properties.
 function(_tagflow_discover_tests target area cluster)
-  set(base LABELS ${area} TIMEOUT 300)
+  # A test that calls GTEST_SKIP() is reported as skipped, not passed: ctest lists it under "did
+  # not run" (each ctest test is one gtest test, so the line can only be its own).
+  set(base LABELS ${area} TIMEOUT 300 SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
   set(props ${base})
   if(cluster)
     # Start before the unit tests when ctest has no times from an earlier run (a fresh tree), so
