@@ -28,10 +28,15 @@ if(TAGFLOW_TORCH_STAND_INS)
         COMMAND ${CMAKE_SOURCE_DIR}/cmake/unused-needed ${TAGFLOW_TORCH_CPU_LIBRARY}
                 "${_tagflow_never_called}"
         OUTPUT_VARIABLE _unused RESULT_VARIABLE _rc ERROR_VARIABLE _err)
+      set(_failure "")
       if(NOT _rc EQUAL 0)
         message(STATUS "LibTorch's unused libraries not checked (${_err}); all are loaded")
         set(_unused "")
+        string(STRIP "unused-needed exited ${_rc}: ${_err}" _failure)
       endif()
+      # Read by tests/cli/torch_stand_ins_test.cpp: no stand-ins because the check failed is a
+      # failure there, not a LibTorch without unused libraries.
+      set(_TAGFLOW_TORCH_UNUSED_FAILURE "${_failure}" CACHE INTERNAL "why the check failed, if it did")
       string(STRIP "${_unused}" _unused)
       string(REPLACE "\n" ";" _unused "${_unused}")
       set(_TAGFLOW_TORCH_UNUSED "${_unused}" CACHE INTERNAL "libraries LibTorch names, never calls")

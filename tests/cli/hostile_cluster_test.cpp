@@ -250,16 +250,21 @@ class HostileCluster : public ::testing::Test {
   /// base + offset as a port (local_cluster_ports_from(): 0 coordinator, 6 replay, 8 learner, ...).
   std::uint16_t port(int offset) const { return static_cast<std::uint16_t>(base_ + offset); }
 
-  /// Every child the launcher recorded has ended.
+  /// Every child the launcher recorded has ended (the launcher recorded some).
   static void expect_none_left(PeakWatch& watch) {
+    EXPECT_FALSE(watch.pids().empty()) << "no process of the run was recorded";
     for (const auto& [name, pid] : watch.pids()) {
       EXPECT_FALSE(testing::alive(pid)) << name << " outlived the run";
     }
   }
 
-  /// Each node grew by less than kGrowthBound between `before` and `after`.
+  /// Each node grew by less than kGrowthBound between `before` and `after`; the attacked ones
+  /// (the replay, the learner and the inference server, each a process of its own) among them.
   static void expect_bounded(const std::map<std::string, std::uint64_t>& before,
                              const std::map<std::string, std::uint64_t>& after) {
+    for (const std::string attacked : {"replay", "learner", "inference"}) {
+      EXPECT_EQ(after.count(attacked), 1U) << attacked << "'s peak was never read";
+    }
     for (const auto& [name, peak] : after) {
       const auto was = before.find(name);
       ASSERT_NE(was, before.end()) << name;
@@ -588,13 +593,18 @@ TEST_F(HostileCluster, ActorModeWithSecurityNoneIsOpenToAnOutsidersStopRun) {
     EXPECT_TRUE(outsider_stops(plain, port(6)));
     std::this_thread::sleep_for(500ms);  // let the middleman deliver before the system ends
   }
-  (void)testing::wait_exit(up, 150s);
+  // The run ends by itself, cleanly, on the outsider's word, long before its million env steps: a
+  // run that ignored the StopRun would still be going at the deadline (-1, killed, no summary).
+  const int code = testing::wait_exit(up, 150s);
   expect_none_left(watch);
   const std::string err = testing::read_text_file(dir_ / "open-actor.err");
   EXPECT_NE(err.find("security: none"), std::string::npos) << err;
-  if (fs::exists(dir_ / "open-actor.json")) {
-    EXPECT_LT(summary("open-actor").at("env_steps").get<int>(), 1000000);
-  }
+  EXPECT_EQ(code, 0) << err;
+  ASSERT_TRUE(fs::exists(dir_ / "open-actor.json")) << "exit " << code << ":\n" << err;
+  const nlohmann::json result = summary("open-actor");
+  EXPECT_LT(result.at("env_steps").get<int>(), 1000000) << result.dump();
+  EXPECT_NE(result.at("stop_reason"), "env_steps") << result.dump();
+  EXPECT_EQ(result.at("security"), "none") << result.dump();
 }
 
 }  // namespace

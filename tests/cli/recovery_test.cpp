@@ -101,7 +101,12 @@ class Recovery : public ::testing::Test {
     const fs::path logs = dir_ / tag;
     EXPECT_EQ(wait_exit(up({file, "--log-dir", logs.string()}, tag), 150s), 0) << err(tag);
     const nlohmann::json json = summary(logs);
-    return json.is_discarded() ? "(no summary)" : json.value("digest", "(no digest)");
+    // Two runs that both failed to write one must not compare equal: the placeholder names its run.
+    const std::string digest = json.is_discarded()
+                                   ? "(no summary of " + tag + ")"
+                                   : json.value("digest", "(no digest in " + tag + ")");
+    EXPECT_EQ(digest.size(), 16U) << tag << ": " << digest;
+    return digest;
   }
 
   /// The shortened local cluster in actor mode with `restart`, as DIR/NAME.

@@ -2,6 +2,7 @@
 // (cmake/TagflowTorch.cmake): tagflow-torch loads those stand-ins and none of the real ones, and
 // still finds every symbol that anything it loads takes.
 #include <gtest/gtest.h>
+#include <fstream>
 
 #include <filesystem>
 #include <string>
@@ -38,9 +39,25 @@ TEST(TorchStandIns, EverySymbolOfEveryLoadedLibraryIsFoundAtStart) {
   EXPECT_EQ(r.output.find("undefined symbol"), std::string::npos) << r.output;
 }
 
+/// Why configuring found no stand-ins because its check failed (cmake/TagflowTorch.cmake keeps
+/// it in the build's CMakeCache.txt); empty when the check ran, or never ran.
+std::string stand_in_check_failure() {
+  std::ifstream cache(fs::path(TAGFLOW_BIN_DIR).parent_path() / "CMakeCache.txt");
+  const std::string key = "_TAGFLOW_TORCH_UNUSED_FAILURE:INTERNAL=";
+  std::string line;
+  while (std::getline(cache, line)) {
+    if (line.rfind(key, 0) == 0) return line.substr(key.size());
+  }
+  return "";
+}
+
 TEST(TorchStandIns, TagflowTorchLoadsTheStandInsAndNoneOfTheLibrariesTheyReplace) {
   const std::vector<std::string> names = stand_ins();
-  if (names.empty()) GTEST_SKIP() << "this LibTorch names no library it never calls";
+  if (names.empty()) {
+    const std::string failure = stand_in_check_failure();
+    ASSERT_EQ(failure, "") << "configuring could not check LibTorch's libraries";
+    GTEST_SKIP() << "this LibTorch names no library it never calls";
+  }
   // What the loader maps for tagflow-torch, one "NAME => PATH (ADDRESS)" line per object.
   const auto r = run_command("LD_TRACE_LOADED_OBJECTS=1 " + tagflow_binary("tagflow-torch"));
   ASSERT_EQ(r.exit_code, 0) << r.output;

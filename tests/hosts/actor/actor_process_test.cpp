@@ -4,6 +4,7 @@
 // the learner keeps updating after it left; the run ends normally (stop: seconds) and the
 // summary's env steps include the joined sampler's (a node entry of its own).
 #include <gtest/gtest.h>
+#include <algorithm>
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -191,11 +192,10 @@ TEST(ActorElasticity, SamplerJoinsAndLeavesWhileTheLearnerKeepsGoingAndTheLaunch
   EXPECT_GT(updates_at_leave, 0);
   const auto core_result = tagflow::hosts::ProcessResult::from_json(read_file(logs / "core.json"));
   EXPECT_EQ(core_result.stop_reason, "seconds");
-  for (const auto& r : core_result.replicas) {
-    if (r.kind == "learner") {
-      EXPECT_GT(static_cast<double>(r.updates), updates_at_leave + 50);
-    }
-  }
+  const auto learner = std::find_if(core_result.replicas.begin(), core_result.replicas.end(),
+                                    [](const auto& r) { return r.kind == "learner"; });
+  ASSERT_NE(learner, core_result.replicas.end()) << "core.json has no learner";
+  EXPECT_GT(static_cast<double>(learner->updates), updates_at_leave + 50);
 
   // The summary: the joined sampler is a node of its own, with the steps the launcher last saw
   // (at least the 800 it had logged before the last two rounds, at most what it did), and the

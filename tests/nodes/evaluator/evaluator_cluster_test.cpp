@@ -2,6 +2,7 @@
 // learner's weights, in one process in reactor mode (the same evaluations for any worker count)
 // and in actor mode, each run's evaluations in its summary.
 #include <gtest/gtest.h>
+#include <algorithm>
 
 #include <string>
 
@@ -55,11 +56,11 @@ TEST(EvaluatorCluster, ReactorModeEvaluatesOnItsScheduleAndTheSameOnAnyWorkerCou
   EXPECT_EQ(ea->evaluations, eb->evaluations);
   EXPECT_EQ(a.digest_hex(), b.digest_hex());
   EXPECT_NE(a.to_json().find("\"evaluators\""), std::string::npos);
-  for (const NodeThroughput& n : a.nodes) {
-    if (n.name == "evaluator") {
-      EXPECT_EQ(n.unit, "evaluations");
-    }
-  }
+  const auto evaluator = std::find_if(a.nodes.begin(), a.nodes.end(), [](const NodeThroughput& n) {
+    return n.name == "evaluator";
+  });
+  ASSERT_NE(evaluator, a.nodes.end()) << a.to_json();
+  EXPECT_EQ(evaluator->unit, "evaluations");
 }
 
 TEST(EvaluatorCluster, ReachingTheTargetStopsTheRunInReactorMode) {

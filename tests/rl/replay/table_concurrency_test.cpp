@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <string>
 #include <thread>
@@ -242,18 +243,27 @@ TEST(TableConcurrency, CheckpointWhileInsertingSavesOnlyWholeItems) {
   });
   const std::string path =
       ::testing::TempDir() + "replay_concurrent_" + std::to_string(::getpid()) + ".ckpt";
+  // Checkpoints taken while the inserter runs, each of a table that already holds items (the
+  // first waits for the inserter's first ones), so every round has rows to check.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (table.info().size == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  int checked = 0;
   for (int round = 0; round < 5; ++round) {
     table.save_checkpoint(path);
     const auto restored = Table::load_checkpoint(path);
     const TableInfo info = restored->info();
+    ASSERT_GT(info.size, 0U) << "round " << round;
     SampledBatch batch;
-    if (info.size > 0) {
-      ASSERT_EQ(restored->try_sample({64, 0.4}, batch), ReplayStatus::kOk);
-      for (std::size_t b = 0; b < batch.batch_size; ++b) {
-        ASSERT_GE(row_value(batch, b, kWords), 0);
-      }
+    ASSERT_EQ(restored->try_sample({64, 0.4}, batch), ReplayStatus::kOk);
+    ASSERT_GT(batch.batch_size, 0U);
+    for (std::size_t b = 0; b < batch.batch_size; ++b) {
+      ASSERT_GE(row_value(batch, b, kWords), 0);
     }
+    ++checked;
   }
+  EXPECT_EQ(checked, 5);
   stop.store(true, std::memory_order_release);
   inserter.join();
   std::remove(path.c_str());
