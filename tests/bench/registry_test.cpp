@@ -18,12 +18,15 @@ using testing::run_command;
 using testing::tagflow_binary;
 
 TEST(BenchRegistry, NamesAreUniqueAndEachEntryCanRun) {
+  ASSERT_FALSE(benchmarks().empty());
   std::set<std::string> names;
   for (const BenchEntry& entry : benchmarks()) {
     EXPECT_TRUE(names.insert(entry.name).second) << entry.name;
     EXPECT_EQ(static_cast<bool>(entry.run), !entry.torch) << entry.name;
     EXPECT_FALSE(entry.description.empty()) << entry.name;
   }
+  EXPECT_EQ(names.size(), 14U);  // every `tagflow bench` name (docs/benchmarks.md)
+  for (const std::string& name : names) EXPECT_NE(find_benchmark(name), nullptr) << name;
   EXPECT_EQ(find_benchmark("no-such-benchmark"), nullptr);
 }
 

@@ -27,29 +27,40 @@ TEST(AtomicTag, StressConcurrentRaisesKeepTheMaximumAndReadsAreNeverTorn) {
   constexpr std::int64_t kWrites = 50000;
   AtomicTag tag(Tag(0, 0));
   std::atomic<bool> done{false};
+  std::atomic<bool> reading{false};
   std::atomic<std::int64_t> torn{0};
+  std::atomic<std::int64_t> reads_while_writing{0};
+  std::atomic<int> writers_running{0};
   std::thread reader([&] {
     Tag last(0, 0);
     while (!done.load()) {
+      const bool writing = writers_running.load() > 0;
       const Tag seen = tag.load();
       if (static_cast<std::int64_t>(seen.microstep()) != seen.time_ns() % 1000) ++torn;
       if (seen < last) ++torn;  // raise-only: never goes back
       last = seen;
+      if (writing) ++reads_while_writing;
+      reading.store(true);
     }
   });
+  // The writers start once the reader reads, so its reads overlap their writes.
+  while (!reading.load()) std::this_thread::yield();
   std::vector<std::thread> writers;
   for (int w = 0; w < kWriters; ++w) {
-    writers.emplace_back([&tag, w] {
+    writers_running.fetch_add(1);
+    writers.emplace_back([&tag, &writers_running, w] {
       for (std::int64_t i = 0; i < kWrites; ++i) {
         const std::int64_t time = i * kWriters + w;
         tag.raise_to(Tag(time, static_cast<std::uint32_t>(time % 1000)));
       }
+      writers_running.fetch_sub(1);
     });
   }
   for (std::thread& writer : writers) writer.join();
   done.store(true);
   reader.join();
   EXPECT_EQ(torn.load(), 0);
+  EXPECT_GT(reads_while_writing.load(), 0) << "no read overlapped the writes";
   const std::int64_t max_time = (kWrites - 1) * kWriters + (kWriters - 1);
   EXPECT_EQ(tag.load(), Tag(max_time, static_cast<std::uint32_t>(max_time % 1000)));
 }

@@ -58,6 +58,18 @@ TEST(EvaluationSchedule, StopsEvaluatingOnceAMeanReachesTheTarget) {
   EXPECT_EQ(schedule.evaluations().size(), 1U);
 }
 
+TEST(EvaluationSchedule, AMeanBelowTheTargetKeepsEvaluating) {
+  // CartPole pays at most 500 an episode: a target of 501 is never reached.
+  EvaluationSchedule schedule(cartpole(10, 501.0));
+  const std::optional<double> first = schedule.on_weights(weights(10, 0.0F));
+  ASSERT_TRUE(first.has_value());
+  EXPECT_LT(*first, 501.0);
+  EXPECT_FALSE(schedule.target_reached());
+  EXPECT_TRUE(schedule.on_weights(weights(20, 0.0F)).has_value());
+  EXPECT_FALSE(schedule.target_reached());
+  EXPECT_EQ(schedule.evaluations().size(), 2U);
+}
+
 TEST(EvaluationSchedule, WeightsOfAnotherShapeAreRefused) {
   EvaluationSchedule schedule(cartpole(1));
   WeightsMessage wrong = weights(1, 0.0F);

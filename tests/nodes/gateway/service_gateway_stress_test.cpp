@@ -1,8 +1,15 @@
 // ServiceGateway under 16 concurrent clients, each pipelining more requests than its in-flight cap
 // allows, against a gateway whose queue is smaller than all of them together: every request is
 // answered (actions) or refused with busy, nothing else, and the queue never holds more than
-// max_queue requests. Bounded in count (16 × 200 requests), not in time.
+// max_queue requests. The backend holds its first pass until every client has sent its first
+// window, so the gateway then reads more requests at once than its queue takes: the queue does
+// fill to max_queue and some requests are refused for its bound (busy "gateway"), not only for a
+// client's.
+// Bounded in count (16 × 200 requests), not in time.
 #include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -25,8 +32,10 @@ TEST(ServiceGatewayStressTest, SixteenClientsGetAnswersOrBusyAndTheQueueStaysBou
   config.max_in_flight = 8;
   config.max_queue = 64;  // below 16 × 8
   config.max_batch = 16;
-  ServiceGateway gateway(config, std::make_unique<testing::FakeBackend>(), nullptr);
-  std::atomic<int> answered{0}, busy{0}, other{0};
+  auto backend = std::make_shared<testing::FakeBackend::Shared>();
+  backend->hold = true;  // the first pass waits for every client's first window
+  ServiceGateway gateway(config, std::make_unique<testing::FakeBackend>(backend), nullptr);
+  std::atomic<int> answered{0}, busy{0}, busy_gateway{0}, other{0}, sent_total{0};
   std::vector<std::thread> clients;
   for (int c = 0; c < kClients; ++c) {
     clients.emplace_back([&] {
@@ -40,6 +49,7 @@ TEST(ServiceGatewayStressTest, SixteenClientsGetAnswersOrBusyAndTheQueueStaysBou
           const auto frame = clients::GatewayClient::act_request(
               static_cast<std::uint64_t>(++sent), {{0, {1, 2, 3}}, {2, {-1, -2, -3}}});
           dealer.send(zmq::buffer(frame));
+          sent_total.fetch_add(1);
         }
         zmq::message_t reply;
         if (!dealer.recv(reply)) continue;
@@ -55,13 +65,27 @@ TEST(ServiceGatewayStressTest, SixteenClientsGetAnswersOrBusyAndTheQueueStaysBou
           }
         } else if (m.at("error").as<std::string>() == "busy") {
           busy.fetch_add(1);
+          const auto scope = m.find("busy");
+          if (scope != m.end() && scope->second.as<std::string>() == "gateway") {
+            busy_gateway.fetch_add(1);
+          }
         } else {
           other.fetch_add(1);
         }
       }
     });
   }
+  // 16 clients × 12 requests waiting, 8 of each within its cap, against a queue of 64.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (sent_total.load() < kClients * kWindow && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_GE(sent_total.load(), kClients * kWindow);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the frames reach its socket
+  backend->hold = false;
   for (auto& t : clients) t.join();
+  EXPECT_EQ(gateway.peak_queued(), config.max_queue);
+  EXPECT_GT(busy_gateway.load(), 0) << "the queue's own bound never refused a request";
   EXPECT_EQ(other.load(), 0);
   EXPECT_EQ(answered.load() + busy.load(), kClients * kRequests);
   EXPECT_GT(answered.load(), 0);

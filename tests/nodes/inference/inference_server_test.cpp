@@ -66,6 +66,17 @@ TEST(InferenceServer, OlderWeightsAreIgnoredAndBadInputsRejected) {
   server.on_weights({5, learning::init_mlp_parameters(spec, 1)});
   server.on_weights({4, learning::init_mlp_parameters(spec, 2)});
   EXPECT_EQ(server.weights_version(), 5U);
+  // The actions are still version 5's, on rows where the two sets of weights disagree.
+  MlpForward newer({4, 8, 3});
+  MlpForward older({4, 8, 3});
+  newer.load(learning::init_mlp_parameters(spec, 1));
+  older.load(learning::init_mlp_parameters(spec, 2));
+  const ObservationBatchMessage rows = request(1, 32, 0.1F);
+  std::vector<std::int64_t> by_newer(32), by_older(32);
+  newer.greedy(rows.observations.data(), 32, by_newer.data());
+  older.greedy(rows.observations.data(), 32, by_older.data());
+  ASSERT_NE(by_newer, by_older) << "the two weights choose alike on these rows";
+  EXPECT_EQ(server.serve({rows})[0].actions, by_newer);
   ObservationBatchMessage wrong = request(0, 2, 0.0F);
   wrong.observation_size = 2;
   EXPECT_THROW((void)server.serve({wrong}), std::invalid_argument);

@@ -336,6 +336,47 @@ TEST(PolicyBank, ASharedPolicySeesEachAgentsIndex) {
   const AgentObservationsMessage r = request(c.agents, {0}, 3);
   const AgentActionsMessage a = bank.serve({r}).at(0);
   for (std::size_t j = 0; j < 4; ++j) EXPECT_EQ(a.actions[j], own_choice(c, r, j));
+
+  // Every agent with the same observation, in rows out of agent order: only the agent's index
+  // (the one-hot after the observation, written here by hand) tells the rows apart, and it must
+  // be the agent's, not the row's. The observation is one under which the agents' greedy actions
+  // are not all the same, so an index dropped or taken from the row changes some answer.
+  const auto size = static_cast<std::size_t>(c.agents.observation_size);
+  const std::size_t agents = 4;
+  const learning::PolicyNetwork net(c.network(0), c.seed);
+  const std::vector<std::uint32_t> order = {2, 0, 3, 1};
+  for (int seed = 0; seed < 200; ++seed) {
+    std::vector<float> observation(size);
+    for (std::size_t i = 0; i < size; ++i) {
+      observation[i] =
+          static_cast<float>((i * 31 + static_cast<std::size_t>(seed) * 17) % 97) / 48.0F - 1.0F;
+    }
+    std::vector<std::int64_t> by_agent(agents);
+    for (std::size_t agent = 0; agent < agents; ++agent) {
+      std::vector<float> input(observation);
+      input.resize(size + agents, 0.0F);
+      input[size + agent] = 1.0F;
+      by_agent[agent] = net.act_one(input.data());
+    }
+    if (std::count(by_agent.begin(), by_agent.end(), by_agent[0]) ==
+        static_cast<std::ptrdiff_t>(agents)) {
+      continue;  // the index changes no action here: try another observation
+    }
+    AgentObservationsMessage same;
+    same.observation_size = static_cast<std::uint32_t>(size);
+    for (const std::uint32_t agent : order) {
+      same.agents.push_back(agent);
+      same.policies.push_back(0);
+      same.observations.insert(same.observations.end(), observation.begin(), observation.end());
+    }
+    const AgentActionsMessage answer = bank.serve({same}).at(0);
+    ASSERT_EQ(answer.actions.size(), agents);
+    for (std::size_t j = 0; j < agents; ++j) {
+      EXPECT_EQ(answer.actions[j], by_agent[order[j]]) << "row " << j << ", agent " << order[j];
+    }
+    return;
+  }
+  FAIL() << "no observation of 200 makes the agents' greedy actions differ";
 }
 
 TEST(PolicyBank, WeightsReachOnlyTheirPolicyAndCarryTheirVersion) {

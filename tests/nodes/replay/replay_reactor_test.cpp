@@ -15,22 +15,23 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Collects the batches a replay sends and answers each list with priorities for its keys.
+// Collects the batches a replay sends and answers each list with priorities for its keys: one
+// per key (key % 7 + 0.5), or the same for every key (`constant`).
 class PriorityEcho : public reactors::Reactor {
  public:
   reactors::Input<Encoded<SampleBatchList>> batches{"batches", this};
   reactors::Output<Encoded<PriorityUpdateMessage>> priorities{"priorities", this};
   std::int64_t lists = 0;
   std::int64_t rows = 0;
-  PriorityEcho(std::string name, reactors::Environment& env)
+  PriorityEcho(std::string name, reactors::Environment& env, bool constant)
       : reactors::Reactor(std::move(name), env) {
-    reaction("echo").triggers(batches).effects(priorities).body([this] {
+    reaction("echo").triggers(batches).effects(priorities).body([this, constant] {
       PriorityUpdateMessage update;
       for (const SampleBatchMessage& b : batches.get()->value()) {
         rows += static_cast<std::int64_t>(b.rows());
         for (std::uint64_t key : b.keys) {
           update.keys.push_back(key);
-          update.priorities.push_back(static_cast<float>(key % 7) + 0.5F);
+          update.priorities.push_back(constant ? 1.0F : static_cast<float>(key % 7) + 0.5F);
         }
       }
       ++lists;
@@ -44,7 +45,8 @@ struct ReplayRun {
   std::uint64_t batches_hash = 0;
 };
 
-ReplayRun run_replay(unsigned workers, const std::string& checkpoint_dir) {
+ReplayRun run_replay(unsigned workers, const std::string& checkpoint_dir,
+                     bool constant_priorities = false) {
   reactors::EnvironmentConfig config;
   config.workers = workers;
   config.start_time_ns = 0;
@@ -64,7 +66,7 @@ ReplayRun run_replay(unsigned workers, const std::string& checkpoint_dir) {
   auto& sampler = env.add<SamplerReactor>("sampler", sc, SamplerPortWidths{0, 0, 1, 0},
                                           std::chrono::milliseconds(1));
   sampler.set_step_limit(200);
-  auto& echo = env.add<PriorityEcho>("learner");
+  auto& echo = env.add<PriorityEcho>("learner", constant_priorities);
   env.connect(sampler.transitions[0], replay.transitions[0]);
   env.connect(replay.batches[0], echo.batches);
   env.connect(echo.priorities, replay.priorities[0], reactors::Duration::zero());
@@ -79,6 +81,9 @@ TEST(ReplayReactor, SendsWhatTheRateLimitAllowsAndTakesPrioritiesBack) {
   // Credits from the 50th insert on: (200 - 49) × 1 / 8 = 18 batches of 8 rows.
   EXPECT_EQ(run.batches, 18);
   EXPECT_EQ(run.echoed_rows, 18 * 8);
+  // The priorities reached the sampling: the same run answered with one priority for every key
+  // samples other batches.
+  EXPECT_NE(run.batches_hash, run_replay(1, "", /*constant_priorities=*/true).batches_hash);
 }
 
 TEST(ReplayReactor, PrioritizedSamplingDoesNotDependOnWorkers) {
