@@ -68,8 +68,10 @@ void run_up(const UpSingleOptions& options) {
     }
   } catch (const cluster::ConfigError& e) {
     fail_command("up", e.what(), kExitBadFile);
-  } catch (const nodes::ParamError& e) {
-    fail_command("up", options.file + ": " + e.what(), kExitBadFile);
+  } catch (const nodes::ParamError& e) {  // FILE:LINE when the param's line is known
+    fail_command(
+        "up", options.file + (e.line() > 0 ? ":" + std::to_string(e.line()) : "") + ": " + e.what(),
+        kExitBadFile);
   } catch (const std::invalid_argument& e) {
     fail_command("up", e.what(), kExitBadFile);
   }

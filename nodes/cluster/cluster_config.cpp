@@ -293,6 +293,7 @@ void parse_nodes(const YamlReader& top, ClusterConfig& config) {
       }
     }
     if (node.has("params")) {
+      n.params_line = node.line_of("params");
       const YamlReader params = node.map("params");
       for (const auto& param : params.node()) {
         const std::string key = param.first.Scalar();
@@ -340,6 +341,8 @@ void parse_connections(const YamlReader& top, const std::string& file, ClusterCo
     split_endpoint(item, "to", c.to_node, c.to_port);
     if (item.has("after")) c.after = item.duration("after");
     c.line = line_of(list[i]);
+    c.from_line = item.line_of("from");
+    c.to_line = item.line_of("to");
     config.connections.push_back(std::move(c));
   }
 }

@@ -131,6 +131,7 @@ struct NodeConfig {
   /// so each node kind parses its own; the line of each key is kept for its error messages.
   std::map<std::string, std::string> params;
   std::map<std::string, int> param_lines;
+  int params_line = 0;        // of its `params` key (0 when it has none)
   int line = 0;               // of the node's name in the file
   int data_port_line = 0;     // of its data_port, for errors
   int metrics_port_line = 0;  // of its metrics_port (0 when it has none)
@@ -144,7 +145,8 @@ struct NodeConfig {
 struct ConnectionConfig {
   std::string from_node, from_port, to_node, to_port;
   std::optional<std::chrono::nanoseconds> after;  // none: zero-delay (same tag)
-  int line = 0;
+  int line = 0;                                   // the list item's
+  int from_line = 0, to_line = 0;                 // its `from` and `to` keys'
 };
 
 struct StopConfig {
@@ -201,6 +203,7 @@ struct PolicyConfig {
   std::string name;
   std::string hidden = "64";    // hidden layer sizes, "64" or "64,64"
   std::string torchscript;      // a TorchScript file to serve instead of learned weights
+  int torchscript_line = 0;     // its line in the file (0: none)
   bool agent_id_input = false;  // the agent's one-hot index follows its observation
   std::vector<int> agents;      // the agents it serves, ascending
   // Its learner is `algo: vdn`: the multi-agent node sends it one joint transition per step.

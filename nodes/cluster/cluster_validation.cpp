@@ -41,21 +41,21 @@ void check_endpoints(const ClusterConfig& config) {
     const std::string key = "connections[" + std::to_string(i) + "]";
     const NodeConfig* from = config.find_node(c.from_node);
     if (from == nullptr) {
-      throw ConfigError(config.file, c.line, key + ".from", "no node '" + c.from_node + "'");
+      throw ConfigError(config.file, c.from_line, key + ".from", "no node '" + c.from_node + "'");
     }
     const NodeConfig* to = config.find_node(c.to_node);
     if (to == nullptr) {
-      throw ConfigError(config.file, c.line, key + ".to", "no node '" + c.to_node + "'");
+      throw ConfigError(config.file, c.to_line, key + ".to", "no node '" + c.to_node + "'");
     }
     const nodes::PortSpec* out = from->kind->output(c.from_port);
     if (out == nullptr) {
-      throw ConfigError(config.file, c.line, key + ".from",
+      throw ConfigError(config.file, c.from_line, key + ".from",
                         from->kind->name + " '" + from->name + "' has no output port '" +
                             c.from_port + "' " + port_list("outputs", from->kind->outputs));
     }
     const nodes::PortSpec* in = to->kind->input(c.to_port);
     if (in == nullptr) {
-      throw ConfigError(config.file, c.line, key + ".to",
+      throw ConfigError(config.file, c.to_line, key + ".to",
                         to->kind->name + " '" + to->name + "' has no input port '" + c.to_port +
                             "' " + port_list("inputs", to->kind->inputs));
     }
@@ -64,7 +64,7 @@ void check_endpoints(const ClusterConfig& config) {
     if (out->carries != in->carries) {
       const std::string takers =
           ports_carrying(config, out->carries, &nodes::NodeKind::inputs, ", ");
-      throw ConfigError(config.file, c.line, key + ".to",
+      throw ConfigError(config.file, c.to_line, key + ".to",
                         c.from_node + "." + c.from_port + " carries " + out->carries + ", and " +
                             c.to_node + "." + c.to_port + " takes " + in->carries +
                             (takers.empty() ? "; no input of this file takes " + out->carries

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "common/log_text.hpp"
+#include "nodes/cluster/cluster_names.hpp"
 #include "nodes/cluster/yaml_reader.hpp"
 #include "rl/envs/registry.hpp"
 
@@ -213,6 +214,7 @@ PolicyConfig read_policy(const YamlReader& p, const std::string& name, int line)
                          escape_for_log(base.hidden) + "'");
   }
   base.torchscript = p.string_or("torchscript", "");
+  if (p.has("torchscript")) base.torchscript_line = p.line_of("torchscript");
   if (p.has("max_batch")) {
     base.max_batch = static_cast<std::uint32_t>(p.integer("max_batch", 1, kMaxBatchRows));
   }
@@ -243,6 +245,13 @@ DeclaredPolicies declare_policies(const YamlReader& top, MultiAgentConfig& m) {
   DeclaredPolicies declared;
   for (const auto& entry : policies.node()) {
     const std::string name = entry.first.Scalar();
+    // A policy's name names files (a learner's export_dir/NAME.pt) and labels.
+    if (!is_safe_cluster_name(name)) {
+      policies.fail(name, "policy names are 1 to " + std::to_string(kMaxClusterNameChars) +
+                              " letters, digits, '_', '-' and '.', starting with a letter or a "
+                              "digit (a learner exports NAME.pt); got '" +
+                              escape_for_log(name) + "'");
+    }
     const YamlReader p = policies.map(name);
     const PolicyConfig base = read_policy(p, name, policies.line_of(name));
     const bool per_agent = p.boolean_or("per_agent", false);

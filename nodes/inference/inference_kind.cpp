@@ -22,7 +22,7 @@ void configure(ReplicaConfig& r, const cluster::ClusterConfig& config, const Clu
     check_policy_bank_params(r.params, r.index);
     return;
   }
-  if (!r.params.has("hidden")) r.params.set("hidden", facts.hidden);
+  take_learner_hidden(r, config, facts);
   (void)InferenceParams::read(r.params);  // every param, before any process starts
 }
 

@@ -27,7 +27,8 @@ std::vector<float> probe_inputs(int width) {
 }
 
 [[noreturn]] void refuse_file(const cluster::PolicyConfig& policy, const std::string& why) {
-  throw ParamError("policy '" + policy.name + "': torchscript: " + why);
+  throw ParamError("policies." + policy.name + ".torchscript: " + why, "torchscript",
+                   policy.torchscript_line);
 }
 
 /// Whether a stacked MLP of `spec` with `parameters` scores `probe` as `expected`.

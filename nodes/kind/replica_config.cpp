@@ -31,6 +31,27 @@ std::int64_t env_steps_share(const cluster::ClusterConfig& config, const Cluster
   return (*config.stop.env_steps + n - 1) / n;
 }
 
+void take_learner_hidden(ReplicaConfig& r, const cluster::ClusterConfig& config,
+                         const ClusterFacts& facts) {
+  if (!r.params.has("hidden")) {
+    r.params.set("hidden", facts.hidden);
+    return;
+  }
+  std::string learner;  // a learner whose weights reach this group
+  for (const cluster::ConnectionConfig& c : config.connections) {
+    if (c.to_node != r.group->name || c.to_port != "weights") continue;
+    const cluster::NodeConfig* from = config.find_node(c.from_node);
+    if (from != nullptr && from->kind->trains) learner = from->name;
+  }
+  if (learner.empty()) return;
+  const std::vector<int> sizes =
+      nodes::NodeParams("", {{"hidden", facts.hidden}}).get_sizes("hidden", {64, 64});
+  if (r.params.get_sizes("hidden", sizes) != sizes) {
+    r.params.fail("hidden", "the weights of learner '" + learner + "' are for hidden \"" +
+                                facts.hidden + "\" (leave the param out)");
+  }
+}
+
 namespace {
 
 /// What every replica of a file with policies knows: who hosts which policy, which learner

@@ -115,6 +115,13 @@ struct ReplicaConfig {
 
 /// For kinds' configure(): an env-stepping replica's share of `stop.env_steps`, rounded up over
 /// every env-stepping replica of the file; -1 without that stop condition.
+/// For kinds' configure() (samplers, inference servers): the learner's `hidden` (facts.hidden)
+/// as the replica's when its params leave it out; a `hidden` of its own is refused (at its line)
+/// when it differs and a learner's `weights` reach the replica's group, whose weights would not
+/// fit its network.
+void take_learner_hidden(ReplicaConfig& r, const cluster::ClusterConfig& config,
+                         const ClusterFacts& facts);
+
 [[nodiscard]] std::int64_t env_steps_share(const cluster::ClusterConfig& config,
                                            const ClusterFacts& facts);
 

@@ -15,7 +15,7 @@ namespace sampler_kind_parts {
 
 void configure(ReplicaConfig& r, const cluster::ClusterConfig& config, const ClusterFacts& facts) {
   if (!config.multi_agent.empty()) return;  // refused with the file (policy_config.cpp)
-  if (!r.params.has("hidden")) r.params.set("hidden", facts.hidden);
+  take_learner_hidden(r, config, facts);
   r.sampler = SamplerConfig::from_params(r.params, r.seed, static_cast<std::uint32_t>(r.index));
   r.step_limit = env_steps_share(config, facts);
 }

@@ -2,6 +2,8 @@
 // naming the file, the node group's line and the param.
 #include "hosts/replica_params_check.hpp"
 
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <utility>
 
@@ -9,6 +11,13 @@
 
 namespace tagflow::hosts {
 namespace {
+
+std::string testing_read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 const char* const kParamsCluster = R"(cluster: params
 nodes:
@@ -192,6 +201,45 @@ TEST(ReplicaParamsCheck, LayerSizesHaveNoEmptyEntryAndTheEvaluatorPlaysTheLearne
   const std::string error = error_of(cluster::parse_cluster_config(yaml, "c.yaml"));
   EXPECT_NE(error.find("nodes.evaluator.params.hidden"), std::string::npos) << error;
   EXPECT_NE(error.find("the evaluator plays the learner's network"), std::string::npos) << error;
+}
+
+// A sampler or inference server that a learner's weights reach plays the learner's network: its
+// own `hidden` of another shape is refused at load, at its line (it used to load, then fail the
+// run at the first weights with no file, line or key). One no learner feeds keeps its own.
+TEST(ReplicaParamsCheck, ANetworkThatALearnersWeightsReachMustBeTheLearners) {
+  const std::string local_sampler =
+      "  sampler: {kind: sampler, replicas: 2, data_port: 7610, params: {num_envs: 2, policy: "
+      "local, hidden: \"32\"}}";
+  std::string yaml = kParamsCluster;
+  yaml.replace(yaml.find("  sampler:"),
+               yaml.find('\n', yaml.find("  sampler:")) - yaml.find("  sampler:"), local_sampler);
+  const std::string unfed = error_of(cluster::parse_cluster_config(yaml, "c.yaml"));
+  EXPECT_EQ(unfed, "");  // no weights reach it: its own network stands
+  yaml.replace(yaml.find("stop:"), 5,
+               "  - {from: learner.weights, to: sampler.weights, after: 0}\nstop:");
+  const std::string error = error_of(cluster::parse_cluster_config(yaml, "c.yaml"));
+  EXPECT_EQ(error.rfind("c.yaml:3: nodes.sampler.params.hidden: ", 0), 0U) << error;
+  EXPECT_NE(error.find("the weights of learner 'learner' are for hidden \"64,64\""),
+            std::string::npos)
+      << error;
+  // The same sizes written otherwise are the learner's.
+  std::string same = yaml;
+  same.replace(same.find("hidden: \"32\""), 12, "hidden: [64, 64]");
+  EXPECT_EQ(error_of(cluster::parse_cluster_config(same, "c.yaml")), "") << same;
+}
+
+// A learner's export_dir names a directory: an empty one is refused at its line, not taken as
+// "export nothing" (configs/marl.yaml with its export_dir emptied).
+TEST(ReplicaParamsCheck, AnEmptyExportDirIsRefused) {
+  std::string text = testing_read_file(std::string(TAGFLOW_SOURCE_DIR) + "/configs/marl.yaml");
+  const std::string from = "export_dir: runs/marl-policies";
+  const std::size_t at = text.find(from);
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_EQ(error_of(cluster::parse_cluster_config(text, "marl.yaml")), "");
+  text.replace(at, from.size(), "export_dir: \"\"");
+  const std::string error = error_of(cluster::parse_cluster_config(text, "marl.yaml"));
+  EXPECT_EQ(error.rfind("marl.yaml:68: nodes.learner.params.export_dir: ", 0), 0U) << error;
+  EXPECT_NE(error.find("an empty directory"), std::string::npos) << error;
 }
 
 // An inference node's own batching is bounded as a policy's is (policies.NAME, configs/README.md).

@@ -22,6 +22,18 @@
 namespace tagflow::hosts {
 namespace {
 
+/// The 1-based line of `text` that begins with `prefix` (0 when none does).
+int line_of(const std::string& text, const std::string& prefix) {
+  int line = 1;
+  for (std::size_t at = 0; at < text.size(); ++line) {
+    if (text.compare(at, prefix.size(), prefix) == 0) return line;
+    const std::size_t end = text.find('\n', at);
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  return 0;
+}
+
 namespace fs = std::filesystem;
 
 using testing::read_text_file;
@@ -203,8 +215,11 @@ TEST_F(MarlCluster, APolicyFileThatDoesNotFitIsRefusedAtStartNamingThePolicy) {
   std::ofstream(file) << text;
   const auto run = testing::run_command(testing::tagflow_binary() + " up " + file.string() +
                                         " --placement single --quiet 2>&1");
-  EXPECT_NE(run.exit_code, 0);
-  EXPECT_NE(run.output.find("policy 'odd'"), std::string::npos) << run.output;
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  // The file, the line of odd's torchscript and its key.
+  const std::string where = file.string() + ":" + std::to_string(line_of(text, "  odd: ")) +
+                            ": policies.odd.torchscript: ";
+  EXPECT_NE(run.output.find(where), std::string::npos) << where << "\n" << run.output;
 }
 
 }  // namespace

@@ -129,6 +129,18 @@ TEST(ClusterConfig, WrongTypesAreRefused) {
             "nodes.replay.data_port");
 }
 
+// A connection written over two lines is refused at the line of its key at fault.
+TEST(ClusterConfig, AConnectionsErrorIsAtTheLineOfItsKey) {
+  const ConfigError e = error_of(with(kValid, "{from: replay.batches, to: learner.batches}",
+                                      "{from: replay.batches,\n     to: lerner.batches}"));
+  EXPECT_EQ(e.key(), "connections[1].to");
+  EXPECT_EQ(e.line(), 10);
+  const ConfigError f = error_of(with(kValid, "{from: replay.batches, to: learner.batches}",
+                                      "{from: replay.batchez,\n     to: learner.batches}"));
+  EXPECT_EQ(f.key(), "connections[1].from");
+  EXPECT_EQ(f.line(), 9);
+}
+
 TEST(ClusterConfig, DanglingConnectionsAreRefused) {
   const ConfigError unknown_node =
       error_of(with(kValid, "to: learner.batches", "to: lerner.batches"));

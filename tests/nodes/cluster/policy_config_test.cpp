@@ -213,6 +213,24 @@ std::string with_learner_params(const std::string& policies, int learners,
   return text;
 }
 
+// A policy's name names its exported file (export_dir/NAME.pt): a path, or nothing, is refused.
+TEST(PolicyConfig, APolicyNameThatIsNoSafeFileNameIsRefusedAtItsLine) {
+  for (const char* name : {"\"../esc\"", "\"a/b\"", "\"\"", "\".hidden\"", "\"a b\""}) {
+    SCOPED_TRACE(name);
+    const ConfigError e =
+        policy_error_of(marl_file(std::string("policies:\n  ") + name + ": {}\n"));
+    EXPECT_EQ(e.line(), 5);
+    EXPECT_NE(std::string(e.what()).find("policy names are 1 to 64 letters"), std::string::npos)
+        << e.what();
+  }
+  for (const char* name : {"car", "Car-1", "car_2.v3", "7up"}) {
+    SCOPED_TRACE(name);
+    const ClusterConfig c =
+        parse_cluster_config(marl_file(std::string("policies:\n  ") + name + ": {}\n"), "m.yaml");
+    EXPECT_EQ(c.multi_agent.policies.at(0).name, name);
+  }
+}
+
 TEST(PolicyConfig, AVdnLearnersPolicyGetsJointTransitions) {
   const ClusterConfig c = parse_cluster_config(
       with_learner_params("policies:\n  car: {}\n", 1, "{algo: vdn}"), "m.yaml");
