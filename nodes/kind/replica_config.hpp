@@ -113,8 +113,6 @@ struct ReplicaConfig {
 [[nodiscard]] ReplicaConfig replica_config(const cluster::ClusterConfig& config,
                                            const ClusterFacts& facts, const std::string& name);
 
-/// For kinds' configure(): an env-stepping replica's share of `stop.env_steps`, rounded up over
-/// every env-stepping replica of the file; -1 without that stop condition.
 /// For kinds' configure() (samplers, inference servers): the learner's `hidden` (facts.hidden)
 /// as the replica's when its params leave it out; a `hidden` of its own is refused (at its line)
 /// when it differs and a learner's `weights` reach the replica's group, whose weights would not
@@ -122,6 +120,8 @@ struct ReplicaConfig {
 void take_learner_hidden(ReplicaConfig& r, const cluster::ClusterConfig& config,
                          const ClusterFacts& facts);
 
+/// For kinds' configure(): an env-stepping replica's share of `stop.env_steps`, rounded up over
+/// every env-stepping replica of the file; -1 without that stop condition.
 [[nodiscard]] std::int64_t env_steps_share(const cluster::ClusterConfig& config,
                                            const ClusterFacts& facts);
 

@@ -52,7 +52,6 @@ connections:
   - {from: replay.batches, to: learner.batches}
   - {from: learner.priorities, to: replay.priorities, after: 0}
   - {from: learner.weights, to: inference.weights, after: 0}
-  - {from: learner.weights, to: extra.weights, after: 0}
 stop: {target_return: 450, env_steps: 1000}
 )";
 
@@ -86,10 +85,17 @@ TEST_F(ReplicaConfigTest, EverySamplerGetsItsShareOfTheEnvStepsRoundedUp) {
   EXPECT_EQ(of("replay-0").step_limit, -1);
 }
 
+// `extra` acts with a local policy no learner's weights reach, so its own network stands; fed the
+// learner's weights, it must be the learner's (ReplicaParamsCheck tests the refusal's line).
 TEST_F(ReplicaConfigTest, SamplersAndInferenceTakeTheLearnersHiddenSizesUnlessTheyHaveTheirOwn) {
   EXPECT_EQ(of("sampler-0").sampler->hidden, (std::vector<int>{32, 16}));
   EXPECT_EQ(of("extra").sampler->hidden, (std::vector<int>{8}));
   EXPECT_EQ(of("inference").params.get_string("hidden", ""), "32,16");
+  std::string fed = kCluster;
+  fed.replace(fed.find("stop:"), 5,
+              "  - {from: learner.weights, to: extra.weights, after: 0}\nstop:");
+  const cluster::ClusterConfig config = cluster::parse_cluster_config(fed, "rules.yaml");
+  EXPECT_THROW((void)replica_config(config, ClusterFacts::of(config), "extra"), nodes::ParamError);
 }
 
 TEST_F(ReplicaConfigTest, EveryReplayReplicaCheckpointsToItsOwnFile) {

@@ -492,7 +492,7 @@ TEST(PolicyBank, ExportedFilesAreStackedAndMisfitFilesRefusedByName) {
     ADD_FAILURE() << "a file of the wrong width was accepted";
   } catch (const ParamError& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("policy 'car_1'"), std::string::npos) << what;
+    EXPECT_NE(what.find("policies.car_1.torchscript: "), std::string::npos) << what;
     // LibTorch's traceback cut to its last line, which gives the file's width (10).
     EXPECT_NE(what.find("does not run on inputs of the policy's width "), std::string::npos)
         << what;
