@@ -21,8 +21,8 @@ bool is_safe_cluster_name(const std::string& name) {
                      [](char c) { return is_ascii_alnum(c) || c == '_' || c == '-' || c == '.'; });
 }
 
-std::string safe_cluster_name_rule(const std::string& name) {
-  return "cluster names are 1 to " + std::to_string(kMaxClusterNameChars) +
+std::string safe_cluster_name_rule(const std::string& name, const std::string& names) {
+  return names + " are 1 to " + std::to_string(kMaxClusterNameChars) +
          " letters, digits, '_', '-' and '.', starting with a letter or a digit; got '" +
          escape_for_log(name) + "'";
 }

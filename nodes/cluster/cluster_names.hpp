@@ -15,7 +15,9 @@ inline constexpr std::size_t kMaxClusterNameChars = 64;
 /// "." or "..", and never a path).
 [[nodiscard]] bool is_safe_cluster_name(const std::string& name);
 
-/// The rule above and the name given (escaped), for the error of a name that breaks it.
-[[nodiscard]] std::string safe_cluster_name_rule(const std::string& name);
+/// The rule above and the name given (escaped), for the error of a name that breaks it;
+/// `names` says whose ("cluster names", "policy names").
+[[nodiscard]] std::string safe_cluster_name_rule(const std::string& name,
+                                                 const std::string& names = "cluster names");
 
 }  // namespace tagflow::cluster

@@ -247,10 +247,8 @@ DeclaredPolicies declare_policies(const YamlReader& top, MultiAgentConfig& m) {
     const std::string name = entry.first.Scalar();
     // A policy's name names files (a learner's export_dir/NAME.pt) and labels.
     if (!is_safe_cluster_name(name)) {
-      policies.fail(name, "policy names are 1 to " + std::to_string(kMaxClusterNameChars) +
-                              " letters, digits, '_', '-' and '.', starting with a letter or a "
-                              "digit (a learner exports NAME.pt); got '" +
-                              escape_for_log(name) + "'");
+      policies.fail(name, "a learner exports a policy as NAME.pt: " +
+                              safe_cluster_name_rule(name, "policy names"));
     }
     const YamlReader p = policies.map(name);
     const PolicyConfig base = read_policy(p, name, policies.line_of(name));

@@ -31,8 +31,7 @@ void configure(ReplicaConfig& r, const cluster::ClusterConfig& config, const Clu
   }
   EvaluationConfig e;
   e.env_id = env;
-  const std::vector<int> learners =
-      NodeParams("", {{"hidden", facts.hidden}}).get_sizes("hidden", {64, 64});
+  const std::vector<int> learners = learner_hidden_sizes(facts);
   e.hidden = r.params.get_sizes("hidden", learners);
   if (e.hidden != learners) {
     r.params.fail("hidden", "the evaluator plays the learner's network, hidden \"" + facts.hidden +

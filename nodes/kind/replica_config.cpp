@@ -31,6 +31,10 @@ std::int64_t env_steps_share(const cluster::ClusterConfig& config, const Cluster
   return (*config.stop.env_steps + n - 1) / n;
 }
 
+std::vector<int> learner_hidden_sizes(const ClusterFacts& facts) {
+  return nodes::NodeParams("", {{"hidden", facts.hidden}}).get_sizes("hidden", {64, 64});
+}
+
 void take_learner_hidden(ReplicaConfig& r, const cluster::ClusterConfig& config,
                          const ClusterFacts& facts) {
   if (!r.params.has("hidden")) {
@@ -44,8 +48,7 @@ void take_learner_hidden(ReplicaConfig& r, const cluster::ClusterConfig& config,
     if (from != nullptr && from->kind->trains) learner = from->name;
   }
   if (learner.empty()) return;
-  const std::vector<int> sizes =
-      nodes::NodeParams("", {{"hidden", facts.hidden}}).get_sizes("hidden", {64, 64});
+  const std::vector<int> sizes = learner_hidden_sizes(facts);
   if (r.params.get_sizes("hidden", sizes) != sizes) {
     r.params.fail("hidden", "the weights of learner '" + learner + "' are for hidden \"" +
                                 facts.hidden + "\" (leave the param out)");

@@ -113,6 +113,9 @@ struct ReplicaConfig {
 [[nodiscard]] ReplicaConfig replica_config(const cluster::ClusterConfig& config,
                                            const ClusterFacts& facts, const std::string& name);
 
+/// The learner's hidden layer sizes (facts.hidden, parsed; 64,64 without a learner).
+[[nodiscard]] std::vector<int> learner_hidden_sizes(const ClusterFacts& facts);
+
 /// For kinds' configure() (samplers, inference servers): the learner's `hidden` (facts.hidden)
 /// as the replica's when its params leave it out; a `hidden` of its own is refused (at its line)
 /// when it differs and a learner's `weights` reach the replica's group, whose weights would not

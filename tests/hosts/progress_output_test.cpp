@@ -18,13 +18,13 @@ ProgressFigures at(double elapsed) {
 }
 
 TEST(ProgressOutput, IntoAFileItWritesANewLineOnceASecondAndNoCarriageReturn) {
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   ProgressOutput output(false);
   for (const double elapsed : {0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.25}) {
     output.show(at(elapsed));
   }
   output.finish();
-  const std::string text = testing::internal::GetCapturedStderr();
+  const std::string text = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 3) << text;  // at 0.25, 1.0 and 2.0
   EXPECT_EQ(text.find('\r'), std::string::npos) << text;
   EXPECT_NE(text.find("env steps       250"), std::string::npos) << text;
@@ -34,11 +34,11 @@ TEST(ProgressOutput, IntoAFileItWritesANewLineOnceASecondAndNoCarriageReturn) {
 }
 
 TEST(ProgressOutput, OnATerminalItRewritesTheLineAtEveryShowAndEndsIt) {
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   ProgressOutput output(true);
   for (const double elapsed : {0.25, 0.5, 0.75}) output.show(at(elapsed));
   output.finish();
-  const std::string text = testing::internal::GetCapturedStderr();
+  const std::string text = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(std::count(text.begin(), text.end(), '\r'), 3) << text;
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
   EXPECT_EQ(text.back(), '\n');

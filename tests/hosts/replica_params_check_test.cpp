@@ -2,22 +2,15 @@
 // naming the file, the node group's line and the param.
 #include "hosts/replica_params_check.hpp"
 
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <utility>
 
 #include <gtest/gtest.h>
 
+#include "tests/support/launched_processes.hpp"
+
 namespace tagflow::hosts {
 namespace {
-
-std::string testing_read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 const char* const kParamsCluster = R"(cluster: params
 nodes:
@@ -231,7 +224,8 @@ TEST(ReplicaParamsCheck, ANetworkThatALearnersWeightsReachMustBeTheLearners) {
 // A learner's export_dir names a directory: an empty one is refused at its line, not taken as
 // "export nothing" (configs/marl.yaml with its export_dir emptied).
 TEST(ReplicaParamsCheck, AnEmptyExportDirIsRefused) {
-  std::string text = testing_read_file(std::string(TAGFLOW_SOURCE_DIR) + "/configs/marl.yaml");
+  std::string text =
+      testing::read_text_file(std::string(TAGFLOW_SOURCE_DIR) + "/configs/marl.yaml");
   const std::string from = "export_dir: runs/marl-policies";
   const std::size_t at = text.find(from);
   ASSERT_NE(at, std::string::npos);
