@@ -325,7 +325,13 @@ std::vector<Check> check_ports(const std::string& config_path, const std::string
       if (!std::filesystem::exists(config_path, ec)) return YAML::LoadFile(config_path);
       const std::string text = cluster::read_cluster_file(config_path);
       cluster::check_cluster_text(text, config_path);
-      YAML::Node loaded = YAML::Load(text);
+      YAML::Node loaded;
+      try {
+        loaded = YAML::Load(text);
+      } catch (const YAML::ParserException&) {
+        (void)cluster::parse_cluster_config(text, config_path);  // the line and key, as `up` says
+        throw;
+      }
       if (loaded.IsNull()) (void)cluster::parse_cluster_config(text, config_path);  // "empty: ..."
       return loaded;
     }();

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -575,6 +576,56 @@ std::string tab_hint(const std::string& text, int line) {
   return "";
 }
 
+/// The 0-based line before `error_line` where a quoted value opens (`"` or `'` where a value
+/// starts) and is not closed on that line, or -1. YAML lets a quoted value run on over lines, so
+/// an unclosed quote is found only where the quote is closed by another value's, or never, and
+/// the parser gives up far below it.
+int open_quote_line(const std::string& text, int error_line) {
+  std::istringstream lines(text);
+  std::string line;
+  for (int i = 0; i < error_line && std::getline(lines, line); ++i) {
+    char quote = 0;
+    char before = 0;  // the last character outside a quote that was not a blank
+    for (std::size_t c = 0; c < line.size(); ++c) {
+      const char ch = line[c];
+      if (quote == '"' && ch == '\\') {
+        ++c;
+      } else if (quote != 0 && ch == quote) {
+        if (quote == '\'' && c + 1 < line.size() && line[c + 1] == '\'') {
+          ++c;  // '' inside single quotes is one quote
+        } else {
+          quote = 0;
+          before = ch;
+        }
+      } else if (quote == 0 && (ch == '"' || ch == '\'') &&
+                 (c == 0 || std::strchr(" \t[{,", line[c - 1]) != nullptr) &&
+                 (before == 0 || std::strchr("-:[{,?", before) != nullptr)) {
+        quote = ch;
+      } else if (quote == 0 && ch == '#' && (c == 0 || line[c - 1] == ' ' || line[c - 1] == '\t')) {
+        break;  // a comment
+      } else if (quote == 0 && ch != ' ' && ch != '\t' && ch != '\r') {
+        before = ch;
+      }
+    }
+    if (quote != 0) return i;
+  }
+  return -1;
+}
+
+/// The ConfigError for yaml-cpp's syntax error `e` in `text`: at an unclosed quote's line when
+/// one opens above the error, else at the error's line, with a hint for a tab in the indentation.
+ConfigError syntax_error(const std::string& text, const std::string& file,
+                         const YAML::ParserException& e) {
+  const int quote = open_quote_line(text, e.mark.line);
+  if (quote >= 0) {
+    return ConfigError(file, quote + 1, "(syntax)",
+                       "a quoted value opens on this line and is not closed on it (YAML read "
+                       "on and failed at line " +
+                           std::to_string(e.mark.line + 1) + ": " + e.msg + ")");
+  }
+  return ConfigError(file, e.mark.line + 1, "(syntax)", e.msg + tab_hint(text, e.mark.line));
+}
+
 }  // namespace
 
 std::string replica_name(const NodeConfig& node, int index) {
@@ -591,10 +642,10 @@ ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::stri
                         "a second YAML document (after `---`): a cluster file is one document");
     }
   } catch (const YAML::ParserException& e) {
-    throw ConfigError(file, e.mark.line + 1, "(syntax)", e.msg + tab_hint(yaml_text, e.mark.line));
+    throw syntax_error(yaml_text, file, e);
   }
   resolve_merge_keys(root, file);
-  check_cluster_tree(root, file);
+  check_cluster_tree(root, file, yaml_text);
   if (root.IsNull()) {
     throw ConfigError(file, 0, "(file)",
                       "empty: a cluster file is a map of keys (cluster, nodes, ...)");

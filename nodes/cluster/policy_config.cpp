@@ -295,8 +295,8 @@ void map_agents(const YamlReader& agents, MultiAgentConfig& m, const DeclaredPol
     int& policy = m.agent_policy[static_cast<std::size_t>(a)];
     if (policy >= 0) continue;
     if (fallback == -2) {
-      agents.fail("*", "agent " + std::to_string(a) +
-                           " has no policy (map it, or give \"*\" for every other agent)");
+      agents.fail_here("agent " + std::to_string(a) +
+                       " has no policy (map it, or give \"*\" for every other agent)");
     }
     policy = declared.expansions.count(fallback_name) != 0 ? declared.expanded(fallback_name, a)
                                                            : m.find(fallback_name);

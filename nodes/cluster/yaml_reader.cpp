@@ -5,8 +5,10 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <vector>
 
 #include "common/log_text.hpp"
@@ -25,12 +27,9 @@ std::string what_is(const YAML::Node& value) {
 
 int line_of(const YAML::Node& node) { return node.Mark().line + 1; }
 
-YamlReader::YamlReader(YAML::Node node, std::string file, std::string path)
-    : node_(std::move(node)), file_(std::move(file)), path_(std::move(path)) {
-  if (!node_.IsMap()) {
-    throw ConfigError(file_, cluster::line_of(node_), path_.empty() ? "(top level)" : path_,
-                      "expected a map of keys");
-  }
+YamlReader::YamlReader(YAML::Node node, std::string file, std::string path, int line)
+    : node_(std::move(node)), file_(std::move(file)), path_(std::move(path)), line_(line) {
+  if (!node_.IsMap()) fail_here("expected a map of keys");
 }
 
 std::string YamlReader::path_of(const std::string& key) const {
@@ -41,11 +40,17 @@ int YamlReader::line_of(const std::string& key) const {
   for (const auto& entry : node_) {
     if (entry.first.Scalar() == key) return cluster::line_of(entry.first);
   }
-  return cluster::line_of(node_);
+  return own_line();
 }
+
+int YamlReader::own_line() const { return line_ > 0 ? line_ : cluster::line_of(node_); }
 
 void YamlReader::fail(const std::string& key, const std::string& message) const {
   throw ConfigError(file_, line_of(key), path_of(key), message);
+}
+
+void YamlReader::fail_here(const std::string& message) const {
+  throw ConfigError(file_, own_line(), path_.empty() ? "(top level)" : path_, message);
 }
 
 void YamlReader::only_keys(std::initializer_list<const char*> known,
@@ -223,13 +228,27 @@ void refuse_tag(const YAML::Node& node, const std::string& file, const std::stri
                         "' is not supported: write the value without a tag");
 }
 
+/// Whether the null `node` is written as nothing at all (not `~` or `null`): yaml-cpp then marks
+/// it at the next token.
+bool implicit_null(const YAML::Node& node, const std::string& text) {
+  const YAML::Mark mark = node.Mark();
+  if (mark.is_null() || mark.pos < 0 || static_cast<std::size_t>(mark.pos) >= text.size()) {
+    return true;
+  }
+  for (const char* word : {"~", "null", "Null", "NULL"}) {
+    if (text.compare(static_cast<std::size_t>(mark.pos), std::strlen(word), word) == 0)
+      return false;
+  }
+  return true;
+}
+
 /// Whether `key` is a merge key: a plain `<<` (quoted, it is an ordinary key).
 bool is_merge_key(const YAML::Node& key) {
   return key.IsScalar() && key.Tag() == "?" && key.Scalar() == "<<";
 }
 
-void check_node(const YAML::Node& node, const std::string& file, const std::string& path,
-                std::size_t& visited, int depth);
+void check_node(const YAML::Node& node, const std::string& file, const std::string* text,
+                const std::string& path, std::size_t& visited, int depth);
 
 /// Resolves the merge keys of `node` and everything under it, depth first (see
 /// resolve_merge_keys). The maps a merge key names are resolved before their entries are copied.
@@ -283,7 +302,7 @@ void merge_node(YAML::Node node, const std::string& file, const std::string& pat
       merge_node(maps[i], file, source, visited, depth + 1);
       // A map written in place leaves the tree with the merge, and a key it gives twice or a
       // key the map wins would never be seen: the source is checked as the tree is.
-      check_node(maps[i], file, source, visited, depth + 1);
+      check_node(maps[i], file, nullptr, source, visited, depth + 1);
     }
     node.remove(merge_key);
     // The map's own keys win; a merged key keeps its line (where it is written).
@@ -305,9 +324,10 @@ void merge_node(YAML::Node node, const std::string& file, const std::string& pat
   }
 }
 
-/// Walks the tree depth first; `path` is the dotted key of `node`.
-void check_node(const YAML::Node& node, const std::string& file, const std::string& path,
-                std::size_t& visited, int depth) {
+/// Walks the tree depth first; `path` is the dotted key of `node`, `text` the file's text (null
+/// for a map merged in, no longer in the tree).
+void check_node(const YAML::Node& node, const std::string& file, const std::string* text,
+                const std::string& path, std::size_t& visited, int depth) {
   count_node(node, file, path, visited, depth);
   refuse_tag(node, file, path);
   if (node.IsScalar() && node.Scalar().find('\0') != std::string::npos) {
@@ -316,7 +336,13 @@ void check_node(const YAML::Node& node, const std::string& file, const std::stri
   }
   if (node.IsSequence()) {
     for (std::size_t i = 0; i < node.size(); ++i) {
-      check_node(node[i], file, path + "[" + std::to_string(i) + "]", visited, depth + 1);
+      const std::string item = path + "[" + std::to_string(i) + "]";
+      // (`- ~` and `- null` are values, for the reader to refuse where it wants something else.)
+      if (node[i].IsNull() && text != nullptr && implicit_null(node[i], *text)) {
+        throw ConfigError(file, null_line(node[i], *text), item,
+                          "an empty list item (a `-` with nothing after it): remove it");
+      }
+      check_node(node[i], file, text, item, visited, depth + 1);
     }
   }
   if (!node.IsMap()) return;
@@ -332,12 +358,12 @@ void check_node(const YAML::Node& node, const std::string& file, const std::stri
     }
     const std::string key = entry.first.Scalar();
     const std::string key_path = path.empty() ? key : path + "." + key;
-    check_node(entry.first, file, key_path, visited, depth + 1);
+    check_node(entry.first, file, text, key_path, visited, depth + 1);
     if (!keys.insert(key).second) {
       throw ConfigError(file, line_of(entry.first), key_path,
                         "duplicate key (it appears earlier in the same map)");
     }
-    check_node(entry.second, file, key_path, visited, depth + 1);
+    check_node(entry.second, file, text, key_path, visited, depth + 1);
   }
 }
 
@@ -348,16 +374,41 @@ void resolve_merge_keys(YAML::Node root, const std::string& file) {
   merge_node(std::move(root), file, "", visited, 0);
 }
 
-void check_cluster_tree(const YAML::Node& root, const std::string& file) {
+void check_cluster_tree(const YAML::Node& root, const std::string& file, const std::string& text) {
   std::size_t visited = 0;
-  check_node(root, file, "", visited, 0);
+  check_node(root, file, &text, "", visited, 0);
+}
+
+int null_line(const YAML::Node& node, const std::string& text) {
+  const YAML::Mark mark = node.Mark();
+  if (mark.is_null() || mark.pos < 0 || static_cast<std::size_t>(mark.pos) > text.size()) {
+    return line_of(node);
+  }
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; static_cast<int>(lines.size()) <= mark.line && std::getline(in, line);) {
+    lines.push_back(line);
+  }
+  if (static_cast<int>(lines.size()) <= mark.line || !implicit_null(node, text)) {
+    return mark.line + 1;
+  }
+  const std::string& own = lines[static_cast<std::size_t>(mark.line)];
+  const std::string before = own.substr(0, std::min<std::size_t>(own.size(), mark.column));
+  if (before.find_first_not_of(" \t") != std::string::npos) return mark.line + 1;
+  for (int l = mark.line - 1; l >= 0; --l) {
+    const std::string& line = lines[static_cast<std::size_t>(l)];
+    const std::size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos || line[first] == '#') continue;
+    return l + 1;
+  }
+  return mark.line + 1;
 }
 
 YamlReader YamlReader::map(const std::string& key) const {
   const YAML::Node value = node_[key];
   if (!value) fail(key, "missing (required)");
   if (!value.IsMap()) fail(key, "expected a map of keys");
-  return YamlReader(value, file_, path_of(key));
+  return YamlReader(value, file_, path_of(key), line_of(key));
 }
 
 }  // namespace tagflow::cluster

@@ -15,8 +15,9 @@ namespace tagflow::cluster {
 
 class YamlReader {
  public:
-  /// `node` must be a map; otherwise throws ConfigError at `path`.
-  YamlReader(YAML::Node node, std::string file, std::string path);
+  /// `node` must be a map; otherwise throws ConfigError at `path`. `line` is the 1-based line of
+  /// the key that names the map (0: the map's own, which yaml-cpp puts at its first key).
+  YamlReader(YAML::Node node, std::string file, std::string path, int line = 0);
 
   /// Throws ConfigError on the first key that is not in `known`; keys that start with
   /// `free_prefix` (when it is not empty) are let through unread.
@@ -39,13 +40,19 @@ class YamlReader {
   const YAML::Node& node() const { return node_; }
 
   std::string path_of(const std::string& key) const;
+  /// The line of `key`; for a key that is missing, the map's (own_line()).
   int line_of(const std::string& key) const;
+  /// The line of the key that names this map, or the map's own when none does.
+  int own_line() const;
   [[noreturn]] void fail(const std::string& key, const std::string& message) const;
+  /// Throws ConfigError about the map as a whole: at own_line() and its path.
+  [[noreturn]] void fail_here(const std::string& message) const;
 
  private:
   YAML::Node node_;
   std::string file_;
   std::string path_;
+  int line_ = 0;
 };
 
 /// An integer as YAML 1.2's core schema reads it: decimal digits with an optional sign (leading
@@ -80,8 +87,14 @@ void resolve_merge_keys(YAML::Node root, const std::string& file);
 /// the first silently), a NUL in a key or value (written "\0" in a quoted string), and more
 /// nodes than a file of kMaxClusterFileBytes needs (aliases repeating a subtree), nesting more
 /// than 100 levels deep (an alias inside its own anchor, which never ends), and any explicit
-/// YAML tag (`!!str`, `!custom`: nothing here reads tags, so one would be ignored). Throws
-/// ConfigError naming `file`, the line and the key.
-void check_cluster_tree(const YAML::Node& root, const std::string& file);
+/// YAML tag (`!!str`, `!custom`: nothing here reads tags, so one would be ignored), and an empty
+/// list item (a `-` with nothing after it, found at its own line in `text`, the file's text).
+/// Throws ConfigError naming `file`, the line and the key.
+void check_cluster_tree(const YAML::Node& root, const std::string& file, const std::string& text);
+
+/// The 1-based line of a null `node` as written in `text`: yaml-cpp marks an empty value (a `-`
+/// or `key:` with nothing after it) at the next token, often a line or more further down, so this
+/// is the last line with content before that mark. An explicit `~` or `null` keeps its own line.
+int null_line(const YAML::Node& node, const std::string& text);
 
 }  // namespace tagflow::cluster

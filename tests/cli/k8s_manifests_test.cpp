@@ -214,6 +214,12 @@ TEST_F(K8sManifests, KubernetesHostsNeedResourcesAsKubernetesQuantities) {
   };
   EXPECT_NE(error("act: {kubernetes: {memory: 1Gi}}").find("hosts.act.kubernetes.cpu: is needed"),
             std::string::npos);
+  // A missing key of a map written over lines is named at the key that names the map (line 5),
+  // not at the map's first key.
+  EXPECT_NE(error("act:\n    kubernetes:\n      pods: 1\n      memory: 1Gi")
+                .find(":5: hosts.act.kubernetes.cpu: is needed"),
+            std::string::npos)
+      << error("act:\n    kubernetes:\n      pods: 1\n      memory: 1Gi");
   EXPECT_NE(error("act: {kubernetes: {cpu: 1, memory: lots}}")
                 .find("hosts.act.kubernetes.memory: 'lots' is not a Kubernetes quantity"),
             std::string::npos);

@@ -542,6 +542,29 @@ TEST(ClusterConfigFile, OneDocumentOneConnectionPerPortPairAndFiniteStops) {
   }
   EXPECT_EQ(message_of(with(kValid, "nodes:", "hosts:\n  a: {address: \"\"}\nnodes:")),
             "c.yaml:4: hosts.a.address: must not be empty");
+  // An empty list item is named at its `-`, past comments and blank lines below it; `- ~` is a
+  // value, which the connection's reader refuses as one.
+  EXPECT_EQ(
+      message_of(with(kValid, "connections:\n", "connections:\n  -\n  # a comment\n\n")),
+      "c.yaml:8: connections[0]: an empty list item (a `-` with nothing after it): remove it");
+  EXPECT_EQ(message_of(with(kValid, "connections:\n", "connections:\n  - ~\n")),
+            "c.yaml:8: connections[0]: expected a map of keys");
+  // A quote left open reads on as one value over the lines below; the error names its line.
+  const std::string quoted = message_of(
+      with(with(kValid, "seed: 3", "seed: \"3"), "env_steps: 1000", "env_steps: \"1000\""));
+  EXPECT_EQ(quoted.rfind("c.yaml:2: (syntax): a quoted value opens on this line and is not "
+                         "closed on it (YAML read on and failed at line ",
+                         0),
+            0u)
+      << quoted;
+  EXPECT_EQ(
+      message_of(with(kValid, "  learner: {kind: learner,", "  learner: {kind: 'learner''s',"))
+          .rfind("c.yaml:6: nodes.learner.kind", 0),
+      0u);
+  // A missing key of a map written over lines is named at the key that names the map.
+  EXPECT_EQ(message_of(with(kValid, "  replay: {kind: replay, data_port: 7100}",
+                            "  replay:\n    data_port: 7100")),
+            "c.yaml:5: nodes.replay.kind: missing (required)");
   const std::string tabbed = message_of(with(kValid, "  replay:", "\treplay:"));
   EXPECT_NE(tabbed.find("line 5 is indented with a tab: YAML indents with spaces"),
             std::string::npos)

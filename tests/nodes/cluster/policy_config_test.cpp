@@ -167,6 +167,8 @@ TEST(PolicyConfig, MistakesAreRefusedWithFileLineAndKey) {
 
   e = policy_error_of(marl_file("policies:\n  a: {}\n  b: {}\nagents: {0: a, 1: b}\n"));
   EXPECT_NE(std::string(e.what()).find("agent 2 has no policy"), std::string::npos) << e.what();
+  EXPECT_EQ(e.key(), "agents");  // the map has no "*" to name
+  EXPECT_EQ(e.line(), 7);        // cluster, mode, seed, policies, a, b, agents
 
   e = policy_error_of(marl_file("policies:\n  a: {}\n  b: {}\nagents: {\"*\": a}\n"));
   EXPECT_EQ(e.key(), "policies.b");
