@@ -91,6 +91,7 @@ std::optional<long> parse_yaml_integer(const std::string& text, bool& out_of_ran
   int base = 10;
   if (text.compare(i, 2, "0x") == 0) base = 16;
   if (text.compare(i, 2, "0o") == 0) base = 8;
+  if (base != 10 && i != 0) return std::nullopt;  // the core schema signs decimal integers only
   if (base != 10) i += 2;
   const std::string digits = text.substr(i);
   if (digits.empty()) return std::nullopt;

@@ -56,7 +56,8 @@ class YamlReader {
 };
 
 /// An integer as YAML 1.2's core schema reads it: decimal digits with an optional sign (leading
-/// zeros are decimal: `042` is 42), `0x` hexadecimal or `0o` octal. nullopt when `text` is not
+/// zeros are decimal: `042` is 42), `0x` hexadecimal or `0o` octal, both unsigned (`-0x1` is not
+/// an integer in that schema). nullopt when `text` is not
 /// one; `out_of_range` then tells whether it was one too large for a long.
 std::optional<long> parse_yaml_integer(const std::string& text, bool& out_of_range);
 

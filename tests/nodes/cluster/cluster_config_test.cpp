@@ -358,6 +358,11 @@ TEST(ClusterConfigNumbers, IntegersAreReadAsYaml12ReadsThem) {
   EXPECT_EQ(parse_cluster_config(with(kValid, "seed: 3", "seed: 0o17"), "c.yaml").seed, 15U);
   EXPECT_EQ(message_of(with(kValid, "seed: 3", "seed: 0o18")),
             "c.yaml:2: seed: expected an integer, got '0o18'");
+  // YAML 1.2's core schema signs decimal integers only.
+  EXPECT_EQ(message_of(with(kValid, "seed: 3", "seed: -0x0")),
+            "c.yaml:2: seed: expected an integer, got '-0x0'");
+  EXPECT_EQ(message_of(with(kValid, "seed: 3", "seed: +0o7")),
+            "c.yaml:2: seed: expected an integer, got '+0o7'");
   EXPECT_EQ(message_of(with(kValid, "seed: 3", "seed: 18446744073709551616")),
             "c.yaml:2: seed: '18446744073709551616' is outside 0..4611686018427387904");
   EXPECT_EQ(message_of(with(kValid, "seed: 3", "seed:")),
