@@ -236,8 +236,9 @@ const char* field_layout(ControlType type) {
       return "[4, tag] or [4, tag, reporting (0..2)] with tag = [time_ns (int64), microstep "
              "(uint32)]";
     case ControlType::kGrant:
+      return "[6, tag, [[upstream, count]...]]";
     case ControlType::kProvisional:
-      return "[type, tag, [[upstream, count]...]]";
+      return "[7, tag, [[upstream, count]...]]";
     case ControlType::kInTransit:
       return "[8, destination, tag]";
     case ControlType::kStopGranted:
@@ -259,17 +260,23 @@ const char* field_layout(ControlType type) {
     case ControlType::kClock:
       return "[24, time_ns (int64)]";
     case ControlType::kResign:
+      return "[12]";
     case ControlType::kHeartbeat:
+      return "[13]";
     case ControlType::kFinished:
+      return "[15]";
     case ControlType::kReportRequest:
-      return "[type]";
+      return "[19]";
     case ControlType::kStopRequest:
+      return "[9, tag] with tag = [time_ns (int64), microstep (uint32)]";
     case ControlType::kStopReply:
+      return "[10, tag] with tag = [time_ns (int64), microstep (uint32)]";
     case ControlType::kResumed:
+      return "[20, tag] with tag = [time_ns (int64), microstep (uint32)]";
     case ControlType::kFloor:
-      break;
+      return "[25, tag] with tag = [time_ns (int64), microstep (uint32)]";
   }
-  return "[type, tag] with tag = [time_ns (int64), microstep (uint32)]";
+  return "[type, ...]";  // not reached: every type has its case
 }
 
 /// The type a frame announces in its first two bytes (a MessagePack array of up to 15 elements

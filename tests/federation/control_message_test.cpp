@@ -1,6 +1,8 @@
 #include "federation/control_message.hpp"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -308,6 +310,17 @@ TEST(ControlMessage, OtherMalformedFramesAreExplainedWithTheExpectedFields) {
       decode_control_explained(net_without_tag.data(), net_without_tag.size());
   EXPECT_EQ(bad.type, ControlType::kNextEvent);
   EXPECT_NE(bad.error.find("NET: expected [4, tag]"), std::string::npos) << bad.error;
+  // Every type's layout names its own number, as the table of PROTOCOL.md §1 does.
+  for (const auto& [frame, expected] : std::vector<std::pair<std::string, std::string>>{
+           {std::string("\x92\x0d\x01", 3), "HEARTBEAT: expected [13]"},
+           {std::string("\x92\x0c\x01", 3), "RESIGN: expected [12]"},
+           {std::string("\x91\x06", 2), "TAG: expected [6, tag, [[upstream, count]...]]"},
+           {std::string("\x91\x07", 2), "PTAG: expected [7, tag, [[upstream, count]...]]"},
+           {std::string("\x91\x0a", 2), "STOP_REPLY: expected [10, tag] with tag = "},
+           {std::string("\x91\x19", 2), "FLOOR: expected [25, tag] with tag = "}}) {
+    bad = decode_control_explained(frame.data(), frame.size());
+    EXPECT_EQ(bad.error.rfind(expected, 0), 0U) << bad.error;
+  }
   const std::string no_type = "\x91\x63";
   bad = decode_control_explained(no_type.data(), no_type.size());
   EXPECT_FALSE(bad.type);
