@@ -24,6 +24,7 @@ ReactorFederate::ReactorFederate(const FederationSpec& spec, std::string id,
     by_upstreams_ = &options_.metrics->counter(Metric::federation_grants, {{"by", "upstreams"}});
     deferred_waits_ = &options_.metrics->counter(Metric::federation_deferred_waits);
     waiting_for_start_ = &options_.metrics->gauge(Metric::federation_waiting_for_start);
+    waiting_for_start_->Set(1);  // from now until START (join())
   }
   if (const FederateSpec* me = spec_.find(id_)) {
     for (const UpstreamLink& link : me->upstreams) upstream_ids_.push_back(link.federate);

@@ -12,14 +12,22 @@ ReplicaMetrics::ReplicaMetrics(const cluster::ClusterConfig& config, const Repli
       !replica.policies.empty()) {
     process_.set_ready(false);
   }
-  if (!serve || replica.group->metrics_port == 0) return;
-  const auto port = static_cast<std::uint16_t>(replica.group->metrics_port + replica.index);
+  if (replica.group->metrics_port == 0) return;
+  bind_ = config.monitoring.bind;
+  port_ = static_cast<std::uint16_t>(replica.group->metrics_port + replica.index);
+  name_ = replica.name;
+  log_ = log;
+  if (serve) this->serve();
+}
+
+void ReplicaMetrics::serve() {
+  if (endpoint_ || port_ == 0) return;
   try {
-    endpoint_ =
-        std::make_unique<monitoring::MetricsEndpoint>(process_, config.monitoring.bind, port);
+    endpoint_ = std::make_unique<monitoring::MetricsEndpoint>(process_, bind_, port_);
   } catch (const monitoring::MonitoringError& e) {
-    if (log) log("no metrics endpoint for " + replica.name + ": " + e.what());
+    if (log_) log_("no metrics endpoint for " + name_ + ": " + e.what());
   }
+  port_ = 0;  // tried once
 }
 
 }  // namespace tagflow::hosts

@@ -23,9 +23,13 @@ namespace tagflow::hosts {
 
 class ReplicaMetrics {
  public:
-  /// `serve`: start the endpoint when the group has a metrics_port.
+  /// `serve`: start the endpoint now when the group has a metrics_port (else serve() does).
   ReplicaMetrics(const cluster::ClusterConfig& config, const ReplicaConfig& replica, bool serve,
                  const std::function<void(const std::string&)>& log);
+  /// Starts the endpoint when the group has a metrics_port and it was not tried yet: a host that
+  /// registers series of its own first (a reactor federate's per-peer series) calls it after
+  /// them, so that the first scrape already has them.
+  void serve();
   ReplicaMetrics(const ReplicaMetrics&) = delete;
   ReplicaMetrics& operator=(const ReplicaMetrics&) = delete;
 
@@ -38,6 +42,10 @@ class ReplicaMetrics {
   monitoring::ProcessMetrics process_;
   nodes::NodeMetrics node_;
   std::unique_ptr<monitoring::MetricsEndpoint> endpoint_;
+  std::string bind_;
+  std::uint16_t port_ = 0;  // until serve() tried it
+  std::string name_;
+  std::function<void(const std::string&)> log_;
 };
 
 }  // namespace tagflow::hosts

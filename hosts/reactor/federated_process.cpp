@@ -146,8 +146,9 @@ void run_replica(const ClusterConfig& config, const coordinator::FederationSpec&
                  const cluster::LinkPlan& links, const FederatedProcessOptions& options,
                  ReplicaRun& run) {
   const ReplicaSetup& setup = run.setup;
-  // Metrics: one registry and endpoint per replica, even when it shares the process.
-  ReplicaMetrics metrics(config, setup.config, true, [&options](const std::string& line) {
+  // Metrics: one registry and endpoint per replica, even when it shares the process. The endpoint
+  // starts once the federate has looked up its per-peer series, so every scrape has them.
+  ReplicaMetrics metrics(config, setup.config, false, [&options](const std::string& line) {
     if (options.warn) {
       options.warn(line);
     } else {
@@ -166,6 +167,7 @@ void run_replica(const ClusterConfig& config, const coordinator::FederationSpec&
     federate_options.value_log = values.get();
   }
   coordinator::ReactorFederate federate(spec, setup.config.name, federate_options);
+  metrics.serve();
   const coordinator::WireTag start =
       federate.join(config.coordinator.join_timeout + std::chrono::seconds(5));
   run.started = std::chrono::steady_clock::now();
