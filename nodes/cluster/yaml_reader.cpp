@@ -385,22 +385,19 @@ int null_line(const YAML::Node& node, const std::string& text) {
   if (mark.is_null() || mark.pos < 0 || static_cast<std::size_t>(mark.pos) > text.size()) {
     return line_of(node);
   }
+  if (!implicit_null(node, text)) return mark.line + 1;
+  // From the mark's position, not its line and column (at the end of the text yaml-cpp's are not
+  // where the position is): the line it is on when something is written before it there, else
+  // the last line above with more than blanks or a comment.
+  const auto pos = static_cast<std::size_t>(mark.pos);
   std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; static_cast<int>(lines.size()) <= mark.line && std::getline(in, line);) {
-    lines.push_back(line);
-  }
-  if (static_cast<int>(lines.size()) <= mark.line || !implicit_null(node, text)) {
-    return mark.line + 1;
-  }
-  const std::string& own = lines[static_cast<std::size_t>(mark.line)];
-  const std::string before = own.substr(0, std::min<std::size_t>(own.size(), mark.column));
-  if (before.find_first_not_of(" \t") != std::string::npos) return mark.line + 1;
-  for (int l = mark.line - 1; l >= 0; --l) {
-    const std::string& line = lines[static_cast<std::size_t>(l)];
-    const std::size_t first = line.find_first_not_of(" \t\r");
-    if (first == std::string::npos || line[first] == '#') continue;
-    return l + 1;
+  std::istringstream in(text.substr(0, pos));
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  if (pos == 0 || text[pos - 1] == '\n') lines.emplace_back();  // the mark starts its line
+  for (std::size_t l = lines.size(); l-- > 0;) {
+    const std::size_t first = lines[l].find_first_not_of(" \t\r");
+    if (first == std::string::npos || (l + 1 < lines.size() && lines[l][first] == '#')) continue;
+    return static_cast<int>(l) + 1;
   }
   return mark.line + 1;
 }

@@ -552,6 +552,15 @@ TEST(ClusterConfigFile, OneDocumentOneConnectionPerPortPairAndFiniteStops) {
   EXPECT_EQ(
       message_of(with(kValid, "connections:\n", "connections:\n  -\n  # a comment\n\n")),
       "c.yaml:8: connections[0]: an empty list item (a `-` with nothing after it): remove it");
+  // At the end of the file too, with or without a last newline (yaml-cpp's line is off there).
+  const std::string head = kValid;
+  const std::string before_stop = head.substr(0, head.find("stop:"));
+  EXPECT_EQ(
+      message_of(before_stop + "  -\n"),
+      "c.yaml:11: connections[3]: an empty list item (a `-` with nothing after it): remove it");
+  EXPECT_EQ(
+      message_of(before_stop + "  -"),
+      "c.yaml:11: connections[3]: an empty list item (a `-` with nothing after it): remove it");
   EXPECT_EQ(message_of(with(kValid, "connections:\n", "connections:\n  - ~\n")),
             "c.yaml:8: connections[0]: expected a map of keys");
   // A quote left open reads on as one value over the lines below; the error names its line.
