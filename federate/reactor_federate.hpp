@@ -3,7 +3,9 @@
 // (reactors/federation.hpp, PROTOCOL.md §3, §5).
 //
 // Use, in this order:
-//   ReactorFederate federate(spec, "mid", {.bind_endpoint = "tcp://10.0.0.5:7611"});
+//   ReactorFederateOptions options;
+//   options.bind_endpoint = "tcp://10.0.0.5:7611";
+//   ReactorFederate federate(spec, "mid", options);
 //   const WireTag start = federate.join();          // blocks until every federate joined
 //   config.start_time_ns = start.time_ns(); config.timeout = ...;  // same timeout everywhere
 //   Environment env(config);  ...declare reactors...

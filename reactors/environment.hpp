@@ -1,7 +1,9 @@
 // Environment: the entry point. It owns the reactors of one program, wires their connections,
 // checks the program at assembly and runs it.
 //
-//   Environment env({.workers = 4});          // EnvironmentConfig
+//   EnvironmentConfig config;
+//   config.workers = 4;
+//   Environment env(config);
 //   auto& source = env.add<Source>("source");
 //   auto sinks = env.add_bank<Sink>("sink", 8);
 //   env.connect_broadcast(source.out, sinks.ports(&Sink::in));
@@ -10,8 +12,9 @@
 // Phases are checked: declare (add, connect) -> assemble() -> run() -> done. assemble() throws
 // AssemblyError naming the ports and reactions involved for: a value-type mismatch, two
 // connections into one input, a connection into an output or out of an input, a cycle with no
-// delay, an effect the reaction's reactor does not own, a reaction without a body, a width
-// mismatch in connect_each. Declaring after assembly throws AssemblyError too.
+// delay, an effect the reaction's reactor does not own, a reaction without a body. Declaring after
+// assembly throws AssemblyError too, and so does connect_each itself, at the call, for banks of
+// two widths.
 //
 // Contract: not copyable; declare and run from one thread. run() blocks until the stop tag
 // (timeout, request_stop(), or no more events without keepalive), then returns; it may be called

@@ -1,7 +1,8 @@
 // AssemblyError: what Environment::assemble() throws when the program is not a valid reactor
 // program (and ReactionError, what Environment::run() throws when a reaction threw): a type
 // mismatch, two writers to one port, a cycle with no delay, a reaction effect the reaction's
-// reactor does not own, a bad bank or multiport width, or a change after assembly.
+// reactor does not own, connect_each between two widths (at the call), or a change after
+// assembly.
 //
 // Contract: what() names every port and reaction involved by their full names
 // ("pong.out", "ping.receive"), so a user can find the declaration from the message alone.
