@@ -29,9 +29,10 @@ inline constexpr int kExitInterrupted = 130;
 /// message it prints too.
 [[nodiscard]] int parse_error_status(const CLI::App& app, const CLI::ParseError& error);
 
-/// "unknown command 'X' (commands: a, b, ...)" when the command line names a command `app` does
-/// not have where it needs one (`tagflow nosuch`, `tagflow keys nosuch`), else "". CLI11 alone
-/// says only "A subcommand is required".
+/// "unknown command 'X' (commands: a, b, ...)" and a second line, "Run 'tagflow keys --help' for
+/// more information.", when the command line names a command `app` does not have where it needs
+/// one (`tagflow nosuch`, `tagflow keys nosuch`), else "". CLI11 alone says only "A subcommand
+/// is required".
 [[nodiscard]] std::string unknown_command(const CLI::App& app, int argc, char** argv);
 /// For a command `tagflow` hands to tagflow-torch: the command line parsed by an app named
 /// `tagflow` on which `declare` added that one command, its callback the command's refusals that

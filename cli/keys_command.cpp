@@ -99,7 +99,7 @@ void add_keys_command(CLI::App& app) {
       for (const std::string& name : *names) {
         // A name is a file name in DIR, never a path (`--name ../x` wrote outside it).
         if (!cluster::is_safe_cluster_name(name)) {
-          fail_command("keys",
+          fail_command("keys generate",
                        "--name '" + escape_for_log(name) +
                            "': a key pair's name is 1 to 64 letters, digits, '_', '-' and '.', "
                            "starting with a letter or a digit (it names the files in DIR)",
@@ -116,7 +116,7 @@ void add_keys_command(CLI::App& app) {
       std::error_code made;
       std::filesystem::create_directories(*dir, made);
       if (made) {
-        fail_command("keys", *dir + ": cannot create the directory: " + made.message(),
+        fail_command("keys generate", *dir + ": cannot create the directory: " + made.message(),
                      kExitBadFile);
       }
       if (!force) {
@@ -136,7 +136,7 @@ void add_keys_command(CLI::App& app) {
         if (!existing.empty()) {
           std::string more;
           if (existing.size() > 1) more = " (and " + std::to_string(existing.size() - 1) + " more)";
-          fail_command("keys",
+          fail_command("keys generate",
                        existing.front() + " exists" + more +
                            "; nothing was written; pass --force to overwrite",
                        kExitFailed);
@@ -157,13 +157,13 @@ void add_keys_command(CLI::App& app) {
                   << "actor mode (" << processes.size() << ", with join)\n";
       }
     } catch (const actors::ActorCredentialError& e) {
-      fail_command("keys", e.what(), kExitFailed);
+      fail_command("keys generate", e.what(), kExitFailed);
     } catch (const transport::CurveKeyError& e) {
-      fail_command("keys", e.what(), kExitFailed);
+      fail_command("keys generate", e.what(), kExitFailed);
     } catch (const coordinator::FederationConfigError& e) {
-      fail_command("keys", e.what(), kExitBadFile);
+      fail_command("keys generate", e.what(), kExitBadFile);
     } catch (const cluster::ConfigError& e) {
-      fail_command("keys", e.what(), kExitBadFile);
+      fail_command("keys generate", e.what(), kExitBadFile);
     }
   });
 }

@@ -18,6 +18,7 @@
 #include "federate/federate_client.hpp"
 #include "federation/federation_spec.hpp"
 #include "hosts/reactor/federated_process.hpp"
+#include "hosts/replica_params_check.hpp"
 #include "nodes/cluster/process_plan.hpp"
 
 #ifdef TAGFLOW_NODE_COMMAND_TORCH
@@ -119,6 +120,8 @@ void run_node(const NodeOptions& o) {
   cluster::ClusterConfig config;
   try {
     config = cluster::load_cluster_config(o.config);
+    // Every node's params, as `tagflow up` and `tagflow doctor` check them: FILE:LINE: KEY.
+    hosts::check_replica_params(config);
   } catch (const cluster::ConfigError& e) {
     fail(o, e.what(), kExitBadFile);
   }

@@ -29,6 +29,11 @@ std::string process_placement_option(const UpSingleOptions& options) {
     return "--resume continues a process-placement run from the checkpoints in its log "
            "directory; a one-process run writes none";
   }
+  if (options.stop_with_stdin) {
+    return "--stop-with-stdin stops the processes a launcher started when its standard input "
+           "closes (how a head host stops the others' launchers); a one-process run stops on "
+           "Ctrl-C or SIGTERM";
+  }
   return "";
 }
 
@@ -59,6 +64,8 @@ CLI::App* add_up_single_options(CLI::App& app, UpSingleOptions& options) {
   command->add_option("--log-dir", options.log_dir, "Process placement only: not with single");
   command->add_option("--host", options.host, "Process placement only: not with single");
   command->add_option("--resume", options.resume_run, "Process placement only: not with single");
+  command->add_flag("--stop-with-stdin", options.stop_with_stdin,
+                    "Process placement only: not with single");
   return command;
 }
 

@@ -27,6 +27,7 @@ struct UpSingleOptions {
   std::string log_dir;
   std::string host;
   std::string resume_run;
+  bool stop_with_stdin = false;
 };
 
 /// Adds the `up` subcommand of the one-process placement to `app`, every option bound to

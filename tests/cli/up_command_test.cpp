@@ -485,6 +485,7 @@ TEST_F(TagflowUp, ProcessPlacementOptionsWithPlacementSingleExitTwoSayingWhy) {
       {{"--log-dir", path("logs")}, "--log-dir holds the logs and results of the processes"},
       {{"--host", "local"}, "--host starts one host's processes"},
       {{"--resume", path("logs")}, "--resume continues a process-placement run"},
+      {{"--stop-with-stdin"}, "--stop-with-stdin stops the processes a launcher started"},
   };
   int n = 0;
   for (const auto& [extra, why] : cases) {
@@ -640,6 +641,15 @@ TEST_F(TagflowUp, ASummaryPathThatCannotBeWrittenIsRefusedBeforeTheRun) {
 // file is named as the file loader names it.
 TEST_F(TagflowUp, BadArgumentsExitTwoInEitherPlacement) {
   write("short.yaml", shortened_local(base_port_, "env_steps: 800"));
+  std::string bad_param = shortened_local(base_port_, "env_steps: 800");
+  const std::string capacity = "capacity: 50000";
+  ASSERT_NE(bad_param.find(capacity), std::string::npos);
+  bad_param.replace(bad_param.find(capacity), capacity.size(), "capacity: -5");
+  write("bad_param.yaml", bad_param);
+  const auto capacity_line =
+      1 + std::count(bad_param.begin(),
+                     bad_param.begin() + static_cast<std::ptrdiff_t>(bad_param.find("capacity")),
+                     '\n');
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"up"}, "tagflow up: file is required\nRun 'tagflow up --help' for more information.\n"},
       {{"up", path("short.yaml"), "--mode", "bogus"},
@@ -654,9 +664,15 @@ TEST_F(TagflowUp, BadArgumentsExitTwoInEitherPlacement) {
       {{"keys", "generate"}, "tagflow keys generate: dir is required\nRun 'tagflow keys generate"},
       // CLI11 alone said "A subcommand is required" for a misspelt command.
       {{"nosuch"}, "tagflow: unknown command 'nosuch' (commands: train, doctor, "},
-      {{"keys", "nosuch"}, "tagflow keys: unknown command 'nosuch' (commands: generate)"},
+      {{"keys", "nosuch"},
+       "tagflow keys: unknown command 'nosuch' (commands: generate)\nRun 'tagflow keys --help' "
+       "for more information.\n"},
       {{"node", "--config", path("short.yaml"), "--name", "replay", "--peers-restart"},
        "--peers-restart is for actor mode only"},
+      // A node's params are checked as `tagflow up` checks them: file, line and key.
+      {{"node", "--config", path("bad_param.yaml"), "--name", "sampler-0"},
+       "tagflow node sampler-0: " + path("bad_param.yaml") + ":" + std::to_string(capacity_line) +
+           ": nodes.replay.params.capacity: "},
   };
   int n = 0;
   for (const auto& [args, says] : cases) {
