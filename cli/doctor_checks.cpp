@@ -319,10 +319,8 @@ std::vector<Check> check_ports(const std::string& config_path, const std::string
   std::optional<std::vector<PlannedListener>> planned;
   try {
     // What no file of ports can be (a directory, a device, bytes that are not text, nothing at
-    // all) is refused as `tagflow up` refuses it. A missing file is YAML's error, below.
+    // all, no file) is refused as `tagflow up` refuses it.
     const YAML::Node root = [&config_path] {
-      std::error_code ec;
-      if (!std::filesystem::exists(config_path, ec)) return YAML::LoadFile(config_path);
       const std::string text = cluster::read_cluster_file(config_path);
       cluster::check_cluster_text(text, config_path);
       YAML::Node loaded;

@@ -350,7 +350,7 @@ TEST(DoctorCommand, RefusesAClusterFileThatUpWouldRefuseAtItsLineAndKey) {
 // What no file of ports can be is refused as `tagflow up` refuses it: a directory, an empty file,
 // a NUL byte. Before, the doctor passed the first two (no ports found) and put yaml-cpp's words on
 // the third.
-TEST(DoctorPorts, RefusesADirectoryAnEmptyFileAndANulByteAsUpDoes) {
+TEST(DoctorPorts, RefusesADirectoryAnEmptyFileANulByteAndNoFileAsUpDoes) {
   const auto refusal = [](const std::string& path) {
     const std::vector<Check> checks = check_ports(path);
     if (checks.size() != 1 || checks[0].name != "cluster file" ||
@@ -366,6 +366,8 @@ TEST(DoctorPorts, RefusesADirectoryAnEmptyFileAndANulByteAsUpDoes) {
   EXPECT_NE(refusal(empty).find(empty + ":0: (file): empty:"), std::string::npos) << refusal(empty);
   const std::string nul = write_temp_file("nul.yaml", std::string("a: 1\nb: \"x\0y\"\n", 14));
   EXPECT_EQ(refusal(nul), nul + ":2: (file): a NUL byte (the file is not text)");
+  const std::string missing = ::testing::TempDir() + "no_such_cluster.yaml";
+  EXPECT_EQ(refusal(missing), missing + ":0: (file): cannot open the cluster file");
 }
 
 // `tagflow monitoring prometheus-config` loads a file as `tagflow up` does, node params included:
