@@ -400,8 +400,9 @@ void parse_recovery(const YamlReader& top, ClusterConfig& config) {
     constexpr std::int64_t kMs = 1000000;
     if (every.count() < kMs || every.count() % kMs != 0) {
       checkpoint.fail("every",
-                      "must be a whole number of milliseconds, at least 1ms (logical "
-                      "time; the samplers' rounds are 1 ms apart)");
+                      "must be a whole number of milliseconds, at least 1ms (logical time in "
+                      "reactor mode, where the samplers' rounds are 1 ms apart; wall time in "
+                      "actor mode)");
     }
     config.checkpoint.every = every;
     config.checkpoint.keep = static_cast<int>(checkpoint.integer_or("keep", 2, 1, 1000));
