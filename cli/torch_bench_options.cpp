@@ -15,10 +15,16 @@ CLI::App* add_torch_bench_options(CLI::App& app, TorchBenchOptions& options) {
                     "Very short run that exercises every path (figures not meant to be quoted)");
   command->add_option("--only", options.options.only,
                       "marl: " + bench::marl_workload_list() + " (default: tj10)");
+  // Accepted only to be refused as `tagflow bench` refuses it for the other benchmarks.
+  command->add_flag("--print", options.options.print, "paper only: not with this benchmark");
   return command;
 }
 
 void check_torch_bench_options(const TorchBenchOptions& options) {
+  if (options.options.print) {
+    fail_command("bench", "--print is for `tagflow bench paper`, not " + options.name,
+                 kExitBadFile);
+  }
   if (options.name != "marl" && !options.options.only.empty()) {
     fail_command(
         "bench",

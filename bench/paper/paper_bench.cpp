@@ -259,7 +259,9 @@ class PaperBench {
   // and 10-v1, its placements renamed to this benchmark's. Its "processes" placement puts the
   // policies on two inference processes beside the env's (configs/marl-serve.yaml's shape).
   void marl() {
-    WorkloadTable table("4. MARL inference, 100k joint steps", Metric::kSeconds);
+    WorkloadTable table(options_.quick ? "4. MARL inference, 1k joint steps"
+                                       : "4. MARL inference, 100k joint steps",
+                        Metric::kSeconds);
     const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe");
     const std::filesystem::path dir = std::filesystem::temp_directory_path() /
                                       ("tagflow_paper_marl_" + std::to_string(::getpid()));
@@ -305,7 +307,8 @@ class PaperBench {
 
   // 5. Broadcast + gather of a 10 MB float64 array to 2/4/8/16 workers: time per round.
   void broadcast() {
-    WorkloadTable table("5. Broadcast + gather of a 10 MB float64 array",
+    WorkloadTable table(options_.quick ? "5. Broadcast + gather of a 1 MiB float64 array"
+                                       : "5. Broadcast + gather of a 10 MB float64 array",
                         Metric::kMillisecondsPerRound);
     const std::size_t bytes = options_.quick ? (std::size_t{1} << 20) : 10'000'000;
     for (const std::size_t n : {2U, 4U, 8U, 16U}) {

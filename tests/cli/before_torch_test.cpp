@@ -95,6 +95,7 @@ TEST(BeforeTorch, TagflowRefusesABadLibTorchBenchmarkRunWithoutStartingTagflowTo
       {{"marl --bogus", "tagflow bench: The following argument was not expected: --bogus"},
        {"learner --only tj4",
         "tagflow bench: --only is for `tagflow bench paper` and `tagflow bench marl`, not learner"},
+       {"marl --print", "tagflow bench: --print is for `tagflow bench paper`, not marl"},
        {"serve --json /proc/b.json", "--json /proc/b.json: cannot write in /proc"}});
   expect_handed_on("bench", {"marl --quick --only tj4"});
 }
