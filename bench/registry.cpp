@@ -40,7 +40,8 @@ const std::vector<BenchEntry>& benchmarks() {
        "every placement: "
        "plain loop, reactor 1/2 workers, federated processes, CAF in one process and across",
        run_paper_bench, false},
-      {"reactors", "Reactor runtime vs CAF 0.17 actors: ping-pong, broadcast + gather (int, 10 MiB)",
+      {"reactors",
+       "Reactor runtime vs CAF 0.17 actors: ping-pong, broadcast + gather (int, 10 MiB)",
        run_reactors_bench, false},
       {"recovery",
        "Checkpoints: env steps/s of the local cluster with a checkpoint about every 5 s vs none, "

@@ -250,7 +250,7 @@ ActReply GatewayClient::act(const std::map<std::uint32_t, std::vector<float>>& o
   const msgpack::object& o = h.get();
   ActReply r;
   read_common(o, r);
-  if (episode && r.error == "unknown_episode") episode_instances_.erase(*episode);
+  if (episode && r.error == "unknown_episode") forget_instance(*episode);
   if (!r.ok) return r;
   r.actions = get<std::map<std::uint32_t, std::int64_t>>(o, "actions");
   r.policies = get<std::map<std::uint32_t, std::string>>(o, "policies");
@@ -276,9 +276,7 @@ EpisodeReply GatewayClient::episode_start(std::optional<bool> log) {
   r.log = get<bool>(h.get(), "log");
   if (find(h.get(), "instance") != nullptr) {
     r.instance = get<std::uint64_t>(h.get(), "instance");
-    episode_instances_[r.episode] = r.instance;
-    if (episode_instances_.size() > kKeptEpisodes)
-      episode_instances_.erase(episode_instances_.begin());
+    keep_instance(r.episode, r.instance);
   }
   return r;
 }
@@ -311,7 +309,7 @@ EpisodeReply GatewayClient::episode_end(std::uint64_t episode,
   EpisodeReply r;
   read_common(o, r);
   // Ended, or gone from the gateway: either way no request of it will be sent again.
-  if (r.ok || r.error == "unknown_episode") episode_instances_.erase(episode);
+  if (r.ok || r.error == "unknown_episode") forget_instance(episode);
   if (!r.ok) return r;
   r.episode = get<std::uint64_t>(o, "episode");
   if (find(o, "instance") != nullptr) r.instance = get<std::uint64_t>(o, "instance");
@@ -340,7 +338,22 @@ HealthReply GatewayClient::health() {
 std::optional<std::uint64_t> GatewayClient::instance_of(std::uint64_t episode) const {
   const auto it = episode_instances_.find(episode);
   if (it == episode_instances_.end()) return std::nullopt;
-  return it->second;
+  return it->second.instance;
+}
+
+void GatewayClient::keep_instance(std::uint64_t episode, std::uint64_t instance) {
+  forget_instance(episode);  // an id the gateway gives again (after a restart) starts anew
+  const std::uint64_t started = next_start_++;
+  episode_instances_[episode] = KeptEpisode{instance, started};
+  episode_starts_[started] = episode;
+  if (episode_instances_.size() > kKeptEpisodes) forget_instance(episode_starts_.begin()->second);
+}
+
+void GatewayClient::forget_instance(std::uint64_t episode) {
+  const auto it = episode_instances_.find(episode);
+  if (it == episode_instances_.end()) return;
+  episode_starts_.erase(it->second.started);
+  episode_instances_.erase(it);
 }
 
 }  // namespace tagflow::clients

@@ -132,9 +132,18 @@ class GatewayClient {
   std::unique_ptr<zmq::socket_t> socket_;
   std::uint64_t next_id_ = 1;
   /// The gateway instance of each episode this client started and has not ended (at most
-  /// kKeptEpisodes, the oldest ids forgotten first, as the gateway forgets them).
+  /// kKeptEpisodes, the one started first forgotten first, as the gateway forgets them: by start,
+  /// not by id, since a restarted gateway numbers its episodes from 1 again).
   std::optional<std::uint64_t> instance_of(std::uint64_t episode) const;
-  std::map<std::uint64_t, std::uint64_t> episode_instances_;
+  void keep_instance(std::uint64_t episode, std::uint64_t instance);
+  void forget_instance(std::uint64_t episode);
+  struct KeptEpisode {
+    std::uint64_t instance = 0;
+    std::uint64_t started = 0;  // its place in episode_starts_
+  };
+  std::map<std::uint64_t, KeptEpisode> episode_instances_;
+  std::map<std::uint64_t, std::uint64_t> episode_starts_;  // start order → episode
+  std::uint64_t next_start_ = 0;
   static constexpr std::size_t kKeptEpisodes = 1024;
 };
 

@@ -337,6 +337,7 @@ class Client:
     def episode_end(self, episode, rewards=None, dones=None):
         """Ends the episode; returns {"steps": ..., "returns": {agent: sum of rewards},
         "logged": transitions logged for it over all gateways}."""
+        self._check_open()  # before anything carried is taken out for the gateways
         rewards_by = self._split(rewards) if rewards else {}
         dones_by = self._split(dones) if dones else {}
         steps, returns, logged = 0, {}, 0

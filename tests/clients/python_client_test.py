@@ -206,6 +206,10 @@ class CarriedValues(unittest.TestCase):
             closed.limits()
         with self.assertRaisesRegex(ValueError, "this client is closed"):
             closed.act({})
+        # An episode_end with an agent no gateway serves: closed comes first.
+        with self.assertRaisesRegex(ValueError, "this client is closed"):
+            closed.episode_end({self.a.endpoint: 1}, rewards={42: 1.0})
+        closed.close()  # again: nothing happens
 
 
 class RefusedKey(unittest.TestCase):
