@@ -120,13 +120,13 @@ void run_node(const NodeOptions& o) {
   cluster::ClusterConfig config;
   try {
     config = cluster::load_cluster_config(o.config);
+    if (o.mode == "actor") config.mode = cluster::Mode::actor;
+    if (o.mode == "reactor") config.mode = cluster::Mode::reactor;
     // Every node's params, as `tagflow up` and `tagflow doctor` check them: FILE:LINE: KEY.
     hosts::check_replica_params(config);
   } catch (const cluster::ConfigError& e) {
     fail(o, e.what(), kExitBadFile);
   }
-  if (o.mode == "actor") config.mode = cluster::Mode::actor;
-  if (o.mode == "reactor") config.mode = cluster::Mode::reactor;
   if (!o.run_keys.empty()) cluster::use_run_keys(config, o.run_keys);
   if (o.join && config.mode != cluster::Mode::actor) {
     fail(o,
