@@ -95,30 +95,32 @@ std::vector<int> NodeParams::get_sizes(const std::string& name,
                                        const std::vector<int>& fallback) const {
   const auto it = values_.find(name);
   if (it == values_.end()) return fallback;
-  std::vector<int> sizes;
-  std::string digits;
-  const std::string text = it->second + ",";
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c >= '0' && c <= '9') {
-      digits += c;
-    } else if (c == ',' || c == ']') {
-      // An empty entry ("64,,64", "64,") is a mistake; the comma added above and the one after
-      // a "]" end nothing.
-      const bool closes_nothing = i + 1 == text.size() && (i == 0 || text[i - 1] == ']');
-      if (digits.empty() && c == ',' && !closes_nothing) {
-        fail(name, "expected sizes such as \"64,64\", got '" + it->second + "'");
-      }
-      if (digits.empty()) continue;
-      const long value = std::strtol(digits.c_str(), nullptr, 10);
-      if (value <= 0 || value > 1 << 20) fail(name, "sizes must be in [1, 2^20]");
-      sizes.push_back(static_cast<int>(value));
-      digits.clear();
-    } else if (c != ' ' && c != '[') {
-      fail(name, "expected sizes such as \"64,64\", got '" + it->second + "'");
-    }
+  // "64,64" or a YAML list, [64, 64]: sizes split by commas, blanks around each, no empty entry.
+  const auto bad = [&] {
+    fail(name, "expected sizes such as \"64,64\" or [64, 64], got '" + it->second + "'");
+  };
+  const auto trimmed = [](const std::string& text) {
+    const std::size_t first = text.find_first_not_of(" \t");
+    if (first == std::string::npos) return std::string();
+    return text.substr(first, text.find_last_not_of(" \t") - first + 1);
+  };
+  std::string text = trimmed(it->second);
+  if (!text.empty() && text.front() == '[') {
+    if (text.size() < 2 || text.back() != ']') bad();
+    text = text.substr(1, text.size() - 2);
   }
-  if (sizes.empty()) fail(name, "expected at least one size");
+  std::vector<int> sizes;
+  for (std::size_t start = 0;;) {
+    const std::size_t comma = text.find(',', start);
+    const std::string entry =
+        trimmed(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (entry.empty() || entry.find_first_not_of("0123456789") != std::string::npos) bad();
+    const long value = entry.size() > 9 ? 0 : std::strtol(entry.c_str(), nullptr, 10);
+    if (value <= 0 || value > 1 << 20) fail(name, "sizes must be in [1, 2^20]");
+    sizes.push_back(static_cast<int>(value));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
   return sizes;
 }
 

@@ -45,25 +45,37 @@ std::vector<std::string> split_names(std::string text) {
 /// The multi-agent group's env: its spec fills config.multi_agent's env facts.
 void read_env(const YamlReader& top, ClusterConfig& config) {
   const NodeConfig* group = nullptr;
+  // The file's env: its first multi_agent node's, TrafficJunction4-v1 when that gives none; a
+  // node without `env` steps it, one with `env` must name it.
+  const auto env_of = [](const NodeConfig& n) {
+    const auto it = n.params.find("env");
+    return it == n.params.end() ? std::string("TrafficJunction4-v1") : trim(it->second);
+  };
   for (const NodeConfig& node : config.nodes) {
     if (!node.kind->multi_agent_env()) continue;
-    if (group != nullptr && node.params.count("env") != 0 && group->params.count("env") != 0 &&
-        node.params.at("env") != group->params.at("env")) {
-      throw ConfigError(config.file, node.param_lines.at("env"),
-                        "nodes." + node.name + ".params.env",
-                        "every multi_agent node of a file steps the same env (" + group->name +
-                            " has " + group->params.at("env") + ")");
+    if (group != nullptr && node.params.count("env") != 0 && env_of(node) != env_of(*group)) {
+      throw ConfigError(
+          config.file, node.param_lines.at("env"), "nodes." + node.name + ".params.env",
+          "every multi_agent node of a file steps the same env (" + group->name + " has " +
+              env_of(*group) + (group->params.count("env") != 0 ? "" : ", the default") + ")");
     }
     const auto time_input = [](const NodeConfig& n) {
       const auto it = n.params.find("time_input");
       return it == n.params.end() ? std::string("false") : trim(it->second);
     };
     if (group != nullptr && time_input(node) != time_input(*group)) {
+      // At its `time_input` when written; left at its default, at the node's params (or node).
       const auto line = node.param_lines.find("time_input");
-      throw ConfigError(config.file, line == node.param_lines.end() ? node.line : line->second,
-                        "nodes." + node.name + ".params.time_input",
-                        "every multi_agent node of a file gives its policies the same input (" +
-                            group->name + " has time_input: " + time_input(*group) + ")");
+      const bool written = line != node.param_lines.end();
+      throw ConfigError(
+          config.file,
+          written ? line->second : (node.params_line > 0 ? node.params_line : node.line),
+          "nodes." + node.name +
+              (written                ? ".params.time_input"
+               : node.params_line > 0 ? ".params"
+                                      : std::string()),
+          "every multi_agent node of a file gives its policies the same input (" + group->name +
+              " has time_input: " + time_input(*group) + ")");
     }
     if (group == nullptr) group = &node;
   }
@@ -71,7 +83,7 @@ void read_env(const YamlReader& top, ClusterConfig& config) {
     top.fail("policies", "policies need a node of kind multi_agent (the env they act in)");
   }
   MultiAgentConfig& m = config.multi_agent;
-  m.env = group->params.count("env") != 0 ? trim(group->params.at("env")) : "TrafficJunction4-v1";
+  m.env = env_of(*group);
   std::unique_ptr<envs::MultiAgentEnv> env;
   try {
     env = envs::make_multi_agent_env(m.env);

@@ -136,15 +136,25 @@ ClusterFacts ClusterFacts::of(const cluster::ClusterConfig& config) {
   }
   facts.env_id = nodes::NodeParams(sampler->name, sampler->params, sampler->param_lines)
                      .get_string("env", "CartPole-v1");
+  const auto env_line = sampler->param_lines.find("env");
+  const int env_at = env_line != sampler->param_lines.end() ? env_line->second : sampler->line;
   try {
     envs::VectorEnv probe(facts.env_id, envs::VectorEnvOptions{});
-    facts.observation_size = static_cast<int>(probe.spec().observation_space.size());
-    facts.num_actions = static_cast<int>(probe.spec().action_space.n);
+    const envs::EnvSpec& spec = probe.spec();
+    // What a sampler's DQN steps (nodes/sampler/sampler_server.cpp): refused here, not at start.
+    if (spec.action_space.kind != envs::Space::Kind::kDiscrete ||
+        (spec.observation_space.dtype != envs::DType::kFloat32 &&
+         spec.observation_space.dtype != envs::DType::kUInt8)) {
+      throw cluster::ConfigError(config.file, env_at, "nodes." + sampler->name + ".params.env",
+                                 facts.env_id +
+                                     ": a sampler needs an env with discrete actions and float32 "
+                                     "or uint8 observations");
+    }
+    facts.observation_size = static_cast<int>(spec.observation_space.size());
+    facts.num_actions = static_cast<int>(spec.action_space.n);
   } catch (const std::invalid_argument& e) {  // an unknown env id
-    const auto line = sampler->param_lines.find("env");
-    throw cluster::ConfigError(config.file,
-                               line != sampler->param_lines.end() ? line->second : sampler->line,
-                               "nodes." + sampler->name + ".params.env", e.what());
+    throw cluster::ConfigError(config.file, env_at, "nodes." + sampler->name + ".params.env",
+                               e.what());
   }
   // A checkpoint holds each env's state: an env without one is refused before anything starts.
   if (config.checkpoint.every && envs::make_env(facts.env_id)->state().empty()) {
@@ -158,12 +168,18 @@ ClusterFacts ClusterFacts::of(const cluster::ClusterConfig& config) {
     const std::string env = nodes::NodeParams(node.name, node.params, node.param_lines)
                                 .get_string("env", "CartPole-v1");
     if (env != facts.env_id) {
+      // At its `env` when written; left at its default, at the group's params (or the group).
       const auto line = node.param_lines.find("env");
+      const bool written = line != node.param_lines.end();
       throw cluster::ConfigError(
-          config.file, line != node.param_lines.end() ? line->second : node.line,
-          "nodes." + node.name + ".params.env",
+          config.file,
+          written ? line->second : (node.params_line > 0 ? node.params_line : node.line),
+          "nodes." + node.name +
+              (written                ? ".params.env"
+               : node.params_line > 0 ? ".params"
+                                      : std::string()),
           "every sampler group steps one env, '" + facts.env_id + "' (nodes." + sampler->name +
-              "); got '" + escape_for_log(env) + "'");
+              "); got '" + escape_for_log(env) + "'" + (written ? "" : " (the default)"));
     }
   }
   if (learner != nullptr && learner->params.count("hidden") != 0) {

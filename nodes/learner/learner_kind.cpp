@@ -22,7 +22,10 @@ void configure_policy(ReplicaConfig& r, const cluster::ClusterConfig& config) {
   const cluster::MultiAgentConfig& m = config.multi_agent;
   const int policy = r.policies.at(0);
   const cluster::PolicyConfig& p = m.policies[static_cast<std::size_t>(policy)];
-  if (r.params.has("hidden") && r.params.get_string("hidden", "") != p.hidden) {
+  // Compared as layer sizes ("064" and [64] are the policy's 64), each read as the params read it.
+  if (r.params.has("hidden") &&
+      r.params.get_sizes("hidden", {}) !=
+          NodeParams("", {{"hidden", p.hidden}}).get_sizes("hidden", {})) {
     r.params.fail("hidden", "the network of policy '" + p.name + "' is set under policies (" +
                                 p.hidden + ")");
   }

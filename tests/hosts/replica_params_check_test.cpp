@@ -108,6 +108,56 @@ TEST(ReplicaParamsCheck, EverySamplerGroupStepsTheFirstGroupsEnv) {
   EXPECT_EQ(error,
             "c.yaml:9: nodes.other.params.env: every sampler group steps one env, 'CartPole-v1' "
             "(nodes.sampler); got 'Acrobot-v1'");
+  // A group that leaves `env` at its default is named at its params, whose line it has.
+  std::string acrobot = kParamsCluster;
+  acrobot.replace(acrobot.find("num_envs: 2"), 11, "num_envs: 2, env: Acrobot-v1");
+  acrobot.replace(acrobot.find("connections:"), 12,
+                  "  other:\n    kind: sampler\n    data_port: 7640\n    params: {num_envs: 1}\n"
+                  "connections:");
+  EXPECT_EQ(error_of(cluster::parse_cluster_config(acrobot, "c.yaml")),
+            "c.yaml:12: nodes.other.params: every sampler group steps one env, 'Acrobot-v1' "
+            "(nodes.sampler); got 'CartPole-v1' (the default)");
+}
+
+// A multi-agent learner's `hidden`, when given, must be its policy's network: compared as sizes.
+TEST(ReplicaParamsCheck, AMultiAgentLearnersHiddenIsComparedAsLayerSizes) {
+  const auto marl = [](const std::string& hidden) {
+    return cluster::parse_cluster_config(
+        "cluster: m\nseed: 1\npolicies:\n  car: {hidden: \"64\"}\nnodes:\n"
+        "  junction: {kind: multi_agent, data_port: 7000}\n"
+        "  inference: {kind: inference, data_port: 7100}\n"
+        "  replay: {kind: replay, data_port: 7200}\n"
+        "  learner: {kind: learner, data_port: 7300, params: {hidden: " +
+            hidden +
+            "}}\n"
+            "connections:\n"
+            "  - {from: junction.observations, to: inference.observations}\n"
+            "  - {from: inference.actions, to: junction.actions, after: 0}\n"
+            "  - {from: junction.transitions, to: replay.transitions}\n"
+            "  - {from: replay.batches, to: learner.batches}\n"
+            "  - {from: learner.priorities, to: replay.priorities, after: 0}\n"
+            "  - {from: learner.weights, to: inference.weights, after: 0}\n"
+            "stop: {env_steps: 100}\n",
+        "m.yaml");
+  };
+  for (const char* same : {"\"64\"", "\"064\"", "\" 64\"", "[64]"}) {
+    EXPECT_EQ(error_of(marl(same)), "") << same;
+  }
+  EXPECT_NE(error_of(marl("\"32\"")).find("the network of policy 'car' is set under policies (64)"),
+            std::string::npos)
+      << error_of(marl("\"32\""));
+  EXPECT_NE(error_of(marl("\"0\"")).find("sizes must be in [1, 2^20]"), std::string::npos)
+      << error_of(marl("\"0\""));
+}
+
+// A sampler steps discrete actions: an env with continuous ones is refused when the file loads,
+// at its `env`, not when the sampler's process starts.
+TEST(ReplicaParamsCheck, ASamplerEnvWithContinuousActionsIsRefusedAtLoad) {
+  std::string pendulum = kParamsCluster;
+  pendulum.replace(pendulum.find("num_envs: 2"), 11, "num_envs: 2, env: Pendulum-v1");
+  EXPECT_EQ(error_of(cluster::parse_cluster_config(pendulum, "c.yaml")),
+            "c.yaml:3: nodes.sampler.params.env: Pendulum-v1: a sampler needs an env with "
+            "discrete actions and float32 or uint8 observations");
 }
 
 TEST(ReplicaParamsCheck, ACheckpointedEnvWithoutStateIsRefusedAtLoad) {

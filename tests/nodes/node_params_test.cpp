@@ -47,5 +47,19 @@ TEST(NodeParams, RangesAreChecked) {
   EXPECT_FALSE(error_of([&] { (void)p.get_bool("b", true); }).empty());
 }
 
+TEST(NodeParams, SizesAreCommaSeparatedOrAListAndNothingElse) {
+  for (const char* good : {"64", "64,32", " 64 , 32 ", "[64, 32]", "[64]", "064"}) {
+    SCOPED_TRACE(good);
+    const NodeParams p("s", {{"h", good}});
+    EXPECT_EQ(p.get_sizes("h", {}).front(), 64);
+  }
+  for (const char* bad : {"6 4", "64]32", "[[6[4", "]64", "[64", "64,", ",64", "64,,32", "", "[]",
+                          "0", "1048577", "99999999999", "- 64"}) {
+    SCOPED_TRACE(bad);
+    const NodeParams p("s", {{"h", bad}});
+    EXPECT_FALSE(error_of([&] { (void)p.get_sizes("h", {}); }).empty());
+  }
+}
+
 }  // namespace
 }  // namespace tagflow::nodes

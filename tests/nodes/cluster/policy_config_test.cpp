@@ -53,6 +53,37 @@ ConfigError policy_error_of(const std::string& text) {
   return ConfigError("", 0, "", "");
 }
 
+// Two env nodes step the file's env: the first one's, TrafficJunction4-v1 when it names none. A
+// later node without `env` steps it; one that names another is refused at its `env`.
+TEST(PolicyConfig, EveryMultiAgentNodeStepsTheFirstOnesEnv) {
+  const auto file = [](const std::string& first, const std::string& second) {
+    return "cluster: m\nmode: reactor\nseed: 1\npolicies:\n  car: {}\n"
+           "nodes:\n"
+           "  j1: {kind: multi_agent, data_port: 7000" +
+           first +
+           "}\n"
+           "  j2: {kind: multi_agent, data_port: 7001" +
+           second +
+           "}\n"
+           "  inference: {kind: inference, data_port: 7100}\n"
+           "connections:\n"
+           "  - {from: j1.observations, to: inference.observations}\n"
+           "  - {from: inference.actions, to: j1.actions, after: 0}\n"
+           "  - {from: j2.observations, to: inference.observations}\n"
+           "  - {from: inference.actions, to: j2.actions, after: 0}\n"
+           "stop: {env_steps: 100}\n";
+  };
+  EXPECT_EQ(parse_cluster_config(file(", params: {env: TrafficJunction10-v1}", ""), "m.yaml")
+                .multi_agent.env,
+            "TrafficJunction10-v1");
+  const ConfigError e = policy_error_of(file("", ", params: {env: TrafficJunction10-v1}"));
+  EXPECT_EQ(e.line(), 8);
+  EXPECT_EQ(e.key(), "nodes.j2.params.env");
+  EXPECT_NE(std::string(e.what()).find("(j1 has TrafficJunction4-v1, the default)"),
+            std::string::npos)
+      << e.what();
+}
+
 TEST(PolicyConfig, APerAgentPolicyBecomesOnePolicyPerAgent) {
   const ClusterConfig c =
       parse_cluster_config(marl_file("policies:\n  car: {per_agent: true}\n"), "m.yaml");
@@ -82,7 +113,7 @@ TEST(PolicyConfig, TimeInputMakesEveryPolicysInputOneFloatWider) {
       "  junction2: {kind: multi_agent, data_port: 7050, params: {env: TrafficJunction4-v1}}\n";
   text.insert(text.find("  inference:"), second);
   const ConfigError e = policy_error_of(text);
-  EXPECT_EQ(e.key(), "nodes.junction2.params.time_input");
+  EXPECT_EQ(e.key(), "nodes.junction2.params");  // left at its default: named at its params
   EXPECT_NE(std::string(e.what()).find("same input"), std::string::npos) << e.what();
 }
 
