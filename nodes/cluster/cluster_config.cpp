@@ -629,6 +629,13 @@ ConfigError syntax_error(const std::string& text, const std::string& file,
 
 }  // namespace
 
+NodeConfig::ParamPlace NodeConfig::place_of(const std::string& param) const {
+  const auto it = param_lines.find(param);
+  if (it != param_lines.end()) return {it->second, "nodes." + name + ".params." + param, true};
+  if (params_line > 0) return {params_line, "nodes." + name + ".params", false};
+  return {line, "nodes." + name, false};
+}
+
 std::string replica_name(const NodeConfig& node, int index) {
   return node.replicas == 1 ? node.name : node.name + "-" + std::to_string(index);
 }

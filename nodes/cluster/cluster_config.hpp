@@ -139,6 +139,16 @@ struct NodeConfig {
   /// called NAME (nodes/cluster/process_plan.hpp). Empty: each replica is its own process.
   std::string process;
   int process_line = 0;
+
+  /// Where an error about the param `param` points: its own line and key (`nodes.NAME.params.P`)
+  /// when it is written; left at its default, the node's `params` (`nodes.NAME.params`), or the
+  /// node itself (`nodes.NAME`) when it has none.
+  struct ParamPlace {
+    int line = 0;
+    std::string key;
+    bool written = false;
+  };
+  [[nodiscard]] ParamPlace place_of(const std::string& param) const;
 };
 
 /// `from: NODE.PORT` → `to: NODE.PORT`, with an optional logical delay (`after`).

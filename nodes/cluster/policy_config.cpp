@@ -64,18 +64,10 @@ void read_env(const YamlReader& top, ClusterConfig& config) {
       return it == n.params.end() ? std::string("false") : trim(it->second);
     };
     if (group != nullptr && time_input(node) != time_input(*group)) {
-      // At its `time_input` when written; left at its default, at the node's params (or node).
-      const auto line = node.param_lines.find("time_input");
-      const bool written = line != node.param_lines.end();
-      throw ConfigError(
-          config.file,
-          written ? line->second : (node.params_line > 0 ? node.params_line : node.line),
-          "nodes." + node.name +
-              (written                ? ".params.time_input"
-               : node.params_line > 0 ? ".params"
-                                      : std::string()),
-          "every multi_agent node of a file gives its policies the same input (" + group->name +
-              " has time_input: " + time_input(*group) + ")");
+      const NodeConfig::ParamPlace at = node.place_of("time_input");
+      throw ConfigError(config.file, at.line, at.key,
+                        "every multi_agent node of a file gives its policies the same input (" +
+                            group->name + " has time_input: " + time_input(*group) + ")");
     }
     if (group == nullptr) group = &node;
   }

@@ -168,18 +168,11 @@ ClusterFacts ClusterFacts::of(const cluster::ClusterConfig& config) {
     const std::string env = nodes::NodeParams(node.name, node.params, node.param_lines)
                                 .get_string("env", "CartPole-v1");
     if (env != facts.env_id) {
-      // At its `env` when written; left at its default, at the group's params (or the group).
-      const auto line = node.param_lines.find("env");
-      const bool written = line != node.param_lines.end();
+      const cluster::NodeConfig::ParamPlace at = node.place_of("env");
       throw cluster::ConfigError(
-          config.file,
-          written ? line->second : (node.params_line > 0 ? node.params_line : node.line),
-          "nodes." + node.name +
-              (written                ? ".params.env"
-               : node.params_line > 0 ? ".params"
-                                      : std::string()),
+          config.file, at.line, at.key,
           "every sampler group steps one env, '" + facts.env_id + "' (nodes." + sampler->name +
-              "); got '" + escape_for_log(env) + "'" + (written ? "" : " (the default)"));
+              "); got '" + escape_for_log(env) + "'" + (at.written ? "" : " (the default)"));
     }
   }
   if (learner != nullptr && learner->params.count("hidden") != 0) {
