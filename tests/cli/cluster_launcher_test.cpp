@@ -15,9 +15,11 @@
 #include <map>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include <gtest/gtest.h>
 
+#include "common/loopback_ports.hpp"
 #include "tests/support/cluster_files.hpp"
 #include "tests/support/launched_processes.hpp"
 
@@ -68,7 +70,16 @@ class ClusterLauncher : public ::testing::Test {
     fs::create_directories(dir_ / "behaviour");
     std::ofstream(dir_ / "tagflow") << kStandIn;
     fs::permissions(dir_ / "tagflow", fs::perms::owner_all);
-    std::ofstream(dir_ / "cluster.yaml") << kCluster;
+    // The file's ports moved to a block claimed from the suite's other choosers of free ports
+    // (common/loopback_ports.hpp): fixed ones collided with a test whose random block held them.
+    const int base = free_loopback_port_range(30);
+    ASSERT_GT(base, 0) << "no free block of loopback ports";
+    std::string cluster = kCluster;
+    for (const auto& [fixed, offset] :
+         {std::pair<const char*, int>{"47600", 0}, {"47610", 10}, {"47620", 20}}) {
+      cluster.replace(cluster.find(fixed), 5, std::to_string(base + offset));
+    }
+    std::ofstream(dir_ / "cluster.yaml") << cluster;
     ::setenv("TAGFLOW_TEST_BEHAVIOUR_DIR", (dir_ / "behaviour").c_str(), 1);
     options_.file = (dir_ / "cluster.yaml").string();
     options_.log_dir = (dir_ / "logs").string();

@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -43,16 +45,25 @@ TEST(AtomicTag, StressConcurrentRaisesKeepTheMaximumAndReadsAreNeverTorn) {
       reading.store(true);
     }
   });
-  // The writers start once the reader reads, so its reads overlap their writes.
+  // The writers start once the reader reads, and go on past kWrites until the reader has read
+  // while they wrote (on a loaded machine the reader may not run at all during 50,000 writes),
+  // for at most 20 s.
   while (!reading.load()) std::this_thread::yield();
+  constexpr std::int64_t kOverlappingReads = 1000;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  std::vector<std::int64_t> last_time(kWriters, 0);
   std::vector<std::thread> writers;
   for (int w = 0; w < kWriters; ++w) {
     writers_running.fetch_add(1);
-    writers.emplace_back([&tag, &writers_running, w] {
-      for (std::int64_t i = 0; i < kWrites; ++i) {
+    writers.emplace_back([&, w] {
+      std::int64_t i = 0;
+      for (; i < kWrites || (reads_while_writing.load() < kOverlappingReads &&
+                             std::chrono::steady_clock::now() < deadline);
+           ++i) {
         const std::int64_t time = i * kWriters + w;
         tag.raise_to(Tag(time, static_cast<std::uint32_t>(time % 1000)));
       }
+      last_time[static_cast<std::size_t>(w)] = (i - 1) * kWriters + w;
       writers_running.fetch_sub(1);
     });
   }
@@ -60,8 +71,8 @@ TEST(AtomicTag, StressConcurrentRaisesKeepTheMaximumAndReadsAreNeverTorn) {
   done.store(true);
   reader.join();
   EXPECT_EQ(torn.load(), 0);
-  EXPECT_GT(reads_while_writing.load(), 0) << "no read overlapped the writes";
-  const std::int64_t max_time = (kWrites - 1) * kWriters + (kWriters - 1);
+  EXPECT_GE(reads_while_writing.load(), kOverlappingReads) << "too few reads overlapped the writes";
+  const std::int64_t max_time = *std::max_element(last_time.begin(), last_time.end());
   EXPECT_EQ(tag.load(), Tag(max_time, static_cast<std::uint32_t>(max_time % 1000)));
 }
 
