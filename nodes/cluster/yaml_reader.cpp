@@ -243,6 +243,30 @@ bool implicit_null(const YAML::Node& node, const std::string& text) {
   return true;
 }
 
+/// The 1-based line of a null `node` written as nothing at all (implicit_null) in `text`:
+/// yaml-cpp marks such a value (a `-` or `key:` with nothing after it) at the next token, often a
+/// line or more further down, so this is the last line with content before that mark.
+int null_line(const YAML::Node& node, const std::string& text) {
+  const YAML::Mark mark = node.Mark();
+  if (mark.is_null() || mark.pos < 0 || static_cast<std::size_t>(mark.pos) > text.size()) {
+    return line_of(node);
+  }
+  // From the mark's position, not its line and column (at the end of the text yaml-cpp's are not
+  // where the position is): the line it is on when something is written before it there, else
+  // the last line above with more than blanks or a comment.
+  const auto pos = static_cast<std::size_t>(mark.pos);
+  std::vector<std::string> lines;
+  std::istringstream in(text.substr(0, pos));
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  if (pos == 0 || text[pos - 1] == '\n') lines.emplace_back();  // the mark starts its line
+  for (std::size_t l = lines.size(); l-- > 0;) {
+    const std::size_t first = lines[l].find_first_not_of(" \t\r");
+    if (first == std::string::npos || (l + 1 < lines.size() && lines[l][first] == '#')) continue;
+    return static_cast<int>(l) + 1;
+  }
+  return mark.line + 1;
+}
+
 /// Whether `key` is a merge key: a plain `<<` (quoted, it is an ordinary key).
 bool is_merge_key(const YAML::Node& key) {
   return key.IsScalar() && key.Tag() == "?" && key.Scalar() == "<<";
@@ -378,28 +402,6 @@ void resolve_merge_keys(YAML::Node root, const std::string& file) {
 void check_cluster_tree(const YAML::Node& root, const std::string& file, const std::string& text) {
   std::size_t visited = 0;
   check_node(root, file, &text, "", visited, 0);
-}
-
-int null_line(const YAML::Node& node, const std::string& text) {
-  const YAML::Mark mark = node.Mark();
-  if (mark.is_null() || mark.pos < 0 || static_cast<std::size_t>(mark.pos) > text.size()) {
-    return line_of(node);
-  }
-  if (!implicit_null(node, text)) return mark.line + 1;
-  // From the mark's position, not its line and column (at the end of the text yaml-cpp's are not
-  // where the position is): the line it is on when something is written before it there, else
-  // the last line above with more than blanks or a comment.
-  const auto pos = static_cast<std::size_t>(mark.pos);
-  std::vector<std::string> lines;
-  std::istringstream in(text.substr(0, pos));
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  if (pos == 0 || text[pos - 1] == '\n') lines.emplace_back();  // the mark starts its line
-  for (std::size_t l = lines.size(); l-- > 0;) {
-    const std::size_t first = lines[l].find_first_not_of(" \t\r");
-    if (first == std::string::npos || (l + 1 < lines.size() && lines[l][first] == '#')) continue;
-    return static_cast<int>(l) + 1;
-  }
-  return mark.line + 1;
 }
 
 YamlReader YamlReader::map(const std::string& key) const {

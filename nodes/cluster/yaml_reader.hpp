@@ -93,9 +93,4 @@ void resolve_merge_keys(YAML::Node root, const std::string& file);
 /// Throws ConfigError naming `file`, the line and the key.
 void check_cluster_tree(const YAML::Node& root, const std::string& file, const std::string& text);
 
-/// The 1-based line of a null `node` as written in `text`: yaml-cpp marks an empty value (a `-`
-/// or `key:` with nothing after it) at the next token, often a line or more further down, so this
-/// is the last line with content before that mark. An explicit `~` or `null` keeps its own line.
-int null_line(const YAML::Node& node, const std::string& text);
-
 }  // namespace tagflow::cluster
