@@ -1,5 +1,6 @@
 #include "bench/report.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
@@ -55,7 +56,13 @@ std::string BenchReport::table() const {
         << "\n";
     for (const auto& [label, ratio] : ratios_) {
       out << std::left << std::setw(static_cast<int>(width)) << label << "  " << std::right
-          << std::setw(14) << std::fixed << std::setprecision(2) << ratio << "\n";
+          << std::setw(14);
+      // Two decimals, or three significant digits for a ratio under 0.1 (0.00123, not 0.00).
+      if (ratio != 0.0 && std::fabs(ratio) < 0.1) {
+        out << std::defaultfloat << std::setprecision(3) << ratio << "\n";
+      } else {
+        out << std::fixed << std::setprecision(2) << ratio << "\n";
+      }
     }
   }
   return out.str();

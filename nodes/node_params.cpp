@@ -10,6 +10,13 @@
 namespace tagflow::nodes {
 namespace {
 
+/// Whether `text` is written as a decimal number (configs/README.md: node params take decimal
+/// integers only): no blanks around it, which strtoll and strtod would skip, and no hexadecimal,
+/// infinity or NaN spelling, which strtod would read.
+bool decimal_text(const std::string& text) {
+  return !text.empty() && text.find_first_not_of("+-.0123456789eE") == std::string::npos;
+}
+
 /// A bound as a person writes it: 1e-09, 0.5, 1000000.
 std::string number_text(double value) {
   char text[32];
@@ -60,7 +67,7 @@ std::int64_t NodeParams::get_int(const std::string& name, std::int64_t fallback,
   char* end = nullptr;
   errno = 0;
   const long long value = std::strtoll(it->second.c_str(), &end, 10);
-  if (it->second.empty() || *end != '\0')
+  if (!decimal_text(it->second) || *end != '\0')
     fail(name, "expected an integer, got '" + it->second + "'");
   if (errno == ERANGE) fail(name, "'" + it->second + "' is too large");
   if (value < minimum) fail(name, "must be at least " + std::to_string(minimum));
@@ -73,7 +80,7 @@ double NodeParams::get_double(const std::string& name, double fallback, double m
   if (it == values_.end()) return fallback;
   char* end = nullptr;
   const double value = std::strtod(it->second.c_str(), &end);
-  if (it->second.empty() || *end != '\0' || !std::isfinite(value)) {
+  if (!decimal_text(it->second) || *end != '\0' || !std::isfinite(value)) {
     fail(name, "expected a number, got '" + it->second + "'");
   }
   if (value < minimum || value > maximum) {

@@ -68,5 +68,16 @@ TEST(BenchReport, TableListsEveryFigureAndRatio) {
   EXPECT_NE(table.find("10.00"), std::string::npos);
 }
 
+TEST(BenchReport, ASmallRatioKeepsThreeSignificantDigits) {
+  BenchReport report("demo");
+  report.add("a", 1.0, "s");
+  report.add("b", 812.0, "s");
+  report.add_ratio("a/b", "a", "b");
+  report.add_ratio("b/b", "b", "b");
+  const std::string table = report.table();
+  EXPECT_NE(table.find("a/b            0.00123\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("b/b               1.00\n"), std::string::npos) << table;
+}
+
 }  // namespace
 }  // namespace tagflow::bench

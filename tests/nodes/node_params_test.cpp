@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 namespace tagflow::nodes {
 namespace {
 
@@ -45,6 +47,27 @@ TEST(NodeParams, RangesAreChecked) {
             std::string::npos);
   EXPECT_FALSE(error_of([&] { (void)p.get_sizes("h", {}); }).empty());
   EXPECT_FALSE(error_of([&] { (void)p.get_bool("b", true); }).empty());
+}
+
+TEST(NodeParams, NumbersAreDecimalWithoutBlanks) {
+  for (const char* good : {"8", "+8", "008", "-8"}) {
+    SCOPED_TRACE(good);
+    const NodeParams p("s", {{"n", good}, {"x", good}});
+    EXPECT_EQ(std::abs(p.get_int("n", 1, -10)), 8);
+    EXPECT_DOUBLE_EQ(std::abs(p.get_double("x", 0, -10, 10)), 8.0);
+  }
+  for (const char* bad : {" 8", "8 ", "\t8", "0x8", "8.0.", "1e", "inf", "nan", "", "--8"}) {
+    SCOPED_TRACE(bad);
+    const NodeParams p("s", {{"n", bad}, {"x", bad}});
+    EXPECT_EQ(error_of([&] { (void)p.get_int("n", 1, -10); }),
+              std::string("node 's': param 'n': expected an integer, got '") + bad + "'");
+    EXPECT_EQ(error_of([&] { (void)p.get_double("x", 0, -10, 10); }),
+              std::string("node 's': param 'x': expected a number, got '") + bad + "'");
+  }
+  const NodeParams p("s", {{"x", "0.5"}, {"y", "1e-3"}, {"z", "-.5E1"}});
+  EXPECT_DOUBLE_EQ(p.get_double("x", 0, -10, 10), 0.5);
+  EXPECT_DOUBLE_EQ(p.get_double("y", 0, -10, 10), 0.001);
+  EXPECT_DOUBLE_EQ(p.get_double("z", 0, -10, 10), -5.0);
 }
 
 TEST(NodeParams, SizesAreCommaSeparatedOrAListAndNothingElse) {
