@@ -577,52 +577,86 @@ std::string tab_hint(const std::string& text, int line) {
   return "";
 }
 
-/// The 0-based line before `error_line` where a quoted value opens (`"` or `'` where a value
-/// starts) and is not closed on that line, or -1. YAML lets a quoted value run on over lines, so
-/// an unclosed quote is found only where the quote is closed by another value's, or never, and
-/// the parser gives up far below it.
-int open_quote_line(const std::string& text, int error_line) {
+/// What is still open above the 0-based line `error_line` (-1: nothing). YAML lets a quoted value
+/// and a flow list or map run on over lines, so one left open is found only where another value's
+/// quote closes it, or the parser runs out of lines or meets a block key, far below it.
+struct OpenAbove {
+  int quote = -1;  // the first line where a quoted value opens and is not closed on that line
+  int flow = -1;   // the line of the innermost `[` or `{` still open at `error_line`
+};
+
+/// Finds OpenAbove's lines: a quote, `[` or `{` opens a value where one starts (after `-`, `:`,
+/// `?`, `[`, `{`, `,` or at a line's start), a bracket inside a flow collection too.
+OpenAbove open_above(const std::string& text, int error_line) {
+  OpenAbove found;
   std::istringstream lines(text);
   std::string line;
-  for (int i = 0; i < error_line && std::getline(lines, line); ++i) {
+  std::vector<std::pair<int, char>>
+      open;  // the brackets still open and their lines, innermost last
+  for (int i = 0; i <= error_line && std::getline(lines, line); ++i) {
     char quote = 0;
     char before = 0;  // the last character outside a quote that was not a blank
     for (std::size_t c = 0; c < line.size(); ++c) {
       const char ch = line[c];
+      const bool value_starts = (c == 0 || std::strchr(" \t[{,", line[c - 1]) != nullptr) &&
+                                (before == 0 || std::strchr("-:[{,?", before) != nullptr);
       if (quote == '"' && ch == '\\') {
         ++c;
-      } else if (quote != 0 && ch == quote) {
+      } else if (quote != 0) {
+        if (ch != quote) continue;
         if (quote == '\'' && c + 1 < line.size() && line[c + 1] == '\'') {
           ++c;  // '' inside single quotes is one quote
-        } else {
-          quote = 0;
-          before = ch;
+          continue;
         }
-      } else if (quote == 0 && (ch == '"' || ch == '\'') &&
-                 (c == 0 || std::strchr(" \t[{,", line[c - 1]) != nullptr) &&
-                 (before == 0 || std::strchr("-:[{,?", before) != nullptr)) {
+        quote = 0;
+        before = ch;
+      } else if ((ch == '"' || ch == '\'') && value_starts) {
         quote = ch;
-      } else if (quote == 0 && ch == '#' && (c == 0 || line[c - 1] == ' ' || line[c - 1] == '\t')) {
+      } else if ((ch == '[' || ch == '{') && (value_starts || !open.empty())) {
+        open.emplace_back(i, ch);
+        before = ch;
+      } else if ((ch == ']' || ch == '}') && !open.empty()) {
+        // A bracket of the other kind closes nothing (YAML fails there, at its own line).
+        if (open.back().second == (ch == ']' ? '[' : '{')) open.pop_back();
+        before = ch;
+      } else if (ch == '#' && (c == 0 || line[c - 1] == ' ' || line[c - 1] == '\t')) {
         break;  // a comment
-      } else if (quote == 0 && ch != ' ' && ch != '\t' && ch != '\r') {
+      } else if (ch != ' ' && ch != '\t' && ch != '\r') {
         before = ch;
       }
     }
-    if (quote != 0) return i;
+    if (quote != 0 && found.quote < 0 && i < error_line) found.quote = i;
   }
-  return -1;
+  if (!open.empty() && open.back().first < error_line) found.flow = open.back().first;
+  return found;
 }
 
 /// The ConfigError for yaml-cpp's syntax error `e` in `text`: at an unclosed quote's line when
-/// one opens above the error, else at the error's line, with a hint for a tab in the indentation.
+/// one opens above the error, at an unclosed flow list's or map's line when the parser found no
+/// end to one that opens above it, else at the error's line, with a hint for a tab in the
+/// indentation.
 ConfigError syntax_error(const std::string& text, const std::string& file,
                          const YAML::ParserException& e) {
-  const int quote = open_quote_line(text, e.mark.line);
-  if (quote >= 0) {
-    return ConfigError(file, quote + 1, "(syntax)",
-                       "a quoted value opens on this line and is not closed on it (YAML read "
-                       "on and failed at line " +
-                           std::to_string(e.mark.line + 1) + ": " + e.msg + ")");
+  // yaml-cpp names the line after the last one when it ran out of text.
+  const auto lines = static_cast<int>(std::count(text.begin(), text.end(), '\n')) +
+                     (text.empty() || text.back() == '\n' ? 0 : 1);
+  const auto read_on = [&] {
+    return std::string(" (YAML read on and failed ") +
+           (e.mark.line >= lines ? std::string("at the end of the file")
+                                 : "at line " + std::to_string(e.mark.line + 1)) +
+           ": " + e.msg + ")";
+  };
+
+  const OpenAbove open = open_above(text, e.mark.line);
+  if (open.quote >= 0) {
+    return ConfigError(file, open.quote + 1, "(syntax)",
+                       "a quoted value opens on this line and is not closed on it" + read_on());
+  }
+  // yaml-cpp's "end of sequence flow not found" and "end of map flow not found".
+  if (e.msg.find("flow not found") != std::string::npos && open.flow >= 0) {
+    return ConfigError(
+        file, open.flow + 1, "(syntax)",
+        "a flow list or map ('[' or '{') opens on this line and is not closed" + read_on());
   }
   return ConfigError(file, e.mark.line + 1, "(syntax)", e.msg + tab_hint(text, e.mark.line));
 }

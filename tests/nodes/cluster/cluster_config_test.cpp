@@ -575,6 +575,28 @@ TEST(ClusterConfigFile, OneDocumentOneConnectionPerPortPairAndFiniteStops) {
       message_of(with(kValid, "  learner: {kind: learner,", "  learner: {kind: 'learner''s',"))
           .rfind("c.yaml:6: nodes.learner.kind", 0),
       0u);
+  // So is a flow list or map left open, which YAML reads on into the lines below; a flow list
+  // closed on a later line is a value.
+  EXPECT_EQ(message_of(with(kValid, "seed: 3", "seed: [3")),
+            "c.yaml:2: (syntax): a flow list or map ('[' or '{') opens on this line and is not "
+            "closed (YAML read on and failed at line 3: end of sequence flow not found)");
+  const std::string at_end =
+      message_of(with(kValid, "stop: {env_steps: 1000}", "stop: {env_steps: 1000"));
+  EXPECT_EQ(at_end,
+            "c.yaml:11: (syntax): a flow list or map ('[' or '{') opens on this line and is not "
+            "closed (YAML read on and failed at the end of the file: end of map flow not found)");
+  // Without a last newline yaml-cpp fails at the bracket's own line.
+  EXPECT_EQ(message_of(with(kValid, "stop: {env_steps: 1000}\n", "stop: {env_steps: 1000")),
+            "c.yaml:11: (syntax): end of map flow not found");
+  const std::string inner = message_of(with(
+      kValid, "  learner: {kind: learner, data_port: 7200, params: {batch_size: 64}}",
+      "  learner: {kind: learner, data_port: 7200,\n    params: {batch_size: 64, hidden: [6, 4"));
+  EXPECT_EQ(
+      inner.rfind("c.yaml:7: (syntax): a flow list or map ('[' or '{') opens on this line", 0), 0u)
+      << inner;
+  EXPECT_NO_THROW(parse_cluster_config(with(kValid, "params: {batch_size: 64}",
+                                            "params: {batch_size: 64,\n    hidden: [64,\n   32]}"),
+                                       "c.yaml"));
   // A missing key of a map written over lines is named at the key that names the map.
   EXPECT_EQ(message_of(with(kValid, "  replay: {kind: replay, data_port: 7100}",
                             "  replay:\n    data_port: 7100")),
