@@ -258,6 +258,13 @@ int report_run(const cluster::ClusterConfig& config, const LaunchPlan& plan,
         std::cerr << "tagflow up: no digest in actor mode across hosts: each host reports its own "
                   << "processes\n";
       }
+      if (!summary_path.empty()) {
+        std::cerr << "tagflow up: --summary: nothing written here: "
+                  << (reactor
+                          ? "the launcher of the coordinator's host writes the cluster's summary"
+                          : "an actor-mode run across hosts has no summary")
+                  << "\n";
+      }
       return kExitOk;
     }
     if (!plan.whole_cluster()) results = read_cluster_results(config, log_dir);

@@ -16,8 +16,9 @@ std::vector<monitoring::MetricSpec> make_families() {
                   "policy.",
                   "", policy),
       kind_metric(MetricType::counter, metric::kErrors,
-                  "Inference service: requests refused, by policy (\"none\" when not tied to one) "
-                  "and reason (the protocol's error code, or slow_reader for a dropped reply).",
+                  "Inference service: requests refused, by reason (the protocol's error code, or "
+                  "slow_reader for a dropped reply); policy is always \"none\": a refusal is "
+                  "the request's, not a policy's.",
                   "", {"policy", "reason"}),
       kind_metric(MetricType::histogram, metric::kQueueDuration,
                   "Inference service: time from a request's arrival to its forward pass.",

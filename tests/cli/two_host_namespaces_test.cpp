@@ -132,7 +132,11 @@ class TwoHostNamespaces : public ::testing::Test {
         namespaces_.ns_b,
         {file, "--host", "b", "--log-dir", path("logs-b"), "--summary", path(summary), "--quiet"},
         "b");
-    a = up(namespaces_.ns_a, {file, "--host", "a", "--log-dir", path("logs-a"), "--quiet"}, "a");
+    // Host a is given --summary too, which only the coordinator's host writes.
+    a = up(namespaces_.ns_a,
+           {file, "--host", "a", "--log-dir", path("logs-a"), "--summary", path("a-" + summary),
+            "--quiet"},
+           "a");
     ASSERT_EQ(wait_exit(a.pid, 120s), 0) << read_text_file(a.err);
     ASSERT_EQ(wait_exit(b.pid, 120s), 0) << read_text_file(b.err);
   }
@@ -186,6 +190,11 @@ TEST_F(TwoHostNamespaces, TheHeadHostPrintsTheWholeClustersSummaryWithTheOneHost
             std::string::npos)
       << err_a;
   EXPECT_NE(read_text_file(a.out).find("this host ran 3 of 5 processes"), std::string::npos);
+  EXPECT_NE(err_a.find("tagflow up: --summary: nothing written here: the launcher of the "
+                       "coordinator's host writes the cluster's summary"),
+            std::string::npos)
+      << err_a;
+  EXPECT_FALSE(fs::exists(dir_ / "a-two.json"));
 }
 
 // The same file on the namespaces' IPv6 addresses: the hosts talk TCP over IPv6, with CURVE, to
