@@ -32,9 +32,12 @@ TEST(FederationPlan, LocalConfigHasOneFederatePerReplicaLinkedByItsConnections) 
   // sampler.transitions -> replay.transitions has no delay: same tag.
   ASSERT_NE(upstream(spec, "replay", "sampler-1"), nullptr);
   EXPECT_EQ(upstream(spec, "replay", "sampler-1")->delay, ConnectionDelay(std::nullopt));
-  // learner.priorities -> replay.priorities is `after: 0`.
+  // learner.priorities -> replay.priorities is `after: 4ms`; inference.actions -> sampler.actions
+  // is `after: 0`.
   ASSERT_NE(upstream(spec, "replay", "learner"), nullptr);
-  EXPECT_EQ(upstream(spec, "replay", "learner")->delay, ConnectionDelay(0));
+  EXPECT_EQ(upstream(spec, "replay", "learner")->delay, ConnectionDelay(4'000'000));
+  ASSERT_NE(upstream(spec, "sampler-0", "inference"), nullptr);
+  EXPECT_EQ(upstream(spec, "sampler-0", "inference")->delay, ConnectionDelay(0));
   // Both samplers talk to the inference server, which answers both.
   EXPECT_NE(upstream(spec, "inference", "sampler-0"), nullptr);
   EXPECT_NE(upstream(spec, "sampler-0", "inference"), nullptr);

@@ -24,7 +24,7 @@ std::string with_evaluator(const std::string& mode, const std::string& stop) {
   text.insert(at,
               "  evaluator:\n    kind: evaluator\n    host: local\n    data_port: 7650\n"
               "    params: {episodes: 3, every: 40}\n");
-  const std::string last = "  - {from: learner.weights, to: inference.weights, after: 0}\n";
+  const std::string last = "  - {from: learner.weights, to: inference.weights, after: 4ms}\n";
   const auto link = text.find(last);
   EXPECT_NE(link, std::string::npos);
   text.insert(link + last.size(), "  - {from: learner.weights, to: evaluator.weights}\n");
