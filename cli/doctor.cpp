@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iomanip>
 #include <sstream>
 #include <stdexcept>
@@ -177,6 +179,43 @@ std::string tcp_bind_error(const std::string& host, std::uint16_t port) {
   }
   ::freeaddrinfo(found);
   return error;
+}
+
+namespace {
+
+/// Whether /proc/net/FILE lists a socket in LISTEN state (0A) on local port `port`.
+bool listed_as_listening(const char* file, std::uint16_t port) {
+  std::ifstream table(std::string("/proc/net/") + file);
+  std::string line;
+  std::getline(table, line);  // the header
+  while (std::getline(table, line)) {
+    std::istringstream fields(line);
+    std::string slot, local, remote, state;
+    if (!(fields >> slot >> local >> remote >> state)) continue;
+    const std::size_t colon = local.rfind(':');
+    if (colon == std::string::npos || state != "0A") continue;
+    if (std::strtoul(local.c_str() + colon + 1, nullptr, 16) == port) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string port_in_use_reason(std::uint16_t port) {
+  if (listed_as_listening("tcp", port) || listed_as_listening("tcp6", port)) {
+    return "another program listens there";
+  }
+  std::string reason =
+      "no program listens there: a socket of this machine that is no listener holds the port "
+      "(a connection's, while it is open and up to 60 s after, in TIME_WAIT)";
+  unsigned long low = 0, high = 0;
+  std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range");
+  if (range >> low >> high && port >= low && port <= high) {
+    reason += "; ports " + std::to_string(low) + "-" + std::to_string(high) +
+              " are those the kernel gives outgoing connections "
+              "(/proc/sys/net/ipv4/ip_local_port_range): choose ports outside them";
+  }
+  return reason;
 }
 
 bool tcp_port_is_free(const std::string& host, std::uint16_t port) {

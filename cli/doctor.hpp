@@ -40,6 +40,13 @@ std::vector<ConfiguredPort> collect_config_ports(const std::string& config_path)
 /// SO_REUSEADDR, as ZeroMQ and the metrics endpoints make theirs, and closed at once.
 std::string tcp_bind_error(const std::string& host, std::uint16_t port);
 
+/// Why a port tcp_bind_error() found "Address already in use" is in use: "another program
+/// listens there" when a TCP socket of this machine listens on it (/proc/net/tcp, tcp6), else
+/// that a socket that is no listener holds it — most often a port the kernel gave an outgoing
+/// connection, which blocks a listener while it is open and in TIME_WAIT after — naming the
+/// kernel's range for those (/proc/sys/net/ipv4/ip_local_port_range) when the port is in it.
+std::string port_in_use_reason(std::uint16_t port);
+
 /// True when no socket is bound to host:port (tcp_bind_error() finds nothing; a host that is not
 /// an IPv4 address is checked at 127.0.0.1).
 bool tcp_port_is_free(const std::string& host, std::uint16_t port);

@@ -50,9 +50,11 @@ std::vector<Check> check_listeners(const std::vector<PlannedListener>& listeners
       checks.push_back(
           Check{name, CheckStatus::ok, "free on " + l.address + " (" + where + ")", false});
     } else if (why == std::strerror(EADDRINUSE)) {
-      checks.push_back(Check{
-          name, CheckStatus::warn,
-          "TAKEN on " + l.address + ": something already listens there (" + where + ")", false});
+      checks.push_back(Check{name, CheckStatus::warn,
+                             "TAKEN on " + l.address + ": " +
+                                 port_in_use_reason(static_cast<std::uint16_t>(l.port)) + " (" +
+                                 where + ")",
+                             false});
     } else if (why == std::strerror(EADDRNOTAVAIL)) {
       checks.push_back(Check{name, CheckStatus::warn,
                              l.address + " is no address of this machine (" + l.address_key +
@@ -366,9 +368,11 @@ std::vector<Check> check_ports(const std::string& config_path, const std::string
     if (tcp_port_is_free(p.host, p.port)) {
       checks.push_back(Check{name, CheckStatus::ok, "free (" + where + ")", false});
     } else {
-      checks.push_back(
-          Check{name, CheckStatus::warn,
-                "TAKEN on " + p.host + ": something already listens there (" + where + ")", false});
+      checks.push_back(Check{name, CheckStatus::warn,
+                             "TAKEN on " + p.host + ": " +
+                                 port_in_use_reason(static_cast<std::uint16_t>(p.port)) + " (" +
+                                 where + ")",
+                             false});
     }
   }
   if (checks.empty()) {

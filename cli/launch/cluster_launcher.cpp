@@ -721,10 +721,13 @@ std::string ClusterLaunch::unbindable_port() const {
     }
     std::string hint;
     if (why == std::strerror(EADDRINUSE)) {
+      const std::string reason = port_in_use_reason(static_cast<std::uint16_t>(l.port));
       hint =
-          ": another program listens there (a run of this file that is still going?); "
-          "`tagflow doctor --config " +
-          options_.file + (options_.host.empty() ? "" : " --host " + options_.host) +
+          ": " + reason +
+          (reason == "another program listens there" ? " (a run of this file that is still going?)"
+                                                     : "") +
+          "; `tagflow doctor --config " + options_.file +
+          (options_.host.empty() ? "" : " --host " + options_.host) +
           "` checks every port of the file";
     }
     return cluster::ConfigError(config_.file, l.line, l.key,

@@ -259,6 +259,51 @@ TEST(DoctorCommand, ReportsATakenPortFromTheGivenConfig) {
   EXPECT_TRUE(found) << result.output;
 }
 
+// A port that an outgoing connection holds (the kernel picked it from its range for those) takes
+// a listener's place too, but nothing listens there: the doctor says so, and names the range.
+TEST(DoctorCommand, APortAConnectionHoldsIsNamedAsNoListeners) {
+  Listener listener;
+  const int client = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(client, 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<std::uint16_t>(listener.port()));
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(client, reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
+  sockaddr_in mine{};
+  socklen_t size = sizeof mine;
+  ASSERT_EQ(::getsockname(client, reinterpret_cast<sockaddr*>(&mine), &size), 0);
+  const int port = ntohs(mine.sin_port);
+  const std::string path = write_temp_file(
+      "held.yaml", "coordinator:\n  address: tcp://127.0.0.1:" + std::to_string(port) + "\n");
+  const auto result = run_command(tagflow_binary() + " doctor --json --config " + path);
+  ::close(client);
+  const nlohmann::json report = nlohmann::json::parse(result.output);
+  std::string detail;
+  for (const auto& check : report["checks"]) {
+    if (check["name"] == "port " + std::to_string(port)) detail = check["detail"];
+  }
+  EXPECT_EQ(detail.rfind("TAKEN on 127.0.0.1: no program listens there: a socket of this machine "
+                         "that is no listener holds the port",
+                         0),
+            0u)
+      << result.output;
+  std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range");
+  int low = 0, high = 0;
+  ASSERT_TRUE(range >> low >> high);
+  EXPECT_NE(detail.find("ports " + std::to_string(low) + "-" + std::to_string(high) +
+                        " are those the kernel gives outgoing connections"),
+            std::string::npos)
+      << detail;
+  // A listener is still "another program".
+  const std::string listened = write_temp_file(
+      "listened.yaml",
+      "coordinator:\n  address: tcp://127.0.0.1:" + std::to_string(listener.port()) + "\n");
+  EXPECT_NE(run_command(tagflow_binary() + " doctor --config " + listened)
+                .output.find("TAKEN on 127.0.0.1: another program listens there"),
+            std::string::npos);
+}
+
 /// configs/local.yaml with its first `from` replaced by `to`, written as a temporary NAME; `line`
 /// gets the replaced text's line (0 when `from` is not there).
 std::string local_demo_with(const std::string& name, const std::string& from, const std::string& to,
