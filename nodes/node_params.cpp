@@ -27,8 +27,12 @@ std::string number_text(double value) {
 }  // namespace
 
 NodeParams::NodeParams(std::string node, std::map<std::string, std::string> values,
-                       std::map<std::string, int> lines)
-    : node_(std::move(node)), values_(std::move(values)), lines_(std::move(lines)) {}
+                       std::map<std::string, int> lines,
+                       std::map<std::string, std::string> collections)
+    : node_(std::move(node)),
+      values_(std::move(values)),
+      lines_(std::move(lines)),
+      collections_(std::move(collections)) {}
 
 void NodeParams::check_known(const std::vector<std::string>& known) const {
   for (const auto& [name, value] : values_) {
@@ -57,7 +61,11 @@ void NodeParams::fail(const std::string& name, const std::string& message) const
 
 std::string NodeParams::get_string(const std::string& name, const std::string& fallback) const {
   const auto it = values_.find(name);
-  return it == values_.end() ? fallback : it->second;
+  if (it == values_.end()) return fallback;
+  if (const auto shape = collections_.find(name); shape != collections_.end()) {
+    fail(name, "expected a string, got " + shape->second + " (" + it->second + ")");
+  }
+  return it->second;
 }
 
 std::int64_t NodeParams::get_int(const std::string& name, std::int64_t fallback,

@@ -36,8 +36,11 @@ class ParamError : public std::invalid_argument {
 class NodeParams {
  public:
   NodeParams() = default;
+  /// `collections`: the params the file wrote as a YAML list or map ("a list", "a map" by name),
+  /// which get_string() refuses.
   NodeParams(std::string node, std::map<std::string, std::string> values,
-             std::map<std::string, int> lines = {});
+             std::map<std::string, int> lines = {},
+             std::map<std::string, std::string> collections = {});
 
   /// Throws ParamError for the first param not in `known`.
   void check_known(const std::vector<std::string>& known) const;
@@ -73,6 +76,7 @@ class NodeParams {
   std::string node_;
   std::map<std::string, std::string> values_;
   std::map<std::string, int> lines_;
+  std::map<std::string, std::string> collections_;
   std::vector<std::string> elsewhere_;
 };
 

@@ -310,6 +310,7 @@ void parse_nodes(const YamlReader& top, ClusterConfig& config) {
           std::ostringstream text;
           text << param.second;
           n.params[key] = text.str();
+          n.param_collections[key] = param.second.IsSequence() ? "a list" : "a map";
         }
         n.param_lines[key] = line_of(param.first);
       }

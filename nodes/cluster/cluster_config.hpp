@@ -131,6 +131,9 @@ struct NodeConfig {
   /// so each node kind parses its own; the line of each key is kept for its error messages.
   std::map<std::string, std::string> params;
   std::map<std::string, int> param_lines;
+  /// The params written as a YAML list or map ("a list" or "a map", by name): a kind that wants a
+  /// string or a number refuses them (NodeParams), one that reads sizes takes a list.
+  std::map<std::string, std::string> param_collections;
   int params_line = 0;        // of its `params` key (0 when it has none)
   int line = 0;               // of the node's name in the file
   int data_port_line = 0;     // of its data_port, for errors

@@ -23,6 +23,18 @@ std::string join(const std::vector<T>& values) {
 
 bool steps_env(const cluster::NodeConfig& node) { return node.kind->steps_env; }
 
+/// The env a sampler group steps (its `env` param, CartPole-v1 by default); a value that is no
+/// string is a ConfigError at its line.
+std::string env_of(const cluster::ClusterConfig& config, const cluster::NodeConfig& node) {
+  try {
+    return nodes::NodeParams(node.name, node.params, node.param_lines, node.param_collections)
+        .get_string("env", "CartPole-v1");
+  } catch (const nodes::ParamError& e) {
+    throw cluster::ConfigError(config.file, e.line() > 0 ? e.line() : node.line,
+                               "nodes." + node.name + ".params.env", e.what());
+  }
+}
+
 }  // namespace
 
 std::int64_t env_steps_share(const cluster::ClusterConfig& config, const ClusterFacts& facts) {
@@ -134,8 +146,7 @@ ClusterFacts ClusterFacts::of(const cluster::ClusterConfig& config) {
                                "a cluster needs at least one node that steps an env (a sampler "
                                "or a multi_agent node)");
   }
-  facts.env_id = nodes::NodeParams(sampler->name, sampler->params, sampler->param_lines)
-                     .get_string("env", "CartPole-v1");
+  facts.env_id = env_of(config, *sampler);
   const auto env_line = sampler->param_lines.find("env");
   const int env_at = env_line != sampler->param_lines.end() ? env_line->second : sampler->line;
   try {
@@ -165,8 +176,7 @@ ClusterFacts ClusterFacts::of(const cluster::ClusterConfig& config) {
   // One learner, one network shape: every sampler group steps the first group's env.
   for (const cluster::NodeConfig& node : config.nodes) {
     if (!steps_env(node) || &node == sampler) continue;
-    const std::string env = nodes::NodeParams(node.name, node.params, node.param_lines)
-                                .get_string("env", "CartPole-v1");
+    const std::string env = env_of(config, node);
     if (env != facts.env_id) {
       const cluster::NodeConfig::ParamPlace at = node.place_of("env");
       throw cluster::ConfigError(
@@ -179,7 +189,8 @@ ClusterFacts ClusterFacts::of(const cluster::ClusterConfig& config) {
     // Checked here, at the learner's line: the samplers and inference servers build their
     // networks from it, and a bad value must not be reported as one of their params.
     try {
-      (void)nodes::NodeParams(learner->name, learner->params, learner->param_lines)
+      (void)nodes::NodeParams(learner->name, learner->params, learner->param_lines,
+                              learner->param_collections)
           .get_sizes("hidden", {});
     } catch (const nodes::ParamError& e) {
       throw cluster::ConfigError(config.file, e.line() > 0 ? e.line() : learner->line,
@@ -209,7 +220,8 @@ ReplicaConfig replica_config(const cluster::ClusterConfig& config, const Cluster
   r.group = group;
   r.index = index;
   r.seed = replica_seed(config, *group, index);
-  r.params = nodes::NodeParams(group->name, group->params, group->param_lines);
+  r.params =
+      nodes::NodeParams(group->name, group->params, group->param_lines, group->param_collections);
   r.network_seed = config.seed;
   r.observation_size = facts.observation_size;
   r.num_actions = facts.num_actions;

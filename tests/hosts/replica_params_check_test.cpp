@@ -56,6 +56,18 @@ TEST(ReplicaParamsCheck, ANegativeReplayCapacityNamesTheFileTheNodeAndTheParam) 
       << error;
 }
 
+// A list or a map where a param takes a string (a path, a name) is refused, not read as its text.
+TEST(ReplicaParamsCheck, AListOrAMapWhereAStringGoesIsRefused) {
+  EXPECT_EQ(error_of(edited("capacity: 1000", "capacity: 1000, selector: {a: 1}")),
+            "c.yaml:7: nodes.replay.params.selector: node 'replay': param 'selector' (line 7): "
+            "expected a string, got a map ({a: 1})");
+  EXPECT_EQ(error_of(edited("num_envs: 2", "num_envs: 2, env: [CartPole-v1]"))
+                .rfind("c.yaml:3: nodes.sampler.params.env: node 'sampler': param 'env' (line 3): "
+                       "expected a string, got a list",
+                       0),
+            0U);
+}
+
 // An env id no sampler can step is named by its line and key, as a bad param is, before any
 // process starts (it used to end `tagflow up` with no file, line or key, exit 1).
 TEST(ReplicaParamsCheck, AnUnknownSamplerEnvNamesItsLineAndKey) {

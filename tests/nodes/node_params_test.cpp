@@ -70,6 +70,17 @@ TEST(NodeParams, NumbersAreDecimalWithoutBlanks) {
   EXPECT_DOUBLE_EQ(p.get_double("z", 0, -10, 10), -5.0);
 }
 
+TEST(NodeParams, AListOrAMapIsNoString) {
+  const NodeParams p("learner", {{"export_dir", "{a: 1}"}, {"hidden", "[64, 32]"}},
+                     {{"export_dir", 12}, {"hidden", 13}},
+                     {{"export_dir", "a map"}, {"hidden", "a list"}});
+  EXPECT_EQ(error_of([&] { (void)p.get_string("export_dir", ""); }),
+            "node 'learner': param 'export_dir' (line 12): expected a string, got a map ({a: 1})");
+  EXPECT_EQ(error_of([&] { (void)p.get_string("hidden", ""); }),
+            "node 'learner': param 'hidden' (line 13): expected a string, got a list ([64, 32])");
+  EXPECT_EQ(p.get_sizes("hidden", {}), (std::vector<int>{64, 32}));
+}
+
 TEST(NodeParams, SizesAreCommaSeparatedOrAListAndNothingElse) {
   for (const char* good : {"64", "64,32", " 64 , 32 ", "[64, 32]", "[64]", "064"}) {
     SCOPED_TRACE(good);
