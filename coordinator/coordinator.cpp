@@ -132,6 +132,12 @@ void Coordinator::set_metrics(monitoring::ProcessMetrics* metrics) {
     members_[i].received = &metrics->counter(Metric::transport_messages_received, peer);
     members_[i].received_bytes = &metrics->counter(Metric::transport_received_bytes, peer);
   }
+  // Refused CURVE handshakes (a key not in the allow-list): the sender is nobody the spec names.
+  if (zap_) {
+    prometheus::Counter* refused = &metrics->counter(
+        Metric::transport_invalid_messages, {{"peer", "unknown"}, {"reason", "refused_handshake"}});
+    zap_->set_refused_observer([refused] { refused->Increment(); });
+  }
   // Dropped control messages by sender and reason. A sender that is no federate of the spec is
   // labelled "unknown", so a stranger cannot grow the number of series; a federate of the spec
   // by its id, from the identity it sent under (not the drop table's name, which past 256 names

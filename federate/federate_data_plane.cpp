@@ -90,6 +90,11 @@ void FederateDataPlane::setup_metrics(monitoring::ProcessMetrics& metrics) {
         &metrics.counter(Metric::transport_messages_received, {{"peer", up.federate}}),
         &metrics.counter(Metric::transport_received_bytes, {{"peer", up.federate}})};
   }
+  if (zap_) {  // refused CURVE handshakes: a key none of its upstreams holds
+    prometheus::Counter* refused = &metrics.counter(
+        Metric::transport_invalid_messages, {{"peer", "unknown"}, {"reason", "refused_handshake"}});
+    zap_->set_refused_observer([refused] { refused->Increment(); });
+  }
   drops_.set_observer([&metrics](const std::string& peer, transport::DropReason reason) {
     metrics
         .counter(Metric::transport_invalid_messages,

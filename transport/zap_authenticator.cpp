@@ -72,10 +72,15 @@ void ZapAuthenticator::answer(zmq::socket_t& handler) {
     accepted_.fetch_add(1, std::memory_order_relaxed);
   } else {
     refused_.fetch_add(1, std::memory_order_relaxed);
-    const std::string shown = key.empty() ? "mechanism " + mechanism : "client key " + key;
-    if (logged_.insert(shown).second) {
-      spdlog::warn("security: refused connection from {} ({}): not in the allow-list", address,
-                   shown);
+    {
+      const std::lock_guard<std::mutex> lock(observer_mutex_);
+      if (refused_observer_) refused_observer_();
+    }
+    const std::string shown =
+        key.empty() ? "mechanism " + escape_for_log(mechanism, 32) : "client key " + key;
+    if (logged_.allow(shown)) {
+      spdlog::warn("security: refused connection from {} ({}): not in the allow-list",
+                   escape_for_log(address), shown);
     }
   }
   handler.send(zmq::str_buffer("1.0"), zmq::send_flags::sndmore);

@@ -3,7 +3,10 @@
 // Without a ZAP handler, a CURVE server admits any client that knows the server's public key.
 // This object binds inproc://zeromq.zap.01 in the given context and answers every CURVE
 // handshake of that context's sockets: 200 for a client public key in the allow-list, 400
-// otherwise (logged once per refused key, and counted). Non-CURVE mechanisms are refused too.
+// otherwise (counted, and logged once per refused key: at most 256 keys by name, then one line
+// for all the others, and at most 20 lines in any second, as common/log_text.hpp's PeerLogBudget
+// allows, so a flood of fresh keys neither floods the log nor grows the memory). Non-CURVE
+// mechanisms are refused too.
 // Construct it before any CURVE server socket of the context accepts a connection and destroy it
 // before the context. Only one may exist per context (the endpoint is fixed by ZeroMQ).
 // Thread-safety: it runs its own thread; refused_count() may be called from any thread.
@@ -11,11 +14,15 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
 
 #include <zmq.hpp>
+
+#include "common/log_text.hpp"
 
 namespace tagflow::transport {
 
@@ -33,6 +40,11 @@ class ZapAuthenticator {
   [[nodiscard]] std::uint64_t accepted_count() const {
     return accepted_.load(std::memory_order_relaxed);
   }
+  /// Called on the handler's thread for each refusal from now on (a metric's increment).
+  void set_refused_observer(std::function<void()> observer) {
+    const std::lock_guard<std::mutex> lock(observer_mutex_);
+    refused_observer_ = std::move(observer);
+  }
 
  private:
   void run();
@@ -42,7 +54,9 @@ class ZapAuthenticator {
   const std::set<std::string> allowed_;
   zmq::socket_t handler_;  // REP on the ZAP endpoint; used only by thread_ after construction
   std::string stop_endpoint_;
-  std::set<std::string> logged_;            // keys already reported; used only by thread_
+  PeerLogBudget logged_;  // which refusals are logged; used only by thread_
+  std::mutex observer_mutex_;
+  std::function<void()> refused_observer_;  // guarded by observer_mutex_
   std::atomic<std::uint64_t> refused_{0};   // relaxed: a statistic
   std::atomic<std::uint64_t> accepted_{0};  // relaxed: a statistic
   std::thread thread_;

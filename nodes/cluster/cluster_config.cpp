@@ -54,7 +54,11 @@ bool is_reserved_process_name(const std::string& name) {
 }
 
 bool is_process_name(const std::string& name) {
-  if (name.empty() || !std::isalpha(static_cast<unsigned char>(name[0]))) return false;
+  // At most 64: a process's name is its key pair's and its certificate's (whose name holds 64).
+  if (name.empty() || name.size() > kMaxNodeName ||
+      !std::isalpha(static_cast<unsigned char>(name[0]))) {
+    return false;
+  }
   for (const char c : name) {
     const auto u = static_cast<unsigned char>(c);
     if (!std::isalnum(u) && c != '_' && c != '-') return false;
@@ -274,6 +278,14 @@ void parse_nodes(const YamlReader& top, ClusterConfig& config) {
     n.line = nodes.line_of(name);
     n.kind = parse_kind(node);
     n.replicas = static_cast<int>(node.integer_or("replicas", 1, 1, 1024));
+    // A replica's name is its process's (without `process:`), its key pair's and its TLS
+    // certificate's, whose name holds at most 64 characters.
+    if (const std::string last = name + "-" + std::to_string(n.replicas - 1);
+        n.replicas > 1 && last.size() > kMaxNodeName) {
+      node.fail("replicas", "its replicas are named " + name + "-0 to " + last + ", over " +
+                                std::to_string(kMaxNodeName) +
+                                " characters (a key's certificate holds 64): shorten the name");
+    }
     n.host = check_host(node, config);
     n.data_port = node.port_or("data_port", 0);
     if (n.data_port == 0) node.fail("data_port", "missing (required)");
@@ -285,7 +297,8 @@ void parse_nodes(const YamlReader& top, ClusterConfig& config) {
       n.process_line = node.line_of("process");
       if (!is_process_name(n.process)) {
         node.fail("process",
-                  "process names are letters, digits, '_' and '-', starting with a letter; got '" +
+                  "process names are 1 to 64 letters, digits, '_' and '-', starting with a "
+                  "letter; got '" +
                       n.process + "'");
       }
       if (is_reserved_process_name(n.process)) {
@@ -653,8 +666,9 @@ ConfigError syntax_error(const std::string& text, const std::string& file,
     return ConfigError(file, open.quote + 1, "(syntax)",
                        "a quoted value opens on this line and is not closed on it" + read_on());
   }
-  // yaml-cpp's "end of sequence flow not found" and "end of map flow not found".
-  if (e.msg.find("flow not found") != std::string::npos && open.flow >= 0) {
+  // A bracket still open where YAML failed: the lines below it were read as its content
+  // ("end of sequence flow not found", "illegal block entry" at a `- ` item, ...).
+  if (open.flow >= 0) {
     return ConfigError(
         file, open.flow + 1, "(syntax)",
         "a flow list or map ('[' or '{') opens on this line and is not closed" + read_on());

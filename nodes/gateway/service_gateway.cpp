@@ -296,6 +296,12 @@ ServiceGateway::ServiceGateway(GatewayConfig config, std::unique_ptr<GatewayBack
   }
   if (!s.config.curve_secret_key.empty() && !s.config.allowed_client_keys.empty()) {
     s.zap = std::make_unique<transport::ZapAuthenticator>(s.context, s.config.allowed_client_keys);
+    if (s.metrics != nullptr) {  // refused CURVE handshakes: a client key not in gateway_clients
+      prometheus::Counter* refused =
+          &s.metrics->counter(monitoring::Metric::transport_invalid_messages,
+                              {{"peer", "unknown"}, {"reason", "refused_handshake"}});
+      s.zap->set_refused_observer([refused] { refused->Increment(); });
+    }
   }
   s.router = zmq::socket_t(s.context, zmq::socket_type::router);
   s.router.set(zmq::sockopt::linger, 0);

@@ -1,8 +1,16 @@
 #include "transport/zap_authenticator.hpp"
 
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include "transport/curve_keys.hpp"
 
@@ -64,6 +72,52 @@ TEST(ZapAuthenticator, UnlistedClientKeyIsRefusedAndCounted) {
   EXPECT_EQ(server.zap.accepted_count(), 0U);
   // The listed key still gets in afterwards.
   EXPECT_TRUE(request_answered(server, listed, server.keys.public_key, 5000));
+}
+
+// Fresh keys by the hundred (anyone who knows the server's public key can make them): each
+// refusal is counted and observed, but the log gets at most 20 lines a second and at most 257 in
+// all, and the listed key still gets in.
+TEST(ZapAuthenticator, AFloodOfFreshKeysIsCountedAndLoggedWithinItsBudget) {
+  std::ostringstream log;
+  const std::shared_ptr<spdlog::logger> previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "zap-flood", std::make_shared<spdlog::sinks::ostream_sink_st>(log)));
+  const CurveKeyPair listed = generate_curve_key_pair();
+  GuardedServer server({listed.public_key});
+  std::atomic<std::uint64_t> observed{0};
+  server.zap.set_refused_observer([&observed] { observed.fetch_add(1); });
+  constexpr int kKeys = 300;
+  const auto started = std::chrono::steady_clock::now();
+  {
+    zmq::context_t context;
+    std::vector<zmq::socket_t> clients;
+    for (int i = 0; i < kKeys; ++i) {
+      clients.emplace_back(context, zmq::socket_type::dealer);
+      make_curve_client(clients.back(), generate_curve_key_pair(), server.keys.public_key);
+      clients.back().set(zmq::sockopt::linger, 0);
+      clients.back().connect(server.endpoint);
+    }
+    const auto deadline = started + std::chrono::seconds(30);
+    while (server.zap.refused_count() < kKeys && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  EXPECT_TRUE(request_answered(server, listed, server.keys.public_key, 5000));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  spdlog::set_default_logger(previous);
+  EXPECT_GE(server.zap.refused_count(), static_cast<std::uint64_t>(kKeys));
+  EXPECT_EQ(observed.load(), server.zap.refused_count());
+  std::size_t lines = 0;
+  const std::string text = log.str();
+  for (std::size_t at = text.find("security: refused connection"); at != std::string::npos;
+       at = text.find("security: refused connection", at + 1)) {
+    ++lines;
+  }
+  EXPECT_GE(lines, 1U);
+  EXPECT_LE(lines, 257U);
+  EXPECT_LE(static_cast<double>(lines), 20.0 * (seconds + 1.0)) << lines << " in " << seconds;
+  EXPECT_LT(lines, static_cast<std::size_t>(kKeys));
 }
 
 TEST(ZapAuthenticator, ClientWithTheWrongServerKeyNeverGetsThrough) {

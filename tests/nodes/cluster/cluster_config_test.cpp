@@ -585,6 +585,11 @@ TEST(ClusterConfigFile, OneDocumentOneConnectionPerPortPairAndFiniteStops) {
   EXPECT_EQ(at_end,
             "c.yaml:11: (syntax): a flow list or map ('[' or '{') opens on this line and is not "
             "closed (YAML read on and failed at the end of the file: end of map flow not found)");
+  // Block lines below an open bracket make YAML fail at one of them, with another message.
+  EXPECT_EQ(message_of("cluster: c\nnodes:\n  s: {kind: sampler, data_port: 7000,\n\n"
+                       "connections:\n  - {from: s.observations, to: s.actions}\n"),
+            "c.yaml:3: (syntax): a flow list or map ('[' or '{') opens on this line and is not "
+            "closed (YAML read on and failed at line 6: illegal block entry)");
   // Without a last newline yaml-cpp fails at the bracket's own line.
   EXPECT_EQ(message_of(with(kValid, "stop: {env_steps: 1000}\n", "stop: {env_steps: 1000")),
             "c.yaml:11: (syntax): end of map flow not found");
@@ -597,6 +602,20 @@ TEST(ClusterConfigFile, OneDocumentOneConnectionPerPortPairAndFiniteStops) {
   EXPECT_NO_THROW(parse_cluster_config(with(kValid, "params: {batch_size: 64}",
                                             "params: {batch_size: 64,\n    hidden: [64,\n   32]}"),
                                        "c.yaml"));
+  // A replica's name is a key pair's and a certificate's (64 characters at most).
+  const std::string long_name(63, 's');
+  EXPECT_EQ(message_of(with(with(kValid, "  sampler: {kind: sampler, replicas: 2,",
+                                 "  " + long_name + ": {kind: sampler, replicas: 2,"),
+                            "from: sampler.transitions", "from: " + long_name + ".transitions")),
+            "c.yaml:4: nodes." + long_name + ".replicas: its replicas are named " + long_name +
+                "-0 to " + long_name +
+                "-1, over 64 characters (a key's certificate holds 64): "
+                "shorten the name");
+  EXPECT_EQ(message_of(with(kValid, "  replay: {kind: replay, data_port: 7100}",
+                            "  replay: {kind: replay, data_port: 7100, process: p" +
+                                std::string(64, 'x') + "}"))
+                .rfind("c.yaml:5: nodes.replay.process: process names are 1 to 64 letters", 0),
+            0u);
   // A missing key of a map written over lines is named at the key that names the map.
   EXPECT_EQ(message_of(with(kValid, "  replay: {kind: replay, data_port: 7100}",
                             "  replay:\n    data_port: 7100")),
