@@ -591,6 +591,34 @@ std::string tab_hint(const std::string& text, int line) {
   return "";
 }
 
+/// " (...)" when the 0-based line `line` is indented by a number of spaces that no line of the
+/// maps it closes has (YAML then finds no end to the map above it: "end of map not found"), naming
+/// the indents of the lines above; else "". The mistake may be that line's indent or one above it.
+std::string indent_hint(const std::string& text, int line) {
+  std::istringstream lines(text);
+  std::string current;
+  std::vector<std::size_t> levels;  // the indents of the blocks still open, outermost first
+  for (int i = 0; std::getline(lines, current) && i <= line; ++i) {
+    const std::size_t indent = current.find_first_not_of(' ');
+    if (indent == std::string::npos || current[indent] == '#' || current[indent] == '\r') {
+      continue;  // a blank line or a comment
+    }
+    while (!levels.empty() && levels.back() > indent) levels.pop_back();
+    if (i == line) {
+      if (!levels.empty() && levels.back() == indent) return "";
+      std::string above;
+      for (const std::size_t level : levels)
+        above += (above.empty() ? "" : ", ") + std::to_string(level);
+      return " (line " + std::to_string(i + 1) + " is indented " + std::to_string(indent) +
+             " spaces, as no line of the maps around it is" +
+             (above.empty() ? "" : " (" + above + ")") +
+             ": check the indentation of the lines above it)";
+    }
+    if (levels.empty() || levels.back() < indent) levels.push_back(indent);
+  }
+  return "";
+}
+
 /// What is still open above the 0-based line `error_line` (-1: nothing). YAML lets a quoted value
 /// and a flow list or map run on over lines, so one left open is found only where another value's
 /// quote closes it, or the parser runs out of lines or meets a block key, far below it.
@@ -673,7 +701,9 @@ ConfigError syntax_error(const std::string& text, const std::string& file,
         file, open.flow + 1, "(syntax)",
         "a flow list or map ('[' or '{') opens on this line and is not closed" + read_on());
   }
-  return ConfigError(file, e.mark.line + 1, "(syntax)", e.msg + tab_hint(text, e.mark.line));
+  std::string hint = tab_hint(text, e.mark.line);
+  if (hint.empty() && e.msg == "end of map not found") hint = indent_hint(text, e.mark.line);
+  return ConfigError(file, e.mark.line + 1, "(syntax)", e.msg + hint);
 }
 
 }  // namespace

@@ -590,6 +590,11 @@ TEST(ClusterConfigFile, OneDocumentOneConnectionPerPortPairAndFiniteStops) {
                        "connections:\n  - {from: s.observations, to: s.actions}\n"),
             "c.yaml:3: (syntax): a flow list or map ('[' or '{') opens on this line and is not "
             "closed (YAML read on and failed at line 6: illegal block entry)");
+  // A line indented as no map around it is: YAML names it, and so does the hint.
+  EXPECT_EQ(message_of("cluster: c\nnodes:\n    s:\n    kind: sampler\n    data_port: 7000\n"
+                       "  r: {kind: replay, data_port: 7001}\n"),
+            "c.yaml:6: (syntax): end of map not found (line 6 is indented 2 spaces, as no line of "
+            "the maps around it is (0): check the indentation of the lines above it)");
   // Without a last newline yaml-cpp fails at the bracket's own line.
   EXPECT_EQ(message_of(with(kValid, "stop: {env_steps: 1000}\n", "stop: {env_steps: 1000")),
             "c.yaml:11: (syntax): end of map flow not found");
