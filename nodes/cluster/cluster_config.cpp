@@ -633,8 +633,8 @@ OpenAbove open_above(const std::string& text, int error_line) {
   OpenAbove found;
   std::istringstream lines(text);
   std::string line;
-  std::vector<std::pair<int, char>>
-      open;  // the brackets still open and their lines, innermost last
+  // The brackets still open and their lines, innermost last.
+  std::vector<std::pair<int, char>> open;
   for (int i = 0; i <= error_line && std::getline(lines, line); ++i) {
     char quote = 0;
     char before = 0;  // the last character outside a quote that was not a blank
