@@ -167,7 +167,9 @@ void ConnectionGuard::watch(int fd) {
     return;
   }
   connection.received_at_last_check = received;
+  connection.received_at_last_inspect = received;
   connection.unchanged_since = Clock::now();
+  connection.quiet_since = connection.unchanged_since;
   const bool first = live_.empty();
   live_[fd] = std::move(connection);
   if (first) wake_.signal();  // the thread may be waiting without a time limit (run())
@@ -300,6 +302,10 @@ void ConnectionGuard::inspect(Clock::time_point now, bool drained) {
       connection.received_at_last_check = received;
     }
     const bool read_nothing = connection.read_bytes == connection.read_at_last_inspect;
+    if (!read_nothing || received != connection.received_at_last_inspect) {
+      connection.quiet_since = now;
+    }
+    connection.received_at_last_inspect = received;
     connection.read_at_last_inspect = connection.read_bytes;
     connection.held = held;
     if (reason == DropReason::kNone) {
@@ -318,6 +324,25 @@ void ConnectionGuard::inspect(Clock::time_point now, bool drained) {
   publish(total);
   if (process_total.load(std::memory_order_relaxed) > limits_.process_budget) {
     keep_within_budget(idle);
+  }
+  if (limits_.max_connections > 0 && live_.size() > limits_.max_connections) keep_within_count();
+}
+
+void ConnectionGuard::keep_within_count() {
+  std::vector<int> quietest;
+  quietest.reserve(live_.size());
+  for (const auto& entry : live_) quietest.push_back(entry.first);
+  std::sort(quietest.begin(), quietest.end(),
+            [this](int a, int b) { return live_.at(a).quiet_since < live_.at(b).quiet_since; });
+  std::uint64_t total = published_;
+  for (const int fd : quietest) {
+    if (live_.size() <= limits_.max_connections) break;
+    const auto it = live_.find(fd);
+    const std::uint64_t held = it->second.held;
+    if (still_same(fd, it->second)) cut(fd, it->second, DropReason::kTooManyConnections, held);
+    live_.erase(it);
+    total -= std::min(total, held);
+    publish(total);
   }
 }
 

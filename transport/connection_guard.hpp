@@ -27,7 +27,11 @@
 //   3. the connections of every guard in the process together hold more than
 //      `process_budget` (over_process_budget): then the connections nothing was read from since
 //      the previous check are cut, the one holding most first, until the rest fit. Many
-//      connections each under the cap thus cannot add up past the budget.
+//      connections each under the cap thus cannot add up past the budget; or
+//   4. the guard watches more than `max_connections` (when not 0) (too_many_connections): the
+//      ones that have been quiet longest (neither received nor delivered a byte) are cut until
+//      that many are left, so connections opened and left idle cannot take every file
+//      descriptor and keep new clients out.
 // Rules 1 and 2 are judged when the application calls check(), right after it read everything
 // waiting. Rule 3 is also judged on the guard's own thread every `check_every` (every 1 ms while
 // the process holds more than half its budget), so a process busy in a long reaction (reading
@@ -75,6 +79,8 @@ struct ConnectionLimits {
   std::chrono::milliseconds stall_after{5000};
   /// check() does nothing when called sooner than this after the previous check.
   std::chrono::milliseconds check_every{5};
+  /// Connections the guard lets one socket have (rule 4); 0: no limit.
+  std::size_t max_connections = 0;
 };
 
 /// The limits for a receiver that accepts messages of up to `max_message_bytes` (payload) with
@@ -139,8 +145,10 @@ class ConnectionGuard {
     std::uint64_t received_at_last_check = 0;
     std::uint64_t read_at_last_inspect = 0;  ///< at the last check of either thread
     std::uint64_t held = 0;                  ///< in this process's memory, at the last check
+    std::uint64_t received_at_last_inspect = 0;
     bool over_cap_at_last_check = false;
     Clock::time_point unchanged_since;
+    Clock::time_point quiet_since;  ///< since it last received or delivered a byte (rule 4)
   };
   struct Cut {
     std::string peer;
@@ -151,6 +159,8 @@ class ConnectionGuard {
   /// One check; `drained`: called by the application after it read everything waiting (rules 1
   /// and 2 apply). Holds mutex_.
   void inspect(Clock::time_point now, bool drained);
+  /// Rule 4: cuts the connections quiet longest until at most max_connections are left.
+  void keep_within_count();
   void read_events();
   void watch(int fd);
   [[nodiscard]] bool still_same(int fd, const Connection& connection) const;

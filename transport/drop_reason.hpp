@@ -4,8 +4,9 @@
 // its logic refused (nodes/node_metrics.hpp); the next two are connections cut by the
 // ConnectionGuard (WIRE.md §3.1), each counted as one drop; then actor mode's: a TLS
 // connection whose handshake failed (actors/tls_peers.hpp); the last is a connection the guard
-// cut because the process as a whole held too much (WIRE.md §3.1). The names are used as the
-// `reason` label of the drop counters.
+// cut because the process as a whole held too much (WIRE.md §3.1), then one it cut because its
+// socket had more connections than it allows (the service gateway's `max_clients`). The names are
+// used as the `reason` label of the drop counters.
 #pragma once
 
 #include <cstdint>
@@ -33,9 +34,10 @@ enum class DropReason : std::uint8_t {
   kUndeliveredConnection,
   kRefusedHandshake,
   kOverProcessBudget,
+  kTooManyConnections,
 };
 
-inline constexpr int kDropReasonCount = 20;
+inline constexpr int kDropReasonCount = 21;
 
 /// A short snake_case name, stable, for logs and metric labels.
 inline const char* drop_reason_name(DropReason reason) {
@@ -80,6 +82,8 @@ inline const char* drop_reason_name(DropReason reason) {
       return "refused_handshake";
     case DropReason::kOverProcessBudget:
       return "over_process_budget";
+    case DropReason::kTooManyConnections:
+      return "too_many_connections";
   }
   return "unknown";
 }

@@ -314,9 +314,10 @@ ServiceGateway::ServiceGateway(GatewayConfig config, std::unique_ptr<GatewayBack
   } else {
     // Anyone may connect: bound what ZeroMQ holds for them (transport/WIRE.md §3.1); a request
     // is one frame of at most max_message bytes after a small envelope.
-    s.guard = std::make_unique<transport::ConnectionGuard>(
-        s.context, s.router,
-        transport::limits_for_messages(static_cast<std::size_t>(s.config.max_message), 0));
+    transport::ConnectionLimits limits =
+        transport::limits_for_messages(static_cast<std::size_t>(s.config.max_message), 0);
+    limits.max_connections = std::max<std::size_t>(s.config.max_clients, 1);
+    s.guard = std::make_unique<transport::ConnectionGuard>(s.context, s.router, limits);
     if (metrics != nullptr) {
       s.drops.set_observer([metrics](const std::string& peer, transport::DropReason reason) {
         metrics

@@ -87,11 +87,13 @@ struct GatewayConfig {
     }
     return most;
   }
-  std::uint32_t max_in_flight = 8;            // queued requests per client
-  std::size_t max_queue = 1024;               // queued requests over all clients
-  std::size_t max_queue_bytes = 256 << 20;    // observation bytes queued over all clients
-  std::int64_t max_message = 16 << 20;        // bytes per frame
-  int max_reply_queue = 1000;                 // replies queued per connection (ZMQ_SNDHWM)
+  std::uint32_t max_in_flight = 8;          // queued requests per client
+  std::size_t max_queue = 1024;             // queued requests over all clients
+  std::size_t max_queue_bytes = 256 << 20;  // observation bytes queued over all clients
+  std::int64_t max_message = 16 << 20;      // bytes per frame
+  int max_reply_queue = 1000;               // replies queued per connection (ZMQ_SNDHWM)
+  /// TCP connections kept without CURVE: beyond them the quietest are cut (too_many_connections).
+  std::size_t max_clients = 4096;
   std::string curve_secret_key;               // Z85; empty: no CURVE
   std::set<std::string> allowed_client_keys;  // Z85 public keys; empty with CURVE: any client
   /// Where logged episodes' transitions go (the replica's `experience` port); null: no replay is

@@ -35,14 +35,15 @@ InferenceParams InferenceParams::read(const NodeParams& params) {
 
 void check_policy_bank_params(const NodeParams& params, int replica_index) {
   params.check_known({"max_batch", "max_wait", "gateway_port", "gateway_bind", "max_in_flight",
-                      "max_queue", "gateway_keys", "gateway_clients", "log_experience",
-                      "max_experience"});
+                      "max_queue", "max_clients", "gateway_keys", "gateway_clients",
+                      "log_experience", "max_experience"});
   InferenceParams batching;
   read_batching(params, batching);
   (void)params.get_bool("log_experience", false);
   (void)params.get_int("max_experience", 65536, 1);
   (void)params.get_int("max_in_flight", 8, 1);
   (void)params.get_int("max_queue", 1024, 1);
+  (void)params.get_int("max_clients", 4096, 1);
   if (params.has("gateway_port") && params.get_int("gateway_port", 0, 1) + replica_index > 65535) {
     params.fail("gateway_port", std::to_string(params.get_int("gateway_port", 0, 1)) +
                                     " + the replica index is above 65535");

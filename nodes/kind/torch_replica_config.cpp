@@ -54,6 +54,7 @@ std::optional<gateway::GatewayConfig> gateway_config(const ReplicaConfig& replic
   }
   c.max_in_flight = static_cast<std::uint32_t>(params.get_int("max_in_flight", 8, 1));
   c.max_queue = static_cast<std::size_t>(params.get_int("max_queue", 1024, 1));
+  c.max_clients = static_cast<std::size_t>(params.get_int("max_clients", 4096, 1));
   c.log_by_default = params.get_bool("log_experience", false);
   c.max_experience = static_cast<std::size_t>(params.get_int("max_experience", 65536, 1));
   c.replayed_policies = replica.replayed_policies;  // used once `experience` is set (linked)

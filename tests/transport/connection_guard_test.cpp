@@ -236,6 +236,49 @@ TEST(ConnectionGuard, ConnectionsEachUnderTheCapAreCutWhenTogetherOverTheProcess
   EXPECT_EQ(receiver.delivered, 1);
 }
 
+// Rule 4: beyond `max_connections`, the connections quiet longest are cut, so idle connections
+// cannot take every descriptor; a peer that keeps sending is never the quietest and stays.
+TEST(ConnectionGuard, ConnectionsOverTheCountAreCutQuietestFirst) {
+  ConnectionLimits limits = small_limits();
+  limits.stall_after = 60s;  // rule 4 alone
+  limits.max_connections = 4;
+  GuardedReceiver receiver(limits);
+  zmq::socket_t sender = receiver.upstream();
+  std::int64_t time = 1;
+  const auto send_one = [&] {
+    return send_wire_message(sender, header_at(time++), {Payload::owning(std::string(10, 'a'))});
+  };
+  ASSERT_TRUE(send_one());
+  (void)receiver.pump_until([&] { return receiver.delivered >= 1; }, 10s);
+  ASSERT_EQ(receiver.delivered, 1);
+  // Eight idle connections, 20 ms apart, while the upstream sends every 2 ms.
+  std::vector<std::unique_ptr<RawZmtpPeer>> idle;
+  for (int i = 0; i < 8; ++i) {
+    idle.push_back(std::make_unique<RawZmtpPeer>(receiver.port, "idle-" + std::to_string(i)));
+    ASSERT_TRUE(idle.back()->connected()) << i;
+    for (int k = 0; k < 10; ++k) {
+      ASSERT_TRUE(send_one());
+      (void)receiver.pump();
+      std::this_thread::sleep_for(2ms);
+    }
+  }
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (receiver.drops.count("(unidentified)", DropReason::kTooManyConnections) < 5 &&
+         std::chrono::steady_clock::now() < deadline) {
+    ASSERT_TRUE(send_one());
+    (void)receiver.pump();
+    std::this_thread::sleep_for(2ms);
+  }
+  EXPECT_EQ(receiver.drops.count("(unidentified)", DropReason::kTooManyConnections), 5U);
+  EXPECT_EQ(receiver.drops.count("up", DropReason::kTooManyConnections), 0U);
+  EXPECT_EQ(receiver.guard.connections(), 4U);
+  // The upstream was never cut: what it sends still arrives.
+  const int before = receiver.delivered;
+  ASSERT_TRUE(send_one());
+  (void)receiver.pump_until([&] { return receiver.delivered > before; }, 10s);
+  EXPECT_GT(receiver.delivered, before);
+}
+
 // With no TCP connection (a socket bound to a Unix socket only, as same-host links are) the
 // guard's thread has nothing to check and sleeps; the first TCP connection wakes it, and it
 // watches that connection without the application reading or checking anything.

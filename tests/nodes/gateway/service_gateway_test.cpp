@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -530,6 +531,40 @@ TEST(ServiceGatewayTest, AMessageWithoutEndIsCutAndCountedAndClientsGoOn) {
         .Value();
   };
   EXPECT_EQ(counted("incomplete_over_cap") + counted("over_process_budget"), 1.0);
+}
+
+// Without CURVE the gateway keeps at most `max_clients` connections: idle ones beyond it are
+// closed, quietest first, counted, and a client that comes after them is served.
+TEST(ServiceGatewayTest, IdleConnectionsBeyondMaxClientsAreClosedAndANewClientIsServed) {
+  monitoring::ProcessMetrics metrics({"inference-0", "inference", "reactor"},
+                                     tagflow::test::families("inference"));
+  GatewayConfig config;
+  config.max_clients = 3;
+  const auto gateway = start(config, nullptr, &metrics);
+  const std::string endpoint = gateway->endpoint();
+  const auto port = static_cast<std::uint16_t>(std::stoi(endpoint.substr(endpoint.rfind(':') + 1)));
+  std::vector<std::unique_ptr<tagflow::testing::RawZmtpPeer>> idle;
+  for (int i = 0; i < 6; ++i) {
+    idle.push_back(
+        std::make_unique<tagflow::testing::RawZmtpPeer>(port, "idle-" + std::to_string(i)));
+    ASSERT_TRUE(idle.back()->connected()) << i;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  GatewayClient client(endpoint);
+  EXPECT_TRUE(client.act({{0, {1, 1, 1}}}).ok);
+  const auto closed = [&] {
+    return metrics
+        .counter(monitoring::Metric::transport_invalid_messages,
+                 {{"peer", "(unidentified)"}, {"reason", "too_many_connections"}})
+        .Value();
+  };
+  // Six idle and the client: four over the three kept (the gateway counts cuts as it reads).
+  for (int i = 0; i < 200 && closed() < 4.0; ++i) {
+    EXPECT_TRUE(client.health().ok);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(closed(), 4.0);
+  EXPECT_TRUE(client.act({{0, {1, 1, 1}}}).ok);
 }
 
 /// A request map packed from `build`, which packs `entries` key/value pairs.
