@@ -135,7 +135,9 @@ void Coordinator::set_metrics(monitoring::ProcessMetrics* metrics) {
   // Refused CURVE handshakes (a key not in the allow-list): the sender is nobody the spec names.
   if (zap_) {
     prometheus::Counter* refused = &metrics->counter(
-        Metric::transport_invalid_messages, {{"peer", "unknown"}, {"reason", "refused_handshake"}});
+        Metric::transport_invalid_messages,
+        {{"peer", "unknown"},
+         {"reason", transport::drop_reason_name(transport::DropReason::kRefusedHandshake)}});
     zap_->set_refused_observer([refused] { refused->Increment(); });
   }
   // Dropped control messages by sender and reason. A sender that is no federate of the spec is

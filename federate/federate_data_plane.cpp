@@ -92,7 +92,9 @@ void FederateDataPlane::setup_metrics(monitoring::ProcessMetrics& metrics) {
   }
   if (zap_) {  // refused CURVE handshakes: a key none of its upstreams holds
     prometheus::Counter* refused = &metrics.counter(
-        Metric::transport_invalid_messages, {{"peer", "unknown"}, {"reason", "refused_handshake"}});
+        Metric::transport_invalid_messages,
+        {{"peer", "unknown"},
+         {"reason", transport::drop_reason_name(transport::DropReason::kRefusedHandshake)}});
     zap_->set_refused_observer([refused] { refused->Increment(); });
   }
   drops_.set_observer([&metrics](const std::string& peer, transport::DropReason reason) {

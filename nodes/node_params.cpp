@@ -34,6 +34,10 @@ NodeParams::NodeParams(std::string node, std::map<std::string, std::string> valu
       lines_(std::move(lines)),
       collections_(std::move(collections)) {}
 
+NodeParams NodeParams::of(const cluster::NodeConfig& node) {
+  return NodeParams(node.name, node.params, node.param_lines, node.param_collections);
+}
+
 void NodeParams::check_known(const std::vector<std::string>& known) const {
   for (const auto& [name, value] : values_) {
     bool found = false;

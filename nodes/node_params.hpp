@@ -15,6 +15,10 @@
 #include <utility>
 #include <vector>
 
+namespace tagflow::cluster {
+struct NodeConfig;
+}  // namespace tagflow::cluster
+
 namespace tagflow::nodes {
 
 class ParamError : public std::invalid_argument {
@@ -41,6 +45,8 @@ class NodeParams {
   NodeParams(std::string node, std::map<std::string, std::string> values,
              std::map<std::string, int> lines = {},
              std::map<std::string, std::string> collections = {});
+  /// The params of the node group `node` as its file gives them: values, lines, lists and maps.
+  [[nodiscard]] static NodeParams of(const cluster::NodeConfig& node);
 
   /// Throws ParamError for the first param not in `known`.
   void check_known(const std::vector<std::string>& known) const;

@@ -297,9 +297,10 @@ ServiceGateway::ServiceGateway(GatewayConfig config, std::unique_ptr<GatewayBack
   if (!s.config.curve_secret_key.empty() && !s.config.allowed_client_keys.empty()) {
     s.zap = std::make_unique<transport::ZapAuthenticator>(s.context, s.config.allowed_client_keys);
     if (s.metrics != nullptr) {  // refused CURVE handshakes: a client key not in gateway_clients
-      prometheus::Counter* refused =
-          &s.metrics->counter(monitoring::Metric::transport_invalid_messages,
-                              {{"peer", "unknown"}, {"reason", "refused_handshake"}});
+      prometheus::Counter* refused = &s.metrics->counter(
+          monitoring::Metric::transport_invalid_messages,
+          {{"peer", "unknown"},
+           {"reason", transport::drop_reason_name(transport::DropReason::kRefusedHandshake)}});
       s.zap->set_refused_observer([refused] { refused->Increment(); });
     }
   }

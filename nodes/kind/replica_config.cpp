@@ -23,16 +23,25 @@ std::string join(const std::vector<T>& values) {
 
 bool steps_env(const cluster::NodeConfig& node) { return node.kind->steps_env; }
 
-/// The env a sampler group steps (its `env` param, CartPole-v1 by default); a value that is no
-/// string is a ConfigError at its line.
-std::string env_of(const cluster::ClusterConfig& config, const cluster::NodeConfig& node) {
+/// What `read` returns from `node`'s params, read as the file loads: its ParamError about
+/// `param` becomes the file's ConfigError at the param's line (else the node's), keyed
+/// `nodes.NAME.params.PARAM`.
+template <class Read>
+auto read_param(const cluster::ClusterConfig& config, const cluster::NodeConfig& node,
+                const std::string& param, Read read) {
   try {
-    return nodes::NodeParams(node.name, node.params, node.param_lines, node.param_collections)
-        .get_string("env", "CartPole-v1");
+    return read(nodes::NodeParams::of(node));
   } catch (const nodes::ParamError& e) {
     throw cluster::ConfigError(config.file, e.line() > 0 ? e.line() : node.line,
-                               "nodes." + node.name + ".params.env", e.what());
+                               "nodes." + node.name + ".params." + param, e.what());
   }
+}
+
+/// The env a sampler group steps (its `env` param, CartPole-v1 by default).
+std::string env_of(const cluster::ClusterConfig& config, const cluster::NodeConfig& node) {
+  return read_param(config, node, "env", [](const nodes::NodeParams& params) {
+    return params.get_string("env", "CartPole-v1");
+  });
 }
 
 }  // namespace
@@ -188,14 +197,9 @@ ClusterFacts ClusterFacts::of(const cluster::ClusterConfig& config) {
   if (learner != nullptr && learner->params.count("hidden") != 0) {
     // Checked here, at the learner's line: the samplers and inference servers build their
     // networks from it, and a bad value must not be reported as one of their params.
-    try {
-      (void)nodes::NodeParams(learner->name, learner->params, learner->param_lines,
-                              learner->param_collections)
-          .get_sizes("hidden", {});
-    } catch (const nodes::ParamError& e) {
-      throw cluster::ConfigError(config.file, e.line() > 0 ? e.line() : learner->line,
-                                 "nodes." + learner->name + ".params.hidden", e.what());
-    }
+    (void)read_param(config, *learner, "hidden", [](const nodes::NodeParams& params) {
+      return params.get_sizes("hidden", {});
+    });
     facts.hidden = learner->params.at("hidden");
   }
   return facts;
@@ -220,8 +224,7 @@ ReplicaConfig replica_config(const cluster::ClusterConfig& config, const Cluster
   r.group = group;
   r.index = index;
   r.seed = replica_seed(config, *group, index);
-  r.params =
-      nodes::NodeParams(group->name, group->params, group->param_lines, group->param_collections);
+  r.params = nodes::NodeParams::of(*group);
   r.network_seed = config.seed;
   r.observation_size = facts.observation_size;
   r.num_actions = facts.num_actions;

@@ -34,8 +34,7 @@ void configure_policy(ReplicaConfig& r, const cluster::ClusterConfig& config) {
   r.observation_size = m.input_size(policy);
   r.network_seed = config.seed + static_cast<std::uint64_t>(policy);
   const cluster::NodeConfig& group = *r.group;
-  const NodeParams group_params(group.name, group.params, group.param_lines,
-                                group.param_collections);
+  const NodeParams group_params = NodeParams::of(group);
   const std::string dir = group_params.get_string("export_dir", "");
   if (group_params.has("export_dir") && dir.empty()) {
     group_params.fail("export_dir", "an empty directory: name one, or leave the param out");
