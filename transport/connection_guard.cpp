@@ -279,12 +279,13 @@ void ConnectionGuard::inspect(Clock::time_point now, bool drained) {
       it = live_.erase(it);
       continue;
     }
-    const std::uint64_t unread =
-        received > connection.read_bytes ? received - connection.read_bytes : 0;
+    const std::uint64_t unread = received > connection.read_bytes && !limits_.count_only
+                                     ? received - connection.read_bytes
+                                     : 0;
     const std::uint64_t in_kernel = unread > 0 ? bytes_in_kernel(it->first) : 0;
     const std::uint64_t held = unread > in_kernel ? unread - in_kernel : 0;
     DropReason reason = DropReason::kNone;
-    if (drained) {
+    if (drained && !limits_.count_only) {
       // Rules 1 and 2, judged only right after the application read everything waiting.
       const bool progressed = connection.read_bytes != connection.read_at_last_check;
       const bool over_cap = held > limits_.max_held_bytes;

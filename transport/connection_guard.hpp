@@ -42,6 +42,8 @@
 // Drops are counted under the connection's routing id once it delivered a message, else under
 // "(unidentified)"; the first drop of each logs the peer's address. Cuts made on the guard's
 // thread reach `drops` at the next check() from the socket's thread.
+// A guard made `count_only` (a CURVE socket, whose bytes on the wire are not the ZMTP framing
+// note_read() counts) applies rule 4 alone.
 // Only TCP connections are watched (others have no TCP_INFO). note_read() and check() belong to
 // the socket's thread; the process's total is shared between guards safely. The router must outlive
 // the guard.
@@ -81,6 +83,11 @@ struct ConnectionLimits {
   std::chrono::milliseconds check_every{5};
   /// Connections the guard lets one socket have (rule 4); 0: no limit.
   std::size_t max_connections = 0;
+  /// Rule 4 only: for a socket whose connections are not ZMTP framing as note_read() counts it
+  /// (CURVE boxes every frame), so that what a connection holds cannot be told. Such a guard
+  /// judges no bytes (rules 1 to 3) and adds nothing to the process's total; a connection is
+  /// quiet while the kernel receives nothing on it and nothing is read from it.
+  bool count_only = false;
 };
 
 /// The limits for a receiver that accepts messages of up to `max_message_bytes` (payload) with

@@ -398,6 +398,7 @@ void pack_limits(Writer& w, const HelloInfo& info) {
       {"max_queue", info.max_queue},
       {"max_queue_bytes", info.max_queue_bytes},
       {"max_open_episodes", info.max_open_episodes},
+      {"max_clients", info.max_clients},
   };
   w.p().pack_map(static_cast<std::uint32_t>(std::size(entries)));
   for (const auto& [name, value] : entries) {

@@ -105,6 +105,7 @@ struct HelloInfo {
   RequestLimits limits;        // what one request may hold (§2.1)
   std::uint32_t max_rows = 0;  // `rows` of one act (the largest max_batch of its policies)
   std::uint64_t max_frame_bytes = 0, max_queue = 0, max_queue_bytes = 0, max_open_episodes = 0;
+  std::uint64_t max_clients = 0;  // connections kept (the quietest beyond are closed)
 };
 
 /// The answer to one act request: per agent (request order), `rows` actions, policy, version.

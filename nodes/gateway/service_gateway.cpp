@@ -139,7 +139,7 @@ struct ServiceGateway::Impl {
   std::unique_ptr<transport::ZapAuthenticator> zap;
   zmq::socket_t router;
   transport::PeerDropCounters drops;                  // connections the guard cut
-  std::unique_ptr<transport::ConnectionGuard> guard;  // without CURVE; closes before router
+  std::unique_ptr<transport::ConnectionGuard> guard;  // closes before router
   RequestShape shape;
   std::vector<PolicySeries> series;  // by policy index
   std::deque<Pending> queue;
@@ -309,24 +309,26 @@ ServiceGateway::ServiceGateway(GatewayConfig config, std::unique_ptr<GatewayBack
   s.router.set(zmq::sockopt::router_mandatory, 1);
   s.router.set(zmq::sockopt::maxmsgsize, s.config.max_message);
   s.router.set(zmq::sockopt::sndhwm, s.config.max_reply_queue);
+  // Without CURVE anyone may connect: bound what ZeroMQ holds for them (transport/WIRE.md
+  // §3.1); a request is one frame of at most max_message bytes after a small envelope. With
+  // CURVE the bytes on the wire are boxed, so the guard only keeps the connections within
+  // max_clients: an admitted client may still open connections and leave them idle.
+  transport::ConnectionLimits limits =
+      transport::limits_for_messages(static_cast<std::size_t>(s.config.max_message), 0);
+  limits.max_connections = std::max<std::size_t>(s.config.max_clients, 1);
   if (!s.config.curve_secret_key.empty()) {
     s.router.set(zmq::sockopt::curve_server, true);
     s.router.set(zmq::sockopt::curve_secretkey, s.config.curve_secret_key);
-  } else {
-    // Anyone may connect: bound what ZeroMQ holds for them (transport/WIRE.md §3.1); a request
-    // is one frame of at most max_message bytes after a small envelope.
-    transport::ConnectionLimits limits =
-        transport::limits_for_messages(static_cast<std::size_t>(s.config.max_message), 0);
-    limits.max_connections = std::max<std::size_t>(s.config.max_clients, 1);
-    s.guard = std::make_unique<transport::ConnectionGuard>(s.context, s.router, limits);
-    if (metrics != nullptr) {
-      s.drops.set_observer([metrics](const std::string& peer, transport::DropReason reason) {
-        metrics
-            ->counter(monitoring::Metric::transport_invalid_messages,
-                      {{"peer", peer}, {"reason", transport::drop_reason_name(reason)}})
-            .Increment();
-      });
-    }
+    limits.count_only = true;
+  }
+  s.guard = std::make_unique<transport::ConnectionGuard>(s.context, s.router, limits);
+  if (metrics != nullptr) {
+    s.drops.set_observer([metrics](const std::string& peer, transport::DropReason reason) {
+      metrics
+          ->counter(monitoring::Metric::transport_invalid_messages,
+                    {{"peer", peer}, {"reason", transport::drop_reason_name(reason)}})
+          .Increment();
+    });
   }
   // An IPv6 address (`tcp://[::1]:7830`; `tcp://[::]:7830`, every interface, IPv4 too) needs
   // ZMQ_IPV6; `*`, an IPv4 address and an interface name bind as before, without a name lookup.
@@ -588,6 +590,7 @@ void ServiceGateway::Impl::answer_hello(const Incoming& in) {
   info.max_queue = config.max_queue;
   info.max_queue_bytes = config.max_queue_bytes;
   info.max_open_episodes = kMaxEpisodes;
+  info.max_clients = std::max<std::uint64_t>(config.max_clients, 1);
   reply(in.envelope, in.client, encode_hello(in.request.id, info));
 }
 

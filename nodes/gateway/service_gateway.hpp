@@ -20,10 +20,10 @@
 // Bounds: max_in_flight queued requests per client, max_queue requests and max_queue_bytes of
 // observations in all (beyond: `busy`), frames of
 // at most max_message bytes (ZMQ_MAXMSGSIZE), max_reply_queue replies per connection (beyond: the
-// reply is dropped, reason slow_reader), and without CURVE max_clients connections (beyond: the
-// quietest are cut, transport/connection_guard.hpp). A refused request is counted per policy and
-// reason (tagflow_gateway_errors_total when metrics are given) and logged once per client and
-// reason.
+// reply is dropped, reason slow_reader), and max_clients connections (beyond: the quietest are
+// cut, transport/connection_guard.hpp; with CURVE that is all the guard judges). A refused request
+// is counted per policy and reason (tagflow_gateway_errors_total when metrics are given) and logged
+// once per client and reason.
 //
 // Experience (PROTOCOL.md §4.3): an episode started with `log: true` records each agent's
 // observation and action from every answered act that names it; the rewards and dones of its

@@ -533,6 +533,24 @@ TEST(ServiceGatewayTest, AMessageWithoutEndIsCutAndCountedAndClientsGoOn) {
   EXPECT_EQ(counted("incomplete_over_cap") + counted("over_process_budget"), 1.0);
 }
 
+/// Six idle connections and `client` against a gateway that keeps three: `client` keeps talking
+/// until the gateway counted four cuts of `too_many_connections` (it counts them as it reads),
+/// then is still served.
+void expect_four_idle_cut(monitoring::ProcessMetrics& metrics, GatewayClient& client) {
+  const auto closed = [&] {
+    return metrics
+        .counter(monitoring::Metric::transport_invalid_messages,
+                 {{"peer", "(unidentified)"}, {"reason", "too_many_connections"}})
+        .Value();
+  };
+  for (int i = 0; i < 200 && closed() < 4.0; ++i) {
+    EXPECT_TRUE(client.health().ok);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(closed(), 4.0);
+  EXPECT_TRUE(client.act({{0, {1, 1, 1}}}).ok);
+}
+
 // Without CURVE the gateway keeps at most `max_clients` connections: idle ones beyond it are
 // closed, quietest first, counted, and a client that comes after them is served.
 TEST(ServiceGatewayTest, IdleConnectionsBeyondMaxClientsAreClosedAndANewClientIsServed) {
@@ -552,19 +570,41 @@ TEST(ServiceGatewayTest, IdleConnectionsBeyondMaxClientsAreClosedAndANewClientIs
   }
   GatewayClient client(endpoint);
   EXPECT_TRUE(client.act({{0, {1, 1, 1}}}).ok);
-  const auto closed = [&] {
-    return metrics
-        .counter(monitoring::Metric::transport_invalid_messages,
-                 {{"peer", "(unidentified)"}, {"reason", "too_many_connections"}})
-        .Value();
-  };
-  // Six idle and the client: four over the three kept (the gateway counts cuts as it reads).
-  for (int i = 0; i < 200 && closed() < 4.0; ++i) {
-    EXPECT_TRUE(client.health().ok);
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  expect_four_idle_cut(metrics, client);
+}
+
+// With CURVE an admitted client can still open connections and leave them idle: the gateway
+// keeps at most `max_clients` connections, the quietest closed and counted.
+TEST(ServiceGatewayTest, WithCurveIdleConnectionsBeyondMaxClientsAreClosed) {
+  monitoring::ProcessMetrics metrics({"inference-0", "inference", "reactor"},
+                                     tagflow::test::families("inference"));
+  const transport::CurveKeyPair server = transport::generate_curve_key_pair();
+  const transport::CurveKeyPair mine = transport::generate_curve_key_pair();
+  GatewayConfig config;
+  config.curve_secret_key = server.secret_key;
+  config.allowed_client_keys = {mine.public_key};
+  config.max_clients = 3;
+  const auto gateway = start(config, nullptr, &metrics);
+  zmq::context_t context;
+  std::vector<zmq::socket_t> idle;
+  for (int i = 0; i < 6; ++i) {
+    zmq::socket_t& s = idle.emplace_back(context, zmq::socket_type::dealer);
+    s.set(zmq::sockopt::linger, 0);
+    s.set(zmq::sockopt::reconnect_ivl, -1);  // once closed, it stays closed
+    s.set(zmq::sockopt::curve_serverkey, server.public_key);
+    s.set(zmq::sockopt::curve_publickey, mine.public_key);
+    s.set(zmq::sockopt::curve_secretkey, mine.secret_key);
+    s.connect(gateway->endpoint());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  EXPECT_EQ(closed(), 4.0);
+  clients::ClientOptions options;
+  options.server_public_key = server.public_key;
+  options.public_key = mine.public_key;
+  options.secret_key = mine.secret_key;
+  GatewayClient client(gateway->endpoint(), options);
   EXPECT_TRUE(client.act({{0, {1, 1, 1}}}).ok);
+  expect_four_idle_cut(metrics, client);  // never the client that keeps talking
+  EXPECT_EQ(gateway->rows_answered(), 2U);
 }
 
 /// A request map packed from `build`, which packs `entries` key/value pairs.
@@ -722,7 +762,8 @@ TEST(ServiceGatewayTest, HelloReportsEveryLimitAndTheGatewayKeepsThem) {
                                                          {"max_in_flight", 8},
                                                          {"max_queue", 1024},
                                                          {"max_queue_bytes", 256U << 20},
-                                                         {"max_open_episodes", 1024}};
+                                                         {"max_open_episodes", 1024},
+                                                         {"max_clients", 4096}};
   EXPECT_EQ(hello.limits, expected);
   msgpack::object_handle h;
   const auto at_limit =
