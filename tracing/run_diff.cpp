@@ -10,6 +10,8 @@
 #include <sstream>
 #include <tuple>
 
+#include <nlohmann/json.hpp>
+
 #include "common/fnv1a.hpp"
 #include "nodes/message_text.hpp"
 #include "tracing/trace_files.hpp"
@@ -48,6 +50,29 @@ std::map<std::string, std::vector<SentValue>> read_run(const std::string& run) {
     });
   }
   return logs;
+}
+
+/// The run's cutoff (nodes/README.md: the earliest stop proposal) from the result file of one of
+/// `senders` in the run directory (LOG_DIR/FEDERATE.json; every federate's names the same one),
+/// or std::nullopt when none holds one (no result written, or one not read: the caller then uses
+/// the run's last arrival tag).
+std::optional<Tag> run_cutoff(const std::string& run, const std::set<std::string>& senders) {
+  for (const std::string& sender : senders) {
+    std::ifstream in(fs::path(run) / (sender + ".json"));
+    if (!in) continue;
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (!j.is_object()) continue;
+    const auto cutoff = j.find("cutoff");
+    if (cutoff == j.end() || !cutoff->is_object()) continue;
+    const auto time = cutoff->find("time_ns");
+    const auto micro = cutoff->find("microstep");
+    if (time == cutoff->end() || micro == cutoff->end() || !time->is_number_integer() ||
+        !micro->is_number_unsigned()) {
+      continue;
+    }
+    return Tag(time->get<std::int64_t>(), micro->get<std::uint32_t>());
+  }
+  return std::nullopt;
 }
 
 /// A payload's bytes from the run's .values.bin, or why there are none to show.
@@ -222,10 +247,19 @@ DiffResult diff_runs(const std::string& run_a, const std::string& run_b) {
     result.b_messages += values.size();
     if (!values.empty()) result.b_last = std::max(result.b_last, values.back().tag);
   }
-  // Past the last tag of the run that ended first, the other's messages are not compared.
-  // (A run that sent nothing at all has no end to speak of: everything the other sent counts.)
-  const Tag shorter_end = std::min(result.a_last, result.b_last);
-  const Tag horizon = shorter_end.is_never() ? Tag::forever() : shorter_end;
+  // Each run ends at its cutoff (messages sent at later tags are not the run's), or, when its
+  // results do not say, at its last arrival tag. A message sent `after` a delay arrives past the
+  // cutoff of its sending tag, and the other senders of that run stopped at the cutoff: so when
+  // the runs end at different tags, the messages arriving after the earlier end are not compared,
+  // in either run, nor counted as matched. (A run that sent nothing at all has no end to speak
+  // of: everything the other sent counts.)
+  result.a_end = run_cutoff(run_a, senders).value_or(result.a_last);
+  result.b_end = run_cutoff(run_b, senders).value_or(result.b_last);
+  const Tag shorter_end = std::min(result.a_end, result.b_end);
+  const Tag horizon = result.a_end == result.b_end || shorter_end.is_never() ||
+                              result.a_last.is_never() || result.b_last.is_never()
+                          ? Tag::forever()
+                          : shorter_end;
 
   // Per sender: its first difference; the run's is the smallest.
   using Key = std::tuple<Tag, std::string, std::string, std::uint32_t>;
@@ -260,7 +294,7 @@ DiffResult diff_runs(const std::string& run_a, const std::string& run_b) {
         d.b = *y;
       }
       const SentValue& at = d.a ? *d.a : *d.b;
-      if (!(d.a && d.b) && horizon < at.tag) break;  // past the shorter run's end
+      if (horizon < at.tag) break;  // past the earlier end: not compared
       d.tag = at.tag;
       d.receiver = at.receiver;
       d.port = at.port;
@@ -273,8 +307,8 @@ DiffResult diff_runs(const std::string& run_a, const std::string& run_b) {
     }
   }
 
-  // The messages both runs sent alike before the first difference (all, when there is none),
-  // and those the longer run sent past the shorter's end.
+  // The messages both runs sent alike before the first difference (all up to the earlier end,
+  // when there is none), and those of the run that ends later arriving after the earlier end.
   for (const std::string& sender : senders) {
     const auto ia = a.find(sender);
     const auto ib = b.find(sender);
@@ -289,11 +323,11 @@ DiffResult diff_runs(const std::string& run_a, const std::string& run_b) {
         break;
       }
       if (first && Key{x.tag, sender, x.receiver, x.port} >= *first) break;
+      if (horizon < x.tag) break;
       ++result.matched;
     }
-    for (const std::vector<SentValue>* values : {&va, &vb}) {
-      for (const SentValue& v : *values) result.past_shorter += horizon < v.tag ? 1 : 0;
-    }
+    const std::vector<SentValue>& longer = result.a_end < result.b_end ? vb : va;
+    for (const SentValue& v : longer) result.past_shorter += horizon < v.tag ? 1 : 0;
   }
 
   if (found) {
@@ -337,15 +371,15 @@ DiffResult diff_runs(const std::string& run_a, const std::string& run_b) {
 
 std::string DiffResult::text() const {
   std::ostringstream out;
-  const bool same_length = a_last == b_last || a_last.is_never() || b_last.is_never();
-  const std::string shorter = a_last < b_last ? "A" : "B";
-  const std::string longer = a_last < b_last ? "B" : "A";
+  const bool same_length = a_end == b_end || a_last.is_never() || b_last.is_never();
+  const std::string shorter = a_end < b_end ? "A" : "B";
+  const std::string longer = a_end < b_end ? "B" : "A";
   if (!difference) {
     out << "the runs match: " << matched << " data messages, each with the same bytes";
     if (!same_length) {
-      out << ", up to tag " << tag_text(std::min(a_last, b_last), first_tag) << " where run "
-          << shorter << "'s messages end; run " << longer << " sent " << past_shorter
-          << " more after it";
+      out << ", up to tag " << tag_text(std::min(a_end, b_end), first_tag) << " where run "
+          << shorter << " ends; run " << longer << " sent " << past_shorter
+          << " more arriving after it";
     }
     out << "\n";
     return out.str();

@@ -52,7 +52,11 @@ struct DiffResult {
   std::uint64_t a_messages = 0, b_messages = 0;
   Tag first_tag = Tag::forever();                    // run A's first tag, for relative times
   Tag a_last = Tag::never(), b_last = Tag::never();  // each run's last arrival tag
-  /// Messages the longer run sent past the shorter run's last tag (not compared).
+  /// Where each run ends: its cutoff (from its federates' result files, LOG_DIR/FEDERATE.json),
+  /// else its last arrival tag. Runs that end at different tags are compared up to the earlier
+  /// end: messages arriving after it, in either run, are not compared.
+  Tag a_end = Tag::never(), b_end = Tag::never();
+  /// Messages of the run that ends later arriving after the other's end (not compared).
   std::uint64_t past_shorter = 0;
   std::optional<RunDifference> difference;
 

@@ -150,8 +150,48 @@ TEST(RunDiff, ARunThatWentOnMatchesUpToWhereTheOtherEnded) {
   EXPECT_EQ(result.a_last, Tag(2'500'000, 0));
   EXPECT_EQ(result.text(),
             "the runs match: 5 data messages, each with the same bytes, up to tag (2500000, 0), "
-            "2.500 ms after the run's first tag where run A's messages end; run B sent 2 more "
+            "2.500 ms after the run's first tag where run A ends; run B sent 2 more arriving "
             "after it\n");
+}
+
+/// The result file a federate writes at its end, naming the run's cutoff (nodes/README.md).
+void write_cutoff(const std::filesystem::path& dir, const std::string& federate, Tag cutoff) {
+  std::ofstream(dir / (federate + ".json")) << R"({"cutoff": {"time_ns": )" << cutoff.time_ns()
+                                            << R"(, "microstep": )" << cutoff.microstep() << "}}";
+}
+
+// A run that stopped earlier ends at its cutoff, not at its last arrival: the learner's weights
+// sent `after` a delay arrive past it, and the sampler's rounds after the cutoff are not missing
+// from that run but past its end.
+TEST(RunDiff, ARunThatStoppedEarlierEndsAtItsCutoffNotAtItsLastDelayedArrival) {
+  const auto a = fresh_log_dir("diff_a");
+  const auto b = fresh_log_dir("diff_b");
+  write_run(a, {0, true, 2, 1.0F});  // the sampler at 0 and 1 ms; the weights arrive at 2.5 ms
+  write_run(b, {0, true, 5, 1.0F});  // the sampler at 0 .. 4 ms
+  // Without the cutoffs run A ends at its last arrival (2.5 ms): B's 2 ms is missing from it.
+  DiffResult result = diff_runs(a.string(), b.string());
+  ASSERT_TRUE(result.difference);
+  EXPECT_EQ(result.difference->tag, Tag(2'000'000, 0));
+  write_cutoff(a, "sampler-0", Tag(1'000'000, 2));
+  write_cutoff(b, "sampler-0", Tag(4'000'000, 2));
+  result = diff_runs(a.string(), b.string());
+  EXPECT_FALSE(result.difference) << result.text();
+  EXPECT_EQ(result.a_end, Tag(1'000'000, 2));
+  EXPECT_EQ(result.b_end, Tag(4'000'000, 2));
+  EXPECT_EQ(result.matched, 3U);       // the sampler's two and the replay's ABSENT
+  EXPECT_EQ(result.past_shorter, 4U);  // run B's sampler at 2, 3, 4 ms and its weights
+  EXPECT_EQ(result.text(),
+            "the runs match: 3 data messages, each with the same bytes, up to tag (1000000, 2), "
+            "1.000 ms after the run's first tag where run A ends; run B sent 4 more arriving "
+            "after it\n");
+  // Before the earlier end a missing message is still a difference.
+  const auto c = fresh_log_dir("diff_c");
+  write_run(c, {0, true, 1, 1.0F});  // the sampler at 0 ms only, but its cutoff after 1 ms
+  write_cutoff(c, "sampler-0", Tag(1'000'000, 2));
+  result = diff_runs(c.string(), b.string());
+  ASSERT_TRUE(result.difference);
+  EXPECT_EQ(result.difference->tag, Tag(1'000'000, 0));
+  EXPECT_EQ(result.difference->difference, "only the second run sent it");
 }
 
 TEST(RunDiff, RunsThatSentTheSameBytesMatch) {
