@@ -15,6 +15,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -267,6 +268,42 @@ TEST_F(Traced, DiffNamesTheTagAndConnectionWhereAReseededSamplerParts) {
   EXPECT_NE(said.find("transitions"), std::string::npos) << said;
   // The messages before it were the same in both runs.
   EXPECT_EQ(nth_tag(a, "sampler-0", "replay", 48), nth_tag(c, "sampler-0", "replay", 48));
+}
+
+/// Two samplers of their own groups feeding one replay, one of them `after: 3ms`, stopping at
+/// `steps` env steps.
+std::string delayed_cluster(int base, std::int64_t steps) {
+  std::ostringstream yaml;
+  yaml << "cluster: delayed\nmode: reactor\nseed: 11\n"
+       << "hosts:\n  local: {address: 127.0.0.1}\n"
+       << "coordinator: {host: local, port: " << base << "}\n"
+       << "nodes:\n";
+  for (const auto& [name, port] : {std::pair{"early", 1}, std::pair{"late", 2}}) {
+    yaml << "  " << name << ":\n    kind: sampler\n    data_port: " << base + port
+         << "\n    params: {env: CartPole-v1, num_envs: 8, policy: local}\n";
+  }
+  yaml << "  replay:\n    kind: replay\n    data_port: " << base + 3
+       << "\n    params: {capacity: 5000, selector: uniform, min_size: 100, batch_size: 32}\n"
+       << "connections:\n  - {from: early.transitions, to: replay.transitions}\n"
+       << "  - {from: late.transitions, to: replay.transitions, after: 3ms}\n"
+       << "stop: {env_steps: " << steps << ", seconds: 120}\n"
+       << "trace: {digests: true, events: 20000}\n";
+  return yaml.str();
+}
+
+// Runs of one file stopped at different steps match up to where the shorter one ends, its
+// cutoff: the delayed sampler's last messages arrive 3 ms after it, and the other sampler's
+// rounds after the cutoff are the longer run's, not missing from the shorter.
+TEST_F(Traced, RunsStoppedAtDifferentStepsMatchUpToTheShorterRunsCutoff) {
+  const std::string shorter = file("shorter.yaml", delayed_cluster(base_, 1600));
+  const std::string longer = file("longer.yaml", delayed_cluster(base_, 2400));
+  const fs::path a = dir_ / "a", b = dir_ / "b";
+  ASSERT_EQ(tagflow({"up", shorter, "--log-dir", a.string(), "--quiet"}, "a"), 0) << err("a");
+  ASSERT_EQ(tagflow({"up", longer, "--log-dir", b.string(), "--quiet"}, "b"), 0) << err("b");
+  ASSERT_EQ(tagflow({"diff", a.string(), b.string()}, "diff"), 0) << out("diff") << err("diff");
+  EXPECT_NE(out("diff").find("where run A ends; run B sent"), std::string::npos) << out("diff");
+  ASSERT_EQ(tagflow({"diff", b.string(), a.string()}, "back"), 0) << out("back") << err("back");
+  EXPECT_NE(out("back").find("where run B ends; run A sent"), std::string::npos) << out("back");
 }
 
 TEST_F(Traced, DiffOfRunsRecordedWithoutDigestsSaysHowToRecordThem) {
