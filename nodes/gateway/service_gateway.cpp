@@ -9,6 +9,10 @@
 
 #include <zmq.hpp>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include "monitoring/process_metrics.hpp"
 #include "nodes/gateway/episode_experience.hpp"
 #include "nodes/gateway/gateway_metrics.hpp"
@@ -143,7 +147,8 @@ struct ServiceGateway::Impl {
   RequestShape shape;
   std::vector<PolicySeries> series;  // by policy index
   std::deque<Pending> queue;
-  std::size_t queued_bytes = 0;                              // observation bytes in `queue`
+  std::size_t queued_bytes = 0;       // observation bytes in `queue`
+  std::uint64_t read_since_trim = 0;  // request bytes read since memory was last given back
   std::unordered_map<std::string, std::uint32_t> in_flight;  // client → queued requests
   std::set<std::string> logged;                              // client + reason, logged once
   std::map<std::uint64_t, Episode> episodes;
@@ -222,7 +227,9 @@ struct ServiceGateway::Impl {
   // The loop's steps (run(), in this order).
   void refresh_backend(Clock::time_point& last_refresh);
   [[nodiscard]] bool wait_for_frames();  // false: the wait was interrupted
-  void read_waiting(std::vector<zmq::message_t>& parts);
+  /// Returns how many messages it read.
+  std::size_t read_waiting(std::vector<zmq::message_t>& parts);
+  void give_back_memory();
   void apply_weights();
   [[nodiscard]] bool due(Clock::time_point now) const;
   void serve_batch();
@@ -362,9 +369,10 @@ void ServiceGateway::run() {
   while (!stop_.load(std::memory_order_relaxed)) {
     s.refresh_backend(last_refresh);
     if (!s.wait_for_frames()) continue;  // EINTR
-    s.read_waiting(parts);
+    const std::size_t read = s.read_waiting(parts);
     s.apply_weights();
     while (s.due(Clock::now())) s.serve_batch();
+    if (read == 0 && s.queue.empty()) s.give_back_memory();
   }
 }
 
@@ -400,11 +408,26 @@ bool ServiceGateway::Impl::wait_for_frames() {
 }
 
 /// Reads and handles what is waiting (bounded, so that a flood cannot starve the forward passes).
-void ServiceGateway::Impl::read_waiting(std::vector<zmq::message_t>& parts) {
-  for (std::size_t n = 0; n < config.max_queue + 64; ++n) {
+std::size_t ServiceGateway::Impl::read_waiting(std::vector<zmq::message_t>& parts) {
+  std::size_t n = 0;
+  for (; n < config.max_queue + 64; ++n) {
     if (!receive(parts)) break;
     handle(parts);
   }
+  return n;
+}
+
+/// Once the gateway is idle (nothing waiting, nothing queued) after reading at least 64 MiB of
+/// requests, hands the allocator's free memory back to the system. Large requests are allocated
+/// by ZeroMQ's I/O threads and freed here; glibc keeps what they freed for reuse, so one burst of
+/// large acts left the process hundreds of megabytes larger for good.
+void ServiceGateway::Impl::give_back_memory() {
+  constexpr std::uint64_t kTrimAfter = std::uint64_t{64} << 20;
+  if (read_since_trim < kTrimAfter) return;
+  read_since_trim = 0;
+#if defined(__GLIBC__)
+  (void)::malloc_trim(0);
+#endif
 }
 
 /// One waiting message into `parts`; false when none waits. Frames beyond the envelope's are read
@@ -417,6 +440,7 @@ bool ServiceGateway::Impl::receive(std::vector<zmq::message_t>& parts) {
     return false;
   }
   bool more = first.more();
+  read_since_trim += first.size();
   bool too_many = false;
   int fd = -1;  // the connection, from a frame that crossed it (what ZMQ_SRCFD reads)
   // The routing id ROUTER puts first did not cross the wire.
@@ -426,6 +450,7 @@ bool ServiceGateway::Impl::receive(std::vector<zmq::message_t>& parts) {
     zmq::message_t next;
     if (!router.recv(next, zmq::recv_flags::dontwait)) break;
     more = next.more();
+    read_since_trim += next.size();
     wire_bytes += transport::zmtp_frame_bytes(next.size());
     if (guard && fd < 0) {
       if (const char* text = zmq_msg_gets(next.handle(), "__fd")) fd = std::atoi(text);
