@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -52,27 +53,55 @@ std::map<std::string, std::vector<SentValue>> read_run(const std::string& run) {
   return logs;
 }
 
-/// The run's cutoff (nodes/README.md: the earliest stop proposal) from the result file of one of
-/// `senders` in the run directory (LOG_DIR/FEDERATE.json; every federate's names the same one),
-/// or std::nullopt when none holds one (no result written, or one not read: the caller then uses
-/// the run's last arrival tag).
+/// The run's cutoff (nodes/README.md: the earliest stop proposal) from the result files of
+/// `senders` in the run directory (LOG_DIR/FEDERATE.json, written at each process's normal end;
+/// every one names the same cutoff), or std::nullopt when none is there or none names one (the
+/// caller then uses the run's last arrival tag). Throws TraceError for a result file that cannot
+/// be read, is not JSON, names a cutoff that is no tag of a run, or another cutoff than the rest.
 std::optional<Tag> run_cutoff(const std::string& run, const std::set<std::string>& senders) {
+  std::optional<Tag> found;
+  std::string found_in;
   for (const std::string& sender : senders) {
-    std::ifstream in(fs::path(run) / (sender + ".json"));
-    if (!in) continue;
-    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-    if (!j.is_object()) continue;
-    const auto cutoff = j.find("cutoff");
-    if (cutoff == j.end() || !cutoff->is_object()) continue;
-    const auto time = cutoff->find("time_ns");
-    const auto micro = cutoff->find("microstep");
-    if (time == cutoff->end() || micro == cutoff->end() || !time->is_number_integer() ||
-        !micro->is_number_unsigned()) {
-      continue;
+    const std::string path = (fs::path(run) / (sender + ".json")).string();
+    std::error_code ec;
+    if (!fs::exists(fs::symlink_status(path, ec))) continue;  // no result written
+    require_regular_file(path, "result file");
+    std::ifstream in(path);
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(in);
+    } catch (const std::exception& e) {
+      throw TraceError("the result file " + path + " is not JSON: " + json_error_text(e));
     }
-    return Tag(time->get<std::int64_t>(), micro->get<std::uint32_t>());
+    const auto cutoff = j.is_object() ? j.find("cutoff") : j.end();
+    if (!j.is_object() || cutoff == j.end() || cutoff->is_null()) continue;
+    const auto field = [&](const char* name) {
+      const auto it = cutoff->is_object() ? cutoff->find(name) : cutoff->end();
+      return it != cutoff->end() && it->is_number_integer() ? std::optional(*it) : std::nullopt;
+    };
+    const auto time = field("time_ns");
+    const auto micro = field("microstep");
+    // A run's tags start at a time >= 0; FOREVER is no cutoff.
+    const bool tag = time && micro && !time->is_number_float() &&
+                     (time->is_number_unsigned()
+                          ? time->get<std::uint64_t>() <
+                                static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
+                          : time->get<std::int64_t>() >= 0) &&
+                     (micro->is_number_unsigned() &&
+                      micro->get<std::uint64_t>() <= std::numeric_limits<std::uint32_t>::max());
+    if (!tag) {
+      throw TraceError("the result file " + path +
+                       " names a cutoff that is no tag of a run: " + cutoff->dump().substr(0, 200));
+    }
+    const Tag at(time->get<std::int64_t>(), micro->get<std::uint32_t>());
+    if (found && *found != at) {
+      throw TraceError("the result files " + found_in + " and " + path +
+                       " name different cutoffs (a damaged run directory, or files of two runs)");
+    }
+    found = at;
+    found_in = path;
   }
-  return std::nullopt;
+  return found;
 }
 
 /// A payload's bytes from the run's .values.bin, or why there are none to show.
@@ -92,11 +121,20 @@ KeptBytes bytes_of(const std::string& run, const std::string& sender, const Sent
     return kept;
   }
   const std::string path = (fs::path(run) / "trace" / (sender + ".values.bin")).string();
-  std::ifstream in(path, std::ios::binary);
-  kept.bytes.assign(value.bytes, '\0');
-  in.seekg(static_cast<std::streamoff>(*value.offset));
-  in.read(kept.bytes.data(), static_cast<std::streamsize>(value.bytes));
-  if (!in) {
+  // Nothing is allocated for bytes the file cannot hold (a damaged log's size or offset).
+  std::error_code ec;
+  const bool regular = fs::is_regular_file(path, ec);
+  const std::uintmax_t size = regular ? fs::file_size(path, ec) : 0;
+  const bool inside =
+      regular && !ec && *value.offset <= size && value.bytes <= size - *value.offset;
+  std::ifstream in;
+  if (inside) {
+    in.open(path, std::ios::binary);
+    kept.bytes.assign(value.bytes, '\0');
+    in.seekg(static_cast<std::streamoff>(*value.offset));
+    in.read(kept.bytes.data(), static_cast<std::streamsize>(value.bytes));
+  }
+  if (!inside || !in) {
     kept.bytes.clear();
     kept.damaged = true;
     kept.why_not = "kept at byte " + std::to_string(*value.offset) + " of " + path +
@@ -163,6 +201,7 @@ std::pair<Tag, std::vector<std::string>> reactions_before(const std::string& run
 }  // namespace
 
 std::vector<SentValue> read_value_log(const std::string& path) {
+  require_regular_file(path, "value log");
   std::ifstream in(path);
   if (!in) throw TraceError("cannot read the value log " + path);
   static const char* const kFields[] = {"tag time", "microstep", "receiver", "port",

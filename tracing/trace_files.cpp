@@ -122,7 +122,7 @@ class TraceFileReader {
   }
   bool parse_error(std::size_t position, const std::string& /*last_token*/,
                    const nlohmann::detail::exception& e) {
-    error = "is not JSON (at byte " + std::to_string(position) + "): " + e.what();
+    error = "is not JSON (at byte " + std::to_string(position) + "): " + json_error_text(e);
     return false;
   }
 
@@ -293,6 +293,27 @@ std::string_view ProcessTraceFile::party(const TraceEvent& event) const {
   return federate.empty() ? std::string_view("coordinator") : std::string_view(federate);
 }
 
+void require_regular_file(const std::string& path, const std::string& what) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (ec || status.type() == fs::file_type::not_found) {
+    throw TraceError("cannot read the " + what + " " + path);
+  }
+  if (status.type() != fs::file_type::regular) {
+    throw TraceError("the " + what + " " + path +
+                     " is not a regular file (a directory, a pipe or a device)");
+  }
+}
+
+std::string json_error_text(const std::exception& e) {
+  std::string text = e.what();
+  if (text.rfind("[json.exception.", 0) == 0) {
+    const auto end = text.find("] ");
+    if (end != std::string::npos) text.erase(0, end + 2);
+  }
+  return text;
+}
+
 std::string_view ProcessTraceFile::intern(std::string text) {
   if (text.empty()) return {};
   return *strings->insert(std::move(text)).first;
@@ -302,6 +323,7 @@ ProcessTraceFile read_trace_file(const std::string& path) {
   // The whole file in memory, then parsed where it lies: a fraction of what its document tree
   // would take, and the fastest input nlohmann's parser has.
   std::string text;
+  require_regular_file(path, "trace file");
   {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw TraceError("cannot read the trace file " + path);
@@ -319,7 +341,7 @@ ProcessTraceFile read_trace_file(const std::string& path) {
   try {
     parsed = nlohmann::json::sax_parse(text.data(), text.data() + text.size(), &reader);
   } catch (const std::exception& e) {
-    reader.error = std::string("cannot be read: ") + e.what();
+    reader.error = "cannot be read: " + json_error_text(e);
   }
   text = std::string();
   if (!parsed || !reader.error.empty()) {

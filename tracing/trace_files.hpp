@@ -32,6 +32,14 @@ class TraceError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Throws TraceError ("the WHAT PATH is not a regular file ...") unless `path` is one (a link to
+/// one counts): a directory, a pipe or a device is refused before it is opened, so a named pipe
+/// cannot make a reader wait for ever nor /dev/zero fill its memory.
+void require_regular_file(const std::string& path, const std::string& what);
+
+/// A JSON parser's error message without the library's bracketed code ("[json.exception...] ").
+[[nodiscard]] std::string json_error_text(const std::exception& e);
+
 using trace::Kind;
 
 struct TraceEvent {

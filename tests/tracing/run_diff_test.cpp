@@ -2,7 +2,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
+#include <sstream>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -192,6 +195,70 @@ TEST(RunDiff, ARunThatStoppedEarlierEndsAtItsCutoffNotAtItsLastDelayedArrival) {
   ASSERT_TRUE(result.difference);
   EXPECT_EQ(result.difference->tag, Tag(1'000'000, 0));
   EXPECT_EQ(result.difference->difference, "only the second run sent it");
+}
+
+// The result files are read strictly: a cutoff that is no tag of a run, result files of one run
+// naming different cutoffs, a result file that is no JSON or no regular file are errors naming
+// the file, not a match computed from them.
+TEST(RunDiff, DamagedResultFilesAreNamedNotTrusted) {
+  const auto a = fresh_log_dir("diff_a");
+  const auto b = fresh_log_dir("diff_b");
+  write_run(a, {});
+  write_run(b, {});
+  const auto refused = [&](const std::string& text) {
+    std::ofstream(a / "replay.json") << text;
+    try {
+      (void)diff_runs(a.string(), b.string());
+    } catch (const TraceError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_NE(refused(R"({"cutoff": {"time_ns": -1, "microstep": 0}})").find("no tag of a run"),
+            std::string::npos);
+  EXPECT_NE(refused(R"({"cutoff": {"time_ns": 0, "microstep": 4294967296}})")
+                .find("replay.json names a cutoff that is no tag of a run"),
+            std::string::npos);
+  const std::string garbage = refused("not json");
+  EXPECT_NE(garbage.find("replay.json is not JSON: "), std::string::npos) << garbage;
+  EXPECT_EQ(garbage.find("json.exception"), std::string::npos) << garbage;
+  write_cutoff(a, "learner", Tag(3'000'000, 2));
+  EXPECT_NE(
+      refused(R"({"cutoff": {"time_ns": 2000000, "microstep": 2}})").find("name different cutoffs"),
+      std::string::npos);
+  std::filesystem::remove(a / "replay.json");
+  std::filesystem::create_directory(a / "replay.json");
+  EXPECT_NE(refused("").find("is not a regular file"), std::string::npos);
+}
+
+// A value log whose size or offset points past its .values.bin is damaged: said so, without
+// allocating the bytes it claims.
+TEST(RunDiff, ALoggedSizeBeyondTheKeptBytesIsDamagedNotAllocated) {
+  const auto a = fresh_log_dir("diff_a");
+  const auto b = fresh_log_dir("diff_b");
+  write_run(a, {});
+  write_run(b, {1});
+  const auto log = a / "trace" / "sampler-0.values.tsv";
+  std::ifstream in(log);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  in.close();
+  // The third transitions (the first difference): 2^62 bytes claimed.
+  const auto line = text.find("2000000\t0\treplay");
+  ASSERT_NE(line, std::string::npos) << text;
+  std::vector<std::string> fields;
+  const auto end = text.find('\n', line);
+  std::istringstream split(text.substr(line, end - line));
+  for (std::string f; std::getline(split, f, '\t');) fields.push_back(f);
+  ASSERT_EQ(fields.size(), 7U);
+  fields[4] = "4611686018427387904";
+  std::string changed;
+  for (const std::string& f : fields) changed += (changed.empty() ? "" : "\t") + f;
+  text.replace(line, end - line, changed);
+  std::ofstream(log) << text;
+  const DiffResult result = diff_runs(a.string(), b.string());
+  ASSERT_TRUE(result.difference);
+  EXPECT_NE(result.difference->a_value.find("which cannot be read there"), std::string::npos)
+      << result.text();
 }
 
 TEST(RunDiff, RunsThatSentTheSameBytesMatch) {

@@ -246,6 +246,18 @@ TEST(TraceMerge, ThreadIdsAreMappedToTracksAndEveryMalformedFileIsNamed) {
   bad(head + "[\"reaction\",1,2,5,3,0,\"x\",\"\",0,0]]}", "of thread 5, which it does not list");
   bad(head + "[\"reaction\",1,\"long\",0,3,0,\"x\",\"\",0,0]]}", "bad duration_ns");
   bad("{\"format\":\"tagflow-trace-1\",\"process\":\"sampler-0\",\"threads\":[]}", "no \"events\"");
+  // The parser's words, not its library's code.
+  bad("garbage", "is not JSON (at byte 1): parse error at line 1");
+  try {
+    std::ofstream(dir / "trace" / "sampler-0.trace.json") << "garbage";
+    (void)merge_traces(dir.string());
+  } catch (const TraceError& e) {
+    EXPECT_EQ(std::string(e.what()).find("json.exception"), std::string::npos) << e.what();
+  }
+  // A directory (or a pipe, which would block its reader) is refused before it is opened.
+  std::filesystem::remove(dir / "trace" / "sampler-0.trace.json");
+  std::filesystem::create_directory(dir / "trace" / "sampler-0.trace.json");
+  bad("", "is not a regular file");
   // The merged file of the good run is untouched by the failed merges (none was written).
   EXPECT_FALSE(std::filesystem::exists(dir / "trace.json"));
 }
