@@ -28,6 +28,7 @@
 #include "common/trace_recorder.hpp"
 #include "coordinator/coordinator.hpp"
 #include "hosts/reactor/federated_process.hpp"
+#include "hosts/replica_params_check.hpp"
 #include "monitoring/metrics_endpoint.hpp"
 #include "monitoring/process_metrics.hpp"
 #include "nodes/cluster/federation_plan.hpp"
@@ -55,6 +56,9 @@ LoadedSpec load_spec(const std::string& path, const std::string& run_keys) {
   }
   if (bare_federation) return {coordinator::load_federation_spec(path), std::nullopt};
   cluster::ClusterConfig config = cluster::load_cluster_config(path);
+  // A file whose node params its nodes would refuse fails here, as `tagflow up` fails it, not
+  // after the join timeout.
+  hosts::check_replica_params(config);
   if (!run_keys.empty()) cluster::use_run_keys(config, run_keys);
   coordinator::FederationSpec spec = cluster::federation_spec(config);
   return {std::move(spec), std::move(config)};

@@ -124,6 +124,13 @@ TEST_F(TagflowUp, ABadNodeParamExitsTwoNamingTheFileBeforeAnyProcessStarts) {
             std::string::npos)
       << err;
   EXPECT_FALSE(fs::exists(dir_ / "runs"));  // nothing started
+  // `tagflow coordinator` loads the file as `up` does, params included: refused at once, not
+  // after its join timeout.
+  EXPECT_EQ(run({"coordinator", "--config", path("local.yaml")}, dir_, "coordinator"), 2);
+  const std::string said = read_text_file(dir_ / "coordinator.err");
+  EXPECT_NE(said.find(":" + std::to_string(line) + ": nodes.replay.params.capacity:"),
+            std::string::npos)
+      << said;
 }
 
 // The same for the params only the LibTorch processes use: the learner's and the inference
