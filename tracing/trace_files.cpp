@@ -24,6 +24,12 @@ constexpr std::array<const char*, 10> kFieldNames = {
     "kind",          "start_ns", "duration_ns", "thread", "tag_time_ns",
     "tag_microstep", "name",     "peer",        "port",   "bytes"};
 
+/// Bounds of the times a trace holds, so that no sum of them overflows: an event's start (ns
+/// since 1970; a file written by hand may count from elsewhere) is within ±2^62 (the year 2116),
+/// a duration, a clock's error and the size of a clock offset are below 2^61 ns (73 years).
+constexpr std::int64_t kMaxStartNs = std::int64_t{1} << 62;
+constexpr std::int64_t kMaxSpanNs = std::int64_t{1} << 61;
+
 /// The file read as a stream of JSON tokens (nlohmann's SAX interface): the header's scalars, the
 /// threads and the events, each event straight into a TraceEvent. A callback that meets
 /// something other than the format records why in `error` and returns false, which stops the
@@ -183,6 +189,10 @@ class TraceFileReader {
                           : key_ == "clock_offset_ns" ? file_.clock_offset_ns
                                                       : file_.clock_error_ns;
       if (!to_int64(v, out)) return fail("\"" + key_ + "\" is not an integer");
+      if (key_ != "pid" &&
+          (out <= -kMaxSpanNs || out >= kMaxSpanNs || (key_ == "clock_error_ns" && out < 0))) {
+        return fail("\"" + key_ + "\" is out of range (" + std::to_string(out) + " ns)");
+      }
     } else if (key_ == "dropped") {
       if (!to_uint64(v, UINT64_MAX, u)) return fail("\"dropped\" is not a count");
       file_.dropped = u;
@@ -220,10 +230,12 @@ class TraceFileReader {
         }
         break;
       case 1:
-        ok = to_int64(v, event_.start_ns);
+        ok = to_int64(v, event_.start_ns) && event_.start_ns > -kMaxStartNs &&
+             event_.start_ns < kMaxStartNs;
         break;
       case 2:
-        ok = to_int64(v, event_.duration_ns) && event_.duration_ns >= 0;
+        ok = to_int64(v, event_.duration_ns) && event_.duration_ns >= 0 &&
+             event_.duration_ns < kMaxSpanNs;
         break;
       case 3:
         // The thread's id; read_trace_file() turns it into an index once the threads are known.

@@ -245,6 +245,11 @@ TEST(TraceMerge, ThreadIdsAreMappedToTracksAndEveryMalformedFileIsNamed) {
   bad(head + "[\"meditation\",1,2,0,3,0,\"x\",\"\",0,0]]}", "unknown kind \"meditation\"");
   bad(head + "[\"reaction\",1,2,5,3,0,\"x\",\"\",0,0]]}", "of thread 5, which it does not list");
   bad(head + "[\"reaction\",1,\"long\",0,3,0,\"x\",\"\",0,0]]}", "bad duration_ns");
+  bad(head + "[\"reaction\",-9223372036854775807,2,0,3,0,\"x\",\"\",0,0]]}", "bad start_ns");
+  bad(head + "[\"reaction\",1,9223372036854775807,0,3,0,\"x\",\"\",0,0]]}", "bad duration_ns");
+  bad("{\"format\":\"tagflow-trace-1\",\"process\":\"sampler-0\",\"clock_offset_ns\":"
+      "9223372036854775807,\"threads\":[],\"events\":[]}",
+      "\"clock_offset_ns\" is out of range");
   bad("{\"format\":\"tagflow-trace-1\",\"process\":\"sampler-0\",\"threads\":[]}", "no \"events\"");
   // The parser's words, not its library's code.
   bad("garbage", "is not JSON (at byte 1): parse error at line 1");
