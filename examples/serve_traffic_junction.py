@@ -30,17 +30,27 @@ except ModuleNotFoundError as missing:
              "with /usr/bin/python3; or pip install numpy pyzmq msgpack for this python)")
 
 
-def wait_for_gateways(endpoints, seconds):
+def curve_keys(directory, name):
+    """The CURVE options of a client with key pair NAME in DIR (`tagflow keys generate DIR --name
+    gateway --name NAME`): the gateway's public key and the client's pair, newlines stripped."""
+    def read(file):
+        with open(os.path.join(directory, file), encoding="ascii") as f:
+            return f.read().strip()
+    return {"server_public_key": read("gateway.pub"), "public_key": read(name + ".pub"),
+            "secret_key": read(name + ".key")}
+
+
+def wait_for_gateways(endpoints, seconds, curve):
     """Handshakes with every gateway until all answer (the cluster may still be starting)."""
     deadline = time.monotonic() + seconds
     while True:
-        probe = Client(endpoints, timeout=2.0)
+        probe = Client(endpoints, timeout=2.0, curve=curve)
         try:
             probe.connect()
             return
-        except TimeoutError:
+        except TimeoutError as error:
             if time.monotonic() > deadline:
-                raise
+                raise TimeoutError(f"{error} (waited --wait {seconds:g} s for every gateway)")
         finally:
             probe.close()
 
@@ -56,10 +66,20 @@ def main():
                              "inference.experience connected, nodes/gateway/PROTOCOL.md)")
     parser.add_argument("--wait", type=float, default=60.0,
                         help="seconds to wait for the gateways to answer")
+    parser.add_argument("--keys", metavar="DIR",
+                        help="a CURVE gateway's key directory (gateway_keys): DIR/gateway.pub and "
+                             "the client's pair DIR/NAME.pub, DIR/NAME.key (see --client)")
+    parser.add_argument("--client", metavar="NAME", default="client",
+                        help="the client key pair's name in --keys (one of gateway_clients; "
+                             "default: client)")
     args = parser.parse_args()
 
-    wait_for_gateways(args.gateways.split(","), args.wait)
-    client = Client(args.gateways.split(","), timeout=10.0)
+    try:
+        curve = curve_keys(args.keys, args.client) if args.keys else None
+    except OSError as error:
+        sys.exit(f"serve_traffic_junction.py: --keys {args.keys}: {error}")
+    wait_for_gateways(args.gateways.split(","), args.wait, curve)
+    client = Client(args.gateways.split(","), timeout=10.0, curve=curve)
     agents = client.connect()
     env = TrafficJunction(num_agents=10, seed=args.seed)
     if len(agents) != env.n or client.observation_size != env.observation_size:

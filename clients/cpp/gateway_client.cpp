@@ -250,7 +250,8 @@ ActReply GatewayClient::act(const std::map<std::uint32_t, std::vector<float>>& o
   const msgpack::object& o = h.get();
   ActReply r;
   read_common(o, r);
-  if (episode && r.error == "unknown_episode") forget_instance(*episode);
+  // An `unknown_episode` keeps the instance: a retry is refused too, instead of going out
+  // without it and landing in a restarted gateway's episode of that id.
   if (!r.ok) return r;
   r.actions = get<std::map<std::uint32_t, std::int64_t>>(o, "actions");
   r.policies = get<std::map<std::uint32_t, std::string>>(o, "policies");
@@ -308,8 +309,8 @@ EpisodeReply GatewayClient::episode_end(std::uint64_t episode,
   const msgpack::object& o = h.get();
   EpisodeReply r;
   read_common(o, r);
-  // Ended, or gone from the gateway: either way no request of it will be sent again.
-  if (r.ok || r.error == "unknown_episode") forget_instance(episode);
+  // Ended: no request of it will be sent again (a refused one keeps its instance for a retry).
+  if (r.ok) forget_instance(episode);
   if (!r.ok) return r;
   r.episode = get<std::uint64_t>(o, "episode");
   if (find(o, "instance") != nullptr) r.instance = get<std::uint64_t>(o, "instance");

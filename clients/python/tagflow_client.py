@@ -163,7 +163,8 @@ class Client:
         self._carried = {}
         # (endpoint, episode id) -> the gateway instance the episode was started on, sent with
         # the episode's requests so that a restarted gateway refuses them (PROTOCOL.md 4, step 3)
-        # instead of taking them for its own new episode of that id; the newest 1024 per gateway.
+        # instead of taking them for its own new episode of that id; the newest 1024 × gateways,
+        # kept after an `unknown_episode` refusal (so that every later request is refused too).
         self._instances = {}
 
     def connect(self):
@@ -197,7 +198,7 @@ class Client:
         sent with that gateway's next request of the episode (act or episode_end), where the
         gateway adds them up as if they had come now; without an episode they would be ignored."""
         self._check_open()
-        if not self.agent_gateway:
+        if any(g.info is None for g in self.gateways):  # never connected, or not to every one
             self.connect()
         parts = self._split({a: _observation_bytes(o) for a, o in observations.items()})
         rewards_by = self._split(rewards) if rewards else {}
@@ -252,9 +253,9 @@ class Client:
                     last_busy = reply
                 else:
                     # Refused, so not taken: what it carried waits for the episode's next request.
+                    # An `unknown_episode` keeps the instance: a retry must be refused too, not
+                    # go out without one and land in a restarted gateway's episode of that id.
                     self._put_back(gateway, episode, kept.get(gateway))
-                    if episode is not None and reply.get("error") == "unknown_episode":
-                        self._instances.pop((gateway.endpoint, episode[gateway.endpoint]), None)
                     failure = failure or _refusal(reply)
             if failure is not None or not pending or attempt == self.busy_retries:
                 break
@@ -352,9 +353,9 @@ class Client:
             try:
                 reply = gateway.call("episode_end", **fields)
             except GatewayError as e:
-                self._put_back(gateway, episode, kept)  # refused: kept for a retry
-                if e.code == "unknown_episode":  # gone from the gateway: never asked again
-                    self._instances.pop((gateway.endpoint, episode[gateway.endpoint]), None)
+                # Refused: what it carried is kept for a retry, and the instance with it (an
+                # `unknown_episode` one is refused again rather than sent without it).
+                self._put_back(gateway, episode, kept)
                 failure = failure or e
                 continue
             except TimeoutError as e:
@@ -371,13 +372,13 @@ class Client:
     def limits(self):
         """{endpoint: {limit name: number}}: what one request may hold (PROTOCOL.md 2.1)."""
         self._check_open()
-        if not self.agent_gateway:
+        if any(g.info is None for g in self.gateways):
             self.connect()
         return {g.endpoint: g.info["limits"] for g in self.gateways}
 
     def health(self):
-        """{endpoint: the health reply} from every gateway: "op", "id", "ok", "live", "ready" and
-        "policies", which maps each hosted policy to {"version", "loaded", "max_batch",
+        """{endpoint: the health reply} from every gateway: "op", "id", "ok", "live", "ready",
+        "instance" (from a gateway that sends one) and "policies", which maps each hosted policy to {"version", "loaded", "max_batch",
         "max_wait_us", "replay"}."""
         return {g.endpoint: g.call("health") for g in self.gateways}
 

@@ -159,6 +159,20 @@ class CarriedValues(unittest.TestCase):
         self.client.act({0: observation()}, episode=episode)
         self.assertNotIn("instance", self.a.ops("act")[-1])
 
+    def test_a_request_refused_as_unknown_episode_is_retried_with_its_instance(self):
+        # A restarted gateway refuses the episode; the retry must carry the instance again, so
+        # that it is refused too instead of landing in the new gateway's episode of that id.
+        self.a.instance = 5
+        episode = self.client.episode_start()
+        self.a.refuse["act"] = self.a.refuse["episode_end"] = "unknown_episode"
+        for _ in range(2):
+            with self.assertRaises(GatewayError):
+                self.client.act({0: observation()}, episode=episode, rewards={0: 1.0})
+            self.assertEqual(self.a.ops("act")[-1]["instance"], 5)
+        with self.assertRaises(GatewayError):
+            self.client.episode_end(episode)
+        self.assertEqual(self.a.ops("episode_end")[-1]["instance"], 5)
+
     def test_an_episode_refused_by_one_gateway_is_ended_on_the_others(self):
         self.b.refuse["episode_start"] = "no_replay"
         with self.assertRaises(GatewayError) as refused:
@@ -192,6 +206,22 @@ class CarriedValues(unittest.TestCase):
         del self.b.refuse["episode_end"]
         self.client.episode_end(episode)  # b's carried reward was kept for this retry
         self.assertEqual(self.b.ops("episode_end")[-1].get("rewards"), {1: 2.0})
+
+    def test_a_connect_that_failed_part_way_is_run_again_by_act_and_limits(self):
+        gone = ScriptedGateway([1])
+        gone.close()  # its port is closed: the handshake times out
+        client = Client([self.a.endpoint, gone.endpoint], timeout=0.3)
+        try:
+            with self.assertRaises(TimeoutError):
+                client.connect()
+            # Gateway a answered, the other did not: limits() connects again, and raises the
+            # same way instead of reading a gateway's info that was never there.
+            with self.assertRaises(TimeoutError):
+                client.limits()
+            with self.assertRaises(TimeoutError):
+                client.act({0: observation()})
+        finally:
+            client.close()
 
     def test_a_closed_client_says_so(self):
         closed = Client([self.a.endpoint], timeout=5.0)

@@ -1,7 +1,8 @@
 """The inference service example against a live cluster: configs/marl-serve.yaml on free ports
 under `tagflow up`, examples/serve_traffic_junction.py playing two episodes through both gateways,
 then the health probes over HTTP; the cluster is stopped with SIGTERM at the end. In reactor mode
-the gateways listen on `::` (every interface, IPv6 and IPv4), and a client reaches one over IPv6.
+the gateways listen on `::` (every interface, IPv6 and IPv4), and a client reaches one over IPv6;
+in actor mode they are CURVE servers, and the example and the clients connect with a client key.
 
 Usage: serve_example_test.py TAGFLOW_BINARY SOURCE_DIR WORK_DIR [reactor|actor] (the cluster's
 mode; reactor by default). Bounded: the cluster's own `seconds` stop and a timeout on every wait.
@@ -10,6 +11,7 @@ Exit status 0 on success.
 import fcntl
 import os
 import random
+import shutil
 import re
 import signal
 import socket
@@ -94,6 +96,24 @@ def main():
     if mode == "reactor":
         text, n = re.subn(r"gateway_port: (\d+)", r'gateway_port: \1, gateway_bind: "::"', text)
         assert n == 1, "configs/marl-serve.yaml no longer has one gateway_port"
+    # In actor mode the gateways are CURVE servers admitting client key "a" (PROTOCOL.md section
+    # 2): the example and the clients below connect with its pair.
+    curve, example_keys = None, []
+    if mode == "actor":
+        keys = os.path.join(work, "gateway-keys")
+        shutil.rmtree(keys, ignore_errors=True)  # `keys generate` overwrites no key
+        subprocess.run([binary, "keys", "generate", keys, "--name", "gateway", "--name", "a"],
+                       check=True, capture_output=True)
+        text, n = re.subn(r"gateway_port: (\d+)",
+                          rf'gateway_port: \1, gateway_keys: "{keys}", gateway_clients: "a"', text)
+        assert n == 1, "configs/marl-serve.yaml no longer has one gateway_port"
+        example_keys = ["--keys", keys, "--client", "a"]
+
+        def key(name):
+            with open(os.path.join(keys, name)) as f:
+                return f.read().strip()
+        curve = {"server_public_key": key("gateway.pub"), "public_key": key("a.pub"),
+                 "secret_key": key("a.key")}
     config = os.path.join(work, "marl-serve.yaml")
     with open(config, "w") as f:
         f.write(text)
@@ -105,7 +125,7 @@ def main():
         gateways = f"tcp://127.0.0.1:{base + 8},tcp://127.0.0.1:{base + 9}"
         example = subprocess.run(
             [sys.executable, os.path.join(source, "examples", "serve_traffic_junction.py"),
-             "--gateways", gateways, "--episodes", "2", "--wait", "90"],
+             "--gateways", gateways, "--episodes", "2", "--wait", "90"] + example_keys,
             capture_output=True, text=True, timeout=200)
         print(example.stdout)
         print(example.stderr, file=sys.stderr)
@@ -116,7 +136,7 @@ def main():
         sys.path.insert(0, os.path.join(source, "clients", "python"))
         import numpy as np
         from tagflow_client import Client, GatewayError
-        client = Client([f"tcp://127.0.0.1:{base + 8}"], timeout=10)
+        client = Client([f"tcp://127.0.0.1:{base + 8}"], timeout=10, curve=curve)
         agents = client.connect()
         assert sorted(agents) == [0, 1, 2, 3, 4], agents
         try:
@@ -141,7 +161,8 @@ def main():
             ipv6.close()
         # Rewards of agents whose gateway gets no observation in a call still count: the client
         # sends them with that gateway's next request of the episode (here episode_end).
-        both = Client([f"tcp://127.0.0.1:{base + 8}", f"tcp://127.0.0.1:{base + 9}"], timeout=10)
+        both = Client([f"tcp://127.0.0.1:{base + 8}", f"tcp://127.0.0.1:{base + 9}"], timeout=10,
+                      curve=curve)
         both.connect()
         episode = both.episode_start()
         zeros = {a: np.zeros(1350, np.float32) for a in range(10)}

@@ -237,6 +237,10 @@ TEST(ServiceGatewayTest, ARestartedGatewayRefusesAnEpisodeOfItsPreviousInstance)
   EXPECT_EQ(refused.error, "unknown_episode");
   EXPECT_NE(refused.reason.find("the gateway restarted since"), std::string::npos)
       << refused.reason;
+  // A retry is refused the same way: the client still sends the instance after the refusal.
+  EXPECT_EQ(client.act({{0, {1, 1, 1}}}, started.episode, {{0, 1.0}}).error, "unknown_episode");
+  EXPECT_EQ(client.episode_end(started.episode).error, "unknown_episode");
+  EXPECT_EQ(client.episode_end(started.episode).error, "unknown_episode");
   // Without the instance (a client that does not send it) the id names the new episode: what the
   // instance is for.
   msgpack::object_handle h;
