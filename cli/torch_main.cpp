@@ -1,5 +1,5 @@
 // `tagflow-torch`: the LibTorch half of the tagflow CLI. `tagflow` hands it the commands that need
-// LibTorch, so that only those pay LibTorch's start-up cost (~1.5 s loading its libraries).
+// LibTorch, so that only those pay LibTorch's start-up cost (cmake/README.md).
 #include <cstdlib>
 #include <iostream>
 #include <string>
