@@ -10,6 +10,7 @@
 // of that logical time. `--trace DIR` records the messages it sends and receives
 // (tracing/README.md).
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -48,6 +49,11 @@ struct LoadedSpec {
 /// A cluster file (nodes + connections, configs/README.md) or a bare federation description
 /// (a `federation:` section, federation/PROTOCOL.md §0, as used for non-RL reactor programs).
 LoadedSpec load_spec(const std::string& path, const std::string& run_keys) {
+  // A directory, a pipe or a device is refused by the cluster loader, with its words (`tagflow
+  // up` says the same), before anything reads it: a pipe would block the read for ever.
+  if (std::error_code ec; !std::filesystem::is_regular_file(path, ec)) {
+    (void)cluster::load_cluster_config(path);
+  }
   bool bare_federation = false;
   try {
     bare_federation = static_cast<bool>(YAML::LoadFile(path)["federation"]);

@@ -117,8 +117,12 @@ json step_line(const std::string& id, const std::string& text) {
   json line;
   try {
     line = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw BadLine(std::string("malformed JSON: ") + e.what());
+  } catch (const json::exception& e) {  // a syntax error, or a number beyond a double (1e400)
+    std::string why = e.what();         // without the library's "[json.exception...] " code
+    if (why.rfind("[json.exception.", 0) == 0 && why.find("] ") != std::string::npos) {
+      why.erase(0, why.find("] ") + 2);
+    }
+    throw BadLine("malformed JSON: " + why);
   }
   if (!line.is_object()) throw BadLine("expected a JSON object");
   const std::unique_ptr<envs::Env> env = envs::make_env(id);

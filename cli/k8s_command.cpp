@@ -28,6 +28,7 @@
 #include "cli/launch/k8s_manifests.hpp"
 #include "cli/launch/launch_plan.hpp"
 #include "cli/launch/slurm_allocation.hpp"
+#include "common/atomic_file.hpp"
 #include "hosts/replica_params_check.hpp"
 #include "monitoring/http_get.hpp"
 #include "nodes/cluster/process_plan.hpp"
@@ -139,11 +140,11 @@ void run_render(const RenderArguments& arguments) {
   }
   for (const auto& [name, text] : files) {
     const fs::path path = out / name;
-    std::ofstream(path, std::ios::trunc) << text;
-    fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace,
-                    error);
-    if (error || !std::ifstream(path))
-      fail_command("k8s", "cannot write " + path.string(), kExitFailed);
+    try {
+      write_file_atomically(path.string(), text, 0600);  // only the owner reads them
+    } catch (const AtomicFileError& e) {
+      fail_command("k8s", e.what(), kExitFailed);
+    }
   }
   // An earlier rendering's optional file that this one does not write would stay behind,
   // unlisted in kustomization.yaml (a secret.yaml with that run's private keys).

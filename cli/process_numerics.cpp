@@ -64,9 +64,10 @@ numerics::Mode numerics_of_command(int argc, char** argv) {
       file = argv[++i];
     } else if (arg.rfind("--config=", 0) == 0) {
       file = arg.substr(9);
-    } else if (!(i > 1 && other_path(argv[i - 1])) && arg.rfind('-', 0) != 0 &&
+    } else if (std::error_code ec;  // a name too long or a link loop is no file, not an error
+               !(i > 1 && other_path(argv[i - 1])) && arg.rfind('-', 0) != 0 &&
                (ends_with(arg, ".yaml") || ends_with(arg, ".yml") ||
-                std::filesystem::is_regular_file(arg))) {
+                std::filesystem::is_regular_file(arg, ec))) {
       file = arg;  // a positional cluster file (tagflow up FILE)
     }
   }

@@ -21,6 +21,7 @@
 #include "cli/launch/remote_hosts.hpp"
 #include "cli/launch/slurm_allocation.hpp"
 #include "cli/launch/slurm_script.hpp"
+#include "common/atomic_file.hpp"
 #include "hosts/replica_params_check.hpp"
 #include "transport/curve_keys.hpp"
 
@@ -93,20 +94,15 @@ void run_slurm(const SlurmArguments& arguments) {
     std::cout << script;
     return;
   }
-  // As every output path of the commands: its directories are made, and one that cannot be is a
-  // bad argument.
-  const std::filesystem::path parent = std::filesystem::path(out).parent_path();
-  std::error_code made;
-  if (!parent.empty()) std::filesystem::create_directories(parent, made);
-  if (made) {
-    fail_command(
-        "slurm",
-        "--out " + out + ": cannot create the directory " + parent.string() + ": " + made.message(),
-        kExitBadFile);
+  // As every output path of the commands: its directories are made, one that cannot be, or a
+  // path that is a device, a pipe or a directory, is a bad argument; the file is written whole.
+  if (const std::string why = unwritable_output("--out", out); !why.empty()) {
+    fail_command("slurm", why, kExitBadFile);
   }
-  std::ofstream(out) << script;
-  if (!std::ofstream(out, std::ios::app)) {
-    fail_command("slurm", "--out " + out + ": cannot write the file", kExitBadFile);
+  try {
+    write_file_atomically(out, script);
+  } catch (const AtomicFileError& e) {
+    fail_command("slurm", "--out " + out + ": " + e.what(), kExitBadFile);
   }
   std::cerr << "tagflow slurm: wrote " << out << "\n";
   if (!arguments.submit) return;

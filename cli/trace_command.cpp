@@ -30,13 +30,7 @@ void run_summary(const TraceOptions& o) {
     std::cout << summary.table();
     const std::string svg =
         o.svg.empty() ? (std::filesystem::path(o.log_dir) / "trace-summary.svg").string() : o.svg;
-    // The chart is written beside the path and renamed over it: never over a device or a
-    // directory (/dev/full would become a regular file).
-    std::error_code ec;
-    if (std::filesystem::exists(svg, ec) && !std::filesystem::is_regular_file(svg, ec)) {
-      throw tracing::TraceError("cannot write the chart to " + svg +
-                                ": it is not a regular file (a directory, a pipe or a device)");
-    }
+    // Written beside the path and renamed over it; a device or a directory there is refused.
     write_file_atomically(svg, summary.svg("Where the time went: " +
                                            std::filesystem::path(o.log_dir).filename().string()));
     std::cout << "\nchart: " << svg << "\n";

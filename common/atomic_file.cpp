@@ -1,6 +1,7 @@
 #include "common/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,7 +29,25 @@ int pread_all(int fd, std::uint64_t offset, void* data, std::size_t size) {
 
 }  // namespace
 
+namespace {
+
+/// Why `path` may not be replaced by a rename, or "" when it may: it exists and is neither a
+/// regular file nor a symbolic link (a rename replaces the link, not what it points to). A device
+/// such as /dev/null, a directory or a pipe would otherwise become a regular file.
+std::string not_replaceable(const std::string& path) {
+  std::error_code error;
+  const auto type = std::filesystem::symlink_status(path, error).type();
+  if (error || type == std::filesystem::file_type::not_found ||
+      type == std::filesystem::file_type::regular || type == std::filesystem::file_type::symlink) {
+    return "";
+  }
+  return path + " is not a regular file (a directory, a pipe or a device): it is not replaced";
+}
+
+}  // namespace
+
 AtomicFile::AtomicFile(std::string path, unsigned mode) : path_(std::move(path)) {
+  if (const std::string why = not_replaceable(path_); !why.empty()) throw AtomicFileError(why);
   const std::filesystem::path target(path_);
   const std::filesystem::path directory =
       target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
@@ -131,6 +150,11 @@ std::string prepare_output_file(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code error;
   if (fs::is_directory(path, error)) return path + " is a directory";
+  if (const std::string why = not_replaceable(path); !why.empty()) return why;
+  // The temporary beside it takes the name with a dot and a suffix: both must fit in a name.
+  if (fs::path(path).filename().string().size() + 32 > NAME_MAX) {
+    return "the file name is longer than " + std::to_string(NAME_MAX - 32) + " bytes";
+  }
   fs::path directory = fs::path(path).parent_path();
   if (directory.empty()) directory = ".";
   fs::create_directories(directory, error);

@@ -11,7 +11,9 @@
 // written, read() it back in pieces (a checksum) and overwrite() a few bytes (a footer).
 //
 // Errors: AtomicFileError (a std::runtime_error naming the file and the system's reason) when
-// the temporary cannot be created, written, flushed or renamed. Not thread-safe: one writer per
+// the temporary cannot be created, written, flushed or renamed, and when `path` exists and is
+// neither a regular file nor a symbolic link (a device such as /dev/null, a directory, a pipe:
+// the rename would replace it with a regular file). Not thread-safe: one writer per
 // object; different objects may write different paths at once.
 #pragma once
 

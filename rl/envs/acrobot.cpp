@@ -23,9 +23,17 @@ EnvSpec acrobot_spec() {
   return spec;
 }
 
-/// Gymnasium's wrap(): shifts by the range width until x is within [low, high].
+/// Gymnasium's wrap(): shifts by the range width until x is within [low, high]. A value far
+/// outside (only a state set from outside, `tagflow env step`, gets there: the dynamics keep the
+/// angles within a few turns) takes one fmod first, where the loop would not end (x - diff == x
+/// beyond 2^53 widths, and for an infinity); within 64 widths the loop's bits are Gymnasium's.
 double wrap(double x, double low, double high) noexcept {
   const double diff = high - low;
+  if (!std::isfinite(x)) return x;
+  if (x > high + 64 * diff || x < low - 64 * diff) {
+    x = low + std::fmod(x - low, diff);
+    if (x < low) x += diff;
+  }
   while (x > high) x -= diff;
   while (x < low) x += diff;
   return x;

@@ -145,6 +145,28 @@ TEST_F(AtomicFileTest, AnOutputFileIsReadiedBeforeItIsWrittenOrRefusedWithTheRea
       << under_file;
   // A plain name is written in the working directory.
   EXPECT_EQ(prepare_output_file("summary.json"), "");
+  // A name the temporary beside it could not have is refused before anything is done.
+  EXPECT_NE(prepare_output_file((dir_ / std::string(240, 'a')).string()).find("longer than"),
+            std::string::npos);
+}
+
+// A rename over a device, a pipe or a directory would replace it with a regular file (/dev/null
+// once became one): such a path is refused, and stays what it was. A symbolic link is replaced
+// itself, never what it points to.
+TEST_F(AtomicFileTest, APathThatIsNoRegularFileIsRefusedAndLeftAsItWas) {
+  const fs::path pipe = dir_ / "pipe";
+  ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
+  EXPECT_THROW(write_file_atomically(pipe.string(), "x"), AtomicFileError);
+  EXPECT_TRUE(fs::is_fifo(pipe));
+  EXPECT_NE(prepare_output_file(pipe.string()).find("is not a regular file"), std::string::npos);
+  EXPECT_NE(prepare_output_file("/dev/null").find("is not a regular file"), std::string::npos);
+  EXPECT_THROW(write_file_atomically("/dev/null", "x"), AtomicFileError);
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+  const fs::path link = dir_ / "link";
+  fs::create_symlink("/dev/null", link);
+  write_file_atomically(link.string(), "x");
+  EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(link)));
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
 }
 
 }  // namespace
