@@ -22,6 +22,8 @@
 #include <utility>
 #include <vector>
 
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -131,6 +133,20 @@ TEST_F(TagflowUp, ABadNodeParamExitsTwoNamingTheFileBeforeAnyProcessStarts) {
   EXPECT_NE(said.find(":" + std::to_string(line) + ": nodes.replay.params.capacity:"),
             std::string::npos)
       << said;
+}
+
+// A directory or a named pipe as the coordinator's file is refused as `tagflow up` refuses it (a
+// pipe blocked the read for ever).
+TEST_F(TagflowUp, TheCoordinatorRefusesADirectoryOrAPipeAsItsFile) {
+  const std::string pipe = path("pipe.yaml");
+  ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
+  EXPECT_EQ(run({"coordinator", "--config", pipe}, dir_, "pipe"), 2);
+  EXPECT_NE(read_text_file(dir_ / "pipe.err").find("not a regular file"), std::string::npos)
+      << read_text_file(dir_ / "pipe.err");
+  EXPECT_EQ(run({"coordinator", "--config", dir_.string()}, dir_, "dir"), 2);
+  EXPECT_NE(read_text_file(dir_ / "dir.err").find("a directory, not a cluster file"),
+            std::string::npos)
+      << read_text_file(dir_ / "dir.err");
 }
 
 // The same for the params only the LibTorch processes use: the learner's and the inference

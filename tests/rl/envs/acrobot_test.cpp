@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "tests/rl/envs/transition_check.hpp"
@@ -41,6 +43,20 @@ TEST(Acrobot, AnglesWrapAroundPi) {
             {-2.5612509638856884, -0.018053975252357246, 3.3364647796221729, -1.2672834883966764},
             0.0,
             true});
+}
+
+// An angle set far outside the range (only a state set from outside gets there) is wrapped in
+// one step: the loop alone never ended, since 1e30 - 2 pi == 1e30.
+TEST(Acrobot, AnAngleFarOutsideTheRangeIsWrappedInOneStep) {
+  Acrobot env;
+  env.set_state({1e30, -1e30, 0.0, 0.0});
+  std::vector<float> observation(env.spec().observation_space.size());
+  (void)env.step(Action::discrete(1), observation);
+  const std::vector<double> state = env.state();
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_GE(state[static_cast<std::size_t>(i)], -M_PI) << i;
+    EXPECT_LE(state[static_cast<std::size_t>(i)], M_PI) << i;
+  }
 }
 
 TEST(Acrobot, VelocitiesAreClipped) {
