@@ -97,12 +97,60 @@ void StateReader::fail(const std::string& what) const {
                    std::to_string(at_) + " of " + std::to_string(data_.size()));
 }
 
-std::string read_whole_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+namespace {
+
+/// `path` opened for reading, a regular file (O_NONBLOCK: opening a pipe does not wait for a
+/// writer), and its size; StateError naming it otherwise.
+int open_regular(const std::string& path, std::uint64_t& size) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw StateError(path + ": cannot open: " + std::strerror(errno));
   struct stat info {};
-  const std::size_t expected =
-      ::fstat(fd, &info) == 0 && info.st_size > 0 ? static_cast<std::size_t>(info.st_size) : 0;
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    ::close(fd);
+    throw StateError(path + ": not a regular file (a directory, a pipe or a device)");
+  }
+  size = info.st_size > 0 ? static_cast<std::uint64_t>(info.st_size) : 0;
+  return fd;
+}
+
+}  // namespace
+
+std::uint64_t checksum_of_file(const std::string& path, std::uint64_t size) {
+  std::uint64_t have = 0;
+  const int fd = open_regular(path, have);
+  if (have != size) {
+    ::close(fd);
+    throw StateError(path + ": truncated: " + std::to_string(have) + " bytes, " +
+                     std::to_string(size) + " expected");
+  }
+  Fnv1aWide hash;
+  std::string piece(std::size_t{1} << 20, '\0');
+  std::uint64_t read = 0;
+  while (read < size) {
+    const ssize_t n = ::read(fd, piece.data(), piece.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int error = n < 0 ? errno : EIO;
+      ::close(fd);
+      throw StateError(path + ": cannot read: " + std::strerror(error));
+    }
+    hash.add(piece.data(), static_cast<std::size_t>(n));
+    read += static_cast<std::uint64_t>(n);
+  }
+  ::close(fd);
+  if (read != size) throw StateError(path + ": changed while it was read");
+  return hash.value();
+}
+
+std::string read_whole_file(const std::string& path, std::uint64_t max_bytes) {
+  std::uint64_t size = 0;
+  const int fd = open_regular(path, size);
+  if (size > max_bytes) {
+    ::close(fd);
+    throw StateError(path + ": " + std::to_string(size) + " bytes, more than the " +
+                     std::to_string(max_bytes) + " it may hold");
+  }
+  const auto expected = static_cast<std::size_t>(size);
   // One byte more than the size: the end is then seen without growing the string. A file that
   // grew meanwhile is read to its end all the same.
   std::string all(expected + 1, '\0');
@@ -142,8 +190,11 @@ std::uint64_t write_state_file(const std::string& path, std::string_view payload
   return checksum;
 }
 
-std::string read_state_file(const std::string& path, std::uint64_t* checksum) {
-  const std::string all = read_whole_file(path);
+std::string read_state_file(const std::string& path, std::uint64_t* checksum,
+                            std::uint64_t max_payload) {
+  const std::uint64_t framing = kHeader + kTrailer;
+  const std::string all = read_whole_file(
+      path, max_payload > UINT64_MAX - framing ? UINT64_MAX : max_payload + framing);
   if (all.size() < kHeader + kTrailer || all.compare(0, kMagic.size(), kMagic) != 0) {
     throw StateError(path + ": not a checkpoint part (truncated, or another file)");
   }

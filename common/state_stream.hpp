@@ -124,12 +124,20 @@ struct StateAttachment {
 };
 
 /// Every byte of the file at `path`, read with one allocation (its size first); StateError
-/// naming the file and the system's reason when it cannot be opened or read.
-[[nodiscard]] std::string read_whole_file(const std::string& path);
+/// naming the file and the system's reason when it cannot be opened or read, when it is no
+/// regular file (a directory, a pipe, a device: refused before a byte is read, so a pipe cannot
+/// block the reader nor a device fill its memory), or when it holds more than `max_bytes`.
+[[nodiscard]] std::string read_whole_file(const std::string& path,
+                                          std::uint64_t max_bytes = UINT64_MAX);
+/// fnv1a64_wide of the file at `path`, read in pieces of 1 MiB (it may be gigabytes), which must
+/// be a regular file of exactly `size` bytes (StateError naming it otherwise, before reading).
+[[nodiscard]] std::uint64_t checksum_of_file(const std::string& path, std::uint64_t size);
 /// Writes `payload` as a state file at `path`, atomically; returns its checksum.
 std::uint64_t write_state_file(const std::string& path, std::string_view payload);
-/// The payload of the state file at `path`; `checksum` (when given) receives its checksum.
+/// The payload of the state file at `path`; `checksum` (when given) receives its checksum. A
+/// file whose payload would be over `max_payload` bytes is refused before it is read.
 [[nodiscard]] std::string read_state_file(const std::string& path,
-                                          std::uint64_t* checksum = nullptr);
+                                          std::uint64_t* checksum = nullptr,
+                                          std::uint64_t max_payload = UINT64_MAX);
 
 }  // namespace tagflow

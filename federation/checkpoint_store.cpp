@@ -1,9 +1,11 @@
 #include "federation/checkpoint_store.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cinttypes>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -23,15 +25,23 @@ std::string hex(std::uint64_t v) {
   return text;
 }
 
+/// The checkpoint time a directory's name gives (digits only, within int64), or std::nullopt.
+std::optional<std::int64_t> time_of(const std::string& name) {
+  std::int64_t time = 0;
+  const char* end = name.data() + name.size();
+  const auto [at, error] = std::from_chars(name.data(), end, time);
+  if (name.empty() || name[0] == '-' || error != std::errc() || at != end) return std::nullopt;
+  return time;
+}
+
 /// Checkpoint times under `root` that have a manifest, newest first.
 std::vector<std::int64_t> complete_times(const std::string& root) {
   std::vector<std::int64_t> times;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(root, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    if (!fs::exists(entry.path() / "manifest")) continue;
-    times.push_back(std::stoll(name));
+    const std::optional<std::int64_t> time = time_of(entry.path().filename().string());
+    if (!time || !fs::exists(entry.path() / "manifest", ec)) continue;
+    times.push_back(*time);
   }
   std::sort(times.rbegin(), times.rend());
   return times;
@@ -44,7 +54,8 @@ struct Manifest {
 };
 
 Manifest read_manifest(const std::string& path) {
-  std::istringstream in(read_whole_file(path));
+  // A manifest lists one short line per federate: 16 MiB is far beyond any cluster's.
+  std::istringstream in(read_whole_file(path, std::uint64_t{16} << 20));
   std::string line;
   if (!std::getline(in, line) || line != kManifestHead) throw StateError(path + ": not a manifest");
   Manifest m;
@@ -57,14 +68,18 @@ Manifest read_manifest(const std::string& path) {
       std::int64_t time_ns = 0;
       std::uint64_t micro = 0;
       fields >> time_ns >> micro;
+      if (fields && micro > UINT32_MAX) throw StateError(path + ": bad line '" + line + "'");
       m.tag = transport::WireTag(time_ns, static_cast<std::uint32_t>(micro));
       tagged = static_cast<bool>(fields);
     } else if (word == "part") {
       std::string federate, checksum;
       PartInfo info;
       fields >> federate >> info.bytes >> checksum;
-      if (!fields) throw StateError(path + ": bad line '" + line + "'");
-      info.checksum = std::stoull(checksum, nullptr, 16);
+      const char* end = checksum.data() + checksum.size();
+      const auto [at, error] = std::from_chars(checksum.data(), end, info.checksum, 16);
+      if (!fields || error != std::errc() || at != end) {
+        throw StateError(path + ": bad line '" + line.substr(0, 200) + "'");
+      }
       m.parts[federate] = info;
       if (std::string host; fields >> host) m.hosts[federate] = host;
     }
@@ -84,6 +99,19 @@ std::string part_path(const std::string& directory, const std::string& federate)
 }
 
 namespace {
+
+/// A checkpoint's own file about to be written again (a run resumed from an older checkpoint
+/// writes the newer ones anew): what a damaged checkpoint left there that is no regular file (a
+/// directory, a pipe) is removed first, since the write would refuse to replace it.
+void clear_for_write(const std::string& path) {
+  std::error_code ec;
+  const fs::file_type type = fs::symlink_status(path, ec).type();
+  if (ec || type == fs::file_type::not_found || type == fs::file_type::regular ||
+      type == fs::file_type::symlink) {
+    return;
+  }
+  fs::remove_all(path, ec);
+}
 
 void create_directory(const std::string& directory) {
   std::error_code ec;
@@ -106,8 +134,11 @@ StateAttachment start_attachment(const std::string& directory, const std::string
   StateAttachment attachment;
   attachment.name = name;
   try {
-    attachment.file =
-        std::make_unique<AtomicFile>((fs::path(directory) / (federate + "." + name)).string());
+    attachment.file = std::make_unique<AtomicFile>([&] {
+      const std::string path = (fs::path(directory) / (federate + "." + name)).string();
+      clear_for_write(path);
+      return path;
+    }());
   } catch (const AtomicFileError& e) {
     throw StateError(e.what());
   }
@@ -147,14 +178,15 @@ PartInfo write_part(const std::string& directory, const std::string& federate,
   out.bytes(body);
   const std::string payload = out.take();
   info.bytes = payload.size();
+  clear_for_write(part_path(directory, federate));
   info.checksum = write_state_file(part_path(directory, federate), payload);
   return info;
 }
 
-Part read_part(const std::string& directory, const std::string& federate) {
+Part read_part(const std::string& directory, const std::string& federate, std::uint64_t max_bytes) {
   const std::string path = part_path(directory, federate);
   Part part;
-  const std::string payload = read_state_file(path, &part.info.checksum);
+  const std::string payload = read_state_file(path, &part.info.checksum, max_bytes);
   part.info.bytes = payload.size();
   StateReader in(payload, path);
   if (in.u32() != kPartFormat) throw StateError(path + ": unsupported part format");
@@ -167,17 +199,12 @@ Part read_part(const std::string& directory, const std::string& federate) {
     const std::uint64_t size = in.u64();
     const std::uint64_t checksum = in.u64();
     const std::string file = (fs::path(directory) / (federate + "." + name)).string();
-    std::string bytes;
-    try {
-      bytes = read_whole_file(file);
-    } catch (const StateError&) {
+    std::error_code ec;
+    if (!fs::exists(fs::symlink_status(file, ec))) {
       throw StateError(file + ": missing (attached to " + path + ")");
     }
-    if (bytes.size() != size) {
-      throw StateError(file + ": truncated: " + std::to_string(bytes.size()) + " bytes, " +
-                       std::to_string(size) + " expected");
-    }
-    if (fnv1a64_wide(bytes.data(), bytes.size()) != checksum) {
+    // Checked against its size first, then hashed in pieces: never held in memory whole.
+    if (checksum_of_file(file, size) != checksum) {
       throw StateError(file + ": corrupt (checksum mismatch)");
     }
   }
@@ -212,6 +239,7 @@ std::optional<std::string> CheckpointManifest::on_written(const std::string& fed
   const std::string path =
       (fs::path(checkpoint_directory(root_, tag.time_ns())) / "manifest").string();
   try {
+    clear_for_write(path);
     write_file_atomically(path, text);
   } catch (const AtomicFileError& e) {
     throw StateError(e.what());
@@ -228,9 +256,9 @@ void CheckpointManifest::prune(std::int64_t newest_complete) const {
                               complete.begin() + std::min<std::size_t>(complete.size(), keep_));
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(root_, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::int64_t time = std::stoll(name);
+    const std::optional<std::int64_t> named = time_of(entry.path().filename().string());
+    if (!named) continue;
+    const std::int64_t time = *named;
     if (time > newest_complete || kept.count(time) != 0) continue;  // newer ones are in progress
     std::error_code remove_error;
     fs::remove_all(entry.path(), remove_error);
@@ -257,7 +285,7 @@ std::optional<UsableCheckpoint> latest_usable_checkpoint(const std::string& root
         }
         Part part;
         try {
-          part = read_part(directory, id);
+          part = read_part(directory, id, listed->second.bytes);  // no more than it lists
         } catch (const StateError& e) {
           throw StateError("part " + id + ": " + e.what());
         }

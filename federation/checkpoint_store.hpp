@@ -74,8 +74,11 @@ struct Part {
   PartInfo info;
 };
 /// Reads and checks federate `federate`'s part in `directory`: the file's checksum, the header's
-/// federate, and every attachment's size and checksum.
-[[nodiscard]] Part read_part(const std::string& directory, const std::string& federate);
+/// federate, and every attachment's size and checksum (hashed in pieces, never held whole). A
+/// part whose payload is over `max_bytes` (what its manifest lists) is refused unread; a part or
+/// attachment that is no regular file is refused before it is opened for reading.
+[[nodiscard]] Part read_part(const std::string& directory, const std::string& federate,
+                             std::uint64_t max_bytes = UINT64_MAX);
 
 /// The coordinator's side of the two phases: CHECKPOINT_WRITTEN reports in, the manifest out
 /// once every federate of the run reported the same tag; then only the newest `keep` complete

@@ -114,7 +114,9 @@ void resume_replica(const ClusterConfig& config, const FederatedProcessOptions& 
                                                        : options.resume;
   try {
     checkpoint->resume(directory, start);
-  } catch (const StateError& e) {
+  } catch (const std::exception& e) {
+    // Whatever part of the state would not load (the part file, or a node's own file such as
+    // the replay's table): the launcher tries an older checkpoint instead of this one again.
     federate.report_failure(std::string("cannot resume from its part of ") + at + ": " + e.what());
     throw;
   }

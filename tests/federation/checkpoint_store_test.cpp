@@ -3,6 +3,8 @@
 // missing part (or attachment) refused by name with the previous checkpoint used.
 #include "federation/checkpoint_store.hpp"
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -139,6 +141,51 @@ TEST_F(CheckpointStore, ATruncatedPartOrAttachmentIsRefusedByName) {
   EXPECT_NE(refused[1].find("checkpoint 2000: part b: " + table.string() + ": truncated"),
             std::string::npos)
       << refused[1];
+}
+
+// What a damaged directory can hold instead of its files: a pipe (whose reader would wait for
+// ever), a part larger than its manifest lists (read whole, it could take any memory), a manifest
+// line whose checksum is no number, a directory named by more digits than a time holds. Each
+// checkpoint is refused by name and an older one used; a run that resumes from the older one
+// writes the newer checkpoints anew over what the damage left.
+TEST_F(CheckpointStore, PipesOversizedPartsAndGarbledManifestsAreRefusedByName) {
+  CheckpointManifest manifest(root_, federates_, 5);
+  for (const std::int64_t t : {1000, 2000, 3000, 4000}) checkpoint(manifest, t);
+  const std::string pipe = part_path(checkpoint_directory(root_, 4000), "a");
+  fs::remove(pipe);
+  ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
+  const std::string big = part_path(checkpoint_directory(root_, 3000), "b");
+  fs::resize_file(big, std::uintmax_t{1} << 34);  // sparse: 16 GiB, none of it on disk
+  const std::string listing = (fs::path(checkpoint_directory(root_, 2000)) / "manifest").string();
+  std::string text;
+  {
+    std::ifstream in(listing);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const auto at = text.find("part a ");
+  ASSERT_NE(at, std::string::npos) << text;
+  const auto checksum = text.find(' ', at + 7) + 1;  // "part a BYTES CHECKSUM HOST"
+  text.replace(checksum, 4, "zzzz");
+  std::ofstream(listing) << text;
+  fs::create_directories(fs::path(root_) / "99999999999999999999");
+  std::ofstream(fs::path(root_) / "99999999999999999999" / "manifest") << "x";
+
+  std::vector<std::string> refused;
+  const auto usable = latest_usable_checkpoint(root_, federates_, &refused);
+  ASSERT_TRUE(usable.has_value());
+  EXPECT_EQ(usable->tag.time_ns(), 1000);
+  ASSERT_EQ(refused.size(), 3U);
+  EXPECT_NE(refused[0].find(pipe + ": not a regular file"), std::string::npos) << refused[0];
+  EXPECT_NE(refused[1].find(big + ": 17179869184 bytes, more than the"), std::string::npos)
+      << refused[1];
+  EXPECT_NE(refused[2].find(listing + ": bad line 'part a "), std::string::npos) << refused[2];
+  // The run resumed from 1000 writes 4000 again: the pipe is replaced by the new part.
+  std::vector<StateAttachment> none;
+  const PartInfo again = write_part(checkpoint_directory(root_, 4000), "a", {4000, 0}, none, "a");
+  EXPECT_TRUE(fs::is_regular_file(pipe));
+  EXPECT_EQ(read_part(checkpoint_directory(root_, 4000), "a").info.checksum, again.checksum);
+  checkpoint(manifest, 5000);  // completing one prunes: the oversized name is no time, left alone
+  EXPECT_TRUE(fs::exists(fs::path(root_) / "99999999999999999999"));
 }
 
 TEST_F(CheckpointStore, APartOfAnotherFederateOrAnotherTagIsRefused) {
