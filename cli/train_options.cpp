@@ -1,5 +1,8 @@
 #include "cli/train_options.hpp"
 
+#include <cmath>
+#include <cstdlib>
+
 #include <cstdint>
 #include <stdexcept>
 
@@ -10,6 +13,19 @@
 
 namespace tagflow::cli {
 namespace {
+
+/// A number that is one: NaN and the infinities pass CLI::Range (every comparison with NaN is
+/// false), so the floating options check this first.
+const CLI::Validator kFinite(
+    [](std::string& text) {
+      char* end = nullptr;
+      const double value = std::strtod(text.c_str(), &end);
+      if (end == text.c_str() || *end != '\0' || !std::isfinite(value)) {
+        return "not a finite number: " + text;
+      }
+      return std::string();
+    },
+    "FINITE");
 
 /// The largest count an option takes: 2^62, as a cluster file's counts.
 constexpr std::int64_t kMaxCount = std::int64_t{1} << 62;
@@ -33,6 +49,7 @@ CLI::App* add_train_options(CLI::App& app, TrainOptions& options) {
       ->check(CLI::Range(std::int64_t{1}, kMaxCount));
   command->add_option("--learning-rate", c.dqn.learning_rate, "Adam learning rate")
       ->capture_default_str()
+      ->check(kFinite)
       ->check(CLI::Range(1e-9, 1.0));
   command->add_option("--batch-size", c.batch_size, "Minibatch size")
       ->capture_default_str()
@@ -53,12 +70,15 @@ CLI::App* add_train_options(CLI::App& app, TrainOptions& options) {
       ->check(CLI::Range(std::int64_t{1}, kMaxCount));
   command->add_option("--tau", c.dqn.target_tau, "Soft target update rate (0: hard syncs)")
       ->capture_default_str()
+      ->check(kFinite)
       ->check(CLI::Range(0.0, 1.0));
   command->add_option("--gamma", c.gamma, "Discount")
       ->capture_default_str()
+      ->check(kFinite)
       ->check(CLI::Range(0.0, 1.0));
   command->add_option("--epsilon-end", c.epsilon.end, "Final exploration rate")
       ->capture_default_str()
+      ->check(kFinite)
       ->check(CLI::Range(0.0, 1.0));
   command->add_option("--epsilon-steps", c.epsilon.decay_steps, "Env steps of epsilon decay")
       ->capture_default_str()
@@ -67,9 +87,11 @@ CLI::App* add_train_options(CLI::App& app, TrainOptions& options) {
       ->add_option("--final-lr-fraction", c.final_learning_rate_fraction,
                    "Learning rate at the end as a fraction of the initial one")
       ->capture_default_str()
+      ->check(kFinite)
       ->check(CLI::Range(1e-6, 1.0));
   command->add_option("--max-grad-norm", c.dqn.max_grad_norm, "Gradient clipping norm (0: none)")
       ->capture_default_str()
+      ->check(kFinite)
       ->check(CLI::Range(0.0, 1e9));
   command
       ->add_option("--eval-every", c.eval_every, "Env steps between interval evaluations (0: none)")

@@ -95,6 +95,8 @@ TEST(TrainCommand, EveryNumberIsRefusedOutOfItsRangeNamingTheOption) {
            {"--batch-size 1000000", "--batch-size: Value 1000000 not in range 1 to 65536"},
            {"--epsilon-end 1.5", "--epsilon-end: Value 1.5 not in range 0"},
            {"--max-grad-norm -1", "--max-grad-norm: Value -1 not in range 0"},
+           {"--epsilon-end nan", "--epsilon-end: not a finite number: nan"},  // NaN passes ranges
+           {"--max-grad-norm inf", "--max-grad-norm: not a finite number: inf"},
            {"--final-lr-fraction 5", "--final-lr-fraction: Value 5 not in range"},
            {"--eval-every -1", "--eval-every: Value -1 not in range 0 to "},
            {"--target-sync 0", "--target-sync: Value 0 not in range 1 to "}}) {
