@@ -24,10 +24,12 @@ void add_bench_command(CLI::App& app) {
   command->add_option("--json", *json_path, "Also write the report as JSON to this file");
   command->add_flag("--quick", options->quick,
                     "Very short run that exercises every path (figures not meant to be quoted)");
-  command->add_option("--only", options->only,
-                      "paper: run one workload (gym, atari, qlearning, marl, broadcast, object); "
-                      "marl: " +
-                          bench::marl_workload_list() + " (default: tj10)");
+  command
+      ->add_option("--only", options->only,
+                   "paper: run one workload (gym, atari, qlearning, marl, broadcast, object); "
+                   "marl: " +
+                       bench::marl_workload_list() + " (default: tj10)")
+      ->check(kNotEmpty);
   command->add_flag(
       "--print", options->print,
       "paper: also measure the gym workload with every observation printed to stdout, "

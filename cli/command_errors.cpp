@@ -15,6 +15,12 @@ void fail_command(const std::string& command, const std::string& message, int co
   throw CLI::RuntimeError(code);
 }
 
+const CLI::Validator kNotEmpty(
+    [](std::string& value) {
+      return value.empty() ? std::string("an empty value") : std::string();
+    },
+    "NOT EMPTY");
+
 std::string unwritable_output(const std::string& option, const std::string& path) {
   if (path.empty()) return "";
   const std::string why = prepare_output_file(path);

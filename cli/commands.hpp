@@ -41,6 +41,9 @@ inline constexpr int kExitInterrupted = 130;
 /// whose text tagflow-torch prints.
 [[nodiscard]] int refuse_before_torch(int argc, char** argv,
                                       const std::function<void(CLI::App&)>& declare);
+/// Refuses an empty value (`--only ''`, `--host ''`), which would otherwise read as the option not
+/// given: CLI11's message, exit 2.
+extern const CLI::Validator kNotEmpty;
 /// Prints "tagflow COMMAND: MESSAGE" to stderr and throws CLI::RuntimeError(code).
 [[noreturn]] void fail_command(const std::string& command, const std::string& message, int code);
 /// Why the file an option names (`--summary PATH`), written at the end of a run, could not be

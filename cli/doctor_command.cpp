@@ -17,9 +17,11 @@ void add_doctor_command(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   command->add_option("--config", options->config_path, "Cluster file whose ports are checked")
       ->default_str("configs/local.yaml");
-  command->add_option("--host", options->host,
-                      "The file's host this machine plays, as `tagflow up --host` (a multi-host "
-                      "file's ports are checked where that host listens)");
+  command
+      ->add_option("--host", options->host,
+                   "The file's host this machine plays, as `tagflow up --host` (a multi-host "
+                   "file's ports are checked where that host listens)")
+      ->check(kNotEmpty);
   command->add_flag("--json", *json, "Print the report as JSON");
   command->callback([options, json] {
     if (options->config_path.empty()) options->config_path = default_config_path();

@@ -13,8 +13,10 @@ CLI::App* add_torch_bench_options(CLI::App& app, TorchBenchOptions& options) {
   command->add_option("--json", options.json_path, "Also write the report as JSON to this file");
   command->add_flag("--quick", options.options.quick,
                     "Very short run that exercises every path (figures not meant to be quoted)");
-  command->add_option("--only", options.options.only,
-                      "marl: " + bench::marl_workload_list() + " (default: tj10)");
+  command
+      ->add_option("--only", options.options.only,
+                   "marl: " + bench::marl_workload_list() + " (default: tj10)")
+      ->check(kNotEmpty);
   // Accepted only to be refused as `tagflow bench` refuses it for the other benchmarks.
   command->add_flag("--print", options.options.print, "paper only: not with this benchmark");
   return command;

@@ -63,8 +63,10 @@ void add_up_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--mode", arguments->mode, "Override the file's mode")
       ->check(CLI::IsMember({"reactor", "actor"}));
-  command->add_option("--host", arguments->launch.host,
-                      "Start only the processes of this host of the file (multi-host clusters)");
+  command
+      ->add_option("--host", arguments->launch.host,
+                   "Start only the processes of this host of the file (multi-host clusters)")
+      ->check(kNotEmpty);
   command->add_option("--summary", arguments->launch.summary_path,
                       "Also write the run summary JSON here");
   command->add_option("--log-dir", arguments->launch.log_dir,
