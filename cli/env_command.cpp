@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "common/log_text.hpp"
 #include "rl/envs/registry.hpp"
 
 namespace tagflow::cli {
@@ -118,11 +119,7 @@ json step_line(const std::string& id, const std::string& text) {
   try {
     line = json::parse(text);
   } catch (const json::exception& e) {  // a syntax error, or a number beyond a double (1e400)
-    std::string why = e.what();         // without the library's "[json.exception...] " code
-    if (why.rfind("[json.exception.", 0) == 0 && why.find("] ") != std::string::npos) {
-      why.erase(0, why.find("] ") + 2);
-    }
-    throw BadLine("malformed JSON: " + why);
+    throw BadLine("malformed JSON: " + json_error_text(e));
   }
   if (!line.is_object()) throw BadLine("expected a JSON object");
   const std::unique_ptr<envs::Env> env = envs::make_env(id);

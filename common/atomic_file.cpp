@@ -29,18 +29,19 @@ int pread_all(int fd, std::uint64_t offset, void* data, std::size_t size) {
 
 }  // namespace
 
-namespace {
-
-/// Why `path` may not be replaced by a rename, or "" when it may: it exists and is neither a
-/// regular file nor a symbolic link (a rename replaces the link, not what it points to). A device
-/// such as /dev/null, a directory or a pipe would otherwise become a regular file.
-std::string not_replaceable(const std::string& path) {
+bool is_special_file(const std::string& path) {
   std::error_code error;
   const auto type = std::filesystem::symlink_status(path, error).type();
-  if (error || type == std::filesystem::file_type::not_found ||
-      type == std::filesystem::file_type::regular || type == std::filesystem::file_type::symlink) {
-    return "";
-  }
+  return !error && type != std::filesystem::file_type::not_found &&
+         type != std::filesystem::file_type::regular && type != std::filesystem::file_type::symlink;
+}
+
+namespace {
+
+/// Why `path` may not be replaced by a rename, or "" when it may (is_special_file()): a device
+/// such as /dev/null, a directory or a pipe would otherwise become a regular file.
+std::string not_replaceable(const std::string& path) {
+  if (!is_special_file(path)) return "";
   return path + " is not a regular file (a directory, a pipe or a device): it is not replaced";
 }
 

@@ -26,6 +26,11 @@
 
 namespace tagflow {
 
+/// Whether `path` exists and is neither a regular file nor a symbolic link (a rename replaces a
+/// link itself, not what it points to): a device, a directory, a pipe, which AtomicFile refuses
+/// to replace.
+[[nodiscard]] bool is_special_file(const std::string& path);
+
 class AtomicFileError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

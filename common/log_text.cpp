@@ -2,6 +2,15 @@
 
 namespace tagflow {
 
+std::string json_error_text(const std::exception& e) {
+  std::string text = e.what();
+  if (text.rfind("[json.exception.", 0) == 0) {
+    const auto end = text.find("] ");
+    if (end != std::string::npos) text.erase(0, end + 2);
+  }
+  return text;
+}
+
 std::string escape_for_log(std::string_view text, std::size_t max_bytes) {
   static constexpr char kHex[] = "0123456789abcdef";
   const std::string_view kept = text.substr(0, max_bytes);

@@ -20,11 +20,16 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <map>
 #include <string>
 #include <string_view>
 
 namespace tagflow {
+
+/// A JSON parser's error message (nlohmann's) without the library's bracketed code
+/// ("[json.exception.parse_error.101] "), so that it reads as the parser's words.
+[[nodiscard]] std::string json_error_text(const std::exception& e);
 
 /// `text` with every byte outside printable ASCII written as \xNN and a backslash as \\; text
 /// longer than `max_bytes` is cut there and followed by "...(N more bytes)".

@@ -105,12 +105,7 @@ namespace {
 /// directory, a pipe) is removed first, since the write would refuse to replace it.
 void clear_for_write(const std::string& path) {
   std::error_code ec;
-  const fs::file_type type = fs::symlink_status(path, ec).type();
-  if (ec || type == fs::file_type::not_found || type == fs::file_type::regular ||
-      type == fs::file_type::symlink) {
-    return;
-  }
-  fs::remove_all(path, ec);
+  if (is_special_file(path)) fs::remove_all(path, ec);
 }
 
 void create_directory(const std::string& directory) {

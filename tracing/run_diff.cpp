@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/fnv1a.hpp"
+#include "common/log_text.hpp"
 #include "nodes/message_text.hpp"
 #include "tracing/trace_files.hpp"
 

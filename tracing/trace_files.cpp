@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/log_text.hpp"
+
 namespace tagflow::tracing {
 namespace {
 
@@ -315,15 +317,6 @@ void require_regular_file(const std::string& path, const std::string& what) {
     throw TraceError("the " + what + " " + path +
                      " is not a regular file (a directory, a pipe or a device)");
   }
-}
-
-std::string json_error_text(const std::exception& e) {
-  std::string text = e.what();
-  if (text.rfind("[json.exception.", 0) == 0) {
-    const auto end = text.find("] ");
-    if (end != std::string::npos) text.erase(0, end + 2);
-  }
-  return text;
 }
 
 std::string_view ProcessTraceFile::intern(std::string text) {

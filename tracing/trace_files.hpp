@@ -37,9 +37,6 @@ class TraceError : public std::runtime_error {
 /// cannot make a reader wait for ever nor /dev/zero fill its memory.
 void require_regular_file(const std::string& path, const std::string& what);
 
-/// A JSON parser's error message without the library's bracketed code ("[json.exception...] ").
-[[nodiscard]] std::string json_error_text(const std::exception& e);
-
 using trace::Kind;
 
 struct TraceEvent {

@@ -537,6 +537,16 @@ TEST(ServiceGatewayTest, AMessageWithoutEndIsCutAndCountedAndClientsGoOn) {
   EXPECT_EQ(counted("incomplete_over_cap") + counted("over_process_budget"), 1.0);
 }
 
+/// A client's CURVE options: the gateway's public key and the client's own pair.
+clients::ClientOptions curve_client(const transport::CurveKeyPair& server,
+                                    const transport::CurveKeyPair& client) {
+  clients::ClientOptions options;
+  options.server_public_key = server.public_key;
+  options.public_key = client.public_key;
+  options.secret_key = client.secret_key;
+  return options;
+}
+
 /// Six idle connections and `client` against a gateway that keeps three: `client` keeps talking
 /// until the gateway counted four cuts of `too_many_connections` (it counts them as it reads),
 /// then is still served.
@@ -601,11 +611,7 @@ TEST(ServiceGatewayTest, WithCurveIdleConnectionsBeyondMaxClientsAreClosed) {
     s.connect(gateway->endpoint());
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  clients::ClientOptions options;
-  options.server_public_key = server.public_key;
-  options.public_key = mine.public_key;
-  options.secret_key = mine.secret_key;
-  GatewayClient client(gateway->endpoint(), options);
+  GatewayClient client(gateway->endpoint(), curve_client(server, mine));
   EXPECT_TRUE(client.act({{0, {1, 1, 1}}}).ok);
   expect_four_idle_cut(metrics, client);  // never the client that keeps talking
   EXPECT_EQ(gateway->rows_answered(), 2U);
@@ -849,10 +855,7 @@ TEST(ServiceGatewayTest, WithCurveOnlyAllowedClientKeysGetIn) {
   config.curve_secret_key = server.secret_key;
   config.allowed_client_keys = {allowed.public_key};
   const auto gateway = start(config);
-  clients::ClientOptions mine;
-  mine.server_public_key = server.public_key;
-  mine.public_key = allowed.public_key;
-  mine.secret_key = allowed.secret_key;
+  const clients::ClientOptions mine = curve_client(server, allowed);
   GatewayClient client(gateway->endpoint(), mine);
   EXPECT_TRUE(client.act({{0, {1, 1, 1}}}).ok);
   clients::ClientOptions theirs = mine;
