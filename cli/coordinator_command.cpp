@@ -9,7 +9,9 @@
 // reported its part (PROTOCOL.md §9); `--start-time NS` starts a run resumed from the checkpoint
 // of that logical time. `--trace DIR` records the messages it sends and receives
 // (tracing/README.md).
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -28,6 +30,7 @@
 #include "common/atomic_file.hpp"
 #include "common/trace_recorder.hpp"
 #include "coordinator/coordinator.hpp"
+#include "hosts/process_trace.hpp"
 #include "hosts/reactor/federated_process.hpp"
 #include "hosts/replica_params_check.hpp"
 #include "monitoring/metrics_endpoint.hpp"
@@ -181,8 +184,59 @@ std::unique_ptr<monitoring::MetricsEndpoint> serve_metrics(coordinator::Coordina
   return endpoint;
 }
 
-/// Runs the coordinator until the run ends; a failed run exits 1.
-void serve(const CoordinatorOptions& o) {
+/// The coordinator that SIGTERM and SIGINT stop, and the first such signal (0: none yet).
+std::atomic<coordinator::Coordinator*> g_stoppable{nullptr};
+std::atomic<int> g_stop_signal{0};
+
+/// Async-signal-safe: asks the coordinator to end the run; a second signal ends the process at
+/// once.
+void on_stop_signal(int signal) {
+  coordinator::Coordinator* const running = g_stoppable.load();
+  if (g_stop_signal.exchange(signal) != 0 || running == nullptr) {
+    ::signal(signal, SIG_DFL);
+    ::raise(signal);  // delivered as the handler returns
+    return;
+  }
+  running->stop(signal);
+}
+
+/// While it lives, SIGTERM and SIGINT end the run rather than the process: the coordinator sends
+/// FAILED (`coordinator stopped by SIGTERM before the run finished`) to every joined federate,
+/// which then stop at once instead of after heartbeat_timeout (federation/PROTOCOL.md §6.7).
+/// run_coordinator() then ends the process by that signal (hosts::end_by_signal()), as it would
+/// have ended without the handler, once the coordinator has closed (ZeroMQ delivers the FAILEDs as
+/// its sockets close) and the trace is written: the exit status and how a launcher reports it are
+/// the same.
+class StopOnSignal {
+ public:
+  explicit StopOnSignal(coordinator::Coordinator& coordinator) {
+    g_stop_signal.store(0);
+    g_stoppable.store(&coordinator);
+    struct sigaction action {};
+    action.sa_handler = on_stop_signal;
+    ::sigemptyset(&action.sa_mask);
+    ::sigaction(SIGTERM, &action, &old_term_);
+    ::sigaction(SIGINT, &action, &old_int_);
+  }
+  ~StopOnSignal() {
+    g_stoppable.store(nullptr);
+    ::sigaction(SIGTERM, &old_term_, nullptr);
+    ::sigaction(SIGINT, &old_int_, nullptr);
+  }
+  StopOnSignal(const StopOnSignal&) = delete;
+  StopOnSignal& operator=(const StopOnSignal&) = delete;
+
+  /// The signal that stopped the run, or 0.
+  static int signal() { return g_stop_signal.load(); }
+
+ private:
+  struct sigaction old_term_ {};
+  struct sigaction old_int_ {};
+};
+
+/// Runs the coordinator until the run ends; a failed run exits 1. Returns the signal that stopped
+/// it (StopOnSignal), or 0.
+int serve(const CoordinatorOptions& o) {
   LoadedSpec loaded = load_spec(o.config, o.run_keys);
   loaded.spec.start_tag = {o.start_ns, 0};
   std::unique_ptr<coordinator::CheckpointManifest> manifest = checkpoint_manifest(o, loaded);
@@ -215,8 +269,13 @@ void serve(const CoordinatorOptions& o) {
       serve_metrics(coordinator, metrics, loaded, o.metrics_port);
   const std::string bound = coordinator.bind(o.endpoint);
   std::cout << "tagflow coordinator: listening on " << bound << std::endl;
+  const StopOnSignal stop_on_signal(coordinator);
   const coordinator::CoordinatorResult result = coordinator.run();
   if (!result.ok) {
+    if (const int signal = StopOnSignal::signal(); signal != 0) {
+      std::cerr << "tagflow coordinator: run failed: " << result.error << std::endl;
+      return signal;
+    }
     fail_command("coordinator", "run failed: " + result.error, kExitFailed);
   }
   std::cout << "tagflow coordinator: run finished (" << result.grants_sent << " grants, "
@@ -224,12 +283,17 @@ void serve(const CoordinatorOptions& o) {
             << result.silence_seconds << " s silent)" << std::endl;
   if (!o.stats.empty()) write_file_atomically(o.stats, stats_json(result));
   if (collector) collect_results(coordinator, *collector, traces.get());
+  return StopOnSignal::signal();
 }
 
 /// serve(), its errors as exit codes: 2 for a bad file, keys or address.
 void run_coordinator(const CoordinatorOptions& o) {
   try {
-    serve(o);
+    if (const int signal = serve(o); signal != 0) {
+      std::cout.flush();
+      std::cerr.flush();
+      hosts::end_by_signal(signal);
+    }
   } catch (const cluster::ConfigError& e) {
     fail_command("coordinator", e.what(), kExitBadFile);
   } catch (const coordinator::FederationConfigError& e) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <csignal>
 #include <cstring>
 #include <set>
 #include <sstream>
@@ -61,6 +62,20 @@ bool same_links(std::vector<UpstreamLink> a, std::vector<UpstreamLink> b) {
   std::sort(a.begin(), a.end(), by_id);
   std::sort(b.begin(), b.end(), by_id);
   return a == b;
+}
+
+/// How the stop message names the signal that stopped the coordinator.
+std::string signal_name(int signal) {
+  switch (signal) {
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGINT:
+      return "SIGINT";
+    case SIGHUP:
+      return "SIGHUP";
+    default:
+      return "signal " + std::to_string(signal);
+  }
 }
 
 }  // namespace
@@ -883,7 +898,7 @@ bool Coordinator::collect_results(std::chrono::milliseconds timeout,
   const Clock::time_point deadline = Clock::now() + timeout;
   zmq::pollitem_t item{router_.handle(), 0, ZMQ_POLLIN, 0};
   while (!complete() && Clock::now() < deadline &&
-         !stop_requested_.load(std::memory_order_relaxed)) {
+         stop_requested_.load(std::memory_order_relaxed) == 0) {
     zmq::poll(&item, 1, std::chrono::milliseconds(50));
     (void)receive_batch();
   }
@@ -974,8 +989,9 @@ CoordinatorResult Coordinator::run() {
       return fail(missing, "federate(s)" + names + " never joined within " +
                                std::to_string(spec_.join_timeout.count()) + " ms");
     }
-    if (stop_requested_.load(std::memory_order_relaxed)) {
-      return fail({}, "coordinator stopped before the run finished");
+    if (const int stop = stop_requested_.load(std::memory_order_relaxed); stop != 0) {
+      return fail({}, "coordinator stopped " + (stop > 0 ? "by " + signal_name(stop) + " " : "") +
+                          "before the run finished");
     }
   }
 }

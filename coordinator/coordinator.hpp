@@ -113,8 +113,13 @@ class Coordinator {
   std::string bind(const std::string& endpoint = "");
   /// Runs the event loop until the run ends (see the class comment).
   CoordinatorResult run();
-  /// Asks run() to return (with an error) at its next wake-up. Thread-safe.
-  void stop() { stop_requested_.store(true, std::memory_order_relaxed); }
+  /// Asks run() to return at its next wake-up, ending the run with FAILED to every joined
+  /// federate: `coordinator stopped by SIGTERM before the run finished` when `signal` names the
+  /// signal that stopped it, else `coordinator stopped before the run finished`. Thread-safe and
+  /// async-signal-safe (one lock-free store).
+  void stop(int signal = 0) {
+    stop_requested_.store(signal > 0 ? signal : -1, std::memory_order_relaxed);
+  }
 
   /// Where CHECKPOINT_WRITTEN reports go (before run()); without a sink they are dropped and
   /// counted (unknown_kind).
@@ -316,7 +321,7 @@ class Coordinator {
   /// stats_ with each member's traffic.
   [[nodiscard]] CoordinatorResult result_so_far() const;
   CoordinatorResult stats_;
-  std::atomic<bool> stop_requested_{false};        // relaxed: polled by run()
+  std::atomic<int> stop_requested_{0};  // 0, -1 (stop()) or a signal; relaxed: polled by run()
   std::optional<Clock::time_point> behind_since_;  // messages were left unread since then
   trace::NameCache trace_names_;                   // tracing/README.md
 };

@@ -90,7 +90,10 @@ void ProcessTrace::watch_signals() {
   }
   const int signal = byte;
   write_once();
-  // Ends the process as the signal would have without the handler.
+  end_by_signal(signal);  // as the signal would have without the handler
+}
+
+void end_by_signal(int signal) {
   ::signal(signal, SIG_DFL);
   sigset_t set;
   ::sigemptyset(&set);

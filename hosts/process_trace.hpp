@@ -43,4 +43,8 @@ class ProcessTrace {
   std::thread watcher_;
 };
 
+/// Ends the process by `signal` as the signal's default action would (its exit status and how a
+/// launcher reports it are those of the signal): for a handler that did its work first.
+[[noreturn]] void end_by_signal(int signal);
+
 }  // namespace tagflow::hosts

@@ -85,17 +85,46 @@ bool wait_for_text(const fs::path& file, const std::string& text, std::chrono::s
   return true;
 }
 
+/// A run under way: `tagflow coordinator` and the pipeline's four federates, each in its own
+/// process, with a million events at up to 200 us each (minutes of run, so it is still going when
+/// a test disturbs it).
+struct Pipeline {
+  fs::path dir;  // cluster.yaml and every process's log
+  std::unique_ptr<ChildProcess> coordinator;
+  std::vector<std::string> ids = {"source", "left", "right", "sink"};
+  std::vector<std::unique_ptr<ChildProcess>> federates;
+  bool joined = false;  // every federate joined: the run is under way
+};
+
+/// Starts a Pipeline in a fresh temporary directory named after `name`.
+Pipeline start_pipeline(const std::string& name, const std::string& heartbeat_timeout) {
+  Pipeline run;
+  run.dir =
+      fs::temp_directory_path() / ("tagflow-failure-" + std::to_string(::getpid()) + "-" + name);
+  fs::remove_all(run.dir);
+  fs::create_directories(run.dir);
+  run.coordinator = listening_coordinator(run.dir, heartbeat_timeout);
+  if (run.coordinator == nullptr) return run;
+  for (const std::string& id : run.ids) {
+    run.federates.push_back(std::make_unique<ChildProcess>(
+        std::vector<std::string>{TAGFLOW_BIN_DIR "/tagflow_test_federate",
+                                 (run.dir / "cluster.yaml").string(), id, "1000000", "1", "200",
+                                 (run.dir / (id + ".trace")).string(),
+                                 (run.dir / (id + ".endpoint")).string()},
+        (run.dir / (id + ".log")).string()));
+  }
+  run.joined =
+      wait_for_text(run.dir / "coordinator.log", "all federates joined", std::chrono::seconds(30));
+  if (!run.joined) ADD_FAILURE() << read_log(run.dir / "coordinator.log");
+  return run;
+}
+
 /// Four federates under `tagflow coordinator`; once the run is under way `disturb` is done to
 /// `left`. Checks that the coordinator exits 1 with `expected` in its log, naming `left`, and that
 /// every other federate ends (status 3) naming it too.
 void disturb_left_federate(const std::string& name,
                            const std::function<void(ChildProcess&)>& disturb,
                            const std::string& expected) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("tagflow-failure-" + std::to_string(::getpid()) + "-" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  const fs::path config = dir / "cluster.yaml";
   // Under ThreadSanitizer every process runs several times slower, and a coordinator that falls
   // that far behind answers heartbeats late enough for a healthy federate to give it up.
 #if defined(__SANITIZE_THREAD__)
@@ -103,72 +132,66 @@ void disturb_left_federate(const std::string& name,
 #else
   const char* heartbeat_timeout = "500ms";
 #endif
-  const std::unique_ptr<ChildProcess> coordinator = listening_coordinator(dir, heartbeat_timeout);
-  ASSERT_NE(coordinator, nullptr);
-  std::vector<std::unique_ptr<ChildProcess>> federates;
-  const std::vector<std::string> ids = {"source", "left", "right", "sink"};
-  for (const std::string& id : ids) {
-    federates.push_back(std::make_unique<ChildProcess>(
-        std::vector<std::string>{TAGFLOW_BIN_DIR "/tagflow_test_federate", config.string(), id,
-                                 "1000000", "1", "200", (dir / (id + ".trace")).string(),
-                                 (dir / (id + ".endpoint")).string()},
-        (dir / (id + ".log")).string()));
-  }
-  // Once every federate joined the run is under way; a million events at up to 200 us each
-  // would take minutes, so it is still going when `left` is disturbed.
-  ASSERT_TRUE(
-      wait_for_text(dir / "coordinator.log", "all federates joined", std::chrono::seconds(30)))
-      << read_log(dir / "coordinator.log");
-  disturb(*federates[1]);
+  const Pipeline run = start_pipeline(name, heartbeat_timeout);
+  ASSERT_TRUE(run.joined);
+  disturb(*run.federates[1]);
 
-  const std::optional<int> coordinator_status = coordinator->wait(std::chrono::seconds(20));
+  const std::optional<int> coordinator_status = run.coordinator->wait(std::chrono::seconds(20));
   ASSERT_TRUE(coordinator_status.has_value()) << "the coordinator hangs after a failure";
   EXPECT_EQ(*coordinator_status, 1);
-  const std::string log = read_log(dir / "coordinator.log");
+  const std::string log = read_log(run.dir / "coordinator.log");
   EXPECT_NE(log.find(expected), std::string::npos) << log;
   for (std::size_t i : {0U, 2U, 3U}) {
-    const std::optional<int> status = federates[i]->wait(std::chrono::seconds(20));
-    ASSERT_TRUE(status.has_value()) << ids[i] << " outlived the failed run";
-    EXPECT_EQ(*status, 3) << ids[i];
-    EXPECT_NE(read_log(dir / (ids[i] + ".log")).find("'left'"), std::string::npos)
-        << ids[i] << ": " << read_log(dir / (ids[i] + ".log"));
+    const std::optional<int> status = run.federates[i]->wait(std::chrono::seconds(20));
+    ASSERT_TRUE(status.has_value()) << run.ids[i] << " outlived the failed run";
+    EXPECT_EQ(*status, 3) << run.ids[i];
+    const std::string federate_log = read_log(run.dir / (run.ids[i] + ".log"));
+    EXPECT_NE(federate_log.find("'left'"), std::string::npos) << run.ids[i] << ": " << federate_log;
   }
-  federates[1]->kill();  // a stopped one is still there
-  fs::remove_all(dir);
+  run.federates[1]->kill();  // a stopped one is still there
+  fs::remove_all(run.dir);
+}
+
+// A SIGTERM to the coordinator mid-run ends the run at once (federation/PROTOCOL.md §6.7): every
+// federate is sent FAILED naming the signal and stops well before its 20 s heartbeat timeout
+// would have told it, and the coordinator still ends by the signal (exit status 128 + 15).
+TEST(FederationFailure, ASigtermToTheCoordinatorStopsEveryFederateAtOnce) {
+  const Pipeline run = start_pipeline("sigterm", "20s");
+  ASSERT_TRUE(run.joined);
+  run.coordinator->kill(SIGTERM);
+  const std::optional<int> coordinator_status = run.coordinator->wait(std::chrono::seconds(10));
+  ASSERT_TRUE(coordinator_status.has_value()) << "the coordinator did not stop";
+  EXPECT_EQ(*coordinator_status, 128 + SIGTERM);
+  const std::string reason = "coordinator stopped by SIGTERM before the run finished";
+  const std::string log = read_log(run.dir / "coordinator.log");
+  EXPECT_NE(log.find("run failed: " + reason), std::string::npos) << log;
+  for (std::size_t i = 0; i < run.ids.size(); ++i) {
+    // 10 s: half the heartbeat timeout, after which a federate would have given up on its own.
+    const std::optional<int> status = run.federates[i]->wait(std::chrono::seconds(10));
+    ASSERT_TRUE(status.has_value()) << run.ids[i] << " was not told the run ended";
+    EXPECT_EQ(*status, 3) << run.ids[i];
+    const std::string federate_log = read_log(run.dir / (run.ids[i] + ".log"));
+    EXPECT_NE(federate_log.find(reason), std::string::npos) << run.ids[i] << ": " << federate_log;
+  }
+  fs::remove_all(run.dir);
 }
 
 // Stopped for less than the heartbeat timeout: no failure, but the coordinator counts a silence
 // and logs it (federation/PROTOCOL.md §6.2) — what a link down for a moment looks like.
 TEST(FederationFailure, AShortSilenceIsCountedAndTheRunGoesOn) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("tagflow-failure-" + std::to_string(::getpid()) + "-silence");
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  const std::unique_ptr<ChildProcess> coordinator = listening_coordinator(dir, "2s");
-  ASSERT_NE(coordinator, nullptr);
-  std::vector<std::unique_ptr<ChildProcess>> federates;
-  for (const std::string id : {"source", "left", "right", "sink"}) {
-    federates.push_back(std::make_unique<ChildProcess>(
-        std::vector<std::string>{TAGFLOW_BIN_DIR "/tagflow_test_federate",
-                                 (dir / "cluster.yaml").string(), id, "1000000", "1", "200",
-                                 (dir / (id + ".trace")).string(),
-                                 (dir / (id + ".endpoint")).string()},
-        (dir / (id + ".log")).string()));
-  }
-  ASSERT_TRUE(
-      wait_for_text(dir / "coordinator.log", "all federates joined", std::chrono::seconds(30)))
-      << read_log(dir / "coordinator.log");
-  federates[1]->kill(SIGSTOP);
+  const Pipeline run = start_pipeline("silence", "2s");
+  ASSERT_TRUE(run.joined);
+  run.federates[1]->kill(SIGSTOP);
   std::this_thread::sleep_for(std::chrono::milliseconds(1400));  // > 2 s / 2, < 2 s
-  federates[1]->kill(SIGCONT);
-  EXPECT_TRUE(
-      wait_for_text(dir / "coordinator.log", "'left' was silent for ", std::chrono::seconds(10)))
-      << read_log(dir / "coordinator.log");
-  EXPECT_FALSE(coordinator->wait(std::chrono::milliseconds(500)).has_value())
-      << "the run ended: " << read_log(dir / "coordinator.log");
-  coordinator->kill();
-  for (auto& federate : federates) federate->kill();
-  fs::remove_all(dir);
+  run.federates[1]->kill(SIGCONT);
+  EXPECT_TRUE(wait_for_text(run.dir / "coordinator.log", "'left' was silent for ",
+                            std::chrono::seconds(10)))
+      << read_log(run.dir / "coordinator.log");
+  EXPECT_FALSE(run.coordinator->wait(std::chrono::milliseconds(500)).has_value())
+      << "the run ended: " << read_log(run.dir / "coordinator.log");
+  run.coordinator->kill();
+  for (const auto& federate : run.federates) federate->kill();
+  fs::remove_all(run.dir);
 }
 
 /// Holds one thread of a child process (a ptrace stop: the process's other threads go on) until
