@@ -21,6 +21,22 @@ const CLI::Validator kNotEmpty(
     },
     "NOT EMPTY");
 
+void refuse_empty_values(CLI::App& app) {
+  // No description: the help text keeps its type annotations ("NOT EMPTY" only where an option
+  // says so itself, kNotEmpty).
+  static const CLI::Validator not_empty(
+      [](std::string& value) {
+        return value.empty() ? std::string("an empty value") : std::string();
+      },
+      "");
+  for (CLI::Option* option : app.get_options()) {
+    if (option->get_type_size() != 0 && option->get_name() != "--help") option->check(not_empty);
+  }
+  for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; })) {
+    refuse_empty_values(*command);
+  }
+}
+
 std::string unwritable_output(const std::string& option, const std::string& path) {
   if (path.empty()) return "";
   const std::string why = prepare_output_file(path);
@@ -50,6 +66,7 @@ int refuse_before_torch(int argc, char** argv, const std::function<void(CLI::App
   // Named as tagflow-torch names itself when run through tagflow, so a refusal reads the same.
   CLI::App app{"tagflow", "tagflow"};
   declare(app);
+  refuse_empty_values(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

@@ -44,6 +44,11 @@ inline constexpr int kExitInterrupted = 130;
 /// Refuses an empty value (`--only ''`, `--host ''`), which would otherwise read as the option not
 /// given: CLI11's message, exit 2.
 extern const CLI::Validator kNotEmpty;
+/// Adds, to every option of `app` and its commands that takes a value (positionals included), the
+/// refusal of an empty value: `--summary ''` or `--log-dir ''` would otherwise read as the option
+/// not given, and an empty file name as a file that cannot be read. CLI11's message ("--summary:
+/// an empty value"), exit 2. Call once every command is declared, before parsing.
+void refuse_empty_values(CLI::App& app);
 /// Prints "tagflow COMMAND: MESSAGE" to stderr and throws CLI::RuntimeError(code).
 [[noreturn]] void fail_command(const std::string& command, const std::string& message, int code);
 /// Why the file an option names (`--summary PATH`), written at the end of a run, could not be

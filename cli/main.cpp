@@ -83,6 +83,7 @@ int main(int argc, char** argv) {
   tagflow::cli::add_k8s_command(app);
   tagflow::cli::add_trace_command(app);
   tagflow::cli::add_diff_command(app);
+  tagflow::cli::refuse_empty_values(app);
   if (const std::string unknown = tagflow::cli::unknown_command(app, argc, argv);
       !unknown.empty()) {
     std::cerr << unknown << "\n";

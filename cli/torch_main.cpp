@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   tagflow::cli::add_torch_bench_command(app);
   tagflow::cli::add_up_single_command(app);
   tagflow::cli::add_node_command(app);
+  tagflow::cli::refuse_empty_values(app);
   if (const std::string unknown = tagflow::cli::unknown_command(app, argc, argv);
       !unknown.empty()) {
     std::cerr << unknown << "\n";

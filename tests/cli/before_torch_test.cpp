@@ -100,5 +100,32 @@ TEST(BeforeTorch, TagflowRefusesABadLibTorchBenchmarkRunWithoutStartingTagflowTo
   expect_handed_on("bench", {"marl --quick --only tj4"});
 }
 
+// An empty value is refused by every option that takes one (cli/commands.hpp,
+// refuse_empty_values), in tagflow's own commands and in those it hands to tagflow-torch:
+// `--summary
+// ''` would otherwise read as no summary wanted, `--log-dir ''` as the default directory.
+TEST(BeforeTorch, AnEmptyValueIsRefusedByEveryOptionThatTakesOne) {
+  const std::string demo = std::string(TAGFLOW_SOURCE_DIR) + "/configs/local.yaml";
+  expect_refused_here("up", {{demo + " --summary ''", "tagflow up: --summary: an empty value"},
+                             {demo + " --log-dir ''", "tagflow up: --log-dir: an empty value"},
+                             {"''", "tagflow up: file: an empty value"},
+                             {demo + " --placement single --summary ''", "--summary: an empty"}});
+  expect_refused_here("train", {{"--summary ''", "tagflow train: --summary: an empty value"},
+                                {"--save-policy ''", "--save-policy: an empty value"}});
+  expect_refused_here("bench", {{"paper --json ''", "tagflow bench: --json: an empty value"},
+                                {"marl --json ''", "tagflow bench: --json: an empty value"}});
+  expect_refused_here("coordinator",
+                      {{"--config " + demo + " --stats ''", "--stats: an empty value"}});
+  expect_refused_here("env", {{"step --env ''", "tagflow env step: --env: an empty value"}});
+  expect_refused_here("slurm", {{"''", "tagflow slurm: file: an empty value"}});
+  // tagflow-torch run by itself says the same.
+  const std::string torch = std::string(TAGFLOW_BIN_DIR) + "/tagflow-torch";
+  if (fs::exists(torch)) {
+    const auto r = run_command(torch + " train --summary '' 2>&1");
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("--summary: an empty value"), std::string::npos) << r.output;
+  }
+}
+
 }  // namespace
 }  // namespace tagflow::cli
