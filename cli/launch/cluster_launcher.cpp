@@ -816,6 +816,23 @@ void ClusterLaunch::open_log_dir() {
   if (const std::string why = unwritable_output("--summary", options_.summary_path); !why.empty()) {
     end_launch(why, kExitBadFile);
   }
+  // A run's directory is its own: an earlier run's files there would be overwritten, and a
+  // restart would resume from that run's newest checkpoint as if it were this run's. Every run
+  // writes its cluster file there first. A half its head starts again (--stop-with-stdin)
+  // continues its own run's directory.
+  if (!options_.log_dir.empty() && options_.resume_run.empty() && !options_.stop_with_stdin) {
+    const std::filesystem::path dir(options_.log_dir);
+    std::error_code error;
+    for (const char* mark : {kRunFile, "pids"}) {
+      if (!std::filesystem::exists(dir / mark, error)) continue;
+      end_launch("--log-dir " + options_.log_dir + " holds an earlier run (" +
+                     (dir / mark).string() +
+                     "): its logs would be overwritten and a restart would resume from its "
+                     "checkpoints; give a new directory, or continue that run with --resume " +
+                     options_.log_dir,
+                 kExitBadFile);
+    }
+  }
   if (log_dir_.empty()) {  // a new directory per run, even for two runs in the same second
     const std::string stem = default_log_dir(config_.name, std::chrono::system_clock::now());
     log_dir_ = stem;

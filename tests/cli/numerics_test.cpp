@@ -95,10 +95,11 @@ class EmulatedCpus : public ::testing::Test {
   nlohmann::json up(const std::string& file, const Machine& machine, const std::string& args) {
     const fs::path summary = dir_ / "summary.json";
     fs::remove(summary);
-    // Processes write their logs under DIR/logs (one process has none).
-    const std::string logs = args.find("single") == std::string::npos
-                                 ? " --log-dir " + (dir_ / "logs").string()
-                                 : std::string();
+    // Processes write their logs under DIR/logs-N, a new directory per run (one process has none).
+    const std::string logs =
+        args.find("single") == std::string::npos
+            ? " --log-dir " + (dir_ / ("logs-" + std::to_string(++runs_))).string()
+            : std::string();
     const auto result =
         testing::run_command((machine.env.empty() ? "" : "env " + machine.env + " ") +
                              testing::tagflow_binary() + " up " + file + " " + args + " --quiet" +
@@ -133,6 +134,7 @@ class EmulatedCpus : public ::testing::Test {
   }
 
   fs::path dir_;
+  int runs_ = 0;  // runs as processes so far: each has its own log directory
 };
 
 /// configs/local.yaml shortened, its ports moved to a free range.

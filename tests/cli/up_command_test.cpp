@@ -546,6 +546,37 @@ TEST_F(TagflowUp, ALogDirectoryThatCannotBeMadeIsRefusedBeforeAnyProcessStarts) 
       << result.output;
 }
 
+// A --log-dir an earlier run used is refused before anything is written to it: that run's logs
+// would be overwritten, and a restart would have resumed from its checkpoints (another seed's run
+// ended with the earlier run's digest). A directory that holds other files is taken.
+TEST_F(TagflowUp, AnEarlierRunsLogDirectoryIsRefusedAndAnotherOneIsTaken) {
+  write("short.yaml", shortened_local(base_port_, "env_steps: 800"));
+  fs::create_directories(dir_ / "earlier" / "checkpoints" / "2600000000");
+  write("earlier/cluster.yaml", "cluster: earlier\n");
+  const std::string earlier = path("earlier");
+  EXPECT_EQ(run({"up", path("short.yaml"), "--quiet", "--log-dir", earlier}, dir_, "held"), 2);
+  const std::string held = read_text_file(dir_ / "held.err");
+  EXPECT_NE(held.find("tagflow up: --log-dir " + earlier + " holds an earlier run (" + earlier +
+                      "/cluster.yaml): "),
+            std::string::npos)
+      << held;
+  EXPECT_NE(held.find("--resume " + earlier), std::string::npos) << held;
+  EXPECT_EQ(held.find("cpu_bind"), std::string::npos) << held;  // nothing was started
+  EXPECT_EQ(read_text_file(dir_ / "earlier" / "cluster.yaml"), "cluster: earlier\n");
+  EXPECT_FALSE(fs::exists(dir_ / "earlier" / "pids"));
+  if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the learner and inference processes need tagflow-torch";
+  fs::create_directories(dir_ / "other");
+  write("other/notes.txt", "kept\n");
+  EXPECT_EQ(run({"up", path("short.yaml"), "--quiet", "--log-dir", path("other")}, dir_, "other"),
+            0)
+      << read_text_file(dir_ / "other.err");
+  EXPECT_TRUE(fs::exists(dir_ / "other" / "summary.json"));
+  EXPECT_EQ(read_text_file(dir_ / "other" / "notes.txt"), "kept\n");
+  // Now it holds that run: a second one there is refused.
+  EXPECT_EQ(run({"up", path("short.yaml"), "--quiet", "--log-dir", path("other")}, dir_, "again"),
+            2);
+}
+
 // A file with key files (`security.keys_dir`) that lack a key this host's processes read is a bad
 // file, refused before any process starts, naming the key: each process used to exit 1 on its own.
 TEST_F(TagflowUp, AMissingKeyFileIsRefusedBeforeAnyProcessStarts) {

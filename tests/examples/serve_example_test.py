@@ -118,6 +118,8 @@ def main():
     with open(config, "w") as f:
         f.write(text)
     log = open(os.path.join(work, "up.log"), "w")
+    # The run's own log directory: `tagflow up` refuses one an earlier run (of this test) used.
+    shutil.rmtree(os.path.join(work, "logs"), ignore_errors=True)
     cluster = subprocess.Popen([binary, "up", config, "--mode", mode, "--quiet",
                                 "--log-dir", os.path.join(work, "logs")],
                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

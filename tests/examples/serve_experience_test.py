@@ -13,6 +13,7 @@ cluster's own `seconds` stop and a timeout on every wait. Exit status 0 on succe
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -121,6 +122,8 @@ def main():
     if os.path.exists(summary_path):
         os.remove(summary_path)
     log = open(os.path.join(work, "up.log"), "w")
+    # The run's own log directory: `tagflow up` refuses one an earlier run (of this test) used.
+    shutil.rmtree(os.path.join(work, "logs"), ignore_errors=True)
     cluster = subprocess.Popen([binary, "up", config, "--quiet", "--summary", summary_path,
                                 "--log-dir", os.path.join(work, "logs")],
                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

@@ -61,9 +61,10 @@ class MarlCluster : public ::testing::Test {
     const fs::path file = dir_ / (label + ".yaml");
     std::ofstream(file) << text;
     const fs::path summary = dir_ / (label + ".json");
-    // Processes write their logs under the test's directory (one process writes none).
+    // Processes write their logs in DIR/LABEL-logs, a new directory per run (one process writes
+    // none).
     const std::string logs = args.find("single") == std::string::npos
-                                 ? " --log-dir " + (dir_ / "logs").string()
+                                 ? " --log-dir " + (dir_ / (label + "-logs")).string()
                                  : std::string();
     const auto run =
         testing::run_command(testing::tagflow_binary() + " up " + file.string() + " " + args +
@@ -113,8 +114,8 @@ TEST_F(MarlCluster, ActorModeAsProcessesAsksEveryServerAndEndsAtItsStepLimit) {
   // Each server answered its five cars at every joint step, and stopped with the env node.
   for (const char* server : {"inference-0", "inference-1"}) {
     EXPECT_EQ(summary["nodes"][server]["count"], 1500) << server;
-    const nlohmann::json process =
-        nlohmann::json::parse(read_text_file(dir_ / "logs" / (std::string(server) + ".json")));
+    const nlohmann::json process = nlohmann::json::parse(
+        read_text_file(dir_ / "actor-processes-logs" / (std::string(server) + ".json")));
     EXPECT_EQ(process["stop_reason"], "env_steps") << server;
   }
 }
@@ -197,7 +198,7 @@ TEST_F(MarlCluster, TheVdnAndPerCarFilesTrainToOneDigestInOneProcessAndAsProcess
     EXPECT_EQ(single["env_steps"], 1500) << name;
     EXPECT_GT(single["updates"].get<int>(), 0) << name;
     EXPECT_EQ(single["policies"].size(), vdn ? 1U : 4U) << name;
-    EXPECT_EQ(up("processes", train, "")["digest"], single["digest"]) << name;
+    EXPECT_EQ(up("processes-" + name, train, "")["digest"], single["digest"]) << name;
   }
 }
 
