@@ -1,6 +1,9 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <vector>
 
@@ -35,6 +38,16 @@ void refuse_empty_values(CLI::App& app) {
   for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; })) {
     refuse_empty_values(*command);
   }
+}
+
+int standard_output_status(const char* program, int status) {
+  errno = 0;
+  std::cout.flush();
+  const bool written = std::fflush(stdout) == 0 && std::ferror(stdout) == 0 && !std::cout.fail();
+  if (written || status != 0) return status;
+  std::cerr << program << ": cannot write to standard output"
+            << (errno != 0 ? std::string(": ") + std::strerror(errno) : std::string()) << "\n";
+  return 1;
 }
 
 std::string unwritable_output(const std::string& option, const std::string& path) {

@@ -49,6 +49,10 @@ extern const CLI::Validator kNotEmpty;
 /// not given, and an empty file name as a file that cannot be read. CLI11's message ("--summary:
 /// an empty value"), exit 2. Call once every command is declared, before parsing.
 void refuse_empty_values(CLI::App& app);
+/// `status`, or 1 (saying so on stderr, "PROGRAM: cannot write to standard output: No space left
+/// on device") when what the command printed could not all be written: a full disk, a closed
+/// pipe. A command that already failed keeps its own status.
+[[nodiscard]] int standard_output_status(const char* program, int status);
 /// Prints "tagflow COMMAND: MESSAGE" to stderr and throws CLI::RuntimeError(code).
 [[noreturn]] void fail_command(const std::string& command, const std::string& message, int code);
 /// Why the file an option names (`--summary PATH`), written at the end of a run, could not be

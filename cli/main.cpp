@@ -97,5 +97,5 @@ int main(int argc, char** argv) {
     std::cerr << "tagflow: " << e.what() << "\n";
     return 1;
   }
-  return 0;
+  return tagflow::cli::standard_output_status("tagflow", 0);
 }

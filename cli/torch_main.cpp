@@ -59,5 +59,6 @@ int main(int argc, char** argv) {
     std::cerr << "tagflow-torch: " << e.what() << "\n";
     return 1;
   }
-  return exit_code;
+  return tagflow::cli::standard_output_status(through_tagflow ? "tagflow" : "tagflow-torch",
+                                              exit_code);
 }

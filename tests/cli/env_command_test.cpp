@@ -132,3 +132,17 @@ TEST(EnvCommand, RejectsUnknownEnvsAndEnvsWithoutStateNamingTheOnesItTakes) {
 }
 
 }  // namespace
+
+// What a command prints and cannot write is an error (cli/commands.hpp, standard_output_status):
+// `tagflow env list > /dev/full` exited 0 with nothing written.
+TEST(EnvCommand, AStandardOutputThatCannotBeWrittenIsAnError) {
+  if (!std::ifstream("/dev/full")) GTEST_SKIP() << "this machine has no /dev/full";
+  const std::string err_path = ::testing::TempDir() + "/env_full_" + std::to_string(::getpid());
+  const std::string command =
+      std::string(TAGFLOW_BIN_DIR) + "/tagflow env list > /dev/full 2> " + err_path;
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_EQ(slurp(err_path), "tagflow: cannot write to standard output: No space left on device\n");
+  std::remove(err_path.c_str());
+}
