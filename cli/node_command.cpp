@@ -12,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "actors/actor_credentials.hpp"
 #include "common/atomic_file.hpp"
 #include "hosts/actor/actor_process.hpp"
 
@@ -20,6 +21,7 @@
 #include "hosts/reactor/federated_process.hpp"
 #include "hosts/replica_params_check.hpp"
 #include "nodes/cluster/process_plan.hpp"
+#include "transport/curve_keys.hpp"
 
 #ifdef TAGFLOW_NODE_COMMAND_TORCH
 #include "cli/torch_commands.hpp"
@@ -75,6 +77,8 @@ void run_actor_node(const NodeOptions& o, const cluster::ClusterConfig& config,
     fail(o, e.what(), kExitBadFile);
   } catch (const std::invalid_argument& e) {
     fail(o, e.what(), kExitBadFile);
+  } catch (const actors::ActorCredentialError& e) {  // a certificate --run-keys or keys_dir lacks
+    fail(o, e.what(), kExitBadFile);
   } catch (const std::exception& e) {
     fail(o, e.what(), kExitFailed);
   }
@@ -104,6 +108,8 @@ void run_reactor_node(const NodeOptions& o, const cluster::ClusterConfig& config
   } catch (const coordinator::FederationError& e) {
     fail(o, e.what(), kExitFederation);
   } catch (const coordinator::FederationConfigError& e) {
+    fail(o, e.what(), kExitBadFile);
+  } catch (const transport::CurveKeyError& e) {  // a key file --run-keys or keys_dir lacks
     fail(o, e.what(), kExitBadFile);
   } catch (const std::exception& e) {
     fail(o, e.what(), kExitFailed);

@@ -727,6 +727,12 @@ TEST_F(TagflowUp, BadArgumentsExitTwoInEitherPlacement) {
       {{"node", "--config", path("bad_param.yaml"), "--name", "sampler-0"},
        "tagflow node sampler-0: " + path("bad_param.yaml") + ":" + std::to_string(capacity_line) +
            ": nodes.replay.params.capacity: "},
+      // Keys a process reads and cannot: a bad argument, in either mode (it exited 1).
+      {{"node", "--config", path("short.yaml"), "--name", "replay", "--run-keys", path("nokeys")},
+       "tagflow node replay: cannot read key file " + path("nokeys") + "/"},
+      {{"node", "--config", path("short.yaml"), "--name", "replay", "--mode", "actor", "--run-keys",
+        path("nokeys")},
+       "tagflow node replay: no actor-mode credential " + path("nokeys") + "/actor/"},
   };
   int n = 0;
   for (const auto& [args, says] : cases) {
