@@ -10,10 +10,13 @@
 // of that logical time. `--trace DIR` records the messages it sends and receives
 // (tracing/README.md).
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 
@@ -312,6 +315,26 @@ void run_coordinator(const CoordinatorOptions& o) {
   }
 }
 
+/// --bind: tcp://ADDRESS:PORT with a port of 1 to 65535 (ZeroMQ itself took port 99999 as 34463,
+/// the number modulo 65536).
+const CLI::Validator kTcpEndpoint(
+    [](std::string& value) {
+      const std::string scheme = "tcp://";
+      const std::size_t colon = value.rfind(':');
+      if (value.rfind(scheme, 0) != 0 || colon == std::string::npos || colon < scheme.size() + 1) {
+        return std::string("an endpoint is tcp://ADDRESS:PORT, not ") + value;
+      }
+      const std::string port = value.substr(colon + 1);
+      int number = 0;
+      const auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), number);
+      if (port.empty() || error != std::errc() || end != port.data() + port.size() || number < 1 ||
+          number > 65535) {
+        return "the port of " + value + " is not a number from 1 to 65535";
+      }
+      return std::string();
+    },
+    "");
+
 }  // namespace
 
 void add_coordinator_command(CLI::App& app) {
@@ -324,9 +347,11 @@ void add_coordinator_command(CLI::App& app) {
   command->add_option("--checkpoints", o->checkpoints,
                       "Write the manifest of each checkpoint here once every federate wrote its "
                       "part (a cluster file with checkpoint:, PROTOCOL.md §9)");
-  command->add_option("--start-time", o->start_ns,
-                      "The start tag's time in ns (a run resumed from the checkpoint of that "
-                      "time); default 0");
+  command
+      ->add_option("--start-time", o->start_ns,
+                   "The start tag's time in ns (a run resumed from the checkpoint of that "
+                   "time); default 0")
+      ->check(CLI::Range(std::int64_t{0}, std::numeric_limits<std::int64_t>::max()));
   command->add_option("--run-keys", o->run_keys,
                       "CURVE key pairs `tagflow up` minted for this run (docs/ARCHITECTURE.md)");
   command->add_option("--results", o->results,
@@ -343,9 +368,11 @@ void add_coordinator_command(CLI::App& app) {
                    "monitoring.bind), instead of the file's coordinator.metrics_port; also for a "
                    "bare federation file")
       ->check(CLI::Range(1, 65535));
-  command->add_option(
-      "--bind", o->endpoint,
-      "Endpoint to bind instead of the configured coordinator address (e.g. tcp://0.0.0.0:7600)");
+  command
+      ->add_option("--bind", o->endpoint,
+                   "Endpoint to bind instead of the configured coordinator address (e.g. "
+                   "tcp://0.0.0.0:7600)")
+      ->check(kTcpEndpoint);
   command->callback([o] { run_coordinator(*o); });
 }
 

@@ -727,6 +727,14 @@ TEST_F(TagflowUp, BadArgumentsExitTwoInEitherPlacement) {
       {{"node", "--config", path("bad_param.yaml"), "--name", "sampler-0"},
        "tagflow node sampler-0: " + path("bad_param.yaml") + ":" + std::to_string(capacity_line) +
            ": nodes.replay.params.capacity: "},
+      // ZeroMQ bound port 99999 as 34463; a negative start time was taken.
+      {{"coordinator", "--config", path("short.yaml"), "--bind", "tcp://127.0.0.1:99999"},
+       "tagflow coordinator: --bind: the port of tcp://127.0.0.1:99999 is not a number from 1 to "
+       "65535"},
+      {{"coordinator", "--config", path("short.yaml"), "--bind", "127.0.0.1:7600"},
+       "tagflow coordinator: --bind: an endpoint is tcp://ADDRESS:PORT, not 127.0.0.1:7600"},
+      {{"coordinator", "--config", path("short.yaml"), "--start-time", "-1"},
+       "tagflow coordinator: --start-time: Value -1 not in range 0 to "},
       // Keys a process reads and cannot: a bad argument, in either mode (it exited 1).
       {{"node", "--config", path("short.yaml"), "--name", "replay", "--run-keys", path("nokeys")},
        "tagflow node replay: cannot read key file " + path("nokeys") + "/"},
