@@ -67,7 +67,8 @@ std::vector<MetricSpec> make_catalogue() {
               "Bytes of valid messages received from a peer process.", "bytes", peer, kAll),
       counter(Metric::transport_invalid_messages, "tagflow_transport_invalid_messages_total",
               "Invalid messages received and dropped, by peer and reason (the names of "
-              "transport/drop_reason.hpp: bad_version, size_mismatch, unknown_port, ...).",
+              "transport/drop_reason.hpp: bad_version, size_mismatch, unknown_port, ...; "
+              "peer=\"http\": HTTP clients the metrics endpoint dropped).",
               "", {"peer", "reason"}, kAll),
       counter(Metric::federation_grants, "tagflow_federation_grants_total",
               "Reactor mode (no series in actor mode): grants that let this federate run further, "

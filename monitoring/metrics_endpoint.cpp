@@ -1,35 +1,74 @@
 #include "monitoring/metrics_endpoint.hpp"
 
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <iostream>
 #include <system_error>
 
 #include <prometheus/collectable.h>
 #include <prometheus/text_serializer.h>
 
+#include "monitoring/metric_catalogue.hpp"
 #include "monitoring/process_metrics.hpp"
 
 namespace tagflow::monitoring {
 namespace {
 
 constexpr std::size_t kMaxRequestBytes = 8192;
+/// The listen backlog: connections the kernel holds until the loop accepts them (with 16, churn
+/// made the kernel drop connection attempts, and a scrape waited for the client's retry).
+constexpr int kListenBacklog = 256;
+/// The server thread's nice value: a flood of requests takes what CPU the process's own threads
+/// leave, rather than a share equal to theirs (heartbeats and reactions come first).
+constexpr int kServerNice = 10;
 using Clock = std::chrono::steady_clock;
+
+/// The `reason` label of each refusal (tagflow_transport_invalid_messages_total{peer="http"}),
+/// and what it means, for the log line.
+constexpr std::array<const char*, MetricsEndpoint::kRefusals> kRefusalNames = {
+    "malformed", "not_get", "too_large", "timeout", "too_many_connections"};
+constexpr std::array<const char*, MetricsEndpoint::kRefusals> kRefusalMeanings = {
+    "not an HTTP/1.0 or HTTP/1.1 request line: answered 400 or 505",
+    "a method other than GET or HEAD: answered 405",
+    "a request line and headers over 8 KiB: answered 431",
+    "no whole request sent, or the answer not taken, within the deadline: closed",
+    "every connection slot taken: closed"};
 
 /// One client: its request as read so far, then its answer as sent so far.
 struct Client {
   int fd = -1;
+  std::string peer;  // ADDRESS:PORT, for the log
   Clock::time_point deadline;
   std::string request;
   std::string reply;  // non-empty once the request is complete
   std::size_t sent = 0;
 };
+
+/// ADDRESS:PORT of an accepted connection.
+std::string peer_text(const sockaddr_storage& address) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  std::uint16_t port = 0;
+  if (address.ss_family == AF_INET6) {
+    const auto& a = reinterpret_cast<const sockaddr_in6&>(address);
+    ::inet_ntop(AF_INET6, &a.sin6_addr, host, sizeof host);
+    port = ntohs(a.sin6_port);
+    return "[" + std::string(host) + "]:" + std::to_string(port);
+  }
+  const auto& a = reinterpret_cast<const sockaddr_in&>(address);
+  ::inet_ntop(AF_INET, &a.sin_addr, host, sizeof host);
+  port = ntohs(a.sin_port);
+  return std::string(host) + ":" + std::to_string(port);
+}
 
 /// IPv6 addresses go in brackets in host:port text: [::1]:9100.
 std::string host_part(const std::string& address) {
@@ -59,8 +98,8 @@ int listen_on(const std::string& address, std::uint16_t port) {
   const int fd = ::socket(found->ai_family, found->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   const int one = 1;
   if (fd >= 0) ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  const bool ok =
-      fd >= 0 && ::bind(fd, found->ai_addr, found->ai_addrlen) == 0 && ::listen(fd, 16) == 0;
+  const bool ok = fd >= 0 && ::bind(fd, found->ai_addr, found->ai_addrlen) == 0 &&
+                  ::listen(fd, kListenBacklog) == 0;
   const int error = errno;
   ::freeaddrinfo(found);
   if (!ok) {
@@ -126,6 +165,7 @@ MetricsEndpoint::MetricsEndpoint(const ProcessMetrics& metrics, const std::strin
                                  std::uint16_t port, EndpointLimits limits)
     : limits_(limits),
       bind_address_(bind_address),
+      identity_(metrics.identity()),
       collectables_(metrics.collectables()),
       ready_(metrics.readiness()) {
   limits_.max_connections = std::max<std::size_t>(limits_.max_connections, 1);
@@ -151,10 +191,29 @@ std::string MetricsEndpoint::url() const {
   return "http://" + host_part(bind_address_) + ":" + std::to_string(port_) + "/metrics";
 }
 
+void MetricsEndpoint::refuse(Refusal why, const std::string& peer) {
+  const auto index = static_cast<std::size_t>(why);
+  if (refused_[index]++ == 0) {
+    std::cerr << "metrics endpoint " << listen_text(bind_address_, port_) << ": dropped a client ("
+              << peer << "): " << kRefusalNames[index] << ", " << kRefusalMeanings[index]
+              << "; further drops for this reason are only counted "
+                 "(tagflow_transport_invalid_messages_total{peer=\"http\",reason=\""
+              << kRefusalNames[index] << "\"})" << std::endl;
+  }
+}
+
 void MetricsEndpoint::serve() {
+  // This thread only: a thread's nice value is its own on Linux.
+  (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), kServerNice);
   std::vector<Client> clients;
   std::vector<pollfd> fds;
   const auto close_client = [](Client& client) {
+    // What the client sent beyond what was read (a body, headers past 8 KiB) is read first, up to
+    // 64 KiB: closing with unread bytes makes the kernel reset the connection, and the client may
+    // then lose the answer before reading it.
+    char discard[4096];
+    for (int reads = 0; reads < 16 && ::recv(client.fd, discard, sizeof discard, 0) > 0; ++reads) {
+    }
     ::close(client.fd);
     client.fd = -1;
   };
@@ -182,33 +241,45 @@ void MetricsEndpoint::serve() {
           continue;
         }
         if (!request_complete(client.request)) continue;
-        client.reply = reply_to(client.request);
+        std::optional<Refusal> refused;
+        client.reply = reply_to(client.request, refused);
+        if (refused) refuse(*refused, client.peer);
       }
       if (!write_reply(client)) close_client(client);
     }
     for (Client& client : clients) {
-      if (client.fd >= 0 && now >= client.deadline) close_client(client);  // the whole-request cap
+      if (client.fd >= 0 && now >= client.deadline) {  // the whole-request cap
+        refuse(Refusal::timeout, client.peer);
+        close_client(client);
+      }
     }
     clients.erase(std::remove_if(clients.begin(), clients.end(),
                                  [](const Client& client) { return client.fd < 0; }),
                   clients.end());
     if ((fds[0].revents & POLLIN) == 0) continue;
-    for (int fd;
-         (fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0;) {
+    sockaddr_storage address{};
+    socklen_t length = sizeof address;
+    for (int fd; (fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&address), &length,
+                                 SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0;
+         length = sizeof address) {
+      std::string peer = peer_text(address);
       if (clients.size() >= limits_.max_connections) {
         // Full: the oldest client still sending its request gives up its slot (clients are in
         // accept order); when every slot is answering, the newcomer is closed.
         const auto oldest = std::find_if(clients.begin(), clients.end(),
                                          [](const Client& client) { return client.reply.empty(); });
         if (oldest == clients.end()) {
+          refuse(Refusal::too_many_connections, peer);
           ::close(fd);
           continue;
         }
+        refuse(Refusal::too_many_connections, oldest->peer);
         ::close(oldest->fd);
         clients.erase(oldest);
       }
       Client client;
       client.fd = fd;
+      client.peer = std::move(peer);
       client.deadline = Clock::now() + limits_.request_deadline;
       clients.push_back(std::move(client));
     }
@@ -216,20 +287,35 @@ void MetricsEndpoint::serve() {
   for (Client& client : clients) close_client(client);
 }
 
-std::string MetricsEndpoint::reply_to(const std::string& request) const {
-  const std::size_t line_end = request.find("\r\n");
-  if (line_end == std::string::npos) {
+std::string MetricsEndpoint::reply_to(const std::string& request,
+                                      std::optional<Refusal>& refused) const {
+  const std::size_t head_end = request.find("\r\n\r\n");
+  if (head_end == std::string::npos || head_end + 4 > kMaxRequestBytes) {
+    refused = Refusal::too_large;
+    return response("431 Request Header Fields Too Large", "text/plain", "request over 8 KiB\n",
+                    true);
+  }
+  // METHOD SP PATH SP HTTP/1.x: three words, one space apart.
+  const std::string line = request.substr(0, request.find("\r\n"));
+  const std::size_t first_space = line.find(' ');
+  const std::size_t second_space =
+      first_space == std::string::npos ? std::string::npos : line.find(' ', first_space + 1);
+  const std::string version =
+      second_space == std::string::npos ? std::string() : line.substr(second_space + 1);
+  if (first_space == 0 || second_space == std::string::npos || second_space == first_space + 1 ||
+      version.rfind("HTTP/", 0) != 0) {
+    refused = Refusal::malformed;
     return response("400 Bad Request", "text/plain", "bad request\n", true);
   }
-  const std::string line = request.substr(0, line_end);
-  const std::size_t first_space = line.find(' ');
-  const std::size_t second_space = line.find(' ', first_space + 1);
+  if (version != "HTTP/1.0" && version != "HTTP/1.1") {
+    refused = Refusal::malformed;
+    return response("505 HTTP Version Not Supported", "text/plain", "HTTP/1.0 or HTTP/1.1\n", true);
+  }
   const std::string method = line.substr(0, first_space);
-  std::string path = first_space == std::string::npos
-                         ? std::string()
-                         : line.substr(first_space + 1, second_space - first_space - 1);
+  std::string path = line.substr(first_space + 1, second_space - first_space - 1);
   path = path.substr(0, path.find('?'));
   if (method != "GET" && method != "HEAD") {
+    refused = Refusal::not_get;
     return response("405 Method Not Allowed", "text/plain", "GET only\n", true);
   }
   const bool with_body = method == "GET";
@@ -256,7 +342,29 @@ std::string MetricsEndpoint::page() const {
       families.insert(families.end(), collected.begin(), collected.end());
     }
   }
+  if (!families.empty()) add_refusals(families);
   return prometheus::TextSerializer().Serialize(families);
+}
+
+void MetricsEndpoint::add_refusals(std::vector<prometheus::MetricFamily>& families) const {
+  const MetricSpec& invalid = spec(Metric::transport_invalid_messages);
+  auto family = std::find_if(families.begin(), families.end(),
+                             [&invalid](const auto& f) { return f.name == invalid.name; });
+  for (std::size_t i = 0; i < kRefusals; ++i) {
+    if (refused_[i] == 0) continue;  // a series appears at its first count, as the others do
+    if (family == families.end()) {
+      families.push_back({invalid.name, invalid.help, prometheus::MetricType::Counter, {}});
+      family = families.end() - 1;
+    }
+    prometheus::ClientMetric series;
+    series.label = {{"kind", identity_.kind},
+                    {"mode", identity_.mode},
+                    {"node", identity_.node},
+                    {"peer", "http"},
+                    {"reason", kRefusalNames[i]}};
+    series.counter.value = static_cast<double>(refused_[i]);
+    family->metric.push_back(std::move(series));
+  }
 }
 
 }  // namespace tagflow::monitoring

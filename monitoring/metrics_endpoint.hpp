@@ -24,6 +24,7 @@
 // Thread-safety: const methods may be called from any thread. Not copyable or movable.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -36,10 +37,12 @@
 #include <vector>
 
 #include "common/event_fd.hpp"
+#include "monitoring/process_identity.hpp"
 
 namespace prometheus {
 class Collectable;
-}
+struct MetricFamily;
+}  // namespace prometheus
 
 namespace tagflow::monitoring {
 
@@ -58,6 +61,10 @@ struct EndpointLimits {
 
 class MetricsEndpoint {
  public:
+  /// Why a client was dropped without the answer it asked for (the `reason` of its series).
+  enum class Refusal : std::size_t { malformed, not_get, too_large, timeout, too_many_connections };
+  static constexpr std::size_t kRefusals = 5;
+
   MetricsEndpoint(const ProcessMetrics& metrics, const std::string& bind_address,
                   std::uint16_t port, EndpointLimits limits = {});
   ~MetricsEndpoint();
@@ -72,14 +79,21 @@ class MetricsEndpoint {
 
  private:
   void serve();
-  /// The whole HTTP answer to `request` (a complete request, or the first 8 KiB of one).
-  std::string reply_to(const std::string& request) const;
+  /// The whole HTTP answer to `request` (a complete request, or the first 8 KiB of one); sets
+  /// `refused` when the answer refuses it.
+  std::string reply_to(const std::string& request, std::optional<Refusal>& refused) const;
   std::string page() const;
+  /// Counts a dropped client; the first drop for each reason is logged on stderr.
+  void refuse(Refusal why, const std::string& peer);
+  /// The refusals so far as series of tagflow_transport_invalid_messages_total{peer="http"}.
+  void add_refusals(std::vector<prometheus::MetricFamily>& families) const;
 
   EndpointLimits limits_;
   std::string bind_address_;
   std::uint16_t port_ = 0;
+  ProcessIdentity identity_;  // the constant labels of the refusals' series
   std::vector<std::weak_ptr<prometheus::Collectable>> collectables_;
+  std::array<std::uint64_t, kRefusals> refused_{};  // the server thread's only
   std::shared_ptr<const std::atomic<bool>> ready_;
   int listen_fd_ = -1;
   std::optional<EventFd> wake_;  // the destructor asks the server thread to end

@@ -187,6 +187,69 @@ TEST(MetricsEndpoint, AFullEndpointGivesTheOldestIdleSlotToANewConnection) {
   for (const int fd : idle) ::close(fd);
 }
 
+/// The status line of the endpoint's answer to `request`, sent whole on a new connection.
+std::string status_line(std::uint16_t port, const std::string& request) {
+  const int fd = connect_to(port);
+  if (fd < 0) return "no connection";
+  (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  std::string reply(64, '\0');
+  const ssize_t n = ::recv(fd, reply.data(), reply.size(), MSG_WAITALL);
+  ::close(fd);
+  reply.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  return reply.substr(0, reply.find("\r\n"));
+}
+
+// A client the endpoint drops is answered with a status that says why (or closed), counted in
+// tagflow_transport_invalid_messages_total{peer="http",reason} and logged once per reason.
+TEST(MetricsEndpoint, DroppedClientsAreAnsweredCountedAndLoggedOncePerReason) {
+  ProcessMetrics metrics({"replay", "replay", "reactor"}, tagflow::test::families("replay"));
+  ::testing::internal::CaptureStderr();
+  {
+    const MetricsEndpoint endpoint(metrics, "127.0.0.1", 0, {std::chrono::milliseconds(300), 32});
+    const std::uint16_t port = endpoint.port();
+    EXPECT_EQ(status_line(port, "GET /metrics HTTP/9.9\r\n\r\n"),
+              "HTTP/1.1 505 HTTP Version Not Supported");
+    EXPECT_EQ(status_line(port, "GET /metrics\r\n\r\n"), "HTTP/1.1 400 Bad Request");
+    EXPECT_EQ(status_line(port, "\r\n\r\n"), "HTTP/1.1 400 Bad Request");
+    EXPECT_EQ(status_line(port, "POST /metrics HTTP/1.1\r\n\r\n"),
+              "HTTP/1.1 405 Method Not Allowed");
+    EXPECT_EQ(status_line(port, "DELETE / HTTP/1.1\r\n\r\n"), "HTTP/1.1 405 Method Not Allowed");
+    EXPECT_EQ(
+        status_line(port, "GET /metrics HTTP/1.1\r\nX: " + std::string(9000, 'x') + "\r\n\r\n"),
+        "HTTP/1.1 431 Request Header Fields Too Large");
+    const int silent = connect_to(port);  // sends nothing: closed at the 300 ms deadline
+    ASSERT_GE(silent, 0);
+    EXPECT_TRUE(closed_by_server(silent));
+    ::close(silent);
+    // Well-formed requests are not counted, a wrong path included.
+    EXPECT_EQ(status_line(port, "GET /nothing HTTP/1.0\r\n\r\n"), "HTTP/1.1 404 Not Found");
+    const auto response = tagflow::testing::http_get(port, "/metrics");
+    ASSERT_EQ(response.status, 200);
+    const std::string series =
+        "tagflow_transport_invalid_messages_total{kind=\"replay\","
+        "mode=\"reactor\",node=\"replay\",peer=\"http\",reason=";
+    EXPECT_NE(response.body.find(series + "\"malformed\"} 3\n"), std::string::npos)
+        << response.body;
+    EXPECT_NE(response.body.find(series + "\"not_get\"} 2\n"), std::string::npos);
+    EXPECT_NE(response.body.find(series + "\"too_large\"} 1\n"), std::string::npos);
+    EXPECT_NE(response.body.find(series + "\"timeout\"} 1\n"), std::string::npos);
+    EXPECT_EQ(response.body.find(series + "\"too_many_connections\""), std::string::npos);
+    // One family: the refusals join the process's own series of it.
+    const std::string type = "# TYPE tagflow_transport_invalid_messages_total counter\n";
+    const std::size_t first = response.body.find(type);
+    EXPECT_NE(first, std::string::npos);
+    EXPECT_EQ(response.body.find(type, first + 1), std::string::npos);
+  }
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  for (const char* reason : {"malformed", "not_get", "too_large", "timeout"}) {
+    const std::string line = std::string("): ") + reason + ", ";
+    const std::size_t at = log.find(line);
+    EXPECT_NE(at, std::string::npos) << reason << ": " << log;
+    EXPECT_EQ(log.find(line, at + 1), std::string::npos) << reason << " logged twice: " << log;
+  }
+  EXPECT_NE(log.find("further drops for this reason are only counted"), std::string::npos) << log;
+}
+
 TEST(MetricsEndpoint, ServesAnEmptyPageOnceItsMetricsAreGone) {
   auto metrics = std::make_unique<ProcessMetrics>(ProcessIdentity{"replay", "replay", "reactor"});
   const MetricsEndpoint endpoint(*metrics, "127.0.0.1", 0);
