@@ -315,8 +315,8 @@ void run_coordinator(const CoordinatorOptions& o) {
   }
 }
 
-/// --bind: tcp://ADDRESS:PORT with a port of 1 to 65535 (ZeroMQ itself took port 99999 as 34463,
-/// the number modulo 65536).
+/// --bind: tcp://ADDRESS:PORT with a port of 1 to 65535, or `*` for one the kernel chooses (ZeroMQ
+/// itself took port 99999 as 34463, the number modulo 65536).
 const CLI::Validator kTcpEndpoint(
     [](std::string& value) {
       const std::string scheme = "tcp://";
@@ -325,11 +325,12 @@ const CLI::Validator kTcpEndpoint(
         return std::string("an endpoint is tcp://ADDRESS:PORT, not ") + value;
       }
       const std::string port = value.substr(colon + 1);
+      if (port == "*") return std::string();  // a port the kernel chooses
       int number = 0;
       const auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), number);
       if (port.empty() || error != std::errc() || end != port.data() + port.size() || number < 1 ||
           number > 65535) {
-        return "the port of " + value + " is not a number from 1 to 65535";
+        return "the port of " + value + " is not a number from 1 to 65535 (or *)";
       }
       return std::string();
     },
