@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <vector>
 
@@ -48,6 +49,15 @@ int standard_output_status(const char* program, int status) {
   std::cerr << program << ": cannot write to standard output"
             << (errno != 0 ? std::string(": ") + std::strerror(errno) : std::string()) << "\n";
   return 1;
+}
+
+std::string output_over_input(const std::string& option, const std::string& path,
+                              const std::string& input) {
+  std::error_code error;
+  if (path.empty() || !std::filesystem::equivalent(path, input, error)) return "";
+  return option + " " + path + " is " + input +
+         ", the file the command reads: it would be "
+         "overwritten";
 }
 
 std::string unwritable_output(const std::string& option, const std::string& path) {

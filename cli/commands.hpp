@@ -60,6 +60,10 @@ void refuse_empty_values(CLI::App& app);
 /// directories); "" when it can be, or when `path` is empty (the option was not given). A bad
 /// argument: the commands refuse it with kExitBadFile before the run.
 [[nodiscard]] std::string unwritable_output(const std::string& option, const std::string& path);
+/// "OPTION PATH is INPUT, the file the command reads: it would be overwritten" when the output
+/// `path` is the file `input` (the same file, through a link or another name); else "".
+[[nodiscard]] std::string output_over_input(const std::string& option, const std::string& path,
+                                            const std::string& input);
 
 void add_doctor_command(CLI::App& app);
 void add_bench_command(CLI::App& app);

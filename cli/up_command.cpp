@@ -70,8 +70,8 @@ void add_up_command(CLI::App& app) {
   command->add_option("--summary", arguments->launch.summary_path,
                       "Also write the run summary JSON here");
   command->add_option("--log-dir", arguments->launch.log_dir,
-                      "Logs, result files and pids of the processes, not an earlier run's "
-                      "directory (default runs/CLUSTER-TIMESTAMP)");
+                      "Logs, result files and pids of the processes: a new or empty directory "
+                      "(default runs/CLUSTER-TIMESTAMP)");
   command->add_option("--resume", arguments->launch.resume_run,
                       "Continue the run in this log directory from its newest usable checkpoint "
                       "(its launcher died; reactor mode, a file with checkpoint:)");

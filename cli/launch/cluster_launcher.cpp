@@ -659,6 +659,9 @@ class ClusterLaunch {
   void restart_dead_actor_processes(Attempt& attempt);
   [[nodiscard]] bool restarts_cluster(const Attempt& attempt) const;
   void restart_cluster(Attempt& attempt);
+  /// Before a restart: the processes start again from the file, so one edited or removed since
+  /// the run started ends the run here (exit 1) rather than run another file from the checkpoint.
+  void require_unchanged_file(Attempt& attempt) const;
   int finish(Attempt& attempt);
   void merge_trace();
   /// SIGTERM → SIGKILL for this run: longer when each process writes its trace as it stops.
@@ -806,32 +809,63 @@ void ClusterLaunch::open_log_dir() {
       return false;
     }
   };
-  if (!options_.resume_run.empty() && std::filesystem::exists(ran) && !same_file()) {
+  if (!options_.resume_run.empty() && !std::filesystem::exists(ran)) {
+    // Every run writes its file there first: without it, the directory is no run's (a resume
+    // would start one that never records its file), or its record of the file is gone.
+    end_launch("--resume " + options_.resume_run + ": no " + ran +
+                   ": not the directory of a run tagflow up started (each keeps its file there)",
+               kExitBadFile);
+  }
+  if (!options_.resume_run.empty() && !same_file()) {
     end_launch("--resume " + options_.resume_run + ": " + options_.file +
                    " is not the file this run started with (" + ran + "): resume it with that file",
                kExitBadFile);
+  }
+  // A run's directory is its own: whatever is there would be overwritten by the run's files
+  // (summary.json, P.log, ...), and a restart would resume from checkpoints found there as if
+  // they were this run's. A half its head starts again (--stop-with-stdin) continues its own
+  // run's directory.
+  if (!options_.log_dir.empty() && options_.resume_run.empty() && !options_.stop_with_stdin) {
+    std::error_code error;
+    if (std::filesystem::is_directory(options_.log_dir, error) &&
+        !std::filesystem::is_empty(options_.log_dir, error) && !error) {
+      const bool earlier_run =
+          std::filesystem::exists(std::filesystem::path(options_.log_dir) / kRunFile, error);
+      end_launch(
+          "--log-dir " + options_.log_dir + " is not empty" +
+              (earlier_run ? std::string(" (an earlier run's: ") + kRunFile + " is there)" : "") +
+              ": the run's logs, results and checkpoints go in a new or empty directory "
+              "(what is there would be overwritten, and a restart would resume from "
+              "checkpoints it finds)" +
+              (earlier_run ? "; continue that run with --resume " + options_.log_dir : ""),
+          kExitBadFile);
+    }
+  }
+  // The summary is the user's file: inside the log directory it would be one of the run's.
+  if (!options_.summary_path.empty() && !log_dir_.empty()) {
+    const auto resolved = [](const std::string& text) {
+      std::error_code error;
+      std::filesystem::path path = std::filesystem::weakly_canonical(text, error);
+      path = path.lexically_normal();
+      return path.has_filename() ? path : path.parent_path();
+    };
+    const std::filesystem::path summary = resolved(options_.summary_path);
+    const std::filesystem::path dir = resolved(log_dir_);
+    if (std::mismatch(dir.begin(), dir.end(), summary.begin(), summary.end()).first == dir.end()) {
+      end_launch("--summary " + options_.summary_path + " is in the log directory " + log_dir_ +
+                     ", among the run's own files: put it elsewhere (the run writes its summary "
+                     "to LOG_DIR/summary.json anyway)",
+                 kExitBadFile);
+    }
   }
   // The summary is written at the end: a path it cannot be written to is refused now, before the
   // run directory is made.
   if (const std::string why = unwritable_output("--summary", options_.summary_path); !why.empty()) {
     end_launch(why, kExitBadFile);
   }
-  // A run's directory is its own: an earlier run's files there would be overwritten, and a
-  // restart would resume from that run's newest checkpoint as if it were this run's. Every run
-  // writes its cluster file there first. A half its head starts again (--stop-with-stdin)
-  // continues its own run's directory.
-  if (!options_.log_dir.empty() && options_.resume_run.empty() && !options_.stop_with_stdin) {
-    const std::filesystem::path dir(options_.log_dir);
-    std::error_code error;
-    for (const char* mark : {kRunFile, "pids"}) {
-      if (!std::filesystem::exists(dir / mark, error)) continue;
-      end_launch("--log-dir " + options_.log_dir + " holds an earlier run (" +
-                     (dir / mark).string() +
-                     "): its logs would be overwritten and a restart would resume from its "
-                     "checkpoints; give a new directory, or continue that run with --resume " +
-                     options_.log_dir,
-                 kExitBadFile);
-    }
+  if (const std::string why = output_over_input("--summary", options_.summary_path, options_.file);
+      !why.empty()) {
+    end_launch(why, kExitBadFile);
   }
   if (log_dir_.empty()) {  // a new directory per run, even for two runs in the same second
     const std::string stem = default_log_dir(config_.name, std::chrono::system_clock::now());
@@ -1040,6 +1074,7 @@ void ClusterLaunch::restart_dead_actor_processes(Attempt& attempt) {
       exits.push_back(dead);  // the run failed: the dead process is its cause
       return;
     }
+    require_unchanged_file(attempt);
     try {
       restarts_.push_back(restart_actor_process(dead, config_, plan_, attempt.specs, log_dir_,
                                                 attempt.supervisor, *attempt.reporter,
@@ -1066,6 +1101,25 @@ void ClusterLaunch::restart_dead_actor_processes(Attempt& attempt) {
         supervise(attempt.supervisor, attempt.interrupted, plan_, attempt.link, restarted);
     exits.insert(exits.end(), more.begin(), more.end());
   }
+}
+
+void ClusterLaunch::require_unchanged_file(Attempt& attempt) const {
+  const std::string ran = (std::filesystem::path(log_dir_) / kRunFile).string();
+  std::string why;
+  try {
+    if (read_whole_file(options_.file) != read_whole_file(ran)) {
+      why = options_.file + " changed since the run started";
+    }
+  } catch (const StateError& e) {
+    why = std::string("the file cannot be compared with the one the run started with: ") + e.what();
+  }
+  if (why.empty()) return;
+  attempt.supervisor.stop_all(stop_grace());
+  end_launch("no restart: " + why + " (" + ran +
+                 " is the file it started with), and its processes would start again from it; "
+                 "the checkpoints are kept: put that file back and continue with tagflow up " +
+                 options_.file + " --resume " + log_dir_,
+             kExitFailed);
 }
 
 /// Reactor mode: the run failed (not on a bad file), restarts are left, and no signal came.
@@ -1118,6 +1172,7 @@ void ClusterLaunch::restart_cluster(Attempt& attempt) {
                    where_federate_ran(config_, plan_, told);
     }
   }
+  require_unchanged_file(attempt);
   auto redo_from = attempt_started_;
   if (!plan_.resume.empty()) {
     // A federate elsewhere could not load its part of the checkpoint this attempt resumed from

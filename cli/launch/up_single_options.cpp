@@ -84,6 +84,10 @@ cluster::ClusterConfig load_up_single(const UpSingleOptions& options) {
   if (const std::string why = unwritable_output("--summary", options.summary_path); !why.empty()) {
     fail_command("up", why, kExitBadFile);
   }
+  if (const std::string why = output_over_input("--summary", options.summary_path, options.file);
+      !why.empty()) {
+    fail_command("up", why, kExitBadFile);
+  }
   cluster::ClusterConfig config;
   try {
     config = cluster::load_cluster_config(options.file);

@@ -28,6 +28,7 @@
 #include "nodes/actor_checkpoint.hpp"
 #include "tests/support/cluster_files.hpp"
 #include "tests/support/launched_processes.hpp"
+#include "tests/support/shipped_config.hpp"
 
 namespace tagflow::cli {
 namespace {
@@ -211,28 +212,64 @@ TEST_F(Recovery, KillingAnyProcessAfterACheckpointEndsWithTheUninterruptedDigest
   }
 }
 
+// Restarted processes read the cluster file again: edited during the run (another seed), a
+// restart would have continued the run's checkpoint with the new file and ended with a digest
+// neither file gives. The run ends instead, naming the file and the copy it started with, its
+// checkpoints kept; put back, the file resumes to the uninterrupted run's digest.
+TEST_F(Recovery, AFileEditedDuringTheRunIsNotRestartedFromAndResumesOncePutBack) {
+  const std::string file = cluster_file("edited.yaml", "{every: 20ms, keep: 2}", "{max: 2}");
+  const std::string expected = uninterrupted_digest(file, "reference");
+  const std::string original = read_text_file(file);
+  const fs::path logs = dir_ / "logs-edited";
+  const pid_t launcher = up({file, "--log-dir", logs.string()}, "edited");
+  ASSERT_TRUE(eventually([&] { return !complete_checkpoints(logs).empty(); }, 60s))
+      << err("edited");
+  std::string edited = original;
+  testing::replace_once(edited, "seed: 7", "seed: 8", file);
+  std::ofstream(file) << edited;
+  const auto pids = recorded_pids(logs);
+  ASSERT_EQ(pids.count("replay"), 1U);
+  ASSERT_EQ(::kill(pids.at("replay"), SIGKILL), 0);
+  EXPECT_EQ(wait_exit(launcher, 150s), 1) << err("edited");
+  EXPECT_NE(
+      err("edited").find("tagflow up: no restart: " + file + " changed since the run started (" +
+                         (logs / "cluster.yaml").string() + " is the file it started with)"),
+      std::string::npos)
+      << err("edited");
+  EXPECT_FALSE(complete_checkpoints(logs).empty());
+  std::ofstream(file) << original;
+  ASSERT_EQ(wait_exit(up({file, "--resume", logs.string()}, "put-back"), 150s), 0)
+      << err("put-back");
+  EXPECT_EQ(summary(logs).value("digest", ""), expected) << err("put-back");
+}
+
 // Parts are written by a thread of each federate while its reactions go on: a part that cannot be
 // written is not lost in that thread but ends the run, naming the directory, and the
-// checkpoints before it stay complete. A regular file where checkpoint 100 ms's directory goes
-// makes every federate's part fail there.
+// checkpoints before it stay complete. A regular file where checkpoint 1 s's directory goes
+// (put there once the first checkpoint, at 100 ms, is under way: a run's log directory starts
+// empty) makes every federate's part fail there.
 TEST_F(Recovery, APartThatCannotBeWrittenEndsTheRunNamingWhereAndKeepsTheOnesBefore) {
-  const std::string file = cluster_file("ckpt.yaml", "{every: 20ms, keep: 10}", "");
+  const std::string file = cluster_file("ckpt.yaml", "{every: 100ms, keep: 20}", "");
+  std::string text = read_text_file(file);
+  testing::replace_once(text, kStop, "env_steps: 80000", file);  // 5 s of logical time
+  std::ofstream(file) << text;
   const fs::path logs = dir_ / "logs";
-  fs::create_directories(logs / "checkpoints");
-  const fs::path blocked = logs / "checkpoints" / "100000000";
-  std::ofstream(blocked) << "not a directory";
-  EXPECT_NE(wait_exit(up({file, "--log-dir", logs.string()}, "blocked"), 150s), 0)
+  const fs::path blocked = logs / "checkpoints" / "1000000000";
+  const pid_t launcher = up({file, "--log-dir", logs.string()}, "blocked");
+  ASSERT_TRUE(eventually([&] { return fs::exists(logs / "checkpoints" / "100000000"); }, 120s))
       << err("blocked");
-  const std::string text = err("blocked");
-  EXPECT_NE(text.find("cannot write its part of the checkpoint at logical time 100000000 ns: " +
+  std::ofstream(blocked) << "not a directory";
+  EXPECT_NE(wait_exit(launcher, 150s), 0) << err("blocked");
+  const std::string said = err("blocked");
+  EXPECT_NE(said.find("cannot write its part of the checkpoint at logical time 1000000000 ns: " +
                       blocked.string() + ": cannot create"),
             std::string::npos)
-      << text;
+      << said;
   EXPECT_TRUE(fs::is_regular_file(blocked));
-  // 20, 40, 60 and 80 ms: every part reported, each manifest written.
+  // 100 to 900 ms: every part reported, each manifest written.
   const auto complete = complete_checkpoints(logs);
-  EXPECT_EQ(complete.size(), 4U) << text;
-  for (const fs::path& t : complete) EXPECT_LT(std::stoll(t.filename().string()), 100000000);
+  EXPECT_EQ(complete.size(), 9U) << said;
+  for (const fs::path& t : complete) EXPECT_LT(std::stoll(t.filename().string()), 1000000000);
 }
 
 // The window between a federate's part and the manifest: the replay (the biggest part) is killed

@@ -546,35 +546,53 @@ TEST_F(TagflowUp, ALogDirectoryThatCannotBeMadeIsRefusedBeforeAnyProcessStarts) 
       << result.output;
 }
 
-// A --log-dir an earlier run used is refused before anything is written to it: that run's logs
-// would be overwritten, and a restart would have resumed from its checkpoints (another seed's run
-// ended with the earlier run's digest). A directory that holds other files is taken.
-TEST_F(TagflowUp, AnEarlierRunsLogDirectoryIsRefusedAndAnotherOneIsTaken) {
+// A --log-dir that is not empty is refused before anything is written to it: an earlier run
+// there would have had its logs overwritten, and a restart would have resumed from its
+// checkpoints (another seed's run ended with the earlier run's digest); a user's files would
+// have been overwritten too. A --summary that is the cluster file or inside the log directory is
+// refused as well. An empty directory is taken.
+TEST_F(TagflowUp, ANonEmptyLogDirectoryOrASummaryOverTheRunsFilesIsRefused) {
   write("short.yaml", shortened_local(base_port_, "env_steps: 800"));
+  const std::string shortened = read_text_file(dir_ / "short.yaml");
   fs::create_directories(dir_ / "earlier" / "checkpoints" / "2600000000");
   write("earlier/cluster.yaml", "cluster: earlier\n");
+  fs::create_directories(dir_ / "mine");
+  write("mine/summary.json", "{\"mine\": true}\n");
   const std::string earlier = path("earlier");
-  EXPECT_EQ(run({"up", path("short.yaml"), "--quiet", "--log-dir", earlier}, dir_, "held"), 2);
-  const std::string held = read_text_file(dir_ / "held.err");
-  EXPECT_NE(held.find("tagflow up: --log-dir " + earlier + " holds an earlier run (" + earlier +
-                      "/cluster.yaml): "),
-            std::string::npos)
-      << held;
-  EXPECT_NE(held.find("--resume " + earlier), std::string::npos) << held;
-  EXPECT_EQ(held.find("cpu_bind"), std::string::npos) << held;  // nothing was started
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
+      {{"--log-dir", earlier},
+       "tagflow up: --log-dir " + earlier +
+           " is not empty (an earlier run's: cluster.yaml is "
+           "there): "},
+      {{"--log-dir", path("mine")}, "tagflow up: --log-dir " + path("mine") + " is not empty: "},
+      {{"--summary", path("short.yaml")},
+       "tagflow up: --summary " + path("short.yaml") + " is " + path("short.yaml") +
+           ", the file the command reads: it would be overwritten"},
+      {{"--log-dir", path("fresh"), "--summary", path("fresh/s.json")},
+       "tagflow up: --summary " + path("fresh/s.json") + " is in the log directory " +
+           path("fresh")},
+  };
+  int n = 0;
+  for (const auto& [args, says] : refused) {
+    std::vector<std::string> argv = {"up", path("short.yaml"), "--quiet"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const std::string tag = "refused" + std::to_string(n++);
+    EXPECT_EQ(run(argv, dir_, tag), 2) << says;
+    const std::string err = read_text_file(dir_ / (tag + ".err"));
+    EXPECT_NE(err.find(says), std::string::npos) << err;
+    EXPECT_EQ(err.find("cpu_bind"), std::string::npos) << err;  // nothing was started
+  }
+  EXPECT_NE(read_text_file(dir_ / "refused0.err").find("--resume " + earlier), std::string::npos);
   EXPECT_EQ(read_text_file(dir_ / "earlier" / "cluster.yaml"), "cluster: earlier\n");
-  EXPECT_FALSE(fs::exists(dir_ / "earlier" / "pids"));
+  EXPECT_EQ(read_text_file(dir_ / "mine" / "summary.json"), "{\"mine\": true}\n");
+  EXPECT_EQ(read_text_file(dir_ / "short.yaml"), shortened);
+  EXPECT_FALSE(fs::exists(dir_ / "fresh"));
   if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the learner and inference processes need tagflow-torch";
-  fs::create_directories(dir_ / "other");
-  write("other/notes.txt", "kept\n");
-  EXPECT_EQ(run({"up", path("short.yaml"), "--quiet", "--log-dir", path("other")}, dir_, "other"),
+  fs::create_directories(dir_ / "empty");
+  EXPECT_EQ(run({"up", path("short.yaml"), "--quiet", "--log-dir", path("empty")}, dir_, "empty"),
             0)
-      << read_text_file(dir_ / "other.err");
-  EXPECT_TRUE(fs::exists(dir_ / "other" / "summary.json"));
-  EXPECT_EQ(read_text_file(dir_ / "other" / "notes.txt"), "kept\n");
-  // Now it holds that run: a second one there is refused.
-  EXPECT_EQ(run({"up", path("short.yaml"), "--quiet", "--log-dir", path("other")}, dir_, "again"),
-            2);
+      << read_text_file(dir_ / "empty.err");
+  EXPECT_TRUE(fs::exists(dir_ / "empty" / "summary.json"));
 }
 
 // A file with key files (`security.keys_dir`) that lack a key this host's processes read is a bad
@@ -730,7 +748,7 @@ TEST_F(TagflowUp, BadArgumentsExitTwoInEitherPlacement) {
       // ZeroMQ bound port 99999 as 34463; a negative start time was taken.
       {{"coordinator", "--config", path("short.yaml"), "--bind", "tcp://127.0.0.1:99999"},
        "tagflow coordinator: --bind: the port of tcp://127.0.0.1:99999 is not a number from 1 to "
-       "65535"},
+       "65535 (or *)"},
       {{"coordinator", "--config", path("short.yaml"), "--bind", "127.0.0.1:7600"},
        "tagflow coordinator: --bind: an endpoint is tcp://ADDRESS:PORT, not 127.0.0.1:7600"},
       {{"coordinator", "--config", path("short.yaml"), "--start-time", "-1"},
