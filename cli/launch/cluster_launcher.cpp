@@ -1116,9 +1116,11 @@ void ClusterLaunch::require_unchanged_file(Attempt& attempt) const {
   if (why.empty()) return;
   attempt.supervisor.stop_all(stop_grace());
   end_launch("no restart: " + why + " (" + ran +
-                 " is the file it started with), and its processes would start again from it; "
-                 "the checkpoints are kept: put that file back and continue with tagflow up " +
-                 options_.file + " --resume " + log_dir_,
+                 " is the file it started with), and its processes would start again from it; " +
+                 (reactor_ ? "the checkpoints are kept: put that file back and continue with "
+                             "tagflow up " +
+                                 options_.file + " --resume " + log_dir_
+                           : std::string("put that file back and run it again")),
              kExitFailed);
 }
 
