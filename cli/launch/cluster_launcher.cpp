@@ -60,6 +60,7 @@ constexpr auto kReportLinger = 500ms;     // a death report's wait to leave for 
 constexpr auto kReactorWindDown = 500ms;  // after a failure, for the others to end on their own
 const char* const kStragglers = "(stragglers)";  // the pseudo exit of processes that hung
 const char* const kRunFile = "cluster.yaml";     // LOG_DIR's copy of the file the run started with
+const char* const kModeFile = "mode";  // LOG_DIR: the mode it ran in, `reactor` or `actor` (--mode)
 
 // Set by the signal handler, read by the supervising loop, which may run on another thread (the
 // tests run the launcher on one): a lock-free atomic is both async-signal-safe and race-free.
@@ -790,6 +791,24 @@ void ClusterLaunch::open_log_dir() {
   if (!options_.resume_run.empty() && !std::filesystem::is_directory(options_.resume_run)) {
     end_launch("--resume " + options_.resume_run + ": no such run directory", kExitBadFile);
   }
+  // A run started with --mode actor from a reactor-mode file has no checkpoints a resume can take:
+  // resumed, it would start over in reactor mode.
+  if (const std::string mode_file = (std::filesystem::path(log_dir_) / kModeFile).string();
+      !options_.resume_run.empty() && std::filesystem::exists(mode_file)) {
+    std::string ran_in;
+    try {
+      ran_in = read_whole_file(mode_file);
+    } catch (const StateError&) {
+    }
+    ran_in = ran_in.substr(0, ran_in.find('\n'));
+    if (ran_in != cluster::to_string(plan_.mode)) {
+      end_launch("--resume " + options_.resume_run + ": that run ran in " +
+                     (ran_in.empty() ? std::string("an unknown") : ran_in) + " mode (" + mode_file +
+                     "), not in " + cluster::to_string(plan_.mode) +
+                     " mode: --resume continues reactor-mode runs with checkpoint:",
+                 kExitBadFile);
+    }
+  }
   if (!options_.resume_run.empty() &&
       (plan_.mode != cluster::Mode::reactor || !config_.checkpoint.every)) {
     // Refused before the run's keys are minted into the directory it names.
@@ -892,6 +911,8 @@ void ClusterLaunch::open_log_dir() {
     try {
       write_file_atomically((std::filesystem::path(log_dir_) / kRunFile).string(),
                             read_whole_file(options_.file));
+      write_file_atomically((std::filesystem::path(log_dir_) / kModeFile).string(),
+                            std::string(cluster::to_string(plan_.mode)) + "\n");
     } catch (const std::exception& e) {
       end_launch(std::string("cannot keep the cluster file in the log directory: ") + e.what(),
                  kExitFailed);

@@ -243,6 +243,23 @@ TEST_F(Recovery, AFileEditedDuringTheRunIsNotRestartedFromAndResumesOncePutBack)
   EXPECT_EQ(summary(logs).value("digest", ""), expected) << err("put-back");
 }
 
+// A run started with --mode actor from a reactor-mode file keeps no checkpoint --resume can
+// take: resumed, it started over in reactor mode. The run directory says which mode it ran in
+// (LOG_DIR/mode), and --resume refuses another.
+TEST_F(Recovery, AnActorModeRunIsNotResumedInReactorMode) {
+  const std::string file = cluster_file("modes.yaml", "{every: 20ms, keep: 2}", "");
+  const fs::path logs = dir_ / "logs-actor";
+  ASSERT_EQ(wait_exit(up({file, "--mode", "actor", "--log-dir", logs.string()}, "actor"), 150s), 0)
+      << err("actor");
+  EXPECT_EQ(read_text_file(logs / "mode"), "actor\n");
+  EXPECT_EQ(wait_exit(up({file, "--resume", logs.string()}, "resumed"), 60s), 2) << err("resumed");
+  EXPECT_NE(err("resumed").find("tagflow up: --resume " + logs.string() +
+                                ": that run ran in actor mode (" + (logs / "mode").string() +
+                                "), not in reactor mode"),
+            std::string::npos)
+      << err("resumed");
+}
+
 // Parts are written by a thread of each federate while its reactions go on: a part that cannot be
 // written is not lost in that thread but ends the run, naming the directory, and the
 // checkpoints before it stay complete. A regular file where checkpoint 1 s's directory goes
