@@ -15,7 +15,7 @@
 namespace tagflow::cli {
 
 void fail_command(const std::string& command, const std::string& message, int code) {
-  std::cerr << "tagflow " << command << ": " << message << "\n";
+  std::cerr << "tagflow " << command << ": " << single_line(message) << "\n";
   throw CLI::RuntimeError(code);
 }
 
@@ -80,7 +80,7 @@ int parse_error_status(const CLI::App& app, const CLI::ParseError& error) {
     at = at->get_subcommands().front();
     path += " " + at->get_name();
   }
-  std::cerr << path << ": " << error.what() << "\n"
+  std::cerr << path << ": " << single_line(error.what()) << "\n"
             << "Run '" << path << " --help' for more information.\n";
   return kExitBadFile;
 }

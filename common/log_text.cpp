@@ -34,6 +34,29 @@ std::string escape_for_log(std::string_view text, std::size_t max_bytes) {
   return out;
 }
 
+std::string single_line(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte != 0x7f) {
+      out += c;  // UTF-8 included: a path's own letters stay readable
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else {
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 15];
+    }
+  }
+  return out;
+}
+
 bool LogRateLimit::allow(Clock::time_point now) {
   if (!open_ || now - window_start_ >= std::chrono::seconds(1)) {
     open_ = true;

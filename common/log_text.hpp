@@ -35,6 +35,11 @@ namespace tagflow {
 /// longer than `max_bytes` is cut there and followed by "...(N more bytes)".
 [[nodiscard]] std::string escape_for_log(std::string_view text, std::size_t max_bytes = 128);
 
+/// `text` on one line: ASCII control characters written as \n, \t, \r or \xNN; everything else,
+/// UTF-8 included, as it is. For one-line messages that quote what a user typed (a file name with
+/// a newline in it would otherwise split the message).
+[[nodiscard]] std::string single_line(std::string_view text);
+
 class LogRateLimit {
  public:
   using Clock = std::chrono::steady_clock;

@@ -30,6 +30,7 @@
 #include "cli/launch/remote_hosts.hpp"
 #include "cli/launch/run_report.hpp"
 #include "common/atomic_file.hpp"
+#include "common/log_text.hpp"
 #include "common/state_stream.hpp"
 #include "federation/checkpoint_store.hpp"
 #include "hosts/actor/replica_spawner.hpp"
@@ -616,7 +617,7 @@ struct LaunchEnd {
 };
 
 [[noreturn]] void end_launch(const std::string& message, int code) {
-  std::cerr << "tagflow up: " << message << "\n";
+  std::cerr << "tagflow up: " << single_line(message) << "\n";
   throw LaunchEnd{code};
 }
 

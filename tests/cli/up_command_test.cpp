@@ -745,6 +745,8 @@ TEST_F(TagflowUp, BadArgumentsExitTwoInEitherPlacement) {
       {{"node", "--config", path("bad_param.yaml"), "--name", "sampler-0"},
        "tagflow node sampler-0: " + path("bad_param.yaml") + ":" + std::to_string(capacity_line) +
            ": nodes.replay.params.capacity: "},
+      // A newline in a value stays inside the one-line message.
+      {{"up", "a\nb.yaml"}, "tagflow up: a\\nb.yaml:0: (file): cannot open the cluster file\n"},
       // ZeroMQ bound port 99999 as 34463; a negative start time was taken.
       {{"coordinator", "--config", path("short.yaml"), "--bind", "tcp://127.0.0.1:99999"},
        "tagflow coordinator: --bind: the port of tcp://127.0.0.1:99999 is not a number from 1 to "

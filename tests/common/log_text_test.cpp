@@ -31,6 +31,13 @@ TEST(EscapeForLog, CutsLongTextAndSaysHowMuchWasCut) {
   EXPECT_EQ(escape_for_log(std::string(1000, 'a'), 4), "aaaa...(996 more bytes)");
 }
 
+TEST(SingleLine, WritesControlCharactersAsEscapesAndKeepsTheRest) {
+  EXPECT_EQ(single_line("runs/a b.yaml"), "runs/a b.yaml");
+  EXPECT_EQ(single_line("a\nb\tc\rd"), "a\\nb\\tc\\rd");
+  EXPECT_EQ(single_line(std::string("x\0y\x1b\x7f", 5)), "x\\x00y\\x1b\\x7f");
+  EXPECT_EQ(single_line("caf\xc3\xa9/\\"), "caf\xc3\xa9/\\");  // UTF-8 and backslashes kept
+}
+
 TEST(PeerLogBudget, LogsAPeersFirstEventAndCountsTheRest) {
   PeerLogBudget budget;
   EXPECT_TRUE(budget.allow("ghost"));
