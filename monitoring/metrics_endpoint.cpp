@@ -19,6 +19,7 @@
 #include <prometheus/text_serializer.h>
 
 #include "monitoring/metric_catalogue.hpp"
+#include "monitoring/process_collector.hpp"
 #include "monitoring/process_metrics.hpp"
 
 namespace tagflow::monitoring {
@@ -47,28 +48,12 @@ constexpr std::array<const char*, MetricsEndpoint::kRefusals> kRefusalMeanings =
 /// One client: its request as read so far, then its answer as sent so far.
 struct Client {
   int fd = -1;
-  std::string peer;  // ADDRESS:PORT, for the log
+  sockaddr_storage peer{};  // its address, for the log
   Clock::time_point deadline;
   std::string request;
   std::string reply;  // non-empty once the request is complete
   std::size_t sent = 0;
 };
-
-/// ADDRESS:PORT of an accepted connection.
-std::string peer_text(const sockaddr_storage& address) {
-  char host[INET6_ADDRSTRLEN] = "?";
-  std::uint16_t port = 0;
-  if (address.ss_family == AF_INET6) {
-    const auto& a = reinterpret_cast<const sockaddr_in6&>(address);
-    ::inet_ntop(AF_INET6, &a.sin6_addr, host, sizeof host);
-    port = ntohs(a.sin6_port);
-    return "[" + std::string(host) + "]:" + std::to_string(port);
-  }
-  const auto& a = reinterpret_cast<const sockaddr_in&>(address);
-  ::inet_ntop(AF_INET, &a.sin_addr, host, sizeof host);
-  port = ntohs(a.sin_port);
-  return std::string(host) + ":" + std::to_string(port);
-}
 
 /// IPv6 addresses go in brackets in host:port text: [::1]:9100.
 std::string host_part(const std::string& address) {
@@ -78,6 +63,19 @@ std::string host_part(const std::string& address) {
 
 std::string listen_text(const std::string& address, std::uint16_t port) {
   return host_part(address) + ":" + std::to_string(port);
+}
+
+/// ADDRESS:PORT of an accepted connection, written as listen_text() writes its own.
+std::string peer_text(const sockaddr_storage& address) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  if (address.ss_family == AF_INET6) {
+    const auto& a = reinterpret_cast<const sockaddr_in6&>(address);
+    ::inet_ntop(AF_INET6, &a.sin6_addr, host, sizeof host);
+    return listen_text(host, ntohs(a.sin6_port));
+  }
+  const auto& a = reinterpret_cast<const sockaddr_in&>(address);
+  ::inet_ntop(AF_INET, &a.sin_addr, host, sizeof host);
+  return listen_text(host, ntohs(a.sin_port));
 }
 
 /// A listening TCP socket on address:port; throws MonitoringError naming them.
@@ -165,7 +163,7 @@ MetricsEndpoint::MetricsEndpoint(const ProcessMetrics& metrics, const std::strin
                                  std::uint16_t port, EndpointLimits limits)
     : limits_(limits),
       bind_address_(bind_address),
-      identity_(metrics.identity()),
+      constant_labels_(constant_labels(metrics.identity())),
       collectables_(metrics.collectables()),
       ready_(metrics.readiness()) {
   limits_.max_connections = std::max<std::size_t>(limits_.max_connections, 1);
@@ -191,11 +189,11 @@ std::string MetricsEndpoint::url() const {
   return "http://" + host_part(bind_address_) + ":" + std::to_string(port_) + "/metrics";
 }
 
-void MetricsEndpoint::refuse(Refusal why, const std::string& peer) {
+void MetricsEndpoint::refuse(Refusal why, const sockaddr_storage& peer) {
   const auto index = static_cast<std::size_t>(why);
   if (refused_[index]++ == 0) {
     std::cerr << "metrics endpoint " << listen_text(bind_address_, port_) << ": dropped a client ("
-              << peer << "): " << kRefusalNames[index] << ", " << kRefusalMeanings[index]
+              << peer_text(peer) << "): " << kRefusalNames[index] << ", " << kRefusalMeanings[index]
               << "; further drops for this reason are only counted "
                  "(tagflow_transport_invalid_messages_total{peer=\"http\",reason=\""
               << kRefusalNames[index] << "\"})" << std::endl;
@@ -262,14 +260,13 @@ void MetricsEndpoint::serve() {
     for (int fd; (fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&address), &length,
                                  SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0;
          length = sizeof address) {
-      std::string peer = peer_text(address);
       if (clients.size() >= limits_.max_connections) {
         // Full: the oldest client still sending its request gives up its slot (clients are in
         // accept order); when every slot is answering, the newcomer is closed.
         const auto oldest = std::find_if(clients.begin(), clients.end(),
                                          [](const Client& client) { return client.reply.empty(); });
         if (oldest == clients.end()) {
-          refuse(Refusal::too_many_connections, peer);
+          refuse(Refusal::too_many_connections, address);
           ::close(fd);
           continue;
         }
@@ -279,7 +276,7 @@ void MetricsEndpoint::serve() {
       }
       Client client;
       client.fd = fd;
-      client.peer = std::move(peer);
+      client.peer = address;
       client.deadline = Clock::now() + limits_.request_deadline;
       clients.push_back(std::move(client));
     }
@@ -347,23 +344,22 @@ std::string MetricsEndpoint::page() const {
 }
 
 void MetricsEndpoint::add_refusals(std::vector<prometheus::MetricFamily>& families) const {
-  const MetricSpec& invalid = spec(Metric::transport_invalid_messages);
+  const std::string& name = spec(Metric::transport_invalid_messages).name;
   auto family = std::find_if(families.begin(), families.end(),
-                             [&invalid](const auto& f) { return f.name == invalid.name; });
+                             [&name](const auto& f) { return f.name == name; });
   for (std::size_t i = 0; i < kRefusals; ++i) {
     if (refused_[i] == 0) continue;  // a series appears at its first count, as the others do
+    Labels labels = constant_labels_;
+    labels["peer"] = "http";
+    labels["reason"] = kRefusalNames[i];
+    prometheus::MetricFamily one = one_series_family(Metric::transport_invalid_messages,
+                                                     static_cast<double>(refused_[i]), labels);
     if (family == families.end()) {
-      families.push_back({invalid.name, invalid.help, prometheus::MetricType::Counter, {}});
+      families.push_back(std::move(one));
       family = families.end() - 1;
+    } else {
+      family->metric.push_back(std::move(one.metric.front()));
     }
-    prometheus::ClientMetric series;
-    series.label = {{"kind", identity_.kind},
-                    {"mode", identity_.mode},
-                    {"node", identity_.node},
-                    {"peer", "http"},
-                    {"reason", kRefusalNames[i]}};
-    series.counter.value = static_cast<double>(refused_[i]);
-    family->metric.push_back(std::move(series));
   }
 }
 

@@ -29,6 +29,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -37,7 +38,8 @@
 #include <vector>
 
 #include "common/event_fd.hpp"
-#include "monitoring/process_identity.hpp"
+
+struct sockaddr_storage;
 
 namespace prometheus {
 class Collectable;
@@ -83,15 +85,16 @@ class MetricsEndpoint {
   /// `refused` when the answer refuses it.
   std::string reply_to(const std::string& request, std::optional<Refusal>& refused) const;
   std::string page() const;
-  /// Counts a dropped client; the first drop for each reason is logged on stderr.
-  void refuse(Refusal why, const std::string& peer);
+  /// Counts a dropped client (its address, `peer`, an accepted connection's); the first drop for
+  /// each reason is logged on stderr.
+  void refuse(Refusal why, const sockaddr_storage& peer);
   /// The refusals so far as series of tagflow_transport_invalid_messages_total{peer="http"}.
   void add_refusals(std::vector<prometheus::MetricFamily>& families) const;
 
   EndpointLimits limits_;
   std::string bind_address_;
   std::uint16_t port_ = 0;
-  ProcessIdentity identity_;  // the constant labels of the refusals' series
+  std::map<std::string, std::string> constant_labels_;  // of the refusals' series
   std::vector<std::weak_ptr<prometheus::Collectable>> collectables_;
   std::array<std::uint64_t, kRefusals> refused_{};  // the server thread's only
   std::shared_ptr<const std::atomic<bool>> ready_;

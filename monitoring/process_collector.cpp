@@ -34,8 +34,10 @@ std::optional<double> count_open_fds() {
   return count - 1;  // minus the descriptor of the directory being listed
 }
 
-prometheus::MetricFamily family(Metric metric, double value,
-                                const std::map<std::string, std::string>& labels) {
+}  // namespace
+
+prometheus::MetricFamily one_series_family(Metric metric, double value,
+                                           const std::map<std::string, std::string>& labels) {
   const MetricSpec& s = spec(metric);
   prometheus::MetricFamily f;
   f.name = s.name;
@@ -52,8 +54,6 @@ prometheus::MetricFamily family(Metric metric, double value,
   f.metric.push_back(std::move(m));
   return f;
 }
-
-}  // namespace
 
 std::optional<ProcessStats> parse_proc_self_stat(const std::string& line, double ticks_per_second,
                                                  double page_size_bytes, double boot_time_seconds) {
@@ -103,11 +103,14 @@ ProcessCollector::ProcessCollector(std::map<std::string, std::string> constant_l
 std::vector<prometheus::MetricFamily> ProcessCollector::Collect() const {
   const std::optional<ProcessStats> stats = read_process_stats();
   if (!stats) return {};
-  return {family(Metric::process_cpu_seconds, stats->cpu_seconds, constant_labels_),
-          family(Metric::process_resident_memory, stats->resident_memory_bytes, constant_labels_),
-          family(Metric::process_virtual_memory, stats->virtual_memory_bytes, constant_labels_),
-          family(Metric::process_open_fds, stats->open_fds, constant_labels_),
-          family(Metric::process_start_time, stats->start_time_seconds, constant_labels_)};
+  return {
+      one_series_family(Metric::process_cpu_seconds, stats->cpu_seconds, constant_labels_),
+      one_series_family(Metric::process_resident_memory, stats->resident_memory_bytes,
+                        constant_labels_),
+      one_series_family(Metric::process_virtual_memory, stats->virtual_memory_bytes,
+                        constant_labels_),
+      one_series_family(Metric::process_open_fds, stats->open_fds, constant_labels_),
+      one_series_family(Metric::process_start_time, stats->start_time_seconds, constant_labels_)};
 }
 
 }  // namespace tagflow::monitoring

@@ -15,6 +15,8 @@
 #include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
 
+#include "monitoring/metric_catalogue.hpp"
+
 namespace tagflow::monitoring {
 
 struct ProcessStats {
@@ -33,6 +35,11 @@ std::optional<ProcessStats> parse_proc_self_stat(const std::string& line, double
 
 /// The figures of the calling process now; nullopt when /proc cannot be read.
 std::optional<ProcessStats> read_process_stats();
+
+/// The family of `metric` (its catalogue name, help and type: counter or gauge) with one series,
+/// `value` under `labels`.
+prometheus::MetricFamily one_series_family(Metric metric, double value,
+                                           const std::map<std::string, std::string>& labels);
 
 class ProcessCollector : public prometheus::Collectable {
  public:

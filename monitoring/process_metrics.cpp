@@ -9,10 +9,6 @@
 namespace tagflow::monitoring {
 namespace {
 
-Labels constant_labels(const ProcessIdentity& identity) {
-  return {{"node", identity.node}, {"kind", identity.kind}, {"mode", identity.mode}};
-}
-
 std::string label_names(const Labels& labels) {
   std::string out;
   for (const auto& [name, value] : labels) out += (out.empty() ? "" : ", ") + name;
@@ -20,6 +16,10 @@ std::string label_names(const Labels& labels) {
 }
 
 }  // namespace
+
+Labels constant_labels(const ProcessIdentity& identity) {
+  return {{"node", identity.node}, {"kind", identity.kind}, {"mode", identity.mode}};
+}
 
 ProcessMetrics::ProcessMetrics(ProcessIdentity identity, const std::vector<MetricSpec>& own)
     : identity_(std::move(identity)),

@@ -42,6 +42,9 @@ namespace tagflow::monitoring {
 
 using Labels = std::map<std::string, std::string>;
 
+/// The labels every series of a process carries: node, kind and mode.
+[[nodiscard]] Labels constant_labels(const ProcessIdentity& identity);
+
 class ProcessMetrics {
  public:
   /// The catalogue's families this kind exports, and `own` (a node kind's families; one already
