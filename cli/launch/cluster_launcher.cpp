@@ -664,6 +664,8 @@ class ClusterLaunch {
   /// Before a restart: the processes start again from the file, so one edited or removed since
   /// the run started ends the run here (exit 1) rather than run another file from the checkpoint.
   void require_unchanged_file(Attempt& attempt) const;
+  /// "" when the file is the one the run started with (LOG_DIR/cluster.yaml), else why not.
+  [[nodiscard]] std::string changed_file() const;
   int finish(Attempt& attempt);
   void merge_trace();
   /// SIGTERM → SIGKILL for this run: longer when each process writes its trace as it stops.
@@ -822,13 +824,6 @@ void ClusterLaunch::open_log_dir() {
   }
   // A run resumed with another file would end with a digest neither file gives.
   const std::string ran = (std::filesystem::path(log_dir_) / kRunFile).string();
-  const auto same_file = [&ran, this] {
-    try {
-      return read_whole_file(ran) == read_whole_file(options_.file);
-    } catch (const StateError&) {
-      return false;
-    }
-  };
   if (!options_.resume_run.empty() && !std::filesystem::exists(ran)) {
     // Every run writes its file there first: without it, the directory is no run's (a resume
     // would start one that never records its file), or its record of the file is gone.
@@ -836,7 +831,7 @@ void ClusterLaunch::open_log_dir() {
                    ": not the directory of a run tagflow up started (each keeps its file there)",
                kExitBadFile);
   }
-  if (!options_.resume_run.empty() && !same_file()) {
+  if (!options_.resume_run.empty() && !changed_file().empty()) {
     end_launch("--resume " + options_.resume_run + ": " + options_.file +
                    " is not the file this run started with (" + ran + "): resume it with that file",
                kExitBadFile);
@@ -1125,17 +1120,22 @@ void ClusterLaunch::restart_dead_actor_processes(Attempt& attempt) {
   }
 }
 
-void ClusterLaunch::require_unchanged_file(Attempt& attempt) const {
+std::string ClusterLaunch::changed_file() const {
   const std::string ran = (std::filesystem::path(log_dir_) / kRunFile).string();
-  std::string why;
   try {
-    if (read_whole_file(options_.file) != read_whole_file(ran)) {
-      why = options_.file + " changed since the run started";
-    }
+    return read_whole_file(options_.file) == read_whole_file(ran)
+               ? std::string()
+               : options_.file + " changed since the run started";
   } catch (const StateError& e) {
-    why = std::string("the file cannot be compared with the one the run started with: ") + e.what();
+    return std::string("the file cannot be compared with the one the run started with: ") +
+           e.what();
   }
+}
+
+void ClusterLaunch::require_unchanged_file(Attempt& attempt) const {
+  const std::string why = changed_file();
   if (why.empty()) return;
+  const std::string ran = (std::filesystem::path(log_dir_) / kRunFile).string();
   attempt.supervisor.stop_all(stop_grace());
   end_launch("no restart: " + why + " (" + ran +
                  " is the file it started with), and its processes would start again from it; " +
