@@ -26,13 +26,9 @@ const CLI::Validator kNotEmpty(
     "NOT EMPTY");
 
 void refuse_empty_values(CLI::App& app) {
-  // No description: the help text keeps its type annotations ("NOT EMPTY" only where an option
-  // says so itself, kNotEmpty).
-  static const CLI::Validator not_empty(
-      [](std::string& value) {
-        return value.empty() ? std::string("an empty value") : std::string();
-      },
-      "");
+  // kNotEmpty without its description: the help text keeps its type annotations ("NOT EMPTY"
+  // only where an option says so itself).
+  static const CLI::Validator not_empty = kNotEmpty.description("");
   for (CLI::Option* option : app.get_options()) {
     if (option->get_type_size() != 0 && option->get_name() != "--help") option->check(not_empty);
   }

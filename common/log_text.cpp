@@ -11,8 +11,19 @@ std::string json_error_text(const std::exception& e) {
   return text;
 }
 
-std::string escape_for_log(std::string_view text, std::size_t max_bytes) {
+namespace {
+
+/// Appends \xNN, the byte in two lower-case hex digits.
+void append_hex(std::string& out, unsigned char byte) {
   static constexpr char kHex[] = "0123456789abcdef";
+  out += "\\x";
+  out += kHex[byte >> 4];
+  out += kHex[byte & 15];
+}
+
+}  // namespace
+
+std::string escape_for_log(std::string_view text, std::size_t max_bytes) {
   const std::string_view kept = text.substr(0, max_bytes);
   std::string out;
   out.reserve(kept.size());
@@ -23,9 +34,7 @@ std::string escape_for_log(std::string_view text, std::size_t max_bytes) {
     } else if (byte >= 0x20 && byte < 0x7f) {
       out += c;
     } else {
-      out += "\\x";
-      out += kHex[byte >> 4];
-      out += kHex[byte & 15];
+      append_hex(out, byte);
     }
   }
   if (text.size() > kept.size()) {
@@ -35,7 +44,6 @@ std::string escape_for_log(std::string_view text, std::size_t max_bytes) {
 }
 
 std::string single_line(std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(text.size());
   for (const char c : text) {
@@ -49,9 +57,7 @@ std::string single_line(std::string_view text) {
     } else if (c == '\r') {
       out += "\\r";
     } else {
-      out += "\\x";
-      out += kHex[byte >> 4];
-      out += kHex[byte & 15];
+      append_hex(out, byte);
     }
   }
   return out;
