@@ -697,9 +697,8 @@ TEST_F(RecoveryAcrossHosts, BothLaunchersKilledResumeFromTheirOwnDirectories) {
              namespaces_.ns_b + " | xargs -r kill -9");
   });
   EXPECT_NE(killed.exit_b, 0);
-  // Every process gone, its ports with it, before the launchers resume: on a busy machine the
-  // resumed launcher once found a port of host b still taken. Killed again while any is left (one
-  // forked as the first kill read the list would have escaped it).
+  // Every process gone before the launchers resume, killed again while any is left (one forked as
+  // the first kill read the list would have escaped it).
   const std::string left =
       "ip netns pids " + namespaces_.ns_a + "; ip netns pids " + namespaces_.ns_b;
   EXPECT_TRUE(eventually(
@@ -709,6 +708,14 @@ TEST_F(RecoveryAcrossHosts, BothLaunchersKilledResumeFromTheirOwnDirectories) {
       },
       30s))
       << sh(left).output;
+  // And every port with them. A killed process leaves `ip netns pids` once its main thread has
+  // released its namespaces, while its other threads may still hold the open files: for a moment
+  // its listening sockets outlive it (the resumed launcher found one taken, on a busy machine).
+  const std::string listeners = " awk 'FNR > 1 && $4 == \"0A\"' /proc/net/tcp /proc/net/tcp6";
+  const std::string listening = "(ip netns exec " + namespaces_.ns_a + listeners +
+                                "; ip netns exec " + namespaces_.ns_b + listeners + ")";
+  EXPECT_TRUE(eventually([&] { return sh(listening).output.empty(); }, 30s))
+      << sh(listening).output;
   const Run resumed = run(tag, {}, true);
   EXPECT_EQ(resumed.exit_a, 0) << resumed.err_a;
   EXPECT_EQ(resumed.exit_b, 0) << resumed.err_b;
