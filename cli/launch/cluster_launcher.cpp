@@ -16,6 +16,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 
@@ -666,6 +667,10 @@ class ClusterLaunch {
   void require_unchanged_file(Attempt& attempt) const;
   /// "" when the file is the one the run started with (LOG_DIR/cluster.yaml), else why not.
   [[nodiscard]] std::string changed_file() const;
+  /// --resume of a run that reached its stop: what it ended with, or "" when it has not. Its
+  /// summary (LOG_DIR/summary.json) is written only then, on the coordinator's host; on another
+  /// host, each of its processes' results.
+  [[nodiscard]] std::string finished_run() const;
   int finish(Attempt& attempt);
   void merge_trace();
   /// SIGTERM → SIGKILL for this run: longer when each process writes its trace as it stops.
@@ -881,6 +886,22 @@ void ClusterLaunch::open_log_dir() {
   if (const std::string why = output_over_input("--summary", options_.summary_path, options_.file);
       !why.empty()) {
     end_launch(why, kExitBadFile);
+  }
+  // Resumed, a run that reached its stop would run again from its last checkpoint to the same end.
+  if (!options_.resume_run.empty()) {
+    if (const std::string ended = finished_run(); !ended.empty()) {
+      const std::string summary = (std::filesystem::path(log_dir_) / "summary.json").string();
+      if (!options_.summary_path.empty() && std::filesystem::exists(summary)) {
+        try {
+          write_file_atomically(options_.summary_path, read_whole_file(summary));
+        } catch (const std::exception& e) {
+          end_launch("--summary " + options_.summary_path + ": " + e.what(), kExitFailed);
+        }
+      }
+      end_launch("--resume " + options_.resume_run + ": that run finished (" + ended +
+                     "): nothing to resume; a new run of the file takes a new --log-dir",
+                 kExitOk);
+    }
   }
   if (log_dir_.empty()) {  // a new directory per run, even for two runs in the same second
     const std::string stem = default_log_dir(config_.name, std::chrono::system_clock::now());
@@ -1130,6 +1151,27 @@ std::string ClusterLaunch::changed_file() const {
     return std::string("the file cannot be compared with the one the run started with: ") +
            e.what();
   }
+}
+
+std::string ClusterLaunch::finished_run() const {
+  const std::filesystem::path summary = std::filesystem::path(log_dir_) / "summary.json";
+  if (plan_.coordinator) {
+    if (!std::filesystem::exists(summary)) return "";
+    std::string ended = summary.string();
+    try {
+      const nlohmann::json json = nlohmann::json::parse(read_whole_file(summary.string()));
+      ended += ": stop " + json.value("stop_reason", std::string("?")) + ", digest " +
+               json.value("digest", std::string("?"));
+    } catch (const std::exception&) {  // the record of the end is enough
+    }
+    return ended;
+  }
+  // Another host's processes send their results to the coordinator's host and keep them here.
+  if (plan_.processes.empty()) return "";
+  for (const cluster::ProcessPlan& process : plan_.processes) {
+    if (!std::filesystem::exists(result_path(log_dir_, process.name))) return "";
+  }
+  return "the results of this host's processes are in " + log_dir_;
 }
 
 void ClusterLaunch::require_unchanged_file(Attempt& attempt) const {

@@ -241,6 +241,23 @@ TEST_F(Recovery, AFileEditedDuringTheRunIsNotRestartedFromAndResumesOncePutBack)
   ASSERT_EQ(wait_exit(up({file, "--resume", logs.string()}, "put-back"), 150s), 0)
       << err("put-back");
   EXPECT_EQ(summary(logs).value("digest", ""), expected) << err("put-back");
+
+  // Finished now: resumed again, it says so and runs nothing (it ran again from its last
+  // checkpoint), leaving the run's files as they are; --summary gets the run's summary.
+  const auto ended = fs::last_write_time(logs / "summary.json");
+  const auto files = std::distance(fs::directory_iterator(logs), fs::directory_iterator());
+  const fs::path copy = dir_ / "finished-summary.json";
+  ASSERT_EQ(
+      wait_exit(up({file, "--resume", logs.string(), "--summary", copy.string()}, "again"), 60s), 0)
+      << err("again");
+  EXPECT_NE(err("again").find("tagflow up: --resume " + logs.string() + ": that run finished (" +
+                              (logs / "summary.json").string() + ": stop env_steps, digest " +
+                              expected + "): nothing to resume"),
+            std::string::npos)
+      << err("again");
+  EXPECT_EQ(fs::last_write_time(logs / "summary.json"), ended);
+  EXPECT_EQ(std::distance(fs::directory_iterator(logs), fs::directory_iterator()), files);
+  EXPECT_EQ(read_text_file(copy), read_text_file(logs / "summary.json"));
 }
 
 // A run started with --mode actor from a reactor-mode file keeps no checkpoint --resume can
