@@ -729,6 +729,20 @@ TEST_F(RecoveryAcrossHosts, BothLaunchersKilledResumeFromTheirOwnDirectories) {
   // The second attempt's logs sit beside the first's, on both hosts.
   EXPECT_TRUE(fs::exists(dir_ / (tag + "-a") / "sampler-0.restart1.log"));
   EXPECT_TRUE(fs::exists(dir_ / (tag + "-b") / "coordinator.restart1.log"));
+  // Finished on both hosts: resumed once more (with the run's file: faults.yaml is the clean
+  // run's now), neither launcher starts anything; host a knows from its processes' results, the
+  // coordinator's host from the run's summary.
+  fs::copy_file(dir_ / (tag + "-b") / "cluster.yaml", dir_ / "faults.yaml",
+                fs::copy_options::overwrite_existing);
+  for (const auto& [ns, host] : {std::pair{namespaces_.ns_b, "b"}, {namespaces_.ns_a, "a"}}) {
+    const Launched again =
+        up(ns, {path("faults.yaml"), "--host", host, "--resume", path(tag + "-" + host), "--quiet"},
+           std::string("again-") + host);
+    EXPECT_EQ(wait_exit(again.pid, 60s), 0) << read_text_file(again.err);
+    EXPECT_NE(read_text_file(again.err).find(": that run finished ("), std::string::npos)
+        << read_text_file(again.err);
+  }
+  EXPECT_FALSE(fs::exists(dir_ / (tag + "-b") / "coordinator.restart2.log"));
 }
 
 // Actor mode across hosts: a sampler killed on host a is restarted alone by host a's launcher,
