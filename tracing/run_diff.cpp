@@ -169,34 +169,65 @@ std::string tag_text(const Tag& tag, const Tag& first) {
   return text;
 }
 
-/// The reactions of `federate` at the latest tag at or before `arrival` (a link's delay puts the
-/// sending tag before the arrival tag) in run `run`'s traces, and that tag; none when the run was
-/// not traced or its rings no longer hold that tag.
-std::pair<Tag, std::vector<std::string>> reactions_before(const std::string& run,
-                                                          const std::string& federate,
-                                                          const Tag& arrival) {
-  Tag at = Tag::never();
+struct SendingReactions {
+  Tag tag = Tag::never();
   std::vector<std::string> names;
+  bool from_send = false;  // found by the send's own trace event
+};
+
+/// The reactions of `federate` that sent the value arriving at `receiver`'s `port` at `arrival`,
+/// and their tag, in run `run`'s traces: the tag of the latest reaction of `federate` begun before
+/// that send (the trace records each send with its arrival tag); when the rings no longer hold
+/// the send, the latest tag at or before `arrival` (a link's delay puts the sending tag before
+/// it, by as much as the delay). None when the run was not traced or its rings no longer hold
+/// that tag.
+SendingReactions sending_reactions(const std::string& run, const std::string& federate,
+                                   const std::string& receiver, std::uint32_t port,
+                                   const Tag& arrival) {
+  SendingReactions found;
+  std::vector<ProcessTraceFile> files;
   try {
-    for (const ProcessTraceFile& file : read_trace_dir(run)) {
-      for (const TraceEvent& e : file.events) {
-        if (e.kind != Kind::kReaction || file.threads[e.thread].federate != federate ||
-            arrival < e.tag || e.tag < at) {
-          continue;
-        }
-        if (at < e.tag) {
-          at = e.tag;
-          names.clear();
-        }
-        if (std::find(names.begin(), names.end(), e.name) == names.end()) {
-          names.emplace_back(e.name);
-        }
+    files = read_trace_dir(run);
+  } catch (const TraceError&) {
+    return found;  // without a process trace the difference is still named, only not its reactions
+  }
+  const auto of_sender = [&federate](const ProcessTraceFile& file, const TraceEvent& e) {
+    return file.threads[e.thread].federate == federate;
+  };
+  std::optional<std::int64_t> sent_at;
+  for (const ProcessTraceFile& file : files) {
+    for (const TraceEvent& e : file.events) {
+      if (e.kind == Kind::kSend && e.tag == arrival && e.port == port && e.peer == receiver &&
+          of_sender(file, e)) {
+        sent_at = e.start_ns;
+        break;
       }
     }
-  } catch (const TraceError&) {
-    // Without a process trace the difference is still named, only not its reactions.
+    if (sent_at) break;
   }
-  return {at, names};
+  // The latest reaction begun at or before the send, else at or before the arrival tag.
+  std::int64_t latest_start = std::numeric_limits<std::int64_t>::min();
+  for (const ProcessTraceFile& file : files) {
+    for (const TraceEvent& e : file.events) {
+      if (e.kind != Kind::kReaction || !of_sender(file, e)) continue;
+      if (sent_at ? e.start_ns > *sent_at || e.start_ns < latest_start
+                  : arrival < e.tag || e.tag < found.tag) {
+        continue;
+      }
+      if (sent_at) latest_start = e.start_ns;
+      found.tag = e.tag;
+    }
+  }
+  found.from_send = sent_at.has_value() && !found.tag.is_never();
+  for (const ProcessTraceFile& file : files) {
+    for (const TraceEvent& e : file.events) {
+      if (e.kind == Kind::kReaction && e.tag == found.tag && of_sender(file, e) &&
+          std::find(found.names.begin(), found.names.end(), e.name) == found.names.end()) {
+        found.names.emplace_back(e.name);
+      }
+    }
+  }
+  return found;
 }
 
 }  // namespace
@@ -400,10 +431,14 @@ DiffResult diff_runs(const std::string& run_a, const std::string& run_b) {
     } else {
       d.difference = d.a ? "only the first run sent it" : "only the second run sent it";
     }
-    std::tie(d.reactions_tag, d.reactions) = reactions_before(d.a ? run_a : run_b, d.sender, d.tag);
-    if (d.reactions.empty() && d.a && d.b) {  // run A's trace is gone: run B's sent it as well
-      std::tie(d.reactions_tag, d.reactions) = reactions_before(run_b, d.sender, d.tag);
+    SendingReactions sent =
+        sending_reactions(d.a ? run_a : run_b, d.sender, d.receiver, d.port, d.tag);
+    if (sent.names.empty() && d.a && d.b) {  // run A's trace is gone: run B's sent it as well
+      sent = sending_reactions(run_b, d.sender, d.receiver, d.port, d.tag);
     }
+    d.reactions = std::move(sent.names);
+    d.reactions_tag = sent.tag;
+    d.reactions_from_send = sent.from_send;
     result.difference = std::move(d);
   }
   return result;
@@ -433,6 +468,9 @@ std::string DiffResult::text() const {
     out << "  sent by " << d.sender << "'s reactions at "
         << (d.reactions_tag == d.tag ? std::string("that tag")
                                      : "tag " + tag_text(d.reactions_tag, first_tag))
+        << (d.reactions_from_send
+                ? ""
+                : " (the latest at or before the arrival tag: the trace no longer holds the send)")
         << ":";
     for (const std::string& r : d.reactions) out << " " << r;
     out << "\n";

@@ -40,11 +40,13 @@ struct RunDifference {
   std::optional<SentValue> a, b;  // a side without it did not send it
   std::string a_value, b_value;   // decoded, or why not
   std::string difference;         // the first field that differs, or why it cannot say
-  /// The sender's reactions at the latest tag at or before the arrival tag (the sending tag),
-  /// from the process trace of the run that sent it (run A when both did); empty when it does
-  /// not hold them.
+  /// The sender's reactions at the tag that sent it: that of its latest reaction begun before the
+  /// send (the trace records each send with the arrival tag), or, when the trace no longer holds
+  /// the send, at the latest tag at or before the arrival tag; from the process trace of the run
+  /// that sent it (run A when both did); empty when it does not hold them.
   std::vector<std::string> reactions;
   Tag reactions_tag = Tag::never();
+  bool reactions_from_send = false;  // found by the send's trace event
 };
 
 struct DiffResult {

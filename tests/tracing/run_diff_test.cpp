@@ -77,7 +77,8 @@ TEST(RunDiff, NamesTheFirstTagAndConnectionWhereTheRunsSentOtherBytes) {
   testing::write_process(a, "sampler-0", "", 0, {{"sampler-0 worker 0", "sampler-0"}},
                          {event("reaction", 100, 50, 0, 1'000'000, "sampler-0.step"),
                           event("reaction", 200, 50, 0, 2'000'000, "sampler-0.step"),
-                          event("reaction", 250, 5, 0, 2'000'000, "wire_out_transitions.send")});
+                          event("reaction", 250, 5, 0, 2'000'000, "wire_out_transitions.send"),
+                          event("send", 252, 2, 0, 2'000'000, "sampler-0", "replay", 65536)});
   const DiffResult result = diff_runs(a.string(), b.string());
   ASSERT_TRUE(result.difference);
   const RunDifference& d = *result.difference;
@@ -103,6 +104,53 @@ TEST(RunDiff, NamesTheFirstTagAndConnectionWhereTheRunsSentOtherBytes) {
       << text;
   EXPECT_NE(text.find("Transitions (2 rows)"), std::string::npos) << text;
   EXPECT_NE(text.find("first difference: actions[1]: 0 against 1"), std::string::npos) << text;
+}
+
+// Over a link with a delay longer than a round (the learner's weights `after: 4ms`), the sending
+// tag is not the latest before the arrival: the trace's send of that value names it. Without
+// the send in the trace, the latest tag at or before the arrival is named, and said to be that.
+TEST(RunDiff, ADelayedValueIsBlamedOnTheReactionsThatSentIt) {
+  const auto a = fresh_log_dir("diff_a");
+  const auto b = fresh_log_dir("diff_b");
+  write_run(a, {0, true, 3, 1.0F});
+  write_run(b, {0, true, 3, 1.5F});  // only the weights arriving at 2.5 ms differ
+  const std::vector<std::pair<std::string, std::string>> threads = {
+      {"learner worker 0", "learner"}};
+  // The learner's update at 0.5 ms sent the weights arriving at 2.5 ms; the updates at 1.5 and
+  // 2.5 ms sent later ones.
+  testing::write_process(a, "learner", "", 0, threads,
+                         {event("reaction", 100, 50, 0, 500'000, "learner.update"),
+                          event("send", 160, 5, 0, 2'500'000, "learner", "sampler-0", 4 << 16),
+                          event("reaction", 300, 50, 0, 1'500'000, "learner.update"),
+                          event("reaction", 305, 2, 0, 1'500'000, "learner.publish"),
+                          event("send", 360, 5, 0, 3'500'000, "learner", "sampler-0", 4 << 16),
+                          event("reaction", 500, 50, 0, 2'500'000, "learner.update")});
+  DiffResult result = diff_runs(a.string(), b.string());
+  ASSERT_TRUE(result.difference);
+  EXPECT_EQ(result.difference->tag, Tag(2'500'000, 0));
+  EXPECT_EQ(result.difference->reactions_tag, Tag(500'000, 0));
+  EXPECT_TRUE(result.difference->reactions_from_send);
+  EXPECT_EQ(result.difference->reactions, std::vector<std::string>{"learner.update"});
+  std::string text = result.text();
+  EXPECT_NE(text.find("sent by learner's reactions at tag (500000, 0), 0.500 ms after the run's "
+                      "first tag: learner.update\n"),
+            std::string::npos)
+      << text;
+
+  // The ring no longer holds the send: the latest tag at or before the arrival, said to be that.
+  testing::write_process(a, "learner", "", 0, threads,
+                         {event("reaction", 300, 50, 0, 1'500'000, "learner.update"),
+                          event("reaction", 305, 2, 0, 1'500'000, "learner.publish"),
+                          event("reaction", 500, 50, 0, 2'500'000, "learner.update")});
+  result = diff_runs(a.string(), b.string());
+  ASSERT_TRUE(result.difference);
+  EXPECT_EQ(result.difference->reactions_tag, Tag(2'500'000, 0));
+  EXPECT_FALSE(result.difference->reactions_from_send);
+  text = result.text();
+  EXPECT_NE(text.find("sent by learner's reactions at that tag (the latest at or before the "
+                      "arrival tag: the trace no longer holds the send): learner.update"),
+            std::string::npos)
+      << text;
 }
 
 TEST(RunDiff, AMessageOnlyOneRunSentIsTheDifference) {
