@@ -741,9 +741,9 @@ bool ServiceGateway::Impl::of_another_instance(const Incoming& in) {
   const GatewayRequest& request = in.request;
   if (!request.instance || *request.instance == instance) return false;
   fail(in, "unknown_episode",
-       "episode " + std::to_string(*request.episode) + " was started on gateway instance " +
-           std::to_string(*request.instance) + ", not on this one (" + std::to_string(instance) +
-           "): the gateway restarted since, or it is another gateway");
+       "the request names episode " + std::to_string(*request.episode) + " of gateway instance " +
+           std::to_string(*request.instance) + ", and this one is " + std::to_string(instance) +
+           ": the episode was started on another gateway, or before this one restarted");
   return true;
 }
 
