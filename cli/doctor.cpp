@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/doctor_checks.hpp"
+#include "common/log_text.hpp"
 #include "nodes/cluster/yaml_reader.hpp"
 
 namespace tagflow::cli {
@@ -250,8 +251,9 @@ std::string render_doctor_table(const std::vector<Check>& checks) {
   for (const Check& c : checks) width = std::max(width, c.name.size());
   std::ostringstream out;
   for (const Check& c : checks) {
+    // One line per check: what it quotes (a file name, a host, a value of the file) escaped.
     out << std::left << std::setw(5) << table_word(c.status) << " "
-        << std::setw(static_cast<int>(width)) << c.name << "  " << c.detail << "\n";
+        << std::setw(static_cast<int>(width)) << c.name << "  " << single_line(c.detail) << "\n";
   }
   out << (doctor_passed(checks) ? "doctor: everything required is in place"
                                 : "doctor: a required piece is missing or broken (FAIL above)")

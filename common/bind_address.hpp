@@ -66,6 +66,18 @@ inline bool is_interface_name(const std::string& text) {
   return true;
 }
 
+/// Why `address`, which has a ':', is no IPv6 address, or "" when it is one; an ADDRESS:PORT is
+/// told that the port goes elsewhere.
+inline std::string ipv6_problem(const std::string& address) {
+  if (is_ipv6_address(address)) return "";
+  const std::size_t colon = address.find(':');
+  if (colon == address.rfind(':') && colon + 1 < address.size() &&
+      address.find_first_not_of("0123456789", colon + 1) == std::string::npos) {
+    return "'" + address + "' is not an address: the port goes in a key of its own";
+  }
+  return "'" + address + "' is not an IPv6 address";
+}
+
 }  // namespace bind_address_detail
 
 /// Why `address` cannot be a metrics endpoint's address, or "" when it can.
@@ -74,7 +86,7 @@ inline bool is_interface_name(const std::string& text) {
   if (address.empty()) return "must not be empty";
   if (address.front() == '[') return "'" + address + "': write an IPv6 address without brackets";
   if (address.find(':') != std::string::npos) {
-    return is_ipv6_address(address) ? "" : "'" + address + "' is not an IPv6 address";
+    return ipv6_problem(address);
   }
   if (only_digits_and_dots(address)) {
     return is_ipv4(address) ? "" : "'" + address + "' is not an IPv4 address";
@@ -89,7 +101,7 @@ inline bool is_interface_name(const std::string& text) {
   if (address == "*") return "";
   if (address.front() == '[') return "'" + address + "': write an IPv6 address without brackets";
   if (address.find(':') != std::string::npos) {
-    return is_ipv6_address(address) ? "" : "'" + address + "' is not an IPv6 address";
+    return ipv6_problem(address);
   }
   if (only_digits_and_dots(address)) {
     return is_ipv4(address) ? "" : "'" + address + "' is not an IPv4 address";

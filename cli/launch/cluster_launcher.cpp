@@ -645,6 +645,8 @@ class ClusterLaunch {
   void plan();  // the cluster file, checked, and what runs on this machine
   /// Why a key this host's processes read from the file's keys_dir cannot be read, or "".
   [[nodiscard]] std::string missing_key_file() const;
+  /// FILE:LINE: security.keys_dir: `message`.
+  [[nodiscard]] std::string keys_dir_error(const std::string& message) const;
   /// The first port this host's processes listen on that cannot be bound now, as FILE:LINE: KEY:
   /// and why, or "".
   [[nodiscard]] std::string unbindable_port() const;
@@ -750,6 +752,12 @@ std::string ClusterLaunch::unbindable_port() const {
   return "";
 }
 
+std::string ClusterLaunch::keys_dir_error(const std::string& message) const {
+  return cluster::ConfigError(config_.file, config_.security.keys_dir_line, "security.keys_dir",
+                              message)
+      .what();
+}
+
 std::string ClusterLaunch::missing_key_file() const {
   // With the file's own keys (`security.keys_dir`): every key this host's processes read, checked
   // before any starts (each would otherwise exit 1 on its own, naming the file).
@@ -764,8 +772,9 @@ std::string ClusterLaunch::missing_key_file() const {
         (void)actors::actor_credentials(dir, process.name);
       }
     } catch (const actors::ActorCredentialError& e) {
-      return options_.file + ": security.keys_dir: " + e.what() +
-             "; a host needs actor/ca.crt and its own processes' certificates and keys";
+      return keys_dir_error(std::string(e.what()) +
+                            "; a host needs actor/ca.crt and its own processes' certificates "
+                            "and keys");
     }
     return "";
   }
@@ -786,10 +795,10 @@ std::string ClusterLaunch::missing_key_file() const {
     }
   } catch (const transport::CurveKeyError& e) {
     // The directory as the file resolves it (relative to the file), so the command works here.
-    return options_.file + ": security.keys_dir: " + e.what() + " (`tagflow keys generate " + dir +
-           " --config " + options_.file +
-           "` writes a pair for the coordinator and every federate; a host needs its own "
-           "federates' .key files and every .pub)";
+    return keys_dir_error(std::string(e.what()) + " (`tagflow keys generate " + dir + " --config " +
+                          options_.file +
+                          "` writes a pair for the coordinator and every federate; a host needs "
+                          "its own federates' .key files and every .pub)");
   }
   return "";
 }

@@ -286,8 +286,7 @@ std::vector<K8sHost> k8s_hosts(const cluster::ClusterConfig& config, const K8sOp
             "digits and '-', a letter first, at most 63 characters)");
   }
   if (!config.security.keys_dir.empty()) {
-    throw cluster::ConfigError(config.file, top_line(config.file, "security", {"keys_dir"}),
-                               "security.keys_dir",
+    throw cluster::ConfigError(config.file, config.security.keys_dir_line, "security.keys_dir",
                                "a Kubernetes run's keys are minted into its Secret when the "
                                "manifests are rendered: remove keys_dir");
   }

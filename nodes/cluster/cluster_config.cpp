@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -152,7 +153,10 @@ void parse_hosts(const YamlReader& top, ClusterConfig& config) {
   const auto allocated = node_addresses_given();
   for (const auto& entry : hosts.node()) {
     const std::string name = entry.first.Scalar();
-    const YamlReader host = hosts.map(name);
+    // A host's name goes into file names (LOG_DIR/host-NAME.log, a far half's log directory),
+    // --host and the lines that name it: the cluster names' rule.
+    if (!is_safe_cluster_name(name)) hosts.fail(name, safe_cluster_name_rule(name, "host names"));
+    const YamlReader host = hosts.map_entry(entry.first, entry.second);
     host.only_keys({"address", "ssh", "tagflow", "workdir", "slurm", "kubernetes"});
     HostConfig parsed;
     parsed.name = name;
@@ -210,7 +214,7 @@ void parse_hosts(const YamlReader& top, ClusterConfig& config) {
     if (!parsed.ssh.empty() && parsed.ssh.front() == '-') {
       host.fail("ssh", "an ssh destination cannot start with '-'");
     }
-    parsed.line = hosts.line_of(name);
+    parsed.line = line_of(entry.first);
     if (config.first_host.empty()) config.first_host = name;
     config.hosts[name] = std::move(parsed);
   }
@@ -271,11 +275,11 @@ void parse_nodes(const YamlReader& top, ClusterConfig& config) {
       nodes.fail(name,
                  "'" + name + "' is reserved (" + kReservedNamesWhy + "); name the node otherwise");
     }
-    const YamlReader node = nodes.map(name);
+    const YamlReader node = nodes.map_entry(entry.first, entry.second);
     node.only_keys({"kind", "replicas", "host", "data_port", "metrics_port", "params", "process"});
     NodeConfig n;
     n.name = name;
-    n.line = nodes.line_of(name);
+    n.line = line_of(entry.first);
     n.kind = parse_kind(node);
     n.replicas = static_cast<int>(node.integer_or("replicas", 1, 1, 1024));
     // A replica's name is its process's (without `process:`), its key pair's and its TLS
@@ -479,10 +483,11 @@ std::optional<std::chrono::nanoseconds> parse_duration(const std::string& text) 
 
 std::optional<std::chrono::nanoseconds> parse_duration(const std::string& text, bool& too_long) {
   too_long = false;
-  // NUMBER [UNIT] with optional blanks around; NUMBER is digits with an optional fraction.
+  // NUMBER [UNIT] with optional blanks (spaces and tabs; no line breaks) around; NUMBER is
+  // digits with an optional fraction.
   std::size_t i = 0;
   const auto skip_blanks = [&] {
-    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
   };
   const auto digits = [&] {
     const std::size_t from = i;
@@ -793,6 +798,7 @@ ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::stri
     security.only_keys({"curve", "keys_dir"});
     config.security.curve = security.boolean_or("curve", false);
     config.security.keys_dir = security.string_or("keys_dir", "");
+    if (security.has("keys_dir")) config.security.keys_dir_line = security.line_of("keys_dir");
     if (config.security.curve && config.security.keys_dir.empty()) {
       security.fail("keys_dir", "curve: true needs keys_dir (make one with tagflow keys generate)");
     }
@@ -838,8 +844,14 @@ std::string read_cluster_file(const std::string& path) {
   if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
     throw ConfigError(path, 0, "(file)", "not a regular file (a pipe or a device?)");
   }
+  errno = 0;
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, 0, "(file)", "cannot open the cluster file");
+  if (!in) {
+    const int why = errno;  // open(2)'s, which the stream keeps to itself
+    throw ConfigError(path, 0, "(file)",
+                      std::string("cannot open the cluster file") +
+                          (why != 0 ? std::string(": ") + std::strerror(why) : std::string()));
+  }
   std::string text(kMaxClusterFileBytes + 1, '\0');  // one byte more tells a file over the cap
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<std::size_t>(in.gcount()));

@@ -194,7 +194,8 @@ struct RestartConfig {
 
 struct SecurityConfig {
   bool curve = false;
-  std::string keys_dir;  // tagflow keys generate DIR; relative to the cluster file
+  std::string keys_dir;   // tagflow keys generate DIR; relative to the cluster file
+  int keys_dir_line = 0;  // of security.keys_dir (0 when the file has none), for errors
   /// `security: none`: no per-run keys either, any local process may join (debugging only).
   bool none = false;
   /// The keys are the ones `tagflow up` minted for this run (use_run_keys), not the file's.

@@ -254,8 +254,8 @@ DeclaredPolicies declare_policies(const YamlReader& top, MultiAgentConfig& m) {
       policies.fail(name, "a learner exports a policy as NAME.pt: " +
                               safe_cluster_name_rule(name, "policy names"));
     }
-    const YamlReader p = policies.map(name);
-    const PolicyConfig base = read_policy(p, name, policies.line_of(name));
+    const YamlReader p = policies.map_entry(entry.first, entry.second);
+    const PolicyConfig base = read_policy(p, name, line_of(entry.first));
     const bool per_agent = p.boolean_or("per_agent", false);
     if (per_agent && !base.torchscript.empty()) {
       p.fail("torchscript", "a per_agent policy has one file per agent: declare them one by one");

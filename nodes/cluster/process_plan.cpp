@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 
 namespace tagflow::cluster {
 
@@ -61,10 +62,28 @@ const ProcessPlan* process_of_replica(const std::vector<ProcessPlan>& plans,
 
 std::pair<const NodeConfig*, int> find_replica(const ClusterConfig& config,
                                                const std::string& replica) {
+  // A replica's name is its group's, alone or with "-INDEX" (replica_name()): read off the
+  // name, not made for every replica of every group (a call per replica was quadratic).
   for (const NodeConfig& node : config.nodes) {
-    for (int i = 0; i < node.replicas; ++i) {
-      if (replica_name(node, i) == replica) return {&node, i};
+    if (replica.compare(0, node.name.size(), node.name) != 0) continue;
+    if (node.replicas == 1) {
+      if (replica.size() == node.name.size()) return {&node, 0};
+      continue;
     }
+    const std::string_view suffix = std::string_view(replica).substr(node.name.size());
+    if (suffix.size() < 2 || suffix.size() > 5 || suffix[0] != '-' ||
+        (suffix[1] == '0' && suffix.size() > 2)) {
+      continue;
+    }
+    int index = 0;
+    for (const char c : suffix.substr(1)) {
+      if (c < '0' || c > '9') {
+        index = -1;
+        break;
+      }
+      index = index * 10 + (c - '0');
+    }
+    if (index >= 0 && index < node.replicas) return {&node, index};
   }
   return {nullptr, -1};
 }

@@ -404,6 +404,12 @@ void check_cluster_tree(const YAML::Node& root, const std::string& file, const s
   check_node(root, file, &text, "", visited, 0);
 }
 
+YamlReader YamlReader::map_entry(const YAML::Node& key, const YAML::Node& value) const {
+  const std::string name = key.Scalar();
+  if (!value.IsMap()) fail(name, "expected a map of keys");
+  return YamlReader(value, file_, path_of(name), cluster::line_of(key));
+}
+
 YamlReader YamlReader::map(const std::string& key) const {
   const YAML::Node value = node_[key];
   if (!value) fail(key, "missing (required)");

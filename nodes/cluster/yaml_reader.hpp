@@ -36,6 +36,9 @@ class YamlReader {
 
   /// A reader for the map under `key` (which must exist and be a map).
   YamlReader map(const std::string& key) const;
+  /// map() for an entry met while going through node(), without looking its key up again (a
+  /// lookup goes through the map: one per entry of a map of thousands took quadratic time).
+  YamlReader map_entry(const YAML::Node& key, const YAML::Node& value) const;
   YAML::Node raw(const std::string& key) const { return node_[key]; }
   const YAML::Node& node() const { return node_; }
 

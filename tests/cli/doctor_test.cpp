@@ -412,7 +412,8 @@ TEST(DoctorPorts, RefusesADirectoryAnEmptyFileANulByteAndNoFileAsUpDoes) {
   const std::string nul = write_temp_file("nul.yaml", std::string("a: 1\nb: \"x\0y\"\n", 14));
   EXPECT_EQ(refusal(nul), nul + ":2: (file): a NUL byte (the file is not text)");
   const std::string missing = ::testing::TempDir() + "no_such_cluster.yaml";
-  EXPECT_EQ(refusal(missing), missing + ":0: (file): cannot open the cluster file");
+  EXPECT_EQ(refusal(missing),
+            missing + ":0: (file): cannot open the cluster file: No such file or directory");
 }
 
 // `tagflow monitoring prometheus-config` loads a file as `tagflow up` does, node params included:

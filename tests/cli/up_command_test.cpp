@@ -604,6 +604,11 @@ TEST_F(TagflowUp, AMissingKeyFileIsRefusedBeforeAnyProcessStarts) {
   ASSERT_NE(at, std::string::npos) << text;
   text.replace(at, open.size(), "security:\n  curve: true\n  keys_dir: keys\n");
   write("keyed.yaml", text);
+  // Refusals name the file's keys_dir line.
+  const std::string keys_line = std::to_string(
+      1 + std::count(text.begin(),
+                     text.begin() + static_cast<std::ptrdiff_t>(text.find("  keys_dir: keys")),
+                     '\n'));
   const auto made =
       testing::run_command(std::string(TAGFLOW_BIN_DIR) + "/tagflow keys generate " + path("keys") +
                            " --config " + path("keyed.yaml") + " 2>&1");
@@ -612,7 +617,7 @@ TEST_F(TagflowUp, AMissingKeyFileIsRefusedBeforeAnyProcessStarts) {
   EXPECT_EQ(run({"up", path("keyed.yaml"), "--quiet", "--log-dir", path("logs")}, dir_, "keyed"),
             2);
   const std::string err = read_text_file(dir_ / "keyed.err");
-  EXPECT_NE(err.find("tagflow up: " + path("keyed.yaml") +
+  EXPECT_NE(err.find("tagflow up: " + path("keyed.yaml") + ":" + keys_line +
                      ": security.keys_dir: cannot read key file " + path("keys") + "/replay.key"),
             std::string::npos)
       << err;
@@ -628,7 +633,7 @@ TEST_F(TagflowUp, AMissingKeyFileIsRefusedBeforeAnyProcessStarts) {
                 dir_, "keyed-actor"),
             2);
   const std::string actor_err = read_text_file(dir_ / "keyed-actor.err");
-  EXPECT_NE(actor_err.find("tagflow up: " + path("keyed.yaml") +
+  EXPECT_NE(actor_err.find("tagflow up: " + path("keyed.yaml") + ":" + keys_line +
                            ": security.keys_dir: no actor-mode credential " + path("keys") +
                            "/actor/replay.key"),
             std::string::npos)
@@ -746,7 +751,9 @@ TEST_F(TagflowUp, BadArgumentsExitTwoInEitherPlacement) {
        "tagflow node sampler-0: " + path("bad_param.yaml") + ":" + std::to_string(capacity_line) +
            ": nodes.replay.params.capacity: "},
       // A newline in a value stays inside the one-line message.
-      {{"up", "a\nb.yaml"}, "tagflow up: a\\nb.yaml:0: (file): cannot open the cluster file\n"},
+      {{"up", "a\nb.yaml"},
+       "tagflow up: a\\nb.yaml:0: (file): cannot open the cluster file: No such file or "
+       "directory\n"},
       // ZeroMQ bound port 99999 as 34463; a negative start time was taken.
       {{"coordinator", "--config", path("short.yaml"), "--bind", "tcp://127.0.0.1:99999"},
        "tagflow coordinator: --bind: the port of tcp://127.0.0.1:99999 is not a number from 1 to "

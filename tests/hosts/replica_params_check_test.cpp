@@ -227,6 +227,10 @@ TEST(ReplicaParamsCheck, AGatewayBindIsAnAddressOrAnInterfaceNotAHostName) {
   EXPECT_NE(error_with("\"[::1]\"").find("'[::1]': write an IPv6 address without brackets"),
             std::string::npos);
   EXPECT_NE(error_with("\"fd00::g\"").find("'fd00::g' is not an IPv6 address"), std::string::npos);
+  EXPECT_NE(error_with("\"127.0.0.1:80\"")
+                .find("'127.0.0.1:80' is not an address: the port goes in a key of its own"),
+            std::string::npos)
+      << error_with("\"127.0.0.1:80\"");
   EXPECT_NE(error_with("a/b").find("neither '*', an IP address nor an interface name"),
             std::string::npos);
   // Quoted values are read without their quotes: an empty one is empty, not the name '""'.

@@ -268,6 +268,11 @@ TEST(Duration, ParsesUnitsAndRefusesNonsense) {
   EXPECT_FALSE(parse_duration("5").has_value());
   EXPECT_FALSE(parse_duration("-1s").has_value());
   EXPECT_FALSE(parse_duration("1 fortnight").has_value());
+  // Blanks around the number and the unit, spaces and tabs only: no line breaks.
+  EXPECT_EQ(parse_duration(" 2 s\t"), std::chrono::seconds(2));
+  for (const char* broken : {"2\ns", "\n2s", "2s\n", "2\rs", "2\vs", "2\fs"}) {
+    EXPECT_FALSE(parse_duration(broken).has_value()) << broken;
+  }
 }
 
 // Read exactly, not through a double: the longest is 2^62 ns to the nanosecond (2^62 + 1 to
@@ -435,6 +440,29 @@ TEST(ClusterConfigHosts, TheDefaultHostIsTheFirstListedAndAnEmptyListIsRefused) 
   EXPECT_EQ(config.nodes[0].host, "zeta");
   EXPECT_EQ(message_of(with(kValid, "nodes:", "hosts: {}\nnodes:")),
             "c.yaml:3: hosts: name at least one host (or leave hosts: out for one local host)");
+}
+
+// A host's name goes into file names and lines: the cluster names' rule, refused at its line.
+TEST(ClusterConfigHosts, AHostNameIsASafeName) {
+  for (const char* good : {"a", "gpu-node.2", "Rack_7"}) {
+    EXPECT_NO_THROW(parse_cluster_config(
+        with(kValid, "nodes:", "hosts:\n  " + std::string(good) + ": {address: 10.0.0.2}\nnodes:"),
+        "c.yaml"))
+        << good;
+  }
+  for (const char* bad : {"\"\"", "\"a b\"", "\"-x\"", "\"a/b\"", "\"*\"", "\"lo\\ncal\""}) {
+    const std::string message = message_of(
+        with(kValid, "nodes:", "hosts:\n  " + std::string(bad) + ": {address: 10.0.0.2}\nnodes:"));
+    EXPECT_EQ(message.rfind("c.yaml:4: hosts.", 0), 0U) << bad << ": " << message;
+    EXPECT_NE(message.find(": host names are 1 to 64 letters, digits, '_', '-' and '.', starting "
+                           "with a letter or a digit; got '"),
+              std::string::npos)
+        << message;
+  }
+  EXPECT_NE(message_of(with(kValid, "nodes:",
+                            "hosts:\n  " + std::string(65, 'h') + ": {address: 10.0.0.2}\nnodes:"))
+                .find("host names are 1 to 64"),
+            std::string::npos);
 }
 
 TEST(ClusterConfigNames, TheRunsOwnFileNamesAreReserved) {

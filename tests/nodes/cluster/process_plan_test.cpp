@@ -133,6 +133,18 @@ TEST(ProcessPlan, FindReplicaNamesItsGroupAndIndex) {
   EXPECT_EQ(group->name, "sampler");
   EXPECT_EQ(index, 1);
   EXPECT_EQ(find_replica(config, "sampler").first, nullptr);
+  // Every replica's own name, and none of the names that only look like one.
+  for (const NodeConfig& node : config.nodes) {
+    for (int i = 0; i < node.replicas; ++i) {
+      const auto [found, at] = find_replica(config, replica_name(node, i));
+      EXPECT_EQ(found, &node) << replica_name(node, i);
+      EXPECT_EQ(at, i) << replica_name(node, i);
+    }
+  }
+  for (const char* stranger : {"sampler-2", "sampler-01", "sampler-", "sampler-+1", "sampler-1x",
+                               "samplers-1", "sampler-99999", "replay-0", "", "-1"}) {
+    EXPECT_EQ(find_replica(config, stranger).first, nullptr) << stranger;
+  }
 }
 
 }  // namespace
