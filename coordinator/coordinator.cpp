@@ -98,8 +98,11 @@ Coordinator::Coordinator(FederationSpec spec)
   // Without CURVE anyone may connect: a connection guard bounds what ZeroMQ holds for them
   // (transport/WIRE.md §3.1), told of each connection by this socket's one monitor.
   // ACCEPTED also says a descriptor's earlier connection is over (read_closed_connections()).
-  if (zmq_socket_monitor(router_.handle(), monitor.c_str(),
-                         ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_ACCEPTED) != 0) {
+  // HANDSHAKE_FAILED_PROTOCOL: a handshake that failed before the key check (no CURVE, another
+  // server key), counted as a refused one.
+  if (zmq_socket_monitor(
+          router_.handle(), monitor.c_str(),
+          ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) != 0) {
     throw zmq::error_t();
   }
   if (!spec_.keys_dir) {
@@ -149,11 +152,11 @@ void Coordinator::set_metrics(monitoring::ProcessMetrics* metrics) {
   }
   // Refused CURVE handshakes (a key not in the allow-list): the sender is nobody the spec names.
   if (zap_) {
-    prometheus::Counter* refused = &metrics->counter(
+    refused_handshake_metric_ = &metrics->counter(
         Metric::transport_invalid_messages,
         {{"peer", "unknown"},
          {"reason", transport::drop_reason_name(transport::DropReason::kRefusedHandshake)}});
-    zap_->set_refused_observer([refused] { refused->Increment(); });
+    zap_->set_refused_observer([refused = refused_handshake_metric_] { refused->Increment(); });
   }
   // Dropped control messages by sender and reason. A sender that is no federate of the spec is
   // labelled "unknown", so a stranger cannot grow the number of series; a federate of the spec
@@ -183,7 +186,9 @@ void Coordinator::count_received(std::size_t index, std::size_t bytes) {
   members_[index].received_bytes->Increment(static_cast<double>(bytes));
 }
 
-std::uint64_t Coordinator::refused_handshakes() const { return zap_ ? zap_->refused_count() : 0; }
+std::uint64_t Coordinator::refused_handshakes() const {
+  return (zap_ ? zap_->refused_count() : 0) + failed_handshakes_.load(std::memory_order_relaxed);
+}
 
 std::string Coordinator::bind(const std::string& endpoint) {
   // A host's address may be a name, which ZeroMQ connects to but does not bind.
@@ -764,6 +769,16 @@ void Coordinator::read_closed_connections(Clock::time_point now) {
   std::uint16_t kind = 0;
   std::uint32_t value = 0;
   while (transport::read_monitor_event(closed_events_, kind, value)) {
+    if (kind == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) {
+      if (guard_) {  // counted with the guard's drops
+        guard_->failed_handshake(value);
+        continue;
+      }
+      transport::log_failed_handshake(logged_handshakes_, value);
+      failed_handshakes_.fetch_add(1, std::memory_order_relaxed);
+      if (refused_handshake_metric_ != nullptr) refused_handshake_metric_->Increment();
+      continue;
+    }
     const auto fd = static_cast<int>(value);
     if (kind == ZMQ_EVENT_ACCEPTED) {
       if (guard_) guard_->accepted(fd);

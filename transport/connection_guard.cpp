@@ -21,6 +21,7 @@ namespace tagflow::transport {
 namespace {
 
 constexpr const char* kUnidentified = "(unidentified)";
+constexpr const char* kStranger = "unknown";  // a peer refused in its handshake, as ZAP counts it
 
 bool port_of(int fd, bool remote, std::uint16_t& port, std::string* address) {
   sockaddr_storage storage{};
@@ -81,7 +82,8 @@ ConnectionGuard::ConnectionGuard(zmq::context_t& context, zmq::socket_t& router,
   const std::string endpoint = "inproc://tagflow-connection-guard-" +
                                std::to_string(next_id.fetch_add(1, std::memory_order_relaxed));
   const int rc = zmq_socket_monitor(router_->handle(), endpoint.c_str(),
-                                    ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_CLOSED);
+                                    ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_CLOSED |
+                                        ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL);
   if (rc != 0) throw zmq::error_t();
   events_.set(zmq::sockopt::linger, 0);
   events_.connect(endpoint);
@@ -110,6 +112,43 @@ void ConnectionGuard::ended(int fd) {
   const std::lock_guard<std::mutex> lock(mutex_);
   live_.erase(fd);
   unmatched_.erase(fd);
+}
+
+void ConnectionGuard::failed_handshake(std::uint32_t protocol_error) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  note_failed_handshake(protocol_error);
+}
+
+void log_failed_handshake(std::set<std::uint32_t>& logged, std::uint32_t protocol_error) {
+  if (logged.size() < 64 && logged.insert(protocol_error).second) {
+    spdlog::warn("security: refused a connection whose handshake failed: {}",
+                 handshake_failure_text(protocol_error));
+  }
+}
+
+void ConnectionGuard::note_failed_handshake(std::uint32_t protocol_error) {
+  log_failed_handshake(logged_handshakes_, protocol_error);
+  for (Cut& c : cuts_) {
+    if (c.peer == kStranger && c.reason == DropReason::kRefusedHandshake) {
+      ++c.count;
+      return;
+    }
+  }
+  cuts_.push_back({std::string(kStranger), DropReason::kRefusedHandshake, 1});
+}
+
+std::string handshake_failure_text(std::uint32_t protocol_error) {
+  switch (protocol_error) {
+    case ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH:
+      return "its security mechanism is not this socket's (CURVE on one side only?)";
+    case ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC:
+      return "its CURVE hello does not open with this socket's key (it has another server key?)";
+    default: {
+      char code[16];
+      std::snprintf(code, sizeof code, "0x%08x", protocol_error);
+      return std::string("a broken ZMTP handshake (ZeroMQ protocol error ") + code + ")";
+    }
+  }
 }
 
 ConnectionGuard::~ConnectionGuard() {
@@ -149,6 +188,10 @@ void ConnectionGuard::read_events() {
   std::uint32_t value = 0;
   while (read_monitor_event(events_, kind, value)) {
     if (kind == 0) continue;
+    if (kind == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) {
+      note_failed_handshake(value);
+      continue;
+    }
     const int fd = static_cast<int>(value);
     if (kind == ZMQ_EVENT_ACCEPTED) {
       watch(fd);

@@ -44,6 +44,9 @@
 // thread reach `drops` at the next check() from the socket's thread.
 // A guard made `count_only` (a CURVE socket, whose bytes on the wire are not the ZMTP framing
 // note_read() counts) applies rule 4 alone.
+// Handshakes that fail before any key check sees them (a client without CURVE at a CURVE socket,
+// or one with another server key; a peer that sends no ZMTP at all) are counted too, as
+// refused_handshake of peer "unknown", the first of each kind logged.
 // Only TCP connections are watched (others have no TCP_INFO). note_read() and check() belong to
 // the socket's thread; the process's total is shared between guards safely. The router must outlive
 // the guard.
@@ -102,6 +105,16 @@ struct ConnectionLimits {
   return size + (size <= 255 ? 2 : 9);
 }
 
+/// What a ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL event's value (a ZMQ_PROTOCOL_ERROR_*) says about
+/// the peer, for the log: a security mechanism other than the socket's (CURVE on one side only),
+/// a CURVE hello that does not open (the client has another server key), or another broken
+/// handshake (its code in hex).
+[[nodiscard]] std::string handshake_failure_text(std::uint32_t protocol_error);
+
+/// Logs a failed handshake (`security: refused a connection whose handshake failed: ...`) the
+/// first time its kind is in `logged` (at most 64 kinds).
+void log_failed_handshake(std::set<std::uint32_t>& logged, std::uint32_t protocol_error);
+
 /// Reads one event of a socket monitor (zmq_socket_monitor) from `events` without waiting: its
 /// kind (ZMQ_EVENT_*) and value (for ACCEPTED and DISCONNECTED: the connection's descriptor).
 /// False when none is waiting; a malformed event reads as kind 0.
@@ -127,6 +140,11 @@ class ConnectionGuard {
   /// The owner's monitor reported a connection accepted on `fd`, or its end (second constructor).
   void accepted(int fd);
   void ended(int fd);
+  /// A handshake on the socket failed before any key check could see it (the monitor's
+  /// ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL with its ZMQ_PROTOCOL_ERROR_*): counted at the next
+  /// check() as a refused_handshake of peer "unknown", the first of each kind logged. The guard
+  /// of a socket whose monitor it reads calls it itself.
+  void failed_handshake(std::uint32_t protocol_error);
   /// Cuts the connections that break a rule (see above) and counts in `drops` every cut since
   /// the previous call (the guard's thread's too). Call after a receive found nothing waiting.
   /// Returns how many it counted.
@@ -169,6 +187,8 @@ class ConnectionGuard {
   /// Rule 4: cuts the connections quiet longest until at most max_connections are left.
   void keep_within_count();
   void read_events();
+  /// failed_handshake() with mutex_ held.
+  void note_failed_handshake(std::uint32_t protocol_error);
   void watch(int fd);
   [[nodiscard]] bool still_same(int fd, const Connection& connection) const;
   void cut(int fd, const Connection& connection, DropReason reason, std::uint64_t held);
@@ -188,13 +208,14 @@ class ConnectionGuard {
   /// Fed by its owner: reads from connections whose ACCEPTED event has not come yet (at most
   /// 1024), credited when it does.
   std::map<int, Unmatched> unmatched_;
-  Clock::time_point last_check_{};          // by either thread
-  Clock::time_point last_drained_check_{};  // by check()
-  std::uint64_t published_ = 0;             // this guard's share of the process's total
-  std::vector<Cut> cuts_;                   // not yet counted in the caller's drops
-  std::set<std::string> logged_;            // names whose first cut was logged
-  mutable std::mutex mutex_;                // guards everything above, and events_
-  EventFd wake_;                            // signalled to end the thread's wait
+  Clock::time_point last_check_{};             // by either thread
+  Clock::time_point last_drained_check_{};     // by check()
+  std::uint64_t published_ = 0;                // this guard's share of the process's total
+  std::vector<Cut> cuts_;                      // not yet counted in the caller's drops
+  std::set<std::string> logged_;               // names whose first cut was logged
+  std::set<std::uint32_t> logged_handshakes_;  // failed handshakes' kinds already logged
+  mutable std::mutex mutex_;                   // guards everything above, and events_
+  EventFd wake_;                               // signalled to end the thread's wait
   int events_fd_ = -1;  // events_'s ZMQ_FD: readable when a monitor event may be waiting
   std::atomic<std::uint64_t> thread_passes_{0};
   bool stop_ = false;

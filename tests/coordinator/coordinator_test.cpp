@@ -1197,5 +1197,39 @@ TEST(Coordinator, WrongCurveKeyIsRefusedAndTheRightOneAdmitted) {
   std::filesystem::remove_all(keys);
 }
 
+// Handshakes that fail before ZAP sees a key are counted as refused too: a client without CURVE,
+// and one whose CURVE hello is boxed for another server key.
+TEST(Coordinator, HandshakesThatFailBeforeTheKeyCheckAreCountedAsRefused) {
+  const std::filesystem::path keys = chain_keys("tagflow-coordinator-failed-handshakes");
+  FederationSpec spec = parse_federation_spec(kChain);
+  spec.keys_dir = keys.string();
+  spec.heartbeat_timeout = 5s;
+  RunningCoordinator running(spec);
+  zmq::context_t context;
+  const auto knock = [&](bool curve) {
+    const std::uint64_t before = running.coordinator().refused_handshakes();
+    zmq::socket_t stranger(context, zmq::socket_type::dealer);
+    stranger.set(zmq::sockopt::linger, 0);
+    if (curve) {  // a key pair of its own and a server key that is not the coordinator's
+      const transport::CurveKeyPair own = transport::generate_curve_key_pair();
+      stranger.set(zmq::sockopt::curve_serverkey, transport::generate_curve_key_pair().public_key);
+      stranger.set(zmq::sockopt::curve_publickey, own.public_key);
+      stranger.set(zmq::sockopt::curve_secretkey, own.secret_key);
+    }
+    stranger.connect(running.endpoint());
+    (void)stranger.send(zmq::str_buffer("hello"), zmq::send_flags::dontwait);
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (running.coordinator().refused_handshakes() == before &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(10ms);
+    }
+    return running.coordinator().refused_handshakes() > before;
+  };
+  EXPECT_TRUE(knock(false)) << "a client without CURVE";
+  EXPECT_TRUE(knock(true)) << "a client with another server key";
+  expect_both_join(spec, running.endpoint(), context);
+  std::filesystem::remove_all(keys);
+}
+
 }  // namespace
 }  // namespace tagflow::coordinator

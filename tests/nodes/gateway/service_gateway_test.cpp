@@ -235,7 +235,7 @@ TEST(ServiceGatewayTest, ARestartedGatewayRefusesAnEpisodeOfItsPreviousInstance)
 
   const auto refused = client.act({{0, {1, 1, 1}}}, started.episode, {{0, 1.0}});
   EXPECT_EQ(refused.error, "unknown_episode");
-  EXPECT_NE(refused.reason.find("the gateway restarted since"), std::string::npos)
+  EXPECT_NE(refused.reason.find("or before this one restarted"), std::string::npos)
       << refused.reason;
   // A retry is refused the same way: the client still sends the instance after the refusal.
   EXPECT_EQ(client.act({{0, {1, 1, 1}}}, started.episode, {{0, 1.0}}).error, "unknown_episode");
@@ -874,6 +874,51 @@ TEST(ServiceGatewayTest, WithCurveOnlyAllowedClientKeysGetIn) {
   EXPECT_THROW((void)outsider.hello(), clients::GatewayClientError);
   EXPECT_TRUE(client.health().ok);
   EXPECT_EQ(gateway->rows_answered(), 1U);
+}
+
+// A handshake that fails before the key check (a client without CURVE, one whose hello is boxed
+// for another server key) is refused as a key not in the list is: counted under
+// {peer="unknown", reason="refused_handshake"}.
+TEST(ServiceGatewayTest, WithCurveHandshakesThatFailBeforeTheKeyCheckAreCounted) {
+  monitoring::ProcessMetrics metrics({"inference-0", "inference", "reactor"},
+                                     tagflow::test::families("inference"));
+  const transport::CurveKeyPair server = transport::generate_curve_key_pair();
+  const transport::CurveKeyPair allowed = transport::generate_curve_key_pair();
+  GatewayConfig config;
+  config.curve_secret_key = server.secret_key;
+  config.allowed_client_keys = {allowed.public_key};
+  const auto gateway = start(config, nullptr, &metrics);
+  GatewayClient client(gateway->endpoint(), curve_client(server, allowed));
+  const auto refused = [&] {
+    return metrics
+        .counter(monitoring::Metric::transport_invalid_messages,
+                 {{"peer", "unknown"}, {"reason", "refused_handshake"}})
+        .Value();
+  };
+  zmq::context_t context;
+  const auto knock = [&](bool curve) {
+    const double before = refused();
+    zmq::socket_t stranger(context, zmq::socket_type::dealer);
+    stranger.set(zmq::sockopt::linger, 0);
+    stranger.set(zmq::sockopt::reconnect_ivl, -1);  // one handshake, not one per reconnect
+    if (curve) {
+      const transport::CurveKeyPair own = transport::generate_curve_key_pair();
+      stranger.set(zmq::sockopt::curve_serverkey, transport::generate_curve_key_pair().public_key);
+      stranger.set(zmq::sockopt::curve_publickey, own.public_key);
+      stranger.set(zmq::sockopt::curve_secretkey, own.secret_key);
+    }
+    stranger.connect(gateway->endpoint());
+    (void)stranger.send(zmq::str_buffer("x"), zmq::send_flags::dontwait);
+    // The gateway counts what its guard saw as it reads: the allowed client keeps it reading.
+    for (int i = 0; i < 400 && refused() <= before; ++i) {
+      EXPECT_TRUE(client.health().ok);
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return refused() - before;
+  };
+  EXPECT_EQ(knock(false), 1.0) << "a client without CURVE";
+  EXPECT_EQ(knock(true), 1.0) << "a client with another server key";
+  EXPECT_TRUE(client.act({{0, {1, 1, 1}}}).ok);
 }
 
 }  // namespace
