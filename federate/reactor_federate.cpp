@@ -365,7 +365,7 @@ void ReactorFederate::update_grant(reactors::Environment& env) {
   const WireTag granted = client_->granted();
   const bool granted_later = granted > tag_applied_;
   const bool met = granted_later && plane_.counts_met(client_->granted_counts(), granted);
-  if (granted_later) trace_data_wait(granted, met);
+  if (granted_later) trace_data_wait(env, granted, met);
   if (met) {
     tag_applied_ = granted;
     cycle_inputs_.known_through(granted);
@@ -398,9 +398,20 @@ void ReactorFederate::update_grant(reactors::Environment& env) {
   env.grant(provisional);
 }
 
-void ReactorFederate::trace_data_wait(const WireTag& granted, bool met) {
+void ReactorFederate::trace_data_wait(reactors::Environment& env, const WireTag& granted,
+                                      bool met) {
   trace::TraceRecorder* const tracer = trace::active();
   if (tracer == nullptr) return;
+  // The scheduler's own thread: its traced wait becomes this one, so the spans nest (a span of
+  // their own overlapped the scheduler's wait for the grant).
+  if (owner_is_runner_.load(std::memory_order_relaxed)) {
+    if (met) {
+      env.scheduler().end_data_wait();
+    } else {
+      env.scheduler().begin_data_wait(granted);
+    }
+    return;
+  }
   if (!met) {
     if (data_wait_since_ == 0) {
       data_wait_since_ = trace::TraceRecorder::now_ns();

@@ -245,8 +245,9 @@ class ReactorFederate {
   void send_value(const Command& command);
   void deliver(transport::ReceivedMessage& message);
   void update_grant(reactors::Environment& env);
-  /// Traces the wait of a granted tag for the data messages its grant counts (`met`: over).
-  void trace_data_wait(const WireTag& granted, bool met);
+  /// Traces the wait of a granted tag for the data messages its grant counts (`met`: over): as
+  /// `env`'s scheduler's traced wait when this is its thread, else a span of its own.
+  void trace_data_wait(reactors::Environment& env, const WireTag& granted, bool met);
   void send_absents(const WireTag& tag, std::size_t below_level);
   void order_cycle_ports(reactors::Environment& env);
   void handle_stop(reactors::Environment& env);

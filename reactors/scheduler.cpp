@@ -200,7 +200,7 @@ void Scheduler::trace_reaction(trace::TraceRecorder& tracer, Reaction& reaction,
 
 void Scheduler::trace_wait(trace::Kind kind, const Tag& tag) {
   trace::TraceRecorder* const tracer = trace::active();
-  if (tracer == nullptr) return;
+  if (tracer == nullptr || data_wait_) return;
   if (wait_since_ != 0 && (kind != wait_kind_ || tag != wait_tag_)) end_traced_wait();
   if (wait_since_ == 0) {
     wait_since_ = trace::TraceRecorder::now_ns();
@@ -209,7 +209,19 @@ void Scheduler::trace_wait(trace::Kind kind, const Tag& tag) {
   }
 }
 
+void Scheduler::begin_data_wait(const Tag& tag) {
+  if (data_wait_ || trace::active() == nullptr) return;
+  end_traced_wait();
+  trace_wait(trace::Kind::kWaitData, tag);
+  data_wait_ = true;
+}
+
+void Scheduler::end_data_wait() {
+  if (data_wait_) end_traced_wait();
+}
+
 void Scheduler::end_traced_wait() {
+  data_wait_ = false;
   if (wait_since_ == 0) return;
   if (trace::TraceRecorder* const tracer = trace::active()) {
     tracer->record({wait_kind_, wait_since_, trace::TraceRecorder::now_ns() - wait_since_,

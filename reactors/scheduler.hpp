@@ -79,6 +79,13 @@ class Scheduler {
                  std::vector<LifecycleTrigger*> startup, std::vector<LifecycleTrigger*> shutdown);
   /// Runs to completion; blocks the caller (which acts as worker 0).
   void run();
+  /// Tracing; on the advancing thread only, from a federation hook (a federate whose socket
+  /// owner is that thread, with one worker): from begin_data_wait() to end_data_wait() it waits
+  /// for the data messages a grant at `tag` counts, and that is the traced wait (`wait_data` at
+  /// `tag`); the scheduler's own waits are not traced meanwhile, so the thread's spans nest.
+  /// Running a tag ends it too.
+  void begin_data_wait(const Tag& tag);
+  void end_data_wait();
 
   // ---- for reactions (worker threads), lock-free ----
   void enqueue(Reaction& reaction) noexcept {
@@ -192,6 +199,7 @@ class Scheduler {
   std::int64_t wait_since_ = 0;  // a traced wait in progress (the advancing worker's)
   trace::Kind wait_kind_ = trace::Kind::kWaitGrant;
   Tag wait_tag_;
+  bool data_wait_ = false;  // begin_data_wait()'s span is the one in progress
   std::uint64_t sequence_ = 0;
   Tag stop_tag_ = Tag::forever();
   Tag last_announced_ = Tag::never();

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -99,7 +100,12 @@ TEST_F(Traced, AThreeProcessRunLeavesOneChromeTraceWithEveryProcessWorkerAndMess
   std::map<std::string, std::size_t> kinds;                // cat → events
   std::map<std::string, std::pair<double, double>> flows;  // id → (start ts, finish ts)
   std::map<std::string, std::string> flow_names;
+  std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> spans;  // thread → spans
   for (const nlohmann::json& e : trace.at("traceEvents")) {
+    if (e.at("ph") == "X") {
+      const double ts = e.at("ts").get<double>();
+      spans[{e.at("pid"), e.at("tid")}].emplace_back(ts, ts + e.at("dur").get<double>());
+    }
     const std::string ph = e.at("ph");
     if (ph == "M" && e.at("name") == "process_name") {
       processes[e.at("pid")] = e.at("args").at("name");
@@ -141,6 +147,30 @@ TEST_F(Traced, AThreeProcessRunLeavesOneChromeTraceWithEveryProcessWorkerAndMess
   EXPECT_GT(from_sampler_0, 50U);
   EXPECT_GT(from_sampler_1, 50U);
   EXPECT_TRUE(trace.at("metadata").contains("clock_alignment")) << trace.at("metadata").dump();
+  // The spans of one thread nest (a viewer draws a track's slices as a stack): each that starts
+  // inside another ends inside it. A socket owner's wait for a grant's data messages overlapped
+  // the scheduler's wait for the grant. Times are microseconds to the nanosecond.
+  for (auto& [thread, list] : spans) {
+    std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : a.second > b.second;
+    });
+    std::vector<std::pair<double, double>> open;
+    std::size_t crossing = 0;
+    std::string first;
+    for (const auto& span : list) {
+      while (!open.empty() && open.back().second <= span.first + 0.002) open.pop_back();
+      if (!open.empty() && span.second > open.back().second + 0.002) {
+        if (crossing++ == 0) {
+          first = std::to_string(span.first) + "+" + std::to_string(span.second - span.first) +
+                  " crosses the end of " + std::to_string(open.back().first) + "+" +
+                  std::to_string(open.back().second - open.back().first);
+        }
+        continue;
+      }
+      open.push_back(span);
+    }
+    EXPECT_EQ(crossing, 0U) << threads[thread] << ": " << first;
+  }
 
   ASSERT_EQ(tagflow({"trace", "summary", run.string()}, "summary"), 0) << err("summary");
   for (const std::string federate : {"sampler-0", "sampler-1", "replay"}) {
