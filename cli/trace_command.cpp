@@ -79,7 +79,8 @@ void add_diff_command(CLI::App& app) {
       "diff",
       "The first data message two runs sent differently (both recorded with "
       "`trace: {digests: true}`): tag, connection and both values. Exit 0: they match; 1: they "
-      "differ; 2: a run has no value logs or a file cannot be read");
+      "differ; 2: a run directory is missing or no directory, a run has no value logs, a file "
+      "cannot be read, or a bad argument");
   auto a = std::make_shared<std::string>();
   auto b = std::make_shared<std::string>();
   command->add_option("run_a", *a, "The first run's log directory")->required();

@@ -268,8 +268,9 @@ class TraceFileReader {
         break;
     }
     if (!ok) {
-      return fail("event " + std::to_string(file_.events.size()) + " has a bad " + kFieldNames[f] +
-                  " (field " + std::to_string(f + 1) + ")");
+      return fail("event " + std::to_string(file_.events.size() + 1) +
+                  " (counted from 1) has a bad " + kFieldNames[f] + " (field " +
+                  std::to_string(f + 1) + ")");
     }
     return true;
   }
@@ -338,6 +339,11 @@ ProcessTraceFile read_trace_file(const std::string& path) {
     if (size < 0) throw TraceError("cannot read the trace file " + path);
     text.resize(static_cast<std::size_t>(size));
     if (!in.read(text.data(), size)) throw TraceError("cannot read the trace file " + path);
+  }
+  // JSON is text: a NUL byte (which the parser takes for the input's end) says the file is not.
+  if (const std::size_t nul = text.find('\0'); nul != std::string::npos) {
+    throw TraceError("the trace file " + path + " is not JSON: a NUL byte at byte " +
+                     std::to_string(nul + 1) + " (the file is not text)");
   }
   ProcessTraceFile file;
   file.path = path;

@@ -178,7 +178,11 @@ class PathWalker {
       const TraceEvent* taken = last_taken(*events, ended->start_ns, ended->end_ns());
       if (taken == nullptr) taken = last_taken(*events, began, ended->end_ns());
       if (taken == nullptr) {
-        chain_.push_back(link + "; it took no message while it waited");
+        // Nothing came to end the wait: what kept the row from the tag was its own work before
+        // it (an earlier tag's long reaction, say), when it ran since the tag's first event.
+        const std::string busy = work(*events, nullptr, began);
+        chain_.push_back(link + "; it took no message while it waited" +
+                         (work_found_ ? "; before the wait it " + busy : std::string()));
         break;
       }
       const TraceEvent* send = nullptr;
@@ -201,7 +205,7 @@ class PathWalker {
       if (send->start_ns < began) {
         // Sent before the row began to wait: the row came late, and what comes before is its own
         // work before the wait.
-        chain_.push_back(link + ", before the wait began");
+        chain_.push_back(link + "; it was sent before the wait began");
         until = waits_by = began;
         continue;
       }
@@ -339,16 +343,13 @@ double FederateTime::percent(TimeCategory category) const {
 TraceSummary summarize_trace(const std::vector<ProcessTraceFile>& files, std::size_t top) {
   TraceSummary summary;
   Index index;
-  std::vector<std::string> order;
   std::int64_t max_error = 0;
   for (const ProcessTraceFile& file : files) {
     summary.dropped += file.dropped;
     max_error = std::max(max_error, file.clock_error_ns);
     for (const TraceEvent& e : file.events) {
       const std::string& row = row_of(file, e);
-      auto [it, inserted] = index.rows.try_emplace(row);
-      if (inserted) order.push_back(row);
-      it->second.push_back(&e);
+      index.rows[row].push_back(&e);
       if (e.kind == Kind::kSend) index.sends[{e.name, e.peer, e.port, e.tag}] = &e;
       if (e.kind == Kind::kControlSend) {
         index.control_sends[{file.party(e), e.peer, e.name, e.tag}].push_back(&e);
@@ -365,9 +366,9 @@ TraceSummary summarize_trace(const std::vector<ProcessTraceFile>& files, std::si
     std::stable_sort(sends.begin(), sends.end(), by_start);
   }
 
-  // Per row: each instant of its wall time to the first category active then.
-  for (const std::string& row : order) {
-    const std::vector<const TraceEvent*>& events = index.rows.at(row);
+  // Per row, in the order of the rows' names (a process of several federates among them): each
+  // instant of its wall time to the first category active then.
+  for (const auto& [row, events] : index.rows) {
     FederateTime time;
     time.federate = row;
     std::vector<std::tuple<std::int64_t, int, int>> edges;  // time, -1/+1, category

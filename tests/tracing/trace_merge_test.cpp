@@ -253,6 +253,11 @@ TEST(TraceMerge, ThreadIdsAreMappedToTracksAndEveryMalformedFileIsNamed) {
   bad("{\"format\":\"tagflow-trace-1\",\"process\":\"sampler-0\",\"threads\":[]}", "no \"events\"");
   // The parser's words, not its library's code.
   bad("garbage", "is not JSON (at byte 1): parse error at line 1");
+  bad(std::string(100, '\0'), "is not JSON: a NUL byte at byte 1 (the file is not text)");
+  bad(head +
+          "[\"reaction\",1,2,0,3,0,\"x\",\"\",0,0],[\"reaction\",1,\"long\",0,3,0,\"x\",\"\",0,0]]"
+          "}",
+      "event 2 (counted from 1) has a bad duration_ns (field 3)");
   try {
     std::ofstream(dir / "trace" / "sampler-0.trace.json") << "garbage";
     (void)merge_traces(dir.string());

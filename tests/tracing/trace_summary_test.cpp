@@ -80,6 +80,33 @@ TEST(TraceSummary, TheCriticalPathGoesThroughTheLastMessageToItsSender) {
             "sampler-0.step, 1.000 ms), without waiting since the tag's first event");
 }
 
+// A tag that waited for a federate still running an earlier tag's long reaction: its short wait
+// took no message, and what kept it from the tag is named, the reaction before the wait.
+TEST(TraceSummary, AWaitThatTookNoMessageNamesTheWorkBeforeIt) {
+  const auto dir = fresh_log_dir("summary");
+  constexpr std::int64_t kSlowTag = 5'000'000;
+  write_process(dir, "sampler-0", "", 0, {{"sampler-0 worker 0", "sampler-0"}},
+                {event("reaction", 1'000'000, 100'000, 0, kSlowTag, "sampler-0.step")});
+  write_process(dir, "learner", "", 0, {{"learner worker 0", "learner"}},
+                {event("reaction", 500'000, 39'500'000, 0, kSlowTag - 1'000'000, "learner.update"),
+                 event("wait_grant", 40'000'000, 1'000, 0, kSlowTag, ""),
+                 event("reaction", 40'001'000, 100'000, 0, kSlowTag, "learner.deliver")});
+  const TraceSummary summary = summarize_trace(read_trace_dir(dir.string()), 2);
+  const SlowTag* slow = nullptr;
+  for (const SlowTag& s : summary.slowest) {
+    if (s.tag == Tag(kSlowTag, 0)) slow = &s;
+  }
+  ASSERT_NE(slow, nullptr);
+  EXPECT_EQ(slow->wall_ns, 39'101'000);
+  ASSERT_EQ(slow->chain.size(), 1U);
+  EXPECT_EQ(slow->chain[0],
+            "learner: ran its reactions from +39.001 ms to +39.101 ms (the longest, "
+            "learner.deliver, 0.100 ms), after waiting 0.001 ms for a grant (+39.000 ms to "
+            "+39.001 ms); it took no message while it waited; before the wait it ran its "
+            "reactions at tag (4000000, 0) from -0.500 ms to +39.000 ms (the longest, "
+            "learner.update, 39.500 ms)");
+}
+
 // Tag T = 5 ms of logical time, on the coordinator host's clock. The sampler computes and sends
 // its transitions late (after its LTC); the coordinator grants the replay on that LTC, so the
 // replay's grant comes first and its wait for the data ends with the sampler's message; the
