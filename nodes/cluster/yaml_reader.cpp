@@ -186,6 +186,13 @@ void check_cluster_text(const std::string& text, const std::string& file) {
     const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<long>(nul), '\n');
     throw ConfigError(file, static_cast<int>(line), "(file)", "a NUL byte (the file is not text)");
   }
+  // Lines ended by CR alone (classic Mac OS): YAML reads them as breaks, yaml-cpp as one line.
+  if (text.find('\r') != std::string::npos && text.find('\n') == std::string::npos &&
+      text.find_first_not_of("\r \t") != std::string::npos) {
+    throw ConfigError(file, 0, "(file)",
+                      "its lines end with a carriage return alone (CR, no LF): save it with LF "
+                      "(or CR LF) line ends");
+  }
 }
 
 namespace {

@@ -57,6 +57,20 @@ TEST(YamlReader, ANulInTheFileOrInAValueIsRefused) {
   EXPECT_EQ(yaml_error_of(quoted), "c.yaml:1: cluster: a NUL character in 'a\\x00b'");
 }
 
+// Classic Mac OS line ends (CR alone) read as one line: said so, not "empty". CR LF reads.
+TEST(YamlReader, AFileWhoseLinesEndWithCrAloneIsRefusedAsSuch) {
+  std::string cr;
+  std::string crlf;
+  for (const char c : std::string(kValidYaml)) {
+    cr += c == '\n' ? '\r' : c;
+    crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  }
+  EXPECT_EQ(yaml_error_of(cr),
+            "c.yaml:0: (file): its lines end with a carriage return alone (CR, no LF): save it "
+            "with LF (or CR LF) line ends");
+  EXPECT_EQ(yaml_error_of(crlf), "");
+}
+
 TEST(YamlReader, AFileOverTheSizeCapIsRefusedBeforeItIsParsed) {
   const std::filesystem::path file =
       std::filesystem::temp_directory_path() / ("tagflow-big-" + std::to_string(::getpid()));
