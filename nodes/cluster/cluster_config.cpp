@@ -624,6 +624,36 @@ std::string indent_hint(const std::string& text, int line) {
   return "";
 }
 
+/// The 0-based line, `line` or the line with content before it (yaml-cpp reports a missing ':'
+/// at the next key), that holds a word and a value but no ':' (`data_port 7620`); else -1.
+int missing_colon_line(const std::string& text, int line) {
+  const auto word_then_value = [](const std::string& l) {
+    const std::size_t first = l.find_first_not_of(" \t");
+    if (first == std::string::npos || std::isalpha(static_cast<unsigned char>(l[first])) == 0) {
+      return false;
+    }
+    const std::size_t blank = l.find_first_of(" \t", first);
+    return blank != std::string::npos && l.find_first_not_of(" \t\r", blank) != std::string::npos &&
+           l.find(':') == std::string::npos && l.find('#') == std::string::npos;
+  };
+  std::istringstream lines(text);
+  std::string current;
+  int previous = -1;
+  bool previous_has_no_colon = false;
+  for (int i = 0; std::getline(lines, current) && i <= line; ++i) {
+    const std::size_t start = current.find_first_not_of(" \t\r");
+    if (start == std::string::npos || current[start] == '#') continue;
+    if (i < line) {
+      previous = i;
+      previous_has_no_colon = word_then_value(current);
+      continue;
+    }
+    if (previous >= 0 && previous_has_no_colon) return previous;
+    return word_then_value(current) ? i : -1;
+  }
+  return -1;
+}
+
 /// What is still open above the 0-based line `error_line` (-1: nothing). YAML lets a quoted value
 /// and a flow list or map run on over lines, so one left open is found only where another value's
 /// quote closes it, or the parser runs out of lines or meets a block key, far below it.
@@ -708,6 +738,12 @@ ConfigError syntax_error(const std::string& text, const std::string& file,
   }
   std::string hint = tab_hint(text, e.mark.line);
   if (hint.empty() && e.msg == "end of map not found") hint = indent_hint(text, e.mark.line);
+  if (const int colon = missing_colon_line(text, e.mark.line); hint.empty() && colon >= 0) {
+    return ConfigError(
+        file, colon + 1, "(syntax)",
+        "no ':' after the key on this line: a key and its value are written `key: value`" +
+            read_on());
+  }
   return ConfigError(file, e.mark.line + 1, "(syntax)", e.msg + hint);
 }
 

@@ -623,6 +623,11 @@ TEST(ClusterConfigFile, OneDocumentOneConnectionPerPortPairAndFiniteStops) {
                        "  r: {kind: replay, data_port: 7001}\n"),
             "c.yaml:6: (syntax): end of map not found (line 6 is indented 2 spaces, as no line of "
             "the maps around it is (0): check the indentation of the lines above it)");
+  // A key without its ':' is named at its own line; yaml-cpp fails at the next key's.
+  EXPECT_EQ(message_of("cluster: c\nnodes:\n  s:\n    kind: sampler\n    data_port 7000\n"
+                       "    metrics_port: 9000\n"),
+            "c.yaml:5: (syntax): no ':' after the key on this line: a key and its value are "
+            "written `key: value` (YAML read on and failed at line 6: illegal map value)");
   // Without a last newline yaml-cpp fails at the bracket's own line.
   EXPECT_EQ(message_of(with(kValid, "stop: {env_steps: 1000}\n", "stop: {env_steps: 1000")),
             "c.yaml:11: (syntax): end of map flow not found");
