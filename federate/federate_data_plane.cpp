@@ -1,6 +1,7 @@
 #include "federate/federate_data_plane.hpp"
 
 #include <algorithm>
+#include <atomic>
 
 #include "common/trace_recorder.hpp"
 #include "federate/data_socket.hpp"
@@ -48,6 +49,19 @@ FederateDataPlane::FederateDataPlane(zmq::context_t& context, const FederationSp
   }
   on_zero_delay_cycle_ = spec_.on_zero_delay_cycle(id_);
   zap_ = prepare_data_socket(context_, data_, validator_.policy(), spec_, *me_);
+  if (zap_) {
+    static std::atomic<std::uint64_t> next_monitor{0};
+    const std::string monitor =
+        "inproc://tagflow-federate-handshakes-" +
+        std::to_string(next_monitor.fetch_add(1, std::memory_order_relaxed));
+    if (zmq_socket_monitor(data_.handle(), monitor.c_str(), ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) !=
+        0) {
+      throw zmq::error_t();
+    }
+    handshake_events_.emplace(context_, zmq::socket_type::pair);
+    handshake_events_->set(zmq::sockopt::linger, 0);
+    handshake_events_->connect(monitor);
+  }
   if (!spec_.keys_dir) {
     // With CURVE only upstreams' keys connect; without it anyone on the network can (WIRE.md §3.1).
     const transport::ValidationPolicy& policy = validator_.policy();
@@ -90,12 +104,12 @@ void FederateDataPlane::setup_metrics(monitoring::ProcessMetrics& metrics) {
         &metrics.counter(Metric::transport_messages_received, {{"peer", up.federate}}),
         &metrics.counter(Metric::transport_received_bytes, {{"peer", up.federate}})};
   }
-  if (zap_) {  // refused CURVE handshakes: a key none of its upstreams holds
-    prometheus::Counter* refused = &metrics.counter(
+  if (zap_) {  // refused CURVE handshakes: a key none of its upstreams holds, or none at all
+    refused_handshakes_ = &metrics.counter(
         Metric::transport_invalid_messages,
         {{"peer", "unknown"},
          {"reason", transport::drop_reason_name(transport::DropReason::kRefusedHandshake)}});
-    zap_->set_refused_observer([refused] { refused->Increment(); });
+    zap_->set_refused_observer([refused = refused_handshakes_] { refused->Increment(); });
   }
   drops_.set_observer([&metrics](const std::string& peer, transport::DropReason reason) {
     metrics
@@ -114,9 +128,25 @@ FederateDataPlane::~FederateDataPlane() {
   for (int i = 0; i < 100000 && data_.recv(unread, zmq::recv_flags::dontwait); ++i) {
   }
   guard_.reset();
+  if (handshake_events_) {
+    (void)zmq_socket_monitor(data_.handle(), nullptr, 0);
+    handshake_events_->close();
+  }
   twin_.remove();  // while data_ still holds the TCP port (local_links.hpp)
   data_.close();
   zap_.reset();
+}
+
+void FederateDataPlane::count_failed_handshakes() {
+  if (!handshake_events_) return;
+  std::uint16_t kind = 0;
+  std::uint32_t value = 0;
+  while (transport::read_monitor_event(*handshake_events_, kind, value)) {
+    if (kind != ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) continue;
+    transport::log_failed_handshake(logged_handshakes_, value);
+    ++failed_handshakes_;
+    if (refused_handshakes_ != nullptr) refused_handshakes_->Increment();
+  }
 }
 
 void FederateDataPlane::allow_input(const std::string& from, std::uint32_t port) {
@@ -177,6 +207,7 @@ bool FederateDataPlane::receive(
     const std::int64_t taken_at = tracer != nullptr ? trace::TraceRecorder::now_ns() : 0;
     if (!result.received) {
       if (guard_) (void)guard_->check(drops_);
+      count_failed_handshakes();
       return false;
     }
     // The guard watches TCP connections only; a twin's message would only make it look for

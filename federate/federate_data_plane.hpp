@@ -23,7 +23,10 @@
 //   - without CURVE, a ConnectionGuard on the data socket (transport/connection_guard.hpp,
 //     WIRE.md §3.1): a connection that makes ZeroMQ hold more than one message's bytes
 //     unread (an incomplete multipart message without end), or that holds data and makes no
-//     progress (a second connection with a routing id in use), is cut and counted;
+//     progress (a second connection with a routing id in use), is cut and counted; with CURVE,
+//     handshakes that fail before the key check (no CURVE, another server key) are counted as
+//     refused and the first of each kind logged (the data socket's monitor, read when a receive
+//     finds nothing);
 //   - bounded reads: receive() reads at most kMaxReceivedPerCall messages per call, so a federate
 //     far behind a fast upstream goes back to its tags and control messages (FAILED, a stop)
 //     between batches;
@@ -50,6 +53,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -99,6 +103,8 @@ class FederateDataPlane {
   [[nodiscard]] const transport::PeerDropCounters& drops() const { return drops_; }
   /// The data socket's connection guard (nullptr with CURVE, where only upstreams connect).
   [[nodiscard]] const transport::ConnectionGuard* guard() const { return guard_.get(); }
+  /// With CURVE: the handshakes counted so far that failed before the key check (socket owner).
+  [[nodiscard]] std::uint64_t failed_handshakes() const { return failed_handshakes_; }
   /// True when this federate is on a zero-delay cycle across federates.
   [[nodiscard]] bool on_zero_delay_cycle() const { return on_zero_delay_cycle_; }
 
@@ -127,6 +133,7 @@ class FederateDataPlane {
   /// connection over its limits (without reading: upstreams' messages wait for receive()).
   void watch_connections() {
     if (guard_) (void)guard_->check(drops_);
+    count_failed_handshakes();
   }
   /// True when, from every upstream in `counts`, the completed messages plus those received with a
   /// tag <= `through` are at least its count.
@@ -259,6 +266,13 @@ class FederateDataPlane {
   std::map<std::string, std::string> key_owner_;      // with CURVE: upstream public key → id
   zmq::socket_t data_;
   std::unique_ptr<transport::ConnectionGuard> guard_;  // without CURVE; before data_ closes
+  // With CURVE: the data socket's monitor of handshakes that failed before the key check (no
+  // CURVE, another server key), read where a receive found nothing; counted as refused.
+  std::optional<zmq::socket_t> handshake_events_;
+  std::set<std::uint32_t> logged_handshakes_;
+  prometheus::Counter* refused_handshakes_ = nullptr;  // with metrics
+  std::uint64_t failed_handshakes_ = 0;
+  void count_failed_handshakes();
   std::string endpoint_;
   transport::TwinFile twin_;        // its Unix-socket twin's file; removed before data_ closes
   transport::WireHeader outgoing_;  // header_to()'s

@@ -703,6 +703,33 @@ TEST(FederateDataPlaneKeys, AnUpstreamsKeyUnderAnotherUpstreamsIdIsDropped) {
   EXPECT_FALSE(plane.s().asked_by_input({5, 0}));
 }
 
+// A client without CURVE, and one whose hello is boxed for another server key, fail the handshake
+// before the key check: counted as refused all the same (WIRE.md §5).
+TEST(FederateDataPlaneKeys, HandshakesThatFailBeforeTheKeyCheckAreCounted) {
+  KeyedPlane plane;
+  zmq::context_t context;
+  for (const bool curve : {false, true}) {
+    const std::uint64_t before = plane.s().failed_handshakes();
+    zmq::socket_t stranger(context, zmq::socket_type::dealer);
+    stranger.set(zmq::sockopt::linger, 0);
+    stranger.set(zmq::sockopt::reconnect_ivl, -1);
+    if (curve) {
+      const transport::CurveKeyPair own = transport::generate_curve_key_pair();
+      transport::make_curve_client(stranger, own, transport::generate_curve_key_pair().public_key);
+    }
+    stranger.connect(plane.s().endpoint());
+    (void)stranger.send(zmq::str_buffer("x"), zmq::send_flags::dontwait);
+    const auto give_up = std::chrono::steady_clock::now() + 10s;
+    while (plane.s().failed_handshakes() == before && std::chrono::steady_clock::now() < give_up) {
+      (void)plane.s().receive([](transport::ReceivedMessage&) {});
+      std::this_thread::sleep_for(1ms);
+    }
+    EXPECT_EQ(plane.s().failed_handshakes(), before + 1)
+        << (curve ? "another server key" : "no CURVE");
+  }
+  EXPECT_EQ(plane.s().drops().total(), 0U);
+}
+
 // WIRE.md §3 (end): with keys, bytes that name no sender on an upstream's own authenticated
 // connection are that upstream's message, which its grants may count: the federate stops, naming
 // it, instead of waiting for ever. (Without keys, on the connection of the upstream's routing id:
