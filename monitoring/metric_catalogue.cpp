@@ -101,9 +101,10 @@ std::vector<MetricSpec> make_catalogue() {
               "transit and that it sent again when it resumed (federation/PROTOCOL.md 9.6).",
               "", {}, kNodes),
       gauge(Metric::actor_members, "tagflow_actor_members",
-            "Actor mode: 1 for each replica of a transient kind (one that may join and leave, "
-            "a sampler) linked to this node (label peer: its replica name), 0 once it left or "
-            "died. Replicas that joined a running cluster show up here.",
+            "Actor mode: 1 for each replica linked to this node that may join and leave (a "
+            "sampler, or a multi_agent env node sending an inference server its observations; "
+            "label peer: its replica name), 0 once it left or died. Replicas that joined a "
+            "running cluster show up here.",
             "", peer, kNodes),
       counter(Metric::coordinator_tag_advances, "tagflow_coordinator_tag_advances_total",
               "Tag advance grants sent (TAG and PTAG).", "", {}, {kCoordinator}),
