@@ -1325,12 +1325,13 @@ int ClusterLaunch::finish(Attempt& attempt) {
     merge_trace();  // what the stopped processes wrote as they stopped
     return kExitInterrupted;
   }
-  merge_trace();
   if (run_failed) {
     const ChildExit& cause = root_cause(attempt.exits);
     print_failure(cause, attempt.supervisor, config_, plan_, log_dir_);
+    merge_trace();  // after the failure's lines, which say what ended the run
     return !cause.signaled && cause.exit_code == kExitBadFile ? kExitBadFile : kExitFailed;
   }
+  merge_trace();
   return report_run(config_, plan_, log_dir_, options_.summary_path,
                     attempt.reporter->joined_samplers(), restarts_,
                     std::chrono::duration<double>(Clock::now() - launched_).count());
