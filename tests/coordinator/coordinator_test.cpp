@@ -17,6 +17,7 @@
 #include "federate/federate_client.hpp"
 #include "federate/federate_runtime.hpp"
 #include "monitoring/process_metrics.hpp"
+#include "tests/support/failed_handshake.hpp"
 #include "transport/curve_keys.hpp"
 
 namespace tagflow::coordinator {
@@ -1208,16 +1209,7 @@ TEST(Coordinator, HandshakesThatFailBeforeTheKeyCheckAreCountedAsRefused) {
   zmq::context_t context;
   const auto knock = [&](bool curve) {
     const std::uint64_t before = running.coordinator().refused_handshakes();
-    zmq::socket_t stranger(context, zmq::socket_type::dealer);
-    stranger.set(zmq::sockopt::linger, 0);
-    if (curve) {  // a key pair of its own and a server key that is not the coordinator's
-      const transport::CurveKeyPair own = transport::generate_curve_key_pair();
-      stranger.set(zmq::sockopt::curve_serverkey, transport::generate_curve_key_pair().public_key);
-      stranger.set(zmq::sockopt::curve_publickey, own.public_key);
-      stranger.set(zmq::sockopt::curve_secretkey, own.secret_key);
-    }
-    stranger.connect(running.endpoint());
-    (void)stranger.send(zmq::str_buffer("hello"), zmq::send_flags::dontwait);
+    const testing::FailedHandshake stranger(context, running.endpoint(), curve);
     const auto deadline = std::chrono::steady_clock::now() + 10s;
     while (running.coordinator().refused_handshakes() == before &&
            std::chrono::steady_clock::now() < deadline) {

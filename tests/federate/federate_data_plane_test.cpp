@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "tests/support/failed_handshake.hpp"
 #include "tests/support/raw_zmtp_peer.hpp"
 #include "transport/connection_guard.hpp"
 #include "transport/curve_keys.hpp"
@@ -710,15 +711,7 @@ TEST(FederateDataPlaneKeys, HandshakesThatFailBeforeTheKeyCheckAreCounted) {
   zmq::context_t context;
   for (const bool curve : {false, true}) {
     const std::uint64_t before = plane.s().failed_handshakes();
-    zmq::socket_t stranger(context, zmq::socket_type::dealer);
-    stranger.set(zmq::sockopt::linger, 0);
-    stranger.set(zmq::sockopt::reconnect_ivl, -1);
-    if (curve) {
-      const transport::CurveKeyPair own = transport::generate_curve_key_pair();
-      transport::make_curve_client(stranger, own, transport::generate_curve_key_pair().public_key);
-    }
-    stranger.connect(plane.s().endpoint());
-    (void)stranger.send(zmq::str_buffer("x"), zmq::send_flags::dontwait);
+    const testing::FailedHandshake stranger(context, plane.s().endpoint(), curve);
     const auto give_up = std::chrono::steady_clock::now() + 10s;
     while (plane.s().failed_handshakes() == before && std::chrono::steady_clock::now() < give_up) {
       (void)plane.s().receive([](transport::ReceivedMessage&) {});

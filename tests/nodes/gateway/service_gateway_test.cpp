@@ -18,6 +18,7 @@
 #include "clients/cpp/gateway_client.hpp"
 #include "monitoring/process_metrics.hpp"
 #include "tests/nodes/gateway/fake_backend.hpp"
+#include "tests/support/failed_handshake.hpp"
 #include "tests/support/kind_families.hpp"
 #include "tests/support/raw_zmtp_peer.hpp"
 #include "transport/curve_keys.hpp"
@@ -898,17 +899,7 @@ TEST(ServiceGatewayTest, WithCurveHandshakesThatFailBeforeTheKeyCheckAreCounted)
   zmq::context_t context;
   const auto knock = [&](bool curve) {
     const double before = refused();
-    zmq::socket_t stranger(context, zmq::socket_type::dealer);
-    stranger.set(zmq::sockopt::linger, 0);
-    stranger.set(zmq::sockopt::reconnect_ivl, -1);  // one handshake, not one per reconnect
-    if (curve) {
-      const transport::CurveKeyPair own = transport::generate_curve_key_pair();
-      stranger.set(zmq::sockopt::curve_serverkey, transport::generate_curve_key_pair().public_key);
-      stranger.set(zmq::sockopt::curve_publickey, own.public_key);
-      stranger.set(zmq::sockopt::curve_secretkey, own.secret_key);
-    }
-    stranger.connect(gateway->endpoint());
-    (void)stranger.send(zmq::str_buffer("x"), zmq::send_flags::dontwait);
+    const tagflow::testing::FailedHandshake stranger(context, gateway->endpoint(), curve);
     // The gateway counts what its guard saw as it reads: the allowed client keeps it reading.
     for (int i = 0; i < 400 && refused() <= before; ++i) {
       EXPECT_TRUE(client.health().ok);
