@@ -597,8 +597,9 @@ std::string tab_hint(const std::string& text, int line) {
 }
 
 /// " (...)" when the 0-based line `line` is indented by a number of spaces that no line of the
-/// maps it closes has (YAML then finds no end to the map above it: "end of map not found"), naming
-/// the indents of the lines above; else "". The mistake may be that line's indent or one above it.
+/// maps or lists it closes has (YAML then finds no end to the map or list above it: "end of map
+/// not found", "end of sequence not found"), naming the indents of the lines above; else "". The
+/// mistake may be that line's indent or one above it.
 std::string indent_hint(const std::string& text, int line) {
   std::istringstream lines(text);
   std::string current;
@@ -615,7 +616,7 @@ std::string indent_hint(const std::string& text, int line) {
       for (const std::size_t level : levels)
         above += (above.empty() ? "" : ", ") + std::to_string(level);
       return " (line " + std::to_string(i + 1) + " is indented " + std::to_string(indent) +
-             " spaces, as no line of the maps around it is" +
+             " spaces, as no line of the maps or lists around it is" +
              (above.empty() ? "" : " (" + above + ")") +
              ": check the indentation of the lines above it)";
     }
@@ -737,7 +738,9 @@ ConfigError syntax_error(const std::string& text, const std::string& file,
         "a flow list or map ('[' or '{') opens on this line and is not closed" + read_on());
   }
   std::string hint = tab_hint(text, e.mark.line);
-  if (hint.empty() && e.msg == "end of map not found") hint = indent_hint(text, e.mark.line);
+  if (hint.empty() && (e.msg == "end of map not found" || e.msg == "end of sequence not found")) {
+    hint = indent_hint(text, e.mark.line);
+  }
   if (const int colon = missing_colon_line(text, e.mark.line); hint.empty() && colon >= 0) {
     return ConfigError(
         file, colon + 1, "(syntax)",

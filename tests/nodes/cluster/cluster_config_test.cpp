@@ -622,7 +622,13 @@ TEST(ClusterConfigFile, OneDocumentOneConnectionPerPortPairAndFiniteStops) {
   EXPECT_EQ(message_of("cluster: c\nnodes:\n    s:\n    kind: sampler\n    data_port: 7000\n"
                        "  r: {kind: replay, data_port: 7001}\n"),
             "c.yaml:6: (syntax): end of map not found (line 6 is indented 2 spaces, as no line of "
-            "the maps around it is (0): check the indentation of the lines above it)");
+            "the maps or lists around it is (0): check the indentation of the lines above it)");
+  // A list item indented as no list around it is: the same hint.
+  EXPECT_EQ(message_of(with(kValid, "  - {from: replay.batches, to: learner.batches}",
+                            "   - {from: replay.batches, to: learner.batches}")),
+            "c.yaml:9: (syntax): end of sequence not found (line 9 is indented 3 spaces, as no "
+            "line of the maps or lists around it is (0, 2): check the indentation of the lines "
+            "above it)");
   // A key without its ':' is named at its own line; yaml-cpp fails at the next key's.
   EXPECT_EQ(message_of("cluster: c\nnodes:\n  s:\n    kind: sampler\n    data_port 7000\n"
                        "    metrics_port: 9000\n"),
