@@ -12,6 +12,7 @@
 #include <regex>
 #include <sstream>
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 
 #include "common/bind_address.hpp"
@@ -772,6 +773,12 @@ ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::stri
       throw ConfigError(file, second, "(file)",
                         "a second YAML document (after `---`): a cluster file is one document");
     }
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp's own depth guard, which words it "bad file".
+    throw ConfigError(file, e.mark.line + 1, "(syntax)",
+                      "nested " + std::to_string(e.depth()) +
+                          " levels deep or more, past what the YAML reader reads (a cluster file "
+                          "nests at most 100 levels below its top-level map)");
   } catch (const YAML::ParserException& e) {
     throw syntax_error(yaml_text, file, e);
   }

@@ -71,6 +71,18 @@ TEST(YamlReader, AFileWhoseLinesEndWithCrAloneIsRefusedAsSuch) {
   EXPECT_EQ(yaml_error_of(crlf), "");
 }
 
+// Past yaml-cpp's own depth guard (which words it "bad file"), said as our nesting limit is.
+TEST(YamlReader, NestingPastTheYamlReadersDepthIsSaidSo) {
+  const std::string deep =
+      "cluster: x\nx-a: " + std::string(3000, '[') + std::string(3000, ']') + "\n";
+  const std::string message = yaml_error_of(deep);
+  EXPECT_EQ(message.rfind("c.yaml:2: (syntax): nested ", 0), 0U) << message;
+  EXPECT_NE(message.find(" levels deep or more, past what the YAML reader reads (a cluster file "
+                         "nests at most 100 levels below its top-level map)"),
+            std::string::npos)
+      << message;
+}
+
 TEST(YamlReader, AFileOverTheSizeCapIsRefusedBeforeItIsParsed) {
   const std::filesystem::path file =
       std::filesystem::temp_directory_path() / ("tagflow-big-" + std::to_string(::getpid()));
