@@ -44,8 +44,8 @@
 // thread reach `drops` at the next check() from the socket's thread.
 // A guard made `count_only` (a CURVE socket, whose bytes on the wire are not the ZMTP framing
 // note_read() counts) applies rule 4 alone.
-// Handshakes that fail before any key check sees them (a client without CURVE at a CURVE socket,
-// or one with another server key; a peer that sends no ZMTP at all) are counted too, as
+// Handshakes that fail before any key check sees them (a client without CURVE at a CURVE socket
+// or with CURVE at a plain one, or one with another server key) are counted too, as
 // refused_handshake of peer "unknown", the first of each kind logged.
 // Only TCP connections are watched (others have no TCP_INFO). note_read() and check() belong to
 // the socket's thread; the process's total is shared between guards safely. The router must outlive
