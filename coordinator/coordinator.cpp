@@ -84,7 +84,6 @@ Coordinator::Coordinator(FederationSpec spec)
     : spec_(std::move(spec)),
       context_(1),
       router_(context_, zmq::socket_type::router),
-      closed_events_(context_, zmq::socket_type::pair),
       grants_(spec_),
       members_(spec_.federates.size()),
       stop_waiting_(spec_.federates.size(), false) {
@@ -92,25 +91,19 @@ Coordinator::Coordinator(FederationSpec spec)
   router_.set(zmq::sockopt::linger, 1000);
   router_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(kMaxControlBytes));
   router_.set(zmq::sockopt::router_mandatory, false);
-  static std::atomic<std::uint64_t> next_monitor{0};
-  const std::string monitor = "inproc://tagflow-coordinator-closed-" +
-                              std::to_string(next_monitor.fetch_add(1, std::memory_order_relaxed));
   // Without CURVE anyone may connect: a connection guard bounds what ZeroMQ holds for them
   // (transport/WIRE.md §3.1), told of each connection by this socket's one monitor.
   // ACCEPTED also says a descriptor's earlier connection is over (read_closed_connections()).
   // HANDSHAKE_FAILED_PROTOCOL: a handshake that failed before the key check (no CURVE, another
   // server key), counted as a refused one.
-  if (zmq_socket_monitor(
-          router_.handle(), monitor.c_str(),
-          ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) != 0) {
-    throw zmq::error_t();
-  }
+  closed_events_ = transport::monitor_events(
+      context_, router_,
+      ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+      "coordinator-closed");
   if (!spec_.keys_dir) {
     guard_ = std::make_unique<transport::ConnectionGuard>(
         transport::limits_for_messages(kMaxControlBytes, 0));
   }
-  closed_events_.set(zmq::sockopt::linger, 0);
-  closed_events_.connect(monitor);
   if (spec_.keys_dir) {
     std::set<std::string> allowed;
     for (const FederateSpec& f : spec_.federates) {
@@ -152,11 +145,11 @@ void Coordinator::set_metrics(monitoring::ProcessMetrics* metrics) {
   }
   // Refused CURVE handshakes (a key not in the allow-list): the sender is nobody the spec names.
   if (zap_) {
-    refused_handshake_metric_ = &metrics->counter(
+    prometheus::Counter* refused = &metrics->counter(
         Metric::transport_invalid_messages,
         {{"peer", "unknown"},
          {"reason", transport::drop_reason_name(transport::DropReason::kRefusedHandshake)}});
-    zap_->set_refused_observer([refused = refused_handshake_metric_] { refused->Increment(); });
+    zap_->set_refused_observer([refused] { refused->Increment(); });
   }
   // Dropped control messages by sender and reason. A sender that is no federate of the spec is
   // labelled "unknown", so a stranger cannot grow the number of series; a federate of the spec
@@ -186,9 +179,7 @@ void Coordinator::count_received(std::size_t index, std::size_t bytes) {
   members_[index].received_bytes->Increment(static_cast<double>(bytes));
 }
 
-std::uint64_t Coordinator::refused_handshakes() const {
-  return (zap_ ? zap_->refused_count() : 0) + failed_handshakes_.load(std::memory_order_relaxed);
-}
+std::uint64_t Coordinator::refused_handshakes() const { return zap_ ? zap_->refused_count() : 0; }
 
 std::string Coordinator::bind(const std::string& endpoint) {
   // A host's address may be a name, which ZeroMQ connects to but does not bind.
@@ -770,13 +761,9 @@ void Coordinator::read_closed_connections(Clock::time_point now) {
   std::uint32_t value = 0;
   while (transport::read_monitor_event(closed_events_, kind, value)) {
     if (kind == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) {
-      if (guard_) {  // counted with the guard's drops
-        guard_->failed_handshake(value);
-        continue;
-      }
-      transport::log_failed_handshake(logged_handshakes_, value);
-      failed_handshakes_.fetch_add(1, std::memory_order_relaxed);
-      if (refused_handshake_metric_ != nullptr) refused_handshake_metric_->Increment();
+      // With CURVE a refusal like ZAP's; without, counted with the guard's drops.
+      if (zap_) zap_->note_failed_handshake(value);
+      if (guard_) guard_->failed_handshake(value);
       continue;
     }
     const auto fd = static_cast<int>(value);

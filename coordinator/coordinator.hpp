@@ -288,11 +288,7 @@ class Coordinator {
   zmq::socket_t closed_events_;   // the router's DISCONNECTED (and ACCEPTED) events (monitor)
   bool closed_read_out_ = false;  // closed_events_ asked or read to its end since it had news
   std::unique_ptr<transport::ConnectionGuard> guard_;  // without CURVE (WIRE.md §3.1)
-  // With CURVE: handshakes that failed before the key check (the monitor's), their kinds logged.
-  std::atomic<std::uint64_t> failed_handshakes_{0};  // relaxed: a statistic
-  std::set<std::uint32_t> logged_handshakes_;
-  prometheus::Counter* refused_handshake_metric_ = nullptr;
-  std::map<int, std::string> connection_identity_;  // fd -> the routing id last heard on it
+  std::map<int, std::string> connection_identity_;     // fd -> the routing id last heard on it
   // Descriptors whose last monitor event was a close (DISCONNECTED, not yet followed by
   // ACCEPTED): at most one entry per descriptor number the process has.
   std::set<int> closed_descriptors_;

@@ -1,7 +1,6 @@
 #include "federate/federate_data_plane.hpp"
 
 #include <algorithm>
-#include <atomic>
 
 #include "common/trace_recorder.hpp"
 #include "federate/data_socket.hpp"
@@ -50,17 +49,8 @@ FederateDataPlane::FederateDataPlane(zmq::context_t& context, const FederationSp
   on_zero_delay_cycle_ = spec_.on_zero_delay_cycle(id_);
   zap_ = prepare_data_socket(context_, data_, validator_.policy(), spec_, *me_);
   if (zap_) {
-    static std::atomic<std::uint64_t> next_monitor{0};
-    const std::string monitor =
-        "inproc://tagflow-federate-handshakes-" +
-        std::to_string(next_monitor.fetch_add(1, std::memory_order_relaxed));
-    if (zmq_socket_monitor(data_.handle(), monitor.c_str(), ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) !=
-        0) {
-      throw zmq::error_t();
-    }
-    handshake_events_.emplace(context_, zmq::socket_type::pair);
-    handshake_events_->set(zmq::sockopt::linger, 0);
-    handshake_events_->connect(monitor);
+    handshake_events_ = transport::monitor_events(
+        context_, data_, ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL, "federate-handshakes");
   }
   if (!spec_.keys_dir) {
     // With CURVE only upstreams' keys connect; without it anyone on the network can (WIRE.md §3.1).
@@ -105,11 +95,11 @@ void FederateDataPlane::setup_metrics(monitoring::ProcessMetrics& metrics) {
         &metrics.counter(Metric::transport_received_bytes, {{"peer", up.federate}})};
   }
   if (zap_) {  // refused CURVE handshakes: a key none of its upstreams holds, or none at all
-    refused_handshakes_ = &metrics.counter(
+    prometheus::Counter* refused = &metrics.counter(
         Metric::transport_invalid_messages,
         {{"peer", "unknown"},
          {"reason", transport::drop_reason_name(transport::DropReason::kRefusedHandshake)}});
-    zap_->set_refused_observer([refused = refused_handshakes_] { refused->Increment(); });
+    zap_->set_refused_observer([refused] { refused->Increment(); });
   }
   drops_.set_observer([&metrics](const std::string& peer, transport::DropReason reason) {
     metrics
@@ -130,7 +120,7 @@ FederateDataPlane::~FederateDataPlane() {
   guard_.reset();
   if (handshake_events_) {
     (void)zmq_socket_monitor(data_.handle(), nullptr, 0);
-    handshake_events_->close();
+    handshake_events_.reset();
   }
   twin_.remove();  // while data_ still holds the TCP port (local_links.hpp)
   data_.close();
@@ -142,10 +132,7 @@ void FederateDataPlane::count_failed_handshakes() {
   std::uint16_t kind = 0;
   std::uint32_t value = 0;
   while (transport::read_monitor_event(*handshake_events_, kind, value)) {
-    if (kind != ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) continue;
-    transport::log_failed_handshake(logged_handshakes_, value);
-    ++failed_handshakes_;
-    if (refused_handshakes_ != nullptr) refused_handshakes_->Increment();
+    if (kind == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) zap_->note_failed_handshake(value);
   }
 }
 

@@ -53,7 +53,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -103,8 +102,11 @@ class FederateDataPlane {
   [[nodiscard]] const transport::PeerDropCounters& drops() const { return drops_; }
   /// The data socket's connection guard (nullptr with CURVE, where only upstreams connect).
   [[nodiscard]] const transport::ConnectionGuard* guard() const { return guard_.get(); }
-  /// With CURVE: the handshakes counted so far that failed before the key check (socket owner).
-  [[nodiscard]] std::uint64_t failed_handshakes() const { return failed_handshakes_; }
+  /// With CURVE: the handshakes refused so far (by its ZAP handler, or failed before the key
+  /// check), for tests.
+  [[nodiscard]] std::uint64_t refused_handshakes() const {
+    return zap_ ? zap_->refused_count() : 0;
+  }
   /// True when this federate is on a zero-delay cycle across federates.
   [[nodiscard]] bool on_zero_delay_cycle() const { return on_zero_delay_cycle_; }
 
@@ -267,11 +269,8 @@ class FederateDataPlane {
   zmq::socket_t data_;
   std::unique_ptr<transport::ConnectionGuard> guard_;  // without CURVE; before data_ closes
   // With CURVE: the data socket's monitor of handshakes that failed before the key check (no
-  // CURVE, another server key), read where a receive found nothing; counted as refused.
+  // CURVE, another server key), read where a receive found nothing; the ZAP handler counts them.
   std::optional<zmq::socket_t> handshake_events_;
-  std::set<std::uint32_t> logged_handshakes_;
-  prometheus::Counter* refused_handshakes_ = nullptr;  // with metrics
-  std::uint64_t failed_handshakes_ = 0;
   void count_failed_handshakes();
   std::string endpoint_;
   transport::TwinFile twin_;        // its Unix-socket twin's file; removed before data_ closes

@@ -77,16 +77,12 @@ ConnectionLimits limits_for_messages(std::size_t max_message_bytes, std::size_t 
 
 ConnectionGuard::ConnectionGuard(zmq::context_t& context, zmq::socket_t& router,
                                  ConnectionLimits limits)
-    : limits_(limits), router_(&router), events_(context, zmq::socket_type::pair) {
-  static std::atomic<std::uint64_t> next_id{0};
-  const std::string endpoint = "inproc://tagflow-connection-guard-" +
-                               std::to_string(next_id.fetch_add(1, std::memory_order_relaxed));
-  const int rc = zmq_socket_monitor(router_->handle(), endpoint.c_str(),
-                                    ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_CLOSED |
-                                        ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL);
-  if (rc != 0) throw zmq::error_t();
-  events_.set(zmq::sockopt::linger, 0);
-  events_.connect(endpoint);
+    : limits_(limits),
+      router_(&router),
+      events_(monitor_events(context, router,
+                             ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_CLOSED |
+                                 ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                             "connection-guard")) {
   events_fd_ = static_cast<int>(events_.get(zmq::sockopt::fd));
   thread_ = std::thread([this] { run(); });
 }
@@ -163,6 +159,18 @@ ConnectionGuard::~ConnectionGuard() {
     (void)zmq_socket_monitor(router_->handle(), nullptr, 0);
     events_.close();
   }
+}
+
+zmq::socket_t monitor_events(zmq::context_t& context, zmq::socket_t& socket, int events,
+                             const std::string& name) {
+  static std::atomic<std::uint64_t> next_id{0};
+  const std::string endpoint = "inproc://tagflow-monitor-" + name + "-" +
+                               std::to_string(next_id.fetch_add(1, std::memory_order_relaxed));
+  if (zmq_socket_monitor(socket.handle(), endpoint.c_str(), events) != 0) throw zmq::error_t();
+  zmq::socket_t reader(context, zmq::socket_type::pair);
+  reader.set(zmq::sockopt::linger, 0);
+  reader.connect(endpoint);
+  return reader;
 }
 
 bool read_monitor_event(zmq::socket_t& events, std::uint16_t& kind, std::uint32_t& value) {

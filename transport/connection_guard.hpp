@@ -115,6 +115,12 @@ struct ConnectionLimits {
 /// first time its kind is in `logged` (at most 64 kinds).
 void log_failed_handshake(std::set<std::uint32_t>& logged, std::uint32_t protocol_error);
 
+/// A PAIR socket of `context` (linger 0) that receives `socket`'s monitor events `events`
+/// (zmq_socket_monitor, at an inproc endpoint named after `name`). A socket has one monitor: this
+/// replaces any other. Throws zmq::error_t.
+[[nodiscard]] zmq::socket_t monitor_events(zmq::context_t& context, zmq::socket_t& socket,
+                                           int events, const std::string& name);
+
 /// Reads one event of a socket monitor (zmq_socket_monitor) from `events` without waiting: its
 /// kind (ZMQ_EVENT_*) and value (for ACCEPTED and DISCONNECTED: the connection's descriptor).
 /// False when none is waiting; a malformed event reads as kind 0.

@@ -7,6 +7,8 @@
 #include <spdlog/spdlog.h>
 #include <zmq.h>
 
+#include "transport/connection_guard.hpp"
+
 namespace tagflow::transport {
 namespace {
 
@@ -71,11 +73,7 @@ void ZapAuthenticator::answer(zmq::socket_t& handler) {
   if (allowed) {
     accepted_.fetch_add(1, std::memory_order_relaxed);
   } else {
-    refused_.fetch_add(1, std::memory_order_relaxed);
-    {
-      const std::lock_guard<std::mutex> lock(observer_mutex_);
-      if (refused_observer_) refused_observer_();
-    }
+    count_refusal();
     const std::string shown =
         key.empty() ? "mechanism " + escape_for_log(mechanism, 32) : "client key " + key;
     if (logged_.allow(shown)) {
@@ -90,6 +88,20 @@ void ZapAuthenticator::answer(zmq::socket_t& handler) {
                zmq::send_flags::sndmore);
   handler.send(zmq::buffer(key), zmq::send_flags::sndmore);  // user id: the client's key
   handler.send(zmq::str_buffer(""), zmq::send_flags::none);
+}
+
+void ZapAuthenticator::count_refusal() {
+  refused_.fetch_add(1, std::memory_order_relaxed);
+  const std::lock_guard<std::mutex> lock(observer_mutex_);
+  if (refused_observer_) refused_observer_();
+}
+
+void ZapAuthenticator::note_failed_handshake(std::uint32_t protocol_error) {
+  {
+    const std::lock_guard<std::mutex> lock(observer_mutex_);
+    log_failed_handshake(failed_kinds_, protocol_error);
+  }
+  count_refusal();
 }
 
 }  // namespace tagflow::transport

@@ -40,7 +40,13 @@ class ZapAuthenticator {
   [[nodiscard]] std::uint64_t accepted_count() const {
     return accepted_.load(std::memory_order_relaxed);
   }
-  /// Called on the handler's thread for each refusal from now on (a metric's increment).
+  /// A handshake at a socket this handler serves failed before the handler was asked (the
+  /// socket's monitor reported ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL with this ZMQ_PROTOCOL_ERROR_*:
+  /// no CURVE, another server key): counted and observed as a refusal, the first of each kind
+  /// logged (log_failed_handshake(), connection_guard.hpp). Any thread.
+  void note_failed_handshake(std::uint32_t protocol_error);
+  /// Called for each refusal from now on (a metric's increment): on the handler's thread, or on
+  /// the thread of note_failed_handshake().
   void set_refused_observer(std::function<void()> observer) {
     const std::lock_guard<std::mutex> lock(observer_mutex_);
     refused_observer_ = std::move(observer);
@@ -49,6 +55,7 @@ class ZapAuthenticator {
  private:
   void run();
   void answer(zmq::socket_t& handler);
+  void count_refusal();
 
   zmq::context_t& context_;
   const std::set<std::string> allowed_;
@@ -57,6 +64,7 @@ class ZapAuthenticator {
   PeerLogBudget logged_;  // which refusals are logged; used only by thread_
   std::mutex observer_mutex_;
   std::function<void()> refused_observer_;  // guarded by observer_mutex_
+  std::set<std::uint32_t> failed_kinds_;    // logged by note_failed_handshake(); observer_mutex_
   std::atomic<std::uint64_t> refused_{0};   // relaxed: a statistic
   std::atomic<std::uint64_t> accepted_{0};  // relaxed: a statistic
   std::thread thread_;

@@ -710,14 +710,14 @@ TEST(FederateDataPlaneKeys, HandshakesThatFailBeforeTheKeyCheckAreCounted) {
   KeyedPlane plane;
   zmq::context_t context;
   for (const bool curve : {false, true}) {
-    const std::uint64_t before = plane.s().failed_handshakes();
+    const std::uint64_t before = plane.s().refused_handshakes();
     const testing::FailedHandshake stranger(context, plane.s().endpoint(), curve);
     const auto give_up = std::chrono::steady_clock::now() + 10s;
-    while (plane.s().failed_handshakes() == before && std::chrono::steady_clock::now() < give_up) {
+    while (plane.s().refused_handshakes() == before && std::chrono::steady_clock::now() < give_up) {
       (void)plane.s().receive([](transport::ReceivedMessage&) {});
       std::this_thread::sleep_for(1ms);
     }
-    EXPECT_EQ(plane.s().failed_handshakes(), before + 1)
+    EXPECT_EQ(plane.s().refused_handshakes(), before + 1)
         << (curve ? "another server key" : "no CURVE");
   }
   EXPECT_EQ(plane.s().drops().total(), 0U);
