@@ -66,9 +66,13 @@ std::vector<MetricSpec> make_families() {
                   "(once per batch; time queued or waiting for a tag is not in it).",
                   "seconds", {}, monitoring::latency_buckets()),
       kind_metric(MetricType::gauge, family::kEvaluationReturn,
-                  "Evaluator: mean return of its latest greedy evaluation of the learner's "
-                  "weights (fixed-seed episodes)."),
-      kind_metric(MetricType::counter, family::kEvaluations, "Evaluator: greedy evaluations run."),
+                  "Mean return of the latest greedy evaluation (fixed-seed episodes): an "
+                  "evaluator's of the learner's weights, a multi_agent env node's of the policies "
+                  "that act for it (team return: every agent's rewards summed); 0 before the "
+                  "first."),
+      kind_metric(MetricType::counter, family::kEvaluations,
+                  "Greedy evaluations run (an evaluator's, or a multi_agent env node's: every "
+                  "eval_every joint steps and at the end)."),
   };
 }
 

@@ -16,7 +16,8 @@
 //   learner:   tagflow_learner_updates_total, _loss, _update_duration_seconds,
 //              _policy_lag_versions;
 //   inference: tagflow_inference_requests_total, _batch_size, _request_duration_seconds;
-//   evaluator: tagflow_evaluations_total, tagflow_evaluation_return.
+//   evaluator (and a multi_agent env node's own evaluations): tagflow_evaluations_total,
+//              tagflow_evaluation_return.
 // Actor-mode bindings also mark the peers of transient kinds linked to them
 // (tagflow_actor_members{peer}, set_member): how the launcher finds joined samplers.
 // Calling a method whose family the process does not export is a programmer error
@@ -100,7 +101,7 @@ class NodeMetrics {
   void set_member(const std::string& peer, bool in);
   // inference: one forward pass of `rows` observations that took `seconds` of wall time
   void add_inference_batch(std::size_t rows, double seconds);
-  // evaluator: one greedy evaluation of the learner's weights
+  // evaluator, multi_agent: one greedy evaluation (its mean return)
   void add_evaluation(double mean_return);
   // any kind: a value on input `port` that the node's logic refused for its content, dropped
   // (tagflow_transport_invalid_messages_total{peer=PORT, reason="rejected_by_node"}: the logic

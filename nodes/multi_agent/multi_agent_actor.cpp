@@ -6,6 +6,7 @@
 #include "actors/credit_ledger.hpp"
 #include "nodes/actor_binding_base.hpp"
 #include "nodes/actor_trace.hpp"
+#include "nodes/multi_agent/multi_agent_metrics.hpp"
 
 namespace tagflow::nodes {
 namespace {
@@ -124,13 +125,7 @@ class MultiAgentActorImpl : public nodes::NodeActorBase<nodes::MultiAgentActor> 
     }
     auto& report = *options_.report;
     report.count.store(server_.joint_steps(), std::memory_order_relaxed);
-    MultiAgentServer::Finished finished = server_.take_finished();
-    if (options_.metrics != nullptr) {
-      options_.metrics->add_env_steps(server_.joint_steps() - steps_reported_);
-      options_.metrics->add_episodes(finished.returns);
-      options_.metrics->add_multi_agent_episodes(finished.lengths, finished.collisions);
-    }
-    steps_reported_ = server_.joint_steps();
+    const MultiAgentServer::Finished finished = published_.publish(server_, options_.metrics);
     if (!finished.returns.empty()) {
       report.last_return.store(finished.returns.back(), std::memory_order_relaxed);
       report.episodes.fetch_add(static_cast<std::int64_t>(finished.returns.size()),
@@ -173,7 +168,7 @@ class MultiAgentActorImpl : public nodes::NodeActorBase<nodes::MultiAgentActor> 
   std::map<caf::actor_addr, std::vector<int>> observation_policies_, transition_policies_;
   bool waiting_ = false;
   bool step_pending_ = false;
-  std::int64_t steps_reported_ = 0;
+  MultiAgentMetrics published_;
   std::vector<float> intervals_;
   std::chrono::steady_clock::time_point last_step_{};
 };

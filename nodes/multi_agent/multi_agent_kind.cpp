@@ -130,7 +130,8 @@ NodeKind make_kind() {
   k.hosts_policies = true;
   k.checkpointable = false;
   k.metrics = node_families({family::kEnvSteps, family::kEpisodes, family::kReturnMean,
-                             family::kLengthMean, family::kCollisions, family::kWeightsVersion});
+                             family::kLengthMean, family::kCollisions, family::kEvaluations,
+                             family::kEvaluationReturn, family::kWeightsVersion});
   k.configure = configure;
   k.reactor = make_reactor;
   k.actor_result = actor_result;

@@ -94,13 +94,7 @@ void MultiAgentReactor::on_answers() {
 
 void MultiAgentReactor::publish_stats() {
   env_steps.store(server_.joint_steps(), std::memory_order_relaxed);
-  MultiAgentServer::Finished finished = server_.take_finished();
-  if (metrics_ != nullptr) {
-    metrics_->add_env_steps(server_.joint_steps() - steps_reported_);
-    steps_reported_ = server_.joint_steps();
-    metrics_->add_episodes(finished.returns);
-    metrics_->add_multi_agent_episodes(finished.lengths, finished.collisions);
-  }
+  const MultiAgentServer::Finished finished = published_.publish(server_, metrics_);
   if (!finished.returns.empty()) {
     last_return.store(finished.returns.back(), std::memory_order_relaxed);
     returns_.add(finished.returns);

@@ -33,6 +33,7 @@
 #include "nodes/encoded_value.hpp"
 #include "nodes/episode_returns.hpp"
 #include "nodes/messages.hpp"
+#include "nodes/multi_agent/multi_agent_metrics.hpp"
 #include "nodes/multi_agent/multi_agent_server.hpp"
 #include "nodes/node_metrics.hpp"
 #include "reactors/reactors.hpp"
@@ -93,7 +94,7 @@ class MultiAgentReactor : public reactors::Reactor {
   std::int64_t step_limit_ = -1;
   bool step_limit_reached_ = false;
   NodeMetrics* metrics_ = nullptr;
-  std::int64_t steps_reported_ = 0;
+  MultiAgentMetrics published_;
   /// The wall-clock seconds between joint steps: the newest kKeptIntervals, in a ring.
   static constexpr std::size_t kKeptIntervals = std::size_t{1} << 20;  // 4 MiB
   std::vector<float> step_intervals_;

@@ -192,6 +192,16 @@ bool is_service_query(const std::string& expr) {
   return expr.find("tagflow_gateway_") != std::string::npos;
 }
 
+/// Whether a dashboard query reads families only a multi_agent env node (or an evaluator)
+/// exports: its evaluations, episode lengths and collisions.
+bool is_multi_agent_query(const std::string& expr) {
+  for (const char* family :
+       {"tagflow_evaluation", "tagflow_episode_length_mean", "tagflow_collisions_total"}) {
+    if (expr.find(family) != std::string::npos) return true;
+  }
+  return false;
+}
+
 /// Prometheus on a free loopback port, scraping what `tagflow monitoring prometheus-config FILE`
 /// says, with its storage under `dir`.
 struct ScrapingPrometheus {
@@ -291,9 +301,11 @@ TEST(PrometheusScrape, ScrapesARealClusterAndAnswersEveryDashboardQuery) {
     EXPECT_EQ(answer.value("status", ""), "success") << q.panel << ": " << promql << "\n"
                                                      << answer.dump();
     // The inference service's panels have data where a gateway serves outside programs, which
-    // this single-agent cluster cannot have (the service serves multi-agent files' policies):
+    // this single-agent cluster cannot have (the service serves multi-agent files' policies), and
+    // the multi-agent panels where a multi_agent env node runs:
     // ServingClusterAnswersTheInferenceServicePanels.
-    if (answer.value("status", "") == "success" && !is_service_query(q.expr)) {
+    if (answer.value("status", "") == "success" && !is_service_query(q.expr) &&
+        !is_multi_agent_query(q.expr)) {
       EXPECT_FALSE(answer.at("data").at("result").empty()) << q.panel << ": " << promql;
     }
   }
@@ -317,9 +329,11 @@ TEST(PrometheusScrape, ScrapesARealClusterAndAnswersEveryDashboardQuery) {
   prometheus.process->terminate();
 }
 
-// The inference service's panels, with a gateway serving an outside program: a TrafficJunction4
-// env node and one inference server whose gateway a client asks for actions (and sends one short
-// observation, refused): every panel reading the service's families returns data.
+// The inference service's and the multi-agent panels, with a gateway serving an outside program:
+// a TrafficJunction4 env node (evaluating its policies every 20,000 joint steps) and one inference
+// server whose gateway a client asks for actions (and sends one short observation, refused):
+// every panel reading the service's families, the evaluations, episode lengths or collisions
+// returns data.
 TEST(PrometheusScrape, ServingClusterAnswersTheInferenceServicePanels) {
   if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "needs the inference server (LibTorch)";
   const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) /
@@ -335,7 +349,8 @@ TEST(PrometheusScrape, ServingClusterAnswersTheInferenceServicePanels) {
                       << "nodes:\n"
                       << "  junction: {kind: multi_agent, data_port: " << port(2)
                       << ", metrics_port: " << port(3)
-                      << ", params: {env: TrafficJunction4-v1, eval_episodes: 0}}\n"
+                      << ", params: {env: TrafficJunction4-v1, eval_every: 20000, "
+                         "eval_episodes: 2}}\n"
                       << "  inference: {kind: inference, data_port: " << port(4)
                       << ", metrics_port: " << port(6)
                       << ", params: {policies: all, gateway_port: " << port(5) << "}}\n"
@@ -367,13 +382,19 @@ TEST(PrometheusScrape, ServingClusterAnswersTheInferenceServicePanels) {
   // Scraped after the requests, and again so that rate() has two samples.
   ASSERT_TRUE(wait_until(30s, [&] {
     return !api.result("tagflow_gateway_errors_total > 0").empty() &&
-           !api.result("tagflow_gateway_requests_total > 0").empty();
-  })) << api.query("tagflow_gateway_requests_total").dump();
+           !api.result("tagflow_gateway_requests_total > 0").empty() &&
+           !api.result("tagflow_evaluations_total{kind=\"multi_agent\"} > 1").empty();
+  })) << api.query("tagflow_evaluations_total").dump();
   ::sleep(3);
-  std::size_t service_queries = 0;
+  std::size_t service_queries = 0, multi_agent_queries = 0;
   for (const auto& q : tagflow::testing::dashboard_queries(tagflow::testing::load_dashboard())) {
-    if (!is_service_query(q.expr)) continue;
-    ++service_queries;
+    if (is_service_query(q.expr)) {
+      ++service_queries;
+    } else if (is_multi_agent_query(q.expr)) {
+      ++multi_agent_queries;
+    } else {
+      continue;
+    }
     const std::string promql =
         tagflow::testing::substitute_variables(q.expr, "serve-scrape-test", "1m");
     const nlohmann::json answer = api.query(promql);
@@ -384,6 +405,11 @@ TEST(PrometheusScrape, ServingClusterAnswersTheInferenceServicePanels) {
     }
   }
   EXPECT_GE(service_queries, 4U);
+  EXPECT_GE(multi_agent_queries, 3U);
+  // An evaluation's team return, not the gauge's 0 before the first: TrafficJunction's rewards
+  // are negative (time and collision penalties).
+  EXPECT_FALSE(api.result("tagflow_evaluation_return{node=\"junction\"} < 0").empty())
+      << api.query("tagflow_evaluation_return").dump();
   (void)up.terminate(30s);
   std::filesystem::remove_all(dir);
 }
