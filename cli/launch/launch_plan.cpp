@@ -149,8 +149,9 @@ std::vector<PlannedListener> planned_listeners(const cluster::ClusterConfig& con
       const auto [group, index] = cluster::find_replica(config, replica);
       if (group == nullptr) continue;
       const std::string of = index == 0 ? "" : " + " + std::to_string(index);
-      // In actor mode only some replicas listen for data (hosts/actor/actor_process.hpp).
-      if (reactor && group->data_port != 0) {
+      // In actor mode every replica but those of a transient kind (samplers, which dial) is
+      // published on its data port (hosts/actor/actor_process.hpp).
+      if (group->data_port != 0 && (reactor || !group->kind->transient)) {
         listeners.push_back({group->data_port_line, "nodes." + group->name + ".data_port" + of,
                              address, long{group->data_port} + index, host_line(process.host),
                              "hosts." + process.host + ".address"});

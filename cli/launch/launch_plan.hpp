@@ -102,9 +102,10 @@ struct PlannedListener {
 };
 
 /// Every listener of the processes `plan` starts on this machine, in file order: the
-/// coordinator's port and metrics port, each replica's data port (reactor mode) and metrics port,
-/// and each inference replica's gateway (nodes/gateway/PROTOCOL.md §1). What `tagflow up` checks
-/// before it starts anything, and `tagflow doctor --config` reports.
+/// coordinator's port and metrics port (reactor mode), each replica's data port (reactor mode;
+/// in actor mode each replica's that is published, every kind's but the transient samplers') and
+/// metrics port, and each inference replica's gateway (nodes/gateway/PROTOCOL.md §1). What
+/// `tagflow up` checks before it starts anything, and `tagflow doctor --config` reports.
 std::vector<PlannedListener> planned_listeners(const cluster::ClusterConfig& config,
                                                const LaunchPlan& plan);
 

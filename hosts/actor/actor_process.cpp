@@ -163,15 +163,20 @@ class Dialled {
       }
       if (std::chrono::steady_clock::now() >= deadline) {
         const std::string why = system_.render(remote.error());
-        // A TLS listener drops a peer that speaks plain BASP during the handshake.
-        const bool plain = cluster::resolved_keys_dir(config_).empty();
-        throw std::runtime_error(
-            "cannot reach " + replica + " at " + at.host + ":" + std::to_string(at.port) + ": " +
-            why +
-            (plain && why.find("disconnect_during_handshake") != std::string::npos
-                 ? " (this process runs without TLS; a cluster `tagflow up` started holds its "
-                   "run's certificates: pass --run-keys LOG_DIR/keys)"
-                 : ""));
+        // A TLS listener drops a peer that speaks plain BASP during the handshake, and one whose
+        // certificate its CA did not sign (another run's keys).
+        const std::string keys = cluster::resolved_keys_dir(config_);
+        std::string hint;
+        if (why.find("disconnect_during_handshake") != std::string::npos) {
+          hint = keys.empty() ? " (this process runs without TLS; a cluster `tagflow up` started "
+                                "holds its run's certificates: pass --run-keys LOG_DIR/keys)"
+                              : " (the TLS handshake failed: the certificates in " + keys +
+                                    " are not the running cluster's; a cluster `tagflow up` "
+                                    "started holds its run's certificates: pass --run-keys "
+                                    "LOG_DIR/keys of that run)";
+        }
+        throw std::runtime_error("cannot reach " + replica + " at " + at.host + ":" +
+                                 std::to_string(at.port) + ": " + why + hint);
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -355,6 +356,28 @@ TEST(DoctorPorts, ChecksAClusterFilesPortsAtTheAddressItsProcessesListenOn) {
         << check.detail;
   }
   EXPECT_TRUE(found);
+}
+
+// In actor mode the replay, learner and inference are published on their data ports and the
+// samplers dial (hosts/actor/actor_process.hpp): those three data ports are checked, the
+// samplers' are not, and no coordinator port (actor mode runs without one).
+TEST(DoctorPorts, AnActorModeFileHasThePublishedReplicasDataPorts) {
+  long line = 0;
+  const std::string path =
+      local_demo_with("actor_ports.yaml", "mode: reactor", "mode: actor", line);
+  ASSERT_GT(line, 0);
+  std::set<std::string> keys;
+  for (const Check& check : check_ports(path)) {
+    const std::size_t at = check.detail.find("(nodes.");
+    if (at != std::string::npos)
+      keys.insert(check.detail.substr(at + 1, check.detail.find(' ', at) - at - 1));
+    EXPECT_EQ(check.detail.find("coordinator."), std::string::npos) << check.detail;
+  }
+  for (const char* key : {"nodes.replay.data_port", "nodes.learner.data_port",
+                          "nodes.inference.data_port", "nodes.sampler.metrics_port"}) {
+    EXPECT_EQ(keys.count(key), 1U) << key;
+  }
+  EXPECT_EQ(keys.count("nodes.sampler.data_port"), 0U);
 }
 
 // `--host NAME` plays one host of the file, as `tagflow up --host` does; a name the file lacks is

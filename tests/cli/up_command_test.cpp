@@ -340,6 +340,18 @@ TEST_F(TagflowUp, APortTakenByAnotherProgramIsRefusedBeforeAnyProcessStarts) {
   }
   const PortHolder holder(port_of(7620));
   ASSERT_TRUE(holder.held());
+  // In actor mode the replay, learner and inference are published on their data ports (the
+  // samplers dial): the same refusal.
+  EXPECT_EQ(run({"up", file, "--mode", "actor", "--log-dir", path("actor"), "--quiet"}, dir_,
+                "actor", 60s),
+            2);
+  const std::string actor_err = read_text_file(dir_ / "actor.err");
+  EXPECT_NE(actor_err.find("tagflow up: " + file + ":" + std::to_string(line_of(port_of(7620))) +
+                           ": nodes.replay.data_port: cannot listen on 127.0.0.1 port " +
+                           std::to_string(port_of(7620))),
+            std::string::npos)
+      << actor_err;
+  EXPECT_FALSE(fs::exists(dir_ / "actor")) << "the run directory was made";
   EXPECT_EQ(run({"node", "--config", file, "--name", "replay", "--quiet"}, dir_, "node", 60s), 1);
   const std::string err = read_text_file(dir_ / "node.err");
   EXPECT_NE(err.find("federate 'replay': cannot listen for data on tcp://127.0.0.1:" +
