@@ -13,7 +13,7 @@ namespace tagflow::cli {
 ResultCollector::ResultCollector(const cluster::ClusterConfig& config, std::string dir)
     : dir_(std::filesystem::absolute(dir).lexically_normal().string()) {
   for (cluster::ProcessPlan& process : cluster::plan_processes(config)) {
-    if (process.host != config.coordinator.host) remote_.push_back(std::move(process));
+    if (!cluster::runs_with_coordinator(config, process)) remote_.push_back(std::move(process));
   }
 }
 
@@ -22,7 +22,9 @@ coordinator::ResultReceipt ResultCollector::receive(const std::string& federate,
                                                     const std::string& json) {
   const cluster::ProcessPlan* plan = cluster::find_process(remote_, process);
   if (plan == nullptr) {
-    return {false, "no process of another host than the coordinator's has that name"};
+    return {false,
+            "no process that runs away from the coordinator (another host's, or another node's "
+            "of its host) has that name"};
   }
   if (std::find(plan->replicas.begin(), plan->replicas.end(), federate) == plan->replicas.end()) {
     return {false, "sent with the key of '" + federate + "', which is not one of its replicas"};

@@ -126,7 +126,11 @@ std::string slurm_batch_script(const cluster::ClusterConfig& config,
     out << "# component " << k << ": host " << components[k].host
         << (components[k].coordinator ? " (the coordinator)" : "") << "\n";
   }
-  std::string groups;
+  // The step's options per component: srun takes no --cpus-per-task from sbatch's (Slurm 22.05
+  // on), so each component's is asked again, or every launcher and its processes would get one
+  // CPU where cores are bound; several components are one heterogeneous step, their options
+  // separated by " : ".
+  std::string step;
   for (std::size_t k = 0; k < components.size(); ++k) {
     if (k == 0) {
       add_line(out, "job-name", "tagflow-" + config.name);
@@ -134,7 +138,11 @@ std::string slurm_batch_script(const cluster::ClusterConfig& config,
       out << "#SBATCH hetjob\n";
     }
     add_request(out, components[k].request);
-    groups += (k == 0 ? "" : ",") + std::to_string(k);
+    const int cpus = components[k].request.cpus_per_task;
+    step += std::string(k == 0 ? "" : " : ") +
+            (components.size() > 1 ? "--het-group=" + std::to_string(k) + " " : "") +
+            (cpus > 0 ? "--cpus-per-task=" + std::to_string(cpus) + " " : "") +
+            "--kill-on-bad-exit=1";
   }
   const std::string launcher = shell_quote(options.tagflow) + " slurm-node " +
                                shell_quote(options.file) + " --run-dir \"$run_dir\"";
@@ -143,8 +151,7 @@ std::string slurm_batch_script(const cluster::ClusterConfig& config,
       << "run_dir=\"${SLURM_SUBMIT_DIR:-$PWD}/runs/" << config.name << "-${SLURM_JOB_ID}\"\n"
       << "mkdir -p \"$run_dir\"\n"
       << launcher << " --mint-keys\n"
-      << "srun " << (components.size() > 1 ? "--het-group=" + groups + " " : "")
-      << "--kill-on-bad-exit=1 " << launcher
+      << "srun " << step << " " << launcher
       << (options.summary.empty() ? "" : " --summary " + shell_quote(options.summary)) << "\n";
   return out.str();
 }

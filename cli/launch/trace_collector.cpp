@@ -24,7 +24,7 @@ std::vector<std::string> trace_files_of(const cluster::ClusterConfig& config,
 TraceCollector::TraceCollector(const cluster::ClusterConfig& config, const std::string& dir)
     : dir_((std::filesystem::absolute(dir) / "trace").lexically_normal().string()) {
   for (const cluster::ProcessPlan& process : cluster::plan_processes(config)) {
-    if (process.host == config.coordinator.host) continue;
+    if (cluster::runs_with_coordinator(config, process)) continue;
     for (const std::string& name : trace_files_of(config, process.name, process.replicas)) {
       files_[name].senders = process.replicas;
     }
@@ -35,7 +35,7 @@ coordinator::TraceReceipt TraceCollector::receive(const std::string& federate,
                                                   const coordinator::ControlMessage& part) {
   const auto found = files_.find(part.process);
   if (found == files_.end()) {
-    return {false, "no traced process of another host than the coordinator's writes that file", 0};
+    return {false, "no traced process that runs away from the coordinator writes that file", 0};
   }
   File& file = found->second;
   if (std::find(file.senders.begin(), file.senders.end(), federate) == file.senders.end()) {

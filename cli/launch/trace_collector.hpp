@@ -1,14 +1,15 @@
 // TraceCollector: the coordinator's side of PROTOCOL.md §8.4 in `tagflow coordinator --results
-// DIR` of a traced run: the trace files of the processes on the other hosts (PROCESS.trace.json,
-// and with `trace.digests` each replica's REPLICA.values.tsv and .values.bin), handed over by their
-// launchers in TRACE_PART pieces, land in DIR/trace/ beside those of the coordinator's host, where
-// the launcher there merges them into DIR/trace.json (tracing/README.md).
+// DIR` of a traced run: the trace files (PROCESS.trace.json, and with `trace.digests` each
+// replica's REPLICA.values.tsv and .values.bin) of the processes away from the coordinator (other
+// hosts', or other Slurm nodes' or pods' of its host: cluster::runs_with_coordinator()), handed
+// over by their launchers in TRACE_PART pieces, land in DIR/trace/ beside those of the processes
+// beside it, where the coordinator's launcher merges them into DIR/trace.json (tracing/README.md).
 //
-// receive() accepts a piece only of a file of a process of another host than the coordinator's,
-// sent with the key of one of that process's replicas, at the offset where the stored bytes end
-// (a piece sent again after a lost answer is answered again), within a file of at most
-// kMaxTraceFileBytes whose total never changes. Pieces are appended to DIR/trace/NAME.part, renamed
-// to NAME once whole. Anything else is refused with the reason.
+// receive() accepts a piece only of a file of such a process, sent with the key of one of that
+// process's replicas, at the offset where the stored bytes end (a piece sent again after a lost
+// answer is answered again), within a file of at most kMaxTraceFileBytes whose total never
+// changes. Pieces are appended to DIR/trace/NAME.part, renamed to NAME once whole. Anything else
+// is refused with the reason.
 // Not thread-safe: the coordinator's loop thread only.
 #pragma once
 

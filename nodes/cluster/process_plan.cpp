@@ -28,6 +28,10 @@ std::vector<ProcessPlan> plan_processes(const ClusterConfig& config) {
   return plans;
 }
 
+bool runs_with_coordinator(const ClusterConfig& config, const ProcessPlan& process) {
+  return process.host == config.coordinator.host && process.node == 0;
+}
+
 std::string process_address(const ClusterConfig& config, const ProcessPlan& process) {
   const HostConfig& host = config.hosts.at(process.host);
   const auto node = static_cast<std::size_t>(process.node);

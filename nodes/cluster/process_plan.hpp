@@ -35,6 +35,12 @@ std::vector<ProcessPlan> plan_processes(const ClusterConfig& config);
 /// the allocation, its host's otherwise.
 std::string process_address(const ClusterConfig& config, const ProcessPlan& process);
 
+/// Whether `process` runs beside the coordinator, started by the coordinator's launcher: on the
+/// coordinator's host and, where that host has several Slurm nodes or Kubernetes pods, on its
+/// first (the coordinator's). Every other process's launcher hands its result (and trace) to the
+/// coordinator (federation/PROTOCOL.md §8).
+bool runs_with_coordinator(const ClusterConfig& config, const ProcessPlan& process);
+
 /// The address of the process that hosts `replica` (process_address()); its host's when the
 /// replica is unknown.
 std::string replica_address(const ClusterConfig& config, const std::string& replica);

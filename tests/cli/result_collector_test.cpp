@@ -75,5 +75,28 @@ TEST_F(ResultCollectorTest, RefusesWhatItMustNotWriteNamingWhy) {
   EXPECT_FALSE(collector.complete());
 }
 
+// One Slurm host of two nodes, the coordinator's: processes are dealt over its nodes in file order
+// (sampler-0 and the replay on node 0, beside the coordinator; sampler-1 on node 1), so the
+// result of sampler-1 comes from the launcher of node 1, and only that one is taken.
+TEST_F(ResultCollectorTest, TakesTheResultsOfTheCoordinatorHostsOtherNodes) {
+  const cluster::ClusterConfig config = cluster::parse_cluster_config(
+      "cluster: collector-test\n"
+      "hosts:\n  all: {slurm: {nodes: 2}}\n"
+      "coordinator: {host: all, port: 7600}\n"
+      "nodes:\n"
+      "  sampler: {kind: sampler, replicas: 2, host: all, data_port: 7610}\n"
+      "  replay: {kind: replay, host: all, data_port: 7620}\n"
+      "connections:\n  - {from: sampler.transitions, to: replay.transitions}\n"
+      "stop: {env_steps: 100}\n",
+      "collector-test.yaml");
+  ResultCollector collector(config, dir_.string());
+  EXPECT_EQ(collector.missing(), std::vector<std::string>{"sampler-1"});
+  EXPECT_FALSE(collector.receive("sampler-0", "sampler-0", result_json("sampler-0")).stored);
+  const coordinator::ResultReceipt receipt =
+      collector.receive("sampler-1", "sampler-1", result_json("sampler-1"));
+  EXPECT_TRUE(receipt.stored) << receipt.text;
+  EXPECT_TRUE(collector.complete());
+}
+
 }  // namespace
 }  // namespace tagflow::cli

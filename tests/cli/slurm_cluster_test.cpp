@@ -266,7 +266,10 @@ TEST_F(SlurmCluster, TheJobEndsWithTheSummaryOfTheSingleProcessDigest) {
   const std::string job = script(file);
   const std::string text = read_text_file(job);
   EXPECT_NE(text.find("#SBATCH hetjob"), std::string::npos) << text;
-  EXPECT_NE(text.find("srun --het-group=0,1"), std::string::npos) << text;
+  EXPECT_NE(text.find("srun --het-group=0 --cpus-per-task=2 --kill-on-bad-exit=1 : "
+                      "--het-group=1 --cpus-per-task=2 --kill-on-bad-exit=1 "),
+            std::string::npos)
+      << text;
 
   const auto submitted = Clock::now();
   // Bounded below ctest's 300 s, so that a hung job fails here and the daemons are still stopped.
@@ -294,6 +297,40 @@ TEST_F(SlurmCluster, TheJobEndsWithTheSummaryOfTheSingleProcessDigest) {
   const std::string addresses = read_text_file(run_dir(id) / "addresses");
   EXPECT_NE(addresses.find(namespaces_.address_a), std::string::npos) << addresses;
   EXPECT_NE(addresses.find(namespaces_.address_b), std::string::npos) << addresses;
+}
+
+// One host of two nodes that holds the coordinator (one job component, no hetjob): the processes
+// are dealt over its nodes in file order (sampler-0, replay and inference on the coordinator's
+// node, sampler-1 and the learner on the other), and the other node's launcher hands its results
+// to the coordinator as another host's would: the job ends with the single-process digest.
+TEST_F(SlurmCluster, AHostOfTwoNodesWithTheCoordinatorEndsWithTheSummary) {
+  std::string text = read_text_file(write("slurm.yaml", 1200));
+  replace_once(text, "    slurm: {nodes: 1, cpus_per_task: 2}   # e.g.",
+               "    slurm: {nodes: 2, cpus_per_task: 2}   # e.g.", "slurm.yaml");
+  const std::size_t act = text.find("  act:\n");
+  ASSERT_NE(act, std::string::npos);
+  text.erase(act, text.find('\n', text.find('\n', act) + 1) + 1 - act);
+  for (int i = 0; i < 2; ++i)
+    replace_once(text, "    host: act\n", "    host: learn\n", "slurm.yaml");
+  ASSERT_EQ(text.find("  act:"), std::string::npos) << text;
+  std::ofstream(dir_ / "one-host.yaml") << text;
+  const std::string file = path("one-host.yaml");
+  const std::string job = script(file);
+  EXPECT_EQ(read_text_file(job).find("hetjob"), std::string::npos) << read_text_file(job);
+  EXPECT_NE(read_text_file(job).find("srun --cpus-per-task=2 --kill-on-bad-exit=1 "),
+            std::string::npos)
+      << read_text_file(job);
+  const testing::CommandResult waited =
+      sh(daemons_->client("timeout 200 sbatch --wait --parsable " + job));
+  const std::string id = waited.output.substr(0, waited.output.find_first_of(";\n"));
+  ASSERT_EQ(waited.exit_code, 0) << waited.output
+                                 << read_text_file(dir_ / ("slurm-" + id + ".out"));
+  const testing::CommandResult single = sh(testing::tagflow_binary() + " up " + file +
+                                           " --placement single --summary " + path("single.json"));
+  ASSERT_EQ(single.exit_code, 0) << single.output;
+  EXPECT_EQ(testing::summary_digest(dir_ / "summary.json"),
+            testing::summary_digest(dir_ / "single.json"))
+      << read_text_file(dir_ / ("slurm-" + id + ".out"));
 }
 
 TEST_F(SlurmCluster, ScancelStopsEveryProcessOnEveryNodeWithin5Seconds) {

@@ -60,7 +60,10 @@ TEST(SlurmScript, EveryHostIsOneComponentSeparatedByHetjobThenOneSrunStep) {
                         "--mint-keys\n"),
             std::string::npos)
       << script;
-  EXPECT_NE(script.find("srun --het-group=0,1 --kill-on-bad-exit=1 '/opt/tagflow' slurm-node "
+  // Each component's CPUs asked again for the step (srun does not take sbatch's): act asks for
+  // none, learn for 8.
+  EXPECT_NE(script.find("srun --het-group=0 --kill-on-bad-exit=1 : --het-group=1 "
+                        "--cpus-per-task=8 --kill-on-bad-exit=1 '/opt/tagflow' slurm-node "
                         "'/data/slurm.yaml' --run-dir \"$run_dir\" --summary '/data/s.json'\n"),
             std::string::npos)
       << script;

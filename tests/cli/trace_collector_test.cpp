@@ -92,7 +92,8 @@ TEST_F(TraceCollectorTest, RefusesWhatIsNotAnotherHostsFileOrComesOutOfOrder) {
     EXPECT_FALSE(r.stored);
     EXPECT_NE(r.text.find(why), std::string::npos) << r.text;
   };
-  refused("replay", piece("replay.trace.json", 0, 1, "x"), "no traced process of another host");
+  refused("replay", piece("replay.trace.json", 0, 1, "x"),
+          "no traced process that runs away from the coordinator");
   refused("sampler-1", piece("../evil.trace.json", 0, 1, "x"), "no traced process");
   refused("sampler-1", piece("sampler-0.trace.json", 0, 1, "x"), "key of 'sampler-1'");
   refused("sampler-0", piece("sampler-0.trace.json", 4, 10, "x"), "expected the piece at offset 0");
