@@ -238,6 +238,18 @@ class SlurmCluster : public ::testing::Test {
     return all;
   }
 
+  /// The digest of `tagflow up FILE --placement single` (its summary in DIR/single.json); "" with
+  /// a failure recorded when that run fails.
+  std::string single_process_digest(const std::string& file) {
+    const testing::CommandResult single =
+        sh(testing::tagflow_binary() + " up " + file + " --placement single --summary " +
+           path("single.json"));
+    EXPECT_EQ(single.exit_code, 0) << single.output;
+    const std::string digest = testing::summary_digest(dir_ / "single.json");
+    EXPECT_EQ(digest.size(), 16U) << digest;
+    return digest;
+  }
+
   /// Processes whose command line names this test's directory (launchers and their children).
   std::vector<pid_t> left_behind() const {
     std::vector<pid_t> left;
@@ -282,11 +294,7 @@ TEST_F(SlurmCluster, TheJobEndsWithTheSummaryOfTheSingleProcessDigest) {
   ASSERT_EQ(waited.exit_code, 0) << waited.output
                                  << read_text_file(dir_ / ("slurm-" + id + ".out"));
 
-  const testing::CommandResult single = sh(testing::tagflow_binary() + " up " + file +
-                                           " --placement single --summary " + path("single.json"));
-  ASSERT_EQ(single.exit_code, 0) << single.output;
-  const std::string digest = testing::summary_digest(dir_ / "single.json");
-  EXPECT_EQ(digest.size(), 16U) << digest;
+  const std::string digest = single_process_digest(file);
   EXPECT_EQ(testing::summary_digest(dir_ / "summary.json"), digest);
   const std::string out = read_text_file(dir_ / ("slurm-" + id + ".out"));
   EXPECT_NE(out.find("digest " + digest), std::string::npos) << out;
@@ -325,11 +333,7 @@ TEST_F(SlurmCluster, AHostOfTwoNodesWithTheCoordinatorEndsWithTheSummary) {
   const std::string id = waited.output.substr(0, waited.output.find_first_of(";\n"));
   ASSERT_EQ(waited.exit_code, 0) << waited.output
                                  << read_text_file(dir_ / ("slurm-" + id + ".out"));
-  const testing::CommandResult single = sh(testing::tagflow_binary() + " up " + file +
-                                           " --placement single --summary " + path("single.json"));
-  ASSERT_EQ(single.exit_code, 0) << single.output;
-  EXPECT_EQ(testing::summary_digest(dir_ / "summary.json"),
-            testing::summary_digest(dir_ / "single.json"))
+  EXPECT_EQ(testing::summary_digest(dir_ / "summary.json"), single_process_digest(file))
       << read_text_file(dir_ / ("slurm-" + id + ".out"));
 }
 
@@ -421,11 +425,7 @@ TEST_F(SlurmCluster,
       eventually([&] { return testing::summary_digest(dir_ / "summary.json").size() == 16; }, 120s))
       << read_text_file(out);
   EXPECT_NE(read_text_file(out).find("restart 1 of 2"), std::string::npos) << read_text_file(out);
-  const testing::CommandResult single = sh(testing::tagflow_binary() + " up " + file +
-                                           " --placement single --summary " + path("single.json"));
-  ASSERT_EQ(single.exit_code, 0) << single.output;
-  EXPECT_EQ(testing::summary_digest(dir_ / "summary.json"),
-            testing::summary_digest(dir_ / "single.json"))
+  EXPECT_EQ(testing::summary_digest(dir_ / "summary.json"), single_process_digest(file))
       << read_text_file(out);
   EXPECT_TRUE(eventually([&] { return left_behind().empty(); }, 10s));
 }
