@@ -9,8 +9,9 @@ namespace {
 class EvaluatorActorImpl : public NodeActorBase<EvaluatorActor> {
  public:
   EvaluatorActorImpl(caf::actor_config& cfg, EvaluatorSettings settings, std::string name,
-                     std::shared_ptr<ReplicaReport> report, NodeMetrics* metrics)
-      : NodeActorBase(cfg, std::move(name), std::move(report), metrics),
+                     std::shared_ptr<ReplicaReport> report, NodeMetrics* metrics,
+                     ActorRecovery recovery)
+      : NodeActorBase(cfg, std::move(name), std::move(report), metrics, std::move(recovery)),
         schedule_(std::move(settings)),
         metrics_(metrics) {}
 
@@ -61,9 +62,9 @@ class EvaluatorActorImpl : public NodeActorBase<EvaluatorActor> {
 
 EvaluatorActor spawn_evaluator_actor(caf::actor_system& system, EvaluatorSettings settings,
                                      std::string name, std::shared_ptr<ReplicaReport> report,
-                                     NodeMetrics* metrics) {
+                                     NodeMetrics* metrics, ActorRecovery recovery) {
   return system.spawn<EvaluatorActorImpl>(std::move(settings), std::move(name), std::move(report),
-                                          metrics);
+                                          metrics, std::move(recovery));
 }
 
 }  // namespace tagflow::nodes

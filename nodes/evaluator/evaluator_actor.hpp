@@ -10,6 +10,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/typed_actor.hpp>
 
+#include "nodes/actor_checkpoint.hpp"
 #include "nodes/actor_interfaces.hpp"
 #include "nodes/evaluator/evaluation_schedule.hpp"
 #include "nodes/node_metrics.hpp"
@@ -22,6 +23,7 @@ using EvaluatorActor = NodeActor::extend<caf::reacts_to<WeightsMessage>>;
 [[nodiscard]] EvaluatorActor spawn_evaluator_actor(caf::actor_system& system,
                                                    EvaluatorSettings settings, std::string name,
                                                    std::shared_ptr<ReplicaReport> report,
-                                                   NodeMetrics* metrics);
+                                                   NodeMetrics* metrics,
+                                                   ActorRecovery recovery = {});
 
 }  // namespace tagflow::nodes

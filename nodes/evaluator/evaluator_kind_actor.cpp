@@ -10,8 +10,8 @@ namespace tagflow::nodes {
 namespace evaluator_kind_actor_parts {
 
 caf::actor spawn_actor(caf::actor_system& system, const ReplicaSpawnSetup& s) {
-  return caf::actor_cast<caf::actor>(spawn_evaluator_actor(system, EvaluatorSettings::of(s.config),
-                                                           s.config.name, s.report, s.metrics));
+  return caf::actor_cast<caf::actor>(spawn_evaluator_actor(
+      system, EvaluatorSettings::of(s.config), s.config.name, s.report, s.metrics, s.recovery));
 }
 
 }  // namespace evaluator_kind_actor_parts

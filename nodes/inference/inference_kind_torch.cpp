@@ -137,6 +137,7 @@ caf::actor spawn_actor(caf::actor_system& system, const ReplicaSpawnSetup& s) {
     options.report = s.report;
     options.metrics = s.metrics;
     options.peer_policies = r.replica_policies;
+    options.recovery = s.recovery;
     const PolicyBankConfig bank = policy_bank_config(r);
     if (std::optional<gateway::GatewayConfig> config = gateway_config(r)) {
       if (r.experience_linked) {

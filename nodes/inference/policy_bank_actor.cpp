@@ -21,7 +21,7 @@ class PolicyBankActorImpl : public nodes::NodeActorBase<nodes::PolicyBankActor> 
  public:
   PolicyBankActorImpl(caf::actor_config& cfg, const PolicyBankConfig& config,
                       PolicyBankActorOptions options)
-      : NodeActorBase(cfg, options.name, options.report, options.metrics),
+      : NodeActorBase(cfg, options.name, options.report, options.metrics, options.recovery),
         bank_(config),
         hosted_(config.hosted),
         options_(std::move(options)) {}

@@ -26,6 +26,7 @@
 
 #include <caf/actor_system.hpp>
 
+#include "nodes/actor_checkpoint.hpp"
 #include "nodes/actor_interfaces.hpp"
 #include "nodes/inference/policy_bank.hpp"
 #include "nodes/node_metrics.hpp"
@@ -46,6 +47,7 @@ struct PolicyBankActorOptions {
   /// The logged experience waiting to be sent, by policy; empty function: none.
   std::function<std::vector<std::pair<int, TransitionsMessage>>()> experience_source;
   std::chrono::milliseconds experience_period{20};
+  ActorRecovery recovery{};  // lost peers waited for (nodes/actor_checkpoint.hpp)
 };
 
 [[nodiscard]] nodes::PolicyBankActor spawn_policy_bank_actor(caf::actor_system& system,

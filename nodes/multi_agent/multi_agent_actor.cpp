@@ -1,6 +1,8 @@
 #include "nodes/multi_agent/multi_agent_actor.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <set>
 #include <utility>
 
 #include "actors/credit_ledger.hpp"
@@ -20,7 +22,7 @@ class MultiAgentActorImpl : public nodes::NodeActorBase<nodes::MultiAgentActor> 
  public:
   MultiAgentActorImpl(caf::actor_config& cfg, const MultiAgentNodeConfig& config,
                       MultiAgentActorOptions options)
-      : NodeActorBase(cfg, options.name, options.report, options.metrics),
+      : NodeActorBase(cfg, options.name, options.report, options.metrics, options.recovery),
         server_(config),
         options_(std::move(options)) {}
 
@@ -51,8 +53,11 @@ class MultiAgentActorImpl : public nodes::NodeActorBase<nodes::MultiAgentActor> 
             reject(transport::DropReason::kSizeMismatch);
             return;
           }
+          if (auto peer = sender_handle()) asked_.erase(peer.address());
           if (!waiting_ || !server_.ready()) return;
           waiting_ = false;
+          asked_.clear();
+          lost_.clear();
           step();
           schedule_round();
         },
@@ -85,7 +90,11 @@ class MultiAgentActorImpl : public nodes::NodeActorBase<nodes::MultiAgentActor> 
 
   // One joint step's requests, once every link can take its part.
   void try_round() {
-    if (done() || waiting_ || server_.finished() || observations_.empty()) return;
+    if (waiting_) {
+      ask_again();
+      return;
+    }
+    if (done() || server_.finished() || observations_.empty()) return;
     if (transitions_.downstreams().size() < options_.transition_links) return;
     if (observations_.downstreams().size() < options_.observation_links) return;
     if (options_.transition_links > 0 && !transitions_.all_have_credit()) return;
@@ -97,9 +106,28 @@ class MultiAgentActorImpl : public nodes::NodeActorBase<nodes::MultiAgentActor> 
     }
     for (auto& d : observations_.downstreams()) {
       --d.credits;
-      send_to(d.handle, server_.observations(observation_policies_[d.handle.address()]));
+      const std::vector<int>& policies = observation_policies_[d.handle.address()];
+      send_to(d.handle, server_.observations(policies));
+      asked_[d.handle.address()] = policies;
     }
     waiting_ = true;
+  }
+
+  // A server that was asked this round and went down (its process restarts: the others wait,
+  // ActorRecovery::peers_return) never answers: its policies' rows go to the server that hosts
+  // them once it is linked again and has credit. The rows are those of the same joint step.
+  void ask_again() {
+    if (done() || lost_.empty()) return;
+    for (auto& d : observations_.downstreams()) {
+      const std::vector<int>& policies = observation_policies_[d.handle.address()];
+      const bool lost = std::any_of(policies.begin(), policies.end(),
+                                    [this](int p) { return lost_.count(p) != 0; });
+      if (!lost || d.credits == 0 || asked_.count(d.handle.address()) != 0) continue;
+      --d.credits;
+      send_to(d.handle, server_.observations(policies));
+      asked_[d.handle.address()] = policies;
+      for (const int p : policies) lost_.erase(p);
+    }
   }
 
   void schedule_round() {
@@ -154,6 +182,12 @@ class MultiAgentActorImpl : public nodes::NodeActorBase<nodes::MultiAgentActor> 
   void forget_peer_state(const caf::actor_addr& peer) override {
     transitions_.remove(peer);
     observations_.remove(peer);
+    observation_policies_.erase(peer);
+    transition_policies_.erase(peer);
+    if (const auto asked = asked_.find(peer); asked != asked_.end()) {
+      lost_.insert(asked->second.begin(), asked->second.end());
+      asked_.erase(asked);
+    }
   }
 
   void drop_peer_handles() override {
@@ -166,6 +200,10 @@ class MultiAgentActorImpl : public nodes::NodeActorBase<nodes::MultiAgentActor> 
   actors::CreditLedger transitions_{"transitions"};
   actors::CreditLedger observations_{"observations"};
   std::map<caf::actor_addr, std::vector<int>> observation_policies_, transition_policies_;
+  /// This round's requests not answered yet (server → its policies), and the policies whose
+  /// server went down before it answered (asked again once it is back).
+  std::map<caf::actor_addr, std::vector<int>> asked_;
+  std::set<int> lost_;
   bool waiting_ = false;
   bool step_pending_ = false;
   MultiAgentMetrics published_;

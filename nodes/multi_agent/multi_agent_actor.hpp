@@ -19,6 +19,7 @@
 
 #include <caf/actor_system.hpp>
 
+#include "nodes/actor_checkpoint.hpp"
 #include "nodes/actor_interfaces.hpp"
 #include "nodes/multi_agent/multi_agent_server.hpp"
 #include "nodes/node_metrics.hpp"
@@ -37,6 +38,7 @@ struct MultiAgentActorOptions {
   std::map<std::string, std::vector<int>> peer_policies;
   std::shared_ptr<nodes::ReplicaReport> report;
   NodeMetrics* metrics = nullptr;
+  ActorRecovery recovery{};  // lost peers waited for (nodes/actor_checkpoint.hpp)
 };
 
 [[nodiscard]] nodes::MultiAgentActor spawn_multi_agent_actor(caf::actor_system& system,

@@ -14,7 +14,7 @@ caf::actor spawn_actor(caf::actor_system& system, const ReplicaSpawnSetup& s) {
   return caf::actor_cast<caf::actor>(
       spawn_multi_agent_actor(system, *r.multi_agent,
                               {r.name, r.step_limit, r.transition_links, r.observation_links,
-                               r.replica_policies, s.report, s.metrics}));
+                               r.replica_policies, s.report, s.metrics, s.recovery}));
 }
 
 }  // namespace multi_agent_kind_actor_parts

@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/state_stream.hpp"
+#include "monitoring/http_get.hpp"
 #include "nodes/actor_checkpoint.hpp"
 #include "tests/support/cluster_files.hpp"
 #include "tests/support/launched_processes.hpp"
@@ -412,6 +413,49 @@ TEST_F(Recovery, InActorModeAKilledProcessRestartsAloneFromItsCheckpointAndTheRu
     EXPECT_NE(read_text_file(dir_ / (victim + ".out")).find("restart: " + victim),
               std::string::npos);
   }
+}
+
+// A multi-agent cluster in actor mode (nothing of it can be checkpointed): kill -9 of the
+// inference server while the env node waits for its answers. The launcher restarts it alone,
+// from scratch; the env node asks the restarted server again for the joint step it was waiting
+// on, and the run reaches its stop with exit 0.
+TEST_F(Recovery, InActorModeAKilledInferenceServerOfAMultiAgentClusterRestartsAndTheRunGoesOn) {
+  const auto port = [this](int offset) { return std::to_string(base_port_ + offset); };
+  const fs::path file = dir_ / "marl.yaml";
+  std::ofstream(file) << "cluster: marl-restart\nmode: actor\nseed: 5\n"
+                      << "policies:\n  car: {hidden: \"16\", per_agent: true}\n"
+                      << "nodes:\n"
+                      << "  junction: {kind: multi_agent, data_port: " << port(0)
+                      << ", metrics_port: " << port(1)
+                      << ", params: {env: TrafficJunction4-v1, eval_episodes: 0}}\n"
+                      << "  inference: {kind: inference, data_port: " << port(2) << "}\n"
+                      << "connections:\n"
+                      << "  - {from: junction.observations, to: inference.observations}\n"
+                      << "  - {from: inference.actions, to: junction.actions, after: 0}\n"
+                      << "stop: {env_steps: 6000, seconds: 150}\nrestart: {max: 1}\n";
+  const fs::path logs = dir_ / "logs";
+  const pid_t launcher = up({file.string(), "--log-dir", logs.string()}, "marl");
+  const auto joint_steps = [&] {
+    const std::optional<std::string> page = monitoring::http_get(
+        "127.0.0.1", static_cast<std::uint16_t>(base_port_ + 1), "/metrics", 1s);
+    const std::string family = "\ntagflow_env_steps_total{";
+    const std::size_t at = page ? page->find(family) : std::string::npos;
+    return at == std::string::npos ? 0.0 : std::atof(page->c_str() + page->find("} ", at) + 2);
+  };
+  ASSERT_TRUE(eventually([&] { return joint_steps() >= 500; }, 90s)) << err("marl");
+  const auto pids = recorded_pids(logs);
+  ASSERT_EQ(pids.count("inference"), 1U) << err("marl");
+  ASSERT_EQ(::kill(pids.at("inference"), SIGKILL), 0);
+  ASSERT_EQ(wait_exit(launcher, 150s), 0) << err("marl");
+  const nlohmann::json json = summary(logs);
+  ASSERT_FALSE(json.is_discarded()) << err("marl");
+  EXPECT_EQ(json.value("stop_reason", ""), "env_steps") << json.dump(2);
+  EXPECT_GE(json.value("env_steps", 0), 6000);
+  ASSERT_TRUE(json.contains("restarts")) << err("marl");
+  ASSERT_EQ(json.at("restarts").size(), 1U) << json.dump(2);
+  EXPECT_EQ(json.at("restarts")[0].value("process", ""), "inference");
+  EXPECT_NE(err("marl").find("inference killed by signal 9; restart 1 of 1"), std::string::npos)
+      << err("marl");
 }
 
 TEST_F(Recovery, InActorModeAKillWithNoRestartLeftEndsTheRunNamingTheProcess) {
