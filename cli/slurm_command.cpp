@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -22,6 +23,7 @@
 #include "cli/launch/slurm_allocation.hpp"
 #include "cli/launch/slurm_script.hpp"
 #include "common/atomic_file.hpp"
+#include "common/log_text.hpp"
 #include "hosts/replica_params_check.hpp"
 #include "transport/curve_keys.hpp"
 
@@ -58,6 +60,15 @@ std::vector<SlurmComponent> load_components(const std::string& command, const st
   }
 }
 
+/// What a Slurm client said, a line each under the line that says it failed (its messages are
+/// several lines: the reason, then where it looked).
+void print_lines(const std::string& said) {
+  std::istringstream lines(said);
+  for (std::string line; std::getline(lines, line);) {
+    std::cerr << "  | " << single_line(line) << "\n";
+  }
+}
+
 /// What Slurm can give, when its client reaches a controller; a request it cannot meet is
 /// refused with the file's line and key.
 void check_against_slurm(const cluster::ClusterConfig& config,
@@ -69,8 +80,9 @@ void check_against_slurm(const cluster::ClusterConfig& config,
   }
   const SlurmToolResult listed = run_slurm_tool(shell_quote(sinfo) + " -h -o '%P %D'");
   if (listed.exit_code != 0) {
-    std::cerr << "tagflow slurm: sinfo failed, partitions and node counts not checked: "
-              << listed.said();
+    std::cerr << "tagflow slurm: sinfo failed (exit " << listed.exit_code
+              << "), partitions and node counts not checked:\n";
+    print_lines(listed.said());
     return;
   }
   std::cerr << listed.errors;  // its warnings, if any
@@ -110,8 +122,11 @@ void run_slurm(const SlurmArguments& arguments) {
   if (sbatch.empty()) fail_command("slurm", "--submit needs sbatch on PATH", kExitFailed);
   const SlurmToolResult submitted =
       run_slurm_tool(shell_quote(sbatch) + " --parsable " + shell_quote(out));
-  if (submitted.exit_code != 0)
-    fail_command("slurm", "sbatch failed: " + submitted.said(), kExitFailed);
+  if (submitted.exit_code != 0) {
+    std::cerr << "tagflow slurm: sbatch failed (exit " << submitted.exit_code << "):\n";
+    print_lines(submitted.said());
+    throw CLI::RuntimeError(kExitFailed);
+  }
   std::cerr << submitted.errors;  // its warnings, if any
   const std::string id = submitted.output.substr(0, submitted.output.find_first_of(";\n"));
   std::cout << id << "\n";

@@ -118,6 +118,21 @@ TEST(SlurmAllocation, SubmitPrintsTheJobIdAndPassesSbatchsWarningsOn) {
   EXPECT_NE(err.find("sbatch: warning: x\n"), std::string::npos) << err;
   EXPECT_NE(err.find("tagflow slurm: submitted job 4242 (squeue -j 4242)"), std::string::npos)
       << err;
+  // An sbatch that fails: exit 1, and what it said a line each, not one line of "\n"s.
+  tool("sbatch",
+       "echo 'sbatch: error: no controller' >&2\necho 'sbatch: error: giving up' >&2\n"
+       "exit 1\n");
+  const testing::CommandResult failed =
+      testing::run_command("cd " + dir.string() + " && PATH=" + (dir / "bin").string() + ":$PATH " +
+                           testing::tagflow_binary() + " slurm " + TAGFLOW_SOURCE_DIR +
+                           "/configs/slurm.yaml --submit 2> err.txt");
+  EXPECT_EQ(failed.exit_code, 1) << failed.output;
+  std::ifstream again(dir / "err.txt");
+  const std::string said((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>());
+  EXPECT_NE(said.find("tagflow slurm: sbatch failed (exit 1):\n  | sbatch: error: no controller\n"
+                      "  | sbatch: error: giving up\n"),
+            std::string::npos)
+      << said;
   fs::remove_all(dir);
 }
 
