@@ -288,7 +288,9 @@ std::vector<K8sHost> k8s_hosts(const cluster::ClusterConfig& config, const K8sOp
   if (!config.security.keys_dir.empty()) {
     throw cluster::ConfigError(config.file, config.security.keys_dir_line, "security.keys_dir",
                                "a Kubernetes run's keys are minted into its Secret when the "
-                               "manifests are rendered: remove keys_dir");
+                               "manifests are rendered: remove the security map (curve: true "
+                               "needs keys_dir; a cluster without `security:` is closed with "
+                               "those minted keys)");
   }
   std::map<std::string, int> processes;
   for (const cluster::ProcessPlan& process : cluster::plan_processes(config)) {
