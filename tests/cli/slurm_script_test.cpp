@@ -118,6 +118,14 @@ TEST(SlurmScript, ASlurmHostHasNoAddressAndItsKeysAreChecked) {
             0U);
   EXPECT_EQ(error_of([] { (void)parse("{slurm: {nodes: 0}}"); }),
             "slurm-test.yaml:4: hosts.act.slurm.nodes: 0 is outside 1..4096");
+  // The job mints its own keys: a keys_dir of the file would be left unused, so it is refused.
+  const cluster::ClusterConfig keyed = cluster::parse_cluster_config(
+      slurm_file("{slurm: {nodes: 1}}") + "security:\n  curve: true\n  keys_dir: k\n",
+      "slurm-test.yaml");
+  const std::string refused = error_of([&] { (void)slurm_components(keyed); });
+  EXPECT_NE(refused.find(": security.keys_dir: a Slurm job's keys are minted for it"),
+            std::string::npos)
+      << refused;
 }
 
 }  // namespace
