@@ -285,13 +285,9 @@ std::vector<K8sHost> k8s_hosts(const cluster::ClusterConfig& config, const K8sOp
             "' names the Service and every Job: it must be a DNS label (lower-case letters, "
             "digits and '-', a letter first, at most 63 characters)");
   }
-  if (!config.security.keys_dir.empty()) {
-    throw cluster::ConfigError(config.file, config.security.keys_dir_line, "security.keys_dir",
-                               "a Kubernetes run's keys are minted into its Secret when the "
-                               "manifests are rendered: remove the security map (curve: true "
-                               "needs keys_dir; a cluster without `security:` is closed with "
-                               "those minted keys)");
-  }
+  cluster::refuse_keys_dir(config,
+                           "a Kubernetes run's keys are minted into its Secret when the manifests "
+                           "are rendered");
   std::map<std::string, int> processes;
   for (const cluster::ProcessPlan& process : cluster::plan_processes(config)) {
     ++processes[process.host];

@@ -59,14 +59,9 @@ std::vector<SlurmComponent> slurm_components(const cluster::ClusterConfig& confi
   if (components.empty()) {
     throw cluster::ConfigError(config.file, 0, "hosts", "no Slurm host (hosts.NAME.slurm)");
   }
-  // The job mints its own keys (slurm-node --mint-keys): a file's keys_dir would go unused.
-  if (!config.security.keys_dir.empty()) {
-    throw cluster::ConfigError(config.file, config.security.keys_dir_line, "security.keys_dir",
-                               "a Slurm job's keys are minted for it in runs/CLUSTER-JOBID/keys/ "
-                               "when it starts: remove the security map (curve: true needs "
-                               "keys_dir; a cluster without `security:` is closed with those "
-                               "minted keys)");
-  }
+  // The job mints its own keys (slurm-node --mint-keys).
+  cluster::refuse_keys_dir(
+      config, "a Slurm job's keys are minted for it in runs/CLUSTER-JOBID/keys/ when it starts");
   return components;
 }
 

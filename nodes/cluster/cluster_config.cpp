@@ -856,6 +856,14 @@ ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::stri
   return config;
 }
 
+void refuse_keys_dir(const ClusterConfig& config, const std::string& minted) {
+  if (config.security.keys_dir.empty()) return;
+  throw ConfigError(config.file, config.security.keys_dir_line, "security.keys_dir",
+                    minted +
+                        ": remove the security map (curve: true needs keys_dir; a cluster "
+                        "without `security:` is closed with those minted keys)");
+}
+
 void use_run_keys(ClusterConfig& config, const std::string& keys_dir) {
   config.security.curve = true;
   // A command line's path: from the working directory (the file's keys_dir is from the file's).

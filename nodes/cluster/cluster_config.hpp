@@ -286,6 +286,10 @@ struct ClusterConfig {
 /// for a cluster file that names no keys (docs/ARCHITECTURE.md), and `--run-keys DIR`.
 void use_run_keys(ClusterConfig& config, const std::string& keys_dir);
 
+/// For a run whose keys are minted for it (`minted`: "a Slurm job's keys are minted for it in
+/// ..."), a keys_dir of the file would go unused: ConfigError at its line when there is one.
+void refuse_keys_dir(const ClusterConfig& config, const std::string& minted);
+
 /// The directory of the cluster's keys (CURVE pairs, and actor-mode TLS credentials under
 /// actor/): security.keys_dir resolved against the cluster file's folder, or "" without keys.
 std::string resolved_keys_dir(const ClusterConfig& config);
