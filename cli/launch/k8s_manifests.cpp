@@ -13,6 +13,7 @@
 #include "common/log_text.hpp"
 #include "nodes/cluster/process_plan.hpp"
 #include "nodes/cluster/scrape_targets.hpp"
+#include "nodes/cluster/service_endpoints.hpp"
 #include "nodes/cluster/yaml_reader.hpp"
 
 namespace tagflow::cli {
@@ -77,6 +78,9 @@ void collect_ports(const cluster::ClusterConfig& config, K8sHost& host) {
   }
   host.ports.assign(ports.begin(), ports.end());
   host.metrics.assign(metrics.begin(), metrics.end());
+  for (const cluster::GatewayEndpoint& e : cluster::gateway_endpoints(config)) {
+    if (e.host == host.host) host.gateways.push_back(e.port);
+  }
 }
 
 // --- YAML out -----------------------------------------------------------------------------
@@ -186,6 +190,9 @@ json job(const cluster::ClusterConfig& config, const K8sHost& host,
   }
   for (const std::uint16_t port : host.metrics) {
     ports.push_back({{"name", "m" + std::to_string(port)}, {"containerPort", port}});
+  }
+  for (const std::uint16_t port : host.gateways) {
+    ports.push_back({{"name", "g" + std::to_string(port)}, {"containerPort", port}});
   }
   json requests = {{"cpu", host.cpu}, {"memory", host.memory}};
   json limits = {{"memory", host.memory}};
@@ -347,6 +354,18 @@ std::vector<K8sHost> k8s_hosts(const cluster::ClusterConfig& config, const K8sOp
     notes.push_back("monitoring.bind '" + bind +
                     "' is not every address: the probes work, but Prometheus cannot scrape the "
                     "pods (set monitoring.bind: 0.0.0.0)");
+  }
+  // A gateway on a loopback address (gateway_bind's default) serves its own pod only.
+  const std::vector<cluster::ProcessPlan> processes_of = cluster::plan_processes(config);
+  for (const cluster::GatewayEndpoint& e : cluster::gateway_endpoints(config)) {
+    const bool loopback = e.bind_address.rfind("127.", 0) == 0 || e.bind_address == "::1";
+    const cluster::ProcessPlan* process = cluster::process_of_replica(processes_of, e.replica);
+    if (!loopback || process == nullptr) continue;
+    const std::string pod = config.name + "-" + e.host + "-" + std::to_string(process->node);
+    notes.push_back(e.replica + "'s inference service binds " + e.bind_address +
+                    " (gateway_bind; 127.0.0.1 is its default): only programs in pod " + pod +
+                    " reach it; with gateway_bind: \"*\" other pods reach it at tcp://" + pod +
+                    "." + config.name + ":" + std::to_string(e.port));
   }
   for (const K8sHost& host : hosts) {
     if (host.pods > 1 && !host.metrics.empty()) {

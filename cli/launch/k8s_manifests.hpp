@@ -56,9 +56,10 @@ struct K8sHost {
   std::string cpu;
   std::string memory;
   int gpu = 0;
-  bool head = false;                   // runs the coordinator (on pod 0)
-  std::vector<std::uint16_t> ports;    // every data and coordinator port of its processes
-  std::vector<std::uint16_t> metrics;  // every metrics port of its processes
+  bool head = false;                    // runs the coordinator (on pod 0)
+  std::vector<std::uint16_t> ports;     // every data and coordinator port of its processes
+  std::vector<std::uint16_t> metrics;   // every metrics port of its processes
+  std::vector<std::uint16_t> gateways;  // every inference-service port of its processes
 };
 
 /// The file's hosts as Jobs, checked as described above; `notes` gets warnings for the user.

@@ -232,5 +232,49 @@ TEST_F(K8sManifests, KubernetesHostsNeedResourcesAsKubernetesQuantities) {
   EXPECT_EQ(error("act: {kubernetes: {cpu: 1.5, memory: 1e9}}"), "");
 }
 
+// The inference service's ports are declared on the container ("g" + port), and a gateway left on
+// its loopback default is named in a note that says how other pods would reach it.
+TEST_F(K8sManifests, AGatewayPortIsDeclaredAndALoopbackGatewayIsNamed) {
+  const std::string text =
+      "cluster: serve\nhosts:\n  all: {kubernetes: {cpu: \"1\", memory: 1Gi}}\n"
+      "coordinator: {host: all, port: 7800}\n"
+      "policies:\n  car: {hidden: \"16\", per_agent: true}\n"
+      "nodes:\n"
+      "  junction: {kind: multi_agent, host: all, data_port: 7810,"
+      " params: {env: TrafficJunction4-v1}}\n"
+      "  inference: {kind: inference, host: all, data_port: 7820, replicas: 2,"
+      " params: {policies: all, gateway_port: 7830}}\n"
+      "connections:\n"
+      "  - {from: junction.observations, to: inference.observations}\n"
+      "  - {from: inference.actions, to: junction.actions, after: 0}\n"
+      "stop: {env_steps: 100}\n";
+  const cluster::ClusterConfig config = load(text);
+  std::vector<std::string> notes;
+  const std::vector<K8sHost> hosts = k8s_hosts(config, {}, notes);
+  ASSERT_EQ(hosts.size(), 1U);
+  EXPECT_EQ(hosts[0].gateways, (std::vector<std::uint16_t>{7830, 7831}));
+  const auto files = render_k8s(config, hosts, text, {}, {"tagflow:1", "", "", "", false});
+  const YAML::Node ports =
+      YAML::Load(files.at("job-all.yaml"))["spec"]["template"]["spec"]["containers"][0]["ports"];
+  std::vector<std::string> names;
+  for (const auto& port : ports) names.push_back(port["name"].as<std::string>());
+  EXPECT_NE(std::find(names.begin(), names.end(), "g7831"), names.end());
+  std::string said;
+  for (const std::string& note : notes) said += note + "\n";
+  EXPECT_NE(said.find("inference-1's inference service binds 127.0.0.1 (gateway_bind; 127.0.0.1 "
+                      "is its default): only programs in pod serve-all-0 reach it; with "
+                      "gateway_bind: \"*\" other pods reach it at tcp://serve-all-0.serve:7831"),
+            std::string::npos)
+      << said;
+  // Bound to every address: no note.
+  std::string open = text;
+  open.replace(open.find("gateway_port: 7830"), 18, "gateway_port: 7830, gateway_bind: \"*\"");
+  notes.clear();
+  (void)k8s_hosts(load(open), {}, notes);
+  for (const std::string& note : notes) {
+    EXPECT_EQ(note.find("inference service binds"), std::string::npos) << note;
+  }
+}
+
 }  // namespace
 }  // namespace tagflow::cli
