@@ -29,6 +29,12 @@ std::vector<std::string> RunSummary::detail_lines() const {
                   policy, f.mean_return, f.success_rate, f.collisions_per_episode, f.random_return,
                   f.random_success_rate, f.random_collisions_per_episode, f.episodes);
     lines.emplace_back(text);
+    if (!f.final_evaluation) {
+      lines.push_back(
+          "multi_agent: the run stopped before its final evaluation: these are of "
+          "the evaluation at " +
+          std::to_string(f.evaluated_at) + " joint steps");
+    }
   }
   if (numerics) lines.push_back(numerics_line());
   return lines;

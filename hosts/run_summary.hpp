@@ -10,8 +10,10 @@
 // "one process" (placement single: nothing listens for peers).
 // A multi-agent cluster adds "multi_agent": {"mean_return", "collisions_per_episode",
 // "random_return", "random_collisions_per_episode", "episodes", "success_rate",
-// "random_success_rate"} (success: an episode without a collision; the env node's last greedy
-// evaluation beside a random policy on the same seeds; mean_return above is the same figure)
+// "random_success_rate", "epsilon", "evaluated_at", "final_evaluation"} (success: an episode
+// without a collision; the env node's last greedy evaluation beside a random policy on the same
+// seeds, played after `evaluated_at` training joint steps, `final_evaluation` false when the run
+// stopped before its step limit; mean_return above is the same figure)
 // "policies": {POLICY: "path of its exported TorchScript file"} for learners that export, and
 // "joint_step_seconds": {"p50", "p99"} (wall clock between the env node's joint steps, over its
 // last 1,048,576 of them).

@@ -48,6 +48,8 @@ struct ReplicaReport {
   std::optional<double> mean_return, collisions_per_episode, random_return,
       random_collisions_per_episode, success_rate, random_success_rate;
   int evaluation_episodes = 0;
+  std::int64_t evaluated_at = 0;  // the last evaluation's training joint steps
+  bool final_evaluation = false;  // ... and whether it was the final one
   std::vector<float> step_intervals;
   // Actor mode with restarts: per peer replica that went down, one entry per time it did — the
   // messages this replica had sent it on credit links that it had not answered (in flight).

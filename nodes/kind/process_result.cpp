@@ -100,6 +100,11 @@ ReplicaResult replica_from_json(const Json& j, const std::string& where) {
       r.multi_agent->random_success_rate = get<double>(m, "random_success_rate", at);
     }
     if (m.contains("epsilon")) r.multi_agent->epsilon = get<double>(m, "epsilon", at);
+    // Results from before these keys: the evaluation counted as the final one.
+    if (m.contains("evaluated_at")) {
+      r.multi_agent->evaluated_at = get<std::int64_t>(m, "evaluated_at", at);
+      r.multi_agent->final_evaluation = get<bool>(m, "final_evaluation", at);
+    }
   }
   if (j.contains("joint_step_seconds")) {
     const std::string at = here + ".joint_step_seconds";
@@ -220,7 +225,9 @@ std::string multi_agent_json(const MultiAgentFigures& f) {
                   {"episodes", f.episodes},
                   {"success_rate", f.success_rate},
                   {"random_success_rate", f.random_success_rate},
-                  {"epsilon", f.epsilon}};
+                  {"epsilon", f.epsilon},
+                  {"evaluated_at", f.evaluated_at},
+                  {"final_evaluation", f.final_evaluation}};
   return j.dump();
 }
 

@@ -13,7 +13,8 @@
 //                  "channels": [{"port", "channel", "count", "hash": "16 hex"}],
 //                  multi-agent clusters only: "collisions", "multi_agent": {"mean_return",
 //                  "collisions_per_episode", "random_return", "random_collisions_per_episode",
-//                  "episodes", "success_rate", "random_success_rate"}, "joint_step_seconds":
+//                  "episodes", "success_rate", "random_success_rate", "epsilon",
+//                  "evaluated_at", "final_evaluation"}, "joint_step_seconds":
 //                  {"p50", "p99"}, "policy", "policy_file"}]}
 // "episode_returns" lists the last kResultEpisodeReturns finished episodes' returns and
 // "episodes" counts them all (absent in results of older versions, which listed every return):
@@ -55,6 +56,10 @@ struct MultiAgentFigures {
   double random_success_rate = 0.0;
   /// The ε the evaluated policy acted with (the node's `eval_epsilon`; 0: greedy).
   double epsilon = 0.0;
+  /// The training joint steps before the evaluation, and whether it was the final one (a run
+  /// stopped before its step limit reports the last evaluation it played before the stop).
+  std::int64_t evaluated_at = 0;
+  bool final_evaluation = true;
 };
 
 /// `figures` as the JSON object results and summaries carry under "multi_agent".

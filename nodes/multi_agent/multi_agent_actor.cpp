@@ -177,6 +177,8 @@ class MultiAgentActorImpl : public nodes::NodeActorBase<nodes::MultiAgentActor> 
     report.evaluation_episodes = server_.last_evaluation().episodes;
     report.success_rate = server_.last_evaluation().success_rate;
     report.random_success_rate = server_.random_baseline().success_rate;
+    report.evaluated_at = server_.last_evaluation().joint_steps;
+    report.final_evaluation = server_.last_evaluation().final_one;
   }
 
   void forget_peer_state(const caf::actor_addr& peer) override {

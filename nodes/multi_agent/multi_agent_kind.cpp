@@ -84,7 +84,8 @@ class MultiAgentBinding : public ReplicaBinding {
           server.last_evaluation().mean_return,  server.last_evaluation().collisions_per_episode,
           server.random_baseline().mean_return,  server.random_baseline().collisions_per_episode,
           server.last_evaluation().episodes,     server.last_evaluation().success_rate,
-          server.random_baseline().success_rate, server.config().eval_epsilon};
+          server.random_baseline().success_rate, server.config().eval_epsilon,
+          server.last_evaluation().joint_steps,  server.last_evaluation().final_one};
     }
     multi_agent_figures(r, server.collisions(), figures);
     set_joint_step_latency(r, reactor_->step_intervals());
@@ -112,7 +113,9 @@ void actor_result(const ReplicaConfig& replica, const ReplicaReport& report, Rep
                                 report.evaluation_episodes,
                                 report.success_rate.value_or(0.0),
                                 report.random_success_rate.value_or(0.0),
-                                replica.multi_agent->eval_epsilon};
+                                replica.multi_agent->eval_epsilon,
+                                report.evaluated_at,
+                                report.final_evaluation};
   }
   multi_agent_figures(r, report.collisions, figures);
   set_joint_step_latency(r, report.step_intervals);

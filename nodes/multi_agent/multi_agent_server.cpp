@@ -326,8 +326,13 @@ void MultiAgentServer::end_episode(Run& run) {
   run.length = run.collisions = 0;
   if (evaluating_ && eval_episode_ >= config_.eval_episodes) {
     const double n = static_cast<double>(config_.eval_episodes);
-    last_evaluation_ = {eval_return_sum_ / n, eval_collision_sum_ / n, eval_length_sum_ / n,
-                        config_.eval_episodes, eval_successes_ / n};
+    last_evaluation_ = {eval_return_sum_ / n,
+                        eval_collision_sum_ / n,
+                        eval_length_sum_ / n,
+                        config_.eval_episodes,
+                        eval_successes_ / n,
+                        joint_steps_,
+                        finishing_};
     evaluations_.push_back(last_evaluation_.mean_return);
     evaluating_ = false;
     return;

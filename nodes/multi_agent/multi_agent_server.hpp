@@ -86,6 +86,10 @@ struct EpisodeFigures {
   int episodes = 0;
   /// The share of episodes that ended without a collision (TrafficJunction's success rate).
   double success_rate = 0.0;
+  /// An evaluation's: the training joint steps before it, and whether it was the final one (played
+  /// at the step limit; a run stopped otherwise, by `seconds` or a signal, has none).
+  std::int64_t joint_steps = 0;
+  bool final_one = false;
 };
 
 class MultiAgentServer {

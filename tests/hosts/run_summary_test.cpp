@@ -52,6 +52,18 @@ TEST(RunSummary, RestartsAreListedOnlyWhenThereWereAny) {
 namespace tagflow::hosts {
 namespace {
 
+/// The result of a process `junction` holding one multi_agent replica with `figures`.
+ProcessResult junction_result(const std::optional<MultiAgentFigures>& figures) {
+  ProcessResult result;
+  result.process = "junction";
+  ReplicaResult replica;
+  replica.name = "junction";
+  replica.kind = "multi_agent";
+  replica.multi_agent = figures;
+  result.replicas.push_back(replica);
+  return result;
+}
+
 TEST(RunSummary, DetailLinesGiveTheMultiAgentSuccessRatesAndTheKernels) {
   RunSummary summary;
   EXPECT_TRUE(summary.detail_lines().empty());
@@ -78,17 +90,35 @@ TEST(RunSummary, AnEvaluationWithEvalEpsilonIsNamedByItsEpsilon) {
   EXPECT_EQ(summary.detail_lines()[0],
             "multi_agent: epsilon 0.05 mean return -30.00, success rate 0.70, 0.50 collisions "
             "per episode; random play -45.00, 0.20, 3.00 (20 episodes)");
-  ProcessResult result;
-  result.process = "junction";
-  ReplicaResult replica;
-  replica.name = "junction";
-  replica.kind = "multi_agent";
-  replica.multi_agent = summary.multi_agent;
-  result.replicas.push_back(replica);
+  const ProcessResult result = junction_result(summary.multi_agent);
   const ProcessResult back = ProcessResult::from_json(result.to_json());
   ASSERT_TRUE(back.replicas.at(0).multi_agent.has_value());
   EXPECT_DOUBLE_EQ(back.replicas.at(0).multi_agent->epsilon, 0.05);
   EXPECT_DOUBLE_EQ(back.replicas.at(0).multi_agent->success_rate, 0.7);
+}
+
+// A run stopped before its step limit (stop.seconds) played no final evaluation: its figures are
+// of the last one before the stop, and a second line says so; the result's JSON keeps both keys,
+// and a result without them (an older version's) reads as a final evaluation.
+TEST(RunSummary, FiguresOfAnEvaluationBeforeTheStopAreSaidToBe) {
+  RunSummary summary;
+  summary.multi_agent = MultiAgentFigures{-30.0, 0.5, -45.0, 3.0, 20, 0.7, 0.2, 0.0, 20000, false};
+  const std::vector<std::string> lines = summary.detail_lines();
+  ASSERT_EQ(lines.size(), 2U);
+  EXPECT_EQ(lines[1],
+            "multi_agent: the run stopped before its final evaluation: these are of the "
+            "evaluation at 20000 joint steps");
+  const ProcessResult result = junction_result(summary.multi_agent);
+  const std::string json = result.to_json();
+  const ProcessResult back = ProcessResult::from_json(json);
+  ASSERT_TRUE(back.replicas.at(0).multi_agent.has_value());
+  EXPECT_EQ(back.replicas.at(0).multi_agent->evaluated_at, 20000);
+  EXPECT_FALSE(back.replicas.at(0).multi_agent->final_evaluation);
+  nlohmann::json older = nlohmann::json::parse(json);
+  nlohmann::json& figures = older["replicas"][0]["multi_agent"];
+  ASSERT_EQ(figures.erase("evaluated_at"), 1U) << json;
+  ASSERT_EQ(figures.erase("final_evaluation"), 1U) << json;
+  EXPECT_TRUE(ProcessResult::from_json(older.dump()).replicas.at(0).multi_agent->final_evaluation);
 }
 
 }  // namespace
