@@ -330,7 +330,7 @@ TEST(PrometheusScrape, ScrapesARealClusterAndAnswersEveryDashboardQuery) {
 }
 
 // The inference service's and the multi-agent panels, with a gateway serving an outside program:
-// a TrafficJunction4 env node (evaluating its policies every 20,000 joint steps) and one inference
+// a TrafficJunction4 env node (evaluating its policies every 2,000 joint steps) and one inference
 // server whose gateway a client asks for actions (and sends one short observation, refused):
 // every panel reading the service's families, the evaluations, episode lengths or collisions
 // returns data.
@@ -349,7 +349,7 @@ TEST(PrometheusScrape, ServingClusterAnswersTheInferenceServicePanels) {
                       << "nodes:\n"
                       << "  junction: {kind: multi_agent, data_port: " << port(2)
                       << ", metrics_port: " << port(3)
-                      << ", params: {env: TrafficJunction4-v1, eval_every: 20000, "
+                      << ", params: {env: TrafficJunction4-v1, eval_every: 2000, "
                          "eval_episodes: 2}}\n"
                       << "  inference: {kind: inference, data_port: " << port(4)
                       << ", metrics_port: " << port(6)
