@@ -11,7 +11,8 @@
 // process alone, from its replicas' own checkpoints, the others link to it again, and the run
 // reaches its env_steps stop with exit 0; the summary's restart names the process, the
 // checkpoint each replica started from and what was lost. With `restart: {max: 0}` the same kill
-// ends the run naming the process.
+// ends the run naming the process. A multi-agent cluster in actor mode (no checkpoints) restarts
+// its killed inference server from scratch and reaches its stop.
 #include <signal.h>
 
 #include <chrono>

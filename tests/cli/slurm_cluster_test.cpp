@@ -2,7 +2,8 @@
 // slurmd (nodes N1 and N2, each in its own network namespace, so each node's processes bind its
 // own address), writes the batch script with `tagflow slurm`, submits it and checks:
 //   - `sbatch --wait` ends with the summary (written to --summary) whose digest is the one of
-//     `tagflow up FILE --placement single`;
+//     `tagflow up FILE --placement single`, for the two-host file and for one host of two nodes
+//     that holds the coordinator;
 //   - `scancel` stops every process on every node within 5 s, none left behind;
 //   - a node process killed with SIGKILL ends the run within 2 s, and the coordinator's launcher
 //     names the process and its node.
