@@ -348,6 +348,11 @@ std::vector<K8sHost> k8s_hosts(const cluster::ClusterConfig& config, const K8sOp
   }
   bool any_metrics = false;
   for (const K8sHost& host : hosts) any_metrics = any_metrics || !host.metrics.empty();
+  if (options.pod_monitor && !any_metrics) {
+    notes.push_back(
+        "--pod-monitor: no process of the file has a metrics_port, so no PodMonitor "
+        "is written");
+  }
   // "::" listens on every address too (IPv4 as well, where the pod's kernel maps it).
   const std::string& bind = config.monitoring.bind;
   if (any_metrics && !cluster::binds_every_address(bind)) {

@@ -233,8 +233,9 @@ TEST_F(K8sManifests, KubernetesHostsNeedResourcesAsKubernetesQuantities) {
 }
 
 // The inference service's ports are declared on the container ("g" + port), and a gateway left on
-// its loopback default is named in a note that says how other pods would reach it.
-TEST_F(K8sManifests, AGatewayPortIsDeclaredAndALoopbackGatewayIsNamed) {
+// its loopback default is named in a note that says how other pods would reach it; the file has no
+// metrics port, which --pod-monitor's note names.
+TEST_F(K8sManifests, AGatewayPortIsDeclaredAndNotesNameALoopbackGatewayAndAnEmptyPodMonitor) {
   const std::string text =
       "cluster: serve\nhosts:\n  all: {kubernetes: {cpu: \"1\", memory: 1Gi}}\n"
       "coordinator: {host: all, port: 7800}\n"
@@ -264,6 +265,16 @@ TEST_F(K8sManifests, AGatewayPortIsDeclaredAndALoopbackGatewayIsNamed) {
   EXPECT_NE(said.find("inference-1's inference service binds 127.0.0.1 (gateway_bind; 127.0.0.1 "
                       "is its default): only programs in pod serve-all-0 reach it; with "
                       "gateway_bind: \"*\" other pods reach it at tcp://serve-all-0.serve:7831"),
+            std::string::npos)
+      << said;
+  // No process has a metrics port: --pod-monitor has nothing to list, and says so.
+  K8sOptions monitor;
+  monitor.pod_monitor = true;
+  notes.clear();
+  (void)k8s_hosts(config, monitor, notes);
+  said.clear();
+  for (const std::string& note : notes) said += note + "\n";
+  EXPECT_NE(said.find("--pod-monitor: no process of the file has a metrics_port"),
             std::string::npos)
       << said;
   // Bound to every address: no note.
