@@ -262,7 +262,11 @@ void run_pod(const PodArguments& arguments) {
   launch.manager = NodeManager::kubernetes;
   launch.log_dir = (fs::path(arguments.run_dir) / pod).string();
   launch.run_keys = arguments.keys;
-  launch.summary_path = (fs::path(arguments.run_dir) / "summary.json").string();
+  // The head (the coordinator's pod) writes the cluster's summary; another pod's launcher would
+  // only say that it writes none.
+  if (config.coordinator.host == arguments.host && index == 0) {
+    launch.summary_path = (fs::path(arguments.run_dir) / "summary.json").string();
+  }
   launch.quiet = true;
   launch.tagflow = own_executable();
   const int code = launch_cluster(launch);

@@ -346,6 +346,13 @@ TEST_F(K8sPods, TheRenderedPodsEndWithTheSingleProcessDigest) {
   EXPECT_EQ(summary_digest(run_dir(head) / "summary.json"), digest);
   const std::string log = read_text_file(dir_ / (head.name + ".log"));
   EXPECT_NE(log.find("digest " + digest), std::string::npos) << log;
+  // The other pod writes no summary, and does not say so as if one had been asked of it.
+  for (const Pod& pod : manifests.pods) {
+    if (pod.name == head.name) continue;
+    const std::string other = read_text_file(dir_ / (pod.name + ".log"));
+    EXPECT_EQ(other.find("--summary"), std::string::npos) << other;
+    EXPECT_FALSE(fs::exists(run_dir(pod) / "summary.json"));
+  }
   // Each pod's processes bound its own address, found by the pods' DNS names.
   const std::string started = read_text_file(run_dir(head) / "started");
   EXPECT_NE(started.find(namespaces_.address_a), std::string::npos) << started;
