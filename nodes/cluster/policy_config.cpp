@@ -356,12 +356,18 @@ void mark_joint_transitions(ClusterConfig& config) {
 }  // namespace
 
 void parse_policies(const YamlReader& top, ClusterConfig& config) {
-  bool has_multi_agent = false;
+  const NodeConfig* multi_agent = nullptr;  // the first multi-agent env node
   for (const NodeConfig& node : config.nodes) {
-    has_multi_agent = has_multi_agent || node.kind->multi_agent_env();
+    if (multi_agent == nullptr && node.kind->multi_agent_env()) multi_agent = &node;
   }
   if (!top.has("policies")) {
-    if (has_multi_agent) top.fail("policies", "a multi_agent node needs policies (missing)");
+    // At the line of the node that needs them: the missing key has no line of its own.
+    if (multi_agent != nullptr) {
+      throw ConfigError(config.file, multi_agent->line, "policies",
+                        "missing: the multi_agent node '" + multi_agent->name +
+                            "' (this line) needs a top-level `policies:` map (configs/README.md, "
+                            "\"Multi-agent clusters\")");
+    }
     if (top.has("agents")) top.fail("agents", "agents map to policies: give policies first");
     return;
   }

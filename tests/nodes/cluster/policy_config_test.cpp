@@ -84,6 +84,17 @@ TEST(PolicyConfig, EveryMultiAgentNodeStepsTheFirstOnesEnv) {
       << e.what();
 }
 
+// A multi-agent file without `policies:` is refused at the line of the env node that needs them
+// (line 5 here), not at the file's first line: the missing key has no line of its own.
+TEST(PolicyConfig, AMissingPoliciesMapIsNamedAtTheNodeThatNeedsIt) {
+  const ConfigError e = policy_error_of(marl_file(""));
+  EXPECT_EQ(e.line(), 5) << e.what();
+  EXPECT_NE(std::string(e.what()).find("m.yaml:5: policies: missing: the multi_agent node "
+                                       "'junction' (this line) needs a top-level `policies:` map"),
+            std::string::npos)
+      << e.what();
+}
+
 TEST(PolicyConfig, APerAgentPolicyBecomesOnePolicyPerAgent) {
   const ClusterConfig c =
       parse_cluster_config(marl_file("policies:\n  car: {per_agent: true}\n"), "m.yaml");
