@@ -264,7 +264,7 @@ void run_pod(const PodArguments& arguments) {
   launch.run_keys = arguments.keys;
   // The head (the coordinator's pod) writes the cluster's summary; another pod's launcher would
   // only say that it writes none.
-  if (config.coordinator.host == arguments.host && index == 0) {
+  if (cluster::is_coordinator_node(config, arguments.host, index)) {
     launch.summary_path = (fs::path(arguments.run_dir) / "summary.json").string();
   }
   launch.quiet = true;
@@ -277,7 +277,7 @@ void run_pod(const PodArguments& arguments) {
 std::vector<std::uint16_t> pod_metrics_ports(const cluster::ClusterConfig& config,
                                              const std::string& host, int index) {
   std::vector<std::uint16_t> ports;
-  if (config.coordinator.host == host && index == 0 && config.coordinator.metrics_port != 0) {
+  if (cluster::is_coordinator_node(config, host, index) && config.coordinator.metrics_port != 0) {
     ports.push_back(config.coordinator.metrics_port);
   }
   for (const cluster::ProcessPlan& process : cluster::plan_processes(config)) {

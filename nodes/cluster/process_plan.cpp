@@ -28,8 +28,12 @@ std::vector<ProcessPlan> plan_processes(const ClusterConfig& config) {
   return plans;
 }
 
+bool is_coordinator_node(const ClusterConfig& config, const std::string& host, int node) {
+  return host == config.coordinator.host && node == 0;
+}
+
 bool runs_with_coordinator(const ClusterConfig& config, const ProcessPlan& process) {
-  return process.host == config.coordinator.host && process.node == 0;
+  return is_coordinator_node(config, process.host, process.node);
 }
 
 std::string process_address(const ClusterConfig& config, const ProcessPlan& process) {

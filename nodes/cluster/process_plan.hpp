@@ -35,10 +35,13 @@ std::vector<ProcessPlan> plan_processes(const ClusterConfig& config);
 /// the allocation, its host's otherwise.
 std::string process_address(const ClusterConfig& config, const ProcessPlan& process);
 
+/// Whether node (Slurm node, Kubernetes pod) `node` of `host` is where the coordinator runs: node
+/// 0 of the coordinator's host (a host without nodes is its own node 0).
+bool is_coordinator_node(const ClusterConfig& config, const std::string& host, int node);
+
 /// Whether `process` runs beside the coordinator, started by the coordinator's launcher: on the
-/// coordinator's host and, where that host has several Slurm nodes or Kubernetes pods, on its
-/// first (the coordinator's). Every other process's launcher hands its result (and trace) to the
-/// coordinator (federation/PROTOCOL.md §8).
+/// coordinator's node (is_coordinator_node()). Every other process's launcher hands its result
+/// (and trace) to the coordinator (federation/PROTOCOL.md §8).
 bool runs_with_coordinator(const ClusterConfig& config, const ProcessPlan& process);
 
 /// The address of the process that hosts `replica` (process_address()); its host's when the
