@@ -515,6 +515,13 @@ void Coordinator::handle_resign(const std::string& identity, std::size_t federat
   if (stop_proposal_ && !stop_granted_ && stop_waiting_[federate]) {
     handle_stop(federate, make_tag_message(ControlType::kStopReply, *stop_proposal_));
   }
+  // The last message it is sent: it may close its control connection once it reads this, with
+  // nothing left unread (PROTOCOL.md §5 rule 6).
+  if (members_[federate].version >= kFirstFinishedVersion) {
+    ControlMessage finished;
+    finished.type = ControlType::kFinished;
+    send(identity, finished);
+  }
 }
 
 void Coordinator::handle_resumed(const std::string& identity, std::size_t federate,

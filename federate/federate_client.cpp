@@ -212,19 +212,35 @@ void FederateClient::resign() {
   // (TCP sends RST), and a coordinator behind on its reading lost this RESIGN that way, over TCP
   // and over the Unix-socket twins alike: it then declared this federate gone.
   // Until it reads the RESIGN it may still send grants and notices here; after, nothing more
-  // (PROTOCOL.md §5 rule 6). So the connection is read until it has been quiet for kResignQuiet,
-  // at most a heartbeat period, before the caller closes it.
-  const Clock::time_point deadline = Clock::now() + options_.heartbeat_timeout / 4;
+  // (PROTOCOL.md §5 rule 6). From version 7 on it says when it has read it: FINISHED (or FAILED,
+  // when the run ended first), the last message it sends here. Before, the connection is read
+  // until it has been quiet for kResignQuiet, at most a heartbeat period: a coordinator stalled
+  // longer than that (a loaded machine) still lost the RESIGN.
+  const bool answered = options_.protocol_version >= kFirstFinishedVersion;
+  const Clock::time_point deadline =
+      Clock::now() + (answered ? options_.heartbeat_timeout : options_.heartbeat_timeout / 4);
   Clock::time_point last = Clock::now();
   zmq::message_t frame;
-  while (true) {
+  while (!coordinator_lost_.load(std::memory_order_acquire)) {
     const Clock::time_point now = Clock::now();
-    if (now >= deadline || now - last >= kResignQuiet) return;
-    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
-        std::min(deadline - now, kResignQuiet - (now - last)));
+    if (now >= deadline || (!answered && now - last >= kResignQuiet)) return;
+    const auto left =
+        answered ? deadline - now : std::min(deadline - now, kResignQuiet - (now - last));
+    // In steps of at most 100 ms, to see a coordinator that stopped answering heartbeats.
+    const auto wait = std::min(std::chrono::duration_cast<std::chrono::milliseconds>(left),
+                               std::chrono::milliseconds(100));
     zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
     zmq::poll(&item, 1, std::max(wait, std::chrono::milliseconds(1)));
-    while (socket_.recv(frame, zmq::recv_flags::dontwait)) last = Clock::now();
+    while (socket_.recv(frame, zmq::recv_flags::dontwait)) {
+      last = Clock::now();
+      if (!answered) continue;
+      const std::optional<ControlMessage> last_word = decode_control(frame.data(), frame.size());
+      if (last_word &&
+          (last_word->type == ControlType::kFinished || last_word->type == ControlType::kFailed)) {
+        trace_control(trace::Kind::kControlReceive, *last_word, frame.size());
+        return;
+      }
+    }
   }
 }
 

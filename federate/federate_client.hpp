@@ -78,8 +78,9 @@ class FederateClient {
  public:
   /// How often join() sends JOIN again until START or REFUSED (PROTOCOL.md §2.1).
   static constexpr std::chrono::milliseconds kJoinRepeat{1000};
-  /// How long a resigned federate's control connection must have been quiet before it is closed
-  /// (resign()): the coordinator sends nothing more once it has read the RESIGN.
+  /// Speaking a version before 7: how long a resigned federate's control connection must have
+  /// been quiet before it is closed (resign()): the coordinator sends nothing more once it has
+  /// read the RESIGN, and before version 7 it does not say when that was.
   static constexpr std::chrono::milliseconds kResignQuiet{50};
 
   FederateClient(zmq::context_t& context, FederateOptions options);
@@ -113,9 +114,11 @@ class FederateClient {
   /// RESUMED (PROTOCOL.md §9.6): this federate loaded its part of the checkpoint resuming at
   /// `tag` and reported (IN_TRANSIT) every message the part held in transit.
   void send_resumed(const WireTag& tag);
-  /// RESIGN, then reads the control connection until it has been quiet for kResignQuiet (at
-  /// most heartbeat_timeout / 4), so that closing it cannot reset it while the RESIGN waits
-  /// unread (PROTOCOL.md §5 rule 6). What arrives meanwhile is not applied: this federate is done.
+  /// RESIGN, then reads the control connection until the coordinator's FINISHED or FAILED (at
+  /// most heartbeat_timeout, or until the coordinator stops answering heartbeats), so that
+  /// closing it cannot reset it while the RESIGN waits unread (PROTOCOL.md §5 rule 6); speaking
+  /// a version before 7, until it has been quiet for kResignQuiet (at most
+  /// heartbeat_timeout / 4). What arrives meanwhile is not applied: this federate is done.
   void resign();
   /// FAILED(this federate, `reason`): it stops with an error and the coordinator ends the run
   /// (PROTOCOL.md §3.4). Never throws (the coordinator may be gone already).

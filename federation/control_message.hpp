@@ -24,8 +24,9 @@ using transport::WireTag;
 /// The version this side speaks (PROTOCOL.md §2.5). The coordinator also accepts the ones before,
 /// down to kOldestProtocolVersion: a version-3 federate gets START without the federates'
 /// versions, and reads and sends data header 2 only (transport/WIRE.md §2); a federate before
-/// kFirstFloorVersion gets no FLOOR; one before kFirstInlineVersion reads no data header 4.
-inline constexpr std::uint32_t kProtocolVersion = 6;
+/// kFirstFloorVersion gets no FLOOR; one before kFirstInlineVersion reads no data header 4; one
+/// before kFirstFinishedVersion gets no FINISHED after its RESIGN.
+inline constexpr std::uint32_t kProtocolVersion = 7;
 inline constexpr std::uint32_t kOldestProtocolVersion = 3;
 /// The first version whose START lists every federate's version and whose federates read data
 /// header 3 (a value's `done`).
@@ -34,6 +35,8 @@ inline constexpr std::uint32_t kFirstDoneVersion = 4;
 inline constexpr std::uint32_t kFirstFloorVersion = 5;
 /// The first version whose federates read data header 4 (payloads in the header's frame).
 inline constexpr std::uint32_t kFirstInlineVersion = 6;
+/// The first version the coordinator answers RESIGN with FINISHED (PROTOCOL.md §5 rule 6).
+inline constexpr std::uint32_t kFirstFinishedVersion = 7;
 /// In-transit reports one LTC may carry (so that an LTC frame stays far below the frame limit).
 inline constexpr std::size_t kMaxInTransitPerLtc = 128;
 
@@ -53,7 +56,7 @@ enum class ControlType : std::uint8_t {
   kResign = 12,        ///< F→C: leaving cleanly after its last tag
   kHeartbeat = 13,     ///< both ways, on the heartbeat connection
   kFailed = 14,        ///< C→F: federate (who failed), text (why); the run is over
-  kFinished = 15,      ///< C→F: every federate resigned; the run is over
+  kFinished = 15,      ///< C→F (version 7 on): RESIGN read; the last message to that federate
   kResult = 16,        ///< L→C: process (name), text (its result JSON, a binary field)
   kResultStored = 17,  ///< C→L: process (name), text (where the cluster's summary is written)
   kCheckpointWritten = 18,  ///< F→C: tag (the checkpoint's), part size, part checksum

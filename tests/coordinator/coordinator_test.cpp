@@ -1033,7 +1033,7 @@ TEST(Coordinator, AcceptsTheCurrentAndTheVersionsBeforeDownTo3AndRefusesOthersNa
     } catch (const FederationError& e) {
       const std::string text = e.what();
       EXPECT_NE(text.find("federate 'b' speaks protocol version " + std::to_string(refused) +
-                          "; this coordinator speaks version 6 and accepts versions 3 to 6"),
+                          "; this coordinator speaks version 7 and accepts versions 3 to 7"),
                 std::string::npos)
           << text;
     }
@@ -1049,8 +1049,8 @@ TEST(Coordinator, AcceptsTheCurrentAndTheVersionsBeforeDownTo3AndRefusesOthersNa
   ASSERT_NO_THROW(start_a = a.join(10s));
   const ControlMessage start_b = joined_b.get();
   EXPECT_TRUE(start_a.versions.empty());
-  EXPECT_EQ(start_b.versions,
-            (std::vector<std::pair<std::string, std::uint64_t>>{{"a", 3}, {"b", 6}}));
+  EXPECT_EQ(start_b.versions, (std::vector<std::pair<std::string, std::uint64_t>>{
+                                  {"a", 3}, {"b", kProtocolVersion}}));
   EXPECT_EQ(start_a.endpoints, start_b.endpoints);
 }
 
@@ -1176,6 +1176,36 @@ int report_requests_to(std::uint32_t version) {
 TEST(Coordinator, AsksAFederateThatMayDeferForItsReportWhenAnotherWaitsForIt) {
   EXPECT_EQ(report_requests_to(kOldestProtocolVersion), 1);
   EXPECT_EQ(report_requests_to(kProtocolVersion), 1);
+}
+
+/// The types of what federate `a` (a raw DEALER joining with `version`) reads after its RESIGN,
+/// until nothing has come for 500 ms; then `b` resigns too, and the run ends well.
+std::vector<ControlType> read_after_resign(std::uint32_t version) {
+  RawAAndB federates(version);
+  zmq::socket_t& a = federates.a;
+  ControlMessage resign;
+  resign.type = ControlType::kResign;
+  a.send(zmq::buffer(encode_control(resign)), zmq::send_flags::none);
+  a.set(zmq::sockopt::rcvtimeo, 500);
+  std::vector<ControlType> types;
+  for (std::optional<ControlMessage> m = next_message(a); m; m = next_message(a)) {
+    types.push_back(m->type);
+  }
+  federates.b.resign();  // of the current version: it returns on its own FINISHED
+  const std::optional<CoordinatorResult> result = federates.running.result(10s);
+  EXPECT_TRUE(result && result->ok) << (result ? result->error : "no result within 10 s");
+  return types;
+}
+
+// PROTOCOL.md §5 rule 6: a federate of version 7 or later is answered FINISHED once its RESIGN
+// is read, and is sent nothing after it; one of an older version is sent no FINISHED.
+TEST(Coordinator, AnswersARESIGNWithFinishedToFederatesOfVersion7AndLater) {
+  const std::vector<ControlType> current = read_after_resign(kProtocolVersion);
+  ASSERT_FALSE(current.empty()) << "nothing after the RESIGN";
+  EXPECT_EQ(current.back(), ControlType::kFinished);
+  EXPECT_EQ(std::count(current.begin(), current.end(), ControlType::kFinished), 1);
+  const std::vector<ControlType> older = read_after_resign(kFirstFinishedVersion - 1);
+  EXPECT_EQ(std::count(older.begin(), older.end(), ControlType::kFinished), 0);
 }
 
 TEST(Coordinator, WrongCurveKeyIsRefusedAndTheRightOneAdmitted) {

@@ -750,27 +750,30 @@ namespace {
 // A coordinator behind on its reading still sends a federate grants and notices until it reads
 // that federate's RESIGN. A federate that closed its control connection at once, with those
 // unread, would reset it (TCP RST), and the coordinator would lose what it had not read yet: the
-// RESIGN behind its backlog (PROTOCOL.md §5 rule 6). resign() reads until the coordinator has
-// gone quiet, so every frame arrives. Over TCP (the stand-in has no Unix-socket twin).
+// RESIGN behind its backlog (PROTOCOL.md §5 rule 6). resign() reads until the coordinator's
+// FINISHED, which it sends once it has read the RESIGN, so every frame arrives however slowly it
+// reads. Over TCP (the stand-in has no Unix-socket twin).
 TEST(FederateClientResign, ARESIGNBehindABacklogReachesACoordinatorThatKeepsSendingUntilItReadsIt) {
   constexpr int kBacklog = 3000;  // three times ZeroMQ's default receive high-water mark
   zmq::context_t coordinator_context;
   zmq::socket_t router(coordinator_context, zmq::socket_type::router);
-  router.set(zmq::sockopt::linger, 0);
+  router.set(zmq::sockopt::linger, 1000);
   router.bind("tcp://127.0.0.1:*");
   FederationSpec spec = parse_federation_spec(kLink);
   spec.address = router.get(zmq::sockopt::last_endpoint);
   FederateOptions options = FederateOptions::from_spec(spec, "a");
-  options.heartbeat_timeout = 8s;  // resign() waits at most 2 s for the quiet
-  const std::string notice = encode_control(make_tag_message(ControlType::kFloor, {0, 0}));
-  const auto send_notice = [&] {
+  options.heartbeat_timeout = 20s;  // resign() waits at most that long for FINISHED
+  const auto send_to_a = [&](const std::string& frame) {
     router.send(zmq::buffer(std::string("a")), zmq::send_flags::sndmore);
-    router.send(zmq::buffer(notice), zmq::send_flags::dontwait);
+    router.send(zmq::buffer(frame), zmq::send_flags::dontwait);
   };
+  const std::string notice = encode_control(make_tag_message(ControlType::kFloor, {0, 0}));
+  ControlMessage finished;
+  finished.type = ControlType::kFinished;
   std::atomic<int> read{0};
   std::atomic<bool> resigned{false};
   std::thread coordinator([&] {
-    const auto give_up = std::chrono::steady_clock::now() + 15s;
+    const auto give_up = std::chrono::steady_clock::now() + 30s;
     zmq::pollitem_t item{router.handle(), 0, ZMQ_POLLIN, 0};
     bool flooded = false;
     while (!resigned && std::chrono::steady_clock::now() < give_up) {
@@ -782,27 +785,65 @@ TEST(FederateClientResign, ARESIGNBehindABacklogReachesACoordinatorThatKeepsSend
       if (identity.to_string() != "a") continue;  // its heartbeat connection
       if (!flooded) {
         // Grants for its whole backlog at once: more than the federate's socket takes in.
-        for (int i = 0; i < 1500; ++i) send_notice();
+        for (int i = 0; i < 1500; ++i) send_to_a(notice);
         flooded = true;
       }
       const std::optional<ControlMessage> message = decode_control(body.data(), body.size());
       ASSERT_TRUE(message);
       ++read;
-      if (message->type == ControlType::kResign) resigned = true;
-      send_notice();  // one more for each message read, as a behind coordinator grants
+      if (message->type == ControlType::kResign) {
+        resigned = true;
+        send_to_a(encode_control(finished));
+      } else {
+        send_to_a(notice);  // one more for each message read, as a behind coordinator grants
+      }
       std::this_thread::sleep_for(100us);
     }
   });
+  std::chrono::steady_clock::duration resigning{};
   {
     zmq::context_t federate_context;
     FederateClient client(federate_context, options);
     for (int i = 0; i < kBacklog; ++i) client.send_resumed({i, 0});
+    const auto before = std::chrono::steady_clock::now();
     client.resign();
+    resigning = std::chrono::steady_clock::now() - before;
   }  // closes the connection, and ends the context once what it queued is sent
   coordinator.join();
   EXPECT_TRUE(resigned) << "the RESIGN never arrived; " << read << " frames of " << kBacklog + 1
                         << " did";
   EXPECT_EQ(read, kBacklog + 1);
+  EXPECT_LT(resigning, options.heartbeat_timeout) << "resign() waited out its limit: no FINISHED";
+}
+
+// A federate of a version before 7 gets no FINISHED: it reads until nothing has come for
+// kResignQuiet and closes, long before its limit of heartbeat_timeout / 4; its RESIGN arrives.
+TEST(FederateClientResign, AFederateOfVersion6ClosesAfterTheQuietWithoutFinished) {
+  zmq::context_t coordinator_context;
+  zmq::socket_t router(coordinator_context, zmq::socket_type::router);
+  router.set(zmq::sockopt::linger, 0);
+  router.set(zmq::sockopt::rcvtimeo, 10000);
+  router.bind("tcp://127.0.0.1:*");
+  FederationSpec spec = parse_federation_spec(kLink);
+  spec.address = router.get(zmq::sockopt::last_endpoint);
+  FederateOptions options = FederateOptions::from_spec(spec, "a");
+  options.heartbeat_timeout = 400s;  // a limit of 100 s, which the quiet must end long before
+  options.protocol_version = kFirstFinishedVersion - 1;
+  zmq::context_t federate_context;
+  FederateClient client(federate_context, options);
+  const auto before = std::chrono::steady_clock::now();
+  client.resign();
+  EXPECT_LT(std::chrono::steady_clock::now() - before, 50s);
+  std::optional<ControlMessage> message;
+  zmq::message_t identity;
+  zmq::message_t body;
+  while (router.recv(identity) && router.recv(body)) {
+    if (identity.to_string() != "a") continue;  // its heartbeat connection
+    message = decode_control(body.data(), body.size());
+    break;
+  }
+  ASSERT_TRUE(message) << "no RESIGN within 10 s";
+  EXPECT_EQ(message->type, ControlType::kResign);
 }
 
 }  // namespace
