@@ -152,6 +152,10 @@ std::string slurm_batch_script(const cluster::ClusterConfig& config,
   out << "set -euo pipefail\n"
       << "umask 077  # the run directory and the job's keys: its user's only\n"
       << "run_dir=\"${SLURM_SUBMIT_DIR:-$PWD}/runs/" << config.name << "-${SLURM_JOB_ID}\"\n"
+      << "# A requeued job (a node failed, scontrol requeue) runs again from the start, in a\n"
+      << "# directory of its own: the earlier attempt's is left as it was.\n"
+      << "if [ \"${SLURM_RESTART_COUNT:-0}\" -gt 0 ]; then "
+         "run_dir=\"$run_dir-requeue${SLURM_RESTART_COUNT}\"; fi\n"
       << "mkdir -p \"$run_dir\"\n"
       << launcher << " --mint-keys\n"
       << "srun " << step << " " << launcher
