@@ -104,16 +104,16 @@ class TraceFileReader {
       event_ = TraceEvent{};
       field_ = 0;
     } else if (section_ == Section::kEvents) {
-      return fail(depth_ == 4
-                      ? "event " + std::to_string(file_.events.size()) + " has an array as a field"
-                      : "\"events\" is not an array of events");
+      return fail(depth_ == 4 ? "event " + std::to_string(file_.events.size() + 1) +
+                                    " (counted from 1) has an array as a field"
+                              : "\"events\" is not an array of events");
     }
     return true;
   }
   bool end_array() {
     if (section_ == Section::kEvents && depth_ == 3) {
       if (field_ != 10) {
-        return fail("event " + std::to_string(file_.events.size()) + " has " +
+        return fail("event " + std::to_string(file_.events.size() + 1) + " (counted from 1) has " +
                     std::to_string(field_) + " fields, not 10");
       }
       file_.events.push_back(event_);

@@ -1295,6 +1295,26 @@ void ClusterLaunch::merge_trace() {
     const tracing::MergeReport merged = tracing::merge_traces(log_dir_);
     std::cerr << "tagflow up: trace of " << merged.processes << " processes, " << merged.events
               << " events in " << merged.path << " (tagflow trace summary " << log_dir_ << ")\n";
+    // The processes whose file the merge lacks: every process's on the coordinator's host in
+    // reactor mode (its own and the coordinator's in actor mode).
+    std::vector<std::string> expected;
+    if (reactor_) expected.emplace_back("coordinator");
+    for (const cluster::ProcessPlan& process :
+         reactor_ ? cluster::plan_processes(config_) : plan_.processes) {
+      expected.push_back(process.name);
+    }
+    std::string missing;
+    for (const std::string& name : expected) {
+      if (!std::filesystem::exists(std::filesystem::path(log_dir_) / "trace" /
+                                   (name + ".trace.json"))) {
+        missing += (missing.empty() ? "" : ", ") + name;
+      }
+    }
+    if (!missing.empty()) {
+      std::cerr << "tagflow up: no trace file from " << missing
+                << ": stopped before it recorded (a signal while it started, or SIGKILL), or on a "
+                   "host whose files did not arrive\n";
+    }
   } catch (const std::exception& e) {
     std::cerr << "tagflow up: the trace could not be merged: " << e.what() << "\n";
   }

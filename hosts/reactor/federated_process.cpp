@@ -316,14 +316,16 @@ ProcessResult run_federated_process(const ClusterConfig& config,
   const cluster::LinkPlan links = cluster::plan_links(config);
   const ClusterFacts facts = ClusterFacts::of(config);
   const coordinator::FederationSpec spec = cluster::federation_spec(config);
-  std::vector<std::unique_ptr<ReplicaRun>> runs =
-      build_replicas(config, process, links, facts, spec, options);
   std::optional<ProcessTrace> trace;
   if (!options.trace_dir.empty()) {
     // A reactor-mode process does not stop on SIGTERM by itself: the signal writes its trace.
+    // Before the replicas are built (a network loaded, the federates joined), so that a signal
+    // while they start leaves the file too.
     trace.emplace(options.trace_dir, process.name, config.hosts.size() > 1 ? process.host : "",
                   config.trace.events_per_thread, true);
   }
+  std::vector<std::unique_ptr<ReplicaRun>> runs =
+      build_replicas(config, process, links, facts, spec, options);
   const auto start = std::chrono::steady_clock::now();
   const bool timed_out = run_replicas(config, spec, links, options, runs, start);
   rethrow_replica_errors(runs);

@@ -3,7 +3,8 @@
 // it, each send before its receive; `tagflow trace summary` reads it; two runs that part on
 // purpose (a sampler reseeded from an env step) are told apart by `tagflow diff`, at the tag and
 // on the connection where they part, and two runs of the same file match. Ctrl-C on a run still
-// leaves every process's trace, merged.
+// leaves every process's trace, merged, and SIGTERM to a process waiting to join its file; a
+// SIGKILLed process's missing file is named.
 #include <signal.h>
 #include <unistd.h>
 
@@ -56,6 +57,13 @@ std::string traced_cluster(int base, const std::string& trace,
 }
 
 class Traced : public ::testing::Test {
+ public:
+  const fs::path& dir() const { return dir_; }
+  std::string file(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+    return (dir_ / name).string();
+  }
+
  protected:
   void TearDown() override { testing::remove_unless_failed(dir_); }
   void SetUp() override {
@@ -76,11 +84,6 @@ class Traced : public ::testing::Test {
   }
   std::string out(const std::string& tag) { return read_text_file(dir_ / (tag + ".out")); }
   std::string err(const std::string& tag) { return read_text_file(dir_ / (tag + ".err")); }
-  std::string file(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ / name) << text;
-    return (dir_ / name).string();
-  }
-
   fs::path dir_;
   int base_ = 0;
 };
@@ -220,27 +223,37 @@ TEST_F(Traced, AnActorModeRunRecordsEachHandlerAndEachMessageBetweenActors) {
   EXPECT_GE(to_replay, handled);  // the transitions, and the samplers' offers
 }
 
-TEST_F(Traced, CtrlCOnAReactorRunStillLeavesEveryProcesssTraceMerged) {
+/// `tagflow up` of the traced cluster running until stopped, its run directory DIR/run; its pid
+/// once every federate joined (`running` false when that did not come within 60 s).
+pid_t start_long_run(Traced& test, int base, bool& running) {
   // Each thread keeps its latest 20,000 events: the default 200,000 made a second of this run a
-  // 160 MB trace, whose parsing below cost more CPU than the rest of the test.
-  std::string yaml = traced_cluster(base_, "{events: 20000}");
+  // 160 MB trace, whose parsing cost more CPU than the rest of a test.
+  std::string yaml = traced_cluster(base, "{events: 20000}");
   yaml.replace(yaml.find("env_steps: 1600"), 15, "env_steps: 100000000");  // runs until stopped
-  const std::string cluster = file("long.yaml", yaml);
-  const fs::path run = dir_ / "run";
+  const std::string cluster = test.file("long.yaml", yaml);
+  const fs::path run = test.dir() / "run";
   const pid_t up = testing::spawn_with_output({std::string(TAGFLOW_BIN_DIR) + "/tagflow", "up",
                                                cluster, "--log-dir", run.string(), "--quiet"},
-                                              dir_ / "up.out", dir_ / "up.err");
-  const bool running = testing::eventually(
+                                              test.dir() / "up.out", test.dir() / "up.err");
+  running = testing::eventually(
       [&] {
         return read_text_file(run / "coordinator.log").find("all federates joined") !=
                std::string::npos;
       },
       60s);
+  return up;
+}
+
+TEST_F(Traced, CtrlCOnAReactorRunStillLeavesEveryProcesssTraceMerged) {
+  bool running = false;
+  const pid_t up = start_long_run(*this, base_, running);
+  const fs::path run = dir_ / "run";
   std::this_thread::sleep_for(1s);  // rounds to record
   ::kill(up, SIGINT);
   ASSERT_TRUE(running) << err("up");
   ASSERT_EQ(testing::wait_exit(up, 60s), 130) << err("up");
   EXPECT_NE(err("up").find("trace of 4 processes"), std::string::npos) << err("up");
+  EXPECT_EQ(err("up").find("no trace file from"), std::string::npos) << err("up");
   for (const std::string process : {"coordinator", "sampler-0", "sampler-1", "replay"}) {
     EXPECT_TRUE(fs::exists(run / "trace" / (process + ".trace.json"))) << process;
   }
@@ -256,6 +269,42 @@ TEST_F(Traced, CtrlCOnAReactorRunStillLeavesEveryProcesssTraceMerged) {
   EXPECT_GT(kinds["reaction"], 100U);
   EXPECT_GT(kinds["send"], 10U);
   EXPECT_GT(kinds["control_send"], 10U);
+}
+
+// A process SIGKILLed during a traced run leaves no trace file: the launcher merges the others'
+// and names the one missing (tracing/README.md, "The files a traced run leaves").
+TEST_F(Traced, TheLauncherNamesAProcessThatLeftNoTraceFile) {
+  bool running = false;
+  const pid_t up = start_long_run(*this, base_, running);
+  const fs::path run = dir_ / "run";
+  if (!running) ::kill(up, SIGKILL);
+  ASSERT_TRUE(running) << err("up");
+  const std::map<std::string, pid_t> pids = testing::recorded_pids(run);
+  ASSERT_EQ(pids.count("sampler-1"), 1U) << read_text_file(run / "pids");
+  ASSERT_EQ(::kill(pids.at("sampler-1"), SIGKILL), 0);
+  EXPECT_EQ(testing::wait_exit(up, 60s), 1) << err("up");
+  EXPECT_NE(err("up").find("trace of 3 processes"), std::string::npos) << err("up");
+  EXPECT_NE(err("up").find("tagflow up: no trace file from sampler-1: stopped before it recorded"),
+            std::string::npos)
+      << err("up");
+}
+
+// A process stopped while it waits for a coordinator that never comes leaves its trace file.
+TEST_F(Traced, AProcessStoppedWhileItWaitsToJoinLeavesItsTraceFile) {
+  const std::string cluster = file("c.yaml", traced_cluster(base_, "true"));
+  const fs::path trace = dir_ / "trace";
+  const pid_t node =
+      testing::spawn_with_output({std::string(TAGFLOW_BIN_DIR) + "/tagflow", "node", "--config",
+                                  cluster, "--name", "replay", "--trace", trace.string()},
+                                 dir_ / "node.out", dir_ / "node.err");
+  std::this_thread::sleep_for(2s);  // past its start (reading its file takes milliseconds)
+  ASSERT_EQ(::kill(node, SIGTERM), 0);
+  EXPECT_EQ(testing::wait_exit(node, 30s), 128 + SIGTERM) << err("node");
+  const std::string text = read_text_file(trace / "replay.trace.json");
+  ASSERT_FALSE(text.empty()) << "no trace file; " << err("node");
+  const nlohmann::json written = nlohmann::json::parse(text);
+  EXPECT_EQ(written.at("format"), "tagflow-trace-1");
+  EXPECT_EQ(written.at("process"), "replay");
 }
 
 /// The tag of the `index`-th message `sender` sent to `receiver` in a run (its values.tsv).

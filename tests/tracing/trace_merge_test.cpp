@@ -241,7 +241,10 @@ TEST(TraceMerge, ThreadIdsAreMappedToTracksAndEveryMalformedFileIsNamed) {
   bad("{\"format\":\"tagflow-trace-1\"", "is not JSON");
   bad("{\"format\":\"tagflow-trace-2\",\"process\":\"x\",\"threads\":[],\"events\":[]}",
       "tagflow-trace-1");
-  bad(head + "[\"reaction\",1,2,0,3,0,\"x\",\"\",0]]}", "has 9 fields, not 10");
+  bad(head + "[\"reaction\",1,2,0,3,0,\"x\",\"\",0]]}",
+      "event 1 (counted from 1) has 9 fields, not 10");
+  bad(head + "[\"reaction\",1,2,0,3,0,\"x\",\"\",0,0],[\"reaction\",[1],2,0,3,0,\"x\",\"\",0,0]]}",
+      "event 2 (counted from 1) has an array as a field");
   bad(head + "[\"meditation\",1,2,0,3,0,\"x\",\"\",0,0]]}", "unknown kind \"meditation\"");
   bad(head + "[\"reaction\",1,2,5,3,0,\"x\",\"\",0,0]]}", "of thread 5, which it does not list");
   bad(head + "[\"reaction\",1,\"long\",0,3,0,\"x\",\"\",0,0]]}", "bad duration_ns");
