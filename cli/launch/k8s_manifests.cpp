@@ -271,6 +271,10 @@ std::vector<K8sHost> k8s_hosts(const cluster::ClusterConfig& config, const K8sOp
       throw std::invalid_argument(std::string(flag) + " '" + value +
                                   "' is not a Kubernetes quantity (e.g. 2, 500m, 4Gi)");
     }
+    if (cluster::is_zero_kubernetes_quantity(value)) {
+      throw std::invalid_argument(std::string(flag) + " '" + value +
+                                  "' asks for nothing: each pod needs more than 0");
+    }
   }
   if (!is_dns_label(options.name_space, false)) {
     throw std::invalid_argument("--namespace '" + escape_for_log(options.name_space) +

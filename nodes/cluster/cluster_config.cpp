@@ -115,6 +115,8 @@ KubernetesRequest parse_kubernetes(const YamlReader& host) {
     const std::string value = kubernetes.string(key);
     if (!is_kubernetes_quantity(value))
       kubernetes.fail(key, "'" + value + "' is not a Kubernetes quantity");
+    if (is_zero_kubernetes_quantity(value))
+      kubernetes.fail(key, "'" + value + "' asks for nothing: each pod needs more than 0");
   }
   request.cpu = kubernetes.string("cpu");
   request.memory = kubernetes.string("memory");
@@ -123,20 +125,40 @@ KubernetesRequest parse_kubernetes(const YamlReader& host) {
   return request;
 }
 
-/// "HOST=ADDR,ADDR;HOST=ADDR" (kNodeAddressesVariable) into host -> addresses.
-std::map<std::string, std::vector<std::string>> node_addresses_given() {
+/// "HOST=ADDR,ADDR;HOST=ADDR" (kNodeAddressesVariable) into host -> addresses. A value that is
+/// not of that form, or that names a host `hosts` does not have, is refused at the `hosts:` map:
+/// read as unset, it gave addresses nobody listens on without a word.
+std::map<std::string, std::vector<std::string>> node_addresses_given(const YamlReader& hosts) {
   std::map<std::string, std::vector<std::string>> out;
-  const char* value = std::getenv(kNodeAddressesVariable);
-  if (value == nullptr) value = std::getenv(kSlurmAddressesVariable);
-  std::stringstream hosts(value == nullptr ? "" : value);
+  const char* name = kNodeAddressesVariable;
+  const char* value = std::getenv(name);
+  if (value == nullptr) value = std::getenv(name = kSlurmAddressesVariable);
+  if (value == nullptr) return out;
+  const std::string text = value;
+  const auto refuse = [&](const std::string& why) {
+    hosts.fail_here(std::string(name) + "='" + escape_for_log(text, 256) + "' " + why +
+                    " (the form is HOST=ADDR[,ADDR...][;HOST=ADDR...], as a Slurm job's "
+                    "runs/CLUSTER-JOBID/addresses holds it)");
+  };
+  std::stringstream entries(text);
   std::string entry;
-  while (std::getline(hosts, entry, ';')) {
+  while (std::getline(entries, entry, ';')) {
+    if (entry.empty()) continue;  // a trailing ';'
     const auto equals = entry.find('=');
-    if (equals == std::string::npos) continue;
+    if (equals == std::string::npos || equals == 0) {
+      refuse("has '" + escape_for_log(entry, 128) + "', which is no HOST=ADDR");
+    }
+    const std::string host = entry.substr(0, equals);
+    if (!hosts.node()[host])
+      refuse("names host '" + escape_for_log(host, 128) + "', which the file does not have");
     std::stringstream addresses(entry.substr(equals + 1));
     std::string address;
-    auto& list = out[entry.substr(0, equals)];
-    while (std::getline(addresses, address, ',')) list.push_back(address);
+    auto& list = out[host];
+    while (std::getline(addresses, address, ',')) {
+      if (address.empty()) refuse("gives host '" + host + "' an empty address");
+      list.push_back(address);
+    }
+    if (list.empty()) refuse("gives host '" + host + "' no address");
   }
   return out;
 }
@@ -151,7 +173,7 @@ void parse_hosts(const YamlReader& top, ClusterConfig& config) {
     return;
   }
   const YamlReader hosts = top.map("hosts");
-  const auto allocated = node_addresses_given();
+  const auto allocated = node_addresses_given(hosts);
   for (const auto& entry : hosts.node()) {
     const std::string name = entry.first.Scalar();
     // A host's name goes into file names (LOG_DIR/host-NAME.log, a far half's log directory),
@@ -462,6 +484,13 @@ bool is_kubernetes_quantity(const std::string& value) {
   static const std::regex pattern(
       R"(^[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$)");
   return std::regex_match(value, pattern);
+}
+
+bool is_zero_kubernetes_quantity(const std::string& value) {
+  if (!is_kubernetes_quantity(value)) return false;
+  // The number before the suffix or exponent: zero when it has no digit but 0.
+  const std::string number = value.substr(0, value.find_first_not_of("+0123456789."));
+  return number.find_first_of("123456789") == std::string::npos;
 }
 
 int node_count(const HostConfig& host) {

@@ -102,6 +102,9 @@ struct HostConfig {
 
 /// True for a Kubernetes quantity as the API server accepts it ("2", "500m", "4Gi", "1e9").
 bool is_kubernetes_quantity(const std::string& value);
+/// True for a Kubernetes quantity of 0 ("0", "0.0Gi", "0e3"): a pod's CPU or memory that asks for
+/// nothing. False for any other text.
+bool is_zero_kubernetes_quantity(const std::string& value);
 
 /// The nodes (Slurm) or pods (Kubernetes) a host's processes are dealt over: 1 for a host with
 /// an address.

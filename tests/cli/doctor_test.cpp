@@ -474,6 +474,18 @@ TEST(MonitoringCommand, PrometheusConfigOfASlurmFileWithoutNodeAddressesSaysSo) 
   EXPECT_EQ(given.exit_code, 0) << given.output;
   EXPECT_EQ(given.output.find("note:"), std::string::npos) << given.output;
   EXPECT_NE(given.output.find("10.0.0.2:"), std::string::npos) << given.output;
+  // A value not of the form, or naming a host the file lacks, is refused (it was read as unset).
+  for (const auto& [value, why] : std::vector<std::pair<std::string, std::string>>{
+           {"garbage", "has 'garbage', which is no HOST=ADDR"},
+           {"learn=10.0.0.1;cat=10.0.0.2", "names host 'cat', which the file does not have"},
+           {"learn=", "gives host 'learn' no address"}}) {
+    const auto refused = run_command("TAGFLOW_NODE_ADDRESSES='" + value + "' " + tagflow_binary() +
+                                     " monitoring prometheus-config " + file + " 2>&1");
+    EXPECT_EQ(refused.exit_code, 2) << refused.output;
+    EXPECT_NE(refused.output.find("hosts: TAGFLOW_NODE_ADDRESSES='" + value + "' " + why),
+              std::string::npos)
+        << refused.output;
+  }
 }
 
 TEST(DoctorCommand, ExitsNonZeroWhenLibTorchCannotRun) {

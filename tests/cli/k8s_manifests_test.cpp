@@ -150,6 +150,19 @@ TEST_F(K8sManifests, AnAddressHostIsOnePodWithTheCommandLinesResources) {
     EXPECT_EQ(std::string(e.what()),
               "--memory 'lots' is not a Kubernetes quantity (e.g. 2, 500m, 4Gi)");
   }
+  // A quantity of 0 asks for nothing: a pod that could not run.
+  for (const std::string zero : {"0", "0.0Gi", "+0e3", ".0m"}) {
+    options.memory = zero;
+    try {
+      (void)k8s_hosts(load(text), options, notes);
+      ADD_FAILURE() << "--memory " << zero << " was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "--memory '" + zero + "' asks for nothing: each pod needs more than 0");
+    }
+  }
+  options.memory = "0.5Gi";
+  EXPECT_EQ(k8s_hosts(load(text), options, notes)[0].memory, "0.5Gi");
 }
 
 TEST_F(K8sManifests, FilesThatCannotBePlacedAreRefusedWithLineAndKey) {
@@ -223,6 +236,10 @@ TEST_F(K8sManifests, KubernetesHostsNeedResourcesAsKubernetesQuantities) {
   EXPECT_NE(error("act: {kubernetes: {cpu: 1, memory: lots}}")
                 .find("hosts.act.kubernetes.memory: 'lots' is not a Kubernetes quantity"),
             std::string::npos);
+  EXPECT_NE(error("act: {kubernetes: {cpu: \"0\", memory: 1Gi}}")
+                .find("hosts.act.kubernetes.cpu: '0' asks for nothing: each pod needs more than 0"),
+            std::string::npos)
+      << error("act: {kubernetes: {cpu: \"0\", memory: 1Gi}}");
   EXPECT_NE(error("act: {kubernetes: {cpu: 1, memory: 1Gi, replicas: 2}}")
                 .find("hosts.act.kubernetes.replicas"),
             std::string::npos);
