@@ -575,8 +575,11 @@ hosts::ProcessResult run_actor_process(const cluster::ClusterConfig& config,
                                        const ActorProcessOptions& options) {
   std::optional<ProcessTrace> trace;  // outlives the actor system
   if (!options.trace_dir.empty()) {
+    // A signal while the process starts (spawning, linking to its peers) writes the trace and
+    // ends it; once it runs, its own handler (ActorProcess::run) stops the run and the trace is
+    // written at the end.
     trace.emplace(options.trace_dir, plan.name, config.hosts.size() > 1 ? plan.host : "",
-                  config.trace.events_per_thread);
+                  config.trace.events_per_thread, true);
   }
   ActorProcess process(config, plan, options);
   process.start();

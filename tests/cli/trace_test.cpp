@@ -289,22 +289,28 @@ TEST_F(Traced, TheLauncherNamesAProcessThatLeftNoTraceFile) {
       << err("up");
 }
 
-// A process stopped while it waits for a coordinator that never comes leaves its trace file.
-TEST_F(Traced, AProcessStoppedWhileItWaitsToJoinLeavesItsTraceFile) {
-  const std::string cluster = file("c.yaml", traced_cluster(base_, "true"));
-  const fs::path trace = dir_ / "trace";
-  const pid_t node =
-      testing::spawn_with_output({std::string(TAGFLOW_BIN_DIR) + "/tagflow", "node", "--config",
-                                  cluster, "--name", "replay", "--trace", trace.string()},
-                                 dir_ / "node.out", dir_ / "node.err");
-  std::this_thread::sleep_for(2s);  // past its start (reading its file takes milliseconds)
-  ASSERT_EQ(::kill(node, SIGTERM), 0);
-  EXPECT_EQ(testing::wait_exit(node, 30s), 128 + SIGTERM) << err("node");
-  const std::string text = read_text_file(trace / "replay.trace.json");
-  ASSERT_FALSE(text.empty()) << "no trace file; " << err("node");
-  const nlohmann::json written = nlohmann::json::parse(text);
-  EXPECT_EQ(written.at("format"), "tagflow-trace-1");
-  EXPECT_EQ(written.at("process"), "replay");
+// A process stopped while it starts leaves its trace file: in reactor mode the replay waiting for
+// a coordinator that never comes, in actor mode a sampler waiting for its replay.
+TEST_F(Traced, AProcessStoppedWhileItWaitsForItsPeersLeavesItsTraceFile) {
+  for (const std::string mode : {"reactor", "actor"}) {
+    std::string yaml = traced_cluster(base_, "true");
+    yaml.replace(yaml.find("mode: reactor"), 13, "mode: " + mode);
+    const std::string cluster = file(mode + ".yaml", yaml);
+    const std::string process = mode == "reactor" ? "replay" : "sampler-0";
+    const fs::path trace = dir_ / ("trace-" + mode);
+    const pid_t node =
+        testing::spawn_with_output({std::string(TAGFLOW_BIN_DIR) + "/tagflow", "node", "--config",
+                                    cluster, "--name", process, "--trace", trace.string()},
+                                   dir_ / "node.out", dir_ / "node.err");
+    std::this_thread::sleep_for(2s);  // past its start (reading its file takes milliseconds)
+    ASSERT_EQ(::kill(node, SIGTERM), 0);
+    EXPECT_EQ(testing::wait_exit(node, 30s), 128 + SIGTERM) << mode << ": " << err("node");
+    const std::string text = read_text_file(trace / (process + ".trace.json"));
+    ASSERT_FALSE(text.empty()) << mode << ": no trace file; " << err("node");
+    const nlohmann::json written = nlohmann::json::parse(text);
+    EXPECT_EQ(written.at("format"), "tagflow-trace-1");
+    EXPECT_EQ(written.at("process"), process);
+  }
 }
 
 /// The tag of the `index`-th message `sender` sent to `receiver` in a run (its values.tsv).
