@@ -3,11 +3,12 @@
 the p50/p99 latency of an act request (all ten agents' actions from both gateways).
 
     tagflow up configs/marl-serve.yaml &           # two inference replicas with gateways
-    python3 examples/serve_traffic_junction.py --episodes 5
+    /usr/bin/python3 examples/serve_traffic_junction.py --episodes 5
 
 The env runs here, in Python (examples/traffic_junction.py); each step sends the ten observations
 to the cluster's gateways (agents 0-4 to inference-0, 5-9 to inference-1) and applies the actions.
-Needs python3-zmq, python3-msgpack, python3-numpy. Exit status 0 when every episode finished;
+Needs python3-zmq, python3-msgpack, python3-numpy (Debian's, hence /usr/bin/python3: a python3 of
+its own, such as pyenv's, does not see them). Exit status 0 when every episode finished;
 1 with one line naming the error when the service refused a request or did not answer.
 """
 import argparse

@@ -140,6 +140,23 @@ class Gateway:
         return reply
 
 
+class Episode(dict):
+    """An episode handle from Client.episode_start(): a dict {gateway endpoint: episode id}, and,
+    in `instances`, {gateway endpoint: the gateway instance the episode was started on} for the
+    gateways that said one (PROTOCOL.md section 4, step 3). The handle carries them, so that a
+    restarted gateway refuses its requests even once it has given the same id to a new episode."""
+
+    def __init__(self, ids=(), instances=None):
+        super().__init__(ids)
+        self.instances = dict(instances or {})
+
+
+def _instance(episode, gateway):
+    """The instance `episode` was started on at `gateway` (None: a gateway that said none, or a
+    plain dict handle)."""
+    return getattr(episode, "instances", {}).get(gateway.endpoint)
+
+
 def _observation_bytes(observation):
     return np.ascontiguousarray(observation, dtype="<f4").tobytes()
 
@@ -157,15 +174,10 @@ class Client:
         self.observation_size = None
         self.last_policies, self.last_versions = {}, {}
         self.last_logged = None  # a logged episode: its transitions logged so far
-        # (gateway, episode id) -> ({agent: reward}, {agent: done}): given to act() for agents
-        # that had no observation for that gateway in the call; sent with its next request of the
-        # episode.
+        # (gateway, episode id, instance) -> ({agent: reward}, {agent: done}): given to act() for
+        # agents that had no observation for that gateway in the call; sent with its next request
+        # of the episode.
         self._carried = {}
-        # (endpoint, episode id) -> the gateway instance the episode was started on, sent with
-        # the episode's requests so that a restarted gateway refuses them (PROTOCOL.md 4, step 3)
-        # instead of taking them for its own new episode of that id; the newest 1024 × gateways,
-        # kept after an `unknown_episode` refusal (so that every later request is refused too).
-        self._instances = {}
 
     def connect(self):
         """The handshake with every gateway; returns {agent: policy name} over all of them."""
@@ -207,11 +219,10 @@ class Client:
         if episode is not None:
             for gateway in set(rewards_by) | set(dones_by):
                 if gateway not in parts:
-                    self._carry(gateway, episode[gateway.endpoint], rewards_by.get(gateway, {}),
+                    self._carry(gateway, episode, rewards_by.get(gateway, {}),
                                 dones_by.get(gateway, {}))
             for gateway in parts:
-                kept[gateway] = self._merge_carried(gateway, episode[gateway.endpoint],
-                                                    rewards_by, dones_by)
+                kept[gateway] = self._merge_carried(gateway, episode, rewards_by, dones_by)
         actions = {}
         self.last_policies, self.last_versions = {}, {}
         self.last_logged = None
@@ -269,10 +280,11 @@ class Client:
                               f"{last_busy.get('reason')}", None, last_busy.get("busy"))
 
     def _episode_fields(self, gateway, episode):
-        """The `episode` of a request to `gateway`, and its `instance` when the episode was
-        started by this client."""
+        """The `episode` of a request to `gateway`, and its `instance` when the handle carries one
+        (an Episode from episode_start: kept after an `unknown_episode` refusal, so that a retry
+        is refused too rather than sent without it)."""
         fields = {"episode": episode[gateway.endpoint]}
-        instance = self._instances.get((gateway.endpoint, episode[gateway.endpoint]))
+        instance = _instance(episode, gateway)
         if instance is not None:
             fields["instance"] = instance
         return fields
@@ -280,20 +292,22 @@ class Client:
     def _put_back(self, gateway, episode, kept):
         """Carries again what _merge_carried took for a request `gateway` did not take."""
         if episode is not None and kept is not None:
-            self._carry(gateway, episode[gateway.endpoint], kept[0], kept[1])
+            self._carry(gateway, episode, kept[0], kept[1])
 
-    def _carry(self, gateway, episode_id, rewards, dones):
-        """Keeps rewards and dones for `gateway`'s next request of episode `episode_id`."""
-        kept_rewards, kept_dones = self._carried.setdefault((gateway, episode_id), ({}, {}))
+    def _carry(self, gateway, episode, rewards, dones):
+        """Keeps rewards and dones for `gateway`'s next request of `episode`."""
+        key = (gateway, episode[gateway.endpoint], _instance(episode, gateway))
+        kept_rewards, kept_dones = self._carried.setdefault(key, ({}, {}))
         for agent, reward in rewards.items():
             kept_rewards[agent] = kept_rewards.get(agent, 0.0) + float(reward)
         for agent, done in dones.items():
             kept_dones[agent] = kept_dones.get(agent, False) or bool(done)
 
-    def _merge_carried(self, gateway, episode_id, rewards_by, dones_by):
-        """Adds what was kept for `gateway` in episode `episode_id` to this request's rewards and
-        dones (rewards summed, dones OR'd), and forgets it; returns it (None when nothing was)."""
-        kept = self._carried.pop((gateway, episode_id), None)
+    def _merge_carried(self, gateway, episode, rewards_by, dones_by):
+        """Adds what was kept for `gateway` in `episode` to this request's rewards and dones
+        (rewards summed, dones OR'd), and forgets it; returns it (None when nothing was)."""
+        key = (gateway, episode[gateway.endpoint], _instance(episode, gateway))
+        kept = self._carried.pop(key, None)
         if kept is None:
             return None
         kept_rewards, kept_dones = kept
@@ -308,21 +322,18 @@ class Client:
         return kept
 
     def episode_start(self, log=None):
-        """An episode handle (one episode id per gateway). log=True: the gateways log the
-        episode's transitions into the cluster's replay (GatewayError no_replay when a gateway's
-        replica has none linked); None: each gateway's default (param log_experience)."""
+        """An episode handle: an Episode, {endpoint: episode id} with the gateways' instances.
+        log=True: the gateways log the episode's transitions into the cluster's replay
+        (GatewayError no_replay when a gateway's replica has none linked); None: each gateway's
+        default (param log_experience)."""
         fields = {} if log is None else {"log": bool(log)}
-        episode = {}
+        episode = Episode()
         for gateway in self.gateways:
             try:
                 reply = gateway.call("episode_start", **fields)
                 episode[gateway.endpoint] = reply["episode"]
                 if "instance" in reply:
-                    key = (gateway.endpoint, reply["episode"])
-                    self._instances.pop(key, None)
-                    self._instances[key] = reply["instance"]
-                    if len(self._instances) > 1024 * len(self.gateways):
-                        del self._instances[next(iter(self._instances))]
+                    episode.instances[gateway.endpoint] = reply["instance"]
             except (GatewayError, TimeoutError):
                 # All or nothing: the episodes already opened on the other gateways are ended.
                 for opened in self.gateways:
@@ -331,7 +342,6 @@ class Client:
                             opened.call("episode_end", **self._episode_fields(opened, episode))
                         except (GatewayError, TimeoutError):
                             pass  # forgotten in time anyway (max_open_episodes)
-                        self._instances.pop((opened.endpoint, episode[opened.endpoint]), None)
                 raise
         return episode
 
@@ -344,7 +354,7 @@ class Client:
         steps, returns, logged = 0, {}, 0
         failure = None  # every gateway is asked; the first refusal or timeout is raised after
         for gateway in self.gateways:
-            kept = self._merge_carried(gateway, episode[gateway.endpoint], rewards_by, dones_by)
+            kept = self._merge_carried(gateway, episode, rewards_by, dones_by)
             fields = self._episode_fields(gateway, episode)
             if gateway in rewards_by:
                 fields["rewards"] = {a: float(r) for a, r in rewards_by[gateway].items()}
@@ -361,7 +371,8 @@ class Client:
             except TimeoutError as e:
                 failure = failure or e
                 continue
-            self._instances.pop((gateway.endpoint, episode[gateway.endpoint]), None)
+            if isinstance(episode, Episode):  # ended: the handle names no episode any more
+                episode.instances.pop(gateway.endpoint, None)
             steps = max(steps, reply["steps"])
             returns.update(reply["returns"])
             logged += reply.get("logged", 0)

@@ -173,6 +173,27 @@ class CarriedValues(unittest.TestCase):
             self.client.episode_end(episode)
         self.assertEqual(self.a.ops("episode_end")[-1]["instance"], 5)
 
+    def test_an_old_handle_keeps_its_instance_when_a_restarted_gateway_gives_its_id_again(self):
+        # The scripted gateway gives episode 7 at every start, as a restarted one numbers from 1
+        # again: the old handle still carries the old instance (and is refused by the gateway),
+        # the new one the new instance, and a reward carried for one never reaches the other.
+        self.a.instance = 1
+        old = self.client.episode_start()
+        self.client.act({1: observation()}, episode=old, rewards={0: 500.0})  # carried for a
+        self.a.instance = 2  # "restarted"
+        new = self.client.episode_start()
+        self.assertEqual(dict(old), dict(new))  # the same ids
+        self.assertEqual((old.instances[self.a.endpoint], new.instances[self.a.endpoint]), (1, 2))
+        self.client.act({0: observation()}, episode=new)
+        self.assertEqual(self.a.ops("act")[-1]["instance"], 2)
+        self.assertNotIn("rewards", self.a.ops("act")[-1])  # the old episode's reward stays there
+        self.client.act({0: observation()}, episode=old)
+        self.assertEqual(self.a.ops("act")[-1]["instance"], 1)
+        self.assertEqual(self.a.ops("act")[-1]["rewards"], {0: 500.0})
+        # A plain dict handle carries no instance.
+        self.client.act({0: observation()}, episode=dict(new))
+        self.assertNotIn("instance", self.a.ops("act")[-1])
+
     def test_an_episode_refused_by_one_gateway_is_ended_on_the_others(self):
         self.b.refuse["episode_start"] = "no_replay"
         with self.assertRaises(GatewayError) as refused:
