@@ -102,9 +102,9 @@ std::vector<MetricSpec> make_catalogue() {
               "", {}, kNodes),
       gauge(Metric::actor_members, "tagflow_actor_members",
             "Actor mode: 1 for each replica linked to this node that may join and leave (a "
-            "sampler, or a multi_agent env node sending an inference server its observations; "
-            "label peer: its replica name), 0 once it left or died. Replicas that joined a "
-            "running cluster show up here.",
+            "sampler, or a multi_agent env node sending this node its observations or "
+            "transitions; label peer: its replica name), 0 once it left or died. Replicas that "
+            "joined a running cluster show up here.",
             "", peer, kNodes),
       counter(Metric::coordinator_tag_advances, "tagflow_coordinator_tag_advances_total",
               "Tag advance grants sent (TAG and PTAG).", "", {}, {kCoordinator}),

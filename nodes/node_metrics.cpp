@@ -34,7 +34,8 @@ std::vector<MetricSpec> make_families() {
       kind_metric(MetricType::gauge, family::kWeightsVersion,
                   "Version of the policy weights this process holds (the learner: the newest it "
                   "made; a sampler served by inference: the weights that chose its last "
-                  "actions)."),
+                  "actions; a multi_agent env node: the lowest version among the weights that "
+                  "chose its last joint actions)."),
       kind_metric(MetricType::counter, family::kReplayInserted,
                   "Transitions inserted into a replay table.", "", table),
       kind_metric(MetricType::counter, family::kReplaySampled,

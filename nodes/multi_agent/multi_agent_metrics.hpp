@@ -16,11 +16,13 @@ namespace tagflow::nodes {
 class MultiAgentMetrics {
  public:
   /// Takes `server`'s finished episodes and adds them, the joint steps and the evaluations since
-  /// the last call to `metrics` (when set); returns the episodes, for the binding's own figures.
+  /// the last call to `metrics` (when set), and sets its weights version (the lowest that chose
+  /// the last joint actions); returns the episodes, for the binding's own figures.
   MultiAgentServer::Finished publish(MultiAgentServer& server, NodeMetrics* metrics) {
     MultiAgentServer::Finished finished = server.take_finished();
     if (metrics == nullptr) return finished;
     metrics->add_env_steps(server.joint_steps() - steps_);
+    metrics->set_weights_version(server.weights_version());
     steps_ = server.joint_steps();
     metrics->add_episodes(finished.returns);
     metrics->add_multi_agent_episodes(finished.lengths, finished.collisions);

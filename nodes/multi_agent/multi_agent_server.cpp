@@ -175,6 +175,10 @@ bool MultiAgentServer::on_actions(const AgentActionsMessage& answer, std::string
   return true;
 }
 
+std::uint64_t MultiAgentServer::weights_version() const {
+  return versions_.empty() ? 0 : *std::min_element(versions_.begin(), versions_.end());
+}
+
 void MultiAgentServer::reset_for_answers() {
   answered_.assign(static_cast<std::size_t>(num_agents()), false);
   pending_ = num_agents();

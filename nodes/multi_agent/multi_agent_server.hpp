@@ -135,6 +135,8 @@ class MultiAgentServer {
   [[nodiscard]] Finished take_finished();
   /// Mean return of every evaluation so far, in order.
   [[nodiscard]] const std::vector<double>& evaluations() const { return evaluations_; }
+  /// The lowest weights version among those that chose the agents' last actions (0 before any).
+  [[nodiscard]] std::uint64_t weights_version() const;
   /// The last evaluation (zeros before the first).
   [[nodiscard]] const EpisodeFigures& last_evaluation() const { return last_evaluation_; }
   /// The random policy on the evaluation seeds.

@@ -143,18 +143,23 @@ TEST(MultiAgentServer, AJointStepNeedsEveryAgentAndMakesOneRowPerAgentInItsPolic
   south.policies.erase(south.policies.begin(), south.policies.begin() + 2);
   south.versions.erase(south.versions.begin(), south.versions.begin() + 2);
   south.actions.erase(south.actions.begin(), south.actions.begin() + 2);
+  EXPECT_EQ(server.weights_version(), 0U);          // no answer yet
+  south.versions.assign(south.versions.size(), 5);  // the south policy's server lags
   ASSERT_TRUE(server.on_actions(north, nullptr));
   EXPECT_FALSE(server.ready());
   ASSERT_TRUE(server.on_actions(south, nullptr));
   ASSERT_TRUE(server.ready());
+  // The lowest version among those that chose the agents' actions (tagflow_weights_version).
+  EXPECT_EQ(server.weights_version(), 5U);
   const std::vector<TransitionsMessage> rows = server.step();
   ASSERT_EQ(rows.size(), 2U);
   for (const TransitionsMessage& m : rows) {
     EXPECT_EQ(m.rows(), 2U);
     EXPECT_EQ(m.observation_size, 324U + 4U);  // a group's policy sees the agent index
-    EXPECT_EQ(m.weights_version, 7U);
     EXPECT_EQ(m.actions, (std::vector<std::int64_t>{1, 1}));
   }
+  EXPECT_EQ(rows[0].weights_version, 7U);  // each policy's rows: its own weights' version
+  EXPECT_EQ(rows[1].weights_version, 5U);
   // The agent feature: the one-hot of agents 0 and 1 after their observations.
   EXPECT_EQ(rows[0].observations[324], 1.0F);
   EXPECT_EQ(rows[0].observations[328 + 325], 1.0F);
