@@ -238,13 +238,36 @@ std::vector<std::uint8_t> GatewayClient::act_request(
   return bytes(b);
 }
 
+namespace {
+
+/// The instance an episode_start reply names (none: the gateway said none).
+std::optional<std::uint64_t> started_on(const EpisodeReply& started) {
+  return started.instance != 0 ? std::optional<std::uint64_t>(started.instance) : std::nullopt;
+}
+
+}  // namespace
+
 ActReply GatewayClient::act(const std::map<std::uint32_t, std::vector<float>>& observations,
                             std::optional<std::uint64_t> episode,
                             const std::map<std::uint32_t, double>& rewards,
                             const std::map<std::uint32_t, bool>& dones) {
+  return act_on(observations, episode,
+                episode ? instance_of(*episode) : std::optional<std::uint64_t>(), rewards, dones);
+}
+
+ActReply GatewayClient::act(const std::map<std::uint32_t, std::vector<float>>& observations,
+                            const EpisodeReply& started,
+                            const std::map<std::uint32_t, double>& rewards,
+                            const std::map<std::uint32_t, bool>& dones) {
+  return act_on(observations, started.episode, started_on(started), rewards, dones);
+}
+
+ActReply GatewayClient::act_on(const std::map<std::uint32_t, std::vector<float>>& observations,
+                               std::optional<std::uint64_t> episode,
+                               std::optional<std::uint64_t> instance,
+                               const std::map<std::uint32_t, double>& rewards,
+                               const std::map<std::uint32_t, bool>& dones) {
   const std::uint64_t id = next_id_++;
-  const std::optional<std::uint64_t> instance =
-      episode ? instance_of(*episode) : std::optional<std::uint64_t>();
   const msgpack::object_handle h =
       parse(exchange(act_request(id, observations, episode, rewards, dones, instance), id));
   const msgpack::object& o = h.get();
@@ -285,10 +308,21 @@ EpisodeReply GatewayClient::episode_start(std::optional<bool> log) {
 EpisodeReply GatewayClient::episode_end(std::uint64_t episode,
                                         const std::map<std::uint32_t, double>& rewards,
                                         const std::map<std::uint32_t, bool>& dones) {
+  return end_on(episode, instance_of(episode), rewards, dones);
+}
+
+EpisodeReply GatewayClient::episode_end(const EpisodeReply& started,
+                                        const std::map<std::uint32_t, double>& rewards,
+                                        const std::map<std::uint32_t, bool>& dones) {
+  return end_on(started.episode, started_on(started), rewards, dones);
+}
+
+EpisodeReply GatewayClient::end_on(std::uint64_t episode, std::optional<std::uint64_t> instance,
+                                   const std::map<std::uint32_t, double>& rewards,
+                                   const std::map<std::uint32_t, bool>& dones) {
   msgpack::sbuffer b;
   Packer p(b);
   const std::uint64_t id = next_id_++;
-  const std::optional<std::uint64_t> instance = instance_of(episode);
   begin(p, "episode_end", id,
         1 + (instance ? 1 : 0) + (rewards.empty() ? 0 : 1) + (dones.empty() ? 0 : 1));
   p.pack("episode");
@@ -310,7 +344,8 @@ EpisodeReply GatewayClient::episode_end(std::uint64_t episode,
   EpisodeReply r;
   read_common(o, r);
   // Ended: no request of it will be sent again (a refused one keeps its instance for a retry).
-  if (r.ok) forget_instance(episode);
+  // What this client keeps for the id is forgotten only when it is this episode's.
+  if (r.ok && instance_of(episode) == instance) forget_instance(episode);
   if (!r.ok) return r;
   r.episode = get<std::uint64_t>(o, "episode");
   if (find(o, "instance") != nullptr) r.instance = get<std::uint64_t>(o, "instance");

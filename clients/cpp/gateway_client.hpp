@@ -100,10 +100,20 @@ class GatewayClient {
                std::optional<std::uint64_t> episode = std::nullopt,
                const std::map<std::uint32_t, double>& rewards = {},
                const std::map<std::uint32_t, bool>& dones = {});
+  /// The same for the episode whose episode_start reply is `started`, sent with the instance it
+  /// was started on (none when the gateway said none) whatever this client keeps for its id:
+  /// the old episode stays refused after a restarted gateway gave its id to a new one.
+  ActReply act(const std::map<std::uint32_t, std::vector<float>>& observations,
+               const EpisodeReply& started, const std::map<std::uint32_t, double>& rewards = {},
+               const std::map<std::uint32_t, bool>& dones = {});
   /// `log`: log the episode's experience into the cluster's replay (absent: the gateway's
   /// default).
   EpisodeReply episode_start(std::optional<bool> log = std::nullopt);
   EpisodeReply episode_end(std::uint64_t episode,
+                           const std::map<std::uint32_t, double>& rewards = {},
+                           const std::map<std::uint32_t, bool>& dones = {});
+  /// episode_end of the episode whose episode_start reply is `started`, as act() above.
+  EpisodeReply episode_end(const EpisodeReply& started,
                            const std::map<std::uint32_t, double>& rewards = {},
                            const std::map<std::uint32_t, bool>& dones = {});
   HealthReply health();
@@ -123,6 +133,13 @@ class GatewayClient {
 
  private:
   void connect();
+  ActReply act_on(const std::map<std::uint32_t, std::vector<float>>& observations,
+                  std::optional<std::uint64_t> episode, std::optional<std::uint64_t> instance,
+                  const std::map<std::uint32_t, double>& rewards,
+                  const std::map<std::uint32_t, bool>& dones);
+  EpisodeReply end_on(std::uint64_t episode, std::optional<std::uint64_t> instance,
+                      const std::map<std::uint32_t, double>& rewards,
+                      const std::map<std::uint32_t, bool>& dones);
   std::vector<std::uint8_t> exchange(const std::vector<std::uint8_t>& frame, std::uint64_t id);
 
   std::string endpoint_;

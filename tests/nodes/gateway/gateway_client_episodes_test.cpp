@@ -96,5 +96,27 @@ TEST(GatewayClientEpisodes, TheEpisodeStartedFirstIsForgottenNotTheSmallestId) {
   EXPECT_EQ(gateway.acts[2], std::optional<std::uint64_t>(22));
 }
 
+// A restarted gateway gives an old id to a new episode: the id alone now stands for the new one,
+// but the old episode's start reply still sends the old instance, so the gateway refuses it.
+TEST(GatewayClientEpisodes, AnEpisodesStartReplyKeepsItsInstanceWhenItsIdIsGivenAgain) {
+  ScriptedGateway gateway({{1, 11}, {1, 22}});
+  std::thread serving([&] { gateway.serve(2 + 4); });
+  clients::GatewayClient client(gateway.endpoint());
+  const clients::EpisodeReply old = client.episode_start();
+  const clients::EpisodeReply again = client.episode_start();  // "after a restart"
+  ASSERT_EQ(old.episode, again.episode);
+  const std::map<std::uint32_t, std::vector<float>> observation{{0, {0.0F}}};
+  (void)client.act(observation, old);
+  (void)client.act(observation, again);
+  (void)client.act(observation, std::optional<std::uint64_t>(1));  // the id: the newest episode
+  (void)client.episode_end(old);
+  serving.join();
+  ASSERT_EQ(gateway.acts.size(), 4U);
+  EXPECT_EQ(gateway.acts[0], std::optional<std::uint64_t>(11));
+  EXPECT_EQ(gateway.acts[1], std::optional<std::uint64_t>(22));
+  EXPECT_EQ(gateway.acts[2], std::optional<std::uint64_t>(22));
+  EXPECT_EQ(gateway.acts[3], std::optional<std::uint64_t>(11));  // episode_end of the old one
+}
+
 }  // namespace
 }  // namespace tagflow
