@@ -2,9 +2,15 @@
 // resources, and the requests refused with the file's line and key before anything is submitted.
 #include "cli/launch/slurm_script.hpp"
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <sstream>
 #include <string>
 
 namespace tagflow::cli {
@@ -68,6 +74,53 @@ TEST(SlurmScript, EveryHostIsOneComponentSeparatedByHetjobThenOneSrunStep) {
             std::string::npos)
       << script;
   EXPECT_NE(script.find("umask 077"), std::string::npos);
+}
+
+// A requeued job (Slurm runs the script again with the same SLURM_JOB_ID and SLURM_RESTART_COUNT
+// N >= 1) starts over in RUN-requeueN: the script run by bash, srun and tagflow stood in by
+// programs that record their arguments.
+TEST(SlurmScript, ARequeuedJobStartsOverInADirectoryOfItsOwn) {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::path(::testing::TempDir()) / ("slurm_requeue_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "bin");
+  for (const std::string name : {"srun", "tagflow"}) {
+    std::ofstream(dir / "bin" / name)
+        << "#!/bin/sh\necho \"" << name << " $*\" >> '" << (dir / "calls").string() << "'\n";
+    fs::permissions(dir / "bin" / name, fs::perms::owner_all);
+  }
+  const cluster::ClusterConfig config = parse("{slurm: {partition: cpu, nodes: 3}}");
+  std::ofstream(dir / "job.sh") << slurm_batch_script(
+      config, slurm_components(config),
+      {"/data/slurm.yaml", (dir / "bin" / "tagflow").string(), ""});
+  const auto run = [&](const std::string& restarts) {
+    fs::remove(dir / "calls");
+    const std::string command = "cd '" + dir.string() + "' && env -i PATH='" +
+                                (dir / "bin").string() + ":/usr/bin:/bin' SLURM_SUBMIT_DIR='" +
+                                dir.string() + "' SLURM_JOB_ID=42 " + restarts + " bash job.sh";
+    EXPECT_EQ(std::system(command.c_str()), 0) << command;
+    std::ifstream in(dir / "calls");
+    std::stringstream calls;
+    calls << in.rdbuf();
+    return calls.str();
+  };
+  const std::string first = run("");
+  const std::string again = run("SLURM_RESTART_COUNT=1");
+  const std::string runs = (dir / "runs").string();
+  for (const auto& [calls, run_dir] :
+       {std::pair{first, runs + "/slurm-test-42"}, {again, runs + "/slurm-test-42-requeue1"}}) {
+    // The keys minted there, and the step's launchers given it.
+    EXPECT_NE(
+        calls.find("tagflow slurm-node /data/slurm.yaml --run-dir " + run_dir + " --mint-keys\n"),
+        std::string::npos)
+        << calls;
+    EXPECT_NE(calls.find("slurm-node /data/slurm.yaml --run-dir " + run_dir + "\n"),
+              std::string::npos)
+        << calls;
+    EXPECT_TRUE(fs::is_directory(run_dir)) << run_dir;
+  }
+  fs::remove_all(dir);
 }
 
 TEST(SlurmScript, AHostWithAnAddressIsRefusedWithItsLine) {
