@@ -6,12 +6,13 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <sstream>
 #include <string>
+
+#include "tests/support/launched_processes.hpp"
+#include "tests/support/run_command.hpp"
 
 namespace tagflow::cli {
 namespace {
@@ -99,11 +100,9 @@ TEST(SlurmScript, ARequeuedJobStartsOverInADirectoryOfItsOwn) {
     const std::string command = "cd '" + dir.string() + "' && env -i PATH='" +
                                 (dir / "bin").string() + ":/usr/bin:/bin' SLURM_SUBMIT_DIR='" +
                                 dir.string() + "' SLURM_JOB_ID=42 " + restarts + " bash job.sh";
-    EXPECT_EQ(std::system(command.c_str()), 0) << command;
-    std::ifstream in(dir / "calls");
-    std::stringstream calls;
-    calls << in.rdbuf();
-    return calls.str();
+    const testing::CommandResult result = testing::run_command(command);
+    EXPECT_EQ(result.exit_code, 0) << command << "\n" << result.output;
+    return testing::read_text_file(dir / "calls");
   };
   const std::string first = run("");
   const std::string again = run("SLURM_RESTART_COUNT=1");

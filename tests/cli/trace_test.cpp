@@ -57,13 +57,6 @@ std::string traced_cluster(int base, const std::string& trace,
 }
 
 class Traced : public ::testing::Test {
- public:
-  const fs::path& dir() const { return dir_; }
-  std::string file(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ / name) << text;
-    return (dir_ / name).string();
-  }
-
  protected:
   void TearDown() override { testing::remove_unless_failed(dir_); }
   void SetUp() override {
@@ -84,6 +77,30 @@ class Traced : public ::testing::Test {
   }
   std::string out(const std::string& tag) { return read_text_file(dir_ / (tag + ".out")); }
   std::string err(const std::string& tag) { return read_text_file(dir_ / (tag + ".err")); }
+  std::string file(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+    return (dir_ / name).string();
+  }
+  /// `tagflow up` of the traced cluster running until stopped, its run directory DIR/run; its
+  /// pid once every federate joined (`running` false when that did not come within 60 s).
+  pid_t start_long_run(bool& running) {
+    // Each thread keeps its latest 20,000 events: the default 200,000 made a second of this run
+    // a 160 MB trace, whose parsing cost more CPU than the rest of a test.
+    std::string yaml = traced_cluster(base_, "{events: 20000}");
+    yaml.replace(yaml.find("env_steps: 1600"), 15, "env_steps: 100000000");  // until stopped
+    const std::string cluster = file("long.yaml", yaml);
+    const fs::path run = dir_ / "run";
+    const pid_t up = testing::spawn_with_output({std::string(TAGFLOW_BIN_DIR) + "/tagflow", "up",
+                                                 cluster, "--log-dir", run.string(), "--quiet"},
+                                                dir_ / "up.out", dir_ / "up.err");
+    running = testing::eventually(
+        [&] {
+          return read_text_file(run / "coordinator.log").find("all federates joined") !=
+                 std::string::npos;
+        },
+        60s);
+    return up;
+  }
   fs::path dir_;
   int base_ = 0;
 };
@@ -223,30 +240,9 @@ TEST_F(Traced, AnActorModeRunRecordsEachHandlerAndEachMessageBetweenActors) {
   EXPECT_GE(to_replay, handled);  // the transitions, and the samplers' offers
 }
 
-/// `tagflow up` of the traced cluster running until stopped, its run directory DIR/run; its pid
-/// once every federate joined (`running` false when that did not come within 60 s).
-pid_t start_long_run(Traced& test, int base, bool& running) {
-  // Each thread keeps its latest 20,000 events: the default 200,000 made a second of this run a
-  // 160 MB trace, whose parsing cost more CPU than the rest of a test.
-  std::string yaml = traced_cluster(base, "{events: 20000}");
-  yaml.replace(yaml.find("env_steps: 1600"), 15, "env_steps: 100000000");  // runs until stopped
-  const std::string cluster = test.file("long.yaml", yaml);
-  const fs::path run = test.dir() / "run";
-  const pid_t up = testing::spawn_with_output({std::string(TAGFLOW_BIN_DIR) + "/tagflow", "up",
-                                               cluster, "--log-dir", run.string(), "--quiet"},
-                                              test.dir() / "up.out", test.dir() / "up.err");
-  running = testing::eventually(
-      [&] {
-        return read_text_file(run / "coordinator.log").find("all federates joined") !=
-               std::string::npos;
-      },
-      60s);
-  return up;
-}
-
 TEST_F(Traced, CtrlCOnAReactorRunStillLeavesEveryProcesssTraceMerged) {
   bool running = false;
-  const pid_t up = start_long_run(*this, base_, running);
+  const pid_t up = start_long_run(running);
   const fs::path run = dir_ / "run";
   std::this_thread::sleep_for(1s);  // rounds to record
   ::kill(up, SIGINT);
@@ -275,7 +271,7 @@ TEST_F(Traced, CtrlCOnAReactorRunStillLeavesEveryProcesssTraceMerged) {
 // and names the one missing (tracing/README.md, "The files a traced run leaves").
 TEST_F(Traced, TheLauncherNamesAProcessThatLeftNoTraceFile) {
   bool running = false;
-  const pid_t up = start_long_run(*this, base_, running);
+  const pid_t up = start_long_run(running);
   const fs::path run = dir_ / "run";
   if (!running) ::kill(up, SIGKILL);
   ASSERT_TRUE(running) << err("up");
