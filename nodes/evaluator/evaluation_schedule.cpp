@@ -19,6 +19,7 @@ EvaluationSchedule::EvaluationSchedule(EvaluatorSettings settings)
 std::optional<double> EvaluationSchedule::on_weights(const WeightsMessage& weights) {
   version_ = weights.version;
   if (target_reached_) return std::nullopt;
+  if (last_evaluated_ && weights.version < *last_evaluated_) last_evaluated_.reset();
   if (last_evaluated_ && weights.version < *last_evaluated_ + settings_.every) return std::nullopt;
   if (!last_evaluated_ && weights.version < settings_.every) return std::nullopt;
   last_evaluated_ = weights.version;

@@ -30,7 +30,9 @@ class EvaluationSchedule {
  public:
   explicit EvaluationSchedule(EvaluatorSettings settings);
 
-  /// Takes weights; returns the mean return when this version is due an evaluation.
+  /// Takes weights; returns the mean return when this version is due an evaluation. Versions
+  /// that go back (a learner restarted in actor mode counts from its checkpoint's version, or
+  /// from 1) are counted from anew: the next evaluation is the first version at or past `every`.
   std::optional<double> on_weights(const WeightsMessage& weights);
 
   [[nodiscard]] const std::vector<double>& evaluations() const { return evaluations_; }

@@ -39,6 +39,7 @@ class InferenceActorImpl : public nodes::NodeActorBase<nodes::InferenceActor> {
           if (!peer || done()) return;
           add_peer(peer, offer.port == "observations", offer.from);
           count_received(offer);
+          if (offer.port == "weights") server_.on_new_weights_source();
           send_to(peer, Credit{offer.port, 1, replica_name()});
         },
         [this](const Credit&) { reject(transport::DropReason::kUnknownKind); },

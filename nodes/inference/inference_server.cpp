@@ -92,8 +92,9 @@ void InferenceServer::on_weights(const WeightsMessage& weights) {
     ++weights_ignored_;
     return;
   }
-  if (weights.version < policy_.version()) return;
+  if (weights.version < policy_.version() && !any_version_next_) return;
   policy_.load_weights(learning::WeightsBuffer{weights.version, weights.values});
+  any_version_next_ = false;
 }
 
 void InferenceServer::forward(const float* observations, std::size_t rows, std::int64_t* actions) {

@@ -72,8 +72,12 @@ class InferenceServer {
   InferenceServer(const InferenceServer&) = delete;
   InferenceServer& operator=(const InferenceServer&) = delete;
 
-  /// Loads newer weights (older versions are ignored); counted and ignored with torchscript.
+  /// Loads newer weights (older versions are ignored, except just after
+  /// on_new_weights_source()); counted and ignored with torchscript.
   void on_weights(const WeightsMessage& weights);
+  /// A learner linked (again): its next weights load whatever their version. A learner
+  /// restarted in actor mode counts from its checkpoint's version, or from 1 without one.
+  void on_new_weights_source() { any_version_next_ = true; }
   [[nodiscard]] std::vector<ActionBatchMessage> serve(
       const std::vector<ObservationBatchMessage>& requests);
 
@@ -112,6 +116,7 @@ class InferenceServer {
   std::uint64_t forward_passes_ = 0;
   std::uint64_t rows_served_ = 0;
   std::uint64_t weights_ignored_ = 0;
+  bool any_version_next_ = false;  // on_new_weights_source() until the next load
 };
 
 }  // namespace tagflow::nodes

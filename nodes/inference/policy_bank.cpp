@@ -98,6 +98,7 @@ struct PolicyBank::Hosted {
   int policy = 0;
   learning::MlpSpec spec;
   std::uint64_t version = 0;
+  bool any_version_next = false;  // on_new_weights_source() until the next load
   bool from_file = false;
   std::unique_ptr<learning::TorchScriptPolicy> module;  // set when not stackable
   int group = -1;
@@ -218,9 +219,16 @@ void PolicyBank::on_weights(int policy, const WeightsMessage& weights) {
     ++weights_ignored_;
     return;
   }
-  if (weights.version <= h.version) return;
+  if (weights.version <= h.version && !h.any_version_next) return;
   groups_[static_cast<std::size_t>(h.group)].net->load(h.slot, weights.values);
   h.version = weights.version;
+  h.any_version_next = false;
+}
+
+void PolicyBank::on_new_weights_source(int policy) {
+  if (!hosts(policy)) return;
+  hosted_[static_cast<std::size_t>(position_[static_cast<std::size_t>(policy)])].any_version_next =
+      true;
 }
 
 std::string PolicyBank::invalid(const AgentObservationsMessage& request) const {

@@ -65,8 +65,12 @@ class PolicyBank {
   PolicyBank& operator=(const PolicyBank&) = delete;
 
   /// Loads newer weights for `policy` (a hosted policy; std::invalid_argument otherwise or for
-  /// weights of the wrong length).
+  /// weights of the wrong length). Older or equal versions are ignored, except just after
+  /// on_new_weights_source(policy).
   void on_weights(int policy, const WeightsMessage& weights);
+  /// The learner of hosted `policy` linked (again): its next weights load whatever their version
+  /// (a learner restarted in actor mode counts from its checkpoint's version, or from 1).
+  void on_new_weights_source(int policy);
   /// One answer per valid request, in request order (`answered` gets the indices of the requests
   /// answered when not null).
   [[nodiscard]] std::vector<AgentActionsMessage> serve(

@@ -48,6 +48,7 @@ class PolicyBankActorImpl : public nodes::NodeActorBase<nodes::PolicyBankActor> 
               return;
             }
             weight_policy_[peer.address()] = policy->second;
+            bank_.on_new_weights_source(policy->second);
           } else if (offer.port != "observations") {
             reject(transport::DropReason::kUnknownPort);
             return;

@@ -86,6 +86,7 @@ class SamplerActorImpl : public nodes::NodeActorBase<nodes::SamplerActor> {
     if (port == "transitions" || port == "observations") {
       send_to(peer, Offer{port, replica_name()});
     } else if (port == "weights") {
+      server_.on_new_weights_source();
       send_to(peer, Credit{"weights", 1, replica_name()});
     }
   }

@@ -158,8 +158,9 @@ TransitionsMessage SamplerServer::step_local() {
 }
 
 void SamplerServer::on_weights(const WeightsMessage& weights) {
-  if (weights.version < weights_version_ && weights_version_ != 0) return;
+  if (weights.version < weights_version_ && !any_version_next_) return;
   policy_->load(weights.values);
+  any_version_next_ = false;
   weights_version_ = weights.version;
 }
 

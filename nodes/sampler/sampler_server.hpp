@@ -64,8 +64,12 @@ class SamplerServer {
                                         std::uint64_t acting_version = 0);
   /// Greedy actions from the local policy copy, then step().
   [[nodiscard]] TransitionsMessage step_local();
-  /// Loads newer weights into the local copy (older or equal versions are ignored).
+  /// Loads weights into the local copy; older versions are ignored, except just after
+  /// on_new_weights_source().
   void on_weights(const WeightsMessage& weights);
+  /// A learner linked (again): its next weights load whatever their version (a learner restarted
+  /// in actor mode counts from its checkpoint's version, or from 1 without one).
+  void on_new_weights_source() { any_version_next_ = true; }
 
   [[nodiscard]] const SamplerConfig& config() const { return config_; }
   [[nodiscard]] std::size_t observation_size() const { return observation_size_; }
@@ -94,6 +98,7 @@ class SamplerServer {
   std::vector<float> policy_input_;  // pixel observations as floats for the local policy
   std::unique_ptr<MlpForward> policy_;
   std::uint64_t weights_version_ = 0;
+  bool any_version_next_ = false;  // on_new_weights_source() until the next load
   std::mt19937_64 rng_;
   std::vector<std::int64_t> actions_;
   std::vector<double> episode_returns_;

@@ -95,6 +95,16 @@ class Recovery : public ::testing::Test {
   }
   std::string err(const std::string& tag) const { return read_text_file(dir_ / (tag + ".err")); }
 
+  /// The first sample of metric `family` on the metrics endpoint at 127.0.0.1:`port`, if it
+  /// answers and has one.
+  static std::optional<double> metric(int port, const std::string& family) {
+    const std::optional<std::string> page =
+        monitoring::http_get("127.0.0.1", static_cast<std::uint16_t>(port), "/metrics", 1s);
+    const std::size_t at = page ? page->find("\n" + family + "{") : std::string::npos;
+    if (at == std::string::npos) return std::nullopt;
+    return std::atof(page->c_str() + page->find("} ", at) + 2);
+  }
+
   nlohmann::json summary(const fs::path& logs) const {
     return nlohmann::json::parse(read_text_file(logs / "summary.json"), nullptr, false);
   }
@@ -436,14 +446,9 @@ TEST_F(Recovery, InActorModeAKilledInferenceServerOfAMultiAgentClusterRestartsAn
                       << "stop: {env_steps: 6000, seconds: 150}\nrestart: {max: 1}\n";
   const fs::path logs = dir_ / "logs";
   const pid_t launcher = up({file.string(), "--log-dir", logs.string()}, "marl");
-  const auto joint_steps = [&] {
-    const std::optional<std::string> page = monitoring::http_get(
-        "127.0.0.1", static_cast<std::uint16_t>(base_port_ + 1), "/metrics", 1s);
-    const std::string family = "\ntagflow_env_steps_total{";
-    const std::size_t at = page ? page->find(family) : std::string::npos;
-    return at == std::string::npos ? 0.0 : std::atof(page->c_str() + page->find("} ", at) + 2);
-  };
-  ASSERT_TRUE(eventually([&] { return joint_steps() >= 500; }, 90s)) << err("marl");
+  ASSERT_TRUE(eventually(
+      [&] { return metric(base_port_ + 1, "tagflow_env_steps_total").value_or(0) >= 500; }, 90s))
+      << err("marl");
   const auto pids = recorded_pids(logs);
   ASSERT_EQ(pids.count("inference"), 1U) << err("marl");
   ASSERT_EQ(::kill(pids.at("inference"), SIGKILL), 0);
@@ -456,6 +461,55 @@ TEST_F(Recovery, InActorModeAKilledInferenceServerOfAMultiAgentClusterRestartsAn
   ASSERT_EQ(json.at("restarts").size(), 1U) << json.dump(2);
   EXPECT_EQ(json.at("restarts")[0].value("process", ""), "inference");
   EXPECT_NE(err("marl").find("inference killed by signal 9; restart 1 of 1"), std::string::npos)
+      << err("marl");
+}
+
+// A multi-agent cluster in actor mode that trains: kill -9 of the learner. It restarts from
+// scratch and counts its weights versions from 1 again; the inference server loads them at once
+// (its version drops below the dead learner's last), instead of serving the dead learner's
+// weights until the new count passes them.
+TEST_F(Recovery, InActorModeARestartedLearnersWeightsAreServedAtOnce) {
+  const auto port = [this](int offset) { return std::to_string(base_port_ + offset); };
+  const fs::path file = dir_ / "marl.yaml";
+  std::ofstream(file) << "cluster: marl-learner-restart\nmode: actor\nseed: 5\n"
+                      << "policies:\n  car: {hidden: \"16\"}\n"
+                      << "nodes:\n"
+                      << "  junction: {kind: multi_agent, data_port: " << port(0)
+                      << ", params: {env: TrafficJunction4-v1, eval_episodes: 0}}\n"
+                      << "  inference: {kind: inference, data_port: " << port(2)
+                      << ", metrics_port: " << port(3) << ", params: {policies: all}}\n"
+                      << "  replay: {kind: replay, data_port: " << port(4)
+                      << ", params: {policies: all, capacity: 20000, min_size: 200, "
+                      << "samples_per_insert: 4, batch_size: 32}}\n"
+                      << "  learner: {kind: learner, data_port: " << port(6)
+                      << ", params: {policies: all, learning_rate: 0.001}}\n"
+                      << "connections:\n"
+                      << "  - {from: junction.observations, to: inference.observations}\n"
+                      << "  - {from: inference.actions, to: junction.actions, after: 0}\n"
+                      << "  - {from: junction.transitions, to: replay.transitions}\n"
+                      << "  - {from: replay.batches, to: learner.batches}\n"
+                      << "  - {from: learner.priorities, to: replay.priorities, after: 0}\n"
+                      << "  - {from: learner.weights, to: inference.weights, after: 0}\n"
+                      << "stop: {env_steps: 8000, seconds: 150}\nrestart: {max: 1}\n";
+  const fs::path logs = dir_ / "logs";
+  const pid_t launcher = up({file.string(), "--log-dir", logs.string()}, "marl");
+  const auto served_version = [&] { return metric(base_port_ + 3, "tagflow_weights_version"); };
+  ASSERT_TRUE(eventually([&] { return served_version().value_or(0) >= 200; }, 90s)) << err("marl");
+  const auto pids = recorded_pids(logs);
+  ASSERT_EQ(pids.count("learner"), 1U) << err("marl");
+  const double before = served_version().value_or(0);
+  ASSERT_EQ(::kill(pids.at("learner"), SIGKILL), 0);
+  EXPECT_TRUE(eventually(
+      [&] {
+        const std::optional<double> now = served_version();
+        return now && *now > 0 && *now < before;
+      },
+      60s))
+      << "the inference server kept version " << before << " or newer: " << err("marl");
+  ASSERT_EQ(wait_exit(launcher, 150s), 0) << err("marl");
+  EXPECT_NE(err("marl").find("learner killed by signal 9; restart 1 of 1: learner alone, from "
+                             "scratch"),
+            std::string::npos)
       << err("marl");
 }
 

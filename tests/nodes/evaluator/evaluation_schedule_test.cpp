@@ -40,6 +40,18 @@ TEST(EvaluationSchedule, EvaluatesEveryEveryVersionsFromTheFirstDueOne) {
   EXPECT_FALSE(schedule.target_reached());
 }
 
+TEST(EvaluationSchedule, VersionsThatGoBackAreCountedAnew) {
+  // A learner restarted from scratch counts from 1 again: it is evaluated at `every` of its own
+  // count, not only once it passes the dead learner's last evaluated version.
+  EvaluationSchedule schedule(cartpole(100));
+  std::vector<std::uint64_t> evaluated;
+  for (std::uint64_t v : {100, 200, 250, 1, 50, 100, 150, 200}) {
+    if (schedule.on_weights(weights(v, 0.01F))) evaluated.push_back(v);
+  }
+  EXPECT_EQ(evaluated, (std::vector<std::uint64_t>{100, 200, 100, 200}));
+  EXPECT_EQ(schedule.weights_version(), 200U);
+}
+
 TEST(EvaluationSchedule, TheSameWeightsGiveTheSameMeanOnTheFixedSeeds) {
   EvaluationSchedule a(cartpole(1));
   EvaluationSchedule b(cartpole(1));

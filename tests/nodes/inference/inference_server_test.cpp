@@ -77,6 +77,14 @@ TEST(InferenceServer, OlderWeightsAreIgnoredAndBadInputsRejected) {
   older.greedy(rows.observations.data(), 32, by_older.data());
   ASSERT_NE(by_newer, by_older) << "the two weights choose alike on these rows";
   EXPECT_EQ(server.serve({rows})[0].actions, by_newer);
+  // A learner that linked again (restarted, counting from 1) is loaded from its first weights
+  // on; after those, older versions are ignored again.
+  server.on_new_weights_source();
+  server.on_weights({1, learning::init_mlp_parameters(spec, 2)});
+  EXPECT_EQ(server.weights_version(), 1U);
+  EXPECT_EQ(server.serve({rows})[0].actions, by_older);
+  server.on_weights({0, learning::init_mlp_parameters(spec, 1)});
+  EXPECT_EQ(server.weights_version(), 1U);
   ObservationBatchMessage wrong = request(0, 2, 0.0F);
   wrong.observation_size = 2;
   EXPECT_THROW((void)server.serve({wrong}), std::invalid_argument);

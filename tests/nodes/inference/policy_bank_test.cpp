@@ -403,6 +403,26 @@ TEST(PolicyBank, WeightsReachOnlyTheirPolicyAndCarryTheirVersion) {
   w.values = learning::init_mlp_parameters(spec, 1);
   bank.on_weights(1, w);
   EXPECT_EQ(bank.version(1), 5U);
+  // Policy 1's learner linked again (restarted, counting from 1): its next weights load, and
+  // after them older or equal versions are ignored again; policy 0 is untouched.
+  // The restarted learner's weights: the first seed whose greedy action differs for this row.
+  std::uint64_t seed = 1;
+  while (seed < 64 && learning::PolicyNetwork(spec, seed).act_one(input.data()) ==
+                          loaded.act_one(input.data())) {
+    ++seed;
+  }
+  ASSERT_LT(seed, 64U) << "every seed chooses alike for this row";
+  const learning::PolicyNetwork restarted(spec, seed);
+  bank.on_new_weights_source(1);
+  w.version = 1;
+  w.values = learning::init_mlp_parameters(spec, seed);
+  bank.on_weights(1, w);
+  EXPECT_EQ(bank.version(1), 1U);
+  EXPECT_EQ(bank.serve({r}).at(0).actions[1], restarted.act_one(input.data()));
+  w.values = learning::init_mlp_parameters(spec, 77);
+  bank.on_weights(1, w);
+  EXPECT_EQ(bank.serve({r}).at(0).actions[1], restarted.act_one(input.data()));
+  EXPECT_EQ(bank.version(0), 0U);
 }
 
 TEST(PolicyBank, BadRequestsAreRefusedAndTheOthersAnswered) {

@@ -85,6 +85,21 @@ TEST(SamplerServer, LocalPolicyActsGreedilyWithTheLoadedWeights) {
   s.on_weights(w);
   EXPECT_EQ(s.weights_version(), 9U);
   EXPECT_EQ(s.step_local().actions, (std::vector<std::int64_t>(4, 1)));
+  // Older weights are ignored, until a learner links again (restarted, counting from 1).
+  WeightsMessage older = w;
+  older.version = 2;
+  older.values.back() = 0.0F;
+  older.values[older.values.size() - 2] = 1.0F;  // always action 0
+  s.on_weights(older);
+  EXPECT_EQ(s.weights_version(), 9U);
+  EXPECT_EQ(s.step_local().actions, (std::vector<std::int64_t>(4, 1)));
+  s.on_new_weights_source();
+  s.on_weights(older);
+  EXPECT_EQ(s.weights_version(), 2U);
+  EXPECT_EQ(s.step_local().actions, (std::vector<std::int64_t>(4, 0)));
+  older.version = 1;
+  s.on_weights(older);
+  EXPECT_EQ(s.weights_version(), 2U);
   w.values.resize(3);
   EXPECT_THROW(s.on_weights(w), std::invalid_argument);
 }
