@@ -1,5 +1,6 @@
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -42,6 +43,9 @@ int standard_output_status(const char* program, int status) {
   std::cout.flush();
   const bool written = std::fflush(stdout) == 0 && std::ferror(stdout) == 0 && !std::cout.fail();
   if (written || status != 0) return status;
+  // A write that failed earlier left the stream failed and errno long since changed: one more
+  // byte (the output is incomplete already) asks the file again why.
+  if (errno == 0 && ::write(STDOUT_FILENO, "\n", 1) == 1) errno = 0;
   std::cerr << program << ": cannot write to standard output"
             << (errno != 0 ? std::string(": ") + std::strerror(errno) : std::string()) << "\n";
   return 1;
@@ -66,7 +70,8 @@ int parse_error_status(const CLI::App& app, const CLI::ParseError& error) {
   // A command's own status, and 0 for --help and --version, stand.
   if (error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success) ||
       dynamic_cast<const CLI::RuntimeError*>(&error) != nullptr) {
-    return app.exit(error);
+    // --help and --version print to standard output: a failed write is said and exits 1.
+    return standard_output_status(app.get_name().c_str(), app.exit(error));
   }
   // CLI11's refusals of an argument (a value it does not take, a missing one, one it does not
   // know, ...) name the command they refuse, as the commands' own refusals do, and are a bad

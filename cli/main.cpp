@@ -1,5 +1,6 @@
 // `tagflow`: the command users run. LibTorch commands live in the tagflow-torch executable
 // (cli/torch_main.cpp) so that commands which need no LibTorch start in milliseconds.
+#include <csignal>
 #include <cstdlib>
 #include <iostream>
 
@@ -40,6 +41,9 @@ bool is_torch_command(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A closed pipe on standard output is a failed write, said and exit 1
+  // (tagflow::cli::standard_output_status), not a silent death by SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
   // Before anything else: the numeric kernels the file asks for (common/numerics.hpp). The
   // environment set here reaches tagflow-torch and every process a launcher starts.
   try {

@@ -1,5 +1,6 @@
 // `tagflow-torch`: the LibTorch half of the tagflow CLI. `tagflow` hands it the commands that need
 // LibTorch, so that only those pay LibTorch's start-up cost (cmake/README.md).
+#include <csignal>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -14,6 +15,9 @@
 #include "tagflow/build_info.hpp"
 
 int main(int argc, char** argv) {
+  // A closed pipe on standard output is a failed write, said and exit 1
+  // (tagflow::cli::standard_output_status), not a silent death by SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
   // The numeric kernels (common/numerics.hpp): started through tagflow or a launcher, the
   // environment is already set; started directly, this re-executes once with it.
   try {

@@ -210,21 +210,45 @@ std::string process_hosting(const std::string& report,
 /// joined within N ms"): how long each process of this host that hosts one of them ran and the
 /// CPU it had, so that a process still starting on a machine too busy for it (mostly waiting for
 /// a CPU: LibTorch's start is about a CPU second of loading) is told from one that hung.
-void print_unjoined(const std::string& told, const ProcessSupervisor& supervisor,
-                    const LaunchPlan& plan) {
+/// The replicas a coordinator's "federate(s) 'x' 'y' never joined within N ms" names.
+std::vector<std::string> unjoined_replicas(const std::string& told) {
+  std::vector<std::string> replicas;
   const auto end = told.find(" never joined within ");
-  if (end == std::string::npos) return;
-  std::vector<std::string> processes;
+  if (end == std::string::npos) return replicas;
   for (auto at = told.find('\''); at < end;) {
     const auto close = told.find('\'', at + 1);
     if (close == std::string::npos || close > end) break;
-    const cluster::ProcessPlan* process =
-        cluster::process_of_replica(plan.processes, told.substr(at + 1, close - at - 1));
+    replicas.push_back(told.substr(at + 1, close - at - 1));
+    at = told.find('\'', close + 1);
+  }
+  return replicas;
+}
+
+/// The hosts of `replicas` other than this launcher's, in file order ("a, c"), or "".
+std::string other_hosts_of(const std::vector<std::string>& replicas,
+                           const cluster::ClusterConfig& config, const LaunchPlan& plan) {
+  const std::vector<cluster::ProcessPlan> processes = cluster::plan_processes(config);
+  std::string hosts;
+  for (const auto& [name, host] : config.hosts) {
+    if (std::find(plan.hosts.begin(), plan.hosts.end(), name) != plan.hosts.end()) continue;
+    const bool named = std::any_of(replicas.begin(), replicas.end(), [&](const std::string& r) {
+      const cluster::ProcessPlan* process = cluster::process_of_replica(processes, r);
+      return process != nullptr && process->host == name;
+    });
+    if (named) hosts += (hosts.empty() ? "" : ", ") + name;
+  }
+  return hosts;
+}
+
+void print_unjoined(const std::string& told, const ProcessSupervisor& supervisor,
+                    const LaunchPlan& plan) {
+  std::vector<std::string> processes;
+  for (const std::string& replica : unjoined_replicas(told)) {
+    const cluster::ProcessPlan* process = cluster::process_of_replica(plan.processes, replica);
     if (process != nullptr &&
         std::find(processes.begin(), processes.end(), process->name) == processes.end()) {
       processes.push_back(process->name);
     }
-    at = told.find('\'', close + 1);
   }
   for (const std::string& name : processes) {
     const std::optional<ChildExit> exit = supervisor.exit_of(name);
@@ -327,8 +351,21 @@ void print_failure(const ChildExit& cause, const ProcessSupervisor& supervisor,
       // Another host only where this launcher runs part of the cluster (--host, or halves it
       // started over ssh); a whole cluster here failed here (a federate that never joined, say).
       const bool elsewhere = !plan.whole_cluster() || !plan.remote_hosts.empty();
-      std::cerr << "tagflow up: the run failed" << (elsewhere ? " on another host: " : ": ") << told
-                << where_federate_ran(config, plan, told) << "\n";
+      // Federates of other hosts that never joined failed nowhere: their launchers may not run.
+      const std::string absent =
+          elsewhere ? other_hosts_of(unjoined_replicas(told), config, plan) : "";
+      std::cerr << "tagflow up: the run failed"
+                << (elsewhere && absent.empty() ? " on another host: " : ": ") << told
+                << where_federate_ran(config, plan, told);
+      if (!absent.empty()) {
+        std::cerr << "; is the launcher of host " << absent
+                  << " running, with the same file and keys?"
+                  << (plan.coordinator
+                          ? " (the coordinator's log names refused handshakes: " +
+                                (std::filesystem::path(log_dir) / "coordinator.log").string() + ")"
+                          : "");
+      }
+      std::cerr << "\n";
       print_unjoined(told, supervisor, plan);
       return;
     }
@@ -650,6 +687,9 @@ class ClusterLaunch {
   /// The first port this host's processes listen on that cannot be bound now, as FILE:LINE: KEY:
   /// and why, or "".
   [[nodiscard]] std::string unbindable_port() const;
+  /// Ends the launch (exit 2) when the file has a Slurm or Kubernetes host and this launcher is
+  /// not one of an allocation's (`tagflow slurm-node`, `tagflow k8s-pod`).
+  void refuse_allocated_hosts();
   void open_log_dir();      // a new run directory, or the resumed run's
   void mint_keys();         // this run's keys, when the launcher mints them
   void announce() const;    // what runs where, the logs, the security
@@ -700,6 +740,7 @@ void ClusterLaunch::plan() {
   try {
     config_ = cluster::load_cluster_config(options_.file);
     hosts::check_replica_params(config_);  // every node's params, before any process starts
+    if (options_.node < 0) refuse_allocated_hosts();
     plan_ = make_launch_plan(config_, options_.file, options_.mode, options_.host, options_.node,
                              options_.node_name);
     plan_.manager = options_.manager;
@@ -715,6 +756,26 @@ void ClusterLaunch::plan() {
     end_launch(missing, kExitBadFile);
   }
   if (const std::string taken = unbindable_port(); !taken.empty()) end_launch(taken, kExitBadFile);
+}
+
+void ClusterLaunch::refuse_allocated_hosts() {
+  // Outside an allocation (no TAGFLOW_NODE_ADDRESSES), a Slurm or Kubernetes host has no address:
+  // its processes could not even bind.
+  for (const auto& [name, host] : config_.hosts) {
+    if (host.node_addresses.empty() && (host.slurm || host.kubernetes)) {
+      const std::string key = host.slurm ? "slurm" : "kubernetes";
+      const int line = host.slurm ? host.slurm->line : host.kubernetes->line;
+      const std::string how =
+          host.slurm
+              ? "a Slurm host runs inside a Slurm job; submit the file with `tagflow slurm " +
+                    options_.file + "` (docs/slurm.md)"
+              : "a Kubernetes host runs in pods; render them with `tagflow k8s " + options_.file +
+                    "` and apply them (docs/kubernetes.md)";
+      end_launch(
+          options_.file + ":" + std::to_string(line) + ": hosts." + name + "." + key + ": " + how,
+          kExitBadFile);
+    }
+  }
 }
 
 std::string ClusterLaunch::unbindable_port() const {

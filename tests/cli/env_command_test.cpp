@@ -138,11 +138,32 @@ TEST(EnvCommand, RejectsUnknownEnvsAndEnvsWithoutStateNamingTheOnesItTakes) {
 TEST(EnvCommand, AStandardOutputThatCannotBeWrittenIsAnError) {
   if (!std::ifstream("/dev/full")) GTEST_SKIP() << "this machine has no /dev/full";
   const std::string err_path = ::testing::TempDir() + "/env_full_" + std::to_string(::getpid());
-  const std::string command =
-      std::string(TAGFLOW_BIN_DIR) + "/tagflow env list > /dev/full 2> " + err_path;
-  const int status = std::system(command.c_str());
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 1);
-  EXPECT_EQ(slurp(err_path), "tagflow: cannot write to standard output: No space left on device\n");
+  // `env list`; output longer than the stream's buffer, whose write failed before the end
+  // (`monitoring metrics`); --help, which writes to standard output as well.
+  for (const std::string args : {"env list", "monitoring metrics", "k8s --help"}) {
+    SCOPED_TRACE(args);
+    const std::string command =
+        std::string(TAGFLOW_BIN_DIR) + "/tagflow " + args + " > /dev/full 2> " + err_path;
+    const int status = std::system(command.c_str());
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 1);
+    EXPECT_EQ(slurp(err_path),
+              "tagflow: cannot write to standard output: No space left on device\n");
+  }
   std::remove(err_path.c_str());
+}
+
+// A reader that closed the pipe: exit 1 and the reason, not a death by SIGPIPE.
+TEST(EnvCommand, AClosedPipeIsAFailedWriteNotASignal) {
+  const std::string err_path = ::testing::TempDir() + "/env_pipe_" + std::to_string(::getpid());
+  const std::string status_path = err_path + ".status";
+  // The reader exits before reading anything; the writer's first write finds the pipe closed.
+  const std::string command = "bash -c '(sleep 0.5; " + std::string(TAGFLOW_BIN_DIR) +
+                              "/tagflow monitoring metrics 2> " + err_path + "; echo $? > " +
+                              status_path + ") | true'";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  EXPECT_EQ(slurp(status_path), "1\n");
+  EXPECT_EQ(slurp(err_path), "tagflow: cannot write to standard output: Broken pipe\n");
+  std::remove(err_path.c_str());
+  std::remove(status_path.c_str());
 }

@@ -97,6 +97,30 @@ class TagflowUp : public ::testing::Test {
   }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
+  /// The shortened local cluster on two loopback hosts, the samplers and the inference server on
+  /// a, the rest on b, with `join_timeout` and `checkpoint` and `restart` ("" for none), as
+  /// DIR/NAME.
+  void write_split(const std::string& name, const std::string& join_timeout,
+                   const std::string& checkpoint = "", const std::string& restart = "") {
+    testing::LocalClusterOptions options;
+    options.stop = "env_steps: 800";
+    options.port = testing::local_cluster_ports_from(base_port_);
+    options.hosts = "  a: {address: 127.0.0.1}\n  b: {address: 127.0.0.1}\n";
+    options.host = {{"coordinator", "b"},
+                    {"replay", "b"},
+                    {"learner", "b"},
+                    {"sampler", "a"},
+                    {"inference", "a"}};
+    options.checkpoint = checkpoint;
+    options.restart = restart;
+    std::string text = testing::local_cluster_yaml(options);
+    const std::string heartbeat = "  heartbeat_timeout: 2s\n";
+    const std::size_t at = text.find(heartbeat);
+    ASSERT_NE(at, std::string::npos) << text;
+    text.insert(at + heartbeat.size(), "  join_timeout: " + join_timeout + "\n");
+    write(name, text);
+  }
+
   fs::path dir_;
   int base_port_ = 0;
 };
@@ -195,6 +219,26 @@ TEST_F(TagflowUp, AnUnknownHostExitsTwoNamingTheHosts) {
   EXPECT_NE(err.find("no host 'mars' (hosts: local)"), std::string::npos) << err;
 }
 
+// A Slurm or Kubernetes host has no address outside its allocation: `tagflow up` (with --host
+// or without) says which command runs such a file, instead of advice it cannot follow.
+TEST_F(TagflowUp, AFileWithSlurmOrKubernetesHostsIsSentToItsOwnCommand) {
+  const fs::path configs = fs::path(TAGFLOW_SOURCE_DIR) / "configs";
+  EXPECT_EQ(run({"up", (configs / "kubernetes.yaml").string(), "--quiet"}, dir_, "k8s"), 2);
+  std::string err = read_text_file(dir_ / "k8s.err");
+  EXPECT_NE(err.find("kubernetes.yaml:17: hosts.act.kubernetes: a Kubernetes host runs in pods; "
+                     "render them with `tagflow k8s "),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(
+      run({"up", (configs / "slurm.yaml").string(), "--host", "act", "--quiet"}, dir_, "slurm"), 2);
+  err = read_text_file(dir_ / "slurm.err");
+  EXPECT_NE(err.find(": hosts.act.slurm: a Slurm host runs inside a Slurm job; submit the file "
+                     "with `tagflow slurm "),
+            std::string::npos)
+      << err;
+  EXPECT_FALSE(fs::exists(dir_ / "runs"));
+}
+
 TEST_F(TagflowUp, HostNameStartsOnlyThatHostsProcessesAndSigtermStopsThem) {
   if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the learner and inference processes need tagflow-torch";
   write("split.yaml",
@@ -226,23 +270,7 @@ TEST_F(TagflowUp, HostNameStartsOnlyThatHostsProcessesAndSigtermStopsThem) {
 // the process's own words: it exits 4 as a federate told of another's failure does.
 TEST_F(TagflowUp, AHostThatFindsNoCoordinatorSaysWhyAtEachRestart) {
   if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the inference process needs tagflow-torch";
-  testing::LocalClusterOptions options;
-  options.stop = "env_steps: 800";
-  options.port = testing::local_cluster_ports_from(base_port_);
-  options.hosts = "  a: {address: 127.0.0.1}\n  b: {address: 127.0.0.1}\n";
-  options.host = {{"coordinator", "b"},
-                  {"replay", "b"},
-                  {"learner", "b"},
-                  {"sampler", "a"},
-                  {"inference", "a"}};
-  options.checkpoint = "{every: 200ms, keep: 2}";
-  options.restart = "{max: 1}";
-  std::string text = testing::local_cluster_yaml(options);
-  const std::string heartbeat = "  heartbeat_timeout: 2s\n";
-  const std::size_t at = text.find(heartbeat);
-  ASSERT_NE(at, std::string::npos) << text;
-  text.insert(at + heartbeat.size(), "  join_timeout: 1s\n");
-  write("alone.yaml", text);
+  write_split("alone.yaml", "1s", "{every: 200ms, keep: 2}", "{max: 1}");
   EXPECT_EQ(run({"up", path("alone.yaml"), "--host", "a", "--log-dir", path("logs-a"), "--quiet"},
                 dir_, "a", 90s),
             1);
@@ -258,6 +286,26 @@ TEST_F(TagflowUp, AHostThatFindsNoCoordinatorSaysWhyAtEachRestart) {
             std::string::npos)
       << said;
   EXPECT_EQ(err.find("restart 2 of"), std::string::npos) << err;
+}
+
+// The coordinator's host started while the other is not: the run fails after `join_timeout`,
+// naming the federates that never joined and the host whose launcher should run them (they
+// failed nowhere, so not "on another host").
+TEST_F(TagflowUp, TheCoordinatorsHostAloneNamesTheHostWhoseFederatesNeverJoined) {
+  if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the learner process needs tagflow-torch";
+  write_split("alone.yaml", "2s");
+  EXPECT_EQ(run({"up", path("alone.yaml"), "--host", "b", "--log-dir", path("logs-b"), "--quiet"},
+                dir_, "b", 90s),
+            1);
+  const std::string err = read_text_file(dir_ / "b.err");
+  EXPECT_NE(err.find("tagflow up: the run failed: federate(s) 'sampler-0' 'sampler-1' "
+                     "'inference' never joined within 2000 ms; is the launcher of host a "
+                     "running, with the same file and keys? (the coordinator's log names "
+                     "refused handshakes: " +
+                     path("logs-b") + "/coordinator.log)"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(err.find("on another host"), std::string::npos) << err;
 }
 
 // A run whose federates never joined says, for each process of them, how long it ran and how much
