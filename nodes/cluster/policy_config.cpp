@@ -179,6 +179,40 @@ void check_each_agent_reaches_one_server(const ClusterConfig& config) {
   }
 }
 
+/// Every policy a replay replica stores reaches, over that replay's `batches` connections, a
+/// learner replica training it: transitions nobody learns from are a file's mistake.
+void check_each_stored_policy_is_trained(const ClusterConfig& config) {
+  const MultiAgentConfig& m = config.multi_agent;
+  for (const NodeConfig& replay : config.nodes) {
+    if (replay.kind->name != "replay") continue;
+    std::vector<bool> trained(m.policies.size(), false);
+    for (const ConnectionConfig& c : config.connections) {
+      const NodeConfig* to = config.find_node(c.to_node);
+      if (c.from_node != replay.name || c.from_port != "batches" || to == nullptr ||
+          !to->kind->trains) {
+        continue;
+      }
+      for (int r = 0; r < to->replicas; ++r) {
+        for (const int p : hosted_policies(config, *to, r))
+          trained[static_cast<std::size_t>(p)] = true;
+      }
+    }
+    for (int r = 0; r < replay.replicas; ++r) {
+      for (const int p : hosted_policies(config, replay, r)) {
+        if (trained[static_cast<std::size_t>(p)]) continue;
+        const std::string& name = m.policies[static_cast<std::size_t>(p)].name;
+        const auto line = replay.param_lines.find("policies");
+        throw ConfigError(config.file,
+                          line == replay.param_lines.end() ? replay.line : line->second,
+                          "nodes." + replay.name + ".params.policies",
+                          replica_name(replay, r) + " stores policy '" + name +
+                              "', which no learner its batches reach trains: add '" + name +
+                              "' to that learner's `policies` (or leave it out of this replay's)");
+      }
+    }
+  }
+}
+
 }  // namespace
 
 int MultiAgentConfig::input_size(int policy) const {
@@ -489,6 +523,7 @@ void validate_policy_hosting(const ClusterConfig& config) {
     }
   }
   check_each_agent_reaches_one_server(config);
+  check_each_stored_policy_is_trained(config);
 }
 
 }  // namespace tagflow::cluster

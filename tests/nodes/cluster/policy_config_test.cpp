@@ -195,6 +195,29 @@ TEST(PolicyConfig, AnInferenceNodesExperienceReachesTheReplayOfEachPolicy) {
       << e.what();
 }
 
+// A policy a replay stores must be trained by a learner its batches reach: `south` stored and
+// never learned from was run without a word (and never exported).
+TEST(PolicyConfig, APolicyAReplayStoresButNoLearnerTrainsIsRefusedAtTheReplaysPolicies) {
+  std::string text =
+      marl_file("policies:\n  north: {}\n  south: {}\nagents: {0: north, \"*\": south}\n", 1, 2);
+  EXPECT_NO_THROW((void)parse_cluster_config(text, "m.yaml"));
+  const std::string learner = "  learner: {kind: learner, replicas: 2, data_port: 7300}\n";
+  const std::string replay = "  replay: {kind: replay, replicas: 2, data_port: 7200}\n";
+  text.replace(text.find(learner), learner.size(),
+               "  learner: {kind: learner, data_port: 7300, params: {policies: north}}\n");
+  text.replace(text.find(replay), replay.size(),
+               "  replay: {kind: replay, replicas: 2, data_port: 7200,\n"
+               "           params: {policies: [north, south]}}\n");
+  const ConfigError e = policy_error_of(text);
+  EXPECT_EQ(e.key(), "nodes.replay.params.policies");
+  EXPECT_EQ(e.line(), 12);
+  EXPECT_NE(std::string(e.what()).find("replay-1 stores policy 'south', which no learner its "
+                                       "batches reach trains: add 'south' to that learner's "
+                                       "`policies` (or leave it out of this replay's)"),
+            std::string::npos)
+      << e.what();
+}
+
 TEST(PolicyConfig, MistakesAreRefusedWithFileLineAndKey) {
   const std::string per_agent = "policies:\n  car: {per_agent: true}\n";
   ConfigError e =
