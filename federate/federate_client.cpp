@@ -32,6 +32,7 @@ FederateOptions FederateOptions::from_spec(const FederationSpec& spec, const std
   options.downstreams = federate->downstreams;
   options.heartbeat_timeout = spec.heartbeat_timeout;
   options.keys_dir = spec.keys_dir;
+  options.file_digest = spec.file_digest;
   return options;
 }
 
@@ -154,6 +155,15 @@ ControlMessage FederateClient::join(std::chrono::milliseconds timeout,
     }
     poll(std::min(left, std::chrono::milliseconds(while_waiting ? 20 : 100)));
     if (while_waiting) while_waiting();
+  }
+  // Hosts that run different files would run different clusters under one digest.
+  if (!options_.file_digest.empty() && !start_->file_digest.empty() &&
+      start_->file_digest != options_.file_digest) {
+    const std::string why = "its cluster file (digest " + options_.file_digest +
+                            ") is not the coordinator's (digest " + start_->file_digest +
+                            "): run the same file on every host";
+    report_failure(why);
+    throw FederationError("federate '" + options_.id + "': " + why);
   }
   return *start_;
 }

@@ -65,6 +65,10 @@ struct FederateOptions {
   /// coordinator still accepts (PROTOCOL.md §2.5). The data plane reads it from here: version 3
   /// reads and sends data header 2 only.
   std::uint32_t protocol_version = kProtocolVersion;
+  /// The digest of the cluster file this federate runs (FederationSpec::file_digest): join()
+  /// compares it with the one START carries, and a difference ends the run (PROTOCOL.md §2.1
+  /// step 3). Empty: not compared.
+  std::string file_digest;
 
   /// The options of federate `id` as the spec describes it; throws FederationConfigError when
   /// `id` is not in the spec.

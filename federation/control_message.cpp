@@ -71,15 +71,18 @@ void pack_join(Packer& packer, const ControlMessage& m) {
 }
 
 /// [START, tag, [[federate, endpoint]...]]
-/// [START, tag, endpoints] or [START, tag, endpoints, versions] (versions only when there are).
+/// [START, tag, endpoints] or [START, tag, endpoints, versions] (versions only when there are)
+/// or [START, tag, endpoints, versions, file digest] (the digest only with versions).
 void pack_start(Packer& packer, const ControlMessage& m) {
-  pack_head(packer, m.versions.empty() ? 3 : 4, m.type);
+  const bool digest = !m.versions.empty() && !m.file_digest.empty();
+  pack_head(packer, m.versions.empty() ? 3 : digest ? 5 : 4, m.type);
   pack_tag(packer, m.tag);
   pack_pairs(packer, m.endpoints,
              [&](const std::string& endpoint) { pack_string(packer, endpoint); });
   if (!m.versions.empty()) {
     pack_pairs(packer, m.versions, [&](std::uint64_t version) { packer.pack_uint64(version); });
   }
+  if (digest) pack_string(packer, m.file_digest);
 }
 
 /// [LTC, tag] or [LTC, tag, in_transit] or [LTC, tag, in_transit, next] or
@@ -228,7 +231,8 @@ const char* field_layout(ControlType type) {
     case ControlType::kRefused:
       return "[2, text]";
     case ControlType::kStart:
-      return "[3, tag, [[id, endpoint]...]] or [3, tag, [[id, endpoint]...], [[id, version]...]]";
+      return "[3, tag, [[id, endpoint]...]] or [3, tag, [[id, endpoint]...], [[id, version]...]] "
+             "or [3, tag, [[id, endpoint]...], [[id, version]...], file digest]";
     case ControlType::kCompleted:
       return "[5, tag] or [5, tag, [[destination, tag]...]] or [5, tag, [[destination, tag]...], "
              "next tag] or [5, tag, [[destination, tag]...], next tag, reporting (0..2)]";
@@ -296,9 +300,10 @@ bool read_fields(const msgpack::object* field, std::uint32_t count, ControlMessa
     case ControlType::kRefused:
       return count == 2 && read_string(field[1], m.text);
     case ControlType::kStart:
-      return (count == 3 || count == 4) && read_tag(field[1], m.tag) &&
+      return (count >= 3 && count <= 5) && read_tag(field[1], m.tag) &&
              read_pairs(field[2], m.endpoints, read_string) &&
-             (count == 3 || (read_pairs(field[3], m.versions, read_u64) && !m.versions.empty()));
+             (count == 3 || (read_pairs(field[3], m.versions, read_u64) && !m.versions.empty())) &&
+             (count < 5 || (read_string(field[4], m.file_digest) && !m.file_digest.empty()));
     case ControlType::kCompleted:
       if (count == 4 || count == 5) {
         m.next.emplace();

@@ -25,8 +25,9 @@ using transport::WireTag;
 /// down to kOldestProtocolVersion: a version-3 federate gets START without the federates'
 /// versions, and reads and sends data header 2 only (transport/WIRE.md §2); a federate before
 /// kFirstFloorVersion gets no FLOOR; one before kFirstInlineVersion reads no data header 4; one
-/// before kFirstFinishedVersion gets no FINISHED after its RESIGN.
-inline constexpr std::uint32_t kProtocolVersion = 7;
+/// before kFirstFinishedVersion gets no FINISHED after its RESIGN; one before
+/// kFirstFileDigestVersion gets no file digest in START.
+inline constexpr std::uint32_t kProtocolVersion = 8;
 inline constexpr std::uint32_t kOldestProtocolVersion = 3;
 /// The first version whose START lists every federate's version and whose federates read data
 /// header 3 (a value's `done`).
@@ -37,21 +38,23 @@ inline constexpr std::uint32_t kFirstFloorVersion = 5;
 inline constexpr std::uint32_t kFirstInlineVersion = 6;
 /// The first version the coordinator answers RESIGN with FINISHED (PROTOCOL.md §5 rule 6).
 inline constexpr std::uint32_t kFirstFinishedVersion = 7;
+/// The first version whose START carries the coordinator's cluster-file digest (PROTOCOL.md §2.1).
+inline constexpr std::uint32_t kFirstFileDigestVersion = 8;
 /// In-transit reports one LTC may carry (so that an LTC frame stays far below the frame limit).
 inline constexpr std::size_t kMaxInTransitPerLtc = 128;
 
 /// Values are part of the protocol: never renumber.
 enum class ControlType : std::uint8_t {
-  kJoin = 1,           ///< F→C: version, federate, upstreams, downstreams, data endpoint
-  kRefused = 2,        ///< C→F: text (why the join was refused)
-  kStart = 3,          ///< C→F: tag (start tag), endpoints of every federate
-  kNextEvent = 4,      ///< F→C: tag (NET), optionally reporting
-  kCompleted = 5,      ///< F→C: tag (LTC), optionally in transit, the next tag and reporting
-  kGrant = 6,          ///< C→F: tag (TAG), counts
-  kProvisional = 7,    ///< C→F: tag (PTAG), counts
-  kInTransit = 8,      ///< F→C: federate (destination), tag
-  kStopRequest = 9,    ///< F→C proposes tag; C→F asks for a proposal at least tag
-  kStopReply = 10,     ///< F→C: tag (its proposal)
+  kJoin = 1,         ///< F→C: version, federate, upstreams, downstreams, data endpoint
+  kRefused = 2,      ///< C→F: text (why the join was refused)
+  kStart = 3,        ///< C→F: tag (start tag), endpoints of every federate, versions, file digest
+  kNextEvent = 4,    ///< F→C: tag (NET), optionally reporting
+  kCompleted = 5,    ///< F→C: tag (LTC), optionally in transit, the next tag and reporting
+  kGrant = 6,        ///< C→F: tag (TAG), counts
+  kProvisional = 7,  ///< C→F: tag (PTAG), counts
+  kInTransit = 8,    ///< F→C: federate (destination), tag
+  kStopRequest = 9,  ///< F→C proposes tag; C→F asks for a proposal at least tag
+  kStopReply = 10,   ///< F→C: tag (its proposal)
   kStopGranted = 11,   ///< C→F: tag (the stop tag), proposal (the earliest proposal)
   kResign = 12,        ///< F→C: leaving cleanly after its last tag
   kHeartbeat = 13,     ///< both ways, on the heartbeat connection
@@ -104,6 +107,9 @@ struct ControlMessage {
   std::vector<std::pair<std::string, std::string>> endpoints;
   /// kStart to a version-4 federate: every federate's protocol version (empty: not sent).
   std::vector<std::pair<std::string, std::uint64_t>> versions;
+  /// kStart to a version-8 federate: the coordinator's cluster-file digest (empty: not sent;
+  /// sent only with `versions`).
+  std::string file_digest;
   /// kCompleted: (destination, arrival tag) of every data message sent since the previous LTC
   /// and not reported by IN_TRANSIT (applied before the completed tag). At most
   /// kMaxInTransitPerLtc entries.

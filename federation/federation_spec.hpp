@@ -38,6 +38,10 @@ struct FederationSpec {
   /// CURVE + ZAP when set: DIR holds coordinator.{pub,key} and <federate>.{pub,key}.
   std::optional<std::string> keys_dir;
   std::vector<FederateSpec> federates;
+  /// The cluster file's digest (16 hex digits, FNV-1a 64 of its bytes); empty for a bare
+  /// `federation:` file. A coordinator of version 8 sends its own in START, and a federate whose
+  /// file has another ends the run (PROTOCOL.md §2.1 step 3).
+  std::string file_digest;
 
   [[nodiscard]] const FederateSpec* find(const std::string& id) const;
   /// True when `to` lists `from` as an upstream with no delay and `from` is reachable from `to`

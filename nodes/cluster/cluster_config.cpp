@@ -16,12 +16,14 @@
 #include <yaml-cpp/eventhandler.h>
 
 #include "common/bind_address.hpp"
+#include "common/fnv1a.hpp"
 #include "common/log_text.hpp"
 #include "common/numerics.hpp"
 #include "nodes/cluster/cluster_names.hpp"
 #include "nodes/cluster/cluster_validation.hpp"
 #include "nodes/cluster/policy_config.hpp"
 #include "nodes/cluster/yaml_reader.hpp"
+#include "nodes/kind/process_result.hpp"
 #include "nodes/kind/registry.hpp"
 
 namespace tagflow::cluster {
@@ -824,6 +826,7 @@ ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::stri
                 kUnreadKeyPrefix);
   ClusterConfig config;
   config.file = file;
+  config.file_digest = nodes::hex64(fnv1a64(yaml_text));
   config.name = top.string("cluster");
   if (!is_safe_cluster_name(config.name)) top.fail("cluster", safe_cluster_name_rule(config.name));
   const std::string mode = top.string_or("mode", "reactor");

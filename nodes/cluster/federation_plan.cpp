@@ -31,6 +31,7 @@ coordinator::FederationSpec federation_spec(const ClusterConfig& config) {
                                          config.coordinator.port);
   spec.heartbeat_timeout = config.coordinator.heartbeat_timeout;
   spec.join_timeout = config.coordinator.join_timeout;
+  spec.file_digest = config.file_digest;
   if (config.security.curve) spec.keys_dir = resolved_keys_dir(config);
 
   // upstream federate -> downstream federate -> minimum delay, from the link plan (the same

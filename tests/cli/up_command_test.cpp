@@ -33,6 +33,7 @@
 #include "tests/support/cluster_files.hpp"
 #include "tests/support/launched_processes.hpp"
 #include "tests/support/run_command.hpp"
+#include "tests/support/shipped_config.hpp"
 
 namespace tagflow::cli {
 namespace {
@@ -941,6 +942,32 @@ TEST_F(TagflowUp, TwoLaunchersPlayingHostsAAndBRunOneClusterTogether) {
     EXPECT_TRUE(fs::exists(dir_ / "logs-b" / (process + ".json"))) << process;
     EXPECT_FALSE(fs::exists(dir_ / "logs-a" / (process + ".log"))) << process;
   }
+}
+
+// Two hosts started from files that differ (here only in the seed) would run two clusters under
+// one digest: the coordinator's START carries its file's digest, and a federate of the other
+// file ends the run on both hosts, naming itself (federation/PROTOCOL.md §2 step 3).
+TEST_F(TagflowUp, TwoLaunchersStartedFromDifferentFilesEndTheRunNamingAFederate) {
+  if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the learner and inference processes need tagflow-torch";
+  const std::string text =
+      shortened_local(base_port_, "env_steps: 2400",
+                      "  a: {address: 127.0.0.1}\n  b: {address: 127.0.0.1}\n", "a", "b");
+  write("split.yaml", text);
+  std::string other = text;
+  testing::replace_once(other, "\nseed: ", "\nseed: 1", "split.yaml");
+  write("split-a.yaml", other);
+  const Launched b = launch(
+      {"up", path("split.yaml"), "--host", "b", "--log-dir", path("logs-b"), "--quiet"}, dir_, "b");
+  const Launched a =
+      launch({"up", path("split-a.yaml"), "--host", "a", "--log-dir", path("logs-a"), "--quiet"},
+             dir_, "a");
+  EXPECT_EQ(wait_exit(a.pid, 150s), 1) << read_text_file(a.err);
+  EXPECT_EQ(wait_exit(b.pid, 150s), 1) << read_text_file(b.err);
+  const std::string err_b = read_text_file(b.err);
+  EXPECT_NE(err_b.find("' failed: its cluster file (digest "), std::string::npos) << err_b;
+  EXPECT_NE(err_b.find(") is not the coordinator's (digest "), std::string::npos) << err_b;
+  EXPECT_NE(err_b.find("): run the same file on every host"), std::string::npos) << err_b;
+  EXPECT_FALSE(fs::exists(dir_ / "logs-b" / "summary.json"));
 }
 
 TEST_F(TagflowUp, AKilledSamplerEndsTheRunWithAnErrorNamingItAndNoProcessLeft) {

@@ -1019,6 +1019,21 @@ TEST(Coordinator, AFederateWaitingForStartJoinsTheCoordinatorThatReplacedTheFirs
 // version 3; any other is refused, and the refusal names the federate and the versions the
 // coordinator accepts. START tells a federate of version 4 or later every federate's version,
 // and a version-3 one nothing new.
+/// The STARTs of `spec`'s `a`, joined with protocol `version`, and `b`, of the current version.
+std::pair<ControlMessage, ControlMessage> starts_with_a_of_version(const FederationSpec& spec,
+                                                                   std::uint32_t version) {
+  RunningCoordinator running(spec);
+  zmq::context_t context;
+  FederateOptions old = options_for(spec, "a", running.endpoint());
+  old.protocol_version = version;
+  FederateClient a(context, old);
+  FederateClient b(context, options_for(spec, "b", running.endpoint()));
+  auto joined_b = std::async(std::launch::async, [&] { return b.join(10s); });
+  ControlMessage start_a;
+  EXPECT_NO_THROW(start_a = a.join(10s));
+  return {start_a, joined_b.get()};
+}
+
 TEST(Coordinator, AcceptsTheCurrentAndTheVersionsBeforeDownTo3AndRefusesOthersNamingTheFederate) {
   const FederationSpec spec = parse_federation_spec(kChain);
   for (const std::uint32_t refused : {kOldestProtocolVersion - 1, kProtocolVersion + 1}) {
@@ -1033,25 +1048,53 @@ TEST(Coordinator, AcceptsTheCurrentAndTheVersionsBeforeDownTo3AndRefusesOthersNa
     } catch (const FederationError& e) {
       const std::string text = e.what();
       EXPECT_NE(text.find("federate 'b' speaks protocol version " + std::to_string(refused) +
-                          "; this coordinator speaks version 7 and accepts versions 3 to 7"),
+                          "; this coordinator speaks version 8 and accepts versions 3 to 8"),
                 std::string::npos)
           << text;
     }
   }
-  RunningCoordinator running(spec);
-  zmq::context_t context;
-  FederateOptions old = options_for(spec, "a", running.endpoint());
-  old.protocol_version = 3;
-  FederateClient a(context, old);
-  FederateClient b(context, options_for(spec, "b", running.endpoint()));
-  auto joined_b = std::async(std::launch::async, [&] { return b.join(10s); });
-  ControlMessage start_a;
-  ASSERT_NO_THROW(start_a = a.join(10s));
-  const ControlMessage start_b = joined_b.get();
+  const auto [start_a, start_b] = starts_with_a_of_version(spec, 3);
   EXPECT_TRUE(start_a.versions.empty());
   EXPECT_EQ(start_b.versions, (std::vector<std::pair<std::string, std::uint64_t>>{
                                   {"a", 3}, {"b", kProtocolVersion}}));
   EXPECT_EQ(start_a.endpoints, start_b.endpoints);
+}
+
+// PROTOCOL.md §2.1 step 3: a coordinator with a cluster file's digest sends it in the START of
+// a federate of version 8 or later (not to one of version 7), and a federate whose own file has
+// another digest ends the run, naming it and both digests.
+TEST(Coordinator, AFederateWhoseClusterFileDiffersFromTheCoordinatorsEndsTheRunNamingIt) {
+  FederationSpec spec = parse_federation_spec(kChain);
+  spec.file_digest = "00000000000000aa";
+  {
+    const auto [start_a, start_b] = starts_with_a_of_version(spec, 7);
+    EXPECT_TRUE(start_a.file_digest.empty());
+    EXPECT_EQ(start_b.file_digest, "00000000000000aa");
+  }
+  RunningCoordinator running(spec);
+  zmq::context_t context;
+  FederateClient a(context, options_for(spec, "a", running.endpoint()));
+  FederateOptions other = options_for(spec, "b", running.endpoint());
+  other.file_digest = "00000000000000bb";
+  FederateClient b(context, other);
+  auto joined_a = std::async(std::launch::async, [&] { return a.join(10s); });
+  try {
+    (void)b.join(10s);
+    FAIL() << "b joined with another file";
+  } catch (const FederationError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "federate 'b': its cluster file (digest 00000000000000bb) is not the "
+              "coordinator's (digest 00000000000000aa): run the same file on every host");
+  }
+  joined_a.get();
+  const auto result = running.result(10s);
+  ASSERT_TRUE(result.has_value()) << "the coordinator hangs after a federate with another file";
+  EXPECT_FALSE(result->ok);
+  EXPECT_EQ(result->failed, std::vector<std::string>{"b"});
+  EXPECT_NE(result->error.find("federate 'b' failed: its cluster file (digest 00000000000000bb) "
+                               "is not the coordinator's (digest 00000000000000aa)"),
+            std::string::npos)
+      << result->error;
 }
 
 /// kChain's `a` as a raw DEALER joining with `version` (it sends no heartbeats: a long timeout)

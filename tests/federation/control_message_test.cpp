@@ -64,6 +64,12 @@ TEST(ControlMessage, StartCarriesTheVersionsOnlyWhenItHasThem) {
   const ControlMessage decoded = round_trip(start);
   EXPECT_EQ(decoded.endpoints, start.endpoints);
   EXPECT_EQ(decoded.versions, start.versions);
+  EXPECT_TRUE(decoded.file_digest.empty());
+  // To a version-8 federate, the coordinator's cluster-file digest comes last.
+  start.file_digest = "0123456789abcdef";
+  EXPECT_EQ(static_cast<unsigned char>(encode_control(start)[0]), 0x95);
+  EXPECT_EQ(round_trip(start).file_digest, start.file_digest);
+  EXPECT_EQ(round_trip(start).versions, start.versions);
 }
 
 TEST(ControlMessage, GrantsCarryTheirTagAndMessageCounts) {
