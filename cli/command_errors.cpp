@@ -121,7 +121,7 @@ std::string unknown_command(const CLI::App& app, int argc, char** argv) {
         if (c->get_group().empty()) continue;  // hidden from --help: an internal command
         names += (names.empty() ? "" : ", ") + c->get_name();
       }
-      return path + ": unknown command '" + escape_for_log(word) + "' (commands: " + names +
+      return path + ": unknown command '" + single_line(word) + "' (commands: " + names +
              ")\nRun '" + path + " --help' for more information.";
     }
     at = *it;

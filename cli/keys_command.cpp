@@ -100,7 +100,7 @@ void add_keys_command(CLI::App& app) {
         // A name is a file name in DIR, never a path (`--name ../x` wrote outside it).
         if (!cluster::is_safe_cluster_name(name)) {
           fail_command("keys generate",
-                       "--name '" + escape_for_log(name) +
+                       "--name '" + single_line(name) +
                            "': a key pair's name is 1 to 64 letters, digits, '_', '-' and '.', "
                            "starting with a letter or a digit (it names the files in DIR)",
                        kExitBadFile);

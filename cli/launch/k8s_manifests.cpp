@@ -277,7 +277,7 @@ std::vector<K8sHost> k8s_hosts(const cluster::ClusterConfig& config, const K8sOp
     }
   }
   if (!is_dns_label(options.name_space, false)) {
-    throw std::invalid_argument("--namespace '" + escape_for_log(options.name_space) +
+    throw std::invalid_argument("--namespace '" + single_line(options.name_space) +
                                 "' is not a DNS label: 1 to 63 lowercase letters, digits and '-', "
                                 "starting and ending with a letter or a digit");
   }
@@ -286,15 +286,16 @@ std::vector<K8sHost> k8s_hosts(const cluster::ClusterConfig& config, const K8sOp
            std::iscntrl(static_cast<unsigned char>(c)) != 0;
   };
   if (options.image.empty() || std::any_of(options.image.begin(), options.image.end(), blank)) {
-    throw std::invalid_argument("--image '" + escape_for_log(options.image) +
+    throw std::invalid_argument("--image '" + single_line(options.image) +
                                 "' is not an image reference (empty, or with spaces)");
   }
   if (!is_dns_label(config.name, true)) {
     throw cluster::ConfigError(
         config.file, top_line(config.file, "cluster"), "cluster",
         "'" + config.name +
-            "' names the Service and every Job: it must be a DNS label (lower-case letters, "
-            "digits and '-', a letter first, at most 63 characters)");
+            "' names the Service and every Job: it must be a DNS label (1 to 63 lower-case "
+            "letters, digits and '-', starting with a letter and ending with a letter or a "
+            "digit)");
   }
   cluster::refuse_keys_dir(config,
                            "a Kubernetes run's keys are minted into its Secret when the manifests "
@@ -331,8 +332,9 @@ std::vector<K8sHost> k8s_hosts(const cluster::ClusterConfig& config, const K8sOp
     if (!is_dns_label(name, false)) {
       throw cluster::ConfigError(config.file, host.line, key,
                                  "'" + name +
-                                     "' names a Job and its pods: it must be a DNS label "
-                                     "(lower-case letters, digits and '-')");
+                                     "' names a Job and its pods: it must be a DNS label (1 "
+                                     "to 63 lower-case letters, digits and '-', starting and "
+                                     "ending with a letter or a digit)");
     }
     const std::string last_pod = out.job + "-" + std::to_string(out.pods - 1);
     if (last_pod.size() > kMaxLabel) {
