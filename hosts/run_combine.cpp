@@ -126,6 +126,15 @@ RunSummary combine_results(const cluster::ClusterConfig& config,
     }
   }
   add_learners(summary, learners, !config.multi_agent.empty(), digest);
+  // An evaluator that reached the target stopped the run: its evaluation is the run's return.
+  // (The learner's own final evaluation is of the weights it stopped with, which in process
+  // placement can be a few updates past the digest's cutoff.)
+  for (const EvaluatorFigures& e : summary.evaluators) {
+    if (config.multi_agent.empty() && e.target_reached && !e.evaluations.empty()) {
+      summary.mean_return = e.evaluations.back();
+      break;
+    }
+  }
   // The processes' reasons, by stop_reason()'s rule; the target counts only as the learner's or
   // an evaluator's result has it (a process may report one its cutoff left out).
   std::vector<std::string> reasons;
