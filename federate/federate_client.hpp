@@ -44,7 +44,8 @@ class FederateSetupError : public FederationError {
 };
 
 /// This federate cannot go on: a data message that its grants count was dropped (PROTOCOL.md
-/// §3.4). The runtimes report it to the coordinator (report_failure) before they stop.
+/// §3.4), or a value it could not send (over the message cap, transport/WIRE.md §3). The
+/// runtimes report it to the coordinator (report_failure) before they stop.
 class DataLossError : public FederationError {
  public:
   using FederationError::FederationError;
