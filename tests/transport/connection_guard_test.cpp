@@ -143,7 +143,12 @@ TEST(ConnectionGuard, MultipartMessageWithoutEndIsCutNearTheCap) {
 }
 
 TEST(ConnectionGuard, RealPeerSendingManySizesThenPausingIsNeverCut) {
-  GuardedReceiver receiver(small_limits());
+  // stall_after 1 s, not 200 ms: a 3 MB message in the middle of being received counts as a
+  // stall while ZeroMQ's I/O thread gets no CPU, and in a suite on two busy cores it once got
+  // none for over 200 ms (the connection was cut with 3,000,165 bytes held; the default is 5 s).
+  ConnectionLimits limits = small_limits();
+  limits.stall_after = 1s;
+  GuardedReceiver receiver(limits);
   zmq::socket_t sender = receiver.upstream();
   const std::size_t sizes[] = {0, 1, 200, 253, 254, 255, 256, 257, 70'000, 3'000'000};
   int sent = 0;
@@ -162,7 +167,7 @@ TEST(ConnectionGuard, RealPeerSendingManySizesThenPausingIsNeverCut) {
   ASSERT_EQ(receiver.delivered, sent);
   // Idle for longer than stall_after: what it read matches what the kernel received, so the
   // connection holds nothing but its handshake.
-  EXPECT_EQ(receiver.pump_until([] { return false; }, 3 * small_limits().stall_after, 5ms), 0);
+  EXPECT_EQ(receiver.pump_until([] { return false; }, 3 * limits.stall_after, 5ms), 0);
   EXPECT_EQ(receiver.drops.total(), 0U);
   EXPECT_EQ(receiver.guard.connections(), 1U);
 }
