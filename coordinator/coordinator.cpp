@@ -340,7 +340,7 @@ ControlMessage Coordinator::start_message(const Member& to) const {
       start.versions.emplace_back(grants_.id_of(i), members_[i].version);
     }
   }
-  // Its file's digest, for the federate to compare with its own (§2.1 step 3).
+  // Its file's digest, for the federate to compare with its own (§2.3).
   if (to.version >= kFirstFileDigestVersion) start.file_digest = spec_.file_digest;
   return start;
 }

@@ -67,8 +67,8 @@ struct FederateOptions {
   /// reads and sends data header 2 only.
   std::uint32_t protocol_version = kProtocolVersion;
   /// The digest of the cluster file this federate runs (FederationSpec::file_digest): join()
-  /// compares it with the one START carries, and a difference ends the run (PROTOCOL.md §2.1
-  /// step 3). Empty: not compared.
+  /// compares it with the one START carries, and a difference ends the run (PROTOCOL.md §2.3).
+  /// Empty: not compared.
   std::string file_digest;
 
   /// The options of federate `id` as the spec describes it; throws FederationConfigError when

@@ -38,7 +38,7 @@ inline constexpr std::uint32_t kFirstFloorVersion = 5;
 inline constexpr std::uint32_t kFirstInlineVersion = 6;
 /// The first version the coordinator answers RESIGN with FINISHED (PROTOCOL.md §5 rule 6).
 inline constexpr std::uint32_t kFirstFinishedVersion = 7;
-/// The first version whose START carries the coordinator's cluster-file digest (PROTOCOL.md §2.1).
+/// The first version whose START carries the coordinator's cluster-file digest (PROTOCOL.md §2.3).
 inline constexpr std::uint32_t kFirstFileDigestVersion = 8;
 /// In-transit reports one LTC may carry (so that an LTC frame stays far below the frame limit).
 inline constexpr std::size_t kMaxInTransitPerLtc = 128;

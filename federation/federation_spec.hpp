@@ -40,7 +40,7 @@ struct FederationSpec {
   std::vector<FederateSpec> federates;
   /// The cluster file's digest (16 hex digits, FNV-1a 64 of its bytes); empty for a bare
   /// `federation:` file. A coordinator of version 8 sends its own in START, and a federate whose
-  /// file has another ends the run (PROTOCOL.md §2.1 step 3).
+  /// file has another ends the run (PROTOCOL.md §2.3).
   std::string file_digest;
 
   [[nodiscard]] const FederateSpec* find(const std::string& id) const;

@@ -254,8 +254,8 @@ struct MultiAgentConfig {
 
 struct ClusterConfig {
   std::string file;
-  /// FNV-1a 64 of the file's bytes, 16 hex digits: every process of a run reads the same file
-  /// (the coordinator refuses a federate whose file differs, federation/PROTOCOL.md §2.1).
+  /// FNV-1a 64 of the file's bytes, 16 hex digits: every process of a run reads the same file (a
+  /// federate whose file differs from the coordinator's ends the run, federation/PROTOCOL.md §2.3).
   std::string file_digest;
   std::string name;
   int nodes_line = 0;  // of `nodes:`, for errors about the set of nodes found later

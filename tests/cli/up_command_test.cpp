@@ -946,7 +946,7 @@ TEST_F(TagflowUp, TwoLaunchersPlayingHostsAAndBRunOneClusterTogether) {
 
 // Two hosts started from files that differ (here only in the seed) would run two clusters under
 // one digest: the coordinator's START carries its file's digest, and a federate of the other
-// file ends the run on both hosts, naming itself (federation/PROTOCOL.md §2 step 3).
+// file ends the run on both hosts, naming itself (federation/PROTOCOL.md §2.3).
 TEST_F(TagflowUp, TwoLaunchersStartedFromDifferentFilesEndTheRunNamingAFederate) {
   if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the learner and inference processes need tagflow-torch";
   const std::string text =

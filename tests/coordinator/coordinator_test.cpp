@@ -1060,7 +1060,7 @@ TEST(Coordinator, AcceptsTheCurrentAndTheVersionsBeforeDownTo3AndRefusesOthersNa
   EXPECT_EQ(start_a.endpoints, start_b.endpoints);
 }
 
-// PROTOCOL.md §2.1 step 3: a coordinator with a cluster file's digest sends it in the START of
+// PROTOCOL.md §2.3: a coordinator with a cluster file's digest sends it in the START of
 // a federate of version 8 or later (not to one of version 7), and a federate whose own file has
 // another digest ends the run, naming it and both digests.
 TEST(Coordinator, AFederateWhoseClusterFileDiffersFromTheCoordinatorsEndsTheRunNamingIt) {
