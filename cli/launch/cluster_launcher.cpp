@@ -169,6 +169,9 @@ void write_pids(const std::string& log_dir, const ProcessSupervisor& supervisor,
 std::string coordinator_report(const ProcessSupervisor& supervisor) {
   const std::string prefix = "tagflow coordinator: ";
   for (const std::string& line : supervisor.tail("coordinator")) {
+    // A coordinator stopped by a signal (the launcher's own, as it stops everything after a
+    // failure) names no federate: what failed is the process whose exit came first.
+    if (line.find("coordinator stopped by SIG") != std::string::npos) continue;
     if (line.rfind(prefix, 0) == 0 && line.find("failed") != std::string::npos) {
       return line.substr(prefix.size());
     }
