@@ -1,18 +1,23 @@
-// `tagflow slurm FILE [--out PATH] [--summary PATH] [--submit]`: the batch script that runs a
-// cluster file whose hosts are Slurm resources as one heterogeneous job
+// `tagflow slurm FILE [--out PATH] [--summary PATH] [--resume RUN] [--submit]`: the batch script
+// that runs a cluster file whose hosts are Slurm resources as one heterogeneous job
 // (cli/launch/slurm_script.hpp), checked against the file and Slurm's partitions before anything
-// is submitted; `--submit` hands it to sbatch and prints the job id.
-// `tagflow slurm-node FILE --run-dir DIR [--summary PATH] [--mint-keys]`: what that script runs,
-// once with --mint-keys (the job's keys in DIR/keys), then on every node of the job's step: the
-// node's launcher (cli/launch/slurm_allocation.hpp), `tagflow up` of that node's processes with
-// the AllocatedNode backend (cli/launch/launch_backend.hpp), logging to DIR/NODE/.
+// is submitted; `--resume` makes the job continue an earlier job's run from its checkpoints;
+// `--submit` hands the script to sbatch and prints the job id.
+// `tagflow slurm-node FILE --run-dir DIR [--resume-from EARLIER]... [--summary PATH]
+// [--mint-keys]`: what that script runs, once with --mint-keys (the job's keys in DIR/keys), then
+// on every node of the job's step: the node's launcher (cli/launch/slurm_allocation.hpp),
+// `tagflow up` of that node's processes with the AllocatedNode backend
+// (cli/launch/launch_backend.hpp), logging to DIR/NODE/, continuing the newest of the EARLIER
+// runs where its place kept checkpoints (cli/launch/slurm_resume.hpp).
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -21,9 +26,11 @@
 #include "cli/launch/launch_plan.hpp"
 #include "cli/launch/remote_hosts.hpp"
 #include "cli/launch/slurm_allocation.hpp"
+#include "cli/launch/slurm_resume.hpp"
 #include "cli/launch/slurm_script.hpp"
 #include "common/atomic_file.hpp"
 #include "common/log_text.hpp"
+#include "common/state_stream.hpp"
 #include "hosts/replica_params_check.hpp"
 #include "transport/curve_keys.hpp"
 
@@ -34,6 +41,7 @@ struct SlurmArguments {
   std::string file;
   std::string out;
   std::string summary;
+  std::string resume;
   bool submit = false;
 };
 
@@ -41,6 +49,7 @@ struct SlurmNodeArguments {
   std::string file;
   std::string run_dir;
   std::string summary;
+  std::vector<std::string> resume_from;
   bool mint_keys = false;
 };
 
@@ -93,13 +102,54 @@ void check_against_slurm(const cluster::ClusterConfig& config,
   }
 }
 
+/// `--resume RUN`: refused (exit 2) unless the file can resume and RUN is a run of it that has
+/// not finished; a finished one ends the command with exit 0 and nothing written.
+void check_resume(const std::string& resume, const std::string& file,
+                  const cluster::ClusterConfig& config) {
+  if (resume.empty()) return;
+  const std::string prefix = "--resume " + resume + ": ";
+  if (config.mode != cluster::Mode::reactor || !config.checkpoint.every) {
+    fail_command("slurm", "--resume needs a reactor-mode file with checkpoint:", kExitBadFile);
+  }
+  // The coordinator runs on its host's node 0: that node's directory holds the run's record.
+  const std::string head = recorded_node_directory(resume, config.coordinator.host, 0);
+  if (head.empty()) {
+    fail_command("slurm",
+                 prefix + "not the run directory of a job that `tagflow slurm` wrote " +
+                     "(runs/CLUSTER-JOBID): no slurm-nodes/" + config.coordinator.host +
+                     "/0 there naming the directory of the coordinator's node",
+                 kExitBadFile);
+  }
+  const std::string ran = head + "/cluster.yaml";
+  std::string text, ran_text;
+  try {
+    text = read_whole_file(file);
+    ran_text = read_whole_file(ran);
+  } catch (const StateError& e) {
+    fail_command("slurm", prefix + e.what(), kExitBadFile);
+  }
+  if (text != ran_text) {
+    fail_command("slurm",
+                 prefix + file + " is not the file this run started with (" + ran +
+                     "): resume it with that file",
+                 kExitBadFile);
+  }
+  if (const std::string summary = head + "/summary.json"; std::filesystem::exists(summary)) {
+    std::cerr << "tagflow slurm: " << prefix << "that run finished (" << summary
+              << "): nothing to resume, no script written\n";
+    throw CLI::RuntimeError(kExitOk);
+  }
+}
+
 void run_slurm(const SlurmArguments& arguments) {
   cluster::ClusterConfig config;
   const auto components = load_components("slurm", arguments.file, config);
+  check_resume(arguments.resume, arguments.file, config);
   check_against_slurm(config, components);
   const std::string script =
       slurm_batch_script(config, components,
-                         {absolute(arguments.file), own_executable(), absolute(arguments.summary)});
+                         {absolute(arguments.file), own_executable(), absolute(arguments.summary),
+                          absolute(arguments.resume)});
   std::string out = arguments.out;
   if (out.empty() && arguments.submit) out = "tagflow-" + config.name + ".sbatch";
   if (out.empty()) {
@@ -131,6 +181,51 @@ void run_slurm(const SlurmArguments& arguments) {
   const std::string id = submitted.output.substr(0, submitted.output.find_first_of(";\n"));
   std::cout << id << "\n";
   std::cerr << "tagflow slurm: submitted job " << id << " (squeue -j " << id << ")\n";
+}
+
+/// Records where this node runs; with --resume-from, starts its directory from the newest
+/// earlier run in which its place kept checkpoints and has the launcher resume it.
+void continue_earlier_run(const SlurmNodeArguments& arguments, LaunchOptions& launch) {
+  try {
+    record_slurm_node(arguments.run_dir, launch.host, launch.node, launch.node_name);
+  } catch (const std::runtime_error& e) {
+    fail_command("slurm-node", e.what(), kExitFailed);
+  }
+  if (arguments.resume_from.empty()) return;
+  const std::string place = "host " + launch.host + "'s node " + std::to_string(launch.node) +
+                            " (" + launch.node_name + ")";
+  const std::optional<std::string> from =
+      earlier_node_directory(arguments.resume_from, launch.host, launch.node);
+  if (!from) {
+    std::cerr << "tagflow slurm-node: no checkpoint of " << place << " in the earlier run(s) ("
+              << arguments.resume_from.front() << (arguments.resume_from.size() > 1 ? ", ..." : "")
+              << "): its processes start without one\n";
+    return;
+  }
+  // A run continued with another file would end with a digest neither file gives.
+  const std::string ran = *from + "/cluster.yaml";
+  bool same_file = false;
+  try {
+    same_file = read_whole_file(arguments.file) == read_whole_file(ran);
+  } catch (const StateError& e) {
+    fail_command("slurm-node", std::string("cannot continue ") + *from + ": " + e.what(),
+                 kExitFailed);
+  }
+  if (!same_file) {
+    fail_command("slurm-node",
+                 arguments.file + " is not the file the earlier run started with (" + ran +
+                     "): put that file back to continue it, or submit a new job of this file",
+                 kExitBadFile);
+  }
+  try {
+    continue_run_directory(*from, launch.log_dir);
+  } catch (const std::runtime_error& e) {
+    fail_command("slurm-node", e.what(), kExitFailed);
+  }
+  std::cerr << "tagflow slurm-node: " << place << " continues " << *from
+            << " (its checkpoints linked into " << launch.log_dir << "/checkpoints)\n";
+  launch.resume_run = launch.log_dir;
+  launch.log_dir.clear();
 }
 
 void run_slurm_node(const SlurmNodeArguments& arguments) {
@@ -173,6 +268,7 @@ void run_slurm_node(const SlurmNodeArguments& arguments) {
   }
   launch.file = arguments.file;
   launch.log_dir = (std::filesystem::path(arguments.run_dir) / launch.node_name).string();
+  continue_earlier_run(arguments, launch);
   launch.run_keys = (std::filesystem::path(arguments.run_dir) / "keys").string();
   launch.summary_path = arguments.summary;
   launch.quiet = true;
@@ -195,6 +291,9 @@ void add_slurm_command(CLI::App& app) {
                       "tagflow-CLUSTER.sbatch)");
   command->add_option("--summary", arguments->summary,
                       "Where the coordinator's launcher also writes the run summary JSON");
+  command->add_option("--resume", arguments->resume,
+                      "Continue this earlier job's run (its runs/CLUSTER-JOBID) from its "
+                      "checkpoints");
   command->add_flag("--submit", arguments->submit,
                     "Submit the script with sbatch; print the job id");
   command->callback([arguments] { run_slurm(*arguments); });
@@ -206,6 +305,9 @@ void add_slurm_command(CLI::App& app) {
   node->add_option("file", node_arguments->file, "Cluster file")->required();
   node->add_option("--run-dir", node_arguments->run_dir, "The job's run directory")->required();
   node->add_option("--summary", node_arguments->summary, "Also write the run summary JSON here");
+  node->add_option("--resume-from", node_arguments->resume_from,
+                   "An earlier run this one continues from its checkpoints (newest first; "
+                   "repeatable)");
   node->add_flag("--mint-keys", node_arguments->mint_keys,
                  "Only mint the job's keys in RUN_DIR/keys");
   node->callback([node_arguments] { run_slurm_node(*node_arguments); });

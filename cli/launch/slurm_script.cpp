@@ -149,16 +149,39 @@ std::string slurm_batch_script(const cluster::ClusterConfig& config,
   }
   const std::string launcher = shell_quote(options.tagflow) + " slurm-node " +
                                shell_quote(options.file) + " --run-dir \"$run_dir\"";
+  const bool resumable = config.mode == cluster::Mode::reactor && config.checkpoint.every;
   out << "set -euo pipefail\n"
       << "umask 077  # the run directory and the job's keys: its user's only\n"
-      << "run_dir=\"${SLURM_SUBMIT_DIR:-$PWD}/runs/" << config.name << "-${SLURM_JOB_ID}\"\n"
-      << "# A requeued job (a node failed, scontrol requeue) runs again from the start, in a\n"
-      << "# directory of its own: the earlier attempt's is left as it was.\n"
-      << "if [ \"${SLURM_RESTART_COUNT:-0}\" -gt 0 ]; then "
-         "run_dir=\"$run_dir-requeue${SLURM_RESTART_COUNT}\"; fi\n"
-      << "mkdir -p \"$run_dir\"\n"
+      << "first_run=\"${SLURM_SUBMIT_DIR:-$PWD}/runs/" << config.name << "-${SLURM_JOB_ID}\"\n"
+      << "run_dir=\"$first_run\"\n";
+  if (resumable) {
+    // The earlier runs' directories, newest first, as the launchers' --resume-from arguments
+    // ("$@": paths with spaces stay whole).
+    out << "set --\n"
+        << "# A requeued job (a node failed, scontrol requeue) runs again in a directory of its\n"
+        << "# own and continues from the newest checkpoints of the earlier attempts.\n"
+        << "if [ \"${SLURM_RESTART_COUNT:-0}\" -gt 0 ]; then\n"
+        << "  run_dir=\"$first_run-requeue${SLURM_RESTART_COUNT}\"\n"
+        << "  k=$((SLURM_RESTART_COUNT - 1))\n"
+        << "  while [ \"$k\" -gt 0 ]; do\n"
+        << "    set -- \"$@\" --resume-from \"$first_run-requeue$k\"\n"
+        << "    k=$((k - 1))\n"
+        << "  done\n"
+        << "  set -- \"$@\" --resume-from \"$first_run\"\n"
+        << "fi\n";
+    if (!options.resume.empty()) {
+      out << "set -- \"$@\" --resume-from " << shell_quote(options.resume)
+          << "  # tagflow slurm --resume\n";
+    }
+  } else {
+    out << "# A requeued job (a node failed, scontrol requeue) runs again from the start, in a\n"
+        << "# directory of its own: the earlier attempt's is left as it was (no checkpoint:).\n"
+        << "if [ \"${SLURM_RESTART_COUNT:-0}\" -gt 0 ]; then "
+           "run_dir=\"$first_run-requeue${SLURM_RESTART_COUNT}\"; fi\n";
+  }
+  out << "mkdir -p \"$run_dir\"\n"
       << launcher << " --mint-keys\n"
-      << "srun " << step << " " << launcher
+      << "srun " << step << " " << launcher << (resumable ? " \"$@\"" : "")
       << (options.summary.empty() ? "" : " --summary " + shell_quote(options.summary)) << "\n";
   return out.str();
 }

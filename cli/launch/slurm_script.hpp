@@ -9,7 +9,13 @@
 //      (only the job's user reads it; it must be on a file system every node sees);
 //   2. mints the job's CURVE keys there (`tagflow slurm-node FILE --run-dir RUN --mint-keys`);
 //   3. runs one step, `srun --het-group=0,...,K-1 --kill-on-bad-exit=1 tagflow slurm-node FILE
-//      --run-dir RUN [--summary PATH]`: one launcher per node (cli/launch/slurm_allocation.hpp).
+//      --run-dir RUN [--resume-from EARLIER]... [--summary PATH]`: one launcher per node
+//      (cli/launch/slurm_allocation.hpp).
+// A requeued job (SLURM_RESTART_COUNT N >= 1) runs in RUN-requeueN. With a reactor-mode file that
+// has `checkpoint:`, its launchers get the earlier attempts' directories as --resume-from, newest
+// first, and the run of `tagflow slurm FILE --resume EARLIER` last: each node continues from the
+// newest checkpoints its host's node kept there (cli/launch/slurm_resume.hpp). Without
+// `checkpoint:` a requeued job starts over.
 //
 // Pure functions over values; check_slurm_partitions() reads `sinfo` output given as text.
 // Errors: cluster::ConfigError naming the file, the line and the key.
@@ -54,6 +60,7 @@ struct SlurmScriptOptions {
   std::string file;     // the cluster file, absolute
   std::string tagflow;  // the tagflow executable, absolute
   std::string summary;  // --summary for the coordinator's launcher (empty: RUN/summary.json only)
+  std::string resume;   // --resume: an earlier job's run directory, absolute (empty: none)
 };
 
 /// The batch script described above.

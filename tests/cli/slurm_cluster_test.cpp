@@ -6,7 +6,10 @@
 //     that holds the coordinator;
 //   - `scancel` stops every process on every node within 5 s, none left behind;
 //   - a node process killed with SIGKILL ends the run within 2 s, and the coordinator's launcher
-//     names the process and its node.
+//     names the process and its node;
+//   - with checkpoints, a killed node process is restarted inside the allocation, and a job
+//     written with `tagflow slurm FILE --resume RUN` continues a cancelled job's run; both end
+//     with the single-process digest.
 // Needs root, iproute2 and Debian's slurm-wlm and munge (scripts/setup); without them every test
 // skips, naming what is missing. Daemons, namespaces, the /etc/hosts lines naming the nodes and
 // the files are the test's own and are removed even when a check fails.
@@ -18,6 +21,8 @@
 #include <fstream>
 #include <map>
 #include <thread>
+#include <tuple>
+#include <utility>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -239,6 +244,18 @@ class SlurmCluster : public ::testing::Test {
     return all;
   }
 
+  /// The nodes of the coordinator and of sampler-0 among running_processes()'s.
+  static std::pair<std::string, std::string> head_and_other(
+      const std::map<std::string, pid_t>& processes) {
+    std::string head, other;
+    for (const auto& [name, pid] : processes) {
+      const std::string node = name.substr(0, name.find('/'));
+      if (name == node + "/coordinator") head = node;
+      if (name == node + "/sampler-0") other = node;
+    }
+    return {head, other};
+  }
+
   /// The digest of `tagflow up FILE --placement single` (its summary in DIR/single.json); "" with
   /// a failure recorded when that run fails.
   std::string single_process_digest(const std::string& file) {
@@ -403,11 +420,7 @@ TEST_F(SlurmCluster,
   const std::map<std::string, pid_t> processes = running_processes(id);
   ASSERT_EQ(processes.size(), 6U) << read_text_file(dir_ / ("slurm-" + id + ".out"));
   std::string head, other;
-  for (const auto& [name, pid] : processes) {
-    const std::string node = name.substr(0, name.find('/'));
-    if (name == node + "/coordinator") head = node;
-    if (name == node + "/sampler-0") other = node;
-  }
+  std::tie(head, other) = head_and_other(processes);
   ASSERT_FALSE(head.empty());
   ASSERT_NE(other, head);  // sampler-0's node loads its part from its own directory
   ASSERT_TRUE(eventually(
@@ -429,6 +442,61 @@ TEST_F(SlurmCluster,
   EXPECT_EQ(testing::summary_digest(dir_ / "summary.json"), single_process_digest(file))
       << read_text_file(out);
   EXPECT_TRUE(eventually([&] { return left_behind().empty(); }, 10s));
+}
+
+// A job cancelled after its first checkpoints (a time limit, a preemption) is continued by a new
+// job whose script `tagflow slurm FILE --resume RUN` wrote: every node starts its directory from
+// the one its place had in RUN (checkpoints linked, RUN left as it was), the coordinator's node
+// resumes from the newest checkpoint, and the new job ends with the single-process digest.
+TEST_F(SlurmCluster, ANewJobWithResumeContinuesACancelledJobsRunAndKeepsTheDigest) {
+  const std::string file = write("slurm.yaml", 12000, "checkpoint: {every: 50ms, keep: 2}\n");
+  const std::string first = submit(script(file));
+  const std::map<std::string, pid_t> processes = running_processes(first);
+  ASSERT_EQ(processes.size(), 6U) << read_text_file(dir_ / ("slurm-" + first + ".out"));
+  std::string head, other;
+  std::tie(head, other) = head_and_other(processes);
+  ASSERT_FALSE(head.empty());
+  ASSERT_NE(other, head);
+  // A complete checkpoint: its manifest on the coordinator's node, sampler-0's part on the other.
+  const auto complete = [&] {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(run_dir(first) / head / "checkpoints", ec)) {
+      const fs::path part =
+          run_dir(first) / other / "checkpoints" / entry.path().filename() / "sampler-0.ckpt";
+      if (fs::exists(entry.path() / "manifest") && fs::exists(part)) return true;
+    }
+    return false;
+  };
+  ASSERT_TRUE(eventually(complete, 60s)) << read_text_file(dir_ / ("slurm-" + first + ".out"));
+  ASSERT_EQ(sh(daemons_->client("scancel " + first)).exit_code, 0);
+  ASSERT_TRUE(eventually([&] { return left_behind().empty(); }, 10s));
+  ASSERT_FALSE(fs::exists(dir_ / "summary.json")) << "the first job ended before it was cancelled";
+
+  const testing::CommandResult wrote = sh(daemons_->client(
+      testing::tagflow_binary() + " slurm " + file + " --resume " + run_dir(first).string() +
+      " --out " + path("resume.sh") + " --summary " + path("summary.json")));
+  ASSERT_EQ(wrote.exit_code, 0) << wrote.output;
+  const testing::CommandResult waited =
+      sh(daemons_->client("timeout 200 sbatch --wait --parsable " + path("resume.sh")));
+  const std::string second = waited.output.substr(0, waited.output.find_first_of(";\n"));
+  const std::string out = read_text_file(dir_ / ("slurm-" + second + ".out"));
+  ASSERT_EQ(waited.exit_code, 0) << waited.output << out;
+  EXPECT_NE(out.find("continues " + (run_dir(first) / head).string()), std::string::npos) << out;
+  EXPECT_NE(out.find("continues " + (run_dir(first) / other).string()), std::string::npos) << out;
+  EXPECT_NE(out.find("from the checkpoint at logical time "), std::string::npos) << out;
+  EXPECT_EQ(testing::summary_digest(dir_ / "summary.json"), single_process_digest(file)) << out;
+  // Written only when the processes resumed from a checkpoint (docs/recovery.md).
+  EXPECT_NE(read_text_file(dir_ / "summary.json").find("\"resent_in_transit\""), std::string::npos)
+      << read_text_file(dir_ / "summary.json");
+  // The cancelled job's run is left as it was: its checkpoints are still there.
+  EXPECT_TRUE(complete());
+  // A run that reached its stop is not continued again: nothing written, exit 0.
+  const testing::CommandResult again =
+      sh(daemons_->client(testing::tagflow_binary() + " slurm " + file + " --resume " +
+                          run_dir(second).string() + " --out " + path("again.sh")));
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("that run finished"), std::string::npos) << again.output;
+  EXPECT_FALSE(fs::exists(dir_ / "again.sh"));
 }
 
 }  // namespace

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tests/support/launched_processes.hpp"
 #include "tests/support/run_command.hpp"
@@ -53,8 +55,8 @@ TEST(SlurmScript, EveryHostIsOneComponentSeparatedByHetjobThenOneSrunStep) {
   EXPECT_EQ(components[0].host, "act");
   EXPECT_EQ(components[1].host, "learn");
   EXPECT_TRUE(components[1].coordinator);
-  const std::string script =
-      slurm_batch_script(config, components, {"/data/slurm.yaml", "/opt/tagflow", "/data/s.json"});
+  const std::string script = slurm_batch_script(
+      config, components, {"/data/slurm.yaml", "/opt/tagflow", "/data/s.json", ""});
   const auto act = script.find("#SBATCH --partition=cpu");
   const auto hetjob = script.find("#SBATCH hetjob");
   const auto gres = script.find("#SBATCH --gres=gpu:1");
@@ -77,49 +79,98 @@ TEST(SlurmScript, EveryHostIsOneComponentSeparatedByHetjobThenOneSrunStep) {
   EXPECT_NE(script.find("umask 077"), std::string::npos);
 }
 
-// A requeued job (Slurm runs the script again with the same SLURM_JOB_ID and SLURM_RESTART_COUNT
-// N >= 1) starts over in RUN-requeueN: the script run by bash, srun and tagflow stood in by
-// programs that record their arguments.
-TEST(SlurmScript, ARequeuedJobStartsOverInADirectoryOfItsOwn) {
-  namespace fs = std::filesystem;
-  const fs::path dir =
-      fs::path(::testing::TempDir()) / ("slurm_requeue_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir / "bin");
-  for (const std::string name : {"srun", "tagflow"}) {
-    std::ofstream(dir / "bin" / name)
-        << "#!/bin/sh\necho \"" << name << " $*\" >> '" << (dir / "calls").string() << "'\n";
-    fs::permissions(dir / "bin" / name, fs::perms::owner_all);
+/// The batch script of `config` (with `resume` as tagflow slurm --resume) run by bash from a
+/// submit directory whose path has a space, with srun and tagflow stood in by programs that
+/// record their arguments one per line.
+class RecordedScript {
+ public:
+  RecordedScript(const cluster::ClusterConfig& config, const std::string& resume) {
+    namespace fs = std::filesystem;
+    dir_ = fs::path(::testing::TempDir()) / ("slurm requeue " + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "bin");
+    for (const std::string name : {"srun", "tagflow"}) {
+      std::ofstream(dir_ / "bin" / name)
+          << "#!/bin/sh\n{ echo \"" << name << "\"; for a in \"$@\"; do echo \"  $a\"; done; } >> '"
+          << (dir_ / "calls").string() << "'\n";
+      fs::permissions(dir_ / "bin" / name, fs::perms::owner_all);
+    }
+    std::ofstream(dir_ / "job.sh") << slurm_batch_script(
+        config, slurm_components(config),
+        {"/data/slurm.yaml", (dir_ / "bin" / "tagflow").string(), "", resume});
   }
-  const cluster::ClusterConfig config = parse("{slurm: {partition: cpu, nodes: 3}}");
-  std::ofstream(dir / "job.sh") << slurm_batch_script(
-      config, slurm_components(config),
-      {"/data/slurm.yaml", (dir / "bin" / "tagflow").string(), ""});
-  const auto run = [&](const std::string& restarts) {
-    fs::remove(dir / "calls");
-    const std::string command = "cd '" + dir.string() + "' && env -i PATH='" +
-                                (dir / "bin").string() + ":/usr/bin:/bin' SLURM_SUBMIT_DIR='" +
-                                dir.string() + "' SLURM_JOB_ID=42 " + restarts + " bash job.sh";
+  ~RecordedScript() { std::filesystem::remove_all(dir_); }
+  RecordedScript(const RecordedScript&) = delete;
+  RecordedScript& operator=(const RecordedScript&) = delete;
+
+  /// The calls of one run of the script as job 42 with `restarts` in its environment.
+  std::string run(const std::string& restarts) const {
+    std::filesystem::remove(dir_ / "calls");
+    const std::string command = "cd '" + dir_.string() + "' && env -i PATH='" +
+                                (dir_ / "bin").string() + ":/usr/bin:/bin' SLURM_SUBMIT_DIR='" +
+                                dir_.string() + "' SLURM_JOB_ID=42 " + restarts + " bash job.sh";
     const testing::CommandResult result = testing::run_command(command);
     EXPECT_EQ(result.exit_code, 0) << command << "\n" << result.output;
-    return testing::read_text_file(dir / "calls");
-  };
-  const std::string first = run("");
-  const std::string again = run("SLURM_RESTART_COUNT=1");
-  const std::string runs = (dir / "runs").string();
-  for (const auto& [calls, run_dir] :
-       {std::pair{first, runs + "/slurm-test-42"}, {again, runs + "/slurm-test-42-requeue1"}}) {
-    // The keys minted there, and the step's launchers given it.
-    EXPECT_NE(
-        calls.find("tagflow slurm-node /data/slurm.yaml --run-dir " + run_dir + " --mint-keys\n"),
-        std::string::npos)
-        << calls;
-    EXPECT_NE(calls.find("slurm-node /data/slurm.yaml --run-dir " + run_dir + "\n"),
-              std::string::npos)
-        << calls;
-    EXPECT_TRUE(fs::is_directory(run_dir)) << run_dir;
+    return testing::read_text_file(dir_ / "calls");
   }
-  fs::remove_all(dir);
+
+  /// RUN of job 42 (`suffix`: "-requeueN").
+  std::string run_dir(const std::string& suffix = "") const {
+    return (dir_ / "runs" / ("slurm-test-42" + suffix)).string();
+  }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+/// The launcher's arguments as the stand-ins record them, one per line.
+std::string launcher_call(const std::string& run_dir, const std::vector<std::string>& more) {
+  std::string call = "  slurm-node\n  /data/slurm.yaml\n  --run-dir\n  " + run_dir + "\n";
+  for (const std::string& argument : more) call += "  " + argument + "\n";
+  return call;
+}
+
+bool ends_with(const std::string& text, const std::string& end) {
+  return text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
+}
+
+// A requeued job (Slurm runs the script again with the same SLURM_JOB_ID and SLURM_RESTART_COUNT
+// N >= 1) of a file without checkpoint: starts over in RUN-requeueN.
+TEST(SlurmScript, ARequeuedJobStartsOverInADirectoryOfItsOwn) {
+  const RecordedScript script(parse("{slurm: {partition: cpu, nodes: 3}}"), "");
+  const std::string first = script.run("");
+  const std::string again = script.run("SLURM_RESTART_COUNT=1");
+  for (const auto& [calls, run_dir] :
+       {std::pair{first, script.run_dir()}, {again, script.run_dir("-requeue1")}}) {
+    // The keys minted there, and the step's launchers given it, and nothing to continue.
+    EXPECT_NE(calls.find("tagflow\n" + launcher_call(run_dir, {"--mint-keys"})), std::string::npos)
+        << calls;
+    EXPECT_TRUE(ends_with(calls, launcher_call(run_dir, {}))) << calls;  // srun's, last
+    EXPECT_EQ(calls.find("--resume-from"), std::string::npos) << calls;
+    EXPECT_TRUE(std::filesystem::is_directory(run_dir)) << run_dir;
+  }
+}
+
+// With checkpoint:, a requeued job's launchers continue the earlier attempts, newest first, and
+// the run `tagflow slurm --resume` named last; the first attempt only that run.
+TEST(SlurmScript, ARequeuedJobWithCheckpointsContinuesTheEarlierAttemptsNewestFirst) {
+  const cluster::ClusterConfig config = cluster::parse_cluster_config(
+      slurm_file("{slurm: {partition: cpu, nodes: 3}}") + "checkpoint: {every: 1s}\n",
+      "slurm-test.yaml");
+  const std::string earlier = "/data/runs/slurm-test-41";
+  const RecordedScript script(config, earlier);
+  const std::string first = script.run("");
+  EXPECT_TRUE(ends_with(first, launcher_call(script.run_dir(), {"--resume-from", earlier})))
+      << first;
+  const std::string third = script.run("SLURM_RESTART_COUNT=2");
+  EXPECT_TRUE(
+      ends_with(third, launcher_call(script.run_dir("-requeue2"),
+                                     {"--resume-from", script.run_dir("-requeue1"), "--resume-from",
+                                      script.run_dir(), "--resume-from", earlier})))
+      << third;
+  EXPECT_NE(third.find("tagflow\n" + launcher_call(script.run_dir("-requeue2"), {"--mint-keys"})),
+            std::string::npos)
+      << third;
 }
 
 TEST(SlurmScript, AHostWithAnAddressIsRefusedWithItsLine) {

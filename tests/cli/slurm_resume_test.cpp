@@ -1,0 +1,120 @@
+// Tests of cli/launch/slurm_resume.hpp: where each node's place is recorded, which earlier run a
+// node continues, and how its directory is started from that one's.
+#include "cli/launch/slurm_resume.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+#include "tests/support/launched_processes.hpp"
+
+namespace tagflow::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+class SlurmResume : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) /
+           ("slurm_resume_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  /// RUN = DIR/NAME with host HOST's node K recorded as running on NODE, whose directory holds
+  /// the run's record and, with `part`, one checkpoint part.
+  std::string run(const std::string& name, const std::string& host, int k, const std::string& node,
+                  bool part) {
+    const fs::path run_dir = dir_ / name;
+    record_slurm_node(run_dir.string(), host, k, node);
+    fs::create_directories(run_dir / node / "checkpoints" / "50000000");
+    std::ofstream(run_dir / node / "cluster.yaml") << "cluster: c\n";
+    std::ofstream(run_dir / node / "mode") << "reactor\n";
+    std::ofstream(run_dir / node / "sampler-0.log") << "a log, not continued\n";
+    if (part) std::ofstream(run_dir / node / "checkpoints" / "50000000" / "sampler-0.ckpt") << "p";
+    return run_dir.string();
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(SlurmResume, ANodesPlaceIsRecordedAndLooksUpItsDirectory) {
+  const std::string first = run("c-1", "act", 1, "n7", true);
+  EXPECT_EQ(testing::read_text_file(fs::path(first) / "slurm-nodes" / "act" / "1"), "n7\n");
+  EXPECT_EQ(recorded_node_directory(first, "act", 1), first + "/n7");
+  EXPECT_EQ(recorded_node_directory(first, "act", 0), "");
+  EXPECT_EQ(recorded_node_directory(first, "learn", 1), "");
+}
+
+TEST_F(SlurmResume, ARecordNamingNoSingleDirectoryOfTheRunIsNone) {
+  const std::string first = run("c-1", "act", 0, "n1", true);
+  fs::create_directories(dir_ / "elsewhere");
+  for (const std::string name : {"../elsewhere", "..", ".", "", "a/b", "keys", "slurm-nodes"}) {
+    std::ofstream(fs::path(first) / "slurm-nodes" / "act" / "0") << name << "\n";
+    EXPECT_EQ(recorded_node_directory(first, "act", 0), "") << name;
+  }
+  std::ofstream(fs::path(first) / "slurm-nodes" / "act" / "0") << "gone\n";
+  EXPECT_EQ(recorded_node_directory(first, "act", 0), "");
+}
+
+TEST_F(SlurmResume, TheNewestEarlierRunWhoseNodeKeptCheckpointsIsContinued) {
+  const std::string oldest = run("c-1", "act", 0, "n1", true);
+  const std::string middle = run("c-1-requeue1", "act", 0, "n2", true);
+  const std::string newest = run("c-1-requeue2", "act", 0, "n3", false);  // no part yet
+  // An atomic write cut short leaves a hidden temporary file: no checkpoint.
+  std::ofstream(fs::path(newest) / "n3" / "checkpoints" / "50000000" / ".sampler-0.ckpt.tmp.9")
+      << "half";
+  EXPECT_FALSE(kept_checkpoints(newest + "/n3"));
+  EXPECT_TRUE(kept_checkpoints(middle + "/n2"));
+  EXPECT_EQ(earlier_node_directory({newest, middle, oldest}, "act", 0), middle + "/n2");
+  EXPECT_EQ(earlier_node_directory({newest, oldest, middle}, "act", 0), oldest + "/n1");
+  EXPECT_EQ(earlier_node_directory({newest}, "act", 0), std::nullopt);
+  EXPECT_EQ(earlier_node_directory({newest, middle}, "act", 1), std::nullopt);
+  EXPECT_EQ(earlier_node_directory({(dir_ / "missing").string()}, "act", 0), std::nullopt);
+}
+
+TEST_F(SlurmResume, AContinuedDirectoryLinksTheCheckpointsAndLeavesTheEarlierOneAsItWas) {
+  const std::string first = run("c-1", "act", 0, "n1", true);
+  const fs::path from = fs::path(first) / "n1";
+  std::ofstream(from / "checkpoints" / "50000000" / ".manifest.tmp.3") << "half";
+  const fs::path to = dir_ / "c-2" / "n5";
+  continue_run_directory(from.string(), to.string());
+  EXPECT_EQ(testing::read_text_file(to / "cluster.yaml"), "cluster: c\n");
+  EXPECT_EQ(testing::read_text_file(to / "mode"), "reactor\n");
+  EXPECT_FALSE(fs::exists(to / "sampler-0.log"));
+  const fs::path part = to / "checkpoints" / "50000000" / "sampler-0.ckpt";
+  ASSERT_TRUE(fs::exists(part));
+  EXPECT_FALSE(fs::exists(to / "checkpoints" / "50000000" / ".manifest.tmp.3"));
+  // One inode for both runs (same file system), and the earlier file untouched.
+  EXPECT_TRUE(fs::equivalent(part, from / "checkpoints" / "50000000" / "sampler-0.ckpt"));
+  EXPECT_EQ(fs::hard_link_count(part), 2U);
+  fs::remove(part);  // the new run pruning its checkpoint
+  EXPECT_EQ(testing::read_text_file(from / "checkpoints" / "50000000" / "sampler-0.ckpt"), "p");
+  EXPECT_TRUE(fs::exists(from / "checkpoints" / "50000000" / ".manifest.tmp.3"));
+}
+
+TEST_F(SlurmResume, ADirectoryThatIsNotEmptyIsNotContinuedInto) {
+  const std::string first = run("c-1", "act", 0, "n1", true);
+  fs::create_directories(dir_ / "c-2" / "n5");
+  std::ofstream(dir_ / "c-2" / "n5" / "P.log") << "another run's\n";
+  try {
+    continue_run_directory(first + "/n1", (dir_ / "c-2" / "n5").string());
+    FAIL() << "continued into a directory that is not empty";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("that directory is not empty"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(testing::read_text_file(dir_ / "c-2" / "n5" / "P.log"), "another run's\n");
+}
+
+}  // namespace
+}  // namespace tagflow::cli
