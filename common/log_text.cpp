@@ -93,4 +93,28 @@ std::uint64_t PeerLogBudget::events(const std::string& peer) const {
   return it == events_.end() ? 0 : it->second;
 }
 
+std::string peer_address_for_log(const char* property) {
+  if (property == nullptr) return "(unknown address)";
+  const std::string_view text = property;
+  constexpr std::string_view kUnixPeer = "localhost:";
+  if (text.substr(0, kUnixPeer.size()) == kUnixPeer) {
+    const std::string_view credentials = text.substr(kUnixPeer.size());
+    const std::size_t first = credentials.find(':');
+    const std::size_t last = credentials.rfind(':');
+    const auto digits = [](std::string_view field) {
+      return !field.empty() && field.size() <= 10 &&
+             field.find_first_not_of("0123456789") == std::string_view::npos;
+    };
+    if (first != std::string_view::npos && last != first) {
+      const std::string_view uid = credentials.substr(0, first);
+      const std::string_view gid = credentials.substr(first + 1, last - first - 1);
+      const std::string_view pid = credentials.substr(last + 1);
+      if (digits(uid) && digits(gid) && digits(pid)) {
+        return "a Unix socket (pid " + std::string(pid) + ", uid " + std::string(uid) + ")";
+      }
+    }
+  }
+  return escape_for_log(text);
+}
+
 }  // namespace tagflow

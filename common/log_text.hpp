@@ -40,6 +40,11 @@ namespace tagflow {
 /// a newline in it would otherwise split the message).
 [[nodiscard]] std::string single_line(std::string_view text);
 
+/// A connection's peer for a log line, from ZeroMQ's Peer-Address property (nullptr: none): a TCP
+/// peer's numeric address, escaped; a Unix-socket peer's "localhost:UID:GID:PID" (SO_PEERCRED),
+/// which is no address, as "a Unix socket (pid PID, uid UID)"; none as "(unknown address)".
+[[nodiscard]] std::string peer_address_for_log(const char* property);
+
 class LogRateLimit {
  public:
   using Clock = std::chrono::steady_clock;

@@ -418,10 +418,8 @@ void Coordinator::handle(const std::string& identity, const zmq::message_t& fram
       !is_launcher_identity(identity)) {
     // Before note_connection(): whether the member's first connection closed decides a JOIN
     // that comes again on a new one (§2.1).
-    const char* peer_address = zmq_msg_gets(frame.handle(), "Peer-Address");
     if (handle_join(identity, message,
-                    peer_address == nullptr ? "(unknown address)" : escape_for_log(peer_address),
-                    fd)) {
+                    peer_address_for_log(zmq_msg_gets(frame.handle(), "Peer-Address")), fd)) {
       note_connection(identity, fd);
     }
     return;

@@ -88,5 +88,19 @@ TEST(LogRateLimit, OpensAWindowAtTheFirstEventAfterTheLastOneClosed) {
   EXPECT_EQ(limit.suppressed(), 2U);
 }
 
+// ZeroMQ's Peer-Address: a TCP peer's numeric address as it is, a Unix-socket peer's
+// credentials (SO_PEERCRED) said as such, anything else escaped.
+TEST(PeerAddressForLog, SaysAUnixSocketPeerByItsProcessAndKeepsATcpAddress) {
+  EXPECT_EQ(peer_address_for_log("10.0.0.2"), "10.0.0.2");
+  EXPECT_EQ(peer_address_for_log("fe80::1%2"), "fe80::1%2");
+  EXPECT_EQ(peer_address_for_log("localhost:0:0:21448"), "a Unix socket (pid 21448, uid 0)");
+  EXPECT_EQ(peer_address_for_log("localhost:1000:100:7"), "a Unix socket (pid 7, uid 1000)");
+  EXPECT_EQ(peer_address_for_log(nullptr), "(unknown address)");
+  EXPECT_EQ(peer_address_for_log("localhost:0:0"), "localhost:0:0");
+  EXPECT_EQ(peer_address_for_log("localhost:a:0:1"), "localhost:a:0:1");
+  EXPECT_EQ(peer_address_for_log("localhost:0::1"), "localhost:0::1");
+  EXPECT_EQ(peer_address_for_log("localhost:0:0:1\n"), "localhost:0:0:1\\x0a");
+}
+
 }  // namespace
 }  // namespace tagflow
