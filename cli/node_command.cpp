@@ -21,6 +21,7 @@
 #include "hosts/reactor/federated_process.hpp"
 #include "hosts/replica_params_check.hpp"
 #include "nodes/cluster/process_plan.hpp"
+#include "nodes/message_text.hpp"
 #include "transport/curve_keys.hpp"
 
 #ifdef TAGFLOW_NODE_COMMAND_TORCH
@@ -105,6 +106,8 @@ void run_reactor_node(const NodeOptions& o, const cluster::ClusterConfig& config
     fail(o, e.what(), kExitBadFile);
   } catch (const coordinator::FederateSetupError& e) {  // its own, not the federation's
     fail(o, e.what(), kExitFailed);
+  } catch (const coordinator::MessageCapError& e) {  // the file's: a restart would fail alike
+    fail(o, std::string(e.what()) + "; " + nodes::message_cap_advice(e.port()), kExitBadFile);
   } catch (const coordinator::FederationError& e) {
     fail(o, e.what(), kExitFederation);
   } catch (const coordinator::FederationConfigError& e) {

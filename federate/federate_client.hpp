@@ -14,6 +14,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -49,6 +51,45 @@ class FederateSetupError : public FederationError {
 class DataLossError : public FederationError {
  public:
   using FederationError::FederationError;
+};
+
+/// A value too large for one message (over the message cap, transport/WIRE.md §3): what the
+/// cluster file asks for cannot travel between these two processes, however often the run is
+/// started again. Carries what the runtimes need to say which value it was.
+class MessageCapError : public DataLossError {
+ public:
+  MessageCapError(const std::string& federate, const std::string& to, std::uint32_t port,
+                  std::size_t bytes, std::size_t cap)
+      : DataLossError(describe(federate, to, "input " + std::to_string(port), bytes, cap)),
+        to_(to),
+        port_(port),
+        bytes_(bytes),
+        cap_(cap) {}
+  /// The reason with the port named `port_name` (e.g. "weights[0]") instead of its number.
+  [[nodiscard]] std::string with_port_name(const std::string& federate,
+                                           const std::string& port_name) const {
+    return describe(federate, to_, port_name, bytes_, cap_);
+  }
+  [[nodiscard]] std::uint32_t port() const { return port_; }
+  /// The same error said as `reason`.
+  MessageCapError(const MessageCapError& error, const std::string& reason)
+      : DataLossError(reason),
+        to_(error.to_),
+        port_(error.port_),
+        bytes_(error.bytes_),
+        cap_(error.cap_) {}
+
+ private:
+  static std::string describe(const std::string& federate, const std::string& to,
+                              const std::string& port, std::size_t bytes, std::size_t cap) {
+    return "federate '" + federate + "': a value of " + std::to_string(bytes) + " bytes for " +
+           port + " of '" + to + "' is over the message cap of " + std::to_string(cap) +
+           " bytes (transport/WIRE.md, section 3); nothing was sent";
+  }
+  std::string to_;
+  std::uint32_t port_;
+  std::size_t bytes_;
+  std::size_t cap_;
 };
 
 struct FederateOptions {

@@ -351,10 +351,7 @@ bool FederateDataPlane::send_value(const std::string& to, std::uint32_t port,
   if (const std::size_t cap = validator_.policy().max_message_bytes; payload.size > cap) {
     // The receiver would drop it (message_too_large) and fail the run from its side; say it here,
     // where the value was made, and to the coordinator, which ends the run naming this federate.
-    throw DataLossError("federate '" + id_ + "': a value of " + std::to_string(payload.size) +
-                        " bytes for input " + std::to_string(port) + " of '" + to +
-                        "' is over the message cap of " + std::to_string(cap) +
-                        " bytes (transport/WIRE.md, section 3); nothing was sent");
+    throw MessageCapError(id_, to, port, payload.size, cap);
   }
   trace::Span span(trace::Kind::kSend, arrival);
   if (span.on()) trace_message(span.event(), to, port, payload.size);

@@ -488,9 +488,14 @@ void ReactorFederate::network_round(reactors::Environment& env, Readable readabl
 }
 
 void ReactorFederate::fail(reactors::Environment& env, const std::exception& e) {
+  std::string reason = e.what();
+  if (const auto* cap = dynamic_cast<const MessageCapError*>(&e); cap != nullptr) {
+    if (options_.port_name) reason = cap->with_port_name(id_, options_.port_name(cap->port()));
+    cap_error_.emplace(*cap, reason);  // run() throws it: no restart can send that value
+  }
   // A data message its grants count was dropped: the coordinator ends the run now.
-  if (dynamic_cast<const DataLossError*>(&e) != nullptr) client_->report_failure(e.what());
-  error_ = e.what();
+  if (dynamic_cast<const DataLossError*>(&e) != nullptr) client_->report_failure(reason);
+  error_ = reason;
   cycle_inputs_.abort();  // a deliver reaction waiting for a cycle input gives up
   // The run is over: stop now, without waiting for grants or a stop decision.
   env.stop_without_grant();
@@ -603,6 +608,7 @@ void ReactorFederate::run(reactors::Environment& env) {
     throw FederationError(why);
   }
   end_network();
+  if (cap_error_) throw *cap_error_;
   if (!error_.empty()) throw FederationError(error_);
   client_->resign();
 }

@@ -71,6 +71,8 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -111,6 +113,9 @@ struct ReactorFederateOptions {
   /// With `trace.digests`: every data message it sends is written here (not owned; must outlive
   /// the federate's run). Null: none.
   ValueLog* value_log = nullptr;
+  /// Names a wire port for people ("weights[0]") in the reason of a value over the message cap;
+  /// unset: its number.
+  std::function<std::string(std::uint32_t)> port_name{};
 };
 
 class ReactorFederate {
@@ -308,8 +313,9 @@ class ReactorFederate {
   std::optional<std::chrono::steady_clock::time_point> answer_since_;
   WireTag answer_tag_ = transport::kNever;
   std::chrono::nanoseconds answer_time_{0};
-  std::atomic<bool> done_{false};     // env.run() returned (release/acquire; the network thread's)
-  std::string error_;                 // set by the socket owner before run() reads it
+  std::atomic<bool> done_{false};  // env.run() returned (release/acquire; the network thread's)
+  std::optional<MessageCapError> cap_error_;  // set with error_, for a value over the cap
+  std::string error_;                         // set by the socket owner before run() reads it
   std::int64_t data_wait_since_ = 0;  // traced: a grant waiting for its data since (socket owner)
   WireTag data_wait_tag_ = transport::kNever;
 };

@@ -263,4 +263,29 @@ std::string wire_port_name(std::uint32_t port) {
   return std::string(kNames[code]) + "[" + std::to_string(port & 0xffffU) + "]";
 }
 
+std::string message_cap_advice(std::uint32_t port) {
+  std::string smaller;
+  switch (port >> 16U) {
+    case 1:  // transitions
+    case 5:  // observations
+    case 6:  // actions
+      smaller = "fewer envs per sampler (`num_envs`; more `replicas` instead)";
+      break;
+    case 2:  // priorities
+    case 3:  // batches
+      smaller = "a smaller replay `batch_size` or `max_batches_per_call`";
+      break;
+    case 4:  // weights
+      smaller = "a smaller network (`hidden`)";
+      break;
+    default:
+      smaller = "smaller values";
+      break;
+  }
+  return "the cluster file asks for values larger than one message between processes carries: " +
+         smaller +
+         ", or both ends in one process (a `process:` group, configs/README.md, or "
+         "`--placement single`)";
+}
+
 }  // namespace tagflow::nodes

@@ -9,7 +9,8 @@
 // the last bit shows); "byte for byte the same"; or, when the fields cannot say (other types,
 // bytes that do not decode, the same fields encoded differently), the first byte that differs.
 // wire_port_name(): a wire port (hosts/reactor/wire_ports.hpp: code << 16 | channel) as
-// "transitions[0]". Thread-safety: pure functions.
+// "transitions[0]". message_cap_advice(): what in a cluster file makes the values of that port
+// smaller, for a value over the message cap. Thread-safety: pure functions.
 #pragma once
 
 #include <cstddef>
@@ -22,5 +23,8 @@ namespace tagflow::nodes {
 [[nodiscard]] std::string first_difference(const std::uint8_t* a, std::size_t a_size,
                                            const std::uint8_t* b, std::size_t b_size);
 [[nodiscard]] std::string wire_port_name(std::uint32_t port);
+/// For a value of wire port `port` too large for one message between processes: the params that
+/// make such values smaller, and the placements that keep them in one process.
+[[nodiscard]] std::string message_cap_advice(std::uint32_t port);
 
 }  // namespace tagflow::nodes

@@ -141,6 +141,14 @@ std::string how_in_its_words(const ChildExit& exit, const ProcessSupervisor& sup
   return words.empty() ? how(exit) : how(exit) + ": " + words;
 }
 
+/// True when a process exited 2 (a bad file or params, or a value the file makes too large for one
+/// message): a restart would meet the same.
+bool bad_file_exit(const std::vector<ChildExit>& exits) {
+  return std::any_of(exits.begin(), exits.end(), [](const ChildExit& exit) {
+    return !exit.signaled && exit.exit_code == kExitBadFile;
+  });
+}
+
 /// The failure that started it: a process that died on its own, rather than one that exited 4
 /// because another federate failed, or the coordinator reporting it.
 const ChildExit& root_cause(const std::vector<ChildExit>& exits) {
@@ -706,7 +714,7 @@ class ClusterLaunch {
   void start(Attempt& attempt);
   void restart_dead_actor_processes(Attempt& attempt);
   [[nodiscard]] bool restarts_cluster(const Attempt& attempt) const;
-  void restart_cluster(Attempt& attempt);
+  [[nodiscard]] bool restart_cluster(Attempt& attempt);
   /// Before a restart: the processes start again from the file, so one edited or removed since
   /// the run started ends the run here (exit 1) rather than run another file from the checkpoint.
   void require_unchanged_file(Attempt& attempt) const;
@@ -1131,8 +1139,7 @@ int ClusterLaunch::run() {
     start(attempt);
     attempt.exits = supervise(attempt.supervisor, attempt.interrupted, plan_, attempt.link);
     restart_dead_actor_processes(attempt);
-    if (!restarts_cluster(attempt)) return finish(attempt);
-    restart_cluster(attempt);
+    if (!restarts_cluster(attempt) || !restart_cluster(attempt)) return finish(attempt);
   }
 }
 
@@ -1263,19 +1270,20 @@ void ClusterLaunch::require_unchanged_file(Attempt& attempt) const {
 
 /// Reactor mode: the run failed (not on a bad file), restarts are left, and no signal came.
 bool ClusterLaunch::restarts_cluster(const Attempt& attempt) const {
-  const ChildExit* last = attempt.exits.empty() ? nullptr : &attempt.exits.back();
   return attempt.failed_run() && !attempt.interrupted && g_signal == 0 && recoverable_ &&
-         static_cast<int>(restarts_.size()) < config_.restart.max &&
-         !(!last->signaled && last->exit_code == kExitBadFile);
+         static_cast<int>(restarts_.size()) < config_.restart.max && !bad_file_exit(attempt.exits);
 }
 
 /// Stops the survivors; the next attempt starts every process again from the last complete
 /// checkpoint (or from the start). The execution is deterministic, so the run ends as an
-/// uninterrupted one would have.
-void ClusterLaunch::restart_cluster(Attempt& attempt) {
+/// uninterrupted one would have. False, and no restart, when a process turns out to have exited
+/// 2 once the others ended.
+bool ClusterLaunch::restart_cluster(Attempt& attempt) {
   // The others end on their own first (the coordinator tells every federate, on every host, that
   // the run failed: stopped at once, it might not have); then what is left is stopped.
   wind_down(attempt.supervisor, attempt.exits, kReactorWindDown, stop_grace());
+  // The process whose failure the others followed may exit 2 only now: no restart then either.
+  if (bad_file_exit(attempt.exits)) return false;
   const ChildExit cause = root_cause(attempt.exits);
   attempt.reporter->stop();
   attempt.link.reset();
@@ -1346,6 +1354,7 @@ void ClusterLaunch::restart_cluster(Attempt& attempt) {
   restarts_.push_back(record);
   ++plan_.attempt;
   attempt_started_ = Clock::now();
+  return true;
 }
 
 /// A traced run, on the coordinator's host (every host's, in actor mode): every process's trace

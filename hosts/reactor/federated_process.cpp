@@ -20,6 +20,7 @@
 #include "nodes/cluster/federation_plan.hpp"
 #include "nodes/cluster/link_plan.hpp"
 #include "nodes/cluster/process_plan.hpp"
+#include "nodes/message_text.hpp"
 #include "transport/tcp_endpoint.hpp"
 
 namespace tagflow::hosts {
@@ -141,6 +142,7 @@ coordinator::ReactorFederateOptions federate_options_of(const ClusterConfig& con
   // connection guard check its peers (transport/connection_guard.hpp). The other kinds run
   // short reactions and wait on their sockets themselves (federate/reactor_federate.hpp).
   federate_options.network_thread = setup.config.kind->network_thread;
+  federate_options.port_name = nodes::wire_port_name;  // "weights[0]" in a value-over-cap reason
   return federate_options;
 }
 

@@ -539,6 +539,31 @@ TEST_F(TagflowUp, ProcessesGiveTheDigestOfTheSingleProcessPlacementRunAfterRun) 
   }
 }
 
+// A learner whose weights do not fit in one message between processes (hidden 2100,2100: 17.7
+// MB, over the 16 MiB cap) ends the run with exit 2 naming the port and what to change, and is
+// not restarted: every restart would fail alike.
+TEST_F(TagflowUp, AValueOverTheMessageCapExitsTwoNamingItsPortAndIsNotRestarted) {
+  if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the learner and inference processes need tagflow-torch";
+  testing::LocalClusterOptions options;
+  options.stop = "env_steps: 800";
+  options.port = testing::local_cluster_ports_from(base_port_);
+  options.restart = "{max: 3}";
+  std::string text = testing::local_cluster_yaml(options);
+  const std::size_t hidden = text.find("hidden: \"64,64\"");  // the learner's; the rest inherit it
+  ASSERT_NE(hidden, std::string::npos) << text;
+  write("big.yaml", text.replace(hidden, 15, "hidden: \"2100,2100\""));
+  EXPECT_EQ(run({"up", path("big.yaml"), "--log-dir", path("run"), "--quiet"}, dir_, "big"), 2);
+  const std::string err = read_text_file(dir_ / "big.err");
+  EXPECT_NE(err.find("federate 'learner': a value of "), std::string::npos) << err;
+  EXPECT_NE(err.find(" bytes for weights[0] of 'inference' is over the message cap of 16777216 "
+                     "bytes"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("a smaller network (`hidden`)"), std::string::npos) << err;
+  EXPECT_EQ(err.find("restart 1 of 3"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(dir_ / "run" / "learner.restart1.log"));
+}
+
 // A host's address may be IPv6 in reactor mode too (its sockets take ZMQ_IPV6 for it): `::1` runs
 // to the digest of 127.0.0.1, its links over the Unix-socket twins and, with
 // TAGFLOW_LOCAL_LINKS=0, over TCP on ::1.

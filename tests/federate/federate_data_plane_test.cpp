@@ -148,9 +148,14 @@ TEST_F(FederateDataPlaneTest, AValueOverTheMessageCapIsRefusedWhereItIsSentNamin
   try {
     (void)a_.send_value("b", 1, {5, 0}, huge);
     FAIL() << "a value over the cap was sent";
-  } catch (const DataLossError& e) {  // the runtimes report it to the coordinator
+  } catch (const MessageCapError& e) {  // the runtimes report it to the coordinator
     EXPECT_NE(std::string(e.what()).find("input 1 of 'b'"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("67108865 bytes"), std::string::npos) << e.what();
+    EXPECT_EQ(e.port(), 1U);
+    // A cluster's node names the port (nodes::wire_port_name) in what it reports.
+    EXPECT_EQ(e.with_port_name("a", "weights[0]"),
+              "federate 'a': a value of 67108865 bytes for weights[0] of 'b' is over the message "
+              "cap of 16777216 bytes (transport/WIRE.md, section 3); nothing was sent");
   }
   const transport::Payload small = transport::Payload::owning(std::string(10, 's'));
   ASSERT_TRUE(a_.send_value("b", 1, {5, 0}, small));  // the plane still sends

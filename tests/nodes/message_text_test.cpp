@@ -95,5 +95,17 @@ TEST(MessageText, WirePortsHaveTheirInputsNames) {
   EXPECT_EQ(wire_port_name(7U << 16U), "port 458752");
 }
 
+// A value over the message cap: the params that make that port's values smaller.
+TEST(MessageText, AValueOverTheCapIsAdvisedByItsPort) {
+  EXPECT_NE(message_cap_advice(4U << 16U).find("a smaller network (`hidden`)"), std::string::npos);
+  for (const std::uint32_t code : {1U, 5U, 6U}) {
+    EXPECT_NE(message_cap_advice(code << 16U).find("`num_envs`"), std::string::npos) << code;
+  }
+  for (const std::uint32_t code : {2U, 3U}) {
+    EXPECT_NE(message_cap_advice(code << 16U).find("`batch_size`"), std::string::npos) << code;
+  }
+  EXPECT_NE(message_cap_advice(99).find("`--placement single`"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tagflow::nodes
