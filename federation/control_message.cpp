@@ -529,6 +529,7 @@ WireTag carried_tag(const ControlMessage& message) {
     case ControlType::kResign:
     case ControlType::kHeartbeat:
     case ControlType::kFailed:
+    case ControlType::kFinished:
     case ControlType::kReportRequest:
     case ControlType::kResult:
     case ControlType::kResultStored:

@@ -120,6 +120,18 @@ std::uint16_t bound_port(int fd) {
 
 bool would_block() { return errno == EAGAIN || errno == EINTR; }  // EWOULDBLOCK == EAGAIN on Linux
 
+/// Where the request's head ends: the first empty line, its lines ended by CRLF or, as RFC 9112
+/// §2.2 lets a server accept, by a bare LF; the position just past it, or npos.
+std::size_t head_end(const std::string& request) {
+  for (std::size_t at = request.find('\n'); at != std::string::npos;
+       at = request.find('\n', at + 1)) {
+    std::size_t next = at + 1;
+    if (next < request.size() && request[next] == '\r') ++next;
+    if (next < request.size() && request[next] == '\n') return next + 1;
+  }
+  return std::string::npos;
+}
+
 /// Reads what `client` sent; false when it is gone. Sets its reply once the request is whole.
 bool read_request(Client& client) {
   char buffer[1024];
@@ -128,7 +140,7 @@ bool read_request(Client& client) {
     if (n == 0) return false;
     if (n < 0) return would_block();
     client.request.append(buffer, static_cast<std::size_t>(n));
-    if (client.request.find("\r\n\r\n") != std::string::npos) break;
+    if (head_end(client.request) != std::string::npos) break;
   }
   return true;
 }
@@ -145,7 +157,7 @@ bool write_reply(Client& client) {
 }
 
 bool request_complete(const std::string& request) {
-  return request.size() >= kMaxRequestBytes || request.find("\r\n\r\n") != std::string::npos;
+  return request.size() >= kMaxRequestBytes || head_end(request) != std::string::npos;
 }
 
 std::string response(const char* status, const char* content_type, const std::string& body,
@@ -286,14 +298,15 @@ void MetricsEndpoint::serve() {
 
 std::string MetricsEndpoint::reply_to(const std::string& request,
                                       std::optional<Refusal>& refused) const {
-  const std::size_t head_end = request.find("\r\n\r\n");
-  if (head_end == std::string::npos || head_end + 4 > kMaxRequestBytes) {
+  const std::size_t end = head_end(request);
+  if (end == std::string::npos || end > kMaxRequestBytes) {
     refused = Refusal::too_large;
     return response("431 Request Header Fields Too Large", "text/plain", "request over 8 KiB\n",
                     true);
   }
   // METHOD SP PATH SP HTTP/1.x: three words, one space apart.
-  const std::string line = request.substr(0, request.find("\r\n"));
+  std::string line = request.substr(0, request.find('\n'));
+  if (!line.empty() && line.back() == '\r') line.pop_back();
   const std::size_t first_space = line.find(' ');
   const std::size_t second_space =
       first_space == std::string::npos ? std::string::npos : line.find(' ', first_space + 1);
@@ -313,7 +326,7 @@ std::string MetricsEndpoint::reply_to(const std::string& request,
   path = path.substr(0, path.find('?'));
   if (method != "GET" && method != "HEAD") {
     refused = Refusal::not_get;
-    return response("405 Method Not Allowed", "text/plain", "GET only\n", true);
+    return response("405 Method Not Allowed", "text/plain", "GET or HEAD only\n", true);
   }
   const bool with_body = method == "GET";
   if (path == "/metrics") {

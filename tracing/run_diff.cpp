@@ -25,13 +25,19 @@ namespace fs = std::filesystem;
 
 const std::string kSuffix = ".values.tsv";
 
-/// Every sender's value log of a run, by federate, each in (tag, receiver, port) order.
-std::map<std::string, std::vector<SentValue>> read_run(const std::string& run) {
+/// TraceError unless `run` is a directory.
+void require_run_directory(const std::string& run) {
   std::error_code ec;
   if (!fs::is_directory(run, ec)) {
     throw TraceError((fs::exists(run, ec) ? run + " is not a directory: give the run directory"
                                           : "no run directory " + run));
   }
+}
+
+/// Every sender's value log of a run, by federate, each in (tag, receiver, port) order.
+std::map<std::string, std::vector<SentValue>> read_run(const std::string& run) {
+  require_run_directory(run);
+  std::error_code ec;
   std::map<std::string, std::vector<SentValue>> logs;
   for (const auto& entry : fs::directory_iterator(fs::path(run) / "trace", ec)) {
     const std::string name = entry.path().filename().string();
@@ -289,6 +295,9 @@ std::vector<SentValue> read_value_log(const std::string& path) {
 }
 
 DiffResult diff_runs(const std::string& run_a, const std::string& run_b) {
+  // Both directories before either's logs: a mistyped second one is named as such.
+  require_run_directory(run_a);
+  require_run_directory(run_b);
   const auto a = read_run(run_a);
   const auto b = read_run(run_b);
   // A federate logs every message it sends, none included: a log in one run and not in the other

@@ -475,7 +475,8 @@ std::string TraceSummary::table() const {
                   f.percent(kWaitingForTime), f.percent(kOther), f.tags);
     out << line;
   }
-  out << "\n(compute: reactions; messages: sending and taking data messages; data: a granted tag "
+  out << "\n(compute: reactions, or handlers in actor mode; messages: sending and taking data "
+         "messages; data: a granted tag "
          "waiting for its messages, or nothing to run until one comes; grant: waiting for the "
          "coordinator's TAG/PTAG or an upstream's notice; time: waiting for physical time)\n";
   if (tags == 0) {

@@ -717,7 +717,8 @@ class ClusterLaunch {
   [[nodiscard]] bool restart_cluster(Attempt& attempt);
   /// Before a restart: the processes start again from the file, so one edited or removed since
   /// the run started ends the run here (exit 1) rather than run another file from the checkpoint.
-  void require_unchanged_file(Attempt& attempt) const;
+  /// Ends the launch when the file changed since the run started: "FAILURE; no restart: ...".
+  void require_unchanged_file(Attempt& attempt, const std::string& failure) const;
   /// "" when the file is the one the run started with (LOG_DIR/cluster.yaml), else why not.
   [[nodiscard]] std::string changed_file() const;
   /// --resume of a run that reached its stop: what it ended with, or "" when it has not. Its
@@ -1192,7 +1193,7 @@ void ClusterLaunch::restart_dead_actor_processes(Attempt& attempt) {
       exits.push_back(dead);  // the run failed: the dead process is its cause
       return;
     }
-    require_unchanged_file(attempt);
+    require_unchanged_file(attempt, dead.name + " " + how(dead));
     try {
       restarts_.push_back(restart_actor_process(dead, config_, plan_, attempt.specs, log_dir_,
                                                 attempt.supervisor, *attempt.reporter,
@@ -1254,12 +1255,12 @@ std::string ClusterLaunch::finished_run() const {
   return "the results of this host's processes are in " + log_dir_;
 }
 
-void ClusterLaunch::require_unchanged_file(Attempt& attempt) const {
+void ClusterLaunch::require_unchanged_file(Attempt& attempt, const std::string& failure) const {
   const std::string why = changed_file();
   if (why.empty()) return;
   const std::string ran = (std::filesystem::path(log_dir_) / kRunFile).string();
   attempt.supervisor.stop_all(stop_grace());
-  end_launch("no restart: " + why + " (" + ran +
+  end_launch(failure + "; no restart: " + why + " (" + ran +
                  " is the file it started with), and its processes would start again from it; " +
                  (reactor_ ? "the checkpoints are kept: put that file back and continue with "
                              "tagflow up " +
@@ -1319,7 +1320,7 @@ bool ClusterLaunch::restart_cluster(Attempt& attempt) {
                    where_federate_ran(config_, plan_, told);
     }
   }
-  require_unchanged_file(attempt);
+  require_unchanged_file(attempt, record.process + " " + record.how);
   auto redo_from = attempt_started_;
   if (!plan_.resume.empty()) {
     // A federate elsewhere could not load its part of the checkpoint this attempt resumed from

@@ -97,7 +97,12 @@ std::string ProgressLine::update(Clock::time_point now, const std::vector<Proces
     multi_agent = multi_agent || kind->multi_agent_env();
     ++samplers;
     if (sample.joined) ++joined;
-    if (!sample.probe.answered) continue;
+    if (!sample.probe.answered) {
+      const auto last = answered_.find(sample.process);
+      if (last != answered_.end() && now - last->second <= kAnswerGrace) ++samplers_answering;
+      continue;
+    }
+    answered_[sample.process] = now;
     ++samplers_answering;
     const auto episodes = value_of(sample.probe, kEpisodes);
     const auto mean = value_of(sample.probe, kReturnMean);

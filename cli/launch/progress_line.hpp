@@ -8,11 +8,13 @@
 // - return: the mean of `tagflow_episode_return_mean` over the samplers that answered and have
 //   finished an episode (`tagflow_episodes_total` > 0); "-" before the first episode;
 // - weights: the newest `tagflow_weights_version` a learner reports (else any process);
-// - samplers N/M: how many of the M sampler endpoints answered this round; M counts the samplers
-//   of the file and the samplers that joined and are still in (actor mode's elasticity shows
-//   here), and " (J joined)" follows when J > 0 of them joined (cli/launch/joined_roster.hpp).
-//   Multi-agent nodes step envs too: they count as samplers for env steps/s and the return (a
-//   team return), and the column reads "env nodes N/M" when the file has any.
+// - samplers N/M: how many of the M sampler endpoints answered this round or within the last
+//   kAnswerGrace (a scrape that times out on a busy machine is no lost sampler); M counts the
+//   samplers of the file and the samplers that joined and are still in (actor mode's elasticity
+//   shows here), and " (J joined)" follows when J > 0 of them joined
+//   (cli/launch/joined_roster.hpp). Multi-agent nodes step envs too: they count as samplers for env
+//   steps/s and the return (a team return), and the column reads "env nodes N/M" when the file has
+//   any.
 // A process that did not answer is left out of the round; its counter is compared again when it
 // answers (so a missed scrape never gives a negative or doubled rate).
 //
@@ -40,6 +42,8 @@ struct ProcessSample {
 class ProgressLine {
  public:
   using Clock = std::chrono::steady_clock;
+  /// How long a sampler that answered still counts as answering while its scrapes time out.
+  static constexpr std::chrono::seconds kAnswerGrace{5};
 
   /// `start` is when the run started (the elapsed seconds at the line's start count from it).
   explicit ProgressLine(Clock::time_point start) : start_(start) {}
@@ -60,8 +64,9 @@ class ProgressLine {
               const std::string& family, std::map<std::string, Previous>& previous) const;
 
   Clock::time_point start_;
-  std::map<std::string, Previous> steps_;    // by process
-  std::map<std::string, Previous> updates_;  // by process
+  std::map<std::string, Previous> steps_;              // by process
+  std::map<std::string, Previous> updates_;            // by process
+  std::map<std::string, Clock::time_point> answered_;  // a sampler's last answer, by process
 };
 
 /// 8213.4 → "8.2k", 51.26 → "51.3", 1.5e6 → "1.50M".

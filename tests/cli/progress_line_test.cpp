@@ -56,13 +56,32 @@ TEST(ProgressLine, AProcessThatMissesARoundIsComparedWithItsLastAnswer) {
   const std::string missed =
       line.update(start + 2s, {sampler("sampler-0", 300, 0, 0, 0), silent("sampler-1", "sampler")});
   EXPECT_NE(missed.find("env 200 steps/s"), std::string::npos) << missed;
-  EXPECT_NE(missed.find("samplers 1/2"), std::string::npos) << missed;
+  // It answered a second ago: a scrape that timed out on a busy machine is no lost sampler.
+  EXPECT_NE(missed.find("samplers 2/2"), std::string::npos) << missed;
   EXPECT_NE(missed.find("return -"), std::string::npos) << missed;  // no episode finished yet
   // sampler-1 answers again: its 400 steps since its answer at 1s count over those 3 s.
   const std::string back = line.update(
       start + 4s, {sampler("sampler-0", 500, 0, 0, 0), sampler("sampler-1", 1300, 0, 0, 0)});
   EXPECT_NE(back.find("env 500 steps/s"), std::string::npos) << back;  // 200/2 + 1200/3
   EXPECT_NE(back.find("samplers 2/2"), std::string::npos) << back;
+}
+
+// A sampler silent for longer than kAnswerGrace (5 s) no longer counts as answering; one that
+// never answered never did.
+TEST(ProgressLine, ASamplerSilentForLongerThanTheGraceIsNotCountedAsAnswering) {
+  const auto start = ProgressLine::Clock::now();
+  ProgressLine line(start);
+  EXPECT_NE(
+      line.update(start + 1s, {sampler("sampler-0", 100, 0, 0, 0), silent("sampler-1", "sampler")})
+          .find("samplers 1/2"),
+      std::string::npos);
+  EXPECT_NE(
+      line.update(start + 6s, {silent("sampler-0", "sampler"), silent("sampler-1", "sampler")})
+          .find("samplers 1/2"),
+      std::string::npos);
+  const std::string later =
+      line.update(start + 7s, {silent("sampler-0", "sampler"), silent("sampler-1", "sampler")});
+  EXPECT_NE(later.find("samplers 0/2"), std::string::npos) << later;
 }
 
 TEST(ProgressLine, WithoutALearnerTheWeightsVersionIsTheNewestAnyProcessHolds) {
@@ -72,9 +91,9 @@ TEST(ProgressLine, WithoutALearnerTheWeightsVersionIsTheNewestAnyProcessHolds) {
       line.update(start + 1s, {sampler("sampler-0", 0, 0, 0, 4), sampler("sampler-1", 0, 0, 0, 6),
                                silent("learner", "learner")});
   EXPECT_NE(text.find("weights v6"), std::string::npos) << text;
-  const std::string nothing = line.update(start + 2s, {silent("sampler-0", "sampler")});
+  const std::string nothing = line.update(start + 7s, {silent("sampler-0", "sampler")});
   EXPECT_NE(nothing.find("weights -"), std::string::npos) << nothing;
-  EXPECT_NE(nothing.find("samplers 0/1"), std::string::npos) << nothing;
+  EXPECT_NE(nothing.find("samplers 0/1"), std::string::npos) << nothing;  // silent for 6 s
 }
 
 TEST(ProgressLine, ACounterThatWentBackIsNotANegativeRate) {

@@ -243,10 +243,10 @@ TEST_F(Recovery, AFileEditedDuringTheRunIsNotRestartedFromAndResumesOncePutBack)
   ASSERT_EQ(pids.count("replay"), 1U);
   ASSERT_EQ(::kill(pids.at("replay"), SIGKILL), 0);
   EXPECT_EQ(wait_exit(launcher, 150s), 1) << err("edited");
-  EXPECT_NE(
-      err("edited").find("tagflow up: no restart: " + file + " changed since the run started (" +
-                         (logs / "cluster.yaml").string() + " is the file it started with)"),
-      std::string::npos)
+  EXPECT_NE(err("edited").find("tagflow up: replay killed by signal 9; no restart: " + file +
+                               " changed since the run started (" +
+                               (logs / "cluster.yaml").string() + " is the file it started with)"),
+            std::string::npos)
       << err("edited");
   EXPECT_FALSE(complete_checkpoints(logs).empty());
   std::ofstream(file) << original;

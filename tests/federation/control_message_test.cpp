@@ -1,5 +1,6 @@
 #include "federation/control_message.hpp"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -79,6 +80,24 @@ TEST(ControlMessage, GrantsCarryTheirTagAndMessageCounts) {
   EXPECT_EQ(decoded.type, ControlType::kProvisional);
   EXPECT_EQ(decoded.tag, (WireTag{42, 7}));
   EXPECT_EQ(decoded.counts, grant.counts);
+}
+
+// What a trace records with a control message (tracing/README.md): its tag, or NEVER for the
+// types PROTOCOL.md §1 gives none, whatever the message's tag field holds.
+TEST(ControlMessage, OnlyTypesWithATagCarryOneIntoATrace) {
+  const std::vector<ControlType> tagless = {
+      ControlType::kJoin,      ControlType::kRefused,      ControlType::kResign,
+      ControlType::kHeartbeat, ControlType::kFailed,       ControlType::kFinished,
+      ControlType::kResult,    ControlType::kResultStored, ControlType::kReportRequest,
+      ControlType::kTracePart, ControlType::kTraceStored,  ControlType::kClockRequest,
+      ControlType::kClock};
+  for (std::uint8_t number = 1; number <= kLastControlType; ++number) {
+    const auto type = static_cast<ControlType>(number);
+    ControlMessage message = make_tag_message(type, {0, 0});  // the field's default
+    const bool has_none = std::find(tagless.begin(), tagless.end(), type) != tagless.end();
+    const WireTag expected = has_none ? transport::kNever : WireTag{0, 0};
+    EXPECT_EQ(carried_tag(message), expected) << control_type_name(type);
+  }
 }
 
 TEST(ControlMessage, StopGrantedCarriesTheStopTagAndTheEarliestProposal) {

@@ -82,6 +82,7 @@ TEST(MetricsEndpoint, AnswersOtherPathsWith404AndOtherMethodsWith405) {
   ::close(fd);
   ASSERT_GT(n, 0);
   EXPECT_EQ(reply.rfind("HTTP/1.1 405", 0), 0U) << reply;
+  EXPECT_NE(reply.find("GET or HEAD only"), std::string::npos) << reply;
 }
 
 TEST(MetricsEndpoint, KeepsServingAfterAClientThatStallsOrSendsGarbage) {
@@ -197,6 +198,16 @@ std::string status_line(std::uint16_t port, const std::string& request) {
   ::close(fd);
   reply.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
   return reply.substr(0, reply.find("\r\n"));
+}
+
+// RFC 9112 §2.2: a request whose lines end with a bare LF is read as one ended with CRLF.
+TEST(MetricsEndpoint, ARequestWithBareLineFeedsIsAnswered) {
+  ProcessMetrics metrics({"replay", "replay", "reactor"}, tagflow::test::families("replay"));
+  const MetricsEndpoint endpoint(metrics, "127.0.0.1", 0);
+  EXPECT_EQ(status_line(endpoint.port(), "GET /metrics HTTP/1.1\n\n"), "HTTP/1.1 200 OK");
+  EXPECT_EQ(status_line(endpoint.port(), "GET /metrics HTTP/1.1\nHost: x\r\n\n"),
+            "HTTP/1.1 200 OK");
+  EXPECT_EQ(status_line(endpoint.port(), "GET /nothing HTTP/1.0\n\n"), "HTTP/1.1 404 Not Found");
 }
 
 // A client the endpoint drops is answered with a status that says why (or closed), counted in
