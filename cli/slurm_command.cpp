@@ -103,16 +103,23 @@ void check_against_slurm(const cluster::ClusterConfig& config,
 }
 
 /// `--resume RUN`: refused (exit 2) unless the file can resume and RUN is a run of it that has
-/// not finished; a finished one ends the command with exit 0 and nothing written.
-void check_resume(const std::string& resume, const std::string& file,
+/// not finished (as its newest attempt says); a finished one ends the command with exit 0 and
+/// nothing written.
+void check_resume(const std::vector<std::string>& attempts, const std::string& file,
                   const cluster::ClusterConfig& config) {
-  if (resume.empty()) return;
+  if (attempts.empty()) return;
+  const std::string& resume = attempts.back();
   const std::string prefix = "--resume " + resume + ": ";
   if (config.mode != cluster::Mode::reactor || !config.checkpoint.every) {
     fail_command("slurm", "--resume needs a reactor-mode file with checkpoint:", kExitBadFile);
   }
-  // The coordinator runs on its host's node 0: that node's directory holds the run's record.
-  const std::string head = recorded_node_directory(resume, config.coordinator.host, 0);
+  // The coordinator runs on its host's node 0: that node's directory holds the run's record, in
+  // the newest attempt that got as far as recording it.
+  std::string head;
+  for (const std::string& attempt : attempts) {
+    head = recorded_node_directory(attempt, config.coordinator.host, 0);
+    if (!head.empty()) break;
+  }
   if (head.empty()) {
     fail_command("slurm",
                  prefix + "not the run directory of a job that `tagflow slurm` wrote " +
@@ -144,12 +151,14 @@ void check_resume(const std::string& resume, const std::string& file,
 void run_slurm(const SlurmArguments& arguments) {
   cluster::ClusterConfig config;
   const auto components = load_components("slurm", arguments.file, config);
-  check_resume(arguments.resume, arguments.file, config);
+  const std::vector<std::string> resume = arguments.resume.empty()
+                                              ? std::vector<std::string>{}
+                                              : job_attempts(absolute(arguments.resume));
+  check_resume(resume, arguments.file, config);
   check_against_slurm(config, components);
-  const std::string script =
-      slurm_batch_script(config, components,
-                         {absolute(arguments.file), own_executable(), absolute(arguments.summary),
-                          absolute(arguments.resume)});
+  const std::string script = slurm_batch_script(
+      config, components,
+      {absolute(arguments.file), own_executable(), absolute(arguments.summary), resume});
   std::string out = arguments.out;
   if (out.empty() && arguments.submit) out = "tagflow-" + config.name + ".sbatch";
   if (out.empty()) {

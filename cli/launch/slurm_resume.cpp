@@ -63,6 +63,15 @@ std::string recorded_node_directory(const std::string& run_dir, const std::strin
   return fs::is_directory(directory, error) ? directory.string() : "";
 }
 
+std::vector<std::string> job_attempts(const std::string& run_dir) {
+  std::vector<std::string> attempts{run_dir};
+  std::error_code error;
+  for (int k = 1; fs::is_directory(run_dir + "-requeue" + std::to_string(k), error); ++k) {
+    attempts.insert(attempts.begin(), run_dir + "-requeue" + std::to_string(k));
+  }
+  return attempts;
+}
+
 bool kept_checkpoints(const std::string& directory) {
   std::error_code error;
   const fs::path root = fs::path(directory) / "checkpoints";

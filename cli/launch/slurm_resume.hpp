@@ -31,6 +31,10 @@ void record_slurm_node(const std::string& run_dir, const std::string& host, int 
 [[nodiscard]] std::string recorded_node_directory(const std::string& run_dir,
                                                   const std::string& host, int node);
 
+/// RUN and the directories of its job's requeued attempts (RUN-requeue1, RUN-requeue2, ... while
+/// they exist), newest first: where that job's run went on.
+[[nodiscard]] std::vector<std::string> job_attempts(const std::string& run_dir);
+
 /// True when DIRECTORY/checkpoints holds at least one regular file.
 [[nodiscard]] bool kept_checkpoints(const std::string& directory);
 

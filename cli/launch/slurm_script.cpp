@@ -169,8 +169,8 @@ std::string slurm_batch_script(const cluster::ClusterConfig& config,
         << "  done\n"
         << "  set -- \"$@\" --resume-from \"$first_run\"\n"
         << "fi\n";
-    if (!options.resume.empty()) {
-      out << "set -- \"$@\" --resume-from " << shell_quote(options.resume)
+    for (const std::string& earlier : options.resume) {
+      out << "set -- \"$@\" --resume-from " << shell_quote(earlier)
           << "  # tagflow slurm --resume\n";
     }
   } else {

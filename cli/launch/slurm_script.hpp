@@ -13,9 +13,9 @@
 //      (cli/launch/slurm_allocation.hpp).
 // A requeued job (SLURM_RESTART_COUNT N >= 1) runs in RUN-requeueN. With a reactor-mode file that
 // has `checkpoint:`, its launchers get the earlier attempts' directories as --resume-from, newest
-// first, and the run of `tagflow slurm FILE --resume EARLIER` last: each node continues from the
-// newest checkpoints its host's node kept there (cli/launch/slurm_resume.hpp). Without
-// `checkpoint:` a requeued job starts over.
+// first, and the run of `tagflow slurm FILE --resume EARLIER` (its requeued attempts first) last:
+// each node continues from the newest checkpoints its host's node kept there
+// (cli/launch/slurm_resume.hpp). Without `checkpoint:` a requeued job starts over.
 //
 // Pure functions over values; check_slurm_partitions() reads `sinfo` output given as text.
 // Errors: cluster::ConfigError naming the file, the line and the key.
@@ -60,7 +60,9 @@ struct SlurmScriptOptions {
   std::string file;     // the cluster file, absolute
   std::string tagflow;  // the tagflow executable, absolute
   std::string summary;  // --summary for the coordinator's launcher (empty: RUN/summary.json only)
-  std::string resume;   // --resume: an earlier job's run directory, absolute (empty: none)
+  // --resume: an earlier job's run directories, absolute, newest first (its requeued attempts'
+  // before it); empty: none.
+  std::vector<std::string> resume;
 };
 
 /// The batch script described above.

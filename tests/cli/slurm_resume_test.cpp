@@ -11,6 +11,7 @@
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "tests/support/launched_processes.hpp"
 
@@ -64,6 +65,16 @@ TEST_F(SlurmResume, ARecordNamingNoSingleDirectoryOfTheRunIsNone) {
   }
   std::ofstream(fs::path(first) / "slurm-nodes" / "act" / "0") << "gone\n";
   EXPECT_EQ(recorded_node_directory(first, "act", 0), "");
+}
+
+TEST_F(SlurmResume, AJobsAttemptsAreItsRunAndItsRequeuesNewestFirst) {
+  const std::string run = (dir_ / "c-41").string();
+  EXPECT_EQ(job_attempts(run), (std::vector<std::string>{run}));
+  fs::create_directories(run + "-requeue1");
+  fs::create_directories(run + "-requeue2");
+  fs::create_directories(run + "-requeue4");  // after a gap: no attempt of this job's
+  EXPECT_EQ(job_attempts(run),
+            (std::vector<std::string>{run + "-requeue2", run + "-requeue1", run}));
 }
 
 TEST_F(SlurmResume, TheNewestEarlierRunWhoseNodeKeptCheckpointsIsContinued) {

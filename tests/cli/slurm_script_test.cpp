@@ -56,7 +56,7 @@ TEST(SlurmScript, EveryHostIsOneComponentSeparatedByHetjobThenOneSrunStep) {
   EXPECT_EQ(components[1].host, "learn");
   EXPECT_TRUE(components[1].coordinator);
   const std::string script = slurm_batch_script(
-      config, components, {"/data/slurm.yaml", "/opt/tagflow", "/data/s.json", ""});
+      config, components, {"/data/slurm.yaml", "/opt/tagflow", "/data/s.json", {}});
   const auto act = script.find("#SBATCH --partition=cpu");
   const auto hetjob = script.find("#SBATCH hetjob");
   const auto gres = script.find("#SBATCH --gres=gpu:1");
@@ -79,12 +79,12 @@ TEST(SlurmScript, EveryHostIsOneComponentSeparatedByHetjobThenOneSrunStep) {
   EXPECT_NE(script.find("umask 077"), std::string::npos);
 }
 
-/// The batch script of `config` (with `resume` as tagflow slurm --resume) run by bash from a
-/// submit directory whose path has a space, with srun and tagflow stood in by programs that
+/// The batch script of `config` (with `resume` as tagflow slurm --resume gives it) run by bash from
+/// a submit directory whose path has a space, with srun and tagflow stood in by programs that
 /// record their arguments one per line.
 class RecordedScript {
  public:
-  RecordedScript(const cluster::ClusterConfig& config, const std::string& resume) {
+  RecordedScript(const cluster::ClusterConfig& config, const std::vector<std::string>& resume) {
     namespace fs = std::filesystem;
     dir_ = fs::path(::testing::TempDir()) / ("slurm requeue " + std::to_string(::getpid()));
     fs::remove_all(dir_);
@@ -137,7 +137,7 @@ bool ends_with(const std::string& text, const std::string& end) {
 // A requeued job (Slurm runs the script again with the same SLURM_JOB_ID and SLURM_RESTART_COUNT
 // N >= 1) of a file without checkpoint: starts over in RUN-requeueN.
 TEST(SlurmScript, ARequeuedJobStartsOverInADirectoryOfItsOwn) {
-  const RecordedScript script(parse("{slurm: {partition: cpu, nodes: 3}}"), "");
+  const RecordedScript script(parse("{slurm: {partition: cpu, nodes: 3}}"), {});
   const std::string first = script.run("");
   const std::string again = script.run("SLURM_RESTART_COUNT=1");
   for (const auto& [calls, run_dir] :
@@ -158,15 +158,17 @@ TEST(SlurmScript, ARequeuedJobWithCheckpointsContinuesTheEarlierAttemptsNewestFi
       slurm_file("{slurm: {partition: cpu, nodes: 3}}") + "checkpoint: {every: 1s}\n",
       "slurm-test.yaml");
   const std::string earlier = "/data/runs/slurm-test-41";
-  const RecordedScript script(config, earlier);
+  const RecordedScript script(config, {earlier + "-requeue1", earlier});
   const std::string first = script.run("");
-  EXPECT_TRUE(ends_with(first, launcher_call(script.run_dir(), {"--resume-from", earlier})))
+  EXPECT_TRUE(ends_with(
+      first, launcher_call(script.run_dir(),
+                           {"--resume-from", earlier + "-requeue1", "--resume-from", earlier})))
       << first;
   const std::string third = script.run("SLURM_RESTART_COUNT=2");
-  EXPECT_TRUE(
-      ends_with(third, launcher_call(script.run_dir("-requeue2"),
-                                     {"--resume-from", script.run_dir("-requeue1"), "--resume-from",
-                                      script.run_dir(), "--resume-from", earlier})))
+  EXPECT_TRUE(ends_with(third, launcher_call(script.run_dir("-requeue2"),
+                                             {"--resume-from", script.run_dir("-requeue1"),
+                                              "--resume-from", script.run_dir(), "--resume-from",
+                                              earlier + "-requeue1", "--resume-from", earlier})))
       << third;
   EXPECT_NE(third.find("tagflow\n" + launcher_call(script.run_dir("-requeue2"), {"--mint-keys"})),
             std::string::npos)
