@@ -151,6 +151,12 @@ std::string prepare_output_file(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code error;
   if (fs::is_directory(path, error)) return path + " is a directory";
+  // "DIR/", "DIR/." or "..": a directory's name, whether or not it exists yet (made here, it
+  // would be refused only when the file is written, after the work).
+  if (const std::string name = fs::path(path).filename().string();
+      name.empty() || name == "." || name == "..") {
+    return path + " names a directory, not a file";
+  }
   if (const std::string why = not_replaceable(path); !why.empty()) return why;
   // The temporary beside it takes the name with a dot and a suffix: both must fit in a name.
   if (fs::path(path).filename().string().size() + 32 > NAME_MAX) {

@@ -80,9 +80,9 @@ class AtomicFile {
 /// Writes `bytes` to `path` atomically (AtomicFile in one call).
 void write_file_atomically(const std::string& path, std::string_view bytes, unsigned mode = 0644);
 
-/// Readies `path` for a write_file_atomically() later: creates its missing parent directories,
-/// then checks that `path` is not a directory and that its directory takes new files (one is made
-/// there and removed). Returns ""
+/// Readies `path` for a write_file_atomically() later: refuses a directory or a directory's name
+/// (ending in `/`, `.` or `..`), creates its missing parent directories, then checks that its
+/// directory takes new files (one is made there and removed). Returns ""
 /// when it can be written, else why not ("cannot create the directory D: ...", "cannot write in
 /// D: Permission denied", ...). For result files such as `--summary PATH`, checked before a run
 /// so that a long run does not end unable to write its result.

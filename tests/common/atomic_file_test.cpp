@@ -143,6 +143,12 @@ TEST_F(AtomicFileTest, AnOutputFileIsReadiedBeforeItIsWrittenOrRefusedWithTheRea
   const std::string under_file = prepare_output_file((nested / "inner.json").string());
   EXPECT_EQ(under_file.rfind("cannot create the directory " + nested.string() + ": ", 0), 0U)
       << under_file;
+  // A directory's name that does not exist yet is refused, and nothing is made.
+  for (const std::string name : {"new/", "new/.", "new/.."}) {
+    const std::string path = (dir_ / name).string();
+    EXPECT_EQ(prepare_output_file(path), path + " names a directory, not a file");
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "new"));
   // A plain name is written in the working directory.
   EXPECT_EQ(prepare_output_file("summary.json"), "");
   // A name the temporary beside it could not have is refused before anything is done.
