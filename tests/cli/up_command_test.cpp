@@ -226,7 +226,14 @@ TEST_F(TagflowUp, AFileWithSlurmOrKubernetesHostsIsSentToItsOwnCommand) {
   const fs::path configs = fs::path(TAGFLOW_SOURCE_DIR) / "configs";
   EXPECT_EQ(run({"up", (configs / "kubernetes.yaml").string(), "--quiet"}, dir_, "k8s"), 2);
   std::string err = read_text_file(dir_ / "k8s.err");
-  EXPECT_NE(err.find("kubernetes.yaml:17: hosts.act.kubernetes: a Kubernetes host runs in pods; "
+  // Named at the line of host act's `kubernetes:` key.
+  const std::string text = read_text_file(configs / "kubernetes.yaml");
+  const std::size_t key = text.find("  act:\n    kubernetes:");
+  ASSERT_NE(key, std::string::npos);
+  const auto line =
+      2 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(key), '\n');
+  EXPECT_NE(err.find("kubernetes.yaml:" + std::to_string(line) +
+                     ": hosts.act.kubernetes: a Kubernetes host runs in pods; "
                      "render them with `tagflow k8s "),
             std::string::npos)
       << err;
