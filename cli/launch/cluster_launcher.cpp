@@ -1422,6 +1422,12 @@ int ClusterLaunch::finish(Attempt& attempt) {
   if (run_failed) {
     const ChildExit& cause = root_cause(attempt.exits);
     print_failure(cause, attempt.supervisor, config_, plan_, log_dir_);
+    if (!restarts_.empty() && static_cast<int>(restarts_.size()) >= config_.restart.max) {
+      // The failure above is the last attempt's: the file's restarts are used up.
+      std::cerr << "tagflow up: no restart left: the run failed again after its "
+                << restarts_.size() << " restart(s) (restart: {max: " << config_.restart.max
+                << "})\n";
+    }
     merge_trace();  // after the failure's lines, which say what ended the run
     return !cause.signaled && cause.exit_code == kExitBadFile ? kExitBadFile : kExitFailed;
   }

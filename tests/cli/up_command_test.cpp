@@ -294,6 +294,11 @@ TEST_F(TagflowUp, AHostThatFindsNoCoordinatorSaysWhyAtEachRestart) {
             std::string::npos)
       << said;
   EXPECT_EQ(err.find("restart 2 of"), std::string::npos) << err;
+  // The last lines are the second attempt's failure, said to be the last.
+  EXPECT_NE(err.find("tagflow up: no restart left: the run failed again after its 1 restart(s) "
+                     "(restart: {max: 1})"),
+            std::string::npos)
+      << err;
 }
 
 // The coordinator's host started while the other is not: the run fails after `join_timeout`,
