@@ -1,5 +1,6 @@
 // Tests of cli/launch/slurm_resume.hpp: where each node's place is recorded, which earlier run a
-// node continues, and how its directory is started from that one's.
+// node continues, and how its directory is started from that one's; and of `tagflow slurm FILE
+// --resume RUN`'s checks and script (no Slurm needed: they come before sinfo).
 #include "cli/launch/slurm_resume.hpp"
 
 #include <sys/stat.h>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "tests/support/launched_processes.hpp"
+#include "tests/support/run_command.hpp"
 
 namespace tagflow::cli {
 namespace {
@@ -125,6 +127,63 @@ TEST_F(SlurmResume, ADirectoryThatIsNotEmptyIsNotContinuedInto) {
         << e.what();
   }
   EXPECT_EQ(testing::read_text_file(dir_ / "c-2" / "n5" / "P.log"), "another run's\n");
+}
+
+// `tagflow slurm FILE --resume RUN` on runs laid out as jobs leave them: refusals (exit 2), a
+// finished run (exit 0, nothing written), and the script of a run requeued once.
+TEST_F(SlurmResume, TagflowSlurmResumeChecksTheRunAndContinuesItsNewestAttemptFirst) {
+  std::string text =
+      testing::read_text_file(fs::path(TAGFLOW_SOURCE_DIR) / "configs" / "slurm.yaml");
+  const std::string without = (dir_ / "plain.yaml").string();
+  std::ofstream(without) << text;
+  text += "checkpoint: {every: 50ms, keep: 2}\n";
+  const std::string file = (dir_ / "slurm.yaml").string();
+  std::ofstream(file) << text;
+  const std::string run = (dir_ / "runs" / "slurm-cartpole-41").string();
+  const auto slurm = [&](const std::string& which, const std::string& resume,
+                         const std::string& out) {
+    return testing::run_command(testing::tagflow_binary() + " slurm '" + which + "' --resume '" +
+                                resume + "' --out '" + (dir_ / out).string() + "' 2>&1");
+  };
+  testing::CommandResult said = slurm(file, run, "job.sh");
+  EXPECT_EQ(said.exit_code, 2) << said.output;
+  EXPECT_NE(said.output.find("not the run directory of a job that `tagflow slurm` wrote"),
+            std::string::npos)
+      << said.output;
+  // The job's first attempt and its requeue, each with the coordinator's node recorded.
+  for (const auto& [attempt, node] : {std::pair{run, "n1"}, {run + "-requeue1", "n2"}}) {
+    record_slurm_node(attempt, "learn", 0, node);
+    fs::create_directories(fs::path(attempt) / node);
+    std::ofstream(fs::path(attempt) / node / "cluster.yaml") << text;
+  }
+  said = slurm(without, run, "job.sh");
+  EXPECT_EQ(said.exit_code, 2) << said.output;
+  EXPECT_NE(said.output.find("--resume needs a reactor-mode file with checkpoint:"),
+            std::string::npos)
+      << said.output;
+  said = slurm(file, run, "job.sh");
+  ASSERT_EQ(said.exit_code, 0) << said.output;
+  const std::string script = testing::read_text_file(dir_ / "job.sh");
+  const std::size_t newest = script.find("--resume-from '" + run + "-requeue1'");
+  const std::size_t oldest = script.find("--resume-from '" + run + "'");
+  EXPECT_NE(newest, std::string::npos) << script;
+  EXPECT_NE(oldest, std::string::npos) << script;
+  EXPECT_LT(newest, oldest) << script;
+  // Checked against the newest attempt: its record of the file, then its end.
+  std::ofstream(fs::path(run + "-requeue1") / "n2" / "cluster.yaml") << text << "seed: 8\n";
+  said = slurm(file, run, "edited.sh");
+  EXPECT_EQ(said.exit_code, 2) << said.output;
+  EXPECT_NE(said.output.find("is not the file this run started with (" + run +
+                             "-requeue1/n2/cluster.yaml)"),
+            std::string::npos)
+      << said.output;
+  std::ofstream(fs::path(run + "-requeue1") / "n2" / "cluster.yaml") << text;
+  std::ofstream(fs::path(run + "-requeue1") / "n2" / "summary.json") << "{}";
+  said = slurm(file, run, "again.sh");
+  EXPECT_EQ(said.exit_code, 0) << said.output;
+  EXPECT_NE(said.output.find("that run finished"), std::string::npos) << said.output;
+  EXPECT_FALSE(fs::exists(dir_ / "again.sh"));
+  EXPECT_FALSE(fs::exists(dir_ / "edited.sh"));
 }
 
 }  // namespace
