@@ -127,7 +127,7 @@ void check_resume(const std::vector<std::string>& attempts, const std::string& f
                      "/0 there naming the directory of the coordinator's node",
                  kExitBadFile);
   }
-  const std::string ran = head + "/cluster.yaml";
+  const std::string ran = head + "/" + kRunFile;
   std::string text, ran_text;
   try {
     text = read_whole_file(file);
@@ -141,7 +141,7 @@ void check_resume(const std::vector<std::string>& attempts, const std::string& f
                      "): resume it with that file",
                  kExitBadFile);
   }
-  if (const std::string summary = head + "/summary.json"; std::filesystem::exists(summary)) {
+  if (const std::string summary = head + "/" + kSummaryFile; std::filesystem::exists(summary)) {
     std::cerr << "tagflow slurm: " << prefix << "that run finished (" << summary
               << "): nothing to resume, no script written\n";
     throw CLI::RuntimeError(kExitOk);
@@ -212,7 +212,7 @@ void continue_earlier_run(const SlurmNodeArguments& arguments, LaunchOptions& la
     return;
   }
   // A run continued with another file would end with a digest neither file gives.
-  const std::string ran = *from + "/cluster.yaml";
+  const std::string ran = *from + "/" + kRunFile;
   bool same_file = false;
   try {
     same_file = read_whole_file(arguments.file) == read_whole_file(ran);

@@ -12,6 +12,9 @@
 namespace tagflow {
 namespace {
 
+/// Between a temporary's ".NAME" and its writer's pid (is_atomic_temporary()).
+constexpr std::string_view kTemporaryInfix = ".tmp.";
+
 /// Reads `size` bytes at `offset` of `fd` into `data`: 0, errno, or kShortFile.
 int pread_all(int fd, std::uint64_t offset, void* data, std::size_t size) {
   auto* at = static_cast<char*>(data);
@@ -47,14 +50,24 @@ std::string not_replaceable(const std::string& path) {
 
 }  // namespace
 
+bool is_atomic_temporary(std::string_view file_name) {
+  const std::size_t infix = file_name.rfind(kTemporaryInfix);
+  if (file_name.size() < 2 || file_name.front() != '.' || infix == std::string_view::npos ||
+      infix == 0) {
+    return false;
+  }
+  const std::string_view pid = file_name.substr(infix + kTemporaryInfix.size());
+  return !pid.empty() && pid.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
 AtomicFile::AtomicFile(std::string path, unsigned mode) : path_(std::move(path)) {
   if (const std::string why = not_replaceable(path_); !why.empty()) throw AtomicFileError(why);
   const std::filesystem::path target(path_);
   const std::filesystem::path directory =
       target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
-  temporary_ =
-      (directory / ("." + target.filename().string() + ".tmp." + std::to_string(::getpid())))
-          .string();
+  temporary_ = (directory / ("." + target.filename().string() + std::string(kTemporaryInfix) +
+                             std::to_string(::getpid())))
+                   .string();
   const int fd =
       ::open(temporary_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, static_cast<mode_t>(mode));
   if (fd < 0) fail("cannot create", temporary_);

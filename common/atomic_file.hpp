@@ -31,6 +31,10 @@ namespace tagflow {
 /// to replace.
 [[nodiscard]] bool is_special_file(const std::string& path);
 
+/// Whether `file_name` is the name of an AtomicFile's temporary (".NAME.tmp.PID"): what a writer
+/// killed before its commit() leaves behind, never a finished file.
+[[nodiscard]] bool is_atomic_temporary(std::string_view file_name);
+
 class AtomicFileError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

@@ -61,8 +61,6 @@ constexpr std::size_t kTailLines = 12;
 constexpr auto kReportLinger = 500ms;     // a death report's wait to leave for the coordinator
 constexpr auto kReactorWindDown = 500ms;  // after a failure, for the others to end on their own
 const char* const kStragglers = "(stragglers)";  // the pseudo exit of processes that hung
-const char* const kRunFile = "cluster.yaml";     // LOG_DIR's copy of the file the run started with
-const char* const kModeFile = "mode";  // LOG_DIR: the mode it ran in, `reactor` or `actor` (--mode)
 
 // Set by the signal handler, read by the supervising loop, which may run on another thread (the
 // tests run the launcher on one): a lock-free atomic is both async-signal-safe and race-free.
@@ -972,7 +970,7 @@ void ClusterLaunch::open_log_dir() {
   // Resumed, a run that reached its stop would run again from its last checkpoint to the same end.
   if (!options_.resume_run.empty()) {
     if (const std::string ended = finished_run(); !ended.empty()) {
-      const std::string summary = (std::filesystem::path(log_dir_) / "summary.json").string();
+      const std::string summary = (std::filesystem::path(log_dir_) / kSummaryFile).string();
       if (!options_.summary_path.empty() && std::filesystem::exists(summary)) {
         try {
           write_file_atomically(options_.summary_path, read_whole_file(summary));
@@ -1235,7 +1233,7 @@ std::string ClusterLaunch::changed_file() const {
 }
 
 std::string ClusterLaunch::finished_run() const {
-  const std::filesystem::path summary = std::filesystem::path(log_dir_) / "summary.json";
+  const std::filesystem::path summary = std::filesystem::path(log_dir_) / kSummaryFile;
   if (plan_.coordinator) {
     if (!std::filesystem::exists(summary)) return "";
     std::string ended = summary.string();

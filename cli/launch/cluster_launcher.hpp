@@ -68,6 +68,13 @@
 
 namespace tagflow::cli {
 
+/// Files of a run directory (LOG_DIR) that --resume and a continuing Slurm job read: the copy of
+/// the file the run started with, the mode it ran in (`reactor` or `actor`, --mode), and the
+/// summary, written only once the run reached its stop (on the coordinator's host).
+inline constexpr const char* kRunFile = "cluster.yaml";
+inline constexpr const char* kModeFile = "mode";
+inline constexpr const char* kSummaryFile = "summary.json";
+
 struct LaunchOptions {
   std::string file;                   // the cluster file
   std::optional<cluster::Mode> mode;  // overrides the file's mode

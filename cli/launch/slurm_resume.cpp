@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "cli/launch/cluster_launcher.hpp"
 #include "common/atomic_file.hpp"
 #include "common/state_stream.hpp"
 
@@ -13,14 +14,12 @@ namespace {
 namespace fs = std::filesystem;
 
 /// What a run directory keeps of the run besides its checkpoints: the file it started with and
-/// its mode (cli/launch/cluster_launcher.cpp's kRunFile and kModeFile).
-constexpr const char* kRecords[] = {"cluster.yaml", "mode"};
+/// its mode.
+constexpr const char* kRecords[] = {kRunFile, kModeFile};
 
-/// A file an atomic write left behind when its writer died (common/atomic_file.hpp's
-/// .NAME.tmp.PID): no part of any checkpoint.
+/// A file an atomic write left behind when its writer died: no part of any checkpoint.
 bool unfinished_write(const fs::path& path) {
-  const std::string name = path.filename().string();
-  return !name.empty() && name.front() == '.' && name.find(".tmp.") != std::string::npos;
+  return is_atomic_temporary(path.filename().string());
 }
 
 [[noreturn]] void fail(const std::string& what, const fs::path& path,

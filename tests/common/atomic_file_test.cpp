@@ -132,6 +132,27 @@ TEST_F(AtomicFileTest, AnUnwritableDirectoryIsANamedError) {
   }
 }
 
+// The name of an AtomicFile's temporary, as it makes it, is told apart from finished files.
+TEST_F(AtomicFileTest, ATemporarysNameIsToldApartFromAFinishedFilesName) {
+  const fs::path path = dir_ / "part.ckpt";
+  {
+    AtomicFile file(path.string());
+    bool found = false;
+    for (const auto& entry : fs::directory_iterator(dir_)) {
+      EXPECT_TRUE(is_atomic_temporary(entry.path().filename().string())) << entry.path();
+      found = true;
+    }
+    EXPECT_TRUE(found);
+  }  // not committed: removed
+  for (const std::string name : {".part.ckpt.tmp.12", ".manifest.tmp.3"}) {
+    EXPECT_TRUE(is_atomic_temporary(name)) << name;
+  }
+  for (const std::string name :
+       {"part.ckpt", "part.tmp.12", ".part.ckpt", ".part.tmp.", ".x.tmp.1a", ".tmp.12", "."}) {
+    EXPECT_FALSE(is_atomic_temporary(name)) << name;
+  }
+}
+
 TEST_F(AtomicFileTest, AnOutputFileIsReadiedBeforeItIsWrittenOrRefusedWithTheReason) {
   // Missing directories are made, and the file can then be written.
   const fs::path nested = dir_ / "a" / "b" / "summary.json";
