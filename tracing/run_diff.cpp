@@ -25,15 +25,6 @@ namespace fs = std::filesystem;
 
 const std::string kSuffix = ".values.tsv";
 
-/// TraceError unless `run` is a directory.
-void require_run_directory(const std::string& run) {
-  std::error_code ec;
-  if (!fs::is_directory(run, ec)) {
-    throw TraceError((fs::exists(run, ec) ? run + " is not a directory: give the run directory"
-                                          : "no run directory " + run));
-  }
-}
-
 /// Every sender's value log of a run, by federate, each in (tag, receiver, port) order.
 std::map<std::string, std::vector<SentValue>> read_run(const std::string& run) {
   require_run_directory(run);

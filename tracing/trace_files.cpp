@@ -396,13 +396,18 @@ ProcessTraceFile read_trace_file(const std::string& path) {
   return file;
 }
 
-std::vector<ProcessTraceFile> read_trace_dir(const std::string& log_dir) {
+void require_run_directory(const std::string& dir, const std::string& named_as) {
   std::error_code ec;
-  if (!fs::is_directory(log_dir, ec)) {
-    throw TraceError(fs::exists(log_dir, ec)
-                         ? log_dir + " is not a directory: give the run directory (LOG_DIR)"
-                         : "no run directory " + log_dir);
+  if (!fs::is_directory(dir, ec)) {
+    throw TraceError(fs::exists(dir, ec)
+                         ? dir + " is not a directory: give the run directory" + named_as
+                         : "no run directory " + dir);
   }
+}
+
+std::vector<ProcessTraceFile> read_trace_dir(const std::string& log_dir) {
+  require_run_directory(log_dir, " (LOG_DIR)");
+  std::error_code ec;
   const fs::path dir = fs::path(log_dir) / "trace";
   std::vector<std::string> paths;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {

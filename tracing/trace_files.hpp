@@ -37,6 +37,10 @@ class TraceError : public std::runtime_error {
 /// cannot make a reader wait for ever nor /dev/zero fill its memory.
 void require_regular_file(const std::string& path, const std::string& what);
 
+/// Throws TraceError unless `dir` is a directory: "no run directory DIR", or, for a file, "DIR is
+/// not a directory: give the run directory" followed by `named_as` (" (LOG_DIR)", or "").
+void require_run_directory(const std::string& dir, const std::string& named_as = "");
+
 using trace::Kind;
 
 struct TraceEvent {
