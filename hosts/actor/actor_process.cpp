@@ -189,21 +189,22 @@ class Dialled {
   std::map<std::string, caf::node_id> nodes_;
 };
 
-/// The processes this one dialled that went down (their watchers' reports), for the host's loop.
+/// The processes this one dialled that went down (their watchers' reports, with CAF's reason),
+/// for the host's loop.
 class LostProcesses {
  public:
-  void add(const std::string& process) {
+  void add(const std::string& process, const std::string& why) {
     const std::lock_guard<std::mutex> lock(mutex_);
-    lost_.insert(process);
+    lost_.emplace(process, why);
   }
-  std::set<std::string> take() {
+  std::map<std::string, std::string> take() {
     const std::lock_guard<std::mutex> lock(mutex_);
     return std::exchange(lost_, {});
   }
 
  private:
   std::mutex mutex_;
-  std::set<std::string> lost_;  // guarded by mutex_
+  std::map<std::string, std::string> lost_;  // process → why; guarded by mutex_
 };
 
 /// An actor that monitors `peer` (a dialled process's first published replica) and reports
@@ -212,8 +213,8 @@ class LostProcesses {
 caf::behavior watch_process(caf::event_based_actor* self, caf::actor peer, std::string process,
                             std::shared_ptr<LostProcesses> lost) {
   self->monitor(peer);
-  self->set_down_handler([self, process, lost](caf::down_msg&) {
-    lost->add(process);
+  self->set_down_handler([self, process, lost](caf::down_msg& down) {
+    lost->add(process, self->system().render(down.reason));
     self->quit();
   });
   return {[](actors::StopRun) {}};  // never sent: the actor lives until down or its exit
@@ -516,11 +517,11 @@ void ActorProcess::on_tick(double elapsed) {
 
 /// The dialled processes the watchers saw go down: forgotten, and dialled again every tick.
 void ActorProcess::note_lost() {
-  for (const std::string& name : lost_->take()) {
+  for (const auto& [name, why] : lost_->take()) {
     dialled_.forget(name);
     down_.insert(name);
     std::cerr << "tagflow node " << plan_.name << ": lost process " << name
-              << "; waiting for it to come back" << std::endl;
+              << " (CAF's down reason: " << why << "); waiting for it to come back" << std::endl;
   }
 }
 
