@@ -474,16 +474,47 @@ std::vector<ChildExit> supervise(ProcessSupervisor& supervisor, bool& interrupte
   return exits;
 }
 
+/// The process of this host that hosts the federate whose failure ended the run (as the
+/// coordinator reports it, or told a process that ended), while it still runs; "" otherwise.
+std::string failed_process_running(const ProcessSupervisor& supervisor,
+                                   const std::vector<ChildExit>& exits,
+                                   const std::vector<cluster::ProcessPlan>& processes) {
+  std::string report = coordinator_report(supervisor);
+  for (auto exit = exits.begin(); report.empty() && exit != exits.end(); ++exit) {
+    report = told_by_coordinator(exit->name, supervisor);
+  }
+  const std::string process = process_hosting(report, processes);
+  const std::vector<std::string> running = supervisor.running_names();
+  return std::find(running.begin(), running.end(), process) == running.end() ? "" : process;
+}
+
 /// After a failure: lets the others wind down on their own for `window` (so the coordinator can
 /// name the dead federate), adding their exits to `exits`, then stops what is left (those exits,
-/// caused by the launcher, are not added: they are no cause).
+/// caused by the launcher, are not added: they are no cause). The process that failed gets up
+/// to `grace` more to end on its own: its exit status says whether a restart can help (2: the
+/// file asks for what cannot be, a value over the message cap say), and a process busy in a long
+/// step when its federate failed may need it. An exit 2 reaped only as the rest is stopped is
+/// kept: a process exits 2 by its own verdict on the file, never because it was stopped.
 void wind_down(ProcessSupervisor& supervisor, std::vector<ChildExit>& exits,
-               std::chrono::milliseconds window, std::chrono::milliseconds grace) {
-  const auto deadline = Clock::now() + window;
-  while (supervisor.running() > 0 && Clock::now() < deadline && !stop_asked()) {
-    if (auto exit = supervisor.wait_for_exit(50ms)) exits.push_back(*exit);
+               std::chrono::milliseconds window, std::chrono::milliseconds grace,
+               const std::vector<cluster::ProcessPlan>& processes) {
+  const auto collect_until = [&](Clock::time_point deadline, const std::string& only) {
+    while (supervisor.running() > 0 && Clock::now() < deadline && !stop_asked()) {
+      if (!only.empty()) {
+        const std::vector<std::string> running = supervisor.running_names();
+        if (std::find(running.begin(), running.end(), only) == running.end()) return;
+      }
+      if (auto exit = supervisor.wait_for_exit(50ms)) exits.push_back(*exit);
+    }
+  };
+  collect_until(Clock::now() + window, "");
+  if (const std::string failed = failed_process_running(supervisor, exits, processes);
+      !failed.empty()) {
+    collect_until(Clock::now() + grace, failed);
   }
-  supervisor.stop_all(grace);
+  for (const ChildExit& exit : supervisor.stop_all(grace)) {
+    if (!exit.signaled && exit.exit_code == kExitBadFile) exits.push_back(exit);
+  }
 }
 
 /// The newest usable checkpoint under `root` (federation/checkpoint_store.hpp); every newer one
@@ -1280,7 +1311,7 @@ bool ClusterLaunch::restarts_cluster(const Attempt& attempt) const {
 bool ClusterLaunch::restart_cluster(Attempt& attempt) {
   // The others end on their own first (the coordinator tells every federate, on every host, that
   // the run failed: stopped at once, it might not have); then what is left is stopped.
-  wind_down(attempt.supervisor, attempt.exits, kReactorWindDown, stop_grace());
+  wind_down(attempt.supervisor, attempt.exits, kReactorWindDown, stop_grace(), plan_.processes);
   // The process whose failure the others followed may exit 2 only now: no restart then either.
   if (bad_file_exit(attempt.exits)) return false;
   const ChildExit cause = root_cause(attempt.exits);
@@ -1401,7 +1432,7 @@ int ClusterLaunch::finish(Attempt& attempt) {
     // host's) or declared a silent federate dead itself, and sent FAILED to every federate, so
     // the others end on their own within moments; what is left after the window is stopped.
     const auto window = reactor_ ? kReactorWindDown : std::chrono::milliseconds(1s);
-    wind_down(attempt.supervisor, attempt.exits, window, stop_grace());
+    wind_down(attempt.supervisor, attempt.exits, window, stop_grace(), plan_.processes);
   }
   attempt.reporter->stop();
   if (attempt.interrupted || g_signal != 0) {
