@@ -84,7 +84,10 @@ Certificate make_certificate(EVP_PKEY* key, const std::string& name, X509* issue
 File open_for_writing(const std::filesystem::path& path, mode_t mode) {
   std::error_code ignored;
   std::filesystem::remove(path, ignored);
-  const mode_t old_mask = ::umask(static_cast<mode_t>(0777 & ~mode));
+  // At most `mode`, narrowed further by the process's umask (a Slurm job's `umask 077`).
+  const auto narrowing = static_cast<mode_t>(0777 & ~mode);
+  const mode_t old_mask = ::umask(narrowing);
+  ::umask(static_cast<mode_t>(old_mask | narrowing));
   File file(std::fopen(path.c_str(), "wx"), &std::fclose);
   ::umask(old_mask);
   if (!file) throw ActorCredentialError("cannot write " + path.string());

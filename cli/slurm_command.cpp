@@ -120,6 +120,12 @@ void check_resume(const std::vector<std::string>& attempts, const std::string& f
     head = recorded_node_directory(attempt, config.coordinator.host, 0);
     if (!head.empty()) break;
   }
+  if (std::error_code error; !std::filesystem::is_directory(resume, error)) {
+    fail_command(
+        "slurm",
+        prefix + (std::filesystem::exists(resume, error) ? "not a directory" : "no such directory"),
+        kExitBadFile);
+  }
   if (head.empty()) {
     fail_command("slurm",
                  prefix + "not the run directory of a job that `tagflow slurm` wrote " +

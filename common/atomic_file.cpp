@@ -68,10 +68,13 @@ AtomicFile::AtomicFile(std::string path, unsigned mode) : path_(std::move(path))
   temporary_ = (directory / ("." + target.filename().string() + std::string(kTemporaryInfix) +
                              std::to_string(::getpid())))
                    .string();
+  // Created afresh (a temporary left by a crashed process of the same pid would keep its mode):
+  // `mode` is the most the file grants, the umask narrows it as for any new file (a Slurm job's
+  // `umask 077` keeps its run directory's files private).
+  ::unlink(temporary_.c_str());
   const int fd =
       ::open(temporary_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, static_cast<mode_t>(mode));
   if (fd < 0) fail("cannot create", temporary_);
-  ::fchmod(fd, static_cast<mode_t>(mode));  // the umask may have narrowed it
   file_ = ::fdopen(fd, "w+b");
   if (file_ == nullptr) {
     ::close(fd);

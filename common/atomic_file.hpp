@@ -43,7 +43,8 @@ class AtomicFileError : public std::runtime_error {
 class AtomicFile {
  public:
   /// Creates the temporary for `path` (opened "w+b": it can be read back before commit()).
-  /// `mode` is the new file's permission bits (0600 for secrets).
+  /// `mode` is the new file's permission bits (0600 for secrets), narrowed by the umask as for
+  /// any file a process creates.
   explicit AtomicFile(std::string path, unsigned mode = 0644);
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;

@@ -137,6 +137,8 @@ std::string slurm_batch_script(const cluster::ClusterConfig& config,
   for (std::size_t k = 0; k < components.size(); ++k) {
     if (k == 0) {
       add_line(out, "job-name", "tagflow-" + config.name);
+      // A requeued job adds its attempt's lines to slurm-JOBID.out (Slurm truncates it otherwise).
+      add_line(out, "open-mode", "append");
     } else {
       out << "#SBATCH hetjob\n";
     }

@@ -147,6 +147,12 @@ TEST_F(SlurmResume, TagflowSlurmResumeChecksTheRunAndContinuesItsNewestAttemptFi
   };
   testing::CommandResult said = slurm(file, run, "job.sh");
   EXPECT_EQ(said.exit_code, 2) << said.output;
+  EXPECT_NE(said.output.find("tagflow slurm: --resume " + run + ": no such directory"),
+            std::string::npos)
+      << said.output;
+  fs::create_directories(run);  // a directory, but no job's
+  said = slurm(file, run, "job.sh");
+  EXPECT_EQ(said.exit_code, 2) << said.output;
   EXPECT_NE(said.output.find("not the run directory of a job that `tagflow slurm` wrote"),
             std::string::npos)
       << said.output;

@@ -64,6 +64,10 @@ TEST(SlurmScript, EveryHostIsOneComponentSeparatedByHetjobThenOneSrunStep) {
   EXPECT_LT(act, hetjob);
   EXPECT_LT(hetjob, gres);
   EXPECT_NE(script.find("#SBATCH --nodes=3\n"), std::string::npos) << script;
+  // Once, in the first block: a requeued attempt's output goes after the earlier one's.
+  const auto append = script.find("#SBATCH --open-mode=append\n");
+  EXPECT_LT(append, act) << script;
+  EXPECT_EQ(script.rfind("--open-mode"), append + 8) << script;  // 8: "#SBATCH "
   EXPECT_NE(script.find("#SBATCH --cpus-per-task=8\n"), std::string::npos) << script;
   EXPECT_NE(script.find("'/opt/tagflow' slurm-node '/data/slurm.yaml' --run-dir \"$run_dir\" "
                         "--mint-keys\n"),

@@ -122,6 +122,21 @@ TEST_F(AtomicFileTest, ASecretIsCreatedWithTheModeItAsksFor) {
   EXPECT_EQ(st.st_mode & 0777, 0600U);
 }
 
+// The umask narrows the mode, as for any new file: `umask 077` (a Slurm job's script) keeps even
+// the files others could read private.
+TEST_F(AtomicFileTest, TheUmaskNarrowsTheModeItAsksFor) {
+  const ::mode_t before = ::umask(077);
+  write_file_atomically((dir_ / "private").string(), "run data");
+  ::umask(022);
+  write_file_atomically((dir_ / "shared").string(), "run data");
+  ::umask(before);
+  struct stat st {};
+  ASSERT_EQ(::stat((dir_ / "private").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600U);
+  ASSERT_EQ(::stat((dir_ / "shared").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644U);
+}
+
 TEST_F(AtomicFileTest, AnUnwritableDirectoryIsANamedError) {
   const fs::path path = dir_ / "missing" / "file";
   try {
