@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/loopback_ports.hpp"
 #include "nodes/kind/process_result.hpp"
 #include "tests/support/cluster_files.hpp"
 
@@ -117,7 +118,9 @@ TEST(ActorElasticity, SamplerJoinsAndLeavesWhileTheLearnerKeepsGoingAndTheLaunch
       fs::temp_directory_path() / ("tagflow-elastic-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
-  const int base = 21000 + (::getpid() % 400) * 20;
+  // Free and claimed from the other tests running beside this one (common/loopback_ports.hpp).
+  const int base = tagflow::free_loopback_port_range(20);
+  ASSERT_GT(base, 0) << "no 20 free loopback ports in a row";
   const auto port = [&](int offset) { return std::to_string(base + offset); };
   std::ofstream(dir / "cluster.yaml")
       << "cluster: elastic\nmode: actor\nseed: 3\n"
