@@ -113,18 +113,18 @@ void check_resume(const std::vector<std::string>& attempts, const std::string& f
   if (config.mode != cluster::Mode::reactor || !config.checkpoint.every) {
     fail_command("slurm", "--resume needs a reactor-mode file with checkpoint:", kExitBadFile);
   }
+  if (std::error_code error; !std::filesystem::is_directory(resume, error)) {
+    fail_command(
+        "slurm",
+        prefix + (std::filesystem::exists(resume, error) ? "not a directory" : "no such directory"),
+        kExitBadFile);
+  }
   // The coordinator runs on its host's node 0: that node's directory holds the run's record, in
   // the newest attempt that got as far as recording it.
   std::string head;
   for (const std::string& attempt : attempts) {
     head = recorded_node_directory(attempt, config.coordinator.host, 0);
     if (!head.empty()) break;
-  }
-  if (std::error_code error; !std::filesystem::is_directory(resume, error)) {
-    fail_command(
-        "slurm",
-        prefix + (std::filesystem::exists(resume, error) ? "not a directory" : "no such directory"),
-        kExitBadFile);
   }
   if (head.empty()) {
     fail_command("slurm",

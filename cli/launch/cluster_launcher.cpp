@@ -484,8 +484,7 @@ std::string failed_process_running(const ProcessSupervisor& supervisor,
     report = told_by_coordinator(exit->name, supervisor);
   }
   const std::string process = process_hosting(report, processes);
-  const std::vector<std::string> running = supervisor.running_names();
-  return std::find(running.begin(), running.end(), process) == running.end() ? "" : process;
+  return supervisor.pid_of(process) > 0 ? process : "";
 }
 
 /// After a failure: lets the others wind down on their own for `window` (so the coordinator can
@@ -500,10 +499,7 @@ void wind_down(ProcessSupervisor& supervisor, std::vector<ChildExit>& exits,
                const std::vector<cluster::ProcessPlan>& processes) {
   const auto collect_until = [&](Clock::time_point deadline, const std::string& only) {
     while (supervisor.running() > 0 && Clock::now() < deadline && !stop_asked()) {
-      if (!only.empty()) {
-        const std::vector<std::string> running = supervisor.running_names();
-        if (std::find(running.begin(), running.end(), only) == running.end()) return;
-      }
+      if (!only.empty() && supervisor.pid_of(only) <= 0) return;  // it ended
       if (auto exit = supervisor.wait_for_exit(50ms)) exits.push_back(*exit);
     }
   };
