@@ -487,6 +487,22 @@ std::string failed_process_running(const ProcessSupervisor& supervisor,
   return supervisor.pid_of(process) > 0 ? process : "";
 }
 
+/// Of the processes stopped by `stop_all(grace)`, names those that did not end as a stop asks:
+/// still running when the grace ran out (killed), or ended by another signal (a crash while
+/// stopping). A traced process that ended so has left no trace file.
+void say_unexpected_stops(const std::vector<ChildExit>& exits, std::chrono::milliseconds grace) {
+  for (const ChildExit& exit : exits) {
+    if (exit.killed_after_grace) {
+      std::cerr << "tagflow up: " << exit.name << " did not stop within "
+                << std::chrono::duration<double>(grace).count()
+                << " s of SIGTERM: killed (SIGKILL)\n";
+    } else if (exit.signaled && exit.signal != SIGTERM && exit.signal != SIGINT) {
+      std::cerr << "tagflow up: " << exit.name << " was " << exit.describe()
+                << " while it stopped\n";
+    }
+  }
+}
+
 /// After a failure: lets the others wind down on their own for `window` (so the coordinator can
 /// name the dead federate), adding their exits to `exits`, then stops what is left (those exits,
 /// caused by the launcher, are not added: they are no cause). The process that failed gets up
@@ -1440,7 +1456,7 @@ int ClusterLaunch::finish(Attempt& attempt) {
     }
     std::cerr << "tagflow up: " << ::strsignal(g_signal.load()) << ": stopping "
               << attempt.supervisor.running() << " process(es)\n";
-    attempt.supervisor.stop_all(stop_grace());
+    say_unexpected_stops(attempt.supervisor.stop_all(stop_grace()), stop_grace());
     merge_trace();  // what the stopped processes wrote as they stopped
     return kExitInterrupted;
   }

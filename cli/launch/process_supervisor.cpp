@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <set>
 #include <stdexcept>
 
 namespace tagflow::cli {
@@ -229,10 +230,14 @@ std::vector<ChildExit> ProcessSupervisor::stop_all(std::chrono::milliseconds gra
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
     if (auto exit = wait_for_exit(left)) exits.push_back(*exit);
   }
+  std::set<std::string> killed;
   for (auto& [name, child] : children_) {
-    if (child.running) ::killpg(child.pid, SIGKILL);
+    if (child.running && ::killpg(child.pid, SIGKILL) == 0) killed.insert(name);
   }
-  while (auto exit = reap_one(true)) exits.push_back(*exit);
+  while (auto exit = reap_one(true)) {
+    exit->killed_after_grace = killed.count(exit->name) != 0;
+    exits.push_back(*exit);
+  }
   return exits;
 }
 

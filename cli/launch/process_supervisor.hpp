@@ -45,6 +45,8 @@ struct ChildExit {
   double cpu_seconds = 0.0;
   long voluntary_switches = 0;
   long involuntary_switches = 0;
+  /// stop_all() killed it (SIGKILL): it was still running when the grace after SIGTERM ran out.
+  bool killed_after_grace = false;
   /// "exited with code 3" or "killed by signal 9 (Killed)".
   std::string describe() const;
 };

@@ -90,12 +90,24 @@ TEST(ProcessSupervisor, StopAllEndsEveryChildAndItsProcessGroup) {
   ProcessSupervisor supervisor;
   const pid_t a = supervisor.start(shell("a", "exec sleep 60"));
   // `b` ignores SIGTERM, so only the SIGKILL after the grace period ends it.
-  const pid_t b = supervisor.start(shell("b", "trap '' TERM; while true; do sleep 0.05; done"));
+  const pid_t b =
+      supervisor.start(shell("b", "trap '' TERM; echo ignoring; while true; do sleep 0.05; done"));
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (supervisor.tail("b").empty() && std::chrono::steady_clock::now() < deadline) {
+    (void)supervisor.wait_for_exit(20ms);  // reads the children's output
+  }
+  ASSERT_EQ(supervisor.tail("b"), std::vector<std::string>{"ignoring"});
   const std::vector<ChildExit> exits = supervisor.stop_all(300ms);
-  EXPECT_EQ(exits.size(), 2U);
+  ASSERT_EQ(exits.size(), 2U);
   EXPECT_EQ(supervisor.running(), 0U);
   EXPECT_FALSE(alive(a));
   EXPECT_FALSE(alive(b));
+  // Each exit says whether the grace ran out: `a` ended on SIGTERM, `b` was killed.
+  for (const ChildExit& exit : exits) {
+    EXPECT_TRUE(exit.signaled) << exit.name;
+    EXPECT_EQ(exit.signal, exit.name == "a" ? SIGTERM : SIGKILL) << exit.name;
+    EXPECT_EQ(exit.killed_after_grace, exit.name == "b") << exit.name;
+  }
 }
 
 TEST(ProcessSupervisor, AProgramThatCannotRunIsAnErrorAtStart) {

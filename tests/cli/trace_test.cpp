@@ -251,7 +251,9 @@ TEST_F(Traced, CtrlCOnAReactorRunStillLeavesEveryProcesssTraceMerged) {
   EXPECT_NE(err("up").find("trace of 4 processes"), std::string::npos) << err("up");
   EXPECT_EQ(err("up").find("no trace file from"), std::string::npos) << err("up");
   for (const std::string process : {"coordinator", "sampler-0", "sampler-1", "replay"}) {
-    EXPECT_TRUE(fs::exists(run / "trace" / (process + ".trace.json"))) << process;
+    EXPECT_TRUE(fs::exists(run / "trace" / (process + ".trace.json")))
+        << process << "'s log:\n"
+        << read_text_file(run / (process + ".log"));
   }
   const nlohmann::json trace = nlohmann::json::parse(read_text_file(run / "trace.json"));
   std::set<std::string> processes;
