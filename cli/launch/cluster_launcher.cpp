@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <thread>
 
 #include "actors/actor_credentials.hpp"
 #include "cli/commands.hpp"
@@ -52,6 +53,9 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kStopGrace = 3s;          // SIGTERM → SIGKILL
 constexpr auto kTracedStopGrace = 10s;   // the same, when each process writes its trace on SIGTERM
 constexpr auto kStragglerTimeout = 60s;  // after a clean exit, the others must follow
+// How long a child ended by SIGTERM, SIGINT or SIGHUP waits for the launcher's own signal
+// (stopped_from_outside).
+constexpr auto kOutsideStopWindow = 500ms;
 // Actor mode: how long the others may show that the run is ending before a dead process restarts.
 constexpr auto kActorRestartSettle = 1s;
 // Actor mode: how long after the first clean exit (the run's stop) a process restarted during the
@@ -414,6 +418,22 @@ void report_death(const ChildExit& exit, const LaunchPlan& plan,
   }
 }
 
+/// Whether `exit` is the launcher's own stop, reaching a child first: a batch system stopping a
+/// job (Slurm's scancel, a time limit, srun ending a step) signals every process of the job, the
+/// children too, and a child may end before the launcher's own signal is seen. The launcher never
+/// sends SIGTERM, SIGINT or SIGHUP to a child while a run goes on, so a child ended by one of them
+/// is waited on for up to kOutsideStopWindow: when the launcher's signal follows, the run was
+/// stopped, not failed.
+bool stopped_from_outside(const ChildExit& exit) {
+  if (!exit.signaled ||
+      (exit.signal != SIGTERM && exit.signal != SIGINT && exit.signal != SIGHUP)) {
+    return false;
+  }
+  const auto until = Clock::now() + kOutsideStopWindow;
+  while (!stop_asked() && Clock::now() < until) std::this_thread::sleep_for(10ms);
+  return stop_asked();
+}
+
 /// Supervises the started children until they all exited, one failed, or a signal arrived.
 /// Returns the exits seen; `interrupted` tells whether a signal ended it. A node that dies is
 /// reported to the coordinator at once (report_death). `restarted` (actor mode): the processes
@@ -463,6 +483,10 @@ std::vector<ChildExit> supervise(ProcessSupervisor& supervisor, bool& interrupte
     if (stopped.count(exit->name) != 0) {  // stopped by the launcher after the run's end
       exits.push_back(ChildExit{exit->name, 0, false, 0});
       continue;
+    }
+    if (stopped_from_outside(*exit)) {
+      interrupted = true;
+      return exits;
     }
     exits.push_back(*exit);
     if (failed(*exit)) {
