@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -44,12 +45,19 @@ void run_up(const UpSingleOptions& options) {
   ::sigaction(SIGINT, &interrupt, nullptr);
   ::sigaction(SIGTERM, &interrupt, nullptr);
   hosts::SingleProcessOptions run_options;
-  run_options.workers = options.workers;
+  run_options.workers = std::max(1U, options.workers);
   run_options.progress = !options.quiet;
+  const bool actors = config.mode == cluster::Mode::actor;
   hosts::RunSummary summary;
   try {
-    std::cerr << "tagflow up: " << config.name << " (" << options.file << "), placement single, "
-              << run_options.workers << " worker(s)\n";
+    std::cerr << "tagflow up: " << config.name << " (" << options.file << "), placement single, ";
+    if (!actors) {
+      std::cerr << "mode reactor, " << run_options.workers << " worker(s)\n";
+    } else if (options.workers != 0) {
+      std::cerr << "mode actor, " << options.workers << " actor scheduler thread(s)\n";
+    } else {
+      std::cerr << "mode actor, actor scheduler threads: one per core\n";
+    }
     // Where outside programs reach the policies (nodes/gateway/PROTOCOL.md §1).
     if (const std::string gateways = cluster::describe_gateways(cluster::gateway_endpoints(config));
         !gateways.empty()) {
@@ -59,8 +67,9 @@ void run_up(const UpSingleOptions& options) {
       std::cerr << "tagflow up: trace: records the processes of the process placement (tagflow up "
                    "FILE); this one-process run is not traced\n";
     }
-    if (config.mode == cluster::Mode::actor) {  // every replica a CAF actor (actors/README.md)
+    if (actors) {  // every replica a CAF actor (actors/README.md)
       hosts::ActorClusterOptions actor_options;
+      actor_options.worker_threads = options.workers;  // 0: CAF's default, one per core
       actor_options.progress = !options.quiet;
       summary = hosts::run_actor_cluster(config, actor_options);
     } else {

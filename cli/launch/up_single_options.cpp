@@ -55,8 +55,10 @@ CLI::App* add_up_single_options(CLI::App& app, UpSingleOptions& options) {
   command->add_option("--summary", options.summary_path, "Write the run summary JSON here");
   command->add_option("--mode", options.mode, "Override the file's mode")
       ->check(CLI::IsMember({"reactor", "actor"}));
-  command->add_option("--workers", options.workers, "Reactor worker threads")
-      ->capture_default_str()
+  command
+      ->add_option("--workers", options.workers,
+                   "Worker threads: the reactor scheduler's (1 when not given), or in actor mode "
+                   "the actor system's (one per core when not given)")
       ->check(CLI::Range(1U, 64U));
   command->add_flag("--quiet", options.quiet, "No progress line");
   // Accepted only to be refused with a reason (CLI11 would only say it did not expect them).

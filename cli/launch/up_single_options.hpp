@@ -20,7 +20,9 @@ struct UpSingleOptions {
   std::string placement = "single";
   std::string summary_path;
   std::string mode;  // --mode reactor|actor: overrides the file's mode
-  unsigned workers = 1;
+  /// --workers: the reactor scheduler's threads (1 when not given) or, in actor mode, the actor
+  /// system's (one per core when not given); 0: not given.
+  unsigned workers = 0;
   bool quiet = false;
   // Options of the process placement (cli/up_command.cpp), refused here with the reason.
   bool trace = false;

@@ -530,6 +530,10 @@ TEST_F(TagflowUp, ProcessesGiveTheDigestOfTheSingleProcessPlacementRunAfterRun) 
             0)
       << read_text_file(dir_ / "single.err");
 
+  EXPECT_NE(
+      read_text_file(dir_ / "single.err").find("placement single, mode reactor, 1 worker(s)\n"),
+      std::string::npos)
+      << read_text_file(dir_ / "single.err");
   const std::string digest = digest_of(dir_ / "first.json");
   EXPECT_EQ(digest.size(), 16U) << digest;
   EXPECT_EQ(digest_of(dir_ / "second.json"), digest);
@@ -787,6 +791,23 @@ TEST_F(TagflowUp, ResumeWithAnotherFileOrALogDirIsRefused) {
             std::string::npos)
       << read_text_file(dir_ / "logdir.err");
   EXPECT_FALSE(fs::exists(dir_ / "elsewhere"));
+}
+
+// In actor mode --workers sizes the actor system's scheduler, and the first line says so.
+TEST_F(TagflowUp, AnActorModeRunInOneProcessSaysHowManySchedulerThreadsItRuns) {
+  if (!TAGFLOW_HAS_TORCH) GTEST_SKIP() << "the learner and inference nodes need tagflow-torch";
+  write("short.yaml", shortened_local(base_port_, "env_steps: 800"));
+  ASSERT_EQ(run({"up", path("short.yaml"), "--placement", "single", "--mode", "actor", "--workers",
+                 "2", "--quiet"},
+                dir_, "actor"),
+            0)
+      << read_text_file(dir_ / "actor.err");
+  const std::string err = read_text_file(dir_ / "actor.err");
+  EXPECT_NE(err.find("placement single, mode actor, 2 actor scheduler thread(s)\n"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(read_text_file(dir_ / "actor.out").find("stop env_steps: "), std::string::npos)
+      << read_text_file(dir_ / "actor.out");
 }
 
 // A --summary the run could not write at its end is a bad argument, refused before the run in
