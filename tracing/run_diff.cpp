@@ -336,6 +336,7 @@ DiffResult diff_runs(const std::string& run_a, const std::string& run_b) {
   using Key = std::tuple<Tag, std::string, std::string, std::uint32_t>;
   std::optional<Key> first;
   std::optional<RunDifference> found;
+  std::vector<Key> firsts;  // each sender's first difference
   static const std::vector<SentValue> kNone;
   for (const std::string& sender : senders) {
     const auto ia = a.find(sender);
@@ -370,6 +371,7 @@ DiffResult diff_runs(const std::string& run_a, const std::string& run_b) {
       d.receiver = at.receiver;
       d.port = at.port;
       const Key key = key_of(at);
+      firsts.push_back(key);
       if (!first || key < *first) {
         first = key;
         found = d;
@@ -439,6 +441,12 @@ DiffResult diff_runs(const std::string& run_a, const std::string& run_b) {
     d.reactions = std::move(sent.names);
     d.reactions_tag = sent.tag;
     d.reactions_from_send = sent.from_send;
+    std::sort(firsts.begin(), firsts.end());
+    for (const auto& [tag, sender, receiver, port] : firsts) {
+      if (tag == d.tag && Key{tag, sender, receiver, port} != *first) {
+        d.also_at_tag.push_back(sender + " → " + receiver + " " + nodes::wire_port_name(port));
+      }
+    }
     result.difference = std::move(d);
   }
   return result;
@@ -489,6 +497,13 @@ std::string DiffResult::text() const {
   side("run A", d.a, d.a_value);
   side("run B", d.b, d.b_value);
   out << "  first difference: " << d.difference << "\n";
+  if (!d.also_at_tag.empty()) {
+    out << "  also differing at that tag (the first by name is named above, not by cause):";
+    for (std::size_t i = 0; i < d.also_at_tag.size(); ++i) {
+      out << (i == 0 ? " " : ", ") << d.also_at_tag[i];
+    }
+    out << "\n";
+  }
   if (!same_length) {
     out << "  (run A's messages end at tag " << tag_text(a_last, first_tag) << ", run B's at "
         << tag_text(b_last, first_tag) << ")\n";

@@ -78,7 +78,7 @@ class TraceFileReader {
     }
     if (section_ == Section::kEvents && depth_ == 3) return fail("an event is not an array");
     if (section_ == Section::kEvents && depth_ > 3) {
-      return fail("event " + std::to_string(file_.events.size()) + " has an object as a field");
+      return fail(this_event() + " has an object as a field");
     }
     if (section_ == Section::kThreads && depth_ == 2) return fail("\"threads\" is not an array");
     return true;
@@ -104,8 +104,7 @@ class TraceFileReader {
       event_ = TraceEvent{};
       field_ = 0;
     } else if (section_ == Section::kEvents) {
-      return fail(depth_ == 4 ? "event " + std::to_string(file_.events.size() + 1) +
-                                    " (counted from 1) has an array as a field"
+      return fail(depth_ == 4 ? this_event() + " has an array as a field"
                               : "\"events\" is not an array of events");
     }
     return true;
@@ -113,8 +112,7 @@ class TraceFileReader {
   bool end_array() {
     if (section_ == Section::kEvents && depth_ == 3) {
       if (field_ != 10) {
-        return fail("event " + std::to_string(file_.events.size() + 1) + " (counted from 1) has " +
-                    std::to_string(field_) + " fields, not 10");
+        return fail(this_event() + " has " + std::to_string(field_) + " fields, not 10");
       }
       file_.events.push_back(event_);
     } else if (depth_ == 2) {
@@ -216,9 +214,14 @@ class TraceFileReader {
     return true;
   }
 
+  /// The event being read, as every refusal names it: "event N (counted from 1)".
+  std::string this_event() const {
+    return "event " + std::to_string(file_.events.size() + 1) + " (counted from 1)";
+  }
+
   bool event_field(const Value& v) {
     if (field_ >= 10) {
-      return fail("event " + std::to_string(file_.events.size()) + " has more than 10 fields");
+      return fail(this_event() + " has more than 10 fields");
     }
     const std::size_t f = field_++;
     std::uint64_t u = 0;
@@ -227,8 +230,7 @@ class TraceFileReader {
       case 0:
         ok = v.type == Value::kString && kind_of(*v.s, event_.kind);
         if (!ok && v.type == Value::kString) {
-          return fail("event " + std::to_string(file_.events.size()) +
-                      " is of the unknown kind \"" + *v.s + "\"");
+          return fail(this_event() + " is of the unknown kind \"" + *v.s + "\"");
         }
         break;
       case 1:
@@ -268,8 +270,7 @@ class TraceFileReader {
         break;
     }
     if (!ok) {
-      return fail("event " + std::to_string(file_.events.size() + 1) +
-                  " (counted from 1) has a bad " + kFieldNames[f] + " (field " +
+      return fail(this_event() + " has a bad " + kFieldNames[f] + " (field " +
                   std::to_string(f + 1) + ")");
     }
     return true;

@@ -104,6 +104,32 @@ TEST(RunDiff, NamesTheFirstTagAndConnectionWhereTheRunsSentOtherBytes) {
       << text;
   EXPECT_NE(text.find("Transitions (2 rows)"), std::string::npos) << text;
   EXPECT_NE(text.find("first difference: actions[1]: 0 against 1"), std::string::npos) << text;
+  EXPECT_TRUE(d.also_at_tag.empty());  // the learner's differs later, at 2.5 ms
+  EXPECT_EQ(text.find("also differing"), std::string::npos) << text;
+}
+
+// Within one tag the first difference is the first by name: the replay's batch, drawn from the
+// sampler's transitions of that tag, comes before them. The sampler's is listed beside it.
+TEST(RunDiff, OtherConnectionsThatDifferAtTheSameTagAreListed) {
+  const auto a = fresh_log_dir("diff_same_tag_a");
+  const auto b = fresh_log_dir("diff_same_tag_b");
+  for (const auto& [dir, action] : {std::pair{a, 0}, std::pair{b, 1}}) {
+    const nodes::Bytes bytes = transitions(action);
+    ValueLog sampler((dir / "trace" / "sampler-0").string(), 1 << 20);
+    sampler.record(Tag(1'000'000, 0), "replay", 65536, bytes.data(), bytes.size());
+    ValueLog replay((dir / "trace" / "replay").string(), 1 << 20);
+    replay.record(Tag(1'000'000, 0), "learner", 3 << 16, bytes.data(), bytes.size());
+  }
+  const DiffResult result = diff_runs(a.string(), b.string());
+  ASSERT_TRUE(result.difference);
+  EXPECT_EQ(result.difference->sender, "replay");
+  EXPECT_EQ(result.difference->also_at_tag,
+            std::vector<std::string>{"sampler-0 → replay transitions[0]"});
+  const std::string text = result.text();
+  EXPECT_NE(text.find("also differing at that tag (the first by name is named above, not by "
+                      "cause): sampler-0 → replay transitions[0]\n"),
+            std::string::npos)
+      << text;
 }
 
 // Over a link with a delay longer than a round (the learner's weights `after: 4ms`), the sending

@@ -245,7 +245,12 @@ TEST(TraceMerge, ThreadIdsAreMappedToTracksAndEveryMalformedFileIsNamed) {
       "event 1 (counted from 1) has 9 fields, not 10");
   bad(head + "[\"reaction\",1,2,0,3,0,\"x\",\"\",0,0],[\"reaction\",[1],2,0,3,0,\"x\",\"\",0,0]]}",
       "event 2 (counted from 1) has an array as a field");
-  bad(head + "[\"meditation\",1,2,0,3,0,\"x\",\"\",0,0]]}", "unknown kind \"meditation\"");
+  bad(head + "[\"meditation\",1,2,0,3,0,\"x\",\"\",0,0]]}",
+      "event 1 (counted from 1) is of the unknown kind \"meditation\"");
+  bad(head + "[\"reaction\",1,2,0,3,0,\"x\",\"\",0,0],[\"reaction\",1,2,0,3,0,\"x\",\"\",0,0,7]]}",
+      "event 2 (counted from 1) has more than 10 fields");
+  bad(head + "[\"reaction\",1,2,0,{},0,\"x\",\"\",0,0]]}",
+      "event 1 (counted from 1) has an object as a field");
   bad(head + "[\"reaction\",1,2,5,3,0,\"x\",\"\",0,0]]}", "of thread 5, which it does not list");
   bad(head + "[\"reaction\",1,\"long\",0,3,0,\"x\",\"\",0,0]]}", "bad duration_ns");
   bad(head + "[\"reaction\",-9223372036854775807,2,0,3,0,\"x\",\"\",0,0]]}", "bad start_ns");
