@@ -67,13 +67,15 @@ std::vector<MetricSpec> make_families() {
                   "(once per batch; time queued or waiting for a tag is not in it).",
                   "seconds", {}, monitoring::latency_buckets()),
       kind_metric(MetricType::gauge, family::kEvaluationReturn,
-                  "Mean return of the latest greedy evaluation (fixed-seed episodes): an "
+                  "Mean return of the latest greedy evaluation (fixed-seed episodes): a "
+                  "learner's of its own weights (the figure stop.target_return reads), an "
                   "evaluator's of the learner's weights, a multi_agent env node's of the policies "
                   "that act for it (team return: every agent's rewards summed); 0 before the "
                   "first."),
       kind_metric(MetricType::counter, family::kEvaluations,
-                  "Greedy evaluations run (an evaluator's, or a multi_agent env node's: every "
-                  "eval_every joint steps and at the end)."),
+                  "Greedy evaluations run (a learner's: every eval_every updates when the file has "
+                  "stop.target_return; an evaluator's; a multi_agent env node's: every eval_every "
+                  "joint steps and at the end)."),
   };
 }
 

@@ -48,8 +48,9 @@ struct RunDifference {
   Tag reactions_tag = Tag::never();
   bool reactions_from_send = false;  // found by the send's trace event
   /// The other senders whose first difference is at the same tag, each by the connection of that
-  /// difference ("sender → receiver port"), in (sender, receiver, port) order: within one tag the difference named is the first
-  /// by name, not by cause (a replay's batch and the samplers' transitions it was drawn from).
+  /// difference ("sender → receiver port"), in (sender, receiver, port) order: within one tag the
+  /// difference named is the first by name, not by cause (a replay's batch and the samplers'
+  /// transitions it was drawn from).
   std::vector<std::string> also_at_tag;
 };
 

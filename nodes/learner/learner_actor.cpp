@@ -139,6 +139,7 @@ class LearnerActorImpl : public nodes::NodeActorBase<nodes::LearnerActor> {
     if (server_.updates() % server_.config().eval_every != 0) return;
     const double mean = options_.evaluator->mean_return(server_.weights().values);
     options_.report->last_evaluation.store(mean, std::memory_order_relaxed);
+    if (options_.metrics != nullptr) options_.metrics->add_evaluation(mean);
     {
       std::lock_guard<std::mutex> lock(options_.report->mutex);
       options_.report->evaluations.push_back(mean);

@@ -100,7 +100,8 @@ NodeKind make_kind() {
   k.network_thread = true;
   k.metrics =
       node_families({family::kLearnerUpdates, family::kLearnerLoss, family::kLearnerUpdateDuration,
-                     family::kLearnerPolicyLag, family::kWeightsVersion});
+                     family::kLearnerPolicyLag, family::kWeightsVersion, family::kEvaluations,
+                     family::kEvaluationReturn});
   k.configure = configure;
   k.actor_result = actor_result;
   return k;

@@ -98,6 +98,7 @@ void LearnerReactor::maybe_evaluate() {
   const double mean = evaluator_->mean_return(server_.weights().values);
   evaluations_.push_back(mean);
   last_evaluation.store(mean, std::memory_order_relaxed);
+  if (metrics_ != nullptr) metrics_->add_evaluation(mean);
   if (mean >= *target_return_) {
     target_reached_ = true;
     request_stop();

@@ -124,7 +124,8 @@ struct TestCluster {
                         << ", params: {capacity: 20000, selector: prioritized, min_size: 200, "
                            "samples_per_insert: 8, batch_size: 32}}\n"
                         << "  learner: {kind: learner, data_port: " << port(10)
-                        << ", metrics_port: " << port(4) << ", params: {hidden: \"32,32\"}}\n"
+                        << ", metrics_port: " << port(4)
+                        << ", params: {hidden: \"32,32\", eval_every: 50, eval_episodes: 2}}\n"
                         << "  inference: {kind: inference, data_port: " << port(11)
                         << ", metrics_port: " << port(5) << "}\n"
                         << "connections:\n"
@@ -134,7 +135,8 @@ struct TestCluster {
                         << "  - {from: replay.batches, to: learner.batches}\n"
                         << "  - {from: learner.priorities, to: replay.priorities, after: 0}\n"
                         << "  - {from: learner.weights, to: inference.weights, after: 0}\n"
-                        << "stop: {seconds: 300}\n"
+                        // A target never reached: the learner evaluates every 50 updates.
+                        << "stop: {seconds: 300, target_return: 1000000}\n"
                         // Open, so the malformed frames sprayed below reach the wire validator
                         // and its counter (a closed cluster refuses them in the CURVE handshake).
                         << "security: none\n";
@@ -192,8 +194,9 @@ bool is_service_query(const std::string& expr) {
   return expr.find("tagflow_gateway_") != std::string::npos;
 }
 
-/// Whether a dashboard query reads families only a multi_agent env node (or an evaluator)
-/// exports: its evaluations, episode lengths and collisions.
+/// Whether a dashboard query reads the multi-agent panels' families: evaluations (a multi_agent
+/// env node's, an evaluator's, or a learner's with stop.target_return), episode lengths and
+/// collisions (multi_agent env nodes only).
 bool is_multi_agent_query(const std::string& expr) {
   for (const char* family :
        {"tagflow_evaluation", "tagflow_episode_length_mean", "tagflow_collisions_total"}) {
@@ -264,6 +267,15 @@ TEST(PrometheusScrape, ScrapesARealClusterAndAnswersEveryDashboardQuery) {
   ASSERT_TRUE(wait_until(30s, [&] {
     return !api.result("tagflow_transport_invalid_messages_total{node=\"replay\"} > 0").empty();
   })) << api.query("tagflow_transport_invalid_messages_total").dump();
+  // The learner's own evaluations (the figure stop.target_return reads): CartPole pays 1 a step,
+  // so an evaluated return is at least 1, never the gauge's 0 before the first.
+  EXPECT_TRUE(
+      wait_until(60s,
+                 [&] {
+                   return !api.result("tagflow_evaluations_total{node=\"learner\"} > 0").empty() &&
+                          !api.result("tagflow_evaluation_return{node=\"learner\"} >= 1").empty();
+                 }))
+      << api.query("tagflow_evaluation_return").dump() << cluster.logs();
 
   // Every catalogue family, from exactly the processes whose kind exports it.
   for (const MetricSpec& s : nodes::full_metric_catalogue()) {
