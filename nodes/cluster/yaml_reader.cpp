@@ -157,6 +157,9 @@ bool YamlReader::boolean_or(const std::string& key, bool fallback) const {
 }
 
 std::chrono::nanoseconds YamlReader::duration(const std::string& key) const {
+  if (const YAML::Node value = node_[key]; value && !value.IsScalar()) {
+    fail(key, "expected a duration such as 0, 250ms, 2s or 10us, got " + what_is(value));
+  }
   const std::string text = string(key);
   bool too_long = false;
   const auto parsed = parse_duration(text, too_long);

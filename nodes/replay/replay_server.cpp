@@ -100,6 +100,10 @@ ReplayConfig ReplayConfig::from_params(const NodeParams& params, std::uint64_t s
                       "checkpoint_dir", "checkpoint_every", "restore"});
   ReplayConfig c;
   c.capacity = static_cast<std::size_t>(params.get_int("capacity", 50000, 1));
+  if (c.capacity > replay::kMaxTableItems) {
+    params.fail("capacity", "must be at most 2^30 (" + std::to_string(replay::kMaxTableItems) +
+                                " transitions, the most a replay table holds)");
+  }
   const std::string selector = params.get_string("selector", "uniform");
   if (selector != "uniform" && selector != "prioritized") {
     params.fail("selector", "expected uniform or prioritized, got '" + selector + "'");

@@ -36,6 +36,10 @@ SamplerConfig SamplerConfig::from_params(const NodeParams& params, std::uint64_t
   SamplerConfig c;
   c.env = params.get_string("env", c.env);
   c.num_envs = static_cast<std::size_t>(params.get_int("num_envs", 8, 1));
+  if (c.num_envs > kMaxNumEnvs) {
+    params.fail("num_envs", "must be at most " + std::to_string(kMaxNumEnvs) +
+                                " (the envs of one sampler, each stepped every round)");
+  }
   const std::string policy = params.get_string("policy", "inference");
   if (policy != "local" && policy != "inference") {
     params.fail("policy", "expected local or inference, got '" + policy + "'");

@@ -29,6 +29,9 @@
 
 namespace tagflow::nodes {
 
+/// The most envs one sampler steps (param `num_envs`).
+inline constexpr std::size_t kMaxNumEnvs = 65536;
+
 struct SamplerConfig {
   std::string env = "CartPole-v1";
   std::size_t num_envs = 8;

@@ -12,12 +12,11 @@
 namespace tagflow::replay {
 namespace {
 
-constexpr std::size_t kMaxItems = std::size_t{1} << 30;
 // Frames beyond two per item that samplers and writers may hold at once.
 constexpr std::size_t kFrameSlack = std::size_t{1} << 20;
 
 const TableConfig& checked(const TableConfig& config) {
-  if (config.max_items == 0 || config.max_items > kMaxItems) {
+  if (config.max_items == 0 || config.max_items > kMaxTableItems) {
     throw std::invalid_argument("replay table '" + config.name +
                                 "': max_items must be in [1, 2^30]");
   }

@@ -104,6 +104,9 @@ struct TableInfo {
 
 class TableWriter;
 
+/// The most items a table holds (TableConfig::max_items): 2^30.
+inline constexpr std::size_t kMaxTableItems = std::size_t{1} << 30U;
+
 class Table {
  public:
   /// Throws std::invalid_argument on an invalid config (max_items 0 or above 2^30, negative α,

@@ -56,6 +56,20 @@ TEST(ReplicaParamsCheck, ANegativeReplayCapacityNamesTheFileTheNodeAndTheParam) 
       << error;
 }
 
+// The largest values that can run are the limits: a replay table holds at most 2^30 items, a
+// sampler steps at most 65536 envs (beyond, the run used to start and fail: every transition
+// dropped, or the sampler's memory gone).
+TEST(ReplicaParamsCheck, ACapacityOrNumEnvsPastItsLimitIsRefusedAtItsLine) {
+  EXPECT_EQ(error_of(edited("capacity: 1000", "capacity: 1073741824")), "");
+  EXPECT_EQ(error_of(edited("capacity: 1000", "capacity: 1073741825")),
+            "c.yaml:7: nodes.replay.params.capacity: node 'replay': param 'capacity' (line 7): "
+            "must be at most 2^30 (1073741824 transitions, the most a replay table holds)");
+  EXPECT_EQ(error_of(edited("num_envs: 2", "num_envs: 65536")), "");
+  EXPECT_EQ(error_of(edited("num_envs: 2", "num_envs: 65537")),
+            "c.yaml:3: nodes.sampler.params.num_envs: node 'sampler': param 'num_envs' (line 3): "
+            "must be at most 65536 (the envs of one sampler, each stepped every round)");
+}
+
 // A list or a map where a param takes a string (a path, a name) is refused, not read as its text.
 TEST(ReplicaParamsCheck, AListOrAMapWhereAStringGoesIsRefused) {
   EXPECT_EQ(error_of(edited("capacity: 1000", "capacity: 1000, selector: {a: 1}")),

@@ -377,6 +377,10 @@ TEST(ClusterConfigNumbers, IntegersAreReadAsYaml12ReadsThem) {
 }
 
 TEST(ClusterConfigNumbers, DurationsAreBoundedAndTimeoutsMeaningful) {
+  // An empty duration says what to write.
+  EXPECT_EQ(message_of(with(kValid, "after: 0}", "after: }")),
+            "c.yaml:10: connections[2].after: expected a duration such as 0, 250ms, 2s or 10us, "
+            "got an empty value");
   EXPECT_EQ(message_of(with(kValid, "after: 0}", "after: 99999999999999999999s}")),
             "c.yaml:10: connections[2].after: '99999999999999999999s' is longer than the longest "
             "duration, 2^62 ns (about 146 years)");
