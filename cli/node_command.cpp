@@ -22,6 +22,7 @@
 #include "hosts/replica_params_check.hpp"
 #include "nodes/cluster/process_plan.hpp"
 #include "nodes/message_text.hpp"
+#include "nodes/node_params.hpp"
 #include "transport/curve_keys.hpp"
 
 #ifdef TAGFLOW_NODE_COMMAND_TORCH
@@ -76,6 +77,8 @@ void run_actor_node(const NodeOptions& o, const cluster::ClusterConfig& config,
     result = hosts::run_actor_process(config, plan, actor_options);
   } catch (const cluster::ConfigError& e) {
     fail(o, e.what(), kExitBadFile);
+  } catch (const nodes::ParamError& e) {  // a policy's TorchScript file: FILE:LINE: KEY
+    fail(o, e.in_file(o.config), kExitBadFile);
   } catch (const std::invalid_argument& e) {
     fail(o, e.what(), kExitBadFile);
   } catch (const actors::ActorCredentialError& e) {  // a certificate --run-keys or keys_dir lacks
@@ -102,7 +105,9 @@ void run_reactor_node(const NodeOptions& o, const cluster::ClusterConfig& config
     result = hosts::run_federated_process(config, plan, options);
   } catch (const cluster::ConfigError& e) {
     fail(o, e.what(), kExitBadFile);
-  } catch (const std::invalid_argument& e) {  // ParamError, an unknown env, ...
+  } catch (const nodes::ParamError& e) {  // a policy's TorchScript file: FILE:LINE: KEY
+    fail(o, e.in_file(o.config), kExitBadFile);
+  } catch (const std::invalid_argument& e) {  // an unknown env, ...
     fail(o, e.what(), kExitBadFile);
   } catch (const coordinator::FederateSetupError& e) {  // its own, not the federation's
     fail(o, e.what(), kExitFailed);

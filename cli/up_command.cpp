@@ -71,7 +71,8 @@ void add_up_command(CLI::App& app) {
                       "Also write the run summary JSON here");
   command->add_option("--log-dir", arguments->launch.log_dir,
                       "Logs, result files and pids of the processes: a new or empty directory "
-                      "(default runs/CLUSTER-TIMESTAMP)");
+                      "(default runs/CLUSTER-TIMESTAMP); not with --placement single, which "
+                      "starts no process");
   command->add_option("--resume", arguments->launch.resume_run,
                       "Continue the run in this log directory from its newest usable checkpoint "
                       "(its launcher died; reactor mode, a file with checkpoint:)");

@@ -1,9 +1,13 @@
 #include "nodes/node_params.hpp"
 
+#include <array>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+#include <utility>
 
 #include "nodes/cluster/cluster_config.hpp"
 
@@ -92,6 +96,9 @@ double NodeParams::get_double(const std::string& name, double fallback, double m
   if (it == values_.end()) return fallback;
   char* end = nullptr;
   const double value = std::strtod(it->second.c_str(), &end);
+  if (decimal_text(it->second) && *end == '\0' && std::isinf(value)) {
+    fail(name, "'" + it->second + "' is beyond a number's range (about ±1.8e308)");
+  }
   if (!decimal_text(it->second) || *end != '\0' || !std::isfinite(value)) {
     fail(name, "expected a number, got '" + it->second + "'");
   }
@@ -105,9 +112,25 @@ double NodeParams::get_double(const std::string& name, double fallback, double m
 bool NodeParams::get_bool(const std::string& name, bool fallback) const {
   const auto it = values_.find(name);
   if (it == values_.end()) return fallback;
-  if (it->second == "true") return true;
-  if (it->second == "false") return false;
-  fail(name, "expected true or false, got '" + it->second + "'");
+  // The words the cluster file's own booleans take (YAML's): true/false, yes/no, on/off, y/n, in
+  // lower case, with a capital first letter or in capitals.
+  static constexpr std::array<std::pair<const char*, bool>, 8> kWords = {{{"true", true},
+                                                                          {"yes", true},
+                                                                          {"on", true},
+                                                                          {"y", true},
+                                                                          {"false", false},
+                                                                          {"no", false},
+                                                                          {"off", false},
+                                                                          {"n", false}}};
+  for (const auto& [word, value] : kWords) {
+    std::string capital = word;
+    capital[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(capital[0])));
+    std::string capitals = word;
+    for (char& c : capitals) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (it->second == word || it->second == capital || it->second == capitals) return value;
+  }
+  fail(name, "expected true or false (yes/no and on/off are read as true/false too), got '" +
+                 it->second + "'");
 }
 
 std::vector<int> NodeParams::get_sizes(const std::string& name,

@@ -31,6 +31,10 @@ class ParamError : public std::invalid_argument {
   [[nodiscard]] const std::string& param() const { return param_; }
   /// Its line in the cluster file (0: not known).
   [[nodiscard]] int line() const { return line_; }
+  /// The message after `file` and, when known, the line: "FILE:LINE: message".
+  [[nodiscard]] std::string in_file(const std::string& file) const {
+    return file + (line_ > 0 ? ":" + std::to_string(line_) : std::string()) + ": " + what();
+  }
 
  private:
   std::string param_;

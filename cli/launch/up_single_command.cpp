@@ -78,9 +78,7 @@ void run_up(const UpSingleOptions& options) {
   } catch (const cluster::ConfigError& e) {
     fail_command("up", e.what(), kExitBadFile);
   } catch (const nodes::ParamError& e) {  // FILE:LINE when the param's line is known
-    fail_command(
-        "up", options.file + (e.line() > 0 ? ":" + std::to_string(e.line()) : "") + ": " + e.what(),
-        kExitBadFile);
+    fail_command("up", e.in_file(options.file), kExitBadFile);
   } catch (const std::invalid_argument& e) {
     fail_command("up", e.what(), kExitBadFile);
   }

@@ -878,7 +878,11 @@ ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::stri
     config.security.keys_dir = security.string_or("keys_dir", "");
     if (security.has("keys_dir")) config.security.keys_dir_line = security.line_of("keys_dir");
     if (config.security.curve && config.security.keys_dir.empty()) {
-      security.fail("keys_dir", "curve: true needs keys_dir (make one with tagflow keys generate)");
+      security.fail("keys_dir", security.has("keys_dir")
+                                    ? "is empty: give the directory `tagflow keys generate DIR` "
+                                      "wrote (curve: true reads its keys there)"
+                                    : "curve: true needs keys_dir (make one with tagflow keys "
+                                      "generate)");
     }
     if (!config.security.curve && security.has("keys_dir")) {
       security.fail("keys_dir", "read only with curve: true (add it, or leave keys_dir out)");

@@ -74,13 +74,14 @@ void check_endpoints(const ClusterConfig& config) {
   }
 }
 
-/// A node that evaluates trained weights plays only what it is sent: each of its inputs needs a
-/// connection (unconnected, its reactions had nothing to trigger them and the run failed as it
-/// was built).
-void check_evaluated_inputs(const ClusterConfig& config) {
+/// An input a kind needs fed (PortSpec::needed: a replay's transitions, a learner's batches, an
+/// evaluator's weights) has a connection. Unconnected, the node did nothing: a run with a replay
+/// and a learner that no transitions reached ended with `updates 0` and no word of why, and an
+/// evaluator's reactions had nothing to trigger them, so the run failed as it was built.
+void check_needed_inputs(const ClusterConfig& config) {
   for (const NodeConfig& node : config.nodes) {
-    if (!node.kind->publishes_evaluations) continue;
     for (const nodes::PortSpec& input : node.kind->inputs) {
+      if (!input.needed) continue;
       const bool connected = std::any_of(config.connections.begin(), config.connections.end(),
                                          [&](const ConnectionConfig& c) {
                                            return c.to_node == node.name && c.to_port == input.name;
@@ -89,9 +90,12 @@ void check_evaluated_inputs(const ClusterConfig& config) {
       const std::string senders =
           ports_carrying(config, input.carries, &nodes::NodeKind::outputs, " or ");
       throw ConfigError(config.file, node.line, "nodes." + node.name,
-                        node.kind->name + " '" + node.name + "' evaluates what comes to " +
-                            node.name + "." + input.name + ", and no connection goes there" +
-                            (senders.empty() ? "" : ": connect " + senders + " to it"));
+                        node.kind->name + " '" + node.name + "' " +
+                            (node.kind->publishes_evaluations ? "evaluates" : "works on") +
+                            " what comes to " + node.name + "." + input.name +
+                            ", and no connection goes there" +
+                            (senders.empty() ? " (no node of this file sends " + input.carries + ")"
+                                             : ": connect " + senders + " to it"));
     }
   }
 }
@@ -257,7 +261,7 @@ void check_port_clashes(const ClusterConfig& config) {
 
 void validate_topology(const ClusterConfig& config) {
   check_endpoints(config);
-  check_evaluated_inputs(config);
+  check_needed_inputs(config);
   check_repeated_connections(config);
   check_link_shapes(config);
   validate_policy_hosting(config);

@@ -513,7 +513,8 @@ void validate_policy_hosting(const ClusterConfig& config) {
     if (listed < replicas) {
       throw ConfigError(config.file, at, key,
                         std::to_string(node.replicas) + " replicas share " +
-                            std::to_string(listed) + " policies: each replica needs at least one");
+                            std::to_string(listed) + (listed == 1 ? " policy" : " policies") +
+                            ": each replica needs at least one");
     }
     if ((node.kind->trains || node.kind->name == "replay") && listed != replicas) {
       throw ConfigError(config.file, at, key,

@@ -49,6 +49,11 @@ void YamlReader::fail(const std::string& key, const std::string& message) const 
   throw ConfigError(file_, line_of(key), path_of(key), message);
 }
 
+void YamlReader::fail_missing(const std::string& key) const {
+  // The line is the map's first key's: at the top level, say that the file as a whole lacks it.
+  fail(key, path_.empty() ? "missing (required at the file's top level)" : "missing (required)");
+}
+
 void YamlReader::fail_here(const std::string& message) const {
   throw ConfigError(file_, own_line(), path_.empty() ? "(top level)" : path_, message);
 }
@@ -74,7 +79,7 @@ bool YamlReader::has(const std::string& key) const { return static_cast<bool>(no
 
 std::string YamlReader::string(const std::string& key) const {
   const YAML::Node value = node_[key];
-  if (!value) fail(key, "missing (required)");
+  if (!value) fail_missing(key);
   if (!value.IsScalar()) fail(key, "expected a string, got " + what_is(value));
   return value.Scalar();
 }
@@ -114,7 +119,7 @@ std::optional<long> parse_yaml_integer(const std::string& text, bool& out_of_ran
 
 long YamlReader::integer(const std::string& key, long min, long max) const {
   const YAML::Node value = node_[key];
-  if (!value) fail(key, "missing (required)");
+  if (!value) fail_missing(key);
   if (!value.IsScalar()) fail(key, "expected an integer, got " + what_is(value));
   bool out_of_range = false;
   const std::optional<long> parsed = parse_yaml_integer(value.Scalar(), out_of_range);
@@ -137,11 +142,19 @@ long YamlReader::integer_or(const std::string& key, long fallback, long min, lon
 
 double YamlReader::number(const std::string& key) const {
   const YAML::Node value = node_[key];
-  if (!value) fail(key, "missing (required)");
+  if (!value) fail_missing(key);
   double result = 0;
   if (!value.IsScalar()) fail(key, "expected a number, got " + what_is(value));
   if (!YAML::convert<double>::decode(value, result)) {
-    fail(key, "expected a number, got '" + escape_for_log(value.Scalar()) + "'");
+    // A number past what a double holds (1e400) is a number too large, not "not a number".
+    const std::string& text = value.Scalar();
+    char* end = nullptr;
+    errno = 0;
+    const double near = std::strtod(text.c_str(), &end);
+    if (!text.empty() && end == text.c_str() + text.size() && errno == ERANGE && near != 0.0) {
+      fail(key, "'" + escape_for_log(text) + "' is beyond a number's range (about ±1.8e308)");
+    }
+    fail(key, "expected a number, got '" + escape_for_log(text) + "'");
   }
   return result;
 }
@@ -151,7 +164,8 @@ bool YamlReader::boolean_or(const std::string& key, bool fallback) const {
   if (!value) return fallback;
   bool result = false;
   if (!value.IsScalar() || !YAML::convert<bool>::decode(value, result)) {
-    fail(key, "expected true or false");
+    fail(key, "expected true or false (yes/no and on/off are read as true/false too), got " +
+                  (value.IsScalar() ? "'" + escape_for_log(value.Scalar()) + "'" : what_is(value)));
   }
   return result;
 }
@@ -422,7 +436,7 @@ YamlReader YamlReader::map_entry(const YAML::Node& key, const YAML::Node& value)
 
 YamlReader YamlReader::map(const std::string& key) const {
   const YAML::Node value = node_[key];
-  if (!value) fail(key, "missing (required)");
+  if (!value) fail_missing(key);
   if (!value.IsMap()) fail(key, "expected a map of keys");
   return YamlReader(value, file_, path_of(key), line_of(key));
 }

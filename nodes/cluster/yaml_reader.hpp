@@ -50,6 +50,8 @@ class YamlReader {
   [[noreturn]] void fail(const std::string& key, const std::string& message) const;
   /// Throws ConfigError about the map as a whole: at own_line() and its path.
   [[noreturn]] void fail_here(const std::string& message) const;
+  /// fail(key, ...) for a required key the map lacks (at the map's line).
+  [[noreturn]] void fail_missing(const std::string& key) const;
 
  private:
   YAML::Node node_;

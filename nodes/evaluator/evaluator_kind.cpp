@@ -92,7 +92,7 @@ void actor_result(const ReplicaConfig& /*replica*/, const ReplicaReport& /*repor
 NodeKind make_kind() {
   NodeKind k;
   k.name = "evaluator";
-  k.inputs = {"weights"};
+  k.inputs = {needed_input("weights")};
   k.count_unit = "evaluations";
   k.count_family = family::kEvaluations;
   k.own_stop_reason = "target_return";

@@ -63,7 +63,18 @@ struct PortSpec {
   PortSpec(const char* port, const char* message) : name(port), carries(message) {}
   std::string name;
   std::string carries;
+  /// An input the node works on and nothing else feeds (a replay's transitions, a learner's
+  /// batches): a file that connects nothing to it is refused
+  /// (nodes/cluster/cluster_validation.cpp).
+  bool needed = false;
 };
+
+/// `port` as an input a node of its kind needs fed (PortSpec::needed).
+[[nodiscard]] inline PortSpec needed_input(const char* port) {
+  PortSpec spec(port);
+  spec.needed = true;
+  return spec;
+}
 
 struct NodeKind {
   std::string name;

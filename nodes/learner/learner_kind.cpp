@@ -87,7 +87,7 @@ void actor_result(const ReplicaConfig& replica, const ReplicaReport& report, Rep
 NodeKind make_kind() {
   NodeKind k;
   k.name = "learner";
-  k.inputs = {"batches"};
+  k.inputs = {needed_input("batches")};
   k.outputs = {"priorities", "weights"};
   k.count_unit = "updates";
   k.count_family = family::kLearnerUpdates;

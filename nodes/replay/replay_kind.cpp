@@ -64,7 +64,7 @@ std::unique_ptr<ReplicaBinding> make_reactor(const ReplicaSetup& s, reactors::En
 NodeKind make_kind() {
   NodeKind k;
   k.name = "replay";
-  k.inputs = {"transitions", "priorities"};
+  k.inputs = {needed_input("transitions"), "priorities"};
   k.outputs = {"batches"};
   k.count_unit = "inserts";
   k.count_family = family::kReplayInserted;

@@ -2,6 +2,7 @@
 // an inference server), sending transitions to replays and taking weights from the learner.
 // Transient: samplers may join and leave a running actor-mode cluster (`tagflow node --join`).
 #include <memory>
+#include <string>
 
 #include "nodes/kind/replica_binding.hpp"
 #include "nodes/kind/replica_config.hpp"
@@ -13,10 +14,45 @@ NodeKind& sampler_kind();
 
 namespace sampler_kind_parts {
 
+/// Which of a sampler group's two links to an inference server its file connects.
+struct InferenceLinks {
+  bool asks = false;      // a connection takes its observations
+  bool answered = false;  // a connection brings its actions
+};
+InferenceLinks inference_links(const std::string& name, const cluster::ClusterConfig& config) {
+  InferenceLinks links;
+  for (const cluster::ConnectionConfig& c : config.connections) {
+    links.asks = links.asks || (c.from_node == name && c.from_port == "observations");
+    links.answered = links.answered || (c.to_node == name && c.to_port == "actions");
+  }
+  return links;
+}
+
+/// A sampler acting on an inference server's answers (`policy: inference`) sends its observations
+/// every round and steps its envs only when the actions come back: without a connection for
+/// either, it would step nothing until the run's time ran out. Where the file writes no policy,
+/// it is `inference` when either link is connected and `local` (the sampler's own copy of the
+/// policy) when neither is.
 void configure(ReplicaConfig& r, const cluster::ClusterConfig& config, const ClusterFacts& facts) {
   if (!config.multi_agent.empty()) return;  // refused with the file (policy_config.cpp)
   take_learner_hidden(r, config, facts);
-  r.sampler = SamplerConfig::from_params(r.params, r.seed, static_cast<std::uint32_t>(r.index));
+  const std::string& name = r.group->name;
+  const InferenceLinks links = inference_links(name, config);
+  r.sampler = SamplerConfig::from_params(r.params, r.seed, static_cast<std::uint32_t>(r.index),
+                                         links.asks || links.answered ? "inference" : "local");
+  if (!r.sampler->local_policy && !(links.asks && links.answered)) {
+    const std::string fix = !links.asks ? "no connection takes " + name +
+                                              ".observations: connect it to an inference "
+                                              "node's observations"
+                                        : "no connection brings " + name + ".actions: connect " +
+                                              "an inference node's actions to it (after: 0)";
+    r.params.fail("policy", std::string("a sampler with policy inference") +
+                                (r.params.has("policy") ? ""
+                                                        : " (the default when it is connected "
+                                                          "to an inference node)") +
+                                " steps its envs on an inference server's answers, and " + fix +
+                                ", or act with policy: local");
+  }
   r.step_limit = env_steps_share(config, facts);
 }
 

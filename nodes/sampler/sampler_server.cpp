@@ -30,7 +30,7 @@ void copy_observations(const envs::VectorEnv& env, ObservationType type, std::ve
 }  // namespace
 
 SamplerConfig SamplerConfig::from_params(const NodeParams& params, std::uint64_t seed,
-                                         std::uint32_t index) {
+                                         std::uint32_t index, const std::string& default_policy) {
   params.check_known({"env", "num_envs", "policy", "hidden", "epsilon_start", "epsilon_end",
                       "epsilon_decay_steps", "reseed_at_step", "reseed"});
   SamplerConfig c;
@@ -40,7 +40,7 @@ SamplerConfig SamplerConfig::from_params(const NodeParams& params, std::uint64_t
     params.fail("num_envs", "must be at most " + std::to_string(kMaxNumEnvs) +
                                 " (the envs of one sampler, each stepped every round)");
   }
-  const std::string policy = params.get_string("policy", "inference");
+  const std::string policy = params.get_string("policy", default_policy);
   if (policy != "local" && policy != "inference") {
     params.fail("policy", "expected local or inference, got '" + policy + "'");
   }

@@ -49,9 +49,11 @@ struct SamplerConfig {
   std::uint64_t reseed = 0;
 
   /// Reads params env, num_envs, policy, hidden, epsilon_start, epsilon_end, epsilon_decay_steps,
-  /// reseed_at_step, reseed.
+  /// reseed_at_step, reseed. `default_policy` is the policy when the params give none (the
+  /// cluster file's default depends on its connections: nodes/sampler/sampler_kind.cpp).
   static SamplerConfig from_params(const NodeParams& params, std::uint64_t seed,
-                                   std::uint32_t index);
+                                   std::uint32_t index,
+                                   const std::string& default_policy = "inference");
 };
 
 class SamplerServer {

@@ -196,6 +196,30 @@ TEST_F(TagflowUp, ABadLearnerOrInferenceParamExitsTwoBeforeAnyProcessStarts) {
   }
 }
 
+// A policy's TorchScript file is read by the inference process (LibTorch): one it cannot serve
+// ends the run with exit 2 and the file's line and key, as with --placement single (the process
+// used to print the key alone).
+TEST_F(TagflowUp, ATorchScriptFileTheInferenceProcessCannotServeIsNamedWithItsLine) {
+  const std::string port = std::to_string(base_port_);
+  write("ts.yaml", "cluster: ts\ncoordinator: {port: " + port +
+                       "}\npolicies:\n  car: {hidden: \"64\", torchscript: nope.pt}\nnodes:\n"
+                       "  junction: {kind: multi_agent, data_port: " +
+                       std::to_string(base_port_ + 1) +
+                       ", params: {env: TrafficJunction4-v1}}\n"
+                       "  inference: {kind: inference, data_port: " +
+                       std::to_string(base_port_ + 2) +
+                       "}\nconnections:\n"
+                       "  - {from: junction.observations, to: inference.observations}\n"
+                       "  - {from: inference.actions, to: junction.actions, after: 0}\n"
+                       "stop: {env_steps: 100}\n");
+  EXPECT_EQ(run({"up", path("ts.yaml"), "--quiet", "--log-dir", path("logs")}, dir_, "ts"), 2);
+  const std::string err = read_text_file(dir_ / "ts.err");
+  EXPECT_NE(err.find("node inference failed (exit code 2)"), std::string::npos) << err;
+  EXPECT_NE(err.find(path("ts.yaml") + ":4: policies.car.torchscript: no such file 'nope.pt'"),
+            std::string::npos)
+      << err;
+}
+
 // The cluster's name is the stem of the run's log directory: a path in it is refused.
 TEST_F(TagflowUp, AClusterNameThatIsAPathIsRefusedAndNothingIsWritten) {
   std::string text = shortened_local(base_port_, "env_steps: 800");

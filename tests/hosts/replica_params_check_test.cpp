@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "nodes/kind/replica_config.hpp"
 #include "tests/support/launched_processes.hpp"
 
 namespace tagflow::hosts {
@@ -88,6 +89,33 @@ TEST(ReplicaParamsCheck, AnUnknownSamplerEnvNamesItsLineAndKey) {
   const std::string error = error_of(edited("num_envs: 2", "num_envs: 2, env: NoSuchEnv-v0"));
   EXPECT_EQ(error.rfind("c.yaml:3: nodes.sampler.params.env: unknown env 'NoSuchEnv-v0'", 0), 0U)
       << error;
+}
+
+// A sampler on `policy: inference` steps its envs only when an inference server answers its
+// observations: without both connections it stepped nothing until the run's time ran out. Where
+// the file writes no policy, a sampler connected to no inference node acts on its own copy.
+TEST(ReplicaParamsCheck, ASamplerActsOnInferenceOnlyWithBothLinksAndLocallyWithNeither) {
+  const cluster::ClusterConfig unlinked = edited("num_envs: 2", "num_envs: 2");
+  const ClusterFacts facts = ClusterFacts::of(unlinked);
+  EXPECT_TRUE(replica_config(unlinked, facts, "sampler-1").sampler->local_policy);
+  EXPECT_EQ(error_of(edited("num_envs: 2", "num_envs: 2, policy: inference")),
+            "c.yaml:3: nodes.sampler.params.policy: node 'sampler': param 'policy' (line 3): a "
+            "sampler with policy inference steps its envs on an inference server's answers, and "
+            "no connection takes sampler.observations: connect it to an inference node's "
+            "observations, or act with policy: local");
+
+  const std::string server = "  inference: {kind: inference, data_port: 7640}\nconnections:\n";
+  const std::string asks = "  - {from: sampler.observations, to: inference.observations}\n";
+  const std::string answers = "  - {from: inference.actions, to: sampler.actions, after: 0}\n";
+  EXPECT_EQ(error_of(edited("connections:\n", server + asks)),
+            "c.yaml:3: nodes.sampler.params: node 'sampler': param 'policy': a sampler with "
+            "policy inference (the default when it is connected to an inference node) steps its "
+            "envs on an inference server's answers, and no connection brings sampler.actions: "
+            "connect an inference node's actions to it (after: 0), or act with policy: local");
+  const cluster::ClusterConfig linked = edited("connections:\n", server + asks + answers);
+  EXPECT_EQ(error_of(linked), "");
+  EXPECT_FALSE(replica_config(linked, ClusterFacts::of(linked), "sampler-0").sampler->local_policy);
+  EXPECT_EQ(error_of(edited("num_envs: 2", "num_envs: 2, policy: local")), "");
 }
 
 TEST(ReplicaParamsCheck, ABadSamplerOrLearnerParamIsFoundToo) {

@@ -41,12 +41,38 @@ TEST(NodeParams, ErrorsNameTheNodeTheParamAndItsLine) {
 }
 
 TEST(NodeParams, RangesAreChecked) {
-  const NodeParams p("s", {{"n", "-1"}, {"x", "2.5"}, {"h", "64,x"}, {"b", "yes"}});
+  const NodeParams p("s", {{"n", "-1"}, {"x", "2.5"}, {"h", "64,x"}, {"b", "maybe"}});
   EXPECT_NE(error_of([&] { (void)p.get_int("n", 1, 0); }).find("at least 0"), std::string::npos);
   EXPECT_NE(error_of([&] { (void)p.get_double("x", 0, 0, 1); }).find("must be in"),
             std::string::npos);
   EXPECT_FALSE(error_of([&] { (void)p.get_sizes("h", {}); }).empty());
-  EXPECT_FALSE(error_of([&] { (void)p.get_bool("b", true); }).empty());
+  EXPECT_EQ(error_of([&] {
+              (void)NodeParams("s", {{"x", "-1e400"}}).get_double("x", 0, -1, 1);
+            }),
+            "node 's': param 'x': '-1e400' is beyond a number's range (about ±1.8e308)");
+  EXPECT_EQ(error_of([&] { (void)p.get_bool("b", true); }),
+            "node 's': param 'b': expected true or false (yes/no and on/off are read as true/false "
+            "too), got 'maybe'");
+}
+
+// A param's booleans take the words the file's other booleans (YAML's) take, in the same cases:
+// `time_input: yes` was refused where `per_agent: yes` in the same file was read as true.
+TEST(NodeParams, BooleansTakeTheWordsYamlTakes) {
+  for (const char* yes :
+       {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON", "y", "Y"}) {
+    SCOPED_TRACE(yes);
+    EXPECT_TRUE(NodeParams("s", {{"b", yes}}).get_bool("b", false));
+  }
+  for (const char* no : {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF", "n"}) {
+    SCOPED_TRACE(no);
+    EXPECT_FALSE(NodeParams("s", {{"b", no}}).get_bool("b", true));
+  }
+  for (const char* bad : {"tRUE", "yES", "1", "0", "", "truee"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_FALSE(error_of([&] {
+                   (void)NodeParams("s", {{"b", bad}}).get_bool("b", true);
+                 }).empty());
+  }
 }
 
 TEST(NodeParams, NumbersAreDecimalWithoutBlanks) {

@@ -498,6 +498,47 @@ TEST(ClusterConfigPorts, EveryPortIsCheckedOnItsOwnMachine) {
             "and replay data");
 }
 
+// What the reader says of a value of the right kind out of its range, a yes/no word, and a key
+// missing from the file itself (its line is the first key's).
+TEST(ClusterConfig, ErrorsSayWhatIsWrongWithAValueThatLooksRight) {
+  EXPECT_EQ(message_of(with(kValid, "stop: {env_steps: 1000}", "stop: {target_return: 1e400}")),
+            "c.yaml:11: stop.target_return: '1e400' is beyond a number's range (about ±1.8e308)");
+  EXPECT_EQ(message_of(with(kValid, "stop: {env_steps: 1000}", "stop: {target_return: -1e999}")),
+            "c.yaml:11: stop.target_return: '-1e999' is beyond a number's range (about "
+            "±1.8e308)");
+  EXPECT_EQ(message_of(with(kValid, "stop: {env_steps: 1000}", "stop: {target_return: many}")),
+            "c.yaml:11: stop.target_return: expected a number, got 'many'");
+  EXPECT_EQ(message_of(std::string(kValid) + "security: {curve: 0}\n"),
+            "c.yaml:12: security.curve: expected true or false (yes/no and on/off are read as "
+            "true/false too), got '0'");
+  EXPECT_EQ(parse_cluster_config(std::string(kValid) + "security: {curve: off}\n", "c.yaml")
+                .security.curve,
+            false);
+  // Written but empty: said so, not "needs keys_dir" (it is there).
+  EXPECT_EQ(message_of(std::string(kValid) + "security: {curve: true, keys_dir: \"\"}\n"),
+            "c.yaml:12: security.keys_dir: is empty: give the directory `tagflow keys generate "
+            "DIR` wrote (curve: true reads its keys there)");
+  EXPECT_EQ(message_of(with(kValid, "cluster: t\n", "")),
+            "c.yaml:1: cluster: missing (required at the file's top level)");
+}
+
+// A replay that no transitions reach, or a learner that no batches reach, does nothing: the run
+// went on to its stop with `updates 0` and no word of why.
+TEST(ClusterConfig, AReplayOrLearnerThatNothingFeedsIsRefusedNamingWhatCouldFeedIt) {
+  EXPECT_EQ(
+      message_of(with(kValid, "  - {from: sampler.transitions, to: replay.transitions}\n", "")),
+      "c.yaml:5: nodes.replay: replay 'replay' works on what comes to replay.transitions, "
+      "and no connection goes there: connect sampler.transitions to it");
+  EXPECT_EQ(
+      message_of(with(kValid, "  - {from: replay.batches, to: learner.batches}\n", "")),
+      "c.yaml:6: nodes.learner: learner 'learner' works on what comes to learner.batches, and "
+      "no connection goes there: connect replay.batches to it");
+  // A replay's priorities come back from a learner only where there is one.
+  EXPECT_EQ(message_of(with(
+                kValid, "  - {from: learner.priorities, to: replay.priorities, after: 0}\n", "")),
+            "");
+}
+
 TEST(ClusterConfigSecurity, KeysDirWithoutCurveIsRefusedAndRestartMaxDefaultsToZero) {
   EXPECT_EQ(message_of(std::string(kValid) + "security: {keys_dir: k}\n"),
             "c.yaml:12: security.keys_dir: read only with curve: true (add it, or leave keys_dir "

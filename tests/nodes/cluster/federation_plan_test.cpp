@@ -51,11 +51,14 @@ nodes:
   learner: {kind: learner, data_port: 7000}
   sampler: {kind: sampler, data_port: 7100}
   inference: {kind: inference, data_port: 7200}
+  replay: {kind: replay, data_port: 7300}
 connections:
   - {from: learner.weights, to: sampler.weights, after: 5ms}
   - {from: learner.weights, to: inference.weights, after: 5ms}
   - {from: inference.actions, to: sampler.actions, after: 0}
   - {from: sampler.observations, to: inference.observations, after: 2ms}
+  - {from: sampler.transitions, to: replay.transitions}
+  - {from: replay.batches, to: learner.batches}
 stop: {seconds: 1}
 )",
                                                     "t.yaml");

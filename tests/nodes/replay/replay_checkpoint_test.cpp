@@ -286,7 +286,7 @@ TEST(ReplayCheckpoint, ParamsNeedACheckpointDirForEveryAndRestore) {
   EXPECT_TRUE(c.restore);
   EXPECT_THROW((void)read({{"checkpoint_every", "10"}}), ParamError);
   EXPECT_THROW((void)read({{"restore", "true"}}), ParamError);
-  EXPECT_THROW((void)read({{"checkpoint_dir", "x"}, {"restore", "yes"}}), ParamError);
+  EXPECT_THROW((void)read({{"checkpoint_dir", "x"}, {"restore", "maybe"}}), ParamError);
   EXPECT_THROW((void)read({{"checkpoint_dir", "x"}, {"checkpoint_every", "-1"}}), ParamError);
 }
 
