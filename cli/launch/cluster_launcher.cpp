@@ -1368,8 +1368,8 @@ bool ClusterLaunch::restart_cluster(Attempt& attempt) {
     // coordinator told of another's failure does, and only its log says which.
     record.how = how_in_its_words(cause, attempt.supervisor);
   } else {
-    std::cerr << "tagflow up: the run failed: " << told << where_federate_ran(config_, plan_, told)
-              << "\n";
+    std::cerr << "tagflow up: this attempt failed: " << told
+              << where_federate_ran(config_, plan_, told) << "\n";
     print_unjoined(told, attempt.supervisor, plan_);
     if (const std::string dead = declared_dead(told, plan_); !dead.empty()) {
       record.process = dead;
