@@ -138,6 +138,17 @@ void run_render(const RenderArguments& arguments) {
     fail_command("k8s", "-o " + out.string() + ": cannot create the directory: " + error.message(),
                  kExitBadFile);
   }
+  // Every file is checked before the first is written: a set of manifests half replaced (a
+  // kustomization.yaml listing a file not written) would apply a mix of two renderings.
+  for (const auto& entry : files) {
+    if (is_special_file((out / entry.first).string())) {
+      fail_command("k8s",
+                   (out / entry.first).string() +
+                       " is not a regular file (a directory, a pipe or a device): nothing was "
+                       "written; remove it or choose another -o",
+                   kExitBadFile);
+    }
+  }
   for (const auto& [name, text] : files) {
     const fs::path path = out / name;
     try {

@@ -344,10 +344,20 @@ std::vector<K8sHost> k8s_hosts(const cluster::ClusterConfig& config, const K8sOp
                                      "shorten the cluster's or the host's name");
     }
     const int work = processes[name];
+    const bool coordinator = config.coordinator.host == name;
+    // A pod whose launcher has nothing to run fails its Job, and the run's Jobs never complete.
+    if (work == 0 && !coordinator) {
+      throw cluster::ConfigError(config.file, host.line, key,
+                                 "no node group and not the coordinator runs on host " + name +
+                                     ": its pods would have nothing to run (remove the host, or "
+                                     "put a node group on it)");
+    }
     if (out.pods > std::max(work, 1)) {
       throw cluster::ConfigError(config.file, host.kubernetes->line, key + ".kubernetes.pods",
-                                 std::to_string(out.pods) + " pods for " + std::to_string(work) +
-                                     " process(es): a pod would have nothing to run");
+                                 std::to_string(out.pods) + " pods for " +
+                                     (work == 0 ? std::string("the coordinator alone")
+                                                : std::to_string(work) + " node process(es)") +
+                                     ": a pod would have nothing to run");
     }
     collect_ports(config, out);
     hosts.push_back(std::move(out));

@@ -116,7 +116,7 @@ KubernetesRequest parse_kubernetes(const YamlReader& host) {
     }
     const std::string value = kubernetes.string(key);
     if (!is_kubernetes_quantity(value))
-      kubernetes.fail(key, "'" + value + "' is not a Kubernetes quantity");
+      kubernetes.fail(key, "'" + value + "' is not a Kubernetes quantity (e.g. 2, 500m, 4Gi)");
     if (is_zero_kubernetes_quantity(value))
       kubernetes.fail(key, "'" + value + "' asks for nothing: each pod needs more than 0");
   }
@@ -877,6 +877,18 @@ ClusterConfig parse_cluster_config(const std::string& yaml_text, const std::stri
     config.security.curve = security.boolean_or("curve", false);
     config.security.keys_dir = security.string_or("keys_dir", "");
     if (security.has("keys_dir")) config.security.keys_dir_line = security.line_of("keys_dir");
+    // Slurm and Kubernetes hosts get keys minted by `tagflow slurm` and `tagflow k8s`, which
+    // refuse a keys_dir: sending such a file to `tagflow keys generate` led in a circle.
+    const bool minted =
+        std::any_of(config.hosts.begin(), config.hosts.end(), [](const auto& entry) {
+          return entry.second.slurm.has_value() || entry.second.kubernetes.has_value();
+        });
+    if (config.security.curve && config.security.keys_dir.empty() && minted) {
+      security.fail("curve",
+                    "a file with Slurm or Kubernetes hosts takes no key files: tagflow "
+                    "slurm and tagflow k8s mint its keys, and a file without `security:` "
+                    "is closed with them (remove the security map)");
+    }
     if (config.security.curve && config.security.keys_dir.empty()) {
       security.fail("keys_dir", security.has("keys_dir")
                                     ? "is empty: give the directory `tagflow keys generate DIR` "

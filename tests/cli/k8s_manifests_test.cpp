@@ -183,8 +183,21 @@ TEST_F(K8sManifests, FilesThatCannotBePlacedAreRefusedWithLineAndKey) {
             std::string::npos)
       << refusal(k8s_file(pods, "", "k8s-test", 65534));
   EXPECT_NE(refusal(k8s_file("act: {kubernetes: {pods: 4, cpu: \"1\", memory: 1Gi}}"))
-                .find("hosts.act.kubernetes.pods: 4 pods for 3 process(es)"),
+                .find("hosts.act.kubernetes.pods: 4 pods for 3 node process(es)"),
             std::string::npos);
+  // A host nothing runs on: its pod's launcher would refuse to start and fail its Job.
+  std::string idle = k8s_file(pods);
+  idle.insert(idle.find("coordinator:"), "  idle: {kubernetes: {cpu: \"1\", memory: 1Gi}}\n");
+  EXPECT_NE(refusal(idle).find(":5: hosts.idle: no node group and not the coordinator runs on "
+                               "host idle: its pods would have nothing to run"),
+            std::string::npos)
+      << refusal(idle);
+  std::string alone = k8s_file(pods);
+  alone.replace(alone.find("gpu: 1}"), 7, "gpu: 1, pods: 2}");
+  alone.replace(alone.find("replay, host: learn"), 19, "replay, host: act");
+  EXPECT_NE(refusal(alone).find("hosts.learn.kubernetes.pods: 2 pods for the coordinator alone"),
+            std::string::npos)
+      << refusal(alone);
   EXPECT_EQ(refusal(k8s_file(pods, "restart: {max: 2}\n")), "");  // restarts work across pods
   EXPECT_NE(refusal(k8s_file("act: {slurm: {nodes: 1}}")).find("hosts.act.slurm"),
             std::string::npos);
@@ -204,6 +217,13 @@ TEST_F(K8sManifests, FilesThatCannotBePlacedAreRefusedWithLineAndKey) {
                                 "Kubernetes run's keys are minted into its Secret"),
             std::string::npos)
       << refusal(keyed);
+  // Without keys_dir, the file is not sent to `tagflow keys generate` (whose keys_dir would then
+  // be refused): its keys are minted.
+  EXPECT_NE(refusal(k8s_file(pods, "security: {curve: true}\n"))
+                .find("security.curve: a file with Slurm or Kubernetes hosts takes no key files: "
+                      "tagflow slurm and tagflow k8s mint its keys"),
+            std::string::npos)
+      << refusal(k8s_file(pods, "security: {curve: true}\n"));
   // Merged in from an x- map, keys_dir is named at the line where it is written.
   const std::string anchored =
       k8s_file(pods, "x-keys: &keys {curve: true, keys_dir: k}\nsecurity: {<<: *keys}\n");

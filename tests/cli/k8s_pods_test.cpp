@@ -487,6 +487,20 @@ TEST(K8sCommand, BadOptionsAreRefusedBeforeAnythingIsWritten) {
   EXPECT_FALSE(fs::exists(fs::path(out) / "secret.yaml")) << open.output;
   EXPECT_NE(open.output.find("removed secret.yaml of an earlier rendering"), std::string::npos)
       << open.output;
+  // A manifest's name taken by a directory: refused before any file is written (the others were
+  // written, with a kustomization.yaml listing a service.yaml that was not).
+  const fs::path blocked = dir / "blocked";
+  fs::create_directories(blocked / "service.yaml");
+  const auto refused = testing::run_command(render.substr(0, render.find(" -o ")) + " -o " +
+                                            blocked.string() + " 2>&1");
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find((blocked / "service.yaml").string() +
+                                " is not a regular file (a directory, a pipe or a device): "
+                                "nothing was written"),
+            std::string::npos)
+      << refused.output;
+  EXPECT_FALSE(fs::exists(blocked / "kustomization.yaml"));
+  EXPECT_FALSE(fs::exists(blocked / "configmap.yaml"));
   fs::remove_all(dir);
 }
 
