@@ -324,6 +324,15 @@ std::vector<K8sHost> k8s_hosts(const cluster::ClusterConfig& config, const K8sOp
     } else if (!options.cpu.empty() && !options.memory.empty()) {
       out.cpu = options.cpu;
       out.memory = options.memory;
+      // How `tagflow up` would start this host over ssh means nothing in a pod.
+      if (!host.ssh.empty() || !host.workdir.empty()) {
+        notes.push_back("host " + name + ": its " +
+                        (!host.ssh.empty() && !host.workdir.empty() ? std::string("ssh and workdir")
+                         : !host.ssh.empty()                        ? std::string("ssh")
+                                                                    : std::string("workdir")) +
+                        " are not used here: its pod runs the image's tagflow in the image's "
+                        "working directory");
+      }
     } else {
       throw cluster::ConfigError(config.file, host.line, key,
                                  "no resources for its pod: give the host `kubernetes: {cpu, "

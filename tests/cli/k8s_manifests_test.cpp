@@ -163,6 +163,14 @@ TEST_F(K8sManifests, AnAddressHostIsOnePodWithTheCommandLinesResources) {
   }
   options.memory = "0.5Gi";
   EXPECT_EQ(k8s_hosts(load(text), options, notes)[0].memory, "0.5Gi");
+  // How `tagflow up` starts it over ssh is not used in a pod: said, not dropped silently.
+  notes.clear();
+  (void)k8s_hosts(load(k8s_file("act: {address: 10.0.0.2, ssh: u@m, workdir: /srv}")), options,
+                  notes);
+  ASSERT_FALSE(notes.empty());
+  EXPECT_EQ(notes.front(),
+            "host act: its ssh and workdir are not used here: its pod runs the image's tagflow in "
+            "the image's working directory");
 }
 
 TEST_F(K8sManifests, FilesThatCannotBePlacedAreRefusedWithLineAndKey) {
