@@ -28,6 +28,7 @@ std::string ports_carrying(const ClusterConfig& config, const std::string& messa
   std::string ports;
   for (const NodeConfig& node : config.nodes) {
     for (const nodes::PortSpec& p : node.kind->*side) {
+      if (p.multi_agent_only && config.multi_agent.empty()) continue;
       if (p.carries == message)
         ports += (ports.empty() ? "" : separator) + node.name + "." + p.name;
     }
@@ -52,6 +53,12 @@ void check_endpoints(const ClusterConfig& config) {
       throw ConfigError(config.file, c.from_line, key + ".from",
                         from->kind->name + " '" + from->name + "' has no output port '" +
                             c.from_port + "' " + port_list("outputs", from->kind->outputs));
+    }
+    if (out->multi_agent_only && config.multi_agent.empty()) {
+      throw ConfigError(config.file, c.from_line, key + ".from",
+                        c.from_node + "." + c.from_port +
+                            " sends only in a multi-agent file (one with `policies:`): here it "
+                            "would send nothing");
     }
     const nodes::PortSpec* in = to->kind->input(c.to_port);
     if (in == nullptr) {

@@ -34,7 +34,7 @@ NodeKind make_kind() {
   NodeKind k;
   k.name = "inference";
   k.inputs = {"observations", "weights"};
-  k.outputs = {"actions", {"experience", "transitions"}};
+  k.outputs = {"actions", multi_agent_output("experience", "transitions")};
   k.count_unit = "rows";
   k.count_family = family::kInferenceRequests;
   k.hosts_policies = true;

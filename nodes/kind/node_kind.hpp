@@ -67,7 +67,17 @@ struct PortSpec {
   /// batches): a file that connects nothing to it is refused
   /// (nodes/cluster/cluster_validation.cpp).
   bool needed = false;
+  /// An output only a node of a multi-agent file (`policies:`) sends on (the inference service's
+  /// logged episodes): connecting it in another file is refused.
+  bool multi_agent_only = false;
 };
+
+/// `port`, carrying `message`, as an output only a multi-agent file's node sends on.
+[[nodiscard]] inline PortSpec multi_agent_output(const char* port, const char* message) {
+  PortSpec spec(port, message);
+  spec.multi_agent_only = true;
+  return spec;
+}
 
 /// `port` as an input a node of its kind needs fed (PortSpec::needed).
 [[nodiscard]] inline PortSpec needed_input(const char* port) {

@@ -533,6 +533,19 @@ TEST(ClusterConfig, AReplayOrLearnerThatNothingFeedsIsRefusedNamingWhatCouldFeed
       message_of(with(kValid, "  - {from: replay.batches, to: learner.batches}\n", "")),
       "c.yaml:6: nodes.learner: learner 'learner' works on what comes to learner.batches, and "
       "no connection goes there: connect replay.batches to it");
+  // inference.experience (the inference service's logged episodes) sends only in a multi-agent
+  // file: elsewhere it is neither accepted as a replay's feed nor offered as one.
+  const std::string served = with(kValid, "  learner: {kind: learner",
+                                  "  inference: {kind: inference, data_port: 7300}\n"
+                                  "  learner: {kind: learner");
+  EXPECT_EQ(message_of(with(served, "{from: sampler.transitions, to: replay.transitions}",
+                            "{from: inference.experience, to: replay.transitions}")),
+            "c.yaml:9: connections[0].from: inference.experience sends only in a multi-agent file "
+            "(one with `policies:`): here it would send nothing");
+  EXPECT_EQ(
+      message_of(with(served, "  - {from: sampler.transitions, to: replay.transitions}\n", "")),
+      "c.yaml:5: nodes.replay: replay 'replay' works on what comes to replay.transitions, "
+      "and no connection goes there: connect sampler.transitions to it");
   // A replay's priorities come back from a learner only where there is one.
   EXPECT_EQ(message_of(with(
                 kValid, "  - {from: learner.priorities, to: replay.priorities, after: 0}\n", "")),
