@@ -508,6 +508,18 @@ const NodeConfig* ClusterConfig::find_node(const std::string& node_name) const {
   return nullptr;
 }
 
+bool ClusterConfig::feeds(const std::string& node, const std::string& port) const {
+  return std::any_of(connections.begin(), connections.end(), [&](const ConnectionConfig& c) {
+    return c.to_node == node && c.to_port == port;
+  });
+}
+
+bool ClusterConfig::drains(const std::string& node, const std::string& port) const {
+  return std::any_of(connections.begin(), connections.end(), [&](const ConnectionConfig& c) {
+    return c.from_node == node && c.from_port == port;
+  });
+}
+
 std::optional<std::chrono::nanoseconds> parse_duration(const std::string& text) {
   bool too_long = false;
   return parse_duration(text, too_long);

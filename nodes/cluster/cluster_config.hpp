@@ -285,6 +285,9 @@ struct ClusterConfig {
 
   /// The node group called `name`, or nullptr.
   const NodeConfig* find_node(const std::string& name) const;
+  /// Whether a connection goes to `node`.`port` (an input) / comes from it (an output).
+  [[nodiscard]] bool feeds(const std::string& node, const std::string& port) const;
+  [[nodiscard]] bool drains(const std::string& node, const std::string& port) const;
 };
 
 /// Turns CURVE on with the key pairs in `keys_dir` (a relative path is taken from the working

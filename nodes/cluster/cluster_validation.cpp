@@ -89,11 +89,7 @@ void check_needed_inputs(const ClusterConfig& config) {
   for (const NodeConfig& node : config.nodes) {
     for (const nodes::PortSpec& input : node.kind->inputs) {
       if (!input.needed) continue;
-      const bool connected = std::any_of(config.connections.begin(), config.connections.end(),
-                                         [&](const ConnectionConfig& c) {
-                                           return c.to_node == node.name && c.to_port == input.name;
-                                         });
-      if (connected) continue;
+      if (config.feeds(node.name, input.name)) continue;
       const std::string senders =
           ports_carrying(config, input.carries, &nodes::NodeKind::outputs, " or ");
       throw ConfigError(config.file, node.line, "nodes." + node.name,

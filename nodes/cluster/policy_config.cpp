@@ -155,11 +155,7 @@ void check_each_agent_reaches_one_server(const ClusterConfig& config) {
                         "its observations reach no inference server: connect " + node.name +
                             ".observations to the inference group hosting the policies");
     }
-    const bool acted = std::any_of(config.connections.begin(), config.connections.end(),
-                                   [&](const ConnectionConfig& c) {
-                                     return c.to_node == node.name && c.to_port == "actions";
-                                   });
-    if (!acted) {
+    if (!config.feeds(node.name, "actions")) {
       throw ConfigError(config.file, node.line, "nodes." + node.name,
                         "no connection brings its actions: connect the inference group's actions "
                         "to " +

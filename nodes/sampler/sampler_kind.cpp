@@ -20,12 +20,7 @@ struct InferenceLinks {
   bool answered = false;  // a connection brings its actions
 };
 InferenceLinks inference_links(const std::string& name, const cluster::ClusterConfig& config) {
-  InferenceLinks links;
-  for (const cluster::ConnectionConfig& c : config.connections) {
-    links.asks = links.asks || (c.from_node == name && c.from_port == "observations");
-    links.answered = links.answered || (c.to_node == name && c.to_port == "actions");
-  }
-  return links;
+  return {config.drains(name, "observations"), config.feeds(name, "actions")};
 }
 
 /// A sampler acting on an inference server's answers (`policy: inference`) sends its observations
