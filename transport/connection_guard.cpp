@@ -67,6 +67,22 @@ std::atomic<std::uint64_t> process_total{0};
 
 }  // namespace
 
+std::vector<int> over_budget_cuts(std::vector<HeldConnection> connections, std::uint64_t total,
+                                  std::uint64_t budget, bool read_too) {
+  // Nothing read first, then most held first.
+  std::stable_sort(connections.begin(), connections.end(),
+                   [](const HeldConnection& a, const HeldConnection& b) {
+                     return a.read != b.read ? !a.read : a.held > b.held;
+                   });
+  std::vector<int> cuts;
+  for (const HeldConnection& c : connections) {
+    if (total <= budget || (c.read && !read_too)) break;
+    cuts.push_back(c.fd);
+    total -= std::min(total, c.held);
+  }
+  return cuts;
+}
+
 ConnectionLimits limits_for_messages(std::size_t max_message_bytes, std::size_t max_header_bytes) {
   ConnectionLimits limits;
   const std::size_t message = max_message_bytes + max_header_bytes + 17 * 9;
@@ -317,7 +333,7 @@ void ConnectionGuard::inspect(Clock::time_point now, bool drained) {
   last_check_ = now;
   read_events();
   std::uint64_t total = 0;
-  std::vector<int> idle;  // holding something, nothing read since the previous check
+  std::vector<HeldConnection> holding;  // more than a handshake
   for (auto it = live_.begin(); it != live_.end();) {
     Connection& connection = it->second;
     // One system call per connection and check (two when it holds bytes): each of them waits
@@ -362,7 +378,7 @@ void ConnectionGuard::inspect(Clock::time_point now, bool drained) {
     connection.held = held;
     if (reason == DropReason::kNone) {
       total += held;
-      if (read_nothing && held > limits_.handshake_allowance) idle.push_back(it->first);
+      if (held > limits_.handshake_allowance) holding.push_back({it->first, held, !read_nothing});
       ++it;
       continue;
     }
@@ -375,7 +391,7 @@ void ConnectionGuard::inspect(Clock::time_point now, bool drained) {
   }
   publish(total);
   if (process_total.load(std::memory_order_relaxed) > limits_.process_budget) {
-    keep_within_budget(idle);
+    keep_within_budget(holding);
   }
   if (limits_.max_connections > 0 && live_.size() > limits_.max_connections) keep_within_count();
 }
@@ -398,17 +414,16 @@ void ConnectionGuard::keep_within_count() {
   }
 }
 
-void ConnectionGuard::keep_within_budget(std::vector<int>& idle) {
-  std::sort(idle.begin(), idle.end(),
-            [this](int a, int b) { return live_.at(a).held > live_.at(b).held; });
+void ConnectionGuard::keep_within_budget(const std::vector<HeldConnection>& holding) {
   std::uint64_t total = published_;
-  for (const int fd : idle) {
-    if (process_total.load(std::memory_order_relaxed) <= limits_.process_budget) break;
+  for (const int fd :
+       over_budget_cuts(holding, process_total.load(std::memory_order_relaxed),
+                        limits_.process_budget, limits_.budget_cuts_read_connections)) {
     const auto it = live_.find(fd);
     const std::uint64_t held = it->second.held;
     if (still_same(fd, it->second)) cut(fd, it->second, DropReason::kOverProcessBudget, held);
     live_.erase(it);
-    total -= held;
+    total -= std::min(total, held);
     publish(total);
   }
 }
@@ -418,6 +433,7 @@ void ConnectionGuard::cut(int fd, const Connection& connection, DropReason reaso
   // shutdown, not close: the descriptor stays ZeroMQ's; its next read sees the end, and dropping
   // the connection rolls back (frees) the half-received message.
   (void)shutdown(fd, SHUT_RDWR);
+  cuts_made_.fetch_add(1, std::memory_order_relaxed);
   const std::string& peer = connection.peer.empty() ? std::string(kUnidentified) : connection.peer;
   // Logged once per name (and for at most 256 names), as PeerDropCounters logs its drops.
   if (logged_.size() < 256 && logged_.insert(peer).second) {

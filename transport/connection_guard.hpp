@@ -14,7 +14,8 @@
 //     what still waits in the kernel's receive queue (SIOCINQ): the difference is what ZeroMQ
 //     holds for that connection in this process's memory.
 // A connection is cut (shutdown(2): ZeroMQ sees the end, drops the connection and frees its
-// half-received message) and counted in `drops` when
+// half-received message; the messages it had received whole stay queued, out of the guard's
+// count, until the application reads them) and counted in `drops` when
 //   1. it holds more than `max_held_bytes` at two checks in a row and nothing was read from it
 //      in between (incomplete_over_cap): a real peer's bytes not yet readable are at most one
 //      message being received and one ZeroMQ has decoded but not handed over yet — within the
@@ -27,7 +28,9 @@
 //   3. the connections of every guard in the process together hold more than
 //      `process_budget` (over_process_budget): then the connections nothing was read from since
 //      the previous check are cut, the one holding most first, until the rest fit. Many
-//      connections each under the cap thus cannot add up past the budget; or
+//      connections each under the cap thus cannot add up past the budget (a guard made
+//      `budget_cuts_read_connections` then cuts the others too, most held first, until they
+//      fit); or
 //   4. the guard watches more than `max_connections` (when not 0) (too_many_connections): the
 //      ones that have been quiet longest (neither received nor delivered a byte) are cut until
 //      that many are left, so connections opened and left idle cannot take every file
@@ -91,6 +94,12 @@ struct ConnectionLimits {
   /// judges no bytes (rules 1 to 3) and adds nothing to the process's total; a connection is
   /// quiet while the kernel receives nothing on it and nothing is read from it.
   bool count_only = false;
+  /// Rule 3 for a socket whose peers are clients, not upstreams whose every message the run
+  /// needs (the inference gateway): when cutting the connections nothing was read from leaves
+  /// the process over its budget, the others holding more than a handshake are cut too, most
+  /// held first, until the rest fit. Without it, a flood of connections that are each read in
+  /// turn, but more slowly than they send, is bounded only by ZeroMQ's receive pipes.
+  bool budget_cuts_read_connections = false;
 };
 
 /// The limits for a receiver that accepts messages of up to `max_message_bytes` (payload) with
@@ -125,6 +134,21 @@ void log_failed_handshake(std::set<std::uint32_t>& logged, std::uint32_t protoco
 /// kind (ZMQ_EVENT_*) and value (for ACCEPTED and DISCONNECTED: the connection's descriptor).
 /// False when none is waiting; a malformed event reads as kind 0.
 bool read_monitor_event(zmq::socket_t& events, std::uint16_t& kind, std::uint32_t& value);
+
+/// A connection as rule 3 weighs it: its descriptor, the bytes it holds, and whether anything
+/// was read from it since the previous check.
+struct HeldConnection {
+  int fd = -1;
+  std::uint64_t held = 0;
+  bool read = false;
+};
+
+/// Rule 3's choice, in the order to cut: while `total` exceeds `budget`, the connections nothing
+/// was read from, most held first; then, with `read_too` (budget_cuts_read_connections), the
+/// others, most held first. Each cut takes its `held` off the total.
+[[nodiscard]] std::vector<int> over_budget_cuts(std::vector<HeldConnection> connections,
+                                                std::uint64_t total, std::uint64_t budget,
+                                                bool read_too);
 
 class ConnectionGuard {
  public:
@@ -164,6 +188,10 @@ class ConnectionGuard {
   [[nodiscard]] std::uint64_t thread_passes() const {
     return thread_passes_.load(std::memory_order_relaxed);
   }
+  /// How many connections the guard has cut, by either thread (counted in `drops` or not yet).
+  [[nodiscard]] std::uint64_t cuts_made() const {
+    return cuts_made_.load(std::memory_order_relaxed);
+  }
 
  private:
   struct Connection {
@@ -198,9 +226,8 @@ class ConnectionGuard {
   void watch(int fd);
   [[nodiscard]] bool still_same(int fd, const Connection& connection) const;
   void cut(int fd, const Connection& connection, DropReason reason, std::uint64_t held);
-  /// Rule 3: cuts connections nothing was read from, most held first, while the process holds
-  /// more than the budget. `idle` lists them.
-  void keep_within_budget(std::vector<int>& idle);
+  /// Rule 3 (over_budget_cuts) over `holding`: the connections holding more than a handshake.
+  void keep_within_budget(const std::vector<HeldConnection>& holding);
   void publish(std::uint64_t held);
 
   ConnectionLimits limits_;
@@ -224,6 +251,7 @@ class ConnectionGuard {
   EventFd wake_;                               // signalled to end the thread's wait
   int events_fd_ = -1;  // events_'s ZMQ_FD: readable when a monitor event may be waiting
   std::atomic<std::uint64_t> thread_passes_{0};
+  std::atomic<std::uint64_t> cuts_made_{0};
   bool stop_ = false;
   std::thread thread_;  // last: starts once the rest is ready
 };

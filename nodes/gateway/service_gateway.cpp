@@ -26,6 +26,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+/// Whole requests of one connection ZeroMQ reads ahead of the gateway (ZMQ_RCVHWM).
+constexpr int kReadAhead = 4;
+
 // The routing id the ROUTER adds, then at most two envelope frames of the client's (PROTOCOL.md
 // §2).
 constexpr std::size_t kMaxEnvelopeFrames = 1 + kMaxClientFrames - 1;
@@ -149,6 +152,8 @@ struct ServiceGateway::Impl {
   std::deque<Pending> queue;
   std::size_t queued_bytes = 0;       // observation bytes in `queue`
   std::uint64_t read_since_trim = 0;  // request bytes read since memory was last given back
+  std::uint64_t cuts_at_trim = 0;     // guard->cuts_made() then
+  Clock::time_point trimmed_at{};
   std::unordered_map<std::string, std::uint32_t> in_flight;  // client → queued requests
   std::set<std::string> logged;                              // client + reason, logged once
   std::map<std::uint64_t, Episode> episodes;
@@ -229,7 +234,8 @@ struct ServiceGateway::Impl {
   [[nodiscard]] bool wait_for_frames();  // false: the wait was interrupted
   /// Returns how many messages it read.
   std::size_t read_waiting(std::vector<zmq::message_t>& parts);
-  void give_back_memory();
+  /// `idle`: nothing was read and nothing is queued.
+  void give_back_memory(bool idle);
   void apply_weights();
   [[nodiscard]] bool due(Clock::time_point now) const;
   void serve_batch();
@@ -316,6 +322,12 @@ ServiceGateway::ServiceGateway(GatewayConfig config, std::unique_ptr<GatewayBack
   s.router.set(zmq::sockopt::router_mandatory, 1);
   s.router.set(zmq::sockopt::maxmsgsize, s.config.max_message);
   s.router.set(zmq::sockopt::sndhwm, s.config.max_reply_queue);
+  // ZeroMQ reads at most 4 whole requests of a connection ahead of the loop; TCP's flow control
+  // holds the rest in the kernel. What a connection the guard cuts had received whole stays
+  // queued until read, out of the guard's count: this bounds it (transport/WIRE.md §3.1). Fewer
+  // cost well-behaved clients throughput (2: about 8 % at 4 and 16 clients, `tagflow bench
+  // serve`); the default (1000) let a flood of 300 clients take a process past 800 MB.
+  s.router.set(zmq::sockopt::rcvhwm, kReadAhead);
   // Without CURVE anyone may connect: bound what ZeroMQ holds for them (transport/WIRE.md
   // §3.1); a request is one frame of at most max_message bytes after a small envelope. With
   // CURVE the bytes on the wire are boxed, so the guard only keeps the connections within
@@ -323,6 +335,8 @@ ServiceGateway::ServiceGateway(GatewayConfig config, std::unique_ptr<GatewayBack
   transport::ConnectionLimits limits =
       transport::limits_for_messages(static_cast<std::size_t>(s.config.max_message), 0);
   limits.max_connections = std::max<std::size_t>(s.config.max_clients, 1);
+  // Clients, not upstreams: over the budget, the ones being read are cut too (PROTOCOL.md §5).
+  limits.budget_cuts_read_connections = true;
   if (!s.config.curve_secret_key.empty()) {
     s.router.set(zmq::sockopt::curve_server, true);
     s.router.set(zmq::sockopt::curve_secretkey, s.config.curve_secret_key);
@@ -375,7 +389,7 @@ void ServiceGateway::run() {
     const std::size_t read = s.read_waiting(parts);
     s.apply_weights();
     while (s.due(Clock::now())) s.serve_batch();
-    if (read == 0 && s.queue.empty()) s.give_back_memory();
+    s.give_back_memory(read == 0 && s.queue.empty());
   }
 }
 
@@ -420,14 +434,25 @@ std::size_t ServiceGateway::Impl::read_waiting(std::vector<zmq::message_t>& part
   return n;
 }
 
-/// Once the gateway is idle (nothing waiting, nothing queued) after reading at least 64 MiB of
-/// requests, hands the allocator's free memory back to the system. Large requests are allocated
-/// by ZeroMQ's I/O threads and freed here; glibc keeps what they freed for reuse, so one burst of
-/// large acts left the process hundreds of megabytes larger for good.
-void ServiceGateway::Impl::give_back_memory() {
+/// Hands the allocator's free memory back to the system after at least 64 MiB of requests were
+/// read: once the gateway is idle (nothing waiting, nothing queued), or at most every 250 ms
+/// while the connection guard is cutting connections (a flood: the gateway may not be idle for
+/// as long as it lasts). Large requests are allocated by ZeroMQ's I/O threads and freed here;
+/// glibc keeps what they freed for reuse, so one burst of large acts left the process hundreds
+/// of megabytes larger for good, and a flood held about 300 MB freed but resident while it
+/// lasted. A steady stream of clients within their limits is never trimmed under: the pages
+/// would only be faulted in again.
+void ServiceGateway::Impl::give_back_memory(bool idle) {
   constexpr std::uint64_t kTrimAfter = std::uint64_t{64} << 20;
+  constexpr auto kFloodTrimEvery = std::chrono::milliseconds(250);
   if (read_since_trim < kTrimAfter) return;
-  read_since_trim = 0;
+  if (!idle) {
+    const std::uint64_t cuts = guard ? guard->cuts_made() : 0;
+    if (cuts == cuts_at_trim || Clock::now() - trimmed_at < kFloodTrimEvery) return;
+  }
+  if (idle) read_since_trim = 0;  // a trim during a flood leaves the one after it
+  cuts_at_trim = guard ? guard->cuts_made() : 0;
+  trimmed_at = Clock::now();
 #if defined(__GLIBC__)
   (void)::malloc_trim(0);
 #endif

@@ -19,9 +19,12 @@
 // max_batch and max_wait are the gateway's, or the policy's own (`policy_batching`).
 // Bounds: max_in_flight queued requests per client, max_queue requests and max_queue_bytes of
 // observations in all (beyond: `busy`), frames of
-// at most max_message bytes (ZMQ_MAXMSGSIZE), max_reply_queue replies per connection (beyond: the
-// reply is dropped, reason slow_reader), and max_clients connections (beyond: the quietest are
-// cut, transport/connection_guard.hpp; with CURVE that is all the guard judges). A refused request
+// at most max_message bytes (ZMQ_MAXMSGSIZE), 4 whole requests per connection read by ZeroMQ
+// ahead of the gateway (ZMQ_RCVHWM; the rest wait in the kernel), max_reply_queue replies per
+// connection (beyond: the reply is dropped, reason slow_reader), and max_clients connections
+// (beyond: the quietest are cut, transport/connection_guard.hpp; with CURVE that is all the guard
+// judges; without it, the guard also cuts the fullest while the process holds more than its
+// budget, read from lately or not). A refused request
 // is counted per policy and reason (tagflow_gateway_errors_total when metrics are given) and logged
 // once per client and reason.
 //

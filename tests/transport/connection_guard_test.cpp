@@ -241,6 +241,27 @@ TEST(ConnectionGuard, ConnectionsEachUnderTheCapAreCutWhenTogetherOverTheProcess
   EXPECT_EQ(receiver.delivered, 1);
 }
 
+// Rule 3's choice: the connections nothing was read from go first, most held first, and only
+// while the total is over the budget; the ones being read stay unless the guard is made
+// budget_cuts_read_connections (the inference gateway's, whose clients may each be read in turn
+// and still send faster than they are read), and then they go too, most held first.
+TEST(ConnectionGuard, OverTheBudgetTheIdleGoFirstAndTheReadOnlyWhereTheGuardSaysSo) {
+  const std::vector<HeldConnection> held = {
+      {10, 4, false}, {11, 8, true}, {12, 6, false}, {13, 5, true}, {14, 2, false}};
+  // 25 held against 10: the idle ones (6, 4, 2) leave 13, still over.
+  EXPECT_EQ(over_budget_cuts(held, 25, 10, false), (std::vector<int>{12, 10, 14}));
+  // The read ones go next, most held first, until the rest fit: 8 leaves 5.
+  EXPECT_EQ(over_budget_cuts(held, 25, 10, true), (std::vector<int>{12, 10, 14, 11}));
+  // No more than needed: 16 against 10 loses the idle connection holding most (6), nothing else.
+  EXPECT_EQ(over_budget_cuts(held, 16, 10, true), (std::vector<int>{12}));
+  // Within the budget nothing is cut, whatever each holds.
+  EXPECT_TRUE(over_budget_cuts(held, 10, 10, true).empty());
+  // Only read connections over the budget: kept unless the guard says otherwise.
+  const std::vector<HeldConnection> read = {{20, 7, true}, {21, 9, true}};
+  EXPECT_TRUE(over_budget_cuts(read, 16, 10, false).empty());
+  EXPECT_EQ(over_budget_cuts(read, 16, 10, true), (std::vector<int>{21}));
+}
+
 // Rule 4: beyond `max_connections`, the connections quiet longest are cut, so idle connections
 // cannot take every descriptor; a peer that keeps sending is never the quietest and stays.
 TEST(ConnectionGuard, ConnectionsOverTheCountAreCutQuietestFirst) {
