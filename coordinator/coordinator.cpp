@@ -101,8 +101,9 @@ Coordinator::Coordinator(FederationSpec spec)
       ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL,
       "coordinator-closed");
   if (!spec_.keys_dir) {
-    guard_ = std::make_unique<transport::ConnectionGuard>(
-        transport::limits_for_messages(kMaxControlBytes, 0));
+    transport::ConnectionLimits limits = transport::limits_for_messages(kMaxControlBytes, 0);
+    limits.socket_name = "the coordinator";
+    guard_ = std::make_unique<transport::ConnectionGuard>(limits);
   }
   if (spec_.keys_dir) {
     std::set<std::string> allowed;
@@ -111,7 +112,8 @@ Coordinator::Coordinator(FederationSpec spec)
       allowed.insert(key);
       key_owner_[key] = f.id;
     }
-    zap_ = std::make_unique<transport::ZapAuthenticator>(context_, std::move(allowed));
+    zap_ = std::make_unique<transport::ZapAuthenticator>(context_, std::move(allowed),
+                                                         "the coordinator");
     transport::make_curve_server(router_, transport::read_key_pair(*spec_.keys_dir, "coordinator"));
   }
 }

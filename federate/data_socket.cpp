@@ -17,7 +17,8 @@ std::unique_ptr<transport::ZapAuthenticator> prepare_data_socket(
   for (const UpstreamLink& up : me.upstreams) {
     allowed.insert(transport::read_key_pair(*spec.keys_dir, up.federate, true).public_key);
   }
-  auto zap = std::make_unique<transport::ZapAuthenticator>(context, std::move(allowed));
+  auto zap =
+      std::make_unique<transport::ZapAuthenticator>(context, std::move(allowed), "the data port");
   transport::make_curve_server(socket, transport::read_key_pair(*spec.keys_dir, me.id));
   return zap;
 }

@@ -55,10 +55,10 @@ FederateDataPlane::FederateDataPlane(zmq::context_t& context, const FederationSp
   if (!spec_.keys_dir) {
     // With CURVE only upstreams' keys connect; without it anyone on the network can (WIRE.md §3.1).
     const transport::ValidationPolicy& policy = validator_.policy();
-    guard_ = std::make_unique<transport::ConnectionGuard>(
-        context_, data_,
-        transport::limits_for_messages(policy.max_message_bytes,
-                                       policy.header_limits.max_header_bytes));
+    transport::ConnectionLimits limits = transport::limits_for_messages(
+        policy.max_message_bytes, policy.header_limits.max_header_bytes);
+    limits.socket_name = "the data port";
+    guard_ = std::make_unique<transport::ConnectionGuard>(context_, data_, limits);
   }
   try {
     const std::string at = transport::bindable_endpoint(bind_endpoint);  // a name, an IPv6 address

@@ -131,15 +131,16 @@ void ConnectionGuard::failed_handshake(std::uint32_t protocol_error) {
   note_failed_handshake(protocol_error);
 }
 
-void log_failed_handshake(std::set<std::uint32_t>& logged, std::uint32_t protocol_error) {
+void log_failed_handshake(std::set<std::uint32_t>& logged, std::uint32_t protocol_error,
+                          const std::string& socket_name) {
   if (logged.size() < 64 && logged.insert(protocol_error).second) {
-    spdlog::warn("security: refused a connection whose handshake failed: {}",
+    spdlog::warn("security: refused a connection to {} whose handshake failed: {}", socket_name,
                  handshake_failure_text(protocol_error));
   }
 }
 
 void ConnectionGuard::note_failed_handshake(std::uint32_t protocol_error) {
-  log_failed_handshake(logged_handshakes_, protocol_error);
+  log_failed_handshake(logged_handshakes_, protocol_error, limits_.socket_name);
   for (Cut& c : cuts_) {
     if (c.peer == kStranger && c.reason == DropReason::kRefusedHandshake) {
       ++c.count;

@@ -100,6 +100,8 @@ struct ConnectionLimits {
   /// held first, until the rest fit. Without it, a flood of connections that are each read in
   /// turn, but more slowly than they send, is bounded only by ZeroMQ's receive pipes.
   bool budget_cuts_read_connections = false;
+  /// What the log calls the socket ("the gateway", "the data port", "the coordinator").
+  std::string socket_name = "a socket";
 };
 
 /// The limits for a receiver that accepts messages of up to `max_message_bytes` (payload) with
@@ -120,9 +122,10 @@ struct ConnectionLimits {
 /// handshake (its code in hex).
 [[nodiscard]] std::string handshake_failure_text(std::uint32_t protocol_error);
 
-/// Logs a failed handshake (`security: refused a connection whose handshake failed: ...`) the
-/// first time its kind is in `logged` (at most 64 kinds).
-void log_failed_handshake(std::set<std::uint32_t>& logged, std::uint32_t protocol_error);
+/// Logs a failed handshake (`security: refused a connection to SOCKET whose handshake failed:
+/// ...`, SOCKET `socket_name`) the first time its kind is in `logged` (at most 64 kinds).
+void log_failed_handshake(std::set<std::uint32_t>& logged, std::uint32_t protocol_error,
+                          const std::string& socket_name);
 
 /// A PAIR socket of `context` (linger 0) that receives `socket`'s monitor events `events`
 /// (zmq_socket_monitor, at an inproc endpoint named after `name`). A socket has one monitor: this

@@ -25,8 +25,12 @@ std::string z85_of(const zmq::message_t& key) {
 
 }  // namespace
 
-ZapAuthenticator::ZapAuthenticator(zmq::context_t& context, std::set<std::string> allowed)
-    : context_(context), allowed_(std::move(allowed)), handler_(context, zmq::socket_type::rep) {
+ZapAuthenticator::ZapAuthenticator(zmq::context_t& context, std::set<std::string> allowed,
+                                   std::string socket_name)
+    : context_(context),
+      allowed_(std::move(allowed)),
+      socket_name_(std::move(socket_name)),
+      handler_(context, zmq::socket_type::rep) {
   handler_.bind(kZapEndpoint);
   stop_endpoint_ =
       "inproc://tagflow-zap-stop-" + std::to_string(reinterpret_cast<std::uintptr_t>(this));
@@ -77,8 +81,8 @@ void ZapAuthenticator::answer(zmq::socket_t& handler) {
     const std::string shown =
         key.empty() ? "mechanism " + escape_for_log(mechanism, 32) : "client key " + key;
     if (logged_.allow(shown)) {
-      spdlog::warn("security: refused connection from {} ({}): not in the allow-list",
-                   escape_for_log(address), shown);
+      spdlog::warn("security: refused connection from {} to {} ({}): not in the allow-list",
+                   escape_for_log(address), socket_name_, shown);
     }
   }
   handler.send(zmq::str_buffer("1.0"), zmq::send_flags::sndmore);
@@ -99,7 +103,7 @@ void ZapAuthenticator::count_refusal() {
 void ZapAuthenticator::note_failed_handshake(std::uint32_t protocol_error) {
   {
     const std::lock_guard<std::mutex> lock(observer_mutex_);
-    log_failed_handshake(failed_kinds_, protocol_error);
+    log_failed_handshake(failed_kinds_, protocol_error, socket_name_);
   }
   count_refusal();
 }

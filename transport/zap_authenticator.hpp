@@ -28,8 +28,10 @@ namespace tagflow::transport {
 
 class ZapAuthenticator {
  public:
-  /// `allowed_public_keys` are Z85 client public keys.
-  ZapAuthenticator(zmq::context_t& context, std::set<std::string> allowed_public_keys);
+  /// `allowed_public_keys` are Z85 client public keys; `socket_name` is what the log calls the
+  /// context's CURVE socket ("the gateway", "the data port", "the coordinator").
+  ZapAuthenticator(zmq::context_t& context, std::set<std::string> allowed_public_keys,
+                   std::string socket_name);
   ~ZapAuthenticator();
   ZapAuthenticator(const ZapAuthenticator&) = delete;
   ZapAuthenticator& operator=(const ZapAuthenticator&) = delete;
@@ -59,6 +61,7 @@ class ZapAuthenticator {
 
   zmq::context_t& context_;
   const std::set<std::string> allowed_;
+  const std::string socket_name_;
   zmq::socket_t handler_;  // REP on the ZAP endpoint; used only by thread_ after construction
   std::string stop_endpoint_;
   PeerLogBudget logged_;  // which refusals are logged; used only by thread_

@@ -308,7 +308,8 @@ ServiceGateway::ServiceGateway(GatewayConfig config, std::unique_ptr<GatewayBack
     }
   }
   if (!s.config.curve_secret_key.empty() && !s.config.allowed_client_keys.empty()) {
-    s.zap = std::make_unique<transport::ZapAuthenticator>(s.context, s.config.allowed_client_keys);
+    s.zap = std::make_unique<transport::ZapAuthenticator>(s.context, s.config.allowed_client_keys,
+                                                          "the gateway");
     if (s.metrics != nullptr) {  // refused CURVE handshakes: a client key not in gateway_clients
       prometheus::Counter* refused = &s.metrics->counter(
           monitoring::Metric::transport_invalid_messages,
@@ -337,6 +338,7 @@ ServiceGateway::ServiceGateway(GatewayConfig config, std::unique_ptr<GatewayBack
   limits.max_connections = std::max<std::size_t>(s.config.max_clients, 1);
   // Clients, not upstreams: over the budget, the ones being read are cut too (PROTOCOL.md §5).
   limits.budget_cuts_read_connections = true;
+  limits.socket_name = "the gateway";
   if (!s.config.curve_secret_key.empty()) {
     s.router.set(zmq::sockopt::curve_server, true);
     s.router.set(zmq::sockopt::curve_secretkey, s.config.curve_secret_key);

@@ -25,7 +25,8 @@ struct GuardedServer {
   zmq::socket_t socket{context, zmq::socket_type::router};
   std::string endpoint;
 
-  explicit GuardedServer(std::set<std::string> allowed) : zap(context, std::move(allowed)) {
+  explicit GuardedServer(std::set<std::string> allowed)
+      : zap(context, std::move(allowed), "the test's server") {
     make_curve_server(socket, keys);
     socket.bind("tcp://127.0.0.1:*");
     endpoint = socket.get(zmq::sockopt::last_endpoint);
@@ -115,9 +116,37 @@ TEST(ZapAuthenticator, AFloodOfFreshKeysIsCountedAndLoggedWithinItsBudget) {
     ++lines;
   }
   EXPECT_GE(lines, 1U);
+  EXPECT_NE(text.find(" to the test's server (client key "), std::string::npos) << text;
   EXPECT_LE(lines, 257U);
   EXPECT_LE(static_cast<double>(lines), 20.0 * (seconds + 1.0)) << lines << " in " << seconds;
   EXPECT_LT(lines, static_cast<std::size_t>(kKeys));
+}
+
+// A handshake that failed before any key was seen (the socket's monitor tells): counted as a
+// refusal each time, logged once per kind, naming the socket (a process may have two CURVE
+// sockets: an inference replica's data port and its gateway).
+TEST(ZapAuthenticator, AFailedHandshakeIsCountedAndLoggedOncePerKindNamingTheSocket) {
+  std::ostringstream log;
+  const std::shared_ptr<spdlog::logger> previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "zap-handshakes", std::make_shared<spdlog::sinks::ostream_sink_st>(log)));
+  GuardedServer server({generate_curve_key_pair().public_key});
+  server.zap.note_failed_handshake(ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH);
+  server.zap.note_failed_handshake(ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH);
+  server.zap.note_failed_handshake(ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC);
+  spdlog::set_default_logger(previous);
+  EXPECT_EQ(server.zap.refused_count(), 3U);
+  const std::string text = log.str();
+  const std::string mismatch =
+      "security: refused a connection to the test's server whose handshake failed: its security "
+      "mechanism is not this socket's";
+  const std::size_t first = text.find(mismatch);
+  ASSERT_NE(first, std::string::npos) << text;
+  EXPECT_EQ(text.find(mismatch, first + 1), std::string::npos) << "logged twice: " << text;
+  EXPECT_NE(text.find("security: refused a connection to the test's server whose handshake "
+                      "failed: its CURVE hello does not open"),
+            std::string::npos)
+      << text;
 }
 
 TEST(ZapAuthenticator, ClientWithTheWrongServerKeyNeverGetsThrough) {
