@@ -153,6 +153,7 @@ struct ServiceGateway::Impl {
   std::size_t queued_bytes = 0;       // observation bytes in `queue`
   std::uint64_t read_since_trim = 0;  // request bytes read since memory was last given back
   std::uint64_t cuts_at_trim = 0;     // guard->cuts_made() then
+  std::size_t most_connections = 0;   // the guard's connections at most since then
   Clock::time_point trimmed_at{};
   std::unordered_map<std::string, std::uint32_t> in_flight;  // client → queued requests
   std::set<std::string> logged;                              // client + reason, logged once
@@ -442,17 +443,26 @@ std::size_t ServiceGateway::Impl::read_waiting(std::vector<zmq::message_t>& part
 /// as long as it lasts). Large requests are allocated by ZeroMQ's I/O threads and freed here;
 /// glibc keeps what they freed for reuse, so one burst of large acts left the process hundreds
 /// of megabytes larger for good, and a flood held about 300 MB freed but resident while it
-/// lasted. A steady stream of clients within their limits is never trimmed under: the pages
-/// would only be faulted in again.
+/// lasted. Also once idle after at least 256 connections ended (ZeroMQ's buffers for each: a
+/// few thousand idle connections left about 40 MB behind them). A steady stream of clients
+/// within their limits is never trimmed under: the pages would only be faulted in again.
 void ServiceGateway::Impl::give_back_memory(bool idle) {
   constexpr std::uint64_t kTrimAfter = std::uint64_t{64} << 20;
+  constexpr std::size_t kTrimAfterConnections = 256;
   constexpr auto kFloodTrimEvery = std::chrono::milliseconds(250);
-  if (read_since_trim < kTrimAfter) return;
-  if (!idle) {
+  if (idle) {
+    const std::size_t connections = guard ? guard->connections() : 0;
+    most_connections = std::max(most_connections, connections);
+    const bool many_ended = most_connections - connections >= kTrimAfterConnections;
+    if (read_since_trim < kTrimAfter && !many_ended) return;
+    read_since_trim = 0;
+    most_connections = connections;
+  } else {
+    if (read_since_trim < kTrimAfter) return;
     const std::uint64_t cuts = guard ? guard->cuts_made() : 0;
     if (cuts == cuts_at_trim || Clock::now() - trimmed_at < kFloodTrimEvery) return;
+    // read_since_trim stays: the trim once the flood is over still comes
   }
-  if (idle) read_since_trim = 0;  // a trim during a flood leaves the one after it
   cuts_at_trim = guard ? guard->cuts_made() : 0;
   trimmed_at = Clock::now();
 #if defined(__GLIBC__)
