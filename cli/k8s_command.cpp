@@ -230,10 +230,13 @@ std::string pod_addresses(const cluster::ClusterConfig& config, const std::strin
     if (missing.empty()) return value;
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) {
+      const char* name_space = std::getenv(kNamespaceVariable);
+      const std::string in =
+          name_space != nullptr && *name_space != '\0' ? std::string("-n ") + name_space + " " : "";
       fail_command("k8s-pod",
                    "these pods have no address after " + std::to_string(wait.count()) +
-                       " s: " + missing +
-                       " (kubectl get pods -l app.kubernetes.io/instance=" + config.name + ")",
+                       " s: " + missing + " (kubectl " + in +
+                       "get pods -l app.kubernetes.io/instance=" + config.name + ")",
                    kExitFailed);
     }
     if (now >= next_report) {

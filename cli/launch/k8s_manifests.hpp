@@ -39,6 +39,9 @@ inline constexpr const char* kKeysDir = "/etc/tagflow/keys";
 inline constexpr const char* kPodRunDir = "/var/run/tagflow";
 /// The variable that names the headless Service to every pod (the pods' DNS subdomain).
 inline constexpr const char* kServiceVariable = "TAGFLOW_K8S_SERVICE";
+/// The variable that gives a pod its namespace (the downward API's metadata.namespace), for the
+/// kubectl lines its launcher prints.
+inline constexpr const char* kNamespaceVariable = "TAGFLOW_K8S_NAMESPACE";
 
 struct K8sOptions {
   std::string image = "tagflow:latest";

@@ -1,5 +1,6 @@
 // Tests of cli/launch/k8s_manifests.hpp: the objects a cluster file becomes, and the files refused
-// with their line and key before anything is written.
+// with their line and key before anything is written; and what a pod's launcher (`tagflow
+// k8s-pod`) says when its peers never get an address.
 #include "cli/launch/k8s_manifests.hpp"
 
 #include <unistd.h>
@@ -11,6 +12,8 @@
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include "tests/support/run_command.hpp"
 
 namespace tagflow::cli {
 namespace {
@@ -101,6 +104,12 @@ TEST_F(K8sManifests, EveryHostIsAnIndexedJobOfItsPodsBehindOneHeadlessService) {
   const YAML::Node container = pod["containers"][0];
   EXPECT_EQ(container["image"].as<std::string>(), "reg.example/tagflow:1");
   EXPECT_EQ(container["command"][1].as<std::string>(), "k8s-pod");
+  // The Service's name as written, the namespace from the downward API (where the pod runs).
+  EXPECT_EQ(container["env"][0]["name"].as<std::string>(), "TAGFLOW_K8S_SERVICE");
+  EXPECT_EQ(container["env"][0]["value"].as<std::string>(), "k8s-test");
+  EXPECT_EQ(container["env"][1]["name"].as<std::string>(), "TAGFLOW_K8S_NAMESPACE");
+  EXPECT_EQ(container["env"][1]["valueFrom"]["fieldRef"]["fieldPath"].as<std::string>(),
+            "metadata.namespace");
   EXPECT_EQ(container["resources"]["requests"]["cpu"].as<std::string>(), "500m");
   EXPECT_EQ(container["resources"]["limits"]["memory"].as<std::string>(), "1Gi");
   EXPECT_FALSE(container["resources"]["limits"]["nvidia.com/gpu"]);
@@ -123,6 +132,25 @@ TEST_F(K8sManifests, EveryHostIsAnIndexedJobOfItsPodsBehindOneHeadlessService) {
   EXPECT_TRUE(learn["spec"]["template"]["spec"]["containers"][0]["livenessProbe"]);
   // Three pods share the metrics ports of the host, and the metrics bind to 127.0.0.1: both said.
   EXPECT_EQ(notes.size(), 2U);
+}
+
+// A pod whose peers never get an address (not scheduled, a Service missing) gives up after
+// --wait seconds naming them, with the kubectl line that lists the run's pods in its namespace.
+TEST_F(K8sManifests, APodWhosePeersHaveNoAddressGivesUpNamingThemAndTheirNamespace) {
+  (void)load(k8s_file("act: {kubernetes: {cpu: \"1\", memory: 1Gi, pods: 2}}", "security: none\n",
+                      "k8s-wait"));
+  const fs::path run = fs::path(::testing::TempDir()) / ("k8s_wait_" + std::to_string(::getpid()));
+  const testing::CommandResult result = testing::run_command(
+      "TAGFLOW_K8S_NAMESPACE=rl JOB_COMPLETION_INDEX=1 " + testing::tagflow_binary() + " k8s-pod " +
+      path_.string() + " --host act --run-dir " + run.string() + " --wait 1 2>&1");
+  fs::remove_all(run);
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_NE(result.output.find("these pods have no address after 1 s: "), std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("k8s-wait-act-1.k8s-wait"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("(kubectl -n rl get pods -l app.kubernetes.io/instance=k8s-wait)"),
+            std::string::npos)
+      << result.output;
 }
 
 TEST_F(K8sManifests, PodDnsNamesAreJobIndexAndService) {

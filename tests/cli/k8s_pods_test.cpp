@@ -83,6 +83,7 @@ struct Pod {
 /// The rendered directory: every Job's pods, with their volumes written under `volumes`.
 struct Manifests {
   std::string service;
+  std::string name_space;  // the kustomization's
   std::vector<Pod> pods;
 };
 
@@ -92,7 +93,9 @@ Manifests read_manifests(const fs::path& dir, const fs::path& volumes) {
   std::map<std::string, YAML::Node> secrets;
   std::vector<YAML::Node> jobs;
   Manifests out;
-  for (const auto& file : YAML::LoadFile((dir / "kustomization.yaml").string())["resources"]) {
+  const YAML::Node kustomization = YAML::LoadFile((dir / "kustomization.yaml").string());
+  out.name_space = kustomization["namespace"].as<std::string>();
+  for (const auto& file : kustomization["resources"]) {
     for (const YAML::Node& object :
          YAML::LoadAllFromFile((dir / file.as<std::string>()).string())) {
       const std::string kind = object["kind"].as<std::string>();
@@ -116,8 +119,15 @@ Manifests read_manifests(const fs::path& dir, const fs::path& volumes) {
       for (const auto& word : container["command"]) pod.command.push_back(word.as<std::string>());
       for (const auto& word : container["args"]) pod.command.push_back(word.as<std::string>());
       for (const auto& variable : container["env"]) {
-        pod.env.emplace_back(variable["name"].as<std::string>(),
-                             variable["value"].as<std::string>());
+        // As the kubelet does: a value, or the pod's namespace from the downward API.
+        const std::string name = variable["name"].as<std::string>();
+        if (variable["value"]) {
+          pod.env.emplace_back(name, variable["value"].as<std::string>());
+        } else {
+          EXPECT_EQ(variable["valueFrom"]["fieldRef"]["fieldPath"].as<std::string>(),
+                    "metadata.namespace");
+          pod.env.emplace_back(name, out.name_space);
+        }
       }
       pod.env.emplace_back("JOB_COMPLETION_INDEX", std::to_string(index));
       pod.env.emplace_back("HOSTNAME", pod.name);
