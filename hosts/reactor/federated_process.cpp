@@ -73,14 +73,15 @@ std::optional<std::chrono::nanoseconds> extra_delay(const ClusterConfig& config,
 void connect_links(const ClusterConfig& config, const coordinator::FederationSpec& spec,
                    const cluster::LinkPlan& links, const std::string& name,
                    reactors::Environment& env, coordinator::ReactorFederate& federate,
-                   ReplicaBinding& binding, FederateCheckpoint* checkpoint) {
+                   ReplicaBinding& binding, FederateCheckpoint* checkpoint,
+                   nodes::NodeMetrics* metrics) {
   for (const cluster::Link& link : links.links) {
     if (link.from.replica == name && link.to.replica == name) {
       env.connect(binding.output(link.from.port, link.from.channel),
                   binding.input(link.to.port, link.to.channel), link.after);
     } else if (link.to.replica == name) {
       env.connect(add_wire_input(env, federate, link.to.port, link.to.channel, link.from.replica,
-                                 !config.multi_agent.empty()),
+                                 !config.multi_agent.empty(), metrics),
                   binding.input(link.to.port, link.to.channel));
     } else if (link.from.replica == name) {
       env.connect(binding.output(link.from.port, link.from.channel),
@@ -192,7 +193,8 @@ void run_replica(const ClusterConfig& config, const coordinator::FederationSpec&
         setup.config.name, options.checkpoints, *config.checkpoint.every, config.checkpoint.keep,
         federate, *binding, &metrics.process());
   }
-  connect_links(config, spec, links, setup.config.name, env, federate, *binding, checkpoint.get());
+  connect_links(config, spec, links, setup.config.name, env, federate, *binding, checkpoint.get(),
+                &metrics.node());
   if (checkpoint) checkpoint->install(env);
   resume_replica(config, options, setup.config.name, federate, checkpoint.get(), start);
   run.env.store(&env);

@@ -26,20 +26,31 @@ class WireReceiver : public reactors::Reactor {
   reactors::Output<Encoded<T>> out{"out", this};
 
   WireReceiver(std::string name, reactors::Environment& env, coordinator::ReactorFederate& federate,
-               const std::string& from, std::uint32_t port)
+               const std::string& from, std::uint32_t port, std::string input_port,
+               nodes::NodeMetrics* metrics)
       : reactors::Reactor(std::move(name), env) {
     federate.bind_input(from, port, received);
-    reaction("deliver").triggers(received).effects(out).body([this] {
-      std::string error;
-      Encoded<T> value = nodes::decode_encoded<T>(received.get(), &error);
-      if (!value) {
-        std::fprintf(stderr, "%s: dropped a value that does not decode: %s\n", this->name().c_str(),
-                     error.c_str());
-        return;
-      }
-      out.set(std::move(value));
-    });
+    reaction("deliver").triggers(received).effects(out).body(
+        [this, from, input_port = std::move(input_port), metrics] {
+          std::string error;
+          Encoded<T> value = nodes::decode_encoded<T>(received.get(), &error);
+          if (!value) {
+            if (metrics != nullptr) metrics->add_rejected_input(input_port);
+            if (!logged_) {
+              logged_ = true;
+              std::fprintf(stderr,
+                           "%s: dropped a value from '%s' that does not decode: %s (further ones "
+                           "on this input are counted, not logged)\n",
+                           this->name().c_str(), from.c_str(), error.c_str());
+            }
+            return;
+          }
+          out.set(std::move(value));
+        });
   }
+
+ private:
+  bool logged_ = false;
 };
 
 template <typename T>
@@ -98,12 +109,13 @@ std::uint32_t wire_port(const std::string& input_port, std::size_t channel) {
 reactors::PortBase& add_wire_input(reactors::Environment& env,
                                    coordinator::ReactorFederate& federate,
                                    const std::string& input_port, std::size_t channel,
-                                   const std::string& from, bool agents) {
+                                   const std::string& from, bool agents,
+                                   nodes::NodeMetrics* metrics) {
   const std::uint32_t port = wire_port(input_port, channel);
   const std::string name = "wire_in_" + input_port + "_" + std::to_string(channel);
   return by_type(input_port, agents, [&](auto* type) -> reactors::PortBase& {
     using T = std::remove_pointer_t<decltype(type)>;
-    return env.add<WireReceiver<T>>(name, federate, from, port).out;
+    return env.add<WireReceiver<T>>(name, federate, from, port, input_port, metrics).out;
   });
 }
 

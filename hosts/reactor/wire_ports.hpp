@@ -13,8 +13,11 @@
 // carries, decoded straight from the received frame (which the value keeps as its bytes);
 // add_wire_output() one that sends the bytes the writing reactor encoded to `to`, shared with
 // ZeroMQ and with every other link of that output, never copied (`extra_delay`: a connection delay
-// the federation link does not already add). A value that fails to decode is dropped and reported
-// on stderr (peers are authenticated; this is a bug).
+// the federation link does not already add). A value whose header passed the transport's checks
+// but whose payload does not decode (a peer's bug, or without CURVE a peer that is no tagflow
+// node) is dropped: counted as tagflow_transport_invalid_messages_total{peer=PORT,
+// reason="rejected_by_node"} when `metrics` is given, and the first one on each input logged on
+// stderr. A message its grants counted is then missing from that tag, as any the node refuses.
 // Errors: std::invalid_argument for an unknown port name. Thread-safety: as reactors.
 #pragma once
 
@@ -25,6 +28,7 @@
 
 #include "federate/reactor_federate.hpp"
 #include "nodes/encoded_value.hpp"
+#include "nodes/node_metrics.hpp"
 #include "reactors/reactors.hpp"
 
 namespace tagflow::hosts {
@@ -38,7 +42,8 @@ namespace tagflow::hosts {
 reactors::PortBase& add_wire_input(reactors::Environment& env,
                                    coordinator::ReactorFederate& federate,
                                    const std::string& input_port, std::size_t channel,
-                                   const std::string& from, bool agents = false);
+                                   const std::string& from, bool agents = false,
+                                   nodes::NodeMetrics* metrics = nullptr);
 
 class FederateCheckpoint;
 
