@@ -238,7 +238,23 @@ bool FederateDataPlane::receive(
     if (header.done) note_completed(header.from, *header.done);
     // Values and ABSENTs alike count towards the grants' message counts.
     Upstream& upstream = upstreams_[header.from];
-    upstream.received.push_back(header.tag);
+    // One message per port and tag, in tag order on each port (WIRE.md §3): a second at a tag
+    // already sent on that port, or one before it, cannot be matched with the counts the grants
+    // carry (they count it at its tag, which this federate may have taken as complete, or count
+    // it twice): the run would wait for ever, so the federate stops naming it.
+    const auto [latest, first] = upstream.latest.try_emplace(header.port, header.tag);
+    if (!first) {
+      if (header.tag <= latest->second) {
+        drops_.record(header.from, transport::DropReason::kTagInPast);
+        fail_on_lost_message(header, transport::DropReason::kTagInPast);
+      }
+      latest->second = header.tag;
+    }
+    // In tag order: links whose connections carry different delays (a zero-delay link with an
+    // `after` on one of its connections) interleave their ports' tags.
+    upstream.received.insert(
+        std::upper_bound(upstream.received.begin(), upstream.received.end(), header.tag),
+        header.tag);
     std::size_t bytes = 0;  // as received: the header's sizes, checked against the frames
     for (const std::uint64_t size : header.sizes) bytes += static_cast<std::size_t>(size);
     if (header.kind == transport::MessageKind::kPortValue &&

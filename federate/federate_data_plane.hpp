@@ -218,10 +218,11 @@ class FederateDataPlane {
   };
   /// What a message from one upstream updates, found with one lookup by its id.
   struct Upstream {
-    std::deque<WireTag> received;     // tags of its messages not yet completed
-    std::uint64_t completed = 0;      // its messages completed
-    PeerCounters counters;            // with metrics
-    std::optional<WireTag> notified;  // its latest COMPLETED (or a value's `done`)
+    std::deque<WireTag> received;             // tags of its messages not yet completed, in order
+    std::map<std::uint32_t, WireTag> latest;  // per port: the tag of its latest message
+    std::uint64_t completed = 0;              // its messages completed
+    PeerCounters counters;                    // with metrics
+    std::optional<WireTag> notified;          // its latest COMPLETED (or a value's `done`)
   };
   void setup_metrics(monitoring::ProcessMetrics& metrics);
   /// True when `message`'s header names its sender, the sender is the connection's routing id

@@ -403,6 +403,46 @@ TEST_F(FederateDataPlaneTest, AnUpstreamsMessageFromThePastIsCountedAndStopsTheF
   EXPECT_EQ(b_.drops().count("a", transport::DropReason::kTagInPast), 1U);
 }
 
+// One message per port and tag, in tag order on each port (WIRE.md §3): a second value at a tag
+// not yet completed, or a tag before the port's previous one, cannot be matched with the grants'
+// counts, so the federate stops naming it instead of waiting for ever.
+TEST_F(FederateDataPlaneTest, ASecondValueOnAPortAtOneTagStopsTheFederate) {
+  ASSERT_TRUE(a_.send_value("b", 1, {10, 0}, transport::Payload::copy_of("x", 1)));
+  ASSERT_TRUE(a_.send_value("b", 1, {10, 0}, transport::Payload::copy_of("y", 1)));
+  const std::string error = data_loss(b_);
+  EXPECT_NE(error.find("from 'a' on port 1 at tag (10, 0): tag_in_past"), std::string::npos)
+      << error;
+  EXPECT_EQ(b_.drops().count("a", transport::DropReason::kTagInPast), 1U);
+}
+
+TEST_F(FederateDataPlaneTest, ATagBeforeThePortsPreviousOneStopsTheFederate) {
+  ASSERT_TRUE(a_.send_value("b", 1, {12, 0}, transport::Payload::copy_of("x", 1)));
+  ASSERT_TRUE(a_.send_absent("b", 1, {11, 5}));
+  const std::string error = data_loss(b_);
+  EXPECT_NE(error.find("from 'a' on port 1 at tag (11, 5): tag_in_past"), std::string::npos)
+      << error;
+}
+
+// Ports of one upstream may interleave their tags (connections of one link with different
+// delays): each port in order is fine, and the counts see the messages in tag order.
+TEST_F(FederateDataPlaneTest, PortsOfOneUpstreamMayInterleaveTheirTags) {
+  b_.allow_input("a", 2);
+  ASSERT_TRUE(a_.send_value("b", 1, {20, 0}, transport::Payload::copy_of("x", 1)));
+  ASSERT_TRUE(a_.send_value("b", 2, {15, 0}, transport::Payload::copy_of("y", 1)));
+  ASSERT_TRUE(a_.send_value("b", 1, {21, 0}, transport::Payload::copy_of("z", 1)));
+  ASSERT_EQ(receive(b_, 3).size(), 3U);
+  EXPECT_EQ(b_.drops().total(), 0U);
+  EXPECT_TRUE(b_.counts_met({{"a", 1}}, {15, 0}));
+  EXPECT_FALSE(b_.counts_met({{"a", 2}}, {15, 0}));
+  EXPECT_TRUE(b_.counts_met({{"a", 2}}, {20, 0}));
+  EXPECT_FALSE(b_.counts_met({{"a", 3}}, {20, 0}));
+  EXPECT_TRUE(b_.counts_met({{"a", 3}}, {21, 0}));
+  b_.complete({15, 0});
+  EXPECT_FALSE(b_.asked_by_input({15, 0}));
+  EXPECT_TRUE(b_.asked_by_input({20, 0}));
+  EXPECT_TRUE(b_.counts_met({{"a", 2}}, {20, 0}));
+}
+
 /// Every non-zero drop count of `peers` in `drops`, as "peer reason count" lines, for a failure's
 /// message.
 std::string drops_of(const transport::PeerDropCounters& drops,
