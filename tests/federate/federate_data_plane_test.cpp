@@ -394,13 +394,19 @@ TEST(FederateDataPlaneVersions, AnUpstreamsHeaderOfAnUnknownVersionOrTooManyFram
   EXPECT_EQ(frames_drops, 1U);
 }
 
+/// That `plane` stops on a message from 'a' on port 1 at `tag` ("(10, 0)") as `tag_in_past`,
+/// naming it, and counts that drop once.
+void expect_stopped_in_the_past(FederateDataPlane& plane, const std::string& tag) {
+  const std::string error = data_loss(plane);
+  EXPECT_NE(error.find("from 'a' on port 1 at tag " + tag + ": tag_in_past"), std::string::npos)
+      << error;
+  EXPECT_EQ(plane.drops().count("a", transport::DropReason::kTagInPast), 1U);
+}
+
 TEST_F(FederateDataPlaneTest, AnUpstreamsMessageFromThePastIsCountedAndStopsTheFederate) {
   b_.complete({10, 0});
   ASSERT_TRUE(a_.send_value("b", 1, {10, 0}, transport::Payload::copy_of("x", 1)));
-  const std::string error = data_loss(b_);
-  EXPECT_NE(error.find("from 'a' on port 1 at tag (10, 0): tag_in_past"), std::string::npos)
-      << error;
-  EXPECT_EQ(b_.drops().count("a", transport::DropReason::kTagInPast), 1U);
+  expect_stopped_in_the_past(b_, "(10, 0)");
 }
 
 // One message per port and tag, in tag order on each port (WIRE.md §3): a second value at a tag
@@ -409,18 +415,13 @@ TEST_F(FederateDataPlaneTest, AnUpstreamsMessageFromThePastIsCountedAndStopsTheF
 TEST_F(FederateDataPlaneTest, ASecondValueOnAPortAtOneTagStopsTheFederate) {
   ASSERT_TRUE(a_.send_value("b", 1, {10, 0}, transport::Payload::copy_of("x", 1)));
   ASSERT_TRUE(a_.send_value("b", 1, {10, 0}, transport::Payload::copy_of("y", 1)));
-  const std::string error = data_loss(b_);
-  EXPECT_NE(error.find("from 'a' on port 1 at tag (10, 0): tag_in_past"), std::string::npos)
-      << error;
-  EXPECT_EQ(b_.drops().count("a", transport::DropReason::kTagInPast), 1U);
+  expect_stopped_in_the_past(b_, "(10, 0)");
 }
 
 TEST_F(FederateDataPlaneTest, ATagBeforeThePortsPreviousOneStopsTheFederate) {
   ASSERT_TRUE(a_.send_value("b", 1, {12, 0}, transport::Payload::copy_of("x", 1)));
   ASSERT_TRUE(a_.send_absent("b", 1, {11, 5}));
-  const std::string error = data_loss(b_);
-  EXPECT_NE(error.find("from 'a' on port 1 at tag (11, 5): tag_in_past"), std::string::npos)
-      << error;
+  expect_stopped_in_the_past(b_, "(11, 5)");
 }
 
 // Ports of one upstream may interleave their tags (connections of one link with different
